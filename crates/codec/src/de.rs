@@ -1,0 +1,357 @@
+//! Helpers called by generated `Deserialize` impls. Not meant for hand-written code.
+//!
+//! Every helper keeps the per-thread path stack in step: it pushes the key or index
+//! it is about to decode and pops it only on success, so that when an error unwinds
+//! the stack still says where it happened.
+
+use crate::decode::record_error;
+use crate::path::{self, Seg};
+use crate::Warning;
+use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::ser::{Serialize, SerializeMap, Serializer};
+use serde_json::value::RawValue;
+use std::borrow::Cow;
+use std::fmt;
+use std::marker::PhantomData;
+
+/// A string that borrows from the input when it has no escapes.
+#[derive(Debug)]
+pub struct Str<'de>(pub Cow<'de, str>);
+
+impl Str<'_> {
+    /// The text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl<'de> Deserialize<'de> for Str<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Str<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(Str(Cow::Borrowed(v)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(Str(Cow::Owned(v.to_owned())))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
+                Ok(Str(Cow::Owned(v)))
+            }
+        }
+        d.deserialize_str(V)
+    }
+}
+
+fn err<E: de::Error>(message: &str) -> E {
+    record_error(message);
+    E::custom(message)
+}
+
+fn kind_of(raw: &RawValue) -> &'static str {
+    match raw.get().as_bytes().first() {
+        Some(b'{') => "an object",
+        Some(b'[') => "an array",
+        Some(b'"') => "a string",
+        Some(b't' | b'f') => "a boolean",
+        Some(b'n') => "null",
+        _ => "a number",
+    }
+}
+
+/// Decodes the value of the member `key` that `map` is positioned at.
+pub fn field<'de, A: MapAccess<'de>, T: Deserialize<'de>>(map: &mut A, key: &'static str) -> Result<T, A::Error> {
+    path::push(Seg::Key(key));
+    match map.next_value::<T>() {
+        Ok(v) => {
+            path::pop();
+            Ok(v)
+        }
+        Err(e) => {
+            record_error(&e.to_string());
+            Err(e)
+        }
+    }
+}
+
+/// Skips the value of an unknown member.
+pub fn skip<'de, A: MapAccess<'de>>(map: &mut A) -> Result<(), A::Error> {
+    map.next_value::<IgnoredAny>().map(|_| ())
+}
+
+/// Marks member number `bit` as seen, failing on a repeated key.
+pub fn seen<E: de::Error>(seen: &mut u64, bit: u32, key: &'static str) -> Result<(), E> {
+    let mask = 1u64 << bit;
+    if *seen & mask != 0 {
+        path::push(Seg::Key(key));
+        return Err(err(&format!("duplicate field `{key}`")));
+    }
+    *seen |= mask;
+    Ok(())
+}
+
+/// The error for a required member that is absent (the path is the object's).
+pub fn missing<E: de::Error>(key: &'static str) -> E {
+    err(&format!("missing field `{key}`"))
+}
+
+/// Decodes a member whose bad values are dropped with a warning
+/// (`x-deserialize-default-on-error`). `None` means absent or dropped.
+pub fn field_lenient<'de, A: MapAccess<'de>, T: Deserialize<'de>>(
+    map: &mut A,
+    key: &'static str,
+) -> Result<Option<T>, A::Error> {
+    path::push(Seg::Key(key));
+    let raw = map.next_value::<&'de RawValue>()?;
+    let out = lenient::<T>(raw);
+    path::pop();
+    Ok(out)
+}
+
+/// Decodes `raw` as `T`, or records a warning at the current path and gives `None`.
+pub fn lenient<'de, T: Deserialize<'de>>(raw: &'de RawValue) -> Option<T> {
+    let mark = path::mark();
+    match serde_json::from_str::<T>(raw.get()) {
+        Ok(v) => Some(v),
+        Err(e) => {
+            let inner = take_error(&e);
+            path::rollback(mark);
+            warn(format!("dropped invalid value: {inner}"));
+            None
+        }
+    }
+}
+
+fn take_error(e: &serde_json::Error) -> String {
+    path::STATE.with(|s| match s.borrow_mut().error.take() {
+        Some(d) => format!("{} at `{}`", d.message, d.path),
+        None => crate::DecodeError::from_message(String::new(), &e.to_string()).message,
+    })
+}
+
+/// Records a warning at the current path.
+pub fn warn(message: String) {
+    let here = path::current();
+    path::STATE.with(|s| s.borrow_mut().warnings.push(Warning { path: here, message }));
+}
+
+/// An array member whose invalid items are dropped with a warning each
+/// (`x-deserialize-skip-invalid-items`).
+///
+/// The result is `None` when the member was dropped as a whole (only when `lenient`:
+/// the value was not an array at all), `Some(None)` for `null` (only when `nullable`),
+/// else the kept items.
+pub fn field_items<'de, A: MapAccess<'de>, T: Deserialize<'de>>(
+    map: &mut A,
+    key: &'static str,
+    nullable: bool,
+    lenient_whole: bool,
+) -> Result<Option<Option<Vec<T>>>, A::Error> {
+    path::push(Seg::Key(key));
+    let raw = map.next_value::<&'de RawValue>()?;
+    if raw.get() == "null" && nullable {
+        path::pop();
+        return Ok(Some(None));
+    }
+    let items = match serde_json::from_str::<Vec<&'de RawValue>>(raw.get()) {
+        Ok(items) => items,
+        Err(_) if lenient_whole => {
+            warn(format!("dropped invalid value: expected an array, found {}", kind_of(raw)));
+            path::pop();
+            return Ok(None);
+        }
+        Err(_) => return Err(err(&format!("invalid type: {}, expected an array", kind_of(raw)))),
+    };
+    let mut out = Vec::with_capacity(items.len());
+    for (i, item) in items.into_iter().enumerate() {
+        path::push(Seg::Index(i));
+        if let Some(v) = lenient::<T>(item) {
+            out.push(v);
+        }
+        path::pop();
+    }
+    path::pop();
+    Ok(Some(Some(out)))
+}
+
+/// Decodes a raw value as `T` in the current position (used for union variants).
+pub fn from_raw<'de, T: Deserialize<'de>, E: de::Error>(raw: &'de RawValue) -> Result<T, E> {
+    serde_json::from_str::<T>(raw.get()).map_err(|e| {
+        let message = e.to_string();
+        record_error(&message);
+        E::custom(message)
+    })
+}
+
+/// Tries to decode a raw value as `T`, leaving no trace when it fails
+/// (for unions without a tag, which try their variants in order).
+pub fn try_variant<'de, T: Deserialize<'de>>(raw: &'de RawValue) -> Option<T> {
+    let mark = path::mark();
+    match serde_json::from_str::<T>(raw.get()) {
+        Ok(v) => Some(v),
+        Err(_) => {
+            path::rollback(mark);
+            None
+        }
+    }
+}
+
+/// The error for a value that matched none of a union's variants.
+pub fn no_variant<E: de::Error>(expected: &str, raw: &RawValue) -> E {
+    err(&format!("invalid value: {}, expected {expected}", kind_of(raw)))
+}
+
+/// Finds the string value of the member `tag` of a raw object, without decoding
+/// anything else. `Ok(None)` when the object has no such member.
+pub fn peek_tag<'de, E: de::Error>(raw: &'de RawValue, tag: &'static str) -> Result<Option<Str<'de>>, E> {
+    struct V(&'static str);
+    impl<'de> Visitor<'de> for V {
+        type Value = Result<Option<Str<'de>>, String>;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("an object")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            let mut found: Option<Str<'de>> = None;
+            while let Some(key) = map.next_key::<Str<'de>>()? {
+                if key.as_str() == self.0 {
+                    if found.is_some() {
+                        return Ok(Err(format!("duplicate field `{}`", self.0)));
+                    }
+                    let raw = map.next_value::<&'de RawValue>()?;
+                    match serde_json::from_str::<Str<'de>>(raw.get()) {
+                        Ok(s) => found = Some(s),
+                        Err(_) => return Ok(Err(format!("invalid type: {}, expected a string", kind_of(raw)))),
+                    }
+                } else {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+            Ok(Ok(found))
+        }
+    }
+    let mut d = serde_json::Deserializer::from_str(raw.get());
+    match d.deserialize_map(V(tag)) {
+        Ok(Ok(found)) => Ok(found),
+        Ok(Err(message)) => {
+            path::push(Seg::Key(tag));
+            Err(err(&message))
+        }
+        Err(_) => Err(err(&format!("invalid type: {}, expected an object", kind_of(raw)))),
+    }
+}
+
+/// Records the warning for an unknown variant of a closed union, kept as raw JSON.
+pub fn warn_unknown(union: &str, tag: &str) {
+    warn(format!("unknown {union} variant `{tag}` kept as raw JSON"));
+}
+
+/// The members of a raw object, borrowed.
+pub fn object_members(raw: &RawValue) -> Result<Vec<(Cow<'_, str>, &RawValue)>, serde_json::Error> {
+    struct V;
+    impl<'de> Visitor<'de> for V {
+        type Value = Vec<(Cow<'de, str>, &'de RawValue)>;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("an object")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            let mut out = Vec::new();
+            while let Some(k) = map.next_key::<Str<'de>>()? {
+                out.push((k.0, map.next_value::<&'de RawValue>()?));
+            }
+            Ok(out)
+        }
+    }
+    serde_json::Deserializer::from_str(raw.get()).deserialize_map(V)
+}
+
+/// An array whose items are decoded with their index on the path.
+#[derive(Debug)]
+pub struct List<T>(pub Vec<T>);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for List<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<T>(PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> Visitor<'de> for V<T> {
+            type Value = List<T>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an array")
+            }
+            fn visit_seq<S: SeqAccess<'de>>(self, mut seq: S) -> Result<Self::Value, S::Error> {
+                let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(1024));
+                loop {
+                    path::push(Seg::Index(out.len()));
+                    match seq.next_element::<T>() {
+                        Ok(Some(v)) => out.push(v),
+                        Ok(None) => {
+                            path::pop();
+                            return Ok(List(out));
+                        }
+                        Err(e) => {
+                            record_error(&e.to_string());
+                            return Err(e);
+                        }
+                    }
+                    path::pop();
+                }
+            }
+        }
+        d.deserialize_seq(V(PhantomData))
+    }
+}
+
+/// A JSON object with arbitrary keys, in input order.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct OrderedMap<T>(pub Vec<(String, T)>);
+
+impl<T> OrderedMap<T> {
+    /// The value under `key`, if any.
+    pub fn get(&self, key: &str) -> Option<&T> {
+        self.0.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for OrderedMap<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<T>(PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> Visitor<'de> for V<T> {
+            type Value = OrderedMap<T>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut out: Vec<(String, T)> = Vec::new();
+                while let Some(k) = map.next_key::<Str<'de>>()? {
+                    if out.iter().any(|(seen, _)| seen == k.as_str()) {
+                        path::push(Seg::OwnedKey(k.as_str().into()));
+                        return Err(err(&format!("duplicate field `{}`", k.as_str())));
+                    }
+                    path::push(Seg::OwnedKey(k.as_str().into()));
+                    match map.next_value::<T>() {
+                        Ok(v) => out.push((k.0.into_owned(), v)),
+                        Err(e) => {
+                            record_error(&e.to_string());
+                            return Err(e);
+                        }
+                    }
+                    path::pop();
+                }
+                Ok(OrderedMap(out))
+            }
+        }
+        d.deserialize_map(V(PhantomData))
+    }
+}
+
+impl<T: Serialize> Serialize for OrderedMap<T> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(self.0.len()))?;
+        for (k, v) in &self.0 {
+            m.serialize_entry(k, v)?;
+        }
+        m.end()
+    }
+}

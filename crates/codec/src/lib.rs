@@ -1,0 +1,40 @@
+//! Runtime support for the codecs that `codegen/` generates.
+//!
+//! Generated types implement serde's `Deserialize`/`Serialize` by hand (the generator
+//! writes the visitors), and lean on this crate for what serde does not give:
+//!
+//! * **JSON paths.** Decoding keeps a per-thread stack of the keys and indices it is
+//!   inside; when something fails, the error names where (`$.params.prompt[0].type`),
+//!   what was expected and what was found ([`DecodeError`]).
+//! * **Leniency.** Fields annotated `x-deserialize-default-on-error` and arrays
+//!   annotated `x-deserialize-skip-invalid-items` drop a bad value, record a
+//!   [`Warning`] at its path, and let the message through ([`de::lenient`]).
+//! * **Three states.** [`MaybeUndefined`] keeps "absent", `null` and a value apart.
+//! * **Raw JSON.** [`RawJson`] holds free-form values (`_meta`, `rawInput`, unknown
+//!   union variants) as their original bytes, never as a parsed tree.
+//!
+//! Entry points are [`decode`] and [`encode_into`]. Decoding requires serde_json's
+//! deserializer over a `&str`/`&[u8]` (values are borrowed as raw JSON while
+//! decoding); reading from an `io::Read` means reading the frame into a buffer first,
+//! which every framed transport does anyway.
+
+mod decode;
+pub mod de;
+mod maybe;
+mod path;
+mod raw;
+
+pub use decode::{decode, decode_slice, encode_into, encode_to_writer, DecodeError, Decoded, Warning};
+pub use maybe::MaybeUndefined;
+pub use raw::RawJson;
+
+/// Writes the members of an object into a map that is being serialised.
+///
+/// Generated structs and unions implement it so that a tagged union can write its
+/// tag and then the fields of its variant into one JSON object. Keys listed in `skip`
+/// were already written by an enclosing object and must not be written again (only
+/// raw unknown variants have to look at it).
+pub trait SerializeFields {
+    /// Writes this value's members into `map`.
+    fn serialize_fields<M: serde::ser::SerializeMap>(&self, map: &mut M, skip: &[&str]) -> Result<(), M::Error>;
+}

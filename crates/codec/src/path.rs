@@ -1,0 +1,112 @@
+//! The per-thread decode state: where we are, what was salvaged, what failed first.
+
+use std::cell::RefCell;
+use std::fmt::Write;
+
+/// One step of a JSON path.
+#[derive(Debug, Clone)]
+pub(crate) enum Seg {
+    Key(&'static str),
+    OwnedKey(Box<str>),
+    Index(usize),
+    /// A pre-rendered prefix such as `$.params`.
+    Root(&'static str),
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct State {
+    pub(crate) path: Vec<Seg>,
+    pub(crate) warnings: Vec<crate::Warning>,
+    pub(crate) error: Option<crate::DecodeError>,
+}
+
+thread_local! {
+    pub(crate) static STATE: RefCell<State> = RefCell::new(State::default());
+}
+
+pub(crate) fn push(seg: Seg) {
+    STATE.with(|s| s.borrow_mut().path.push(seg));
+}
+
+pub(crate) fn pop() {
+    STATE.with(|s| {
+        s.borrow_mut().path.pop();
+    });
+}
+
+/// A point to roll the state back to after a failed attempt.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Mark {
+    path: usize,
+    warnings: usize,
+    had_error: bool,
+}
+
+pub(crate) fn mark() -> Mark {
+    STATE.with(|s| {
+        let s = s.borrow();
+        Mark { path: s.path.len(), warnings: s.warnings.len(), had_error: s.error.is_some() }
+    })
+}
+
+pub(crate) fn rollback(m: Mark) {
+    STATE.with(|s| {
+        let mut s = s.borrow_mut();
+        s.path.truncate(m.path);
+        s.warnings.truncate(m.warnings);
+        if !m.had_error {
+            s.error = None;
+        }
+    });
+}
+
+/// The current path rendered as `$.a.b[0]["odd key"]`.
+pub(crate) fn current() -> String {
+    STATE.with(|s| render(&s.borrow().path))
+}
+
+pub(crate) fn render(path: &[Seg]) -> String {
+    let mut out = String::new();
+    if !matches!(path.first(), Some(Seg::Root(_))) {
+        out.push('$');
+    }
+    for seg in path {
+        match seg {
+            Seg::Root(r) => out.push_str(r),
+            Seg::Key(k) => push_key(&mut out, k),
+            Seg::OwnedKey(k) => push_key(&mut out, k),
+            Seg::Index(i) => {
+                let _ = write!(out, "[{i}]");
+            }
+        }
+    }
+    out
+}
+
+fn push_key(out: &mut String, key: &str) {
+    let plain = !key.is_empty()
+        && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$')
+        && !key.starts_with(|c: char| c.is_ascii_digit());
+    if plain {
+        out.push('.');
+        out.push_str(key);
+    } else {
+        out.push('[');
+        // A JSON string literal is a valid, unambiguous bracket key.
+        out.push_str(&serde_json::to_string(key).unwrap_or_default());
+        out.push(']');
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renders_keys_indices_and_odd_keys() {
+        let p = [Seg::Root("$.params"), Seg::Key("prompt"), Seg::Index(2), Seg::OwnedKey("zed.dev".into())];
+        assert_eq!(render(&p), r#"$.params.prompt[2]["zed.dev"]"#);
+        assert_eq!(render(&[]), "$");
+        assert_eq!(render(&[Seg::Key("_meta"), Seg::Key("9x")]), r#"$._meta["9x"]"#);
+    }
+}
