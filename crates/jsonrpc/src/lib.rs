@@ -1,0 +1,11 @@
+//! JSON-RPC 2.0 core of agentproto.
+#![forbid(unsafe_code)]
+
+mod decode;
+pub mod error;
+pub mod id;
+pub mod message;
+
+pub use error::{CallError, ConnectionError, DecodeError, ErrorCode, ErrorObject};
+pub use id::RequestId;
+pub use message::{DecodeOptions, EnvelopeError, EnvelopeErrorKind, Message};
