@@ -304,8 +304,14 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for List<T> {
 }
 
 /// A JSON object with arbitrary keys, in input order.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct OrderedMap<T>(pub Vec<(String, T)>);
+
+impl<T> Default for OrderedMap<T> {
+    fn default() -> Self {
+        Self(Vec::new())
+    }
+}
 
 impl<T> OrderedMap<T> {
     /// The value under `key`, if any.
@@ -354,4 +360,10 @@ impl<T: Serialize> Serialize for OrderedMap<T> {
         }
         m.end()
     }
+}
+
+/// The error for a value a closed enum does not list.
+pub fn unknown_value<E: de::Error>(value: &str, expected: &'static [&'static str]) -> E {
+    let list = expected.iter().map(|v| format!("`{v}`")).collect::<Vec<_>>().join(", ");
+    err(&format!("unknown variant `{value}`, expected one of {list}"))
 }

@@ -156,3 +156,10 @@ mod tests {
         assert_eq!(e.expected, "field `sessionId`");
     }
 }
+
+impl<T> Decoded<T> {
+    /// Maps the value, keeping the warnings.
+    pub fn map<U>(self, f: impl FnOnce(T) -> U) -> Decoded<U> {
+        Decoded { value: f(self.value), warnings: self.warnings }
+    }
+}

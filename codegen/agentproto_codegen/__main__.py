@@ -1,0 +1,110 @@
+"""`python3 -m agentproto_codegen [--check] [--dump-model DIR]` (run from codegen/).
+
+Verifies every pinned spec file against spec/PINNED.json, reads the specs into the
+model, and writes the generated sources.  With --check nothing is written; the run
+fails if any generated file differs from what is committed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import hashlib
+import json
+import sys
+from pathlib import Path
+
+from . import acp, rust
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# (schema file, meta file, version, surface, output)
+ACP_SURFACES = [
+    ("acp/v1/schema.json", "acp/v1/meta.json", "v1", "stable", "crates/acp/src/generated/v1.rs"),
+    ("acp/v1/schema.unstable.json", "acp/v1/meta.unstable.json", "v1", "unstable", "crates/acp/src/generated/v1_unstable.rs"),
+    ("acp/v2/schema.json", "acp/v2/meta.json", "v2", "stable", "crates/acp/src/generated/v2.rs"),
+    ("acp/v2/schema.unstable.json", "acp/v2/meta.unstable.json", "v2", "unstable", "crates/acp/src/generated/v2_unstable.rs"),
+]
+
+
+def verify_pins() -> dict[str, str]:
+    """Checks every file listed in spec/PINNED.json; returns file -> sha256."""
+    pinned = json.loads((ROOT / "spec/PINNED.json").read_text())
+    hashes: dict[str, str] = {}
+    bad = []
+    listed = set()
+    for entry in pinned["files"]:
+        path = ROOT / "spec" / entry["file"]
+        listed.add(entry["file"])
+        if not path.is_file():
+            bad.append(f"{entry['file']}: missing")
+            continue
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        if digest != entry["sha256"]:
+            bad.append(f"{entry['file']}: sha256 {digest} != pinned {entry['sha256']}")
+        hashes[entry["file"]] = digest
+    on_disk = {p.relative_to(ROOT / "spec").as_posix() for p in (ROOT / "spec").rglob("*") if p.is_file()}
+    for extra in sorted(on_disk - listed - {"PINNED.json"}):
+        bad.append(f"{extra}: present under spec/ but not listed in PINNED.json")
+    if bad:
+        raise SystemExit("pinned spec check failed:\n  " + "\n  ".join(bad))
+    return hashes
+
+
+def stable_method_names(meta_file: str) -> set[str]:
+    meta = json.loads((ROOT / "spec" / meta_file).read_text())
+    names: set[str] = set()
+    for key in ("agentMethods", "clientMethods", "protocolMethods"):
+        names |= set(meta.get(key, {}).values())
+    return names
+
+
+def generate(hashes: dict[str, str]) -> dict[str, str]:
+    outputs = {}
+    for schema, meta, version, surface, out in ACP_SURFACES:
+        stable = None if surface == "stable" else stable_method_names(f"acp/{version}/meta.json")
+        spec = acp.read_spec(str(ROOT / "spec" / schema), str(ROOT / "spec" / meta), hashes[schema], version, surface, stable)
+        outputs[out] = rust.emit(spec)
+    return outputs
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(prog="agentproto_codegen")
+    parser.add_argument("--check", action="store_true", help="fail if generated files are stale; write nothing")
+    parser.add_argument("--pins-only", action="store_true", help="only verify spec/PINNED.json")
+    parser.add_argument("--dump-model", metavar="DIR", help="also write the language-neutral model as JSON")
+    args = parser.parse_args()
+
+    hashes = verify_pins()
+    print(f"pins: {len(hashes)} files verified")
+    if args.pins_only:
+        return 0
+    outputs = generate(hashes)
+    if args.dump_model:
+        d = Path(args.dump_model)
+        d.mkdir(parents=True, exist_ok=True)
+        for schema, meta, version, surface, _ in ACP_SURFACES:
+            spec = acp.read_spec(str(ROOT / "spec" / schema), str(ROOT / "spec" / meta), hashes[schema], version, surface, None)
+            (d / f"acp-{version}-{surface}.json").write_text(spec.to_json())
+    stale = []
+    for rel, text in outputs.items():
+        path = ROOT / rel
+        current = path.read_text() if path.exists() else ""
+        if current == text:
+            continue
+        if args.check:
+            diff = difflib.unified_diff(current.splitlines(), text.splitlines(), rel, rel + " (regenerated)", lineterm="", n=1)
+            stale.append("\n".join(list(diff)[:40]))
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+            print(f"wrote {rel}")
+    if stale:
+        print("generated files are stale; run `make codegen`:\n" + "\n".join(stale), file=sys.stderr)
+        return 1
+    print("codegen: up to date" if args.check else "codegen: done")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
