@@ -3,6 +3,7 @@
 
 mod decode;
 pub mod error;
+pub mod frame;
 pub mod id;
 pub mod message;
 
