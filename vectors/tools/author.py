@@ -987,9 +987,16 @@ def has_required(type_name):
     return bool(d.get("required"))
 
 
+def kebab(name):
+    out = ""
+    for ch in name:
+        out += ("-" + ch.lower()) if ch.isupper() else ch
+    return out
+
+
 def last_segment(path):
     seg = path.replace("]", "").replace("[", ".").split(".")[-1]
-    return seg.strip('"')
+    return kebab(seg.strip('"'))
 
 
 def build_methods():
@@ -1037,7 +1044,7 @@ def build_methods():
         max_check(f"{f}/params-max", pt, spec["params_max"], "$.params")
         if "missing" in spec:
             field, params = spec["missing"]
-            case(f"{f}/params-missing-{field}", RP,
+            case(f"{f}/params-missing-{kebab(field)}", RP,
                  f"A `{m}` {noun} whose params lack the required `{field}` is {bad_desc(field, '$.params')}, the path of the object that lacks it.",
                  bad("$.params"), input=send(params), direction=d)
         path, params, what = spec["wrong"]
@@ -1533,9 +1540,9 @@ def build_auth_methods():
        [{"type": "terminal", "id": "tty", "name": "TTY"}], [{"type": "terminal", "id": "tty", "name": "TTY"}])
     ok("terminal-max", "acp.v1.type.auth-method",
        "A terminal auth method with args, env and `_meta` re-encodes unchanged.", [AUTH_TERMINAL_MAX], [AUTH_TERMINAL_MAX])
-    raw = {"type": "oauth", "id": "o", "name": "OAuth", "authorizeUrl": "https://auth.example.com"}
+    raw = {"type": "oauth", "id": "o", "label": "OAuth", "authorizeUrl": "https://auth.example.com"}
     ok("unknown-type", "acp.v1.union.closed-unknown-kept",
-       "An auth method with the unknown type \"oauth\" is kept raw as an unknown variant with a warning at its path.",
+       "An auth method with the unknown type \"oauth\" (and no `name`) is kept raw as an unknown variant with a warning at its path, not decoded or dropped as an agent method.",
        [AUTH_AGENT_MAX, raw], [AUTH_AGENT_MAX, raw], ["$.result.authMethods[1]"])
     ok("missing-name-skipped", "acp.v1.lenient.skip-invalid-items",
        "An agent auth method without `name` is malformed; `authMethods` skips invalid items, so it is dropped with a warning and the others are kept.",
