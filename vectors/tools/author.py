@@ -766,12 +766,14 @@ METHOD_SPECS = [
          missing=("methodId", {}),
          wrong=("$.params.methodId", {"methodId": 7}, "a number as methodId"),
          result_min={}, result_max={"_meta": mt("authenticate.result")},
-         result_bad=("$.result", "ok", "the string \"ok\" as the result")),
+         result_bad=("$.result", "ok", "the string \"ok\" as the result"),
+         result_bad_name="result-string"),
     dict(method="logout",
          params_min={}, params_max={"_meta": mt("logout")},
          wrong=("$.params", ["x"], "an array as params"),
          result_min={}, result_max={"_meta": mt("logout.result")},
-         result_bad=("$.result", [], "an array as the result")),
+         result_bad=("$.result", [], "an array as the result"),
+         result_bad_name="result-array"),
     dict(method="session/new",
          params_min={"cwd": CWD, "mcpServers": []},
          params_max={"cwd": CWD, "additionalDirectories": ["/home/user/shared", "/opt/data"],
@@ -780,7 +782,8 @@ METHOD_SPECS = [
          wrong=("$.params.cwd", {"cwd": 42, "mcpServers": []}, "a number as cwd"),
          result_min={"sessionId": SID},
          result_max={"sessionId": SID, **SESSION_SETUP_RESULT_MAX, "_meta": mt("session/new.result")},
-         result_bad=("$.result", {"modes": None}, "a result without sessionId")),
+         result_bad=("$.result", {"modes": None}, "a result without sessionId"),
+         result_bad_name="result-missing-session-id"),
     dict(method="session/load",
          params_min={"sessionId": SID, "cwd": CWD, "mcpServers": []},
          params_max={"sessionId": SID, "cwd": CWD, "additionalDirectories": ["/home/user/shared"],
@@ -789,7 +792,8 @@ METHOD_SPECS = [
          wrong=("$.params.mcpServers", {"sessionId": SID, "cwd": CWD, "mcpServers": {}}, "an object as mcpServers"),
          result_min={},
          result_max={**SESSION_SETUP_RESULT_MAX, "_meta": mt("session/load.result")},
-         result_bad=("$.result", 5, "the number 5 as the result")),
+         result_bad=("$.result", 5, "the number 5 as the result"),
+         result_bad_name="result-number"),
     dict(method="session/list",
          params_min={}, params_max={"cwd": CWD, "cursor": "opaque-cursor-2", "_meta": mt("session/list")},
          wrong=("$.params.cursor", {"cursor": 2}, "a number as cursor"),
@@ -797,13 +801,15 @@ METHOD_SPECS = [
          result_max={"sessions": [{"sessionId": SID, "cwd": CWD, "additionalDirectories": ["/opt/data"],
                                    "title": "Fix the build", "updatedAt": "2026-03-04T05:06:07Z", "_meta": mt("info")}],
                      "nextCursor": "opaque-cursor-3", "_meta": mt("session/list.result")},
-         result_bad=("$.result", {"nextCursor": "c"}, "a result without sessions")),
+         result_bad=("$.result", {"nextCursor": "c"}, "a result without sessions"),
+         result_bad_name="result-missing-sessions"),
     dict(method="session/delete",
          params_min={"sessionId": SID}, params_max={"sessionId": SID, "_meta": mt("session/delete")},
          missing=("sessionId", {}),
          wrong=("$.params.sessionId", {"sessionId": None}, "null as sessionId"),
          result_min={}, result_max={"_meta": mt("session/delete.result")},
-         result_bad=("$.result", True, "true as the result")),
+         result_bad=("$.result", True, "true as the result"),
+         result_bad_name="result-bool"),
     dict(method="session/resume",
          params_min={"sessionId": SID, "cwd": CWD},
          params_max={"sessionId": SID, "cwd": CWD, "additionalDirectories": ["/opt/data"],
@@ -812,20 +818,23 @@ METHOD_SPECS = [
          wrong=("$.params.additionalDirectories[1]", {"sessionId": SID, "cwd": CWD, "additionalDirectories": ["/a", 3]},
                 "a number inside additionalDirectories"),
          result_min={}, result_max={**SESSION_SETUP_RESULT_MAX, "_meta": mt("session/resume.result")},
-         result_bad=("$.result", "resumed", "a string as the result")),
+         result_bad=("$.result", "resumed", "a string as the result"),
+         result_bad_name="result-string"),
     dict(method="session/close",
          params_min={"sessionId": SID}, params_max={"sessionId": SID, "_meta": mt("session/close")},
          missing=("sessionId", {"_meta": {}}),
          wrong=("$.params.sessionId", {"sessionId": ["sess_1"]}, "an array as sessionId"),
          result_min={}, result_max={"_meta": mt("session/close.result")},
-         result_bad=("$.result", [{}], "an array as the result")),
+         result_bad=("$.result", [{}], "an array as the result"),
+         result_bad_name="result-array"),
     dict(method="session/set_mode",
          params_min={"sessionId": SID, "modeId": "code"},
          params_max={"sessionId": SID, "modeId": "code", "_meta": mt("session/set_mode")},
          missing=("modeId", {"sessionId": SID}),
          wrong=("$.params.modeId", {"sessionId": SID, "modeId": {"id": "code"}}, "an object as modeId"),
          result_min={}, result_max={"_meta": mt("session/set_mode.result")},
-         result_bad=("$.result", 0, "the number 0 as the result")),
+         result_bad=("$.result", 0, "the number 0 as the result"),
+         result_bad_name="result-number"),
     dict(method="session/set_config_option",
          params_min={"sessionId": SID, "configId": "model", "value": "smart"},
          params_max={"sessionId": SID, "configId": "web", "type": "boolean", "value": True,
@@ -835,7 +844,8 @@ METHOD_SPECS = [
          result_min={"configOptions": []},
          result_max={"configOptions": [CFG_SELECT_FLAT, CFG_SELECT_GROUPED, CFG_BOOLEAN],
                      "_meta": mt("session/set_config_option.result")},
-         result_bad=("$.result", {}, "a result without configOptions")),
+         result_bad=("$.result", {}, "a result without configOptions"),
+         result_bad_name="result-missing-config-options"),
     dict(method="session/prompt",
          params_min={"sessionId": SID, "prompt": [TEXT_MIN]},
          params_max={"sessionId": SID, "prompt": [TEXT_MAX, IMAGE_MAX, AUDIO_MAX, LINK_MAX, RES_TEXT_MAX, RES_BLOB_MAX],
@@ -877,7 +887,8 @@ METHOD_SPECS = [
          missing=("content", {"sessionId": SID, "path": "/repo/notes.txt"}),
          wrong=("$.params.content", {"sessionId": SID, "path": "/repo/notes.txt", "content": ["a"]}, "an array as content"),
          result_min={}, result_max={"_meta": mt("fs/write_text_file.result")},
-         result_bad=("$.result", "written", "a string as the result")),
+         result_bad=("$.result", "written", "a string as the result"),
+         result_bad_name="result-string"),
     dict(method="terminal/create",
          params_min={"sessionId": SID, "command": "cargo"},
          params_max={"sessionId": SID, "command": "cargo", "args": ["test", "--all"], "env": [ENV_MAX],
@@ -887,7 +898,8 @@ METHOD_SPECS = [
                 "an env entry without value"),
          result_min={"terminalId": "term_1"},
          result_max={"terminalId": "term_1", "_meta": mt("terminal/create.result")},
-         result_bad=("$.result", {}, "a result without terminalId")),
+         result_bad=("$.result", {}, "a result without terminalId"),
+         result_bad_name="result-missing-terminal-id"),
     dict(method="terminal/output",
          params_min={"sessionId": SID, "terminalId": "term_1"},
          params_max={"sessionId": SID, "terminalId": "term_1", "_meta": mt("terminal/output")},
@@ -905,21 +917,24 @@ METHOD_SPECS = [
          wrong=("$.params.sessionId", {"sessionId": {}, "terminalId": "term_1"}, "an object as sessionId"),
          result_min={},
          result_max={"exitCode": 0, "signal": "SIGKILL", "_meta": mt("terminal/wait_for_exit.result")},
-         result_bad=("$.result", "exited", "a string as the result")),
+         result_bad=("$.result", "exited", "a string as the result"),
+         result_bad_name="result-string"),
     dict(method="terminal/kill",
          params_min={"sessionId": SID, "terminalId": "term_1"},
          params_max={"sessionId": SID, "terminalId": "term_1", "_meta": mt("terminal/kill")},
          missing=("terminalId", {"sessionId": SID}),
          wrong=("$.params.terminalId", {"sessionId": SID, "terminalId": None}, "null as terminalId"),
          result_min={}, result_max={"_meta": mt("terminal/kill.result")},
-         result_bad=("$.result", 1, "the number 1 as the result")),
+         result_bad=("$.result", 1, "the number 1 as the result"),
+         result_bad_name="result-number"),
     dict(method="terminal/release",
          params_min={"sessionId": SID, "terminalId": "term_1"},
          params_max={"sessionId": SID, "terminalId": "term_1", "_meta": mt("terminal/release")},
          missing=("terminalId", {"sessionId": SID}),
          wrong=("$.params.sessionId", {"sessionId": True, "terminalId": "term_1"}, "true as sessionId"),
          result_min={}, result_max={"_meta": mt("terminal/release.result")},
-         result_bad=("$.result", ["released"], "an array as the result")),
+         result_bad=("$.result", ["released"], "an array as the result"),
+         result_bad_name="result-array"),
     dict(method="elicitation/create",
          params_min={"message": "Need details", "mode": "form", "sessionId": SID, "requestedSchema": {}},
          params_min_x={"message": "Need details", "mode": "form", "sessionId": SID,
@@ -999,6 +1014,10 @@ def last_segment(path):
     return kebab(seg.strip('"'))
 
 
+def a_(m):
+    return "An" if m[0] in "aeiou" else "A"
+
+
 def build_methods():
     for spec in METHOD_SPECS:
         m = spec["method"]
@@ -1036,40 +1055,40 @@ def build_methods():
             mx = spec.get("params_min_x", ABSENT)
             extra = " and re-encodes with the schema defaults filled in" if mx is not ABSENT else ""
             case(f"{f}/params-min{suffix}", RP,
-                 f"A `{m}` {noun} sent by the {sender_name} with only the required params is dispatched as `{pt}`{extra}.",
+                 f"{a_(m)} `{m}` {noun} sent by the {sender_name} with only the required params is dispatched as `{pt}`{extra}.",
                  ok(mx), input=send(spec["params_min"]), direction=dd)
         case(f"{f}/params-max", RP,
-             f"A `{m}` {noun} carrying every optional field, with `_meta` on every object that allows it, is dispatched as `{pt}` and re-encodes unchanged.",
+             f"{a_(m)} `{m}` {noun} carrying every optional field, with `_meta` on every object that allows it, is dispatched as `{pt}` and re-encodes unchanged.",
              ok(spec["params_max"]), input=send(spec["params_max"]), direction=d)
         max_check(f"{f}/params-max", pt, spec["params_max"], "$.params")
         if "missing" in spec:
             field, params = spec["missing"]
             case(f"{f}/params-missing-{kebab(field)}", RP,
-                 f"A `{m}` {noun} whose params lack the required `{field}` is {bad_desc(field, '$.params')}, the path of the object that lacks it.",
+                 f"{a_(m)} `{m}` {noun} whose params lack the required `{field}` is {bad_desc(field, '$.params')}, the path of the object that lacks it.",
                  bad("$.params"), input=send(params), direction=d)
         path, params, what = spec["wrong"]
         case(f"{f}/params-wrong-type-{last_segment(path)}", RP,
-             f"A `{m}` {noun} with {what} is {bad_desc(what, path)}.",
+             f"{a_(m)} `{m}` {noun} with {what} is {bad_desc(what, path)}.",
              bad(path), input=send(params), direction=d)
         if has_required(pt):
             case(f"{f}/params-absent", RP,
-                 f"A `{m}` {noun} without params, although `{pt}` has required members, is {bad_desc('', '$.params')}.",
+                 f"{a_(m)} `{m}` {noun} without params, although `{pt}` has required members, is {bad_desc('', '$.params')}.",
                  bad("$.params"), input=send(), direction=d)
         else:
             case(f"{f}/params-absent", "jsonrpc.params.null-is-absent",
-                 f"A `{m}` {noun} without params decodes as an empty `{pt}` because none of its members is required.",
+                 f"{a_(m)} `{m}` {noun} without params decodes as an empty `{pt}` because none of its members is required.",
                  ok({}), input=send(), direction=d)
             case(f"{f}/params-null", "jsonrpc.params.null-is-absent",
-                 f"A `{m}` {noun} with \"params\": null decodes as an empty `{pt}`, exactly like absent params.",
+                 f"{a_(m)} `{m}` {noun} with \"params\": null decodes as an empty `{pt}`, exactly like absent params.",
                  ok({}), input=send(None), direction=d)
         if side != "protocol":
             if kind == "request":
                 case(f"{f}/wrong-direction", "acp.v1.direction",
-                     f"A `{m}` request sent by the {'agent' if d == C2A else 'client'} reaches the side that does not handle it and is answered with -32601.",
+                     f"{a_(m)} `{m}` request sent by the {'agent' if d == C2A else 'client'} reaches the side that does not handle it and is answered with -32601.",
                      x_reply_error(-32601, 1), input=send(spec["params_min"]), direction=other(d))
             else:
                 case(f"{f}/wrong-direction", "acp.v1.direction",
-                     f"A `{m}` notification sent by the {'agent' if d == C2A else 'client'} reaches the side that does not handle it and is dropped as unknown.",
+                     f"{a_(m)} `{m}` notification sent by the {'agent' if d == C2A else 'client'} reaches the side that does not handle it and is dropped as unknown.",
                      x_ignored("unknown-notification"), input=send(spec["params_min"]), direction=other(d))
         if kind != "request":
             continue
@@ -1088,7 +1107,8 @@ def build_methods():
              x_response(3, m, rt, spec["result_max"]), input=resp(3, spec["result_max"]), direction=rd, pending=P)
         max_check(f"{f}/result-max", rt, spec["result_max"], "$.result")
         path, result, what = spec["result_bad"]
-        case(f"{f}/result-invalid-{last_segment(path)}", RR,
+        slug = spec.get("result_bad_name") or f"result-invalid-{last_segment(path)}"
+        case(f"{f}/{slug}", RR,
              f"A response to a pending `{m}` call with {what} fails the call locally at `{path}` and nothing is sent back.",
              x_call_failed(3, path), input=resp(3, result), direction=rd, pending=P)
 
