@@ -33,6 +33,12 @@ from .model import (
 # map the names below to runtime types instead of generating them.
 RUNTIME_TYPES = {"RequestId", "ErrorCode", "Error"}
 
+# Unions whose schema description says that an unknown tag value decodes as the
+# default (untagged) variant.  Elsewhere an unknown tag is an unknown variant.
+# `SetSessionConfigOptionRequest`: "Unknown `type` values with string payloads also
+# gracefully deserialize into this variant" (on its value_id branch).
+UNKNOWN_TAG_TO_DEFAULT = {"SetSessionConfigOptionRequestVariant"}
+
 FORMATS = {
     "uint16": "u16",
     "uint32": "u32",
@@ -144,6 +150,10 @@ class Reader:
                 f.has_default = True
             if "const" in ps:
                 f.const = ps["const"]
+            if "minLength" in ps:
+                f.min_length = int(ps["minLength"])
+            if "minItems" in ps:
+                f.min_items = int(ps["minItems"])
             fields.append(f)
         return fields
 
@@ -218,7 +228,7 @@ class Reader:
             vname = camel(value)
             payload = self.payload_of(name, c, vname, tag)
             variants.append(Variant(vname, value, payload, vdoc))
-        self.add(Union(name, "tagged", variants, tag, is_open, default, doc))
+        self.add(Union(name, "tagged", variants, tag, is_open, default, doc, unknown_to_default=name in UNKNOWN_TAG_TO_DEFAULT))
 
     def payload_of(self, union: str, c: dict[str, Any], vname: str, tag: str | None) -> TypeRef | None:
         """The body of a variant: a referenced type, an inline struct, or nothing."""

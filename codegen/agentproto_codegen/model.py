@@ -82,6 +82,8 @@ class Field:
     skip_invalid_items: bool = False  # x-deserialize-skip-invalid-items
     doc: str = ""
     const: Any = None  # a fixed value the field must hold, if any
+    min_length: int | None = None  # minLength of a string
+    min_items: int | None = None  # minItems of an array
 
 
 @dataclass
@@ -102,6 +104,9 @@ class Union:
     default: str | None = None  # name of the variant chosen when the tag is absent
     doc: str = ""
     decl: str = "union"
+    # An unknown tag is first tried as the default variant (only where the schema
+    # says so in prose; see acp.UNKNOWN_TAG_TO_DEFAULT).
+    unknown_to_default: bool = False
 
 
 @dataclass

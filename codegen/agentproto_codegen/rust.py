@@ -127,7 +127,7 @@ class Emitter:
         if isinstance(t, MapRef):
             return f"OrderedMap<{self.rtype(t.value)}>"
         if isinstance(t, JsonRef):
-            return "RawJson"
+            return "RawObject" if t.object_only else "RawJson"
         raise TypeError(t)
 
     def dtype(self, t: TypeRef) -> tuple[str, str]:
@@ -220,7 +220,7 @@ class Emitter:
         self.w(f"//! ACP {s.version} ({s.surface}) types, codecs and method table, generated from the pinned schema.")
         self.w("#![allow(clippy::all, clippy::pedantic, missing_docs, unreachable_pub, rustdoc::all, unused_mut, unused_variables)]")
         self.w()
-        self.w("use agentproto_codec::{de, Decoded, MaybeUndefined, RawJson, SerializeFields};")
+        self.w("use agentproto_codec::{de, Decoded, MaybeUndefined, RawJson, RawObject, SerializeFields};")
         self.w("use agentproto_codec::de::OrderedMap;")
         self.w("use serde::de::{Deserialize, Deserializer, Error as _, MapAccess, Visitor};")
         self.w("use serde::ser::{Serialize, SerializeMap, Serializer};")
@@ -360,6 +360,8 @@ class Emitter:
         self.w("                }")
         for f in d.fields:
             self.w(f"                let {snake(f.wire)} = {self.assemble(f)};")
+            for line in self.constraints(f):
+                self.w("                " + line)
         names = [snake(f.wire) for f in d.fields]
         if d.flatten:
             self.w(f"                let variant = de::from_raw::<{d.flatten}, A::Error>(self.raw)?;")
@@ -408,6 +410,22 @@ class Emitter:
                 raise ValueError(f"{f.wire}: lenient required field without skip-invalid-items")
             return [f"if let Some(v) = de::field_lenient::<A, {dt}>(&mut map, {key})? {{ {var} = Some(v{conv}); }}"]
         return [f"{var} = Some(de::field::<A, {dt}>(&mut map, {key})?{conv});"]
+
+    def constraints(self, f: Field) -> list[str]:
+        """Checks of `minLength` / `minItems` on the assembled field value."""
+        checks = []
+        name = snake(f.wire)
+        for bound, helper in ((f.min_length, "min_length"), (f.min_items, "min_items")):
+            if bound is None:
+                continue
+            value = "v" if not (f.has_default or (f.required and not f.nullable)) else f"&{name}"
+            call = f"de::{helper}::<{'_, ' if helper == 'min_items' else ''}A::Error>({value}, {bound}, {rstr(f.wire)})?;"
+            if value == "v":
+                getter = f"{name}.value()" if self.field_type(f).startswith("MaybeUndefined<") else f"{name}.as_ref()"
+                checks.append(f"if let Some(v) = {getter} {{ {call} }}")
+            else:
+                checks.append(call)
+        return checks
 
     def assemble(self, f: Field) -> str:
         var = "f_" + snake(f.wire).removeprefix("r#")
@@ -498,7 +516,7 @@ class Emitter:
         else:
             self.w(f"            None => return Err(de::missing::<D::Error>({tag})),")
         self.w("            Some(other) => {")
-        if default is not None and default[1].payload is not None:
+        if default is not None and default[1].payload is not None and u.unknown_to_default:
             ident, v = default
             dt, conv = self.dtype(v.payload)
             self.w(f"                if let Some(v) = de::try_variant::<{dt}>(raw) {{ return Ok(Self::{ident}(v{conv})); }}")
@@ -657,7 +675,7 @@ class Emitter:
             notes = [m for m in ms if m.kind == "notification" and m.side in (handler, "protocol")]
             self.emit_dispatch_enum(f"{sender}Request", "request", reqs, f"A request sent by the {sender.lower()}, handled by the {handler}.", "$.params", "params")
             self.emit_dispatch_enum(f"{sender}Notification", "notification", notes, f"A notification sent by the {sender.lower()}, handled by the {handler}.", "$.params", "params")
-            self.emit_dispatch_enum(f"{sender}Response", "response", reqs, f"A result sent by the {sender.lower()}, for a request it handled.", "$.result", "result")
+            self.emit_dispatch_enum(f"{camel(handler)}Response", "response", reqs, f"A result sent by the {handler}, for a request it handled.", "$.result", "result")
 
     def marker(self, m: Method) -> str:
         name = camel(m.wire)
@@ -716,6 +734,13 @@ class Emitter:
         self.w("            Self::Ext(e) => { buf.extend_from_slice(e.payload_text().as_bytes()); Ok(()) }")
         self.w("        }")
         self.w("    }")
+        self.w("}")
+        self.w()
+        self.w(f"impl crate::Payload for {name} {{")
+        self.w("    fn decode(method: &str, payload: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> { Self::decode(method, payload) }")
+        self.w("    fn method(&self) -> &str { Self::method(self) }")
+        self.w("    fn type_name(&self) -> Option<&'static str> { Self::type_name(self) }")
+        self.w("    fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> { Self::encode_payload(self, buf) }")
         self.w("}")
         self.w()
 

@@ -198,3 +198,18 @@ pub fn decode_as<'a, T: serde::Deserialize<'a>, E>(
 ) -> Result<Decoded<E>, DispatchError> {
     agentproto_codec::decode::<T>(text, root).map(|d| d.map(wrap)).map_err(DispatchError::Invalid)
 }
+
+/// A decoded payload of one direction: every generated `*Request`,
+/// `*Notification` and `*Response` enum implements it.
+pub trait Payload: Sized {
+    /// Decodes the payload of `method` (absent or `null` decode as `{}`).
+    fn decode(method: &str, payload: Option<&RawValue>) -> Result<Decoded<Self>, DispatchError>;
+    /// The wire method name.
+    fn method(&self) -> &str;
+    /// The schema type name of the payload (`None` for extensions).
+    fn type_name(&self) -> Option<&'static str>;
+    /// Encodes the payload alone into `buf`.
+    fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error>;
+}
+
+pub mod receive;

@@ -52,7 +52,8 @@ fn err<E: de::Error>(message: &str) -> E {
     E::custom(message)
 }
 
-fn kind_of(raw: &RawValue) -> &'static str {
+/// A short description of a raw value's JSON type, for error messages.
+pub fn kind_of(raw: &RawValue) -> &'static str {
     match raw.get().as_bytes().first() {
         Some(b'{') => "an object",
         Some(b'[') => "an array",
@@ -215,22 +216,29 @@ pub fn peek_tag<'de, E: de::Error>(raw: &'de RawValue, tag: &'static str) -> Res
             f.write_str("an object")
         }
         fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            // Every member is consumed even after a problem: serde_json insists on
+            // reaching the closing brace.
             let mut found: Option<Str<'de>> = None;
+            let mut problem: Option<String> = None;
             while let Some(key) = map.next_key::<Str<'de>>()? {
-                if key.as_str() == self.0 {
-                    if found.is_some() {
-                        return Ok(Err(format!("duplicate field `{}`", self.0)));
-                    }
-                    let raw = map.next_value::<&'de RawValue>()?;
-                    match serde_json::from_str::<Str<'de>>(raw.get()) {
-                        Ok(s) => found = Some(s),
-                        Err(_) => return Ok(Err(format!("invalid type: {}, expected a string", kind_of(raw)))),
-                    }
-                } else {
+                if key.as_str() != self.0 {
                     map.next_value::<IgnoredAny>()?;
+                    continue;
+                }
+                let raw = map.next_value::<&'de RawValue>()?;
+                if problem.is_some() {
+                    continue;
+                }
+                if found.is_some() {
+                    problem = Some(format!("duplicate field `{}`", self.0));
+                    continue;
+                }
+                match serde_json::from_str::<Str<'de>>(raw.get()) {
+                    Ok(s) => found = Some(s),
+                    Err(_) => problem = Some(format!("invalid type: {}, expected a string", kind_of(raw))),
                 }
             }
-            Ok(Ok(found))
+            Ok(problem.map_or(Ok(found), Err))
         }
     }
     let mut d = serde_json::Deserializer::from_str(raw.get());
@@ -366,4 +374,23 @@ impl<T: Serialize> Serialize for OrderedMap<T> {
 pub fn unknown_value<E: de::Error>(value: &str, expected: &'static [&'static str]) -> E {
     let list = expected.iter().map(|v| format!("`{v}`")).collect::<Vec<_>>().join(", ");
     err(&format!("unknown variant `{value}`, expected one of {list}"))
+}
+
+/// Checks a decoded string against the schema's `minLength` (counted in characters).
+pub fn min_length<E: de::Error>(value: &str, min: usize, key: &'static str) -> Result<(), E> {
+    let len = value.chars().count();
+    if len < min {
+        path::push(Seg::Key(key));
+        return Err(err(&format!("invalid value: a string of {len} characters, expected at least {min}")));
+    }
+    Ok(())
+}
+
+/// Checks a decoded array against the schema's `minItems`.
+pub fn min_items<T, E: de::Error>(value: &[T], min: usize, key: &'static str) -> Result<(), E> {
+    if value.len() < min {
+        path::push(Seg::Key(key));
+        return Err(err(&format!("invalid value: an array of {} items, expected at least {min}", value.len())));
+    }
+    Ok(())
 }

@@ -26,7 +26,7 @@ mod raw;
 
 pub use decode::{decode, decode_slice, encode_into, encode_to_writer, DecodeError, Decoded, Warning};
 pub use maybe::MaybeUndefined;
-pub use raw::RawJson;
+pub use raw::{RawJson, RawObject};
 
 /// Writes the members of an object into a map that is being serialised.
 ///

@@ -106,3 +106,51 @@ impl crate::SerializeFields for RawJson {
         Ok(())
     }
 }
+
+/// A JSON object kept verbatim ([`RawJson`] that must be an object, like `_meta`).
+#[derive(Clone, PartialEq)]
+pub struct RawObject(RawJson);
+
+impl RawObject {
+    /// Wraps raw JSON, which must be an object.
+    pub fn new(raw: RawJson) -> Option<Self> {
+        raw.is_object().then_some(Self(raw))
+    }
+
+    /// Encodes `value` (which must encode as an object).
+    pub fn from_value<T: Serialize + ?Sized>(value: &T) -> Result<Self, serde_json::Error> {
+        let raw = RawJson::from_value(value)?;
+        Self::new(raw).ok_or_else(|| serde::ser::Error::custom("not an object"))
+    }
+}
+
+impl std::ops::Deref for RawObject {
+    type Target = RawJson;
+    fn deref(&self) -> &RawJson {
+        &self.0
+    }
+}
+
+impl fmt::Debug for RawObject {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl Serialize for RawObject {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for RawObject {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let raw = <&'de RawValue>::deserialize(d)?;
+        if raw.get().starts_with('{') {
+            Ok(Self(RawJson::from_raw(raw)))
+        } else {
+            let kind = crate::de::kind_of(raw);
+            Err(serde::de::Error::custom(format!("invalid type: {kind}, expected an object")))
+        }
+    }
+}

@@ -3,7 +3,7 @@
 //! ACP v1 (stable) types, codecs and method table, generated from the pinned schema.
 #![allow(clippy::all, clippy::pedantic, missing_docs, unreachable_pub, rustdoc::all, unused_mut, unused_variables)]
 
-use agentproto_codec::{de, Decoded, MaybeUndefined, RawJson, SerializeFields};
+use agentproto_codec::{de, Decoded, MaybeUndefined, RawJson, RawObject, SerializeFields};
 use agentproto_codec::de::OrderedMap;
 use serde::de::{Deserialize, Deserializer, Error as _, MapAccess, Visitor};
 use serde::ser::{Serialize, SerializeMap, Serializer};
@@ -25,7 +25,7 @@ pub struct WriteTextFileRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for WriteTextFileRequest {
@@ -60,7 +60,7 @@ impl<'de> Deserialize<'de> for WriteTextFileRequest {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_path: Option<String> = None;
                 let mut f_content: Option<String> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -78,7 +78,7 @@ impl<'de> Deserialize<'de> for WriteTextFileRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -118,7 +118,7 @@ pub struct ReadTextFileRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for ReadTextFileRequest {
@@ -163,7 +163,7 @@ impl<'de> Deserialize<'de> for ReadTextFileRequest {
                 let mut f_path: Option<String> = None;
                 let mut f_line: Option<Option<u32>> = None;
                 let mut f_limit: Option<Option<u32>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -185,7 +185,7 @@ impl<'de> Deserialize<'de> for ReadTextFileRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 4, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -214,7 +214,7 @@ pub struct RequestPermissionRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for RequestPermissionRequest {
@@ -249,7 +249,7 @@ impl<'de> Deserialize<'de> for RequestPermissionRequest {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_tool_call: Option<ToolCallUpdate> = None;
                 let mut f_options: Option<Vec<PermissionOption>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -267,7 +267,7 @@ impl<'de> Deserialize<'de> for RequestPermissionRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -307,7 +307,7 @@ pub struct ToolCallUpdate {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for ToolCallUpdate {
@@ -378,7 +378,7 @@ impl<'de> Deserialize<'de> for ToolCallUpdate {
                 let mut f_locations: Option<Option<Vec<ToolCallLocation>>> = None;
                 let mut f_raw_input: Option<RawJson> = None;
                 let mut f_raw_output: Option<RawJson> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -422,7 +422,7 @@ impl<'de> Deserialize<'de> for ToolCallUpdate {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 9, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -703,7 +703,7 @@ pub struct Annotations {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for Annotations {
@@ -761,7 +761,7 @@ impl<'de> Deserialize<'de> for Annotations {
                 let mut f_audience: Option<Option<Vec<Role>>> = None;
                 let mut f_last_modified: Option<Option<String>> = None;
                 let mut f_priority: Option<Option<f64>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -780,7 +780,7 @@ impl<'de> Deserialize<'de> for Annotations {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -844,7 +844,7 @@ pub struct TextContent {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for TextContent {
@@ -881,7 +881,7 @@ impl<'de> Deserialize<'de> for TextContent {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TextContent, A::Error> {
                 let mut f_annotations: Option<Option<Annotations>> = None;
                 let mut f_text: Option<String> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -895,7 +895,7 @@ impl<'de> Deserialize<'de> for TextContent {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -924,7 +924,7 @@ pub struct ImageContent {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for ImageContent {
@@ -969,7 +969,7 @@ impl<'de> Deserialize<'de> for ImageContent {
                 let mut f_data: Option<String> = None;
                 let mut f_mime_type: Option<String> = None;
                 let mut f_uri: Option<Option<String>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -991,7 +991,7 @@ impl<'de> Deserialize<'de> for ImageContent {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 4, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -1020,7 +1020,7 @@ pub struct AudioContent {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for AudioContent {
@@ -1059,7 +1059,7 @@ impl<'de> Deserialize<'de> for AudioContent {
                 let mut f_annotations: Option<Option<Annotations>> = None;
                 let mut f_data: Option<String> = None;
                 let mut f_mime_type: Option<String> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -1077,7 +1077,7 @@ impl<'de> Deserialize<'de> for AudioContent {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -1113,7 +1113,7 @@ pub struct ResourceLink {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for ResourceLink {
@@ -1176,7 +1176,7 @@ impl<'de> Deserialize<'de> for ResourceLink {
                 let mut f_size: Option<Option<i64>> = None;
                 let mut f_title: Option<Option<String>> = None;
                 let mut f_uri: Option<String> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -1210,7 +1210,7 @@ impl<'de> Deserialize<'de> for ResourceLink {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 7, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -1278,7 +1278,7 @@ pub struct TextResourceContents {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for TextResourceContents {
@@ -1317,7 +1317,7 @@ impl<'de> Deserialize<'de> for TextResourceContents {
                 let mut f_mime_type: Option<Option<String>> = None;
                 let mut f_text: Option<String> = None;
                 let mut f_uri: Option<String> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -1335,7 +1335,7 @@ impl<'de> Deserialize<'de> for TextResourceContents {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -1363,7 +1363,7 @@ pub struct BlobResourceContents {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for BlobResourceContents {
@@ -1402,7 +1402,7 @@ impl<'de> Deserialize<'de> for BlobResourceContents {
                 let mut f_blob: Option<String> = None;
                 let mut f_mime_type: Option<Option<String>> = None;
                 let mut f_uri: Option<String> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -1420,7 +1420,7 @@ impl<'de> Deserialize<'de> for BlobResourceContents {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -1446,7 +1446,7 @@ pub struct EmbeddedResource {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for EmbeddedResource {
@@ -1483,7 +1483,7 @@ impl<'de> Deserialize<'de> for EmbeddedResource {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<EmbeddedResource, A::Error> {
                 let mut f_annotations: Option<Option<Annotations>> = None;
                 let mut f_resource: Option<EmbeddedResourceResource> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -1497,7 +1497,7 @@ impl<'de> Deserialize<'de> for EmbeddedResource {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -1520,7 +1520,7 @@ pub struct Content {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for Content {
@@ -1551,7 +1551,7 @@ impl<'de> Deserialize<'de> for Content {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (Content)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Content, A::Error> {
                 let mut f_content: Option<ContentBlock> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -1561,7 +1561,7 @@ impl<'de> Deserialize<'de> for Content {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -1587,7 +1587,7 @@ pub struct Diff {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for Diff {
@@ -1626,7 +1626,7 @@ impl<'de> Deserialize<'de> for Diff {
                 let mut f_path: Option<String> = None;
                 let mut f_old_text: Option<Option<String>> = None;
                 let mut f_new_text: Option<String> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -1644,7 +1644,7 @@ impl<'de> Deserialize<'de> for Diff {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -1678,7 +1678,7 @@ pub struct Terminal {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for Terminal {
@@ -1709,7 +1709,7 @@ impl<'de> Deserialize<'de> for Terminal {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (Terminal)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Terminal, A::Error> {
                 let mut f_terminal_id: Option<TerminalId> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -1719,7 +1719,7 @@ impl<'de> Deserialize<'de> for Terminal {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -1743,7 +1743,7 @@ pub struct ToolCallLocation {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for ToolCallLocation {
@@ -1780,7 +1780,7 @@ impl<'de> Deserialize<'de> for ToolCallLocation {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ToolCallLocation, A::Error> {
                 let mut f_path: Option<String> = None;
                 let mut f_line: Option<Option<u32>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -1794,7 +1794,7 @@ impl<'de> Deserialize<'de> for ToolCallLocation {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -1821,7 +1821,7 @@ pub struct PermissionOption {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for PermissionOption {
@@ -1856,7 +1856,7 @@ impl<'de> Deserialize<'de> for PermissionOption {
                 let mut f_option_id: Option<PermissionOptionId> = None;
                 let mut f_name: Option<String> = None;
                 let mut f_kind: Option<PermissionOptionKind> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -1874,7 +1874,7 @@ impl<'de> Deserialize<'de> for PermissionOption {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -1966,7 +1966,7 @@ pub struct CreateTerminalRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for CreateTerminalRequest {
@@ -2015,7 +2015,7 @@ impl<'de> Deserialize<'de> for CreateTerminalRequest {
                 let mut f_env: Option<Vec<EnvVariable>> = None;
                 let mut f_cwd: Option<Option<String>> = None;
                 let mut f_output_byte_limit: Option<Option<u64>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -2045,7 +2045,7 @@ impl<'de> Deserialize<'de> for CreateTerminalRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 6, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -2074,7 +2074,7 @@ pub struct EnvVariable {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for EnvVariable {
@@ -2107,7 +2107,7 @@ impl<'de> Deserialize<'de> for EnvVariable {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<EnvVariable, A::Error> {
                 let mut f_name: Option<String> = None;
                 let mut f_value: Option<String> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -2121,7 +2121,7 @@ impl<'de> Deserialize<'de> for EnvVariable {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -2146,7 +2146,7 @@ pub struct TerminalOutputRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for TerminalOutputRequest {
@@ -2179,7 +2179,7 @@ impl<'de> Deserialize<'de> for TerminalOutputRequest {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TerminalOutputRequest, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_terminal_id: Option<TerminalId> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -2193,7 +2193,7 @@ impl<'de> Deserialize<'de> for TerminalOutputRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -2218,7 +2218,7 @@ pub struct ReleaseTerminalRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for ReleaseTerminalRequest {
@@ -2251,7 +2251,7 @@ impl<'de> Deserialize<'de> for ReleaseTerminalRequest {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ReleaseTerminalRequest, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_terminal_id: Option<TerminalId> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -2265,7 +2265,7 @@ impl<'de> Deserialize<'de> for ReleaseTerminalRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -2290,7 +2290,7 @@ pub struct WaitForTerminalExitRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for WaitForTerminalExitRequest {
@@ -2323,7 +2323,7 @@ impl<'de> Deserialize<'de> for WaitForTerminalExitRequest {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<WaitForTerminalExitRequest, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_terminal_id: Option<TerminalId> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -2337,7 +2337,7 @@ impl<'de> Deserialize<'de> for WaitForTerminalExitRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -2362,7 +2362,7 @@ pub struct KillTerminalRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for KillTerminalRequest {
@@ -2395,7 +2395,7 @@ impl<'de> Deserialize<'de> for KillTerminalRequest {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<KillTerminalRequest, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_terminal_id: Option<TerminalId> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -2409,7 +2409,7 @@ impl<'de> Deserialize<'de> for KillTerminalRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -2478,7 +2478,7 @@ pub struct CreateElicitationRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
     /// The variant part of this object.
     pub variant: CreateElicitationRequestVariant,
 }
@@ -2514,7 +2514,7 @@ impl<'de> Deserialize<'de> for CreateElicitationRequest {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (CreateElicitationRequest)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CreateElicitationRequest, A::Error> {
                 let mut f_message: Option<String> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -2524,7 +2524,7 @@ impl<'de> Deserialize<'de> for CreateElicitationRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -2667,7 +2667,7 @@ pub struct ElicitationSchema {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for ElicitationSchema {
@@ -2731,7 +2731,7 @@ impl<'de> Deserialize<'de> for ElicitationSchema {
                 let mut f_properties: Option<OrderedMap<ElicitationPropertySchema>> = None;
                 let mut f_required: Option<Option<Vec<String>>> = None;
                 let mut f_description: Option<Option<String>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -2757,7 +2757,7 @@ impl<'de> Deserialize<'de> for ElicitationSchema {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 5, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -2926,7 +2926,7 @@ pub struct EnumOption {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for EnumOption {
@@ -2965,7 +2965,7 @@ impl<'de> Deserialize<'de> for EnumOption {
                 let mut f_const: Option<String> = None;
                 let mut f_title: Option<String> = None;
                 let mut f_description: Option<Option<String>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -2983,7 +2983,7 @@ impl<'de> Deserialize<'de> for EnumOption {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -3027,7 +3027,7 @@ pub struct StringPropertySchema {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for StringPropertySchema {
@@ -3127,7 +3127,7 @@ impl<'de> Deserialize<'de> for StringPropertySchema {
                 let mut f_default: Option<Option<String>> = None;
                 let mut f_enum: Option<Option<Vec<String>>> = None;
                 let mut f_one_of: Option<Option<Vec<EnumOption>>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -3169,7 +3169,7 @@ impl<'de> Deserialize<'de> for StringPropertySchema {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 9, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -3207,7 +3207,7 @@ pub struct NumberPropertySchema {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for NumberPropertySchema {
@@ -3279,7 +3279,7 @@ impl<'de> Deserialize<'de> for NumberPropertySchema {
                 let mut f_minimum: Option<Option<f64>> = None;
                 let mut f_maximum: Option<Option<f64>> = None;
                 let mut f_default: Option<Option<f64>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -3305,7 +3305,7 @@ impl<'de> Deserialize<'de> for NumberPropertySchema {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 5, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -3339,7 +3339,7 @@ pub struct IntegerPropertySchema {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for IntegerPropertySchema {
@@ -3411,7 +3411,7 @@ impl<'de> Deserialize<'de> for IntegerPropertySchema {
                 let mut f_minimum: Option<Option<i64>> = None;
                 let mut f_maximum: Option<Option<i64>> = None;
                 let mut f_default: Option<Option<i64>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -3437,7 +3437,7 @@ impl<'de> Deserialize<'de> for IntegerPropertySchema {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 5, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -3467,7 +3467,7 @@ pub struct BooleanPropertySchema {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for BooleanPropertySchema {
@@ -3525,7 +3525,7 @@ impl<'de> Deserialize<'de> for BooleanPropertySchema {
                 let mut f_title: Option<Option<String>> = None;
                 let mut f_description: Option<Option<String>> = None;
                 let mut f_default: Option<Option<bool>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -3543,7 +3543,7 @@ impl<'de> Deserialize<'de> for BooleanPropertySchema {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -3598,7 +3598,6 @@ impl<'de> Deserialize<'de> for MultiSelectItems {
             Some("string") => Self::String(de::from_raw::<StringMultiSelectItems, D::Error>(raw)?),
             None => Self::Titled(de::from_raw::<TitledMultiSelectItems, D::Error>(raw)?),
             Some(other) => {
-                if let Some(v) = de::try_variant::<TitledMultiSelectItems>(raw) { return Ok(Self::Titled(v)); }
                 Self::Unknown(RawJson::from_raw(raw))
             }
         })
@@ -3613,7 +3612,7 @@ pub struct StringMultiSelectItems {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for StringMultiSelectItems {
@@ -3644,7 +3643,7 @@ impl<'de> Deserialize<'de> for StringMultiSelectItems {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (StringMultiSelectItems)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<StringMultiSelectItems, A::Error> {
                 let mut f_enum: Option<Vec<String>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -3654,7 +3653,7 @@ impl<'de> Deserialize<'de> for StringMultiSelectItems {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -3676,7 +3675,7 @@ pub struct TitledMultiSelectItems {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for TitledMultiSelectItems {
@@ -3707,7 +3706,7 @@ impl<'de> Deserialize<'de> for TitledMultiSelectItems {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (TitledMultiSelectItems)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TitledMultiSelectItems, A::Error> {
                 let mut f_any_of: Option<Vec<EnumOption>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -3717,7 +3716,7 @@ impl<'de> Deserialize<'de> for TitledMultiSelectItems {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -3749,7 +3748,7 @@ pub struct MultiSelectPropertySchema {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for MultiSelectPropertySchema {
@@ -3810,7 +3809,7 @@ impl<'de> Deserialize<'de> for MultiSelectPropertySchema {
                 let mut f_max_items: Option<Option<u64>> = None;
                 let mut f_items: Option<MultiSelectItems> = None;
                 let mut f_default: Option<Option<Vec<String>>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -3841,7 +3840,7 @@ impl<'de> Deserialize<'de> for MultiSelectPropertySchema {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 6, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -4085,7 +4084,7 @@ pub struct InitializeResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for InitializeResponse {
@@ -4126,7 +4125,7 @@ impl<'de> Deserialize<'de> for InitializeResponse {
                 let mut f_agent_capabilities: Option<AgentCapabilities> = None;
                 let mut f_auth_methods: Option<Vec<AuthMethod>> = None;
                 let mut f_agent_info: Option<Option<Implementation>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -4149,7 +4148,7 @@ impl<'de> Deserialize<'de> for InitializeResponse {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 4, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -4185,7 +4184,7 @@ pub struct AgentCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for AgentCapabilities {
@@ -4237,7 +4236,7 @@ impl<'de> Deserialize<'de> for AgentCapabilities {
                 let mut f_mcp_capabilities: Option<McpCapabilities> = None;
                 let mut f_session_capabilities: Option<SessionCapabilities> = None;
                 let mut f_auth: Option<AgentAuthCapabilities> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -4263,7 +4262,7 @@ impl<'de> Deserialize<'de> for AgentCapabilities {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 5, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -4293,7 +4292,7 @@ pub struct PromptCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for PromptCapabilities {
@@ -4339,7 +4338,7 @@ impl<'de> Deserialize<'de> for PromptCapabilities {
                 let mut f_image: Option<bool> = None;
                 let mut f_audio: Option<bool> = None;
                 let mut f_embedded_context: Option<bool> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -4357,7 +4356,7 @@ impl<'de> Deserialize<'de> for PromptCapabilities {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -4383,7 +4382,7 @@ pub struct McpCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for McpCapabilities {
@@ -4426,7 +4425,7 @@ impl<'de> Deserialize<'de> for McpCapabilities {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<McpCapabilities, A::Error> {
                 let mut f_http: Option<bool> = None;
                 let mut f_sse: Option<bool> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -4440,7 +4439,7 @@ impl<'de> Deserialize<'de> for McpCapabilities {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -4471,7 +4470,7 @@ pub struct SessionCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for SessionCapabilities {
@@ -4543,7 +4542,7 @@ impl<'de> Deserialize<'de> for SessionCapabilities {
                 let mut f_additional_directories: Option<Option<SessionAdditionalDirectoriesCapabilities>> = None;
                 let mut f_resume: Option<Option<SessionResumeCapabilities>> = None;
                 let mut f_close: Option<Option<SessionCloseCapabilities>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -4569,7 +4568,7 @@ impl<'de> Deserialize<'de> for SessionCapabilities {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 5, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -4593,7 +4592,7 @@ pub struct SessionListCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for SessionListCapabilities {
@@ -4630,13 +4629,13 @@ impl<'de> Deserialize<'de> for SessionListCapabilities {
             type Value = SessionListCapabilities;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionListCapabilities)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionListCapabilities, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -4655,7 +4654,7 @@ pub struct SessionDeleteCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for SessionDeleteCapabilities {
@@ -4692,13 +4691,13 @@ impl<'de> Deserialize<'de> for SessionDeleteCapabilities {
             type Value = SessionDeleteCapabilities;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionDeleteCapabilities)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionDeleteCapabilities, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -4717,7 +4716,7 @@ pub struct SessionAdditionalDirectoriesCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for SessionAdditionalDirectoriesCapabilities {
@@ -4754,13 +4753,13 @@ impl<'de> Deserialize<'de> for SessionAdditionalDirectoriesCapabilities {
             type Value = SessionAdditionalDirectoriesCapabilities;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionAdditionalDirectoriesCapabilities)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionAdditionalDirectoriesCapabilities, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -4779,7 +4778,7 @@ pub struct SessionResumeCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for SessionResumeCapabilities {
@@ -4816,13 +4815,13 @@ impl<'de> Deserialize<'de> for SessionResumeCapabilities {
             type Value = SessionResumeCapabilities;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionResumeCapabilities)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionResumeCapabilities, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -4841,7 +4840,7 @@ pub struct SessionCloseCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for SessionCloseCapabilities {
@@ -4878,13 +4877,13 @@ impl<'de> Deserialize<'de> for SessionCloseCapabilities {
             type Value = SessionCloseCapabilities;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionCloseCapabilities)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionCloseCapabilities, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -4905,7 +4904,7 @@ pub struct AgentAuthCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for AgentAuthCapabilities {
@@ -4949,7 +4948,7 @@ impl<'de> Deserialize<'de> for AgentAuthCapabilities {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (AgentAuthCapabilities)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AgentAuthCapabilities, A::Error> {
                 let mut f_logout: Option<Option<LogoutCapabilities>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -4959,7 +4958,7 @@ impl<'de> Deserialize<'de> for AgentAuthCapabilities {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -4979,7 +4978,7 @@ pub struct LogoutCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for LogoutCapabilities {
@@ -5016,13 +5015,13 @@ impl<'de> Deserialize<'de> for LogoutCapabilities {
             type Value = LogoutCapabilities;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (LogoutCapabilities)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<LogoutCapabilities, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -5075,7 +5074,6 @@ impl<'de> Deserialize<'de> for AuthMethod {
             Some("terminal") => Self::Terminal(de::from_raw::<AuthMethodTerminal, D::Error>(raw)?),
             None => Self::Agent(de::from_raw::<AuthMethodAgent, D::Error>(raw)?),
             Some(other) => {
-                if let Some(v) = de::try_variant::<AuthMethodAgent>(raw) { return Ok(Self::Agent(v)); }
                 de::warn_unknown("AuthMethod", other);
                 Self::Unknown(RawJson::from_raw(raw))
             }
@@ -5110,7 +5108,7 @@ pub struct AuthMethodTerminal {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for AuthMethodTerminal {
@@ -5153,7 +5151,7 @@ impl<'de> Deserialize<'de> for AuthMethodTerminal {
                 let mut f_description: Option<Option<String>> = None;
                 let mut f_args: Option<Vec<String>> = None;
                 let mut f_env: Option<OrderedMap<String>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -5179,7 +5177,7 @@ impl<'de> Deserialize<'de> for AuthMethodTerminal {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 5, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -5209,7 +5207,7 @@ pub struct AuthMethodAgent {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for AuthMethodAgent {
@@ -5248,7 +5246,7 @@ impl<'de> Deserialize<'de> for AuthMethodAgent {
                 let mut f_id: Option<AuthMethodId> = None;
                 let mut f_name: Option<String> = None;
                 let mut f_description: Option<Option<String>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -5266,7 +5264,7 @@ impl<'de> Deserialize<'de> for AuthMethodAgent {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -5299,7 +5297,7 @@ pub struct Implementation {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for Implementation {
@@ -5338,7 +5336,7 @@ impl<'de> Deserialize<'de> for Implementation {
                 let mut f_name: Option<String> = None;
                 let mut f_title: Option<Option<String>> = None;
                 let mut f_version: Option<String> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -5356,7 +5354,7 @@ impl<'de> Deserialize<'de> for Implementation {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -5378,7 +5376,7 @@ pub struct AuthenticateResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for AuthenticateResponse {
@@ -5415,13 +5413,13 @@ impl<'de> Deserialize<'de> for AuthenticateResponse {
             type Value = AuthenticateResponse;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (AuthenticateResponse)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AuthenticateResponse, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -5440,7 +5438,7 @@ pub struct LogoutResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for LogoutResponse {
@@ -5477,13 +5475,13 @@ impl<'de> Deserialize<'de> for LogoutResponse {
             type Value = LogoutResponse;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (LogoutResponse)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<LogoutResponse, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -5508,7 +5506,7 @@ pub struct NewSessionResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for NewSessionResponse {
@@ -5551,7 +5549,7 @@ impl<'de> Deserialize<'de> for NewSessionResponse {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_modes: Option<Option<SessionModeState>> = None;
                 let mut f_config_options: Option<Option<Vec<SessionConfigOption>>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -5570,7 +5568,7 @@ impl<'de> Deserialize<'de> for NewSessionResponse {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -5596,7 +5594,7 @@ pub struct SessionModeState {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for SessionModeState {
@@ -5629,7 +5627,7 @@ impl<'de> Deserialize<'de> for SessionModeState {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionModeState, A::Error> {
                 let mut f_current_mode_id: Option<SessionModeId> = None;
                 let mut f_available_modes: Option<Vec<SessionMode>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -5644,7 +5642,7 @@ impl<'de> Deserialize<'de> for SessionModeState {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -5681,7 +5679,7 @@ pub struct SessionMode {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for SessionMode {
@@ -5720,7 +5718,7 @@ impl<'de> Deserialize<'de> for SessionMode {
                 let mut f_id: Option<SessionModeId> = None;
                 let mut f_name: Option<String> = None;
                 let mut f_description: Option<Option<String>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -5738,7 +5736,7 @@ impl<'de> Deserialize<'de> for SessionMode {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -5815,7 +5813,7 @@ pub struct SessionConfigOption {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
     /// The variant part of this object.
     pub variant: SessionConfigOptionVariant,
 }
@@ -5865,7 +5863,7 @@ impl<'de> Deserialize<'de> for SessionConfigOption {
                 let mut f_name: Option<String> = None;
                 let mut f_description: Option<Option<String>> = None;
                 let mut f_category: Option<Option<SessionConfigOptionCategory>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -5887,7 +5885,7 @@ impl<'de> Deserialize<'de> for SessionConfigOption {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 4, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -6017,7 +6015,7 @@ pub struct SessionConfigSelectOption {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for SessionConfigSelectOption {
@@ -6056,7 +6054,7 @@ impl<'de> Deserialize<'de> for SessionConfigSelectOption {
                 let mut f_value: Option<SessionConfigValueId> = None;
                 let mut f_name: Option<String> = None;
                 let mut f_description: Option<Option<String>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -6074,7 +6072,7 @@ impl<'de> Deserialize<'de> for SessionConfigSelectOption {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -6102,7 +6100,7 @@ pub struct SessionConfigSelectGroup {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for SessionConfigSelectGroup {
@@ -6137,7 +6135,7 @@ impl<'de> Deserialize<'de> for SessionConfigSelectGroup {
                 let mut f_group: Option<SessionConfigGroupId> = None;
                 let mut f_name: Option<String> = None;
                 let mut f_options: Option<Vec<SessionConfigSelectOption>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -6156,7 +6154,7 @@ impl<'de> Deserialize<'de> for SessionConfigSelectGroup {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -6297,7 +6295,7 @@ pub struct LoadSessionResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for LoadSessionResponse {
@@ -6348,7 +6346,7 @@ impl<'de> Deserialize<'de> for LoadSessionResponse {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<LoadSessionResponse, A::Error> {
                 let mut f_modes: Option<Option<SessionModeState>> = None;
                 let mut f_config_options: Option<Option<Vec<SessionConfigOption>>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -6363,7 +6361,7 @@ impl<'de> Deserialize<'de> for LoadSessionResponse {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -6389,7 +6387,7 @@ pub struct ListSessionsResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for ListSessionsResponse {
@@ -6426,7 +6424,7 @@ impl<'de> Deserialize<'de> for ListSessionsResponse {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ListSessionsResponse, A::Error> {
                 let mut f_sessions: Option<Vec<SessionInfo>> = None;
                 let mut f_next_cursor: Option<Option<String>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -6441,7 +6439,7 @@ impl<'de> Deserialize<'de> for ListSessionsResponse {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -6472,7 +6470,7 @@ pub struct SessionInfo {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for SessionInfo {
@@ -6519,7 +6517,7 @@ impl<'de> Deserialize<'de> for SessionInfo {
                 let mut f_additional_directories: Option<Vec<String>> = None;
                 let mut f_title: Option<Option<String>> = None;
                 let mut f_updated_at: Option<Option<String>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -6546,7 +6544,7 @@ impl<'de> Deserialize<'de> for SessionInfo {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 5, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -6570,7 +6568,7 @@ pub struct DeleteSessionResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for DeleteSessionResponse {
@@ -6607,13 +6605,13 @@ impl<'de> Deserialize<'de> for DeleteSessionResponse {
             type Value = DeleteSessionResponse;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (DeleteSessionResponse)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<DeleteSessionResponse, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -6636,7 +6634,7 @@ pub struct ResumeSessionResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for ResumeSessionResponse {
@@ -6687,7 +6685,7 @@ impl<'de> Deserialize<'de> for ResumeSessionResponse {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ResumeSessionResponse, A::Error> {
                 let mut f_modes: Option<Option<SessionModeState>> = None;
                 let mut f_config_options: Option<Option<Vec<SessionConfigOption>>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -6702,7 +6700,7 @@ impl<'de> Deserialize<'de> for ResumeSessionResponse {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -6723,7 +6721,7 @@ pub struct CloseSessionResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for CloseSessionResponse {
@@ -6760,13 +6758,13 @@ impl<'de> Deserialize<'de> for CloseSessionResponse {
             type Value = CloseSessionResponse;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (CloseSessionResponse)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CloseSessionResponse, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -6785,7 +6783,7 @@ pub struct SetSessionModeResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for SetSessionModeResponse {
@@ -6822,13 +6820,13 @@ impl<'de> Deserialize<'de> for SetSessionModeResponse {
             type Value = SetSessionModeResponse;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SetSessionModeResponse)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SetSessionModeResponse, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -6849,7 +6847,7 @@ pub struct SetSessionConfigOptionResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for SetSessionConfigOptionResponse {
@@ -6880,7 +6878,7 @@ impl<'de> Deserialize<'de> for SetSessionConfigOptionResponse {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SetSessionConfigOptionResponse)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SetSessionConfigOptionResponse, A::Error> {
                 let mut f_config_options: Option<Vec<SessionConfigOption>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -6891,7 +6889,7 @@ impl<'de> Deserialize<'de> for SetSessionConfigOptionResponse {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -6913,7 +6911,7 @@ pub struct PromptResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for PromptResponse {
@@ -6944,7 +6942,7 @@ impl<'de> Deserialize<'de> for PromptResponse {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (PromptResponse)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<PromptResponse, A::Error> {
                 let mut f_stop_reason: Option<StopReason> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -6954,7 +6952,7 @@ impl<'de> Deserialize<'de> for PromptResponse {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -7039,7 +7037,7 @@ pub struct SessionNotification {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for SessionNotification {
@@ -7072,7 +7070,7 @@ impl<'de> Deserialize<'de> for SessionNotification {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionNotification, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_update: Option<SessionUpdate> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -7086,7 +7084,7 @@ impl<'de> Deserialize<'de> for SessionNotification {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -7217,7 +7215,7 @@ pub struct ContentChunk {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for ContentChunk {
@@ -7254,7 +7252,7 @@ impl<'de> Deserialize<'de> for ContentChunk {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ContentChunk, A::Error> {
                 let mut f_content: Option<ContentBlock> = None;
                 let mut f_message_id: Option<Option<MessageId>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -7268,7 +7266,7 @@ impl<'de> Deserialize<'de> for ContentChunk {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -7309,7 +7307,7 @@ pub struct ToolCall {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for ToolCall {
@@ -7360,7 +7358,7 @@ impl<'de> Deserialize<'de> for ToolCall {
                 let mut f_locations: Option<Vec<ToolCallLocation>> = None;
                 let mut f_raw_input: Option<RawJson> = None;
                 let mut f_raw_output: Option<RawJson> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -7404,7 +7402,7 @@ impl<'de> Deserialize<'de> for ToolCall {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 9, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -7439,7 +7437,7 @@ pub struct PlanEntry {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for PlanEntry {
@@ -7474,7 +7472,7 @@ impl<'de> Deserialize<'de> for PlanEntry {
                 let mut f_content: Option<String> = None;
                 let mut f_priority: Option<PlanEntryPriority> = None;
                 let mut f_status: Option<PlanEntryStatus> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -7492,7 +7490,7 @@ impl<'de> Deserialize<'de> for PlanEntry {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -7602,7 +7600,7 @@ pub struct Plan {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for Plan {
@@ -7633,7 +7631,7 @@ impl<'de> Deserialize<'de> for Plan {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (Plan)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Plan, A::Error> {
                 let mut f_entries: Option<Vec<PlanEntry>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -7644,7 +7642,7 @@ impl<'de> Deserialize<'de> for Plan {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -7670,7 +7668,7 @@ pub struct AvailableCommand {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for AvailableCommand {
@@ -7709,7 +7707,7 @@ impl<'de> Deserialize<'de> for AvailableCommand {
                 let mut f_name: Option<String> = None;
                 let mut f_description: Option<String> = None;
                 let mut f_input: Option<Option<AvailableCommandInput>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -7727,7 +7725,7 @@ impl<'de> Deserialize<'de> for AvailableCommand {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -7782,7 +7780,7 @@ pub struct UnstructuredCommandInput {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for UnstructuredCommandInput {
@@ -7813,7 +7811,7 @@ impl<'de> Deserialize<'de> for UnstructuredCommandInput {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (UnstructuredCommandInput)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<UnstructuredCommandInput, A::Error> {
                 let mut f_hint: Option<String> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -7823,7 +7821,7 @@ impl<'de> Deserialize<'de> for UnstructuredCommandInput {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -7845,7 +7843,7 @@ pub struct AvailableCommandsUpdate {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for AvailableCommandsUpdate {
@@ -7876,7 +7874,7 @@ impl<'de> Deserialize<'de> for AvailableCommandsUpdate {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (AvailableCommandsUpdate)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AvailableCommandsUpdate, A::Error> {
                 let mut f_available_commands: Option<Vec<AvailableCommand>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -7887,7 +7885,7 @@ impl<'de> Deserialize<'de> for AvailableCommandsUpdate {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -7909,7 +7907,7 @@ pub struct CurrentModeUpdate {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for CurrentModeUpdate {
@@ -7940,7 +7938,7 @@ impl<'de> Deserialize<'de> for CurrentModeUpdate {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (CurrentModeUpdate)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CurrentModeUpdate, A::Error> {
                 let mut f_current_mode_id: Option<SessionModeId> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -7950,7 +7948,7 @@ impl<'de> Deserialize<'de> for CurrentModeUpdate {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -7972,7 +7970,7 @@ pub struct ConfigOptionUpdate {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for ConfigOptionUpdate {
@@ -8003,7 +8001,7 @@ impl<'de> Deserialize<'de> for ConfigOptionUpdate {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ConfigOptionUpdate)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ConfigOptionUpdate, A::Error> {
                 let mut f_config_options: Option<Vec<SessionConfigOption>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -8014,7 +8012,7 @@ impl<'de> Deserialize<'de> for ConfigOptionUpdate {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -8038,7 +8036,7 @@ pub struct SessionInfoUpdate {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for SessionInfoUpdate {
@@ -8089,7 +8087,7 @@ impl<'de> Deserialize<'de> for SessionInfoUpdate {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionInfoUpdate, A::Error> {
                 let mut f_title: Option<Option<String>> = None;
                 let mut f_updated_at: Option<Option<String>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -8103,7 +8101,7 @@ impl<'de> Deserialize<'de> for SessionInfoUpdate {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -8129,7 +8127,7 @@ pub struct Cost {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for Cost {
@@ -8162,7 +8160,7 @@ impl<'de> Deserialize<'de> for Cost {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Cost, A::Error> {
                 let mut f_amount: Option<f64> = None;
                 let mut f_currency: Option<String> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -8176,7 +8174,7 @@ impl<'de> Deserialize<'de> for Cost {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -8203,7 +8201,7 @@ pub struct UsageUpdate {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for UsageUpdate {
@@ -8242,7 +8240,7 @@ impl<'de> Deserialize<'de> for UsageUpdate {
                 let mut f_used: Option<u64> = None;
                 let mut f_size: Option<u64> = None;
                 let mut f_cost: Option<Option<Cost>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -8260,7 +8258,7 @@ impl<'de> Deserialize<'de> for UsageUpdate {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -8332,7 +8330,7 @@ pub struct Notice {
     /// Optional plain-text detail or guidance.
     pub description: MaybeUndefined<String>,
     /// Metadata scoped to this notice.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for Notice {
@@ -8371,7 +8369,7 @@ impl<'de> Deserialize<'de> for Notice {
                 let mut f_severity: Option<NoticeSeverity> = None;
                 let mut f_title: Option<String> = None;
                 let mut f_description: Option<Option<String>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -8389,13 +8387,14 @@ impl<'de> Deserialize<'de> for Notice {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
                 let severity = match f_severity { Some(v) => v, None => return Err(de::missing::<A::Error>("severity")) };
                 let title = match f_title { Some(v) => v, None => return Err(de::missing::<A::Error>("title")) };
+                de::min_length::<A::Error>(&title, 1, "title")?;
                 let description = MaybeUndefined::from_present(f_description);
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(Notice { severity, title, description, meta })
@@ -8481,7 +8480,7 @@ pub struct CompactionUpdate {
     /// Human-readable error details for the compaction.
     pub error: MaybeUndefined<String>,
     /// Extensible metadata patch for this compaction.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for CompactionUpdate {
@@ -8526,7 +8525,7 @@ impl<'de> Deserialize<'de> for CompactionUpdate {
                 let mut f_status: Option<CompactionStatus> = None;
                 let mut f_summary: Option<Option<Vec<ContentBlock>>> = None;
                 let mut f_error: Option<Option<String>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -8549,7 +8548,7 @@ impl<'de> Deserialize<'de> for CompactionUpdate {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 4, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -8577,7 +8576,7 @@ pub struct CompactionSummaryChunk {
     /// One content block to append.
     pub content: ContentBlock,
     /// Metadata scoped to this chunk. Omission and `null` both mean absent.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for CompactionSummaryChunk {
@@ -8610,7 +8609,7 @@ impl<'de> Deserialize<'de> for CompactionSummaryChunk {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CompactionSummaryChunk, A::Error> {
                 let mut f_compaction_id: Option<CompactionId> = None;
                 let mut f_content: Option<ContentBlock> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -8624,7 +8623,7 @@ impl<'de> Deserialize<'de> for CompactionSummaryChunk {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -8647,7 +8646,7 @@ pub struct CompleteElicitationNotification {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for CompleteElicitationNotification {
@@ -8678,7 +8677,7 @@ impl<'de> Deserialize<'de> for CompleteElicitationNotification {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (CompleteElicitationNotification)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CompleteElicitationNotification, A::Error> {
                 let mut f_elicitation_id: Option<ElicitationId> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -8688,7 +8687,7 @@ impl<'de> Deserialize<'de> for CompleteElicitationNotification {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -8719,7 +8718,7 @@ pub struct InitializeRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for InitializeRequest {
@@ -8758,7 +8757,7 @@ impl<'de> Deserialize<'de> for InitializeRequest {
                 let mut f_protocol_version: Option<ProtocolVersion> = None;
                 let mut f_client_capabilities: Option<ClientCapabilities> = None;
                 let mut f_client_info: Option<Option<Implementation>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -8776,7 +8775,7 @@ impl<'de> Deserialize<'de> for InitializeRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -8812,7 +8811,7 @@ pub struct ClientCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for ClientCapabilities {
@@ -8872,7 +8871,7 @@ impl<'de> Deserialize<'de> for ClientCapabilities {
                 let mut f_session: Option<Option<ClientSessionCapabilities>> = None;
                 let mut f_auth: Option<AuthCapabilities> = None;
                 let mut f_elicitation: Option<Option<ElicitationCapabilities>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -8898,7 +8897,7 @@ impl<'de> Deserialize<'de> for ClientCapabilities {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 5, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -8926,7 +8925,7 @@ pub struct FileSystemCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for FileSystemCapabilities {
@@ -8969,7 +8968,7 @@ impl<'de> Deserialize<'de> for FileSystemCapabilities {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<FileSystemCapabilities, A::Error> {
                 let mut f_read_text_file: Option<bool> = None;
                 let mut f_write_text_file: Option<bool> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -8983,7 +8982,7 @@ impl<'de> Deserialize<'de> for FileSystemCapabilities {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -9011,7 +9010,7 @@ pub struct ClientSessionCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for ClientSessionCapabilities {
@@ -9069,7 +9068,7 @@ impl<'de> Deserialize<'de> for ClientSessionCapabilities {
                 let mut f_compaction: Option<Option<CompactionCapabilities>> = None;
                 let mut f_config_options: Option<Option<SessionConfigOptionsCapabilities>> = None;
                 let mut f_notices: Option<Option<NoticeCapabilities>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -9087,7 +9086,7 @@ impl<'de> Deserialize<'de> for ClientSessionCapabilities {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -9157,7 +9156,7 @@ pub struct SessionConfigOptionsCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for SessionConfigOptionsCapabilities {
@@ -9201,7 +9200,7 @@ impl<'de> Deserialize<'de> for SessionConfigOptionsCapabilities {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionConfigOptionsCapabilities)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionConfigOptionsCapabilities, A::Error> {
                 let mut f_boolean: Option<Option<BooleanConfigOptionCapabilities>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -9211,7 +9210,7 @@ impl<'de> Deserialize<'de> for SessionConfigOptionsCapabilities {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -9231,7 +9230,7 @@ pub struct BooleanConfigOptionCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for BooleanConfigOptionCapabilities {
@@ -9268,13 +9267,13 @@ impl<'de> Deserialize<'de> for BooleanConfigOptionCapabilities {
             type Value = BooleanConfigOptionCapabilities;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (BooleanConfigOptionCapabilities)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<BooleanConfigOptionCapabilities, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -9341,7 +9340,7 @@ pub struct AuthCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for AuthCapabilities {
@@ -9381,7 +9380,7 @@ impl<'de> Deserialize<'de> for AuthCapabilities {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (AuthCapabilities)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AuthCapabilities, A::Error> {
                 let mut f_terminal: Option<bool> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -9391,7 +9390,7 @@ impl<'de> Deserialize<'de> for AuthCapabilities {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -9415,7 +9414,7 @@ pub struct ElicitationCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for ElicitationCapabilities {
@@ -9466,7 +9465,7 @@ impl<'de> Deserialize<'de> for ElicitationCapabilities {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ElicitationCapabilities, A::Error> {
                 let mut f_form: Option<Option<ElicitationFormCapabilities>> = None;
                 let mut f_url: Option<Option<ElicitationUrlCapabilities>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -9480,7 +9479,7 @@ impl<'de> Deserialize<'de> for ElicitationCapabilities {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -9501,7 +9500,7 @@ pub struct ElicitationFormCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for ElicitationFormCapabilities {
@@ -9538,13 +9537,13 @@ impl<'de> Deserialize<'de> for ElicitationFormCapabilities {
             type Value = ElicitationFormCapabilities;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ElicitationFormCapabilities)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ElicitationFormCapabilities, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -9563,7 +9562,7 @@ pub struct ElicitationUrlCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for ElicitationUrlCapabilities {
@@ -9600,13 +9599,13 @@ impl<'de> Deserialize<'de> for ElicitationUrlCapabilities {
             type Value = ElicitationUrlCapabilities;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ElicitationUrlCapabilities)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ElicitationUrlCapabilities, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -9628,7 +9627,7 @@ pub struct AuthenticateRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for AuthenticateRequest {
@@ -9659,7 +9658,7 @@ impl<'de> Deserialize<'de> for AuthenticateRequest {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (AuthenticateRequest)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AuthenticateRequest, A::Error> {
                 let mut f_method_id: Option<AuthMethodId> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -9669,7 +9668,7 @@ impl<'de> Deserialize<'de> for AuthenticateRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -9689,7 +9688,7 @@ pub struct LogoutRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for LogoutRequest {
@@ -9726,13 +9725,13 @@ impl<'de> Deserialize<'de> for LogoutRequest {
             type Value = LogoutRequest;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (LogoutRequest)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<LogoutRequest, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -9757,7 +9756,7 @@ pub struct NewSessionRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for NewSessionRequest {
@@ -9792,7 +9791,7 @@ impl<'de> Deserialize<'de> for NewSessionRequest {
                 let mut f_cwd: Option<String> = None;
                 let mut f_additional_directories: Option<Vec<String>> = None;
                 let mut f_mcp_servers: Option<Vec<McpServer>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -9810,7 +9809,7 @@ impl<'de> Deserialize<'de> for NewSessionRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -9869,7 +9868,6 @@ impl<'de> Deserialize<'de> for McpServer {
             Some("sse") => Self::Sse(de::from_raw::<McpServerSse, D::Error>(raw)?),
             None => Self::Stdio(de::from_raw::<McpServerStdio, D::Error>(raw)?),
             Some(other) => {
-                if let Some(v) = de::try_variant::<McpServerStdio>(raw) { return Ok(Self::Stdio(v)); }
                 de::warn_unknown("McpServer", other);
                 Self::Unknown(RawJson::from_raw(raw))
             }
@@ -9887,7 +9885,7 @@ pub struct HttpHeader {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for HttpHeader {
@@ -9920,7 +9918,7 @@ impl<'de> Deserialize<'de> for HttpHeader {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<HttpHeader, A::Error> {
                 let mut f_name: Option<String> = None;
                 let mut f_value: Option<String> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -9934,7 +9932,7 @@ impl<'de> Deserialize<'de> for HttpHeader {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -9961,7 +9959,7 @@ pub struct McpServerHttp {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for McpServerHttp {
@@ -9996,7 +9994,7 @@ impl<'de> Deserialize<'de> for McpServerHttp {
                 let mut f_name: Option<String> = None;
                 let mut f_url: Option<String> = None;
                 let mut f_headers: Option<Vec<HttpHeader>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -10014,7 +10012,7 @@ impl<'de> Deserialize<'de> for McpServerHttp {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -10042,7 +10040,7 @@ pub struct McpServerSse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for McpServerSse {
@@ -10077,7 +10075,7 @@ impl<'de> Deserialize<'de> for McpServerSse {
                 let mut f_name: Option<String> = None;
                 let mut f_url: Option<String> = None;
                 let mut f_headers: Option<Vec<HttpHeader>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -10095,7 +10093,7 @@ impl<'de> Deserialize<'de> for McpServerSse {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -10125,7 +10123,7 @@ pub struct McpServerStdio {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for McpServerStdio {
@@ -10162,7 +10160,7 @@ impl<'de> Deserialize<'de> for McpServerStdio {
                 let mut f_command: Option<String> = None;
                 let mut f_args: Option<Vec<String>> = None;
                 let mut f_env: Option<Vec<EnvVariable>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -10184,7 +10182,7 @@ impl<'de> Deserialize<'de> for McpServerStdio {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 4, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -10215,7 +10213,7 @@ pub struct LoadSessionRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for LoadSessionRequest {
@@ -10252,7 +10250,7 @@ impl<'de> Deserialize<'de> for LoadSessionRequest {
                 let mut f_cwd: Option<String> = None;
                 let mut f_additional_directories: Option<Vec<String>> = None;
                 let mut f_session_id: Option<SessionId> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -10274,7 +10272,7 @@ impl<'de> Deserialize<'de> for LoadSessionRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 4, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -10301,7 +10299,7 @@ pub struct ListSessionsRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for ListSessionsRequest {
@@ -10352,7 +10350,7 @@ impl<'de> Deserialize<'de> for ListSessionsRequest {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ListSessionsRequest, A::Error> {
                 let mut f_cwd: Option<Option<String>> = None;
                 let mut f_cursor: Option<Option<String>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -10366,7 +10364,7 @@ impl<'de> Deserialize<'de> for ListSessionsRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -10389,7 +10387,7 @@ pub struct DeleteSessionRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for DeleteSessionRequest {
@@ -10420,7 +10418,7 @@ impl<'de> Deserialize<'de> for DeleteSessionRequest {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (DeleteSessionRequest)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<DeleteSessionRequest, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -10430,7 +10428,7 @@ impl<'de> Deserialize<'de> for DeleteSessionRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -10458,7 +10456,7 @@ pub struct ResumeSessionRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for ResumeSessionRequest {
@@ -10495,7 +10493,7 @@ impl<'de> Deserialize<'de> for ResumeSessionRequest {
                 let mut f_cwd: Option<String> = None;
                 let mut f_additional_directories: Option<Vec<String>> = None;
                 let mut f_mcp_servers: Option<Vec<McpServer>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -10517,7 +10515,7 @@ impl<'de> Deserialize<'de> for ResumeSessionRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 4, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -10542,7 +10540,7 @@ pub struct CloseSessionRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for CloseSessionRequest {
@@ -10573,7 +10571,7 @@ impl<'de> Deserialize<'de> for CloseSessionRequest {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (CloseSessionRequest)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CloseSessionRequest, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -10583,7 +10581,7 @@ impl<'de> Deserialize<'de> for CloseSessionRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -10607,7 +10605,7 @@ pub struct SetSessionModeRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for SetSessionModeRequest {
@@ -10640,7 +10638,7 @@ impl<'de> Deserialize<'de> for SetSessionModeRequest {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SetSessionModeRequest, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_mode_id: Option<SessionModeId> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -10654,7 +10652,7 @@ impl<'de> Deserialize<'de> for SetSessionModeRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -10822,7 +10820,7 @@ pub struct SetSessionConfigOptionRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
     /// The variant part of this object.
     pub variant: SetSessionConfigOptionRequestVariant,
 }
@@ -10860,7 +10858,7 @@ impl<'de> Deserialize<'de> for SetSessionConfigOptionRequest {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SetSessionConfigOptionRequest, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_config_id: Option<SessionConfigId> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -10874,7 +10872,7 @@ impl<'de> Deserialize<'de> for SetSessionConfigOptionRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -10902,7 +10900,7 @@ pub struct PromptRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for PromptRequest {
@@ -10935,7 +10933,7 @@ impl<'de> Deserialize<'de> for PromptRequest {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<PromptRequest, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_prompt: Option<Vec<ContentBlock>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -10949,7 +10947,7 @@ impl<'de> Deserialize<'de> for PromptRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -10970,7 +10968,7 @@ pub struct WriteTextFileResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for WriteTextFileResponse {
@@ -11007,13 +11005,13 @@ impl<'de> Deserialize<'de> for WriteTextFileResponse {
             type Value = WriteTextFileResponse;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (WriteTextFileResponse)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<WriteTextFileResponse, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -11034,7 +11032,7 @@ pub struct ReadTextFileResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for ReadTextFileResponse {
@@ -11065,7 +11063,7 @@ impl<'de> Deserialize<'de> for ReadTextFileResponse {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ReadTextFileResponse)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ReadTextFileResponse, A::Error> {
                 let mut f_content: Option<String> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -11075,7 +11073,7 @@ impl<'de> Deserialize<'de> for ReadTextFileResponse {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -11097,7 +11095,7 @@ pub struct RequestPermissionResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for RequestPermissionResponse {
@@ -11128,7 +11126,7 @@ impl<'de> Deserialize<'de> for RequestPermissionResponse {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (RequestPermissionResponse)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RequestPermissionResponse, A::Error> {
                 let mut f_outcome: Option<RequestPermissionOutcome> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -11138,7 +11136,7 @@ impl<'de> Deserialize<'de> for RequestPermissionResponse {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -11207,7 +11205,7 @@ pub struct SelectedPermissionOutcome {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for SelectedPermissionOutcome {
@@ -11238,7 +11236,7 @@ impl<'de> Deserialize<'de> for SelectedPermissionOutcome {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SelectedPermissionOutcome)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SelectedPermissionOutcome, A::Error> {
                 let mut f_option_id: Option<PermissionOptionId> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -11248,7 +11246,7 @@ impl<'de> Deserialize<'de> for SelectedPermissionOutcome {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -11270,7 +11268,7 @@ pub struct CreateTerminalResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for CreateTerminalResponse {
@@ -11301,7 +11299,7 @@ impl<'de> Deserialize<'de> for CreateTerminalResponse {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (CreateTerminalResponse)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CreateTerminalResponse, A::Error> {
                 let mut f_terminal_id: Option<TerminalId> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -11311,7 +11309,7 @@ impl<'de> Deserialize<'de> for CreateTerminalResponse {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -11337,7 +11335,7 @@ pub struct TerminalOutputResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for TerminalOutputResponse {
@@ -11376,7 +11374,7 @@ impl<'de> Deserialize<'de> for TerminalOutputResponse {
                 let mut f_output: Option<String> = None;
                 let mut f_truncated: Option<bool> = None;
                 let mut f_exit_status: Option<Option<TerminalExitStatus>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -11394,7 +11392,7 @@ impl<'de> Deserialize<'de> for TerminalOutputResponse {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -11420,7 +11418,7 @@ pub struct TerminalExitStatus {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for TerminalExitStatus {
@@ -11471,7 +11469,7 @@ impl<'de> Deserialize<'de> for TerminalExitStatus {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TerminalExitStatus, A::Error> {
                 let mut f_exit_code: Option<Option<u32>> = None;
                 let mut f_signal: Option<Option<String>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -11485,7 +11483,7 @@ impl<'de> Deserialize<'de> for TerminalExitStatus {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -11506,7 +11504,7 @@ pub struct ReleaseTerminalResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for ReleaseTerminalResponse {
@@ -11543,13 +11541,13 @@ impl<'de> Deserialize<'de> for ReleaseTerminalResponse {
             type Value = ReleaseTerminalResponse;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ReleaseTerminalResponse)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ReleaseTerminalResponse, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -11572,7 +11570,7 @@ pub struct WaitForTerminalExitResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for WaitForTerminalExitResponse {
@@ -11623,7 +11621,7 @@ impl<'de> Deserialize<'de> for WaitForTerminalExitResponse {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<WaitForTerminalExitResponse, A::Error> {
                 let mut f_exit_code: Option<Option<u32>> = None;
                 let mut f_signal: Option<Option<String>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -11637,7 +11635,7 @@ impl<'de> Deserialize<'de> for WaitForTerminalExitResponse {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -11658,7 +11656,7 @@ pub struct KillTerminalResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for KillTerminalResponse {
@@ -11695,13 +11693,13 @@ impl<'de> Deserialize<'de> for KillTerminalResponse {
             type Value = KillTerminalResponse;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (KillTerminalResponse)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<KillTerminalResponse, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -11770,7 +11768,7 @@ pub struct CreateElicitationResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
     /// The variant part of this object.
     pub variant: CreateElicitationResponseVariant,
 }
@@ -11804,13 +11802,13 @@ impl<'de> Deserialize<'de> for CreateElicitationResponse {
             type Value = CreateElicitationResponse;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (CreateElicitationResponse)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CreateElicitationResponse, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -11933,7 +11931,7 @@ pub struct CancelNotification {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for CancelNotification {
@@ -11964,7 +11962,7 @@ impl<'de> Deserialize<'de> for CancelNotification {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (CancelNotification)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CancelNotification, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -11974,7 +11972,7 @@ impl<'de> Deserialize<'de> for CancelNotification {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -11996,7 +11994,7 @@ pub struct CancelRequestNotification {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for CancelRequestNotification {
@@ -12027,7 +12025,7 @@ impl<'de> Deserialize<'de> for CancelRequestNotification {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (CancelRequestNotification)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CancelRequestNotification, A::Error> {
                 let mut f_request_id: Option<crate::RequestId> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -12037,7 +12035,7 @@ impl<'de> Deserialize<'de> for CancelRequestNotification {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -12418,6 +12416,13 @@ impl ClientRequest {
     }
 }
 
+impl crate::Payload for ClientRequest {
+    fn decode(method: &str, payload: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> { Self::decode(method, payload) }
+    fn method(&self) -> &str { Self::method(self) }
+    fn type_name(&self) -> Option<&'static str> { Self::type_name(self) }
+    fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> { Self::encode_payload(self, buf) }
+}
+
 /// A notification sent by the client, handled by the agent.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ClientNotification {
@@ -12469,9 +12474,16 @@ impl ClientNotification {
     }
 }
 
-/// A result sent by the client, for a request it handled.
+impl crate::Payload for ClientNotification {
+    fn decode(method: &str, payload: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> { Self::decode(method, payload) }
+    fn method(&self) -> &str { Self::method(self) }
+    fn type_name(&self) -> Option<&'static str> { Self::type_name(self) }
+    fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> { Self::encode_payload(self, buf) }
+}
+
+/// A result sent by the agent, for a request it handled.
 #[derive(Debug, Clone, PartialEq)]
-pub enum ClientResponse {
+pub enum AgentResponse {
     /// `authenticate`
     Authenticate(AuthenticateResponse),
     /// `initialize`
@@ -12500,7 +12512,7 @@ pub enum ClientResponse {
     Ext(crate::ExtMessage),
 }
 
-impl ClientResponse {
+impl AgentResponse {
     /// The wire method name.
     pub fn method(&self) -> &str {
         match self {
@@ -12578,6 +12590,13 @@ impl ClientResponse {
             Self::Ext(e) => { buf.extend_from_slice(e.payload_text().as_bytes()); Ok(()) }
         }
     }
+}
+
+impl crate::Payload for AgentResponse {
+    fn decode(method: &str, payload: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> { Self::decode(method, payload) }
+    fn method(&self) -> &str { Self::method(self) }
+    fn type_name(&self) -> Option<&'static str> { Self::type_name(self) }
+    fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> { Self::encode_payload(self, buf) }
 }
 
 /// A request sent by the agent, handled by the client.
@@ -12673,6 +12692,13 @@ impl AgentRequest {
     }
 }
 
+impl crate::Payload for AgentRequest {
+    fn decode(method: &str, payload: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> { Self::decode(method, payload) }
+    fn method(&self) -> &str { Self::method(self) }
+    fn type_name(&self) -> Option<&'static str> { Self::type_name(self) }
+    fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> { Self::encode_payload(self, buf) }
+}
+
 /// A notification sent by the agent, handled by the client.
 #[derive(Debug, Clone, PartialEq)]
 pub enum AgentNotification {
@@ -12730,9 +12756,16 @@ impl AgentNotification {
     }
 }
 
-/// A result sent by the agent, for a request it handled.
+impl crate::Payload for AgentNotification {
+    fn decode(method: &str, payload: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> { Self::decode(method, payload) }
+    fn method(&self) -> &str { Self::method(self) }
+    fn type_name(&self) -> Option<&'static str> { Self::type_name(self) }
+    fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> { Self::encode_payload(self, buf) }
+}
+
+/// A result sent by the client, for a request it handled.
 #[derive(Debug, Clone, PartialEq)]
-pub enum AgentResponse {
+pub enum ClientResponse {
     /// `elicitation/create`
     ElicitationCreate(CreateElicitationResponse),
     /// `fs/read_text_file`
@@ -12755,7 +12788,7 @@ pub enum AgentResponse {
     Ext(crate::ExtMessage),
 }
 
-impl AgentResponse {
+impl ClientResponse {
     /// The wire method name.
     pub fn method(&self) -> &str {
         match self {
@@ -12821,5 +12854,12 @@ impl AgentResponse {
             Self::Ext(e) => { buf.extend_from_slice(e.payload_text().as_bytes()); Ok(()) }
         }
     }
+}
+
+impl crate::Payload for ClientResponse {
+    fn decode(method: &str, payload: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> { Self::decode(method, payload) }
+    fn method(&self) -> &str { Self::method(self) }
+    fn type_name(&self) -> Option<&'static str> { Self::type_name(self) }
+    fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> { Self::encode_payload(self, buf) }
 }
 

@@ -3,7 +3,7 @@
 //! ACP v1 (unstable) types, codecs and method table, generated from the pinned schema.
 #![allow(clippy::all, clippy::pedantic, missing_docs, unreachable_pub, rustdoc::all, unused_mut, unused_variables)]
 
-use agentproto_codec::{de, Decoded, MaybeUndefined, RawJson, SerializeFields};
+use agentproto_codec::{de, Decoded, MaybeUndefined, RawJson, RawObject, SerializeFields};
 use agentproto_codec::de::OrderedMap;
 use serde::de::{Deserialize, Deserializer, Error as _, MapAccess, Visitor};
 use serde::ser::{Serialize, SerializeMap, Serializer};
@@ -25,7 +25,7 @@ pub struct WriteTextFileRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for WriteTextFileRequest {
@@ -60,7 +60,7 @@ impl<'de> Deserialize<'de> for WriteTextFileRequest {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_path: Option<String> = None;
                 let mut f_content: Option<String> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -78,7 +78,7 @@ impl<'de> Deserialize<'de> for WriteTextFileRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -118,7 +118,7 @@ pub struct ReadTextFileRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for ReadTextFileRequest {
@@ -163,7 +163,7 @@ impl<'de> Deserialize<'de> for ReadTextFileRequest {
                 let mut f_path: Option<String> = None;
                 let mut f_line: Option<Option<u32>> = None;
                 let mut f_limit: Option<Option<u32>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -185,7 +185,7 @@ impl<'de> Deserialize<'de> for ReadTextFileRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 4, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -214,7 +214,7 @@ pub struct RequestPermissionRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for RequestPermissionRequest {
@@ -249,7 +249,7 @@ impl<'de> Deserialize<'de> for RequestPermissionRequest {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_tool_call: Option<ToolCallUpdate> = None;
                 let mut f_options: Option<Vec<PermissionOption>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -267,7 +267,7 @@ impl<'de> Deserialize<'de> for RequestPermissionRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -307,7 +307,7 @@ pub struct ToolCallUpdate {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for ToolCallUpdate {
@@ -378,7 +378,7 @@ impl<'de> Deserialize<'de> for ToolCallUpdate {
                 let mut f_locations: Option<Option<Vec<ToolCallLocation>>> = None;
                 let mut f_raw_input: Option<RawJson> = None;
                 let mut f_raw_output: Option<RawJson> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -422,7 +422,7 @@ impl<'de> Deserialize<'de> for ToolCallUpdate {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 9, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -703,7 +703,7 @@ pub struct Annotations {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for Annotations {
@@ -761,7 +761,7 @@ impl<'de> Deserialize<'de> for Annotations {
                 let mut f_audience: Option<Option<Vec<Role>>> = None;
                 let mut f_last_modified: Option<Option<String>> = None;
                 let mut f_priority: Option<Option<f64>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -780,7 +780,7 @@ impl<'de> Deserialize<'de> for Annotations {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -844,7 +844,7 @@ pub struct TextContent {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for TextContent {
@@ -881,7 +881,7 @@ impl<'de> Deserialize<'de> for TextContent {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TextContent, A::Error> {
                 let mut f_annotations: Option<Option<Annotations>> = None;
                 let mut f_text: Option<String> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -895,7 +895,7 @@ impl<'de> Deserialize<'de> for TextContent {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -924,7 +924,7 @@ pub struct ImageContent {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for ImageContent {
@@ -969,7 +969,7 @@ impl<'de> Deserialize<'de> for ImageContent {
                 let mut f_data: Option<String> = None;
                 let mut f_mime_type: Option<String> = None;
                 let mut f_uri: Option<Option<String>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -991,7 +991,7 @@ impl<'de> Deserialize<'de> for ImageContent {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 4, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -1020,7 +1020,7 @@ pub struct AudioContent {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for AudioContent {
@@ -1059,7 +1059,7 @@ impl<'de> Deserialize<'de> for AudioContent {
                 let mut f_annotations: Option<Option<Annotations>> = None;
                 let mut f_data: Option<String> = None;
                 let mut f_mime_type: Option<String> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -1077,7 +1077,7 @@ impl<'de> Deserialize<'de> for AudioContent {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -1113,7 +1113,7 @@ pub struct ResourceLink {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for ResourceLink {
@@ -1176,7 +1176,7 @@ impl<'de> Deserialize<'de> for ResourceLink {
                 let mut f_size: Option<Option<i64>> = None;
                 let mut f_title: Option<Option<String>> = None;
                 let mut f_uri: Option<String> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -1210,7 +1210,7 @@ impl<'de> Deserialize<'de> for ResourceLink {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 7, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -1278,7 +1278,7 @@ pub struct TextResourceContents {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for TextResourceContents {
@@ -1317,7 +1317,7 @@ impl<'de> Deserialize<'de> for TextResourceContents {
                 let mut f_mime_type: Option<Option<String>> = None;
                 let mut f_text: Option<String> = None;
                 let mut f_uri: Option<String> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -1335,7 +1335,7 @@ impl<'de> Deserialize<'de> for TextResourceContents {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -1363,7 +1363,7 @@ pub struct BlobResourceContents {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for BlobResourceContents {
@@ -1402,7 +1402,7 @@ impl<'de> Deserialize<'de> for BlobResourceContents {
                 let mut f_blob: Option<String> = None;
                 let mut f_mime_type: Option<Option<String>> = None;
                 let mut f_uri: Option<String> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -1420,7 +1420,7 @@ impl<'de> Deserialize<'de> for BlobResourceContents {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -1446,7 +1446,7 @@ pub struct EmbeddedResource {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for EmbeddedResource {
@@ -1483,7 +1483,7 @@ impl<'de> Deserialize<'de> for EmbeddedResource {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<EmbeddedResource, A::Error> {
                 let mut f_annotations: Option<Option<Annotations>> = None;
                 let mut f_resource: Option<EmbeddedResourceResource> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -1497,7 +1497,7 @@ impl<'de> Deserialize<'de> for EmbeddedResource {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -1520,7 +1520,7 @@ pub struct Content {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for Content {
@@ -1551,7 +1551,7 @@ impl<'de> Deserialize<'de> for Content {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (Content)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Content, A::Error> {
                 let mut f_content: Option<ContentBlock> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -1561,7 +1561,7 @@ impl<'de> Deserialize<'de> for Content {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -1587,7 +1587,7 @@ pub struct Diff {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for Diff {
@@ -1626,7 +1626,7 @@ impl<'de> Deserialize<'de> for Diff {
                 let mut f_path: Option<String> = None;
                 let mut f_old_text: Option<Option<String>> = None;
                 let mut f_new_text: Option<String> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -1644,7 +1644,7 @@ impl<'de> Deserialize<'de> for Diff {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -1678,7 +1678,7 @@ pub struct Terminal {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for Terminal {
@@ -1709,7 +1709,7 @@ impl<'de> Deserialize<'de> for Terminal {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (Terminal)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Terminal, A::Error> {
                 let mut f_terminal_id: Option<TerminalId> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -1719,7 +1719,7 @@ impl<'de> Deserialize<'de> for Terminal {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -1743,7 +1743,7 @@ pub struct ToolCallLocation {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for ToolCallLocation {
@@ -1780,7 +1780,7 @@ impl<'de> Deserialize<'de> for ToolCallLocation {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ToolCallLocation, A::Error> {
                 let mut f_path: Option<String> = None;
                 let mut f_line: Option<Option<u32>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -1794,7 +1794,7 @@ impl<'de> Deserialize<'de> for ToolCallLocation {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -1821,7 +1821,7 @@ pub struct PermissionOption {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for PermissionOption {
@@ -1856,7 +1856,7 @@ impl<'de> Deserialize<'de> for PermissionOption {
                 let mut f_option_id: Option<PermissionOptionId> = None;
                 let mut f_name: Option<String> = None;
                 let mut f_kind: Option<PermissionOptionKind> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -1874,7 +1874,7 @@ impl<'de> Deserialize<'de> for PermissionOption {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -1966,7 +1966,7 @@ pub struct CreateTerminalRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for CreateTerminalRequest {
@@ -2015,7 +2015,7 @@ impl<'de> Deserialize<'de> for CreateTerminalRequest {
                 let mut f_env: Option<Vec<EnvVariable>> = None;
                 let mut f_cwd: Option<Option<String>> = None;
                 let mut f_output_byte_limit: Option<Option<u64>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -2045,7 +2045,7 @@ impl<'de> Deserialize<'de> for CreateTerminalRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 6, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -2074,7 +2074,7 @@ pub struct EnvVariable {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for EnvVariable {
@@ -2107,7 +2107,7 @@ impl<'de> Deserialize<'de> for EnvVariable {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<EnvVariable, A::Error> {
                 let mut f_name: Option<String> = None;
                 let mut f_value: Option<String> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -2121,7 +2121,7 @@ impl<'de> Deserialize<'de> for EnvVariable {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -2146,7 +2146,7 @@ pub struct TerminalOutputRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for TerminalOutputRequest {
@@ -2179,7 +2179,7 @@ impl<'de> Deserialize<'de> for TerminalOutputRequest {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TerminalOutputRequest, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_terminal_id: Option<TerminalId> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -2193,7 +2193,7 @@ impl<'de> Deserialize<'de> for TerminalOutputRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -2218,7 +2218,7 @@ pub struct ReleaseTerminalRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for ReleaseTerminalRequest {
@@ -2251,7 +2251,7 @@ impl<'de> Deserialize<'de> for ReleaseTerminalRequest {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ReleaseTerminalRequest, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_terminal_id: Option<TerminalId> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -2265,7 +2265,7 @@ impl<'de> Deserialize<'de> for ReleaseTerminalRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -2290,7 +2290,7 @@ pub struct WaitForTerminalExitRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for WaitForTerminalExitRequest {
@@ -2323,7 +2323,7 @@ impl<'de> Deserialize<'de> for WaitForTerminalExitRequest {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<WaitForTerminalExitRequest, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_terminal_id: Option<TerminalId> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -2337,7 +2337,7 @@ impl<'de> Deserialize<'de> for WaitForTerminalExitRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -2362,7 +2362,7 @@ pub struct KillTerminalRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for KillTerminalRequest {
@@ -2395,7 +2395,7 @@ impl<'de> Deserialize<'de> for KillTerminalRequest {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<KillTerminalRequest, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_terminal_id: Option<TerminalId> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -2409,7 +2409,7 @@ impl<'de> Deserialize<'de> for KillTerminalRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -2478,7 +2478,7 @@ pub struct CreateElicitationRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
     /// The variant part of this object.
     pub variant: CreateElicitationRequestVariant,
 }
@@ -2514,7 +2514,7 @@ impl<'de> Deserialize<'de> for CreateElicitationRequest {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (CreateElicitationRequest)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CreateElicitationRequest, A::Error> {
                 let mut f_message: Option<String> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -2524,7 +2524,7 @@ impl<'de> Deserialize<'de> for CreateElicitationRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -2667,7 +2667,7 @@ pub struct ElicitationSchema {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for ElicitationSchema {
@@ -2731,7 +2731,7 @@ impl<'de> Deserialize<'de> for ElicitationSchema {
                 let mut f_properties: Option<OrderedMap<ElicitationPropertySchema>> = None;
                 let mut f_required: Option<Option<Vec<String>>> = None;
                 let mut f_description: Option<Option<String>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -2757,7 +2757,7 @@ impl<'de> Deserialize<'de> for ElicitationSchema {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 5, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -2926,7 +2926,7 @@ pub struct EnumOption {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for EnumOption {
@@ -2965,7 +2965,7 @@ impl<'de> Deserialize<'de> for EnumOption {
                 let mut f_const: Option<String> = None;
                 let mut f_title: Option<String> = None;
                 let mut f_description: Option<Option<String>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -2983,7 +2983,7 @@ impl<'de> Deserialize<'de> for EnumOption {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -3027,7 +3027,7 @@ pub struct StringPropertySchema {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for StringPropertySchema {
@@ -3127,7 +3127,7 @@ impl<'de> Deserialize<'de> for StringPropertySchema {
                 let mut f_default: Option<Option<String>> = None;
                 let mut f_enum: Option<Option<Vec<String>>> = None;
                 let mut f_one_of: Option<Option<Vec<EnumOption>>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -3169,7 +3169,7 @@ impl<'de> Deserialize<'de> for StringPropertySchema {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 9, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -3207,7 +3207,7 @@ pub struct NumberPropertySchema {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for NumberPropertySchema {
@@ -3279,7 +3279,7 @@ impl<'de> Deserialize<'de> for NumberPropertySchema {
                 let mut f_minimum: Option<Option<f64>> = None;
                 let mut f_maximum: Option<Option<f64>> = None;
                 let mut f_default: Option<Option<f64>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -3305,7 +3305,7 @@ impl<'de> Deserialize<'de> for NumberPropertySchema {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 5, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -3339,7 +3339,7 @@ pub struct IntegerPropertySchema {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for IntegerPropertySchema {
@@ -3411,7 +3411,7 @@ impl<'de> Deserialize<'de> for IntegerPropertySchema {
                 let mut f_minimum: Option<Option<i64>> = None;
                 let mut f_maximum: Option<Option<i64>> = None;
                 let mut f_default: Option<Option<i64>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -3437,7 +3437,7 @@ impl<'de> Deserialize<'de> for IntegerPropertySchema {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 5, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -3467,7 +3467,7 @@ pub struct BooleanPropertySchema {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for BooleanPropertySchema {
@@ -3525,7 +3525,7 @@ impl<'de> Deserialize<'de> for BooleanPropertySchema {
                 let mut f_title: Option<Option<String>> = None;
                 let mut f_description: Option<Option<String>> = None;
                 let mut f_default: Option<Option<bool>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -3543,7 +3543,7 @@ impl<'de> Deserialize<'de> for BooleanPropertySchema {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -3598,7 +3598,6 @@ impl<'de> Deserialize<'de> for MultiSelectItems {
             Some("string") => Self::String(de::from_raw::<StringMultiSelectItems, D::Error>(raw)?),
             None => Self::Titled(de::from_raw::<TitledMultiSelectItems, D::Error>(raw)?),
             Some(other) => {
-                if let Some(v) = de::try_variant::<TitledMultiSelectItems>(raw) { return Ok(Self::Titled(v)); }
                 Self::Unknown(RawJson::from_raw(raw))
             }
         })
@@ -3613,7 +3612,7 @@ pub struct StringMultiSelectItems {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for StringMultiSelectItems {
@@ -3644,7 +3643,7 @@ impl<'de> Deserialize<'de> for StringMultiSelectItems {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (StringMultiSelectItems)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<StringMultiSelectItems, A::Error> {
                 let mut f_enum: Option<Vec<String>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -3654,7 +3653,7 @@ impl<'de> Deserialize<'de> for StringMultiSelectItems {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -3676,7 +3675,7 @@ pub struct TitledMultiSelectItems {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for TitledMultiSelectItems {
@@ -3707,7 +3706,7 @@ impl<'de> Deserialize<'de> for TitledMultiSelectItems {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (TitledMultiSelectItems)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TitledMultiSelectItems, A::Error> {
                 let mut f_any_of: Option<Vec<EnumOption>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -3717,7 +3716,7 @@ impl<'de> Deserialize<'de> for TitledMultiSelectItems {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -3749,7 +3748,7 @@ pub struct MultiSelectPropertySchema {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for MultiSelectPropertySchema {
@@ -3810,7 +3809,7 @@ impl<'de> Deserialize<'de> for MultiSelectPropertySchema {
                 let mut f_max_items: Option<Option<u64>> = None;
                 let mut f_items: Option<MultiSelectItems> = None;
                 let mut f_default: Option<Option<Vec<String>>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -3841,7 +3840,7 @@ impl<'de> Deserialize<'de> for MultiSelectPropertySchema {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 6, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -4075,11 +4074,11 @@ pub struct MessageMcpRequest {
     /// The inner MCP method name.
     pub method: String,
     /// Optional inner MCP params.
-    pub params: MaybeUndefined<RawJson>,
+    pub params: MaybeUndefined<RawObject>,
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for MessageMcpRequest {
@@ -4119,8 +4118,8 @@ impl<'de> Deserialize<'de> for MessageMcpRequest {
                 let mut f_server_id: Option<McpServerAcpId> = None;
                 let mut f_request_id: Option<McpRequestId> = None;
                 let mut f_method: Option<String> = None;
-                let mut f_params: Option<Option<RawJson>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_params: Option<Option<RawObject>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -4138,11 +4137,11 @@ impl<'de> Deserialize<'de> for MessageMcpRequest {
                         }
                         "params" => {
                             de::seen::<A::Error>(&mut seen, 3, "params")?;
-                            f_params = Some(de::field::<A, Option<RawJson>>(&mut map, "params")?);
+                            f_params = Some(de::field::<A, Option<RawObject>>(&mut map, "params")?);
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 4, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -4199,7 +4198,7 @@ pub struct InitializeResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for InitializeResponse {
@@ -4240,7 +4239,7 @@ impl<'de> Deserialize<'de> for InitializeResponse {
                 let mut f_agent_capabilities: Option<AgentCapabilities> = None;
                 let mut f_auth_methods: Option<Vec<AuthMethod>> = None;
                 let mut f_agent_info: Option<Option<Implementation>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -4263,7 +4262,7 @@ impl<'de> Deserialize<'de> for InitializeResponse {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 4, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -4301,7 +4300,7 @@ pub struct AgentCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for AgentCapabilities {
@@ -4360,7 +4359,7 @@ impl<'de> Deserialize<'de> for AgentCapabilities {
                 let mut f_session_capabilities: Option<SessionCapabilities> = None;
                 let mut f_auth: Option<AgentAuthCapabilities> = None;
                 let mut f_providers: Option<Option<ProvidersCapabilities>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -4390,7 +4389,7 @@ impl<'de> Deserialize<'de> for AgentCapabilities {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 6, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -4421,7 +4420,7 @@ pub struct PromptCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for PromptCapabilities {
@@ -4467,7 +4466,7 @@ impl<'de> Deserialize<'de> for PromptCapabilities {
                 let mut f_image: Option<bool> = None;
                 let mut f_audio: Option<bool> = None;
                 let mut f_embedded_context: Option<bool> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -4485,7 +4484,7 @@ impl<'de> Deserialize<'de> for PromptCapabilities {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -4513,7 +4512,7 @@ pub struct McpCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for McpCapabilities {
@@ -4559,7 +4558,7 @@ impl<'de> Deserialize<'de> for McpCapabilities {
                 let mut f_http: Option<bool> = None;
                 let mut f_sse: Option<bool> = None;
                 let mut f_acp: Option<bool> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -4577,7 +4576,7 @@ impl<'de> Deserialize<'de> for McpCapabilities {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -4619,7 +4618,7 @@ pub struct SessionCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for SessionCapabilities {
@@ -4726,7 +4725,7 @@ impl<'de> Deserialize<'de> for SessionCapabilities {
                 let mut f_title: Option<Option<SessionTitleCapabilities>> = None;
                 let mut f_resume: Option<Option<SessionResumeCapabilities>> = None;
                 let mut f_close: Option<Option<SessionCloseCapabilities>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -4772,7 +4771,7 @@ impl<'de> Deserialize<'de> for SessionCapabilities {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 10, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -4801,7 +4800,7 @@ pub struct SessionListCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for SessionListCapabilities {
@@ -4838,13 +4837,13 @@ impl<'de> Deserialize<'de> for SessionListCapabilities {
             type Value = SessionListCapabilities;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionListCapabilities)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionListCapabilities, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -4863,7 +4862,7 @@ pub struct SessionDeleteCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for SessionDeleteCapabilities {
@@ -4900,13 +4899,13 @@ impl<'de> Deserialize<'de> for SessionDeleteCapabilities {
             type Value = SessionDeleteCapabilities;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionDeleteCapabilities)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionDeleteCapabilities, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -4925,7 +4924,7 @@ pub struct SessionAdditionalDirectoriesCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for SessionAdditionalDirectoriesCapabilities {
@@ -4962,13 +4961,13 @@ impl<'de> Deserialize<'de> for SessionAdditionalDirectoriesCapabilities {
             type Value = SessionAdditionalDirectoriesCapabilities;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionAdditionalDirectoriesCapabilities)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionAdditionalDirectoriesCapabilities, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -4989,7 +4988,7 @@ pub struct SessionSystemPromptCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for SessionSystemPromptCapabilities {
@@ -5033,7 +5032,7 @@ impl<'de> Deserialize<'de> for SessionSystemPromptCapabilities {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionSystemPromptCapabilities)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionSystemPromptCapabilities, A::Error> {
                 let mut f_mode: Option<Option<SessionSystemPromptModeCapabilities>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -5043,7 +5042,7 @@ impl<'de> Deserialize<'de> for SessionSystemPromptCapabilities {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -5065,7 +5064,7 @@ pub struct SessionSystemPromptModeCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for SessionSystemPromptModeCapabilities {
@@ -5109,7 +5108,7 @@ impl<'de> Deserialize<'de> for SessionSystemPromptModeCapabilities {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionSystemPromptModeCapabilities)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionSystemPromptModeCapabilities, A::Error> {
                 let mut f_override: Option<Option<SessionSystemPromptOverrideCapabilities>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -5119,7 +5118,7 @@ impl<'de> Deserialize<'de> for SessionSystemPromptModeCapabilities {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -5139,7 +5138,7 @@ pub struct SessionSystemPromptOverrideCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for SessionSystemPromptOverrideCapabilities {
@@ -5176,13 +5175,13 @@ impl<'de> Deserialize<'de> for SessionSystemPromptOverrideCapabilities {
             type Value = SessionSystemPromptOverrideCapabilities;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionSystemPromptOverrideCapabilities)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionSystemPromptOverrideCapabilities, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -5201,7 +5200,7 @@ pub struct SessionForkCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for SessionForkCapabilities {
@@ -5238,13 +5237,13 @@ impl<'de> Deserialize<'de> for SessionForkCapabilities {
             type Value = SessionForkCapabilities;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionForkCapabilities)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionForkCapabilities, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -5263,7 +5262,7 @@ pub struct SessionArchiveCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for SessionArchiveCapabilities {
@@ -5300,13 +5299,13 @@ impl<'de> Deserialize<'de> for SessionArchiveCapabilities {
             type Value = SessionArchiveCapabilities;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionArchiveCapabilities)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionArchiveCapabilities, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -5325,7 +5324,7 @@ pub struct SessionStatusCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for SessionStatusCapabilities {
@@ -5362,13 +5361,13 @@ impl<'de> Deserialize<'de> for SessionStatusCapabilities {
             type Value = SessionStatusCapabilities;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionStatusCapabilities)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionStatusCapabilities, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -5387,7 +5386,7 @@ pub struct SessionTitleCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for SessionTitleCapabilities {
@@ -5424,13 +5423,13 @@ impl<'de> Deserialize<'de> for SessionTitleCapabilities {
             type Value = SessionTitleCapabilities;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionTitleCapabilities)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionTitleCapabilities, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -5449,7 +5448,7 @@ pub struct SessionResumeCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for SessionResumeCapabilities {
@@ -5486,13 +5485,13 @@ impl<'de> Deserialize<'de> for SessionResumeCapabilities {
             type Value = SessionResumeCapabilities;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionResumeCapabilities)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionResumeCapabilities, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -5511,7 +5510,7 @@ pub struct SessionCloseCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for SessionCloseCapabilities {
@@ -5548,13 +5547,13 @@ impl<'de> Deserialize<'de> for SessionCloseCapabilities {
             type Value = SessionCloseCapabilities;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionCloseCapabilities)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionCloseCapabilities, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -5577,7 +5576,7 @@ pub struct AgentAuthCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for AgentAuthCapabilities {
@@ -5628,7 +5627,7 @@ impl<'de> Deserialize<'de> for AgentAuthCapabilities {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AgentAuthCapabilities, A::Error> {
                 let mut f_status: Option<Option<AuthStatusCapabilities>> = None;
                 let mut f_logout: Option<Option<LogoutCapabilities>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -5642,7 +5641,7 @@ impl<'de> Deserialize<'de> for AgentAuthCapabilities {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -5663,7 +5662,7 @@ pub struct AuthStatusCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for AuthStatusCapabilities {
@@ -5700,13 +5699,13 @@ impl<'de> Deserialize<'de> for AuthStatusCapabilities {
             type Value = AuthStatusCapabilities;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (AuthStatusCapabilities)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AuthStatusCapabilities, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -5725,7 +5724,7 @@ pub struct LogoutCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for LogoutCapabilities {
@@ -5762,13 +5761,13 @@ impl<'de> Deserialize<'de> for LogoutCapabilities {
             type Value = LogoutCapabilities;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (LogoutCapabilities)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<LogoutCapabilities, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -5787,7 +5786,7 @@ pub struct ProvidersCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for ProvidersCapabilities {
@@ -5824,13 +5823,13 @@ impl<'de> Deserialize<'de> for ProvidersCapabilities {
             type Value = ProvidersCapabilities;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ProvidersCapabilities)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ProvidersCapabilities, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -5883,7 +5882,6 @@ impl<'de> Deserialize<'de> for AuthMethod {
             Some("terminal") => Self::Terminal(de::from_raw::<AuthMethodTerminal, D::Error>(raw)?),
             None => Self::Agent(de::from_raw::<AuthMethodAgent, D::Error>(raw)?),
             Some(other) => {
-                if let Some(v) = de::try_variant::<AuthMethodAgent>(raw) { return Ok(Self::Agent(v)); }
                 de::warn_unknown("AuthMethod", other);
                 Self::Unknown(RawJson::from_raw(raw))
             }
@@ -5918,7 +5916,7 @@ pub struct AuthMethodTerminal {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for AuthMethodTerminal {
@@ -5961,7 +5959,7 @@ impl<'de> Deserialize<'de> for AuthMethodTerminal {
                 let mut f_description: Option<Option<String>> = None;
                 let mut f_args: Option<Vec<String>> = None;
                 let mut f_env: Option<OrderedMap<String>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -5987,7 +5985,7 @@ impl<'de> Deserialize<'de> for AuthMethodTerminal {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 5, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -6017,7 +6015,7 @@ pub struct AuthMethodAgent {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for AuthMethodAgent {
@@ -6056,7 +6054,7 @@ impl<'de> Deserialize<'de> for AuthMethodAgent {
                 let mut f_id: Option<AuthMethodId> = None;
                 let mut f_name: Option<String> = None;
                 let mut f_description: Option<Option<String>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -6074,7 +6072,7 @@ impl<'de> Deserialize<'de> for AuthMethodAgent {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -6107,7 +6105,7 @@ pub struct Implementation {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for Implementation {
@@ -6146,7 +6144,7 @@ impl<'de> Deserialize<'de> for Implementation {
                 let mut f_name: Option<String> = None;
                 let mut f_title: Option<Option<String>> = None;
                 let mut f_version: Option<String> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -6164,7 +6162,7 @@ impl<'de> Deserialize<'de> for Implementation {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -6186,7 +6184,7 @@ pub struct AuthenticateResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for AuthenticateResponse {
@@ -6223,13 +6221,13 @@ impl<'de> Deserialize<'de> for AuthenticateResponse {
             type Value = AuthenticateResponse;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (AuthenticateResponse)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AuthenticateResponse, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -6250,7 +6248,7 @@ pub struct ListProvidersResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for ListProvidersResponse {
@@ -6281,7 +6279,7 @@ impl<'de> Deserialize<'de> for ListProvidersResponse {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ListProvidersResponse)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ListProvidersResponse, A::Error> {
                 let mut f_providers: Option<Vec<ProviderInfo>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -6291,7 +6289,7 @@ impl<'de> Deserialize<'de> for ListProvidersResponse {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -6321,7 +6319,7 @@ pub struct ProviderInfo {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for ProviderInfo {
@@ -6362,7 +6360,7 @@ impl<'de> Deserialize<'de> for ProviderInfo {
                 let mut f_supported: Option<Vec<LlmProtocol>> = None;
                 let mut f_required: Option<bool> = None;
                 let mut f_current: Option<Option<ProviderCurrentConfig>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -6385,7 +6383,7 @@ impl<'de> Deserialize<'de> for ProviderInfo {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 4, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -6478,7 +6476,7 @@ pub struct ProviderCurrentConfig {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for ProviderCurrentConfig {
@@ -6511,7 +6509,7 @@ impl<'de> Deserialize<'de> for ProviderCurrentConfig {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ProviderCurrentConfig, A::Error> {
                 let mut f_api_type: Option<LlmProtocol> = None;
                 let mut f_base_url: Option<String> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -6525,7 +6523,7 @@ impl<'de> Deserialize<'de> for ProviderCurrentConfig {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -6546,7 +6544,7 @@ pub struct SetProviderResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for SetProviderResponse {
@@ -6583,13 +6581,13 @@ impl<'de> Deserialize<'de> for SetProviderResponse {
             type Value = SetProviderResponse;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SetProviderResponse)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SetProviderResponse, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -6608,7 +6606,7 @@ pub struct DisableProviderResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for DisableProviderResponse {
@@ -6645,13 +6643,13 @@ impl<'de> Deserialize<'de> for DisableProviderResponse {
             type Value = DisableProviderResponse;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (DisableProviderResponse)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<DisableProviderResponse, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -6670,7 +6668,7 @@ pub struct LogoutResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for LogoutResponse {
@@ -6707,13 +6705,13 @@ impl<'de> Deserialize<'de> for LogoutResponse {
             type Value = LogoutResponse;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (LogoutResponse)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<LogoutResponse, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -6736,7 +6734,7 @@ pub struct AuthStatusResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for AuthStatusResponse {
@@ -6769,7 +6767,7 @@ impl<'de> Deserialize<'de> for AuthStatusResponse {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AuthStatusResponse, A::Error> {
                 let mut f_state: Option<AuthState> = None;
                 let mut f_accounts: Option<Vec<AuthAccount>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -6784,7 +6782,7 @@ impl<'de> Deserialize<'de> for AuthStatusResponse {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -6868,7 +6866,7 @@ pub struct AuthAccount {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for AuthAccount {
@@ -6923,7 +6921,7 @@ impl<'de> Deserialize<'de> for AuthAccount {
                 let mut f_name: Option<Option<String>> = None;
                 let mut f_email: Option<Option<String>> = None;
                 let mut f_organization: Option<Option<String>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -6949,7 +6947,7 @@ impl<'de> Deserialize<'de> for AuthAccount {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 5, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -6979,7 +6977,7 @@ pub struct NewSessionResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for NewSessionResponse {
@@ -7022,7 +7020,7 @@ impl<'de> Deserialize<'de> for NewSessionResponse {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_modes: Option<Option<SessionModeState>> = None;
                 let mut f_config_options: Option<Option<Vec<SessionConfigOption>>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -7041,7 +7039,7 @@ impl<'de> Deserialize<'de> for NewSessionResponse {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -7067,7 +7065,7 @@ pub struct SessionModeState {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for SessionModeState {
@@ -7100,7 +7098,7 @@ impl<'de> Deserialize<'de> for SessionModeState {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionModeState, A::Error> {
                 let mut f_current_mode_id: Option<SessionModeId> = None;
                 let mut f_available_modes: Option<Vec<SessionMode>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -7115,7 +7113,7 @@ impl<'de> Deserialize<'de> for SessionModeState {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -7152,7 +7150,7 @@ pub struct SessionMode {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for SessionMode {
@@ -7191,7 +7189,7 @@ impl<'de> Deserialize<'de> for SessionMode {
                 let mut f_id: Option<SessionModeId> = None;
                 let mut f_name: Option<String> = None;
                 let mut f_description: Option<Option<String>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -7209,7 +7207,7 @@ impl<'de> Deserialize<'de> for SessionMode {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -7286,7 +7284,7 @@ pub struct SessionConfigOption {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
     /// The variant part of this object.
     pub variant: SessionConfigOptionVariant,
 }
@@ -7336,7 +7334,7 @@ impl<'de> Deserialize<'de> for SessionConfigOption {
                 let mut f_name: Option<String> = None;
                 let mut f_description: Option<Option<String>> = None;
                 let mut f_category: Option<Option<SessionConfigOptionCategory>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -7358,7 +7356,7 @@ impl<'de> Deserialize<'de> for SessionConfigOption {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 4, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -7488,7 +7486,7 @@ pub struct SessionConfigSelectOption {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for SessionConfigSelectOption {
@@ -7527,7 +7525,7 @@ impl<'de> Deserialize<'de> for SessionConfigSelectOption {
                 let mut f_value: Option<SessionConfigValueId> = None;
                 let mut f_name: Option<String> = None;
                 let mut f_description: Option<Option<String>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -7545,7 +7543,7 @@ impl<'de> Deserialize<'de> for SessionConfigSelectOption {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -7573,7 +7571,7 @@ pub struct SessionConfigSelectGroup {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for SessionConfigSelectGroup {
@@ -7608,7 +7606,7 @@ impl<'de> Deserialize<'de> for SessionConfigSelectGroup {
                 let mut f_group: Option<SessionConfigGroupId> = None;
                 let mut f_name: Option<String> = None;
                 let mut f_options: Option<Vec<SessionConfigSelectOption>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -7627,7 +7625,7 @@ impl<'de> Deserialize<'de> for SessionConfigSelectGroup {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -7768,7 +7766,7 @@ pub struct LoadSessionResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for LoadSessionResponse {
@@ -7819,7 +7817,7 @@ impl<'de> Deserialize<'de> for LoadSessionResponse {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<LoadSessionResponse, A::Error> {
                 let mut f_modes: Option<Option<SessionModeState>> = None;
                 let mut f_config_options: Option<Option<Vec<SessionConfigOption>>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -7834,7 +7832,7 @@ impl<'de> Deserialize<'de> for LoadSessionResponse {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -7860,7 +7858,7 @@ pub struct ListSessionsResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for ListSessionsResponse {
@@ -7897,7 +7895,7 @@ impl<'de> Deserialize<'de> for ListSessionsResponse {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ListSessionsResponse, A::Error> {
                 let mut f_sessions: Option<Vec<SessionInfo>> = None;
                 let mut f_next_cursor: Option<Option<String>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -7912,7 +7910,7 @@ impl<'de> Deserialize<'de> for ListSessionsResponse {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -7945,7 +7943,7 @@ pub struct SessionInfo {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for SessionInfo {
@@ -7998,7 +7996,7 @@ impl<'de> Deserialize<'de> for SessionInfo {
                 let mut f_title: Option<Option<String>> = None;
                 let mut f_updated_at: Option<Option<String>> = None;
                 let mut f_archived: Option<Option<bool>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -8029,7 +8027,7 @@ impl<'de> Deserialize<'de> for SessionInfo {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 6, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -8054,7 +8052,7 @@ pub struct DeleteSessionResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for DeleteSessionResponse {
@@ -8091,13 +8089,13 @@ impl<'de> Deserialize<'de> for DeleteSessionResponse {
             type Value = DeleteSessionResponse;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (DeleteSessionResponse)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<DeleteSessionResponse, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -8122,7 +8120,7 @@ pub struct ForkSessionResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for ForkSessionResponse {
@@ -8165,7 +8163,7 @@ impl<'de> Deserialize<'de> for ForkSessionResponse {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_modes: Option<Option<SessionModeState>> = None;
                 let mut f_config_options: Option<Option<Vec<SessionConfigOption>>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -8184,7 +8182,7 @@ impl<'de> Deserialize<'de> for ForkSessionResponse {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -8206,7 +8204,7 @@ pub struct ArchiveSessionResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for ArchiveSessionResponse {
@@ -8243,13 +8241,13 @@ impl<'de> Deserialize<'de> for ArchiveSessionResponse {
             type Value = ArchiveSessionResponse;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ArchiveSessionResponse)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ArchiveSessionResponse, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -8268,7 +8266,7 @@ pub struct UnarchiveSessionResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for UnarchiveSessionResponse {
@@ -8305,13 +8303,13 @@ impl<'de> Deserialize<'de> for UnarchiveSessionResponse {
             type Value = UnarchiveSessionResponse;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (UnarchiveSessionResponse)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<UnarchiveSessionResponse, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -8332,7 +8330,7 @@ pub struct SessionStatusResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for SessionStatusResponse {
@@ -8363,7 +8361,7 @@ impl<'de> Deserialize<'de> for SessionStatusResponse {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionStatusResponse)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionStatusResponse, A::Error> {
                 let mut f_status: Option<SessionStatus> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -8373,7 +8371,7 @@ impl<'de> Deserialize<'de> for SessionStatusResponse {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -8436,7 +8434,7 @@ pub struct SetSessionTitleResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for SetSessionTitleResponse {
@@ -8467,7 +8465,7 @@ impl<'de> Deserialize<'de> for SetSessionTitleResponse {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SetSessionTitleResponse)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SetSessionTitleResponse, A::Error> {
                 let mut f_title: Option<String> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -8477,7 +8475,7 @@ impl<'de> Deserialize<'de> for SetSessionTitleResponse {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -8501,7 +8499,7 @@ pub struct ResumeSessionResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for ResumeSessionResponse {
@@ -8552,7 +8550,7 @@ impl<'de> Deserialize<'de> for ResumeSessionResponse {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ResumeSessionResponse, A::Error> {
                 let mut f_modes: Option<Option<SessionModeState>> = None;
                 let mut f_config_options: Option<Option<Vec<SessionConfigOption>>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -8567,7 +8565,7 @@ impl<'de> Deserialize<'de> for ResumeSessionResponse {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -8588,7 +8586,7 @@ pub struct CloseSessionResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for CloseSessionResponse {
@@ -8625,13 +8623,13 @@ impl<'de> Deserialize<'de> for CloseSessionResponse {
             type Value = CloseSessionResponse;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (CloseSessionResponse)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CloseSessionResponse, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -8650,7 +8648,7 @@ pub struct SetSessionModeResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for SetSessionModeResponse {
@@ -8687,13 +8685,13 @@ impl<'de> Deserialize<'de> for SetSessionModeResponse {
             type Value = SetSessionModeResponse;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SetSessionModeResponse)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SetSessionModeResponse, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -8714,7 +8712,7 @@ pub struct SetSessionConfigOptionResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for SetSessionConfigOptionResponse {
@@ -8745,7 +8743,7 @@ impl<'de> Deserialize<'de> for SetSessionConfigOptionResponse {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SetSessionConfigOptionResponse)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SetSessionConfigOptionResponse, A::Error> {
                 let mut f_config_options: Option<Vec<SessionConfigOption>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -8756,7 +8754,7 @@ impl<'de> Deserialize<'de> for SetSessionConfigOptionResponse {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -8780,7 +8778,7 @@ pub struct PromptResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for PromptResponse {
@@ -8817,7 +8815,7 @@ impl<'de> Deserialize<'de> for PromptResponse {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<PromptResponse, A::Error> {
                 let mut f_stop_reason: Option<StopReason> = None;
                 let mut f_usage: Option<Option<Usage>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -8831,7 +8829,7 @@ impl<'de> Deserialize<'de> for PromptResponse {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -8920,7 +8918,7 @@ pub struct Usage {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for Usage {
@@ -8973,7 +8971,7 @@ impl<'de> Deserialize<'de> for Usage {
                 let mut f_thought_tokens: Option<Option<u64>> = None;
                 let mut f_cached_read_tokens: Option<Option<u64>> = None;
                 let mut f_cached_write_tokens: Option<Option<u64>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -9003,7 +9001,7 @@ impl<'de> Deserialize<'de> for Usage {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 6, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -9037,7 +9035,7 @@ pub struct SessionNotification {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for SessionNotification {
@@ -9070,7 +9068,7 @@ impl<'de> Deserialize<'de> for SessionNotification {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionNotification, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_update: Option<SessionUpdate> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -9084,7 +9082,7 @@ impl<'de> Deserialize<'de> for SessionNotification {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -9235,7 +9233,7 @@ pub struct ContentChunk {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for ContentChunk {
@@ -9272,7 +9270,7 @@ impl<'de> Deserialize<'de> for ContentChunk {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ContentChunk, A::Error> {
                 let mut f_content: Option<ContentBlock> = None;
                 let mut f_message_id: Option<Option<MessageId>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -9286,7 +9284,7 @@ impl<'de> Deserialize<'de> for ContentChunk {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -9327,7 +9325,7 @@ pub struct ToolCall {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for ToolCall {
@@ -9378,7 +9376,7 @@ impl<'de> Deserialize<'de> for ToolCall {
                 let mut f_locations: Option<Vec<ToolCallLocation>> = None;
                 let mut f_raw_input: Option<RawJson> = None;
                 let mut f_raw_output: Option<RawJson> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -9422,7 +9420,7 @@ impl<'de> Deserialize<'de> for ToolCall {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 9, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -9457,7 +9455,7 @@ pub struct PlanEntry {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for PlanEntry {
@@ -9492,7 +9490,7 @@ impl<'de> Deserialize<'de> for PlanEntry {
                 let mut f_content: Option<String> = None;
                 let mut f_priority: Option<PlanEntryPriority> = None;
                 let mut f_status: Option<PlanEntryStatus> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -9510,7 +9508,7 @@ impl<'de> Deserialize<'de> for PlanEntry {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -9620,7 +9618,7 @@ pub struct Plan {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for Plan {
@@ -9651,7 +9649,7 @@ impl<'de> Deserialize<'de> for Plan {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (Plan)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Plan, A::Error> {
                 let mut f_entries: Option<Vec<PlanEntry>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -9662,7 +9660,7 @@ impl<'de> Deserialize<'de> for Plan {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -9747,7 +9745,7 @@ pub struct PlanItems {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for PlanItems {
@@ -9780,7 +9778,7 @@ impl<'de> Deserialize<'de> for PlanItems {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<PlanItems, A::Error> {
                 let mut f_plan_id: Option<PlanId> = None;
                 let mut f_entries: Option<Vec<PlanEntry>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -9795,7 +9793,7 @@ impl<'de> Deserialize<'de> for PlanItems {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -9820,7 +9818,7 @@ pub struct PlanFile {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for PlanFile {
@@ -9853,7 +9851,7 @@ impl<'de> Deserialize<'de> for PlanFile {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<PlanFile, A::Error> {
                 let mut f_plan_id: Option<PlanId> = None;
                 let mut f_uri: Option<String> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -9867,7 +9865,7 @@ impl<'de> Deserialize<'de> for PlanFile {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -9892,7 +9890,7 @@ pub struct PlanMarkdown {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for PlanMarkdown {
@@ -9925,7 +9923,7 @@ impl<'de> Deserialize<'de> for PlanMarkdown {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<PlanMarkdown, A::Error> {
                 let mut f_plan_id: Option<PlanId> = None;
                 let mut f_content: Option<String> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -9939,7 +9937,7 @@ impl<'de> Deserialize<'de> for PlanMarkdown {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -9962,7 +9960,7 @@ pub struct PlanUpdate {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for PlanUpdate {
@@ -9993,7 +9991,7 @@ impl<'de> Deserialize<'de> for PlanUpdate {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (PlanUpdate)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<PlanUpdate, A::Error> {
                 let mut f_plan: Option<PlanUpdateContent> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -10003,7 +10001,7 @@ impl<'de> Deserialize<'de> for PlanUpdate {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -10025,7 +10023,7 @@ pub struct PlanRemoved {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for PlanRemoved {
@@ -10056,7 +10054,7 @@ impl<'de> Deserialize<'de> for PlanRemoved {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (PlanRemoved)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<PlanRemoved, A::Error> {
                 let mut f_plan_id: Option<PlanId> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -10066,7 +10064,7 @@ impl<'de> Deserialize<'de> for PlanRemoved {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -10092,7 +10090,7 @@ pub struct AvailableCommand {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for AvailableCommand {
@@ -10131,7 +10129,7 @@ impl<'de> Deserialize<'de> for AvailableCommand {
                 let mut f_name: Option<String> = None;
                 let mut f_description: Option<String> = None;
                 let mut f_input: Option<Option<AvailableCommandInput>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -10149,7 +10147,7 @@ impl<'de> Deserialize<'de> for AvailableCommand {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -10204,7 +10202,7 @@ pub struct UnstructuredCommandInput {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for UnstructuredCommandInput {
@@ -10235,7 +10233,7 @@ impl<'de> Deserialize<'de> for UnstructuredCommandInput {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (UnstructuredCommandInput)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<UnstructuredCommandInput, A::Error> {
                 let mut f_hint: Option<String> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -10245,7 +10243,7 @@ impl<'de> Deserialize<'de> for UnstructuredCommandInput {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -10267,7 +10265,7 @@ pub struct AvailableCommandsUpdate {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for AvailableCommandsUpdate {
@@ -10298,7 +10296,7 @@ impl<'de> Deserialize<'de> for AvailableCommandsUpdate {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (AvailableCommandsUpdate)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AvailableCommandsUpdate, A::Error> {
                 let mut f_available_commands: Option<Vec<AvailableCommand>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -10309,7 +10307,7 @@ impl<'de> Deserialize<'de> for AvailableCommandsUpdate {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -10331,7 +10329,7 @@ pub struct CurrentModeUpdate {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for CurrentModeUpdate {
@@ -10362,7 +10360,7 @@ impl<'de> Deserialize<'de> for CurrentModeUpdate {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (CurrentModeUpdate)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CurrentModeUpdate, A::Error> {
                 let mut f_current_mode_id: Option<SessionModeId> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -10372,7 +10370,7 @@ impl<'de> Deserialize<'de> for CurrentModeUpdate {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -10394,7 +10392,7 @@ pub struct ConfigOptionUpdate {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for ConfigOptionUpdate {
@@ -10425,7 +10423,7 @@ impl<'de> Deserialize<'de> for ConfigOptionUpdate {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ConfigOptionUpdate)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ConfigOptionUpdate, A::Error> {
                 let mut f_config_options: Option<Vec<SessionConfigOption>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -10436,7 +10434,7 @@ impl<'de> Deserialize<'de> for ConfigOptionUpdate {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -10460,7 +10458,7 @@ pub struct SessionInfoUpdate {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for SessionInfoUpdate {
@@ -10511,7 +10509,7 @@ impl<'de> Deserialize<'de> for SessionInfoUpdate {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionInfoUpdate, A::Error> {
                 let mut f_title: Option<Option<String>> = None;
                 let mut f_updated_at: Option<Option<String>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -10525,7 +10523,7 @@ impl<'de> Deserialize<'de> for SessionInfoUpdate {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -10551,7 +10549,7 @@ pub struct Cost {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for Cost {
@@ -10584,7 +10582,7 @@ impl<'de> Deserialize<'de> for Cost {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Cost, A::Error> {
                 let mut f_amount: Option<f64> = None;
                 let mut f_currency: Option<String> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -10598,7 +10596,7 @@ impl<'de> Deserialize<'de> for Cost {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -10625,7 +10623,7 @@ pub struct UsageUpdate {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for UsageUpdate {
@@ -10664,7 +10662,7 @@ impl<'de> Deserialize<'de> for UsageUpdate {
                 let mut f_used: Option<u64> = None;
                 let mut f_size: Option<u64> = None;
                 let mut f_cost: Option<Option<Cost>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -10682,7 +10680,7 @@ impl<'de> Deserialize<'de> for UsageUpdate {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -10754,7 +10752,7 @@ pub struct Notice {
     /// Optional plain-text detail or guidance.
     pub description: MaybeUndefined<String>,
     /// Metadata scoped to this notice.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for Notice {
@@ -10793,7 +10791,7 @@ impl<'de> Deserialize<'de> for Notice {
                 let mut f_severity: Option<NoticeSeverity> = None;
                 let mut f_title: Option<String> = None;
                 let mut f_description: Option<Option<String>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -10811,13 +10809,14 @@ impl<'de> Deserialize<'de> for Notice {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
                 let severity = match f_severity { Some(v) => v, None => return Err(de::missing::<A::Error>("severity")) };
                 let title = match f_title { Some(v) => v, None => return Err(de::missing::<A::Error>("title")) };
+                de::min_length::<A::Error>(&title, 1, "title")?;
                 let description = MaybeUndefined::from_present(f_description);
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(Notice { severity, title, description, meta })
@@ -10903,7 +10902,7 @@ pub struct CompactionUpdate {
     /// Human-readable error details for the compaction.
     pub error: MaybeUndefined<String>,
     /// Extensible metadata patch for this compaction.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for CompactionUpdate {
@@ -10948,7 +10947,7 @@ impl<'de> Deserialize<'de> for CompactionUpdate {
                 let mut f_status: Option<CompactionStatus> = None;
                 let mut f_summary: Option<Option<Vec<ContentBlock>>> = None;
                 let mut f_error: Option<Option<String>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -10971,7 +10970,7 @@ impl<'de> Deserialize<'de> for CompactionUpdate {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 4, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -10999,7 +10998,7 @@ pub struct CompactionSummaryChunk {
     /// One content block to append.
     pub content: ContentBlock,
     /// Metadata scoped to this chunk. Omission and `null` both mean absent.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for CompactionSummaryChunk {
@@ -11032,7 +11031,7 @@ impl<'de> Deserialize<'de> for CompactionSummaryChunk {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CompactionSummaryChunk, A::Error> {
                 let mut f_compaction_id: Option<CompactionId> = None;
                 let mut f_content: Option<ContentBlock> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -11046,7 +11045,7 @@ impl<'de> Deserialize<'de> for CompactionSummaryChunk {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -11071,7 +11070,7 @@ pub struct SubagentSessionCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for SubagentSessionCapabilities {
@@ -11115,7 +11114,7 @@ impl<'de> Deserialize<'de> for SubagentSessionCapabilities {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SubagentSessionCapabilities)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SubagentSessionCapabilities, A::Error> {
                 let mut f_cancel: Option<Option<SessionCancelCapabilities>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -11125,7 +11124,7 @@ impl<'de> Deserialize<'de> for SubagentSessionCapabilities {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -11145,7 +11144,7 @@ pub struct SessionCancelCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for SessionCancelCapabilities {
@@ -11182,13 +11181,13 @@ impl<'de> Deserialize<'de> for SessionCancelCapabilities {
             type Value = SessionCancelCapabilities;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionCancelCapabilities)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionCancelCapabilities, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -11261,7 +11260,7 @@ pub struct RunningStateUpdate {
     /// The _meta property is reserved by ACP for additional metadata.
     /// Implementations MUST NOT make assumptions about values at these keys.
     /// Optional. Omitted and `null` mean no metadata for this state snapshot.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for RunningStateUpdate {
@@ -11298,13 +11297,13 @@ impl<'de> Deserialize<'de> for RunningStateUpdate {
             type Value = RunningStateUpdate;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (RunningStateUpdate)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RunningStateUpdate, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -11448,7 +11447,7 @@ pub struct IdleStateUpdate {
     /// The _meta property is reserved by ACP for additional metadata.
     /// Implementations MUST NOT make assumptions about values at these keys.
     /// Optional. Omitted and `null` mean no metadata for this state snapshot.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
     /// Why foreground work stopped. The value selects one of this type's variants, which may add fields of their own.
     pub stop_reason: MaybeUndefined<String>,
     /// The variant part of this object.
@@ -11495,7 +11494,7 @@ impl<'de> Deserialize<'de> for IdleStateUpdate {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (IdleStateUpdate)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<IdleStateUpdate, A::Error> {
                 let mut f_usage: Option<Option<Usage>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut f_stop_reason: Option<Option<String>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
@@ -11506,7 +11505,7 @@ impl<'de> Deserialize<'de> for IdleStateUpdate {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         "stopReason" => {
                             de::seen::<A::Error>(&mut seen, 2, "stopReason")?;
@@ -11534,7 +11533,7 @@ pub struct RequiresActionStateUpdate {
     /// The _meta property is reserved by ACP for additional metadata.
     /// Implementations MUST NOT make assumptions about values at these keys.
     /// Optional. Omitted and `null` mean no metadata for this state snapshot.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for RequiresActionStateUpdate {
@@ -11571,13 +11570,13 @@ impl<'de> Deserialize<'de> for RequiresActionStateUpdate {
             type Value = RequiresActionStateUpdate;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (RequiresActionStateUpdate)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RequiresActionStateUpdate, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -11596,7 +11595,7 @@ pub struct UnknownStateUpdate {
     /// The _meta property is reserved by ACP for additional metadata.
     /// Implementations MUST NOT make assumptions about values at these keys.
     /// Optional. Omitted and `null` mean no metadata for this state snapshot.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for UnknownStateUpdate {
@@ -11633,13 +11632,13 @@ impl<'de> Deserialize<'de> for UnknownStateUpdate {
             type Value = UnknownStateUpdate;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (UnknownStateUpdate)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<UnknownStateUpdate, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -11672,7 +11671,7 @@ pub struct SubagentUpdate {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for SubagentUpdate {
@@ -11739,7 +11738,7 @@ impl<'de> Deserialize<'de> for SubagentUpdate {
                 let mut f_state: Option<Option<StateUpdate>> = None;
                 let mut f_cwd: Option<Option<String>> = None;
                 let mut f_additional_directories: Option<Option<Vec<String>>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -11773,7 +11772,7 @@ impl<'de> Deserialize<'de> for SubagentUpdate {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 7, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -11812,7 +11811,7 @@ pub struct SessionMessage {
     /// A non-empty array replaces all content.
     pub content: MaybeUndefined<Vec<ContentBlock>>,
     /// Omitted leaves metadata unchanged. `null` removes it.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for SessionMessage {
@@ -11873,7 +11872,7 @@ impl<'de> Deserialize<'de> for SessionMessage {
                 let mut f_sender_message_id: Option<Option<MessageId>> = None;
                 let mut f_recipient_message_id: Option<Option<MessageId>> = None;
                 let mut f_content: Option<Option<Vec<ContentBlock>>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -11904,7 +11903,7 @@ impl<'de> Deserialize<'de> for SessionMessage {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 6, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -11931,7 +11930,7 @@ pub struct SessionMessageChunk {
     /// A single content block appended to the message.
     pub content: ContentBlock,
     /// Optional and nullable chunk-scoped metadata. Omitted or `null` means none.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for SessionMessageChunk {
@@ -11964,7 +11963,7 @@ impl<'de> Deserialize<'de> for SessionMessageChunk {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionMessageChunk, A::Error> {
                 let mut f_message_id: Option<MessageId> = None;
                 let mut f_content: Option<ContentBlock> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -11978,7 +11977,7 @@ impl<'de> Deserialize<'de> for SessionMessageChunk {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -12001,7 +12000,7 @@ pub struct CompleteElicitationNotification {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for CompleteElicitationNotification {
@@ -12032,7 +12031,7 @@ impl<'de> Deserialize<'de> for CompleteElicitationNotification {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (CompleteElicitationNotification)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CompleteElicitationNotification, A::Error> {
                 let mut f_elicitation_id: Option<ElicitationId> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -12042,7 +12041,7 @@ impl<'de> Deserialize<'de> for CompleteElicitationNotification {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -12066,7 +12065,7 @@ pub struct AuthStatusUpdateNotification {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for AuthStatusUpdateNotification {
@@ -12099,7 +12098,7 @@ impl<'de> Deserialize<'de> for AuthStatusUpdateNotification {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AuthStatusUpdateNotification, A::Error> {
                 let mut f_state: Option<AuthState> = None;
                 let mut f_accounts: Option<Vec<AuthAccount>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -12114,7 +12113,7 @@ impl<'de> Deserialize<'de> for AuthStatusUpdateNotification {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -12146,7 +12145,7 @@ pub struct InitializeRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for InitializeRequest {
@@ -12185,7 +12184,7 @@ impl<'de> Deserialize<'de> for InitializeRequest {
                 let mut f_protocol_version: Option<ProtocolVersion> = None;
                 let mut f_client_capabilities: Option<ClientCapabilities> = None;
                 let mut f_client_info: Option<Option<Implementation>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -12203,7 +12202,7 @@ impl<'de> Deserialize<'de> for InitializeRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -12243,7 +12242,7 @@ pub struct ClientCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for ClientCapabilities {
@@ -12317,7 +12316,7 @@ impl<'de> Deserialize<'de> for ClientCapabilities {
                 let mut f_plan: Option<Option<PlanCapabilities>> = None;
                 let mut f_auth: Option<AuthCapabilities> = None;
                 let mut f_elicitation: Option<Option<ElicitationCapabilities>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -12351,7 +12350,7 @@ impl<'de> Deserialize<'de> for ClientCapabilities {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 7, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -12381,7 +12380,7 @@ pub struct FileSystemCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for FileSystemCapabilities {
@@ -12424,7 +12423,7 @@ impl<'de> Deserialize<'de> for FileSystemCapabilities {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<FileSystemCapabilities, A::Error> {
                 let mut f_read_text_file: Option<bool> = None;
                 let mut f_write_text_file: Option<bool> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -12438,7 +12437,7 @@ impl<'de> Deserialize<'de> for FileSystemCapabilities {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -12466,7 +12465,7 @@ pub struct ClientSessionCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for ClientSessionCapabilities {
@@ -12524,7 +12523,7 @@ impl<'de> Deserialize<'de> for ClientSessionCapabilities {
                 let mut f_compaction: Option<Option<CompactionCapabilities>> = None;
                 let mut f_config_options: Option<Option<SessionConfigOptionsCapabilities>> = None;
                 let mut f_notices: Option<Option<NoticeCapabilities>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -12542,7 +12541,7 @@ impl<'de> Deserialize<'de> for ClientSessionCapabilities {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -12612,7 +12611,7 @@ pub struct SessionConfigOptionsCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for SessionConfigOptionsCapabilities {
@@ -12656,7 +12655,7 @@ impl<'de> Deserialize<'de> for SessionConfigOptionsCapabilities {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionConfigOptionsCapabilities)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionConfigOptionsCapabilities, A::Error> {
                 let mut f_boolean: Option<Option<BooleanConfigOptionCapabilities>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -12666,7 +12665,7 @@ impl<'de> Deserialize<'de> for SessionConfigOptionsCapabilities {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -12686,7 +12685,7 @@ pub struct BooleanConfigOptionCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for BooleanConfigOptionCapabilities {
@@ -12723,13 +12722,13 @@ impl<'de> Deserialize<'de> for BooleanConfigOptionCapabilities {
             type Value = BooleanConfigOptionCapabilities;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (BooleanConfigOptionCapabilities)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<BooleanConfigOptionCapabilities, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -12794,7 +12793,7 @@ pub struct SubagentCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for SubagentCapabilities {
@@ -12831,13 +12830,13 @@ impl<'de> Deserialize<'de> for SubagentCapabilities {
             type Value = SubagentCapabilities;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SubagentCapabilities)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SubagentCapabilities, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -12856,7 +12855,7 @@ pub struct PlanCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for PlanCapabilities {
@@ -12893,13 +12892,13 @@ impl<'de> Deserialize<'de> for PlanCapabilities {
             type Value = PlanCapabilities;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (PlanCapabilities)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<PlanCapabilities, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -12920,7 +12919,7 @@ pub struct AuthCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for AuthCapabilities {
@@ -12960,7 +12959,7 @@ impl<'de> Deserialize<'de> for AuthCapabilities {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (AuthCapabilities)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AuthCapabilities, A::Error> {
                 let mut f_terminal: Option<bool> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -12970,7 +12969,7 @@ impl<'de> Deserialize<'de> for AuthCapabilities {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -12994,7 +12993,7 @@ pub struct ElicitationCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for ElicitationCapabilities {
@@ -13045,7 +13044,7 @@ impl<'de> Deserialize<'de> for ElicitationCapabilities {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ElicitationCapabilities, A::Error> {
                 let mut f_form: Option<Option<ElicitationFormCapabilities>> = None;
                 let mut f_url: Option<Option<ElicitationUrlCapabilities>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -13059,7 +13058,7 @@ impl<'de> Deserialize<'de> for ElicitationCapabilities {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -13080,7 +13079,7 @@ pub struct ElicitationFormCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for ElicitationFormCapabilities {
@@ -13117,13 +13116,13 @@ impl<'de> Deserialize<'de> for ElicitationFormCapabilities {
             type Value = ElicitationFormCapabilities;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ElicitationFormCapabilities)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ElicitationFormCapabilities, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -13142,7 +13141,7 @@ pub struct ElicitationUrlCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for ElicitationUrlCapabilities {
@@ -13179,13 +13178,13 @@ impl<'de> Deserialize<'de> for ElicitationUrlCapabilities {
             type Value = ElicitationUrlCapabilities;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ElicitationUrlCapabilities)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ElicitationUrlCapabilities, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -13207,7 +13206,7 @@ pub struct AuthenticateRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for AuthenticateRequest {
@@ -13238,7 +13237,7 @@ impl<'de> Deserialize<'de> for AuthenticateRequest {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (AuthenticateRequest)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AuthenticateRequest, A::Error> {
                 let mut f_method_id: Option<AuthMethodId> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -13248,7 +13247,7 @@ impl<'de> Deserialize<'de> for AuthenticateRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -13268,7 +13267,7 @@ pub struct ListProvidersRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for ListProvidersRequest {
@@ -13305,13 +13304,13 @@ impl<'de> Deserialize<'de> for ListProvidersRequest {
             type Value = ListProvidersRequest;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ListProvidersRequest)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ListProvidersRequest, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -13339,7 +13338,7 @@ pub struct SetProviderRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for SetProviderRequest {
@@ -13376,7 +13375,7 @@ impl<'de> Deserialize<'de> for SetProviderRequest {
                 let mut f_api_type: Option<LlmProtocol> = None;
                 let mut f_base_url: Option<String> = None;
                 let mut f_headers: Option<OrderedMap<String>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -13398,7 +13397,7 @@ impl<'de> Deserialize<'de> for SetProviderRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 4, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -13423,7 +13422,7 @@ pub struct DisableProviderRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for DisableProviderRequest {
@@ -13454,7 +13453,7 @@ impl<'de> Deserialize<'de> for DisableProviderRequest {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (DisableProviderRequest)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<DisableProviderRequest, A::Error> {
                 let mut f_provider_id: Option<ProviderId> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -13464,7 +13463,7 @@ impl<'de> Deserialize<'de> for DisableProviderRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -13484,7 +13483,7 @@ pub struct LogoutRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for LogoutRequest {
@@ -13521,13 +13520,13 @@ impl<'de> Deserialize<'de> for LogoutRequest {
             type Value = LogoutRequest;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (LogoutRequest)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<LogoutRequest, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -13546,7 +13545,7 @@ pub struct AuthStatusRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for AuthStatusRequest {
@@ -13583,13 +13582,13 @@ impl<'de> Deserialize<'de> for AuthStatusRequest {
             type Value = AuthStatusRequest;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (AuthStatusRequest)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AuthStatusRequest, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -13616,7 +13615,7 @@ pub struct NewSessionRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for NewSessionRequest {
@@ -13657,7 +13656,7 @@ impl<'de> Deserialize<'de> for NewSessionRequest {
                 let mut f_additional_directories: Option<Vec<String>> = None;
                 let mut f_mcp_servers: Option<Vec<McpServer>> = None;
                 let mut f_system_prompt: Option<Option<SystemPrompt>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -13679,7 +13678,7 @@ impl<'de> Deserialize<'de> for NewSessionRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 4, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -13743,7 +13742,6 @@ impl<'de> Deserialize<'de> for McpServer {
             Some("acp") => Self::Acp(de::from_raw::<McpServerAcp, D::Error>(raw)?),
             None => Self::Stdio(de::from_raw::<McpServerStdio, D::Error>(raw)?),
             Some(other) => {
-                if let Some(v) = de::try_variant::<McpServerStdio>(raw) { return Ok(Self::Stdio(v)); }
                 de::warn_unknown("McpServer", other);
                 Self::Unknown(RawJson::from_raw(raw))
             }
@@ -13761,7 +13759,7 @@ pub struct HttpHeader {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for HttpHeader {
@@ -13794,7 +13792,7 @@ impl<'de> Deserialize<'de> for HttpHeader {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<HttpHeader, A::Error> {
                 let mut f_name: Option<String> = None;
                 let mut f_value: Option<String> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -13808,7 +13806,7 @@ impl<'de> Deserialize<'de> for HttpHeader {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -13835,7 +13833,7 @@ pub struct McpServerHttp {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for McpServerHttp {
@@ -13870,7 +13868,7 @@ impl<'de> Deserialize<'de> for McpServerHttp {
                 let mut f_name: Option<String> = None;
                 let mut f_url: Option<String> = None;
                 let mut f_headers: Option<Vec<HttpHeader>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -13888,7 +13886,7 @@ impl<'de> Deserialize<'de> for McpServerHttp {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -13916,7 +13914,7 @@ pub struct McpServerSse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for McpServerSse {
@@ -13951,7 +13949,7 @@ impl<'de> Deserialize<'de> for McpServerSse {
                 let mut f_name: Option<String> = None;
                 let mut f_url: Option<String> = None;
                 let mut f_headers: Option<Vec<HttpHeader>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -13969,7 +13967,7 @@ impl<'de> Deserialize<'de> for McpServerSse {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -13995,7 +13993,7 @@ pub struct McpServerAcp {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for McpServerAcp {
@@ -14028,7 +14026,7 @@ impl<'de> Deserialize<'de> for McpServerAcp {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<McpServerAcp, A::Error> {
                 let mut f_name: Option<String> = None;
                 let mut f_server_id: Option<McpServerAcpId> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -14042,7 +14040,7 @@ impl<'de> Deserialize<'de> for McpServerAcp {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -14071,7 +14069,7 @@ pub struct McpServerStdio {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for McpServerStdio {
@@ -14108,7 +14106,7 @@ impl<'de> Deserialize<'de> for McpServerStdio {
                 let mut f_command: Option<String> = None;
                 let mut f_args: Option<Vec<String>> = None;
                 let mut f_env: Option<Vec<EnvVariable>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -14130,7 +14128,7 @@ impl<'de> Deserialize<'de> for McpServerStdio {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 4, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -14157,7 +14155,7 @@ pub struct SystemPrompt {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for SystemPrompt {
@@ -14190,7 +14188,7 @@ impl<'de> Deserialize<'de> for SystemPrompt {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SystemPrompt, A::Error> {
                 let mut f_mode: Option<SystemPromptMode> = None;
                 let mut f_content: Option<Vec<ContentBlock>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -14204,7 +14202,7 @@ impl<'de> Deserialize<'de> for SystemPrompt {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -14276,7 +14274,7 @@ pub struct LoadSessionRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for LoadSessionRequest {
@@ -14319,7 +14317,7 @@ impl<'de> Deserialize<'de> for LoadSessionRequest {
                 let mut f_additional_directories: Option<Vec<String>> = None;
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_system_prompt: Option<Option<SystemPrompt>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -14345,7 +14343,7 @@ impl<'de> Deserialize<'de> for LoadSessionRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 5, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -14375,7 +14373,7 @@ pub struct ListSessionsRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for ListSessionsRequest {
@@ -14433,7 +14431,7 @@ impl<'de> Deserialize<'de> for ListSessionsRequest {
                 let mut f_cwd: Option<Option<String>> = None;
                 let mut f_cursor: Option<Option<String>> = None;
                 let mut f_archived: Option<Option<SessionArchiveFilter>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -14451,7 +14449,7 @@ impl<'de> Deserialize<'de> for ListSessionsRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -14521,7 +14519,7 @@ pub struct DeleteSessionRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for DeleteSessionRequest {
@@ -14552,7 +14550,7 @@ impl<'de> Deserialize<'de> for DeleteSessionRequest {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (DeleteSessionRequest)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<DeleteSessionRequest, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -14562,7 +14560,7 @@ impl<'de> Deserialize<'de> for DeleteSessionRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -14592,7 +14590,7 @@ pub struct ForkSessionRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for ForkSessionRequest {
@@ -14635,7 +14633,7 @@ impl<'de> Deserialize<'de> for ForkSessionRequest {
                 let mut f_additional_directories: Option<Vec<String>> = None;
                 let mut f_mcp_servers: Option<Vec<McpServer>> = None;
                 let mut f_system_prompt: Option<Option<SystemPrompt>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -14661,7 +14659,7 @@ impl<'de> Deserialize<'de> for ForkSessionRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 5, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -14687,7 +14685,7 @@ pub struct ArchiveSessionRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for ArchiveSessionRequest {
@@ -14718,7 +14716,7 @@ impl<'de> Deserialize<'de> for ArchiveSessionRequest {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ArchiveSessionRequest)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ArchiveSessionRequest, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -14728,7 +14726,7 @@ impl<'de> Deserialize<'de> for ArchiveSessionRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -14750,7 +14748,7 @@ pub struct UnarchiveSessionRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for UnarchiveSessionRequest {
@@ -14781,7 +14779,7 @@ impl<'de> Deserialize<'de> for UnarchiveSessionRequest {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (UnarchiveSessionRequest)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<UnarchiveSessionRequest, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -14791,7 +14789,7 @@ impl<'de> Deserialize<'de> for UnarchiveSessionRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -14813,7 +14811,7 @@ pub struct SessionStatusRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for SessionStatusRequest {
@@ -14844,7 +14842,7 @@ impl<'de> Deserialize<'de> for SessionStatusRequest {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionStatusRequest)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionStatusRequest, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -14854,7 +14852,7 @@ impl<'de> Deserialize<'de> for SessionStatusRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -14878,7 +14876,7 @@ pub struct SetSessionTitleRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for SetSessionTitleRequest {
@@ -14911,7 +14909,7 @@ impl<'de> Deserialize<'de> for SetSessionTitleRequest {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SetSessionTitleRequest, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_title: Option<String> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -14925,7 +14923,7 @@ impl<'de> Deserialize<'de> for SetSessionTitleRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -14956,7 +14954,7 @@ pub struct ResumeSessionRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for ResumeSessionRequest {
@@ -14999,7 +14997,7 @@ impl<'de> Deserialize<'de> for ResumeSessionRequest {
                 let mut f_additional_directories: Option<Vec<String>> = None;
                 let mut f_mcp_servers: Option<Vec<McpServer>> = None;
                 let mut f_system_prompt: Option<Option<SystemPrompt>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -15025,7 +15023,7 @@ impl<'de> Deserialize<'de> for ResumeSessionRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 5, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -15051,7 +15049,7 @@ pub struct CloseSessionRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for CloseSessionRequest {
@@ -15082,7 +15080,7 @@ impl<'de> Deserialize<'de> for CloseSessionRequest {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (CloseSessionRequest)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CloseSessionRequest, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -15092,7 +15090,7 @@ impl<'de> Deserialize<'de> for CloseSessionRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -15116,7 +15114,7 @@ pub struct SetSessionModeRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for SetSessionModeRequest {
@@ -15149,7 +15147,7 @@ impl<'de> Deserialize<'de> for SetSessionModeRequest {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SetSessionModeRequest, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_mode_id: Option<SessionModeId> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -15163,7 +15161,7 @@ impl<'de> Deserialize<'de> for SetSessionModeRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -15331,7 +15329,7 @@ pub struct SetSessionConfigOptionRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
     /// The variant part of this object.
     pub variant: SetSessionConfigOptionRequestVariant,
 }
@@ -15369,7 +15367,7 @@ impl<'de> Deserialize<'de> for SetSessionConfigOptionRequest {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SetSessionConfigOptionRequest, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_config_id: Option<SessionConfigId> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -15383,7 +15381,7 @@ impl<'de> Deserialize<'de> for SetSessionConfigOptionRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -15411,7 +15409,7 @@ pub struct PromptRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for PromptRequest {
@@ -15444,7 +15442,7 @@ impl<'de> Deserialize<'de> for PromptRequest {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<PromptRequest, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_prompt: Option<Vec<ContentBlock>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -15458,7 +15456,7 @@ impl<'de> Deserialize<'de> for PromptRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -15479,7 +15477,7 @@ pub struct WriteTextFileResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for WriteTextFileResponse {
@@ -15516,13 +15514,13 @@ impl<'de> Deserialize<'de> for WriteTextFileResponse {
             type Value = WriteTextFileResponse;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (WriteTextFileResponse)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<WriteTextFileResponse, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -15543,7 +15541,7 @@ pub struct ReadTextFileResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for ReadTextFileResponse {
@@ -15574,7 +15572,7 @@ impl<'de> Deserialize<'de> for ReadTextFileResponse {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ReadTextFileResponse)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ReadTextFileResponse, A::Error> {
                 let mut f_content: Option<String> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -15584,7 +15582,7 @@ impl<'de> Deserialize<'de> for ReadTextFileResponse {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -15606,7 +15604,7 @@ pub struct RequestPermissionResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for RequestPermissionResponse {
@@ -15637,7 +15635,7 @@ impl<'de> Deserialize<'de> for RequestPermissionResponse {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (RequestPermissionResponse)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RequestPermissionResponse, A::Error> {
                 let mut f_outcome: Option<RequestPermissionOutcome> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -15647,7 +15645,7 @@ impl<'de> Deserialize<'de> for RequestPermissionResponse {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -15716,7 +15714,7 @@ pub struct SelectedPermissionOutcome {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for SelectedPermissionOutcome {
@@ -15747,7 +15745,7 @@ impl<'de> Deserialize<'de> for SelectedPermissionOutcome {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SelectedPermissionOutcome)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SelectedPermissionOutcome, A::Error> {
                 let mut f_option_id: Option<PermissionOptionId> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -15757,7 +15755,7 @@ impl<'de> Deserialize<'de> for SelectedPermissionOutcome {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -15779,7 +15777,7 @@ pub struct CreateTerminalResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for CreateTerminalResponse {
@@ -15810,7 +15808,7 @@ impl<'de> Deserialize<'de> for CreateTerminalResponse {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (CreateTerminalResponse)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CreateTerminalResponse, A::Error> {
                 let mut f_terminal_id: Option<TerminalId> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -15820,7 +15818,7 @@ impl<'de> Deserialize<'de> for CreateTerminalResponse {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -15846,7 +15844,7 @@ pub struct TerminalOutputResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for TerminalOutputResponse {
@@ -15885,7 +15883,7 @@ impl<'de> Deserialize<'de> for TerminalOutputResponse {
                 let mut f_output: Option<String> = None;
                 let mut f_truncated: Option<bool> = None;
                 let mut f_exit_status: Option<Option<TerminalExitStatus>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -15903,7 +15901,7 @@ impl<'de> Deserialize<'de> for TerminalOutputResponse {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -15929,7 +15927,7 @@ pub struct TerminalExitStatus {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for TerminalExitStatus {
@@ -15980,7 +15978,7 @@ impl<'de> Deserialize<'de> for TerminalExitStatus {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TerminalExitStatus, A::Error> {
                 let mut f_exit_code: Option<Option<u32>> = None;
                 let mut f_signal: Option<Option<String>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -15994,7 +15992,7 @@ impl<'de> Deserialize<'de> for TerminalExitStatus {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -16015,7 +16013,7 @@ pub struct ReleaseTerminalResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for ReleaseTerminalResponse {
@@ -16052,13 +16050,13 @@ impl<'de> Deserialize<'de> for ReleaseTerminalResponse {
             type Value = ReleaseTerminalResponse;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ReleaseTerminalResponse)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ReleaseTerminalResponse, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -16081,7 +16079,7 @@ pub struct WaitForTerminalExitResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for WaitForTerminalExitResponse {
@@ -16132,7 +16130,7 @@ impl<'de> Deserialize<'de> for WaitForTerminalExitResponse {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<WaitForTerminalExitResponse, A::Error> {
                 let mut f_exit_code: Option<Option<u32>> = None;
                 let mut f_signal: Option<Option<String>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -16146,7 +16144,7 @@ impl<'de> Deserialize<'de> for WaitForTerminalExitResponse {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -16167,7 +16165,7 @@ pub struct KillTerminalResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for KillTerminalResponse {
@@ -16204,13 +16202,13 @@ impl<'de> Deserialize<'de> for KillTerminalResponse {
             type Value = KillTerminalResponse;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (KillTerminalResponse)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<KillTerminalResponse, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -16279,7 +16277,7 @@ pub struct CreateElicitationResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
     /// The variant part of this object.
     pub variant: CreateElicitationResponseVariant,
 }
@@ -16313,13 +16311,13 @@ impl<'de> Deserialize<'de> for CreateElicitationResponse {
             type Value = CreateElicitationResponse;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (CreateElicitationResponse)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CreateElicitationResponse, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -16440,7 +16438,7 @@ pub struct MessageMcpResponseResult {
     /// Required, even if JSON null.
     pub result: RawJson,
     /// Optional ACP carrier metadata.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for MessageMcpResponseResult {
@@ -16471,7 +16469,7 @@ impl<'de> Deserialize<'de> for MessageMcpResponseResult {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (MessageMcpResponseResult)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<MessageMcpResponseResult, A::Error> {
                 let mut f_result: Option<RawJson> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -16481,7 +16479,7 @@ impl<'de> Deserialize<'de> for MessageMcpResponseResult {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -16501,7 +16499,7 @@ pub struct MessageMcpResponseError {
     /// Required, non-null MCP error object.
     pub error: McpError,
     /// Optional ACP carrier metadata.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for MessageMcpResponseError {
@@ -16532,7 +16530,7 @@ impl<'de> Deserialize<'de> for MessageMcpResponseError {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (MessageMcpResponseError)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<MessageMcpResponseError, A::Error> {
                 let mut f_error: Option<McpError> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -16542,7 +16540,7 @@ impl<'de> Deserialize<'de> for MessageMcpResponseError {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -16666,7 +16664,7 @@ pub struct CancelNotification {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for CancelNotification {
@@ -16697,7 +16695,7 @@ impl<'de> Deserialize<'de> for CancelNotification {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (CancelNotification)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CancelNotification, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -16707,7 +16705,7 @@ impl<'de> Deserialize<'de> for CancelNotification {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -16731,11 +16729,11 @@ pub struct MessageMcpNotification {
     /// The inner MCP method name.
     pub method: String,
     /// Optional inner MCP params.
-    pub params: MaybeUndefined<RawJson>,
+    pub params: MaybeUndefined<RawObject>,
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for MessageMcpNotification {
@@ -16775,8 +16773,8 @@ impl<'de> Deserialize<'de> for MessageMcpNotification {
                 let mut f_server_id: Option<McpServerAcpId> = None;
                 let mut f_request_id: Option<McpRequestId> = None;
                 let mut f_method: Option<String> = None;
-                let mut f_params: Option<Option<RawJson>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_params: Option<Option<RawObject>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -16794,11 +16792,11 @@ impl<'de> Deserialize<'de> for MessageMcpNotification {
                         }
                         "params" => {
                             de::seen::<A::Error>(&mut seen, 3, "params")?;
-                            f_params = Some(de::field::<A, Option<RawJson>>(&mut map, "params")?);
+                            f_params = Some(de::field::<A, Option<RawObject>>(&mut map, "params")?);
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 4, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -16823,7 +16821,7 @@ pub struct CancelRequestNotification {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for CancelRequestNotification {
@@ -16854,7 +16852,7 @@ impl<'de> Deserialize<'de> for CancelRequestNotification {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (CancelRequestNotification)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CancelRequestNotification, A::Error> {
                 let mut f_request_id: Option<crate::RequestId> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -16864,7 +16862,7 @@ impl<'de> Deserialize<'de> for CancelRequestNotification {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -16891,7 +16889,7 @@ pub struct ProxySuccessorRequest {
     /// Metadata for the `proxy/successor` envelope itself, separate from the wrapped
     /// message's `_meta`. It is hop-local: the conductor does not copy it into the message
     /// it unwraps.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for ProxySuccessorRequest {
@@ -16924,7 +16922,7 @@ impl<'de> Deserialize<'de> for ProxySuccessorRequest {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ProxySuccessorRequest, A::Error> {
                 let mut f_method: Option<String> = None;
                 let mut f_params: Option<RawJson> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -16938,7 +16936,7 @@ impl<'de> Deserialize<'de> for ProxySuccessorRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -16969,7 +16967,7 @@ pub struct ProxySuccessorNotification {
     /// Metadata for the `proxy/successor` envelope itself, separate from the wrapped
     /// message's `_meta`. It is hop-local: the conductor does not copy it into the message
     /// it unwraps.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for ProxySuccessorNotification {
@@ -17002,7 +17000,7 @@ impl<'de> Deserialize<'de> for ProxySuccessorNotification {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ProxySuccessorNotification, A::Error> {
                 let mut f_method: Option<String> = None;
                 let mut f_params: Option<RawJson> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -17016,7 +17014,7 @@ impl<'de> Deserialize<'de> for ProxySuccessorNotification {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -17599,6 +17597,13 @@ impl ClientRequest {
     }
 }
 
+impl crate::Payload for ClientRequest {
+    fn decode(method: &str, payload: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> { Self::decode(method, payload) }
+    fn method(&self) -> &str { Self::method(self) }
+    fn type_name(&self) -> Option<&'static str> { Self::type_name(self) }
+    fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> { Self::encode_payload(self, buf) }
+}
+
 /// A notification sent by the client, handled by the agent.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ClientNotification {
@@ -17656,9 +17661,16 @@ impl ClientNotification {
     }
 }
 
-/// A result sent by the client, for a request it handled.
+impl crate::Payload for ClientNotification {
+    fn decode(method: &str, payload: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> { Self::decode(method, payload) }
+    fn method(&self) -> &str { Self::method(self) }
+    fn type_name(&self) -> Option<&'static str> { Self::type_name(self) }
+    fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> { Self::encode_payload(self, buf) }
+}
+
+/// A result sent by the agent, for a request it handled.
 #[derive(Debug, Clone, PartialEq)]
-pub enum ClientResponse {
+pub enum AgentResponse {
     /// `auth/status`
     AuthStatus(AuthStatusResponse),
     /// `authenticate`
@@ -17705,7 +17717,7 @@ pub enum ClientResponse {
     Ext(crate::ExtMessage),
 }
 
-impl ClientResponse {
+impl AgentResponse {
     /// The wire method name.
     pub fn method(&self) -> &str {
         match self {
@@ -17821,6 +17833,13 @@ impl ClientResponse {
     }
 }
 
+impl crate::Payload for AgentResponse {
+    fn decode(method: &str, payload: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> { Self::decode(method, payload) }
+    fn method(&self) -> &str { Self::method(self) }
+    fn type_name(&self) -> Option<&'static str> { Self::type_name(self) }
+    fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> { Self::encode_payload(self, buf) }
+}
+
 /// A request sent by the agent, handled by the client.
 #[derive(Debug, Clone, PartialEq)]
 pub enum AgentRequest {
@@ -17920,6 +17939,13 @@ impl AgentRequest {
     }
 }
 
+impl crate::Payload for AgentRequest {
+    fn decode(method: &str, payload: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> { Self::decode(method, payload) }
+    fn method(&self) -> &str { Self::method(self) }
+    fn type_name(&self) -> Option<&'static str> { Self::type_name(self) }
+    fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> { Self::encode_payload(self, buf) }
+}
+
 /// A notification sent by the agent, handled by the client.
 #[derive(Debug, Clone, PartialEq)]
 pub enum AgentNotification {
@@ -17983,9 +18009,16 @@ impl AgentNotification {
     }
 }
 
-/// A result sent by the agent, for a request it handled.
+impl crate::Payload for AgentNotification {
+    fn decode(method: &str, payload: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> { Self::decode(method, payload) }
+    fn method(&self) -> &str { Self::method(self) }
+    fn type_name(&self) -> Option<&'static str> { Self::type_name(self) }
+    fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> { Self::encode_payload(self, buf) }
+}
+
+/// A result sent by the client, for a request it handled.
 #[derive(Debug, Clone, PartialEq)]
-pub enum AgentResponse {
+pub enum ClientResponse {
     /// `elicitation/create`
     ElicitationCreate(CreateElicitationResponse),
     /// `fs/read_text_file`
@@ -18010,7 +18043,7 @@ pub enum AgentResponse {
     Ext(crate::ExtMessage),
 }
 
-impl AgentResponse {
+impl ClientResponse {
     /// The wire method name.
     pub fn method(&self) -> &str {
         match self {
@@ -18080,5 +18113,12 @@ impl AgentResponse {
             Self::Ext(e) => { buf.extend_from_slice(e.payload_text().as_bytes()); Ok(()) }
         }
     }
+}
+
+impl crate::Payload for ClientResponse {
+    fn decode(method: &str, payload: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> { Self::decode(method, payload) }
+    fn method(&self) -> &str { Self::method(self) }
+    fn type_name(&self) -> Option<&'static str> { Self::type_name(self) }
+    fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> { Self::encode_payload(self, buf) }
 }
 

@@ -3,7 +3,7 @@
 //! ACP v2 (stable) types, codecs and method table, generated from the pinned schema.
 #![allow(clippy::all, clippy::pedantic, missing_docs, unreachable_pub, rustdoc::all, unused_mut, unused_variables)]
 
-use agentproto_codec::{de, Decoded, MaybeUndefined, RawJson, SerializeFields};
+use agentproto_codec::{de, Decoded, MaybeUndefined, RawJson, RawObject, SerializeFields};
 use agentproto_codec::de::OrderedMap;
 use serde::de::{Deserialize, Deserializer, Error as _, MapAccess, Visitor};
 use serde::ser::{Serialize, SerializeMap, Serializer};
@@ -30,7 +30,7 @@ pub struct RequestPermissionRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for RequestPermissionRequest {
@@ -77,7 +77,7 @@ impl<'de> Deserialize<'de> for RequestPermissionRequest {
                 let mut f_description: Option<Option<String>> = None;
                 let mut f_subject: Option<Option<RequestPermissionSubject>> = None;
                 let mut f_options: Option<Vec<PermissionOption>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -103,7 +103,7 @@ impl<'de> Deserialize<'de> for RequestPermissionRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 5, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -113,6 +113,7 @@ impl<'de> Deserialize<'de> for RequestPermissionRequest {
                 let description = MaybeUndefined::from_present(f_description);
                 let subject = MaybeUndefined::from_present(f_subject);
                 let options = match f_options { Some(v) => v, None => return Err(de::missing::<A::Error>("options")) };
+                de::min_items::<_, A::Error>(&options, 1, "options")?;
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(RequestPermissionRequest { session_id, title, description, subject, options, meta })
             }
@@ -208,7 +209,7 @@ pub struct ToolCallUpdate {
     /// unchanged, a key set to `null` is removed, and any other value replaces that key's
     /// stored value without merging nested objects. Beyond this patch rule, implementations
     /// MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for ToolCallUpdate {
@@ -285,7 +286,7 @@ impl<'de> Deserialize<'de> for ToolCallUpdate {
                 let mut f_raw_input: Option<RawJson> = None;
                 let mut f_raw_output: Option<RawJson> = None;
                 let mut f_capabilities: Option<Option<ToolCallCapabilities>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -333,7 +334,7 @@ impl<'de> Deserialize<'de> for ToolCallUpdate {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 10, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -631,7 +632,7 @@ pub struct Annotations {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for Annotations {
@@ -689,7 +690,7 @@ impl<'de> Deserialize<'de> for Annotations {
                 let mut f_audience: Option<Option<Vec<Role>>> = None;
                 let mut f_last_modified: Option<Option<String>> = None;
                 let mut f_priority: Option<Option<f64>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -708,7 +709,7 @@ impl<'de> Deserialize<'de> for Annotations {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -775,7 +776,7 @@ pub struct TextContent {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for TextContent {
@@ -812,7 +813,7 @@ impl<'de> Deserialize<'de> for TextContent {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TextContent, A::Error> {
                 let mut f_text: Option<String> = None;
                 let mut f_annotations: Option<Option<Annotations>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -826,7 +827,7 @@ impl<'de> Deserialize<'de> for TextContent {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -865,7 +866,7 @@ pub struct ImageContent {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for ImageContent {
@@ -910,7 +911,7 @@ impl<'de> Deserialize<'de> for ImageContent {
                 let mut f_mime_type: Option<MediaType> = None;
                 let mut f_uri: Option<Option<String>> = None;
                 let mut f_annotations: Option<Option<Annotations>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -932,7 +933,7 @@ impl<'de> Deserialize<'de> for ImageContent {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 4, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -961,7 +962,7 @@ pub struct AudioContent {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for AudioContent {
@@ -1000,7 +1001,7 @@ impl<'de> Deserialize<'de> for AudioContent {
                 let mut f_data: Option<String> = None;
                 let mut f_mime_type: Option<MediaType> = None;
                 let mut f_annotations: Option<Option<Annotations>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -1018,7 +1019,7 @@ impl<'de> Deserialize<'de> for AudioContent {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -1052,7 +1053,7 @@ pub struct Icon {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for Icon {
@@ -1101,7 +1102,7 @@ impl<'de> Deserialize<'de> for Icon {
                 let mut f_mime_type: Option<Option<MediaType>> = None;
                 let mut f_sizes: Option<Option<Vec<String>>> = None;
                 let mut f_theme: Option<Option<IconTheme>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -1124,7 +1125,7 @@ impl<'de> Deserialize<'de> for Icon {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 4, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -1204,7 +1205,7 @@ pub struct ResourceLink {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for ResourceLink {
@@ -1273,7 +1274,7 @@ impl<'de> Deserialize<'de> for ResourceLink {
                 let mut f_mime_type: Option<Option<MediaType>> = None;
                 let mut f_size: Option<Option<u64>> = None;
                 let mut f_annotations: Option<Option<Annotations>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -1312,7 +1313,7 @@ impl<'de> Deserialize<'de> for ResourceLink {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 8, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -1381,7 +1382,7 @@ pub struct TextResourceContents {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for TextResourceContents {
@@ -1420,7 +1421,7 @@ impl<'de> Deserialize<'de> for TextResourceContents {
                 let mut f_text: Option<String> = None;
                 let mut f_uri: Option<String> = None;
                 let mut f_mime_type: Option<Option<MediaType>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -1438,7 +1439,7 @@ impl<'de> Deserialize<'de> for TextResourceContents {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -1466,7 +1467,7 @@ pub struct BlobResourceContents {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for BlobResourceContents {
@@ -1505,7 +1506,7 @@ impl<'de> Deserialize<'de> for BlobResourceContents {
                 let mut f_blob: Option<String> = None;
                 let mut f_uri: Option<String> = None;
                 let mut f_mime_type: Option<Option<MediaType>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -1523,7 +1524,7 @@ impl<'de> Deserialize<'de> for BlobResourceContents {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -1549,7 +1550,7 @@ pub struct EmbeddedResource {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for EmbeddedResource {
@@ -1586,7 +1587,7 @@ impl<'de> Deserialize<'de> for EmbeddedResource {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<EmbeddedResource, A::Error> {
                 let mut f_resource: Option<EmbeddedResourceResource> = None;
                 let mut f_annotations: Option<Option<Annotations>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -1600,7 +1601,7 @@ impl<'de> Deserialize<'de> for EmbeddedResource {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -1623,7 +1624,7 @@ pub struct Content {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for Content {
@@ -1654,7 +1655,7 @@ impl<'de> Deserialize<'de> for Content {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (Content)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Content, A::Error> {
                 let mut f_content: Option<ContentBlock> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -1664,7 +1665,7 @@ impl<'de> Deserialize<'de> for Content {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -1746,7 +1747,7 @@ pub struct DiffChange {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
     /// The variant part of this object.
     pub variant: DiffChangeVariant,
 }
@@ -1792,7 +1793,7 @@ impl<'de> Deserialize<'de> for DiffChange {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<DiffChange, A::Error> {
                 let mut f_file_type: Option<Option<DiffFileType>> = None;
                 let mut f_mime_type: Option<Option<MediaType>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -1806,7 +1807,7 @@ impl<'de> Deserialize<'de> for DiffChange {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -2000,7 +2001,7 @@ pub struct DiffPatch {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for DiffPatch {
@@ -2033,7 +2034,7 @@ impl<'de> Deserialize<'de> for DiffPatch {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<DiffPatch, A::Error> {
                 let mut f_format: Option<DiffPatchFormat> = None;
                 let mut f_text: Option<String> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -2047,7 +2048,7 @@ impl<'de> Deserialize<'de> for DiffPatch {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -2108,7 +2109,7 @@ pub struct Diff {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for Diff {
@@ -2145,7 +2146,7 @@ impl<'de> Deserialize<'de> for Diff {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Diff, A::Error> {
                 let mut f_changes: Option<Vec<DiffChange>> = None;
                 let mut f_patch: Option<Option<DiffPatch>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -2160,7 +2161,7 @@ impl<'de> Deserialize<'de> for Diff {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -2193,7 +2194,7 @@ pub struct Terminal {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for Terminal {
@@ -2224,7 +2225,7 @@ impl<'de> Deserialize<'de> for Terminal {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (Terminal)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Terminal, A::Error> {
                 let mut f_terminal_id: Option<TerminalId> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -2234,7 +2235,7 @@ impl<'de> Deserialize<'de> for Terminal {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -2259,7 +2260,7 @@ pub struct ToolCallLocation {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for ToolCallLocation {
@@ -2296,7 +2297,7 @@ impl<'de> Deserialize<'de> for ToolCallLocation {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ToolCallLocation, A::Error> {
                 let mut f_path: Option<AbsolutePath> = None;
                 let mut f_line: Option<Option<u32>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -2310,7 +2311,7 @@ impl<'de> Deserialize<'de> for ToolCallLocation {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -2333,7 +2334,7 @@ pub struct ToolCallCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for ToolCallCapabilities {
@@ -2377,7 +2378,7 @@ impl<'de> Deserialize<'de> for ToolCallCapabilities {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ToolCallCapabilities)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ToolCallCapabilities, A::Error> {
                 let mut f_cancel: Option<Option<ToolCallCancelCapabilities>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -2387,7 +2388,7 @@ impl<'de> Deserialize<'de> for ToolCallCapabilities {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -2407,7 +2408,7 @@ pub struct ToolCallCancelCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for ToolCallCancelCapabilities {
@@ -2444,13 +2445,13 @@ impl<'de> Deserialize<'de> for ToolCallCancelCapabilities {
             type Value = ToolCallCancelCapabilities;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ToolCallCancelCapabilities)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ToolCallCancelCapabilities, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -2471,7 +2472,7 @@ pub struct ToolCallPermissionSubject {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for ToolCallPermissionSubject {
@@ -2502,7 +2503,7 @@ impl<'de> Deserialize<'de> for ToolCallPermissionSubject {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ToolCallPermissionSubject)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ToolCallPermissionSubject, A::Error> {
                 let mut f_tool_call: Option<ToolCallUpdate> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -2512,7 +2513,7 @@ impl<'de> Deserialize<'de> for ToolCallPermissionSubject {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -2540,7 +2541,7 @@ pub struct CommandPermissionSubject {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for CommandPermissionSubject {
@@ -2585,7 +2586,7 @@ impl<'de> Deserialize<'de> for CommandPermissionSubject {
                 let mut f_cwd: Option<AbsolutePath> = None;
                 let mut f_tool_call_id: Option<Option<ToolCallId>> = None;
                 let mut f_terminal_id: Option<Option<TerminalId>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -2607,7 +2608,7 @@ impl<'de> Deserialize<'de> for CommandPermissionSubject {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 4, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -2636,7 +2637,7 @@ pub struct PermissionOption {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for PermissionOption {
@@ -2671,7 +2672,7 @@ impl<'de> Deserialize<'de> for PermissionOption {
                 let mut f_option_id: Option<PermissionOptionId> = None;
                 let mut f_name: Option<String> = None;
                 let mut f_kind: Option<PermissionOptionKind> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -2689,7 +2690,7 @@ impl<'de> Deserialize<'de> for PermissionOption {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -2820,7 +2821,7 @@ pub struct CreateElicitationRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
     /// The variant part of this object.
     pub variant: CreateElicitationRequestVariant,
 }
@@ -2856,7 +2857,7 @@ impl<'de> Deserialize<'de> for CreateElicitationRequest {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (CreateElicitationRequest)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CreateElicitationRequest, A::Error> {
                 let mut f_message: Option<String> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -2866,7 +2867,7 @@ impl<'de> Deserialize<'de> for CreateElicitationRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -3009,7 +3010,7 @@ pub struct ElicitationSchema {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for ElicitationSchema {
@@ -3060,7 +3061,7 @@ impl<'de> Deserialize<'de> for ElicitationSchema {
                 let mut f_properties: Option<OrderedMap<ElicitationPropertySchema>> = None;
                 let mut f_required: Option<Option<Vec<String>>> = None;
                 let mut f_description: Option<Option<String>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -3086,7 +3087,7 @@ impl<'de> Deserialize<'de> for ElicitationSchema {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 5, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -3258,7 +3259,7 @@ pub struct EnumOption {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for EnumOption {
@@ -3297,7 +3298,7 @@ impl<'de> Deserialize<'de> for EnumOption {
                 let mut f_const: Option<String> = None;
                 let mut f_title: Option<String> = None;
                 let mut f_description: Option<Option<String>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -3315,7 +3316,7 @@ impl<'de> Deserialize<'de> for EnumOption {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -3361,7 +3362,7 @@ pub struct StringPropertySchema {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for StringPropertySchema {
@@ -3461,7 +3462,7 @@ impl<'de> Deserialize<'de> for StringPropertySchema {
                 let mut f_default: Option<Option<String>> = None;
                 let mut f_enum: Option<Option<Vec<String>>> = None;
                 let mut f_one_of: Option<Option<Vec<EnumOption>>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -3503,7 +3504,7 @@ impl<'de> Deserialize<'de> for StringPropertySchema {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 9, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -3516,7 +3517,9 @@ impl<'de> Deserialize<'de> for StringPropertySchema {
                 let format = MaybeUndefined::from_present(f_format);
                 let default = MaybeUndefined::from_present(f_default);
                 let r#enum = MaybeUndefined::from_present(f_enum);
+                if let Some(v) = r#enum.value() { de::min_items::<_, A::Error>(v, 1, "enum")?; }
                 let one_of = MaybeUndefined::from_present(f_one_of);
+                if let Some(v) = one_of.value() { de::min_items::<_, A::Error>(v, 1, "oneOf")?; }
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(StringPropertySchema { title, description, min_length, max_length, pattern, format, default, r#enum, one_of, meta })
             }
@@ -3541,7 +3544,7 @@ pub struct NumberPropertySchema {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for NumberPropertySchema {
@@ -3613,7 +3616,7 @@ impl<'de> Deserialize<'de> for NumberPropertySchema {
                 let mut f_minimum: Option<Option<f64>> = None;
                 let mut f_maximum: Option<Option<f64>> = None;
                 let mut f_default: Option<Option<f64>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -3639,7 +3642,7 @@ impl<'de> Deserialize<'de> for NumberPropertySchema {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 5, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -3673,7 +3676,7 @@ pub struct IntegerPropertySchema {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for IntegerPropertySchema {
@@ -3745,7 +3748,7 @@ impl<'de> Deserialize<'de> for IntegerPropertySchema {
                 let mut f_minimum: Option<Option<i64>> = None;
                 let mut f_maximum: Option<Option<i64>> = None;
                 let mut f_default: Option<Option<i64>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -3771,7 +3774,7 @@ impl<'de> Deserialize<'de> for IntegerPropertySchema {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 5, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -3801,7 +3804,7 @@ pub struct BooleanPropertySchema {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for BooleanPropertySchema {
@@ -3859,7 +3862,7 @@ impl<'de> Deserialize<'de> for BooleanPropertySchema {
                 let mut f_title: Option<Option<String>> = None;
                 let mut f_description: Option<Option<String>> = None;
                 let mut f_default: Option<Option<bool>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -3877,7 +3880,7 @@ impl<'de> Deserialize<'de> for BooleanPropertySchema {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -3932,7 +3935,6 @@ impl<'de> Deserialize<'de> for MultiSelectItems {
             Some("string") => Self::String(de::from_raw::<StringMultiSelectItems, D::Error>(raw)?),
             None => Self::Titled(de::from_raw::<TitledMultiSelectItems, D::Error>(raw)?),
             Some(other) => {
-                if let Some(v) = de::try_variant::<TitledMultiSelectItems>(raw) { return Ok(Self::Titled(v)); }
                 Self::Unknown(RawJson::from_raw(raw))
             }
         })
@@ -3947,7 +3949,7 @@ pub struct StringMultiSelectItems {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for StringMultiSelectItems {
@@ -3978,7 +3980,7 @@ impl<'de> Deserialize<'de> for StringMultiSelectItems {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (StringMultiSelectItems)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<StringMultiSelectItems, A::Error> {
                 let mut f_enum: Option<Vec<String>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -3988,12 +3990,13 @@ impl<'de> Deserialize<'de> for StringMultiSelectItems {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
                 let r#enum = match f_enum { Some(v) => v, None => return Err(de::missing::<A::Error>("enum")) };
+                de::min_items::<_, A::Error>(&r#enum, 1, "enum")?;
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(StringMultiSelectItems { r#enum, meta })
             }
@@ -4010,7 +4013,7 @@ pub struct TitledMultiSelectItems {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for TitledMultiSelectItems {
@@ -4041,7 +4044,7 @@ impl<'de> Deserialize<'de> for TitledMultiSelectItems {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (TitledMultiSelectItems)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TitledMultiSelectItems, A::Error> {
                 let mut f_any_of: Option<Vec<EnumOption>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -4051,12 +4054,13 @@ impl<'de> Deserialize<'de> for TitledMultiSelectItems {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
                 let any_of = match f_any_of { Some(v) => v, None => return Err(de::missing::<A::Error>("anyOf")) };
+                de::min_items::<_, A::Error>(&any_of, 1, "anyOf")?;
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(TitledMultiSelectItems { any_of, meta })
             }
@@ -4083,7 +4087,7 @@ pub struct MultiSelectPropertySchema {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for MultiSelectPropertySchema {
@@ -4144,7 +4148,7 @@ impl<'de> Deserialize<'de> for MultiSelectPropertySchema {
                 let mut f_max_items: Option<Option<u64>> = None;
                 let mut f_items: Option<MultiSelectItems> = None;
                 let mut f_default: Option<Option<Vec<String>>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -4175,7 +4179,7 @@ impl<'de> Deserialize<'de> for MultiSelectPropertySchema {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 6, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -4420,7 +4424,7 @@ pub struct InitializeResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for InitializeResponse {
@@ -4457,7 +4461,7 @@ impl<'de> Deserialize<'de> for InitializeResponse {
                 let mut f_info: Option<Implementation> = None;
                 let mut f_capabilities: Option<AgentCapabilities> = None;
                 let mut f_auth_methods: Option<Vec<AuthMethod>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -4480,7 +4484,7 @@ impl<'de> Deserialize<'de> for InitializeResponse {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 4, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -4517,7 +4521,7 @@ pub struct Implementation {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for Implementation {
@@ -4556,7 +4560,7 @@ impl<'de> Deserialize<'de> for Implementation {
                 let mut f_name: Option<String> = None;
                 let mut f_title: Option<Option<String>> = None;
                 let mut f_version: Option<String> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -4574,7 +4578,7 @@ impl<'de> Deserialize<'de> for Implementation {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -4600,7 +4604,7 @@ pub struct AgentCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for AgentCapabilities {
@@ -4651,7 +4655,7 @@ impl<'de> Deserialize<'de> for AgentCapabilities {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AgentCapabilities, A::Error> {
                 let mut f_session: Option<Option<SessionCapabilities>> = None;
                 let mut f_auth: Option<Option<AgentAuthCapabilities>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -4665,7 +4669,7 @@ impl<'de> Deserialize<'de> for AgentCapabilities {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -4694,7 +4698,7 @@ pub struct SessionCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for SessionCapabilities {
@@ -4759,7 +4763,7 @@ impl<'de> Deserialize<'de> for SessionCapabilities {
                 let mut f_mcp: Option<Option<McpCapabilities>> = None;
                 let mut f_delete: Option<Option<SessionDeleteCapabilities>> = None;
                 let mut f_additional_directories: Option<Option<SessionAdditionalDirectoriesCapabilities>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -4781,7 +4785,7 @@ impl<'de> Deserialize<'de> for SessionCapabilities {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 4, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -4810,7 +4814,7 @@ pub struct PromptCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for PromptCapabilities {
@@ -4868,7 +4872,7 @@ impl<'de> Deserialize<'de> for PromptCapabilities {
                 let mut f_image: Option<Option<PromptImageCapabilities>> = None;
                 let mut f_audio: Option<Option<PromptAudioCapabilities>> = None;
                 let mut f_embedded_context: Option<Option<PromptEmbeddedContextCapabilities>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -4886,7 +4890,7 @@ impl<'de> Deserialize<'de> for PromptCapabilities {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -4908,7 +4912,7 @@ pub struct PromptImageCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for PromptImageCapabilities {
@@ -4945,13 +4949,13 @@ impl<'de> Deserialize<'de> for PromptImageCapabilities {
             type Value = PromptImageCapabilities;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (PromptImageCapabilities)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<PromptImageCapabilities, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -4970,7 +4974,7 @@ pub struct PromptAudioCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for PromptAudioCapabilities {
@@ -5007,13 +5011,13 @@ impl<'de> Deserialize<'de> for PromptAudioCapabilities {
             type Value = PromptAudioCapabilities;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (PromptAudioCapabilities)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<PromptAudioCapabilities, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -5032,7 +5036,7 @@ pub struct PromptEmbeddedContextCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for PromptEmbeddedContextCapabilities {
@@ -5069,13 +5073,13 @@ impl<'de> Deserialize<'de> for PromptEmbeddedContextCapabilities {
             type Value = PromptEmbeddedContextCapabilities;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (PromptEmbeddedContextCapabilities)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<PromptEmbeddedContextCapabilities, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -5098,7 +5102,7 @@ pub struct McpCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for McpCapabilities {
@@ -5149,7 +5153,7 @@ impl<'de> Deserialize<'de> for McpCapabilities {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<McpCapabilities, A::Error> {
                 let mut f_stdio: Option<Option<McpStdioCapabilities>> = None;
                 let mut f_http: Option<Option<McpHttpCapabilities>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -5163,7 +5167,7 @@ impl<'de> Deserialize<'de> for McpCapabilities {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -5184,7 +5188,7 @@ pub struct McpStdioCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for McpStdioCapabilities {
@@ -5221,13 +5225,13 @@ impl<'de> Deserialize<'de> for McpStdioCapabilities {
             type Value = McpStdioCapabilities;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (McpStdioCapabilities)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<McpStdioCapabilities, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -5246,7 +5250,7 @@ pub struct McpHttpCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for McpHttpCapabilities {
@@ -5283,13 +5287,13 @@ impl<'de> Deserialize<'de> for McpHttpCapabilities {
             type Value = McpHttpCapabilities;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (McpHttpCapabilities)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<McpHttpCapabilities, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -5308,7 +5312,7 @@ pub struct SessionDeleteCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for SessionDeleteCapabilities {
@@ -5345,13 +5349,13 @@ impl<'de> Deserialize<'de> for SessionDeleteCapabilities {
             type Value = SessionDeleteCapabilities;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionDeleteCapabilities)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionDeleteCapabilities, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -5370,7 +5374,7 @@ pub struct SessionAdditionalDirectoriesCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for SessionAdditionalDirectoriesCapabilities {
@@ -5407,13 +5411,13 @@ impl<'de> Deserialize<'de> for SessionAdditionalDirectoriesCapabilities {
             type Value = SessionAdditionalDirectoriesCapabilities;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionAdditionalDirectoriesCapabilities)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionAdditionalDirectoriesCapabilities, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -5432,7 +5436,7 @@ pub struct AgentAuthCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for AgentAuthCapabilities {
@@ -5469,13 +5473,13 @@ impl<'de> Deserialize<'de> for AgentAuthCapabilities {
             type Value = AgentAuthCapabilities;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (AgentAuthCapabilities)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AgentAuthCapabilities, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -5555,7 +5559,7 @@ pub struct EnvVariable {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for EnvVariable {
@@ -5588,7 +5592,7 @@ impl<'de> Deserialize<'de> for EnvVariable {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<EnvVariable, A::Error> {
                 let mut f_name: Option<String> = None;
                 let mut f_value: Option<String> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -5602,7 +5606,7 @@ impl<'de> Deserialize<'de> for EnvVariable {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -5635,7 +5639,7 @@ pub struct AuthMethodTerminal {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for AuthMethodTerminal {
@@ -5678,7 +5682,7 @@ impl<'de> Deserialize<'de> for AuthMethodTerminal {
                 let mut f_description: Option<Option<String>> = None;
                 let mut f_args: Option<Vec<String>> = None;
                 let mut f_env: Option<Vec<EnvVariable>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -5704,7 +5708,7 @@ impl<'de> Deserialize<'de> for AuthMethodTerminal {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 5, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -5734,7 +5738,7 @@ pub struct AuthMethodAgent {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for AuthMethodAgent {
@@ -5773,7 +5777,7 @@ impl<'de> Deserialize<'de> for AuthMethodAgent {
                 let mut f_method_id: Option<AuthMethodId> = None;
                 let mut f_name: Option<String> = None;
                 let mut f_description: Option<Option<String>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -5791,7 +5795,7 @@ impl<'de> Deserialize<'de> for AuthMethodAgent {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -5813,7 +5817,7 @@ pub struct LoginAuthResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for LoginAuthResponse {
@@ -5850,13 +5854,13 @@ impl<'de> Deserialize<'de> for LoginAuthResponse {
             type Value = LoginAuthResponse;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (LoginAuthResponse)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<LoginAuthResponse, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -5875,7 +5879,7 @@ pub struct LogoutAuthResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for LogoutAuthResponse {
@@ -5912,13 +5916,13 @@ impl<'de> Deserialize<'de> for LogoutAuthResponse {
             type Value = LogoutAuthResponse;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (LogoutAuthResponse)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<LogoutAuthResponse, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -5943,7 +5947,7 @@ pub struct NewSessionResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for NewSessionResponse {
@@ -5978,7 +5982,7 @@ impl<'de> Deserialize<'de> for NewSessionResponse {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_config_options: Option<Vec<SessionConfigOption>> = None;
                 let mut f_available_commands: Option<Vec<AvailableCommand>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -5998,7 +6002,7 @@ impl<'de> Deserialize<'de> for NewSessionResponse {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -6074,7 +6078,7 @@ pub struct SessionConfigOption {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
     /// The variant part of this object.
     pub variant: SessionConfigOptionVariant,
 }
@@ -6124,7 +6128,7 @@ impl<'de> Deserialize<'de> for SessionConfigOption {
                 let mut f_name: Option<String> = None;
                 let mut f_description: Option<Option<String>> = None;
                 let mut f_category: Option<Option<SessionConfigOptionCategory>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -6146,7 +6150,7 @@ impl<'de> Deserialize<'de> for SessionConfigOption {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 4, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -6276,7 +6280,7 @@ pub struct SessionConfigSelectOption {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for SessionConfigSelectOption {
@@ -6315,7 +6319,7 @@ impl<'de> Deserialize<'de> for SessionConfigSelectOption {
                 let mut f_value: Option<SessionConfigValueId> = None;
                 let mut f_name: Option<String> = None;
                 let mut f_description: Option<Option<String>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -6333,7 +6337,7 @@ impl<'de> Deserialize<'de> for SessionConfigSelectOption {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -6361,7 +6365,7 @@ pub struct SessionConfigSelectGroup {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for SessionConfigSelectGroup {
@@ -6396,7 +6400,7 @@ impl<'de> Deserialize<'de> for SessionConfigSelectGroup {
                 let mut f_group_id: Option<SessionConfigGroupId> = None;
                 let mut f_name: Option<String> = None;
                 let mut f_options: Option<Vec<SessionConfigSelectOption>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -6415,7 +6419,7 @@ impl<'de> Deserialize<'de> for SessionConfigSelectGroup {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -6423,6 +6427,7 @@ impl<'de> Deserialize<'de> for SessionConfigSelectGroup {
                 let group_id = match f_group_id { Some(v) => v, None => return Err(de::missing::<A::Error>("groupId")) };
                 let name = match f_name { Some(v) => v, None => return Err(de::missing::<A::Error>("name")) };
                 let options = match f_options { Some(v) => v, None => return Err(de::missing::<A::Error>("options")) };
+                de::min_items::<_, A::Error>(&options, 1, "options")?;
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(SessionConfigSelectGroup { group_id, name, options, meta })
             }
@@ -6639,7 +6644,7 @@ pub struct TextCommandInput {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for TextCommandInput {
@@ -6670,7 +6675,7 @@ impl<'de> Deserialize<'de> for TextCommandInput {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (TextCommandInput)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TextCommandInput, A::Error> {
                 let mut f_hint: Option<String> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -6680,7 +6685,7 @@ impl<'de> Deserialize<'de> for TextCommandInput {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -6706,7 +6711,7 @@ pub struct Command {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for Command {
@@ -6745,7 +6750,7 @@ impl<'de> Deserialize<'de> for Command {
                 let mut f_name: Option<String> = None;
                 let mut f_description: Option<String> = None;
                 let mut f_input: Option<Option<AvailableCommandInput>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -6763,7 +6768,7 @@ impl<'de> Deserialize<'de> for Command {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -6791,7 +6796,7 @@ pub struct ListSessionsResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for ListSessionsResponse {
@@ -6828,7 +6833,7 @@ impl<'de> Deserialize<'de> for ListSessionsResponse {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ListSessionsResponse, A::Error> {
                 let mut f_sessions: Option<Vec<SessionInfo>> = None;
                 let mut f_next_cursor: Option<Option<SessionListCursor>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -6843,7 +6848,7 @@ impl<'de> Deserialize<'de> for ListSessionsResponse {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -6874,7 +6879,7 @@ pub struct SessionInfo {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for SessionInfo {
@@ -6921,7 +6926,7 @@ impl<'de> Deserialize<'de> for SessionInfo {
                 let mut f_additional_directories: Option<Vec<AbsolutePath>> = None;
                 let mut f_title: Option<Option<String>> = None;
                 let mut f_updated_at: Option<Option<String>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -6947,7 +6952,7 @@ impl<'de> Deserialize<'de> for SessionInfo {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 5, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -6981,7 +6986,7 @@ pub struct DeleteSessionResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for DeleteSessionResponse {
@@ -7018,13 +7023,13 @@ impl<'de> Deserialize<'de> for DeleteSessionResponse {
             type Value = DeleteSessionResponse;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (DeleteSessionResponse)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<DeleteSessionResponse, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -7047,7 +7052,7 @@ pub struct ResumeSessionResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for ResumeSessionResponse {
@@ -7090,7 +7095,7 @@ impl<'de> Deserialize<'de> for ResumeSessionResponse {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ResumeSessionResponse, A::Error> {
                 let mut f_config_options: Option<Vec<SessionConfigOption>> = None;
                 let mut f_available_commands: Option<Vec<AvailableCommand>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -7106,7 +7111,7 @@ impl<'de> Deserialize<'de> for ResumeSessionResponse {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -7127,7 +7132,7 @@ pub struct CloseSessionResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for CloseSessionResponse {
@@ -7164,13 +7169,13 @@ impl<'de> Deserialize<'de> for CloseSessionResponse {
             type Value = CloseSessionResponse;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (CloseSessionResponse)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CloseSessionResponse, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -7189,7 +7194,7 @@ pub struct CancelToolCallResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for CancelToolCallResponse {
@@ -7226,13 +7231,13 @@ impl<'de> Deserialize<'de> for CancelToolCallResponse {
             type Value = CancelToolCallResponse;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (CancelToolCallResponse)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CancelToolCallResponse, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -7251,7 +7256,7 @@ pub struct CancelTerminalResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for CancelTerminalResponse {
@@ -7288,13 +7293,13 @@ impl<'de> Deserialize<'de> for CancelTerminalResponse {
             type Value = CancelTerminalResponse;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (CancelTerminalResponse)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CancelTerminalResponse, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -7315,7 +7320,7 @@ pub struct SetSessionConfigOptionResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for SetSessionConfigOptionResponse {
@@ -7346,7 +7351,7 @@ impl<'de> Deserialize<'de> for SetSessionConfigOptionResponse {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SetSessionConfigOptionResponse)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SetSessionConfigOptionResponse, A::Error> {
                 let mut f_config_options: Option<Vec<SessionConfigOption>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -7357,7 +7362,7 @@ impl<'de> Deserialize<'de> for SetSessionConfigOptionResponse {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -7379,7 +7384,7 @@ pub struct PromptResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for PromptResponse {
@@ -7410,7 +7415,7 @@ impl<'de> Deserialize<'de> for PromptResponse {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (PromptResponse)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<PromptResponse, A::Error> {
                 let mut f_message_id: Option<MessageId> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -7420,7 +7425,7 @@ impl<'de> Deserialize<'de> for PromptResponse {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -7497,7 +7502,7 @@ pub struct UnsupportedProtocolVersionErrorData {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for UnsupportedProtocolVersionErrorData {
@@ -7530,7 +7535,7 @@ impl<'de> Deserialize<'de> for UnsupportedProtocolVersionErrorData {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<UnsupportedProtocolVersionErrorData, A::Error> {
                 let mut f_requested: Option<ProtocolVersion> = None;
                 let mut f_supported: Option<Vec<ProtocolVersion>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -7544,7 +7549,7 @@ impl<'de> Deserialize<'de> for UnsupportedProtocolVersionErrorData {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -7568,7 +7573,7 @@ pub struct SessionNotFoundErrorData {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for SessionNotFoundErrorData {
@@ -7599,7 +7604,7 @@ impl<'de> Deserialize<'de> for SessionNotFoundErrorData {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionNotFoundErrorData)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionNotFoundErrorData, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -7609,7 +7614,7 @@ impl<'de> Deserialize<'de> for SessionNotFoundErrorData {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -7633,7 +7638,7 @@ pub struct UpdateSessionNotification {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for UpdateSessionNotification {
@@ -7666,7 +7671,7 @@ impl<'de> Deserialize<'de> for UpdateSessionNotification {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<UpdateSessionNotification, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_update: Option<SessionUpdate> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -7680,7 +7685,7 @@ impl<'de> Deserialize<'de> for UpdateSessionNotification {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -7821,7 +7826,7 @@ pub struct ContentChunk {
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     /// This metadata is scoped to the chunk and does not patch stored metadata.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for ContentChunk {
@@ -7854,7 +7859,7 @@ impl<'de> Deserialize<'de> for ContentChunk {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ContentChunk, A::Error> {
                 let mut f_message_id: Option<MessageId> = None;
                 let mut f_content: Option<ContentBlock> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -7868,7 +7873,7 @@ impl<'de> Deserialize<'de> for ContentChunk {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -7896,7 +7901,7 @@ pub struct UserMessage {
     /// unchanged, a key set to `null` is removed, and any other value replaces that key's
     /// stored value without merging nested objects. Beyond this patch rule, implementations
     /// MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for UserMessage {
@@ -7933,7 +7938,7 @@ impl<'de> Deserialize<'de> for UserMessage {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<UserMessage, A::Error> {
                 let mut f_message_id: Option<MessageId> = None;
                 let mut f_content: Option<Option<Vec<ContentBlock>>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -7948,7 +7953,7 @@ impl<'de> Deserialize<'de> for UserMessage {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -7976,7 +7981,7 @@ pub struct AgentMessage {
     /// unchanged, a key set to `null` is removed, and any other value replaces that key's
     /// stored value without merging nested objects. Beyond this patch rule, implementations
     /// MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for AgentMessage {
@@ -8013,7 +8018,7 @@ impl<'de> Deserialize<'de> for AgentMessage {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AgentMessage, A::Error> {
                 let mut f_message_id: Option<MessageId> = None;
                 let mut f_content: Option<Option<Vec<ContentBlock>>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -8028,7 +8033,7 @@ impl<'de> Deserialize<'de> for AgentMessage {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -8056,7 +8061,7 @@ pub struct AgentThought {
     /// unchanged, a key set to `null` is removed, and any other value replaces that key's
     /// stored value without merging nested objects. Beyond this patch rule, implementations
     /// MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for AgentThought {
@@ -8093,7 +8098,7 @@ impl<'de> Deserialize<'de> for AgentThought {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AgentThought, A::Error> {
                 let mut f_message_id: Option<MessageId> = None;
                 let mut f_content: Option<Option<Vec<ContentBlock>>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -8108,7 +8113,7 @@ impl<'de> Deserialize<'de> for AgentThought {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -8180,7 +8185,7 @@ pub struct BackgroundTerminal {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for BackgroundTerminal {
@@ -8211,7 +8216,7 @@ impl<'de> Deserialize<'de> for BackgroundTerminal {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (BackgroundTerminal)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<BackgroundTerminal, A::Error> {
                 let mut f_terminal_id: Option<TerminalId> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -8221,7 +8226,7 @@ impl<'de> Deserialize<'de> for BackgroundTerminal {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -8243,7 +8248,7 @@ pub struct BackgroundToolCall {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for BackgroundToolCall {
@@ -8274,7 +8279,7 @@ impl<'de> Deserialize<'de> for BackgroundToolCall {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (BackgroundToolCall)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<BackgroundToolCall, A::Error> {
                 let mut f_tool_call_id: Option<ToolCallId> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -8284,7 +8289,7 @@ impl<'de> Deserialize<'de> for BackgroundToolCall {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -8306,7 +8311,7 @@ pub struct RunningStateUpdate {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for RunningStateUpdate {
@@ -8350,7 +8355,7 @@ impl<'de> Deserialize<'de> for RunningStateUpdate {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (RunningStateUpdate)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RunningStateUpdate, A::Error> {
                 let mut f_background: Option<Option<Vec<BackgroundWork>>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -8360,7 +8365,7 @@ impl<'de> Deserialize<'de> for RunningStateUpdate {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -8510,7 +8515,7 @@ pub struct IdleStateUpdate {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
     /// Why foreground work stopped. The value selects one of this type's variants, which may add fields of their own.
     pub stop_reason: MaybeUndefined<String>,
     /// The variant part of this object.
@@ -8557,7 +8562,7 @@ impl<'de> Deserialize<'de> for IdleStateUpdate {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (IdleStateUpdate)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<IdleStateUpdate, A::Error> {
                 let mut f_background: Option<Option<Vec<BackgroundWork>>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut f_stop_reason: Option<Option<String>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
@@ -8568,7 +8573,7 @@ impl<'de> Deserialize<'de> for IdleStateUpdate {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         "stopReason" => {
                             de::seen::<A::Error>(&mut seen, 2, "stopReason")?;
@@ -8598,7 +8603,7 @@ pub struct RequiresActionStateUpdate {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for RequiresActionStateUpdate {
@@ -8642,7 +8647,7 @@ impl<'de> Deserialize<'de> for RequiresActionStateUpdate {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (RequiresActionStateUpdate)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RequiresActionStateUpdate, A::Error> {
                 let mut f_background: Option<Option<Vec<BackgroundWork>>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -8652,7 +8657,7 @@ impl<'de> Deserialize<'de> for RequiresActionStateUpdate {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -8727,7 +8732,7 @@ pub struct ToolCallContentChunk {
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     /// This metadata is scoped to the chunk and does not patch stored metadata.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for ToolCallContentChunk {
@@ -8760,7 +8765,7 @@ impl<'de> Deserialize<'de> for ToolCallContentChunk {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ToolCallContentChunk, A::Error> {
                 let mut f_tool_call_id: Option<ToolCallId> = None;
                 let mut f_content: Option<ToolCallContent> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -8774,7 +8779,7 @@ impl<'de> Deserialize<'de> for ToolCallContentChunk {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -8797,7 +8802,7 @@ pub struct TerminalOutput {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for TerminalOutput {
@@ -8828,7 +8833,7 @@ impl<'de> Deserialize<'de> for TerminalOutput {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (TerminalOutput)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TerminalOutput, A::Error> {
                 let mut f_data: Option<String> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -8838,7 +8843,7 @@ impl<'de> Deserialize<'de> for TerminalOutput {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -8863,7 +8868,7 @@ pub struct TerminalExitStatus {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for TerminalExitStatus {
@@ -8914,7 +8919,7 @@ impl<'de> Deserialize<'de> for TerminalExitStatus {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TerminalExitStatus, A::Error> {
                 let mut f_exit_code: Option<Option<i64>> = None;
                 let mut f_signal: Option<Option<String>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -8928,7 +8933,7 @@ impl<'de> Deserialize<'de> for TerminalExitStatus {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -8953,7 +8958,7 @@ pub struct TerminalSize {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for TerminalSize {
@@ -8986,7 +8991,7 @@ impl<'de> Deserialize<'de> for TerminalSize {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TerminalSize, A::Error> {
                 let mut f_cols: Option<u16> = None;
                 let mut f_rows: Option<u16> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -9000,7 +9005,7 @@ impl<'de> Deserialize<'de> for TerminalSize {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -9023,7 +9028,7 @@ pub struct TerminalCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for TerminalCapabilities {
@@ -9067,7 +9072,7 @@ impl<'de> Deserialize<'de> for TerminalCapabilities {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (TerminalCapabilities)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TerminalCapabilities, A::Error> {
                 let mut f_cancel: Option<Option<TerminalCancelCapabilities>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -9077,7 +9082,7 @@ impl<'de> Deserialize<'de> for TerminalCapabilities {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -9097,7 +9102,7 @@ pub struct TerminalCancelCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for TerminalCancelCapabilities {
@@ -9134,13 +9139,13 @@ impl<'de> Deserialize<'de> for TerminalCancelCapabilities {
             type Value = TerminalCancelCapabilities;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (TerminalCancelCapabilities)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TerminalCancelCapabilities, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -9176,7 +9181,7 @@ pub struct TerminalUpdate {
     /// unchanged, a key set to `null` is removed, and any other value replaces that key's
     /// stored value without merging nested objects. Beyond this patch rule, implementations
     /// MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for TerminalUpdate {
@@ -9243,7 +9248,7 @@ impl<'de> Deserialize<'de> for TerminalUpdate {
                 let mut f_exit_status: Option<Option<TerminalExitStatus>> = None;
                 let mut f_size: Option<Option<TerminalSize>> = None;
                 let mut f_capabilities: Option<Option<TerminalCapabilities>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -9277,7 +9282,7 @@ impl<'de> Deserialize<'de> for TerminalUpdate {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 7, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -9308,7 +9313,7 @@ pub struct TerminalOutputChunk {
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     /// This metadata is scoped to the chunk and does not patch stored metadata.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for TerminalOutputChunk {
@@ -9341,7 +9346,7 @@ impl<'de> Deserialize<'de> for TerminalOutputChunk {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TerminalOutputChunk, A::Error> {
                 let mut f_terminal_id: Option<TerminalId> = None;
                 let mut f_data: Option<String> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -9355,7 +9360,7 @@ impl<'de> Deserialize<'de> for TerminalOutputChunk {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -9435,7 +9440,7 @@ pub struct PlanEntry {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for PlanEntry {
@@ -9470,7 +9475,7 @@ impl<'de> Deserialize<'de> for PlanEntry {
                 let mut f_content: Option<String> = None;
                 let mut f_priority: Option<PlanEntryPriority> = None;
                 let mut f_status: Option<PlanEntryStatus> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -9488,7 +9493,7 @@ impl<'de> Deserialize<'de> for PlanEntry {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -9611,7 +9616,7 @@ pub struct PlanItems {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for PlanItems {
@@ -9644,7 +9649,7 @@ impl<'de> Deserialize<'de> for PlanItems {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<PlanItems, A::Error> {
                 let mut f_plan_id: Option<PlanId> = None;
                 let mut f_entries: Option<Vec<PlanEntry>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -9659,7 +9664,7 @@ impl<'de> Deserialize<'de> for PlanItems {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -9682,7 +9687,7 @@ pub struct PlanUpdate {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for PlanUpdate {
@@ -9713,7 +9718,7 @@ impl<'de> Deserialize<'de> for PlanUpdate {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (PlanUpdate)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<PlanUpdate, A::Error> {
                 let mut f_plan: Option<PlanUpdateContent> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -9723,7 +9728,7 @@ impl<'de> Deserialize<'de> for PlanUpdate {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -9745,7 +9750,7 @@ pub struct AvailableCommandsUpdate {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for AvailableCommandsUpdate {
@@ -9776,7 +9781,7 @@ impl<'de> Deserialize<'de> for AvailableCommandsUpdate {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (AvailableCommandsUpdate)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AvailableCommandsUpdate, A::Error> {
                 let mut f_available_commands: Option<Vec<AvailableCommand>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -9787,7 +9792,7 @@ impl<'de> Deserialize<'de> for AvailableCommandsUpdate {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -9809,7 +9814,7 @@ pub struct ConfigOptionUpdate {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for ConfigOptionUpdate {
@@ -9840,7 +9845,7 @@ impl<'de> Deserialize<'de> for ConfigOptionUpdate {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ConfigOptionUpdate)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ConfigOptionUpdate, A::Error> {
                 let mut f_config_options: Option<Vec<SessionConfigOption>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -9851,7 +9856,7 @@ impl<'de> Deserialize<'de> for ConfigOptionUpdate {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -9878,7 +9883,7 @@ pub struct SessionInfoUpdate {
     /// unchanged, a key set to `null` is removed, and any other value replaces that key's
     /// stored value without merging nested objects. Beyond this patch rule, implementations
     /// MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for SessionInfoUpdate {
@@ -9929,7 +9934,7 @@ impl<'de> Deserialize<'de> for SessionInfoUpdate {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionInfoUpdate, A::Error> {
                 let mut f_title: Option<Option<String>> = None;
                 let mut f_updated_at: Option<Option<String>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -9943,7 +9948,7 @@ impl<'de> Deserialize<'de> for SessionInfoUpdate {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -9969,7 +9974,7 @@ pub struct Cost {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for Cost {
@@ -10002,7 +10007,7 @@ impl<'de> Deserialize<'de> for Cost {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Cost, A::Error> {
                 let mut f_amount: Option<f64> = None;
                 let mut f_currency: Option<String> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -10016,7 +10021,7 @@ impl<'de> Deserialize<'de> for Cost {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -10043,7 +10048,7 @@ pub struct UsageUpdate {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for UsageUpdate {
@@ -10082,7 +10087,7 @@ impl<'de> Deserialize<'de> for UsageUpdate {
                 let mut f_used: Option<u64> = None;
                 let mut f_size: Option<u64> = None;
                 let mut f_cost: Option<Option<Cost>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -10100,7 +10105,7 @@ impl<'de> Deserialize<'de> for UsageUpdate {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -10174,7 +10179,7 @@ pub struct Notice {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for Notice {
@@ -10213,7 +10218,7 @@ impl<'de> Deserialize<'de> for Notice {
                 let mut f_severity: Option<NoticeSeverity> = None;
                 let mut f_title: Option<String> = None;
                 let mut f_description: Option<Option<String>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -10231,13 +10236,14 @@ impl<'de> Deserialize<'de> for Notice {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
                 let severity = match f_severity { Some(v) => v, None => return Err(de::missing::<A::Error>("severity")) };
                 let title = match f_title { Some(v) => v, None => return Err(de::missing::<A::Error>("title")) };
+                de::min_length::<A::Error>(&title, 1, "title")?;
                 let description = MaybeUndefined::from_present(f_description);
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(Notice { severity, title, description, meta })
@@ -10326,7 +10332,7 @@ pub struct CompactionUpdate {
     /// unchanged, a key set to `null` is removed, and any other value replaces that key's
     /// stored value without merging nested objects. Beyond this patch rule, implementations
     /// MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for CompactionUpdate {
@@ -10371,7 +10377,7 @@ impl<'de> Deserialize<'de> for CompactionUpdate {
                 let mut f_status: Option<CompactionStatus> = None;
                 let mut f_summary: Option<Option<Vec<ContentBlock>>> = None;
                 let mut f_error: Option<Option<String>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -10394,7 +10400,7 @@ impl<'de> Deserialize<'de> for CompactionUpdate {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 4, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -10423,7 +10429,7 @@ pub struct CompactionSummaryChunk {
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     /// This metadata is scoped to the chunk and does not patch stored metadata.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for CompactionSummaryChunk {
@@ -10456,7 +10462,7 @@ impl<'de> Deserialize<'de> for CompactionSummaryChunk {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CompactionSummaryChunk, A::Error> {
                 let mut f_compaction_id: Option<CompactionId> = None;
                 let mut f_content: Option<ContentBlock> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -10470,7 +10476,7 @@ impl<'de> Deserialize<'de> for CompactionSummaryChunk {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -10493,7 +10499,7 @@ pub struct CompleteElicitationNotification {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for CompleteElicitationNotification {
@@ -10524,7 +10530,7 @@ impl<'de> Deserialize<'de> for CompleteElicitationNotification {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (CompleteElicitationNotification)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CompleteElicitationNotification, A::Error> {
                 let mut f_elicitation_id: Option<ElicitationId> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -10534,7 +10540,7 @@ impl<'de> Deserialize<'de> for CompleteElicitationNotification {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -10565,7 +10571,7 @@ pub struct InitializeRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for InitializeRequest {
@@ -10600,7 +10606,7 @@ impl<'de> Deserialize<'de> for InitializeRequest {
                 let mut f_protocol_version: Option<ProtocolVersion> = None;
                 let mut f_info: Option<Implementation> = None;
                 let mut f_capabilities: Option<ClientCapabilities> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -10618,7 +10624,7 @@ impl<'de> Deserialize<'de> for InitializeRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -10647,7 +10653,7 @@ pub struct ClientCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for ClientCapabilities {
@@ -10698,7 +10704,7 @@ impl<'de> Deserialize<'de> for ClientCapabilities {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ClientCapabilities, A::Error> {
                 let mut f_auth: Option<Option<ClientAuthCapabilities>> = None;
                 let mut f_elicitation: Option<Option<ElicitationCapabilities>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -10712,7 +10718,7 @@ impl<'de> Deserialize<'de> for ClientCapabilities {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -10735,7 +10741,7 @@ pub struct ClientAuthCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for ClientAuthCapabilities {
@@ -10779,7 +10785,7 @@ impl<'de> Deserialize<'de> for ClientAuthCapabilities {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ClientAuthCapabilities)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ClientAuthCapabilities, A::Error> {
                 let mut f_terminal: Option<Option<TerminalAuthCapabilities>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -10789,7 +10795,7 @@ impl<'de> Deserialize<'de> for ClientAuthCapabilities {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -10809,7 +10815,7 @@ pub struct TerminalAuthCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for TerminalAuthCapabilities {
@@ -10846,13 +10852,13 @@ impl<'de> Deserialize<'de> for TerminalAuthCapabilities {
             type Value = TerminalAuthCapabilities;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (TerminalAuthCapabilities)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TerminalAuthCapabilities, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -10875,7 +10881,7 @@ pub struct ElicitationCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for ElicitationCapabilities {
@@ -10926,7 +10932,7 @@ impl<'de> Deserialize<'de> for ElicitationCapabilities {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ElicitationCapabilities, A::Error> {
                 let mut f_form: Option<Option<ElicitationFormCapabilities>> = None;
                 let mut f_url: Option<Option<ElicitationUrlCapabilities>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -10940,7 +10946,7 @@ impl<'de> Deserialize<'de> for ElicitationCapabilities {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -10961,7 +10967,7 @@ pub struct ElicitationFormCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for ElicitationFormCapabilities {
@@ -10998,13 +11004,13 @@ impl<'de> Deserialize<'de> for ElicitationFormCapabilities {
             type Value = ElicitationFormCapabilities;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ElicitationFormCapabilities)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ElicitationFormCapabilities, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -11023,7 +11029,7 @@ pub struct ElicitationUrlCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for ElicitationUrlCapabilities {
@@ -11060,13 +11066,13 @@ impl<'de> Deserialize<'de> for ElicitationUrlCapabilities {
             type Value = ElicitationUrlCapabilities;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ElicitationUrlCapabilities)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ElicitationUrlCapabilities, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -11088,7 +11094,7 @@ pub struct LoginAuthRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for LoginAuthRequest {
@@ -11119,7 +11125,7 @@ impl<'de> Deserialize<'de> for LoginAuthRequest {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (LoginAuthRequest)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<LoginAuthRequest, A::Error> {
                 let mut f_method_id: Option<AuthMethodId> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -11129,7 +11135,7 @@ impl<'de> Deserialize<'de> for LoginAuthRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -11149,7 +11155,7 @@ pub struct LogoutAuthRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for LogoutAuthRequest {
@@ -11186,13 +11192,13 @@ impl<'de> Deserialize<'de> for LogoutAuthRequest {
             type Value = LogoutAuthRequest;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (LogoutAuthRequest)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<LogoutAuthRequest, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -11217,7 +11223,7 @@ pub struct NewSessionRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for NewSessionRequest {
@@ -11252,7 +11258,7 @@ impl<'de> Deserialize<'de> for NewSessionRequest {
                 let mut f_cwd: Option<AbsolutePath> = None;
                 let mut f_additional_directories: Option<Vec<AbsolutePath>> = None;
                 let mut f_mcp_servers: Option<Vec<McpServer>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -11270,7 +11276,7 @@ impl<'de> Deserialize<'de> for NewSessionRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -11342,7 +11348,7 @@ pub struct HttpHeader {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for HttpHeader {
@@ -11375,7 +11381,7 @@ impl<'de> Deserialize<'de> for HttpHeader {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<HttpHeader, A::Error> {
                 let mut f_name: Option<String> = None;
                 let mut f_value: Option<String> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -11389,7 +11395,7 @@ impl<'de> Deserialize<'de> for HttpHeader {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -11417,7 +11423,7 @@ pub struct McpServerHttp {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for McpServerHttp {
@@ -11452,7 +11458,7 @@ impl<'de> Deserialize<'de> for McpServerHttp {
                 let mut f_name: Option<String> = None;
                 let mut f_url: Option<String> = None;
                 let mut f_headers: Option<Vec<HttpHeader>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -11470,7 +11476,7 @@ impl<'de> Deserialize<'de> for McpServerHttp {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -11501,7 +11507,7 @@ pub struct McpServerStdio {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for McpServerStdio {
@@ -11538,7 +11544,7 @@ impl<'de> Deserialize<'de> for McpServerStdio {
                 let mut f_command: Option<AbsolutePath> = None;
                 let mut f_args: Option<Vec<String>> = None;
                 let mut f_env: Option<Vec<EnvVariable>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -11560,7 +11566,7 @@ impl<'de> Deserialize<'de> for McpServerStdio {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 4, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -11587,7 +11593,7 @@ pub struct ListSessionsRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for ListSessionsRequest {
@@ -11638,7 +11644,7 @@ impl<'de> Deserialize<'de> for ListSessionsRequest {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ListSessionsRequest, A::Error> {
                 let mut f_cwd: Option<Option<AbsolutePath>> = None;
                 let mut f_cursor: Option<Option<SessionListCursor>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -11652,7 +11658,7 @@ impl<'de> Deserialize<'de> for ListSessionsRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -11675,7 +11681,7 @@ pub struct DeleteSessionRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for DeleteSessionRequest {
@@ -11706,7 +11712,7 @@ impl<'de> Deserialize<'de> for DeleteSessionRequest {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (DeleteSessionRequest)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<DeleteSessionRequest, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -11716,7 +11722,7 @@ impl<'de> Deserialize<'de> for DeleteSessionRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -11746,7 +11752,7 @@ pub struct ResumeSessionRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for ResumeSessionRequest {
@@ -11789,7 +11795,7 @@ impl<'de> Deserialize<'de> for ResumeSessionRequest {
                 let mut f_additional_directories: Option<Vec<AbsolutePath>> = None;
                 let mut f_mcp_servers: Option<Vec<McpServer>> = None;
                 let mut f_replay_from: Option<Option<ReplayFrom>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -11815,7 +11821,7 @@ impl<'de> Deserialize<'de> for ResumeSessionRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 5, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -11881,7 +11887,7 @@ pub struct ReplayFromStart {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for ReplayFromStart {
@@ -11918,13 +11924,13 @@ impl<'de> Deserialize<'de> for ReplayFromStart {
             type Value = ReplayFromStart;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ReplayFromStart)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ReplayFromStart, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -11945,7 +11951,7 @@ pub struct CloseSessionRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for CloseSessionRequest {
@@ -11976,7 +11982,7 @@ impl<'de> Deserialize<'de> for CloseSessionRequest {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (CloseSessionRequest)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CloseSessionRequest, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -11986,7 +11992,7 @@ impl<'de> Deserialize<'de> for CloseSessionRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -12010,7 +12016,7 @@ pub struct CancelToolCallRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for CancelToolCallRequest {
@@ -12043,7 +12049,7 @@ impl<'de> Deserialize<'de> for CancelToolCallRequest {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CancelToolCallRequest, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_tool_call_id: Option<ToolCallId> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -12057,7 +12063,7 @@ impl<'de> Deserialize<'de> for CancelToolCallRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -12082,7 +12088,7 @@ pub struct CancelTerminalRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for CancelTerminalRequest {
@@ -12115,7 +12121,7 @@ impl<'de> Deserialize<'de> for CancelTerminalRequest {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CancelTerminalRequest, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_terminal_id: Option<TerminalId> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -12129,7 +12135,7 @@ impl<'de> Deserialize<'de> for CancelTerminalRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -12296,7 +12302,7 @@ pub struct SetSessionConfigOptionRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
     /// The variant part of this object.
     pub variant: SetSessionConfigOptionRequestVariant,
 }
@@ -12334,7 +12340,7 @@ impl<'de> Deserialize<'de> for SetSessionConfigOptionRequest {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SetSessionConfigOptionRequest, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_config_id: Option<SessionConfigId> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -12348,7 +12354,7 @@ impl<'de> Deserialize<'de> for SetSessionConfigOptionRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -12376,7 +12382,7 @@ pub struct PromptRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for PromptRequest {
@@ -12409,7 +12415,7 @@ impl<'de> Deserialize<'de> for PromptRequest {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<PromptRequest, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_prompt: Option<Vec<ContentBlock>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -12423,13 +12429,14 @@ impl<'de> Deserialize<'de> for PromptRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
                 let session_id = match f_session_id { Some(v) => v, None => return Err(de::missing::<A::Error>("sessionId")) };
                 let prompt = match f_prompt { Some(v) => v, None => return Err(de::missing::<A::Error>("prompt")) };
+                de::min_items::<_, A::Error>(&prompt, 1, "prompt")?;
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(PromptRequest { session_id, prompt, meta })
             }
@@ -12446,7 +12453,7 @@ pub struct RequestPermissionResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for RequestPermissionResponse {
@@ -12477,7 +12484,7 @@ impl<'de> Deserialize<'de> for RequestPermissionResponse {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (RequestPermissionResponse)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RequestPermissionResponse, A::Error> {
                 let mut f_outcome: Option<RequestPermissionOutcome> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -12487,7 +12494,7 @@ impl<'de> Deserialize<'de> for RequestPermissionResponse {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -12555,7 +12562,7 @@ pub struct CancelledPermissionOutcome {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for CancelledPermissionOutcome {
@@ -12592,13 +12599,13 @@ impl<'de> Deserialize<'de> for CancelledPermissionOutcome {
             type Value = CancelledPermissionOutcome;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (CancelledPermissionOutcome)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CancelledPermissionOutcome, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -12619,7 +12626,7 @@ pub struct SelectedPermissionOutcome {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for SelectedPermissionOutcome {
@@ -12650,7 +12657,7 @@ impl<'de> Deserialize<'de> for SelectedPermissionOutcome {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SelectedPermissionOutcome)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SelectedPermissionOutcome, A::Error> {
                 let mut f_option_id: Option<PermissionOptionId> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -12660,7 +12667,7 @@ impl<'de> Deserialize<'de> for SelectedPermissionOutcome {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -12730,7 +12737,7 @@ pub struct CreateElicitationResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
     /// The variant part of this object.
     pub variant: CreateElicitationResponseVariant,
 }
@@ -12764,13 +12771,13 @@ impl<'de> Deserialize<'de> for CreateElicitationResponse {
             type Value = CreateElicitationResponse;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (CreateElicitationResponse)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CreateElicitationResponse, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -12897,7 +12904,7 @@ pub struct CancelSessionNotification {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for CancelSessionNotification {
@@ -12928,7 +12935,7 @@ impl<'de> Deserialize<'de> for CancelSessionNotification {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (CancelSessionNotification)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CancelSessionNotification, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -12938,7 +12945,7 @@ impl<'de> Deserialize<'de> for CancelSessionNotification {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -12961,7 +12968,7 @@ pub struct CancelRequestNotification {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for CancelRequestNotification {
@@ -12992,7 +12999,7 @@ impl<'de> Deserialize<'de> for CancelRequestNotification {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (CancelRequestNotification)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CancelRequestNotification, A::Error> {
                 let mut f_request_id: Option<crate::RequestId> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -13002,7 +13009,7 @@ impl<'de> Deserialize<'de> for CancelRequestNotification {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -13313,6 +13320,13 @@ impl ClientRequest {
     }
 }
 
+impl crate::Payload for ClientRequest {
+    fn decode(method: &str, payload: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> { Self::decode(method, payload) }
+    fn method(&self) -> &str { Self::method(self) }
+    fn type_name(&self) -> Option<&'static str> { Self::type_name(self) }
+    fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> { Self::encode_payload(self, buf) }
+}
+
 /// A notification sent by the client, handled by the agent.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ClientNotification {
@@ -13364,9 +13378,16 @@ impl ClientNotification {
     }
 }
 
-/// A result sent by the client, for a request it handled.
+impl crate::Payload for ClientNotification {
+    fn decode(method: &str, payload: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> { Self::decode(method, payload) }
+    fn method(&self) -> &str { Self::method(self) }
+    fn type_name(&self) -> Option<&'static str> { Self::type_name(self) }
+    fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> { Self::encode_payload(self, buf) }
+}
+
+/// A result sent by the agent, for a request it handled.
 #[derive(Debug, Clone, PartialEq)]
-pub enum ClientResponse {
+pub enum AgentResponse {
     /// `auth/login`
     AuthLogin(LoginAuthResponse),
     /// `auth/logout`
@@ -13395,7 +13416,7 @@ pub enum ClientResponse {
     Ext(crate::ExtMessage),
 }
 
-impl ClientResponse {
+impl AgentResponse {
     /// The wire method name.
     pub fn method(&self) -> &str {
         match self {
@@ -13475,6 +13496,13 @@ impl ClientResponse {
     }
 }
 
+impl crate::Payload for AgentResponse {
+    fn decode(method: &str, payload: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> { Self::decode(method, payload) }
+    fn method(&self) -> &str { Self::method(self) }
+    fn type_name(&self) -> Option<&'static str> { Self::type_name(self) }
+    fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> { Self::encode_payload(self, buf) }
+}
+
 /// A request sent by the agent, handled by the client.
 #[derive(Debug, Clone, PartialEq)]
 pub enum AgentRequest {
@@ -13524,6 +13552,13 @@ impl AgentRequest {
             Self::Ext(e) => { buf.extend_from_slice(e.payload_text().as_bytes()); Ok(()) }
         }
     }
+}
+
+impl crate::Payload for AgentRequest {
+    fn decode(method: &str, payload: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> { Self::decode(method, payload) }
+    fn method(&self) -> &str { Self::method(self) }
+    fn type_name(&self) -> Option<&'static str> { Self::type_name(self) }
+    fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> { Self::encode_payload(self, buf) }
 }
 
 /// A notification sent by the agent, handled by the client.
@@ -13583,9 +13618,16 @@ impl AgentNotification {
     }
 }
 
-/// A result sent by the agent, for a request it handled.
+impl crate::Payload for AgentNotification {
+    fn decode(method: &str, payload: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> { Self::decode(method, payload) }
+    fn method(&self) -> &str { Self::method(self) }
+    fn type_name(&self) -> Option<&'static str> { Self::type_name(self) }
+    fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> { Self::encode_payload(self, buf) }
+}
+
+/// A result sent by the client, for a request it handled.
 #[derive(Debug, Clone, PartialEq)]
-pub enum AgentResponse {
+pub enum ClientResponse {
     /// `elicitation/create`
     ElicitationCreate(CreateElicitationResponse),
     /// `session/request_permission`
@@ -13594,7 +13636,7 @@ pub enum AgentResponse {
     Ext(crate::ExtMessage),
 }
 
-impl AgentResponse {
+impl ClientResponse {
     /// The wire method name.
     pub fn method(&self) -> &str {
         match self {
@@ -13632,5 +13674,12 @@ impl AgentResponse {
             Self::Ext(e) => { buf.extend_from_slice(e.payload_text().as_bytes()); Ok(()) }
         }
     }
+}
+
+impl crate::Payload for ClientResponse {
+    fn decode(method: &str, payload: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> { Self::decode(method, payload) }
+    fn method(&self) -> &str { Self::method(self) }
+    fn type_name(&self) -> Option<&'static str> { Self::type_name(self) }
+    fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> { Self::encode_payload(self, buf) }
 }
 

@@ -3,7 +3,7 @@
 //! ACP v2 (unstable) types, codecs and method table, generated from the pinned schema.
 #![allow(clippy::all, clippy::pedantic, missing_docs, unreachable_pub, rustdoc::all, unused_mut, unused_variables)]
 
-use agentproto_codec::{de, Decoded, MaybeUndefined, RawJson, SerializeFields};
+use agentproto_codec::{de, Decoded, MaybeUndefined, RawJson, RawObject, SerializeFields};
 use agentproto_codec::de::OrderedMap;
 use serde::de::{Deserialize, Deserializer, Error as _, MapAccess, Visitor};
 use serde::ser::{Serialize, SerializeMap, Serializer};
@@ -30,7 +30,7 @@ pub struct RequestPermissionRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for RequestPermissionRequest {
@@ -77,7 +77,7 @@ impl<'de> Deserialize<'de> for RequestPermissionRequest {
                 let mut f_description: Option<Option<String>> = None;
                 let mut f_subject: Option<Option<RequestPermissionSubject>> = None;
                 let mut f_options: Option<Vec<PermissionOption>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -103,7 +103,7 @@ impl<'de> Deserialize<'de> for RequestPermissionRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 5, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -113,6 +113,7 @@ impl<'de> Deserialize<'de> for RequestPermissionRequest {
                 let description = MaybeUndefined::from_present(f_description);
                 let subject = MaybeUndefined::from_present(f_subject);
                 let options = match f_options { Some(v) => v, None => return Err(de::missing::<A::Error>("options")) };
+                de::min_items::<_, A::Error>(&options, 1, "options")?;
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(RequestPermissionRequest { session_id, title, description, subject, options, meta })
             }
@@ -208,7 +209,7 @@ pub struct ToolCallUpdate {
     /// unchanged, a key set to `null` is removed, and any other value replaces that key's
     /// stored value without merging nested objects. Beyond this patch rule, implementations
     /// MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for ToolCallUpdate {
@@ -285,7 +286,7 @@ impl<'de> Deserialize<'de> for ToolCallUpdate {
                 let mut f_raw_input: Option<RawJson> = None;
                 let mut f_raw_output: Option<RawJson> = None;
                 let mut f_capabilities: Option<Option<ToolCallCapabilities>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -333,7 +334,7 @@ impl<'de> Deserialize<'de> for ToolCallUpdate {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 10, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -631,7 +632,7 @@ pub struct Annotations {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for Annotations {
@@ -689,7 +690,7 @@ impl<'de> Deserialize<'de> for Annotations {
                 let mut f_audience: Option<Option<Vec<Role>>> = None;
                 let mut f_last_modified: Option<Option<String>> = None;
                 let mut f_priority: Option<Option<f64>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -708,7 +709,7 @@ impl<'de> Deserialize<'de> for Annotations {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -775,7 +776,7 @@ pub struct TextContent {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for TextContent {
@@ -812,7 +813,7 @@ impl<'de> Deserialize<'de> for TextContent {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TextContent, A::Error> {
                 let mut f_text: Option<String> = None;
                 let mut f_annotations: Option<Option<Annotations>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -826,7 +827,7 @@ impl<'de> Deserialize<'de> for TextContent {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -865,7 +866,7 @@ pub struct ImageContent {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for ImageContent {
@@ -910,7 +911,7 @@ impl<'de> Deserialize<'de> for ImageContent {
                 let mut f_mime_type: Option<MediaType> = None;
                 let mut f_uri: Option<Option<String>> = None;
                 let mut f_annotations: Option<Option<Annotations>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -932,7 +933,7 @@ impl<'de> Deserialize<'de> for ImageContent {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 4, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -961,7 +962,7 @@ pub struct AudioContent {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for AudioContent {
@@ -1000,7 +1001,7 @@ impl<'de> Deserialize<'de> for AudioContent {
                 let mut f_data: Option<String> = None;
                 let mut f_mime_type: Option<MediaType> = None;
                 let mut f_annotations: Option<Option<Annotations>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -1018,7 +1019,7 @@ impl<'de> Deserialize<'de> for AudioContent {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -1052,7 +1053,7 @@ pub struct Icon {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for Icon {
@@ -1101,7 +1102,7 @@ impl<'de> Deserialize<'de> for Icon {
                 let mut f_mime_type: Option<Option<MediaType>> = None;
                 let mut f_sizes: Option<Option<Vec<String>>> = None;
                 let mut f_theme: Option<Option<IconTheme>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -1124,7 +1125,7 @@ impl<'de> Deserialize<'de> for Icon {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 4, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -1204,7 +1205,7 @@ pub struct ResourceLink {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for ResourceLink {
@@ -1273,7 +1274,7 @@ impl<'de> Deserialize<'de> for ResourceLink {
                 let mut f_mime_type: Option<Option<MediaType>> = None;
                 let mut f_size: Option<Option<u64>> = None;
                 let mut f_annotations: Option<Option<Annotations>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -1312,7 +1313,7 @@ impl<'de> Deserialize<'de> for ResourceLink {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 8, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -1381,7 +1382,7 @@ pub struct TextResourceContents {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for TextResourceContents {
@@ -1420,7 +1421,7 @@ impl<'de> Deserialize<'de> for TextResourceContents {
                 let mut f_text: Option<String> = None;
                 let mut f_uri: Option<String> = None;
                 let mut f_mime_type: Option<Option<MediaType>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -1438,7 +1439,7 @@ impl<'de> Deserialize<'de> for TextResourceContents {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -1466,7 +1467,7 @@ pub struct BlobResourceContents {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for BlobResourceContents {
@@ -1505,7 +1506,7 @@ impl<'de> Deserialize<'de> for BlobResourceContents {
                 let mut f_blob: Option<String> = None;
                 let mut f_uri: Option<String> = None;
                 let mut f_mime_type: Option<Option<MediaType>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -1523,7 +1524,7 @@ impl<'de> Deserialize<'de> for BlobResourceContents {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -1549,7 +1550,7 @@ pub struct EmbeddedResource {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for EmbeddedResource {
@@ -1586,7 +1587,7 @@ impl<'de> Deserialize<'de> for EmbeddedResource {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<EmbeddedResource, A::Error> {
                 let mut f_resource: Option<EmbeddedResourceResource> = None;
                 let mut f_annotations: Option<Option<Annotations>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -1600,7 +1601,7 @@ impl<'de> Deserialize<'de> for EmbeddedResource {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -1623,7 +1624,7 @@ pub struct Content {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for Content {
@@ -1654,7 +1655,7 @@ impl<'de> Deserialize<'de> for Content {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (Content)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Content, A::Error> {
                 let mut f_content: Option<ContentBlock> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -1664,7 +1665,7 @@ impl<'de> Deserialize<'de> for Content {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -1746,7 +1747,7 @@ pub struct DiffChange {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
     /// The variant part of this object.
     pub variant: DiffChangeVariant,
 }
@@ -1792,7 +1793,7 @@ impl<'de> Deserialize<'de> for DiffChange {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<DiffChange, A::Error> {
                 let mut f_file_type: Option<Option<DiffFileType>> = None;
                 let mut f_mime_type: Option<Option<MediaType>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -1806,7 +1807,7 @@ impl<'de> Deserialize<'de> for DiffChange {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -2000,7 +2001,7 @@ pub struct DiffPatch {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for DiffPatch {
@@ -2033,7 +2034,7 @@ impl<'de> Deserialize<'de> for DiffPatch {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<DiffPatch, A::Error> {
                 let mut f_format: Option<DiffPatchFormat> = None;
                 let mut f_text: Option<String> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -2047,7 +2048,7 @@ impl<'de> Deserialize<'de> for DiffPatch {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -2108,7 +2109,7 @@ pub struct Diff {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for Diff {
@@ -2145,7 +2146,7 @@ impl<'de> Deserialize<'de> for Diff {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Diff, A::Error> {
                 let mut f_changes: Option<Vec<DiffChange>> = None;
                 let mut f_patch: Option<Option<DiffPatch>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -2160,7 +2161,7 @@ impl<'de> Deserialize<'de> for Diff {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -2193,7 +2194,7 @@ pub struct Terminal {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for Terminal {
@@ -2224,7 +2225,7 @@ impl<'de> Deserialize<'de> for Terminal {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (Terminal)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Terminal, A::Error> {
                 let mut f_terminal_id: Option<TerminalId> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -2234,7 +2235,7 @@ impl<'de> Deserialize<'de> for Terminal {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -2259,7 +2260,7 @@ pub struct ToolCallLocation {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for ToolCallLocation {
@@ -2296,7 +2297,7 @@ impl<'de> Deserialize<'de> for ToolCallLocation {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ToolCallLocation, A::Error> {
                 let mut f_path: Option<AbsolutePath> = None;
                 let mut f_line: Option<Option<u32>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -2310,7 +2311,7 @@ impl<'de> Deserialize<'de> for ToolCallLocation {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -2333,7 +2334,7 @@ pub struct ToolCallCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for ToolCallCapabilities {
@@ -2377,7 +2378,7 @@ impl<'de> Deserialize<'de> for ToolCallCapabilities {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ToolCallCapabilities)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ToolCallCapabilities, A::Error> {
                 let mut f_cancel: Option<Option<ToolCallCancelCapabilities>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -2387,7 +2388,7 @@ impl<'de> Deserialize<'de> for ToolCallCapabilities {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -2407,7 +2408,7 @@ pub struct ToolCallCancelCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for ToolCallCancelCapabilities {
@@ -2444,13 +2445,13 @@ impl<'de> Deserialize<'de> for ToolCallCancelCapabilities {
             type Value = ToolCallCancelCapabilities;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ToolCallCancelCapabilities)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ToolCallCancelCapabilities, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -2471,7 +2472,7 @@ pub struct ToolCallPermissionSubject {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for ToolCallPermissionSubject {
@@ -2502,7 +2503,7 @@ impl<'de> Deserialize<'de> for ToolCallPermissionSubject {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ToolCallPermissionSubject)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ToolCallPermissionSubject, A::Error> {
                 let mut f_tool_call: Option<ToolCallUpdate> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -2512,7 +2513,7 @@ impl<'de> Deserialize<'de> for ToolCallPermissionSubject {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -2540,7 +2541,7 @@ pub struct CommandPermissionSubject {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for CommandPermissionSubject {
@@ -2585,7 +2586,7 @@ impl<'de> Deserialize<'de> for CommandPermissionSubject {
                 let mut f_cwd: Option<AbsolutePath> = None;
                 let mut f_tool_call_id: Option<Option<ToolCallId>> = None;
                 let mut f_terminal_id: Option<Option<TerminalId>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -2607,7 +2608,7 @@ impl<'de> Deserialize<'de> for CommandPermissionSubject {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 4, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -2636,7 +2637,7 @@ pub struct PermissionOption {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for PermissionOption {
@@ -2671,7 +2672,7 @@ impl<'de> Deserialize<'de> for PermissionOption {
                 let mut f_option_id: Option<PermissionOptionId> = None;
                 let mut f_name: Option<String> = None;
                 let mut f_kind: Option<PermissionOptionKind> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -2689,7 +2690,7 @@ impl<'de> Deserialize<'de> for PermissionOption {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -2820,7 +2821,7 @@ pub struct CreateElicitationRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
     /// The variant part of this object.
     pub variant: CreateElicitationRequestVariant,
 }
@@ -2856,7 +2857,7 @@ impl<'de> Deserialize<'de> for CreateElicitationRequest {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (CreateElicitationRequest)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CreateElicitationRequest, A::Error> {
                 let mut f_message: Option<String> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -2866,7 +2867,7 @@ impl<'de> Deserialize<'de> for CreateElicitationRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -3009,7 +3010,7 @@ pub struct ElicitationSchema {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for ElicitationSchema {
@@ -3060,7 +3061,7 @@ impl<'de> Deserialize<'de> for ElicitationSchema {
                 let mut f_properties: Option<OrderedMap<ElicitationPropertySchema>> = None;
                 let mut f_required: Option<Option<Vec<String>>> = None;
                 let mut f_description: Option<Option<String>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -3086,7 +3087,7 @@ impl<'de> Deserialize<'de> for ElicitationSchema {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 5, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -3258,7 +3259,7 @@ pub struct EnumOption {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for EnumOption {
@@ -3297,7 +3298,7 @@ impl<'de> Deserialize<'de> for EnumOption {
                 let mut f_const: Option<String> = None;
                 let mut f_title: Option<String> = None;
                 let mut f_description: Option<Option<String>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -3315,7 +3316,7 @@ impl<'de> Deserialize<'de> for EnumOption {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -3361,7 +3362,7 @@ pub struct StringPropertySchema {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for StringPropertySchema {
@@ -3461,7 +3462,7 @@ impl<'de> Deserialize<'de> for StringPropertySchema {
                 let mut f_default: Option<Option<String>> = None;
                 let mut f_enum: Option<Option<Vec<String>>> = None;
                 let mut f_one_of: Option<Option<Vec<EnumOption>>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -3503,7 +3504,7 @@ impl<'de> Deserialize<'de> for StringPropertySchema {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 9, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -3516,7 +3517,9 @@ impl<'de> Deserialize<'de> for StringPropertySchema {
                 let format = MaybeUndefined::from_present(f_format);
                 let default = MaybeUndefined::from_present(f_default);
                 let r#enum = MaybeUndefined::from_present(f_enum);
+                if let Some(v) = r#enum.value() { de::min_items::<_, A::Error>(v, 1, "enum")?; }
                 let one_of = MaybeUndefined::from_present(f_one_of);
+                if let Some(v) = one_of.value() { de::min_items::<_, A::Error>(v, 1, "oneOf")?; }
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(StringPropertySchema { title, description, min_length, max_length, pattern, format, default, r#enum, one_of, meta })
             }
@@ -3541,7 +3544,7 @@ pub struct NumberPropertySchema {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for NumberPropertySchema {
@@ -3613,7 +3616,7 @@ impl<'de> Deserialize<'de> for NumberPropertySchema {
                 let mut f_minimum: Option<Option<f64>> = None;
                 let mut f_maximum: Option<Option<f64>> = None;
                 let mut f_default: Option<Option<f64>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -3639,7 +3642,7 @@ impl<'de> Deserialize<'de> for NumberPropertySchema {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 5, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -3673,7 +3676,7 @@ pub struct IntegerPropertySchema {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for IntegerPropertySchema {
@@ -3745,7 +3748,7 @@ impl<'de> Deserialize<'de> for IntegerPropertySchema {
                 let mut f_minimum: Option<Option<i64>> = None;
                 let mut f_maximum: Option<Option<i64>> = None;
                 let mut f_default: Option<Option<i64>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -3771,7 +3774,7 @@ impl<'de> Deserialize<'de> for IntegerPropertySchema {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 5, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -3801,7 +3804,7 @@ pub struct BooleanPropertySchema {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for BooleanPropertySchema {
@@ -3859,7 +3862,7 @@ impl<'de> Deserialize<'de> for BooleanPropertySchema {
                 let mut f_title: Option<Option<String>> = None;
                 let mut f_description: Option<Option<String>> = None;
                 let mut f_default: Option<Option<bool>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -3877,7 +3880,7 @@ impl<'de> Deserialize<'de> for BooleanPropertySchema {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -3932,7 +3935,6 @@ impl<'de> Deserialize<'de> for MultiSelectItems {
             Some("string") => Self::String(de::from_raw::<StringMultiSelectItems, D::Error>(raw)?),
             None => Self::Titled(de::from_raw::<TitledMultiSelectItems, D::Error>(raw)?),
             Some(other) => {
-                if let Some(v) = de::try_variant::<TitledMultiSelectItems>(raw) { return Ok(Self::Titled(v)); }
                 Self::Unknown(RawJson::from_raw(raw))
             }
         })
@@ -3947,7 +3949,7 @@ pub struct StringMultiSelectItems {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for StringMultiSelectItems {
@@ -3978,7 +3980,7 @@ impl<'de> Deserialize<'de> for StringMultiSelectItems {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (StringMultiSelectItems)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<StringMultiSelectItems, A::Error> {
                 let mut f_enum: Option<Vec<String>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -3988,12 +3990,13 @@ impl<'de> Deserialize<'de> for StringMultiSelectItems {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
                 let r#enum = match f_enum { Some(v) => v, None => return Err(de::missing::<A::Error>("enum")) };
+                de::min_items::<_, A::Error>(&r#enum, 1, "enum")?;
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(StringMultiSelectItems { r#enum, meta })
             }
@@ -4010,7 +4013,7 @@ pub struct TitledMultiSelectItems {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for TitledMultiSelectItems {
@@ -4041,7 +4044,7 @@ impl<'de> Deserialize<'de> for TitledMultiSelectItems {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (TitledMultiSelectItems)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TitledMultiSelectItems, A::Error> {
                 let mut f_any_of: Option<Vec<EnumOption>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -4051,12 +4054,13 @@ impl<'de> Deserialize<'de> for TitledMultiSelectItems {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
                 let any_of = match f_any_of { Some(v) => v, None => return Err(de::missing::<A::Error>("anyOf")) };
+                de::min_items::<_, A::Error>(&any_of, 1, "anyOf")?;
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(TitledMultiSelectItems { any_of, meta })
             }
@@ -4083,7 +4087,7 @@ pub struct MultiSelectPropertySchema {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for MultiSelectPropertySchema {
@@ -4144,7 +4148,7 @@ impl<'de> Deserialize<'de> for MultiSelectPropertySchema {
                 let mut f_max_items: Option<Option<u64>> = None;
                 let mut f_items: Option<MultiSelectItems> = None;
                 let mut f_default: Option<Option<Vec<String>>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -4175,7 +4179,7 @@ impl<'de> Deserialize<'de> for MultiSelectPropertySchema {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 6, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -4409,12 +4413,12 @@ pub struct MessageMcpRequest {
     /// The inner MCP method name.
     pub method: String,
     /// Optional inner MCP params. Null is equivalent to omission.
-    pub params: MaybeUndefined<RawJson>,
+    pub params: MaybeUndefined<RawObject>,
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     /// This is ACP metadata, not the inner MCP message's `_meta`.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for MessageMcpRequest {
@@ -4454,8 +4458,8 @@ impl<'de> Deserialize<'de> for MessageMcpRequest {
                 let mut f_server_id: Option<McpServerAcpId> = None;
                 let mut f_request_id: Option<McpRequestId> = None;
                 let mut f_method: Option<String> = None;
-                let mut f_params: Option<Option<RawJson>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_params: Option<Option<RawObject>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -4473,11 +4477,11 @@ impl<'de> Deserialize<'de> for MessageMcpRequest {
                         }
                         "params" => {
                             de::seen::<A::Error>(&mut seen, 3, "params")?;
-                            f_params = Some(de::field::<A, Option<RawJson>>(&mut map, "params")?);
+                            f_params = Some(de::field::<A, Option<RawObject>>(&mut map, "params")?);
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 4, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -4535,7 +4539,7 @@ pub struct InitializeResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for InitializeResponse {
@@ -4572,7 +4576,7 @@ impl<'de> Deserialize<'de> for InitializeResponse {
                 let mut f_info: Option<Implementation> = None;
                 let mut f_capabilities: Option<AgentCapabilities> = None;
                 let mut f_auth_methods: Option<Vec<AuthMethod>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -4595,7 +4599,7 @@ impl<'de> Deserialize<'de> for InitializeResponse {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 4, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -4632,7 +4636,7 @@ pub struct Implementation {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for Implementation {
@@ -4671,7 +4675,7 @@ impl<'de> Deserialize<'de> for Implementation {
                 let mut f_name: Option<String> = None;
                 let mut f_title: Option<Option<String>> = None;
                 let mut f_version: Option<String> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -4689,7 +4693,7 @@ impl<'de> Deserialize<'de> for Implementation {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -4717,7 +4721,7 @@ pub struct AgentCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for AgentCapabilities {
@@ -4775,7 +4779,7 @@ impl<'de> Deserialize<'de> for AgentCapabilities {
                 let mut f_session: Option<Option<SessionCapabilities>> = None;
                 let mut f_auth: Option<Option<AgentAuthCapabilities>> = None;
                 let mut f_providers: Option<Option<ProvidersCapabilities>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -4793,7 +4797,7 @@ impl<'de> Deserialize<'de> for AgentCapabilities {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -4833,7 +4837,7 @@ pub struct SessionCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for SessionCapabilities {
@@ -4933,7 +4937,7 @@ impl<'de> Deserialize<'de> for SessionCapabilities {
                 let mut f_archive: Option<Option<SessionArchiveCapabilities>> = None;
                 let mut f_status: Option<Option<SessionStatusCapabilities>> = None;
                 let mut f_title: Option<Option<SessionTitleCapabilities>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -4975,7 +4979,7 @@ impl<'de> Deserialize<'de> for SessionCapabilities {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 9, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -5009,7 +5013,7 @@ pub struct PromptCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for PromptCapabilities {
@@ -5067,7 +5071,7 @@ impl<'de> Deserialize<'de> for PromptCapabilities {
                 let mut f_image: Option<Option<PromptImageCapabilities>> = None;
                 let mut f_audio: Option<Option<PromptAudioCapabilities>> = None;
                 let mut f_embedded_context: Option<Option<PromptEmbeddedContextCapabilities>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -5085,7 +5089,7 @@ impl<'de> Deserialize<'de> for PromptCapabilities {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -5107,7 +5111,7 @@ pub struct PromptImageCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for PromptImageCapabilities {
@@ -5144,13 +5148,13 @@ impl<'de> Deserialize<'de> for PromptImageCapabilities {
             type Value = PromptImageCapabilities;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (PromptImageCapabilities)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<PromptImageCapabilities, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -5169,7 +5173,7 @@ pub struct PromptAudioCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for PromptAudioCapabilities {
@@ -5206,13 +5210,13 @@ impl<'de> Deserialize<'de> for PromptAudioCapabilities {
             type Value = PromptAudioCapabilities;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (PromptAudioCapabilities)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<PromptAudioCapabilities, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -5231,7 +5235,7 @@ pub struct PromptEmbeddedContextCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for PromptEmbeddedContextCapabilities {
@@ -5268,13 +5272,13 @@ impl<'de> Deserialize<'de> for PromptEmbeddedContextCapabilities {
             type Value = PromptEmbeddedContextCapabilities;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (PromptEmbeddedContextCapabilities)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<PromptEmbeddedContextCapabilities, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -5299,7 +5303,7 @@ pub struct McpCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for McpCapabilities {
@@ -5357,7 +5361,7 @@ impl<'de> Deserialize<'de> for McpCapabilities {
                 let mut f_stdio: Option<Option<McpStdioCapabilities>> = None;
                 let mut f_http: Option<Option<McpHttpCapabilities>> = None;
                 let mut f_acp: Option<Option<McpAcpCapabilities>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -5375,7 +5379,7 @@ impl<'de> Deserialize<'de> for McpCapabilities {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -5397,7 +5401,7 @@ pub struct McpStdioCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for McpStdioCapabilities {
@@ -5434,13 +5438,13 @@ impl<'de> Deserialize<'de> for McpStdioCapabilities {
             type Value = McpStdioCapabilities;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (McpStdioCapabilities)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<McpStdioCapabilities, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -5459,7 +5463,7 @@ pub struct McpHttpCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for McpHttpCapabilities {
@@ -5496,13 +5500,13 @@ impl<'de> Deserialize<'de> for McpHttpCapabilities {
             type Value = McpHttpCapabilities;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (McpHttpCapabilities)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<McpHttpCapabilities, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -5521,7 +5525,7 @@ pub struct McpAcpCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for McpAcpCapabilities {
@@ -5558,13 +5562,13 @@ impl<'de> Deserialize<'de> for McpAcpCapabilities {
             type Value = McpAcpCapabilities;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (McpAcpCapabilities)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<McpAcpCapabilities, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -5583,7 +5587,7 @@ pub struct SessionDeleteCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for SessionDeleteCapabilities {
@@ -5620,13 +5624,13 @@ impl<'de> Deserialize<'de> for SessionDeleteCapabilities {
             type Value = SessionDeleteCapabilities;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionDeleteCapabilities)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionDeleteCapabilities, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -5645,7 +5649,7 @@ pub struct SessionAdditionalDirectoriesCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for SessionAdditionalDirectoriesCapabilities {
@@ -5682,13 +5686,13 @@ impl<'de> Deserialize<'de> for SessionAdditionalDirectoriesCapabilities {
             type Value = SessionAdditionalDirectoriesCapabilities;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionAdditionalDirectoriesCapabilities)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionAdditionalDirectoriesCapabilities, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -5709,7 +5713,7 @@ pub struct SessionSystemPromptCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for SessionSystemPromptCapabilities {
@@ -5753,7 +5757,7 @@ impl<'de> Deserialize<'de> for SessionSystemPromptCapabilities {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionSystemPromptCapabilities)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionSystemPromptCapabilities, A::Error> {
                 let mut f_mode: Option<Option<SessionSystemPromptModeCapabilities>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -5763,7 +5767,7 @@ impl<'de> Deserialize<'de> for SessionSystemPromptCapabilities {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -5785,7 +5789,7 @@ pub struct SessionSystemPromptModeCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for SessionSystemPromptModeCapabilities {
@@ -5829,7 +5833,7 @@ impl<'de> Deserialize<'de> for SessionSystemPromptModeCapabilities {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionSystemPromptModeCapabilities)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionSystemPromptModeCapabilities, A::Error> {
                 let mut f_override: Option<Option<SessionSystemPromptOverrideCapabilities>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -5839,7 +5843,7 @@ impl<'de> Deserialize<'de> for SessionSystemPromptModeCapabilities {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -5859,7 +5863,7 @@ pub struct SessionSystemPromptOverrideCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for SessionSystemPromptOverrideCapabilities {
@@ -5896,13 +5900,13 @@ impl<'de> Deserialize<'de> for SessionSystemPromptOverrideCapabilities {
             type Value = SessionSystemPromptOverrideCapabilities;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionSystemPromptOverrideCapabilities)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionSystemPromptOverrideCapabilities, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -5921,7 +5925,7 @@ pub struct SessionForkCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for SessionForkCapabilities {
@@ -5958,13 +5962,13 @@ impl<'de> Deserialize<'de> for SessionForkCapabilities {
             type Value = SessionForkCapabilities;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionForkCapabilities)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionForkCapabilities, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -5983,7 +5987,7 @@ pub struct SessionArchiveCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for SessionArchiveCapabilities {
@@ -6020,13 +6024,13 @@ impl<'de> Deserialize<'de> for SessionArchiveCapabilities {
             type Value = SessionArchiveCapabilities;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionArchiveCapabilities)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionArchiveCapabilities, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -6045,7 +6049,7 @@ pub struct SessionStatusCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for SessionStatusCapabilities {
@@ -6082,13 +6086,13 @@ impl<'de> Deserialize<'de> for SessionStatusCapabilities {
             type Value = SessionStatusCapabilities;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionStatusCapabilities)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionStatusCapabilities, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -6107,7 +6111,7 @@ pub struct SessionTitleCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for SessionTitleCapabilities {
@@ -6144,13 +6148,13 @@ impl<'de> Deserialize<'de> for SessionTitleCapabilities {
             type Value = SessionTitleCapabilities;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionTitleCapabilities)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionTitleCapabilities, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -6171,7 +6175,7 @@ pub struct AgentAuthCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for AgentAuthCapabilities {
@@ -6215,7 +6219,7 @@ impl<'de> Deserialize<'de> for AgentAuthCapabilities {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (AgentAuthCapabilities)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AgentAuthCapabilities, A::Error> {
                 let mut f_status: Option<Option<AuthStatusCapabilities>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -6225,7 +6229,7 @@ impl<'de> Deserialize<'de> for AgentAuthCapabilities {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -6245,7 +6249,7 @@ pub struct AuthStatusCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for AuthStatusCapabilities {
@@ -6282,13 +6286,13 @@ impl<'de> Deserialize<'de> for AuthStatusCapabilities {
             type Value = AuthStatusCapabilities;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (AuthStatusCapabilities)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AuthStatusCapabilities, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -6307,7 +6311,7 @@ pub struct ProvidersCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for ProvidersCapabilities {
@@ -6344,13 +6348,13 @@ impl<'de> Deserialize<'de> for ProvidersCapabilities {
             type Value = ProvidersCapabilities;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ProvidersCapabilities)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ProvidersCapabilities, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -6430,7 +6434,7 @@ pub struct EnvVariable {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for EnvVariable {
@@ -6463,7 +6467,7 @@ impl<'de> Deserialize<'de> for EnvVariable {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<EnvVariable, A::Error> {
                 let mut f_name: Option<String> = None;
                 let mut f_value: Option<String> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -6477,7 +6481,7 @@ impl<'de> Deserialize<'de> for EnvVariable {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -6510,7 +6514,7 @@ pub struct AuthMethodTerminal {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for AuthMethodTerminal {
@@ -6553,7 +6557,7 @@ impl<'de> Deserialize<'de> for AuthMethodTerminal {
                 let mut f_description: Option<Option<String>> = None;
                 let mut f_args: Option<Vec<String>> = None;
                 let mut f_env: Option<Vec<EnvVariable>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -6579,7 +6583,7 @@ impl<'de> Deserialize<'de> for AuthMethodTerminal {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 5, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -6609,7 +6613,7 @@ pub struct AuthMethodAgent {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for AuthMethodAgent {
@@ -6648,7 +6652,7 @@ impl<'de> Deserialize<'de> for AuthMethodAgent {
                 let mut f_method_id: Option<AuthMethodId> = None;
                 let mut f_name: Option<String> = None;
                 let mut f_description: Option<Option<String>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -6666,7 +6670,7 @@ impl<'de> Deserialize<'de> for AuthMethodAgent {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -6688,7 +6692,7 @@ pub struct LoginAuthResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for LoginAuthResponse {
@@ -6725,13 +6729,13 @@ impl<'de> Deserialize<'de> for LoginAuthResponse {
             type Value = LoginAuthResponse;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (LoginAuthResponse)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<LoginAuthResponse, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -6752,7 +6756,7 @@ pub struct ListProvidersResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for ListProvidersResponse {
@@ -6783,7 +6787,7 @@ impl<'de> Deserialize<'de> for ListProvidersResponse {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ListProvidersResponse)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ListProvidersResponse, A::Error> {
                 let mut f_providers: Option<Vec<ProviderInfo>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -6793,7 +6797,7 @@ impl<'de> Deserialize<'de> for ListProvidersResponse {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -6823,7 +6827,7 @@ pub struct ProviderInfo {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for ProviderInfo {
@@ -6864,7 +6868,7 @@ impl<'de> Deserialize<'de> for ProviderInfo {
                 let mut f_supported: Option<Vec<LlmProtocol>> = None;
                 let mut f_required: Option<bool> = None;
                 let mut f_current: Option<Option<ProviderCurrentConfig>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -6887,7 +6891,7 @@ impl<'de> Deserialize<'de> for ProviderInfo {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 4, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -6980,7 +6984,7 @@ pub struct ProviderCurrentConfig {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for ProviderCurrentConfig {
@@ -7013,7 +7017,7 @@ impl<'de> Deserialize<'de> for ProviderCurrentConfig {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ProviderCurrentConfig, A::Error> {
                 let mut f_api_type: Option<LlmProtocol> = None;
                 let mut f_base_url: Option<String> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -7027,7 +7031,7 @@ impl<'de> Deserialize<'de> for ProviderCurrentConfig {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -7048,7 +7052,7 @@ pub struct SetProviderResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for SetProviderResponse {
@@ -7085,13 +7089,13 @@ impl<'de> Deserialize<'de> for SetProviderResponse {
             type Value = SetProviderResponse;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SetProviderResponse)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SetProviderResponse, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -7110,7 +7114,7 @@ pub struct DisableProviderResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for DisableProviderResponse {
@@ -7147,13 +7151,13 @@ impl<'de> Deserialize<'de> for DisableProviderResponse {
             type Value = DisableProviderResponse;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (DisableProviderResponse)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<DisableProviderResponse, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -7172,7 +7176,7 @@ pub struct LogoutAuthResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for LogoutAuthResponse {
@@ -7209,13 +7213,13 @@ impl<'de> Deserialize<'de> for LogoutAuthResponse {
             type Value = LogoutAuthResponse;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (LogoutAuthResponse)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<LogoutAuthResponse, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -7238,7 +7242,7 @@ pub struct AuthStatusResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for AuthStatusResponse {
@@ -7271,7 +7275,7 @@ impl<'de> Deserialize<'de> for AuthStatusResponse {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AuthStatusResponse, A::Error> {
                 let mut f_state: Option<AuthState> = None;
                 let mut f_accounts: Option<Vec<AuthAccount>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -7286,7 +7290,7 @@ impl<'de> Deserialize<'de> for AuthStatusResponse {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -7370,7 +7374,7 @@ pub struct AuthAccount {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for AuthAccount {
@@ -7425,7 +7429,7 @@ impl<'de> Deserialize<'de> for AuthAccount {
                 let mut f_name: Option<Option<String>> = None;
                 let mut f_email: Option<Option<String>> = None;
                 let mut f_organization: Option<Option<String>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -7451,7 +7455,7 @@ impl<'de> Deserialize<'de> for AuthAccount {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 5, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -7481,7 +7485,7 @@ pub struct NewSessionResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for NewSessionResponse {
@@ -7516,7 +7520,7 @@ impl<'de> Deserialize<'de> for NewSessionResponse {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_config_options: Option<Vec<SessionConfigOption>> = None;
                 let mut f_available_commands: Option<Vec<AvailableCommand>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -7536,7 +7540,7 @@ impl<'de> Deserialize<'de> for NewSessionResponse {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -7612,7 +7616,7 @@ pub struct SessionConfigOption {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
     /// The variant part of this object.
     pub variant: SessionConfigOptionVariant,
 }
@@ -7662,7 +7666,7 @@ impl<'de> Deserialize<'de> for SessionConfigOption {
                 let mut f_name: Option<String> = None;
                 let mut f_description: Option<Option<String>> = None;
                 let mut f_category: Option<Option<SessionConfigOptionCategory>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -7684,7 +7688,7 @@ impl<'de> Deserialize<'de> for SessionConfigOption {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 4, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -7814,7 +7818,7 @@ pub struct SessionConfigSelectOption {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for SessionConfigSelectOption {
@@ -7853,7 +7857,7 @@ impl<'de> Deserialize<'de> for SessionConfigSelectOption {
                 let mut f_value: Option<SessionConfigValueId> = None;
                 let mut f_name: Option<String> = None;
                 let mut f_description: Option<Option<String>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -7871,7 +7875,7 @@ impl<'de> Deserialize<'de> for SessionConfigSelectOption {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -7899,7 +7903,7 @@ pub struct SessionConfigSelectGroup {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for SessionConfigSelectGroup {
@@ -7934,7 +7938,7 @@ impl<'de> Deserialize<'de> for SessionConfigSelectGroup {
                 let mut f_group_id: Option<SessionConfigGroupId> = None;
                 let mut f_name: Option<String> = None;
                 let mut f_options: Option<Vec<SessionConfigSelectOption>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -7953,7 +7957,7 @@ impl<'de> Deserialize<'de> for SessionConfigSelectGroup {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -7961,6 +7965,7 @@ impl<'de> Deserialize<'de> for SessionConfigSelectGroup {
                 let group_id = match f_group_id { Some(v) => v, None => return Err(de::missing::<A::Error>("groupId")) };
                 let name = match f_name { Some(v) => v, None => return Err(de::missing::<A::Error>("name")) };
                 let options = match f_options { Some(v) => v, None => return Err(de::missing::<A::Error>("options")) };
+                de::min_items::<_, A::Error>(&options, 1, "options")?;
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(SessionConfigSelectGroup { group_id, name, options, meta })
             }
@@ -8177,7 +8182,7 @@ pub struct TextCommandInput {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for TextCommandInput {
@@ -8208,7 +8213,7 @@ impl<'de> Deserialize<'de> for TextCommandInput {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (TextCommandInput)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TextCommandInput, A::Error> {
                 let mut f_hint: Option<String> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -8218,7 +8223,7 @@ impl<'de> Deserialize<'de> for TextCommandInput {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -8244,7 +8249,7 @@ pub struct Command {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for Command {
@@ -8283,7 +8288,7 @@ impl<'de> Deserialize<'de> for Command {
                 let mut f_name: Option<String> = None;
                 let mut f_description: Option<String> = None;
                 let mut f_input: Option<Option<AvailableCommandInput>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -8301,7 +8306,7 @@ impl<'de> Deserialize<'de> for Command {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -8329,7 +8334,7 @@ pub struct ListSessionsResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for ListSessionsResponse {
@@ -8366,7 +8371,7 @@ impl<'de> Deserialize<'de> for ListSessionsResponse {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ListSessionsResponse, A::Error> {
                 let mut f_sessions: Option<Vec<SessionInfo>> = None;
                 let mut f_next_cursor: Option<Option<SessionListCursor>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -8381,7 +8386,7 @@ impl<'de> Deserialize<'de> for ListSessionsResponse {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -8414,7 +8419,7 @@ pub struct SessionInfo {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for SessionInfo {
@@ -8467,7 +8472,7 @@ impl<'de> Deserialize<'de> for SessionInfo {
                 let mut f_title: Option<Option<String>> = None;
                 let mut f_updated_at: Option<Option<String>> = None;
                 let mut f_archived: Option<Option<bool>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -8497,7 +8502,7 @@ impl<'de> Deserialize<'de> for SessionInfo {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 6, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -8532,7 +8537,7 @@ pub struct DeleteSessionResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for DeleteSessionResponse {
@@ -8569,13 +8574,13 @@ impl<'de> Deserialize<'de> for DeleteSessionResponse {
             type Value = DeleteSessionResponse;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (DeleteSessionResponse)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<DeleteSessionResponse, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -8600,7 +8605,7 @@ pub struct ForkSessionResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for ForkSessionResponse {
@@ -8635,7 +8640,7 @@ impl<'de> Deserialize<'de> for ForkSessionResponse {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_config_options: Option<Vec<SessionConfigOption>> = None;
                 let mut f_available_commands: Option<Vec<AvailableCommand>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -8655,7 +8660,7 @@ impl<'de> Deserialize<'de> for ForkSessionResponse {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -8677,7 +8682,7 @@ pub struct ArchiveSessionResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for ArchiveSessionResponse {
@@ -8714,13 +8719,13 @@ impl<'de> Deserialize<'de> for ArchiveSessionResponse {
             type Value = ArchiveSessionResponse;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ArchiveSessionResponse)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ArchiveSessionResponse, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -8739,7 +8744,7 @@ pub struct UnarchiveSessionResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for UnarchiveSessionResponse {
@@ -8776,13 +8781,13 @@ impl<'de> Deserialize<'de> for UnarchiveSessionResponse {
             type Value = UnarchiveSessionResponse;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (UnarchiveSessionResponse)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<UnarchiveSessionResponse, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -8806,7 +8811,7 @@ pub struct SessionStatusResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for SessionStatusResponse {
@@ -8843,7 +8848,7 @@ impl<'de> Deserialize<'de> for SessionStatusResponse {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionStatusResponse, A::Error> {
                 let mut f_status: Option<SessionStatus> = None;
                 let mut f_state: Option<Option<StateUpdate>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -8857,7 +8862,7 @@ impl<'de> Deserialize<'de> for SessionStatusResponse {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -9028,7 +9033,7 @@ pub struct BackgroundTerminal {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for BackgroundTerminal {
@@ -9059,7 +9064,7 @@ impl<'de> Deserialize<'de> for BackgroundTerminal {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (BackgroundTerminal)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<BackgroundTerminal, A::Error> {
                 let mut f_terminal_id: Option<TerminalId> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -9069,7 +9074,7 @@ impl<'de> Deserialize<'de> for BackgroundTerminal {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -9091,7 +9096,7 @@ pub struct BackgroundToolCall {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for BackgroundToolCall {
@@ -9122,7 +9127,7 @@ impl<'de> Deserialize<'de> for BackgroundToolCall {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (BackgroundToolCall)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<BackgroundToolCall, A::Error> {
                 let mut f_tool_call_id: Option<ToolCallId> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -9132,7 +9137,7 @@ impl<'de> Deserialize<'de> for BackgroundToolCall {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -9154,7 +9159,7 @@ pub struct BackgroundSubagent {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for BackgroundSubagent {
@@ -9185,7 +9190,7 @@ impl<'de> Deserialize<'de> for BackgroundSubagent {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (BackgroundSubagent)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<BackgroundSubagent, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -9195,7 +9200,7 @@ impl<'de> Deserialize<'de> for BackgroundSubagent {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -9217,7 +9222,7 @@ pub struct RunningStateUpdate {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for RunningStateUpdate {
@@ -9261,7 +9266,7 @@ impl<'de> Deserialize<'de> for RunningStateUpdate {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (RunningStateUpdate)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RunningStateUpdate, A::Error> {
                 let mut f_background: Option<Option<Vec<BackgroundWork>>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -9271,7 +9276,7 @@ impl<'de> Deserialize<'de> for RunningStateUpdate {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -9333,7 +9338,7 @@ pub struct UnsupportedProtocolVersionErrorData {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for UnsupportedProtocolVersionErrorData {
@@ -9366,7 +9371,7 @@ impl<'de> Deserialize<'de> for UnsupportedProtocolVersionErrorData {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<UnsupportedProtocolVersionErrorData, A::Error> {
                 let mut f_requested: Option<ProtocolVersion> = None;
                 let mut f_supported: Option<Vec<ProtocolVersion>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -9380,7 +9385,7 @@ impl<'de> Deserialize<'de> for UnsupportedProtocolVersionErrorData {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -9404,7 +9409,7 @@ pub struct SessionNotFoundErrorData {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for SessionNotFoundErrorData {
@@ -9435,7 +9440,7 @@ impl<'de> Deserialize<'de> for SessionNotFoundErrorData {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionNotFoundErrorData)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionNotFoundErrorData, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -9445,7 +9450,7 @@ impl<'de> Deserialize<'de> for SessionNotFoundErrorData {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -9537,7 +9542,7 @@ pub struct Usage {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for Usage {
@@ -9590,7 +9595,7 @@ impl<'de> Deserialize<'de> for Usage {
                 let mut f_thought_tokens: Option<Option<u64>> = None;
                 let mut f_cached_read_tokens: Option<Option<u64>> = None;
                 let mut f_cached_write_tokens: Option<Option<u64>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -9620,7 +9625,7 @@ impl<'de> Deserialize<'de> for Usage {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 6, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -9717,7 +9722,7 @@ pub struct IdleStateUpdate {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
     /// Why foreground work stopped. The value selects one of this type's variants, which may add fields of their own.
     pub stop_reason: MaybeUndefined<String>,
     /// The variant part of this object.
@@ -9770,7 +9775,7 @@ impl<'de> Deserialize<'de> for IdleStateUpdate {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<IdleStateUpdate, A::Error> {
                 let mut f_usage: Option<Option<Usage>> = None;
                 let mut f_background: Option<Option<Vec<BackgroundWork>>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut f_stop_reason: Option<Option<String>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
@@ -9785,7 +9790,7 @@ impl<'de> Deserialize<'de> for IdleStateUpdate {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         "stopReason" => {
                             de::seen::<A::Error>(&mut seen, 3, "stopReason")?;
@@ -9816,7 +9821,7 @@ pub struct RequiresActionStateUpdate {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for RequiresActionStateUpdate {
@@ -9860,7 +9865,7 @@ impl<'de> Deserialize<'de> for RequiresActionStateUpdate {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (RequiresActionStateUpdate)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RequiresActionStateUpdate, A::Error> {
                 let mut f_background: Option<Option<Vec<BackgroundWork>>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -9870,7 +9875,7 @@ impl<'de> Deserialize<'de> for RequiresActionStateUpdate {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -9892,7 +9897,7 @@ pub struct UnknownStateUpdate {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for UnknownStateUpdate {
@@ -9936,7 +9941,7 @@ impl<'de> Deserialize<'de> for UnknownStateUpdate {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (UnknownStateUpdate)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<UnknownStateUpdate, A::Error> {
                 let mut f_background: Option<Option<Vec<BackgroundWork>>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -9946,7 +9951,7 @@ impl<'de> Deserialize<'de> for UnknownStateUpdate {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -9968,7 +9973,7 @@ pub struct SetSessionTitleResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for SetSessionTitleResponse {
@@ -9999,7 +10004,7 @@ impl<'de> Deserialize<'de> for SetSessionTitleResponse {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SetSessionTitleResponse)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SetSessionTitleResponse, A::Error> {
                 let mut f_title: Option<String> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -10009,7 +10014,7 @@ impl<'de> Deserialize<'de> for SetSessionTitleResponse {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -10033,7 +10038,7 @@ pub struct ResumeSessionResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for ResumeSessionResponse {
@@ -10076,7 +10081,7 @@ impl<'de> Deserialize<'de> for ResumeSessionResponse {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ResumeSessionResponse, A::Error> {
                 let mut f_config_options: Option<Vec<SessionConfigOption>> = None;
                 let mut f_available_commands: Option<Vec<AvailableCommand>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -10092,7 +10097,7 @@ impl<'de> Deserialize<'de> for ResumeSessionResponse {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -10113,7 +10118,7 @@ pub struct CloseSessionResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for CloseSessionResponse {
@@ -10150,13 +10155,13 @@ impl<'de> Deserialize<'de> for CloseSessionResponse {
             type Value = CloseSessionResponse;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (CloseSessionResponse)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CloseSessionResponse, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -10175,7 +10180,7 @@ pub struct CancelToolCallResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for CancelToolCallResponse {
@@ -10212,13 +10217,13 @@ impl<'de> Deserialize<'de> for CancelToolCallResponse {
             type Value = CancelToolCallResponse;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (CancelToolCallResponse)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CancelToolCallResponse, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -10237,7 +10242,7 @@ pub struct CancelTerminalResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for CancelTerminalResponse {
@@ -10274,13 +10279,13 @@ impl<'de> Deserialize<'de> for CancelTerminalResponse {
             type Value = CancelTerminalResponse;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (CancelTerminalResponse)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CancelTerminalResponse, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -10301,7 +10306,7 @@ pub struct SetSessionConfigOptionResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for SetSessionConfigOptionResponse {
@@ -10332,7 +10337,7 @@ impl<'de> Deserialize<'de> for SetSessionConfigOptionResponse {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SetSessionConfigOptionResponse)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SetSessionConfigOptionResponse, A::Error> {
                 let mut f_config_options: Option<Vec<SessionConfigOption>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -10343,7 +10348,7 @@ impl<'de> Deserialize<'de> for SetSessionConfigOptionResponse {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -10365,7 +10370,7 @@ pub struct PromptResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for PromptResponse {
@@ -10396,7 +10401,7 @@ impl<'de> Deserialize<'de> for PromptResponse {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (PromptResponse)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<PromptResponse, A::Error> {
                 let mut f_message_id: Option<MessageId> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -10406,7 +10411,7 @@ impl<'de> Deserialize<'de> for PromptResponse {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -10445,7 +10450,7 @@ pub struct UpdateSessionNotification {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for UpdateSessionNotification {
@@ -10478,7 +10483,7 @@ impl<'de> Deserialize<'de> for UpdateSessionNotification {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<UpdateSessionNotification, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_update: Option<SessionUpdate> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -10492,7 +10497,7 @@ impl<'de> Deserialize<'de> for UpdateSessionNotification {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -10649,7 +10654,7 @@ pub struct ContentChunk {
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     /// This metadata is scoped to the chunk and does not patch stored metadata.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for ContentChunk {
@@ -10682,7 +10687,7 @@ impl<'de> Deserialize<'de> for ContentChunk {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ContentChunk, A::Error> {
                 let mut f_message_id: Option<MessageId> = None;
                 let mut f_content: Option<ContentBlock> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -10696,7 +10701,7 @@ impl<'de> Deserialize<'de> for ContentChunk {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -10724,7 +10729,7 @@ pub struct UserMessage {
     /// unchanged, a key set to `null` is removed, and any other value replaces that key's
     /// stored value without merging nested objects. Beyond this patch rule, implementations
     /// MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for UserMessage {
@@ -10761,7 +10766,7 @@ impl<'de> Deserialize<'de> for UserMessage {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<UserMessage, A::Error> {
                 let mut f_message_id: Option<MessageId> = None;
                 let mut f_content: Option<Option<Vec<ContentBlock>>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -10776,7 +10781,7 @@ impl<'de> Deserialize<'de> for UserMessage {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -10804,7 +10809,7 @@ pub struct AgentMessage {
     /// unchanged, a key set to `null` is removed, and any other value replaces that key's
     /// stored value without merging nested objects. Beyond this patch rule, implementations
     /// MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for AgentMessage {
@@ -10841,7 +10846,7 @@ impl<'de> Deserialize<'de> for AgentMessage {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AgentMessage, A::Error> {
                 let mut f_message_id: Option<MessageId> = None;
                 let mut f_content: Option<Option<Vec<ContentBlock>>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -10856,7 +10861,7 @@ impl<'de> Deserialize<'de> for AgentMessage {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -10884,7 +10889,7 @@ pub struct AgentThought {
     /// unchanged, a key set to `null` is removed, and any other value replaces that key's
     /// stored value without merging nested objects. Beyond this patch rule, implementations
     /// MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for AgentThought {
@@ -10921,7 +10926,7 @@ impl<'de> Deserialize<'de> for AgentThought {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AgentThought, A::Error> {
                 let mut f_message_id: Option<MessageId> = None;
                 let mut f_content: Option<Option<Vec<ContentBlock>>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -10936,7 +10941,7 @@ impl<'de> Deserialize<'de> for AgentThought {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -10962,7 +10967,7 @@ pub struct ToolCallContentChunk {
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     /// This metadata is scoped to the chunk and does not patch stored metadata.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for ToolCallContentChunk {
@@ -10995,7 +11000,7 @@ impl<'de> Deserialize<'de> for ToolCallContentChunk {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ToolCallContentChunk, A::Error> {
                 let mut f_tool_call_id: Option<ToolCallId> = None;
                 let mut f_content: Option<ToolCallContent> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -11009,7 +11014,7 @@ impl<'de> Deserialize<'de> for ToolCallContentChunk {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -11032,7 +11037,7 @@ pub struct TerminalOutput {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for TerminalOutput {
@@ -11063,7 +11068,7 @@ impl<'de> Deserialize<'de> for TerminalOutput {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (TerminalOutput)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TerminalOutput, A::Error> {
                 let mut f_data: Option<String> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -11073,7 +11078,7 @@ impl<'de> Deserialize<'de> for TerminalOutput {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -11098,7 +11103,7 @@ pub struct TerminalExitStatus {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for TerminalExitStatus {
@@ -11149,7 +11154,7 @@ impl<'de> Deserialize<'de> for TerminalExitStatus {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TerminalExitStatus, A::Error> {
                 let mut f_exit_code: Option<Option<i64>> = None;
                 let mut f_signal: Option<Option<String>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -11163,7 +11168,7 @@ impl<'de> Deserialize<'de> for TerminalExitStatus {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -11188,7 +11193,7 @@ pub struct TerminalSize {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for TerminalSize {
@@ -11221,7 +11226,7 @@ impl<'de> Deserialize<'de> for TerminalSize {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TerminalSize, A::Error> {
                 let mut f_cols: Option<u16> = None;
                 let mut f_rows: Option<u16> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -11235,7 +11240,7 @@ impl<'de> Deserialize<'de> for TerminalSize {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -11258,7 +11263,7 @@ pub struct TerminalCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for TerminalCapabilities {
@@ -11302,7 +11307,7 @@ impl<'de> Deserialize<'de> for TerminalCapabilities {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (TerminalCapabilities)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TerminalCapabilities, A::Error> {
                 let mut f_cancel: Option<Option<TerminalCancelCapabilities>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -11312,7 +11317,7 @@ impl<'de> Deserialize<'de> for TerminalCapabilities {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -11332,7 +11337,7 @@ pub struct TerminalCancelCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for TerminalCancelCapabilities {
@@ -11369,13 +11374,13 @@ impl<'de> Deserialize<'de> for TerminalCancelCapabilities {
             type Value = TerminalCancelCapabilities;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (TerminalCancelCapabilities)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TerminalCancelCapabilities, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -11411,7 +11416,7 @@ pub struct TerminalUpdate {
     /// unchanged, a key set to `null` is removed, and any other value replaces that key's
     /// stored value without merging nested objects. Beyond this patch rule, implementations
     /// MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for TerminalUpdate {
@@ -11478,7 +11483,7 @@ impl<'de> Deserialize<'de> for TerminalUpdate {
                 let mut f_exit_status: Option<Option<TerminalExitStatus>> = None;
                 let mut f_size: Option<Option<TerminalSize>> = None;
                 let mut f_capabilities: Option<Option<TerminalCapabilities>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -11512,7 +11517,7 @@ impl<'de> Deserialize<'de> for TerminalUpdate {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 7, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -11543,7 +11548,7 @@ pub struct TerminalOutputChunk {
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     /// This metadata is scoped to the chunk and does not patch stored metadata.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for TerminalOutputChunk {
@@ -11576,7 +11581,7 @@ impl<'de> Deserialize<'de> for TerminalOutputChunk {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TerminalOutputChunk, A::Error> {
                 let mut f_terminal_id: Option<TerminalId> = None;
                 let mut f_data: Option<String> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -11590,7 +11595,7 @@ impl<'de> Deserialize<'de> for TerminalOutputChunk {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -11678,7 +11683,7 @@ pub struct PlanEntry {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for PlanEntry {
@@ -11713,7 +11718,7 @@ impl<'de> Deserialize<'de> for PlanEntry {
                 let mut f_content: Option<String> = None;
                 let mut f_priority: Option<PlanEntryPriority> = None;
                 let mut f_status: Option<PlanEntryStatus> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -11731,7 +11736,7 @@ impl<'de> Deserialize<'de> for PlanEntry {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -11854,7 +11859,7 @@ pub struct PlanItems {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for PlanItems {
@@ -11887,7 +11892,7 @@ impl<'de> Deserialize<'de> for PlanItems {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<PlanItems, A::Error> {
                 let mut f_plan_id: Option<PlanId> = None;
                 let mut f_entries: Option<Vec<PlanEntry>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -11902,7 +11907,7 @@ impl<'de> Deserialize<'de> for PlanItems {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -11927,7 +11932,7 @@ pub struct PlanFile {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for PlanFile {
@@ -11960,7 +11965,7 @@ impl<'de> Deserialize<'de> for PlanFile {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<PlanFile, A::Error> {
                 let mut f_plan_id: Option<PlanId> = None;
                 let mut f_uri: Option<String> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -11974,7 +11979,7 @@ impl<'de> Deserialize<'de> for PlanFile {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -11999,7 +12004,7 @@ pub struct PlanMarkdown {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for PlanMarkdown {
@@ -12032,7 +12037,7 @@ impl<'de> Deserialize<'de> for PlanMarkdown {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<PlanMarkdown, A::Error> {
                 let mut f_plan_id: Option<PlanId> = None;
                 let mut f_content: Option<String> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -12046,7 +12051,7 @@ impl<'de> Deserialize<'de> for PlanMarkdown {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -12069,7 +12074,7 @@ pub struct PlanUpdate {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for PlanUpdate {
@@ -12100,7 +12105,7 @@ impl<'de> Deserialize<'de> for PlanUpdate {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (PlanUpdate)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<PlanUpdate, A::Error> {
                 let mut f_plan: Option<PlanUpdateContent> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -12110,7 +12115,7 @@ impl<'de> Deserialize<'de> for PlanUpdate {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -12132,7 +12137,7 @@ pub struct PlanRemoved {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for PlanRemoved {
@@ -12163,7 +12168,7 @@ impl<'de> Deserialize<'de> for PlanRemoved {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (PlanRemoved)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<PlanRemoved, A::Error> {
                 let mut f_plan_id: Option<PlanId> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -12173,7 +12178,7 @@ impl<'de> Deserialize<'de> for PlanRemoved {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -12195,7 +12200,7 @@ pub struct AvailableCommandsUpdate {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for AvailableCommandsUpdate {
@@ -12226,7 +12231,7 @@ impl<'de> Deserialize<'de> for AvailableCommandsUpdate {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (AvailableCommandsUpdate)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AvailableCommandsUpdate, A::Error> {
                 let mut f_available_commands: Option<Vec<AvailableCommand>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -12237,7 +12242,7 @@ impl<'de> Deserialize<'de> for AvailableCommandsUpdate {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -12259,7 +12264,7 @@ pub struct ConfigOptionUpdate {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for ConfigOptionUpdate {
@@ -12290,7 +12295,7 @@ impl<'de> Deserialize<'de> for ConfigOptionUpdate {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ConfigOptionUpdate)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ConfigOptionUpdate, A::Error> {
                 let mut f_config_options: Option<Vec<SessionConfigOption>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -12301,7 +12306,7 @@ impl<'de> Deserialize<'de> for ConfigOptionUpdate {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -12328,7 +12333,7 @@ pub struct SessionInfoUpdate {
     /// unchanged, a key set to `null` is removed, and any other value replaces that key's
     /// stored value without merging nested objects. Beyond this patch rule, implementations
     /// MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for SessionInfoUpdate {
@@ -12379,7 +12384,7 @@ impl<'de> Deserialize<'de> for SessionInfoUpdate {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionInfoUpdate, A::Error> {
                 let mut f_title: Option<Option<String>> = None;
                 let mut f_updated_at: Option<Option<String>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -12393,7 +12398,7 @@ impl<'de> Deserialize<'de> for SessionInfoUpdate {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -12419,7 +12424,7 @@ pub struct Cost {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for Cost {
@@ -12452,7 +12457,7 @@ impl<'de> Deserialize<'de> for Cost {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Cost, A::Error> {
                 let mut f_amount: Option<f64> = None;
                 let mut f_currency: Option<String> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -12466,7 +12471,7 @@ impl<'de> Deserialize<'de> for Cost {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -12493,7 +12498,7 @@ pub struct UsageUpdate {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for UsageUpdate {
@@ -12532,7 +12537,7 @@ impl<'de> Deserialize<'de> for UsageUpdate {
                 let mut f_used: Option<u64> = None;
                 let mut f_size: Option<u64> = None;
                 let mut f_cost: Option<Option<Cost>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -12550,7 +12555,7 @@ impl<'de> Deserialize<'de> for UsageUpdate {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -12624,7 +12629,7 @@ pub struct Notice {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for Notice {
@@ -12663,7 +12668,7 @@ impl<'de> Deserialize<'de> for Notice {
                 let mut f_severity: Option<NoticeSeverity> = None;
                 let mut f_title: Option<String> = None;
                 let mut f_description: Option<Option<String>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -12681,13 +12686,14 @@ impl<'de> Deserialize<'de> for Notice {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
                 let severity = match f_severity { Some(v) => v, None => return Err(de::missing::<A::Error>("severity")) };
                 let title = match f_title { Some(v) => v, None => return Err(de::missing::<A::Error>("title")) };
+                de::min_length::<A::Error>(&title, 1, "title")?;
                 let description = MaybeUndefined::from_present(f_description);
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(Notice { severity, title, description, meta })
@@ -12776,7 +12782,7 @@ pub struct CompactionUpdate {
     /// unchanged, a key set to `null` is removed, and any other value replaces that key's
     /// stored value without merging nested objects. Beyond this patch rule, implementations
     /// MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for CompactionUpdate {
@@ -12821,7 +12827,7 @@ impl<'de> Deserialize<'de> for CompactionUpdate {
                 let mut f_status: Option<CompactionStatus> = None;
                 let mut f_summary: Option<Option<Vec<ContentBlock>>> = None;
                 let mut f_error: Option<Option<String>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -12844,7 +12850,7 @@ impl<'de> Deserialize<'de> for CompactionUpdate {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 4, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -12873,7 +12879,7 @@ pub struct CompactionSummaryChunk {
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     /// This metadata is scoped to the chunk and does not patch stored metadata.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for CompactionSummaryChunk {
@@ -12906,7 +12912,7 @@ impl<'de> Deserialize<'de> for CompactionSummaryChunk {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CompactionSummaryChunk, A::Error> {
                 let mut f_compaction_id: Option<CompactionId> = None;
                 let mut f_content: Option<ContentBlock> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -12920,7 +12926,7 @@ impl<'de> Deserialize<'de> for CompactionSummaryChunk {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -12945,7 +12951,7 @@ pub struct SubagentSessionCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for SubagentSessionCapabilities {
@@ -12989,7 +12995,7 @@ impl<'de> Deserialize<'de> for SubagentSessionCapabilities {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SubagentSessionCapabilities)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SubagentSessionCapabilities, A::Error> {
                 let mut f_cancel: Option<Option<SessionCancelCapabilities>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -12999,7 +13005,7 @@ impl<'de> Deserialize<'de> for SubagentSessionCapabilities {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -13019,7 +13025,7 @@ pub struct SessionCancelCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for SessionCancelCapabilities {
@@ -13056,13 +13062,13 @@ impl<'de> Deserialize<'de> for SessionCancelCapabilities {
             type Value = SessionCancelCapabilities;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionCancelCapabilities)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionCancelCapabilities, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -13098,7 +13104,7 @@ pub struct SubagentUpdate {
     /// unchanged, a key set to `null` is removed, and any other value replaces that key's
     /// stored value without merging nested objects. Beyond this patch rule, implementations
     /// MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for SubagentUpdate {
@@ -13165,7 +13171,7 @@ impl<'de> Deserialize<'de> for SubagentUpdate {
                 let mut f_state: Option<Option<StateUpdate>> = None;
                 let mut f_cwd: Option<Option<AbsolutePath>> = None;
                 let mut f_additional_directories: Option<Option<Vec<AbsolutePath>>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -13199,7 +13205,7 @@ impl<'de> Deserialize<'de> for SubagentUpdate {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 7, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -13243,7 +13249,7 @@ pub struct SessionMessage {
     /// unchanged, a key set to `null` is removed, and any other value replaces that key's
     /// stored value without merging nested objects. Beyond this patch rule, implementations
     /// MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for SessionMessage {
@@ -13304,7 +13310,7 @@ impl<'de> Deserialize<'de> for SessionMessage {
                 let mut f_sender_message_id: Option<Option<MessageId>> = None;
                 let mut f_recipient_message_id: Option<Option<MessageId>> = None;
                 let mut f_content: Option<Option<Vec<ContentBlock>>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -13335,7 +13341,7 @@ impl<'de> Deserialize<'de> for SessionMessage {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 6, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -13365,7 +13371,7 @@ pub struct SessionMessageChunk {
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     /// This metadata is scoped to the chunk and does not patch stored metadata.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for SessionMessageChunk {
@@ -13398,7 +13404,7 @@ impl<'de> Deserialize<'de> for SessionMessageChunk {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionMessageChunk, A::Error> {
                 let mut f_message_id: Option<MessageId> = None;
                 let mut f_content: Option<ContentBlock> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -13412,7 +13418,7 @@ impl<'de> Deserialize<'de> for SessionMessageChunk {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -13435,7 +13441,7 @@ pub struct CompleteElicitationNotification {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for CompleteElicitationNotification {
@@ -13466,7 +13472,7 @@ impl<'de> Deserialize<'de> for CompleteElicitationNotification {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (CompleteElicitationNotification)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CompleteElicitationNotification, A::Error> {
                 let mut f_elicitation_id: Option<ElicitationId> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -13476,7 +13482,7 @@ impl<'de> Deserialize<'de> for CompleteElicitationNotification {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -13500,7 +13506,7 @@ pub struct AuthStatusUpdateNotification {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for AuthStatusUpdateNotification {
@@ -13533,7 +13539,7 @@ impl<'de> Deserialize<'de> for AuthStatusUpdateNotification {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AuthStatusUpdateNotification, A::Error> {
                 let mut f_state: Option<AuthState> = None;
                 let mut f_accounts: Option<Vec<AuthAccount>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -13548,7 +13554,7 @@ impl<'de> Deserialize<'de> for AuthStatusUpdateNotification {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -13580,7 +13586,7 @@ pub struct InitializeRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for InitializeRequest {
@@ -13615,7 +13621,7 @@ impl<'de> Deserialize<'de> for InitializeRequest {
                 let mut f_protocol_version: Option<ProtocolVersion> = None;
                 let mut f_info: Option<Implementation> = None;
                 let mut f_capabilities: Option<ClientCapabilities> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -13633,7 +13639,7 @@ impl<'de> Deserialize<'de> for InitializeRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -13662,7 +13668,7 @@ pub struct ClientCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for ClientCapabilities {
@@ -13713,7 +13719,7 @@ impl<'de> Deserialize<'de> for ClientCapabilities {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ClientCapabilities, A::Error> {
                 let mut f_auth: Option<Option<ClientAuthCapabilities>> = None;
                 let mut f_elicitation: Option<Option<ElicitationCapabilities>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -13727,7 +13733,7 @@ impl<'de> Deserialize<'de> for ClientCapabilities {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -13750,7 +13756,7 @@ pub struct ClientAuthCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for ClientAuthCapabilities {
@@ -13794,7 +13800,7 @@ impl<'de> Deserialize<'de> for ClientAuthCapabilities {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ClientAuthCapabilities)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ClientAuthCapabilities, A::Error> {
                 let mut f_terminal: Option<Option<TerminalAuthCapabilities>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -13804,7 +13810,7 @@ impl<'de> Deserialize<'de> for ClientAuthCapabilities {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -13824,7 +13830,7 @@ pub struct TerminalAuthCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for TerminalAuthCapabilities {
@@ -13861,13 +13867,13 @@ impl<'de> Deserialize<'de> for TerminalAuthCapabilities {
             type Value = TerminalAuthCapabilities;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (TerminalAuthCapabilities)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TerminalAuthCapabilities, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -13890,7 +13896,7 @@ pub struct ElicitationCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for ElicitationCapabilities {
@@ -13941,7 +13947,7 @@ impl<'de> Deserialize<'de> for ElicitationCapabilities {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ElicitationCapabilities, A::Error> {
                 let mut f_form: Option<Option<ElicitationFormCapabilities>> = None;
                 let mut f_url: Option<Option<ElicitationUrlCapabilities>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -13955,7 +13961,7 @@ impl<'de> Deserialize<'de> for ElicitationCapabilities {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -13976,7 +13982,7 @@ pub struct ElicitationFormCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for ElicitationFormCapabilities {
@@ -14013,13 +14019,13 @@ impl<'de> Deserialize<'de> for ElicitationFormCapabilities {
             type Value = ElicitationFormCapabilities;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ElicitationFormCapabilities)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ElicitationFormCapabilities, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -14038,7 +14044,7 @@ pub struct ElicitationUrlCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for ElicitationUrlCapabilities {
@@ -14075,13 +14081,13 @@ impl<'de> Deserialize<'de> for ElicitationUrlCapabilities {
             type Value = ElicitationUrlCapabilities;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ElicitationUrlCapabilities)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ElicitationUrlCapabilities, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -14103,7 +14109,7 @@ pub struct LoginAuthRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for LoginAuthRequest {
@@ -14134,7 +14140,7 @@ impl<'de> Deserialize<'de> for LoginAuthRequest {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (LoginAuthRequest)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<LoginAuthRequest, A::Error> {
                 let mut f_method_id: Option<AuthMethodId> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -14144,7 +14150,7 @@ impl<'de> Deserialize<'de> for LoginAuthRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -14164,7 +14170,7 @@ pub struct ListProvidersRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for ListProvidersRequest {
@@ -14201,13 +14207,13 @@ impl<'de> Deserialize<'de> for ListProvidersRequest {
             type Value = ListProvidersRequest;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ListProvidersRequest)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ListProvidersRequest, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -14235,7 +14241,7 @@ pub struct SetProviderRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for SetProviderRequest {
@@ -14272,7 +14278,7 @@ impl<'de> Deserialize<'de> for SetProviderRequest {
                 let mut f_api_type: Option<LlmProtocol> = None;
                 let mut f_base_url: Option<String> = None;
                 let mut f_headers: Option<OrderedMap<String>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -14294,7 +14300,7 @@ impl<'de> Deserialize<'de> for SetProviderRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 4, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -14319,7 +14325,7 @@ pub struct DisableProviderRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for DisableProviderRequest {
@@ -14350,7 +14356,7 @@ impl<'de> Deserialize<'de> for DisableProviderRequest {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (DisableProviderRequest)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<DisableProviderRequest, A::Error> {
                 let mut f_provider_id: Option<ProviderId> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -14360,7 +14366,7 @@ impl<'de> Deserialize<'de> for DisableProviderRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -14380,7 +14386,7 @@ pub struct LogoutAuthRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for LogoutAuthRequest {
@@ -14417,13 +14423,13 @@ impl<'de> Deserialize<'de> for LogoutAuthRequest {
             type Value = LogoutAuthRequest;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (LogoutAuthRequest)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<LogoutAuthRequest, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -14442,7 +14448,7 @@ pub struct AuthStatusRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for AuthStatusRequest {
@@ -14479,13 +14485,13 @@ impl<'de> Deserialize<'de> for AuthStatusRequest {
             type Value = AuthStatusRequest;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (AuthStatusRequest)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AuthStatusRequest, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -14512,7 +14518,7 @@ pub struct NewSessionRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for NewSessionRequest {
@@ -14553,7 +14559,7 @@ impl<'de> Deserialize<'de> for NewSessionRequest {
                 let mut f_additional_directories: Option<Vec<AbsolutePath>> = None;
                 let mut f_mcp_servers: Option<Vec<McpServer>> = None;
                 let mut f_system_prompt: Option<Option<SystemPrompt>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -14575,7 +14581,7 @@ impl<'de> Deserialize<'de> for NewSessionRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 4, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -14652,7 +14658,7 @@ pub struct HttpHeader {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for HttpHeader {
@@ -14685,7 +14691,7 @@ impl<'de> Deserialize<'de> for HttpHeader {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<HttpHeader, A::Error> {
                 let mut f_name: Option<String> = None;
                 let mut f_value: Option<String> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -14699,7 +14705,7 @@ impl<'de> Deserialize<'de> for HttpHeader {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -14727,7 +14733,7 @@ pub struct McpServerHttp {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for McpServerHttp {
@@ -14762,7 +14768,7 @@ impl<'de> Deserialize<'de> for McpServerHttp {
                 let mut f_name: Option<String> = None;
                 let mut f_url: Option<String> = None;
                 let mut f_headers: Option<Vec<HttpHeader>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -14780,7 +14786,7 @@ impl<'de> Deserialize<'de> for McpServerHttp {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -14806,7 +14812,7 @@ pub struct McpServerAcp {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for McpServerAcp {
@@ -14839,7 +14845,7 @@ impl<'de> Deserialize<'de> for McpServerAcp {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<McpServerAcp, A::Error> {
                 let mut f_name: Option<String> = None;
                 let mut f_server_id: Option<McpServerAcpId> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -14853,7 +14859,7 @@ impl<'de> Deserialize<'de> for McpServerAcp {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -14883,7 +14889,7 @@ pub struct McpServerStdio {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for McpServerStdio {
@@ -14920,7 +14926,7 @@ impl<'de> Deserialize<'de> for McpServerStdio {
                 let mut f_command: Option<AbsolutePath> = None;
                 let mut f_args: Option<Vec<String>> = None;
                 let mut f_env: Option<Vec<EnvVariable>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -14942,7 +14948,7 @@ impl<'de> Deserialize<'de> for McpServerStdio {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 4, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -14969,7 +14975,7 @@ pub struct SystemPrompt {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for SystemPrompt {
@@ -15002,7 +15008,7 @@ impl<'de> Deserialize<'de> for SystemPrompt {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SystemPrompt, A::Error> {
                 let mut f_mode: Option<SystemPromptMode> = None;
                 let mut f_content: Option<Vec<ContentBlock>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -15016,7 +15022,7 @@ impl<'de> Deserialize<'de> for SystemPrompt {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -15084,7 +15090,7 @@ pub struct ListSessionsRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for ListSessionsRequest {
@@ -15142,7 +15148,7 @@ impl<'de> Deserialize<'de> for ListSessionsRequest {
                 let mut f_cwd: Option<Option<AbsolutePath>> = None;
                 let mut f_cursor: Option<Option<SessionListCursor>> = None;
                 let mut f_archived: Option<Option<SessionArchiveFilter>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -15160,7 +15166,7 @@ impl<'de> Deserialize<'de> for ListSessionsRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -15230,7 +15236,7 @@ pub struct DeleteSessionRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for DeleteSessionRequest {
@@ -15261,7 +15267,7 @@ impl<'de> Deserialize<'de> for DeleteSessionRequest {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (DeleteSessionRequest)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<DeleteSessionRequest, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -15271,7 +15277,7 @@ impl<'de> Deserialize<'de> for DeleteSessionRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -15301,7 +15307,7 @@ pub struct ForkSessionRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for ForkSessionRequest {
@@ -15344,7 +15350,7 @@ impl<'de> Deserialize<'de> for ForkSessionRequest {
                 let mut f_additional_directories: Option<Vec<AbsolutePath>> = None;
                 let mut f_mcp_servers: Option<Vec<McpServer>> = None;
                 let mut f_system_prompt: Option<Option<SystemPrompt>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -15370,7 +15376,7 @@ impl<'de> Deserialize<'de> for ForkSessionRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 5, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -15396,7 +15402,7 @@ pub struct ArchiveSessionRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for ArchiveSessionRequest {
@@ -15427,7 +15433,7 @@ impl<'de> Deserialize<'de> for ArchiveSessionRequest {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ArchiveSessionRequest)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ArchiveSessionRequest, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -15437,7 +15443,7 @@ impl<'de> Deserialize<'de> for ArchiveSessionRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -15459,7 +15465,7 @@ pub struct UnarchiveSessionRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for UnarchiveSessionRequest {
@@ -15490,7 +15496,7 @@ impl<'de> Deserialize<'de> for UnarchiveSessionRequest {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (UnarchiveSessionRequest)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<UnarchiveSessionRequest, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -15500,7 +15506,7 @@ impl<'de> Deserialize<'de> for UnarchiveSessionRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -15522,7 +15528,7 @@ pub struct SessionStatusRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for SessionStatusRequest {
@@ -15553,7 +15559,7 @@ impl<'de> Deserialize<'de> for SessionStatusRequest {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionStatusRequest)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionStatusRequest, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -15563,7 +15569,7 @@ impl<'de> Deserialize<'de> for SessionStatusRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -15587,7 +15593,7 @@ pub struct SetSessionTitleRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for SetSessionTitleRequest {
@@ -15620,7 +15626,7 @@ impl<'de> Deserialize<'de> for SetSessionTitleRequest {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SetSessionTitleRequest, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_title: Option<String> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -15634,7 +15640,7 @@ impl<'de> Deserialize<'de> for SetSessionTitleRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -15667,7 +15673,7 @@ pub struct ResumeSessionRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for ResumeSessionRequest {
@@ -15716,7 +15722,7 @@ impl<'de> Deserialize<'de> for ResumeSessionRequest {
                 let mut f_mcp_servers: Option<Vec<McpServer>> = None;
                 let mut f_replay_from: Option<Option<ReplayFrom>> = None;
                 let mut f_system_prompt: Option<Option<SystemPrompt>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -15746,7 +15752,7 @@ impl<'de> Deserialize<'de> for ResumeSessionRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 6, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -15813,7 +15819,7 @@ pub struct ReplayFromStart {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for ReplayFromStart {
@@ -15850,13 +15856,13 @@ impl<'de> Deserialize<'de> for ReplayFromStart {
             type Value = ReplayFromStart;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ReplayFromStart)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ReplayFromStart, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -15877,7 +15883,7 @@ pub struct CloseSessionRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for CloseSessionRequest {
@@ -15908,7 +15914,7 @@ impl<'de> Deserialize<'de> for CloseSessionRequest {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (CloseSessionRequest)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CloseSessionRequest, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -15918,7 +15924,7 @@ impl<'de> Deserialize<'de> for CloseSessionRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -15942,7 +15948,7 @@ pub struct CancelToolCallRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for CancelToolCallRequest {
@@ -15975,7 +15981,7 @@ impl<'de> Deserialize<'de> for CancelToolCallRequest {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CancelToolCallRequest, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_tool_call_id: Option<ToolCallId> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -15989,7 +15995,7 @@ impl<'de> Deserialize<'de> for CancelToolCallRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -16014,7 +16020,7 @@ pub struct CancelTerminalRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for CancelTerminalRequest {
@@ -16047,7 +16053,7 @@ impl<'de> Deserialize<'de> for CancelTerminalRequest {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CancelTerminalRequest, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_terminal_id: Option<TerminalId> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -16061,7 +16067,7 @@ impl<'de> Deserialize<'de> for CancelTerminalRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -16228,7 +16234,7 @@ pub struct SetSessionConfigOptionRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
     /// The variant part of this object.
     pub variant: SetSessionConfigOptionRequestVariant,
 }
@@ -16266,7 +16272,7 @@ impl<'de> Deserialize<'de> for SetSessionConfigOptionRequest {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SetSessionConfigOptionRequest, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_config_id: Option<SessionConfigId> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -16280,7 +16286,7 @@ impl<'de> Deserialize<'de> for SetSessionConfigOptionRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -16308,7 +16314,7 @@ pub struct PromptRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for PromptRequest {
@@ -16341,7 +16347,7 @@ impl<'de> Deserialize<'de> for PromptRequest {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<PromptRequest, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_prompt: Option<Vec<ContentBlock>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -16355,13 +16361,14 @@ impl<'de> Deserialize<'de> for PromptRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
                 let session_id = match f_session_id { Some(v) => v, None => return Err(de::missing::<A::Error>("sessionId")) };
                 let prompt = match f_prompt { Some(v) => v, None => return Err(de::missing::<A::Error>("prompt")) };
+                de::min_items::<_, A::Error>(&prompt, 1, "prompt")?;
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(PromptRequest { session_id, prompt, meta })
             }
@@ -16378,7 +16385,7 @@ pub struct RequestPermissionResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for RequestPermissionResponse {
@@ -16409,7 +16416,7 @@ impl<'de> Deserialize<'de> for RequestPermissionResponse {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (RequestPermissionResponse)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RequestPermissionResponse, A::Error> {
                 let mut f_outcome: Option<RequestPermissionOutcome> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -16419,7 +16426,7 @@ impl<'de> Deserialize<'de> for RequestPermissionResponse {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -16487,7 +16494,7 @@ pub struct CancelledPermissionOutcome {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl Default for CancelledPermissionOutcome {
@@ -16524,13 +16531,13 @@ impl<'de> Deserialize<'de> for CancelledPermissionOutcome {
             type Value = CancelledPermissionOutcome;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (CancelledPermissionOutcome)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CancelledPermissionOutcome, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -16551,7 +16558,7 @@ pub struct SelectedPermissionOutcome {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for SelectedPermissionOutcome {
@@ -16582,7 +16589,7 @@ impl<'de> Deserialize<'de> for SelectedPermissionOutcome {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SelectedPermissionOutcome)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SelectedPermissionOutcome, A::Error> {
                 let mut f_option_id: Option<PermissionOptionId> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -16592,7 +16599,7 @@ impl<'de> Deserialize<'de> for SelectedPermissionOutcome {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -16662,7 +16669,7 @@ pub struct CreateElicitationResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
     /// The variant part of this object.
     pub variant: CreateElicitationResponseVariant,
 }
@@ -16696,13 +16703,13 @@ impl<'de> Deserialize<'de> for CreateElicitationResponse {
             type Value = CreateElicitationResponse;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (CreateElicitationResponse)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CreateElicitationResponse, A::Error> {
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -16830,7 +16837,7 @@ pub struct MessageMcpResponseResult {
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     /// This is ACP metadata, not the inner MCP message's `_meta`.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for MessageMcpResponseResult {
@@ -16861,7 +16868,7 @@ impl<'de> Deserialize<'de> for MessageMcpResponseResult {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (MessageMcpResponseResult)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<MessageMcpResponseResult, A::Error> {
                 let mut f_result: Option<RawJson> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -16871,7 +16878,7 @@ impl<'de> Deserialize<'de> for MessageMcpResponseResult {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -16894,7 +16901,7 @@ pub struct MessageMcpResponseError {
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     /// This is ACP metadata, not the inner MCP message's `_meta`.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for MessageMcpResponseError {
@@ -16925,7 +16932,7 @@ impl<'de> Deserialize<'de> for MessageMcpResponseError {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (MessageMcpResponseError)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<MessageMcpResponseError, A::Error> {
                 let mut f_error: Option<McpError> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -16935,7 +16942,7 @@ impl<'de> Deserialize<'de> for MessageMcpResponseError {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -17059,7 +17066,7 @@ pub struct CancelSessionNotification {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for CancelSessionNotification {
@@ -17090,7 +17097,7 @@ impl<'de> Deserialize<'de> for CancelSessionNotification {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (CancelSessionNotification)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CancelSessionNotification, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -17100,7 +17107,7 @@ impl<'de> Deserialize<'de> for CancelSessionNotification {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -17124,12 +17131,12 @@ pub struct MessageMcpNotification {
     /// The inner MCP method name.
     pub method: String,
     /// Optional inner MCP params. Null is equivalent to omission.
-    pub params: MaybeUndefined<RawJson>,
+    pub params: MaybeUndefined<RawObject>,
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     /// This is ACP metadata, not the inner MCP message's `_meta`.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for MessageMcpNotification {
@@ -17169,8 +17176,8 @@ impl<'de> Deserialize<'de> for MessageMcpNotification {
                 let mut f_server_id: Option<McpServerAcpId> = None;
                 let mut f_request_id: Option<McpRequestId> = None;
                 let mut f_method: Option<String> = None;
-                let mut f_params: Option<Option<RawJson>> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_params: Option<Option<RawObject>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -17188,11 +17195,11 @@ impl<'de> Deserialize<'de> for MessageMcpNotification {
                         }
                         "params" => {
                             de::seen::<A::Error>(&mut seen, 3, "params")?;
-                            f_params = Some(de::field::<A, Option<RawJson>>(&mut map, "params")?);
+                            f_params = Some(de::field::<A, Option<RawObject>>(&mut map, "params")?);
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 4, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -17218,7 +17225,7 @@ pub struct CancelRequestNotification {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for CancelRequestNotification {
@@ -17249,7 +17256,7 @@ impl<'de> Deserialize<'de> for CancelRequestNotification {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (CancelRequestNotification)") }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CancelRequestNotification, A::Error> {
                 let mut f_request_id: Option<crate::RequestId> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -17259,7 +17266,7 @@ impl<'de> Deserialize<'de> for CancelRequestNotification {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -17286,7 +17293,7 @@ pub struct ProxySuccessorRequest {
     /// Metadata for the `proxy/successor` envelope itself, separate from the wrapped
     /// message's `_meta`. It is hop-local: the conductor does not copy it into the message
     /// it unwraps.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for ProxySuccessorRequest {
@@ -17319,7 +17326,7 @@ impl<'de> Deserialize<'de> for ProxySuccessorRequest {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ProxySuccessorRequest, A::Error> {
                 let mut f_method: Option<String> = None;
                 let mut f_params: Option<RawJson> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -17333,7 +17340,7 @@ impl<'de> Deserialize<'de> for ProxySuccessorRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -17364,7 +17371,7 @@ pub struct ProxySuccessorNotification {
     /// Metadata for the `proxy/successor` envelope itself, separate from the wrapped
     /// message's `_meta`. It is hop-local: the conductor does not copy it into the message
     /// it unwraps.
-    pub meta: MaybeUndefined<RawJson>,
+    pub meta: MaybeUndefined<RawObject>,
 }
 
 impl SerializeFields for ProxySuccessorNotification {
@@ -17397,7 +17404,7 @@ impl<'de> Deserialize<'de> for ProxySuccessorNotification {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ProxySuccessorNotification, A::Error> {
                 let mut f_method: Option<String> = None;
                 let mut f_params: Option<RawJson> = None;
-                let mut f_meta: Option<Option<RawJson>> = None;
+                let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
@@ -17411,7 +17418,7 @@ impl<'de> Deserialize<'de> for ProxySuccessorNotification {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawJson>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -17924,6 +17931,13 @@ impl ClientRequest {
     }
 }
 
+impl crate::Payload for ClientRequest {
+    fn decode(method: &str, payload: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> { Self::decode(method, payload) }
+    fn method(&self) -> &str { Self::method(self) }
+    fn type_name(&self) -> Option<&'static str> { Self::type_name(self) }
+    fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> { Self::encode_payload(self, buf) }
+}
+
 /// A notification sent by the client, handled by the agent.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ClientNotification {
@@ -17981,9 +17995,16 @@ impl ClientNotification {
     }
 }
 
-/// A result sent by the client, for a request it handled.
+impl crate::Payload for ClientNotification {
+    fn decode(method: &str, payload: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> { Self::decode(method, payload) }
+    fn method(&self) -> &str { Self::method(self) }
+    fn type_name(&self) -> Option<&'static str> { Self::type_name(self) }
+    fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> { Self::encode_payload(self, buf) }
+}
+
+/// A result sent by the agent, for a request it handled.
 #[derive(Debug, Clone, PartialEq)]
-pub enum ClientResponse {
+pub enum AgentResponse {
     /// `auth/login`
     AuthLogin(LoginAuthResponse),
     /// `auth/logout`
@@ -18030,7 +18051,7 @@ pub enum ClientResponse {
     Ext(crate::ExtMessage),
 }
 
-impl ClientResponse {
+impl AgentResponse {
     /// The wire method name.
     pub fn method(&self) -> &str {
         match self {
@@ -18146,6 +18167,13 @@ impl ClientResponse {
     }
 }
 
+impl crate::Payload for AgentResponse {
+    fn decode(method: &str, payload: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> { Self::decode(method, payload) }
+    fn method(&self) -> &str { Self::method(self) }
+    fn type_name(&self) -> Option<&'static str> { Self::type_name(self) }
+    fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> { Self::encode_payload(self, buf) }
+}
+
 /// A request sent by the agent, handled by the client.
 #[derive(Debug, Clone, PartialEq)]
 pub enum AgentRequest {
@@ -18201,6 +18229,13 @@ impl AgentRequest {
             Self::Ext(e) => { buf.extend_from_slice(e.payload_text().as_bytes()); Ok(()) }
         }
     }
+}
+
+impl crate::Payload for AgentRequest {
+    fn decode(method: &str, payload: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> { Self::decode(method, payload) }
+    fn method(&self) -> &str { Self::method(self) }
+    fn type_name(&self) -> Option<&'static str> { Self::type_name(self) }
+    fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> { Self::encode_payload(self, buf) }
 }
 
 /// A notification sent by the agent, handled by the client.
@@ -18266,9 +18301,16 @@ impl AgentNotification {
     }
 }
 
-/// A result sent by the agent, for a request it handled.
+impl crate::Payload for AgentNotification {
+    fn decode(method: &str, payload: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> { Self::decode(method, payload) }
+    fn method(&self) -> &str { Self::method(self) }
+    fn type_name(&self) -> Option<&'static str> { Self::type_name(self) }
+    fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> { Self::encode_payload(self, buf) }
+}
+
+/// A result sent by the client, for a request it handled.
 #[derive(Debug, Clone, PartialEq)]
-pub enum AgentResponse {
+pub enum ClientResponse {
     /// `elicitation/create`
     ElicitationCreate(CreateElicitationResponse),
     /// `mcp/message`
@@ -18279,7 +18321,7 @@ pub enum AgentResponse {
     Ext(crate::ExtMessage),
 }
 
-impl AgentResponse {
+impl ClientResponse {
     /// The wire method name.
     pub fn method(&self) -> &str {
         match self {
@@ -18321,5 +18363,12 @@ impl AgentResponse {
             Self::Ext(e) => { buf.extend_from_slice(e.payload_text().as_bytes()); Ok(()) }
         }
     }
+}
+
+impl crate::Payload for ClientResponse {
+    fn decode(method: &str, payload: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> { Self::decode(method, payload) }
+    fn method(&self) -> &str { Self::method(self) }
+    fn type_name(&self) -> Option<&'static str> { Self::type_name(self) }
+    fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> { Self::encode_payload(self, buf) }
 }
 

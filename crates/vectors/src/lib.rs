@@ -1,0 +1,352 @@
+//! Loads the conformance vectors under `vectors/` and runs each through the Rust
+//! receive path: the real frame reader, the envelope decoder and the generated
+//! dispatch ([`agentproto_acp::receive::classify`]).
+//!
+//! The format is defined in `vectors/README.md`. A case passes when the outcome
+//! the receive path produced matches `expect` in every field the case states.
+
+use agentproto_acp::receive::{classify, AgentV1, CallFailure, ClientV1, Finding, Incoming, Role};
+use agentproto_acp::{Payload, Warning};
+use agentproto_jsonrpc::frame::{Frame, FrameReader};
+use agentproto_jsonrpc::{Message, RequestId};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// One case file, as written.
+#[derive(Debug, Deserialize)]
+pub struct Case {
+    /// The case id (its path under `vectors/` without `.json`).
+    pub id: String,
+    /// The requirement it checks.
+    pub requirement: String,
+    /// `jsonrpc` or `acp/v1`.
+    pub protocol: String,
+    /// `client_to_agent` or `agent_to_client`: who sends the message.
+    pub direction: String,
+    /// The message as JSON (kept raw so key order and number text survive;
+    /// a JSON `null` here is the input `null`, not an absent input).
+    #[serde(default, deserialize_with = "present")]
+    pub input: Option<Box<RawValue>>,
+    /// The exact line.
+    #[serde(default)]
+    pub input_text: Option<String>,
+    /// The exact bytes, base64.
+    #[serde(default)]
+    pub input_base64: Option<String>,
+    /// Pending requests of the receiver: id as JSON text -> method.
+    #[serde(default)]
+    pub pending: BTreeMap<String, String>,
+    /// The expected outcome.
+    pub expect: Value,
+}
+
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Box<RawValue>>, D::Error> {
+    Box::<RawValue>::deserialize(d).map(Some)
+}
+
+/// Reads every case under `root` (sorted by id).
+pub fn load(root: &Path) -> Result<Vec<(PathBuf, Case)>, String> {
+    let mut files = Vec::new();
+    collect(root, &mut files, 0).map_err(|e| format!("{}: {e}", root.display()))?;
+    files.sort();
+    let mut cases = Vec::new();
+    for path in files {
+        let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let case: Case = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+        cases.push((path, case));
+    }
+    Ok(cases)
+}
+
+fn collect(dir: &Path, out: &mut Vec<PathBuf>, depth: usize) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(dir)? {
+        let path = entry?.path();
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        if path.is_dir() {
+            // Not cases: the runners' baselines and authoring tools.
+            if !(depth == 0 && (name == "baselines" || name == "tools")) {
+                collect(&path, out, depth + 1)?;
+            }
+        } else if depth > 0 && name.ends_with(".json") {
+            // Files in the root itself (requirements.json) are not cases.
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
+/// The bytes a case feeds to the receiver.
+pub fn input_bytes(case: &Case) -> Result<Vec<u8>, String> {
+    match (&case.input, &case.input_text, &case.input_base64) {
+        (Some(raw), None, None) => {
+            let mut bytes = minify(raw.get()).into_bytes();
+            bytes.push(b'\n');
+            Ok(bytes)
+        }
+        (None, Some(text), None) => Ok(text.as_bytes().to_vec()),
+        (None, None, Some(b64)) => base64_decode(b64),
+        _ => Err("exactly one of input, input_text, input_base64 is required".into()),
+    }
+}
+
+/// Removes insignificant whitespace from JSON text, keeping key order and number text.
+fn minify(json: &str) -> String {
+    let mut out = String::with_capacity(json.len());
+    let mut in_string = false;
+    let mut escaped = false;
+    for c in json.chars() {
+        if in_string {
+            out.push(c);
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == '"' {
+                in_string = false;
+            }
+        } else if c == '"' {
+            in_string = true;
+            out.push(c);
+        } else if !c.is_whitespace() {
+            out.push(c);
+        }
+    }
+    out
+}
+
+fn base64_decode(text: &str) -> Result<Vec<u8>, String> {
+    let mut out = Vec::new();
+    let mut acc = 0u32;
+    let mut bits = 0;
+    for c in text.bytes().filter(|c| !c.is_ascii_whitespace() && *c != b'=') {
+        let v = match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' | b'-' => 62,
+            b'/' | b'_' => 63,
+            _ => return Err(format!("invalid base64 byte {c:#x}")),
+        };
+        acc = (acc << 6) | u32::from(v);
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+            acc &= (1 << bits) - 1;
+        }
+    }
+    Ok(out)
+}
+
+/// Frames `bytes` with the real reader and returns the lines it produced.
+fn frame(bytes: &[u8]) -> Result<Vec<Vec<u8>>, String> {
+    let runtime = tokio::runtime::Builder::new_current_thread().build().map_err(|e| e.to_string())?;
+    runtime.block_on(async {
+        let mut reader = FrameReader::new(bytes);
+        let mut lines = Vec::new();
+        while let Some(frame) = reader.next_frame().await.map_err(|e| e.to_string())? {
+            match frame {
+                Frame::Line(line) => lines.push(line.to_vec()),
+                Frame::Oversize(o) => return Err(format!("unexpected oversize line of {} bytes", o.len)),
+            }
+        }
+        Ok(lines)
+    })
+}
+
+/// Runs one case; `Err` says how the outcome differed from `expect`.
+pub fn run(case: &Case) -> Result<(), String> {
+    let bytes = input_bytes(case)?;
+    let lines = frame(&bytes)?;
+    let [line] = lines.as_slice() else {
+        return Err(format!("expected one framed line, got {}", lines.len()));
+    };
+    let pending = |id: &RequestId| {
+        let key = serde_json::to_string(id).unwrap_or_default();
+        case.pending.get(&key).cloned()
+    };
+    let observed = match case.direction.as_str() {
+        "client_to_agent" => observe(classify::<AgentV1>(line, pending)),
+        "agent_to_client" => observe(classify::<ClientV1>(line, pending)),
+        other => return Err(format!("unknown direction {other:?}")),
+    }?;
+    compare(&case.expect, &observed)
+}
+
+/// The outcome of a case in the vector format, for comparison with `expect`.
+fn observe<R: Role>(incoming: Incoming<R>) -> Result<Value, String> {
+    fn payload<P: Payload>(p: &P) -> Result<Value, String> {
+        let mut buf = Vec::new();
+        p.encode_payload(&mut buf).map_err(|e| format!("re-encoding failed: {e}"))?;
+        serde_json::from_slice(&buf).map_err(|e| format!("re-encoded payload is not JSON: {e}"))
+    }
+    fn warnings(w: &[Warning]) -> Value {
+        Value::Array(w.iter().map(|w| Value::String(w.path.clone())).collect())
+    }
+    fn id(id: &RequestId) -> Value {
+        serde_json::to_value(id).unwrap_or(Value::Null)
+    }
+    Ok(match incoming {
+        Incoming::Request { id: request_id, request } => serde_json::json!({
+            "outcome": "request",
+            "method": request.value.method(),
+            "id": id(&request_id),
+            "type": request.value.type_name(),
+            "params": payload(&request.value)?,
+            "warnings": warnings(&request.warnings),
+        }),
+        Incoming::Notification(n) => serde_json::json!({
+            "outcome": "notification",
+            "method": n.value.method(),
+            "type": n.value.type_name(),
+            "params": payload(&n.value)?,
+            "warnings": warnings(&n.warnings),
+        }),
+        Incoming::Response { id: call_id, method, result: Ok(r) } => serde_json::json!({
+            "outcome": "response",
+            "id": id(&call_id),
+            "method": method,
+            "type": r.value.type_name(),
+            "result": payload(&r.value)?,
+            "warnings": warnings(&r.warnings),
+        }),
+        Incoming::Response { id: call_id, result: Err(e), .. } => serde_json::json!({
+            "outcome": "error_reply",
+            "id": id(&call_id),
+            "error": {"code": e.code.0, "message": e.message},
+        }),
+        Incoming::Reply { reply, finding } => {
+            let Message::Response { id: reply_id, result: Err(e) } = reply else {
+                return Err("a reply that is not an error response".into());
+            };
+            let path = match &finding {
+                Finding::InvalidParams(d) => Value::String(d.path.clone()),
+                Finding::BadEnvelope { path, .. } if !path.is_empty() => Value::String(path.clone()),
+                _ => Value::Null,
+            };
+            serde_json::json!({
+                "outcome": "reply_error",
+                "id": id(&reply_id),
+                "error": {"code": e.code.0, "message": e.message, "path": path},
+            })
+        }
+        Incoming::CallFailed { id: call_id, error, .. } => serde_json::json!({
+            "outcome": "call_failed",
+            "id": id(&call_id),
+            "path": error.path(),
+            "detail": match &error { CallFailure::InvalidResult(d) => d.message.clone(), CallFailure::InvalidResponse { message, .. } => message.clone() },
+        }),
+        Incoming::Ignored(finding) => serde_json::json!({
+            "outcome": "ignored",
+            "finding": finding.code(),
+            "detail": format!("{finding:?}"),
+        }),
+    })
+}
+
+/// JSON equality with numbers compared by value (`3` equals `3.0`).
+fn same(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => match (x.as_i64(), y.as_i64()) {
+            (Some(x), Some(y)) => x == y,
+            _ => x.as_f64() == y.as_f64(),
+        },
+        (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(x, y)| same(x, y)),
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same(v, w)))
+        }
+        _ => a == b,
+    }
+}
+
+fn compare(expect: &Value, observed: &Value) -> Result<(), String> {
+    let mismatch = |what: &str| Err(format!("{what}: expected {expect}, observed {observed}"));
+    let get = |v: &Value, k: &str| v.get(k).cloned().unwrap_or(Value::Null);
+    if get(expect, "outcome") != get(observed, "outcome") {
+        return mismatch("outcome");
+    }
+    for key in ["method", "id", "type", "params", "result", "finding", "path"] {
+        if let Some(want) = expect.get(key) {
+            if !same(want, &get(observed, key)) {
+                return mismatch(key);
+            }
+        }
+    }
+    if let Some(want) = expect.get("error") {
+        let got = get(observed, "error");
+        for key in ["code", "message", "path"] {
+            if let Some(w) = want.get(key) {
+                if !same(w, &get(&got, key)) {
+                    return mismatch(&format!("error.{key}"));
+                }
+            }
+        }
+    }
+    let outcome = get(expect, "outcome");
+    if matches!(outcome.as_str(), Some("request" | "notification" | "response")) {
+        let set = |v: &Value| -> BTreeSet<String> {
+            v.as_array().into_iter().flatten().filter_map(|p| p.as_str().map(str::to_owned)).collect()
+        };
+        let want = expect.get("warnings").map(set).unwrap_or_default();
+        if want != set(&get(observed, "warnings")) {
+            return mismatch("warnings");
+        }
+    }
+    Ok(())
+}
+
+/// Reads `vectors/baselines/<lang>.json`: case id -> why it is expected to fail.
+pub fn baseline(root: &Path, lang: &str) -> Result<BTreeMap<String, String>, String> {
+    let path = root.join("baselines").join(format!("{lang}.json"));
+    match std::fs::read_to_string(&path) {
+        Ok(text) => serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(BTreeMap::new()),
+        Err(e) => Err(format!("{}: {e}", path.display())),
+    }
+}
+
+/// Whether a case id is selected by a filter like `jsonrpc/,-acp/v1/types`.
+pub fn selected(filter: Option<&str>, id: &str) -> bool {
+    let Some(filter) = filter.filter(|f| !f.is_empty()) else { return true };
+    let mut include_any = false;
+    let mut included = false;
+    for part in filter.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        if let Some(excluded) = part.strip_prefix('-') {
+            if id.starts_with(excluded) {
+                return false;
+            }
+        } else {
+            include_any = true;
+            included |= id.starts_with(part);
+        }
+    }
+    !include_any || included
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn minify_keeps_strings_and_order() {
+        assert_eq!(minify("{ \"b\" : 1,\n \"a\": \"x y\\\" z\" }"), "{\"b\":1,\"a\":\"x y\\\" z\"}");
+    }
+
+    #[test]
+    fn base64_round() {
+        assert_eq!(base64_decode("/w==").unwrap(), vec![0xff]);
+        assert_eq!(base64_decode("aGk=").unwrap(), b"hi");
+    }
+
+    #[test]
+    fn filters_by_prefix() {
+        assert!(selected(None, "jsonrpc/x"));
+        assert!(selected(Some("jsonrpc/"), "jsonrpc/x"));
+        assert!(!selected(Some("jsonrpc/"), "acp/v1/x"));
+        assert!(!selected(Some("-acp/"), "acp/v1/x"));
+        assert!(selected(Some("-acp/"), "jsonrpc/x"));
+    }
+}
