@@ -314,8 +314,7 @@ fn scan_prefix(prefix: &[u8]) -> (Option<RequestId>, OversizeShape) {
     if scanner.punct() != Some(b'{') {
         return (None, OversizeShape::Unknown);
     }
-    loop {
-        let Some(key) = scanner.string() else { break };
+    while let Some(key) = scanner.string() {
         if scanner.punct() != Some(b':') {
             break;
         }
@@ -390,11 +389,7 @@ impl<'a> PrefixScanner<'a> {
             };
             self.at += 1;
             match byte {
-                b'"' => {
-                    if !self.skip_string_rest() {
-                        return false;
-                    }
-                }
+                b'"' if !self.skip_string_rest() => return false,
                 b'[' | b'{' => depth += 1,
                 b']' | b'}' => {
                     if depth == 0 {

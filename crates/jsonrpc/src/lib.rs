@@ -10,3 +10,8 @@ pub mod message;
 pub use error::{CallError, ConnectionError, DecodeError, ErrorCode, ErrorObject};
 pub use id::RequestId;
 pub use message::{DecodeOptions, EnvelopeError, EnvelopeErrorKind, Message};
+pub mod connection;
+pub use connection::{
+    CancelNotification, Connection, ConnectionEvent, ConnectionOptions, Handler,
+    IncomingNotification, IncomingRequest, NotificationContext, Observer, Peer, RequestContext,
+};

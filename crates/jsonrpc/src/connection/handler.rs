@@ -1,0 +1,217 @@
+//! The application's [`Handler`], the contexts it receives, and the tasks that
+//! run it: one task per request, one serial worker for notifications.
+
+use std::any::Any;
+use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use futures::FutureExt;
+use serde_json::value::RawValue;
+use tokio::sync::{mpsc, watch};
+use tokio_util::sync::CancellationToken;
+
+use super::options::ConnectionEvent;
+use super::peer::{Peer, IN_NOTIFICATION_HANDLER};
+use super::InFlight;
+use crate::error::ErrorObject;
+use crate::id::RequestId;
+use crate::message::Message;
+
+/// What the application does with incoming requests and notifications.
+///
+/// Both methods return `'static` futures: take what you need from `self` (for
+/// example clone an `Arc`) before the `async move` block.
+pub trait Handler: Send + Sync + 'static {
+    /// Handles one request. Requests run concurrently, each in its own task.
+    ///
+    /// The returned error object is sent as the error response. When the peer
+    /// cancels the request, the future is dropped and `-32800` is sent, unless the
+    /// handler called [`RequestContext::handle_cancellation`].
+    fn request(
+        &self,
+        request: IncomingRequest,
+        cx: RequestContext,
+    ) -> BoxFuture<'static, Result<Box<RawValue>, ErrorObject>>;
+
+    /// Handles one notification. Notifications are handled one at a time, in
+    /// arrival order.
+    fn notification(
+        &self,
+        notification: IncomingNotification,
+        cx: NotificationContext,
+    ) -> BoxFuture<'static, ()>;
+}
+
+/// An incoming request.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct IncomingRequest {
+    /// Its id.
+    pub id: RequestId,
+    /// Its method, verbatim.
+    pub method: String,
+    /// Its params, raw; `None` when absent or `null`.
+    pub params: Option<Box<RawValue>>,
+}
+
+/// An incoming notification.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct IncomingNotification {
+    /// Its method, verbatim.
+    pub method: String,
+    /// Its params, raw; `None` when absent or `null`.
+    pub params: Option<Box<RawValue>>,
+}
+
+/// What a request handler gets besides the request.
+#[derive(Debug, Clone)]
+pub struct RequestContext {
+    peer: Peer,
+    id: RequestId,
+    token: CancellationToken,
+    handles_cancellation: Arc<AtomicBool>,
+}
+
+impl RequestContext {
+    /// The handle to call the peer (for example a permission round trip).
+    pub fn peer(&self) -> &Peer {
+        &self.peer
+    }
+
+    /// The id of the request being handled.
+    pub fn id(&self) -> &RequestId {
+        &self.id
+    }
+
+    /// Fires when the peer cancels the request or the connection shuts down.
+    pub fn cancellation_token(&self) -> &CancellationToken {
+        &self.token
+    }
+
+    /// Opts out of the default cancellation: the handler keeps running when the
+    /// token fires, and its own return value is sent (for example a partial
+    /// result). Call it before the first `.await`.
+    pub fn handle_cancellation(&self) {
+        self.handles_cancellation.store(true, Ordering::SeqCst);
+    }
+}
+
+/// What a notification handler gets besides the notification.
+#[derive(Debug, Clone)]
+pub struct NotificationContext {
+    peer: Peer,
+}
+
+impl NotificationContext {
+    /// The handle to call or notify the peer. A call made from the handler itself
+    /// resolves without waiting for later notifications (see the crate docs).
+    pub fn peer(&self) -> &Peer {
+        &self.peer
+    }
+}
+
+fn panic_message(payload: &(dyn Any + Send)) -> String {
+    if let Some(message) = payload.downcast_ref::<&str>() {
+        (*message).to_owned()
+    } else if let Some(message) = payload.downcast_ref::<String>() {
+        message.clone()
+    } else {
+        "non-string panic payload".to_owned()
+    }
+}
+
+/// Everything a request task needs.
+pub(super) struct RequestJob {
+    pub(super) request: IncomingRequest,
+    pub(super) token: CancellationToken,
+    pub(super) generation: u64,
+}
+
+/// Runs one request handler to its reply and sends the reply.
+pub(super) async fn run_request(
+    handler: Arc<dyn Handler>,
+    peer: Peer,
+    in_flight: Arc<InFlight>,
+    job: RequestJob,
+) {
+    let RequestJob {
+        request,
+        token,
+        generation,
+    } = job;
+    let id = request.id.clone();
+    let method = request.method.clone();
+    let handles_cancellation = Arc::new(AtomicBool::new(false));
+    let cx = RequestContext {
+        peer: peer.clone(),
+        id: id.clone(),
+        token: token.clone(),
+        handles_cancellation: handles_cancellation.clone(),
+    };
+    let reply = match std::panic::catch_unwind(AssertUnwindSafe(|| handler.request(request, cx))) {
+        Err(payload) => Err(payload),
+        Ok(future) => {
+            let mut future = AssertUnwindSafe(future).catch_unwind();
+            tokio::select! {
+                biased;
+                outcome = &mut future => outcome,
+                () = token.cancelled() => {
+                    if handles_cancellation.load(Ordering::SeqCst) {
+                        future.await
+                    } else {
+                        Ok(Err(ErrorObject::request_cancelled()))
+                    }
+                }
+            }
+        }
+    };
+    let reply = reply.unwrap_or_else(|payload| {
+        peer.shared.report(ConnectionEvent::RequestHandlerPanicked {
+            id: id.clone(),
+            method,
+            message: panic_message(&*payload),
+        });
+        Err(ErrorObject::internal_error(
+            "internal error: request handler panicked",
+        ))
+    });
+    in_flight.finish(&id, generation);
+    // If the writer is gone, the connection is over and nobody can be answered.
+    let _ = peer.send(Message::response(id, reply)).await;
+}
+
+/// Handles queued notifications one at a time, publishing how many are done.
+pub(super) async fn notification_worker(
+    handler: Arc<dyn Handler>,
+    peer: Peer,
+    mut queue: mpsc::Receiver<(u64, IncomingNotification)>,
+    done: watch::Sender<u64>,
+) {
+    let number = peer.shared.number;
+    while let Some((sequence, notification)) = queue.recv().await {
+        let method = notification.method.clone();
+        let cx = NotificationContext { peer: peer.clone() };
+        let outcome = match std::panic::catch_unwind(AssertUnwindSafe(|| {
+            handler.notification(notification, cx)
+        })) {
+            Ok(future) => {
+                IN_NOTIFICATION_HANDLER
+                    .scope(number, AssertUnwindSafe(future).catch_unwind())
+                    .await
+            }
+            Err(payload) => Err(payload),
+        };
+        if let Err(payload) = outcome {
+            peer.shared
+                .report(ConnectionEvent::NotificationHandlerPanicked {
+                    method,
+                    message: panic_message(&*payload),
+                });
+        }
+        done.send_replace(sequence);
+    }
+    done.send_replace(u64::MAX);
+}
