@@ -11,6 +11,7 @@ import argparse
 import difflib
 import hashlib
 import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -64,8 +65,19 @@ def generate(hashes: dict[str, str]) -> dict[str, str]:
     for schema, meta, version, surface, out in ACP_SURFACES:
         stable = None if surface == "stable" else stable_method_names(f"acp/{version}/meta.json")
         spec = acp.read_spec(str(ROOT / "spec" / schema), str(ROOT / "spec" / meta), hashes[schema], version, surface, stable)
-        outputs[out] = rust.emit(spec)
+        outputs[out] = rustfmt(rust.emit(spec))
     return outputs
+
+
+def rustfmt(text: str) -> str:
+    """Formats generated Rust the way `cargo fmt` would (using the repo's rustfmt.toml)."""
+    proc = subprocess.run(
+        ["rustfmt", "--edition", "2021", "--emit", "stdout", "--config-path", str(ROOT / "rustfmt.toml")],
+        input=text, capture_output=True, text=True, check=False,
+    )
+    if proc.returncode != 0:
+        raise SystemExit(f"rustfmt failed on generated code:\n{proc.stderr[:4000]}")
+    return proc.stdout
 
 
 def main() -> int:

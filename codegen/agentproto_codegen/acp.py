@@ -143,6 +143,7 @@ class Reader:
                 nullable=nullable,
                 lenient=bool(ps.get("x-deserialize-default-on-error")),
                 skip_invalid_items=bool(ps.get("x-deserialize-skip-invalid-items")),
+                default_on_null=bool(ps.get("x-deserialize-default-on-null")),
                 doc=first_line(ps.get("description")),
             )
             if "default" in ps:

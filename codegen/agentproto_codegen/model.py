@@ -82,6 +82,7 @@ class Field:
     skip_invalid_items: bool = False  # x-deserialize-skip-invalid-items
     doc: str = ""
     const: Any = None  # a fixed value the field must hold, if any
+    default_on_null: bool = False  # x-deserialize-default-on-null: `null` reads as absent/empty
     min_length: int | None = None  # minLength of a string
     min_items: int | None = None  # minItems of an array
 

@@ -382,8 +382,8 @@ def build_jsonrpc():
          x_reply_error(-32600, None), input={})
     case("jsonrpc/method/only-version", M, "An object holding only \"jsonrpc\": \"2.0\" is rejected with -32600 and id null.",
          x_reply_error(-32600, None), input={"jsonrpc": "2.0"})
-    case("jsonrpc/method/result-without-id", M, "An object with `result` but neither `id` nor `method` is neither a response nor a request and is rejected with -32600 and id null.",
-         x_reply_error(-32600, None), input={"jsonrpc": "2.0", "result": {}})
+    case("jsonrpc/method/result-without-id", "jsonrpc.response.shape", "An object with `result` but no `id` is a malformed response; responses are never answered (answering could start a loop between two peers), so it is ignored.",
+         x_ignored("invalid-response"), input={"jsonrpc": "2.0", "result": {}})
     U = "jsonrpc.method.unknown"
     case("jsonrpc/method/unknown-request", U, "A request for the unknown non-extension method `foo/bar` is answered with -32601 echoing its id.",
          x_reply_error(-32601, 9), input=req("foo/bar", {}, id=9))
@@ -1643,8 +1643,9 @@ def build_config_options():
             ("set-missing-value", base,
              "A set_config_option request without `value` matches neither form and is answered with -32602 at `$.params`."),
             ("set-boolean-value-number", {**base, "type": "boolean", "value": 1},
-             "A set_config_option request with type \"boolean\" and the number 1 as value matches neither form and is answered with -32602 at `$.params`.")):
-        case(f"{F}/{cid}", "acp.v1.union.known-tag-strict", desc, x_reply_error(-32602, 1, "$.params"), input=req(SC, params))
+             "A set_config_option request with type \"boolean\" and the number 1 as value is answered with -32602 at `$.params.value`: the known tag selects the boolean form, whose value is wrong.")):
+        path = "$.params.value" if cid == "set-boolean-value-number" else "$.params"
+        case(f"{F}/{cid}", "acp.v1.union.known-tag-strict", desc, x_reply_error(-32602, 1, path), input=req(SC, params))
 
 
 EL = "elicitation/create"
@@ -2229,8 +2230,8 @@ def build_duplicate_keys():
          input_text='{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"a","update":{"sessionUpdate":"tool_call","toolCallId":"c","title":"t","rawInput":{"a":1,"a":2}}}}\n',
          direction=A2C)
     case(f"{F}/result-known-key", R,
-         "A prompt result in which `stopReason` appears twice fails the pending call.",
-         x_call_failed(3, "$.result"),
+         "A prompt result in which `stopReason` appears twice fails the pending call at the repeated key.",
+         x_call_failed(3, "$.result.stopReason"),
          input_text='{"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn","stopReason":"cancelled"}}\n',
          direction=A2C, pending=pend(3, PR))
 

@@ -24,7 +24,7 @@
 //! Cargo features: `unstable` (UNSTABLE v1 surface), `v2` (the v2 draft). None is on
 //! by default.
 
-pub use agentproto_codec::{Decoded, DecodeError, MaybeUndefined, RawJson, Warning};
+pub use agentproto_codec::{DecodeError, Decoded, MaybeUndefined, RawJson, Warning};
 pub use agentproto_jsonrpc::RequestId;
 
 use agentproto_jsonrpc::{ErrorCode, ErrorObject};
@@ -175,7 +175,9 @@ impl DispatchError {
     /// carries `path`, `expected` and `found`.
     pub fn to_error_object(&self, method: &str) -> ErrorObject {
         match self {
-            Self::MethodNotFound => ErrorObject::new(ErrorCode::METHOD_NOT_FOUND, format!("method not found: {method:?}")),
+            Self::MethodNotFound => {
+                ErrorObject::new(ErrorCode::METHOD_NOT_FOUND, format!("method not found: {method:?}"))
+            }
             Self::Invalid(e) => invalid_params(e),
         }
     }

@@ -136,22 +136,26 @@ pub fn classify<R: Role>(line: &[u8], pending: impl Fn(&RequestId) -> Option<Str
         Ok(message) => message,
         Err(e) => {
             return match e.kind() {
-                EnvelopeErrorKind::InvalidResponse => match e.id().and_then(|id| pending(id).map(|m| (id.clone(), m))) {
-                    Some((id, method)) => {
-                        let error = CallFailure::InvalidResponse {
-                            message: e.message().to_owned(),
-                            path: if e.path().is_empty() { "$".to_owned() } else { e.path().to_owned() },
-                        };
-                        Incoming::CallFailed { id, method, error }
+                EnvelopeErrorKind::InvalidResponse => {
+                    match e.id().and_then(|id| pending(id).map(|m| (id.clone(), m))) {
+                        Some((id, method)) => {
+                            let error = CallFailure::InvalidResponse {
+                                message: e.message().to_owned(),
+                                path: if e.path().is_empty() { "$".to_owned() } else { e.path().to_owned() },
+                            };
+                            Incoming::CallFailed { id, method, error }
+                        }
+                        None => Incoming::Ignored(Finding::InvalidResponse(e.message().to_owned())),
                     }
-                    None => Incoming::Ignored(Finding::InvalidResponse(e.message().to_owned())),
-                },
-                EnvelopeErrorKind::InvalidNotification => Incoming::Ignored(Finding::InvalidNotification(DecodeError {
-                    path: e.path().to_owned(),
-                    expected: "an object or an array".to_owned(),
-                    found: String::new(),
-                    message: e.message().to_owned(),
-                })),
+                }
+                EnvelopeErrorKind::InvalidNotification => {
+                    Incoming::Ignored(Finding::InvalidNotification(DecodeError {
+                        path: e.path().to_owned(),
+                        expected: "an object or an array".to_owned(),
+                        found: String::new(),
+                        message: e.message().to_owned(),
+                    }))
+                }
                 _ => match e.reply() {
                     Some(reply) => Incoming::Reply {
                         reply,

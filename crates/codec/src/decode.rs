@@ -53,6 +53,13 @@ pub struct Decoded<T> {
     pub warnings: Vec<Warning>,
 }
 
+impl<T> Decoded<T> {
+    /// Maps the value, keeping the warnings.
+    pub fn map<U>(self, f: impl FnOnce(T) -> U) -> Decoded<U> {
+        Decoded { value: f(self.value), warnings: self.warnings }
+    }
+}
+
 /// Decodes `json` as `T`. `root` is the path of the value inside its message
 /// (`"$.params"`, `"$.result"`, or `"$"`), used as the prefix of every path.
 pub fn decode<'a, T: Deserialize<'a>>(json: &'a str, root: &'static str) -> Result<Decoded<T>, DecodeError> {
@@ -84,10 +91,9 @@ fn finish<T>(result: Result<T, serde_json::Error>) -> Result<Decoded<T>, DecodeE
         let warnings = std::mem::take(&mut s.warnings);
         match result {
             Ok(value) => Ok(Decoded { value, warnings }),
-            Err(e) => Err(s
-                .error
-                .take()
-                .unwrap_or_else(|| DecodeError::from_message(path::render(&s.path), &e.to_string()))),
+            Err(e) => {
+                Err(s.error.take().unwrap_or_else(|| DecodeError::from_message(path::render(&s.path), &e.to_string())))
+            }
         }
     })
 }
@@ -139,7 +145,10 @@ pub fn encode_into<T: Serialize + ?Sized>(value: &T, buf: &mut Vec<u8>) -> Resul
 }
 
 /// Encodes `value` as compact JSON into any writer.
-pub fn encode_to_writer<T: Serialize + ?Sized, W: std::io::Write>(value: &T, writer: W) -> Result<(), serde_json::Error> {
+pub fn encode_to_writer<T: Serialize + ?Sized, W: std::io::Write>(
+    value: &T,
+    writer: W,
+) -> Result<(), serde_json::Error> {
     serde_json::to_writer(writer, value)
 }
 
@@ -154,12 +163,5 @@ mod tests {
         assert_eq!(e.message, "invalid type: null, expected a string");
         let e = DecodeError::from_message("$".into(), "missing field `sessionId`");
         assert_eq!(e.expected, "field `sessionId`");
-    }
-}
-
-impl<T> Decoded<T> {
-    /// Maps the value, keeping the warnings.
-    pub fn map<U>(self, f: impl FnOnce(T) -> U) -> Decoded<U> {
-        Decoded { value: f(self.value), warnings: self.warnings }
     }
 }

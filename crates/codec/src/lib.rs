@@ -18,8 +18,8 @@
 //! decoding); reading from an `io::Read` means reading the frame into a buffer first,
 //! which every framed transport does anyway.
 
-mod decode;
 pub mod de;
+mod decode;
 mod maybe;
 mod path;
 mod raw;

@@ -3,8 +3,8 @@
 //! ACP v1 (stable) types, codecs and method table, generated from the pinned schema.
 #![allow(clippy::all, clippy::pedantic, missing_docs, unreachable_pub, rustdoc::all, unused_mut, unused_variables)]
 
-use agentproto_codec::{de, Decoded, MaybeUndefined, RawJson, RawObject, SerializeFields};
 use agentproto_codec::de::OrderedMap;
+use agentproto_codec::{de, Decoded, MaybeUndefined, RawJson, RawObject, SerializeFields};
 use serde::de::{Deserialize, Deserializer, Error as _, MapAccess, Visitor};
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::value::RawValue;
@@ -55,7 +55,9 @@ impl<'de> Deserialize<'de> for WriteTextFileRequest {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = WriteTextFileRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (WriteTextFileRequest)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (WriteTextFileRequest)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<WriteTextFileRequest, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_path: Option<String> = None;
@@ -78,14 +80,25 @@ impl<'de> Deserialize<'de> for WriteTextFileRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let session_id = match f_session_id { Some(v) => v, None => return Err(de::missing::<A::Error>("sessionId")) };
-                let path = match f_path { Some(v) => v, None => return Err(de::missing::<A::Error>("path")) };
-                let content = match f_content { Some(v) => v, None => return Err(de::missing::<A::Error>("content")) };
+                let session_id = match f_session_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("sessionId")),
+                };
+                let path = match f_path {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("path")),
+                };
+                let content = match f_content {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("content")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(WriteTextFileRequest { session_id, path, content, meta })
             }
@@ -98,11 +111,32 @@ impl<'de> Deserialize<'de> for WriteTextFileRequest {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default, serde::Serialize, serde::Deserialize)]
 #[serde(transparent)]
 pub struct SessionId(pub String);
-impl SessionId { /** The text. */ pub fn as_str(&self) -> &str { &self.0 } }
-impl From<&str> for SessionId { fn from(s: &str) -> Self { Self(s.to_owned()) } }
-impl From<String> for SessionId { fn from(s: String) -> Self { Self(s) } }
-impl AsRef<str> for SessionId { fn as_ref(&self) -> &str { &self.0 } }
-impl fmt::Display for SessionId { fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str(&self.0) } }
+impl SessionId {
+    /** The text. */
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+impl From<&str> for SessionId {
+    fn from(s: &str) -> Self {
+        Self(s.to_owned())
+    }
+}
+impl From<String> for SessionId {
+    fn from(s: String) -> Self {
+        Self(s)
+    }
+}
+impl AsRef<str> for SessionId {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+impl fmt::Display for SessionId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
 
 /// Request to read content from a text file.
 #[derive(Debug, Clone, PartialEq)]
@@ -157,7 +191,9 @@ impl<'de> Deserialize<'de> for ReadTextFileRequest {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ReadTextFileRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ReadTextFileRequest)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ReadTextFileRequest)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ReadTextFileRequest, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_path: Option<String> = None;
@@ -185,13 +221,21 @@ impl<'de> Deserialize<'de> for ReadTextFileRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 4, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let session_id = match f_session_id { Some(v) => v, None => return Err(de::missing::<A::Error>("sessionId")) };
-                let path = match f_path { Some(v) => v, None => return Err(de::missing::<A::Error>("path")) };
+                let session_id = match f_session_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("sessionId")),
+                };
+                let path = match f_path {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("path")),
+                };
                 let line = MaybeUndefined::from_present(f_line);
                 let limit = MaybeUndefined::from_present(f_limit);
                 let meta = MaybeUndefined::from_present(f_meta);
@@ -244,7 +288,9 @@ impl<'de> Deserialize<'de> for RequestPermissionRequest {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = RequestPermissionRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (RequestPermissionRequest)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (RequestPermissionRequest)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RequestPermissionRequest, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_tool_call: Option<ToolCallUpdate> = None;
@@ -267,14 +313,25 @@ impl<'de> Deserialize<'de> for RequestPermissionRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let session_id = match f_session_id { Some(v) => v, None => return Err(de::missing::<A::Error>("sessionId")) };
-                let tool_call = match f_tool_call { Some(v) => v, None => return Err(de::missing::<A::Error>("toolCall")) };
-                let options = match f_options { Some(v) => v, None => return Err(de::missing::<A::Error>("options")) };
+                let session_id = match f_session_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("sessionId")),
+                };
+                let tool_call = match f_tool_call {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("toolCall")),
+                };
+                let options = match f_options {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("options")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(RequestPermissionRequest { session_id, tool_call, options, meta })
             }
@@ -343,8 +400,12 @@ impl SerializeFields for ToolCallUpdate {
             MaybeUndefined::Null => m.serialize_entry("locations", &())?,
             MaybeUndefined::Value(v) => m.serialize_entry("locations", v)?,
         }
-        if let Some(v) = &self.raw_input { m.serialize_entry("rawInput", v)?; }
-        if let Some(v) = &self.raw_output { m.serialize_entry("rawOutput", v)?; }
+        if let Some(v) = &self.raw_input {
+            m.serialize_entry("rawInput", v)?;
+        }
+        if let Some(v) = &self.raw_output {
+            m.serialize_entry("rawOutput", v)?;
+        }
         match &self.meta {
             MaybeUndefined::Undefined => {}
             MaybeUndefined::Null => m.serialize_entry("_meta", &())?,
@@ -367,7 +428,9 @@ impl<'de> Deserialize<'de> for ToolCallUpdate {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ToolCallUpdate;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ToolCallUpdate)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ToolCallUpdate)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ToolCallUpdate, A::Error> {
                 let mut f_tool_call_id: Option<ToolCallId> = None;
                 let mut f_kind: Option<Option<ToolKind>> = None;
@@ -388,46 +451,67 @@ impl<'de> Deserialize<'de> for ToolCallUpdate {
                         }
                         "kind" => {
                             de::seen::<A::Error>(&mut seen, 1, "kind")?;
-                            if let Some(v) = de::field_lenient::<A, Option<ToolKind>>(&mut map, "kind")? { f_kind = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<ToolKind>>(&mut map, "kind")? {
+                                f_kind = Some(v);
+                            }
                         }
                         "status" => {
                             de::seen::<A::Error>(&mut seen, 2, "status")?;
-                            if let Some(v) = de::field_lenient::<A, Option<ToolCallStatus>>(&mut map, "status")? { f_status = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<ToolCallStatus>>(&mut map, "status")? {
+                                f_status = Some(v);
+                            }
                         }
                         "title" => {
                             de::seen::<A::Error>(&mut seen, 3, "title")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? { f_title = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? {
+                                f_title = Some(v);
+                            }
                         }
                         "name" => {
                             de::seen::<A::Error>(&mut seen, 4, "name")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "name")? { f_name = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "name")? {
+                                f_name = Some(v);
+                            }
                         }
                         "content" => {
                             de::seen::<A::Error>(&mut seen, 5, "content")?;
                             let r = de::field_items::<A, ToolCallContent>(&mut map, "content", true, true)?;
-                            if let Some(v) = r { f_content = Some(v); }
+                            if let Some(v) = r {
+                                f_content = Some(v);
+                            }
                         }
                         "locations" => {
                             de::seen::<A::Error>(&mut seen, 6, "locations")?;
                             let r = de::field_items::<A, ToolCallLocation>(&mut map, "locations", true, true)?;
-                            if let Some(v) = r { f_locations = Some(v); }
+                            if let Some(v) = r {
+                                f_locations = Some(v);
+                            }
                         }
                         "rawInput" => {
                             de::seen::<A::Error>(&mut seen, 7, "rawInput")?;
-                            if let Some(v) = de::field_lenient::<A, RawJson>(&mut map, "rawInput")? { f_raw_input = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, RawJson>(&mut map, "rawInput")? {
+                                f_raw_input = Some(v);
+                            }
                         }
                         "rawOutput" => {
                             de::seen::<A::Error>(&mut seen, 8, "rawOutput")?;
-                            if let Some(v) = de::field_lenient::<A, RawJson>(&mut map, "rawOutput")? { f_raw_output = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, RawJson>(&mut map, "rawOutput")? {
+                                f_raw_output = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 9, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let tool_call_id = match f_tool_call_id { Some(v) => v, None => return Err(de::missing::<A::Error>("toolCallId")) };
+                let tool_call_id = match f_tool_call_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("toolCallId")),
+                };
                 let kind = MaybeUndefined::from_present(f_kind);
                 let status = MaybeUndefined::from_present(f_status);
                 let title = MaybeUndefined::from_present(f_title);
@@ -437,7 +521,18 @@ impl<'de> Deserialize<'de> for ToolCallUpdate {
                 let raw_input = f_raw_input;
                 let raw_output = f_raw_output;
                 let meta = MaybeUndefined::from_present(f_meta);
-                Ok(ToolCallUpdate { tool_call_id, kind, status, title, name, content, locations, raw_input, raw_output, meta })
+                Ok(ToolCallUpdate {
+                    tool_call_id,
+                    kind,
+                    status,
+                    title,
+                    name,
+                    content,
+                    locations,
+                    raw_input,
+                    raw_output,
+                    meta,
+                })
             }
         }
         d.deserialize_map(V)
@@ -448,11 +543,32 @@ impl<'de> Deserialize<'de> for ToolCallUpdate {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default, serde::Serialize, serde::Deserialize)]
 #[serde(transparent)]
 pub struct ToolCallId(pub String);
-impl ToolCallId { /** The text. */ pub fn as_str(&self) -> &str { &self.0 } }
-impl From<&str> for ToolCallId { fn from(s: &str) -> Self { Self(s.to_owned()) } }
-impl From<String> for ToolCallId { fn from(s: String) -> Self { Self(s) } }
-impl AsRef<str> for ToolCallId { fn as_ref(&self) -> &str { &self.0 } }
-impl fmt::Display for ToolCallId { fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str(&self.0) } }
+impl ToolCallId {
+    /** The text. */
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+impl From<&str> for ToolCallId {
+    fn from(s: &str) -> Self {
+        Self(s.to_owned())
+    }
+}
+impl From<String> for ToolCallId {
+    fn from(s: String) -> Self {
+        Self(s)
+    }
+}
+impl AsRef<str> for ToolCallId {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+impl fmt::Display for ToolCallId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
 
 /// Categories of tools that can be invoked.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Copy)]
@@ -491,7 +607,8 @@ pub enum ToolKind {
 
 impl ToolKind {
     /// Every value this schema lists.
-    pub const VALUES: &'static [&'static str] = &["read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other"];
+    pub const VALUES: &'static [&'static str] =
+        &["read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other"];
     /// The wire value.
     pub fn as_str(&self) -> &str {
         match self {
@@ -510,7 +627,9 @@ impl ToolKind {
 }
 
 impl Serialize for ToolKind {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> { s.serialize_str(self.as_str()) }
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
 }
 
 impl<'de> Deserialize<'de> for ToolKind {
@@ -565,7 +684,9 @@ impl ToolCallStatus {
 }
 
 impl Serialize for ToolCallStatus {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> { s.serialize_str(self.as_str()) }
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
 }
 
 impl<'de> Deserialize<'de> for ToolCallStatus {
@@ -597,9 +718,18 @@ pub enum ToolCallContent {
 impl SerializeFields for ToolCallContent {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         match self {
-            Self::Content(v) => { m.serialize_entry("type", "content")?; v.serialize_fields(m, skip)?; }
-            Self::Diff(v) => { m.serialize_entry("type", "diff")?; v.serialize_fields(m, skip)?; }
-            Self::Terminal(v) => { m.serialize_entry("type", "terminal")?; v.serialize_fields(m, skip)?; }
+            Self::Content(v) => {
+                m.serialize_entry("type", "content")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::Diff(v) => {
+                m.serialize_entry("type", "diff")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::Terminal(v) => {
+                m.serialize_entry("type", "terminal")?;
+                v.serialize_fields(m, skip)?;
+            }
             Self::Unknown(raw) => raw.serialize_fields(m, skip)?,
         }
         Ok(())
@@ -608,7 +738,9 @@ impl SerializeFields for ToolCallContent {
 
 impl Serialize for ToolCallContent {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        if let Self::Unknown(raw) = self { return raw.serialize(s); }
+        if let Self::Unknown(raw) = self {
+            return raw.serialize(s);
+        }
         let mut m = s.serialize_map(None)?;
         self.serialize_fields(&mut m, &[])?;
         m.end()
@@ -652,11 +784,26 @@ pub enum ContentBlock {
 impl SerializeFields for ContentBlock {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         match self {
-            Self::Text(v) => { m.serialize_entry("type", "text")?; v.serialize_fields(m, skip)?; }
-            Self::Image(v) => { m.serialize_entry("type", "image")?; v.serialize_fields(m, skip)?; }
-            Self::Audio(v) => { m.serialize_entry("type", "audio")?; v.serialize_fields(m, skip)?; }
-            Self::ResourceLink(v) => { m.serialize_entry("type", "resource_link")?; v.serialize_fields(m, skip)?; }
-            Self::Resource(v) => { m.serialize_entry("type", "resource")?; v.serialize_fields(m, skip)?; }
+            Self::Text(v) => {
+                m.serialize_entry("type", "text")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::Image(v) => {
+                m.serialize_entry("type", "image")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::Audio(v) => {
+                m.serialize_entry("type", "audio")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::ResourceLink(v) => {
+                m.serialize_entry("type", "resource_link")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::Resource(v) => {
+                m.serialize_entry("type", "resource")?;
+                v.serialize_fields(m, skip)?;
+            }
             Self::Unknown(raw) => raw.serialize_fields(m, skip)?,
         }
         Ok(())
@@ -665,7 +812,9 @@ impl SerializeFields for ContentBlock {
 
 impl Serialize for ContentBlock {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        if let Self::Unknown(raw) = self { return raw.serialize(s); }
+        if let Self::Unknown(raw) = self {
+            return raw.serialize(s);
+        }
         let mut m = s.serialize_map(None)?;
         self.serialize_fields(&mut m, &[])?;
         m.end()
@@ -756,7 +905,9 @@ impl<'de> Deserialize<'de> for Annotations {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = Annotations;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (Annotations)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (Annotations)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Annotations, A::Error> {
                 let mut f_audience: Option<Option<Vec<Role>>> = None;
                 let mut f_last_modified: Option<Option<String>> = None;
@@ -768,19 +919,27 @@ impl<'de> Deserialize<'de> for Annotations {
                         "audience" => {
                             de::seen::<A::Error>(&mut seen, 0, "audience")?;
                             let r = de::field_items::<A, Role>(&mut map, "audience", true, true)?;
-                            if let Some(v) = r { f_audience = Some(v); }
+                            if let Some(v) = r {
+                                f_audience = Some(v);
+                            }
                         }
                         "lastModified" => {
                             de::seen::<A::Error>(&mut seen, 1, "lastModified")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "lastModified")? { f_last_modified = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "lastModified")? {
+                                f_last_modified = Some(v);
+                            }
                         }
                         "priority" => {
                             de::seen::<A::Error>(&mut seen, 2, "priority")?;
-                            if let Some(v) = de::field_lenient::<A, Option<f64>>(&mut map, "priority")? { f_priority = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<f64>>(&mut map, "priority")? {
+                                f_priority = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -820,7 +979,9 @@ impl Role {
 }
 
 impl Serialize for Role {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> { s.serialize_str(self.as_str()) }
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
 }
 
 impl<'de> Deserialize<'de> for Role {
@@ -877,7 +1038,9 @@ impl<'de> Deserialize<'de> for TextContent {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = TextContent;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (TextContent)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (TextContent)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TextContent, A::Error> {
                 let mut f_annotations: Option<Option<Annotations>> = None;
                 let mut f_text: Option<String> = None;
@@ -887,7 +1050,9 @@ impl<'de> Deserialize<'de> for TextContent {
                     match key.as_str() {
                         "annotations" => {
                             de::seen::<A::Error>(&mut seen, 0, "annotations")?;
-                            if let Some(v) = de::field_lenient::<A, Option<Annotations>>(&mut map, "annotations")? { f_annotations = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<Annotations>>(&mut map, "annotations")? {
+                                f_annotations = Some(v);
+                            }
                         }
                         "text" => {
                             de::seen::<A::Error>(&mut seen, 1, "text")?;
@@ -895,13 +1060,18 @@ impl<'de> Deserialize<'de> for TextContent {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
                 let annotations = MaybeUndefined::from_present(f_annotations);
-                let text = match f_text { Some(v) => v, None => return Err(de::missing::<A::Error>("text")) };
+                let text = match f_text {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("text")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(TextContent { annotations, text, meta })
             }
@@ -963,7 +1133,9 @@ impl<'de> Deserialize<'de> for ImageContent {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ImageContent;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ImageContent)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ImageContent)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ImageContent, A::Error> {
                 let mut f_annotations: Option<Option<Annotations>> = None;
                 let mut f_data: Option<String> = None;
@@ -975,7 +1147,9 @@ impl<'de> Deserialize<'de> for ImageContent {
                     match key.as_str() {
                         "annotations" => {
                             de::seen::<A::Error>(&mut seen, 0, "annotations")?;
-                            if let Some(v) = de::field_lenient::<A, Option<Annotations>>(&mut map, "annotations")? { f_annotations = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<Annotations>>(&mut map, "annotations")? {
+                                f_annotations = Some(v);
+                            }
                         }
                         "data" => {
                             de::seen::<A::Error>(&mut seen, 1, "data")?;
@@ -987,18 +1161,28 @@ impl<'de> Deserialize<'de> for ImageContent {
                         }
                         "uri" => {
                             de::seen::<A::Error>(&mut seen, 3, "uri")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "uri")? { f_uri = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "uri")? {
+                                f_uri = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 4, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
                 let annotations = MaybeUndefined::from_present(f_annotations);
-                let data = match f_data { Some(v) => v, None => return Err(de::missing::<A::Error>("data")) };
-                let mime_type = match f_mime_type { Some(v) => v, None => return Err(de::missing::<A::Error>("mimeType")) };
+                let data = match f_data {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("data")),
+                };
+                let mime_type = match f_mime_type {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("mimeType")),
+                };
                 let uri = MaybeUndefined::from_present(f_uri);
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(ImageContent { annotations, data, mime_type, uri, meta })
@@ -1054,7 +1238,9 @@ impl<'de> Deserialize<'de> for AudioContent {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = AudioContent;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (AudioContent)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (AudioContent)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AudioContent, A::Error> {
                 let mut f_annotations: Option<Option<Annotations>> = None;
                 let mut f_data: Option<String> = None;
@@ -1065,7 +1251,9 @@ impl<'de> Deserialize<'de> for AudioContent {
                     match key.as_str() {
                         "annotations" => {
                             de::seen::<A::Error>(&mut seen, 0, "annotations")?;
-                            if let Some(v) = de::field_lenient::<A, Option<Annotations>>(&mut map, "annotations")? { f_annotations = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<Annotations>>(&mut map, "annotations")? {
+                                f_annotations = Some(v);
+                            }
                         }
                         "data" => {
                             de::seen::<A::Error>(&mut seen, 1, "data")?;
@@ -1077,14 +1265,22 @@ impl<'de> Deserialize<'de> for AudioContent {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
                 let annotations = MaybeUndefined::from_present(f_annotations);
-                let data = match f_data { Some(v) => v, None => return Err(de::missing::<A::Error>("data")) };
-                let mime_type = match f_mime_type { Some(v) => v, None => return Err(de::missing::<A::Error>("mimeType")) };
+                let data = match f_data {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("data")),
+                };
+                let mime_type = match f_mime_type {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("mimeType")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(AudioContent { annotations, data, mime_type, meta })
             }
@@ -1167,7 +1363,9 @@ impl<'de> Deserialize<'de> for ResourceLink {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ResourceLink;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ResourceLink)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ResourceLink)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ResourceLink, A::Error> {
                 let mut f_annotations: Option<Option<Annotations>> = None;
                 let mut f_description: Option<Option<String>> = None;
@@ -1182,15 +1380,21 @@ impl<'de> Deserialize<'de> for ResourceLink {
                     match key.as_str() {
                         "annotations" => {
                             de::seen::<A::Error>(&mut seen, 0, "annotations")?;
-                            if let Some(v) = de::field_lenient::<A, Option<Annotations>>(&mut map, "annotations")? { f_annotations = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<Annotations>>(&mut map, "annotations")? {
+                                f_annotations = Some(v);
+                            }
                         }
                         "description" => {
                             de::seen::<A::Error>(&mut seen, 1, "description")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? { f_description = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
+                                f_description = Some(v);
+                            }
                         }
                         "mimeType" => {
                             de::seen::<A::Error>(&mut seen, 2, "mimeType")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "mimeType")? { f_mime_type = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "mimeType")? {
+                                f_mime_type = Some(v);
+                            }
                         }
                         "name" => {
                             de::seen::<A::Error>(&mut seen, 3, "name")?;
@@ -1198,11 +1402,15 @@ impl<'de> Deserialize<'de> for ResourceLink {
                         }
                         "size" => {
                             de::seen::<A::Error>(&mut seen, 4, "size")?;
-                            if let Some(v) = de::field_lenient::<A, Option<i64>>(&mut map, "size")? { f_size = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<i64>>(&mut map, "size")? {
+                                f_size = Some(v);
+                            }
                         }
                         "title" => {
                             de::seen::<A::Error>(&mut seen, 5, "title")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? { f_title = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? {
+                                f_title = Some(v);
+                            }
                         }
                         "uri" => {
                             de::seen::<A::Error>(&mut seen, 6, "uri")?;
@@ -1210,7 +1418,9 @@ impl<'de> Deserialize<'de> for ResourceLink {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 7, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -1218,10 +1428,16 @@ impl<'de> Deserialize<'de> for ResourceLink {
                 let annotations = MaybeUndefined::from_present(f_annotations);
                 let description = MaybeUndefined::from_present(f_description);
                 let mime_type = MaybeUndefined::from_present(f_mime_type);
-                let name = match f_name { Some(v) => v, None => return Err(de::missing::<A::Error>("name")) };
+                let name = match f_name {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("name")),
+                };
                 let size = MaybeUndefined::from_present(f_size);
                 let title = MaybeUndefined::from_present(f_title);
-                let uri = match f_uri { Some(v) => v, None => return Err(de::missing::<A::Error>("uri")) };
+                let uri = match f_uri {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("uri")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(ResourceLink { annotations, description, mime_type, name, size, title, uri, meta })
             }
@@ -1260,8 +1476,12 @@ impl Serialize for EmbeddedResourceResource {
 impl<'de> Deserialize<'de> for EmbeddedResourceResource {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let raw = <&'de RawValue>::deserialize(d)?;
-        if let Some(v) = de::try_variant::<TextResourceContents>(raw) { return Ok(Self::TextResourceContents(v)); }
-        if let Some(v) = de::try_variant::<BlobResourceContents>(raw) { return Ok(Self::BlobResourceContents(v)); }
+        if let Some(v) = de::try_variant::<TextResourceContents>(raw) {
+            return Ok(Self::TextResourceContents(v));
+        }
+        if let Some(v) = de::try_variant::<BlobResourceContents>(raw) {
+            return Ok(Self::BlobResourceContents(v));
+        }
         Err(de::no_variant::<D::Error>("one of TextResourceContents, BlobResourceContents", raw))
     }
 }
@@ -1312,7 +1532,9 @@ impl<'de> Deserialize<'de> for TextResourceContents {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = TextResourceContents;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (TextResourceContents)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (TextResourceContents)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TextResourceContents, A::Error> {
                 let mut f_mime_type: Option<Option<String>> = None;
                 let mut f_text: Option<String> = None;
@@ -1323,7 +1545,9 @@ impl<'de> Deserialize<'de> for TextResourceContents {
                     match key.as_str() {
                         "mimeType" => {
                             de::seen::<A::Error>(&mut seen, 0, "mimeType")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "mimeType")? { f_mime_type = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "mimeType")? {
+                                f_mime_type = Some(v);
+                            }
                         }
                         "text" => {
                             de::seen::<A::Error>(&mut seen, 1, "text")?;
@@ -1335,14 +1559,22 @@ impl<'de> Deserialize<'de> for TextResourceContents {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
                 let mime_type = MaybeUndefined::from_present(f_mime_type);
-                let text = match f_text { Some(v) => v, None => return Err(de::missing::<A::Error>("text")) };
-                let uri = match f_uri { Some(v) => v, None => return Err(de::missing::<A::Error>("uri")) };
+                let text = match f_text {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("text")),
+                };
+                let uri = match f_uri {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("uri")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(TextResourceContents { mime_type, text, uri, meta })
             }
@@ -1397,7 +1629,9 @@ impl<'de> Deserialize<'de> for BlobResourceContents {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = BlobResourceContents;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (BlobResourceContents)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (BlobResourceContents)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<BlobResourceContents, A::Error> {
                 let mut f_blob: Option<String> = None;
                 let mut f_mime_type: Option<Option<String>> = None;
@@ -1412,7 +1646,9 @@ impl<'de> Deserialize<'de> for BlobResourceContents {
                         }
                         "mimeType" => {
                             de::seen::<A::Error>(&mut seen, 1, "mimeType")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "mimeType")? { f_mime_type = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "mimeType")? {
+                                f_mime_type = Some(v);
+                            }
                         }
                         "uri" => {
                             de::seen::<A::Error>(&mut seen, 2, "uri")?;
@@ -1420,14 +1656,22 @@ impl<'de> Deserialize<'de> for BlobResourceContents {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let blob = match f_blob { Some(v) => v, None => return Err(de::missing::<A::Error>("blob")) };
+                let blob = match f_blob {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("blob")),
+                };
                 let mime_type = MaybeUndefined::from_present(f_mime_type);
-                let uri = match f_uri { Some(v) => v, None => return Err(de::missing::<A::Error>("uri")) };
+                let uri = match f_uri {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("uri")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(BlobResourceContents { blob, mime_type, uri, meta })
             }
@@ -1479,7 +1723,9 @@ impl<'de> Deserialize<'de> for EmbeddedResource {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = EmbeddedResource;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (EmbeddedResource)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (EmbeddedResource)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<EmbeddedResource, A::Error> {
                 let mut f_annotations: Option<Option<Annotations>> = None;
                 let mut f_resource: Option<EmbeddedResourceResource> = None;
@@ -1489,7 +1735,9 @@ impl<'de> Deserialize<'de> for EmbeddedResource {
                     match key.as_str() {
                         "annotations" => {
                             de::seen::<A::Error>(&mut seen, 0, "annotations")?;
-                            if let Some(v) = de::field_lenient::<A, Option<Annotations>>(&mut map, "annotations")? { f_annotations = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<Annotations>>(&mut map, "annotations")? {
+                                f_annotations = Some(v);
+                            }
                         }
                         "resource" => {
                             de::seen::<A::Error>(&mut seen, 1, "resource")?;
@@ -1497,13 +1745,18 @@ impl<'de> Deserialize<'de> for EmbeddedResource {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
                 let annotations = MaybeUndefined::from_present(f_annotations);
-                let resource = match f_resource { Some(v) => v, None => return Err(de::missing::<A::Error>("resource")) };
+                let resource = match f_resource {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("resource")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(EmbeddedResource { annotations, resource, meta })
             }
@@ -1548,7 +1801,9 @@ impl<'de> Deserialize<'de> for Content {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = Content;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (Content)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (Content)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Content, A::Error> {
                 let mut f_content: Option<ContentBlock> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -1561,12 +1816,17 @@ impl<'de> Deserialize<'de> for Content {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let content = match f_content { Some(v) => v, None => return Err(de::missing::<A::Error>("content")) };
+                let content = match f_content {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("content")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(Content { content, meta })
             }
@@ -1621,7 +1881,9 @@ impl<'de> Deserialize<'de> for Diff {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = Diff;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (Diff)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (Diff)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Diff, A::Error> {
                 let mut f_path: Option<String> = None;
                 let mut f_old_text: Option<Option<String>> = None;
@@ -1636,7 +1898,9 @@ impl<'de> Deserialize<'de> for Diff {
                         }
                         "oldText" => {
                             de::seen::<A::Error>(&mut seen, 1, "oldText")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "oldText")? { f_old_text = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "oldText")? {
+                                f_old_text = Some(v);
+                            }
                         }
                         "newText" => {
                             de::seen::<A::Error>(&mut seen, 2, "newText")?;
@@ -1644,14 +1908,22 @@ impl<'de> Deserialize<'de> for Diff {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let path = match f_path { Some(v) => v, None => return Err(de::missing::<A::Error>("path")) };
+                let path = match f_path {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("path")),
+                };
                 let old_text = MaybeUndefined::from_present(f_old_text);
-                let new_text = match f_new_text { Some(v) => v, None => return Err(de::missing::<A::Error>("newText")) };
+                let new_text = match f_new_text {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("newText")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(Diff { path, old_text, new_text, meta })
             }
@@ -1664,11 +1936,32 @@ impl<'de> Deserialize<'de> for Diff {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default, serde::Serialize, serde::Deserialize)]
 #[serde(transparent)]
 pub struct TerminalId(pub String);
-impl TerminalId { /** The text. */ pub fn as_str(&self) -> &str { &self.0 } }
-impl From<&str> for TerminalId { fn from(s: &str) -> Self { Self(s.to_owned()) } }
-impl From<String> for TerminalId { fn from(s: String) -> Self { Self(s) } }
-impl AsRef<str> for TerminalId { fn as_ref(&self) -> &str { &self.0 } }
-impl fmt::Display for TerminalId { fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str(&self.0) } }
+impl TerminalId {
+    /** The text. */
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+impl From<&str> for TerminalId {
+    fn from(s: &str) -> Self {
+        Self(s.to_owned())
+    }
+}
+impl From<String> for TerminalId {
+    fn from(s: String) -> Self {
+        Self(s)
+    }
+}
+impl AsRef<str> for TerminalId {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+impl fmt::Display for TerminalId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
 
 /// Embed a terminal created with `terminal/create` by its id.
 #[derive(Debug, Clone, PartialEq)]
@@ -1706,7 +1999,9 @@ impl<'de> Deserialize<'de> for Terminal {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = Terminal;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (Terminal)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (Terminal)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Terminal, A::Error> {
                 let mut f_terminal_id: Option<TerminalId> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -1719,12 +2014,17 @@ impl<'de> Deserialize<'de> for Terminal {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let terminal_id = match f_terminal_id { Some(v) => v, None => return Err(de::missing::<A::Error>("terminalId")) };
+                let terminal_id = match f_terminal_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("terminalId")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(Terminal { terminal_id, meta })
             }
@@ -1776,7 +2076,9 @@ impl<'de> Deserialize<'de> for ToolCallLocation {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ToolCallLocation;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ToolCallLocation)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ToolCallLocation)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ToolCallLocation, A::Error> {
                 let mut f_path: Option<String> = None;
                 let mut f_line: Option<Option<u32>> = None;
@@ -1790,16 +2092,23 @@ impl<'de> Deserialize<'de> for ToolCallLocation {
                         }
                         "line" => {
                             de::seen::<A::Error>(&mut seen, 1, "line")?;
-                            if let Some(v) = de::field_lenient::<A, Option<u32>>(&mut map, "line")? { f_line = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<u32>>(&mut map, "line")? {
+                                f_line = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let path = match f_path { Some(v) => v, None => return Err(de::missing::<A::Error>("path")) };
+                let path = match f_path {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("path")),
+                };
                 let line = MaybeUndefined::from_present(f_line);
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(ToolCallLocation { path, line, meta })
@@ -1851,7 +2160,9 @@ impl<'de> Deserialize<'de> for PermissionOption {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = PermissionOption;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (PermissionOption)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (PermissionOption)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<PermissionOption, A::Error> {
                 let mut f_option_id: Option<PermissionOptionId> = None;
                 let mut f_name: Option<String> = None;
@@ -1874,14 +2185,25 @@ impl<'de> Deserialize<'de> for PermissionOption {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let option_id = match f_option_id { Some(v) => v, None => return Err(de::missing::<A::Error>("optionId")) };
-                let name = match f_name { Some(v) => v, None => return Err(de::missing::<A::Error>("name")) };
-                let kind = match f_kind { Some(v) => v, None => return Err(de::missing::<A::Error>("kind")) };
+                let option_id = match f_option_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("optionId")),
+                };
+                let name = match f_name {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("name")),
+                };
+                let kind = match f_kind {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("kind")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(PermissionOption { option_id, name, kind, meta })
             }
@@ -1894,11 +2216,32 @@ impl<'de> Deserialize<'de> for PermissionOption {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default, serde::Serialize, serde::Deserialize)]
 #[serde(transparent)]
 pub struct PermissionOptionId(pub String);
-impl PermissionOptionId { /** The text. */ pub fn as_str(&self) -> &str { &self.0 } }
-impl From<&str> for PermissionOptionId { fn from(s: &str) -> Self { Self(s.to_owned()) } }
-impl From<String> for PermissionOptionId { fn from(s: String) -> Self { Self(s) } }
-impl AsRef<str> for PermissionOptionId { fn as_ref(&self) -> &str { &self.0 } }
-impl fmt::Display for PermissionOptionId { fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str(&self.0) } }
+impl PermissionOptionId {
+    /** The text. */
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+impl From<&str> for PermissionOptionId {
+    fn from(s: &str) -> Self {
+        Self(s.to_owned())
+    }
+}
+impl From<String> for PermissionOptionId {
+    fn from(s: String) -> Self {
+        Self(s)
+    }
+}
+impl AsRef<str> for PermissionOptionId {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+impl fmt::Display for PermissionOptionId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
 
 /// The type of permission option being presented to the user.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Copy)]
@@ -1932,7 +2275,9 @@ impl PermissionOptionKind {
 }
 
 impl Serialize for PermissionOptionKind {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> { s.serialize_str(self.as_str()) }
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
 }
 
 impl<'de> Deserialize<'de> for PermissionOptionKind {
@@ -1973,8 +2318,12 @@ impl SerializeFields for CreateTerminalRequest {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("sessionId", &self.session_id)?;
         m.serialize_entry("command", &self.command)?;
-        if let Some(v) = &self.args { m.serialize_entry("args", v)?; }
-        if let Some(v) = &self.env { m.serialize_entry("env", v)?; }
+        if let Some(v) = &self.args {
+            m.serialize_entry("args", v)?;
+        }
+        if let Some(v) = &self.env {
+            m.serialize_entry("env", v)?;
+        }
         match &self.cwd {
             MaybeUndefined::Undefined => {}
             MaybeUndefined::Null => m.serialize_entry("cwd", &())?,
@@ -2007,7 +2356,9 @@ impl<'de> Deserialize<'de> for CreateTerminalRequest {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = CreateTerminalRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (CreateTerminalRequest)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (CreateTerminalRequest)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CreateTerminalRequest, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_command: Option<String> = None;
@@ -2029,11 +2380,15 @@ impl<'de> Deserialize<'de> for CreateTerminalRequest {
                         }
                         "args" => {
                             de::seen::<A::Error>(&mut seen, 2, "args")?;
-                            f_args = Some(de::field::<A, de::List<String>>(&mut map, "args")?.0);
+                            if let Some(v) = de::field::<A, Option<de::List<String>>>(&mut map, "args")? {
+                                f_args = Some(v.0);
+                            }
                         }
                         "env" => {
                             de::seen::<A::Error>(&mut seen, 3, "env")?;
-                            f_env = Some(de::field::<A, de::List<EnvVariable>>(&mut map, "env")?.0);
+                            if let Some(v) = de::field::<A, Option<de::List<EnvVariable>>>(&mut map, "env")? {
+                                f_env = Some(v.0);
+                            }
                         }
                         "cwd" => {
                             de::seen::<A::Error>(&mut seen, 4, "cwd")?;
@@ -2045,13 +2400,21 @@ impl<'de> Deserialize<'de> for CreateTerminalRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 6, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let session_id = match f_session_id { Some(v) => v, None => return Err(de::missing::<A::Error>("sessionId")) };
-                let command = match f_command { Some(v) => v, None => return Err(de::missing::<A::Error>("command")) };
+                let session_id = match f_session_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("sessionId")),
+                };
+                let command = match f_command {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("command")),
+                };
                 let args = f_args;
                 let env = f_env;
                 let cwd = MaybeUndefined::from_present(f_cwd);
@@ -2103,7 +2466,9 @@ impl<'de> Deserialize<'de> for EnvVariable {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = EnvVariable;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (EnvVariable)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (EnvVariable)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<EnvVariable, A::Error> {
                 let mut f_name: Option<String> = None;
                 let mut f_value: Option<String> = None;
@@ -2121,13 +2486,21 @@ impl<'de> Deserialize<'de> for EnvVariable {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let name = match f_name { Some(v) => v, None => return Err(de::missing::<A::Error>("name")) };
-                let value = match f_value { Some(v) => v, None => return Err(de::missing::<A::Error>("value")) };
+                let name = match f_name {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("name")),
+                };
+                let value = match f_value {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("value")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(EnvVariable { name, value, meta })
             }
@@ -2175,7 +2548,9 @@ impl<'de> Deserialize<'de> for TerminalOutputRequest {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = TerminalOutputRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (TerminalOutputRequest)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (TerminalOutputRequest)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TerminalOutputRequest, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_terminal_id: Option<TerminalId> = None;
@@ -2193,13 +2568,21 @@ impl<'de> Deserialize<'de> for TerminalOutputRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let session_id = match f_session_id { Some(v) => v, None => return Err(de::missing::<A::Error>("sessionId")) };
-                let terminal_id = match f_terminal_id { Some(v) => v, None => return Err(de::missing::<A::Error>("terminalId")) };
+                let session_id = match f_session_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("sessionId")),
+                };
+                let terminal_id = match f_terminal_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("terminalId")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(TerminalOutputRequest { session_id, terminal_id, meta })
             }
@@ -2247,7 +2630,9 @@ impl<'de> Deserialize<'de> for ReleaseTerminalRequest {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ReleaseTerminalRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ReleaseTerminalRequest)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ReleaseTerminalRequest)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ReleaseTerminalRequest, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_terminal_id: Option<TerminalId> = None;
@@ -2265,13 +2650,21 @@ impl<'de> Deserialize<'de> for ReleaseTerminalRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let session_id = match f_session_id { Some(v) => v, None => return Err(de::missing::<A::Error>("sessionId")) };
-                let terminal_id = match f_terminal_id { Some(v) => v, None => return Err(de::missing::<A::Error>("terminalId")) };
+                let session_id = match f_session_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("sessionId")),
+                };
+                let terminal_id = match f_terminal_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("terminalId")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(ReleaseTerminalRequest { session_id, terminal_id, meta })
             }
@@ -2319,7 +2712,9 @@ impl<'de> Deserialize<'de> for WaitForTerminalExitRequest {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = WaitForTerminalExitRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (WaitForTerminalExitRequest)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (WaitForTerminalExitRequest)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<WaitForTerminalExitRequest, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_terminal_id: Option<TerminalId> = None;
@@ -2337,13 +2732,21 @@ impl<'de> Deserialize<'de> for WaitForTerminalExitRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let session_id = match f_session_id { Some(v) => v, None => return Err(de::missing::<A::Error>("sessionId")) };
-                let terminal_id = match f_terminal_id { Some(v) => v, None => return Err(de::missing::<A::Error>("terminalId")) };
+                let session_id = match f_session_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("sessionId")),
+                };
+                let terminal_id = match f_terminal_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("terminalId")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(WaitForTerminalExitRequest { session_id, terminal_id, meta })
             }
@@ -2391,7 +2794,9 @@ impl<'de> Deserialize<'de> for KillTerminalRequest {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = KillTerminalRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (KillTerminalRequest)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (KillTerminalRequest)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<KillTerminalRequest, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_terminal_id: Option<TerminalId> = None;
@@ -2409,13 +2814,21 @@ impl<'de> Deserialize<'de> for KillTerminalRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let session_id = match f_session_id { Some(v) => v, None => return Err(de::missing::<A::Error>("sessionId")) };
-                let terminal_id = match f_terminal_id { Some(v) => v, None => return Err(de::missing::<A::Error>("terminalId")) };
+                let session_id = match f_session_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("sessionId")),
+                };
+                let terminal_id = match f_terminal_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("terminalId")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(KillTerminalRequest { session_id, terminal_id, meta })
             }
@@ -2438,8 +2851,14 @@ pub enum CreateElicitationRequestVariant {
 impl SerializeFields for CreateElicitationRequestVariant {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         match self {
-            Self::Form(v) => { m.serialize_entry("mode", "form")?; v.serialize_fields(m, skip)?; }
-            Self::Url(v) => { m.serialize_entry("mode", "url")?; v.serialize_fields(m, skip)?; }
+            Self::Form(v) => {
+                m.serialize_entry("mode", "form")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::Url(v) => {
+                m.serialize_entry("mode", "url")?;
+                v.serialize_fields(m, skip)?;
+            }
             Self::Unknown(raw) => raw.serialize_fields(m, skip)?,
         }
         Ok(())
@@ -2448,7 +2867,9 @@ impl SerializeFields for CreateElicitationRequestVariant {
 
 impl Serialize for CreateElicitationRequestVariant {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        if let Self::Unknown(raw) = self { return raw.serialize(s); }
+        if let Self::Unknown(raw) = self {
+            return raw.serialize(s);
+        }
         let mut m = s.serialize_map(None)?;
         self.serialize_fields(&mut m, &[])?;
         m.end()
@@ -2463,9 +2884,7 @@ impl<'de> Deserialize<'de> for CreateElicitationRequestVariant {
             Some("form") => Self::Form(de::from_raw::<ElicitationFormMode, D::Error>(raw)?),
             Some("url") => Self::Url(de::from_raw::<ElicitationUrlMode, D::Error>(raw)?),
             None => return Err(de::missing::<D::Error>("mode")),
-            Some(other) => {
-                Self::Unknown(RawJson::from_raw(raw))
-            }
+            Some(other) => Self::Unknown(RawJson::from_raw(raw)),
         })
     }
 }
@@ -2508,10 +2927,14 @@ impl Serialize for CreateElicitationRequest {
 
 impl<'de> Deserialize<'de> for CreateElicitationRequest {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V<'de> { raw: &'de RawValue }
+        struct V<'de> {
+            raw: &'de RawValue,
+        }
         impl<'de> Visitor<'de> for V<'de> {
             type Value = CreateElicitationRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (CreateElicitationRequest)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (CreateElicitationRequest)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CreateElicitationRequest, A::Error> {
                 let mut f_message: Option<String> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -2524,12 +2947,17 @@ impl<'de> Deserialize<'de> for CreateElicitationRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let message = match f_message { Some(v) => v, None => return Err(de::missing::<A::Error>("message")) };
+                let message = match f_message {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("message")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 let variant = de::from_raw::<CreateElicitationRequestVariant, A::Error>(self.raw)?;
                 Ok(CreateElicitationRequest { message, meta, variant })
@@ -2575,7 +3003,9 @@ impl<'de> Deserialize<'de> for ElicitationSessionScope {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ElicitationSessionScope;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ElicitationSessionScope)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ElicitationSessionScope)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ElicitationSessionScope, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_tool_call_id: Option<Option<ToolCallId>> = None;
@@ -2588,12 +3018,17 @@ impl<'de> Deserialize<'de> for ElicitationSessionScope {
                         }
                         "toolCallId" => {
                             de::seen::<A::Error>(&mut seen, 1, "toolCallId")?;
-                            if let Some(v) = de::field_lenient::<A, Option<ToolCallId>>(&mut map, "toolCallId")? { f_tool_call_id = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<ToolCallId>>(&mut map, "toolCallId")? {
+                                f_tool_call_id = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let session_id = match f_session_id { Some(v) => v, None => return Err(de::missing::<A::Error>("sessionId")) };
+                let session_id = match f_session_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("sessionId")),
+                };
                 let tool_call_id = MaybeUndefined::from_present(f_tool_call_id);
                 Ok(ElicitationSessionScope { session_id, tool_call_id })
             }
@@ -2630,7 +3065,9 @@ impl<'de> Deserialize<'de> for ElicitationRequestScope {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ElicitationRequestScope;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ElicitationRequestScope)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ElicitationRequestScope)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ElicitationRequestScope, A::Error> {
                 let mut f_request_id: Option<crate::RequestId> = None;
                 let mut seen = 0u64;
@@ -2643,7 +3080,10 @@ impl<'de> Deserialize<'de> for ElicitationRequestScope {
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let request_id = match f_request_id { Some(v) => v, None => return Err(de::missing::<A::Error>("requestId")) };
+                let request_id = match f_request_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("requestId")),
+                };
                 Ok(ElicitationRequestScope { request_id })
             }
         }
@@ -2724,7 +3164,9 @@ impl<'de> Deserialize<'de> for ElicitationSchema {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ElicitationSchema;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ElicitationSchema)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ElicitationSchema)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ElicitationSchema, A::Error> {
                 let mut f_type: Option<ElicitationSchemaType> = None;
                 let mut f_title: Option<Option<String>> = None;
@@ -2737,34 +3179,50 @@ impl<'de> Deserialize<'de> for ElicitationSchema {
                     match key.as_str() {
                         "type" => {
                             de::seen::<A::Error>(&mut seen, 0, "type")?;
-                            if let Some(v) = de::field_lenient::<A, ElicitationSchemaType>(&mut map, "type")? { f_type = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, ElicitationSchemaType>(&mut map, "type")? {
+                                f_type = Some(v);
+                            }
                         }
                         "title" => {
                             de::seen::<A::Error>(&mut seen, 1, "title")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? { f_title = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? {
+                                f_title = Some(v);
+                            }
                         }
                         "properties" => {
                             de::seen::<A::Error>(&mut seen, 2, "properties")?;
-                            f_properties = Some(de::field::<A, OrderedMap<ElicitationPropertySchema>>(&mut map, "properties")?);
+                            f_properties =
+                                Some(de::field::<A, OrderedMap<ElicitationPropertySchema>>(&mut map, "properties")?);
                         }
                         "required" => {
                             de::seen::<A::Error>(&mut seen, 3, "required")?;
-                            f_required = Some(de::field::<A, Option<de::List<String>>>(&mut map, "required")?.map(|v| v.0));
+                            f_required =
+                                Some(de::field::<A, Option<de::List<String>>>(&mut map, "required")?.map(|v| v.0));
                         }
                         "description" => {
                             de::seen::<A::Error>(&mut seen, 4, "description")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? { f_description = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
+                                f_description = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 5, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let r#type = match f_type { Some(v) => v, None => ElicitationSchemaType::Object };
+                let r#type = match f_type {
+                    Some(v) => v,
+                    None => ElicitationSchemaType::Object,
+                };
                 let title = MaybeUndefined::from_present(f_title);
-                let properties = match f_properties { Some(v) => v, None => OrderedMap::default() };
+                let properties = match f_properties {
+                    Some(v) => v,
+                    None => OrderedMap::default(),
+                };
                 let required = MaybeUndefined::from_present(f_required);
                 let description = MaybeUndefined::from_present(f_description);
                 let meta = MaybeUndefined::from_present(f_meta);
@@ -2795,7 +3253,9 @@ impl ElicitationSchemaType {
 }
 
 impl Serialize for ElicitationSchemaType {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> { s.serialize_str(self.as_str()) }
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
 }
 
 impl<'de> Deserialize<'de> for ElicitationSchemaType {
@@ -2828,11 +3288,26 @@ pub enum ElicitationPropertySchema {
 impl SerializeFields for ElicitationPropertySchema {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         match self {
-            Self::String(v) => { m.serialize_entry("type", "string")?; v.serialize_fields(m, skip)?; }
-            Self::Number(v) => { m.serialize_entry("type", "number")?; v.serialize_fields(m, skip)?; }
-            Self::Integer(v) => { m.serialize_entry("type", "integer")?; v.serialize_fields(m, skip)?; }
-            Self::Boolean(v) => { m.serialize_entry("type", "boolean")?; v.serialize_fields(m, skip)?; }
-            Self::Array(v) => { m.serialize_entry("type", "array")?; v.serialize_fields(m, skip)?; }
+            Self::String(v) => {
+                m.serialize_entry("type", "string")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::Number(v) => {
+                m.serialize_entry("type", "number")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::Integer(v) => {
+                m.serialize_entry("type", "integer")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::Boolean(v) => {
+                m.serialize_entry("type", "boolean")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::Array(v) => {
+                m.serialize_entry("type", "array")?;
+                v.serialize_fields(m, skip)?;
+            }
             Self::Unknown(raw) => raw.serialize_fields(m, skip)?,
         }
         Ok(())
@@ -2841,7 +3316,9 @@ impl SerializeFields for ElicitationPropertySchema {
 
 impl Serialize for ElicitationPropertySchema {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        if let Self::Unknown(raw) = self { return raw.serialize(s); }
+        if let Self::Unknown(raw) = self {
+            return raw.serialize(s);
+        }
         let mut m = s.serialize_map(None)?;
         self.serialize_fields(&mut m, &[])?;
         m.end()
@@ -2859,9 +3336,7 @@ impl<'de> Deserialize<'de> for ElicitationPropertySchema {
             Some("boolean") => Self::Boolean(de::from_raw::<BooleanPropertySchema, D::Error>(raw)?),
             Some("array") => Self::Array(de::from_raw::<MultiSelectPropertySchema, D::Error>(raw)?),
             None => return Err(de::missing::<D::Error>("type")),
-            Some(other) => {
-                Self::Unknown(RawJson::from_raw(raw))
-            }
+            Some(other) => Self::Unknown(RawJson::from_raw(raw)),
         })
     }
 }
@@ -2898,7 +3373,9 @@ impl StringFormat {
 }
 
 impl Serialize for StringFormat {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> { s.serialize_str(self.as_str()) }
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
 }
 
 impl<'de> Deserialize<'de> for StringFormat {
@@ -2960,7 +3437,9 @@ impl<'de> Deserialize<'de> for EnumOption {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = EnumOption;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (EnumOption)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (EnumOption)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<EnumOption, A::Error> {
                 let mut f_const: Option<String> = None;
                 let mut f_title: Option<String> = None;
@@ -2979,17 +3458,27 @@ impl<'de> Deserialize<'de> for EnumOption {
                         }
                         "description" => {
                             de::seen::<A::Error>(&mut seen, 2, "description")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? { f_description = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
+                                f_description = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let r#const = match f_const { Some(v) => v, None => return Err(de::missing::<A::Error>("const")) };
-                let title = match f_title { Some(v) => v, None => return Err(de::missing::<A::Error>("title")) };
+                let r#const = match f_const {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("const")),
+                };
+                let title = match f_title {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("title")),
+                };
                 let description = MaybeUndefined::from_present(f_description);
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(EnumOption { r#const, title, description, meta })
@@ -3116,7 +3605,9 @@ impl<'de> Deserialize<'de> for StringPropertySchema {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = StringPropertySchema;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (StringPropertySchema)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (StringPropertySchema)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<StringPropertySchema, A::Error> {
                 let mut f_title: Option<Option<String>> = None;
                 let mut f_description: Option<Option<String>> = None;
@@ -3133,11 +3624,15 @@ impl<'de> Deserialize<'de> for StringPropertySchema {
                     match key.as_str() {
                         "title" => {
                             de::seen::<A::Error>(&mut seen, 0, "title")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? { f_title = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? {
+                                f_title = Some(v);
+                            }
                         }
                         "description" => {
                             de::seen::<A::Error>(&mut seen, 1, "description")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? { f_description = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
+                                f_description = Some(v);
+                            }
                         }
                         "minLength" => {
                             de::seen::<A::Error>(&mut seen, 2, "minLength")?;
@@ -3157,7 +3652,9 @@ impl<'de> Deserialize<'de> for StringPropertySchema {
                         }
                         "default" => {
                             de::seen::<A::Error>(&mut seen, 6, "default")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "default")? { f_default = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "default")? {
+                                f_default = Some(v);
+                            }
                         }
                         "enum" => {
                             de::seen::<A::Error>(&mut seen, 7, "enum")?;
@@ -3165,11 +3662,14 @@ impl<'de> Deserialize<'de> for StringPropertySchema {
                         }
                         "oneOf" => {
                             de::seen::<A::Error>(&mut seen, 8, "oneOf")?;
-                            f_one_of = Some(de::field::<A, Option<de::List<EnumOption>>>(&mut map, "oneOf")?.map(|v| v.0));
+                            f_one_of =
+                                Some(de::field::<A, Option<de::List<EnumOption>>>(&mut map, "oneOf")?.map(|v| v.0));
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 9, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -3184,7 +3684,18 @@ impl<'de> Deserialize<'de> for StringPropertySchema {
                 let r#enum = MaybeUndefined::from_present(f_enum);
                 let one_of = MaybeUndefined::from_present(f_one_of);
                 let meta = MaybeUndefined::from_present(f_meta);
-                Ok(StringPropertySchema { title, description, min_length, max_length, pattern, format, default, r#enum, one_of, meta })
+                Ok(StringPropertySchema {
+                    title,
+                    description,
+                    min_length,
+                    max_length,
+                    pattern,
+                    format,
+                    default,
+                    r#enum,
+                    one_of,
+                    meta,
+                })
             }
         }
         d.deserialize_map(V)
@@ -3272,7 +3783,9 @@ impl<'de> Deserialize<'de> for NumberPropertySchema {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = NumberPropertySchema;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (NumberPropertySchema)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (NumberPropertySchema)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<NumberPropertySchema, A::Error> {
                 let mut f_title: Option<Option<String>> = None;
                 let mut f_description: Option<Option<String>> = None;
@@ -3285,11 +3798,15 @@ impl<'de> Deserialize<'de> for NumberPropertySchema {
                     match key.as_str() {
                         "title" => {
                             de::seen::<A::Error>(&mut seen, 0, "title")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? { f_title = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? {
+                                f_title = Some(v);
+                            }
                         }
                         "description" => {
                             de::seen::<A::Error>(&mut seen, 1, "description")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? { f_description = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
+                                f_description = Some(v);
+                            }
                         }
                         "minimum" => {
                             de::seen::<A::Error>(&mut seen, 2, "minimum")?;
@@ -3301,11 +3818,15 @@ impl<'de> Deserialize<'de> for NumberPropertySchema {
                         }
                         "default" => {
                             de::seen::<A::Error>(&mut seen, 4, "default")?;
-                            if let Some(v) = de::field_lenient::<A, Option<f64>>(&mut map, "default")? { f_default = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<f64>>(&mut map, "default")? {
+                                f_default = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 5, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -3404,7 +3925,9 @@ impl<'de> Deserialize<'de> for IntegerPropertySchema {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = IntegerPropertySchema;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (IntegerPropertySchema)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (IntegerPropertySchema)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<IntegerPropertySchema, A::Error> {
                 let mut f_title: Option<Option<String>> = None;
                 let mut f_description: Option<Option<String>> = None;
@@ -3417,11 +3940,15 @@ impl<'de> Deserialize<'de> for IntegerPropertySchema {
                     match key.as_str() {
                         "title" => {
                             de::seen::<A::Error>(&mut seen, 0, "title")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? { f_title = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? {
+                                f_title = Some(v);
+                            }
                         }
                         "description" => {
                             de::seen::<A::Error>(&mut seen, 1, "description")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? { f_description = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
+                                f_description = Some(v);
+                            }
                         }
                         "minimum" => {
                             de::seen::<A::Error>(&mut seen, 2, "minimum")?;
@@ -3433,11 +3960,15 @@ impl<'de> Deserialize<'de> for IntegerPropertySchema {
                         }
                         "default" => {
                             de::seen::<A::Error>(&mut seen, 4, "default")?;
-                            if let Some(v) = de::field_lenient::<A, Option<i64>>(&mut map, "default")? { f_default = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<i64>>(&mut map, "default")? {
+                                f_default = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 5, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -3520,7 +4051,9 @@ impl<'de> Deserialize<'de> for BooleanPropertySchema {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = BooleanPropertySchema;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (BooleanPropertySchema)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (BooleanPropertySchema)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<BooleanPropertySchema, A::Error> {
                 let mut f_title: Option<Option<String>> = None;
                 let mut f_description: Option<Option<String>> = None;
@@ -3531,19 +4064,27 @@ impl<'de> Deserialize<'de> for BooleanPropertySchema {
                     match key.as_str() {
                         "title" => {
                             de::seen::<A::Error>(&mut seen, 0, "title")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? { f_title = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? {
+                                f_title = Some(v);
+                            }
                         }
                         "description" => {
                             de::seen::<A::Error>(&mut seen, 1, "description")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? { f_description = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
+                                f_description = Some(v);
+                            }
                         }
                         "default" => {
                             de::seen::<A::Error>(&mut seen, 2, "default")?;
-                            if let Some(v) = de::field_lenient::<A, Option<bool>>(&mut map, "default")? { f_default = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<bool>>(&mut map, "default")? {
+                                f_default = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -3573,8 +4114,13 @@ pub enum MultiSelectItems {
 impl SerializeFields for MultiSelectItems {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         match self {
-            Self::String(v) => { m.serialize_entry("type", "string")?; v.serialize_fields(m, skip)?; }
-            Self::Titled(v) => { v.serialize_fields(m, skip)?; }
+            Self::String(v) => {
+                m.serialize_entry("type", "string")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::Titled(v) => {
+                v.serialize_fields(m, skip)?;
+            }
             Self::Unknown(raw) => raw.serialize_fields(m, skip)?,
         }
         Ok(())
@@ -3583,7 +4129,9 @@ impl SerializeFields for MultiSelectItems {
 
 impl Serialize for MultiSelectItems {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        if let Self::Unknown(raw) = self { return raw.serialize(s); }
+        if let Self::Unknown(raw) = self {
+            return raw.serialize(s);
+        }
         let mut m = s.serialize_map(None)?;
         self.serialize_fields(&mut m, &[])?;
         m.end()
@@ -3597,9 +4145,7 @@ impl<'de> Deserialize<'de> for MultiSelectItems {
         Ok(match tag.as_ref().map(|t| t.as_str()) {
             Some("string") => Self::String(de::from_raw::<StringMultiSelectItems, D::Error>(raw)?),
             None => Self::Titled(de::from_raw::<TitledMultiSelectItems, D::Error>(raw)?),
-            Some(other) => {
-                Self::Unknown(RawJson::from_raw(raw))
-            }
+            Some(other) => Self::Unknown(RawJson::from_raw(raw)),
         })
     }
 }
@@ -3640,7 +4186,9 @@ impl<'de> Deserialize<'de> for StringMultiSelectItems {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = StringMultiSelectItems;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (StringMultiSelectItems)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (StringMultiSelectItems)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<StringMultiSelectItems, A::Error> {
                 let mut f_enum: Option<Vec<String>> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -3653,12 +4201,17 @@ impl<'de> Deserialize<'de> for StringMultiSelectItems {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let r#enum = match f_enum { Some(v) => v, None => return Err(de::missing::<A::Error>("enum")) };
+                let r#enum = match f_enum {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("enum")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(StringMultiSelectItems { r#enum, meta })
             }
@@ -3703,7 +4256,9 @@ impl<'de> Deserialize<'de> for TitledMultiSelectItems {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = TitledMultiSelectItems;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (TitledMultiSelectItems)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (TitledMultiSelectItems)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TitledMultiSelectItems, A::Error> {
                 let mut f_any_of: Option<Vec<EnumOption>> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -3716,12 +4271,17 @@ impl<'de> Deserialize<'de> for TitledMultiSelectItems {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let any_of = match f_any_of { Some(v) => v, None => return Err(de::missing::<A::Error>("anyOf")) };
+                let any_of = match f_any_of {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("anyOf")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(TitledMultiSelectItems { any_of, meta })
             }
@@ -3801,7 +4361,9 @@ impl<'de> Deserialize<'de> for MultiSelectPropertySchema {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = MultiSelectPropertySchema;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (MultiSelectPropertySchema)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (MultiSelectPropertySchema)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<MultiSelectPropertySchema, A::Error> {
                 let mut f_title: Option<Option<String>> = None;
                 let mut f_description: Option<Option<String>> = None;
@@ -3815,11 +4377,15 @@ impl<'de> Deserialize<'de> for MultiSelectPropertySchema {
                     match key.as_str() {
                         "title" => {
                             de::seen::<A::Error>(&mut seen, 0, "title")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? { f_title = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? {
+                                f_title = Some(v);
+                            }
                         }
                         "description" => {
                             de::seen::<A::Error>(&mut seen, 1, "description")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? { f_description = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
+                                f_description = Some(v);
+                            }
                         }
                         "minItems" => {
                             de::seen::<A::Error>(&mut seen, 2, "minItems")?;
@@ -3836,11 +4402,15 @@ impl<'de> Deserialize<'de> for MultiSelectPropertySchema {
                         "default" => {
                             de::seen::<A::Error>(&mut seen, 5, "default")?;
                             let r = de::field_items::<A, String>(&mut map, "default", true, true)?;
-                            if let Some(v) = r { f_default = Some(v); }
+                            if let Some(v) = r {
+                                f_default = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 6, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -3849,7 +4419,10 @@ impl<'de> Deserialize<'de> for MultiSelectPropertySchema {
                 let description = MaybeUndefined::from_present(f_description);
                 let min_items = MaybeUndefined::from_present(f_min_items);
                 let max_items = MaybeUndefined::from_present(f_max_items);
-                let items = match f_items { Some(v) => v, None => return Err(de::missing::<A::Error>("items")) };
+                let items = match f_items {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("items")),
+                };
                 let default = MaybeUndefined::from_present(f_default);
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(MultiSelectPropertySchema { title, description, min_items, max_items, items, default, meta })
@@ -3890,8 +4463,12 @@ impl Serialize for ElicitationFormModeVariant {
 impl<'de> Deserialize<'de> for ElicitationFormModeVariant {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let raw = <&'de RawValue>::deserialize(d)?;
-        if let Some(v) = de::try_variant::<ElicitationSessionScope>(raw) { return Ok(Self::Session(v)); }
-        if let Some(v) = de::try_variant::<ElicitationRequestScope>(raw) { return Ok(Self::Request(v)); }
+        if let Some(v) = de::try_variant::<ElicitationSessionScope>(raw) {
+            return Ok(Self::Session(v));
+        }
+        if let Some(v) = de::try_variant::<ElicitationRequestScope>(raw) {
+            return Ok(Self::Request(v));
+        }
         Err(de::no_variant::<D::Error>("one of ElicitationSessionScope, ElicitationRequestScope", raw))
     }
 }
@@ -3925,10 +4502,14 @@ impl Serialize for ElicitationFormMode {
 
 impl<'de> Deserialize<'de> for ElicitationFormMode {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V<'de> { raw: &'de RawValue }
+        struct V<'de> {
+            raw: &'de RawValue,
+        }
         impl<'de> Visitor<'de> for V<'de> {
             type Value = ElicitationFormMode;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ElicitationFormMode)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ElicitationFormMode)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ElicitationFormMode, A::Error> {
                 let mut f_requested_schema: Option<ElicitationSchema> = None;
                 let mut seen = 0u64;
@@ -3941,7 +4522,10 @@ impl<'de> Deserialize<'de> for ElicitationFormMode {
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let requested_schema = match f_requested_schema { Some(v) => v, None => return Err(de::missing::<A::Error>("requestedSchema")) };
+                let requested_schema = match f_requested_schema {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("requestedSchema")),
+                };
                 let variant = de::from_raw::<ElicitationFormModeVariant, A::Error>(self.raw)?;
                 Ok(ElicitationFormMode { requested_schema, variant })
             }
@@ -3956,11 +4540,32 @@ impl<'de> Deserialize<'de> for ElicitationFormMode {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default, serde::Serialize, serde::Deserialize)]
 #[serde(transparent)]
 pub struct ElicitationId(pub String);
-impl ElicitationId { /** The text. */ pub fn as_str(&self) -> &str { &self.0 } }
-impl From<&str> for ElicitationId { fn from(s: &str) -> Self { Self(s.to_owned()) } }
-impl From<String> for ElicitationId { fn from(s: String) -> Self { Self(s) } }
-impl AsRef<str> for ElicitationId { fn as_ref(&self) -> &str { &self.0 } }
-impl fmt::Display for ElicitationId { fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str(&self.0) } }
+impl ElicitationId {
+    /** The text. */
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+impl From<&str> for ElicitationId {
+    fn from(s: &str) -> Self {
+        Self(s.to_owned())
+    }
+}
+impl From<String> for ElicitationId {
+    fn from(s: String) -> Self {
+        Self(s)
+    }
+}
+impl AsRef<str> for ElicitationId {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+impl fmt::Display for ElicitationId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
 
 /// The variant part of [`ElicitationUrlMode`].
 #[derive(Debug, Clone, PartialEq)]
@@ -3993,8 +4598,12 @@ impl Serialize for ElicitationUrlModeVariant {
 impl<'de> Deserialize<'de> for ElicitationUrlModeVariant {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let raw = <&'de RawValue>::deserialize(d)?;
-        if let Some(v) = de::try_variant::<ElicitationSessionScope>(raw) { return Ok(Self::Session(v)); }
-        if let Some(v) = de::try_variant::<ElicitationRequestScope>(raw) { return Ok(Self::Request(v)); }
+        if let Some(v) = de::try_variant::<ElicitationSessionScope>(raw) {
+            return Ok(Self::Session(v));
+        }
+        if let Some(v) = de::try_variant::<ElicitationRequestScope>(raw) {
+            return Ok(Self::Request(v));
+        }
         Err(de::no_variant::<D::Error>("one of ElicitationSessionScope, ElicitationRequestScope", raw))
     }
 }
@@ -4031,10 +4640,14 @@ impl Serialize for ElicitationUrlMode {
 
 impl<'de> Deserialize<'de> for ElicitationUrlMode {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V<'de> { raw: &'de RawValue }
+        struct V<'de> {
+            raw: &'de RawValue,
+        }
         impl<'de> Visitor<'de> for V<'de> {
             type Value = ElicitationUrlMode;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ElicitationUrlMode)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ElicitationUrlMode)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ElicitationUrlMode, A::Error> {
                 let mut f_elicitation_id: Option<ElicitationId> = None;
                 let mut f_url: Option<String> = None;
@@ -4052,8 +4665,14 @@ impl<'de> Deserialize<'de> for ElicitationUrlMode {
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let elicitation_id = match f_elicitation_id { Some(v) => v, None => return Err(de::missing::<A::Error>("elicitationId")) };
-                let url = match f_url { Some(v) => v, None => return Err(de::missing::<A::Error>("url")) };
+                let elicitation_id = match f_elicitation_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("elicitationId")),
+                };
+                let url = match f_url {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("url")),
+                };
                 let variant = de::from_raw::<ElicitationUrlModeVariant, A::Error>(self.raw)?;
                 Ok(ElicitationUrlMode { elicitation_id, url, variant })
             }
@@ -4119,7 +4738,9 @@ impl<'de> Deserialize<'de> for InitializeResponse {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = InitializeResponse;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (InitializeResponse)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (InitializeResponse)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<InitializeResponse, A::Error> {
                 let mut f_protocol_version: Option<ProtocolVersion> = None;
                 let mut f_agent_capabilities: Option<AgentCapabilities> = None;
@@ -4135,27 +4756,44 @@ impl<'de> Deserialize<'de> for InitializeResponse {
                         }
                         "agentCapabilities" => {
                             de::seen::<A::Error>(&mut seen, 1, "agentCapabilities")?;
-                            if let Some(v) = de::field_lenient::<A, AgentCapabilities>(&mut map, "agentCapabilities")? { f_agent_capabilities = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, AgentCapabilities>(&mut map, "agentCapabilities")? {
+                                f_agent_capabilities = Some(v);
+                            }
                         }
                         "authMethods" => {
                             de::seen::<A::Error>(&mut seen, 2, "authMethods")?;
                             let r = de::field_items::<A, AuthMethod>(&mut map, "authMethods", false, true)?;
-                            if let Some(Some(v)) = r { f_auth_methods = Some(v); }
+                            if let Some(Some(v)) = r {
+                                f_auth_methods = Some(v);
+                            }
                         }
                         "agentInfo" => {
                             de::seen::<A::Error>(&mut seen, 3, "agentInfo")?;
-                            if let Some(v) = de::field_lenient::<A, Option<Implementation>>(&mut map, "agentInfo")? { f_agent_info = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<Implementation>>(&mut map, "agentInfo")? {
+                                f_agent_info = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 4, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let protocol_version = match f_protocol_version { Some(v) => v, None => return Err(de::missing::<A::Error>("protocolVersion")) };
-                let agent_capabilities = match f_agent_capabilities { Some(v) => v, None => AgentCapabilities::default() };
-                let auth_methods = match f_auth_methods { Some(v) => v, None => Vec::new() };
+                let protocol_version = match f_protocol_version {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("protocolVersion")),
+                };
+                let agent_capabilities = match f_agent_capabilities {
+                    Some(v) => v,
+                    None => AgentCapabilities::default(),
+                };
+                let auth_methods = match f_auth_methods {
+                    Some(v) => v,
+                    None => Vec::new(),
+                };
                 let agent_info = MaybeUndefined::from_present(f_agent_info);
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(InitializeResponse { protocol_version, agent_capabilities, auth_methods, agent_info, meta })
@@ -4229,7 +4867,9 @@ impl<'de> Deserialize<'de> for AgentCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = AgentCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (AgentCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (AgentCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AgentCapabilities, A::Error> {
                 let mut f_load_session: Option<bool> = None;
                 let mut f_prompt_capabilities: Option<PromptCapabilities> = None;
@@ -4242,38 +4882,75 @@ impl<'de> Deserialize<'de> for AgentCapabilities {
                     match key.as_str() {
                         "loadSession" => {
                             de::seen::<A::Error>(&mut seen, 0, "loadSession")?;
-                            if let Some(v) = de::field_lenient::<A, bool>(&mut map, "loadSession")? { f_load_session = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, bool>(&mut map, "loadSession")? {
+                                f_load_session = Some(v);
+                            }
                         }
                         "promptCapabilities" => {
                             de::seen::<A::Error>(&mut seen, 1, "promptCapabilities")?;
-                            if let Some(v) = de::field_lenient::<A, PromptCapabilities>(&mut map, "promptCapabilities")? { f_prompt_capabilities = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, PromptCapabilities>(&mut map, "promptCapabilities")?
+                            {
+                                f_prompt_capabilities = Some(v);
+                            }
                         }
                         "mcpCapabilities" => {
                             de::seen::<A::Error>(&mut seen, 2, "mcpCapabilities")?;
-                            if let Some(v) = de::field_lenient::<A, McpCapabilities>(&mut map, "mcpCapabilities")? { f_mcp_capabilities = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, McpCapabilities>(&mut map, "mcpCapabilities")? {
+                                f_mcp_capabilities = Some(v);
+                            }
                         }
                         "sessionCapabilities" => {
                             de::seen::<A::Error>(&mut seen, 3, "sessionCapabilities")?;
-                            if let Some(v) = de::field_lenient::<A, SessionCapabilities>(&mut map, "sessionCapabilities")? { f_session_capabilities = Some(v); }
+                            if let Some(v) =
+                                de::field_lenient::<A, SessionCapabilities>(&mut map, "sessionCapabilities")?
+                            {
+                                f_session_capabilities = Some(v);
+                            }
                         }
                         "auth" => {
                             de::seen::<A::Error>(&mut seen, 4, "auth")?;
-                            if let Some(v) = de::field_lenient::<A, AgentAuthCapabilities>(&mut map, "auth")? { f_auth = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, AgentAuthCapabilities>(&mut map, "auth")? {
+                                f_auth = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 5, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let load_session = match f_load_session { Some(v) => v, None => false };
-                let prompt_capabilities = match f_prompt_capabilities { Some(v) => v, None => PromptCapabilities::default() };
-                let mcp_capabilities = match f_mcp_capabilities { Some(v) => v, None => McpCapabilities::default() };
-                let session_capabilities = match f_session_capabilities { Some(v) => v, None => SessionCapabilities::default() };
-                let auth = match f_auth { Some(v) => v, None => AgentAuthCapabilities::default() };
+                let load_session = match f_load_session {
+                    Some(v) => v,
+                    None => false,
+                };
+                let prompt_capabilities = match f_prompt_capabilities {
+                    Some(v) => v,
+                    None => PromptCapabilities::default(),
+                };
+                let mcp_capabilities = match f_mcp_capabilities {
+                    Some(v) => v,
+                    None => McpCapabilities::default(),
+                };
+                let session_capabilities = match f_session_capabilities {
+                    Some(v) => v,
+                    None => SessionCapabilities::default(),
+                };
+                let auth = match f_auth {
+                    Some(v) => v,
+                    None => AgentAuthCapabilities::default(),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
-                Ok(AgentCapabilities { load_session, prompt_capabilities, mcp_capabilities, session_capabilities, auth, meta })
+                Ok(AgentCapabilities {
+                    load_session,
+                    prompt_capabilities,
+                    mcp_capabilities,
+                    session_capabilities,
+                    auth,
+                    meta,
+                })
             }
         }
         d.deserialize_map(V)
@@ -4297,12 +4974,7 @@ pub struct PromptCapabilities {
 
 impl Default for PromptCapabilities {
     fn default() -> Self {
-        Self {
-            image: false,
-            audio: false,
-            embedded_context: false,
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { image: false, audio: false, embedded_context: false, meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -4333,7 +5005,9 @@ impl<'de> Deserialize<'de> for PromptCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = PromptCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (PromptCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (PromptCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<PromptCapabilities, A::Error> {
                 let mut f_image: Option<bool> = None;
                 let mut f_audio: Option<bool> = None;
@@ -4344,26 +5018,43 @@ impl<'de> Deserialize<'de> for PromptCapabilities {
                     match key.as_str() {
                         "image" => {
                             de::seen::<A::Error>(&mut seen, 0, "image")?;
-                            if let Some(v) = de::field_lenient::<A, bool>(&mut map, "image")? { f_image = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, bool>(&mut map, "image")? {
+                                f_image = Some(v);
+                            }
                         }
                         "audio" => {
                             de::seen::<A::Error>(&mut seen, 1, "audio")?;
-                            if let Some(v) = de::field_lenient::<A, bool>(&mut map, "audio")? { f_audio = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, bool>(&mut map, "audio")? {
+                                f_audio = Some(v);
+                            }
                         }
                         "embeddedContext" => {
                             de::seen::<A::Error>(&mut seen, 2, "embeddedContext")?;
-                            if let Some(v) = de::field_lenient::<A, bool>(&mut map, "embeddedContext")? { f_embedded_context = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, bool>(&mut map, "embeddedContext")? {
+                                f_embedded_context = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let image = match f_image { Some(v) => v, None => false };
-                let audio = match f_audio { Some(v) => v, None => false };
-                let embedded_context = match f_embedded_context { Some(v) => v, None => false };
+                let image = match f_image {
+                    Some(v) => v,
+                    None => false,
+                };
+                let audio = match f_audio {
+                    Some(v) => v,
+                    None => false,
+                };
+                let embedded_context = match f_embedded_context {
+                    Some(v) => v,
+                    None => false,
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(PromptCapabilities { image, audio, embedded_context, meta })
             }
@@ -4387,11 +5078,7 @@ pub struct McpCapabilities {
 
 impl Default for McpCapabilities {
     fn default() -> Self {
-        Self {
-            http: false,
-            sse: false,
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { http: false, sse: false, meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -4421,7 +5108,9 @@ impl<'de> Deserialize<'de> for McpCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = McpCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (McpCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (McpCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<McpCapabilities, A::Error> {
                 let mut f_http: Option<bool> = None;
                 let mut f_sse: Option<bool> = None;
@@ -4431,21 +5120,33 @@ impl<'de> Deserialize<'de> for McpCapabilities {
                     match key.as_str() {
                         "http" => {
                             de::seen::<A::Error>(&mut seen, 0, "http")?;
-                            if let Some(v) = de::field_lenient::<A, bool>(&mut map, "http")? { f_http = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, bool>(&mut map, "http")? {
+                                f_http = Some(v);
+                            }
                         }
                         "sse" => {
                             de::seen::<A::Error>(&mut seen, 1, "sse")?;
-                            if let Some(v) = de::field_lenient::<A, bool>(&mut map, "sse")? { f_sse = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, bool>(&mut map, "sse")? {
+                                f_sse = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let http = match f_http { Some(v) => v, None => false };
-                let sse = match f_sse { Some(v) => v, None => false };
+                let http = match f_http {
+                    Some(v) => v,
+                    None => false,
+                };
+                let sse = match f_sse {
+                    Some(v) => v,
+                    None => false,
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(McpCapabilities { http, sse, meta })
             }
@@ -4535,7 +5236,9 @@ impl<'de> Deserialize<'de> for SessionCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SessionCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SessionCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionCapabilities, A::Error> {
                 let mut f_list: Option<Option<SessionListCapabilities>> = None;
                 let mut f_delete: Option<Option<SessionDeleteCapabilities>> = None;
@@ -4548,27 +5251,49 @@ impl<'de> Deserialize<'de> for SessionCapabilities {
                     match key.as_str() {
                         "list" => {
                             de::seen::<A::Error>(&mut seen, 0, "list")?;
-                            if let Some(v) = de::field_lenient::<A, Option<SessionListCapabilities>>(&mut map, "list")? { f_list = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<SessionListCapabilities>>(&mut map, "list")?
+                            {
+                                f_list = Some(v);
+                            }
                         }
                         "delete" => {
                             de::seen::<A::Error>(&mut seen, 1, "delete")?;
-                            if let Some(v) = de::field_lenient::<A, Option<SessionDeleteCapabilities>>(&mut map, "delete")? { f_delete = Some(v); }
+                            if let Some(v) =
+                                de::field_lenient::<A, Option<SessionDeleteCapabilities>>(&mut map, "delete")?
+                            {
+                                f_delete = Some(v);
+                            }
                         }
                         "additionalDirectories" => {
                             de::seen::<A::Error>(&mut seen, 2, "additionalDirectories")?;
-                            if let Some(v) = de::field_lenient::<A, Option<SessionAdditionalDirectoriesCapabilities>>(&mut map, "additionalDirectories")? { f_additional_directories = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<SessionAdditionalDirectoriesCapabilities>>(
+                                &mut map,
+                                "additionalDirectories",
+                            )? {
+                                f_additional_directories = Some(v);
+                            }
                         }
                         "resume" => {
                             de::seen::<A::Error>(&mut seen, 3, "resume")?;
-                            if let Some(v) = de::field_lenient::<A, Option<SessionResumeCapabilities>>(&mut map, "resume")? { f_resume = Some(v); }
+                            if let Some(v) =
+                                de::field_lenient::<A, Option<SessionResumeCapabilities>>(&mut map, "resume")?
+                            {
+                                f_resume = Some(v);
+                            }
                         }
                         "close" => {
                             de::seen::<A::Error>(&mut seen, 4, "close")?;
-                            if let Some(v) = de::field_lenient::<A, Option<SessionCloseCapabilities>>(&mut map, "close")? { f_close = Some(v); }
+                            if let Some(v) =
+                                de::field_lenient::<A, Option<SessionCloseCapabilities>>(&mut map, "close")?
+                            {
+                                f_close = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 5, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -4597,9 +5322,7 @@ pub struct SessionListCapabilities {
 
 impl Default for SessionListCapabilities {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -4627,7 +5350,9 @@ impl<'de> Deserialize<'de> for SessionListCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SessionListCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionListCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SessionListCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionListCapabilities, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -4635,7 +5360,9 @@ impl<'de> Deserialize<'de> for SessionListCapabilities {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -4659,9 +5386,7 @@ pub struct SessionDeleteCapabilities {
 
 impl Default for SessionDeleteCapabilities {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -4689,7 +5414,9 @@ impl<'de> Deserialize<'de> for SessionDeleteCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SessionDeleteCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionDeleteCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SessionDeleteCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionDeleteCapabilities, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -4697,7 +5424,9 @@ impl<'de> Deserialize<'de> for SessionDeleteCapabilities {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -4721,9 +5450,7 @@ pub struct SessionAdditionalDirectoriesCapabilities {
 
 impl Default for SessionAdditionalDirectoriesCapabilities {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -4751,15 +5478,22 @@ impl<'de> Deserialize<'de> for SessionAdditionalDirectoriesCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SessionAdditionalDirectoriesCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionAdditionalDirectoriesCapabilities)") }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionAdditionalDirectoriesCapabilities, A::Error> {
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SessionAdditionalDirectoriesCapabilities)")
+            }
+            fn visit_map<A: MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<SessionAdditionalDirectoriesCapabilities, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -4783,9 +5517,7 @@ pub struct SessionResumeCapabilities {
 
 impl Default for SessionResumeCapabilities {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -4813,7 +5545,9 @@ impl<'de> Deserialize<'de> for SessionResumeCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SessionResumeCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionResumeCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SessionResumeCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionResumeCapabilities, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -4821,7 +5555,9 @@ impl<'de> Deserialize<'de> for SessionResumeCapabilities {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -4845,9 +5581,7 @@ pub struct SessionCloseCapabilities {
 
 impl Default for SessionCloseCapabilities {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -4875,7 +5609,9 @@ impl<'de> Deserialize<'de> for SessionCloseCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SessionCloseCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionCloseCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SessionCloseCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionCloseCapabilities, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -4883,7 +5619,9 @@ impl<'de> Deserialize<'de> for SessionCloseCapabilities {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -4909,10 +5647,7 @@ pub struct AgentAuthCapabilities {
 
 impl Default for AgentAuthCapabilities {
     fn default() -> Self {
-        Self {
-            logout: MaybeUndefined::Undefined,
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { logout: MaybeUndefined::Undefined, meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -4945,7 +5680,9 @@ impl<'de> Deserialize<'de> for AgentAuthCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = AgentAuthCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (AgentAuthCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (AgentAuthCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AgentAuthCapabilities, A::Error> {
                 let mut f_logout: Option<Option<LogoutCapabilities>> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -4954,11 +5691,15 @@ impl<'de> Deserialize<'de> for AgentAuthCapabilities {
                     match key.as_str() {
                         "logout" => {
                             de::seen::<A::Error>(&mut seen, 0, "logout")?;
-                            if let Some(v) = de::field_lenient::<A, Option<LogoutCapabilities>>(&mut map, "logout")? { f_logout = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<LogoutCapabilities>>(&mut map, "logout")? {
+                                f_logout = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -4983,9 +5724,7 @@ pub struct LogoutCapabilities {
 
 impl Default for LogoutCapabilities {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -5013,7 +5752,9 @@ impl<'de> Deserialize<'de> for LogoutCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = LogoutCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (LogoutCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (LogoutCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<LogoutCapabilities, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -5021,7 +5762,9 @@ impl<'de> Deserialize<'de> for LogoutCapabilities {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -5049,8 +5792,13 @@ pub enum AuthMethod {
 impl SerializeFields for AuthMethod {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         match self {
-            Self::Terminal(v) => { m.serialize_entry("type", "terminal")?; v.serialize_fields(m, skip)?; }
-            Self::Agent(v) => { v.serialize_fields(m, skip)?; }
+            Self::Terminal(v) => {
+                m.serialize_entry("type", "terminal")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::Agent(v) => {
+                v.serialize_fields(m, skip)?;
+            }
             Self::Unknown(raw) => raw.serialize_fields(m, skip)?,
         }
         Ok(())
@@ -5059,7 +5807,9 @@ impl SerializeFields for AuthMethod {
 
 impl Serialize for AuthMethod {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        if let Self::Unknown(raw) = self { return raw.serialize(s); }
+        if let Self::Unknown(raw) = self {
+            return raw.serialize(s);
+        }
         let mut m = s.serialize_map(None)?;
         self.serialize_fields(&mut m, &[])?;
         m.end()
@@ -5085,11 +5835,32 @@ impl<'de> Deserialize<'de> for AuthMethod {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default, serde::Serialize, serde::Deserialize)]
 #[serde(transparent)]
 pub struct AuthMethodId(pub String);
-impl AuthMethodId { /** The text. */ pub fn as_str(&self) -> &str { &self.0 } }
-impl From<&str> for AuthMethodId { fn from(s: &str) -> Self { Self(s.to_owned()) } }
-impl From<String> for AuthMethodId { fn from(s: String) -> Self { Self(s) } }
-impl AsRef<str> for AuthMethodId { fn as_ref(&self) -> &str { &self.0 } }
-impl fmt::Display for AuthMethodId { fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str(&self.0) } }
+impl AuthMethodId {
+    /** The text. */
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+impl From<&str> for AuthMethodId {
+    fn from(s: &str) -> Self {
+        Self(s.to_owned())
+    }
+}
+impl From<String> for AuthMethodId {
+    fn from(s: String) -> Self {
+        Self(s)
+    }
+}
+impl AsRef<str> for AuthMethodId {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+impl fmt::Display for AuthMethodId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
 
 /// Terminal-based authentication method.
 #[derive(Debug, Clone, PartialEq)]
@@ -5120,8 +5891,12 @@ impl SerializeFields for AuthMethodTerminal {
             MaybeUndefined::Null => m.serialize_entry("description", &())?,
             MaybeUndefined::Value(v) => m.serialize_entry("description", v)?,
         }
-        if let Some(v) = &self.args { m.serialize_entry("args", v)?; }
-        if let Some(v) = &self.env { m.serialize_entry("env", v)?; }
+        if let Some(v) = &self.args {
+            m.serialize_entry("args", v)?;
+        }
+        if let Some(v) = &self.env {
+            m.serialize_entry("env", v)?;
+        }
         match &self.meta {
             MaybeUndefined::Undefined => {}
             MaybeUndefined::Null => m.serialize_entry("_meta", &())?,
@@ -5144,7 +5919,9 @@ impl<'de> Deserialize<'de> for AuthMethodTerminal {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = AuthMethodTerminal;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (AuthMethodTerminal)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (AuthMethodTerminal)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AuthMethodTerminal, A::Error> {
                 let mut f_id: Option<AuthMethodId> = None;
                 let mut f_name: Option<String> = None;
@@ -5165,25 +5942,39 @@ impl<'de> Deserialize<'de> for AuthMethodTerminal {
                         }
                         "description" => {
                             de::seen::<A::Error>(&mut seen, 2, "description")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? { f_description = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
+                                f_description = Some(v);
+                            }
                         }
                         "args" => {
                             de::seen::<A::Error>(&mut seen, 3, "args")?;
-                            f_args = Some(de::field::<A, de::List<String>>(&mut map, "args")?.0);
+                            if let Some(v) = de::field::<A, Option<de::List<String>>>(&mut map, "args")? {
+                                f_args = Some(v.0);
+                            }
                         }
                         "env" => {
                             de::seen::<A::Error>(&mut seen, 4, "env")?;
-                            f_env = Some(de::field::<A, OrderedMap<String>>(&mut map, "env")?);
+                            if let Some(v) = de::field::<A, Option<OrderedMap<String>>>(&mut map, "env")? {
+                                f_env = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 5, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let id = match f_id { Some(v) => v, None => return Err(de::missing::<A::Error>("id")) };
-                let name = match f_name { Some(v) => v, None => return Err(de::missing::<A::Error>("name")) };
+                let id = match f_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("id")),
+                };
+                let name = match f_name {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("name")),
+                };
                 let description = MaybeUndefined::from_present(f_description);
                 let args = f_args;
                 let env = f_env;
@@ -5241,7 +6032,9 @@ impl<'de> Deserialize<'de> for AuthMethodAgent {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = AuthMethodAgent;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (AuthMethodAgent)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (AuthMethodAgent)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AuthMethodAgent, A::Error> {
                 let mut f_id: Option<AuthMethodId> = None;
                 let mut f_name: Option<String> = None;
@@ -5260,17 +6053,27 @@ impl<'de> Deserialize<'de> for AuthMethodAgent {
                         }
                         "description" => {
                             de::seen::<A::Error>(&mut seen, 2, "description")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? { f_description = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
+                                f_description = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let id = match f_id { Some(v) => v, None => return Err(de::missing::<A::Error>("id")) };
-                let name = match f_name { Some(v) => v, None => return Err(de::missing::<A::Error>("name")) };
+                let id = match f_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("id")),
+                };
+                let name = match f_name {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("name")),
+                };
                 let description = MaybeUndefined::from_present(f_description);
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(AuthMethodAgent { id, name, description, meta })
@@ -5331,7 +6134,9 @@ impl<'de> Deserialize<'de> for Implementation {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = Implementation;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (Implementation)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (Implementation)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Implementation, A::Error> {
                 let mut f_name: Option<String> = None;
                 let mut f_title: Option<Option<String>> = None;
@@ -5346,7 +6151,9 @@ impl<'de> Deserialize<'de> for Implementation {
                         }
                         "title" => {
                             de::seen::<A::Error>(&mut seen, 1, "title")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? { f_title = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? {
+                                f_title = Some(v);
+                            }
                         }
                         "version" => {
                             de::seen::<A::Error>(&mut seen, 2, "version")?;
@@ -5354,14 +6161,22 @@ impl<'de> Deserialize<'de> for Implementation {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let name = match f_name { Some(v) => v, None => return Err(de::missing::<A::Error>("name")) };
+                let name = match f_name {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("name")),
+                };
                 let title = MaybeUndefined::from_present(f_title);
-                let version = match f_version { Some(v) => v, None => return Err(de::missing::<A::Error>("version")) };
+                let version = match f_version {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("version")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(Implementation { name, title, version, meta })
             }
@@ -5381,9 +6196,7 @@ pub struct AuthenticateResponse {
 
 impl Default for AuthenticateResponse {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -5411,7 +6224,9 @@ impl<'de> Deserialize<'de> for AuthenticateResponse {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = AuthenticateResponse;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (AuthenticateResponse)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (AuthenticateResponse)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AuthenticateResponse, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -5419,7 +6234,9 @@ impl<'de> Deserialize<'de> for AuthenticateResponse {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -5443,9 +6260,7 @@ pub struct LogoutResponse {
 
 impl Default for LogoutResponse {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -5473,7 +6288,9 @@ impl<'de> Deserialize<'de> for LogoutResponse {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = LogoutResponse;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (LogoutResponse)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (LogoutResponse)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<LogoutResponse, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -5481,7 +6298,9 @@ impl<'de> Deserialize<'de> for LogoutResponse {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -5544,7 +6363,9 @@ impl<'de> Deserialize<'de> for NewSessionResponse {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = NewSessionResponse;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (NewSessionResponse)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (NewSessionResponse)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<NewSessionResponse, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_modes: Option<Option<SessionModeState>> = None;
@@ -5559,21 +6380,30 @@ impl<'de> Deserialize<'de> for NewSessionResponse {
                         }
                         "modes" => {
                             de::seen::<A::Error>(&mut seen, 1, "modes")?;
-                            if let Some(v) = de::field_lenient::<A, Option<SessionModeState>>(&mut map, "modes")? { f_modes = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<SessionModeState>>(&mut map, "modes")? {
+                                f_modes = Some(v);
+                            }
                         }
                         "configOptions" => {
                             de::seen::<A::Error>(&mut seen, 2, "configOptions")?;
                             let r = de::field_items::<A, SessionConfigOption>(&mut map, "configOptions", true, true)?;
-                            if let Some(v) = r { f_config_options = Some(v); }
+                            if let Some(v) = r {
+                                f_config_options = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let session_id = match f_session_id { Some(v) => v, None => return Err(de::missing::<A::Error>("sessionId")) };
+                let session_id = match f_session_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("sessionId")),
+                };
                 let modes = MaybeUndefined::from_present(f_modes);
                 let config_options = MaybeUndefined::from_present(f_config_options);
                 let meta = MaybeUndefined::from_present(f_meta);
@@ -5623,7 +6453,9 @@ impl<'de> Deserialize<'de> for SessionModeState {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SessionModeState;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionModeState)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SessionModeState)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionModeState, A::Error> {
                 let mut f_current_mode_id: Option<SessionModeId> = None;
                 let mut f_available_modes: Option<Vec<SessionMode>> = None;
@@ -5642,13 +6474,21 @@ impl<'de> Deserialize<'de> for SessionModeState {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let current_mode_id = match f_current_mode_id { Some(v) => v, None => return Err(de::missing::<A::Error>("currentModeId")) };
-                let available_modes = match f_available_modes { Some(v) => v, None => return Err(de::missing::<A::Error>("availableModes")) };
+                let current_mode_id = match f_current_mode_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("currentModeId")),
+                };
+                let available_modes = match f_available_modes {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("availableModes")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(SessionModeState { current_mode_id, available_modes, meta })
             }
@@ -5661,11 +6501,32 @@ impl<'de> Deserialize<'de> for SessionModeState {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default, serde::Serialize, serde::Deserialize)]
 #[serde(transparent)]
 pub struct SessionModeId(pub String);
-impl SessionModeId { /** The text. */ pub fn as_str(&self) -> &str { &self.0 } }
-impl From<&str> for SessionModeId { fn from(s: &str) -> Self { Self(s.to_owned()) } }
-impl From<String> for SessionModeId { fn from(s: String) -> Self { Self(s) } }
-impl AsRef<str> for SessionModeId { fn as_ref(&self) -> &str { &self.0 } }
-impl fmt::Display for SessionModeId { fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str(&self.0) } }
+impl SessionModeId {
+    /** The text. */
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+impl From<&str> for SessionModeId {
+    fn from(s: &str) -> Self {
+        Self(s.to_owned())
+    }
+}
+impl From<String> for SessionModeId {
+    fn from(s: String) -> Self {
+        Self(s)
+    }
+}
+impl AsRef<str> for SessionModeId {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+impl fmt::Display for SessionModeId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
 
 /// A mode the agent can operate in.
 #[derive(Debug, Clone, PartialEq)]
@@ -5713,7 +6574,9 @@ impl<'de> Deserialize<'de> for SessionMode {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SessionMode;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionMode)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SessionMode)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionMode, A::Error> {
                 let mut f_id: Option<SessionModeId> = None;
                 let mut f_name: Option<String> = None;
@@ -5732,17 +6595,27 @@ impl<'de> Deserialize<'de> for SessionMode {
                         }
                         "description" => {
                             de::seen::<A::Error>(&mut seen, 2, "description")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? { f_description = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
+                                f_description = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let id = match f_id { Some(v) => v, None => return Err(de::missing::<A::Error>("id")) };
-                let name = match f_name { Some(v) => v, None => return Err(de::missing::<A::Error>("name")) };
+                let id = match f_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("id")),
+                };
+                let name = match f_name {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("name")),
+                };
                 let description = MaybeUndefined::from_present(f_description);
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(SessionMode { id, name, description, meta })
@@ -5766,8 +6639,14 @@ pub enum SessionConfigOptionVariant {
 impl SerializeFields for SessionConfigOptionVariant {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         match self {
-            Self::Select(v) => { m.serialize_entry("type", "select")?; v.serialize_fields(m, skip)?; }
-            Self::Boolean(v) => { m.serialize_entry("type", "boolean")?; v.serialize_fields(m, skip)?; }
+            Self::Select(v) => {
+                m.serialize_entry("type", "select")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::Boolean(v) => {
+                m.serialize_entry("type", "boolean")?;
+                v.serialize_fields(m, skip)?;
+            }
             Self::Unknown(raw) => raw.serialize_fields(m, skip)?,
         }
         Ok(())
@@ -5776,7 +6655,9 @@ impl SerializeFields for SessionConfigOptionVariant {
 
 impl Serialize for SessionConfigOptionVariant {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        if let Self::Unknown(raw) = self { return raw.serialize(s); }
+        if let Self::Unknown(raw) = self {
+            return raw.serialize(s);
+        }
         let mut m = s.serialize_map(None)?;
         self.serialize_fields(&mut m, &[])?;
         m.end()
@@ -5854,10 +6735,14 @@ impl Serialize for SessionConfigOption {
 
 impl<'de> Deserialize<'de> for SessionConfigOption {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V<'de> { raw: &'de RawValue }
+        struct V<'de> {
+            raw: &'de RawValue,
+        }
         impl<'de> Visitor<'de> for V<'de> {
             type Value = SessionConfigOption;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionConfigOption)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SessionConfigOption)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionConfigOption, A::Error> {
                 let mut f_id: Option<SessionConfigId> = None;
                 let mut f_name: Option<String> = None;
@@ -5877,21 +6762,35 @@ impl<'de> Deserialize<'de> for SessionConfigOption {
                         }
                         "description" => {
                             de::seen::<A::Error>(&mut seen, 2, "description")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? { f_description = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
+                                f_description = Some(v);
+                            }
                         }
                         "category" => {
                             de::seen::<A::Error>(&mut seen, 3, "category")?;
-                            if let Some(v) = de::field_lenient::<A, Option<SessionConfigOptionCategory>>(&mut map, "category")? { f_category = Some(v); }
+                            if let Some(v) =
+                                de::field_lenient::<A, Option<SessionConfigOptionCategory>>(&mut map, "category")?
+                            {
+                                f_category = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 4, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let id = match f_id { Some(v) => v, None => return Err(de::missing::<A::Error>("id")) };
-                let name = match f_name { Some(v) => v, None => return Err(de::missing::<A::Error>("name")) };
+                let id = match f_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("id")),
+                };
+                let name = match f_name {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("name")),
+                };
                 let description = MaybeUndefined::from_present(f_description);
                 let category = MaybeUndefined::from_present(f_category);
                 let meta = MaybeUndefined::from_present(f_meta);
@@ -5909,11 +6808,32 @@ impl<'de> Deserialize<'de> for SessionConfigOption {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default, serde::Serialize, serde::Deserialize)]
 #[serde(transparent)]
 pub struct SessionConfigId(pub String);
-impl SessionConfigId { /** The text. */ pub fn as_str(&self) -> &str { &self.0 } }
-impl From<&str> for SessionConfigId { fn from(s: &str) -> Self { Self(s.to_owned()) } }
-impl From<String> for SessionConfigId { fn from(s: String) -> Self { Self(s) } }
-impl AsRef<str> for SessionConfigId { fn as_ref(&self) -> &str { &self.0 } }
-impl fmt::Display for SessionConfigId { fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str(&self.0) } }
+impl SessionConfigId {
+    /** The text. */
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+impl From<&str> for SessionConfigId {
+    fn from(s: &str) -> Self {
+        Self(s.to_owned())
+    }
+}
+impl From<String> for SessionConfigId {
+    fn from(s: String) -> Self {
+        Self(s)
+    }
+}
+impl AsRef<str> for SessionConfigId {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+impl fmt::Display for SessionConfigId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
 
 /// Semantic category for a session configuration option.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -5950,7 +6870,9 @@ impl SessionConfigOptionCategory {
 }
 
 impl Serialize for SessionConfigOptionCategory {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> { s.serialize_str(self.as_str()) }
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
 }
 
 impl<'de> Deserialize<'de> for SessionConfigOptionCategory {
@@ -5970,11 +6892,32 @@ impl<'de> Deserialize<'de> for SessionConfigOptionCategory {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default, serde::Serialize, serde::Deserialize)]
 #[serde(transparent)]
 pub struct SessionConfigValueId(pub String);
-impl SessionConfigValueId { /** The text. */ pub fn as_str(&self) -> &str { &self.0 } }
-impl From<&str> for SessionConfigValueId { fn from(s: &str) -> Self { Self(s.to_owned()) } }
-impl From<String> for SessionConfigValueId { fn from(s: String) -> Self { Self(s) } }
-impl AsRef<str> for SessionConfigValueId { fn as_ref(&self) -> &str { &self.0 } }
-impl fmt::Display for SessionConfigValueId { fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str(&self.0) } }
+impl SessionConfigValueId {
+    /** The text. */
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+impl From<&str> for SessionConfigValueId {
+    fn from(s: &str) -> Self {
+        Self(s.to_owned())
+    }
+}
+impl From<String> for SessionConfigValueId {
+    fn from(s: String) -> Self {
+        Self(s)
+    }
+}
+impl AsRef<str> for SessionConfigValueId {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+impl fmt::Display for SessionConfigValueId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
 
 /// Possible values for a session configuration option.
 #[derive(Debug, Clone, PartialEq)]
@@ -5997,9 +6940,16 @@ impl Serialize for SessionConfigSelectOptions {
 impl<'de> Deserialize<'de> for SessionConfigSelectOptions {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let raw = <&'de RawValue>::deserialize(d)?;
-        if let Some(v) = de::try_variant::<de::List<SessionConfigSelectOption>>(raw) { return Ok(Self::Ungrouped(v.0)); }
-        if let Some(v) = de::try_variant::<de::List<SessionConfigSelectGroup>>(raw) { return Ok(Self::Grouped(v.0)); }
-        Err(de::no_variant::<D::Error>("one of an array of SessionConfigSelectOption, an array of SessionConfigSelectGroup", raw))
+        if let Some(v) = de::try_variant::<de::List<SessionConfigSelectOption>>(raw) {
+            return Ok(Self::Ungrouped(v.0));
+        }
+        if let Some(v) = de::try_variant::<de::List<SessionConfigSelectGroup>>(raw) {
+            return Ok(Self::Grouped(v.0));
+        }
+        Err(de::no_variant::<D::Error>(
+            "one of an array of SessionConfigSelectOption, an array of SessionConfigSelectGroup",
+            raw,
+        ))
     }
 }
 
@@ -6049,7 +6999,9 @@ impl<'de> Deserialize<'de> for SessionConfigSelectOption {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SessionConfigSelectOption;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionConfigSelectOption)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SessionConfigSelectOption)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionConfigSelectOption, A::Error> {
                 let mut f_value: Option<SessionConfigValueId> = None;
                 let mut f_name: Option<String> = None;
@@ -6068,17 +7020,27 @@ impl<'de> Deserialize<'de> for SessionConfigSelectOption {
                         }
                         "description" => {
                             de::seen::<A::Error>(&mut seen, 2, "description")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? { f_description = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
+                                f_description = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let value = match f_value { Some(v) => v, None => return Err(de::missing::<A::Error>("value")) };
-                let name = match f_name { Some(v) => v, None => return Err(de::missing::<A::Error>("name")) };
+                let value = match f_value {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("value")),
+                };
+                let name = match f_name {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("name")),
+                };
                 let description = MaybeUndefined::from_present(f_description);
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(SessionConfigSelectOption { value, name, description, meta })
@@ -6130,7 +7092,9 @@ impl<'de> Deserialize<'de> for SessionConfigSelectGroup {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SessionConfigSelectGroup;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionConfigSelectGroup)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SessionConfigSelectGroup)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionConfigSelectGroup, A::Error> {
                 let mut f_group: Option<SessionConfigGroupId> = None;
                 let mut f_name: Option<String> = None;
@@ -6154,14 +7118,25 @@ impl<'de> Deserialize<'de> for SessionConfigSelectGroup {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let group = match f_group { Some(v) => v, None => return Err(de::missing::<A::Error>("group")) };
-                let name = match f_name { Some(v) => v, None => return Err(de::missing::<A::Error>("name")) };
-                let options = match f_options { Some(v) => v, None => return Err(de::missing::<A::Error>("options")) };
+                let group = match f_group {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("group")),
+                };
+                let name = match f_name {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("name")),
+                };
+                let options = match f_options {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("options")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(SessionConfigSelectGroup { group, name, options, meta })
             }
@@ -6174,11 +7149,32 @@ impl<'de> Deserialize<'de> for SessionConfigSelectGroup {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default, serde::Serialize, serde::Deserialize)]
 #[serde(transparent)]
 pub struct SessionConfigGroupId(pub String);
-impl SessionConfigGroupId { /** The text. */ pub fn as_str(&self) -> &str { &self.0 } }
-impl From<&str> for SessionConfigGroupId { fn from(s: &str) -> Self { Self(s.to_owned()) } }
-impl From<String> for SessionConfigGroupId { fn from(s: String) -> Self { Self(s) } }
-impl AsRef<str> for SessionConfigGroupId { fn as_ref(&self) -> &str { &self.0 } }
-impl fmt::Display for SessionConfigGroupId { fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str(&self.0) } }
+impl SessionConfigGroupId {
+    /** The text. */
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+impl From<&str> for SessionConfigGroupId {
+    fn from(s: &str) -> Self {
+        Self(s.to_owned())
+    }
+}
+impl From<String> for SessionConfigGroupId {
+    fn from(s: String) -> Self {
+        Self(s)
+    }
+}
+impl AsRef<str> for SessionConfigGroupId {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+impl fmt::Display for SessionConfigGroupId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
 
 /// A single-value selector (dropdown) session configuration option payload.
 #[derive(Debug, Clone, PartialEq)]
@@ -6210,7 +7206,9 @@ impl<'de> Deserialize<'de> for SessionConfigSelect {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SessionConfigSelect;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionConfigSelect)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SessionConfigSelect)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionConfigSelect, A::Error> {
                 let mut f_current_value: Option<SessionConfigValueId> = None;
                 let mut f_options: Option<SessionConfigSelectOptions> = None;
@@ -6228,8 +7226,14 @@ impl<'de> Deserialize<'de> for SessionConfigSelect {
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let current_value = match f_current_value { Some(v) => v, None => return Err(de::missing::<A::Error>("currentValue")) };
-                let options = match f_options { Some(v) => v, None => return Err(de::missing::<A::Error>("options")) };
+                let current_value = match f_current_value {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("currentValue")),
+                };
+                let options = match f_options {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("options")),
+                };
                 Ok(SessionConfigSelect { current_value, options })
             }
         }
@@ -6264,7 +7268,9 @@ impl<'de> Deserialize<'de> for SessionConfigBoolean {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SessionConfigBoolean;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionConfigBoolean)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SessionConfigBoolean)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionConfigBoolean, A::Error> {
                 let mut f_current_value: Option<bool> = None;
                 let mut seen = 0u64;
@@ -6277,7 +7283,10 @@ impl<'de> Deserialize<'de> for SessionConfigBoolean {
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let current_value = match f_current_value { Some(v) => v, None => return Err(de::missing::<A::Error>("currentValue")) };
+                let current_value = match f_current_value {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("currentValue")),
+                };
                 Ok(SessionConfigBoolean { current_value })
             }
         }
@@ -6342,7 +7351,9 @@ impl<'de> Deserialize<'de> for LoadSessionResponse {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = LoadSessionResponse;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (LoadSessionResponse)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (LoadSessionResponse)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<LoadSessionResponse, A::Error> {
                 let mut f_modes: Option<Option<SessionModeState>> = None;
                 let mut f_config_options: Option<Option<Vec<SessionConfigOption>>> = None;
@@ -6352,16 +7363,22 @@ impl<'de> Deserialize<'de> for LoadSessionResponse {
                     match key.as_str() {
                         "modes" => {
                             de::seen::<A::Error>(&mut seen, 0, "modes")?;
-                            if let Some(v) = de::field_lenient::<A, Option<SessionModeState>>(&mut map, "modes")? { f_modes = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<SessionModeState>>(&mut map, "modes")? {
+                                f_modes = Some(v);
+                            }
                         }
                         "configOptions" => {
                             de::seen::<A::Error>(&mut seen, 1, "configOptions")?;
                             let r = de::field_items::<A, SessionConfigOption>(&mut map, "configOptions", true, true)?;
-                            if let Some(v) = r { f_config_options = Some(v); }
+                            if let Some(v) = r {
+                                f_config_options = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -6420,7 +7437,9 @@ impl<'de> Deserialize<'de> for ListSessionsResponse {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ListSessionsResponse;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ListSessionsResponse)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ListSessionsResponse)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ListSessionsResponse, A::Error> {
                 let mut f_sessions: Option<Vec<SessionInfo>> = None;
                 let mut f_next_cursor: Option<Option<String>> = None;
@@ -6435,16 +7454,23 @@ impl<'de> Deserialize<'de> for ListSessionsResponse {
                         }
                         "nextCursor" => {
                             de::seen::<A::Error>(&mut seen, 1, "nextCursor")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "nextCursor")? { f_next_cursor = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "nextCursor")? {
+                                f_next_cursor = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let sessions = match f_sessions { Some(v) => v, None => return Err(de::missing::<A::Error>("sessions")) };
+                let sessions = match f_sessions {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("sessions")),
+                };
                 let next_cursor = MaybeUndefined::from_present(f_next_cursor);
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(ListSessionsResponse { sessions, next_cursor, meta })
@@ -6477,7 +7503,9 @@ impl SerializeFields for SessionInfo {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("sessionId", &self.session_id)?;
         m.serialize_entry("cwd", &self.cwd)?;
-        if let Some(v) = &self.additional_directories { m.serialize_entry("additionalDirectories", v)?; }
+        if let Some(v) = &self.additional_directories {
+            m.serialize_entry("additionalDirectories", v)?;
+        }
         match &self.title {
             MaybeUndefined::Undefined => {}
             MaybeUndefined::Null => m.serialize_entry("title", &())?,
@@ -6510,7 +7538,9 @@ impl<'de> Deserialize<'de> for SessionInfo {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SessionInfo;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionInfo)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SessionInfo)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionInfo, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_cwd: Option<String> = None;
@@ -6532,25 +7562,39 @@ impl<'de> Deserialize<'de> for SessionInfo {
                         "additionalDirectories" => {
                             de::seen::<A::Error>(&mut seen, 2, "additionalDirectories")?;
                             let r = de::field_items::<A, String>(&mut map, "additionalDirectories", false, true)?;
-                            if let Some(Some(v)) = r { f_additional_directories = Some(v); }
+                            if let Some(Some(v)) = r {
+                                f_additional_directories = Some(v);
+                            }
                         }
                         "title" => {
                             de::seen::<A::Error>(&mut seen, 3, "title")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? { f_title = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? {
+                                f_title = Some(v);
+                            }
                         }
                         "updatedAt" => {
                             de::seen::<A::Error>(&mut seen, 4, "updatedAt")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "updatedAt")? { f_updated_at = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "updatedAt")? {
+                                f_updated_at = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 5, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let session_id = match f_session_id { Some(v) => v, None => return Err(de::missing::<A::Error>("sessionId")) };
-                let cwd = match f_cwd { Some(v) => v, None => return Err(de::missing::<A::Error>("cwd")) };
+                let session_id = match f_session_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("sessionId")),
+                };
+                let cwd = match f_cwd {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("cwd")),
+                };
                 let additional_directories = f_additional_directories;
                 let title = MaybeUndefined::from_present(f_title);
                 let updated_at = MaybeUndefined::from_present(f_updated_at);
@@ -6573,9 +7617,7 @@ pub struct DeleteSessionResponse {
 
 impl Default for DeleteSessionResponse {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -6603,7 +7645,9 @@ impl<'de> Deserialize<'de> for DeleteSessionResponse {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = DeleteSessionResponse;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (DeleteSessionResponse)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (DeleteSessionResponse)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<DeleteSessionResponse, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -6611,7 +7655,9 @@ impl<'de> Deserialize<'de> for DeleteSessionResponse {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -6681,7 +7727,9 @@ impl<'de> Deserialize<'de> for ResumeSessionResponse {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ResumeSessionResponse;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ResumeSessionResponse)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ResumeSessionResponse)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ResumeSessionResponse, A::Error> {
                 let mut f_modes: Option<Option<SessionModeState>> = None;
                 let mut f_config_options: Option<Option<Vec<SessionConfigOption>>> = None;
@@ -6691,16 +7739,22 @@ impl<'de> Deserialize<'de> for ResumeSessionResponse {
                     match key.as_str() {
                         "modes" => {
                             de::seen::<A::Error>(&mut seen, 0, "modes")?;
-                            if let Some(v) = de::field_lenient::<A, Option<SessionModeState>>(&mut map, "modes")? { f_modes = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<SessionModeState>>(&mut map, "modes")? {
+                                f_modes = Some(v);
+                            }
                         }
                         "configOptions" => {
                             de::seen::<A::Error>(&mut seen, 1, "configOptions")?;
                             let r = de::field_items::<A, SessionConfigOption>(&mut map, "configOptions", true, true)?;
-                            if let Some(v) = r { f_config_options = Some(v); }
+                            if let Some(v) = r {
+                                f_config_options = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -6726,9 +7780,7 @@ pub struct CloseSessionResponse {
 
 impl Default for CloseSessionResponse {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -6756,7 +7808,9 @@ impl<'de> Deserialize<'de> for CloseSessionResponse {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = CloseSessionResponse;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (CloseSessionResponse)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (CloseSessionResponse)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CloseSessionResponse, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -6764,7 +7818,9 @@ impl<'de> Deserialize<'de> for CloseSessionResponse {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -6788,9 +7844,7 @@ pub struct SetSessionModeResponse {
 
 impl Default for SetSessionModeResponse {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -6818,7 +7872,9 @@ impl<'de> Deserialize<'de> for SetSessionModeResponse {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SetSessionModeResponse;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SetSessionModeResponse)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SetSessionModeResponse)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SetSessionModeResponse, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -6826,7 +7882,9 @@ impl<'de> Deserialize<'de> for SetSessionModeResponse {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -6875,7 +7933,9 @@ impl<'de> Deserialize<'de> for SetSessionConfigOptionResponse {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SetSessionConfigOptionResponse;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SetSessionConfigOptionResponse)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SetSessionConfigOptionResponse)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SetSessionConfigOptionResponse, A::Error> {
                 let mut f_config_options: Option<Vec<SessionConfigOption>> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -6889,12 +7949,17 @@ impl<'de> Deserialize<'de> for SetSessionConfigOptionResponse {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let config_options = match f_config_options { Some(v) => v, None => return Err(de::missing::<A::Error>("configOptions")) };
+                let config_options = match f_config_options {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("configOptions")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(SetSessionConfigOptionResponse { config_options, meta })
             }
@@ -6939,7 +8004,9 @@ impl<'de> Deserialize<'de> for PromptResponse {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = PromptResponse;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (PromptResponse)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (PromptResponse)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<PromptResponse, A::Error> {
                 let mut f_stop_reason: Option<StopReason> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -6952,12 +8019,17 @@ impl<'de> Deserialize<'de> for PromptResponse {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let stop_reason = match f_stop_reason { Some(v) => v, None => return Err(de::missing::<A::Error>("stopReason")) };
+                let stop_reason = match f_stop_reason {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("stopReason")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(PromptResponse { stop_reason, meta })
             }
@@ -6991,7 +8063,8 @@ pub enum StopReason {
 
 impl StopReason {
     /// Every value this schema lists.
-    pub const VALUES: &'static [&'static str] = &["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"];
+    pub const VALUES: &'static [&'static str] =
+        &["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"];
     /// The wire value.
     pub fn as_str(&self) -> &str {
         match self {
@@ -7005,7 +8078,9 @@ impl StopReason {
 }
 
 impl Serialize for StopReason {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> { s.serialize_str(self.as_str()) }
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
 }
 
 impl<'de> Deserialize<'de> for StopReason {
@@ -7066,7 +8141,9 @@ impl<'de> Deserialize<'de> for SessionNotification {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SessionNotification;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionNotification)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SessionNotification)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionNotification, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_update: Option<SessionUpdate> = None;
@@ -7084,13 +8161,21 @@ impl<'de> Deserialize<'de> for SessionNotification {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let session_id = match f_session_id { Some(v) => v, None => return Err(de::missing::<A::Error>("sessionId")) };
-                let update = match f_update { Some(v) => v, None => return Err(de::missing::<A::Error>("update")) };
+                let session_id = match f_session_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("sessionId")),
+                };
+                let update = match f_update {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("update")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(SessionNotification { session_id, update, meta })
             }
@@ -7138,20 +8223,62 @@ pub enum SessionUpdate {
 impl SerializeFields for SessionUpdate {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         match self {
-            Self::UserMessageChunk(v) => { m.serialize_entry("sessionUpdate", "user_message_chunk")?; v.serialize_fields(m, skip)?; }
-            Self::AgentMessageChunk(v) => { m.serialize_entry("sessionUpdate", "agent_message_chunk")?; v.serialize_fields(m, skip)?; }
-            Self::AgentThoughtChunk(v) => { m.serialize_entry("sessionUpdate", "agent_thought_chunk")?; v.serialize_fields(m, skip)?; }
-            Self::ToolCall(v) => { m.serialize_entry("sessionUpdate", "tool_call")?; v.serialize_fields(m, skip)?; }
-            Self::ToolCallUpdate(v) => { m.serialize_entry("sessionUpdate", "tool_call_update")?; v.serialize_fields(m, skip)?; }
-            Self::Plan(v) => { m.serialize_entry("sessionUpdate", "plan")?; v.serialize_fields(m, skip)?; }
-            Self::AvailableCommandsUpdate(v) => { m.serialize_entry("sessionUpdate", "available_commands_update")?; v.serialize_fields(m, skip)?; }
-            Self::CurrentModeUpdate(v) => { m.serialize_entry("sessionUpdate", "current_mode_update")?; v.serialize_fields(m, skip)?; }
-            Self::ConfigOptionUpdate(v) => { m.serialize_entry("sessionUpdate", "config_option_update")?; v.serialize_fields(m, skip)?; }
-            Self::SessionInfoUpdate(v) => { m.serialize_entry("sessionUpdate", "session_info_update")?; v.serialize_fields(m, skip)?; }
-            Self::UsageUpdate(v) => { m.serialize_entry("sessionUpdate", "usage_update")?; v.serialize_fields(m, skip)?; }
-            Self::Notice(v) => { m.serialize_entry("sessionUpdate", "notice")?; v.serialize_fields(m, skip)?; }
-            Self::CompactionUpdate(v) => { m.serialize_entry("sessionUpdate", "compaction_update")?; v.serialize_fields(m, skip)?; }
-            Self::CompactionSummaryChunk(v) => { m.serialize_entry("sessionUpdate", "compaction_summary_chunk")?; v.serialize_fields(m, skip)?; }
+            Self::UserMessageChunk(v) => {
+                m.serialize_entry("sessionUpdate", "user_message_chunk")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::AgentMessageChunk(v) => {
+                m.serialize_entry("sessionUpdate", "agent_message_chunk")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::AgentThoughtChunk(v) => {
+                m.serialize_entry("sessionUpdate", "agent_thought_chunk")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::ToolCall(v) => {
+                m.serialize_entry("sessionUpdate", "tool_call")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::ToolCallUpdate(v) => {
+                m.serialize_entry("sessionUpdate", "tool_call_update")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::Plan(v) => {
+                m.serialize_entry("sessionUpdate", "plan")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::AvailableCommandsUpdate(v) => {
+                m.serialize_entry("sessionUpdate", "available_commands_update")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::CurrentModeUpdate(v) => {
+                m.serialize_entry("sessionUpdate", "current_mode_update")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::ConfigOptionUpdate(v) => {
+                m.serialize_entry("sessionUpdate", "config_option_update")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::SessionInfoUpdate(v) => {
+                m.serialize_entry("sessionUpdate", "session_info_update")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::UsageUpdate(v) => {
+                m.serialize_entry("sessionUpdate", "usage_update")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::Notice(v) => {
+                m.serialize_entry("sessionUpdate", "notice")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::CompactionUpdate(v) => {
+                m.serialize_entry("sessionUpdate", "compaction_update")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::CompactionSummaryChunk(v) => {
+                m.serialize_entry("sessionUpdate", "compaction_summary_chunk")?;
+                v.serialize_fields(m, skip)?;
+            }
             Self::Unknown(raw) => raw.serialize_fields(m, skip)?,
         }
         Ok(())
@@ -7160,7 +8287,9 @@ impl SerializeFields for SessionUpdate {
 
 impl Serialize for SessionUpdate {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        if let Self::Unknown(raw) = self { return raw.serialize(s); }
+        if let Self::Unknown(raw) = self {
+            return raw.serialize(s);
+        }
         let mut m = s.serialize_map(None)?;
         self.serialize_fields(&mut m, &[])?;
         m.end()
@@ -7178,14 +8307,20 @@ impl<'de> Deserialize<'de> for SessionUpdate {
             Some("tool_call") => Self::ToolCall(de::from_raw::<ToolCall, D::Error>(raw)?),
             Some("tool_call_update") => Self::ToolCallUpdate(de::from_raw::<ToolCallUpdate, D::Error>(raw)?),
             Some("plan") => Self::Plan(de::from_raw::<Plan, D::Error>(raw)?),
-            Some("available_commands_update") => Self::AvailableCommandsUpdate(de::from_raw::<AvailableCommandsUpdate, D::Error>(raw)?),
+            Some("available_commands_update") => {
+                Self::AvailableCommandsUpdate(de::from_raw::<AvailableCommandsUpdate, D::Error>(raw)?)
+            }
             Some("current_mode_update") => Self::CurrentModeUpdate(de::from_raw::<CurrentModeUpdate, D::Error>(raw)?),
-            Some("config_option_update") => Self::ConfigOptionUpdate(de::from_raw::<ConfigOptionUpdate, D::Error>(raw)?),
+            Some("config_option_update") => {
+                Self::ConfigOptionUpdate(de::from_raw::<ConfigOptionUpdate, D::Error>(raw)?)
+            }
             Some("session_info_update") => Self::SessionInfoUpdate(de::from_raw::<SessionInfoUpdate, D::Error>(raw)?),
             Some("usage_update") => Self::UsageUpdate(de::from_raw::<UsageUpdate, D::Error>(raw)?),
             Some("notice") => Self::Notice(de::from_raw::<Notice, D::Error>(raw)?),
             Some("compaction_update") => Self::CompactionUpdate(de::from_raw::<CompactionUpdate, D::Error>(raw)?),
-            Some("compaction_summary_chunk") => Self::CompactionSummaryChunk(de::from_raw::<CompactionSummaryChunk, D::Error>(raw)?),
+            Some("compaction_summary_chunk") => {
+                Self::CompactionSummaryChunk(de::from_raw::<CompactionSummaryChunk, D::Error>(raw)?)
+            }
             None => return Err(de::missing::<D::Error>("sessionUpdate")),
             Some(other) => {
                 de::warn_unknown("SessionUpdate", other);
@@ -7199,11 +8334,32 @@ impl<'de> Deserialize<'de> for SessionUpdate {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default, serde::Serialize, serde::Deserialize)]
 #[serde(transparent)]
 pub struct MessageId(pub String);
-impl MessageId { /** The text. */ pub fn as_str(&self) -> &str { &self.0 } }
-impl From<&str> for MessageId { fn from(s: &str) -> Self { Self(s.to_owned()) } }
-impl From<String> for MessageId { fn from(s: String) -> Self { Self(s) } }
-impl AsRef<str> for MessageId { fn as_ref(&self) -> &str { &self.0 } }
-impl fmt::Display for MessageId { fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str(&self.0) } }
+impl MessageId {
+    /** The text. */
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+impl From<&str> for MessageId {
+    fn from(s: &str) -> Self {
+        Self(s.to_owned())
+    }
+}
+impl From<String> for MessageId {
+    fn from(s: String) -> Self {
+        Self(s)
+    }
+}
+impl AsRef<str> for MessageId {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+impl fmt::Display for MessageId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
 
 /// A streamed item of content
 #[derive(Debug, Clone, PartialEq)]
@@ -7248,7 +8404,9 @@ impl<'de> Deserialize<'de> for ContentChunk {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ContentChunk;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ContentChunk)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ContentChunk)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ContentChunk, A::Error> {
                 let mut f_content: Option<ContentBlock> = None;
                 let mut f_message_id: Option<Option<MessageId>> = None;
@@ -7262,16 +8420,23 @@ impl<'de> Deserialize<'de> for ContentChunk {
                         }
                         "messageId" => {
                             de::seen::<A::Error>(&mut seen, 1, "messageId")?;
-                            if let Some(v) = de::field_lenient::<A, Option<MessageId>>(&mut map, "messageId")? { f_message_id = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<MessageId>>(&mut map, "messageId")? {
+                                f_message_id = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let content = match f_content { Some(v) => v, None => return Err(de::missing::<A::Error>("content")) };
+                let content = match f_content {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("content")),
+                };
                 let message_id = MaybeUndefined::from_present(f_message_id);
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(ContentChunk { content, message_id, meta })
@@ -7319,12 +8484,24 @@ impl SerializeFields for ToolCall {
             MaybeUndefined::Null => m.serialize_entry("name", &())?,
             MaybeUndefined::Value(v) => m.serialize_entry("name", v)?,
         }
-        if let Some(v) = &self.kind { m.serialize_entry("kind", v)?; }
-        if let Some(v) = &self.status { m.serialize_entry("status", v)?; }
-        if let Some(v) = &self.content { m.serialize_entry("content", v)?; }
-        if let Some(v) = &self.locations { m.serialize_entry("locations", v)?; }
-        if let Some(v) = &self.raw_input { m.serialize_entry("rawInput", v)?; }
-        if let Some(v) = &self.raw_output { m.serialize_entry("rawOutput", v)?; }
+        if let Some(v) = &self.kind {
+            m.serialize_entry("kind", v)?;
+        }
+        if let Some(v) = &self.status {
+            m.serialize_entry("status", v)?;
+        }
+        if let Some(v) = &self.content {
+            m.serialize_entry("content", v)?;
+        }
+        if let Some(v) = &self.locations {
+            m.serialize_entry("locations", v)?;
+        }
+        if let Some(v) = &self.raw_input {
+            m.serialize_entry("rawInput", v)?;
+        }
+        if let Some(v) = &self.raw_output {
+            m.serialize_entry("rawOutput", v)?;
+        }
         match &self.meta {
             MaybeUndefined::Undefined => {}
             MaybeUndefined::Null => m.serialize_entry("_meta", &())?,
@@ -7347,7 +8524,9 @@ impl<'de> Deserialize<'de> for ToolCall {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ToolCall;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ToolCall)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ToolCall)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ToolCall, A::Error> {
                 let mut f_tool_call_id: Option<ToolCallId> = None;
                 let mut f_title: Option<String> = None;
@@ -7372,43 +8551,65 @@ impl<'de> Deserialize<'de> for ToolCall {
                         }
                         "name" => {
                             de::seen::<A::Error>(&mut seen, 2, "name")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "name")? { f_name = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "name")? {
+                                f_name = Some(v);
+                            }
                         }
                         "kind" => {
                             de::seen::<A::Error>(&mut seen, 3, "kind")?;
-                            if let Some(v) = de::field_lenient::<A, ToolKind>(&mut map, "kind")? { f_kind = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, ToolKind>(&mut map, "kind")? {
+                                f_kind = Some(v);
+                            }
                         }
                         "status" => {
                             de::seen::<A::Error>(&mut seen, 4, "status")?;
-                            if let Some(v) = de::field_lenient::<A, ToolCallStatus>(&mut map, "status")? { f_status = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, ToolCallStatus>(&mut map, "status")? {
+                                f_status = Some(v);
+                            }
                         }
                         "content" => {
                             de::seen::<A::Error>(&mut seen, 5, "content")?;
                             let r = de::field_items::<A, ToolCallContent>(&mut map, "content", false, true)?;
-                            if let Some(Some(v)) = r { f_content = Some(v); }
+                            if let Some(Some(v)) = r {
+                                f_content = Some(v);
+                            }
                         }
                         "locations" => {
                             de::seen::<A::Error>(&mut seen, 6, "locations")?;
                             let r = de::field_items::<A, ToolCallLocation>(&mut map, "locations", false, true)?;
-                            if let Some(Some(v)) = r { f_locations = Some(v); }
+                            if let Some(Some(v)) = r {
+                                f_locations = Some(v);
+                            }
                         }
                         "rawInput" => {
                             de::seen::<A::Error>(&mut seen, 7, "rawInput")?;
-                            if let Some(v) = de::field_lenient::<A, RawJson>(&mut map, "rawInput")? { f_raw_input = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, RawJson>(&mut map, "rawInput")? {
+                                f_raw_input = Some(v);
+                            }
                         }
                         "rawOutput" => {
                             de::seen::<A::Error>(&mut seen, 8, "rawOutput")?;
-                            if let Some(v) = de::field_lenient::<A, RawJson>(&mut map, "rawOutput")? { f_raw_output = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, RawJson>(&mut map, "rawOutput")? {
+                                f_raw_output = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 9, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let tool_call_id = match f_tool_call_id { Some(v) => v, None => return Err(de::missing::<A::Error>("toolCallId")) };
-                let title = match f_title { Some(v) => v, None => return Err(de::missing::<A::Error>("title")) };
+                let tool_call_id = match f_tool_call_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("toolCallId")),
+                };
+                let title = match f_title {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("title")),
+                };
                 let name = MaybeUndefined::from_present(f_name);
                 let kind = f_kind;
                 let status = f_status;
@@ -7417,7 +8618,18 @@ impl<'de> Deserialize<'de> for ToolCall {
                 let raw_input = f_raw_input;
                 let raw_output = f_raw_output;
                 let meta = MaybeUndefined::from_present(f_meta);
-                Ok(ToolCall { tool_call_id, title, name, kind, status, content, locations, raw_input, raw_output, meta })
+                Ok(ToolCall {
+                    tool_call_id,
+                    title,
+                    name,
+                    kind,
+                    status,
+                    content,
+                    locations,
+                    raw_input,
+                    raw_output,
+                    meta,
+                })
             }
         }
         d.deserialize_map(V)
@@ -7467,7 +8679,9 @@ impl<'de> Deserialize<'de> for PlanEntry {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = PlanEntry;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (PlanEntry)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (PlanEntry)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<PlanEntry, A::Error> {
                 let mut f_content: Option<String> = None;
                 let mut f_priority: Option<PlanEntryPriority> = None;
@@ -7490,14 +8704,25 @@ impl<'de> Deserialize<'de> for PlanEntry {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let content = match f_content { Some(v) => v, None => return Err(de::missing::<A::Error>("content")) };
-                let priority = match f_priority { Some(v) => v, None => return Err(de::missing::<A::Error>("priority")) };
-                let status = match f_status { Some(v) => v, None => return Err(de::missing::<A::Error>("status")) };
+                let content = match f_content {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("content")),
+                };
+                let priority = match f_priority {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("priority")),
+                };
+                let status = match f_status {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("status")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(PlanEntry { content, priority, status, meta })
             }
@@ -7534,7 +8759,9 @@ impl PlanEntryPriority {
 }
 
 impl Serialize for PlanEntryPriority {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> { s.serialize_str(self.as_str()) }
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
 }
 
 impl<'de> Deserialize<'de> for PlanEntryPriority {
@@ -7577,7 +8804,9 @@ impl PlanEntryStatus {
 }
 
 impl Serialize for PlanEntryStatus {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> { s.serialize_str(self.as_str()) }
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
 }
 
 impl<'de> Deserialize<'de> for PlanEntryStatus {
@@ -7628,7 +8857,9 @@ impl<'de> Deserialize<'de> for Plan {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = Plan;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (Plan)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (Plan)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Plan, A::Error> {
                 let mut f_entries: Option<Vec<PlanEntry>> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -7642,12 +8873,17 @@ impl<'de> Deserialize<'de> for Plan {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let entries = match f_entries { Some(v) => v, None => return Err(de::missing::<A::Error>("entries")) };
+                let entries = match f_entries {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("entries")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(Plan { entries, meta })
             }
@@ -7702,7 +8938,9 @@ impl<'de> Deserialize<'de> for AvailableCommand {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = AvailableCommand;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (AvailableCommand)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (AvailableCommand)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AvailableCommand, A::Error> {
                 let mut f_name: Option<String> = None;
                 let mut f_description: Option<String> = None;
@@ -7721,17 +8959,27 @@ impl<'de> Deserialize<'de> for AvailableCommand {
                         }
                         "input" => {
                             de::seen::<A::Error>(&mut seen, 2, "input")?;
-                            if let Some(v) = de::field_lenient::<A, Option<AvailableCommandInput>>(&mut map, "input")? { f_input = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<AvailableCommandInput>>(&mut map, "input")? {
+                                f_input = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let name = match f_name { Some(v) => v, None => return Err(de::missing::<A::Error>("name")) };
-                let description = match f_description { Some(v) => v, None => return Err(de::missing::<A::Error>("description")) };
+                let name = match f_name {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("name")),
+                };
+                let description = match f_description {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("description")),
+                };
                 let input = MaybeUndefined::from_present(f_input);
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(AvailableCommand { name, description, input, meta })
@@ -7767,7 +9015,9 @@ impl Serialize for AvailableCommandInput {
 impl<'de> Deserialize<'de> for AvailableCommandInput {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let raw = <&'de RawValue>::deserialize(d)?;
-        if let Some(v) = de::try_variant::<UnstructuredCommandInput>(raw) { return Ok(Self::Unstructured(v)); }
+        if let Some(v) = de::try_variant::<UnstructuredCommandInput>(raw) {
+            return Ok(Self::Unstructured(v));
+        }
         Err(de::no_variant::<D::Error>("UnstructuredCommandInput", raw))
     }
 }
@@ -7808,7 +9058,9 @@ impl<'de> Deserialize<'de> for UnstructuredCommandInput {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = UnstructuredCommandInput;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (UnstructuredCommandInput)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (UnstructuredCommandInput)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<UnstructuredCommandInput, A::Error> {
                 let mut f_hint: Option<String> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -7821,12 +9073,17 @@ impl<'de> Deserialize<'de> for UnstructuredCommandInput {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let hint = match f_hint { Some(v) => v, None => return Err(de::missing::<A::Error>("hint")) };
+                let hint = match f_hint {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("hint")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(UnstructuredCommandInput { hint, meta })
             }
@@ -7871,7 +9128,9 @@ impl<'de> Deserialize<'de> for AvailableCommandsUpdate {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = AvailableCommandsUpdate;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (AvailableCommandsUpdate)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (AvailableCommandsUpdate)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AvailableCommandsUpdate, A::Error> {
                 let mut f_available_commands: Option<Vec<AvailableCommand>> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -7885,12 +9144,17 @@ impl<'de> Deserialize<'de> for AvailableCommandsUpdate {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let available_commands = match f_available_commands { Some(v) => v, None => return Err(de::missing::<A::Error>("availableCommands")) };
+                let available_commands = match f_available_commands {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("availableCommands")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(AvailableCommandsUpdate { available_commands, meta })
             }
@@ -7935,7 +9199,9 @@ impl<'de> Deserialize<'de> for CurrentModeUpdate {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = CurrentModeUpdate;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (CurrentModeUpdate)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (CurrentModeUpdate)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CurrentModeUpdate, A::Error> {
                 let mut f_current_mode_id: Option<SessionModeId> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -7948,12 +9214,17 @@ impl<'de> Deserialize<'de> for CurrentModeUpdate {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let current_mode_id = match f_current_mode_id { Some(v) => v, None => return Err(de::missing::<A::Error>("currentModeId")) };
+                let current_mode_id = match f_current_mode_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("currentModeId")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(CurrentModeUpdate { current_mode_id, meta })
             }
@@ -7998,7 +9269,9 @@ impl<'de> Deserialize<'de> for ConfigOptionUpdate {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ConfigOptionUpdate;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ConfigOptionUpdate)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ConfigOptionUpdate)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ConfigOptionUpdate, A::Error> {
                 let mut f_config_options: Option<Vec<SessionConfigOption>> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -8012,12 +9285,17 @@ impl<'de> Deserialize<'de> for ConfigOptionUpdate {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let config_options = match f_config_options { Some(v) => v, None => return Err(de::missing::<A::Error>("configOptions")) };
+                let config_options = match f_config_options {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("configOptions")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(ConfigOptionUpdate { config_options, meta })
             }
@@ -8083,7 +9361,9 @@ impl<'de> Deserialize<'de> for SessionInfoUpdate {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SessionInfoUpdate;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionInfoUpdate)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SessionInfoUpdate)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionInfoUpdate, A::Error> {
                 let mut f_title: Option<Option<String>> = None;
                 let mut f_updated_at: Option<Option<String>> = None;
@@ -8093,15 +9373,21 @@ impl<'de> Deserialize<'de> for SessionInfoUpdate {
                     match key.as_str() {
                         "title" => {
                             de::seen::<A::Error>(&mut seen, 0, "title")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? { f_title = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? {
+                                f_title = Some(v);
+                            }
                         }
                         "updatedAt" => {
                             de::seen::<A::Error>(&mut seen, 1, "updatedAt")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "updatedAt")? { f_updated_at = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "updatedAt")? {
+                                f_updated_at = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -8156,7 +9442,9 @@ impl<'de> Deserialize<'de> for Cost {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = Cost;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (Cost)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (Cost)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Cost, A::Error> {
                 let mut f_amount: Option<f64> = None;
                 let mut f_currency: Option<String> = None;
@@ -8174,13 +9462,21 @@ impl<'de> Deserialize<'de> for Cost {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let amount = match f_amount { Some(v) => v, None => return Err(de::missing::<A::Error>("amount")) };
-                let currency = match f_currency { Some(v) => v, None => return Err(de::missing::<A::Error>("currency")) };
+                let amount = match f_amount {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("amount")),
+                };
+                let currency = match f_currency {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("currency")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(Cost { amount, currency, meta })
             }
@@ -8235,7 +9531,9 @@ impl<'de> Deserialize<'de> for UsageUpdate {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = UsageUpdate;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (UsageUpdate)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (UsageUpdate)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<UsageUpdate, A::Error> {
                 let mut f_used: Option<u64> = None;
                 let mut f_size: Option<u64> = None;
@@ -8254,17 +9552,27 @@ impl<'de> Deserialize<'de> for UsageUpdate {
                         }
                         "cost" => {
                             de::seen::<A::Error>(&mut seen, 2, "cost")?;
-                            if let Some(v) = de::field_lenient::<A, Option<Cost>>(&mut map, "cost")? { f_cost = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<Cost>>(&mut map, "cost")? {
+                                f_cost = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let used = match f_used { Some(v) => v, None => return Err(de::missing::<A::Error>("used")) };
-                let size = match f_size { Some(v) => v, None => return Err(de::missing::<A::Error>("size")) };
+                let used = match f_used {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("used")),
+                };
+                let size = match f_size {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("size")),
+                };
                 let cost = MaybeUndefined::from_present(f_cost);
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(UsageUpdate { used, size, cost, meta })
@@ -8305,7 +9613,9 @@ impl NoticeSeverity {
 }
 
 impl Serialize for NoticeSeverity {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> { s.serialize_str(self.as_str()) }
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
 }
 
 impl<'de> Deserialize<'de> for NoticeSeverity {
@@ -8364,7 +9674,9 @@ impl<'de> Deserialize<'de> for Notice {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = Notice;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (Notice)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (Notice)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Notice, A::Error> {
                 let mut f_severity: Option<NoticeSeverity> = None;
                 let mut f_title: Option<String> = None;
@@ -8383,17 +9695,27 @@ impl<'de> Deserialize<'de> for Notice {
                         }
                         "description" => {
                             de::seen::<A::Error>(&mut seen, 2, "description")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? { f_description = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
+                                f_description = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let severity = match f_severity { Some(v) => v, None => return Err(de::missing::<A::Error>("severity")) };
-                let title = match f_title { Some(v) => v, None => return Err(de::missing::<A::Error>("title")) };
+                let severity = match f_severity {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("severity")),
+                };
+                let title = match f_title {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("title")),
+                };
                 de::min_length::<A::Error>(&title, 1, "title")?;
                 let description = MaybeUndefined::from_present(f_description);
                 let meta = MaybeUndefined::from_present(f_meta);
@@ -8408,11 +9730,32 @@ impl<'de> Deserialize<'de> for Notice {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default, serde::Serialize, serde::Deserialize)]
 #[serde(transparent)]
 pub struct CompactionId(pub String);
-impl CompactionId { /** The text. */ pub fn as_str(&self) -> &str { &self.0 } }
-impl From<&str> for CompactionId { fn from(s: &str) -> Self { Self(s.to_owned()) } }
-impl From<String> for CompactionId { fn from(s: String) -> Self { Self(s) } }
-impl AsRef<str> for CompactionId { fn as_ref(&self) -> &str { &self.0 } }
-impl fmt::Display for CompactionId { fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str(&self.0) } }
+impl CompactionId {
+    /** The text. */
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+impl From<&str> for CompactionId {
+    fn from(s: &str) -> Self {
+        Self(s.to_owned())
+    }
+}
+impl From<String> for CompactionId {
+    fn from(s: String) -> Self {
+        Self(s)
+    }
+}
+impl AsRef<str> for CompactionId {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+impl fmt::Display for CompactionId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
 
 /// Lifecycle state of a context compaction.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -8449,7 +9792,9 @@ impl CompactionStatus {
 }
 
 impl Serialize for CompactionStatus {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> { s.serialize_str(self.as_str()) }
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
 }
 
 impl<'de> Deserialize<'de> for CompactionStatus {
@@ -8519,7 +9864,9 @@ impl<'de> Deserialize<'de> for CompactionUpdate {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = CompactionUpdate;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (CompactionUpdate)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (CompactionUpdate)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CompactionUpdate, A::Error> {
                 let mut f_compaction_id: Option<CompactionId> = None;
                 let mut f_status: Option<CompactionStatus> = None;
@@ -8540,21 +9887,33 @@ impl<'de> Deserialize<'de> for CompactionUpdate {
                         "summary" => {
                             de::seen::<A::Error>(&mut seen, 2, "summary")?;
                             let r = de::field_items::<A, ContentBlock>(&mut map, "summary", true, true)?;
-                            if let Some(v) = r { f_summary = Some(v); }
+                            if let Some(v) = r {
+                                f_summary = Some(v);
+                            }
                         }
                         "error" => {
                             de::seen::<A::Error>(&mut seen, 3, "error")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "error")? { f_error = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "error")? {
+                                f_error = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 4, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let compaction_id = match f_compaction_id { Some(v) => v, None => return Err(de::missing::<A::Error>("compactionId")) };
-                let status = match f_status { Some(v) => v, None => return Err(de::missing::<A::Error>("status")) };
+                let compaction_id = match f_compaction_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("compactionId")),
+                };
+                let status = match f_status {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("status")),
+                };
                 let summary = MaybeUndefined::from_present(f_summary);
                 let error = MaybeUndefined::from_present(f_error);
                 let meta = MaybeUndefined::from_present(f_meta);
@@ -8605,7 +9964,9 @@ impl<'de> Deserialize<'de> for CompactionSummaryChunk {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = CompactionSummaryChunk;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (CompactionSummaryChunk)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (CompactionSummaryChunk)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CompactionSummaryChunk, A::Error> {
                 let mut f_compaction_id: Option<CompactionId> = None;
                 let mut f_content: Option<ContentBlock> = None;
@@ -8623,13 +9984,21 @@ impl<'de> Deserialize<'de> for CompactionSummaryChunk {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let compaction_id = match f_compaction_id { Some(v) => v, None => return Err(de::missing::<A::Error>("compactionId")) };
-                let content = match f_content { Some(v) => v, None => return Err(de::missing::<A::Error>("content")) };
+                let compaction_id = match f_compaction_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("compactionId")),
+                };
+                let content = match f_content {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("content")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(CompactionSummaryChunk { compaction_id, content, meta })
             }
@@ -8674,7 +10043,9 @@ impl<'de> Deserialize<'de> for CompleteElicitationNotification {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = CompleteElicitationNotification;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (CompleteElicitationNotification)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (CompleteElicitationNotification)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CompleteElicitationNotification, A::Error> {
                 let mut f_elicitation_id: Option<ElicitationId> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -8687,12 +10058,17 @@ impl<'de> Deserialize<'de> for CompleteElicitationNotification {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let elicitation_id = match f_elicitation_id { Some(v) => v, None => return Err(de::missing::<A::Error>("elicitationId")) };
+                let elicitation_id = match f_elicitation_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("elicitationId")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(CompleteElicitationNotification { elicitation_id, meta })
             }
@@ -8752,7 +10128,9 @@ impl<'de> Deserialize<'de> for InitializeRequest {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = InitializeRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (InitializeRequest)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (InitializeRequest)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<InitializeRequest, A::Error> {
                 let mut f_protocol_version: Option<ProtocolVersion> = None;
                 let mut f_client_capabilities: Option<ClientCapabilities> = None;
@@ -8767,21 +10145,34 @@ impl<'de> Deserialize<'de> for InitializeRequest {
                         }
                         "clientCapabilities" => {
                             de::seen::<A::Error>(&mut seen, 1, "clientCapabilities")?;
-                            if let Some(v) = de::field_lenient::<A, ClientCapabilities>(&mut map, "clientCapabilities")? { f_client_capabilities = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, ClientCapabilities>(&mut map, "clientCapabilities")?
+                            {
+                                f_client_capabilities = Some(v);
+                            }
                         }
                         "clientInfo" => {
                             de::seen::<A::Error>(&mut seen, 2, "clientInfo")?;
-                            if let Some(v) = de::field_lenient::<A, Option<Implementation>>(&mut map, "clientInfo")? { f_client_info = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<Implementation>>(&mut map, "clientInfo")? {
+                                f_client_info = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let protocol_version = match f_protocol_version { Some(v) => v, None => return Err(de::missing::<A::Error>("protocolVersion")) };
-                let client_capabilities = match f_client_capabilities { Some(v) => v, None => ClientCapabilities::default() };
+                let protocol_version = match f_protocol_version {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("protocolVersion")),
+                };
+                let client_capabilities = match f_client_capabilities {
+                    Some(v) => v,
+                    None => ClientCapabilities::default(),
+                };
                 let client_info = MaybeUndefined::from_present(f_client_info);
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(InitializeRequest { protocol_version, client_capabilities, client_info, meta })
@@ -8864,7 +10255,9 @@ impl<'de> Deserialize<'de> for ClientCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ClientCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ClientCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ClientCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ClientCapabilities, A::Error> {
                 let mut f_fs: Option<FileSystemCapabilities> = None;
                 let mut f_terminal: Option<bool> = None;
@@ -8877,35 +10270,60 @@ impl<'de> Deserialize<'de> for ClientCapabilities {
                     match key.as_str() {
                         "fs" => {
                             de::seen::<A::Error>(&mut seen, 0, "fs")?;
-                            if let Some(v) = de::field_lenient::<A, FileSystemCapabilities>(&mut map, "fs")? { f_fs = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, FileSystemCapabilities>(&mut map, "fs")? {
+                                f_fs = Some(v);
+                            }
                         }
                         "terminal" => {
                             de::seen::<A::Error>(&mut seen, 1, "terminal")?;
-                            if let Some(v) = de::field_lenient::<A, bool>(&mut map, "terminal")? { f_terminal = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, bool>(&mut map, "terminal")? {
+                                f_terminal = Some(v);
+                            }
                         }
                         "session" => {
                             de::seen::<A::Error>(&mut seen, 2, "session")?;
-                            if let Some(v) = de::field_lenient::<A, Option<ClientSessionCapabilities>>(&mut map, "session")? { f_session = Some(v); }
+                            if let Some(v) =
+                                de::field_lenient::<A, Option<ClientSessionCapabilities>>(&mut map, "session")?
+                            {
+                                f_session = Some(v);
+                            }
                         }
                         "auth" => {
                             de::seen::<A::Error>(&mut seen, 3, "auth")?;
-                            if let Some(v) = de::field_lenient::<A, AuthCapabilities>(&mut map, "auth")? { f_auth = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, AuthCapabilities>(&mut map, "auth")? {
+                                f_auth = Some(v);
+                            }
                         }
                         "elicitation" => {
                             de::seen::<A::Error>(&mut seen, 4, "elicitation")?;
-                            if let Some(v) = de::field_lenient::<A, Option<ElicitationCapabilities>>(&mut map, "elicitation")? { f_elicitation = Some(v); }
+                            if let Some(v) =
+                                de::field_lenient::<A, Option<ElicitationCapabilities>>(&mut map, "elicitation")?
+                            {
+                                f_elicitation = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 5, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let fs = match f_fs { Some(v) => v, None => FileSystemCapabilities::default() };
-                let terminal = match f_terminal { Some(v) => v, None => false };
+                let fs = match f_fs {
+                    Some(v) => v,
+                    None => FileSystemCapabilities::default(),
+                };
+                let terminal = match f_terminal {
+                    Some(v) => v,
+                    None => false,
+                };
                 let session = MaybeUndefined::from_present(f_session);
-                let auth = match f_auth { Some(v) => v, None => AuthCapabilities::default() };
+                let auth = match f_auth {
+                    Some(v) => v,
+                    None => AuthCapabilities::default(),
+                };
                 let elicitation = MaybeUndefined::from_present(f_elicitation);
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(ClientCapabilities { fs, terminal, session, auth, elicitation, meta })
@@ -8930,11 +10348,7 @@ pub struct FileSystemCapabilities {
 
 impl Default for FileSystemCapabilities {
     fn default() -> Self {
-        Self {
-            read_text_file: false,
-            write_text_file: false,
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { read_text_file: false, write_text_file: false, meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -8964,7 +10378,9 @@ impl<'de> Deserialize<'de> for FileSystemCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = FileSystemCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (FileSystemCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (FileSystemCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<FileSystemCapabilities, A::Error> {
                 let mut f_read_text_file: Option<bool> = None;
                 let mut f_write_text_file: Option<bool> = None;
@@ -8974,21 +10390,33 @@ impl<'de> Deserialize<'de> for FileSystemCapabilities {
                     match key.as_str() {
                         "readTextFile" => {
                             de::seen::<A::Error>(&mut seen, 0, "readTextFile")?;
-                            if let Some(v) = de::field_lenient::<A, bool>(&mut map, "readTextFile")? { f_read_text_file = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, bool>(&mut map, "readTextFile")? {
+                                f_read_text_file = Some(v);
+                            }
                         }
                         "writeTextFile" => {
                             de::seen::<A::Error>(&mut seen, 1, "writeTextFile")?;
-                            if let Some(v) = de::field_lenient::<A, bool>(&mut map, "writeTextFile")? { f_write_text_file = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, bool>(&mut map, "writeTextFile")? {
+                                f_write_text_file = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let read_text_file = match f_read_text_file { Some(v) => v, None => false };
-                let write_text_file = match f_write_text_file { Some(v) => v, None => false };
+                let read_text_file = match f_read_text_file {
+                    Some(v) => v,
+                    None => false,
+                };
+                let write_text_file = match f_write_text_file {
+                    Some(v) => v,
+                    None => false,
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(FileSystemCapabilities { read_text_file, write_text_file, meta })
             }
@@ -9063,7 +10491,9 @@ impl<'de> Deserialize<'de> for ClientSessionCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ClientSessionCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ClientSessionCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ClientSessionCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ClientSessionCapabilities, A::Error> {
                 let mut f_compaction: Option<Option<CompactionCapabilities>> = None;
                 let mut f_config_options: Option<Option<SessionConfigOptionsCapabilities>> = None;
@@ -9074,19 +10504,32 @@ impl<'de> Deserialize<'de> for ClientSessionCapabilities {
                     match key.as_str() {
                         "compaction" => {
                             de::seen::<A::Error>(&mut seen, 0, "compaction")?;
-                            if let Some(v) = de::field_lenient::<A, Option<CompactionCapabilities>>(&mut map, "compaction")? { f_compaction = Some(v); }
+                            if let Some(v) =
+                                de::field_lenient::<A, Option<CompactionCapabilities>>(&mut map, "compaction")?
+                            {
+                                f_compaction = Some(v);
+                            }
                         }
                         "configOptions" => {
                             de::seen::<A::Error>(&mut seen, 1, "configOptions")?;
-                            if let Some(v) = de::field_lenient::<A, Option<SessionConfigOptionsCapabilities>>(&mut map, "configOptions")? { f_config_options = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<SessionConfigOptionsCapabilities>>(
+                                &mut map,
+                                "configOptions",
+                            )? {
+                                f_config_options = Some(v);
+                            }
                         }
                         "notices" => {
                             de::seen::<A::Error>(&mut seen, 2, "notices")?;
-                            if let Some(v) = de::field_lenient::<A, Option<NoticeCapabilities>>(&mut map, "notices")? { f_notices = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<NoticeCapabilities>>(&mut map, "notices")? {
+                                f_notices = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -9104,13 +10547,11 @@ impl<'de> Deserialize<'de> for ClientSessionCapabilities {
 
 /// Client support for ID-addressed context compaction updates.
 #[derive(Debug, Clone, PartialEq)]
-pub struct CompactionCapabilities {
-}
+pub struct CompactionCapabilities {}
 
 impl Default for CompactionCapabilities {
     fn default() -> Self {
-        Self {
-        }
+        Self {}
     }
 }
 
@@ -9133,7 +10574,9 @@ impl<'de> Deserialize<'de> for CompactionCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = CompactionCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (CompactionCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (CompactionCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CompactionCapabilities, A::Error> {
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
@@ -9141,7 +10584,7 @@ impl<'de> Deserialize<'de> for CompactionCapabilities {
                         _ => de::skip(&mut map)?,
                     }
                 }
-                Ok(CompactionCapabilities {  })
+                Ok(CompactionCapabilities {})
             }
         }
         d.deserialize_map(V)
@@ -9161,10 +10604,7 @@ pub struct SessionConfigOptionsCapabilities {
 
 impl Default for SessionConfigOptionsCapabilities {
     fn default() -> Self {
-        Self {
-            boolean: MaybeUndefined::Undefined,
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { boolean: MaybeUndefined::Undefined, meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -9197,7 +10637,9 @@ impl<'de> Deserialize<'de> for SessionConfigOptionsCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SessionConfigOptionsCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionConfigOptionsCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SessionConfigOptionsCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionConfigOptionsCapabilities, A::Error> {
                 let mut f_boolean: Option<Option<BooleanConfigOptionCapabilities>> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -9206,11 +10648,17 @@ impl<'de> Deserialize<'de> for SessionConfigOptionsCapabilities {
                     match key.as_str() {
                         "boolean" => {
                             de::seen::<A::Error>(&mut seen, 0, "boolean")?;
-                            if let Some(v) = de::field_lenient::<A, Option<BooleanConfigOptionCapabilities>>(&mut map, "boolean")? { f_boolean = Some(v); }
+                            if let Some(v) =
+                                de::field_lenient::<A, Option<BooleanConfigOptionCapabilities>>(&mut map, "boolean")?
+                            {
+                                f_boolean = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -9235,9 +10683,7 @@ pub struct BooleanConfigOptionCapabilities {
 
 impl Default for BooleanConfigOptionCapabilities {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -9265,7 +10711,9 @@ impl<'de> Deserialize<'de> for BooleanConfigOptionCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = BooleanConfigOptionCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (BooleanConfigOptionCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (BooleanConfigOptionCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<BooleanConfigOptionCapabilities, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -9273,7 +10721,9 @@ impl<'de> Deserialize<'de> for BooleanConfigOptionCapabilities {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -9288,13 +10738,11 @@ impl<'de> Deserialize<'de> for BooleanConfigOptionCapabilities {
 
 /// Client support for presenting live notices to the user.
 #[derive(Debug, Clone, PartialEq)]
-pub struct NoticeCapabilities {
-}
+pub struct NoticeCapabilities {}
 
 impl Default for NoticeCapabilities {
     fn default() -> Self {
-        Self {
-        }
+        Self {}
     }
 }
 
@@ -9317,7 +10765,9 @@ impl<'de> Deserialize<'de> for NoticeCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = NoticeCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (NoticeCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (NoticeCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<NoticeCapabilities, A::Error> {
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
@@ -9325,7 +10775,7 @@ impl<'de> Deserialize<'de> for NoticeCapabilities {
                         _ => de::skip(&mut map)?,
                     }
                 }
-                Ok(NoticeCapabilities {  })
+                Ok(NoticeCapabilities {})
             }
         }
         d.deserialize_map(V)
@@ -9345,10 +10795,7 @@ pub struct AuthCapabilities {
 
 impl Default for AuthCapabilities {
     fn default() -> Self {
-        Self {
-            terminal: false,
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { terminal: false, meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -9377,7 +10824,9 @@ impl<'de> Deserialize<'de> for AuthCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = AuthCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (AuthCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (AuthCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AuthCapabilities, A::Error> {
                 let mut f_terminal: Option<bool> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -9386,16 +10835,23 @@ impl<'de> Deserialize<'de> for AuthCapabilities {
                     match key.as_str() {
                         "terminal" => {
                             de::seen::<A::Error>(&mut seen, 0, "terminal")?;
-                            if let Some(v) = de::field_lenient::<A, bool>(&mut map, "terminal")? { f_terminal = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, bool>(&mut map, "terminal")? {
+                                f_terminal = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let terminal = match f_terminal { Some(v) => v, None => false };
+                let terminal = match f_terminal {
+                    Some(v) => v,
+                    None => false,
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(AuthCapabilities { terminal, meta })
             }
@@ -9419,11 +10875,7 @@ pub struct ElicitationCapabilities {
 
 impl Default for ElicitationCapabilities {
     fn default() -> Self {
-        Self {
-            form: MaybeUndefined::Undefined,
-            url: MaybeUndefined::Undefined,
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { form: MaybeUndefined::Undefined, url: MaybeUndefined::Undefined, meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -9461,7 +10913,9 @@ impl<'de> Deserialize<'de> for ElicitationCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ElicitationCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ElicitationCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ElicitationCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ElicitationCapabilities, A::Error> {
                 let mut f_form: Option<Option<ElicitationFormCapabilities>> = None;
                 let mut f_url: Option<Option<ElicitationUrlCapabilities>> = None;
@@ -9471,15 +10925,25 @@ impl<'de> Deserialize<'de> for ElicitationCapabilities {
                     match key.as_str() {
                         "form" => {
                             de::seen::<A::Error>(&mut seen, 0, "form")?;
-                            if let Some(v) = de::field_lenient::<A, Option<ElicitationFormCapabilities>>(&mut map, "form")? { f_form = Some(v); }
+                            if let Some(v) =
+                                de::field_lenient::<A, Option<ElicitationFormCapabilities>>(&mut map, "form")?
+                            {
+                                f_form = Some(v);
+                            }
                         }
                         "url" => {
                             de::seen::<A::Error>(&mut seen, 1, "url")?;
-                            if let Some(v) = de::field_lenient::<A, Option<ElicitationUrlCapabilities>>(&mut map, "url")? { f_url = Some(v); }
+                            if let Some(v) =
+                                de::field_lenient::<A, Option<ElicitationUrlCapabilities>>(&mut map, "url")?
+                            {
+                                f_url = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -9505,9 +10969,7 @@ pub struct ElicitationFormCapabilities {
 
 impl Default for ElicitationFormCapabilities {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -9535,7 +10997,9 @@ impl<'de> Deserialize<'de> for ElicitationFormCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ElicitationFormCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ElicitationFormCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ElicitationFormCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ElicitationFormCapabilities, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -9543,7 +11007,9 @@ impl<'de> Deserialize<'de> for ElicitationFormCapabilities {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -9567,9 +11033,7 @@ pub struct ElicitationUrlCapabilities {
 
 impl Default for ElicitationUrlCapabilities {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -9597,7 +11061,9 @@ impl<'de> Deserialize<'de> for ElicitationUrlCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ElicitationUrlCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ElicitationUrlCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ElicitationUrlCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ElicitationUrlCapabilities, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -9605,7 +11071,9 @@ impl<'de> Deserialize<'de> for ElicitationUrlCapabilities {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -9655,7 +11123,9 @@ impl<'de> Deserialize<'de> for AuthenticateRequest {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = AuthenticateRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (AuthenticateRequest)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (AuthenticateRequest)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AuthenticateRequest, A::Error> {
                 let mut f_method_id: Option<AuthMethodId> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -9668,12 +11138,17 @@ impl<'de> Deserialize<'de> for AuthenticateRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let method_id = match f_method_id { Some(v) => v, None => return Err(de::missing::<A::Error>("methodId")) };
+                let method_id = match f_method_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("methodId")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(AuthenticateRequest { method_id, meta })
             }
@@ -9693,9 +11168,7 @@ pub struct LogoutRequest {
 
 impl Default for LogoutRequest {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -9723,7 +11196,9 @@ impl<'de> Deserialize<'de> for LogoutRequest {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = LogoutRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (LogoutRequest)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (LogoutRequest)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<LogoutRequest, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -9731,7 +11206,9 @@ impl<'de> Deserialize<'de> for LogoutRequest {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -9762,7 +11239,9 @@ pub struct NewSessionRequest {
 impl SerializeFields for NewSessionRequest {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("cwd", &self.cwd)?;
-        if let Some(v) = &self.additional_directories { m.serialize_entry("additionalDirectories", v)?; }
+        if let Some(v) = &self.additional_directories {
+            m.serialize_entry("additionalDirectories", v)?;
+        }
         m.serialize_entry("mcpServers", &self.mcp_servers)?;
         match &self.meta {
             MaybeUndefined::Undefined => {}
@@ -9786,7 +11265,9 @@ impl<'de> Deserialize<'de> for NewSessionRequest {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = NewSessionRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (NewSessionRequest)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (NewSessionRequest)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<NewSessionRequest, A::Error> {
                 let mut f_cwd: Option<String> = None;
                 let mut f_additional_directories: Option<Vec<String>> = None;
@@ -9801,22 +11282,38 @@ impl<'de> Deserialize<'de> for NewSessionRequest {
                         }
                         "additionalDirectories" => {
                             de::seen::<A::Error>(&mut seen, 1, "additionalDirectories")?;
-                            f_additional_directories = Some(de::field::<A, de::List<String>>(&mut map, "additionalDirectories")?.0);
+                            if let Some(v) =
+                                de::field::<A, Option<de::List<String>>>(&mut map, "additionalDirectories")?
+                            {
+                                f_additional_directories = Some(v.0);
+                            }
                         }
                         "mcpServers" => {
                             de::seen::<A::Error>(&mut seen, 2, "mcpServers")?;
-                            f_mcp_servers = Some(de::field::<A, de::List<McpServer>>(&mut map, "mcpServers")?.0);
+                            if let Some(v) = de::field::<A, Option<de::List<McpServer>>>(&mut map, "mcpServers")? {
+                                f_mcp_servers = Some(v.0);
+                            } else {
+                                f_mcp_servers = Some(Default::default());
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let cwd = match f_cwd { Some(v) => v, None => return Err(de::missing::<A::Error>("cwd")) };
+                let cwd = match f_cwd {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("cwd")),
+                };
                 let additional_directories = f_additional_directories;
-                let mcp_servers = match f_mcp_servers { Some(v) => v, None => return Err(de::missing::<A::Error>("mcpServers")) };
+                let mcp_servers = match f_mcp_servers {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("mcpServers")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(NewSessionRequest { cwd, additional_directories, mcp_servers, meta })
             }
@@ -9841,9 +11338,17 @@ pub enum McpServer {
 impl SerializeFields for McpServer {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         match self {
-            Self::Http(v) => { m.serialize_entry("type", "http")?; v.serialize_fields(m, skip)?; }
-            Self::Sse(v) => { m.serialize_entry("type", "sse")?; v.serialize_fields(m, skip)?; }
-            Self::Stdio(v) => { v.serialize_fields(m, skip)?; }
+            Self::Http(v) => {
+                m.serialize_entry("type", "http")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::Sse(v) => {
+                m.serialize_entry("type", "sse")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::Stdio(v) => {
+                v.serialize_fields(m, skip)?;
+            }
             Self::Unknown(raw) => raw.serialize_fields(m, skip)?,
         }
         Ok(())
@@ -9852,7 +11357,9 @@ impl SerializeFields for McpServer {
 
 impl Serialize for McpServer {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        if let Self::Unknown(raw) = self { return raw.serialize(s); }
+        if let Self::Unknown(raw) = self {
+            return raw.serialize(s);
+        }
         let mut m = s.serialize_map(None)?;
         self.serialize_fields(&mut m, &[])?;
         m.end()
@@ -9914,7 +11421,9 @@ impl<'de> Deserialize<'de> for HttpHeader {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = HttpHeader;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (HttpHeader)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (HttpHeader)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<HttpHeader, A::Error> {
                 let mut f_name: Option<String> = None;
                 let mut f_value: Option<String> = None;
@@ -9932,13 +11441,21 @@ impl<'de> Deserialize<'de> for HttpHeader {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let name = match f_name { Some(v) => v, None => return Err(de::missing::<A::Error>("name")) };
-                let value = match f_value { Some(v) => v, None => return Err(de::missing::<A::Error>("value")) };
+                let name = match f_name {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("name")),
+                };
+                let value = match f_value {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("value")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(HttpHeader { name, value, meta })
             }
@@ -9989,7 +11506,9 @@ impl<'de> Deserialize<'de> for McpServerHttp {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = McpServerHttp;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (McpServerHttp)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (McpServerHttp)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<McpServerHttp, A::Error> {
                 let mut f_name: Option<String> = None;
                 let mut f_url: Option<String> = None;
@@ -10008,18 +11527,33 @@ impl<'de> Deserialize<'de> for McpServerHttp {
                         }
                         "headers" => {
                             de::seen::<A::Error>(&mut seen, 2, "headers")?;
-                            f_headers = Some(de::field::<A, de::List<HttpHeader>>(&mut map, "headers")?.0);
+                            if let Some(v) = de::field::<A, Option<de::List<HttpHeader>>>(&mut map, "headers")? {
+                                f_headers = Some(v.0);
+                            } else {
+                                f_headers = Some(Default::default());
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let name = match f_name { Some(v) => v, None => return Err(de::missing::<A::Error>("name")) };
-                let url = match f_url { Some(v) => v, None => return Err(de::missing::<A::Error>("url")) };
-                let headers = match f_headers { Some(v) => v, None => return Err(de::missing::<A::Error>("headers")) };
+                let name = match f_name {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("name")),
+                };
+                let url = match f_url {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("url")),
+                };
+                let headers = match f_headers {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("headers")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(McpServerHttp { name, url, headers, meta })
             }
@@ -10070,7 +11604,9 @@ impl<'de> Deserialize<'de> for McpServerSse {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = McpServerSse;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (McpServerSse)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (McpServerSse)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<McpServerSse, A::Error> {
                 let mut f_name: Option<String> = None;
                 let mut f_url: Option<String> = None;
@@ -10089,18 +11625,33 @@ impl<'de> Deserialize<'de> for McpServerSse {
                         }
                         "headers" => {
                             de::seen::<A::Error>(&mut seen, 2, "headers")?;
-                            f_headers = Some(de::field::<A, de::List<HttpHeader>>(&mut map, "headers")?.0);
+                            if let Some(v) = de::field::<A, Option<de::List<HttpHeader>>>(&mut map, "headers")? {
+                                f_headers = Some(v.0);
+                            } else {
+                                f_headers = Some(Default::default());
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let name = match f_name { Some(v) => v, None => return Err(de::missing::<A::Error>("name")) };
-                let url = match f_url { Some(v) => v, None => return Err(de::missing::<A::Error>("url")) };
-                let headers = match f_headers { Some(v) => v, None => return Err(de::missing::<A::Error>("headers")) };
+                let name = match f_name {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("name")),
+                };
+                let url = match f_url {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("url")),
+                };
+                let headers = match f_headers {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("headers")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(McpServerSse { name, url, headers, meta })
             }
@@ -10154,7 +11705,9 @@ impl<'de> Deserialize<'de> for McpServerStdio {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = McpServerStdio;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (McpServerStdio)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (McpServerStdio)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<McpServerStdio, A::Error> {
                 let mut f_name: Option<String> = None;
                 let mut f_command: Option<String> = None;
@@ -10174,23 +11727,45 @@ impl<'de> Deserialize<'de> for McpServerStdio {
                         }
                         "args" => {
                             de::seen::<A::Error>(&mut seen, 2, "args")?;
-                            f_args = Some(de::field::<A, de::List<String>>(&mut map, "args")?.0);
+                            if let Some(v) = de::field::<A, Option<de::List<String>>>(&mut map, "args")? {
+                                f_args = Some(v.0);
+                            } else {
+                                f_args = Some(Default::default());
+                            }
                         }
                         "env" => {
                             de::seen::<A::Error>(&mut seen, 3, "env")?;
-                            f_env = Some(de::field::<A, de::List<EnvVariable>>(&mut map, "env")?.0);
+                            if let Some(v) = de::field::<A, Option<de::List<EnvVariable>>>(&mut map, "env")? {
+                                f_env = Some(v.0);
+                            } else {
+                                f_env = Some(Default::default());
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 4, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let name = match f_name { Some(v) => v, None => return Err(de::missing::<A::Error>("name")) };
-                let command = match f_command { Some(v) => v, None => return Err(de::missing::<A::Error>("command")) };
-                let args = match f_args { Some(v) => v, None => return Err(de::missing::<A::Error>("args")) };
-                let env = match f_env { Some(v) => v, None => return Err(de::missing::<A::Error>("env")) };
+                let name = match f_name {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("name")),
+                };
+                let command = match f_command {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("command")),
+                };
+                let args = match f_args {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("args")),
+                };
+                let env = match f_env {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("env")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(McpServerStdio { name, command, args, env, meta })
             }
@@ -10220,7 +11795,9 @@ impl SerializeFields for LoadSessionRequest {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("mcpServers", &self.mcp_servers)?;
         m.serialize_entry("cwd", &self.cwd)?;
-        if let Some(v) = &self.additional_directories { m.serialize_entry("additionalDirectories", v)?; }
+        if let Some(v) = &self.additional_directories {
+            m.serialize_entry("additionalDirectories", v)?;
+        }
         m.serialize_entry("sessionId", &self.session_id)?;
         match &self.meta {
             MaybeUndefined::Undefined => {}
@@ -10244,7 +11821,9 @@ impl<'de> Deserialize<'de> for LoadSessionRequest {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = LoadSessionRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (LoadSessionRequest)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (LoadSessionRequest)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<LoadSessionRequest, A::Error> {
                 let mut f_mcp_servers: Option<Vec<McpServer>> = None;
                 let mut f_cwd: Option<String> = None;
@@ -10256,7 +11835,11 @@ impl<'de> Deserialize<'de> for LoadSessionRequest {
                     match key.as_str() {
                         "mcpServers" => {
                             de::seen::<A::Error>(&mut seen, 0, "mcpServers")?;
-                            f_mcp_servers = Some(de::field::<A, de::List<McpServer>>(&mut map, "mcpServers")?.0);
+                            if let Some(v) = de::field::<A, Option<de::List<McpServer>>>(&mut map, "mcpServers")? {
+                                f_mcp_servers = Some(v.0);
+                            } else {
+                                f_mcp_servers = Some(Default::default());
+                            }
                         }
                         "cwd" => {
                             de::seen::<A::Error>(&mut seen, 1, "cwd")?;
@@ -10264,7 +11847,11 @@ impl<'de> Deserialize<'de> for LoadSessionRequest {
                         }
                         "additionalDirectories" => {
                             de::seen::<A::Error>(&mut seen, 2, "additionalDirectories")?;
-                            f_additional_directories = Some(de::field::<A, de::List<String>>(&mut map, "additionalDirectories")?.0);
+                            if let Some(v) =
+                                de::field::<A, Option<de::List<String>>>(&mut map, "additionalDirectories")?
+                            {
+                                f_additional_directories = Some(v.0);
+                            }
                         }
                         "sessionId" => {
                             de::seen::<A::Error>(&mut seen, 3, "sessionId")?;
@@ -10272,15 +11859,26 @@ impl<'de> Deserialize<'de> for LoadSessionRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 4, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let mcp_servers = match f_mcp_servers { Some(v) => v, None => return Err(de::missing::<A::Error>("mcpServers")) };
-                let cwd = match f_cwd { Some(v) => v, None => return Err(de::missing::<A::Error>("cwd")) };
+                let mcp_servers = match f_mcp_servers {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("mcpServers")),
+                };
+                let cwd = match f_cwd {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("cwd")),
+                };
                 let additional_directories = f_additional_directories;
-                let session_id = match f_session_id { Some(v) => v, None => return Err(de::missing::<A::Error>("sessionId")) };
+                let session_id = match f_session_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("sessionId")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(LoadSessionRequest { mcp_servers, cwd, additional_directories, session_id, meta })
             }
@@ -10304,11 +11902,7 @@ pub struct ListSessionsRequest {
 
 impl Default for ListSessionsRequest {
     fn default() -> Self {
-        Self {
-            cwd: MaybeUndefined::Undefined,
-            cursor: MaybeUndefined::Undefined,
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { cwd: MaybeUndefined::Undefined, cursor: MaybeUndefined::Undefined, meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -10346,7 +11940,9 @@ impl<'de> Deserialize<'de> for ListSessionsRequest {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ListSessionsRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ListSessionsRequest)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ListSessionsRequest)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ListSessionsRequest, A::Error> {
                 let mut f_cwd: Option<Option<String>> = None;
                 let mut f_cursor: Option<Option<String>> = None;
@@ -10364,7 +11960,9 @@ impl<'de> Deserialize<'de> for ListSessionsRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -10415,7 +12013,9 @@ impl<'de> Deserialize<'de> for DeleteSessionRequest {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = DeleteSessionRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (DeleteSessionRequest)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (DeleteSessionRequest)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<DeleteSessionRequest, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -10428,12 +12028,17 @@ impl<'de> Deserialize<'de> for DeleteSessionRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let session_id = match f_session_id { Some(v) => v, None => return Err(de::missing::<A::Error>("sessionId")) };
+                let session_id = match f_session_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("sessionId")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(DeleteSessionRequest { session_id, meta })
             }
@@ -10463,8 +12068,12 @@ impl SerializeFields for ResumeSessionRequest {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("sessionId", &self.session_id)?;
         m.serialize_entry("cwd", &self.cwd)?;
-        if let Some(v) = &self.additional_directories { m.serialize_entry("additionalDirectories", v)?; }
-        if let Some(v) = &self.mcp_servers { m.serialize_entry("mcpServers", v)?; }
+        if let Some(v) = &self.additional_directories {
+            m.serialize_entry("additionalDirectories", v)?;
+        }
+        if let Some(v) = &self.mcp_servers {
+            m.serialize_entry("mcpServers", v)?;
+        }
         match &self.meta {
             MaybeUndefined::Undefined => {}
             MaybeUndefined::Null => m.serialize_entry("_meta", &())?,
@@ -10487,7 +12096,9 @@ impl<'de> Deserialize<'de> for ResumeSessionRequest {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ResumeSessionRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ResumeSessionRequest)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ResumeSessionRequest)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ResumeSessionRequest, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_cwd: Option<String> = None;
@@ -10507,21 +12118,35 @@ impl<'de> Deserialize<'de> for ResumeSessionRequest {
                         }
                         "additionalDirectories" => {
                             de::seen::<A::Error>(&mut seen, 2, "additionalDirectories")?;
-                            f_additional_directories = Some(de::field::<A, de::List<String>>(&mut map, "additionalDirectories")?.0);
+                            if let Some(v) =
+                                de::field::<A, Option<de::List<String>>>(&mut map, "additionalDirectories")?
+                            {
+                                f_additional_directories = Some(v.0);
+                            }
                         }
                         "mcpServers" => {
                             de::seen::<A::Error>(&mut seen, 3, "mcpServers")?;
-                            f_mcp_servers = Some(de::field::<A, de::List<McpServer>>(&mut map, "mcpServers")?.0);
+                            if let Some(v) = de::field::<A, Option<de::List<McpServer>>>(&mut map, "mcpServers")? {
+                                f_mcp_servers = Some(v.0);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 4, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let session_id = match f_session_id { Some(v) => v, None => return Err(de::missing::<A::Error>("sessionId")) };
-                let cwd = match f_cwd { Some(v) => v, None => return Err(de::missing::<A::Error>("cwd")) };
+                let session_id = match f_session_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("sessionId")),
+                };
+                let cwd = match f_cwd {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("cwd")),
+                };
                 let additional_directories = f_additional_directories;
                 let mcp_servers = f_mcp_servers;
                 let meta = MaybeUndefined::from_present(f_meta);
@@ -10568,7 +12193,9 @@ impl<'de> Deserialize<'de> for CloseSessionRequest {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = CloseSessionRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (CloseSessionRequest)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (CloseSessionRequest)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CloseSessionRequest, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -10581,12 +12208,17 @@ impl<'de> Deserialize<'de> for CloseSessionRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let session_id = match f_session_id { Some(v) => v, None => return Err(de::missing::<A::Error>("sessionId")) };
+                let session_id = match f_session_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("sessionId")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(CloseSessionRequest { session_id, meta })
             }
@@ -10634,7 +12266,9 @@ impl<'de> Deserialize<'de> for SetSessionModeRequest {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SetSessionModeRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SetSessionModeRequest)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SetSessionModeRequest)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SetSessionModeRequest, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_mode_id: Option<SessionModeId> = None;
@@ -10652,13 +12286,21 @@ impl<'de> Deserialize<'de> for SetSessionModeRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let session_id = match f_session_id { Some(v) => v, None => return Err(de::missing::<A::Error>("sessionId")) };
-                let mode_id = match f_mode_id { Some(v) => v, None => return Err(de::missing::<A::Error>("modeId")) };
+                let session_id = match f_session_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("sessionId")),
+                };
+                let mode_id = match f_mode_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("modeId")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(SetSessionModeRequest { session_id, mode_id, meta })
             }
@@ -10694,8 +12336,13 @@ impl<'de> Deserialize<'de> for SetSessionConfigOptionRequestVariantBoolean {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SetSessionConfigOptionRequestVariantBoolean;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SetSessionConfigOptionRequestVariantBoolean)") }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SetSessionConfigOptionRequestVariantBoolean, A::Error> {
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SetSessionConfigOptionRequestVariantBoolean)")
+            }
+            fn visit_map<A: MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<SetSessionConfigOptionRequestVariantBoolean, A::Error> {
                 let mut f_value: Option<bool> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
@@ -10707,7 +12354,10 @@ impl<'de> Deserialize<'de> for SetSessionConfigOptionRequestVariantBoolean {
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let value = match f_value { Some(v) => v, None => return Err(de::missing::<A::Error>("value")) };
+                let value = match f_value {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("value")),
+                };
                 Ok(SetSessionConfigOptionRequestVariantBoolean { value })
             }
         }
@@ -10742,8 +12392,13 @@ impl<'de> Deserialize<'de> for SetSessionConfigOptionRequestVariantValueId {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SetSessionConfigOptionRequestVariantValueId;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SetSessionConfigOptionRequestVariantValueId)") }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SetSessionConfigOptionRequestVariantValueId, A::Error> {
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SetSessionConfigOptionRequestVariantValueId)")
+            }
+            fn visit_map<A: MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<SetSessionConfigOptionRequestVariantValueId, A::Error> {
                 let mut f_value: Option<SessionConfigValueId> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
@@ -10755,7 +12410,10 @@ impl<'de> Deserialize<'de> for SetSessionConfigOptionRequestVariantValueId {
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let value = match f_value { Some(v) => v, None => return Err(de::missing::<A::Error>("value")) };
+                let value = match f_value {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("value")),
+                };
                 Ok(SetSessionConfigOptionRequestVariantValueId { value })
             }
         }
@@ -10777,8 +12435,13 @@ pub enum SetSessionConfigOptionRequestVariant {
 impl SerializeFields for SetSessionConfigOptionRequestVariant {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         match self {
-            Self::Boolean(v) => { m.serialize_entry("type", "boolean")?; v.serialize_fields(m, skip)?; }
-            Self::ValueId(v) => { v.serialize_fields(m, skip)?; }
+            Self::Boolean(v) => {
+                m.serialize_entry("type", "boolean")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::ValueId(v) => {
+                v.serialize_fields(m, skip)?;
+            }
             Self::Unknown(raw) => raw.serialize_fields(m, skip)?,
         }
         Ok(())
@@ -10787,7 +12450,9 @@ impl SerializeFields for SetSessionConfigOptionRequestVariant {
 
 impl Serialize for SetSessionConfigOptionRequestVariant {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        if let Self::Unknown(raw) = self { return raw.serialize(s); }
+        if let Self::Unknown(raw) = self {
+            return raw.serialize(s);
+        }
         let mut m = s.serialize_map(None)?;
         self.serialize_fields(&mut m, &[])?;
         m.end()
@@ -10799,10 +12464,14 @@ impl<'de> Deserialize<'de> for SetSessionConfigOptionRequestVariant {
         let raw = <&'de RawValue>::deserialize(d)?;
         let tag = de::peek_tag::<D::Error>(raw, "type")?;
         Ok(match tag.as_ref().map(|t| t.as_str()) {
-            Some("boolean") => Self::Boolean(de::from_raw::<SetSessionConfigOptionRequestVariantBoolean, D::Error>(raw)?),
+            Some("boolean") => {
+                Self::Boolean(de::from_raw::<SetSessionConfigOptionRequestVariantBoolean, D::Error>(raw)?)
+            }
             None => Self::ValueId(de::from_raw::<SetSessionConfigOptionRequestVariantValueId, D::Error>(raw)?),
             Some(other) => {
-                if let Some(v) = de::try_variant::<SetSessionConfigOptionRequestVariantValueId>(raw) { return Ok(Self::ValueId(v)); }
+                if let Some(v) = de::try_variant::<SetSessionConfigOptionRequestVariantValueId>(raw) {
+                    return Ok(Self::ValueId(v));
+                }
                 de::warn_unknown("SetSessionConfigOptionRequestVariant", other);
                 Self::Unknown(RawJson::from_raw(raw))
             }
@@ -10851,10 +12520,14 @@ impl Serialize for SetSessionConfigOptionRequest {
 
 impl<'de> Deserialize<'de> for SetSessionConfigOptionRequest {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V<'de> { raw: &'de RawValue }
+        struct V<'de> {
+            raw: &'de RawValue,
+        }
         impl<'de> Visitor<'de> for V<'de> {
             type Value = SetSessionConfigOptionRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SetSessionConfigOptionRequest)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SetSessionConfigOptionRequest)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SetSessionConfigOptionRequest, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_config_id: Option<SessionConfigId> = None;
@@ -10872,13 +12545,21 @@ impl<'de> Deserialize<'de> for SetSessionConfigOptionRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let session_id = match f_session_id { Some(v) => v, None => return Err(de::missing::<A::Error>("sessionId")) };
-                let config_id = match f_config_id { Some(v) => v, None => return Err(de::missing::<A::Error>("configId")) };
+                let session_id = match f_session_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("sessionId")),
+                };
+                let config_id = match f_config_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("configId")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 let variant = de::from_raw::<SetSessionConfigOptionRequestVariant, A::Error>(self.raw)?;
                 Ok(SetSessionConfigOptionRequest { session_id, config_id, meta, variant })
@@ -10929,7 +12610,9 @@ impl<'de> Deserialize<'de> for PromptRequest {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = PromptRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (PromptRequest)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (PromptRequest)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<PromptRequest, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_prompt: Option<Vec<ContentBlock>> = None;
@@ -10947,13 +12630,21 @@ impl<'de> Deserialize<'de> for PromptRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let session_id = match f_session_id { Some(v) => v, None => return Err(de::missing::<A::Error>("sessionId")) };
-                let prompt = match f_prompt { Some(v) => v, None => return Err(de::missing::<A::Error>("prompt")) };
+                let session_id = match f_session_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("sessionId")),
+                };
+                let prompt = match f_prompt {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("prompt")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(PromptRequest { session_id, prompt, meta })
             }
@@ -10973,9 +12664,7 @@ pub struct WriteTextFileResponse {
 
 impl Default for WriteTextFileResponse {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -11003,7 +12692,9 @@ impl<'de> Deserialize<'de> for WriteTextFileResponse {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = WriteTextFileResponse;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (WriteTextFileResponse)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (WriteTextFileResponse)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<WriteTextFileResponse, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -11011,7 +12702,9 @@ impl<'de> Deserialize<'de> for WriteTextFileResponse {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -11060,7 +12753,9 @@ impl<'de> Deserialize<'de> for ReadTextFileResponse {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ReadTextFileResponse;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ReadTextFileResponse)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ReadTextFileResponse)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ReadTextFileResponse, A::Error> {
                 let mut f_content: Option<String> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -11073,12 +12768,17 @@ impl<'de> Deserialize<'de> for ReadTextFileResponse {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let content = match f_content { Some(v) => v, None => return Err(de::missing::<A::Error>("content")) };
+                let content = match f_content {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("content")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(ReadTextFileResponse { content, meta })
             }
@@ -11123,7 +12823,9 @@ impl<'de> Deserialize<'de> for RequestPermissionResponse {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = RequestPermissionResponse;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (RequestPermissionResponse)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (RequestPermissionResponse)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RequestPermissionResponse, A::Error> {
                 let mut f_outcome: Option<RequestPermissionOutcome> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -11136,12 +12838,17 @@ impl<'de> Deserialize<'de> for RequestPermissionResponse {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let outcome = match f_outcome { Some(v) => v, None => return Err(de::missing::<A::Error>("outcome")) };
+                let outcome = match f_outcome {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("outcome")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(RequestPermissionResponse { outcome, meta })
             }
@@ -11164,8 +12871,13 @@ pub enum RequestPermissionOutcome {
 impl SerializeFields for RequestPermissionOutcome {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         match self {
-            Self::Cancelled => { m.serialize_entry("outcome", "cancelled")?; }
-            Self::Selected(v) => { m.serialize_entry("outcome", "selected")?; v.serialize_fields(m, skip)?; }
+            Self::Cancelled => {
+                m.serialize_entry("outcome", "cancelled")?;
+            }
+            Self::Selected(v) => {
+                m.serialize_entry("outcome", "selected")?;
+                v.serialize_fields(m, skip)?;
+            }
             Self::Unknown(raw) => raw.serialize_fields(m, skip)?,
         }
         Ok(())
@@ -11174,7 +12886,9 @@ impl SerializeFields for RequestPermissionOutcome {
 
 impl Serialize for RequestPermissionOutcome {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        if let Self::Unknown(raw) = self { return raw.serialize(s); }
+        if let Self::Unknown(raw) = self {
+            return raw.serialize(s);
+        }
         let mut m = s.serialize_map(None)?;
         self.serialize_fields(&mut m, &[])?;
         m.end()
@@ -11233,7 +12947,9 @@ impl<'de> Deserialize<'de> for SelectedPermissionOutcome {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SelectedPermissionOutcome;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SelectedPermissionOutcome)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SelectedPermissionOutcome)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SelectedPermissionOutcome, A::Error> {
                 let mut f_option_id: Option<PermissionOptionId> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -11246,12 +12962,17 @@ impl<'de> Deserialize<'de> for SelectedPermissionOutcome {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let option_id = match f_option_id { Some(v) => v, None => return Err(de::missing::<A::Error>("optionId")) };
+                let option_id = match f_option_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("optionId")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(SelectedPermissionOutcome { option_id, meta })
             }
@@ -11296,7 +13017,9 @@ impl<'de> Deserialize<'de> for CreateTerminalResponse {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = CreateTerminalResponse;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (CreateTerminalResponse)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (CreateTerminalResponse)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CreateTerminalResponse, A::Error> {
                 let mut f_terminal_id: Option<TerminalId> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -11309,12 +13032,17 @@ impl<'de> Deserialize<'de> for CreateTerminalResponse {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let terminal_id = match f_terminal_id { Some(v) => v, None => return Err(de::missing::<A::Error>("terminalId")) };
+                let terminal_id = match f_terminal_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("terminalId")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(CreateTerminalResponse { terminal_id, meta })
             }
@@ -11369,7 +13097,9 @@ impl<'de> Deserialize<'de> for TerminalOutputResponse {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = TerminalOutputResponse;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (TerminalOutputResponse)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (TerminalOutputResponse)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TerminalOutputResponse, A::Error> {
                 let mut f_output: Option<String> = None;
                 let mut f_truncated: Option<bool> = None;
@@ -11388,17 +13118,28 @@ impl<'de> Deserialize<'de> for TerminalOutputResponse {
                         }
                         "exitStatus" => {
                             de::seen::<A::Error>(&mut seen, 2, "exitStatus")?;
-                            if let Some(v) = de::field_lenient::<A, Option<TerminalExitStatus>>(&mut map, "exitStatus")? { f_exit_status = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<TerminalExitStatus>>(&mut map, "exitStatus")?
+                            {
+                                f_exit_status = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let output = match f_output { Some(v) => v, None => return Err(de::missing::<A::Error>("output")) };
-                let truncated = match f_truncated { Some(v) => v, None => return Err(de::missing::<A::Error>("truncated")) };
+                let output = match f_output {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("output")),
+                };
+                let truncated = match f_truncated {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("truncated")),
+                };
                 let exit_status = MaybeUndefined::from_present(f_exit_status);
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(TerminalOutputResponse { output, truncated, exit_status, meta })
@@ -11465,7 +13206,9 @@ impl<'de> Deserialize<'de> for TerminalExitStatus {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = TerminalExitStatus;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (TerminalExitStatus)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (TerminalExitStatus)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TerminalExitStatus, A::Error> {
                 let mut f_exit_code: Option<Option<u32>> = None;
                 let mut f_signal: Option<Option<String>> = None;
@@ -11475,15 +13218,21 @@ impl<'de> Deserialize<'de> for TerminalExitStatus {
                     match key.as_str() {
                         "exitCode" => {
                             de::seen::<A::Error>(&mut seen, 0, "exitCode")?;
-                            if let Some(v) = de::field_lenient::<A, Option<u32>>(&mut map, "exitCode")? { f_exit_code = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<u32>>(&mut map, "exitCode")? {
+                                f_exit_code = Some(v);
+                            }
                         }
                         "signal" => {
                             de::seen::<A::Error>(&mut seen, 1, "signal")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "signal")? { f_signal = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "signal")? {
+                                f_signal = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -11509,9 +13258,7 @@ pub struct ReleaseTerminalResponse {
 
 impl Default for ReleaseTerminalResponse {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -11539,7 +13286,9 @@ impl<'de> Deserialize<'de> for ReleaseTerminalResponse {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ReleaseTerminalResponse;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ReleaseTerminalResponse)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ReleaseTerminalResponse)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ReleaseTerminalResponse, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -11547,7 +13296,9 @@ impl<'de> Deserialize<'de> for ReleaseTerminalResponse {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -11617,7 +13368,9 @@ impl<'de> Deserialize<'de> for WaitForTerminalExitResponse {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = WaitForTerminalExitResponse;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (WaitForTerminalExitResponse)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (WaitForTerminalExitResponse)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<WaitForTerminalExitResponse, A::Error> {
                 let mut f_exit_code: Option<Option<u32>> = None;
                 let mut f_signal: Option<Option<String>> = None;
@@ -11627,15 +13380,21 @@ impl<'de> Deserialize<'de> for WaitForTerminalExitResponse {
                     match key.as_str() {
                         "exitCode" => {
                             de::seen::<A::Error>(&mut seen, 0, "exitCode")?;
-                            if let Some(v) = de::field_lenient::<A, Option<u32>>(&mut map, "exitCode")? { f_exit_code = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<u32>>(&mut map, "exitCode")? {
+                                f_exit_code = Some(v);
+                            }
                         }
                         "signal" => {
                             de::seen::<A::Error>(&mut seen, 1, "signal")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "signal")? { f_signal = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "signal")? {
+                                f_signal = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -11661,9 +13420,7 @@ pub struct KillTerminalResponse {
 
 impl Default for KillTerminalResponse {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -11691,7 +13448,9 @@ impl<'de> Deserialize<'de> for KillTerminalResponse {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = KillTerminalResponse;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (KillTerminalResponse)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (KillTerminalResponse)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<KillTerminalResponse, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -11699,7 +13458,9 @@ impl<'de> Deserialize<'de> for KillTerminalResponse {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -11728,9 +13489,16 @@ pub enum CreateElicitationResponseVariant {
 impl SerializeFields for CreateElicitationResponseVariant {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         match self {
-            Self::Accept(v) => { m.serialize_entry("action", "accept")?; v.serialize_fields(m, skip)?; }
-            Self::Decline => { m.serialize_entry("action", "decline")?; }
-            Self::Cancel => { m.serialize_entry("action", "cancel")?; }
+            Self::Accept(v) => {
+                m.serialize_entry("action", "accept")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::Decline => {
+                m.serialize_entry("action", "decline")?;
+            }
+            Self::Cancel => {
+                m.serialize_entry("action", "cancel")?;
+            }
             Self::Unknown(raw) => raw.serialize_fields(m, skip)?,
         }
         Ok(())
@@ -11739,7 +13507,9 @@ impl SerializeFields for CreateElicitationResponseVariant {
 
 impl Serialize for CreateElicitationResponseVariant {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        if let Self::Unknown(raw) = self { return raw.serialize(s); }
+        if let Self::Unknown(raw) = self {
+            return raw.serialize(s);
+        }
         let mut m = s.serialize_map(None)?;
         self.serialize_fields(&mut m, &[])?;
         m.end()
@@ -11755,9 +13525,7 @@ impl<'de> Deserialize<'de> for CreateElicitationResponseVariant {
             Some("decline") => Self::Decline,
             Some("cancel") => Self::Cancel,
             None => return Err(de::missing::<D::Error>("action")),
-            Some(other) => {
-                Self::Unknown(RawJson::from_raw(raw))
-            }
+            Some(other) => Self::Unknown(RawJson::from_raw(raw)),
         })
     }
 }
@@ -11797,10 +13565,14 @@ impl Serialize for CreateElicitationResponse {
 
 impl<'de> Deserialize<'de> for CreateElicitationResponse {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V<'de> { raw: &'de RawValue }
+        struct V<'de> {
+            raw: &'de RawValue,
+        }
         impl<'de> Visitor<'de> for V<'de> {
             type Value = CreateElicitationResponse;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (CreateElicitationResponse)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (CreateElicitationResponse)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CreateElicitationResponse, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -11808,7 +13580,9 @@ impl<'de> Deserialize<'de> for CreateElicitationResponse {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -11854,12 +13628,25 @@ impl Serialize for ElicitationContentValue {
 impl<'de> Deserialize<'de> for ElicitationContentValue {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let raw = <&'de RawValue>::deserialize(d)?;
-        if let Some(v) = de::try_variant::<String>(raw) { return Ok(Self::String(v)); }
-        if let Some(v) = de::try_variant::<i64>(raw) { return Ok(Self::Integer(v)); }
-        if let Some(v) = de::try_variant::<f64>(raw) { return Ok(Self::Number(v)); }
-        if let Some(v) = de::try_variant::<bool>(raw) { return Ok(Self::Boolean(v)); }
-        if let Some(v) = de::try_variant::<de::List<String>>(raw) { return Ok(Self::StringArray(v.0)); }
-        Err(de::no_variant::<D::Error>("one of a string, an integer (i64), a number, a boolean, an array of a string", raw))
+        if let Some(v) = de::try_variant::<String>(raw) {
+            return Ok(Self::String(v));
+        }
+        if let Some(v) = de::try_variant::<i64>(raw) {
+            return Ok(Self::Integer(v));
+        }
+        if let Some(v) = de::try_variant::<f64>(raw) {
+            return Ok(Self::Number(v));
+        }
+        if let Some(v) = de::try_variant::<bool>(raw) {
+            return Ok(Self::Boolean(v));
+        }
+        if let Some(v) = de::try_variant::<de::List<String>>(raw) {
+            return Ok(Self::StringArray(v.0));
+        }
+        Err(de::no_variant::<D::Error>(
+            "one of a string, an integer (i64), a number, a boolean, an array of a string",
+            raw,
+        ))
     }
 }
 
@@ -11872,9 +13659,7 @@ pub struct ElicitationAcceptAction {
 
 impl Default for ElicitationAcceptAction {
     fn default() -> Self {
-        Self {
-            content: MaybeUndefined::Undefined,
-        }
+        Self { content: MaybeUndefined::Undefined }
     }
 }
 
@@ -11902,7 +13687,9 @@ impl<'de> Deserialize<'de> for ElicitationAcceptAction {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ElicitationAcceptAction;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ElicitationAcceptAction)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ElicitationAcceptAction)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ElicitationAcceptAction, A::Error> {
                 let mut f_content: Option<Option<OrderedMap<ElicitationContentValue>>> = None;
                 let mut seen = 0u64;
@@ -11910,7 +13697,8 @@ impl<'de> Deserialize<'de> for ElicitationAcceptAction {
                     match key.as_str() {
                         "content" => {
                             de::seen::<A::Error>(&mut seen, 0, "content")?;
-                            f_content = Some(de::field::<A, Option<OrderedMap<ElicitationContentValue>>>(&mut map, "content")?);
+                            f_content =
+                                Some(de::field::<A, Option<OrderedMap<ElicitationContentValue>>>(&mut map, "content")?);
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -11959,7 +13747,9 @@ impl<'de> Deserialize<'de> for CancelNotification {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = CancelNotification;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (CancelNotification)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (CancelNotification)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CancelNotification, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -11972,12 +13762,17 @@ impl<'de> Deserialize<'de> for CancelNotification {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let session_id = match f_session_id { Some(v) => v, None => return Err(de::missing::<A::Error>("sessionId")) };
+                let session_id = match f_session_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("sessionId")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(CancelNotification { session_id, meta })
             }
@@ -12022,7 +13817,9 @@ impl<'de> Deserialize<'de> for CancelRequestNotification {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = CancelRequestNotification;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (CancelRequestNotification)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (CancelRequestNotification)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CancelRequestNotification, A::Error> {
                 let mut f_request_id: Option<crate::RequestId> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -12035,12 +13832,17 @@ impl<'de> Deserialize<'de> for CancelRequestNotification {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let request_id = match f_request_id { Some(v) => v, None => return Err(de::missing::<A::Error>("requestId")) };
+                let request_id = match f_request_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("requestId")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(CancelRequestNotification { request_id, meta })
             }
@@ -12277,31 +14079,206 @@ pub mod method {
 
     /// Every method of this surface.
     pub const ALL: &[MethodInfo] = &[
-        MethodInfo { name: "$/cancel_request", kind: MethodKind::Notification, side: Side::Protocol, params: "CancelRequestNotification", result: None, stability: Stability::Stable },
-        MethodInfo { name: "authenticate", kind: MethodKind::Request, side: Side::Agent, params: "AuthenticateRequest", result: Some("AuthenticateResponse"), stability: Stability::Stable },
-        MethodInfo { name: "elicitation/complete", kind: MethodKind::Notification, side: Side::Client, params: "CompleteElicitationNotification", result: None, stability: Stability::Stable },
-        MethodInfo { name: "elicitation/create", kind: MethodKind::Request, side: Side::Client, params: "CreateElicitationRequest", result: Some("CreateElicitationResponse"), stability: Stability::Stable },
-        MethodInfo { name: "fs/read_text_file", kind: MethodKind::Request, side: Side::Client, params: "ReadTextFileRequest", result: Some("ReadTextFileResponse"), stability: Stability::Stable },
-        MethodInfo { name: "fs/write_text_file", kind: MethodKind::Request, side: Side::Client, params: "WriteTextFileRequest", result: Some("WriteTextFileResponse"), stability: Stability::Stable },
-        MethodInfo { name: "initialize", kind: MethodKind::Request, side: Side::Agent, params: "InitializeRequest", result: Some("InitializeResponse"), stability: Stability::Stable },
-        MethodInfo { name: "logout", kind: MethodKind::Request, side: Side::Agent, params: "LogoutRequest", result: Some("LogoutResponse"), stability: Stability::Stable },
-        MethodInfo { name: "session/cancel", kind: MethodKind::Notification, side: Side::Agent, params: "CancelNotification", result: None, stability: Stability::Stable },
-        MethodInfo { name: "session/close", kind: MethodKind::Request, side: Side::Agent, params: "CloseSessionRequest", result: Some("CloseSessionResponse"), stability: Stability::Stable },
-        MethodInfo { name: "session/delete", kind: MethodKind::Request, side: Side::Agent, params: "DeleteSessionRequest", result: Some("DeleteSessionResponse"), stability: Stability::Stable },
-        MethodInfo { name: "session/list", kind: MethodKind::Request, side: Side::Agent, params: "ListSessionsRequest", result: Some("ListSessionsResponse"), stability: Stability::Stable },
-        MethodInfo { name: "session/load", kind: MethodKind::Request, side: Side::Agent, params: "LoadSessionRequest", result: Some("LoadSessionResponse"), stability: Stability::Stable },
-        MethodInfo { name: "session/new", kind: MethodKind::Request, side: Side::Agent, params: "NewSessionRequest", result: Some("NewSessionResponse"), stability: Stability::Stable },
-        MethodInfo { name: "session/prompt", kind: MethodKind::Request, side: Side::Agent, params: "PromptRequest", result: Some("PromptResponse"), stability: Stability::Stable },
-        MethodInfo { name: "session/request_permission", kind: MethodKind::Request, side: Side::Client, params: "RequestPermissionRequest", result: Some("RequestPermissionResponse"), stability: Stability::Stable },
-        MethodInfo { name: "session/resume", kind: MethodKind::Request, side: Side::Agent, params: "ResumeSessionRequest", result: Some("ResumeSessionResponse"), stability: Stability::Stable },
-        MethodInfo { name: "session/set_config_option", kind: MethodKind::Request, side: Side::Agent, params: "SetSessionConfigOptionRequest", result: Some("SetSessionConfigOptionResponse"), stability: Stability::Stable },
-        MethodInfo { name: "session/set_mode", kind: MethodKind::Request, side: Side::Agent, params: "SetSessionModeRequest", result: Some("SetSessionModeResponse"), stability: Stability::Stable },
-        MethodInfo { name: "session/update", kind: MethodKind::Notification, side: Side::Client, params: "SessionNotification", result: None, stability: Stability::Stable },
-        MethodInfo { name: "terminal/create", kind: MethodKind::Request, side: Side::Client, params: "CreateTerminalRequest", result: Some("CreateTerminalResponse"), stability: Stability::Stable },
-        MethodInfo { name: "terminal/kill", kind: MethodKind::Request, side: Side::Client, params: "KillTerminalRequest", result: Some("KillTerminalResponse"), stability: Stability::Stable },
-        MethodInfo { name: "terminal/output", kind: MethodKind::Request, side: Side::Client, params: "TerminalOutputRequest", result: Some("TerminalOutputResponse"), stability: Stability::Stable },
-        MethodInfo { name: "terminal/release", kind: MethodKind::Request, side: Side::Client, params: "ReleaseTerminalRequest", result: Some("ReleaseTerminalResponse"), stability: Stability::Stable },
-        MethodInfo { name: "terminal/wait_for_exit", kind: MethodKind::Request, side: Side::Client, params: "WaitForTerminalExitRequest", result: Some("WaitForTerminalExitResponse"), stability: Stability::Stable },
+        MethodInfo {
+            name: "$/cancel_request",
+            kind: MethodKind::Notification,
+            side: Side::Protocol,
+            params: "CancelRequestNotification",
+            result: None,
+            stability: Stability::Stable,
+        },
+        MethodInfo {
+            name: "authenticate",
+            kind: MethodKind::Request,
+            side: Side::Agent,
+            params: "AuthenticateRequest",
+            result: Some("AuthenticateResponse"),
+            stability: Stability::Stable,
+        },
+        MethodInfo {
+            name: "elicitation/complete",
+            kind: MethodKind::Notification,
+            side: Side::Client,
+            params: "CompleteElicitationNotification",
+            result: None,
+            stability: Stability::Stable,
+        },
+        MethodInfo {
+            name: "elicitation/create",
+            kind: MethodKind::Request,
+            side: Side::Client,
+            params: "CreateElicitationRequest",
+            result: Some("CreateElicitationResponse"),
+            stability: Stability::Stable,
+        },
+        MethodInfo {
+            name: "fs/read_text_file",
+            kind: MethodKind::Request,
+            side: Side::Client,
+            params: "ReadTextFileRequest",
+            result: Some("ReadTextFileResponse"),
+            stability: Stability::Stable,
+        },
+        MethodInfo {
+            name: "fs/write_text_file",
+            kind: MethodKind::Request,
+            side: Side::Client,
+            params: "WriteTextFileRequest",
+            result: Some("WriteTextFileResponse"),
+            stability: Stability::Stable,
+        },
+        MethodInfo {
+            name: "initialize",
+            kind: MethodKind::Request,
+            side: Side::Agent,
+            params: "InitializeRequest",
+            result: Some("InitializeResponse"),
+            stability: Stability::Stable,
+        },
+        MethodInfo {
+            name: "logout",
+            kind: MethodKind::Request,
+            side: Side::Agent,
+            params: "LogoutRequest",
+            result: Some("LogoutResponse"),
+            stability: Stability::Stable,
+        },
+        MethodInfo {
+            name: "session/cancel",
+            kind: MethodKind::Notification,
+            side: Side::Agent,
+            params: "CancelNotification",
+            result: None,
+            stability: Stability::Stable,
+        },
+        MethodInfo {
+            name: "session/close",
+            kind: MethodKind::Request,
+            side: Side::Agent,
+            params: "CloseSessionRequest",
+            result: Some("CloseSessionResponse"),
+            stability: Stability::Stable,
+        },
+        MethodInfo {
+            name: "session/delete",
+            kind: MethodKind::Request,
+            side: Side::Agent,
+            params: "DeleteSessionRequest",
+            result: Some("DeleteSessionResponse"),
+            stability: Stability::Stable,
+        },
+        MethodInfo {
+            name: "session/list",
+            kind: MethodKind::Request,
+            side: Side::Agent,
+            params: "ListSessionsRequest",
+            result: Some("ListSessionsResponse"),
+            stability: Stability::Stable,
+        },
+        MethodInfo {
+            name: "session/load",
+            kind: MethodKind::Request,
+            side: Side::Agent,
+            params: "LoadSessionRequest",
+            result: Some("LoadSessionResponse"),
+            stability: Stability::Stable,
+        },
+        MethodInfo {
+            name: "session/new",
+            kind: MethodKind::Request,
+            side: Side::Agent,
+            params: "NewSessionRequest",
+            result: Some("NewSessionResponse"),
+            stability: Stability::Stable,
+        },
+        MethodInfo {
+            name: "session/prompt",
+            kind: MethodKind::Request,
+            side: Side::Agent,
+            params: "PromptRequest",
+            result: Some("PromptResponse"),
+            stability: Stability::Stable,
+        },
+        MethodInfo {
+            name: "session/request_permission",
+            kind: MethodKind::Request,
+            side: Side::Client,
+            params: "RequestPermissionRequest",
+            result: Some("RequestPermissionResponse"),
+            stability: Stability::Stable,
+        },
+        MethodInfo {
+            name: "session/resume",
+            kind: MethodKind::Request,
+            side: Side::Agent,
+            params: "ResumeSessionRequest",
+            result: Some("ResumeSessionResponse"),
+            stability: Stability::Stable,
+        },
+        MethodInfo {
+            name: "session/set_config_option",
+            kind: MethodKind::Request,
+            side: Side::Agent,
+            params: "SetSessionConfigOptionRequest",
+            result: Some("SetSessionConfigOptionResponse"),
+            stability: Stability::Stable,
+        },
+        MethodInfo {
+            name: "session/set_mode",
+            kind: MethodKind::Request,
+            side: Side::Agent,
+            params: "SetSessionModeRequest",
+            result: Some("SetSessionModeResponse"),
+            stability: Stability::Stable,
+        },
+        MethodInfo {
+            name: "session/update",
+            kind: MethodKind::Notification,
+            side: Side::Client,
+            params: "SessionNotification",
+            result: None,
+            stability: Stability::Stable,
+        },
+        MethodInfo {
+            name: "terminal/create",
+            kind: MethodKind::Request,
+            side: Side::Client,
+            params: "CreateTerminalRequest",
+            result: Some("CreateTerminalResponse"),
+            stability: Stability::Stable,
+        },
+        MethodInfo {
+            name: "terminal/kill",
+            kind: MethodKind::Request,
+            side: Side::Client,
+            params: "KillTerminalRequest",
+            result: Some("KillTerminalResponse"),
+            stability: Stability::Stable,
+        },
+        MethodInfo {
+            name: "terminal/output",
+            kind: MethodKind::Request,
+            side: Side::Client,
+            params: "TerminalOutputRequest",
+            result: Some("TerminalOutputResponse"),
+            stability: Stability::Stable,
+        },
+        MethodInfo {
+            name: "terminal/release",
+            kind: MethodKind::Request,
+            side: Side::Client,
+            params: "ReleaseTerminalRequest",
+            result: Some("ReleaseTerminalResponse"),
+            stability: Stability::Stable,
+        },
+        MethodInfo {
+            name: "terminal/wait_for_exit",
+            kind: MethodKind::Request,
+            side: Side::Client,
+            params: "WaitForTerminalExitRequest",
+            result: Some("WaitForTerminalExitResponse"),
+            stability: Stability::Stable,
+        },
     ];
 }
 
@@ -12377,7 +14354,10 @@ impl ClientRequest {
 
     /// Decodes the params of `method` (absent or `null` params decode as `{}`).
     pub fn decode(method: &str, params: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> {
-        let text = match params { Some(r) if r.get() != "null" => r.get(), _ => "{}" };
+        let text = match params {
+            Some(r) if r.get() != "null" => r.get(),
+            _ => "{}",
+        };
         match method {
             "authenticate" => crate::decode_as::<AuthenticateRequest, Self>(text, "$.params", Self::Authenticate),
             "initialize" => crate::decode_as::<InitializeRequest, Self>(text, "$.params", Self::Initialize),
@@ -12389,9 +14369,15 @@ impl ClientRequest {
             "session/new" => crate::decode_as::<NewSessionRequest, Self>(text, "$.params", Self::SessionNew),
             "session/prompt" => crate::decode_as::<PromptRequest, Self>(text, "$.params", Self::SessionPrompt),
             "session/resume" => crate::decode_as::<ResumeSessionRequest, Self>(text, "$.params", Self::SessionResume),
-            "session/set_config_option" => crate::decode_as::<SetSessionConfigOptionRequest, Self>(text, "$.params", Self::SessionSetConfigOption),
-            "session/set_mode" => crate::decode_as::<SetSessionModeRequest, Self>(text, "$.params", Self::SessionSetMode),
-            m if m.starts_with('_') => Ok(Decoded { value: Self::Ext(crate::ExtMessage::new(m, params)), warnings: Vec::new() }),
+            "session/set_config_option" => {
+                crate::decode_as::<SetSessionConfigOptionRequest, Self>(text, "$.params", Self::SessionSetConfigOption)
+            }
+            "session/set_mode" => {
+                crate::decode_as::<SetSessionModeRequest, Self>(text, "$.params", Self::SessionSetMode)
+            }
+            m if m.starts_with('_') => {
+                Ok(Decoded { value: Self::Ext(crate::ExtMessage::new(m, params)), warnings: Vec::new() })
+            }
             _ => Err(crate::DispatchError::MethodNotFound),
         }
     }
@@ -12411,16 +14397,27 @@ impl ClientRequest {
             Self::SessionResume(v) => serde_json::to_writer(&mut *buf, v),
             Self::SessionSetConfigOption(v) => serde_json::to_writer(&mut *buf, v),
             Self::SessionSetMode(v) => serde_json::to_writer(&mut *buf, v),
-            Self::Ext(e) => { buf.extend_from_slice(e.payload_text().as_bytes()); Ok(()) }
+            Self::Ext(e) => {
+                buf.extend_from_slice(e.payload_text().as_bytes());
+                Ok(())
+            }
         }
     }
 }
 
 impl crate::Payload for ClientRequest {
-    fn decode(method: &str, payload: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> { Self::decode(method, payload) }
-    fn method(&self) -> &str { Self::method(self) }
-    fn type_name(&self) -> Option<&'static str> { Self::type_name(self) }
-    fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> { Self::encode_payload(self, buf) }
+    fn decode(method: &str, payload: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> {
+        Self::decode(method, payload)
+    }
+    fn method(&self) -> &str {
+        Self::method(self)
+    }
+    fn type_name(&self) -> Option<&'static str> {
+        Self::type_name(self)
+    }
+    fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> {
+        Self::encode_payload(self, buf)
+    }
 }
 
 /// A notification sent by the client, handled by the agent.
@@ -12455,11 +14452,18 @@ impl ClientNotification {
 
     /// Decodes the params of `method` (absent or `null` params decode as `{}`).
     pub fn decode(method: &str, params: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> {
-        let text = match params { Some(r) if r.get() != "null" => r.get(), _ => "{}" };
+        let text = match params {
+            Some(r) if r.get() != "null" => r.get(),
+            _ => "{}",
+        };
         match method {
-            "$/cancel_request" => crate::decode_as::<CancelRequestNotification, Self>(text, "$.params", Self::CancelRequest),
+            "$/cancel_request" => {
+                crate::decode_as::<CancelRequestNotification, Self>(text, "$.params", Self::CancelRequest)
+            }
             "session/cancel" => crate::decode_as::<CancelNotification, Self>(text, "$.params", Self::SessionCancel),
-            m if m.starts_with('_') => Ok(Decoded { value: Self::Ext(crate::ExtMessage::new(m, params)), warnings: Vec::new() }),
+            m if m.starts_with('_') => {
+                Ok(Decoded { value: Self::Ext(crate::ExtMessage::new(m, params)), warnings: Vec::new() })
+            }
             _ => Err(crate::DispatchError::MethodNotFound),
         }
     }
@@ -12469,16 +14473,27 @@ impl ClientNotification {
         match self {
             Self::CancelRequest(v) => serde_json::to_writer(&mut *buf, v),
             Self::SessionCancel(v) => serde_json::to_writer(&mut *buf, v),
-            Self::Ext(e) => { buf.extend_from_slice(e.payload_text().as_bytes()); Ok(()) }
+            Self::Ext(e) => {
+                buf.extend_from_slice(e.payload_text().as_bytes());
+                Ok(())
+            }
         }
     }
 }
 
 impl crate::Payload for ClientNotification {
-    fn decode(method: &str, payload: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> { Self::decode(method, payload) }
-    fn method(&self) -> &str { Self::method(self) }
-    fn type_name(&self) -> Option<&'static str> { Self::type_name(self) }
-    fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> { Self::encode_payload(self, buf) }
+    fn decode(method: &str, payload: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> {
+        Self::decode(method, payload)
+    }
+    fn method(&self) -> &str {
+        Self::method(self)
+    }
+    fn type_name(&self) -> Option<&'static str> {
+        Self::type_name(self)
+    }
+    fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> {
+        Self::encode_payload(self, buf)
+    }
 }
 
 /// A result sent by the agent, for a request it handled.
@@ -12553,7 +14568,10 @@ impl AgentResponse {
 
     /// Decodes the result of `method` (absent or `null` result decode as `{}`).
     pub fn decode(method: &str, result: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> {
-        let text = match result { Some(r) if r.get() != "null" => r.get(), _ => "{}" };
+        let text = match result {
+            Some(r) if r.get() != "null" => r.get(),
+            _ => "{}",
+        };
         match method {
             "authenticate" => crate::decode_as::<AuthenticateResponse, Self>(text, "$.result", Self::Authenticate),
             "initialize" => crate::decode_as::<InitializeResponse, Self>(text, "$.result", Self::Initialize),
@@ -12565,9 +14583,15 @@ impl AgentResponse {
             "session/new" => crate::decode_as::<NewSessionResponse, Self>(text, "$.result", Self::SessionNew),
             "session/prompt" => crate::decode_as::<PromptResponse, Self>(text, "$.result", Self::SessionPrompt),
             "session/resume" => crate::decode_as::<ResumeSessionResponse, Self>(text, "$.result", Self::SessionResume),
-            "session/set_config_option" => crate::decode_as::<SetSessionConfigOptionResponse, Self>(text, "$.result", Self::SessionSetConfigOption),
-            "session/set_mode" => crate::decode_as::<SetSessionModeResponse, Self>(text, "$.result", Self::SessionSetMode),
-            m if m.starts_with('_') => Ok(Decoded { value: Self::Ext(crate::ExtMessage::new(m, result)), warnings: Vec::new() }),
+            "session/set_config_option" => {
+                crate::decode_as::<SetSessionConfigOptionResponse, Self>(text, "$.result", Self::SessionSetConfigOption)
+            }
+            "session/set_mode" => {
+                crate::decode_as::<SetSessionModeResponse, Self>(text, "$.result", Self::SessionSetMode)
+            }
+            m if m.starts_with('_') => {
+                Ok(Decoded { value: Self::Ext(crate::ExtMessage::new(m, result)), warnings: Vec::new() })
+            }
             _ => Err(crate::DispatchError::MethodNotFound),
         }
     }
@@ -12587,16 +14611,27 @@ impl AgentResponse {
             Self::SessionResume(v) => serde_json::to_writer(&mut *buf, v),
             Self::SessionSetConfigOption(v) => serde_json::to_writer(&mut *buf, v),
             Self::SessionSetMode(v) => serde_json::to_writer(&mut *buf, v),
-            Self::Ext(e) => { buf.extend_from_slice(e.payload_text().as_bytes()); Ok(()) }
+            Self::Ext(e) => {
+                buf.extend_from_slice(e.payload_text().as_bytes());
+                Ok(())
+            }
         }
     }
 }
 
 impl crate::Payload for AgentResponse {
-    fn decode(method: &str, payload: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> { Self::decode(method, payload) }
-    fn method(&self) -> &str { Self::method(self) }
-    fn type_name(&self) -> Option<&'static str> { Self::type_name(self) }
-    fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> { Self::encode_payload(self, buf) }
+    fn decode(method: &str, payload: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> {
+        Self::decode(method, payload)
+    }
+    fn method(&self) -> &str {
+        Self::method(self)
+    }
+    fn type_name(&self) -> Option<&'static str> {
+        Self::type_name(self)
+    }
+    fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> {
+        Self::encode_payload(self, buf)
+    }
 }
 
 /// A request sent by the agent, handled by the client.
@@ -12659,18 +14694,39 @@ impl AgentRequest {
 
     /// Decodes the params of `method` (absent or `null` params decode as `{}`).
     pub fn decode(method: &str, params: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> {
-        let text = match params { Some(r) if r.get() != "null" => r.get(), _ => "{}" };
+        let text = match params {
+            Some(r) if r.get() != "null" => r.get(),
+            _ => "{}",
+        };
         match method {
-            "elicitation/create" => crate::decode_as::<CreateElicitationRequest, Self>(text, "$.params", Self::ElicitationCreate),
-            "fs/read_text_file" => crate::decode_as::<ReadTextFileRequest, Self>(text, "$.params", Self::FsReadTextFile),
-            "fs/write_text_file" => crate::decode_as::<WriteTextFileRequest, Self>(text, "$.params", Self::FsWriteTextFile),
-            "session/request_permission" => crate::decode_as::<RequestPermissionRequest, Self>(text, "$.params", Self::SessionRequestPermission),
-            "terminal/create" => crate::decode_as::<CreateTerminalRequest, Self>(text, "$.params", Self::TerminalCreate),
+            "elicitation/create" => {
+                crate::decode_as::<CreateElicitationRequest, Self>(text, "$.params", Self::ElicitationCreate)
+            }
+            "fs/read_text_file" => {
+                crate::decode_as::<ReadTextFileRequest, Self>(text, "$.params", Self::FsReadTextFile)
+            }
+            "fs/write_text_file" => {
+                crate::decode_as::<WriteTextFileRequest, Self>(text, "$.params", Self::FsWriteTextFile)
+            }
+            "session/request_permission" => {
+                crate::decode_as::<RequestPermissionRequest, Self>(text, "$.params", Self::SessionRequestPermission)
+            }
+            "terminal/create" => {
+                crate::decode_as::<CreateTerminalRequest, Self>(text, "$.params", Self::TerminalCreate)
+            }
             "terminal/kill" => crate::decode_as::<KillTerminalRequest, Self>(text, "$.params", Self::TerminalKill),
-            "terminal/output" => crate::decode_as::<TerminalOutputRequest, Self>(text, "$.params", Self::TerminalOutput),
-            "terminal/release" => crate::decode_as::<ReleaseTerminalRequest, Self>(text, "$.params", Self::TerminalRelease),
-            "terminal/wait_for_exit" => crate::decode_as::<WaitForTerminalExitRequest, Self>(text, "$.params", Self::TerminalWaitForExit),
-            m if m.starts_with('_') => Ok(Decoded { value: Self::Ext(crate::ExtMessage::new(m, params)), warnings: Vec::new() }),
+            "terminal/output" => {
+                crate::decode_as::<TerminalOutputRequest, Self>(text, "$.params", Self::TerminalOutput)
+            }
+            "terminal/release" => {
+                crate::decode_as::<ReleaseTerminalRequest, Self>(text, "$.params", Self::TerminalRelease)
+            }
+            "terminal/wait_for_exit" => {
+                crate::decode_as::<WaitForTerminalExitRequest, Self>(text, "$.params", Self::TerminalWaitForExit)
+            }
+            m if m.starts_with('_') => {
+                Ok(Decoded { value: Self::Ext(crate::ExtMessage::new(m, params)), warnings: Vec::new() })
+            }
             _ => Err(crate::DispatchError::MethodNotFound),
         }
     }
@@ -12687,16 +14743,27 @@ impl AgentRequest {
             Self::TerminalOutput(v) => serde_json::to_writer(&mut *buf, v),
             Self::TerminalRelease(v) => serde_json::to_writer(&mut *buf, v),
             Self::TerminalWaitForExit(v) => serde_json::to_writer(&mut *buf, v),
-            Self::Ext(e) => { buf.extend_from_slice(e.payload_text().as_bytes()); Ok(()) }
+            Self::Ext(e) => {
+                buf.extend_from_slice(e.payload_text().as_bytes());
+                Ok(())
+            }
         }
     }
 }
 
 impl crate::Payload for AgentRequest {
-    fn decode(method: &str, payload: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> { Self::decode(method, payload) }
-    fn method(&self) -> &str { Self::method(self) }
-    fn type_name(&self) -> Option<&'static str> { Self::type_name(self) }
-    fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> { Self::encode_payload(self, buf) }
+    fn decode(method: &str, payload: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> {
+        Self::decode(method, payload)
+    }
+    fn method(&self) -> &str {
+        Self::method(self)
+    }
+    fn type_name(&self) -> Option<&'static str> {
+        Self::type_name(self)
+    }
+    fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> {
+        Self::encode_payload(self, buf)
+    }
 }
 
 /// A notification sent by the agent, handled by the client.
@@ -12735,12 +14802,21 @@ impl AgentNotification {
 
     /// Decodes the params of `method` (absent or `null` params decode as `{}`).
     pub fn decode(method: &str, params: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> {
-        let text = match params { Some(r) if r.get() != "null" => r.get(), _ => "{}" };
+        let text = match params {
+            Some(r) if r.get() != "null" => r.get(),
+            _ => "{}",
+        };
         match method {
-            "$/cancel_request" => crate::decode_as::<CancelRequestNotification, Self>(text, "$.params", Self::CancelRequest),
-            "elicitation/complete" => crate::decode_as::<CompleteElicitationNotification, Self>(text, "$.params", Self::ElicitationComplete),
+            "$/cancel_request" => {
+                crate::decode_as::<CancelRequestNotification, Self>(text, "$.params", Self::CancelRequest)
+            }
+            "elicitation/complete" => {
+                crate::decode_as::<CompleteElicitationNotification, Self>(text, "$.params", Self::ElicitationComplete)
+            }
             "session/update" => crate::decode_as::<SessionNotification, Self>(text, "$.params", Self::SessionUpdate),
-            m if m.starts_with('_') => Ok(Decoded { value: Self::Ext(crate::ExtMessage::new(m, params)), warnings: Vec::new() }),
+            m if m.starts_with('_') => {
+                Ok(Decoded { value: Self::Ext(crate::ExtMessage::new(m, params)), warnings: Vec::new() })
+            }
             _ => Err(crate::DispatchError::MethodNotFound),
         }
     }
@@ -12751,16 +14827,27 @@ impl AgentNotification {
             Self::CancelRequest(v) => serde_json::to_writer(&mut *buf, v),
             Self::ElicitationComplete(v) => serde_json::to_writer(&mut *buf, v),
             Self::SessionUpdate(v) => serde_json::to_writer(&mut *buf, v),
-            Self::Ext(e) => { buf.extend_from_slice(e.payload_text().as_bytes()); Ok(()) }
+            Self::Ext(e) => {
+                buf.extend_from_slice(e.payload_text().as_bytes());
+                Ok(())
+            }
         }
     }
 }
 
 impl crate::Payload for AgentNotification {
-    fn decode(method: &str, payload: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> { Self::decode(method, payload) }
-    fn method(&self) -> &str { Self::method(self) }
-    fn type_name(&self) -> Option<&'static str> { Self::type_name(self) }
-    fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> { Self::encode_payload(self, buf) }
+    fn decode(method: &str, payload: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> {
+        Self::decode(method, payload)
+    }
+    fn method(&self) -> &str {
+        Self::method(self)
+    }
+    fn type_name(&self) -> Option<&'static str> {
+        Self::type_name(self)
+    }
+    fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> {
+        Self::encode_payload(self, buf)
+    }
 }
 
 /// A result sent by the client, for a request it handled.
@@ -12823,18 +14910,39 @@ impl ClientResponse {
 
     /// Decodes the result of `method` (absent or `null` result decode as `{}`).
     pub fn decode(method: &str, result: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> {
-        let text = match result { Some(r) if r.get() != "null" => r.get(), _ => "{}" };
+        let text = match result {
+            Some(r) if r.get() != "null" => r.get(),
+            _ => "{}",
+        };
         match method {
-            "elicitation/create" => crate::decode_as::<CreateElicitationResponse, Self>(text, "$.result", Self::ElicitationCreate),
-            "fs/read_text_file" => crate::decode_as::<ReadTextFileResponse, Self>(text, "$.result", Self::FsReadTextFile),
-            "fs/write_text_file" => crate::decode_as::<WriteTextFileResponse, Self>(text, "$.result", Self::FsWriteTextFile),
-            "session/request_permission" => crate::decode_as::<RequestPermissionResponse, Self>(text, "$.result", Self::SessionRequestPermission),
-            "terminal/create" => crate::decode_as::<CreateTerminalResponse, Self>(text, "$.result", Self::TerminalCreate),
+            "elicitation/create" => {
+                crate::decode_as::<CreateElicitationResponse, Self>(text, "$.result", Self::ElicitationCreate)
+            }
+            "fs/read_text_file" => {
+                crate::decode_as::<ReadTextFileResponse, Self>(text, "$.result", Self::FsReadTextFile)
+            }
+            "fs/write_text_file" => {
+                crate::decode_as::<WriteTextFileResponse, Self>(text, "$.result", Self::FsWriteTextFile)
+            }
+            "session/request_permission" => {
+                crate::decode_as::<RequestPermissionResponse, Self>(text, "$.result", Self::SessionRequestPermission)
+            }
+            "terminal/create" => {
+                crate::decode_as::<CreateTerminalResponse, Self>(text, "$.result", Self::TerminalCreate)
+            }
             "terminal/kill" => crate::decode_as::<KillTerminalResponse, Self>(text, "$.result", Self::TerminalKill),
-            "terminal/output" => crate::decode_as::<TerminalOutputResponse, Self>(text, "$.result", Self::TerminalOutput),
-            "terminal/release" => crate::decode_as::<ReleaseTerminalResponse, Self>(text, "$.result", Self::TerminalRelease),
-            "terminal/wait_for_exit" => crate::decode_as::<WaitForTerminalExitResponse, Self>(text, "$.result", Self::TerminalWaitForExit),
-            m if m.starts_with('_') => Ok(Decoded { value: Self::Ext(crate::ExtMessage::new(m, result)), warnings: Vec::new() }),
+            "terminal/output" => {
+                crate::decode_as::<TerminalOutputResponse, Self>(text, "$.result", Self::TerminalOutput)
+            }
+            "terminal/release" => {
+                crate::decode_as::<ReleaseTerminalResponse, Self>(text, "$.result", Self::TerminalRelease)
+            }
+            "terminal/wait_for_exit" => {
+                crate::decode_as::<WaitForTerminalExitResponse, Self>(text, "$.result", Self::TerminalWaitForExit)
+            }
+            m if m.starts_with('_') => {
+                Ok(Decoded { value: Self::Ext(crate::ExtMessage::new(m, result)), warnings: Vec::new() })
+            }
             _ => Err(crate::DispatchError::MethodNotFound),
         }
     }
@@ -12851,15 +14959,25 @@ impl ClientResponse {
             Self::TerminalOutput(v) => serde_json::to_writer(&mut *buf, v),
             Self::TerminalRelease(v) => serde_json::to_writer(&mut *buf, v),
             Self::TerminalWaitForExit(v) => serde_json::to_writer(&mut *buf, v),
-            Self::Ext(e) => { buf.extend_from_slice(e.payload_text().as_bytes()); Ok(()) }
+            Self::Ext(e) => {
+                buf.extend_from_slice(e.payload_text().as_bytes());
+                Ok(())
+            }
         }
     }
 }
 
 impl crate::Payload for ClientResponse {
-    fn decode(method: &str, payload: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> { Self::decode(method, payload) }
-    fn method(&self) -> &str { Self::method(self) }
-    fn type_name(&self) -> Option<&'static str> { Self::type_name(self) }
-    fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> { Self::encode_payload(self, buf) }
+    fn decode(method: &str, payload: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> {
+        Self::decode(method, payload)
+    }
+    fn method(&self) -> &str {
+        Self::method(self)
+    }
+    fn type_name(&self) -> Option<&'static str> {
+        Self::type_name(self)
+    }
+    fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> {
+        Self::encode_payload(self, buf)
+    }
 }
-

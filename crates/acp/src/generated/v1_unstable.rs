@@ -3,8 +3,8 @@
 //! ACP v1 (unstable) types, codecs and method table, generated from the pinned schema.
 #![allow(clippy::all, clippy::pedantic, missing_docs, unreachable_pub, rustdoc::all, unused_mut, unused_variables)]
 
-use agentproto_codec::{de, Decoded, MaybeUndefined, RawJson, RawObject, SerializeFields};
 use agentproto_codec::de::OrderedMap;
+use agentproto_codec::{de, Decoded, MaybeUndefined, RawJson, RawObject, SerializeFields};
 use serde::de::{Deserialize, Deserializer, Error as _, MapAccess, Visitor};
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::value::RawValue;
@@ -55,7 +55,9 @@ impl<'de> Deserialize<'de> for WriteTextFileRequest {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = WriteTextFileRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (WriteTextFileRequest)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (WriteTextFileRequest)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<WriteTextFileRequest, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_path: Option<String> = None;
@@ -78,14 +80,25 @@ impl<'de> Deserialize<'de> for WriteTextFileRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let session_id = match f_session_id { Some(v) => v, None => return Err(de::missing::<A::Error>("sessionId")) };
-                let path = match f_path { Some(v) => v, None => return Err(de::missing::<A::Error>("path")) };
-                let content = match f_content { Some(v) => v, None => return Err(de::missing::<A::Error>("content")) };
+                let session_id = match f_session_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("sessionId")),
+                };
+                let path = match f_path {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("path")),
+                };
+                let content = match f_content {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("content")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(WriteTextFileRequest { session_id, path, content, meta })
             }
@@ -98,11 +111,32 @@ impl<'de> Deserialize<'de> for WriteTextFileRequest {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default, serde::Serialize, serde::Deserialize)]
 #[serde(transparent)]
 pub struct SessionId(pub String);
-impl SessionId { /** The text. */ pub fn as_str(&self) -> &str { &self.0 } }
-impl From<&str> for SessionId { fn from(s: &str) -> Self { Self(s.to_owned()) } }
-impl From<String> for SessionId { fn from(s: String) -> Self { Self(s) } }
-impl AsRef<str> for SessionId { fn as_ref(&self) -> &str { &self.0 } }
-impl fmt::Display for SessionId { fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str(&self.0) } }
+impl SessionId {
+    /** The text. */
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+impl From<&str> for SessionId {
+    fn from(s: &str) -> Self {
+        Self(s.to_owned())
+    }
+}
+impl From<String> for SessionId {
+    fn from(s: String) -> Self {
+        Self(s)
+    }
+}
+impl AsRef<str> for SessionId {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+impl fmt::Display for SessionId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
 
 /// Request to read content from a text file.
 #[derive(Debug, Clone, PartialEq)]
@@ -157,7 +191,9 @@ impl<'de> Deserialize<'de> for ReadTextFileRequest {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ReadTextFileRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ReadTextFileRequest)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ReadTextFileRequest)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ReadTextFileRequest, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_path: Option<String> = None;
@@ -185,13 +221,21 @@ impl<'de> Deserialize<'de> for ReadTextFileRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 4, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let session_id = match f_session_id { Some(v) => v, None => return Err(de::missing::<A::Error>("sessionId")) };
-                let path = match f_path { Some(v) => v, None => return Err(de::missing::<A::Error>("path")) };
+                let session_id = match f_session_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("sessionId")),
+                };
+                let path = match f_path {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("path")),
+                };
                 let line = MaybeUndefined::from_present(f_line);
                 let limit = MaybeUndefined::from_present(f_limit);
                 let meta = MaybeUndefined::from_present(f_meta);
@@ -244,7 +288,9 @@ impl<'de> Deserialize<'de> for RequestPermissionRequest {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = RequestPermissionRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (RequestPermissionRequest)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (RequestPermissionRequest)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RequestPermissionRequest, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_tool_call: Option<ToolCallUpdate> = None;
@@ -267,14 +313,25 @@ impl<'de> Deserialize<'de> for RequestPermissionRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let session_id = match f_session_id { Some(v) => v, None => return Err(de::missing::<A::Error>("sessionId")) };
-                let tool_call = match f_tool_call { Some(v) => v, None => return Err(de::missing::<A::Error>("toolCall")) };
-                let options = match f_options { Some(v) => v, None => return Err(de::missing::<A::Error>("options")) };
+                let session_id = match f_session_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("sessionId")),
+                };
+                let tool_call = match f_tool_call {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("toolCall")),
+                };
+                let options = match f_options {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("options")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(RequestPermissionRequest { session_id, tool_call, options, meta })
             }
@@ -343,8 +400,12 @@ impl SerializeFields for ToolCallUpdate {
             MaybeUndefined::Null => m.serialize_entry("locations", &())?,
             MaybeUndefined::Value(v) => m.serialize_entry("locations", v)?,
         }
-        if let Some(v) = &self.raw_input { m.serialize_entry("rawInput", v)?; }
-        if let Some(v) = &self.raw_output { m.serialize_entry("rawOutput", v)?; }
+        if let Some(v) = &self.raw_input {
+            m.serialize_entry("rawInput", v)?;
+        }
+        if let Some(v) = &self.raw_output {
+            m.serialize_entry("rawOutput", v)?;
+        }
         match &self.meta {
             MaybeUndefined::Undefined => {}
             MaybeUndefined::Null => m.serialize_entry("_meta", &())?,
@@ -367,7 +428,9 @@ impl<'de> Deserialize<'de> for ToolCallUpdate {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ToolCallUpdate;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ToolCallUpdate)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ToolCallUpdate)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ToolCallUpdate, A::Error> {
                 let mut f_tool_call_id: Option<ToolCallId> = None;
                 let mut f_kind: Option<Option<ToolKind>> = None;
@@ -388,46 +451,67 @@ impl<'de> Deserialize<'de> for ToolCallUpdate {
                         }
                         "kind" => {
                             de::seen::<A::Error>(&mut seen, 1, "kind")?;
-                            if let Some(v) = de::field_lenient::<A, Option<ToolKind>>(&mut map, "kind")? { f_kind = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<ToolKind>>(&mut map, "kind")? {
+                                f_kind = Some(v);
+                            }
                         }
                         "status" => {
                             de::seen::<A::Error>(&mut seen, 2, "status")?;
-                            if let Some(v) = de::field_lenient::<A, Option<ToolCallStatus>>(&mut map, "status")? { f_status = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<ToolCallStatus>>(&mut map, "status")? {
+                                f_status = Some(v);
+                            }
                         }
                         "title" => {
                             de::seen::<A::Error>(&mut seen, 3, "title")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? { f_title = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? {
+                                f_title = Some(v);
+                            }
                         }
                         "name" => {
                             de::seen::<A::Error>(&mut seen, 4, "name")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "name")? { f_name = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "name")? {
+                                f_name = Some(v);
+                            }
                         }
                         "content" => {
                             de::seen::<A::Error>(&mut seen, 5, "content")?;
                             let r = de::field_items::<A, ToolCallContent>(&mut map, "content", true, true)?;
-                            if let Some(v) = r { f_content = Some(v); }
+                            if let Some(v) = r {
+                                f_content = Some(v);
+                            }
                         }
                         "locations" => {
                             de::seen::<A::Error>(&mut seen, 6, "locations")?;
                             let r = de::field_items::<A, ToolCallLocation>(&mut map, "locations", true, true)?;
-                            if let Some(v) = r { f_locations = Some(v); }
+                            if let Some(v) = r {
+                                f_locations = Some(v);
+                            }
                         }
                         "rawInput" => {
                             de::seen::<A::Error>(&mut seen, 7, "rawInput")?;
-                            if let Some(v) = de::field_lenient::<A, RawJson>(&mut map, "rawInput")? { f_raw_input = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, RawJson>(&mut map, "rawInput")? {
+                                f_raw_input = Some(v);
+                            }
                         }
                         "rawOutput" => {
                             de::seen::<A::Error>(&mut seen, 8, "rawOutput")?;
-                            if let Some(v) = de::field_lenient::<A, RawJson>(&mut map, "rawOutput")? { f_raw_output = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, RawJson>(&mut map, "rawOutput")? {
+                                f_raw_output = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 9, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let tool_call_id = match f_tool_call_id { Some(v) => v, None => return Err(de::missing::<A::Error>("toolCallId")) };
+                let tool_call_id = match f_tool_call_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("toolCallId")),
+                };
                 let kind = MaybeUndefined::from_present(f_kind);
                 let status = MaybeUndefined::from_present(f_status);
                 let title = MaybeUndefined::from_present(f_title);
@@ -437,7 +521,18 @@ impl<'de> Deserialize<'de> for ToolCallUpdate {
                 let raw_input = f_raw_input;
                 let raw_output = f_raw_output;
                 let meta = MaybeUndefined::from_present(f_meta);
-                Ok(ToolCallUpdate { tool_call_id, kind, status, title, name, content, locations, raw_input, raw_output, meta })
+                Ok(ToolCallUpdate {
+                    tool_call_id,
+                    kind,
+                    status,
+                    title,
+                    name,
+                    content,
+                    locations,
+                    raw_input,
+                    raw_output,
+                    meta,
+                })
             }
         }
         d.deserialize_map(V)
@@ -448,11 +543,32 @@ impl<'de> Deserialize<'de> for ToolCallUpdate {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default, serde::Serialize, serde::Deserialize)]
 #[serde(transparent)]
 pub struct ToolCallId(pub String);
-impl ToolCallId { /** The text. */ pub fn as_str(&self) -> &str { &self.0 } }
-impl From<&str> for ToolCallId { fn from(s: &str) -> Self { Self(s.to_owned()) } }
-impl From<String> for ToolCallId { fn from(s: String) -> Self { Self(s) } }
-impl AsRef<str> for ToolCallId { fn as_ref(&self) -> &str { &self.0 } }
-impl fmt::Display for ToolCallId { fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str(&self.0) } }
+impl ToolCallId {
+    /** The text. */
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+impl From<&str> for ToolCallId {
+    fn from(s: &str) -> Self {
+        Self(s.to_owned())
+    }
+}
+impl From<String> for ToolCallId {
+    fn from(s: String) -> Self {
+        Self(s)
+    }
+}
+impl AsRef<str> for ToolCallId {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+impl fmt::Display for ToolCallId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
 
 /// Categories of tools that can be invoked.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Copy)]
@@ -491,7 +607,8 @@ pub enum ToolKind {
 
 impl ToolKind {
     /// Every value this schema lists.
-    pub const VALUES: &'static [&'static str] = &["read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other"];
+    pub const VALUES: &'static [&'static str] =
+        &["read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other"];
     /// The wire value.
     pub fn as_str(&self) -> &str {
         match self {
@@ -510,7 +627,9 @@ impl ToolKind {
 }
 
 impl Serialize for ToolKind {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> { s.serialize_str(self.as_str()) }
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
 }
 
 impl<'de> Deserialize<'de> for ToolKind {
@@ -565,7 +684,9 @@ impl ToolCallStatus {
 }
 
 impl Serialize for ToolCallStatus {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> { s.serialize_str(self.as_str()) }
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
 }
 
 impl<'de> Deserialize<'de> for ToolCallStatus {
@@ -597,9 +718,18 @@ pub enum ToolCallContent {
 impl SerializeFields for ToolCallContent {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         match self {
-            Self::Content(v) => { m.serialize_entry("type", "content")?; v.serialize_fields(m, skip)?; }
-            Self::Diff(v) => { m.serialize_entry("type", "diff")?; v.serialize_fields(m, skip)?; }
-            Self::Terminal(v) => { m.serialize_entry("type", "terminal")?; v.serialize_fields(m, skip)?; }
+            Self::Content(v) => {
+                m.serialize_entry("type", "content")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::Diff(v) => {
+                m.serialize_entry("type", "diff")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::Terminal(v) => {
+                m.serialize_entry("type", "terminal")?;
+                v.serialize_fields(m, skip)?;
+            }
             Self::Unknown(raw) => raw.serialize_fields(m, skip)?,
         }
         Ok(())
@@ -608,7 +738,9 @@ impl SerializeFields for ToolCallContent {
 
 impl Serialize for ToolCallContent {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        if let Self::Unknown(raw) = self { return raw.serialize(s); }
+        if let Self::Unknown(raw) = self {
+            return raw.serialize(s);
+        }
         let mut m = s.serialize_map(None)?;
         self.serialize_fields(&mut m, &[])?;
         m.end()
@@ -652,11 +784,26 @@ pub enum ContentBlock {
 impl SerializeFields for ContentBlock {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         match self {
-            Self::Text(v) => { m.serialize_entry("type", "text")?; v.serialize_fields(m, skip)?; }
-            Self::Image(v) => { m.serialize_entry("type", "image")?; v.serialize_fields(m, skip)?; }
-            Self::Audio(v) => { m.serialize_entry("type", "audio")?; v.serialize_fields(m, skip)?; }
-            Self::ResourceLink(v) => { m.serialize_entry("type", "resource_link")?; v.serialize_fields(m, skip)?; }
-            Self::Resource(v) => { m.serialize_entry("type", "resource")?; v.serialize_fields(m, skip)?; }
+            Self::Text(v) => {
+                m.serialize_entry("type", "text")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::Image(v) => {
+                m.serialize_entry("type", "image")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::Audio(v) => {
+                m.serialize_entry("type", "audio")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::ResourceLink(v) => {
+                m.serialize_entry("type", "resource_link")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::Resource(v) => {
+                m.serialize_entry("type", "resource")?;
+                v.serialize_fields(m, skip)?;
+            }
             Self::Unknown(raw) => raw.serialize_fields(m, skip)?,
         }
         Ok(())
@@ -665,7 +812,9 @@ impl SerializeFields for ContentBlock {
 
 impl Serialize for ContentBlock {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        if let Self::Unknown(raw) = self { return raw.serialize(s); }
+        if let Self::Unknown(raw) = self {
+            return raw.serialize(s);
+        }
         let mut m = s.serialize_map(None)?;
         self.serialize_fields(&mut m, &[])?;
         m.end()
@@ -756,7 +905,9 @@ impl<'de> Deserialize<'de> for Annotations {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = Annotations;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (Annotations)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (Annotations)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Annotations, A::Error> {
                 let mut f_audience: Option<Option<Vec<Role>>> = None;
                 let mut f_last_modified: Option<Option<String>> = None;
@@ -768,19 +919,27 @@ impl<'de> Deserialize<'de> for Annotations {
                         "audience" => {
                             de::seen::<A::Error>(&mut seen, 0, "audience")?;
                             let r = de::field_items::<A, Role>(&mut map, "audience", true, true)?;
-                            if let Some(v) = r { f_audience = Some(v); }
+                            if let Some(v) = r {
+                                f_audience = Some(v);
+                            }
                         }
                         "lastModified" => {
                             de::seen::<A::Error>(&mut seen, 1, "lastModified")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "lastModified")? { f_last_modified = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "lastModified")? {
+                                f_last_modified = Some(v);
+                            }
                         }
                         "priority" => {
                             de::seen::<A::Error>(&mut seen, 2, "priority")?;
-                            if let Some(v) = de::field_lenient::<A, Option<f64>>(&mut map, "priority")? { f_priority = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<f64>>(&mut map, "priority")? {
+                                f_priority = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -820,7 +979,9 @@ impl Role {
 }
 
 impl Serialize for Role {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> { s.serialize_str(self.as_str()) }
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
 }
 
 impl<'de> Deserialize<'de> for Role {
@@ -877,7 +1038,9 @@ impl<'de> Deserialize<'de> for TextContent {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = TextContent;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (TextContent)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (TextContent)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TextContent, A::Error> {
                 let mut f_annotations: Option<Option<Annotations>> = None;
                 let mut f_text: Option<String> = None;
@@ -887,7 +1050,9 @@ impl<'de> Deserialize<'de> for TextContent {
                     match key.as_str() {
                         "annotations" => {
                             de::seen::<A::Error>(&mut seen, 0, "annotations")?;
-                            if let Some(v) = de::field_lenient::<A, Option<Annotations>>(&mut map, "annotations")? { f_annotations = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<Annotations>>(&mut map, "annotations")? {
+                                f_annotations = Some(v);
+                            }
                         }
                         "text" => {
                             de::seen::<A::Error>(&mut seen, 1, "text")?;
@@ -895,13 +1060,18 @@ impl<'de> Deserialize<'de> for TextContent {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
                 let annotations = MaybeUndefined::from_present(f_annotations);
-                let text = match f_text { Some(v) => v, None => return Err(de::missing::<A::Error>("text")) };
+                let text = match f_text {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("text")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(TextContent { annotations, text, meta })
             }
@@ -963,7 +1133,9 @@ impl<'de> Deserialize<'de> for ImageContent {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ImageContent;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ImageContent)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ImageContent)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ImageContent, A::Error> {
                 let mut f_annotations: Option<Option<Annotations>> = None;
                 let mut f_data: Option<String> = None;
@@ -975,7 +1147,9 @@ impl<'de> Deserialize<'de> for ImageContent {
                     match key.as_str() {
                         "annotations" => {
                             de::seen::<A::Error>(&mut seen, 0, "annotations")?;
-                            if let Some(v) = de::field_lenient::<A, Option<Annotations>>(&mut map, "annotations")? { f_annotations = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<Annotations>>(&mut map, "annotations")? {
+                                f_annotations = Some(v);
+                            }
                         }
                         "data" => {
                             de::seen::<A::Error>(&mut seen, 1, "data")?;
@@ -987,18 +1161,28 @@ impl<'de> Deserialize<'de> for ImageContent {
                         }
                         "uri" => {
                             de::seen::<A::Error>(&mut seen, 3, "uri")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "uri")? { f_uri = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "uri")? {
+                                f_uri = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 4, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
                 let annotations = MaybeUndefined::from_present(f_annotations);
-                let data = match f_data { Some(v) => v, None => return Err(de::missing::<A::Error>("data")) };
-                let mime_type = match f_mime_type { Some(v) => v, None => return Err(de::missing::<A::Error>("mimeType")) };
+                let data = match f_data {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("data")),
+                };
+                let mime_type = match f_mime_type {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("mimeType")),
+                };
                 let uri = MaybeUndefined::from_present(f_uri);
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(ImageContent { annotations, data, mime_type, uri, meta })
@@ -1054,7 +1238,9 @@ impl<'de> Deserialize<'de> for AudioContent {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = AudioContent;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (AudioContent)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (AudioContent)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AudioContent, A::Error> {
                 let mut f_annotations: Option<Option<Annotations>> = None;
                 let mut f_data: Option<String> = None;
@@ -1065,7 +1251,9 @@ impl<'de> Deserialize<'de> for AudioContent {
                     match key.as_str() {
                         "annotations" => {
                             de::seen::<A::Error>(&mut seen, 0, "annotations")?;
-                            if let Some(v) = de::field_lenient::<A, Option<Annotations>>(&mut map, "annotations")? { f_annotations = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<Annotations>>(&mut map, "annotations")? {
+                                f_annotations = Some(v);
+                            }
                         }
                         "data" => {
                             de::seen::<A::Error>(&mut seen, 1, "data")?;
@@ -1077,14 +1265,22 @@ impl<'de> Deserialize<'de> for AudioContent {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
                 let annotations = MaybeUndefined::from_present(f_annotations);
-                let data = match f_data { Some(v) => v, None => return Err(de::missing::<A::Error>("data")) };
-                let mime_type = match f_mime_type { Some(v) => v, None => return Err(de::missing::<A::Error>("mimeType")) };
+                let data = match f_data {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("data")),
+                };
+                let mime_type = match f_mime_type {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("mimeType")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(AudioContent { annotations, data, mime_type, meta })
             }
@@ -1167,7 +1363,9 @@ impl<'de> Deserialize<'de> for ResourceLink {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ResourceLink;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ResourceLink)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ResourceLink)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ResourceLink, A::Error> {
                 let mut f_annotations: Option<Option<Annotations>> = None;
                 let mut f_description: Option<Option<String>> = None;
@@ -1182,15 +1380,21 @@ impl<'de> Deserialize<'de> for ResourceLink {
                     match key.as_str() {
                         "annotations" => {
                             de::seen::<A::Error>(&mut seen, 0, "annotations")?;
-                            if let Some(v) = de::field_lenient::<A, Option<Annotations>>(&mut map, "annotations")? { f_annotations = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<Annotations>>(&mut map, "annotations")? {
+                                f_annotations = Some(v);
+                            }
                         }
                         "description" => {
                             de::seen::<A::Error>(&mut seen, 1, "description")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? { f_description = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
+                                f_description = Some(v);
+                            }
                         }
                         "mimeType" => {
                             de::seen::<A::Error>(&mut seen, 2, "mimeType")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "mimeType")? { f_mime_type = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "mimeType")? {
+                                f_mime_type = Some(v);
+                            }
                         }
                         "name" => {
                             de::seen::<A::Error>(&mut seen, 3, "name")?;
@@ -1198,11 +1402,15 @@ impl<'de> Deserialize<'de> for ResourceLink {
                         }
                         "size" => {
                             de::seen::<A::Error>(&mut seen, 4, "size")?;
-                            if let Some(v) = de::field_lenient::<A, Option<i64>>(&mut map, "size")? { f_size = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<i64>>(&mut map, "size")? {
+                                f_size = Some(v);
+                            }
                         }
                         "title" => {
                             de::seen::<A::Error>(&mut seen, 5, "title")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? { f_title = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? {
+                                f_title = Some(v);
+                            }
                         }
                         "uri" => {
                             de::seen::<A::Error>(&mut seen, 6, "uri")?;
@@ -1210,7 +1418,9 @@ impl<'de> Deserialize<'de> for ResourceLink {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 7, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -1218,10 +1428,16 @@ impl<'de> Deserialize<'de> for ResourceLink {
                 let annotations = MaybeUndefined::from_present(f_annotations);
                 let description = MaybeUndefined::from_present(f_description);
                 let mime_type = MaybeUndefined::from_present(f_mime_type);
-                let name = match f_name { Some(v) => v, None => return Err(de::missing::<A::Error>("name")) };
+                let name = match f_name {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("name")),
+                };
                 let size = MaybeUndefined::from_present(f_size);
                 let title = MaybeUndefined::from_present(f_title);
-                let uri = match f_uri { Some(v) => v, None => return Err(de::missing::<A::Error>("uri")) };
+                let uri = match f_uri {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("uri")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(ResourceLink { annotations, description, mime_type, name, size, title, uri, meta })
             }
@@ -1260,8 +1476,12 @@ impl Serialize for EmbeddedResourceResource {
 impl<'de> Deserialize<'de> for EmbeddedResourceResource {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let raw = <&'de RawValue>::deserialize(d)?;
-        if let Some(v) = de::try_variant::<TextResourceContents>(raw) { return Ok(Self::TextResourceContents(v)); }
-        if let Some(v) = de::try_variant::<BlobResourceContents>(raw) { return Ok(Self::BlobResourceContents(v)); }
+        if let Some(v) = de::try_variant::<TextResourceContents>(raw) {
+            return Ok(Self::TextResourceContents(v));
+        }
+        if let Some(v) = de::try_variant::<BlobResourceContents>(raw) {
+            return Ok(Self::BlobResourceContents(v));
+        }
         Err(de::no_variant::<D::Error>("one of TextResourceContents, BlobResourceContents", raw))
     }
 }
@@ -1312,7 +1532,9 @@ impl<'de> Deserialize<'de> for TextResourceContents {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = TextResourceContents;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (TextResourceContents)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (TextResourceContents)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TextResourceContents, A::Error> {
                 let mut f_mime_type: Option<Option<String>> = None;
                 let mut f_text: Option<String> = None;
@@ -1323,7 +1545,9 @@ impl<'de> Deserialize<'de> for TextResourceContents {
                     match key.as_str() {
                         "mimeType" => {
                             de::seen::<A::Error>(&mut seen, 0, "mimeType")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "mimeType")? { f_mime_type = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "mimeType")? {
+                                f_mime_type = Some(v);
+                            }
                         }
                         "text" => {
                             de::seen::<A::Error>(&mut seen, 1, "text")?;
@@ -1335,14 +1559,22 @@ impl<'de> Deserialize<'de> for TextResourceContents {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
                 let mime_type = MaybeUndefined::from_present(f_mime_type);
-                let text = match f_text { Some(v) => v, None => return Err(de::missing::<A::Error>("text")) };
-                let uri = match f_uri { Some(v) => v, None => return Err(de::missing::<A::Error>("uri")) };
+                let text = match f_text {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("text")),
+                };
+                let uri = match f_uri {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("uri")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(TextResourceContents { mime_type, text, uri, meta })
             }
@@ -1397,7 +1629,9 @@ impl<'de> Deserialize<'de> for BlobResourceContents {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = BlobResourceContents;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (BlobResourceContents)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (BlobResourceContents)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<BlobResourceContents, A::Error> {
                 let mut f_blob: Option<String> = None;
                 let mut f_mime_type: Option<Option<String>> = None;
@@ -1412,7 +1646,9 @@ impl<'de> Deserialize<'de> for BlobResourceContents {
                         }
                         "mimeType" => {
                             de::seen::<A::Error>(&mut seen, 1, "mimeType")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "mimeType")? { f_mime_type = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "mimeType")? {
+                                f_mime_type = Some(v);
+                            }
                         }
                         "uri" => {
                             de::seen::<A::Error>(&mut seen, 2, "uri")?;
@@ -1420,14 +1656,22 @@ impl<'de> Deserialize<'de> for BlobResourceContents {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let blob = match f_blob { Some(v) => v, None => return Err(de::missing::<A::Error>("blob")) };
+                let blob = match f_blob {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("blob")),
+                };
                 let mime_type = MaybeUndefined::from_present(f_mime_type);
-                let uri = match f_uri { Some(v) => v, None => return Err(de::missing::<A::Error>("uri")) };
+                let uri = match f_uri {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("uri")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(BlobResourceContents { blob, mime_type, uri, meta })
             }
@@ -1479,7 +1723,9 @@ impl<'de> Deserialize<'de> for EmbeddedResource {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = EmbeddedResource;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (EmbeddedResource)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (EmbeddedResource)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<EmbeddedResource, A::Error> {
                 let mut f_annotations: Option<Option<Annotations>> = None;
                 let mut f_resource: Option<EmbeddedResourceResource> = None;
@@ -1489,7 +1735,9 @@ impl<'de> Deserialize<'de> for EmbeddedResource {
                     match key.as_str() {
                         "annotations" => {
                             de::seen::<A::Error>(&mut seen, 0, "annotations")?;
-                            if let Some(v) = de::field_lenient::<A, Option<Annotations>>(&mut map, "annotations")? { f_annotations = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<Annotations>>(&mut map, "annotations")? {
+                                f_annotations = Some(v);
+                            }
                         }
                         "resource" => {
                             de::seen::<A::Error>(&mut seen, 1, "resource")?;
@@ -1497,13 +1745,18 @@ impl<'de> Deserialize<'de> for EmbeddedResource {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
                 let annotations = MaybeUndefined::from_present(f_annotations);
-                let resource = match f_resource { Some(v) => v, None => return Err(de::missing::<A::Error>("resource")) };
+                let resource = match f_resource {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("resource")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(EmbeddedResource { annotations, resource, meta })
             }
@@ -1548,7 +1801,9 @@ impl<'de> Deserialize<'de> for Content {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = Content;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (Content)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (Content)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Content, A::Error> {
                 let mut f_content: Option<ContentBlock> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -1561,12 +1816,17 @@ impl<'de> Deserialize<'de> for Content {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let content = match f_content { Some(v) => v, None => return Err(de::missing::<A::Error>("content")) };
+                let content = match f_content {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("content")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(Content { content, meta })
             }
@@ -1621,7 +1881,9 @@ impl<'de> Deserialize<'de> for Diff {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = Diff;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (Diff)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (Diff)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Diff, A::Error> {
                 let mut f_path: Option<String> = None;
                 let mut f_old_text: Option<Option<String>> = None;
@@ -1636,7 +1898,9 @@ impl<'de> Deserialize<'de> for Diff {
                         }
                         "oldText" => {
                             de::seen::<A::Error>(&mut seen, 1, "oldText")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "oldText")? { f_old_text = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "oldText")? {
+                                f_old_text = Some(v);
+                            }
                         }
                         "newText" => {
                             de::seen::<A::Error>(&mut seen, 2, "newText")?;
@@ -1644,14 +1908,22 @@ impl<'de> Deserialize<'de> for Diff {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let path = match f_path { Some(v) => v, None => return Err(de::missing::<A::Error>("path")) };
+                let path = match f_path {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("path")),
+                };
                 let old_text = MaybeUndefined::from_present(f_old_text);
-                let new_text = match f_new_text { Some(v) => v, None => return Err(de::missing::<A::Error>("newText")) };
+                let new_text = match f_new_text {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("newText")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(Diff { path, old_text, new_text, meta })
             }
@@ -1664,11 +1936,32 @@ impl<'de> Deserialize<'de> for Diff {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default, serde::Serialize, serde::Deserialize)]
 #[serde(transparent)]
 pub struct TerminalId(pub String);
-impl TerminalId { /** The text. */ pub fn as_str(&self) -> &str { &self.0 } }
-impl From<&str> for TerminalId { fn from(s: &str) -> Self { Self(s.to_owned()) } }
-impl From<String> for TerminalId { fn from(s: String) -> Self { Self(s) } }
-impl AsRef<str> for TerminalId { fn as_ref(&self) -> &str { &self.0 } }
-impl fmt::Display for TerminalId { fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str(&self.0) } }
+impl TerminalId {
+    /** The text. */
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+impl From<&str> for TerminalId {
+    fn from(s: &str) -> Self {
+        Self(s.to_owned())
+    }
+}
+impl From<String> for TerminalId {
+    fn from(s: String) -> Self {
+        Self(s)
+    }
+}
+impl AsRef<str> for TerminalId {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+impl fmt::Display for TerminalId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
 
 /// Embed a terminal created with `terminal/create` by its id.
 #[derive(Debug, Clone, PartialEq)]
@@ -1706,7 +1999,9 @@ impl<'de> Deserialize<'de> for Terminal {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = Terminal;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (Terminal)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (Terminal)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Terminal, A::Error> {
                 let mut f_terminal_id: Option<TerminalId> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -1719,12 +2014,17 @@ impl<'de> Deserialize<'de> for Terminal {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let terminal_id = match f_terminal_id { Some(v) => v, None => return Err(de::missing::<A::Error>("terminalId")) };
+                let terminal_id = match f_terminal_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("terminalId")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(Terminal { terminal_id, meta })
             }
@@ -1776,7 +2076,9 @@ impl<'de> Deserialize<'de> for ToolCallLocation {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ToolCallLocation;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ToolCallLocation)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ToolCallLocation)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ToolCallLocation, A::Error> {
                 let mut f_path: Option<String> = None;
                 let mut f_line: Option<Option<u32>> = None;
@@ -1790,16 +2092,23 @@ impl<'de> Deserialize<'de> for ToolCallLocation {
                         }
                         "line" => {
                             de::seen::<A::Error>(&mut seen, 1, "line")?;
-                            if let Some(v) = de::field_lenient::<A, Option<u32>>(&mut map, "line")? { f_line = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<u32>>(&mut map, "line")? {
+                                f_line = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let path = match f_path { Some(v) => v, None => return Err(de::missing::<A::Error>("path")) };
+                let path = match f_path {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("path")),
+                };
                 let line = MaybeUndefined::from_present(f_line);
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(ToolCallLocation { path, line, meta })
@@ -1851,7 +2160,9 @@ impl<'de> Deserialize<'de> for PermissionOption {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = PermissionOption;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (PermissionOption)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (PermissionOption)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<PermissionOption, A::Error> {
                 let mut f_option_id: Option<PermissionOptionId> = None;
                 let mut f_name: Option<String> = None;
@@ -1874,14 +2185,25 @@ impl<'de> Deserialize<'de> for PermissionOption {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let option_id = match f_option_id { Some(v) => v, None => return Err(de::missing::<A::Error>("optionId")) };
-                let name = match f_name { Some(v) => v, None => return Err(de::missing::<A::Error>("name")) };
-                let kind = match f_kind { Some(v) => v, None => return Err(de::missing::<A::Error>("kind")) };
+                let option_id = match f_option_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("optionId")),
+                };
+                let name = match f_name {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("name")),
+                };
+                let kind = match f_kind {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("kind")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(PermissionOption { option_id, name, kind, meta })
             }
@@ -1894,11 +2216,32 @@ impl<'de> Deserialize<'de> for PermissionOption {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default, serde::Serialize, serde::Deserialize)]
 #[serde(transparent)]
 pub struct PermissionOptionId(pub String);
-impl PermissionOptionId { /** The text. */ pub fn as_str(&self) -> &str { &self.0 } }
-impl From<&str> for PermissionOptionId { fn from(s: &str) -> Self { Self(s.to_owned()) } }
-impl From<String> for PermissionOptionId { fn from(s: String) -> Self { Self(s) } }
-impl AsRef<str> for PermissionOptionId { fn as_ref(&self) -> &str { &self.0 } }
-impl fmt::Display for PermissionOptionId { fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str(&self.0) } }
+impl PermissionOptionId {
+    /** The text. */
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+impl From<&str> for PermissionOptionId {
+    fn from(s: &str) -> Self {
+        Self(s.to_owned())
+    }
+}
+impl From<String> for PermissionOptionId {
+    fn from(s: String) -> Self {
+        Self(s)
+    }
+}
+impl AsRef<str> for PermissionOptionId {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+impl fmt::Display for PermissionOptionId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
 
 /// The type of permission option being presented to the user.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Copy)]
@@ -1932,7 +2275,9 @@ impl PermissionOptionKind {
 }
 
 impl Serialize for PermissionOptionKind {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> { s.serialize_str(self.as_str()) }
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
 }
 
 impl<'de> Deserialize<'de> for PermissionOptionKind {
@@ -1973,8 +2318,12 @@ impl SerializeFields for CreateTerminalRequest {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("sessionId", &self.session_id)?;
         m.serialize_entry("command", &self.command)?;
-        if let Some(v) = &self.args { m.serialize_entry("args", v)?; }
-        if let Some(v) = &self.env { m.serialize_entry("env", v)?; }
+        if let Some(v) = &self.args {
+            m.serialize_entry("args", v)?;
+        }
+        if let Some(v) = &self.env {
+            m.serialize_entry("env", v)?;
+        }
         match &self.cwd {
             MaybeUndefined::Undefined => {}
             MaybeUndefined::Null => m.serialize_entry("cwd", &())?,
@@ -2007,7 +2356,9 @@ impl<'de> Deserialize<'de> for CreateTerminalRequest {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = CreateTerminalRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (CreateTerminalRequest)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (CreateTerminalRequest)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CreateTerminalRequest, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_command: Option<String> = None;
@@ -2029,11 +2380,15 @@ impl<'de> Deserialize<'de> for CreateTerminalRequest {
                         }
                         "args" => {
                             de::seen::<A::Error>(&mut seen, 2, "args")?;
-                            f_args = Some(de::field::<A, de::List<String>>(&mut map, "args")?.0);
+                            if let Some(v) = de::field::<A, Option<de::List<String>>>(&mut map, "args")? {
+                                f_args = Some(v.0);
+                            }
                         }
                         "env" => {
                             de::seen::<A::Error>(&mut seen, 3, "env")?;
-                            f_env = Some(de::field::<A, de::List<EnvVariable>>(&mut map, "env")?.0);
+                            if let Some(v) = de::field::<A, Option<de::List<EnvVariable>>>(&mut map, "env")? {
+                                f_env = Some(v.0);
+                            }
                         }
                         "cwd" => {
                             de::seen::<A::Error>(&mut seen, 4, "cwd")?;
@@ -2045,13 +2400,21 @@ impl<'de> Deserialize<'de> for CreateTerminalRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 6, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let session_id = match f_session_id { Some(v) => v, None => return Err(de::missing::<A::Error>("sessionId")) };
-                let command = match f_command { Some(v) => v, None => return Err(de::missing::<A::Error>("command")) };
+                let session_id = match f_session_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("sessionId")),
+                };
+                let command = match f_command {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("command")),
+                };
                 let args = f_args;
                 let env = f_env;
                 let cwd = MaybeUndefined::from_present(f_cwd);
@@ -2103,7 +2466,9 @@ impl<'de> Deserialize<'de> for EnvVariable {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = EnvVariable;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (EnvVariable)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (EnvVariable)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<EnvVariable, A::Error> {
                 let mut f_name: Option<String> = None;
                 let mut f_value: Option<String> = None;
@@ -2121,13 +2486,21 @@ impl<'de> Deserialize<'de> for EnvVariable {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let name = match f_name { Some(v) => v, None => return Err(de::missing::<A::Error>("name")) };
-                let value = match f_value { Some(v) => v, None => return Err(de::missing::<A::Error>("value")) };
+                let name = match f_name {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("name")),
+                };
+                let value = match f_value {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("value")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(EnvVariable { name, value, meta })
             }
@@ -2175,7 +2548,9 @@ impl<'de> Deserialize<'de> for TerminalOutputRequest {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = TerminalOutputRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (TerminalOutputRequest)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (TerminalOutputRequest)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TerminalOutputRequest, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_terminal_id: Option<TerminalId> = None;
@@ -2193,13 +2568,21 @@ impl<'de> Deserialize<'de> for TerminalOutputRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let session_id = match f_session_id { Some(v) => v, None => return Err(de::missing::<A::Error>("sessionId")) };
-                let terminal_id = match f_terminal_id { Some(v) => v, None => return Err(de::missing::<A::Error>("terminalId")) };
+                let session_id = match f_session_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("sessionId")),
+                };
+                let terminal_id = match f_terminal_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("terminalId")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(TerminalOutputRequest { session_id, terminal_id, meta })
             }
@@ -2247,7 +2630,9 @@ impl<'de> Deserialize<'de> for ReleaseTerminalRequest {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ReleaseTerminalRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ReleaseTerminalRequest)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ReleaseTerminalRequest)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ReleaseTerminalRequest, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_terminal_id: Option<TerminalId> = None;
@@ -2265,13 +2650,21 @@ impl<'de> Deserialize<'de> for ReleaseTerminalRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let session_id = match f_session_id { Some(v) => v, None => return Err(de::missing::<A::Error>("sessionId")) };
-                let terminal_id = match f_terminal_id { Some(v) => v, None => return Err(de::missing::<A::Error>("terminalId")) };
+                let session_id = match f_session_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("sessionId")),
+                };
+                let terminal_id = match f_terminal_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("terminalId")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(ReleaseTerminalRequest { session_id, terminal_id, meta })
             }
@@ -2319,7 +2712,9 @@ impl<'de> Deserialize<'de> for WaitForTerminalExitRequest {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = WaitForTerminalExitRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (WaitForTerminalExitRequest)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (WaitForTerminalExitRequest)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<WaitForTerminalExitRequest, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_terminal_id: Option<TerminalId> = None;
@@ -2337,13 +2732,21 @@ impl<'de> Deserialize<'de> for WaitForTerminalExitRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let session_id = match f_session_id { Some(v) => v, None => return Err(de::missing::<A::Error>("sessionId")) };
-                let terminal_id = match f_terminal_id { Some(v) => v, None => return Err(de::missing::<A::Error>("terminalId")) };
+                let session_id = match f_session_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("sessionId")),
+                };
+                let terminal_id = match f_terminal_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("terminalId")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(WaitForTerminalExitRequest { session_id, terminal_id, meta })
             }
@@ -2391,7 +2794,9 @@ impl<'de> Deserialize<'de> for KillTerminalRequest {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = KillTerminalRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (KillTerminalRequest)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (KillTerminalRequest)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<KillTerminalRequest, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_terminal_id: Option<TerminalId> = None;
@@ -2409,13 +2814,21 @@ impl<'de> Deserialize<'de> for KillTerminalRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let session_id = match f_session_id { Some(v) => v, None => return Err(de::missing::<A::Error>("sessionId")) };
-                let terminal_id = match f_terminal_id { Some(v) => v, None => return Err(de::missing::<A::Error>("terminalId")) };
+                let session_id = match f_session_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("sessionId")),
+                };
+                let terminal_id = match f_terminal_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("terminalId")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(KillTerminalRequest { session_id, terminal_id, meta })
             }
@@ -2438,8 +2851,14 @@ pub enum CreateElicitationRequestVariant {
 impl SerializeFields for CreateElicitationRequestVariant {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         match self {
-            Self::Form(v) => { m.serialize_entry("mode", "form")?; v.serialize_fields(m, skip)?; }
-            Self::Url(v) => { m.serialize_entry("mode", "url")?; v.serialize_fields(m, skip)?; }
+            Self::Form(v) => {
+                m.serialize_entry("mode", "form")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::Url(v) => {
+                m.serialize_entry("mode", "url")?;
+                v.serialize_fields(m, skip)?;
+            }
             Self::Unknown(raw) => raw.serialize_fields(m, skip)?,
         }
         Ok(())
@@ -2448,7 +2867,9 @@ impl SerializeFields for CreateElicitationRequestVariant {
 
 impl Serialize for CreateElicitationRequestVariant {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        if let Self::Unknown(raw) = self { return raw.serialize(s); }
+        if let Self::Unknown(raw) = self {
+            return raw.serialize(s);
+        }
         let mut m = s.serialize_map(None)?;
         self.serialize_fields(&mut m, &[])?;
         m.end()
@@ -2463,9 +2884,7 @@ impl<'de> Deserialize<'de> for CreateElicitationRequestVariant {
             Some("form") => Self::Form(de::from_raw::<ElicitationFormMode, D::Error>(raw)?),
             Some("url") => Self::Url(de::from_raw::<ElicitationUrlMode, D::Error>(raw)?),
             None => return Err(de::missing::<D::Error>("mode")),
-            Some(other) => {
-                Self::Unknown(RawJson::from_raw(raw))
-            }
+            Some(other) => Self::Unknown(RawJson::from_raw(raw)),
         })
     }
 }
@@ -2508,10 +2927,14 @@ impl Serialize for CreateElicitationRequest {
 
 impl<'de> Deserialize<'de> for CreateElicitationRequest {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V<'de> { raw: &'de RawValue }
+        struct V<'de> {
+            raw: &'de RawValue,
+        }
         impl<'de> Visitor<'de> for V<'de> {
             type Value = CreateElicitationRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (CreateElicitationRequest)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (CreateElicitationRequest)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CreateElicitationRequest, A::Error> {
                 let mut f_message: Option<String> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -2524,12 +2947,17 @@ impl<'de> Deserialize<'de> for CreateElicitationRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let message = match f_message { Some(v) => v, None => return Err(de::missing::<A::Error>("message")) };
+                let message = match f_message {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("message")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 let variant = de::from_raw::<CreateElicitationRequestVariant, A::Error>(self.raw)?;
                 Ok(CreateElicitationRequest { message, meta, variant })
@@ -2575,7 +3003,9 @@ impl<'de> Deserialize<'de> for ElicitationSessionScope {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ElicitationSessionScope;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ElicitationSessionScope)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ElicitationSessionScope)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ElicitationSessionScope, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_tool_call_id: Option<Option<ToolCallId>> = None;
@@ -2588,12 +3018,17 @@ impl<'de> Deserialize<'de> for ElicitationSessionScope {
                         }
                         "toolCallId" => {
                             de::seen::<A::Error>(&mut seen, 1, "toolCallId")?;
-                            if let Some(v) = de::field_lenient::<A, Option<ToolCallId>>(&mut map, "toolCallId")? { f_tool_call_id = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<ToolCallId>>(&mut map, "toolCallId")? {
+                                f_tool_call_id = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let session_id = match f_session_id { Some(v) => v, None => return Err(de::missing::<A::Error>("sessionId")) };
+                let session_id = match f_session_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("sessionId")),
+                };
                 let tool_call_id = MaybeUndefined::from_present(f_tool_call_id);
                 Ok(ElicitationSessionScope { session_id, tool_call_id })
             }
@@ -2630,7 +3065,9 @@ impl<'de> Deserialize<'de> for ElicitationRequestScope {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ElicitationRequestScope;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ElicitationRequestScope)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ElicitationRequestScope)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ElicitationRequestScope, A::Error> {
                 let mut f_request_id: Option<crate::RequestId> = None;
                 let mut seen = 0u64;
@@ -2643,7 +3080,10 @@ impl<'de> Deserialize<'de> for ElicitationRequestScope {
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let request_id = match f_request_id { Some(v) => v, None => return Err(de::missing::<A::Error>("requestId")) };
+                let request_id = match f_request_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("requestId")),
+                };
                 Ok(ElicitationRequestScope { request_id })
             }
         }
@@ -2724,7 +3164,9 @@ impl<'de> Deserialize<'de> for ElicitationSchema {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ElicitationSchema;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ElicitationSchema)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ElicitationSchema)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ElicitationSchema, A::Error> {
                 let mut f_type: Option<ElicitationSchemaType> = None;
                 let mut f_title: Option<Option<String>> = None;
@@ -2737,34 +3179,50 @@ impl<'de> Deserialize<'de> for ElicitationSchema {
                     match key.as_str() {
                         "type" => {
                             de::seen::<A::Error>(&mut seen, 0, "type")?;
-                            if let Some(v) = de::field_lenient::<A, ElicitationSchemaType>(&mut map, "type")? { f_type = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, ElicitationSchemaType>(&mut map, "type")? {
+                                f_type = Some(v);
+                            }
                         }
                         "title" => {
                             de::seen::<A::Error>(&mut seen, 1, "title")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? { f_title = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? {
+                                f_title = Some(v);
+                            }
                         }
                         "properties" => {
                             de::seen::<A::Error>(&mut seen, 2, "properties")?;
-                            f_properties = Some(de::field::<A, OrderedMap<ElicitationPropertySchema>>(&mut map, "properties")?);
+                            f_properties =
+                                Some(de::field::<A, OrderedMap<ElicitationPropertySchema>>(&mut map, "properties")?);
                         }
                         "required" => {
                             de::seen::<A::Error>(&mut seen, 3, "required")?;
-                            f_required = Some(de::field::<A, Option<de::List<String>>>(&mut map, "required")?.map(|v| v.0));
+                            f_required =
+                                Some(de::field::<A, Option<de::List<String>>>(&mut map, "required")?.map(|v| v.0));
                         }
                         "description" => {
                             de::seen::<A::Error>(&mut seen, 4, "description")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? { f_description = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
+                                f_description = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 5, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let r#type = match f_type { Some(v) => v, None => ElicitationSchemaType::Object };
+                let r#type = match f_type {
+                    Some(v) => v,
+                    None => ElicitationSchemaType::Object,
+                };
                 let title = MaybeUndefined::from_present(f_title);
-                let properties = match f_properties { Some(v) => v, None => OrderedMap::default() };
+                let properties = match f_properties {
+                    Some(v) => v,
+                    None => OrderedMap::default(),
+                };
                 let required = MaybeUndefined::from_present(f_required);
                 let description = MaybeUndefined::from_present(f_description);
                 let meta = MaybeUndefined::from_present(f_meta);
@@ -2795,7 +3253,9 @@ impl ElicitationSchemaType {
 }
 
 impl Serialize for ElicitationSchemaType {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> { s.serialize_str(self.as_str()) }
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
 }
 
 impl<'de> Deserialize<'de> for ElicitationSchemaType {
@@ -2828,11 +3288,26 @@ pub enum ElicitationPropertySchema {
 impl SerializeFields for ElicitationPropertySchema {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         match self {
-            Self::String(v) => { m.serialize_entry("type", "string")?; v.serialize_fields(m, skip)?; }
-            Self::Number(v) => { m.serialize_entry("type", "number")?; v.serialize_fields(m, skip)?; }
-            Self::Integer(v) => { m.serialize_entry("type", "integer")?; v.serialize_fields(m, skip)?; }
-            Self::Boolean(v) => { m.serialize_entry("type", "boolean")?; v.serialize_fields(m, skip)?; }
-            Self::Array(v) => { m.serialize_entry("type", "array")?; v.serialize_fields(m, skip)?; }
+            Self::String(v) => {
+                m.serialize_entry("type", "string")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::Number(v) => {
+                m.serialize_entry("type", "number")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::Integer(v) => {
+                m.serialize_entry("type", "integer")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::Boolean(v) => {
+                m.serialize_entry("type", "boolean")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::Array(v) => {
+                m.serialize_entry("type", "array")?;
+                v.serialize_fields(m, skip)?;
+            }
             Self::Unknown(raw) => raw.serialize_fields(m, skip)?,
         }
         Ok(())
@@ -2841,7 +3316,9 @@ impl SerializeFields for ElicitationPropertySchema {
 
 impl Serialize for ElicitationPropertySchema {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        if let Self::Unknown(raw) = self { return raw.serialize(s); }
+        if let Self::Unknown(raw) = self {
+            return raw.serialize(s);
+        }
         let mut m = s.serialize_map(None)?;
         self.serialize_fields(&mut m, &[])?;
         m.end()
@@ -2859,9 +3336,7 @@ impl<'de> Deserialize<'de> for ElicitationPropertySchema {
             Some("boolean") => Self::Boolean(de::from_raw::<BooleanPropertySchema, D::Error>(raw)?),
             Some("array") => Self::Array(de::from_raw::<MultiSelectPropertySchema, D::Error>(raw)?),
             None => return Err(de::missing::<D::Error>("type")),
-            Some(other) => {
-                Self::Unknown(RawJson::from_raw(raw))
-            }
+            Some(other) => Self::Unknown(RawJson::from_raw(raw)),
         })
     }
 }
@@ -2898,7 +3373,9 @@ impl StringFormat {
 }
 
 impl Serialize for StringFormat {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> { s.serialize_str(self.as_str()) }
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
 }
 
 impl<'de> Deserialize<'de> for StringFormat {
@@ -2960,7 +3437,9 @@ impl<'de> Deserialize<'de> for EnumOption {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = EnumOption;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (EnumOption)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (EnumOption)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<EnumOption, A::Error> {
                 let mut f_const: Option<String> = None;
                 let mut f_title: Option<String> = None;
@@ -2979,17 +3458,27 @@ impl<'de> Deserialize<'de> for EnumOption {
                         }
                         "description" => {
                             de::seen::<A::Error>(&mut seen, 2, "description")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? { f_description = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
+                                f_description = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let r#const = match f_const { Some(v) => v, None => return Err(de::missing::<A::Error>("const")) };
-                let title = match f_title { Some(v) => v, None => return Err(de::missing::<A::Error>("title")) };
+                let r#const = match f_const {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("const")),
+                };
+                let title = match f_title {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("title")),
+                };
                 let description = MaybeUndefined::from_present(f_description);
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(EnumOption { r#const, title, description, meta })
@@ -3116,7 +3605,9 @@ impl<'de> Deserialize<'de> for StringPropertySchema {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = StringPropertySchema;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (StringPropertySchema)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (StringPropertySchema)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<StringPropertySchema, A::Error> {
                 let mut f_title: Option<Option<String>> = None;
                 let mut f_description: Option<Option<String>> = None;
@@ -3133,11 +3624,15 @@ impl<'de> Deserialize<'de> for StringPropertySchema {
                     match key.as_str() {
                         "title" => {
                             de::seen::<A::Error>(&mut seen, 0, "title")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? { f_title = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? {
+                                f_title = Some(v);
+                            }
                         }
                         "description" => {
                             de::seen::<A::Error>(&mut seen, 1, "description")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? { f_description = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
+                                f_description = Some(v);
+                            }
                         }
                         "minLength" => {
                             de::seen::<A::Error>(&mut seen, 2, "minLength")?;
@@ -3157,7 +3652,9 @@ impl<'de> Deserialize<'de> for StringPropertySchema {
                         }
                         "default" => {
                             de::seen::<A::Error>(&mut seen, 6, "default")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "default")? { f_default = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "default")? {
+                                f_default = Some(v);
+                            }
                         }
                         "enum" => {
                             de::seen::<A::Error>(&mut seen, 7, "enum")?;
@@ -3165,11 +3662,14 @@ impl<'de> Deserialize<'de> for StringPropertySchema {
                         }
                         "oneOf" => {
                             de::seen::<A::Error>(&mut seen, 8, "oneOf")?;
-                            f_one_of = Some(de::field::<A, Option<de::List<EnumOption>>>(&mut map, "oneOf")?.map(|v| v.0));
+                            f_one_of =
+                                Some(de::field::<A, Option<de::List<EnumOption>>>(&mut map, "oneOf")?.map(|v| v.0));
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 9, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -3184,7 +3684,18 @@ impl<'de> Deserialize<'de> for StringPropertySchema {
                 let r#enum = MaybeUndefined::from_present(f_enum);
                 let one_of = MaybeUndefined::from_present(f_one_of);
                 let meta = MaybeUndefined::from_present(f_meta);
-                Ok(StringPropertySchema { title, description, min_length, max_length, pattern, format, default, r#enum, one_of, meta })
+                Ok(StringPropertySchema {
+                    title,
+                    description,
+                    min_length,
+                    max_length,
+                    pattern,
+                    format,
+                    default,
+                    r#enum,
+                    one_of,
+                    meta,
+                })
             }
         }
         d.deserialize_map(V)
@@ -3272,7 +3783,9 @@ impl<'de> Deserialize<'de> for NumberPropertySchema {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = NumberPropertySchema;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (NumberPropertySchema)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (NumberPropertySchema)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<NumberPropertySchema, A::Error> {
                 let mut f_title: Option<Option<String>> = None;
                 let mut f_description: Option<Option<String>> = None;
@@ -3285,11 +3798,15 @@ impl<'de> Deserialize<'de> for NumberPropertySchema {
                     match key.as_str() {
                         "title" => {
                             de::seen::<A::Error>(&mut seen, 0, "title")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? { f_title = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? {
+                                f_title = Some(v);
+                            }
                         }
                         "description" => {
                             de::seen::<A::Error>(&mut seen, 1, "description")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? { f_description = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
+                                f_description = Some(v);
+                            }
                         }
                         "minimum" => {
                             de::seen::<A::Error>(&mut seen, 2, "minimum")?;
@@ -3301,11 +3818,15 @@ impl<'de> Deserialize<'de> for NumberPropertySchema {
                         }
                         "default" => {
                             de::seen::<A::Error>(&mut seen, 4, "default")?;
-                            if let Some(v) = de::field_lenient::<A, Option<f64>>(&mut map, "default")? { f_default = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<f64>>(&mut map, "default")? {
+                                f_default = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 5, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -3404,7 +3925,9 @@ impl<'de> Deserialize<'de> for IntegerPropertySchema {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = IntegerPropertySchema;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (IntegerPropertySchema)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (IntegerPropertySchema)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<IntegerPropertySchema, A::Error> {
                 let mut f_title: Option<Option<String>> = None;
                 let mut f_description: Option<Option<String>> = None;
@@ -3417,11 +3940,15 @@ impl<'de> Deserialize<'de> for IntegerPropertySchema {
                     match key.as_str() {
                         "title" => {
                             de::seen::<A::Error>(&mut seen, 0, "title")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? { f_title = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? {
+                                f_title = Some(v);
+                            }
                         }
                         "description" => {
                             de::seen::<A::Error>(&mut seen, 1, "description")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? { f_description = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
+                                f_description = Some(v);
+                            }
                         }
                         "minimum" => {
                             de::seen::<A::Error>(&mut seen, 2, "minimum")?;
@@ -3433,11 +3960,15 @@ impl<'de> Deserialize<'de> for IntegerPropertySchema {
                         }
                         "default" => {
                             de::seen::<A::Error>(&mut seen, 4, "default")?;
-                            if let Some(v) = de::field_lenient::<A, Option<i64>>(&mut map, "default")? { f_default = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<i64>>(&mut map, "default")? {
+                                f_default = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 5, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -3520,7 +4051,9 @@ impl<'de> Deserialize<'de> for BooleanPropertySchema {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = BooleanPropertySchema;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (BooleanPropertySchema)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (BooleanPropertySchema)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<BooleanPropertySchema, A::Error> {
                 let mut f_title: Option<Option<String>> = None;
                 let mut f_description: Option<Option<String>> = None;
@@ -3531,19 +4064,27 @@ impl<'de> Deserialize<'de> for BooleanPropertySchema {
                     match key.as_str() {
                         "title" => {
                             de::seen::<A::Error>(&mut seen, 0, "title")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? { f_title = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? {
+                                f_title = Some(v);
+                            }
                         }
                         "description" => {
                             de::seen::<A::Error>(&mut seen, 1, "description")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? { f_description = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
+                                f_description = Some(v);
+                            }
                         }
                         "default" => {
                             de::seen::<A::Error>(&mut seen, 2, "default")?;
-                            if let Some(v) = de::field_lenient::<A, Option<bool>>(&mut map, "default")? { f_default = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<bool>>(&mut map, "default")? {
+                                f_default = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -3573,8 +4114,13 @@ pub enum MultiSelectItems {
 impl SerializeFields for MultiSelectItems {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         match self {
-            Self::String(v) => { m.serialize_entry("type", "string")?; v.serialize_fields(m, skip)?; }
-            Self::Titled(v) => { v.serialize_fields(m, skip)?; }
+            Self::String(v) => {
+                m.serialize_entry("type", "string")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::Titled(v) => {
+                v.serialize_fields(m, skip)?;
+            }
             Self::Unknown(raw) => raw.serialize_fields(m, skip)?,
         }
         Ok(())
@@ -3583,7 +4129,9 @@ impl SerializeFields for MultiSelectItems {
 
 impl Serialize for MultiSelectItems {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        if let Self::Unknown(raw) = self { return raw.serialize(s); }
+        if let Self::Unknown(raw) = self {
+            return raw.serialize(s);
+        }
         let mut m = s.serialize_map(None)?;
         self.serialize_fields(&mut m, &[])?;
         m.end()
@@ -3597,9 +4145,7 @@ impl<'de> Deserialize<'de> for MultiSelectItems {
         Ok(match tag.as_ref().map(|t| t.as_str()) {
             Some("string") => Self::String(de::from_raw::<StringMultiSelectItems, D::Error>(raw)?),
             None => Self::Titled(de::from_raw::<TitledMultiSelectItems, D::Error>(raw)?),
-            Some(other) => {
-                Self::Unknown(RawJson::from_raw(raw))
-            }
+            Some(other) => Self::Unknown(RawJson::from_raw(raw)),
         })
     }
 }
@@ -3640,7 +4186,9 @@ impl<'de> Deserialize<'de> for StringMultiSelectItems {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = StringMultiSelectItems;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (StringMultiSelectItems)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (StringMultiSelectItems)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<StringMultiSelectItems, A::Error> {
                 let mut f_enum: Option<Vec<String>> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -3653,12 +4201,17 @@ impl<'de> Deserialize<'de> for StringMultiSelectItems {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let r#enum = match f_enum { Some(v) => v, None => return Err(de::missing::<A::Error>("enum")) };
+                let r#enum = match f_enum {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("enum")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(StringMultiSelectItems { r#enum, meta })
             }
@@ -3703,7 +4256,9 @@ impl<'de> Deserialize<'de> for TitledMultiSelectItems {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = TitledMultiSelectItems;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (TitledMultiSelectItems)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (TitledMultiSelectItems)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TitledMultiSelectItems, A::Error> {
                 let mut f_any_of: Option<Vec<EnumOption>> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -3716,12 +4271,17 @@ impl<'de> Deserialize<'de> for TitledMultiSelectItems {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let any_of = match f_any_of { Some(v) => v, None => return Err(de::missing::<A::Error>("anyOf")) };
+                let any_of = match f_any_of {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("anyOf")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(TitledMultiSelectItems { any_of, meta })
             }
@@ -3801,7 +4361,9 @@ impl<'de> Deserialize<'de> for MultiSelectPropertySchema {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = MultiSelectPropertySchema;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (MultiSelectPropertySchema)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (MultiSelectPropertySchema)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<MultiSelectPropertySchema, A::Error> {
                 let mut f_title: Option<Option<String>> = None;
                 let mut f_description: Option<Option<String>> = None;
@@ -3815,11 +4377,15 @@ impl<'de> Deserialize<'de> for MultiSelectPropertySchema {
                     match key.as_str() {
                         "title" => {
                             de::seen::<A::Error>(&mut seen, 0, "title")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? { f_title = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? {
+                                f_title = Some(v);
+                            }
                         }
                         "description" => {
                             de::seen::<A::Error>(&mut seen, 1, "description")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? { f_description = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
+                                f_description = Some(v);
+                            }
                         }
                         "minItems" => {
                             de::seen::<A::Error>(&mut seen, 2, "minItems")?;
@@ -3836,11 +4402,15 @@ impl<'de> Deserialize<'de> for MultiSelectPropertySchema {
                         "default" => {
                             de::seen::<A::Error>(&mut seen, 5, "default")?;
                             let r = de::field_items::<A, String>(&mut map, "default", true, true)?;
-                            if let Some(v) = r { f_default = Some(v); }
+                            if let Some(v) = r {
+                                f_default = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 6, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -3849,7 +4419,10 @@ impl<'de> Deserialize<'de> for MultiSelectPropertySchema {
                 let description = MaybeUndefined::from_present(f_description);
                 let min_items = MaybeUndefined::from_present(f_min_items);
                 let max_items = MaybeUndefined::from_present(f_max_items);
-                let items = match f_items { Some(v) => v, None => return Err(de::missing::<A::Error>("items")) };
+                let items = match f_items {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("items")),
+                };
                 let default = MaybeUndefined::from_present(f_default);
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(MultiSelectPropertySchema { title, description, min_items, max_items, items, default, meta })
@@ -3890,8 +4463,12 @@ impl Serialize for ElicitationFormModeVariant {
 impl<'de> Deserialize<'de> for ElicitationFormModeVariant {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let raw = <&'de RawValue>::deserialize(d)?;
-        if let Some(v) = de::try_variant::<ElicitationSessionScope>(raw) { return Ok(Self::Session(v)); }
-        if let Some(v) = de::try_variant::<ElicitationRequestScope>(raw) { return Ok(Self::Request(v)); }
+        if let Some(v) = de::try_variant::<ElicitationSessionScope>(raw) {
+            return Ok(Self::Session(v));
+        }
+        if let Some(v) = de::try_variant::<ElicitationRequestScope>(raw) {
+            return Ok(Self::Request(v));
+        }
         Err(de::no_variant::<D::Error>("one of ElicitationSessionScope, ElicitationRequestScope", raw))
     }
 }
@@ -3925,10 +4502,14 @@ impl Serialize for ElicitationFormMode {
 
 impl<'de> Deserialize<'de> for ElicitationFormMode {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V<'de> { raw: &'de RawValue }
+        struct V<'de> {
+            raw: &'de RawValue,
+        }
         impl<'de> Visitor<'de> for V<'de> {
             type Value = ElicitationFormMode;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ElicitationFormMode)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ElicitationFormMode)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ElicitationFormMode, A::Error> {
                 let mut f_requested_schema: Option<ElicitationSchema> = None;
                 let mut seen = 0u64;
@@ -3941,7 +4522,10 @@ impl<'de> Deserialize<'de> for ElicitationFormMode {
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let requested_schema = match f_requested_schema { Some(v) => v, None => return Err(de::missing::<A::Error>("requestedSchema")) };
+                let requested_schema = match f_requested_schema {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("requestedSchema")),
+                };
                 let variant = de::from_raw::<ElicitationFormModeVariant, A::Error>(self.raw)?;
                 Ok(ElicitationFormMode { requested_schema, variant })
             }
@@ -3956,11 +4540,32 @@ impl<'de> Deserialize<'de> for ElicitationFormMode {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default, serde::Serialize, serde::Deserialize)]
 #[serde(transparent)]
 pub struct ElicitationId(pub String);
-impl ElicitationId { /** The text. */ pub fn as_str(&self) -> &str { &self.0 } }
-impl From<&str> for ElicitationId { fn from(s: &str) -> Self { Self(s.to_owned()) } }
-impl From<String> for ElicitationId { fn from(s: String) -> Self { Self(s) } }
-impl AsRef<str> for ElicitationId { fn as_ref(&self) -> &str { &self.0 } }
-impl fmt::Display for ElicitationId { fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str(&self.0) } }
+impl ElicitationId {
+    /** The text. */
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+impl From<&str> for ElicitationId {
+    fn from(s: &str) -> Self {
+        Self(s.to_owned())
+    }
+}
+impl From<String> for ElicitationId {
+    fn from(s: String) -> Self {
+        Self(s)
+    }
+}
+impl AsRef<str> for ElicitationId {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+impl fmt::Display for ElicitationId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
 
 /// The variant part of [`ElicitationUrlMode`].
 #[derive(Debug, Clone, PartialEq)]
@@ -3993,8 +4598,12 @@ impl Serialize for ElicitationUrlModeVariant {
 impl<'de> Deserialize<'de> for ElicitationUrlModeVariant {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let raw = <&'de RawValue>::deserialize(d)?;
-        if let Some(v) = de::try_variant::<ElicitationSessionScope>(raw) { return Ok(Self::Session(v)); }
-        if let Some(v) = de::try_variant::<ElicitationRequestScope>(raw) { return Ok(Self::Request(v)); }
+        if let Some(v) = de::try_variant::<ElicitationSessionScope>(raw) {
+            return Ok(Self::Session(v));
+        }
+        if let Some(v) = de::try_variant::<ElicitationRequestScope>(raw) {
+            return Ok(Self::Request(v));
+        }
         Err(de::no_variant::<D::Error>("one of ElicitationSessionScope, ElicitationRequestScope", raw))
     }
 }
@@ -4031,10 +4640,14 @@ impl Serialize for ElicitationUrlMode {
 
 impl<'de> Deserialize<'de> for ElicitationUrlMode {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V<'de> { raw: &'de RawValue }
+        struct V<'de> {
+            raw: &'de RawValue,
+        }
         impl<'de> Visitor<'de> for V<'de> {
             type Value = ElicitationUrlMode;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ElicitationUrlMode)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ElicitationUrlMode)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ElicitationUrlMode, A::Error> {
                 let mut f_elicitation_id: Option<ElicitationId> = None;
                 let mut f_url: Option<String> = None;
@@ -4052,8 +4665,14 @@ impl<'de> Deserialize<'de> for ElicitationUrlMode {
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let elicitation_id = match f_elicitation_id { Some(v) => v, None => return Err(de::missing::<A::Error>("elicitationId")) };
-                let url = match f_url { Some(v) => v, None => return Err(de::missing::<A::Error>("url")) };
+                let elicitation_id = match f_elicitation_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("elicitationId")),
+                };
+                let url = match f_url {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("url")),
+                };
                 let variant = de::from_raw::<ElicitationUrlModeVariant, A::Error>(self.raw)?;
                 Ok(ElicitationUrlMode { elicitation_id, url, variant })
             }
@@ -4113,7 +4732,9 @@ impl<'de> Deserialize<'de> for MessageMcpRequest {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = MessageMcpRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (MessageMcpRequest)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (MessageMcpRequest)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<MessageMcpRequest, A::Error> {
                 let mut f_server_id: Option<McpServerAcpId> = None;
                 let mut f_request_id: Option<McpRequestId> = None;
@@ -4141,14 +4762,25 @@ impl<'de> Deserialize<'de> for MessageMcpRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 4, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let server_id = match f_server_id { Some(v) => v, None => return Err(de::missing::<A::Error>("serverId")) };
-                let request_id = match f_request_id { Some(v) => v, None => return Err(de::missing::<A::Error>("requestId")) };
-                let method = match f_method { Some(v) => v, None => return Err(de::missing::<A::Error>("method")) };
+                let server_id = match f_server_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("serverId")),
+                };
+                let request_id = match f_request_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("requestId")),
+                };
+                let method = match f_method {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("method")),
+                };
                 let params = MaybeUndefined::from_present(f_params);
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(MessageMcpRequest { server_id, request_id, method, params, meta })
@@ -4162,21 +4794,63 @@ impl<'de> Deserialize<'de> for MessageMcpRequest {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default, serde::Serialize, serde::Deserialize)]
 #[serde(transparent)]
 pub struct McpServerAcpId(pub String);
-impl McpServerAcpId { /** The text. */ pub fn as_str(&self) -> &str { &self.0 } }
-impl From<&str> for McpServerAcpId { fn from(s: &str) -> Self { Self(s.to_owned()) } }
-impl From<String> for McpServerAcpId { fn from(s: String) -> Self { Self(s) } }
-impl AsRef<str> for McpServerAcpId { fn as_ref(&self) -> &str { &self.0 } }
-impl fmt::Display for McpServerAcpId { fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str(&self.0) } }
+impl McpServerAcpId {
+    /** The text. */
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+impl From<&str> for McpServerAcpId {
+    fn from(s: &str) -> Self {
+        Self(s.to_owned())
+    }
+}
+impl From<String> for McpServerAcpId {
+    fn from(s: String) -> Self {
+        Self(s)
+    }
+}
+impl AsRef<str> for McpServerAcpId {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+impl fmt::Display for McpServerAcpId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
 
 /// **UNSTABLE**
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default, serde::Serialize, serde::Deserialize)]
 #[serde(transparent)]
 pub struct McpRequestId(pub String);
-impl McpRequestId { /** The text. */ pub fn as_str(&self) -> &str { &self.0 } }
-impl From<&str> for McpRequestId { fn from(s: &str) -> Self { Self(s.to_owned()) } }
-impl From<String> for McpRequestId { fn from(s: String) -> Self { Self(s) } }
-impl AsRef<str> for McpRequestId { fn as_ref(&self) -> &str { &self.0 } }
-impl fmt::Display for McpRequestId { fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str(&self.0) } }
+impl McpRequestId {
+    /** The text. */
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+impl From<&str> for McpRequestId {
+    fn from(s: &str) -> Self {
+        Self(s.to_owned())
+    }
+}
+impl From<String> for McpRequestId {
+    fn from(s: String) -> Self {
+        Self(s)
+    }
+}
+impl AsRef<str> for McpRequestId {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+impl fmt::Display for McpRequestId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
 
 /// Allows for sending an arbitrary request that is not part of the ACP spec.
 /// Extension methods provide a way to add custom functionality while maintaining
@@ -4233,7 +4907,9 @@ impl<'de> Deserialize<'de> for InitializeResponse {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = InitializeResponse;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (InitializeResponse)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (InitializeResponse)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<InitializeResponse, A::Error> {
                 let mut f_protocol_version: Option<ProtocolVersion> = None;
                 let mut f_agent_capabilities: Option<AgentCapabilities> = None;
@@ -4249,27 +4925,44 @@ impl<'de> Deserialize<'de> for InitializeResponse {
                         }
                         "agentCapabilities" => {
                             de::seen::<A::Error>(&mut seen, 1, "agentCapabilities")?;
-                            if let Some(v) = de::field_lenient::<A, AgentCapabilities>(&mut map, "agentCapabilities")? { f_agent_capabilities = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, AgentCapabilities>(&mut map, "agentCapabilities")? {
+                                f_agent_capabilities = Some(v);
+                            }
                         }
                         "authMethods" => {
                             de::seen::<A::Error>(&mut seen, 2, "authMethods")?;
                             let r = de::field_items::<A, AuthMethod>(&mut map, "authMethods", false, true)?;
-                            if let Some(Some(v)) = r { f_auth_methods = Some(v); }
+                            if let Some(Some(v)) = r {
+                                f_auth_methods = Some(v);
+                            }
                         }
                         "agentInfo" => {
                             de::seen::<A::Error>(&mut seen, 3, "agentInfo")?;
-                            if let Some(v) = de::field_lenient::<A, Option<Implementation>>(&mut map, "agentInfo")? { f_agent_info = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<Implementation>>(&mut map, "agentInfo")? {
+                                f_agent_info = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 4, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let protocol_version = match f_protocol_version { Some(v) => v, None => return Err(de::missing::<A::Error>("protocolVersion")) };
-                let agent_capabilities = match f_agent_capabilities { Some(v) => v, None => AgentCapabilities::default() };
-                let auth_methods = match f_auth_methods { Some(v) => v, None => Vec::new() };
+                let protocol_version = match f_protocol_version {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("protocolVersion")),
+                };
+                let agent_capabilities = match f_agent_capabilities {
+                    Some(v) => v,
+                    None => AgentCapabilities::default(),
+                };
+                let auth_methods = match f_auth_methods {
+                    Some(v) => v,
+                    None => Vec::new(),
+                };
                 let agent_info = MaybeUndefined::from_present(f_agent_info);
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(InitializeResponse { protocol_version, agent_capabilities, auth_methods, agent_info, meta })
@@ -4351,7 +5044,9 @@ impl<'de> Deserialize<'de> for AgentCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = AgentCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (AgentCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (AgentCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AgentCapabilities, A::Error> {
                 let mut f_load_session: Option<bool> = None;
                 let mut f_prompt_capabilities: Option<PromptCapabilities> = None;
@@ -4365,43 +5060,85 @@ impl<'de> Deserialize<'de> for AgentCapabilities {
                     match key.as_str() {
                         "loadSession" => {
                             de::seen::<A::Error>(&mut seen, 0, "loadSession")?;
-                            if let Some(v) = de::field_lenient::<A, bool>(&mut map, "loadSession")? { f_load_session = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, bool>(&mut map, "loadSession")? {
+                                f_load_session = Some(v);
+                            }
                         }
                         "promptCapabilities" => {
                             de::seen::<A::Error>(&mut seen, 1, "promptCapabilities")?;
-                            if let Some(v) = de::field_lenient::<A, PromptCapabilities>(&mut map, "promptCapabilities")? { f_prompt_capabilities = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, PromptCapabilities>(&mut map, "promptCapabilities")?
+                            {
+                                f_prompt_capabilities = Some(v);
+                            }
                         }
                         "mcpCapabilities" => {
                             de::seen::<A::Error>(&mut seen, 2, "mcpCapabilities")?;
-                            if let Some(v) = de::field_lenient::<A, McpCapabilities>(&mut map, "mcpCapabilities")? { f_mcp_capabilities = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, McpCapabilities>(&mut map, "mcpCapabilities")? {
+                                f_mcp_capabilities = Some(v);
+                            }
                         }
                         "sessionCapabilities" => {
                             de::seen::<A::Error>(&mut seen, 3, "sessionCapabilities")?;
-                            if let Some(v) = de::field_lenient::<A, SessionCapabilities>(&mut map, "sessionCapabilities")? { f_session_capabilities = Some(v); }
+                            if let Some(v) =
+                                de::field_lenient::<A, SessionCapabilities>(&mut map, "sessionCapabilities")?
+                            {
+                                f_session_capabilities = Some(v);
+                            }
                         }
                         "auth" => {
                             de::seen::<A::Error>(&mut seen, 4, "auth")?;
-                            if let Some(v) = de::field_lenient::<A, AgentAuthCapabilities>(&mut map, "auth")? { f_auth = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, AgentAuthCapabilities>(&mut map, "auth")? {
+                                f_auth = Some(v);
+                            }
                         }
                         "providers" => {
                             de::seen::<A::Error>(&mut seen, 5, "providers")?;
-                            if let Some(v) = de::field_lenient::<A, Option<ProvidersCapabilities>>(&mut map, "providers")? { f_providers = Some(v); }
+                            if let Some(v) =
+                                de::field_lenient::<A, Option<ProvidersCapabilities>>(&mut map, "providers")?
+                            {
+                                f_providers = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 6, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let load_session = match f_load_session { Some(v) => v, None => false };
-                let prompt_capabilities = match f_prompt_capabilities { Some(v) => v, None => PromptCapabilities::default() };
-                let mcp_capabilities = match f_mcp_capabilities { Some(v) => v, None => McpCapabilities::default() };
-                let session_capabilities = match f_session_capabilities { Some(v) => v, None => SessionCapabilities::default() };
-                let auth = match f_auth { Some(v) => v, None => AgentAuthCapabilities::default() };
+                let load_session = match f_load_session {
+                    Some(v) => v,
+                    None => false,
+                };
+                let prompt_capabilities = match f_prompt_capabilities {
+                    Some(v) => v,
+                    None => PromptCapabilities::default(),
+                };
+                let mcp_capabilities = match f_mcp_capabilities {
+                    Some(v) => v,
+                    None => McpCapabilities::default(),
+                };
+                let session_capabilities = match f_session_capabilities {
+                    Some(v) => v,
+                    None => SessionCapabilities::default(),
+                };
+                let auth = match f_auth {
+                    Some(v) => v,
+                    None => AgentAuthCapabilities::default(),
+                };
                 let providers = MaybeUndefined::from_present(f_providers);
                 let meta = MaybeUndefined::from_present(f_meta);
-                Ok(AgentCapabilities { load_session, prompt_capabilities, mcp_capabilities, session_capabilities, auth, providers, meta })
+                Ok(AgentCapabilities {
+                    load_session,
+                    prompt_capabilities,
+                    mcp_capabilities,
+                    session_capabilities,
+                    auth,
+                    providers,
+                    meta,
+                })
             }
         }
         d.deserialize_map(V)
@@ -4425,12 +5162,7 @@ pub struct PromptCapabilities {
 
 impl Default for PromptCapabilities {
     fn default() -> Self {
-        Self {
-            image: false,
-            audio: false,
-            embedded_context: false,
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { image: false, audio: false, embedded_context: false, meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -4461,7 +5193,9 @@ impl<'de> Deserialize<'de> for PromptCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = PromptCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (PromptCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (PromptCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<PromptCapabilities, A::Error> {
                 let mut f_image: Option<bool> = None;
                 let mut f_audio: Option<bool> = None;
@@ -4472,26 +5206,43 @@ impl<'de> Deserialize<'de> for PromptCapabilities {
                     match key.as_str() {
                         "image" => {
                             de::seen::<A::Error>(&mut seen, 0, "image")?;
-                            if let Some(v) = de::field_lenient::<A, bool>(&mut map, "image")? { f_image = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, bool>(&mut map, "image")? {
+                                f_image = Some(v);
+                            }
                         }
                         "audio" => {
                             de::seen::<A::Error>(&mut seen, 1, "audio")?;
-                            if let Some(v) = de::field_lenient::<A, bool>(&mut map, "audio")? { f_audio = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, bool>(&mut map, "audio")? {
+                                f_audio = Some(v);
+                            }
                         }
                         "embeddedContext" => {
                             de::seen::<A::Error>(&mut seen, 2, "embeddedContext")?;
-                            if let Some(v) = de::field_lenient::<A, bool>(&mut map, "embeddedContext")? { f_embedded_context = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, bool>(&mut map, "embeddedContext")? {
+                                f_embedded_context = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let image = match f_image { Some(v) => v, None => false };
-                let audio = match f_audio { Some(v) => v, None => false };
-                let embedded_context = match f_embedded_context { Some(v) => v, None => false };
+                let image = match f_image {
+                    Some(v) => v,
+                    None => false,
+                };
+                let audio = match f_audio {
+                    Some(v) => v,
+                    None => false,
+                };
+                let embedded_context = match f_embedded_context {
+                    Some(v) => v,
+                    None => false,
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(PromptCapabilities { image, audio, embedded_context, meta })
             }
@@ -4517,12 +5268,7 @@ pub struct McpCapabilities {
 
 impl Default for McpCapabilities {
     fn default() -> Self {
-        Self {
-            http: false,
-            sse: false,
-            acp: false,
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { http: false, sse: false, acp: false, meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -4553,7 +5299,9 @@ impl<'de> Deserialize<'de> for McpCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = McpCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (McpCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (McpCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<McpCapabilities, A::Error> {
                 let mut f_http: Option<bool> = None;
                 let mut f_sse: Option<bool> = None;
@@ -4564,26 +5312,43 @@ impl<'de> Deserialize<'de> for McpCapabilities {
                     match key.as_str() {
                         "http" => {
                             de::seen::<A::Error>(&mut seen, 0, "http")?;
-                            if let Some(v) = de::field_lenient::<A, bool>(&mut map, "http")? { f_http = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, bool>(&mut map, "http")? {
+                                f_http = Some(v);
+                            }
                         }
                         "sse" => {
                             de::seen::<A::Error>(&mut seen, 1, "sse")?;
-                            if let Some(v) = de::field_lenient::<A, bool>(&mut map, "sse")? { f_sse = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, bool>(&mut map, "sse")? {
+                                f_sse = Some(v);
+                            }
                         }
                         "acp" => {
                             de::seen::<A::Error>(&mut seen, 2, "acp")?;
-                            if let Some(v) = de::field_lenient::<A, bool>(&mut map, "acp")? { f_acp = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, bool>(&mut map, "acp")? {
+                                f_acp = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let http = match f_http { Some(v) => v, None => false };
-                let sse = match f_sse { Some(v) => v, None => false };
-                let acp = match f_acp { Some(v) => v, None => false };
+                let http = match f_http {
+                    Some(v) => v,
+                    None => false,
+                };
+                let sse = match f_sse {
+                    Some(v) => v,
+                    None => false,
+                };
+                let acp = match f_acp {
+                    Some(v) => v,
+                    None => false,
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(McpCapabilities { http, sse, acp, meta })
             }
@@ -4713,7 +5478,9 @@ impl<'de> Deserialize<'de> for SessionCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SessionCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SessionCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionCapabilities, A::Error> {
                 let mut f_list: Option<Option<SessionListCapabilities>> = None;
                 let mut f_delete: Option<Option<SessionDeleteCapabilities>> = None;
@@ -4731,47 +5498,89 @@ impl<'de> Deserialize<'de> for SessionCapabilities {
                     match key.as_str() {
                         "list" => {
                             de::seen::<A::Error>(&mut seen, 0, "list")?;
-                            if let Some(v) = de::field_lenient::<A, Option<SessionListCapabilities>>(&mut map, "list")? { f_list = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<SessionListCapabilities>>(&mut map, "list")?
+                            {
+                                f_list = Some(v);
+                            }
                         }
                         "delete" => {
                             de::seen::<A::Error>(&mut seen, 1, "delete")?;
-                            if let Some(v) = de::field_lenient::<A, Option<SessionDeleteCapabilities>>(&mut map, "delete")? { f_delete = Some(v); }
+                            if let Some(v) =
+                                de::field_lenient::<A, Option<SessionDeleteCapabilities>>(&mut map, "delete")?
+                            {
+                                f_delete = Some(v);
+                            }
                         }
                         "additionalDirectories" => {
                             de::seen::<A::Error>(&mut seen, 2, "additionalDirectories")?;
-                            if let Some(v) = de::field_lenient::<A, Option<SessionAdditionalDirectoriesCapabilities>>(&mut map, "additionalDirectories")? { f_additional_directories = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<SessionAdditionalDirectoriesCapabilities>>(
+                                &mut map,
+                                "additionalDirectories",
+                            )? {
+                                f_additional_directories = Some(v);
+                            }
                         }
                         "systemPrompt" => {
                             de::seen::<A::Error>(&mut seen, 3, "systemPrompt")?;
-                            if let Some(v) = de::field_lenient::<A, Option<SessionSystemPromptCapabilities>>(&mut map, "systemPrompt")? { f_system_prompt = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<SessionSystemPromptCapabilities>>(
+                                &mut map,
+                                "systemPrompt",
+                            )? {
+                                f_system_prompt = Some(v);
+                            }
                         }
                         "fork" => {
                             de::seen::<A::Error>(&mut seen, 4, "fork")?;
-                            if let Some(v) = de::field_lenient::<A, Option<SessionForkCapabilities>>(&mut map, "fork")? { f_fork = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<SessionForkCapabilities>>(&mut map, "fork")?
+                            {
+                                f_fork = Some(v);
+                            }
                         }
                         "archive" => {
                             de::seen::<A::Error>(&mut seen, 5, "archive")?;
-                            if let Some(v) = de::field_lenient::<A, Option<SessionArchiveCapabilities>>(&mut map, "archive")? { f_archive = Some(v); }
+                            if let Some(v) =
+                                de::field_lenient::<A, Option<SessionArchiveCapabilities>>(&mut map, "archive")?
+                            {
+                                f_archive = Some(v);
+                            }
                         }
                         "status" => {
                             de::seen::<A::Error>(&mut seen, 6, "status")?;
-                            if let Some(v) = de::field_lenient::<A, Option<SessionStatusCapabilities>>(&mut map, "status")? { f_status = Some(v); }
+                            if let Some(v) =
+                                de::field_lenient::<A, Option<SessionStatusCapabilities>>(&mut map, "status")?
+                            {
+                                f_status = Some(v);
+                            }
                         }
                         "title" => {
                             de::seen::<A::Error>(&mut seen, 7, "title")?;
-                            if let Some(v) = de::field_lenient::<A, Option<SessionTitleCapabilities>>(&mut map, "title")? { f_title = Some(v); }
+                            if let Some(v) =
+                                de::field_lenient::<A, Option<SessionTitleCapabilities>>(&mut map, "title")?
+                            {
+                                f_title = Some(v);
+                            }
                         }
                         "resume" => {
                             de::seen::<A::Error>(&mut seen, 8, "resume")?;
-                            if let Some(v) = de::field_lenient::<A, Option<SessionResumeCapabilities>>(&mut map, "resume")? { f_resume = Some(v); }
+                            if let Some(v) =
+                                de::field_lenient::<A, Option<SessionResumeCapabilities>>(&mut map, "resume")?
+                            {
+                                f_resume = Some(v);
+                            }
                         }
                         "close" => {
                             de::seen::<A::Error>(&mut seen, 9, "close")?;
-                            if let Some(v) = de::field_lenient::<A, Option<SessionCloseCapabilities>>(&mut map, "close")? { f_close = Some(v); }
+                            if let Some(v) =
+                                de::field_lenient::<A, Option<SessionCloseCapabilities>>(&mut map, "close")?
+                            {
+                                f_close = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 10, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -4787,7 +5596,19 @@ impl<'de> Deserialize<'de> for SessionCapabilities {
                 let resume = MaybeUndefined::from_present(f_resume);
                 let close = MaybeUndefined::from_present(f_close);
                 let meta = MaybeUndefined::from_present(f_meta);
-                Ok(SessionCapabilities { list, delete, additional_directories, system_prompt, fork, archive, status, title, resume, close, meta })
+                Ok(SessionCapabilities {
+                    list,
+                    delete,
+                    additional_directories,
+                    system_prompt,
+                    fork,
+                    archive,
+                    status,
+                    title,
+                    resume,
+                    close,
+                    meta,
+                })
             }
         }
         d.deserialize_map(V)
@@ -4805,9 +5626,7 @@ pub struct SessionListCapabilities {
 
 impl Default for SessionListCapabilities {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -4835,7 +5654,9 @@ impl<'de> Deserialize<'de> for SessionListCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SessionListCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionListCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SessionListCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionListCapabilities, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -4843,7 +5664,9 @@ impl<'de> Deserialize<'de> for SessionListCapabilities {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -4867,9 +5690,7 @@ pub struct SessionDeleteCapabilities {
 
 impl Default for SessionDeleteCapabilities {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -4897,7 +5718,9 @@ impl<'de> Deserialize<'de> for SessionDeleteCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SessionDeleteCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionDeleteCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SessionDeleteCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionDeleteCapabilities, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -4905,7 +5728,9 @@ impl<'de> Deserialize<'de> for SessionDeleteCapabilities {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -4929,9 +5754,7 @@ pub struct SessionAdditionalDirectoriesCapabilities {
 
 impl Default for SessionAdditionalDirectoriesCapabilities {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -4959,15 +5782,22 @@ impl<'de> Deserialize<'de> for SessionAdditionalDirectoriesCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SessionAdditionalDirectoriesCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionAdditionalDirectoriesCapabilities)") }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionAdditionalDirectoriesCapabilities, A::Error> {
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SessionAdditionalDirectoriesCapabilities)")
+            }
+            fn visit_map<A: MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<SessionAdditionalDirectoriesCapabilities, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -4993,10 +5823,7 @@ pub struct SessionSystemPromptCapabilities {
 
 impl Default for SessionSystemPromptCapabilities {
     fn default() -> Self {
-        Self {
-            mode: MaybeUndefined::Undefined,
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { mode: MaybeUndefined::Undefined, meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -5029,7 +5856,9 @@ impl<'de> Deserialize<'de> for SessionSystemPromptCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SessionSystemPromptCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionSystemPromptCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SessionSystemPromptCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionSystemPromptCapabilities, A::Error> {
                 let mut f_mode: Option<Option<SessionSystemPromptModeCapabilities>> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -5038,11 +5867,17 @@ impl<'de> Deserialize<'de> for SessionSystemPromptCapabilities {
                     match key.as_str() {
                         "mode" => {
                             de::seen::<A::Error>(&mut seen, 0, "mode")?;
-                            if let Some(v) = de::field_lenient::<A, Option<SessionSystemPromptModeCapabilities>>(&mut map, "mode")? { f_mode = Some(v); }
+                            if let Some(v) =
+                                de::field_lenient::<A, Option<SessionSystemPromptModeCapabilities>>(&mut map, "mode")?
+                            {
+                                f_mode = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -5069,10 +5904,7 @@ pub struct SessionSystemPromptModeCapabilities {
 
 impl Default for SessionSystemPromptModeCapabilities {
     fn default() -> Self {
-        Self {
-            r#override: MaybeUndefined::Undefined,
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { r#override: MaybeUndefined::Undefined, meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -5105,7 +5937,9 @@ impl<'de> Deserialize<'de> for SessionSystemPromptModeCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SessionSystemPromptModeCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionSystemPromptModeCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SessionSystemPromptModeCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionSystemPromptModeCapabilities, A::Error> {
                 let mut f_override: Option<Option<SessionSystemPromptOverrideCapabilities>> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -5114,11 +5948,17 @@ impl<'de> Deserialize<'de> for SessionSystemPromptModeCapabilities {
                     match key.as_str() {
                         "override" => {
                             de::seen::<A::Error>(&mut seen, 0, "override")?;
-                            if let Some(v) = de::field_lenient::<A, Option<SessionSystemPromptOverrideCapabilities>>(&mut map, "override")? { f_override = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<SessionSystemPromptOverrideCapabilities>>(
+                                &mut map, "override",
+                            )? {
+                                f_override = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -5143,9 +5983,7 @@ pub struct SessionSystemPromptOverrideCapabilities {
 
 impl Default for SessionSystemPromptOverrideCapabilities {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -5173,15 +6011,22 @@ impl<'de> Deserialize<'de> for SessionSystemPromptOverrideCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SessionSystemPromptOverrideCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionSystemPromptOverrideCapabilities)") }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionSystemPromptOverrideCapabilities, A::Error> {
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SessionSystemPromptOverrideCapabilities)")
+            }
+            fn visit_map<A: MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<SessionSystemPromptOverrideCapabilities, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -5205,9 +6050,7 @@ pub struct SessionForkCapabilities {
 
 impl Default for SessionForkCapabilities {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -5235,7 +6078,9 @@ impl<'de> Deserialize<'de> for SessionForkCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SessionForkCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionForkCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SessionForkCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionForkCapabilities, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -5243,7 +6088,9 @@ impl<'de> Deserialize<'de> for SessionForkCapabilities {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -5267,9 +6114,7 @@ pub struct SessionArchiveCapabilities {
 
 impl Default for SessionArchiveCapabilities {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -5297,7 +6142,9 @@ impl<'de> Deserialize<'de> for SessionArchiveCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SessionArchiveCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionArchiveCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SessionArchiveCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionArchiveCapabilities, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -5305,7 +6152,9 @@ impl<'de> Deserialize<'de> for SessionArchiveCapabilities {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -5329,9 +6178,7 @@ pub struct SessionStatusCapabilities {
 
 impl Default for SessionStatusCapabilities {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -5359,7 +6206,9 @@ impl<'de> Deserialize<'de> for SessionStatusCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SessionStatusCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionStatusCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SessionStatusCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionStatusCapabilities, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -5367,7 +6216,9 @@ impl<'de> Deserialize<'de> for SessionStatusCapabilities {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -5391,9 +6242,7 @@ pub struct SessionTitleCapabilities {
 
 impl Default for SessionTitleCapabilities {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -5421,7 +6270,9 @@ impl<'de> Deserialize<'de> for SessionTitleCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SessionTitleCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionTitleCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SessionTitleCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionTitleCapabilities, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -5429,7 +6280,9 @@ impl<'de> Deserialize<'de> for SessionTitleCapabilities {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -5453,9 +6306,7 @@ pub struct SessionResumeCapabilities {
 
 impl Default for SessionResumeCapabilities {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -5483,7 +6334,9 @@ impl<'de> Deserialize<'de> for SessionResumeCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SessionResumeCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionResumeCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SessionResumeCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionResumeCapabilities, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -5491,7 +6344,9 @@ impl<'de> Deserialize<'de> for SessionResumeCapabilities {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -5515,9 +6370,7 @@ pub struct SessionCloseCapabilities {
 
 impl Default for SessionCloseCapabilities {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -5545,7 +6398,9 @@ impl<'de> Deserialize<'de> for SessionCloseCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SessionCloseCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionCloseCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SessionCloseCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionCloseCapabilities, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -5553,7 +6408,9 @@ impl<'de> Deserialize<'de> for SessionCloseCapabilities {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -5581,11 +6438,7 @@ pub struct AgentAuthCapabilities {
 
 impl Default for AgentAuthCapabilities {
     fn default() -> Self {
-        Self {
-            status: MaybeUndefined::Undefined,
-            logout: MaybeUndefined::Undefined,
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { status: MaybeUndefined::Undefined, logout: MaybeUndefined::Undefined, meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -5623,7 +6476,9 @@ impl<'de> Deserialize<'de> for AgentAuthCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = AgentAuthCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (AgentAuthCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (AgentAuthCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AgentAuthCapabilities, A::Error> {
                 let mut f_status: Option<Option<AuthStatusCapabilities>> = None;
                 let mut f_logout: Option<Option<LogoutCapabilities>> = None;
@@ -5633,15 +6488,22 @@ impl<'de> Deserialize<'de> for AgentAuthCapabilities {
                     match key.as_str() {
                         "status" => {
                             de::seen::<A::Error>(&mut seen, 0, "status")?;
-                            if let Some(v) = de::field_lenient::<A, Option<AuthStatusCapabilities>>(&mut map, "status")? { f_status = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<AuthStatusCapabilities>>(&mut map, "status")?
+                            {
+                                f_status = Some(v);
+                            }
                         }
                         "logout" => {
                             de::seen::<A::Error>(&mut seen, 1, "logout")?;
-                            if let Some(v) = de::field_lenient::<A, Option<LogoutCapabilities>>(&mut map, "logout")? { f_logout = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<LogoutCapabilities>>(&mut map, "logout")? {
+                                f_logout = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -5667,9 +6529,7 @@ pub struct AuthStatusCapabilities {
 
 impl Default for AuthStatusCapabilities {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -5697,7 +6557,9 @@ impl<'de> Deserialize<'de> for AuthStatusCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = AuthStatusCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (AuthStatusCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (AuthStatusCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AuthStatusCapabilities, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -5705,7 +6567,9 @@ impl<'de> Deserialize<'de> for AuthStatusCapabilities {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -5729,9 +6593,7 @@ pub struct LogoutCapabilities {
 
 impl Default for LogoutCapabilities {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -5759,7 +6621,9 @@ impl<'de> Deserialize<'de> for LogoutCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = LogoutCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (LogoutCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (LogoutCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<LogoutCapabilities, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -5767,7 +6631,9 @@ impl<'de> Deserialize<'de> for LogoutCapabilities {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -5791,9 +6657,7 @@ pub struct ProvidersCapabilities {
 
 impl Default for ProvidersCapabilities {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -5821,7 +6685,9 @@ impl<'de> Deserialize<'de> for ProvidersCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ProvidersCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ProvidersCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ProvidersCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ProvidersCapabilities, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -5829,7 +6695,9 @@ impl<'de> Deserialize<'de> for ProvidersCapabilities {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -5857,8 +6725,13 @@ pub enum AuthMethod {
 impl SerializeFields for AuthMethod {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         match self {
-            Self::Terminal(v) => { m.serialize_entry("type", "terminal")?; v.serialize_fields(m, skip)?; }
-            Self::Agent(v) => { v.serialize_fields(m, skip)?; }
+            Self::Terminal(v) => {
+                m.serialize_entry("type", "terminal")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::Agent(v) => {
+                v.serialize_fields(m, skip)?;
+            }
             Self::Unknown(raw) => raw.serialize_fields(m, skip)?,
         }
         Ok(())
@@ -5867,7 +6740,9 @@ impl SerializeFields for AuthMethod {
 
 impl Serialize for AuthMethod {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        if let Self::Unknown(raw) = self { return raw.serialize(s); }
+        if let Self::Unknown(raw) = self {
+            return raw.serialize(s);
+        }
         let mut m = s.serialize_map(None)?;
         self.serialize_fields(&mut m, &[])?;
         m.end()
@@ -5893,11 +6768,32 @@ impl<'de> Deserialize<'de> for AuthMethod {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default, serde::Serialize, serde::Deserialize)]
 #[serde(transparent)]
 pub struct AuthMethodId(pub String);
-impl AuthMethodId { /** The text. */ pub fn as_str(&self) -> &str { &self.0 } }
-impl From<&str> for AuthMethodId { fn from(s: &str) -> Self { Self(s.to_owned()) } }
-impl From<String> for AuthMethodId { fn from(s: String) -> Self { Self(s) } }
-impl AsRef<str> for AuthMethodId { fn as_ref(&self) -> &str { &self.0 } }
-impl fmt::Display for AuthMethodId { fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str(&self.0) } }
+impl AuthMethodId {
+    /** The text. */
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+impl From<&str> for AuthMethodId {
+    fn from(s: &str) -> Self {
+        Self(s.to_owned())
+    }
+}
+impl From<String> for AuthMethodId {
+    fn from(s: String) -> Self {
+        Self(s)
+    }
+}
+impl AsRef<str> for AuthMethodId {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+impl fmt::Display for AuthMethodId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
 
 /// Terminal-based authentication method.
 #[derive(Debug, Clone, PartialEq)]
@@ -5928,8 +6824,12 @@ impl SerializeFields for AuthMethodTerminal {
             MaybeUndefined::Null => m.serialize_entry("description", &())?,
             MaybeUndefined::Value(v) => m.serialize_entry("description", v)?,
         }
-        if let Some(v) = &self.args { m.serialize_entry("args", v)?; }
-        if let Some(v) = &self.env { m.serialize_entry("env", v)?; }
+        if let Some(v) = &self.args {
+            m.serialize_entry("args", v)?;
+        }
+        if let Some(v) = &self.env {
+            m.serialize_entry("env", v)?;
+        }
         match &self.meta {
             MaybeUndefined::Undefined => {}
             MaybeUndefined::Null => m.serialize_entry("_meta", &())?,
@@ -5952,7 +6852,9 @@ impl<'de> Deserialize<'de> for AuthMethodTerminal {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = AuthMethodTerminal;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (AuthMethodTerminal)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (AuthMethodTerminal)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AuthMethodTerminal, A::Error> {
                 let mut f_id: Option<AuthMethodId> = None;
                 let mut f_name: Option<String> = None;
@@ -5973,25 +6875,39 @@ impl<'de> Deserialize<'de> for AuthMethodTerminal {
                         }
                         "description" => {
                             de::seen::<A::Error>(&mut seen, 2, "description")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? { f_description = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
+                                f_description = Some(v);
+                            }
                         }
                         "args" => {
                             de::seen::<A::Error>(&mut seen, 3, "args")?;
-                            f_args = Some(de::field::<A, de::List<String>>(&mut map, "args")?.0);
+                            if let Some(v) = de::field::<A, Option<de::List<String>>>(&mut map, "args")? {
+                                f_args = Some(v.0);
+                            }
                         }
                         "env" => {
                             de::seen::<A::Error>(&mut seen, 4, "env")?;
-                            f_env = Some(de::field::<A, OrderedMap<String>>(&mut map, "env")?);
+                            if let Some(v) = de::field::<A, Option<OrderedMap<String>>>(&mut map, "env")? {
+                                f_env = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 5, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let id = match f_id { Some(v) => v, None => return Err(de::missing::<A::Error>("id")) };
-                let name = match f_name { Some(v) => v, None => return Err(de::missing::<A::Error>("name")) };
+                let id = match f_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("id")),
+                };
+                let name = match f_name {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("name")),
+                };
                 let description = MaybeUndefined::from_present(f_description);
                 let args = f_args;
                 let env = f_env;
@@ -6049,7 +6965,9 @@ impl<'de> Deserialize<'de> for AuthMethodAgent {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = AuthMethodAgent;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (AuthMethodAgent)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (AuthMethodAgent)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AuthMethodAgent, A::Error> {
                 let mut f_id: Option<AuthMethodId> = None;
                 let mut f_name: Option<String> = None;
@@ -6068,17 +6986,27 @@ impl<'de> Deserialize<'de> for AuthMethodAgent {
                         }
                         "description" => {
                             de::seen::<A::Error>(&mut seen, 2, "description")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? { f_description = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
+                                f_description = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let id = match f_id { Some(v) => v, None => return Err(de::missing::<A::Error>("id")) };
-                let name = match f_name { Some(v) => v, None => return Err(de::missing::<A::Error>("name")) };
+                let id = match f_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("id")),
+                };
+                let name = match f_name {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("name")),
+                };
                 let description = MaybeUndefined::from_present(f_description);
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(AuthMethodAgent { id, name, description, meta })
@@ -6139,7 +7067,9 @@ impl<'de> Deserialize<'de> for Implementation {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = Implementation;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (Implementation)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (Implementation)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Implementation, A::Error> {
                 let mut f_name: Option<String> = None;
                 let mut f_title: Option<Option<String>> = None;
@@ -6154,7 +7084,9 @@ impl<'de> Deserialize<'de> for Implementation {
                         }
                         "title" => {
                             de::seen::<A::Error>(&mut seen, 1, "title")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? { f_title = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? {
+                                f_title = Some(v);
+                            }
                         }
                         "version" => {
                             de::seen::<A::Error>(&mut seen, 2, "version")?;
@@ -6162,14 +7094,22 @@ impl<'de> Deserialize<'de> for Implementation {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let name = match f_name { Some(v) => v, None => return Err(de::missing::<A::Error>("name")) };
+                let name = match f_name {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("name")),
+                };
                 let title = MaybeUndefined::from_present(f_title);
-                let version = match f_version { Some(v) => v, None => return Err(de::missing::<A::Error>("version")) };
+                let version = match f_version {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("version")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(Implementation { name, title, version, meta })
             }
@@ -6189,9 +7129,7 @@ pub struct AuthenticateResponse {
 
 impl Default for AuthenticateResponse {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -6219,7 +7157,9 @@ impl<'de> Deserialize<'de> for AuthenticateResponse {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = AuthenticateResponse;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (AuthenticateResponse)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (AuthenticateResponse)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AuthenticateResponse, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -6227,7 +7167,9 @@ impl<'de> Deserialize<'de> for AuthenticateResponse {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -6276,7 +7218,9 @@ impl<'de> Deserialize<'de> for ListProvidersResponse {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ListProvidersResponse;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ListProvidersResponse)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ListProvidersResponse)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ListProvidersResponse, A::Error> {
                 let mut f_providers: Option<Vec<ProviderInfo>> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -6289,12 +7233,17 @@ impl<'de> Deserialize<'de> for ListProvidersResponse {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let providers = match f_providers { Some(v) => v, None => return Err(de::missing::<A::Error>("providers")) };
+                let providers = match f_providers {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("providers")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(ListProvidersResponse { providers, meta })
             }
@@ -6354,7 +7303,9 @@ impl<'de> Deserialize<'de> for ProviderInfo {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ProviderInfo;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ProviderInfo)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ProviderInfo)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ProviderInfo, A::Error> {
                 let mut f_provider_id: Option<ProviderId> = None;
                 let mut f_supported: Option<Vec<LlmProtocol>> = None;
@@ -6383,14 +7334,25 @@ impl<'de> Deserialize<'de> for ProviderInfo {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 4, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let provider_id = match f_provider_id { Some(v) => v, None => return Err(de::missing::<A::Error>("providerId")) };
-                let supported = match f_supported { Some(v) => v, None => return Err(de::missing::<A::Error>("supported")) };
-                let required = match f_required { Some(v) => v, None => return Err(de::missing::<A::Error>("required")) };
+                let provider_id = match f_provider_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("providerId")),
+                };
+                let supported = match f_supported {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("supported")),
+                };
+                let required = match f_required {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("required")),
+                };
                 let current = MaybeUndefined::from_present(f_current);
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(ProviderInfo { provider_id, supported, required, current, meta })
@@ -6404,11 +7366,32 @@ impl<'de> Deserialize<'de> for ProviderInfo {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default, serde::Serialize, serde::Deserialize)]
 #[serde(transparent)]
 pub struct ProviderId(pub String);
-impl ProviderId { /** The text. */ pub fn as_str(&self) -> &str { &self.0 } }
-impl From<&str> for ProviderId { fn from(s: &str) -> Self { Self(s.to_owned()) } }
-impl From<String> for ProviderId { fn from(s: String) -> Self { Self(s) } }
-impl AsRef<str> for ProviderId { fn as_ref(&self) -> &str { &self.0 } }
-impl fmt::Display for ProviderId { fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str(&self.0) } }
+impl ProviderId {
+    /** The text. */
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+impl From<&str> for ProviderId {
+    fn from(s: &str) -> Self {
+        Self(s.to_owned())
+    }
+}
+impl From<String> for ProviderId {
+    fn from(s: String) -> Self {
+        Self(s)
+    }
+}
+impl AsRef<str> for ProviderId {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+impl fmt::Display for ProviderId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
 
 /// **UNSTABLE**
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -6449,7 +7432,9 @@ impl LlmProtocol {
 }
 
 impl Serialize for LlmProtocol {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> { s.serialize_str(self.as_str()) }
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
 }
 
 impl<'de> Deserialize<'de> for LlmProtocol {
@@ -6505,7 +7490,9 @@ impl<'de> Deserialize<'de> for ProviderCurrentConfig {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ProviderCurrentConfig;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ProviderCurrentConfig)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ProviderCurrentConfig)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ProviderCurrentConfig, A::Error> {
                 let mut f_api_type: Option<LlmProtocol> = None;
                 let mut f_base_url: Option<String> = None;
@@ -6523,13 +7510,21 @@ impl<'de> Deserialize<'de> for ProviderCurrentConfig {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let api_type = match f_api_type { Some(v) => v, None => return Err(de::missing::<A::Error>("apiType")) };
-                let base_url = match f_base_url { Some(v) => v, None => return Err(de::missing::<A::Error>("baseUrl")) };
+                let api_type = match f_api_type {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("apiType")),
+                };
+                let base_url = match f_base_url {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("baseUrl")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(ProviderCurrentConfig { api_type, base_url, meta })
             }
@@ -6549,9 +7544,7 @@ pub struct SetProviderResponse {
 
 impl Default for SetProviderResponse {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -6579,7 +7572,9 @@ impl<'de> Deserialize<'de> for SetProviderResponse {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SetProviderResponse;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SetProviderResponse)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SetProviderResponse)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SetProviderResponse, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -6587,7 +7582,9 @@ impl<'de> Deserialize<'de> for SetProviderResponse {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -6611,9 +7608,7 @@ pub struct DisableProviderResponse {
 
 impl Default for DisableProviderResponse {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -6641,7 +7636,9 @@ impl<'de> Deserialize<'de> for DisableProviderResponse {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = DisableProviderResponse;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (DisableProviderResponse)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (DisableProviderResponse)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<DisableProviderResponse, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -6649,7 +7646,9 @@ impl<'de> Deserialize<'de> for DisableProviderResponse {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -6673,9 +7672,7 @@ pub struct LogoutResponse {
 
 impl Default for LogoutResponse {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -6703,7 +7700,9 @@ impl<'de> Deserialize<'de> for LogoutResponse {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = LogoutResponse;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (LogoutResponse)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (LogoutResponse)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<LogoutResponse, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -6711,7 +7710,9 @@ impl<'de> Deserialize<'de> for LogoutResponse {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -6740,7 +7741,9 @@ pub struct AuthStatusResponse {
 impl SerializeFields for AuthStatusResponse {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("state", &self.state)?;
-        if let Some(v) = &self.accounts { m.serialize_entry("accounts", v)?; }
+        if let Some(v) = &self.accounts {
+            m.serialize_entry("accounts", v)?;
+        }
         match &self.meta {
             MaybeUndefined::Undefined => {}
             MaybeUndefined::Null => m.serialize_entry("_meta", &())?,
@@ -6763,7 +7766,9 @@ impl<'de> Deserialize<'de> for AuthStatusResponse {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = AuthStatusResponse;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (AuthStatusResponse)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (AuthStatusResponse)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AuthStatusResponse, A::Error> {
                 let mut f_state: Option<AuthState> = None;
                 let mut f_accounts: Option<Vec<AuthAccount>> = None;
@@ -6778,16 +7783,23 @@ impl<'de> Deserialize<'de> for AuthStatusResponse {
                         "accounts" => {
                             de::seen::<A::Error>(&mut seen, 1, "accounts")?;
                             let r = de::field_items::<A, AuthAccount>(&mut map, "accounts", false, true)?;
-                            if let Some(Some(v)) = r { f_accounts = Some(v); }
+                            if let Some(Some(v)) = r {
+                                f_accounts = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let state = match f_state { Some(v) => v, None => return Err(de::missing::<A::Error>("state")) };
+                let state = match f_state {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("state")),
+                };
                 let accounts = f_accounts;
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(AuthStatusResponse { state, accounts, meta })
@@ -6833,7 +7845,9 @@ impl AuthState {
 }
 
 impl Serialize for AuthState {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> { s.serialize_str(self.as_str()) }
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
 }
 
 impl<'de> Deserialize<'de> for AuthState {
@@ -6914,7 +7928,9 @@ impl<'de> Deserialize<'de> for AuthAccount {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = AuthAccount;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (AuthAccount)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (AuthAccount)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AuthAccount, A::Error> {
                 let mut f_label: Option<String> = None;
                 let mut f_active: Option<Option<bool>> = None;
@@ -6931,28 +7947,41 @@ impl<'de> Deserialize<'de> for AuthAccount {
                         }
                         "active" => {
                             de::seen::<A::Error>(&mut seen, 1, "active")?;
-                            if let Some(v) = de::field_lenient::<A, Option<bool>>(&mut map, "active")? { f_active = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<bool>>(&mut map, "active")? {
+                                f_active = Some(v);
+                            }
                         }
                         "name" => {
                             de::seen::<A::Error>(&mut seen, 2, "name")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "name")? { f_name = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "name")? {
+                                f_name = Some(v);
+                            }
                         }
                         "email" => {
                             de::seen::<A::Error>(&mut seen, 3, "email")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "email")? { f_email = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "email")? {
+                                f_email = Some(v);
+                            }
                         }
                         "organization" => {
                             de::seen::<A::Error>(&mut seen, 4, "organization")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "organization")? { f_organization = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "organization")? {
+                                f_organization = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 5, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let label = match f_label { Some(v) => v, None => return Err(de::missing::<A::Error>("label")) };
+                let label = match f_label {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("label")),
+                };
                 let active = MaybeUndefined::from_present(f_active);
                 let name = MaybeUndefined::from_present(f_name);
                 let email = MaybeUndefined::from_present(f_email);
@@ -7015,7 +8044,9 @@ impl<'de> Deserialize<'de> for NewSessionResponse {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = NewSessionResponse;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (NewSessionResponse)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (NewSessionResponse)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<NewSessionResponse, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_modes: Option<Option<SessionModeState>> = None;
@@ -7030,21 +8061,30 @@ impl<'de> Deserialize<'de> for NewSessionResponse {
                         }
                         "modes" => {
                             de::seen::<A::Error>(&mut seen, 1, "modes")?;
-                            if let Some(v) = de::field_lenient::<A, Option<SessionModeState>>(&mut map, "modes")? { f_modes = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<SessionModeState>>(&mut map, "modes")? {
+                                f_modes = Some(v);
+                            }
                         }
                         "configOptions" => {
                             de::seen::<A::Error>(&mut seen, 2, "configOptions")?;
                             let r = de::field_items::<A, SessionConfigOption>(&mut map, "configOptions", true, true)?;
-                            if let Some(v) = r { f_config_options = Some(v); }
+                            if let Some(v) = r {
+                                f_config_options = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let session_id = match f_session_id { Some(v) => v, None => return Err(de::missing::<A::Error>("sessionId")) };
+                let session_id = match f_session_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("sessionId")),
+                };
                 let modes = MaybeUndefined::from_present(f_modes);
                 let config_options = MaybeUndefined::from_present(f_config_options);
                 let meta = MaybeUndefined::from_present(f_meta);
@@ -7094,7 +8134,9 @@ impl<'de> Deserialize<'de> for SessionModeState {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SessionModeState;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionModeState)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SessionModeState)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionModeState, A::Error> {
                 let mut f_current_mode_id: Option<SessionModeId> = None;
                 let mut f_available_modes: Option<Vec<SessionMode>> = None;
@@ -7113,13 +8155,21 @@ impl<'de> Deserialize<'de> for SessionModeState {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let current_mode_id = match f_current_mode_id { Some(v) => v, None => return Err(de::missing::<A::Error>("currentModeId")) };
-                let available_modes = match f_available_modes { Some(v) => v, None => return Err(de::missing::<A::Error>("availableModes")) };
+                let current_mode_id = match f_current_mode_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("currentModeId")),
+                };
+                let available_modes = match f_available_modes {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("availableModes")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(SessionModeState { current_mode_id, available_modes, meta })
             }
@@ -7132,11 +8182,32 @@ impl<'de> Deserialize<'de> for SessionModeState {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default, serde::Serialize, serde::Deserialize)]
 #[serde(transparent)]
 pub struct SessionModeId(pub String);
-impl SessionModeId { /** The text. */ pub fn as_str(&self) -> &str { &self.0 } }
-impl From<&str> for SessionModeId { fn from(s: &str) -> Self { Self(s.to_owned()) } }
-impl From<String> for SessionModeId { fn from(s: String) -> Self { Self(s) } }
-impl AsRef<str> for SessionModeId { fn as_ref(&self) -> &str { &self.0 } }
-impl fmt::Display for SessionModeId { fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str(&self.0) } }
+impl SessionModeId {
+    /** The text. */
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+impl From<&str> for SessionModeId {
+    fn from(s: &str) -> Self {
+        Self(s.to_owned())
+    }
+}
+impl From<String> for SessionModeId {
+    fn from(s: String) -> Self {
+        Self(s)
+    }
+}
+impl AsRef<str> for SessionModeId {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+impl fmt::Display for SessionModeId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
 
 /// A mode the agent can operate in.
 #[derive(Debug, Clone, PartialEq)]
@@ -7184,7 +8255,9 @@ impl<'de> Deserialize<'de> for SessionMode {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SessionMode;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionMode)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SessionMode)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionMode, A::Error> {
                 let mut f_id: Option<SessionModeId> = None;
                 let mut f_name: Option<String> = None;
@@ -7203,17 +8276,27 @@ impl<'de> Deserialize<'de> for SessionMode {
                         }
                         "description" => {
                             de::seen::<A::Error>(&mut seen, 2, "description")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? { f_description = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
+                                f_description = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let id = match f_id { Some(v) => v, None => return Err(de::missing::<A::Error>("id")) };
-                let name = match f_name { Some(v) => v, None => return Err(de::missing::<A::Error>("name")) };
+                let id = match f_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("id")),
+                };
+                let name = match f_name {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("name")),
+                };
                 let description = MaybeUndefined::from_present(f_description);
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(SessionMode { id, name, description, meta })
@@ -7237,8 +8320,14 @@ pub enum SessionConfigOptionVariant {
 impl SerializeFields for SessionConfigOptionVariant {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         match self {
-            Self::Select(v) => { m.serialize_entry("type", "select")?; v.serialize_fields(m, skip)?; }
-            Self::Boolean(v) => { m.serialize_entry("type", "boolean")?; v.serialize_fields(m, skip)?; }
+            Self::Select(v) => {
+                m.serialize_entry("type", "select")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::Boolean(v) => {
+                m.serialize_entry("type", "boolean")?;
+                v.serialize_fields(m, skip)?;
+            }
             Self::Unknown(raw) => raw.serialize_fields(m, skip)?,
         }
         Ok(())
@@ -7247,7 +8336,9 @@ impl SerializeFields for SessionConfigOptionVariant {
 
 impl Serialize for SessionConfigOptionVariant {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        if let Self::Unknown(raw) = self { return raw.serialize(s); }
+        if let Self::Unknown(raw) = self {
+            return raw.serialize(s);
+        }
         let mut m = s.serialize_map(None)?;
         self.serialize_fields(&mut m, &[])?;
         m.end()
@@ -7325,10 +8416,14 @@ impl Serialize for SessionConfigOption {
 
 impl<'de> Deserialize<'de> for SessionConfigOption {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V<'de> { raw: &'de RawValue }
+        struct V<'de> {
+            raw: &'de RawValue,
+        }
         impl<'de> Visitor<'de> for V<'de> {
             type Value = SessionConfigOption;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionConfigOption)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SessionConfigOption)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionConfigOption, A::Error> {
                 let mut f_id: Option<SessionConfigId> = None;
                 let mut f_name: Option<String> = None;
@@ -7348,21 +8443,35 @@ impl<'de> Deserialize<'de> for SessionConfigOption {
                         }
                         "description" => {
                             de::seen::<A::Error>(&mut seen, 2, "description")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? { f_description = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
+                                f_description = Some(v);
+                            }
                         }
                         "category" => {
                             de::seen::<A::Error>(&mut seen, 3, "category")?;
-                            if let Some(v) = de::field_lenient::<A, Option<SessionConfigOptionCategory>>(&mut map, "category")? { f_category = Some(v); }
+                            if let Some(v) =
+                                de::field_lenient::<A, Option<SessionConfigOptionCategory>>(&mut map, "category")?
+                            {
+                                f_category = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 4, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let id = match f_id { Some(v) => v, None => return Err(de::missing::<A::Error>("id")) };
-                let name = match f_name { Some(v) => v, None => return Err(de::missing::<A::Error>("name")) };
+                let id = match f_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("id")),
+                };
+                let name = match f_name {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("name")),
+                };
                 let description = MaybeUndefined::from_present(f_description);
                 let category = MaybeUndefined::from_present(f_category);
                 let meta = MaybeUndefined::from_present(f_meta);
@@ -7380,11 +8489,32 @@ impl<'de> Deserialize<'de> for SessionConfigOption {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default, serde::Serialize, serde::Deserialize)]
 #[serde(transparent)]
 pub struct SessionConfigId(pub String);
-impl SessionConfigId { /** The text. */ pub fn as_str(&self) -> &str { &self.0 } }
-impl From<&str> for SessionConfigId { fn from(s: &str) -> Self { Self(s.to_owned()) } }
-impl From<String> for SessionConfigId { fn from(s: String) -> Self { Self(s) } }
-impl AsRef<str> for SessionConfigId { fn as_ref(&self) -> &str { &self.0 } }
-impl fmt::Display for SessionConfigId { fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str(&self.0) } }
+impl SessionConfigId {
+    /** The text. */
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+impl From<&str> for SessionConfigId {
+    fn from(s: &str) -> Self {
+        Self(s.to_owned())
+    }
+}
+impl From<String> for SessionConfigId {
+    fn from(s: String) -> Self {
+        Self(s)
+    }
+}
+impl AsRef<str> for SessionConfigId {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+impl fmt::Display for SessionConfigId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
 
 /// Semantic category for a session configuration option.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -7421,7 +8551,9 @@ impl SessionConfigOptionCategory {
 }
 
 impl Serialize for SessionConfigOptionCategory {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> { s.serialize_str(self.as_str()) }
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
 }
 
 impl<'de> Deserialize<'de> for SessionConfigOptionCategory {
@@ -7441,11 +8573,32 @@ impl<'de> Deserialize<'de> for SessionConfigOptionCategory {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default, serde::Serialize, serde::Deserialize)]
 #[serde(transparent)]
 pub struct SessionConfigValueId(pub String);
-impl SessionConfigValueId { /** The text. */ pub fn as_str(&self) -> &str { &self.0 } }
-impl From<&str> for SessionConfigValueId { fn from(s: &str) -> Self { Self(s.to_owned()) } }
-impl From<String> for SessionConfigValueId { fn from(s: String) -> Self { Self(s) } }
-impl AsRef<str> for SessionConfigValueId { fn as_ref(&self) -> &str { &self.0 } }
-impl fmt::Display for SessionConfigValueId { fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str(&self.0) } }
+impl SessionConfigValueId {
+    /** The text. */
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+impl From<&str> for SessionConfigValueId {
+    fn from(s: &str) -> Self {
+        Self(s.to_owned())
+    }
+}
+impl From<String> for SessionConfigValueId {
+    fn from(s: String) -> Self {
+        Self(s)
+    }
+}
+impl AsRef<str> for SessionConfigValueId {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+impl fmt::Display for SessionConfigValueId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
 
 /// Possible values for a session configuration option.
 #[derive(Debug, Clone, PartialEq)]
@@ -7468,9 +8621,16 @@ impl Serialize for SessionConfigSelectOptions {
 impl<'de> Deserialize<'de> for SessionConfigSelectOptions {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let raw = <&'de RawValue>::deserialize(d)?;
-        if let Some(v) = de::try_variant::<de::List<SessionConfigSelectOption>>(raw) { return Ok(Self::Ungrouped(v.0)); }
-        if let Some(v) = de::try_variant::<de::List<SessionConfigSelectGroup>>(raw) { return Ok(Self::Grouped(v.0)); }
-        Err(de::no_variant::<D::Error>("one of an array of SessionConfigSelectOption, an array of SessionConfigSelectGroup", raw))
+        if let Some(v) = de::try_variant::<de::List<SessionConfigSelectOption>>(raw) {
+            return Ok(Self::Ungrouped(v.0));
+        }
+        if let Some(v) = de::try_variant::<de::List<SessionConfigSelectGroup>>(raw) {
+            return Ok(Self::Grouped(v.0));
+        }
+        Err(de::no_variant::<D::Error>(
+            "one of an array of SessionConfigSelectOption, an array of SessionConfigSelectGroup",
+            raw,
+        ))
     }
 }
 
@@ -7520,7 +8680,9 @@ impl<'de> Deserialize<'de> for SessionConfigSelectOption {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SessionConfigSelectOption;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionConfigSelectOption)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SessionConfigSelectOption)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionConfigSelectOption, A::Error> {
                 let mut f_value: Option<SessionConfigValueId> = None;
                 let mut f_name: Option<String> = None;
@@ -7539,17 +8701,27 @@ impl<'de> Deserialize<'de> for SessionConfigSelectOption {
                         }
                         "description" => {
                             de::seen::<A::Error>(&mut seen, 2, "description")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? { f_description = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
+                                f_description = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let value = match f_value { Some(v) => v, None => return Err(de::missing::<A::Error>("value")) };
-                let name = match f_name { Some(v) => v, None => return Err(de::missing::<A::Error>("name")) };
+                let value = match f_value {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("value")),
+                };
+                let name = match f_name {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("name")),
+                };
                 let description = MaybeUndefined::from_present(f_description);
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(SessionConfigSelectOption { value, name, description, meta })
@@ -7601,7 +8773,9 @@ impl<'de> Deserialize<'de> for SessionConfigSelectGroup {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SessionConfigSelectGroup;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionConfigSelectGroup)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SessionConfigSelectGroup)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionConfigSelectGroup, A::Error> {
                 let mut f_group: Option<SessionConfigGroupId> = None;
                 let mut f_name: Option<String> = None;
@@ -7625,14 +8799,25 @@ impl<'de> Deserialize<'de> for SessionConfigSelectGroup {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let group = match f_group { Some(v) => v, None => return Err(de::missing::<A::Error>("group")) };
-                let name = match f_name { Some(v) => v, None => return Err(de::missing::<A::Error>("name")) };
-                let options = match f_options { Some(v) => v, None => return Err(de::missing::<A::Error>("options")) };
+                let group = match f_group {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("group")),
+                };
+                let name = match f_name {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("name")),
+                };
+                let options = match f_options {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("options")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(SessionConfigSelectGroup { group, name, options, meta })
             }
@@ -7645,11 +8830,32 @@ impl<'de> Deserialize<'de> for SessionConfigSelectGroup {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default, serde::Serialize, serde::Deserialize)]
 #[serde(transparent)]
 pub struct SessionConfigGroupId(pub String);
-impl SessionConfigGroupId { /** The text. */ pub fn as_str(&self) -> &str { &self.0 } }
-impl From<&str> for SessionConfigGroupId { fn from(s: &str) -> Self { Self(s.to_owned()) } }
-impl From<String> for SessionConfigGroupId { fn from(s: String) -> Self { Self(s) } }
-impl AsRef<str> for SessionConfigGroupId { fn as_ref(&self) -> &str { &self.0 } }
-impl fmt::Display for SessionConfigGroupId { fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str(&self.0) } }
+impl SessionConfigGroupId {
+    /** The text. */
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+impl From<&str> for SessionConfigGroupId {
+    fn from(s: &str) -> Self {
+        Self(s.to_owned())
+    }
+}
+impl From<String> for SessionConfigGroupId {
+    fn from(s: String) -> Self {
+        Self(s)
+    }
+}
+impl AsRef<str> for SessionConfigGroupId {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+impl fmt::Display for SessionConfigGroupId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
 
 /// A single-value selector (dropdown) session configuration option payload.
 #[derive(Debug, Clone, PartialEq)]
@@ -7681,7 +8887,9 @@ impl<'de> Deserialize<'de> for SessionConfigSelect {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SessionConfigSelect;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionConfigSelect)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SessionConfigSelect)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionConfigSelect, A::Error> {
                 let mut f_current_value: Option<SessionConfigValueId> = None;
                 let mut f_options: Option<SessionConfigSelectOptions> = None;
@@ -7699,8 +8907,14 @@ impl<'de> Deserialize<'de> for SessionConfigSelect {
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let current_value = match f_current_value { Some(v) => v, None => return Err(de::missing::<A::Error>("currentValue")) };
-                let options = match f_options { Some(v) => v, None => return Err(de::missing::<A::Error>("options")) };
+                let current_value = match f_current_value {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("currentValue")),
+                };
+                let options = match f_options {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("options")),
+                };
                 Ok(SessionConfigSelect { current_value, options })
             }
         }
@@ -7735,7 +8949,9 @@ impl<'de> Deserialize<'de> for SessionConfigBoolean {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SessionConfigBoolean;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionConfigBoolean)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SessionConfigBoolean)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionConfigBoolean, A::Error> {
                 let mut f_current_value: Option<bool> = None;
                 let mut seen = 0u64;
@@ -7748,7 +8964,10 @@ impl<'de> Deserialize<'de> for SessionConfigBoolean {
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let current_value = match f_current_value { Some(v) => v, None => return Err(de::missing::<A::Error>("currentValue")) };
+                let current_value = match f_current_value {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("currentValue")),
+                };
                 Ok(SessionConfigBoolean { current_value })
             }
         }
@@ -7813,7 +9032,9 @@ impl<'de> Deserialize<'de> for LoadSessionResponse {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = LoadSessionResponse;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (LoadSessionResponse)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (LoadSessionResponse)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<LoadSessionResponse, A::Error> {
                 let mut f_modes: Option<Option<SessionModeState>> = None;
                 let mut f_config_options: Option<Option<Vec<SessionConfigOption>>> = None;
@@ -7823,16 +9044,22 @@ impl<'de> Deserialize<'de> for LoadSessionResponse {
                     match key.as_str() {
                         "modes" => {
                             de::seen::<A::Error>(&mut seen, 0, "modes")?;
-                            if let Some(v) = de::field_lenient::<A, Option<SessionModeState>>(&mut map, "modes")? { f_modes = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<SessionModeState>>(&mut map, "modes")? {
+                                f_modes = Some(v);
+                            }
                         }
                         "configOptions" => {
                             de::seen::<A::Error>(&mut seen, 1, "configOptions")?;
                             let r = de::field_items::<A, SessionConfigOption>(&mut map, "configOptions", true, true)?;
-                            if let Some(v) = r { f_config_options = Some(v); }
+                            if let Some(v) = r {
+                                f_config_options = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -7891,7 +9118,9 @@ impl<'de> Deserialize<'de> for ListSessionsResponse {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ListSessionsResponse;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ListSessionsResponse)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ListSessionsResponse)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ListSessionsResponse, A::Error> {
                 let mut f_sessions: Option<Vec<SessionInfo>> = None;
                 let mut f_next_cursor: Option<Option<String>> = None;
@@ -7906,16 +9135,23 @@ impl<'de> Deserialize<'de> for ListSessionsResponse {
                         }
                         "nextCursor" => {
                             de::seen::<A::Error>(&mut seen, 1, "nextCursor")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "nextCursor")? { f_next_cursor = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "nextCursor")? {
+                                f_next_cursor = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let sessions = match f_sessions { Some(v) => v, None => return Err(de::missing::<A::Error>("sessions")) };
+                let sessions = match f_sessions {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("sessions")),
+                };
                 let next_cursor = MaybeUndefined::from_present(f_next_cursor);
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(ListSessionsResponse { sessions, next_cursor, meta })
@@ -7950,7 +9186,9 @@ impl SerializeFields for SessionInfo {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("sessionId", &self.session_id)?;
         m.serialize_entry("cwd", &self.cwd)?;
-        if let Some(v) = &self.additional_directories { m.serialize_entry("additionalDirectories", v)?; }
+        if let Some(v) = &self.additional_directories {
+            m.serialize_entry("additionalDirectories", v)?;
+        }
         match &self.title {
             MaybeUndefined::Undefined => {}
             MaybeUndefined::Null => m.serialize_entry("title", &())?,
@@ -7988,7 +9226,9 @@ impl<'de> Deserialize<'de> for SessionInfo {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SessionInfo;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionInfo)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SessionInfo)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionInfo, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_cwd: Option<String> = None;
@@ -8011,29 +9251,45 @@ impl<'de> Deserialize<'de> for SessionInfo {
                         "additionalDirectories" => {
                             de::seen::<A::Error>(&mut seen, 2, "additionalDirectories")?;
                             let r = de::field_items::<A, String>(&mut map, "additionalDirectories", false, true)?;
-                            if let Some(Some(v)) = r { f_additional_directories = Some(v); }
+                            if let Some(Some(v)) = r {
+                                f_additional_directories = Some(v);
+                            }
                         }
                         "title" => {
                             de::seen::<A::Error>(&mut seen, 3, "title")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? { f_title = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? {
+                                f_title = Some(v);
+                            }
                         }
                         "updatedAt" => {
                             de::seen::<A::Error>(&mut seen, 4, "updatedAt")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "updatedAt")? { f_updated_at = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "updatedAt")? {
+                                f_updated_at = Some(v);
+                            }
                         }
                         "archived" => {
                             de::seen::<A::Error>(&mut seen, 5, "archived")?;
-                            if let Some(v) = de::field_lenient::<A, Option<bool>>(&mut map, "archived")? { f_archived = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<bool>>(&mut map, "archived")? {
+                                f_archived = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 6, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let session_id = match f_session_id { Some(v) => v, None => return Err(de::missing::<A::Error>("sessionId")) };
-                let cwd = match f_cwd { Some(v) => v, None => return Err(de::missing::<A::Error>("cwd")) };
+                let session_id = match f_session_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("sessionId")),
+                };
+                let cwd = match f_cwd {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("cwd")),
+                };
                 let additional_directories = f_additional_directories;
                 let title = MaybeUndefined::from_present(f_title);
                 let updated_at = MaybeUndefined::from_present(f_updated_at);
@@ -8057,9 +9313,7 @@ pub struct DeleteSessionResponse {
 
 impl Default for DeleteSessionResponse {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -8087,7 +9341,9 @@ impl<'de> Deserialize<'de> for DeleteSessionResponse {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = DeleteSessionResponse;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (DeleteSessionResponse)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (DeleteSessionResponse)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<DeleteSessionResponse, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -8095,7 +9351,9 @@ impl<'de> Deserialize<'de> for DeleteSessionResponse {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -8158,7 +9416,9 @@ impl<'de> Deserialize<'de> for ForkSessionResponse {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ForkSessionResponse;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ForkSessionResponse)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ForkSessionResponse)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ForkSessionResponse, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_modes: Option<Option<SessionModeState>> = None;
@@ -8173,21 +9433,30 @@ impl<'de> Deserialize<'de> for ForkSessionResponse {
                         }
                         "modes" => {
                             de::seen::<A::Error>(&mut seen, 1, "modes")?;
-                            if let Some(v) = de::field_lenient::<A, Option<SessionModeState>>(&mut map, "modes")? { f_modes = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<SessionModeState>>(&mut map, "modes")? {
+                                f_modes = Some(v);
+                            }
                         }
                         "configOptions" => {
                             de::seen::<A::Error>(&mut seen, 2, "configOptions")?;
                             let r = de::field_items::<A, SessionConfigOption>(&mut map, "configOptions", true, true)?;
-                            if let Some(v) = r { f_config_options = Some(v); }
+                            if let Some(v) = r {
+                                f_config_options = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let session_id = match f_session_id { Some(v) => v, None => return Err(de::missing::<A::Error>("sessionId")) };
+                let session_id = match f_session_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("sessionId")),
+                };
                 let modes = MaybeUndefined::from_present(f_modes);
                 let config_options = MaybeUndefined::from_present(f_config_options);
                 let meta = MaybeUndefined::from_present(f_meta);
@@ -8209,9 +9478,7 @@ pub struct ArchiveSessionResponse {
 
 impl Default for ArchiveSessionResponse {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -8239,7 +9506,9 @@ impl<'de> Deserialize<'de> for ArchiveSessionResponse {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ArchiveSessionResponse;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ArchiveSessionResponse)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ArchiveSessionResponse)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ArchiveSessionResponse, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -8247,7 +9516,9 @@ impl<'de> Deserialize<'de> for ArchiveSessionResponse {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -8271,9 +9542,7 @@ pub struct UnarchiveSessionResponse {
 
 impl Default for UnarchiveSessionResponse {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -8301,7 +9570,9 @@ impl<'de> Deserialize<'de> for UnarchiveSessionResponse {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = UnarchiveSessionResponse;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (UnarchiveSessionResponse)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (UnarchiveSessionResponse)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<UnarchiveSessionResponse, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -8309,7 +9580,9 @@ impl<'de> Deserialize<'de> for UnarchiveSessionResponse {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -8358,7 +9631,9 @@ impl<'de> Deserialize<'de> for SessionStatusResponse {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SessionStatusResponse;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionStatusResponse)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SessionStatusResponse)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionStatusResponse, A::Error> {
                 let mut f_status: Option<SessionStatus> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -8371,12 +9646,17 @@ impl<'de> Deserialize<'de> for SessionStatusResponse {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let status = match f_status { Some(v) => v, None => return Err(de::missing::<A::Error>("status")) };
+                let status = match f_status {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("status")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(SessionStatusResponse { status, meta })
             }
@@ -8412,7 +9692,9 @@ impl SessionStatus {
 }
 
 impl Serialize for SessionStatus {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> { s.serialize_str(self.as_str()) }
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
 }
 
 impl<'de> Deserialize<'de> for SessionStatus {
@@ -8462,7 +9744,9 @@ impl<'de> Deserialize<'de> for SetSessionTitleResponse {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SetSessionTitleResponse;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SetSessionTitleResponse)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SetSessionTitleResponse)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SetSessionTitleResponse, A::Error> {
                 let mut f_title: Option<String> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -8475,12 +9759,17 @@ impl<'de> Deserialize<'de> for SetSessionTitleResponse {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let title = match f_title { Some(v) => v, None => return Err(de::missing::<A::Error>("title")) };
+                let title = match f_title {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("title")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(SetSessionTitleResponse { title, meta })
             }
@@ -8546,7 +9835,9 @@ impl<'de> Deserialize<'de> for ResumeSessionResponse {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ResumeSessionResponse;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ResumeSessionResponse)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ResumeSessionResponse)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ResumeSessionResponse, A::Error> {
                 let mut f_modes: Option<Option<SessionModeState>> = None;
                 let mut f_config_options: Option<Option<Vec<SessionConfigOption>>> = None;
@@ -8556,16 +9847,22 @@ impl<'de> Deserialize<'de> for ResumeSessionResponse {
                     match key.as_str() {
                         "modes" => {
                             de::seen::<A::Error>(&mut seen, 0, "modes")?;
-                            if let Some(v) = de::field_lenient::<A, Option<SessionModeState>>(&mut map, "modes")? { f_modes = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<SessionModeState>>(&mut map, "modes")? {
+                                f_modes = Some(v);
+                            }
                         }
                         "configOptions" => {
                             de::seen::<A::Error>(&mut seen, 1, "configOptions")?;
                             let r = de::field_items::<A, SessionConfigOption>(&mut map, "configOptions", true, true)?;
-                            if let Some(v) = r { f_config_options = Some(v); }
+                            if let Some(v) = r {
+                                f_config_options = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -8591,9 +9888,7 @@ pub struct CloseSessionResponse {
 
 impl Default for CloseSessionResponse {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -8621,7 +9916,9 @@ impl<'de> Deserialize<'de> for CloseSessionResponse {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = CloseSessionResponse;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (CloseSessionResponse)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (CloseSessionResponse)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CloseSessionResponse, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -8629,7 +9926,9 @@ impl<'de> Deserialize<'de> for CloseSessionResponse {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -8653,9 +9952,7 @@ pub struct SetSessionModeResponse {
 
 impl Default for SetSessionModeResponse {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -8683,7 +9980,9 @@ impl<'de> Deserialize<'de> for SetSessionModeResponse {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SetSessionModeResponse;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SetSessionModeResponse)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SetSessionModeResponse)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SetSessionModeResponse, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -8691,7 +9990,9 @@ impl<'de> Deserialize<'de> for SetSessionModeResponse {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -8740,7 +10041,9 @@ impl<'de> Deserialize<'de> for SetSessionConfigOptionResponse {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SetSessionConfigOptionResponse;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SetSessionConfigOptionResponse)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SetSessionConfigOptionResponse)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SetSessionConfigOptionResponse, A::Error> {
                 let mut f_config_options: Option<Vec<SessionConfigOption>> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -8754,12 +10057,17 @@ impl<'de> Deserialize<'de> for SetSessionConfigOptionResponse {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let config_options = match f_config_options { Some(v) => v, None => return Err(de::missing::<A::Error>("configOptions")) };
+                let config_options = match f_config_options {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("configOptions")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(SetSessionConfigOptionResponse { config_options, meta })
             }
@@ -8811,7 +10119,9 @@ impl<'de> Deserialize<'de> for PromptResponse {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = PromptResponse;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (PromptResponse)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (PromptResponse)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<PromptResponse, A::Error> {
                 let mut f_stop_reason: Option<StopReason> = None;
                 let mut f_usage: Option<Option<Usage>> = None;
@@ -8825,16 +10135,23 @@ impl<'de> Deserialize<'de> for PromptResponse {
                         }
                         "usage" => {
                             de::seen::<A::Error>(&mut seen, 1, "usage")?;
-                            if let Some(v) = de::field_lenient::<A, Option<Usage>>(&mut map, "usage")? { f_usage = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<Usage>>(&mut map, "usage")? {
+                                f_usage = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let stop_reason = match f_stop_reason { Some(v) => v, None => return Err(de::missing::<A::Error>("stopReason")) };
+                let stop_reason = match f_stop_reason {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("stopReason")),
+                };
                 let usage = MaybeUndefined::from_present(f_usage);
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(PromptResponse { stop_reason, usage, meta })
@@ -8869,7 +10186,8 @@ pub enum StopReason {
 
 impl StopReason {
     /// Every value this schema lists.
-    pub const VALUES: &'static [&'static str] = &["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"];
+    pub const VALUES: &'static [&'static str] =
+        &["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"];
     /// The wire value.
     pub fn as_str(&self) -> &str {
         match self {
@@ -8883,7 +10201,9 @@ impl StopReason {
 }
 
 impl Serialize for StopReason {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> { s.serialize_str(self.as_str()) }
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
 }
 
 impl<'de> Deserialize<'de> for StopReason {
@@ -8963,7 +10283,9 @@ impl<'de> Deserialize<'de> for Usage {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = Usage;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (Usage)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (Usage)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Usage, A::Error> {
                 let mut f_total_tokens: Option<u64> = None;
                 let mut f_input_tokens: Option<u64> = None;
@@ -8989,31 +10311,56 @@ impl<'de> Deserialize<'de> for Usage {
                         }
                         "thoughtTokens" => {
                             de::seen::<A::Error>(&mut seen, 3, "thoughtTokens")?;
-                            if let Some(v) = de::field_lenient::<A, Option<u64>>(&mut map, "thoughtTokens")? { f_thought_tokens = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<u64>>(&mut map, "thoughtTokens")? {
+                                f_thought_tokens = Some(v);
+                            }
                         }
                         "cachedReadTokens" => {
                             de::seen::<A::Error>(&mut seen, 4, "cachedReadTokens")?;
-                            if let Some(v) = de::field_lenient::<A, Option<u64>>(&mut map, "cachedReadTokens")? { f_cached_read_tokens = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<u64>>(&mut map, "cachedReadTokens")? {
+                                f_cached_read_tokens = Some(v);
+                            }
                         }
                         "cachedWriteTokens" => {
                             de::seen::<A::Error>(&mut seen, 5, "cachedWriteTokens")?;
-                            if let Some(v) = de::field_lenient::<A, Option<u64>>(&mut map, "cachedWriteTokens")? { f_cached_write_tokens = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<u64>>(&mut map, "cachedWriteTokens")? {
+                                f_cached_write_tokens = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 6, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let total_tokens = match f_total_tokens { Some(v) => v, None => return Err(de::missing::<A::Error>("totalTokens")) };
-                let input_tokens = match f_input_tokens { Some(v) => v, None => return Err(de::missing::<A::Error>("inputTokens")) };
-                let output_tokens = match f_output_tokens { Some(v) => v, None => return Err(de::missing::<A::Error>("outputTokens")) };
+                let total_tokens = match f_total_tokens {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("totalTokens")),
+                };
+                let input_tokens = match f_input_tokens {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("inputTokens")),
+                };
+                let output_tokens = match f_output_tokens {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("outputTokens")),
+                };
                 let thought_tokens = MaybeUndefined::from_present(f_thought_tokens);
                 let cached_read_tokens = MaybeUndefined::from_present(f_cached_read_tokens);
                 let cached_write_tokens = MaybeUndefined::from_present(f_cached_write_tokens);
                 let meta = MaybeUndefined::from_present(f_meta);
-                Ok(Usage { total_tokens, input_tokens, output_tokens, thought_tokens, cached_read_tokens, cached_write_tokens, meta })
+                Ok(Usage {
+                    total_tokens,
+                    input_tokens,
+                    output_tokens,
+                    thought_tokens,
+                    cached_read_tokens,
+                    cached_write_tokens,
+                    meta,
+                })
             }
         }
         d.deserialize_map(V)
@@ -9064,7 +10411,9 @@ impl<'de> Deserialize<'de> for SessionNotification {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SessionNotification;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionNotification)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SessionNotification)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionNotification, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_update: Option<SessionUpdate> = None;
@@ -9082,13 +10431,21 @@ impl<'de> Deserialize<'de> for SessionNotification {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let session_id = match f_session_id { Some(v) => v, None => return Err(de::missing::<A::Error>("sessionId")) };
-                let update = match f_update { Some(v) => v, None => return Err(de::missing::<A::Error>("update")) };
+                let session_id = match f_session_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("sessionId")),
+                };
+                let update = match f_update {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("update")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(SessionNotification { session_id, update, meta })
             }
@@ -9146,25 +10503,82 @@ pub enum SessionUpdate {
 impl SerializeFields for SessionUpdate {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         match self {
-            Self::UserMessageChunk(v) => { m.serialize_entry("sessionUpdate", "user_message_chunk")?; v.serialize_fields(m, skip)?; }
-            Self::AgentMessageChunk(v) => { m.serialize_entry("sessionUpdate", "agent_message_chunk")?; v.serialize_fields(m, skip)?; }
-            Self::AgentThoughtChunk(v) => { m.serialize_entry("sessionUpdate", "agent_thought_chunk")?; v.serialize_fields(m, skip)?; }
-            Self::ToolCall(v) => { m.serialize_entry("sessionUpdate", "tool_call")?; v.serialize_fields(m, skip)?; }
-            Self::ToolCallUpdate(v) => { m.serialize_entry("sessionUpdate", "tool_call_update")?; v.serialize_fields(m, skip)?; }
-            Self::Plan(v) => { m.serialize_entry("sessionUpdate", "plan")?; v.serialize_fields(m, skip)?; }
-            Self::PlanUpdate(v) => { m.serialize_entry("sessionUpdate", "plan_update")?; v.serialize_fields(m, skip)?; }
-            Self::PlanRemoved(v) => { m.serialize_entry("sessionUpdate", "plan_removed")?; v.serialize_fields(m, skip)?; }
-            Self::AvailableCommandsUpdate(v) => { m.serialize_entry("sessionUpdate", "available_commands_update")?; v.serialize_fields(m, skip)?; }
-            Self::CurrentModeUpdate(v) => { m.serialize_entry("sessionUpdate", "current_mode_update")?; v.serialize_fields(m, skip)?; }
-            Self::ConfigOptionUpdate(v) => { m.serialize_entry("sessionUpdate", "config_option_update")?; v.serialize_fields(m, skip)?; }
-            Self::SessionInfoUpdate(v) => { m.serialize_entry("sessionUpdate", "session_info_update")?; v.serialize_fields(m, skip)?; }
-            Self::UsageUpdate(v) => { m.serialize_entry("sessionUpdate", "usage_update")?; v.serialize_fields(m, skip)?; }
-            Self::Notice(v) => { m.serialize_entry("sessionUpdate", "notice")?; v.serialize_fields(m, skip)?; }
-            Self::CompactionUpdate(v) => { m.serialize_entry("sessionUpdate", "compaction_update")?; v.serialize_fields(m, skip)?; }
-            Self::CompactionSummaryChunk(v) => { m.serialize_entry("sessionUpdate", "compaction_summary_chunk")?; v.serialize_fields(m, skip)?; }
-            Self::SubagentUpdate(v) => { m.serialize_entry("sessionUpdate", "subagent_update")?; v.serialize_fields(m, skip)?; }
-            Self::SessionMessage(v) => { m.serialize_entry("sessionUpdate", "session_message")?; v.serialize_fields(m, skip)?; }
-            Self::SessionMessageChunk(v) => { m.serialize_entry("sessionUpdate", "session_message_chunk")?; v.serialize_fields(m, skip)?; }
+            Self::UserMessageChunk(v) => {
+                m.serialize_entry("sessionUpdate", "user_message_chunk")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::AgentMessageChunk(v) => {
+                m.serialize_entry("sessionUpdate", "agent_message_chunk")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::AgentThoughtChunk(v) => {
+                m.serialize_entry("sessionUpdate", "agent_thought_chunk")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::ToolCall(v) => {
+                m.serialize_entry("sessionUpdate", "tool_call")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::ToolCallUpdate(v) => {
+                m.serialize_entry("sessionUpdate", "tool_call_update")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::Plan(v) => {
+                m.serialize_entry("sessionUpdate", "plan")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::PlanUpdate(v) => {
+                m.serialize_entry("sessionUpdate", "plan_update")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::PlanRemoved(v) => {
+                m.serialize_entry("sessionUpdate", "plan_removed")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::AvailableCommandsUpdate(v) => {
+                m.serialize_entry("sessionUpdate", "available_commands_update")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::CurrentModeUpdate(v) => {
+                m.serialize_entry("sessionUpdate", "current_mode_update")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::ConfigOptionUpdate(v) => {
+                m.serialize_entry("sessionUpdate", "config_option_update")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::SessionInfoUpdate(v) => {
+                m.serialize_entry("sessionUpdate", "session_info_update")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::UsageUpdate(v) => {
+                m.serialize_entry("sessionUpdate", "usage_update")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::Notice(v) => {
+                m.serialize_entry("sessionUpdate", "notice")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::CompactionUpdate(v) => {
+                m.serialize_entry("sessionUpdate", "compaction_update")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::CompactionSummaryChunk(v) => {
+                m.serialize_entry("sessionUpdate", "compaction_summary_chunk")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::SubagentUpdate(v) => {
+                m.serialize_entry("sessionUpdate", "subagent_update")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::SessionMessage(v) => {
+                m.serialize_entry("sessionUpdate", "session_message")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::SessionMessageChunk(v) => {
+                m.serialize_entry("sessionUpdate", "session_message_chunk")?;
+                v.serialize_fields(m, skip)?;
+            }
             Self::Unknown(raw) => raw.serialize_fields(m, skip)?,
         }
         Ok(())
@@ -9173,7 +10587,9 @@ impl SerializeFields for SessionUpdate {
 
 impl Serialize for SessionUpdate {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        if let Self::Unknown(raw) = self { return raw.serialize(s); }
+        if let Self::Unknown(raw) = self {
+            return raw.serialize(s);
+        }
         let mut m = s.serialize_map(None)?;
         self.serialize_fields(&mut m, &[])?;
         m.end()
@@ -9193,17 +10609,25 @@ impl<'de> Deserialize<'de> for SessionUpdate {
             Some("plan") => Self::Plan(de::from_raw::<Plan, D::Error>(raw)?),
             Some("plan_update") => Self::PlanUpdate(de::from_raw::<PlanUpdate, D::Error>(raw)?),
             Some("plan_removed") => Self::PlanRemoved(de::from_raw::<PlanRemoved, D::Error>(raw)?),
-            Some("available_commands_update") => Self::AvailableCommandsUpdate(de::from_raw::<AvailableCommandsUpdate, D::Error>(raw)?),
+            Some("available_commands_update") => {
+                Self::AvailableCommandsUpdate(de::from_raw::<AvailableCommandsUpdate, D::Error>(raw)?)
+            }
             Some("current_mode_update") => Self::CurrentModeUpdate(de::from_raw::<CurrentModeUpdate, D::Error>(raw)?),
-            Some("config_option_update") => Self::ConfigOptionUpdate(de::from_raw::<ConfigOptionUpdate, D::Error>(raw)?),
+            Some("config_option_update") => {
+                Self::ConfigOptionUpdate(de::from_raw::<ConfigOptionUpdate, D::Error>(raw)?)
+            }
             Some("session_info_update") => Self::SessionInfoUpdate(de::from_raw::<SessionInfoUpdate, D::Error>(raw)?),
             Some("usage_update") => Self::UsageUpdate(de::from_raw::<UsageUpdate, D::Error>(raw)?),
             Some("notice") => Self::Notice(de::from_raw::<Notice, D::Error>(raw)?),
             Some("compaction_update") => Self::CompactionUpdate(de::from_raw::<CompactionUpdate, D::Error>(raw)?),
-            Some("compaction_summary_chunk") => Self::CompactionSummaryChunk(de::from_raw::<CompactionSummaryChunk, D::Error>(raw)?),
+            Some("compaction_summary_chunk") => {
+                Self::CompactionSummaryChunk(de::from_raw::<CompactionSummaryChunk, D::Error>(raw)?)
+            }
             Some("subagent_update") => Self::SubagentUpdate(de::from_raw::<SubagentUpdate, D::Error>(raw)?),
             Some("session_message") => Self::SessionMessage(de::from_raw::<SessionMessage, D::Error>(raw)?),
-            Some("session_message_chunk") => Self::SessionMessageChunk(de::from_raw::<SessionMessageChunk, D::Error>(raw)?),
+            Some("session_message_chunk") => {
+                Self::SessionMessageChunk(de::from_raw::<SessionMessageChunk, D::Error>(raw)?)
+            }
             None => return Err(de::missing::<D::Error>("sessionUpdate")),
             Some(other) => {
                 de::warn_unknown("SessionUpdate", other);
@@ -9217,11 +10641,32 @@ impl<'de> Deserialize<'de> for SessionUpdate {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default, serde::Serialize, serde::Deserialize)]
 #[serde(transparent)]
 pub struct MessageId(pub String);
-impl MessageId { /** The text. */ pub fn as_str(&self) -> &str { &self.0 } }
-impl From<&str> for MessageId { fn from(s: &str) -> Self { Self(s.to_owned()) } }
-impl From<String> for MessageId { fn from(s: String) -> Self { Self(s) } }
-impl AsRef<str> for MessageId { fn as_ref(&self) -> &str { &self.0 } }
-impl fmt::Display for MessageId { fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str(&self.0) } }
+impl MessageId {
+    /** The text. */
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+impl From<&str> for MessageId {
+    fn from(s: &str) -> Self {
+        Self(s.to_owned())
+    }
+}
+impl From<String> for MessageId {
+    fn from(s: String) -> Self {
+        Self(s)
+    }
+}
+impl AsRef<str> for MessageId {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+impl fmt::Display for MessageId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
 
 /// A streamed item of content
 #[derive(Debug, Clone, PartialEq)]
@@ -9266,7 +10711,9 @@ impl<'de> Deserialize<'de> for ContentChunk {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ContentChunk;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ContentChunk)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ContentChunk)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ContentChunk, A::Error> {
                 let mut f_content: Option<ContentBlock> = None;
                 let mut f_message_id: Option<Option<MessageId>> = None;
@@ -9280,16 +10727,23 @@ impl<'de> Deserialize<'de> for ContentChunk {
                         }
                         "messageId" => {
                             de::seen::<A::Error>(&mut seen, 1, "messageId")?;
-                            if let Some(v) = de::field_lenient::<A, Option<MessageId>>(&mut map, "messageId")? { f_message_id = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<MessageId>>(&mut map, "messageId")? {
+                                f_message_id = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let content = match f_content { Some(v) => v, None => return Err(de::missing::<A::Error>("content")) };
+                let content = match f_content {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("content")),
+                };
                 let message_id = MaybeUndefined::from_present(f_message_id);
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(ContentChunk { content, message_id, meta })
@@ -9337,12 +10791,24 @@ impl SerializeFields for ToolCall {
             MaybeUndefined::Null => m.serialize_entry("name", &())?,
             MaybeUndefined::Value(v) => m.serialize_entry("name", v)?,
         }
-        if let Some(v) = &self.kind { m.serialize_entry("kind", v)?; }
-        if let Some(v) = &self.status { m.serialize_entry("status", v)?; }
-        if let Some(v) = &self.content { m.serialize_entry("content", v)?; }
-        if let Some(v) = &self.locations { m.serialize_entry("locations", v)?; }
-        if let Some(v) = &self.raw_input { m.serialize_entry("rawInput", v)?; }
-        if let Some(v) = &self.raw_output { m.serialize_entry("rawOutput", v)?; }
+        if let Some(v) = &self.kind {
+            m.serialize_entry("kind", v)?;
+        }
+        if let Some(v) = &self.status {
+            m.serialize_entry("status", v)?;
+        }
+        if let Some(v) = &self.content {
+            m.serialize_entry("content", v)?;
+        }
+        if let Some(v) = &self.locations {
+            m.serialize_entry("locations", v)?;
+        }
+        if let Some(v) = &self.raw_input {
+            m.serialize_entry("rawInput", v)?;
+        }
+        if let Some(v) = &self.raw_output {
+            m.serialize_entry("rawOutput", v)?;
+        }
         match &self.meta {
             MaybeUndefined::Undefined => {}
             MaybeUndefined::Null => m.serialize_entry("_meta", &())?,
@@ -9365,7 +10831,9 @@ impl<'de> Deserialize<'de> for ToolCall {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ToolCall;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ToolCall)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ToolCall)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ToolCall, A::Error> {
                 let mut f_tool_call_id: Option<ToolCallId> = None;
                 let mut f_title: Option<String> = None;
@@ -9390,43 +10858,65 @@ impl<'de> Deserialize<'de> for ToolCall {
                         }
                         "name" => {
                             de::seen::<A::Error>(&mut seen, 2, "name")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "name")? { f_name = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "name")? {
+                                f_name = Some(v);
+                            }
                         }
                         "kind" => {
                             de::seen::<A::Error>(&mut seen, 3, "kind")?;
-                            if let Some(v) = de::field_lenient::<A, ToolKind>(&mut map, "kind")? { f_kind = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, ToolKind>(&mut map, "kind")? {
+                                f_kind = Some(v);
+                            }
                         }
                         "status" => {
                             de::seen::<A::Error>(&mut seen, 4, "status")?;
-                            if let Some(v) = de::field_lenient::<A, ToolCallStatus>(&mut map, "status")? { f_status = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, ToolCallStatus>(&mut map, "status")? {
+                                f_status = Some(v);
+                            }
                         }
                         "content" => {
                             de::seen::<A::Error>(&mut seen, 5, "content")?;
                             let r = de::field_items::<A, ToolCallContent>(&mut map, "content", false, true)?;
-                            if let Some(Some(v)) = r { f_content = Some(v); }
+                            if let Some(Some(v)) = r {
+                                f_content = Some(v);
+                            }
                         }
                         "locations" => {
                             de::seen::<A::Error>(&mut seen, 6, "locations")?;
                             let r = de::field_items::<A, ToolCallLocation>(&mut map, "locations", false, true)?;
-                            if let Some(Some(v)) = r { f_locations = Some(v); }
+                            if let Some(Some(v)) = r {
+                                f_locations = Some(v);
+                            }
                         }
                         "rawInput" => {
                             de::seen::<A::Error>(&mut seen, 7, "rawInput")?;
-                            if let Some(v) = de::field_lenient::<A, RawJson>(&mut map, "rawInput")? { f_raw_input = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, RawJson>(&mut map, "rawInput")? {
+                                f_raw_input = Some(v);
+                            }
                         }
                         "rawOutput" => {
                             de::seen::<A::Error>(&mut seen, 8, "rawOutput")?;
-                            if let Some(v) = de::field_lenient::<A, RawJson>(&mut map, "rawOutput")? { f_raw_output = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, RawJson>(&mut map, "rawOutput")? {
+                                f_raw_output = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 9, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let tool_call_id = match f_tool_call_id { Some(v) => v, None => return Err(de::missing::<A::Error>("toolCallId")) };
-                let title = match f_title { Some(v) => v, None => return Err(de::missing::<A::Error>("title")) };
+                let tool_call_id = match f_tool_call_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("toolCallId")),
+                };
+                let title = match f_title {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("title")),
+                };
                 let name = MaybeUndefined::from_present(f_name);
                 let kind = f_kind;
                 let status = f_status;
@@ -9435,7 +10925,18 @@ impl<'de> Deserialize<'de> for ToolCall {
                 let raw_input = f_raw_input;
                 let raw_output = f_raw_output;
                 let meta = MaybeUndefined::from_present(f_meta);
-                Ok(ToolCall { tool_call_id, title, name, kind, status, content, locations, raw_input, raw_output, meta })
+                Ok(ToolCall {
+                    tool_call_id,
+                    title,
+                    name,
+                    kind,
+                    status,
+                    content,
+                    locations,
+                    raw_input,
+                    raw_output,
+                    meta,
+                })
             }
         }
         d.deserialize_map(V)
@@ -9485,7 +10986,9 @@ impl<'de> Deserialize<'de> for PlanEntry {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = PlanEntry;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (PlanEntry)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (PlanEntry)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<PlanEntry, A::Error> {
                 let mut f_content: Option<String> = None;
                 let mut f_priority: Option<PlanEntryPriority> = None;
@@ -9508,14 +11011,25 @@ impl<'de> Deserialize<'de> for PlanEntry {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let content = match f_content { Some(v) => v, None => return Err(de::missing::<A::Error>("content")) };
-                let priority = match f_priority { Some(v) => v, None => return Err(de::missing::<A::Error>("priority")) };
-                let status = match f_status { Some(v) => v, None => return Err(de::missing::<A::Error>("status")) };
+                let content = match f_content {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("content")),
+                };
+                let priority = match f_priority {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("priority")),
+                };
+                let status = match f_status {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("status")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(PlanEntry { content, priority, status, meta })
             }
@@ -9552,7 +11066,9 @@ impl PlanEntryPriority {
 }
 
 impl Serialize for PlanEntryPriority {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> { s.serialize_str(self.as_str()) }
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
 }
 
 impl<'de> Deserialize<'de> for PlanEntryPriority {
@@ -9595,7 +11111,9 @@ impl PlanEntryStatus {
 }
 
 impl Serialize for PlanEntryStatus {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> { s.serialize_str(self.as_str()) }
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
 }
 
 impl<'de> Deserialize<'de> for PlanEntryStatus {
@@ -9646,7 +11164,9 @@ impl<'de> Deserialize<'de> for Plan {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = Plan;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (Plan)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (Plan)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Plan, A::Error> {
                 let mut f_entries: Option<Vec<PlanEntry>> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -9660,12 +11180,17 @@ impl<'de> Deserialize<'de> for Plan {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let entries = match f_entries { Some(v) => v, None => return Err(de::missing::<A::Error>("entries")) };
+                let entries = match f_entries {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("entries")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(Plan { entries, meta })
             }
@@ -9690,9 +11215,18 @@ pub enum PlanUpdateContent {
 impl SerializeFields for PlanUpdateContent {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         match self {
-            Self::Items(v) => { m.serialize_entry("type", "items")?; v.serialize_fields(m, skip)?; }
-            Self::File(v) => { m.serialize_entry("type", "file")?; v.serialize_fields(m, skip)?; }
-            Self::Markdown(v) => { m.serialize_entry("type", "markdown")?; v.serialize_fields(m, skip)?; }
+            Self::Items(v) => {
+                m.serialize_entry("type", "items")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::File(v) => {
+                m.serialize_entry("type", "file")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::Markdown(v) => {
+                m.serialize_entry("type", "markdown")?;
+                v.serialize_fields(m, skip)?;
+            }
             Self::Unknown(raw) => raw.serialize_fields(m, skip)?,
         }
         Ok(())
@@ -9701,7 +11235,9 @@ impl SerializeFields for PlanUpdateContent {
 
 impl Serialize for PlanUpdateContent {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        if let Self::Unknown(raw) = self { return raw.serialize(s); }
+        if let Self::Unknown(raw) = self {
+            return raw.serialize(s);
+        }
         let mut m = s.serialize_map(None)?;
         self.serialize_fields(&mut m, &[])?;
         m.end()
@@ -9729,11 +11265,32 @@ impl<'de> Deserialize<'de> for PlanUpdateContent {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default, serde::Serialize, serde::Deserialize)]
 #[serde(transparent)]
 pub struct PlanId(pub String);
-impl PlanId { /** The text. */ pub fn as_str(&self) -> &str { &self.0 } }
-impl From<&str> for PlanId { fn from(s: &str) -> Self { Self(s.to_owned()) } }
-impl From<String> for PlanId { fn from(s: String) -> Self { Self(s) } }
-impl AsRef<str> for PlanId { fn as_ref(&self) -> &str { &self.0 } }
-impl fmt::Display for PlanId { fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str(&self.0) } }
+impl PlanId {
+    /** The text. */
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+impl From<&str> for PlanId {
+    fn from(s: &str) -> Self {
+        Self(s.to_owned())
+    }
+}
+impl From<String> for PlanId {
+    fn from(s: String) -> Self {
+        Self(s)
+    }
+}
+impl AsRef<str> for PlanId {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+impl fmt::Display for PlanId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
 
 /// **UNSTABLE**
 #[derive(Debug, Clone, PartialEq)]
@@ -9774,7 +11331,9 @@ impl<'de> Deserialize<'de> for PlanItems {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = PlanItems;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (PlanItems)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (PlanItems)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<PlanItems, A::Error> {
                 let mut f_plan_id: Option<PlanId> = None;
                 let mut f_entries: Option<Vec<PlanEntry>> = None;
@@ -9793,13 +11352,21 @@ impl<'de> Deserialize<'de> for PlanItems {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let plan_id = match f_plan_id { Some(v) => v, None => return Err(de::missing::<A::Error>("planId")) };
-                let entries = match f_entries { Some(v) => v, None => return Err(de::missing::<A::Error>("entries")) };
+                let plan_id = match f_plan_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("planId")),
+                };
+                let entries = match f_entries {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("entries")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(PlanItems { plan_id, entries, meta })
             }
@@ -9847,7 +11414,9 @@ impl<'de> Deserialize<'de> for PlanFile {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = PlanFile;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (PlanFile)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (PlanFile)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<PlanFile, A::Error> {
                 let mut f_plan_id: Option<PlanId> = None;
                 let mut f_uri: Option<String> = None;
@@ -9865,13 +11434,21 @@ impl<'de> Deserialize<'de> for PlanFile {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let plan_id = match f_plan_id { Some(v) => v, None => return Err(de::missing::<A::Error>("planId")) };
-                let uri = match f_uri { Some(v) => v, None => return Err(de::missing::<A::Error>("uri")) };
+                let plan_id = match f_plan_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("planId")),
+                };
+                let uri = match f_uri {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("uri")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(PlanFile { plan_id, uri, meta })
             }
@@ -9919,7 +11496,9 @@ impl<'de> Deserialize<'de> for PlanMarkdown {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = PlanMarkdown;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (PlanMarkdown)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (PlanMarkdown)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<PlanMarkdown, A::Error> {
                 let mut f_plan_id: Option<PlanId> = None;
                 let mut f_content: Option<String> = None;
@@ -9937,13 +11516,21 @@ impl<'de> Deserialize<'de> for PlanMarkdown {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let plan_id = match f_plan_id { Some(v) => v, None => return Err(de::missing::<A::Error>("planId")) };
-                let content = match f_content { Some(v) => v, None => return Err(de::missing::<A::Error>("content")) };
+                let plan_id = match f_plan_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("planId")),
+                };
+                let content = match f_content {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("content")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(PlanMarkdown { plan_id, content, meta })
             }
@@ -9988,7 +11575,9 @@ impl<'de> Deserialize<'de> for PlanUpdate {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = PlanUpdate;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (PlanUpdate)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (PlanUpdate)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<PlanUpdate, A::Error> {
                 let mut f_plan: Option<PlanUpdateContent> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -10001,12 +11590,17 @@ impl<'de> Deserialize<'de> for PlanUpdate {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let plan = match f_plan { Some(v) => v, None => return Err(de::missing::<A::Error>("plan")) };
+                let plan = match f_plan {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("plan")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(PlanUpdate { plan, meta })
             }
@@ -10051,7 +11645,9 @@ impl<'de> Deserialize<'de> for PlanRemoved {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = PlanRemoved;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (PlanRemoved)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (PlanRemoved)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<PlanRemoved, A::Error> {
                 let mut f_plan_id: Option<PlanId> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -10064,12 +11660,17 @@ impl<'de> Deserialize<'de> for PlanRemoved {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let plan_id = match f_plan_id { Some(v) => v, None => return Err(de::missing::<A::Error>("planId")) };
+                let plan_id = match f_plan_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("planId")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(PlanRemoved { plan_id, meta })
             }
@@ -10124,7 +11725,9 @@ impl<'de> Deserialize<'de> for AvailableCommand {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = AvailableCommand;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (AvailableCommand)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (AvailableCommand)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AvailableCommand, A::Error> {
                 let mut f_name: Option<String> = None;
                 let mut f_description: Option<String> = None;
@@ -10143,17 +11746,27 @@ impl<'de> Deserialize<'de> for AvailableCommand {
                         }
                         "input" => {
                             de::seen::<A::Error>(&mut seen, 2, "input")?;
-                            if let Some(v) = de::field_lenient::<A, Option<AvailableCommandInput>>(&mut map, "input")? { f_input = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<AvailableCommandInput>>(&mut map, "input")? {
+                                f_input = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let name = match f_name { Some(v) => v, None => return Err(de::missing::<A::Error>("name")) };
-                let description = match f_description { Some(v) => v, None => return Err(de::missing::<A::Error>("description")) };
+                let name = match f_name {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("name")),
+                };
+                let description = match f_description {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("description")),
+                };
                 let input = MaybeUndefined::from_present(f_input);
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(AvailableCommand { name, description, input, meta })
@@ -10189,7 +11802,9 @@ impl Serialize for AvailableCommandInput {
 impl<'de> Deserialize<'de> for AvailableCommandInput {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let raw = <&'de RawValue>::deserialize(d)?;
-        if let Some(v) = de::try_variant::<UnstructuredCommandInput>(raw) { return Ok(Self::Unstructured(v)); }
+        if let Some(v) = de::try_variant::<UnstructuredCommandInput>(raw) {
+            return Ok(Self::Unstructured(v));
+        }
         Err(de::no_variant::<D::Error>("UnstructuredCommandInput", raw))
     }
 }
@@ -10230,7 +11845,9 @@ impl<'de> Deserialize<'de> for UnstructuredCommandInput {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = UnstructuredCommandInput;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (UnstructuredCommandInput)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (UnstructuredCommandInput)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<UnstructuredCommandInput, A::Error> {
                 let mut f_hint: Option<String> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -10243,12 +11860,17 @@ impl<'de> Deserialize<'de> for UnstructuredCommandInput {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let hint = match f_hint { Some(v) => v, None => return Err(de::missing::<A::Error>("hint")) };
+                let hint = match f_hint {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("hint")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(UnstructuredCommandInput { hint, meta })
             }
@@ -10293,7 +11915,9 @@ impl<'de> Deserialize<'de> for AvailableCommandsUpdate {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = AvailableCommandsUpdate;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (AvailableCommandsUpdate)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (AvailableCommandsUpdate)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AvailableCommandsUpdate, A::Error> {
                 let mut f_available_commands: Option<Vec<AvailableCommand>> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -10307,12 +11931,17 @@ impl<'de> Deserialize<'de> for AvailableCommandsUpdate {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let available_commands = match f_available_commands { Some(v) => v, None => return Err(de::missing::<A::Error>("availableCommands")) };
+                let available_commands = match f_available_commands {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("availableCommands")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(AvailableCommandsUpdate { available_commands, meta })
             }
@@ -10357,7 +11986,9 @@ impl<'de> Deserialize<'de> for CurrentModeUpdate {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = CurrentModeUpdate;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (CurrentModeUpdate)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (CurrentModeUpdate)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CurrentModeUpdate, A::Error> {
                 let mut f_current_mode_id: Option<SessionModeId> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -10370,12 +12001,17 @@ impl<'de> Deserialize<'de> for CurrentModeUpdate {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let current_mode_id = match f_current_mode_id { Some(v) => v, None => return Err(de::missing::<A::Error>("currentModeId")) };
+                let current_mode_id = match f_current_mode_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("currentModeId")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(CurrentModeUpdate { current_mode_id, meta })
             }
@@ -10420,7 +12056,9 @@ impl<'de> Deserialize<'de> for ConfigOptionUpdate {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ConfigOptionUpdate;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ConfigOptionUpdate)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ConfigOptionUpdate)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ConfigOptionUpdate, A::Error> {
                 let mut f_config_options: Option<Vec<SessionConfigOption>> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -10434,12 +12072,17 @@ impl<'de> Deserialize<'de> for ConfigOptionUpdate {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let config_options = match f_config_options { Some(v) => v, None => return Err(de::missing::<A::Error>("configOptions")) };
+                let config_options = match f_config_options {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("configOptions")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(ConfigOptionUpdate { config_options, meta })
             }
@@ -10505,7 +12148,9 @@ impl<'de> Deserialize<'de> for SessionInfoUpdate {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SessionInfoUpdate;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionInfoUpdate)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SessionInfoUpdate)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionInfoUpdate, A::Error> {
                 let mut f_title: Option<Option<String>> = None;
                 let mut f_updated_at: Option<Option<String>> = None;
@@ -10515,15 +12160,21 @@ impl<'de> Deserialize<'de> for SessionInfoUpdate {
                     match key.as_str() {
                         "title" => {
                             de::seen::<A::Error>(&mut seen, 0, "title")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? { f_title = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? {
+                                f_title = Some(v);
+                            }
                         }
                         "updatedAt" => {
                             de::seen::<A::Error>(&mut seen, 1, "updatedAt")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "updatedAt")? { f_updated_at = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "updatedAt")? {
+                                f_updated_at = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -10578,7 +12229,9 @@ impl<'de> Deserialize<'de> for Cost {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = Cost;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (Cost)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (Cost)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Cost, A::Error> {
                 let mut f_amount: Option<f64> = None;
                 let mut f_currency: Option<String> = None;
@@ -10596,13 +12249,21 @@ impl<'de> Deserialize<'de> for Cost {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let amount = match f_amount { Some(v) => v, None => return Err(de::missing::<A::Error>("amount")) };
-                let currency = match f_currency { Some(v) => v, None => return Err(de::missing::<A::Error>("currency")) };
+                let amount = match f_amount {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("amount")),
+                };
+                let currency = match f_currency {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("currency")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(Cost { amount, currency, meta })
             }
@@ -10657,7 +12318,9 @@ impl<'de> Deserialize<'de> for UsageUpdate {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = UsageUpdate;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (UsageUpdate)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (UsageUpdate)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<UsageUpdate, A::Error> {
                 let mut f_used: Option<u64> = None;
                 let mut f_size: Option<u64> = None;
@@ -10676,17 +12339,27 @@ impl<'de> Deserialize<'de> for UsageUpdate {
                         }
                         "cost" => {
                             de::seen::<A::Error>(&mut seen, 2, "cost")?;
-                            if let Some(v) = de::field_lenient::<A, Option<Cost>>(&mut map, "cost")? { f_cost = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<Cost>>(&mut map, "cost")? {
+                                f_cost = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let used = match f_used { Some(v) => v, None => return Err(de::missing::<A::Error>("used")) };
-                let size = match f_size { Some(v) => v, None => return Err(de::missing::<A::Error>("size")) };
+                let used = match f_used {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("used")),
+                };
+                let size = match f_size {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("size")),
+                };
                 let cost = MaybeUndefined::from_present(f_cost);
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(UsageUpdate { used, size, cost, meta })
@@ -10727,7 +12400,9 @@ impl NoticeSeverity {
 }
 
 impl Serialize for NoticeSeverity {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> { s.serialize_str(self.as_str()) }
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
 }
 
 impl<'de> Deserialize<'de> for NoticeSeverity {
@@ -10786,7 +12461,9 @@ impl<'de> Deserialize<'de> for Notice {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = Notice;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (Notice)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (Notice)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Notice, A::Error> {
                 let mut f_severity: Option<NoticeSeverity> = None;
                 let mut f_title: Option<String> = None;
@@ -10805,17 +12482,27 @@ impl<'de> Deserialize<'de> for Notice {
                         }
                         "description" => {
                             de::seen::<A::Error>(&mut seen, 2, "description")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? { f_description = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
+                                f_description = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let severity = match f_severity { Some(v) => v, None => return Err(de::missing::<A::Error>("severity")) };
-                let title = match f_title { Some(v) => v, None => return Err(de::missing::<A::Error>("title")) };
+                let severity = match f_severity {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("severity")),
+                };
+                let title = match f_title {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("title")),
+                };
                 de::min_length::<A::Error>(&title, 1, "title")?;
                 let description = MaybeUndefined::from_present(f_description);
                 let meta = MaybeUndefined::from_present(f_meta);
@@ -10830,11 +12517,32 @@ impl<'de> Deserialize<'de> for Notice {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default, serde::Serialize, serde::Deserialize)]
 #[serde(transparent)]
 pub struct CompactionId(pub String);
-impl CompactionId { /** The text. */ pub fn as_str(&self) -> &str { &self.0 } }
-impl From<&str> for CompactionId { fn from(s: &str) -> Self { Self(s.to_owned()) } }
-impl From<String> for CompactionId { fn from(s: String) -> Self { Self(s) } }
-impl AsRef<str> for CompactionId { fn as_ref(&self) -> &str { &self.0 } }
-impl fmt::Display for CompactionId { fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str(&self.0) } }
+impl CompactionId {
+    /** The text. */
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+impl From<&str> for CompactionId {
+    fn from(s: &str) -> Self {
+        Self(s.to_owned())
+    }
+}
+impl From<String> for CompactionId {
+    fn from(s: String) -> Self {
+        Self(s)
+    }
+}
+impl AsRef<str> for CompactionId {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+impl fmt::Display for CompactionId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
 
 /// Lifecycle state of a context compaction.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -10871,7 +12579,9 @@ impl CompactionStatus {
 }
 
 impl Serialize for CompactionStatus {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> { s.serialize_str(self.as_str()) }
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
 }
 
 impl<'de> Deserialize<'de> for CompactionStatus {
@@ -10941,7 +12651,9 @@ impl<'de> Deserialize<'de> for CompactionUpdate {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = CompactionUpdate;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (CompactionUpdate)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (CompactionUpdate)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CompactionUpdate, A::Error> {
                 let mut f_compaction_id: Option<CompactionId> = None;
                 let mut f_status: Option<CompactionStatus> = None;
@@ -10962,21 +12674,33 @@ impl<'de> Deserialize<'de> for CompactionUpdate {
                         "summary" => {
                             de::seen::<A::Error>(&mut seen, 2, "summary")?;
                             let r = de::field_items::<A, ContentBlock>(&mut map, "summary", true, true)?;
-                            if let Some(v) = r { f_summary = Some(v); }
+                            if let Some(v) = r {
+                                f_summary = Some(v);
+                            }
                         }
                         "error" => {
                             de::seen::<A::Error>(&mut seen, 3, "error")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "error")? { f_error = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "error")? {
+                                f_error = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 4, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let compaction_id = match f_compaction_id { Some(v) => v, None => return Err(de::missing::<A::Error>("compactionId")) };
-                let status = match f_status { Some(v) => v, None => return Err(de::missing::<A::Error>("status")) };
+                let compaction_id = match f_compaction_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("compactionId")),
+                };
+                let status = match f_status {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("status")),
+                };
                 let summary = MaybeUndefined::from_present(f_summary);
                 let error = MaybeUndefined::from_present(f_error);
                 let meta = MaybeUndefined::from_present(f_meta);
@@ -11027,7 +12751,9 @@ impl<'de> Deserialize<'de> for CompactionSummaryChunk {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = CompactionSummaryChunk;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (CompactionSummaryChunk)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (CompactionSummaryChunk)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CompactionSummaryChunk, A::Error> {
                 let mut f_compaction_id: Option<CompactionId> = None;
                 let mut f_content: Option<ContentBlock> = None;
@@ -11045,13 +12771,21 @@ impl<'de> Deserialize<'de> for CompactionSummaryChunk {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let compaction_id = match f_compaction_id { Some(v) => v, None => return Err(de::missing::<A::Error>("compactionId")) };
-                let content = match f_content { Some(v) => v, None => return Err(de::missing::<A::Error>("content")) };
+                let compaction_id = match f_compaction_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("compactionId")),
+                };
+                let content = match f_content {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("content")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(CompactionSummaryChunk { compaction_id, content, meta })
             }
@@ -11075,10 +12809,7 @@ pub struct SubagentSessionCapabilities {
 
 impl Default for SubagentSessionCapabilities {
     fn default() -> Self {
-        Self {
-            cancel: MaybeUndefined::Undefined,
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { cancel: MaybeUndefined::Undefined, meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -11111,7 +12842,9 @@ impl<'de> Deserialize<'de> for SubagentSessionCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SubagentSessionCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SubagentSessionCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SubagentSessionCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SubagentSessionCapabilities, A::Error> {
                 let mut f_cancel: Option<Option<SessionCancelCapabilities>> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -11120,11 +12853,17 @@ impl<'de> Deserialize<'de> for SubagentSessionCapabilities {
                     match key.as_str() {
                         "cancel" => {
                             de::seen::<A::Error>(&mut seen, 0, "cancel")?;
-                            if let Some(v) = de::field_lenient::<A, Option<SessionCancelCapabilities>>(&mut map, "cancel")? { f_cancel = Some(v); }
+                            if let Some(v) =
+                                de::field_lenient::<A, Option<SessionCancelCapabilities>>(&mut map, "cancel")?
+                            {
+                                f_cancel = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -11149,9 +12888,7 @@ pub struct SessionCancelCapabilities {
 
 impl Default for SessionCancelCapabilities {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -11179,7 +12916,9 @@ impl<'de> Deserialize<'de> for SessionCancelCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SessionCancelCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionCancelCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SessionCancelCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionCancelCapabilities, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -11187,7 +12926,9 @@ impl<'de> Deserialize<'de> for SessionCancelCapabilities {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -11218,10 +12959,22 @@ pub enum StateUpdate {
 impl SerializeFields for StateUpdate {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         match self {
-            Self::Running(v) => { m.serialize_entry("state", "running")?; v.serialize_fields(m, skip)?; }
-            Self::Idle(v) => { m.serialize_entry("state", "idle")?; v.serialize_fields(m, skip)?; }
-            Self::RequiresAction(v) => { m.serialize_entry("state", "requires_action")?; v.serialize_fields(m, skip)?; }
-            Self::UnknownVariant(v) => { m.serialize_entry("state", "unknown")?; v.serialize_fields(m, skip)?; }
+            Self::Running(v) => {
+                m.serialize_entry("state", "running")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::Idle(v) => {
+                m.serialize_entry("state", "idle")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::RequiresAction(v) => {
+                m.serialize_entry("state", "requires_action")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::UnknownVariant(v) => {
+                m.serialize_entry("state", "unknown")?;
+                v.serialize_fields(m, skip)?;
+            }
             Self::Unknown(raw) => raw.serialize_fields(m, skip)?,
         }
         Ok(())
@@ -11230,7 +12983,9 @@ impl SerializeFields for StateUpdate {
 
 impl Serialize for StateUpdate {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        if let Self::Unknown(raw) = self { return raw.serialize(s); }
+        if let Self::Unknown(raw) = self {
+            return raw.serialize(s);
+        }
         let mut m = s.serialize_map(None)?;
         self.serialize_fields(&mut m, &[])?;
         m.end()
@@ -11247,9 +13002,7 @@ impl<'de> Deserialize<'de> for StateUpdate {
             Some("requires_action") => Self::RequiresAction(de::from_raw::<RequiresActionStateUpdate, D::Error>(raw)?),
             Some("unknown") => Self::UnknownVariant(de::from_raw::<UnknownStateUpdate, D::Error>(raw)?),
             None => return Err(de::missing::<D::Error>("state")),
-            Some(other) => {
-                Self::Unknown(RawJson::from_raw(raw))
-            }
+            Some(other) => Self::Unknown(RawJson::from_raw(raw)),
         })
     }
 }
@@ -11265,9 +13018,7 @@ pub struct RunningStateUpdate {
 
 impl Default for RunningStateUpdate {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -11295,7 +13046,9 @@ impl<'de> Deserialize<'de> for RunningStateUpdate {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = RunningStateUpdate;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (RunningStateUpdate)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (RunningStateUpdate)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RunningStateUpdate, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -11303,7 +13056,9 @@ impl<'de> Deserialize<'de> for RunningStateUpdate {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -11325,9 +13080,7 @@ pub struct ErrorStopReason {
 
 impl Default for ErrorStopReason {
     fn default() -> Self {
-        Self {
-            error: MaybeUndefined::Undefined,
-        }
+        Self { error: MaybeUndefined::Undefined }
     }
 }
 
@@ -11355,7 +13108,9 @@ impl<'de> Deserialize<'de> for ErrorStopReason {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ErrorStopReason;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ErrorStopReason)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ErrorStopReason)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ErrorStopReason, A::Error> {
                 let mut f_error: Option<Option<agentproto_jsonrpc::ErrorObject>> = None;
                 let mut seen = 0u64;
@@ -11363,7 +13118,11 @@ impl<'de> Deserialize<'de> for ErrorStopReason {
                     match key.as_str() {
                         "error" => {
                             de::seen::<A::Error>(&mut seen, 0, "error")?;
-                            if let Some(v) = de::field_lenient::<A, Option<agentproto_jsonrpc::ErrorObject>>(&mut map, "error")? { f_error = Some(v); }
+                            if let Some(v) =
+                                de::field_lenient::<A, Option<agentproto_jsonrpc::ErrorObject>>(&mut map, "error")?
+                            {
+                                f_error = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -11399,12 +13158,25 @@ pub enum IdleStateUpdateVariant {
 impl SerializeFields for IdleStateUpdateVariant {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         match self {
-            Self::EndTurn => { m.serialize_entry("stopReason", "end_turn")?; }
-            Self::MaxTokens => { m.serialize_entry("stopReason", "max_tokens")?; }
-            Self::MaxTurnRequests => { m.serialize_entry("stopReason", "max_turn_requests")?; }
-            Self::Refusal => { m.serialize_entry("stopReason", "refusal")?; }
-            Self::Cancelled => { m.serialize_entry("stopReason", "cancelled")?; }
-            Self::Error(v) => { m.serialize_entry("stopReason", "error")?; v.serialize_fields(m, skip)?; }
+            Self::EndTurn => {
+                m.serialize_entry("stopReason", "end_turn")?;
+            }
+            Self::MaxTokens => {
+                m.serialize_entry("stopReason", "max_tokens")?;
+            }
+            Self::MaxTurnRequests => {
+                m.serialize_entry("stopReason", "max_turn_requests")?;
+            }
+            Self::Refusal => {
+                m.serialize_entry("stopReason", "refusal")?;
+            }
+            Self::Cancelled => {
+                m.serialize_entry("stopReason", "cancelled")?;
+            }
+            Self::Error(v) => {
+                m.serialize_entry("stopReason", "error")?;
+                v.serialize_fields(m, skip)?;
+            }
             Self::Unknown(raw) => raw.serialize_fields(m, skip)?,
         }
         Ok(())
@@ -11413,7 +13185,9 @@ impl SerializeFields for IdleStateUpdateVariant {
 
 impl Serialize for IdleStateUpdateVariant {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        if let Self::Unknown(raw) = self { return raw.serialize(s); }
+        if let Self::Unknown(raw) = self {
+            return raw.serialize(s);
+        }
         let mut m = s.serialize_map(None)?;
         self.serialize_fields(&mut m, &[])?;
         m.end()
@@ -11432,9 +13206,7 @@ impl<'de> Deserialize<'de> for IdleStateUpdateVariant {
             Some("cancelled") => Self::Cancelled,
             Some("error") => Self::Error(de::from_raw::<ErrorStopReason, D::Error>(raw)?),
             None => return Err(de::missing::<D::Error>("stopReason")),
-            Some(other) => {
-                Self::Unknown(RawJson::from_raw(raw))
-            }
+            Some(other) => Self::Unknown(RawJson::from_raw(raw)),
         })
     }
 }
@@ -11488,10 +13260,14 @@ impl Serialize for IdleStateUpdate {
 
 impl<'de> Deserialize<'de> for IdleStateUpdate {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V<'de> { raw: &'de RawValue }
+        struct V<'de> {
+            raw: &'de RawValue,
+        }
         impl<'de> Visitor<'de> for V<'de> {
             type Value = IdleStateUpdate;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (IdleStateUpdate)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (IdleStateUpdate)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<IdleStateUpdate, A::Error> {
                 let mut f_usage: Option<Option<Usage>> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -11501,15 +13277,21 @@ impl<'de> Deserialize<'de> for IdleStateUpdate {
                     match key.as_str() {
                         "usage" => {
                             de::seen::<A::Error>(&mut seen, 0, "usage")?;
-                            if let Some(v) = de::field_lenient::<A, Option<Usage>>(&mut map, "usage")? { f_usage = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<Usage>>(&mut map, "usage")? {
+                                f_usage = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         "stopReason" => {
                             de::seen::<A::Error>(&mut seen, 2, "stopReason")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "stopReason")? { f_stop_reason = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "stopReason")? {
+                                f_stop_reason = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -11538,9 +13320,7 @@ pub struct RequiresActionStateUpdate {
 
 impl Default for RequiresActionStateUpdate {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -11568,7 +13348,9 @@ impl<'de> Deserialize<'de> for RequiresActionStateUpdate {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = RequiresActionStateUpdate;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (RequiresActionStateUpdate)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (RequiresActionStateUpdate)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RequiresActionStateUpdate, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -11576,7 +13358,9 @@ impl<'de> Deserialize<'de> for RequiresActionStateUpdate {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -11600,9 +13384,7 @@ pub struct UnknownStateUpdate {
 
 impl Default for UnknownStateUpdate {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -11630,7 +13412,9 @@ impl<'de> Deserialize<'de> for UnknownStateUpdate {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = UnknownStateUpdate;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (UnknownStateUpdate)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (UnknownStateUpdate)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<UnknownStateUpdate, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -11638,7 +13422,9 @@ impl<'de> Deserialize<'de> for UnknownStateUpdate {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -11729,7 +13515,9 @@ impl<'de> Deserialize<'de> for SubagentUpdate {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SubagentUpdate;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SubagentUpdate)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SubagentUpdate)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SubagentUpdate, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_title: Option<Option<String>> = None;
@@ -11748,19 +13536,29 @@ impl<'de> Deserialize<'de> for SubagentUpdate {
                         }
                         "title" => {
                             de::seen::<A::Error>(&mut seen, 1, "title")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? { f_title = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? {
+                                f_title = Some(v);
+                            }
                         }
                         "description" => {
                             de::seen::<A::Error>(&mut seen, 2, "description")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? { f_description = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
+                                f_description = Some(v);
+                            }
                         }
                         "capabilities" => {
                             de::seen::<A::Error>(&mut seen, 3, "capabilities")?;
-                            if let Some(v) = de::field_lenient::<A, Option<SubagentSessionCapabilities>>(&mut map, "capabilities")? { f_capabilities = Some(v); }
+                            if let Some(v) =
+                                de::field_lenient::<A, Option<SubagentSessionCapabilities>>(&mut map, "capabilities")?
+                            {
+                                f_capabilities = Some(v);
+                            }
                         }
                         "state" => {
                             de::seen::<A::Error>(&mut seen, 4, "state")?;
-                            if let Some(v) = de::field_lenient::<A, Option<StateUpdate>>(&mut map, "state")? { f_state = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<StateUpdate>>(&mut map, "state")? {
+                                f_state = Some(v);
+                            }
                         }
                         "cwd" => {
                             de::seen::<A::Error>(&mut seen, 5, "cwd")?;
@@ -11768,16 +13566,24 @@ impl<'de> Deserialize<'de> for SubagentUpdate {
                         }
                         "additionalDirectories" => {
                             de::seen::<A::Error>(&mut seen, 6, "additionalDirectories")?;
-                            f_additional_directories = Some(de::field::<A, Option<de::List<String>>>(&mut map, "additionalDirectories")?.map(|v| v.0));
+                            f_additional_directories = Some(
+                                de::field::<A, Option<de::List<String>>>(&mut map, "additionalDirectories")?
+                                    .map(|v| v.0),
+                            );
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 7, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let session_id = match f_session_id { Some(v) => v, None => return Err(de::missing::<A::Error>("sessionId")) };
+                let session_id = match f_session_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("sessionId")),
+                };
                 let title = MaybeUndefined::from_present(f_title);
                 let description = MaybeUndefined::from_present(f_description);
                 let capabilities = MaybeUndefined::from_present(f_capabilities);
@@ -11785,7 +13591,16 @@ impl<'de> Deserialize<'de> for SubagentUpdate {
                 let cwd = MaybeUndefined::from_present(f_cwd);
                 let additional_directories = MaybeUndefined::from_present(f_additional_directories);
                 let meta = MaybeUndefined::from_present(f_meta);
-                Ok(SubagentUpdate { session_id, title, description, capabilities, state, cwd, additional_directories, meta })
+                Ok(SubagentUpdate {
+                    session_id,
+                    title,
+                    description,
+                    capabilities,
+                    state,
+                    cwd,
+                    additional_directories,
+                    meta,
+                })
             }
         }
         d.deserialize_map(V)
@@ -11864,7 +13679,9 @@ impl<'de> Deserialize<'de> for SessionMessage {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SessionMessage;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionMessage)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SessionMessage)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionMessage, A::Error> {
                 let mut f_message_id: Option<MessageId> = None;
                 let mut f_sender_session_id: Option<Option<SessionId>> = None;
@@ -11882,40 +13699,65 @@ impl<'de> Deserialize<'de> for SessionMessage {
                         }
                         "senderSessionId" => {
                             de::seen::<A::Error>(&mut seen, 1, "senderSessionId")?;
-                            if let Some(v) = de::field_lenient::<A, Option<SessionId>>(&mut map, "senderSessionId")? { f_sender_session_id = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<SessionId>>(&mut map, "senderSessionId")? {
+                                f_sender_session_id = Some(v);
+                            }
                         }
                         "recipientSessionId" => {
                             de::seen::<A::Error>(&mut seen, 2, "recipientSessionId")?;
-                            if let Some(v) = de::field_lenient::<A, Option<SessionId>>(&mut map, "recipientSessionId")? { f_recipient_session_id = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<SessionId>>(&mut map, "recipientSessionId")?
+                            {
+                                f_recipient_session_id = Some(v);
+                            }
                         }
                         "senderMessageId" => {
                             de::seen::<A::Error>(&mut seen, 3, "senderMessageId")?;
-                            if let Some(v) = de::field_lenient::<A, Option<MessageId>>(&mut map, "senderMessageId")? { f_sender_message_id = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<MessageId>>(&mut map, "senderMessageId")? {
+                                f_sender_message_id = Some(v);
+                            }
                         }
                         "recipientMessageId" => {
                             de::seen::<A::Error>(&mut seen, 4, "recipientMessageId")?;
-                            if let Some(v) = de::field_lenient::<A, Option<MessageId>>(&mut map, "recipientMessageId")? { f_recipient_message_id = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<MessageId>>(&mut map, "recipientMessageId")?
+                            {
+                                f_recipient_message_id = Some(v);
+                            }
                         }
                         "content" => {
                             de::seen::<A::Error>(&mut seen, 5, "content")?;
                             let r = de::field_items::<A, ContentBlock>(&mut map, "content", true, true)?;
-                            if let Some(v) = r { f_content = Some(v); }
+                            if let Some(v) = r {
+                                f_content = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 6, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let message_id = match f_message_id { Some(v) => v, None => return Err(de::missing::<A::Error>("messageId")) };
+                let message_id = match f_message_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("messageId")),
+                };
                 let sender_session_id = MaybeUndefined::from_present(f_sender_session_id);
                 let recipient_session_id = MaybeUndefined::from_present(f_recipient_session_id);
                 let sender_message_id = MaybeUndefined::from_present(f_sender_message_id);
                 let recipient_message_id = MaybeUndefined::from_present(f_recipient_message_id);
                 let content = MaybeUndefined::from_present(f_content);
                 let meta = MaybeUndefined::from_present(f_meta);
-                Ok(SessionMessage { message_id, sender_session_id, recipient_session_id, sender_message_id, recipient_message_id, content, meta })
+                Ok(SessionMessage {
+                    message_id,
+                    sender_session_id,
+                    recipient_session_id,
+                    sender_message_id,
+                    recipient_message_id,
+                    content,
+                    meta,
+                })
             }
         }
         d.deserialize_map(V)
@@ -11959,7 +13801,9 @@ impl<'de> Deserialize<'de> for SessionMessageChunk {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SessionMessageChunk;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionMessageChunk)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SessionMessageChunk)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionMessageChunk, A::Error> {
                 let mut f_message_id: Option<MessageId> = None;
                 let mut f_content: Option<ContentBlock> = None;
@@ -11977,13 +13821,21 @@ impl<'de> Deserialize<'de> for SessionMessageChunk {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let message_id = match f_message_id { Some(v) => v, None => return Err(de::missing::<A::Error>("messageId")) };
-                let content = match f_content { Some(v) => v, None => return Err(de::missing::<A::Error>("content")) };
+                let message_id = match f_message_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("messageId")),
+                };
+                let content = match f_content {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("content")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(SessionMessageChunk { message_id, content, meta })
             }
@@ -12028,7 +13880,9 @@ impl<'de> Deserialize<'de> for CompleteElicitationNotification {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = CompleteElicitationNotification;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (CompleteElicitationNotification)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (CompleteElicitationNotification)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CompleteElicitationNotification, A::Error> {
                 let mut f_elicitation_id: Option<ElicitationId> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -12041,12 +13895,17 @@ impl<'de> Deserialize<'de> for CompleteElicitationNotification {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let elicitation_id = match f_elicitation_id { Some(v) => v, None => return Err(de::missing::<A::Error>("elicitationId")) };
+                let elicitation_id = match f_elicitation_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("elicitationId")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(CompleteElicitationNotification { elicitation_id, meta })
             }
@@ -12071,7 +13930,9 @@ pub struct AuthStatusUpdateNotification {
 impl SerializeFields for AuthStatusUpdateNotification {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("state", &self.state)?;
-        if let Some(v) = &self.accounts { m.serialize_entry("accounts", v)?; }
+        if let Some(v) = &self.accounts {
+            m.serialize_entry("accounts", v)?;
+        }
         match &self.meta {
             MaybeUndefined::Undefined => {}
             MaybeUndefined::Null => m.serialize_entry("_meta", &())?,
@@ -12094,7 +13955,9 @@ impl<'de> Deserialize<'de> for AuthStatusUpdateNotification {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = AuthStatusUpdateNotification;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (AuthStatusUpdateNotification)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (AuthStatusUpdateNotification)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AuthStatusUpdateNotification, A::Error> {
                 let mut f_state: Option<AuthState> = None;
                 let mut f_accounts: Option<Vec<AuthAccount>> = None;
@@ -12109,16 +13972,23 @@ impl<'de> Deserialize<'de> for AuthStatusUpdateNotification {
                         "accounts" => {
                             de::seen::<A::Error>(&mut seen, 1, "accounts")?;
                             let r = de::field_items::<A, AuthAccount>(&mut map, "accounts", false, true)?;
-                            if let Some(Some(v)) = r { f_accounts = Some(v); }
+                            if let Some(Some(v)) = r {
+                                f_accounts = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let state = match f_state { Some(v) => v, None => return Err(de::missing::<A::Error>("state")) };
+                let state = match f_state {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("state")),
+                };
                 let accounts = f_accounts;
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(AuthStatusUpdateNotification { state, accounts, meta })
@@ -12179,7 +14049,9 @@ impl<'de> Deserialize<'de> for InitializeRequest {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = InitializeRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (InitializeRequest)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (InitializeRequest)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<InitializeRequest, A::Error> {
                 let mut f_protocol_version: Option<ProtocolVersion> = None;
                 let mut f_client_capabilities: Option<ClientCapabilities> = None;
@@ -12194,21 +14066,34 @@ impl<'de> Deserialize<'de> for InitializeRequest {
                         }
                         "clientCapabilities" => {
                             de::seen::<A::Error>(&mut seen, 1, "clientCapabilities")?;
-                            if let Some(v) = de::field_lenient::<A, ClientCapabilities>(&mut map, "clientCapabilities")? { f_client_capabilities = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, ClientCapabilities>(&mut map, "clientCapabilities")?
+                            {
+                                f_client_capabilities = Some(v);
+                            }
                         }
                         "clientInfo" => {
                             de::seen::<A::Error>(&mut seen, 2, "clientInfo")?;
-                            if let Some(v) = de::field_lenient::<A, Option<Implementation>>(&mut map, "clientInfo")? { f_client_info = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<Implementation>>(&mut map, "clientInfo")? {
+                                f_client_info = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let protocol_version = match f_protocol_version { Some(v) => v, None => return Err(de::missing::<A::Error>("protocolVersion")) };
-                let client_capabilities = match f_client_capabilities { Some(v) => v, None => ClientCapabilities::default() };
+                let protocol_version = match f_protocol_version {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("protocolVersion")),
+                };
+                let client_capabilities = match f_client_capabilities {
+                    Some(v) => v,
+                    None => ClientCapabilities::default(),
+                };
                 let client_info = MaybeUndefined::from_present(f_client_info);
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(InitializeRequest { protocol_version, client_capabilities, client_info, meta })
@@ -12307,7 +14192,9 @@ impl<'de> Deserialize<'de> for ClientCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ClientCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ClientCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ClientCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ClientCapabilities, A::Error> {
                 let mut f_fs: Option<FileSystemCapabilities> = None;
                 let mut f_terminal: Option<bool> = None;
@@ -12322,45 +14209,76 @@ impl<'de> Deserialize<'de> for ClientCapabilities {
                     match key.as_str() {
                         "fs" => {
                             de::seen::<A::Error>(&mut seen, 0, "fs")?;
-                            if let Some(v) = de::field_lenient::<A, FileSystemCapabilities>(&mut map, "fs")? { f_fs = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, FileSystemCapabilities>(&mut map, "fs")? {
+                                f_fs = Some(v);
+                            }
                         }
                         "terminal" => {
                             de::seen::<A::Error>(&mut seen, 1, "terminal")?;
-                            if let Some(v) = de::field_lenient::<A, bool>(&mut map, "terminal")? { f_terminal = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, bool>(&mut map, "terminal")? {
+                                f_terminal = Some(v);
+                            }
                         }
                         "session" => {
                             de::seen::<A::Error>(&mut seen, 2, "session")?;
-                            if let Some(v) = de::field_lenient::<A, Option<ClientSessionCapabilities>>(&mut map, "session")? { f_session = Some(v); }
+                            if let Some(v) =
+                                de::field_lenient::<A, Option<ClientSessionCapabilities>>(&mut map, "session")?
+                            {
+                                f_session = Some(v);
+                            }
                         }
                         "subagents" => {
                             de::seen::<A::Error>(&mut seen, 3, "subagents")?;
-                            if let Some(v) = de::field_lenient::<A, Option<SubagentCapabilities>>(&mut map, "subagents")? { f_subagents = Some(v); }
+                            if let Some(v) =
+                                de::field_lenient::<A, Option<SubagentCapabilities>>(&mut map, "subagents")?
+                            {
+                                f_subagents = Some(v);
+                            }
                         }
                         "plan" => {
                             de::seen::<A::Error>(&mut seen, 4, "plan")?;
-                            if let Some(v) = de::field_lenient::<A, Option<PlanCapabilities>>(&mut map, "plan")? { f_plan = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<PlanCapabilities>>(&mut map, "plan")? {
+                                f_plan = Some(v);
+                            }
                         }
                         "auth" => {
                             de::seen::<A::Error>(&mut seen, 5, "auth")?;
-                            if let Some(v) = de::field_lenient::<A, AuthCapabilities>(&mut map, "auth")? { f_auth = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, AuthCapabilities>(&mut map, "auth")? {
+                                f_auth = Some(v);
+                            }
                         }
                         "elicitation" => {
                             de::seen::<A::Error>(&mut seen, 6, "elicitation")?;
-                            if let Some(v) = de::field_lenient::<A, Option<ElicitationCapabilities>>(&mut map, "elicitation")? { f_elicitation = Some(v); }
+                            if let Some(v) =
+                                de::field_lenient::<A, Option<ElicitationCapabilities>>(&mut map, "elicitation")?
+                            {
+                                f_elicitation = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 7, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let fs = match f_fs { Some(v) => v, None => FileSystemCapabilities::default() };
-                let terminal = match f_terminal { Some(v) => v, None => false };
+                let fs = match f_fs {
+                    Some(v) => v,
+                    None => FileSystemCapabilities::default(),
+                };
+                let terminal = match f_terminal {
+                    Some(v) => v,
+                    None => false,
+                };
                 let session = MaybeUndefined::from_present(f_session);
                 let subagents = MaybeUndefined::from_present(f_subagents);
                 let plan = MaybeUndefined::from_present(f_plan);
-                let auth = match f_auth { Some(v) => v, None => AuthCapabilities::default() };
+                let auth = match f_auth {
+                    Some(v) => v,
+                    None => AuthCapabilities::default(),
+                };
                 let elicitation = MaybeUndefined::from_present(f_elicitation);
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(ClientCapabilities { fs, terminal, session, subagents, plan, auth, elicitation, meta })
@@ -12385,11 +14303,7 @@ pub struct FileSystemCapabilities {
 
 impl Default for FileSystemCapabilities {
     fn default() -> Self {
-        Self {
-            read_text_file: false,
-            write_text_file: false,
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { read_text_file: false, write_text_file: false, meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -12419,7 +14333,9 @@ impl<'de> Deserialize<'de> for FileSystemCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = FileSystemCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (FileSystemCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (FileSystemCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<FileSystemCapabilities, A::Error> {
                 let mut f_read_text_file: Option<bool> = None;
                 let mut f_write_text_file: Option<bool> = None;
@@ -12429,21 +14345,33 @@ impl<'de> Deserialize<'de> for FileSystemCapabilities {
                     match key.as_str() {
                         "readTextFile" => {
                             de::seen::<A::Error>(&mut seen, 0, "readTextFile")?;
-                            if let Some(v) = de::field_lenient::<A, bool>(&mut map, "readTextFile")? { f_read_text_file = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, bool>(&mut map, "readTextFile")? {
+                                f_read_text_file = Some(v);
+                            }
                         }
                         "writeTextFile" => {
                             de::seen::<A::Error>(&mut seen, 1, "writeTextFile")?;
-                            if let Some(v) = de::field_lenient::<A, bool>(&mut map, "writeTextFile")? { f_write_text_file = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, bool>(&mut map, "writeTextFile")? {
+                                f_write_text_file = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let read_text_file = match f_read_text_file { Some(v) => v, None => false };
-                let write_text_file = match f_write_text_file { Some(v) => v, None => false };
+                let read_text_file = match f_read_text_file {
+                    Some(v) => v,
+                    None => false,
+                };
+                let write_text_file = match f_write_text_file {
+                    Some(v) => v,
+                    None => false,
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(FileSystemCapabilities { read_text_file, write_text_file, meta })
             }
@@ -12518,7 +14446,9 @@ impl<'de> Deserialize<'de> for ClientSessionCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ClientSessionCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ClientSessionCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ClientSessionCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ClientSessionCapabilities, A::Error> {
                 let mut f_compaction: Option<Option<CompactionCapabilities>> = None;
                 let mut f_config_options: Option<Option<SessionConfigOptionsCapabilities>> = None;
@@ -12529,19 +14459,32 @@ impl<'de> Deserialize<'de> for ClientSessionCapabilities {
                     match key.as_str() {
                         "compaction" => {
                             de::seen::<A::Error>(&mut seen, 0, "compaction")?;
-                            if let Some(v) = de::field_lenient::<A, Option<CompactionCapabilities>>(&mut map, "compaction")? { f_compaction = Some(v); }
+                            if let Some(v) =
+                                de::field_lenient::<A, Option<CompactionCapabilities>>(&mut map, "compaction")?
+                            {
+                                f_compaction = Some(v);
+                            }
                         }
                         "configOptions" => {
                             de::seen::<A::Error>(&mut seen, 1, "configOptions")?;
-                            if let Some(v) = de::field_lenient::<A, Option<SessionConfigOptionsCapabilities>>(&mut map, "configOptions")? { f_config_options = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<SessionConfigOptionsCapabilities>>(
+                                &mut map,
+                                "configOptions",
+                            )? {
+                                f_config_options = Some(v);
+                            }
                         }
                         "notices" => {
                             de::seen::<A::Error>(&mut seen, 2, "notices")?;
-                            if let Some(v) = de::field_lenient::<A, Option<NoticeCapabilities>>(&mut map, "notices")? { f_notices = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<NoticeCapabilities>>(&mut map, "notices")? {
+                                f_notices = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -12559,13 +14502,11 @@ impl<'de> Deserialize<'de> for ClientSessionCapabilities {
 
 /// Client support for ID-addressed context compaction updates.
 #[derive(Debug, Clone, PartialEq)]
-pub struct CompactionCapabilities {
-}
+pub struct CompactionCapabilities {}
 
 impl Default for CompactionCapabilities {
     fn default() -> Self {
-        Self {
-        }
+        Self {}
     }
 }
 
@@ -12588,7 +14529,9 @@ impl<'de> Deserialize<'de> for CompactionCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = CompactionCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (CompactionCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (CompactionCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CompactionCapabilities, A::Error> {
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
@@ -12596,7 +14539,7 @@ impl<'de> Deserialize<'de> for CompactionCapabilities {
                         _ => de::skip(&mut map)?,
                     }
                 }
-                Ok(CompactionCapabilities {  })
+                Ok(CompactionCapabilities {})
             }
         }
         d.deserialize_map(V)
@@ -12616,10 +14559,7 @@ pub struct SessionConfigOptionsCapabilities {
 
 impl Default for SessionConfigOptionsCapabilities {
     fn default() -> Self {
-        Self {
-            boolean: MaybeUndefined::Undefined,
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { boolean: MaybeUndefined::Undefined, meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -12652,7 +14592,9 @@ impl<'de> Deserialize<'de> for SessionConfigOptionsCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SessionConfigOptionsCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionConfigOptionsCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SessionConfigOptionsCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionConfigOptionsCapabilities, A::Error> {
                 let mut f_boolean: Option<Option<BooleanConfigOptionCapabilities>> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -12661,11 +14603,17 @@ impl<'de> Deserialize<'de> for SessionConfigOptionsCapabilities {
                     match key.as_str() {
                         "boolean" => {
                             de::seen::<A::Error>(&mut seen, 0, "boolean")?;
-                            if let Some(v) = de::field_lenient::<A, Option<BooleanConfigOptionCapabilities>>(&mut map, "boolean")? { f_boolean = Some(v); }
+                            if let Some(v) =
+                                de::field_lenient::<A, Option<BooleanConfigOptionCapabilities>>(&mut map, "boolean")?
+                            {
+                                f_boolean = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -12690,9 +14638,7 @@ pub struct BooleanConfigOptionCapabilities {
 
 impl Default for BooleanConfigOptionCapabilities {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -12720,7 +14666,9 @@ impl<'de> Deserialize<'de> for BooleanConfigOptionCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = BooleanConfigOptionCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (BooleanConfigOptionCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (BooleanConfigOptionCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<BooleanConfigOptionCapabilities, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -12728,7 +14676,9 @@ impl<'de> Deserialize<'de> for BooleanConfigOptionCapabilities {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -12743,13 +14693,11 @@ impl<'de> Deserialize<'de> for BooleanConfigOptionCapabilities {
 
 /// Client support for presenting live notices to the user.
 #[derive(Debug, Clone, PartialEq)]
-pub struct NoticeCapabilities {
-}
+pub struct NoticeCapabilities {}
 
 impl Default for NoticeCapabilities {
     fn default() -> Self {
-        Self {
-        }
+        Self {}
     }
 }
 
@@ -12772,7 +14720,9 @@ impl<'de> Deserialize<'de> for NoticeCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = NoticeCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (NoticeCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (NoticeCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<NoticeCapabilities, A::Error> {
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
@@ -12780,7 +14730,7 @@ impl<'de> Deserialize<'de> for NoticeCapabilities {
                         _ => de::skip(&mut map)?,
                     }
                 }
-                Ok(NoticeCapabilities {  })
+                Ok(NoticeCapabilities {})
             }
         }
         d.deserialize_map(V)
@@ -12798,9 +14748,7 @@ pub struct SubagentCapabilities {
 
 impl Default for SubagentCapabilities {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -12828,7 +14776,9 @@ impl<'de> Deserialize<'de> for SubagentCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SubagentCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SubagentCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SubagentCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SubagentCapabilities, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -12836,7 +14786,9 @@ impl<'de> Deserialize<'de> for SubagentCapabilities {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -12860,9 +14812,7 @@ pub struct PlanCapabilities {
 
 impl Default for PlanCapabilities {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -12890,7 +14840,9 @@ impl<'de> Deserialize<'de> for PlanCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = PlanCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (PlanCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (PlanCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<PlanCapabilities, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -12898,7 +14850,9 @@ impl<'de> Deserialize<'de> for PlanCapabilities {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -12924,10 +14878,7 @@ pub struct AuthCapabilities {
 
 impl Default for AuthCapabilities {
     fn default() -> Self {
-        Self {
-            terminal: false,
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { terminal: false, meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -12956,7 +14907,9 @@ impl<'de> Deserialize<'de> for AuthCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = AuthCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (AuthCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (AuthCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AuthCapabilities, A::Error> {
                 let mut f_terminal: Option<bool> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -12965,16 +14918,23 @@ impl<'de> Deserialize<'de> for AuthCapabilities {
                     match key.as_str() {
                         "terminal" => {
                             de::seen::<A::Error>(&mut seen, 0, "terminal")?;
-                            if let Some(v) = de::field_lenient::<A, bool>(&mut map, "terminal")? { f_terminal = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, bool>(&mut map, "terminal")? {
+                                f_terminal = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let terminal = match f_terminal { Some(v) => v, None => false };
+                let terminal = match f_terminal {
+                    Some(v) => v,
+                    None => false,
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(AuthCapabilities { terminal, meta })
             }
@@ -12998,11 +14958,7 @@ pub struct ElicitationCapabilities {
 
 impl Default for ElicitationCapabilities {
     fn default() -> Self {
-        Self {
-            form: MaybeUndefined::Undefined,
-            url: MaybeUndefined::Undefined,
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { form: MaybeUndefined::Undefined, url: MaybeUndefined::Undefined, meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -13040,7 +14996,9 @@ impl<'de> Deserialize<'de> for ElicitationCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ElicitationCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ElicitationCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ElicitationCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ElicitationCapabilities, A::Error> {
                 let mut f_form: Option<Option<ElicitationFormCapabilities>> = None;
                 let mut f_url: Option<Option<ElicitationUrlCapabilities>> = None;
@@ -13050,15 +15008,25 @@ impl<'de> Deserialize<'de> for ElicitationCapabilities {
                     match key.as_str() {
                         "form" => {
                             de::seen::<A::Error>(&mut seen, 0, "form")?;
-                            if let Some(v) = de::field_lenient::<A, Option<ElicitationFormCapabilities>>(&mut map, "form")? { f_form = Some(v); }
+                            if let Some(v) =
+                                de::field_lenient::<A, Option<ElicitationFormCapabilities>>(&mut map, "form")?
+                            {
+                                f_form = Some(v);
+                            }
                         }
                         "url" => {
                             de::seen::<A::Error>(&mut seen, 1, "url")?;
-                            if let Some(v) = de::field_lenient::<A, Option<ElicitationUrlCapabilities>>(&mut map, "url")? { f_url = Some(v); }
+                            if let Some(v) =
+                                de::field_lenient::<A, Option<ElicitationUrlCapabilities>>(&mut map, "url")?
+                            {
+                                f_url = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -13084,9 +15052,7 @@ pub struct ElicitationFormCapabilities {
 
 impl Default for ElicitationFormCapabilities {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -13114,7 +15080,9 @@ impl<'de> Deserialize<'de> for ElicitationFormCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ElicitationFormCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ElicitationFormCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ElicitationFormCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ElicitationFormCapabilities, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -13122,7 +15090,9 @@ impl<'de> Deserialize<'de> for ElicitationFormCapabilities {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -13146,9 +15116,7 @@ pub struct ElicitationUrlCapabilities {
 
 impl Default for ElicitationUrlCapabilities {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -13176,7 +15144,9 @@ impl<'de> Deserialize<'de> for ElicitationUrlCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ElicitationUrlCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ElicitationUrlCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ElicitationUrlCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ElicitationUrlCapabilities, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -13184,7 +15154,9 @@ impl<'de> Deserialize<'de> for ElicitationUrlCapabilities {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -13234,7 +15206,9 @@ impl<'de> Deserialize<'de> for AuthenticateRequest {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = AuthenticateRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (AuthenticateRequest)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (AuthenticateRequest)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AuthenticateRequest, A::Error> {
                 let mut f_method_id: Option<AuthMethodId> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -13247,12 +15221,17 @@ impl<'de> Deserialize<'de> for AuthenticateRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let method_id = match f_method_id { Some(v) => v, None => return Err(de::missing::<A::Error>("methodId")) };
+                let method_id = match f_method_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("methodId")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(AuthenticateRequest { method_id, meta })
             }
@@ -13272,9 +15251,7 @@ pub struct ListProvidersRequest {
 
 impl Default for ListProvidersRequest {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -13302,7 +15279,9 @@ impl<'de> Deserialize<'de> for ListProvidersRequest {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ListProvidersRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ListProvidersRequest)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ListProvidersRequest)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ListProvidersRequest, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -13310,7 +15289,9 @@ impl<'de> Deserialize<'de> for ListProvidersRequest {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -13346,7 +15327,9 @@ impl SerializeFields for SetProviderRequest {
         m.serialize_entry("providerId", &self.provider_id)?;
         m.serialize_entry("apiType", &self.api_type)?;
         m.serialize_entry("baseUrl", &self.base_url)?;
-        if let Some(v) = &self.headers { m.serialize_entry("headers", v)?; }
+        if let Some(v) = &self.headers {
+            m.serialize_entry("headers", v)?;
+        }
         match &self.meta {
             MaybeUndefined::Undefined => {}
             MaybeUndefined::Null => m.serialize_entry("_meta", &())?,
@@ -13369,7 +15352,9 @@ impl<'de> Deserialize<'de> for SetProviderRequest {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SetProviderRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SetProviderRequest)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SetProviderRequest)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SetProviderRequest, A::Error> {
                 let mut f_provider_id: Option<ProviderId> = None;
                 let mut f_api_type: Option<LlmProtocol> = None;
@@ -13397,14 +15382,25 @@ impl<'de> Deserialize<'de> for SetProviderRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 4, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let provider_id = match f_provider_id { Some(v) => v, None => return Err(de::missing::<A::Error>("providerId")) };
-                let api_type = match f_api_type { Some(v) => v, None => return Err(de::missing::<A::Error>("apiType")) };
-                let base_url = match f_base_url { Some(v) => v, None => return Err(de::missing::<A::Error>("baseUrl")) };
+                let provider_id = match f_provider_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("providerId")),
+                };
+                let api_type = match f_api_type {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("apiType")),
+                };
+                let base_url = match f_base_url {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("baseUrl")),
+                };
                 let headers = f_headers;
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(SetProviderRequest { provider_id, api_type, base_url, headers, meta })
@@ -13450,7 +15446,9 @@ impl<'de> Deserialize<'de> for DisableProviderRequest {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = DisableProviderRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (DisableProviderRequest)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (DisableProviderRequest)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<DisableProviderRequest, A::Error> {
                 let mut f_provider_id: Option<ProviderId> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -13463,12 +15461,17 @@ impl<'de> Deserialize<'de> for DisableProviderRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let provider_id = match f_provider_id { Some(v) => v, None => return Err(de::missing::<A::Error>("providerId")) };
+                let provider_id = match f_provider_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("providerId")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(DisableProviderRequest { provider_id, meta })
             }
@@ -13488,9 +15491,7 @@ pub struct LogoutRequest {
 
 impl Default for LogoutRequest {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -13518,7 +15519,9 @@ impl<'de> Deserialize<'de> for LogoutRequest {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = LogoutRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (LogoutRequest)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (LogoutRequest)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<LogoutRequest, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -13526,7 +15529,9 @@ impl<'de> Deserialize<'de> for LogoutRequest {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -13550,9 +15555,7 @@ pub struct AuthStatusRequest {
 
 impl Default for AuthStatusRequest {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -13580,7 +15583,9 @@ impl<'de> Deserialize<'de> for AuthStatusRequest {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = AuthStatusRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (AuthStatusRequest)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (AuthStatusRequest)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AuthStatusRequest, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -13588,7 +15593,9 @@ impl<'de> Deserialize<'de> for AuthStatusRequest {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -13621,7 +15628,9 @@ pub struct NewSessionRequest {
 impl SerializeFields for NewSessionRequest {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("cwd", &self.cwd)?;
-        if let Some(v) = &self.additional_directories { m.serialize_entry("additionalDirectories", v)?; }
+        if let Some(v) = &self.additional_directories {
+            m.serialize_entry("additionalDirectories", v)?;
+        }
         m.serialize_entry("mcpServers", &self.mcp_servers)?;
         match &self.system_prompt {
             MaybeUndefined::Undefined => {}
@@ -13650,7 +15659,9 @@ impl<'de> Deserialize<'de> for NewSessionRequest {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = NewSessionRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (NewSessionRequest)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (NewSessionRequest)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<NewSessionRequest, A::Error> {
                 let mut f_cwd: Option<String> = None;
                 let mut f_additional_directories: Option<Vec<String>> = None;
@@ -13666,11 +15677,19 @@ impl<'de> Deserialize<'de> for NewSessionRequest {
                         }
                         "additionalDirectories" => {
                             de::seen::<A::Error>(&mut seen, 1, "additionalDirectories")?;
-                            f_additional_directories = Some(de::field::<A, de::List<String>>(&mut map, "additionalDirectories")?.0);
+                            if let Some(v) =
+                                de::field::<A, Option<de::List<String>>>(&mut map, "additionalDirectories")?
+                            {
+                                f_additional_directories = Some(v.0);
+                            }
                         }
                         "mcpServers" => {
                             de::seen::<A::Error>(&mut seen, 2, "mcpServers")?;
-                            f_mcp_servers = Some(de::field::<A, de::List<McpServer>>(&mut map, "mcpServers")?.0);
+                            if let Some(v) = de::field::<A, Option<de::List<McpServer>>>(&mut map, "mcpServers")? {
+                                f_mcp_servers = Some(v.0);
+                            } else {
+                                f_mcp_servers = Some(Default::default());
+                            }
                         }
                         "systemPrompt" => {
                             de::seen::<A::Error>(&mut seen, 3, "systemPrompt")?;
@@ -13678,14 +15697,22 @@ impl<'de> Deserialize<'de> for NewSessionRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 4, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let cwd = match f_cwd { Some(v) => v, None => return Err(de::missing::<A::Error>("cwd")) };
+                let cwd = match f_cwd {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("cwd")),
+                };
                 let additional_directories = f_additional_directories;
-                let mcp_servers = match f_mcp_servers { Some(v) => v, None => return Err(de::missing::<A::Error>("mcpServers")) };
+                let mcp_servers = match f_mcp_servers {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("mcpServers")),
+                };
                 let system_prompt = MaybeUndefined::from_present(f_system_prompt);
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(NewSessionRequest { cwd, additional_directories, mcp_servers, system_prompt, meta })
@@ -13713,10 +15740,21 @@ pub enum McpServer {
 impl SerializeFields for McpServer {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         match self {
-            Self::Http(v) => { m.serialize_entry("type", "http")?; v.serialize_fields(m, skip)?; }
-            Self::Sse(v) => { m.serialize_entry("type", "sse")?; v.serialize_fields(m, skip)?; }
-            Self::Acp(v) => { m.serialize_entry("type", "acp")?; v.serialize_fields(m, skip)?; }
-            Self::Stdio(v) => { v.serialize_fields(m, skip)?; }
+            Self::Http(v) => {
+                m.serialize_entry("type", "http")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::Sse(v) => {
+                m.serialize_entry("type", "sse")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::Acp(v) => {
+                m.serialize_entry("type", "acp")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::Stdio(v) => {
+                v.serialize_fields(m, skip)?;
+            }
             Self::Unknown(raw) => raw.serialize_fields(m, skip)?,
         }
         Ok(())
@@ -13725,7 +15763,9 @@ impl SerializeFields for McpServer {
 
 impl Serialize for McpServer {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        if let Self::Unknown(raw) = self { return raw.serialize(s); }
+        if let Self::Unknown(raw) = self {
+            return raw.serialize(s);
+        }
         let mut m = s.serialize_map(None)?;
         self.serialize_fields(&mut m, &[])?;
         m.end()
@@ -13788,7 +15828,9 @@ impl<'de> Deserialize<'de> for HttpHeader {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = HttpHeader;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (HttpHeader)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (HttpHeader)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<HttpHeader, A::Error> {
                 let mut f_name: Option<String> = None;
                 let mut f_value: Option<String> = None;
@@ -13806,13 +15848,21 @@ impl<'de> Deserialize<'de> for HttpHeader {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let name = match f_name { Some(v) => v, None => return Err(de::missing::<A::Error>("name")) };
-                let value = match f_value { Some(v) => v, None => return Err(de::missing::<A::Error>("value")) };
+                let name = match f_name {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("name")),
+                };
+                let value = match f_value {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("value")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(HttpHeader { name, value, meta })
             }
@@ -13863,7 +15913,9 @@ impl<'de> Deserialize<'de> for McpServerHttp {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = McpServerHttp;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (McpServerHttp)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (McpServerHttp)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<McpServerHttp, A::Error> {
                 let mut f_name: Option<String> = None;
                 let mut f_url: Option<String> = None;
@@ -13882,18 +15934,33 @@ impl<'de> Deserialize<'de> for McpServerHttp {
                         }
                         "headers" => {
                             de::seen::<A::Error>(&mut seen, 2, "headers")?;
-                            f_headers = Some(de::field::<A, de::List<HttpHeader>>(&mut map, "headers")?.0);
+                            if let Some(v) = de::field::<A, Option<de::List<HttpHeader>>>(&mut map, "headers")? {
+                                f_headers = Some(v.0);
+                            } else {
+                                f_headers = Some(Default::default());
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let name = match f_name { Some(v) => v, None => return Err(de::missing::<A::Error>("name")) };
-                let url = match f_url { Some(v) => v, None => return Err(de::missing::<A::Error>("url")) };
-                let headers = match f_headers { Some(v) => v, None => return Err(de::missing::<A::Error>("headers")) };
+                let name = match f_name {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("name")),
+                };
+                let url = match f_url {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("url")),
+                };
+                let headers = match f_headers {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("headers")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(McpServerHttp { name, url, headers, meta })
             }
@@ -13944,7 +16011,9 @@ impl<'de> Deserialize<'de> for McpServerSse {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = McpServerSse;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (McpServerSse)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (McpServerSse)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<McpServerSse, A::Error> {
                 let mut f_name: Option<String> = None;
                 let mut f_url: Option<String> = None;
@@ -13963,18 +16032,33 @@ impl<'de> Deserialize<'de> for McpServerSse {
                         }
                         "headers" => {
                             de::seen::<A::Error>(&mut seen, 2, "headers")?;
-                            f_headers = Some(de::field::<A, de::List<HttpHeader>>(&mut map, "headers")?.0);
+                            if let Some(v) = de::field::<A, Option<de::List<HttpHeader>>>(&mut map, "headers")? {
+                                f_headers = Some(v.0);
+                            } else {
+                                f_headers = Some(Default::default());
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let name = match f_name { Some(v) => v, None => return Err(de::missing::<A::Error>("name")) };
-                let url = match f_url { Some(v) => v, None => return Err(de::missing::<A::Error>("url")) };
-                let headers = match f_headers { Some(v) => v, None => return Err(de::missing::<A::Error>("headers")) };
+                let name = match f_name {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("name")),
+                };
+                let url = match f_url {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("url")),
+                };
+                let headers = match f_headers {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("headers")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(McpServerSse { name, url, headers, meta })
             }
@@ -14022,7 +16106,9 @@ impl<'de> Deserialize<'de> for McpServerAcp {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = McpServerAcp;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (McpServerAcp)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (McpServerAcp)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<McpServerAcp, A::Error> {
                 let mut f_name: Option<String> = None;
                 let mut f_server_id: Option<McpServerAcpId> = None;
@@ -14040,13 +16126,21 @@ impl<'de> Deserialize<'de> for McpServerAcp {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let name = match f_name { Some(v) => v, None => return Err(de::missing::<A::Error>("name")) };
-                let server_id = match f_server_id { Some(v) => v, None => return Err(de::missing::<A::Error>("serverId")) };
+                let name = match f_name {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("name")),
+                };
+                let server_id = match f_server_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("serverId")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(McpServerAcp { name, server_id, meta })
             }
@@ -14100,7 +16194,9 @@ impl<'de> Deserialize<'de> for McpServerStdio {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = McpServerStdio;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (McpServerStdio)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (McpServerStdio)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<McpServerStdio, A::Error> {
                 let mut f_name: Option<String> = None;
                 let mut f_command: Option<String> = None;
@@ -14120,23 +16216,45 @@ impl<'de> Deserialize<'de> for McpServerStdio {
                         }
                         "args" => {
                             de::seen::<A::Error>(&mut seen, 2, "args")?;
-                            f_args = Some(de::field::<A, de::List<String>>(&mut map, "args")?.0);
+                            if let Some(v) = de::field::<A, Option<de::List<String>>>(&mut map, "args")? {
+                                f_args = Some(v.0);
+                            } else {
+                                f_args = Some(Default::default());
+                            }
                         }
                         "env" => {
                             de::seen::<A::Error>(&mut seen, 3, "env")?;
-                            f_env = Some(de::field::<A, de::List<EnvVariable>>(&mut map, "env")?.0);
+                            if let Some(v) = de::field::<A, Option<de::List<EnvVariable>>>(&mut map, "env")? {
+                                f_env = Some(v.0);
+                            } else {
+                                f_env = Some(Default::default());
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 4, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let name = match f_name { Some(v) => v, None => return Err(de::missing::<A::Error>("name")) };
-                let command = match f_command { Some(v) => v, None => return Err(de::missing::<A::Error>("command")) };
-                let args = match f_args { Some(v) => v, None => return Err(de::missing::<A::Error>("args")) };
-                let env = match f_env { Some(v) => v, None => return Err(de::missing::<A::Error>("env")) };
+                let name = match f_name {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("name")),
+                };
+                let command = match f_command {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("command")),
+                };
+                let args = match f_args {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("args")),
+                };
+                let env = match f_env {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("env")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(McpServerStdio { name, command, args, env, meta })
             }
@@ -14184,7 +16302,9 @@ impl<'de> Deserialize<'de> for SystemPrompt {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SystemPrompt;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SystemPrompt)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SystemPrompt)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SystemPrompt, A::Error> {
                 let mut f_mode: Option<SystemPromptMode> = None;
                 let mut f_content: Option<Vec<ContentBlock>> = None;
@@ -14202,13 +16322,21 @@ impl<'de> Deserialize<'de> for SystemPrompt {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let mode = match f_mode { Some(v) => v, None => return Err(de::missing::<A::Error>("mode")) };
-                let content = match f_content { Some(v) => v, None => return Err(de::missing::<A::Error>("content")) };
+                let mode = match f_mode {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("mode")),
+                };
+                let content = match f_content {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("content")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(SystemPrompt { mode, content, meta })
             }
@@ -14244,7 +16372,9 @@ impl SystemPromptMode {
 }
 
 impl Serialize for SystemPromptMode {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> { s.serialize_str(self.as_str()) }
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
 }
 
 impl<'de> Deserialize<'de> for SystemPromptMode {
@@ -14281,7 +16411,9 @@ impl SerializeFields for LoadSessionRequest {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("mcpServers", &self.mcp_servers)?;
         m.serialize_entry("cwd", &self.cwd)?;
-        if let Some(v) = &self.additional_directories { m.serialize_entry("additionalDirectories", v)?; }
+        if let Some(v) = &self.additional_directories {
+            m.serialize_entry("additionalDirectories", v)?;
+        }
         m.serialize_entry("sessionId", &self.session_id)?;
         match &self.system_prompt {
             MaybeUndefined::Undefined => {}
@@ -14310,7 +16442,9 @@ impl<'de> Deserialize<'de> for LoadSessionRequest {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = LoadSessionRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (LoadSessionRequest)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (LoadSessionRequest)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<LoadSessionRequest, A::Error> {
                 let mut f_mcp_servers: Option<Vec<McpServer>> = None;
                 let mut f_cwd: Option<String> = None;
@@ -14323,7 +16457,11 @@ impl<'de> Deserialize<'de> for LoadSessionRequest {
                     match key.as_str() {
                         "mcpServers" => {
                             de::seen::<A::Error>(&mut seen, 0, "mcpServers")?;
-                            f_mcp_servers = Some(de::field::<A, de::List<McpServer>>(&mut map, "mcpServers")?.0);
+                            if let Some(v) = de::field::<A, Option<de::List<McpServer>>>(&mut map, "mcpServers")? {
+                                f_mcp_servers = Some(v.0);
+                            } else {
+                                f_mcp_servers = Some(Default::default());
+                            }
                         }
                         "cwd" => {
                             de::seen::<A::Error>(&mut seen, 1, "cwd")?;
@@ -14331,7 +16469,11 @@ impl<'de> Deserialize<'de> for LoadSessionRequest {
                         }
                         "additionalDirectories" => {
                             de::seen::<A::Error>(&mut seen, 2, "additionalDirectories")?;
-                            f_additional_directories = Some(de::field::<A, de::List<String>>(&mut map, "additionalDirectories")?.0);
+                            if let Some(v) =
+                                de::field::<A, Option<de::List<String>>>(&mut map, "additionalDirectories")?
+                            {
+                                f_additional_directories = Some(v.0);
+                            }
                         }
                         "sessionId" => {
                             de::seen::<A::Error>(&mut seen, 3, "sessionId")?;
@@ -14343,15 +16485,26 @@ impl<'de> Deserialize<'de> for LoadSessionRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 5, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let mcp_servers = match f_mcp_servers { Some(v) => v, None => return Err(de::missing::<A::Error>("mcpServers")) };
-                let cwd = match f_cwd { Some(v) => v, None => return Err(de::missing::<A::Error>("cwd")) };
+                let mcp_servers = match f_mcp_servers {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("mcpServers")),
+                };
+                let cwd = match f_cwd {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("cwd")),
+                };
                 let additional_directories = f_additional_directories;
-                let session_id = match f_session_id { Some(v) => v, None => return Err(de::missing::<A::Error>("sessionId")) };
+                let session_id = match f_session_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("sessionId")),
+                };
                 let system_prompt = MaybeUndefined::from_present(f_system_prompt);
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(LoadSessionRequest { mcp_servers, cwd, additional_directories, session_id, system_prompt, meta })
@@ -14426,7 +16579,9 @@ impl<'de> Deserialize<'de> for ListSessionsRequest {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ListSessionsRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ListSessionsRequest)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ListSessionsRequest)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ListSessionsRequest, A::Error> {
                 let mut f_cwd: Option<Option<String>> = None;
                 let mut f_cursor: Option<Option<String>> = None;
@@ -14449,7 +16604,9 @@ impl<'de> Deserialize<'de> for ListSessionsRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -14496,7 +16653,9 @@ impl SessionArchiveFilter {
 }
 
 impl Serialize for SessionArchiveFilter {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> { s.serialize_str(self.as_str()) }
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
 }
 
 impl<'de> Deserialize<'de> for SessionArchiveFilter {
@@ -14547,7 +16706,9 @@ impl<'de> Deserialize<'de> for DeleteSessionRequest {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = DeleteSessionRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (DeleteSessionRequest)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (DeleteSessionRequest)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<DeleteSessionRequest, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -14560,12 +16721,17 @@ impl<'de> Deserialize<'de> for DeleteSessionRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let session_id = match f_session_id { Some(v) => v, None => return Err(de::missing::<A::Error>("sessionId")) };
+                let session_id = match f_session_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("sessionId")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(DeleteSessionRequest { session_id, meta })
             }
@@ -14597,8 +16763,12 @@ impl SerializeFields for ForkSessionRequest {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("sessionId", &self.session_id)?;
         m.serialize_entry("cwd", &self.cwd)?;
-        if let Some(v) = &self.additional_directories { m.serialize_entry("additionalDirectories", v)?; }
-        if let Some(v) = &self.mcp_servers { m.serialize_entry("mcpServers", v)?; }
+        if let Some(v) = &self.additional_directories {
+            m.serialize_entry("additionalDirectories", v)?;
+        }
+        if let Some(v) = &self.mcp_servers {
+            m.serialize_entry("mcpServers", v)?;
+        }
         match &self.system_prompt {
             MaybeUndefined::Undefined => {}
             MaybeUndefined::Null => m.serialize_entry("systemPrompt", &())?,
@@ -14626,7 +16796,9 @@ impl<'de> Deserialize<'de> for ForkSessionRequest {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ForkSessionRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ForkSessionRequest)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ForkSessionRequest)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ForkSessionRequest, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_cwd: Option<String> = None;
@@ -14647,11 +16819,17 @@ impl<'de> Deserialize<'de> for ForkSessionRequest {
                         }
                         "additionalDirectories" => {
                             de::seen::<A::Error>(&mut seen, 2, "additionalDirectories")?;
-                            f_additional_directories = Some(de::field::<A, de::List<String>>(&mut map, "additionalDirectories")?.0);
+                            if let Some(v) =
+                                de::field::<A, Option<de::List<String>>>(&mut map, "additionalDirectories")?
+                            {
+                                f_additional_directories = Some(v.0);
+                            }
                         }
                         "mcpServers" => {
                             de::seen::<A::Error>(&mut seen, 3, "mcpServers")?;
-                            f_mcp_servers = Some(de::field::<A, de::List<McpServer>>(&mut map, "mcpServers")?.0);
+                            if let Some(v) = de::field::<A, Option<de::List<McpServer>>>(&mut map, "mcpServers")? {
+                                f_mcp_servers = Some(v.0);
+                            }
                         }
                         "systemPrompt" => {
                             de::seen::<A::Error>(&mut seen, 4, "systemPrompt")?;
@@ -14659,13 +16837,21 @@ impl<'de> Deserialize<'de> for ForkSessionRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 5, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let session_id = match f_session_id { Some(v) => v, None => return Err(de::missing::<A::Error>("sessionId")) };
-                let cwd = match f_cwd { Some(v) => v, None => return Err(de::missing::<A::Error>("cwd")) };
+                let session_id = match f_session_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("sessionId")),
+                };
+                let cwd = match f_cwd {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("cwd")),
+                };
                 let additional_directories = f_additional_directories;
                 let mcp_servers = f_mcp_servers;
                 let system_prompt = MaybeUndefined::from_present(f_system_prompt);
@@ -14713,7 +16899,9 @@ impl<'de> Deserialize<'de> for ArchiveSessionRequest {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ArchiveSessionRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ArchiveSessionRequest)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ArchiveSessionRequest)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ArchiveSessionRequest, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -14726,12 +16914,17 @@ impl<'de> Deserialize<'de> for ArchiveSessionRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let session_id = match f_session_id { Some(v) => v, None => return Err(de::missing::<A::Error>("sessionId")) };
+                let session_id = match f_session_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("sessionId")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(ArchiveSessionRequest { session_id, meta })
             }
@@ -14776,7 +16969,9 @@ impl<'de> Deserialize<'de> for UnarchiveSessionRequest {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = UnarchiveSessionRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (UnarchiveSessionRequest)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (UnarchiveSessionRequest)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<UnarchiveSessionRequest, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -14789,12 +16984,17 @@ impl<'de> Deserialize<'de> for UnarchiveSessionRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let session_id = match f_session_id { Some(v) => v, None => return Err(de::missing::<A::Error>("sessionId")) };
+                let session_id = match f_session_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("sessionId")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(UnarchiveSessionRequest { session_id, meta })
             }
@@ -14839,7 +17039,9 @@ impl<'de> Deserialize<'de> for SessionStatusRequest {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SessionStatusRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionStatusRequest)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SessionStatusRequest)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionStatusRequest, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -14852,12 +17054,17 @@ impl<'de> Deserialize<'de> for SessionStatusRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let session_id = match f_session_id { Some(v) => v, None => return Err(de::missing::<A::Error>("sessionId")) };
+                let session_id = match f_session_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("sessionId")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(SessionStatusRequest { session_id, meta })
             }
@@ -14905,7 +17112,9 @@ impl<'de> Deserialize<'de> for SetSessionTitleRequest {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SetSessionTitleRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SetSessionTitleRequest)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SetSessionTitleRequest)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SetSessionTitleRequest, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_title: Option<String> = None;
@@ -14923,13 +17132,21 @@ impl<'de> Deserialize<'de> for SetSessionTitleRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let session_id = match f_session_id { Some(v) => v, None => return Err(de::missing::<A::Error>("sessionId")) };
-                let title = match f_title { Some(v) => v, None => return Err(de::missing::<A::Error>("title")) };
+                let session_id = match f_session_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("sessionId")),
+                };
+                let title = match f_title {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("title")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(SetSessionTitleRequest { session_id, title, meta })
             }
@@ -14961,8 +17178,12 @@ impl SerializeFields for ResumeSessionRequest {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("sessionId", &self.session_id)?;
         m.serialize_entry("cwd", &self.cwd)?;
-        if let Some(v) = &self.additional_directories { m.serialize_entry("additionalDirectories", v)?; }
-        if let Some(v) = &self.mcp_servers { m.serialize_entry("mcpServers", v)?; }
+        if let Some(v) = &self.additional_directories {
+            m.serialize_entry("additionalDirectories", v)?;
+        }
+        if let Some(v) = &self.mcp_servers {
+            m.serialize_entry("mcpServers", v)?;
+        }
         match &self.system_prompt {
             MaybeUndefined::Undefined => {}
             MaybeUndefined::Null => m.serialize_entry("systemPrompt", &())?,
@@ -14990,7 +17211,9 @@ impl<'de> Deserialize<'de> for ResumeSessionRequest {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ResumeSessionRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ResumeSessionRequest)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ResumeSessionRequest)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ResumeSessionRequest, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_cwd: Option<String> = None;
@@ -15011,11 +17234,17 @@ impl<'de> Deserialize<'de> for ResumeSessionRequest {
                         }
                         "additionalDirectories" => {
                             de::seen::<A::Error>(&mut seen, 2, "additionalDirectories")?;
-                            f_additional_directories = Some(de::field::<A, de::List<String>>(&mut map, "additionalDirectories")?.0);
+                            if let Some(v) =
+                                de::field::<A, Option<de::List<String>>>(&mut map, "additionalDirectories")?
+                            {
+                                f_additional_directories = Some(v.0);
+                            }
                         }
                         "mcpServers" => {
                             de::seen::<A::Error>(&mut seen, 3, "mcpServers")?;
-                            f_mcp_servers = Some(de::field::<A, de::List<McpServer>>(&mut map, "mcpServers")?.0);
+                            if let Some(v) = de::field::<A, Option<de::List<McpServer>>>(&mut map, "mcpServers")? {
+                                f_mcp_servers = Some(v.0);
+                            }
                         }
                         "systemPrompt" => {
                             de::seen::<A::Error>(&mut seen, 4, "systemPrompt")?;
@@ -15023,13 +17252,21 @@ impl<'de> Deserialize<'de> for ResumeSessionRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 5, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let session_id = match f_session_id { Some(v) => v, None => return Err(de::missing::<A::Error>("sessionId")) };
-                let cwd = match f_cwd { Some(v) => v, None => return Err(de::missing::<A::Error>("cwd")) };
+                let session_id = match f_session_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("sessionId")),
+                };
+                let cwd = match f_cwd {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("cwd")),
+                };
                 let additional_directories = f_additional_directories;
                 let mcp_servers = f_mcp_servers;
                 let system_prompt = MaybeUndefined::from_present(f_system_prompt);
@@ -15077,7 +17314,9 @@ impl<'de> Deserialize<'de> for CloseSessionRequest {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = CloseSessionRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (CloseSessionRequest)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (CloseSessionRequest)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CloseSessionRequest, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -15090,12 +17329,17 @@ impl<'de> Deserialize<'de> for CloseSessionRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let session_id = match f_session_id { Some(v) => v, None => return Err(de::missing::<A::Error>("sessionId")) };
+                let session_id = match f_session_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("sessionId")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(CloseSessionRequest { session_id, meta })
             }
@@ -15143,7 +17387,9 @@ impl<'de> Deserialize<'de> for SetSessionModeRequest {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SetSessionModeRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SetSessionModeRequest)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SetSessionModeRequest)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SetSessionModeRequest, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_mode_id: Option<SessionModeId> = None;
@@ -15161,13 +17407,21 @@ impl<'de> Deserialize<'de> for SetSessionModeRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let session_id = match f_session_id { Some(v) => v, None => return Err(de::missing::<A::Error>("sessionId")) };
-                let mode_id = match f_mode_id { Some(v) => v, None => return Err(de::missing::<A::Error>("modeId")) };
+                let session_id = match f_session_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("sessionId")),
+                };
+                let mode_id = match f_mode_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("modeId")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(SetSessionModeRequest { session_id, mode_id, meta })
             }
@@ -15203,8 +17457,13 @@ impl<'de> Deserialize<'de> for SetSessionConfigOptionRequestVariantBoolean {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SetSessionConfigOptionRequestVariantBoolean;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SetSessionConfigOptionRequestVariantBoolean)") }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SetSessionConfigOptionRequestVariantBoolean, A::Error> {
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SetSessionConfigOptionRequestVariantBoolean)")
+            }
+            fn visit_map<A: MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<SetSessionConfigOptionRequestVariantBoolean, A::Error> {
                 let mut f_value: Option<bool> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
@@ -15216,7 +17475,10 @@ impl<'de> Deserialize<'de> for SetSessionConfigOptionRequestVariantBoolean {
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let value = match f_value { Some(v) => v, None => return Err(de::missing::<A::Error>("value")) };
+                let value = match f_value {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("value")),
+                };
                 Ok(SetSessionConfigOptionRequestVariantBoolean { value })
             }
         }
@@ -15251,8 +17513,13 @@ impl<'de> Deserialize<'de> for SetSessionConfigOptionRequestVariantValueId {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SetSessionConfigOptionRequestVariantValueId;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SetSessionConfigOptionRequestVariantValueId)") }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SetSessionConfigOptionRequestVariantValueId, A::Error> {
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SetSessionConfigOptionRequestVariantValueId)")
+            }
+            fn visit_map<A: MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<SetSessionConfigOptionRequestVariantValueId, A::Error> {
                 let mut f_value: Option<SessionConfigValueId> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
@@ -15264,7 +17531,10 @@ impl<'de> Deserialize<'de> for SetSessionConfigOptionRequestVariantValueId {
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let value = match f_value { Some(v) => v, None => return Err(de::missing::<A::Error>("value")) };
+                let value = match f_value {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("value")),
+                };
                 Ok(SetSessionConfigOptionRequestVariantValueId { value })
             }
         }
@@ -15286,8 +17556,13 @@ pub enum SetSessionConfigOptionRequestVariant {
 impl SerializeFields for SetSessionConfigOptionRequestVariant {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         match self {
-            Self::Boolean(v) => { m.serialize_entry("type", "boolean")?; v.serialize_fields(m, skip)?; }
-            Self::ValueId(v) => { v.serialize_fields(m, skip)?; }
+            Self::Boolean(v) => {
+                m.serialize_entry("type", "boolean")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::ValueId(v) => {
+                v.serialize_fields(m, skip)?;
+            }
             Self::Unknown(raw) => raw.serialize_fields(m, skip)?,
         }
         Ok(())
@@ -15296,7 +17571,9 @@ impl SerializeFields for SetSessionConfigOptionRequestVariant {
 
 impl Serialize for SetSessionConfigOptionRequestVariant {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        if let Self::Unknown(raw) = self { return raw.serialize(s); }
+        if let Self::Unknown(raw) = self {
+            return raw.serialize(s);
+        }
         let mut m = s.serialize_map(None)?;
         self.serialize_fields(&mut m, &[])?;
         m.end()
@@ -15308,10 +17585,14 @@ impl<'de> Deserialize<'de> for SetSessionConfigOptionRequestVariant {
         let raw = <&'de RawValue>::deserialize(d)?;
         let tag = de::peek_tag::<D::Error>(raw, "type")?;
         Ok(match tag.as_ref().map(|t| t.as_str()) {
-            Some("boolean") => Self::Boolean(de::from_raw::<SetSessionConfigOptionRequestVariantBoolean, D::Error>(raw)?),
+            Some("boolean") => {
+                Self::Boolean(de::from_raw::<SetSessionConfigOptionRequestVariantBoolean, D::Error>(raw)?)
+            }
             None => Self::ValueId(de::from_raw::<SetSessionConfigOptionRequestVariantValueId, D::Error>(raw)?),
             Some(other) => {
-                if let Some(v) = de::try_variant::<SetSessionConfigOptionRequestVariantValueId>(raw) { return Ok(Self::ValueId(v)); }
+                if let Some(v) = de::try_variant::<SetSessionConfigOptionRequestVariantValueId>(raw) {
+                    return Ok(Self::ValueId(v));
+                }
                 de::warn_unknown("SetSessionConfigOptionRequestVariant", other);
                 Self::Unknown(RawJson::from_raw(raw))
             }
@@ -15360,10 +17641,14 @@ impl Serialize for SetSessionConfigOptionRequest {
 
 impl<'de> Deserialize<'de> for SetSessionConfigOptionRequest {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V<'de> { raw: &'de RawValue }
+        struct V<'de> {
+            raw: &'de RawValue,
+        }
         impl<'de> Visitor<'de> for V<'de> {
             type Value = SetSessionConfigOptionRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SetSessionConfigOptionRequest)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SetSessionConfigOptionRequest)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SetSessionConfigOptionRequest, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_config_id: Option<SessionConfigId> = None;
@@ -15381,13 +17666,21 @@ impl<'de> Deserialize<'de> for SetSessionConfigOptionRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let session_id = match f_session_id { Some(v) => v, None => return Err(de::missing::<A::Error>("sessionId")) };
-                let config_id = match f_config_id { Some(v) => v, None => return Err(de::missing::<A::Error>("configId")) };
+                let session_id = match f_session_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("sessionId")),
+                };
+                let config_id = match f_config_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("configId")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 let variant = de::from_raw::<SetSessionConfigOptionRequestVariant, A::Error>(self.raw)?;
                 Ok(SetSessionConfigOptionRequest { session_id, config_id, meta, variant })
@@ -15438,7 +17731,9 @@ impl<'de> Deserialize<'de> for PromptRequest {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = PromptRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (PromptRequest)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (PromptRequest)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<PromptRequest, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_prompt: Option<Vec<ContentBlock>> = None;
@@ -15456,13 +17751,21 @@ impl<'de> Deserialize<'de> for PromptRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let session_id = match f_session_id { Some(v) => v, None => return Err(de::missing::<A::Error>("sessionId")) };
-                let prompt = match f_prompt { Some(v) => v, None => return Err(de::missing::<A::Error>("prompt")) };
+                let session_id = match f_session_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("sessionId")),
+                };
+                let prompt = match f_prompt {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("prompt")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(PromptRequest { session_id, prompt, meta })
             }
@@ -15482,9 +17785,7 @@ pub struct WriteTextFileResponse {
 
 impl Default for WriteTextFileResponse {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -15512,7 +17813,9 @@ impl<'de> Deserialize<'de> for WriteTextFileResponse {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = WriteTextFileResponse;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (WriteTextFileResponse)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (WriteTextFileResponse)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<WriteTextFileResponse, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -15520,7 +17823,9 @@ impl<'de> Deserialize<'de> for WriteTextFileResponse {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -15569,7 +17874,9 @@ impl<'de> Deserialize<'de> for ReadTextFileResponse {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ReadTextFileResponse;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ReadTextFileResponse)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ReadTextFileResponse)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ReadTextFileResponse, A::Error> {
                 let mut f_content: Option<String> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -15582,12 +17889,17 @@ impl<'de> Deserialize<'de> for ReadTextFileResponse {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let content = match f_content { Some(v) => v, None => return Err(de::missing::<A::Error>("content")) };
+                let content = match f_content {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("content")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(ReadTextFileResponse { content, meta })
             }
@@ -15632,7 +17944,9 @@ impl<'de> Deserialize<'de> for RequestPermissionResponse {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = RequestPermissionResponse;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (RequestPermissionResponse)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (RequestPermissionResponse)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RequestPermissionResponse, A::Error> {
                 let mut f_outcome: Option<RequestPermissionOutcome> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -15645,12 +17959,17 @@ impl<'de> Deserialize<'de> for RequestPermissionResponse {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let outcome = match f_outcome { Some(v) => v, None => return Err(de::missing::<A::Error>("outcome")) };
+                let outcome = match f_outcome {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("outcome")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(RequestPermissionResponse { outcome, meta })
             }
@@ -15673,8 +17992,13 @@ pub enum RequestPermissionOutcome {
 impl SerializeFields for RequestPermissionOutcome {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         match self {
-            Self::Cancelled => { m.serialize_entry("outcome", "cancelled")?; }
-            Self::Selected(v) => { m.serialize_entry("outcome", "selected")?; v.serialize_fields(m, skip)?; }
+            Self::Cancelled => {
+                m.serialize_entry("outcome", "cancelled")?;
+            }
+            Self::Selected(v) => {
+                m.serialize_entry("outcome", "selected")?;
+                v.serialize_fields(m, skip)?;
+            }
             Self::Unknown(raw) => raw.serialize_fields(m, skip)?,
         }
         Ok(())
@@ -15683,7 +18007,9 @@ impl SerializeFields for RequestPermissionOutcome {
 
 impl Serialize for RequestPermissionOutcome {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        if let Self::Unknown(raw) = self { return raw.serialize(s); }
+        if let Self::Unknown(raw) = self {
+            return raw.serialize(s);
+        }
         let mut m = s.serialize_map(None)?;
         self.serialize_fields(&mut m, &[])?;
         m.end()
@@ -15742,7 +18068,9 @@ impl<'de> Deserialize<'de> for SelectedPermissionOutcome {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SelectedPermissionOutcome;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SelectedPermissionOutcome)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SelectedPermissionOutcome)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SelectedPermissionOutcome, A::Error> {
                 let mut f_option_id: Option<PermissionOptionId> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -15755,12 +18083,17 @@ impl<'de> Deserialize<'de> for SelectedPermissionOutcome {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let option_id = match f_option_id { Some(v) => v, None => return Err(de::missing::<A::Error>("optionId")) };
+                let option_id = match f_option_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("optionId")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(SelectedPermissionOutcome { option_id, meta })
             }
@@ -15805,7 +18138,9 @@ impl<'de> Deserialize<'de> for CreateTerminalResponse {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = CreateTerminalResponse;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (CreateTerminalResponse)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (CreateTerminalResponse)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CreateTerminalResponse, A::Error> {
                 let mut f_terminal_id: Option<TerminalId> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -15818,12 +18153,17 @@ impl<'de> Deserialize<'de> for CreateTerminalResponse {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let terminal_id = match f_terminal_id { Some(v) => v, None => return Err(de::missing::<A::Error>("terminalId")) };
+                let terminal_id = match f_terminal_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("terminalId")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(CreateTerminalResponse { terminal_id, meta })
             }
@@ -15878,7 +18218,9 @@ impl<'de> Deserialize<'de> for TerminalOutputResponse {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = TerminalOutputResponse;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (TerminalOutputResponse)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (TerminalOutputResponse)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TerminalOutputResponse, A::Error> {
                 let mut f_output: Option<String> = None;
                 let mut f_truncated: Option<bool> = None;
@@ -15897,17 +18239,28 @@ impl<'de> Deserialize<'de> for TerminalOutputResponse {
                         }
                         "exitStatus" => {
                             de::seen::<A::Error>(&mut seen, 2, "exitStatus")?;
-                            if let Some(v) = de::field_lenient::<A, Option<TerminalExitStatus>>(&mut map, "exitStatus")? { f_exit_status = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<TerminalExitStatus>>(&mut map, "exitStatus")?
+                            {
+                                f_exit_status = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let output = match f_output { Some(v) => v, None => return Err(de::missing::<A::Error>("output")) };
-                let truncated = match f_truncated { Some(v) => v, None => return Err(de::missing::<A::Error>("truncated")) };
+                let output = match f_output {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("output")),
+                };
+                let truncated = match f_truncated {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("truncated")),
+                };
                 let exit_status = MaybeUndefined::from_present(f_exit_status);
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(TerminalOutputResponse { output, truncated, exit_status, meta })
@@ -15974,7 +18327,9 @@ impl<'de> Deserialize<'de> for TerminalExitStatus {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = TerminalExitStatus;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (TerminalExitStatus)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (TerminalExitStatus)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TerminalExitStatus, A::Error> {
                 let mut f_exit_code: Option<Option<u32>> = None;
                 let mut f_signal: Option<Option<String>> = None;
@@ -15984,15 +18339,21 @@ impl<'de> Deserialize<'de> for TerminalExitStatus {
                     match key.as_str() {
                         "exitCode" => {
                             de::seen::<A::Error>(&mut seen, 0, "exitCode")?;
-                            if let Some(v) = de::field_lenient::<A, Option<u32>>(&mut map, "exitCode")? { f_exit_code = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<u32>>(&mut map, "exitCode")? {
+                                f_exit_code = Some(v);
+                            }
                         }
                         "signal" => {
                             de::seen::<A::Error>(&mut seen, 1, "signal")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "signal")? { f_signal = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "signal")? {
+                                f_signal = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -16018,9 +18379,7 @@ pub struct ReleaseTerminalResponse {
 
 impl Default for ReleaseTerminalResponse {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -16048,7 +18407,9 @@ impl<'de> Deserialize<'de> for ReleaseTerminalResponse {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ReleaseTerminalResponse;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ReleaseTerminalResponse)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ReleaseTerminalResponse)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ReleaseTerminalResponse, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -16056,7 +18417,9 @@ impl<'de> Deserialize<'de> for ReleaseTerminalResponse {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -16126,7 +18489,9 @@ impl<'de> Deserialize<'de> for WaitForTerminalExitResponse {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = WaitForTerminalExitResponse;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (WaitForTerminalExitResponse)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (WaitForTerminalExitResponse)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<WaitForTerminalExitResponse, A::Error> {
                 let mut f_exit_code: Option<Option<u32>> = None;
                 let mut f_signal: Option<Option<String>> = None;
@@ -16136,15 +18501,21 @@ impl<'de> Deserialize<'de> for WaitForTerminalExitResponse {
                     match key.as_str() {
                         "exitCode" => {
                             de::seen::<A::Error>(&mut seen, 0, "exitCode")?;
-                            if let Some(v) = de::field_lenient::<A, Option<u32>>(&mut map, "exitCode")? { f_exit_code = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<u32>>(&mut map, "exitCode")? {
+                                f_exit_code = Some(v);
+                            }
                         }
                         "signal" => {
                             de::seen::<A::Error>(&mut seen, 1, "signal")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "signal")? { f_signal = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "signal")? {
+                                f_signal = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -16170,9 +18541,7 @@ pub struct KillTerminalResponse {
 
 impl Default for KillTerminalResponse {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -16200,7 +18569,9 @@ impl<'de> Deserialize<'de> for KillTerminalResponse {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = KillTerminalResponse;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (KillTerminalResponse)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (KillTerminalResponse)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<KillTerminalResponse, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -16208,7 +18579,9 @@ impl<'de> Deserialize<'de> for KillTerminalResponse {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -16237,9 +18610,16 @@ pub enum CreateElicitationResponseVariant {
 impl SerializeFields for CreateElicitationResponseVariant {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         match self {
-            Self::Accept(v) => { m.serialize_entry("action", "accept")?; v.serialize_fields(m, skip)?; }
-            Self::Decline => { m.serialize_entry("action", "decline")?; }
-            Self::Cancel => { m.serialize_entry("action", "cancel")?; }
+            Self::Accept(v) => {
+                m.serialize_entry("action", "accept")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::Decline => {
+                m.serialize_entry("action", "decline")?;
+            }
+            Self::Cancel => {
+                m.serialize_entry("action", "cancel")?;
+            }
             Self::Unknown(raw) => raw.serialize_fields(m, skip)?,
         }
         Ok(())
@@ -16248,7 +18628,9 @@ impl SerializeFields for CreateElicitationResponseVariant {
 
 impl Serialize for CreateElicitationResponseVariant {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        if let Self::Unknown(raw) = self { return raw.serialize(s); }
+        if let Self::Unknown(raw) = self {
+            return raw.serialize(s);
+        }
         let mut m = s.serialize_map(None)?;
         self.serialize_fields(&mut m, &[])?;
         m.end()
@@ -16264,9 +18646,7 @@ impl<'de> Deserialize<'de> for CreateElicitationResponseVariant {
             Some("decline") => Self::Decline,
             Some("cancel") => Self::Cancel,
             None => return Err(de::missing::<D::Error>("action")),
-            Some(other) => {
-                Self::Unknown(RawJson::from_raw(raw))
-            }
+            Some(other) => Self::Unknown(RawJson::from_raw(raw)),
         })
     }
 }
@@ -16306,10 +18686,14 @@ impl Serialize for CreateElicitationResponse {
 
 impl<'de> Deserialize<'de> for CreateElicitationResponse {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V<'de> { raw: &'de RawValue }
+        struct V<'de> {
+            raw: &'de RawValue,
+        }
         impl<'de> Visitor<'de> for V<'de> {
             type Value = CreateElicitationResponse;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (CreateElicitationResponse)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (CreateElicitationResponse)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CreateElicitationResponse, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -16317,7 +18701,9 @@ impl<'de> Deserialize<'de> for CreateElicitationResponse {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -16363,12 +18749,25 @@ impl Serialize for ElicitationContentValue {
 impl<'de> Deserialize<'de> for ElicitationContentValue {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let raw = <&'de RawValue>::deserialize(d)?;
-        if let Some(v) = de::try_variant::<String>(raw) { return Ok(Self::String(v)); }
-        if let Some(v) = de::try_variant::<i64>(raw) { return Ok(Self::Integer(v)); }
-        if let Some(v) = de::try_variant::<f64>(raw) { return Ok(Self::Number(v)); }
-        if let Some(v) = de::try_variant::<bool>(raw) { return Ok(Self::Boolean(v)); }
-        if let Some(v) = de::try_variant::<de::List<String>>(raw) { return Ok(Self::StringArray(v.0)); }
-        Err(de::no_variant::<D::Error>("one of a string, an integer (i64), a number, a boolean, an array of a string", raw))
+        if let Some(v) = de::try_variant::<String>(raw) {
+            return Ok(Self::String(v));
+        }
+        if let Some(v) = de::try_variant::<i64>(raw) {
+            return Ok(Self::Integer(v));
+        }
+        if let Some(v) = de::try_variant::<f64>(raw) {
+            return Ok(Self::Number(v));
+        }
+        if let Some(v) = de::try_variant::<bool>(raw) {
+            return Ok(Self::Boolean(v));
+        }
+        if let Some(v) = de::try_variant::<de::List<String>>(raw) {
+            return Ok(Self::StringArray(v.0));
+        }
+        Err(de::no_variant::<D::Error>(
+            "one of a string, an integer (i64), a number, a boolean, an array of a string",
+            raw,
+        ))
     }
 }
 
@@ -16381,9 +18780,7 @@ pub struct ElicitationAcceptAction {
 
 impl Default for ElicitationAcceptAction {
     fn default() -> Self {
-        Self {
-            content: MaybeUndefined::Undefined,
-        }
+        Self { content: MaybeUndefined::Undefined }
     }
 }
 
@@ -16411,7 +18808,9 @@ impl<'de> Deserialize<'de> for ElicitationAcceptAction {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ElicitationAcceptAction;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ElicitationAcceptAction)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ElicitationAcceptAction)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ElicitationAcceptAction, A::Error> {
                 let mut f_content: Option<Option<OrderedMap<ElicitationContentValue>>> = None;
                 let mut seen = 0u64;
@@ -16419,7 +18818,8 @@ impl<'de> Deserialize<'de> for ElicitationAcceptAction {
                     match key.as_str() {
                         "content" => {
                             de::seen::<A::Error>(&mut seen, 0, "content")?;
-                            f_content = Some(de::field::<A, Option<OrderedMap<ElicitationContentValue>>>(&mut map, "content")?);
+                            f_content =
+                                Some(de::field::<A, Option<OrderedMap<ElicitationContentValue>>>(&mut map, "content")?);
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -16466,7 +18866,9 @@ impl<'de> Deserialize<'de> for MessageMcpResponseResult {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = MessageMcpResponseResult;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (MessageMcpResponseResult)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (MessageMcpResponseResult)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<MessageMcpResponseResult, A::Error> {
                 let mut f_result: Option<RawJson> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -16479,12 +18881,17 @@ impl<'de> Deserialize<'de> for MessageMcpResponseResult {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let result = match f_result { Some(v) => v, None => return Err(de::missing::<A::Error>("result")) };
+                let result = match f_result {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("result")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(MessageMcpResponseResult { result, meta })
             }
@@ -16527,7 +18934,9 @@ impl<'de> Deserialize<'de> for MessageMcpResponseError {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = MessageMcpResponseError;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (MessageMcpResponseError)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (MessageMcpResponseError)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<MessageMcpResponseError, A::Error> {
                 let mut f_error: Option<McpError> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -16540,12 +18949,17 @@ impl<'de> Deserialize<'de> for MessageMcpResponseError {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let error = match f_error { Some(v) => v, None => return Err(de::missing::<A::Error>("error")) };
+                let error = match f_error {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("error")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(MessageMcpResponseError { error, meta })
             }
@@ -16584,8 +18998,12 @@ impl Serialize for MessageMcpResponse {
 impl<'de> Deserialize<'de> for MessageMcpResponse {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let raw = <&'de RawValue>::deserialize(d)?;
-        if let Some(v) = de::try_variant::<MessageMcpResponseResult>(raw) { return Ok(Self::Result(v)); }
-        if let Some(v) = de::try_variant::<MessageMcpResponseError>(raw) { return Ok(Self::Error(v)); }
+        if let Some(v) = de::try_variant::<MessageMcpResponseResult>(raw) {
+            return Ok(Self::Result(v));
+        }
+        if let Some(v) = de::try_variant::<MessageMcpResponseError>(raw) {
+            return Ok(Self::Error(v));
+        }
         Err(de::no_variant::<D::Error>("one of MessageMcpResponseResult, MessageMcpResponseError", raw))
     }
 }
@@ -16605,7 +19023,9 @@ impl SerializeFields for McpError {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("code", &self.code)?;
         m.serialize_entry("message", &self.message)?;
-        if let Some(v) = &self.data { m.serialize_entry("data", v)?; }
+        if let Some(v) = &self.data {
+            m.serialize_entry("data", v)?;
+        }
         Ok(())
     }
 }
@@ -16623,7 +19043,9 @@ impl<'de> Deserialize<'de> for McpError {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = McpError;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (McpError)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (McpError)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<McpError, A::Error> {
                 let mut f_code: Option<i32> = None;
                 let mut f_message: Option<String> = None;
@@ -16646,8 +19068,14 @@ impl<'de> Deserialize<'de> for McpError {
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let code = match f_code { Some(v) => v, None => return Err(de::missing::<A::Error>("code")) };
-                let message = match f_message { Some(v) => v, None => return Err(de::missing::<A::Error>("message")) };
+                let code = match f_code {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("code")),
+                };
+                let message = match f_message {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("message")),
+                };
                 let data = f_data;
                 Ok(McpError { code, message, data })
             }
@@ -16692,7 +19120,9 @@ impl<'de> Deserialize<'de> for CancelNotification {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = CancelNotification;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (CancelNotification)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (CancelNotification)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CancelNotification, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -16705,12 +19135,17 @@ impl<'de> Deserialize<'de> for CancelNotification {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let session_id = match f_session_id { Some(v) => v, None => return Err(de::missing::<A::Error>("sessionId")) };
+                let session_id = match f_session_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("sessionId")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(CancelNotification { session_id, meta })
             }
@@ -16768,7 +19203,9 @@ impl<'de> Deserialize<'de> for MessageMcpNotification {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = MessageMcpNotification;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (MessageMcpNotification)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (MessageMcpNotification)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<MessageMcpNotification, A::Error> {
                 let mut f_server_id: Option<McpServerAcpId> = None;
                 let mut f_request_id: Option<McpRequestId> = None;
@@ -16796,14 +19233,25 @@ impl<'de> Deserialize<'de> for MessageMcpNotification {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 4, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let server_id = match f_server_id { Some(v) => v, None => return Err(de::missing::<A::Error>("serverId")) };
-                let request_id = match f_request_id { Some(v) => v, None => return Err(de::missing::<A::Error>("requestId")) };
-                let method = match f_method { Some(v) => v, None => return Err(de::missing::<A::Error>("method")) };
+                let server_id = match f_server_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("serverId")),
+                };
+                let request_id = match f_request_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("requestId")),
+                };
+                let method = match f_method {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("method")),
+                };
                 let params = MaybeUndefined::from_present(f_params);
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(MessageMcpNotification { server_id, request_id, method, params, meta })
@@ -16849,7 +19297,9 @@ impl<'de> Deserialize<'de> for CancelRequestNotification {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = CancelRequestNotification;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (CancelRequestNotification)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (CancelRequestNotification)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CancelRequestNotification, A::Error> {
                 let mut f_request_id: Option<crate::RequestId> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -16862,12 +19312,17 @@ impl<'de> Deserialize<'de> for CancelRequestNotification {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let request_id = match f_request_id { Some(v) => v, None => return Err(de::missing::<A::Error>("requestId")) };
+                let request_id = match f_request_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("requestId")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(CancelRequestNotification { request_id, meta })
             }
@@ -16895,7 +19350,9 @@ pub struct ProxySuccessorRequest {
 impl SerializeFields for ProxySuccessorRequest {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("method", &self.method)?;
-        if let Some(v) = &self.params { m.serialize_entry("params", v)?; }
+        if let Some(v) = &self.params {
+            m.serialize_entry("params", v)?;
+        }
         match &self.meta {
             MaybeUndefined::Undefined => {}
             MaybeUndefined::Null => m.serialize_entry("_meta", &())?,
@@ -16918,7 +19375,9 @@ impl<'de> Deserialize<'de> for ProxySuccessorRequest {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ProxySuccessorRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ProxySuccessorRequest)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ProxySuccessorRequest)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ProxySuccessorRequest, A::Error> {
                 let mut f_method: Option<String> = None;
                 let mut f_params: Option<RawJson> = None;
@@ -16936,12 +19395,17 @@ impl<'de> Deserialize<'de> for ProxySuccessorRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let method = match f_method { Some(v) => v, None => return Err(de::missing::<A::Error>("method")) };
+                let method = match f_method {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("method")),
+                };
                 let params = f_params;
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(ProxySuccessorRequest { method, params, meta })
@@ -16973,7 +19437,9 @@ pub struct ProxySuccessorNotification {
 impl SerializeFields for ProxySuccessorNotification {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("method", &self.method)?;
-        if let Some(v) = &self.params { m.serialize_entry("params", v)?; }
+        if let Some(v) = &self.params {
+            m.serialize_entry("params", v)?;
+        }
         match &self.meta {
             MaybeUndefined::Undefined => {}
             MaybeUndefined::Null => m.serialize_entry("_meta", &())?,
@@ -16996,7 +19462,9 @@ impl<'de> Deserialize<'de> for ProxySuccessorNotification {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ProxySuccessorNotification;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ProxySuccessorNotification)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ProxySuccessorNotification)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ProxySuccessorNotification, A::Error> {
                 let mut f_method: Option<String> = None;
                 let mut f_params: Option<RawJson> = None;
@@ -17014,12 +19482,17 @@ impl<'de> Deserialize<'de> for ProxySuccessorNotification {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let method = match f_method { Some(v) => v, None => return Err(de::missing::<A::Error>("method")) };
+                let method = match f_method {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("method")),
+                };
                 let params = f_params;
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(ProxySuccessorNotification { method, params, meta })
@@ -17389,46 +19862,326 @@ pub mod method {
 
     /// Every method of this surface.
     pub const ALL: &[MethodInfo] = &[
-        MethodInfo { name: "$/cancel_request", kind: MethodKind::Notification, side: Side::Protocol, params: "CancelRequestNotification", result: None, stability: Stability::Stable },
-        MethodInfo { name: "auth/status", kind: MethodKind::Request, side: Side::Agent, params: "AuthStatusRequest", result: Some("AuthStatusResponse"), stability: Stability::Unstable },
-        MethodInfo { name: "auth/status_update", kind: MethodKind::Notification, side: Side::Client, params: "AuthStatusUpdateNotification", result: None, stability: Stability::Unstable },
-        MethodInfo { name: "authenticate", kind: MethodKind::Request, side: Side::Agent, params: "AuthenticateRequest", result: Some("AuthenticateResponse"), stability: Stability::Stable },
-        MethodInfo { name: "elicitation/complete", kind: MethodKind::Notification, side: Side::Client, params: "CompleteElicitationNotification", result: None, stability: Stability::Stable },
-        MethodInfo { name: "elicitation/create", kind: MethodKind::Request, side: Side::Client, params: "CreateElicitationRequest", result: Some("CreateElicitationResponse"), stability: Stability::Stable },
-        MethodInfo { name: "fs/read_text_file", kind: MethodKind::Request, side: Side::Client, params: "ReadTextFileRequest", result: Some("ReadTextFileResponse"), stability: Stability::Stable },
-        MethodInfo { name: "fs/write_text_file", kind: MethodKind::Request, side: Side::Client, params: "WriteTextFileRequest", result: Some("WriteTextFileResponse"), stability: Stability::Stable },
-        MethodInfo { name: "initialize", kind: MethodKind::Request, side: Side::Agent, params: "InitializeRequest", result: Some("InitializeResponse"), stability: Stability::Stable },
-        MethodInfo { name: "logout", kind: MethodKind::Request, side: Side::Agent, params: "LogoutRequest", result: Some("LogoutResponse"), stability: Stability::Stable },
-        MethodInfo { name: "mcp/message", kind: MethodKind::Notification, side: Side::Agent, params: "MessageMcpNotification", result: None, stability: Stability::Unstable },
-        MethodInfo { name: "mcp/message", kind: MethodKind::Request, side: Side::Client, params: "MessageMcpRequest", result: Some("MessageMcpResponse"), stability: Stability::Unstable },
-        MethodInfo { name: "providers/disable", kind: MethodKind::Request, side: Side::Agent, params: "DisableProviderRequest", result: Some("DisableProviderResponse"), stability: Stability::Unstable },
-        MethodInfo { name: "providers/list", kind: MethodKind::Request, side: Side::Agent, params: "ListProvidersRequest", result: Some("ListProvidersResponse"), stability: Stability::Unstable },
-        MethodInfo { name: "providers/set", kind: MethodKind::Request, side: Side::Agent, params: "SetProviderRequest", result: Some("SetProviderResponse"), stability: Stability::Unstable },
-        MethodInfo { name: "proxy/initialize", kind: MethodKind::Request, side: Side::Proxy, params: "InitializeProxyRequest", result: Some("InitializeProxyResponse"), stability: Stability::Unstable },
-        MethodInfo { name: "proxy/successor", kind: MethodKind::Notification, side: Side::Proxy, params: "ProxySuccessorNotification", result: None, stability: Stability::Unstable },
-        MethodInfo { name: "proxy/successor", kind: MethodKind::Request, side: Side::Proxy, params: "ProxySuccessorRequest", result: Some("ProxySuccessorResponse"), stability: Stability::Unstable },
-        MethodInfo { name: "session/archive", kind: MethodKind::Request, side: Side::Agent, params: "ArchiveSessionRequest", result: Some("ArchiveSessionResponse"), stability: Stability::Unstable },
-        MethodInfo { name: "session/cancel", kind: MethodKind::Notification, side: Side::Agent, params: "CancelNotification", result: None, stability: Stability::Stable },
-        MethodInfo { name: "session/close", kind: MethodKind::Request, side: Side::Agent, params: "CloseSessionRequest", result: Some("CloseSessionResponse"), stability: Stability::Stable },
-        MethodInfo { name: "session/delete", kind: MethodKind::Request, side: Side::Agent, params: "DeleteSessionRequest", result: Some("DeleteSessionResponse"), stability: Stability::Stable },
-        MethodInfo { name: "session/fork", kind: MethodKind::Request, side: Side::Agent, params: "ForkSessionRequest", result: Some("ForkSessionResponse"), stability: Stability::Unstable },
-        MethodInfo { name: "session/list", kind: MethodKind::Request, side: Side::Agent, params: "ListSessionsRequest", result: Some("ListSessionsResponse"), stability: Stability::Stable },
-        MethodInfo { name: "session/load", kind: MethodKind::Request, side: Side::Agent, params: "LoadSessionRequest", result: Some("LoadSessionResponse"), stability: Stability::Stable },
-        MethodInfo { name: "session/new", kind: MethodKind::Request, side: Side::Agent, params: "NewSessionRequest", result: Some("NewSessionResponse"), stability: Stability::Stable },
-        MethodInfo { name: "session/prompt", kind: MethodKind::Request, side: Side::Agent, params: "PromptRequest", result: Some("PromptResponse"), stability: Stability::Stable },
-        MethodInfo { name: "session/request_permission", kind: MethodKind::Request, side: Side::Client, params: "RequestPermissionRequest", result: Some("RequestPermissionResponse"), stability: Stability::Stable },
-        MethodInfo { name: "session/resume", kind: MethodKind::Request, side: Side::Agent, params: "ResumeSessionRequest", result: Some("ResumeSessionResponse"), stability: Stability::Stable },
-        MethodInfo { name: "session/set_config_option", kind: MethodKind::Request, side: Side::Agent, params: "SetSessionConfigOptionRequest", result: Some("SetSessionConfigOptionResponse"), stability: Stability::Stable },
-        MethodInfo { name: "session/set_mode", kind: MethodKind::Request, side: Side::Agent, params: "SetSessionModeRequest", result: Some("SetSessionModeResponse"), stability: Stability::Stable },
-        MethodInfo { name: "session/set_title", kind: MethodKind::Request, side: Side::Agent, params: "SetSessionTitleRequest", result: Some("SetSessionTitleResponse"), stability: Stability::Unstable },
-        MethodInfo { name: "session/status", kind: MethodKind::Request, side: Side::Agent, params: "SessionStatusRequest", result: Some("SessionStatusResponse"), stability: Stability::Unstable },
-        MethodInfo { name: "session/unarchive", kind: MethodKind::Request, side: Side::Agent, params: "UnarchiveSessionRequest", result: Some("UnarchiveSessionResponse"), stability: Stability::Unstable },
-        MethodInfo { name: "session/update", kind: MethodKind::Notification, side: Side::Client, params: "SessionNotification", result: None, stability: Stability::Stable },
-        MethodInfo { name: "terminal/create", kind: MethodKind::Request, side: Side::Client, params: "CreateTerminalRequest", result: Some("CreateTerminalResponse"), stability: Stability::Stable },
-        MethodInfo { name: "terminal/kill", kind: MethodKind::Request, side: Side::Client, params: "KillTerminalRequest", result: Some("KillTerminalResponse"), stability: Stability::Stable },
-        MethodInfo { name: "terminal/output", kind: MethodKind::Request, side: Side::Client, params: "TerminalOutputRequest", result: Some("TerminalOutputResponse"), stability: Stability::Stable },
-        MethodInfo { name: "terminal/release", kind: MethodKind::Request, side: Side::Client, params: "ReleaseTerminalRequest", result: Some("ReleaseTerminalResponse"), stability: Stability::Stable },
-        MethodInfo { name: "terminal/wait_for_exit", kind: MethodKind::Request, side: Side::Client, params: "WaitForTerminalExitRequest", result: Some("WaitForTerminalExitResponse"), stability: Stability::Stable },
+        MethodInfo {
+            name: "$/cancel_request",
+            kind: MethodKind::Notification,
+            side: Side::Protocol,
+            params: "CancelRequestNotification",
+            result: None,
+            stability: Stability::Stable,
+        },
+        MethodInfo {
+            name: "auth/status",
+            kind: MethodKind::Request,
+            side: Side::Agent,
+            params: "AuthStatusRequest",
+            result: Some("AuthStatusResponse"),
+            stability: Stability::Unstable,
+        },
+        MethodInfo {
+            name: "auth/status_update",
+            kind: MethodKind::Notification,
+            side: Side::Client,
+            params: "AuthStatusUpdateNotification",
+            result: None,
+            stability: Stability::Unstable,
+        },
+        MethodInfo {
+            name: "authenticate",
+            kind: MethodKind::Request,
+            side: Side::Agent,
+            params: "AuthenticateRequest",
+            result: Some("AuthenticateResponse"),
+            stability: Stability::Stable,
+        },
+        MethodInfo {
+            name: "elicitation/complete",
+            kind: MethodKind::Notification,
+            side: Side::Client,
+            params: "CompleteElicitationNotification",
+            result: None,
+            stability: Stability::Stable,
+        },
+        MethodInfo {
+            name: "elicitation/create",
+            kind: MethodKind::Request,
+            side: Side::Client,
+            params: "CreateElicitationRequest",
+            result: Some("CreateElicitationResponse"),
+            stability: Stability::Stable,
+        },
+        MethodInfo {
+            name: "fs/read_text_file",
+            kind: MethodKind::Request,
+            side: Side::Client,
+            params: "ReadTextFileRequest",
+            result: Some("ReadTextFileResponse"),
+            stability: Stability::Stable,
+        },
+        MethodInfo {
+            name: "fs/write_text_file",
+            kind: MethodKind::Request,
+            side: Side::Client,
+            params: "WriteTextFileRequest",
+            result: Some("WriteTextFileResponse"),
+            stability: Stability::Stable,
+        },
+        MethodInfo {
+            name: "initialize",
+            kind: MethodKind::Request,
+            side: Side::Agent,
+            params: "InitializeRequest",
+            result: Some("InitializeResponse"),
+            stability: Stability::Stable,
+        },
+        MethodInfo {
+            name: "logout",
+            kind: MethodKind::Request,
+            side: Side::Agent,
+            params: "LogoutRequest",
+            result: Some("LogoutResponse"),
+            stability: Stability::Stable,
+        },
+        MethodInfo {
+            name: "mcp/message",
+            kind: MethodKind::Notification,
+            side: Side::Agent,
+            params: "MessageMcpNotification",
+            result: None,
+            stability: Stability::Unstable,
+        },
+        MethodInfo {
+            name: "mcp/message",
+            kind: MethodKind::Request,
+            side: Side::Client,
+            params: "MessageMcpRequest",
+            result: Some("MessageMcpResponse"),
+            stability: Stability::Unstable,
+        },
+        MethodInfo {
+            name: "providers/disable",
+            kind: MethodKind::Request,
+            side: Side::Agent,
+            params: "DisableProviderRequest",
+            result: Some("DisableProviderResponse"),
+            stability: Stability::Unstable,
+        },
+        MethodInfo {
+            name: "providers/list",
+            kind: MethodKind::Request,
+            side: Side::Agent,
+            params: "ListProvidersRequest",
+            result: Some("ListProvidersResponse"),
+            stability: Stability::Unstable,
+        },
+        MethodInfo {
+            name: "providers/set",
+            kind: MethodKind::Request,
+            side: Side::Agent,
+            params: "SetProviderRequest",
+            result: Some("SetProviderResponse"),
+            stability: Stability::Unstable,
+        },
+        MethodInfo {
+            name: "proxy/initialize",
+            kind: MethodKind::Request,
+            side: Side::Proxy,
+            params: "InitializeProxyRequest",
+            result: Some("InitializeProxyResponse"),
+            stability: Stability::Unstable,
+        },
+        MethodInfo {
+            name: "proxy/successor",
+            kind: MethodKind::Notification,
+            side: Side::Proxy,
+            params: "ProxySuccessorNotification",
+            result: None,
+            stability: Stability::Unstable,
+        },
+        MethodInfo {
+            name: "proxy/successor",
+            kind: MethodKind::Request,
+            side: Side::Proxy,
+            params: "ProxySuccessorRequest",
+            result: Some("ProxySuccessorResponse"),
+            stability: Stability::Unstable,
+        },
+        MethodInfo {
+            name: "session/archive",
+            kind: MethodKind::Request,
+            side: Side::Agent,
+            params: "ArchiveSessionRequest",
+            result: Some("ArchiveSessionResponse"),
+            stability: Stability::Unstable,
+        },
+        MethodInfo {
+            name: "session/cancel",
+            kind: MethodKind::Notification,
+            side: Side::Agent,
+            params: "CancelNotification",
+            result: None,
+            stability: Stability::Stable,
+        },
+        MethodInfo {
+            name: "session/close",
+            kind: MethodKind::Request,
+            side: Side::Agent,
+            params: "CloseSessionRequest",
+            result: Some("CloseSessionResponse"),
+            stability: Stability::Stable,
+        },
+        MethodInfo {
+            name: "session/delete",
+            kind: MethodKind::Request,
+            side: Side::Agent,
+            params: "DeleteSessionRequest",
+            result: Some("DeleteSessionResponse"),
+            stability: Stability::Stable,
+        },
+        MethodInfo {
+            name: "session/fork",
+            kind: MethodKind::Request,
+            side: Side::Agent,
+            params: "ForkSessionRequest",
+            result: Some("ForkSessionResponse"),
+            stability: Stability::Unstable,
+        },
+        MethodInfo {
+            name: "session/list",
+            kind: MethodKind::Request,
+            side: Side::Agent,
+            params: "ListSessionsRequest",
+            result: Some("ListSessionsResponse"),
+            stability: Stability::Stable,
+        },
+        MethodInfo {
+            name: "session/load",
+            kind: MethodKind::Request,
+            side: Side::Agent,
+            params: "LoadSessionRequest",
+            result: Some("LoadSessionResponse"),
+            stability: Stability::Stable,
+        },
+        MethodInfo {
+            name: "session/new",
+            kind: MethodKind::Request,
+            side: Side::Agent,
+            params: "NewSessionRequest",
+            result: Some("NewSessionResponse"),
+            stability: Stability::Stable,
+        },
+        MethodInfo {
+            name: "session/prompt",
+            kind: MethodKind::Request,
+            side: Side::Agent,
+            params: "PromptRequest",
+            result: Some("PromptResponse"),
+            stability: Stability::Stable,
+        },
+        MethodInfo {
+            name: "session/request_permission",
+            kind: MethodKind::Request,
+            side: Side::Client,
+            params: "RequestPermissionRequest",
+            result: Some("RequestPermissionResponse"),
+            stability: Stability::Stable,
+        },
+        MethodInfo {
+            name: "session/resume",
+            kind: MethodKind::Request,
+            side: Side::Agent,
+            params: "ResumeSessionRequest",
+            result: Some("ResumeSessionResponse"),
+            stability: Stability::Stable,
+        },
+        MethodInfo {
+            name: "session/set_config_option",
+            kind: MethodKind::Request,
+            side: Side::Agent,
+            params: "SetSessionConfigOptionRequest",
+            result: Some("SetSessionConfigOptionResponse"),
+            stability: Stability::Stable,
+        },
+        MethodInfo {
+            name: "session/set_mode",
+            kind: MethodKind::Request,
+            side: Side::Agent,
+            params: "SetSessionModeRequest",
+            result: Some("SetSessionModeResponse"),
+            stability: Stability::Stable,
+        },
+        MethodInfo {
+            name: "session/set_title",
+            kind: MethodKind::Request,
+            side: Side::Agent,
+            params: "SetSessionTitleRequest",
+            result: Some("SetSessionTitleResponse"),
+            stability: Stability::Unstable,
+        },
+        MethodInfo {
+            name: "session/status",
+            kind: MethodKind::Request,
+            side: Side::Agent,
+            params: "SessionStatusRequest",
+            result: Some("SessionStatusResponse"),
+            stability: Stability::Unstable,
+        },
+        MethodInfo {
+            name: "session/unarchive",
+            kind: MethodKind::Request,
+            side: Side::Agent,
+            params: "UnarchiveSessionRequest",
+            result: Some("UnarchiveSessionResponse"),
+            stability: Stability::Unstable,
+        },
+        MethodInfo {
+            name: "session/update",
+            kind: MethodKind::Notification,
+            side: Side::Client,
+            params: "SessionNotification",
+            result: None,
+            stability: Stability::Stable,
+        },
+        MethodInfo {
+            name: "terminal/create",
+            kind: MethodKind::Request,
+            side: Side::Client,
+            params: "CreateTerminalRequest",
+            result: Some("CreateTerminalResponse"),
+            stability: Stability::Stable,
+        },
+        MethodInfo {
+            name: "terminal/kill",
+            kind: MethodKind::Request,
+            side: Side::Client,
+            params: "KillTerminalRequest",
+            result: Some("KillTerminalResponse"),
+            stability: Stability::Stable,
+        },
+        MethodInfo {
+            name: "terminal/output",
+            kind: MethodKind::Request,
+            side: Side::Client,
+            params: "TerminalOutputRequest",
+            result: Some("TerminalOutputResponse"),
+            stability: Stability::Stable,
+        },
+        MethodInfo {
+            name: "terminal/release",
+            kind: MethodKind::Request,
+            side: Side::Client,
+            params: "ReleaseTerminalRequest",
+            result: Some("ReleaseTerminalResponse"),
+            stability: Stability::Stable,
+        },
+        MethodInfo {
+            name: "terminal/wait_for_exit",
+            kind: MethodKind::Request,
+            side: Side::Client,
+            params: "WaitForTerminalExitRequest",
+            result: Some("WaitForTerminalExitResponse"),
+            stability: Stability::Stable,
+        },
     ];
 }
 
@@ -17540,16 +20293,23 @@ impl ClientRequest {
 
     /// Decodes the params of `method` (absent or `null` params decode as `{}`).
     pub fn decode(method: &str, params: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> {
-        let text = match params { Some(r) if r.get() != "null" => r.get(), _ => "{}" };
+        let text = match params {
+            Some(r) if r.get() != "null" => r.get(),
+            _ => "{}",
+        };
         match method {
             "auth/status" => crate::decode_as::<AuthStatusRequest, Self>(text, "$.params", Self::AuthStatus),
             "authenticate" => crate::decode_as::<AuthenticateRequest, Self>(text, "$.params", Self::Authenticate),
             "initialize" => crate::decode_as::<InitializeRequest, Self>(text, "$.params", Self::Initialize),
             "logout" => crate::decode_as::<LogoutRequest, Self>(text, "$.params", Self::Logout),
-            "providers/disable" => crate::decode_as::<DisableProviderRequest, Self>(text, "$.params", Self::ProvidersDisable),
+            "providers/disable" => {
+                crate::decode_as::<DisableProviderRequest, Self>(text, "$.params", Self::ProvidersDisable)
+            }
             "providers/list" => crate::decode_as::<ListProvidersRequest, Self>(text, "$.params", Self::ProvidersList),
             "providers/set" => crate::decode_as::<SetProviderRequest, Self>(text, "$.params", Self::ProvidersSet),
-            "session/archive" => crate::decode_as::<ArchiveSessionRequest, Self>(text, "$.params", Self::SessionArchive),
+            "session/archive" => {
+                crate::decode_as::<ArchiveSessionRequest, Self>(text, "$.params", Self::SessionArchive)
+            }
             "session/close" => crate::decode_as::<CloseSessionRequest, Self>(text, "$.params", Self::SessionClose),
             "session/delete" => crate::decode_as::<DeleteSessionRequest, Self>(text, "$.params", Self::SessionDelete),
             "session/fork" => crate::decode_as::<ForkSessionRequest, Self>(text, "$.params", Self::SessionFork),
@@ -17558,12 +20318,22 @@ impl ClientRequest {
             "session/new" => crate::decode_as::<NewSessionRequest, Self>(text, "$.params", Self::SessionNew),
             "session/prompt" => crate::decode_as::<PromptRequest, Self>(text, "$.params", Self::SessionPrompt),
             "session/resume" => crate::decode_as::<ResumeSessionRequest, Self>(text, "$.params", Self::SessionResume),
-            "session/set_config_option" => crate::decode_as::<SetSessionConfigOptionRequest, Self>(text, "$.params", Self::SessionSetConfigOption),
-            "session/set_mode" => crate::decode_as::<SetSessionModeRequest, Self>(text, "$.params", Self::SessionSetMode),
-            "session/set_title" => crate::decode_as::<SetSessionTitleRequest, Self>(text, "$.params", Self::SessionSetTitle),
+            "session/set_config_option" => {
+                crate::decode_as::<SetSessionConfigOptionRequest, Self>(text, "$.params", Self::SessionSetConfigOption)
+            }
+            "session/set_mode" => {
+                crate::decode_as::<SetSessionModeRequest, Self>(text, "$.params", Self::SessionSetMode)
+            }
+            "session/set_title" => {
+                crate::decode_as::<SetSessionTitleRequest, Self>(text, "$.params", Self::SessionSetTitle)
+            }
             "session/status" => crate::decode_as::<SessionStatusRequest, Self>(text, "$.params", Self::SessionStatus),
-            "session/unarchive" => crate::decode_as::<UnarchiveSessionRequest, Self>(text, "$.params", Self::SessionUnarchive),
-            m if m.starts_with('_') => Ok(Decoded { value: Self::Ext(crate::ExtMessage::new(m, params)), warnings: Vec::new() }),
+            "session/unarchive" => {
+                crate::decode_as::<UnarchiveSessionRequest, Self>(text, "$.params", Self::SessionUnarchive)
+            }
+            m if m.starts_with('_') => {
+                Ok(Decoded { value: Self::Ext(crate::ExtMessage::new(m, params)), warnings: Vec::new() })
+            }
             _ => Err(crate::DispatchError::MethodNotFound),
         }
     }
@@ -17592,16 +20362,27 @@ impl ClientRequest {
             Self::SessionSetTitle(v) => serde_json::to_writer(&mut *buf, v),
             Self::SessionStatus(v) => serde_json::to_writer(&mut *buf, v),
             Self::SessionUnarchive(v) => serde_json::to_writer(&mut *buf, v),
-            Self::Ext(e) => { buf.extend_from_slice(e.payload_text().as_bytes()); Ok(()) }
+            Self::Ext(e) => {
+                buf.extend_from_slice(e.payload_text().as_bytes());
+                Ok(())
+            }
         }
     }
 }
 
 impl crate::Payload for ClientRequest {
-    fn decode(method: &str, payload: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> { Self::decode(method, payload) }
-    fn method(&self) -> &str { Self::method(self) }
-    fn type_name(&self) -> Option<&'static str> { Self::type_name(self) }
-    fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> { Self::encode_payload(self, buf) }
+    fn decode(method: &str, payload: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> {
+        Self::decode(method, payload)
+    }
+    fn method(&self) -> &str {
+        Self::method(self)
+    }
+    fn type_name(&self) -> Option<&'static str> {
+        Self::type_name(self)
+    }
+    fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> {
+        Self::encode_payload(self, buf)
+    }
 }
 
 /// A notification sent by the client, handled by the agent.
@@ -17640,12 +20421,21 @@ impl ClientNotification {
 
     /// Decodes the params of `method` (absent or `null` params decode as `{}`).
     pub fn decode(method: &str, params: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> {
-        let text = match params { Some(r) if r.get() != "null" => r.get(), _ => "{}" };
+        let text = match params {
+            Some(r) if r.get() != "null" => r.get(),
+            _ => "{}",
+        };
         match method {
-            "$/cancel_request" => crate::decode_as::<CancelRequestNotification, Self>(text, "$.params", Self::CancelRequest),
-            "mcp/message" => crate::decode_as::<MessageMcpNotification, Self>(text, "$.params", Self::McpMessageNotification),
+            "$/cancel_request" => {
+                crate::decode_as::<CancelRequestNotification, Self>(text, "$.params", Self::CancelRequest)
+            }
+            "mcp/message" => {
+                crate::decode_as::<MessageMcpNotification, Self>(text, "$.params", Self::McpMessageNotification)
+            }
             "session/cancel" => crate::decode_as::<CancelNotification, Self>(text, "$.params", Self::SessionCancel),
-            m if m.starts_with('_') => Ok(Decoded { value: Self::Ext(crate::ExtMessage::new(m, params)), warnings: Vec::new() }),
+            m if m.starts_with('_') => {
+                Ok(Decoded { value: Self::Ext(crate::ExtMessage::new(m, params)), warnings: Vec::new() })
+            }
             _ => Err(crate::DispatchError::MethodNotFound),
         }
     }
@@ -17656,16 +20446,27 @@ impl ClientNotification {
             Self::CancelRequest(v) => serde_json::to_writer(&mut *buf, v),
             Self::McpMessageNotification(v) => serde_json::to_writer(&mut *buf, v),
             Self::SessionCancel(v) => serde_json::to_writer(&mut *buf, v),
-            Self::Ext(e) => { buf.extend_from_slice(e.payload_text().as_bytes()); Ok(()) }
+            Self::Ext(e) => {
+                buf.extend_from_slice(e.payload_text().as_bytes());
+                Ok(())
+            }
         }
     }
 }
 
 impl crate::Payload for ClientNotification {
-    fn decode(method: &str, payload: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> { Self::decode(method, payload) }
-    fn method(&self) -> &str { Self::method(self) }
-    fn type_name(&self) -> Option<&'static str> { Self::type_name(self) }
-    fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> { Self::encode_payload(self, buf) }
+    fn decode(method: &str, payload: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> {
+        Self::decode(method, payload)
+    }
+    fn method(&self) -> &str {
+        Self::method(self)
+    }
+    fn type_name(&self) -> Option<&'static str> {
+        Self::type_name(self)
+    }
+    fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> {
+        Self::encode_payload(self, buf)
+    }
 }
 
 /// A result sent by the agent, for a request it handled.
@@ -17776,16 +20577,23 @@ impl AgentResponse {
 
     /// Decodes the result of `method` (absent or `null` result decode as `{}`).
     pub fn decode(method: &str, result: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> {
-        let text = match result { Some(r) if r.get() != "null" => r.get(), _ => "{}" };
+        let text = match result {
+            Some(r) if r.get() != "null" => r.get(),
+            _ => "{}",
+        };
         match method {
             "auth/status" => crate::decode_as::<AuthStatusResponse, Self>(text, "$.result", Self::AuthStatus),
             "authenticate" => crate::decode_as::<AuthenticateResponse, Self>(text, "$.result", Self::Authenticate),
             "initialize" => crate::decode_as::<InitializeResponse, Self>(text, "$.result", Self::Initialize),
             "logout" => crate::decode_as::<LogoutResponse, Self>(text, "$.result", Self::Logout),
-            "providers/disable" => crate::decode_as::<DisableProviderResponse, Self>(text, "$.result", Self::ProvidersDisable),
+            "providers/disable" => {
+                crate::decode_as::<DisableProviderResponse, Self>(text, "$.result", Self::ProvidersDisable)
+            }
             "providers/list" => crate::decode_as::<ListProvidersResponse, Self>(text, "$.result", Self::ProvidersList),
             "providers/set" => crate::decode_as::<SetProviderResponse, Self>(text, "$.result", Self::ProvidersSet),
-            "session/archive" => crate::decode_as::<ArchiveSessionResponse, Self>(text, "$.result", Self::SessionArchive),
+            "session/archive" => {
+                crate::decode_as::<ArchiveSessionResponse, Self>(text, "$.result", Self::SessionArchive)
+            }
             "session/close" => crate::decode_as::<CloseSessionResponse, Self>(text, "$.result", Self::SessionClose),
             "session/delete" => crate::decode_as::<DeleteSessionResponse, Self>(text, "$.result", Self::SessionDelete),
             "session/fork" => crate::decode_as::<ForkSessionResponse, Self>(text, "$.result", Self::SessionFork),
@@ -17794,12 +20602,22 @@ impl AgentResponse {
             "session/new" => crate::decode_as::<NewSessionResponse, Self>(text, "$.result", Self::SessionNew),
             "session/prompt" => crate::decode_as::<PromptResponse, Self>(text, "$.result", Self::SessionPrompt),
             "session/resume" => crate::decode_as::<ResumeSessionResponse, Self>(text, "$.result", Self::SessionResume),
-            "session/set_config_option" => crate::decode_as::<SetSessionConfigOptionResponse, Self>(text, "$.result", Self::SessionSetConfigOption),
-            "session/set_mode" => crate::decode_as::<SetSessionModeResponse, Self>(text, "$.result", Self::SessionSetMode),
-            "session/set_title" => crate::decode_as::<SetSessionTitleResponse, Self>(text, "$.result", Self::SessionSetTitle),
+            "session/set_config_option" => {
+                crate::decode_as::<SetSessionConfigOptionResponse, Self>(text, "$.result", Self::SessionSetConfigOption)
+            }
+            "session/set_mode" => {
+                crate::decode_as::<SetSessionModeResponse, Self>(text, "$.result", Self::SessionSetMode)
+            }
+            "session/set_title" => {
+                crate::decode_as::<SetSessionTitleResponse, Self>(text, "$.result", Self::SessionSetTitle)
+            }
             "session/status" => crate::decode_as::<SessionStatusResponse, Self>(text, "$.result", Self::SessionStatus),
-            "session/unarchive" => crate::decode_as::<UnarchiveSessionResponse, Self>(text, "$.result", Self::SessionUnarchive),
-            m if m.starts_with('_') => Ok(Decoded { value: Self::Ext(crate::ExtMessage::new(m, result)), warnings: Vec::new() }),
+            "session/unarchive" => {
+                crate::decode_as::<UnarchiveSessionResponse, Self>(text, "$.result", Self::SessionUnarchive)
+            }
+            m if m.starts_with('_') => {
+                Ok(Decoded { value: Self::Ext(crate::ExtMessage::new(m, result)), warnings: Vec::new() })
+            }
             _ => Err(crate::DispatchError::MethodNotFound),
         }
     }
@@ -17828,16 +20646,27 @@ impl AgentResponse {
             Self::SessionSetTitle(v) => serde_json::to_writer(&mut *buf, v),
             Self::SessionStatus(v) => serde_json::to_writer(&mut *buf, v),
             Self::SessionUnarchive(v) => serde_json::to_writer(&mut *buf, v),
-            Self::Ext(e) => { buf.extend_from_slice(e.payload_text().as_bytes()); Ok(()) }
+            Self::Ext(e) => {
+                buf.extend_from_slice(e.payload_text().as_bytes());
+                Ok(())
+            }
         }
     }
 }
 
 impl crate::Payload for AgentResponse {
-    fn decode(method: &str, payload: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> { Self::decode(method, payload) }
-    fn method(&self) -> &str { Self::method(self) }
-    fn type_name(&self) -> Option<&'static str> { Self::type_name(self) }
-    fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> { Self::encode_payload(self, buf) }
+    fn decode(method: &str, payload: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> {
+        Self::decode(method, payload)
+    }
+    fn method(&self) -> &str {
+        Self::method(self)
+    }
+    fn type_name(&self) -> Option<&'static str> {
+        Self::type_name(self)
+    }
+    fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> {
+        Self::encode_payload(self, buf)
+    }
 }
 
 /// A request sent by the agent, handled by the client.
@@ -17904,19 +20733,40 @@ impl AgentRequest {
 
     /// Decodes the params of `method` (absent or `null` params decode as `{}`).
     pub fn decode(method: &str, params: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> {
-        let text = match params { Some(r) if r.get() != "null" => r.get(), _ => "{}" };
+        let text = match params {
+            Some(r) if r.get() != "null" => r.get(),
+            _ => "{}",
+        };
         match method {
-            "elicitation/create" => crate::decode_as::<CreateElicitationRequest, Self>(text, "$.params", Self::ElicitationCreate),
-            "fs/read_text_file" => crate::decode_as::<ReadTextFileRequest, Self>(text, "$.params", Self::FsReadTextFile),
-            "fs/write_text_file" => crate::decode_as::<WriteTextFileRequest, Self>(text, "$.params", Self::FsWriteTextFile),
+            "elicitation/create" => {
+                crate::decode_as::<CreateElicitationRequest, Self>(text, "$.params", Self::ElicitationCreate)
+            }
+            "fs/read_text_file" => {
+                crate::decode_as::<ReadTextFileRequest, Self>(text, "$.params", Self::FsReadTextFile)
+            }
+            "fs/write_text_file" => {
+                crate::decode_as::<WriteTextFileRequest, Self>(text, "$.params", Self::FsWriteTextFile)
+            }
             "mcp/message" => crate::decode_as::<MessageMcpRequest, Self>(text, "$.params", Self::McpMessage),
-            "session/request_permission" => crate::decode_as::<RequestPermissionRequest, Self>(text, "$.params", Self::SessionRequestPermission),
-            "terminal/create" => crate::decode_as::<CreateTerminalRequest, Self>(text, "$.params", Self::TerminalCreate),
+            "session/request_permission" => {
+                crate::decode_as::<RequestPermissionRequest, Self>(text, "$.params", Self::SessionRequestPermission)
+            }
+            "terminal/create" => {
+                crate::decode_as::<CreateTerminalRequest, Self>(text, "$.params", Self::TerminalCreate)
+            }
             "terminal/kill" => crate::decode_as::<KillTerminalRequest, Self>(text, "$.params", Self::TerminalKill),
-            "terminal/output" => crate::decode_as::<TerminalOutputRequest, Self>(text, "$.params", Self::TerminalOutput),
-            "terminal/release" => crate::decode_as::<ReleaseTerminalRequest, Self>(text, "$.params", Self::TerminalRelease),
-            "terminal/wait_for_exit" => crate::decode_as::<WaitForTerminalExitRequest, Self>(text, "$.params", Self::TerminalWaitForExit),
-            m if m.starts_with('_') => Ok(Decoded { value: Self::Ext(crate::ExtMessage::new(m, params)), warnings: Vec::new() }),
+            "terminal/output" => {
+                crate::decode_as::<TerminalOutputRequest, Self>(text, "$.params", Self::TerminalOutput)
+            }
+            "terminal/release" => {
+                crate::decode_as::<ReleaseTerminalRequest, Self>(text, "$.params", Self::TerminalRelease)
+            }
+            "terminal/wait_for_exit" => {
+                crate::decode_as::<WaitForTerminalExitRequest, Self>(text, "$.params", Self::TerminalWaitForExit)
+            }
+            m if m.starts_with('_') => {
+                Ok(Decoded { value: Self::Ext(crate::ExtMessage::new(m, params)), warnings: Vec::new() })
+            }
             _ => Err(crate::DispatchError::MethodNotFound),
         }
     }
@@ -17934,16 +20784,27 @@ impl AgentRequest {
             Self::TerminalOutput(v) => serde_json::to_writer(&mut *buf, v),
             Self::TerminalRelease(v) => serde_json::to_writer(&mut *buf, v),
             Self::TerminalWaitForExit(v) => serde_json::to_writer(&mut *buf, v),
-            Self::Ext(e) => { buf.extend_from_slice(e.payload_text().as_bytes()); Ok(()) }
+            Self::Ext(e) => {
+                buf.extend_from_slice(e.payload_text().as_bytes());
+                Ok(())
+            }
         }
     }
 }
 
 impl crate::Payload for AgentRequest {
-    fn decode(method: &str, payload: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> { Self::decode(method, payload) }
-    fn method(&self) -> &str { Self::method(self) }
-    fn type_name(&self) -> Option<&'static str> { Self::type_name(self) }
-    fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> { Self::encode_payload(self, buf) }
+    fn decode(method: &str, payload: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> {
+        Self::decode(method, payload)
+    }
+    fn method(&self) -> &str {
+        Self::method(self)
+    }
+    fn type_name(&self) -> Option<&'static str> {
+        Self::type_name(self)
+    }
+    fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> {
+        Self::encode_payload(self, buf)
+    }
 }
 
 /// A notification sent by the agent, handled by the client.
@@ -17986,13 +20847,24 @@ impl AgentNotification {
 
     /// Decodes the params of `method` (absent or `null` params decode as `{}`).
     pub fn decode(method: &str, params: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> {
-        let text = match params { Some(r) if r.get() != "null" => r.get(), _ => "{}" };
+        let text = match params {
+            Some(r) if r.get() != "null" => r.get(),
+            _ => "{}",
+        };
         match method {
-            "$/cancel_request" => crate::decode_as::<CancelRequestNotification, Self>(text, "$.params", Self::CancelRequest),
-            "auth/status_update" => crate::decode_as::<AuthStatusUpdateNotification, Self>(text, "$.params", Self::AuthStatusUpdate),
-            "elicitation/complete" => crate::decode_as::<CompleteElicitationNotification, Self>(text, "$.params", Self::ElicitationComplete),
+            "$/cancel_request" => {
+                crate::decode_as::<CancelRequestNotification, Self>(text, "$.params", Self::CancelRequest)
+            }
+            "auth/status_update" => {
+                crate::decode_as::<AuthStatusUpdateNotification, Self>(text, "$.params", Self::AuthStatusUpdate)
+            }
+            "elicitation/complete" => {
+                crate::decode_as::<CompleteElicitationNotification, Self>(text, "$.params", Self::ElicitationComplete)
+            }
             "session/update" => crate::decode_as::<SessionNotification, Self>(text, "$.params", Self::SessionUpdate),
-            m if m.starts_with('_') => Ok(Decoded { value: Self::Ext(crate::ExtMessage::new(m, params)), warnings: Vec::new() }),
+            m if m.starts_with('_') => {
+                Ok(Decoded { value: Self::Ext(crate::ExtMessage::new(m, params)), warnings: Vec::new() })
+            }
             _ => Err(crate::DispatchError::MethodNotFound),
         }
     }
@@ -18004,16 +20876,27 @@ impl AgentNotification {
             Self::AuthStatusUpdate(v) => serde_json::to_writer(&mut *buf, v),
             Self::ElicitationComplete(v) => serde_json::to_writer(&mut *buf, v),
             Self::SessionUpdate(v) => serde_json::to_writer(&mut *buf, v),
-            Self::Ext(e) => { buf.extend_from_slice(e.payload_text().as_bytes()); Ok(()) }
+            Self::Ext(e) => {
+                buf.extend_from_slice(e.payload_text().as_bytes());
+                Ok(())
+            }
         }
     }
 }
 
 impl crate::Payload for AgentNotification {
-    fn decode(method: &str, payload: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> { Self::decode(method, payload) }
-    fn method(&self) -> &str { Self::method(self) }
-    fn type_name(&self) -> Option<&'static str> { Self::type_name(self) }
-    fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> { Self::encode_payload(self, buf) }
+    fn decode(method: &str, payload: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> {
+        Self::decode(method, payload)
+    }
+    fn method(&self) -> &str {
+        Self::method(self)
+    }
+    fn type_name(&self) -> Option<&'static str> {
+        Self::type_name(self)
+    }
+    fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> {
+        Self::encode_payload(self, buf)
+    }
 }
 
 /// A result sent by the client, for a request it handled.
@@ -18080,19 +20963,40 @@ impl ClientResponse {
 
     /// Decodes the result of `method` (absent or `null` result decode as `{}`).
     pub fn decode(method: &str, result: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> {
-        let text = match result { Some(r) if r.get() != "null" => r.get(), _ => "{}" };
+        let text = match result {
+            Some(r) if r.get() != "null" => r.get(),
+            _ => "{}",
+        };
         match method {
-            "elicitation/create" => crate::decode_as::<CreateElicitationResponse, Self>(text, "$.result", Self::ElicitationCreate),
-            "fs/read_text_file" => crate::decode_as::<ReadTextFileResponse, Self>(text, "$.result", Self::FsReadTextFile),
-            "fs/write_text_file" => crate::decode_as::<WriteTextFileResponse, Self>(text, "$.result", Self::FsWriteTextFile),
+            "elicitation/create" => {
+                crate::decode_as::<CreateElicitationResponse, Self>(text, "$.result", Self::ElicitationCreate)
+            }
+            "fs/read_text_file" => {
+                crate::decode_as::<ReadTextFileResponse, Self>(text, "$.result", Self::FsReadTextFile)
+            }
+            "fs/write_text_file" => {
+                crate::decode_as::<WriteTextFileResponse, Self>(text, "$.result", Self::FsWriteTextFile)
+            }
             "mcp/message" => crate::decode_as::<MessageMcpResponse, Self>(text, "$.result", Self::McpMessage),
-            "session/request_permission" => crate::decode_as::<RequestPermissionResponse, Self>(text, "$.result", Self::SessionRequestPermission),
-            "terminal/create" => crate::decode_as::<CreateTerminalResponse, Self>(text, "$.result", Self::TerminalCreate),
+            "session/request_permission" => {
+                crate::decode_as::<RequestPermissionResponse, Self>(text, "$.result", Self::SessionRequestPermission)
+            }
+            "terminal/create" => {
+                crate::decode_as::<CreateTerminalResponse, Self>(text, "$.result", Self::TerminalCreate)
+            }
             "terminal/kill" => crate::decode_as::<KillTerminalResponse, Self>(text, "$.result", Self::TerminalKill),
-            "terminal/output" => crate::decode_as::<TerminalOutputResponse, Self>(text, "$.result", Self::TerminalOutput),
-            "terminal/release" => crate::decode_as::<ReleaseTerminalResponse, Self>(text, "$.result", Self::TerminalRelease),
-            "terminal/wait_for_exit" => crate::decode_as::<WaitForTerminalExitResponse, Self>(text, "$.result", Self::TerminalWaitForExit),
-            m if m.starts_with('_') => Ok(Decoded { value: Self::Ext(crate::ExtMessage::new(m, result)), warnings: Vec::new() }),
+            "terminal/output" => {
+                crate::decode_as::<TerminalOutputResponse, Self>(text, "$.result", Self::TerminalOutput)
+            }
+            "terminal/release" => {
+                crate::decode_as::<ReleaseTerminalResponse, Self>(text, "$.result", Self::TerminalRelease)
+            }
+            "terminal/wait_for_exit" => {
+                crate::decode_as::<WaitForTerminalExitResponse, Self>(text, "$.result", Self::TerminalWaitForExit)
+            }
+            m if m.starts_with('_') => {
+                Ok(Decoded { value: Self::Ext(crate::ExtMessage::new(m, result)), warnings: Vec::new() })
+            }
             _ => Err(crate::DispatchError::MethodNotFound),
         }
     }
@@ -18110,15 +21014,25 @@ impl ClientResponse {
             Self::TerminalOutput(v) => serde_json::to_writer(&mut *buf, v),
             Self::TerminalRelease(v) => serde_json::to_writer(&mut *buf, v),
             Self::TerminalWaitForExit(v) => serde_json::to_writer(&mut *buf, v),
-            Self::Ext(e) => { buf.extend_from_slice(e.payload_text().as_bytes()); Ok(()) }
+            Self::Ext(e) => {
+                buf.extend_from_slice(e.payload_text().as_bytes());
+                Ok(())
+            }
         }
     }
 }
 
 impl crate::Payload for ClientResponse {
-    fn decode(method: &str, payload: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> { Self::decode(method, payload) }
-    fn method(&self) -> &str { Self::method(self) }
-    fn type_name(&self) -> Option<&'static str> { Self::type_name(self) }
-    fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> { Self::encode_payload(self, buf) }
+    fn decode(method: &str, payload: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> {
+        Self::decode(method, payload)
+    }
+    fn method(&self) -> &str {
+        Self::method(self)
+    }
+    fn type_name(&self) -> Option<&'static str> {
+        Self::type_name(self)
+    }
+    fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> {
+        Self::encode_payload(self, buf)
+    }
 }
-

@@ -3,8 +3,8 @@
 //! ACP v2 (stable) types, codecs and method table, generated from the pinned schema.
 #![allow(clippy::all, clippy::pedantic, missing_docs, unreachable_pub, rustdoc::all, unused_mut, unused_variables)]
 
-use agentproto_codec::{de, Decoded, MaybeUndefined, RawJson, RawObject, SerializeFields};
 use agentproto_codec::de::OrderedMap;
+use agentproto_codec::{de, Decoded, MaybeUndefined, RawJson, RawObject, SerializeFields};
 use serde::de::{Deserialize, Deserializer, Error as _, MapAccess, Visitor};
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::value::RawValue;
@@ -70,7 +70,9 @@ impl<'de> Deserialize<'de> for RequestPermissionRequest {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = RequestPermissionRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (RequestPermissionRequest)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (RequestPermissionRequest)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RequestPermissionRequest, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_title: Option<String> = None;
@@ -91,7 +93,9 @@ impl<'de> Deserialize<'de> for RequestPermissionRequest {
                         }
                         "description" => {
                             de::seen::<A::Error>(&mut seen, 2, "description")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? { f_description = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
+                                f_description = Some(v);
+                            }
                         }
                         "subject" => {
                             de::seen::<A::Error>(&mut seen, 3, "subject")?;
@@ -103,16 +107,27 @@ impl<'de> Deserialize<'de> for RequestPermissionRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 5, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let session_id = match f_session_id { Some(v) => v, None => return Err(de::missing::<A::Error>("sessionId")) };
-                let title = match f_title { Some(v) => v, None => return Err(de::missing::<A::Error>("title")) };
+                let session_id = match f_session_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("sessionId")),
+                };
+                let title = match f_title {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("title")),
+                };
                 let description = MaybeUndefined::from_present(f_description);
                 let subject = MaybeUndefined::from_present(f_subject);
-                let options = match f_options { Some(v) => v, None => return Err(de::missing::<A::Error>("options")) };
+                let options = match f_options {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("options")),
+                };
                 de::min_items::<_, A::Error>(&options, 1, "options")?;
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(RequestPermissionRequest { session_id, title, description, subject, options, meta })
@@ -126,11 +141,32 @@ impl<'de> Deserialize<'de> for RequestPermissionRequest {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default, serde::Serialize, serde::Deserialize)]
 #[serde(transparent)]
 pub struct SessionId(pub String);
-impl SessionId { /** The text. */ pub fn as_str(&self) -> &str { &self.0 } }
-impl From<&str> for SessionId { fn from(s: &str) -> Self { Self(s.to_owned()) } }
-impl From<String> for SessionId { fn from(s: String) -> Self { Self(s) } }
-impl AsRef<str> for SessionId { fn as_ref(&self) -> &str { &self.0 } }
-impl fmt::Display for SessionId { fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str(&self.0) } }
+impl SessionId {
+    /** The text. */
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+impl From<&str> for SessionId {
+    fn from(s: &str) -> Self {
+        Self(s.to_owned())
+    }
+}
+impl From<String> for SessionId {
+    fn from(s: String) -> Self {
+        Self(s)
+    }
+}
+impl AsRef<str> for SessionId {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+impl fmt::Display for SessionId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
 
 /// The operation requiring permission.
 #[derive(Debug, Clone, PartialEq)]
@@ -146,8 +182,14 @@ pub enum RequestPermissionSubject {
 impl SerializeFields for RequestPermissionSubject {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         match self {
-            Self::ToolCall(v) => { m.serialize_entry("type", "tool_call")?; v.serialize_fields(m, skip)?; }
-            Self::Command(v) => { m.serialize_entry("type", "command")?; v.serialize_fields(m, skip)?; }
+            Self::ToolCall(v) => {
+                m.serialize_entry("type", "tool_call")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::Command(v) => {
+                m.serialize_entry("type", "command")?;
+                v.serialize_fields(m, skip)?;
+            }
             Self::Unknown(raw) => raw.serialize_fields(m, skip)?,
         }
         Ok(())
@@ -156,7 +198,9 @@ impl SerializeFields for RequestPermissionSubject {
 
 impl Serialize for RequestPermissionSubject {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        if let Self::Unknown(raw) = self { return raw.serialize(s); }
+        if let Self::Unknown(raw) = self {
+            return raw.serialize(s);
+        }
         let mut m = s.serialize_map(None)?;
         self.serialize_fields(&mut m, &[])?;
         m.end()
@@ -171,9 +215,7 @@ impl<'de> Deserialize<'de> for RequestPermissionSubject {
             Some("tool_call") => Self::ToolCall(de::from_raw::<ToolCallPermissionSubject, D::Error>(raw)?),
             Some("command") => Self::Command(de::from_raw::<CommandPermissionSubject, D::Error>(raw)?),
             None => return Err(de::missing::<D::Error>("type")),
-            Some(other) => {
-                Self::Unknown(RawJson::from_raw(raw))
-            }
+            Some(other) => Self::Unknown(RawJson::from_raw(raw)),
         })
     }
 }
@@ -245,8 +287,12 @@ impl SerializeFields for ToolCallUpdate {
             MaybeUndefined::Null => m.serialize_entry("locations", &())?,
             MaybeUndefined::Value(v) => m.serialize_entry("locations", v)?,
         }
-        if let Some(v) = &self.raw_input { m.serialize_entry("rawInput", v)?; }
-        if let Some(v) = &self.raw_output { m.serialize_entry("rawOutput", v)?; }
+        if let Some(v) = &self.raw_input {
+            m.serialize_entry("rawInput", v)?;
+        }
+        if let Some(v) = &self.raw_output {
+            m.serialize_entry("rawOutput", v)?;
+        }
         match &self.capabilities {
             MaybeUndefined::Undefined => {}
             MaybeUndefined::Null => m.serialize_entry("capabilities", &())?,
@@ -274,7 +320,9 @@ impl<'de> Deserialize<'de> for ToolCallUpdate {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ToolCallUpdate;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ToolCallUpdate)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ToolCallUpdate)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ToolCallUpdate, A::Error> {
                 let mut f_tool_call_id: Option<ToolCallId> = None;
                 let mut f_name: Option<Option<String>> = None;
@@ -296,50 +344,75 @@ impl<'de> Deserialize<'de> for ToolCallUpdate {
                         }
                         "name" => {
                             de::seen::<A::Error>(&mut seen, 1, "name")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "name")? { f_name = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "name")? {
+                                f_name = Some(v);
+                            }
                         }
                         "title" => {
                             de::seen::<A::Error>(&mut seen, 2, "title")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? { f_title = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? {
+                                f_title = Some(v);
+                            }
                         }
                         "kind" => {
                             de::seen::<A::Error>(&mut seen, 3, "kind")?;
-                            if let Some(v) = de::field_lenient::<A, Option<ToolKind>>(&mut map, "kind")? { f_kind = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<ToolKind>>(&mut map, "kind")? {
+                                f_kind = Some(v);
+                            }
                         }
                         "status" => {
                             de::seen::<A::Error>(&mut seen, 4, "status")?;
-                            if let Some(v) = de::field_lenient::<A, Option<ToolCallStatus>>(&mut map, "status")? { f_status = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<ToolCallStatus>>(&mut map, "status")? {
+                                f_status = Some(v);
+                            }
                         }
                         "content" => {
                             de::seen::<A::Error>(&mut seen, 5, "content")?;
                             let r = de::field_items::<A, ToolCallContent>(&mut map, "content", true, true)?;
-                            if let Some(v) = r { f_content = Some(v); }
+                            if let Some(v) = r {
+                                f_content = Some(v);
+                            }
                         }
                         "locations" => {
                             de::seen::<A::Error>(&mut seen, 6, "locations")?;
                             let r = de::field_items::<A, ToolCallLocation>(&mut map, "locations", true, true)?;
-                            if let Some(v) = r { f_locations = Some(v); }
+                            if let Some(v) = r {
+                                f_locations = Some(v);
+                            }
                         }
                         "rawInput" => {
                             de::seen::<A::Error>(&mut seen, 7, "rawInput")?;
-                            if let Some(v) = de::field_lenient::<A, RawJson>(&mut map, "rawInput")? { f_raw_input = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, RawJson>(&mut map, "rawInput")? {
+                                f_raw_input = Some(v);
+                            }
                         }
                         "rawOutput" => {
                             de::seen::<A::Error>(&mut seen, 8, "rawOutput")?;
-                            if let Some(v) = de::field_lenient::<A, RawJson>(&mut map, "rawOutput")? { f_raw_output = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, RawJson>(&mut map, "rawOutput")? {
+                                f_raw_output = Some(v);
+                            }
                         }
                         "capabilities" => {
                             de::seen::<A::Error>(&mut seen, 9, "capabilities")?;
-                            if let Some(v) = de::field_lenient::<A, Option<ToolCallCapabilities>>(&mut map, "capabilities")? { f_capabilities = Some(v); }
+                            if let Some(v) =
+                                de::field_lenient::<A, Option<ToolCallCapabilities>>(&mut map, "capabilities")?
+                            {
+                                f_capabilities = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 10, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let tool_call_id = match f_tool_call_id { Some(v) => v, None => return Err(de::missing::<A::Error>("toolCallId")) };
+                let tool_call_id = match f_tool_call_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("toolCallId")),
+                };
                 let name = MaybeUndefined::from_present(f_name);
                 let title = MaybeUndefined::from_present(f_title);
                 let kind = MaybeUndefined::from_present(f_kind);
@@ -350,7 +423,19 @@ impl<'de> Deserialize<'de> for ToolCallUpdate {
                 let raw_output = f_raw_output;
                 let capabilities = MaybeUndefined::from_present(f_capabilities);
                 let meta = MaybeUndefined::from_present(f_meta);
-                Ok(ToolCallUpdate { tool_call_id, name, title, kind, status, content, locations, raw_input, raw_output, capabilities, meta })
+                Ok(ToolCallUpdate {
+                    tool_call_id,
+                    name,
+                    title,
+                    kind,
+                    status,
+                    content,
+                    locations,
+                    raw_input,
+                    raw_output,
+                    capabilities,
+                    meta,
+                })
             }
         }
         d.deserialize_map(V)
@@ -361,11 +446,32 @@ impl<'de> Deserialize<'de> for ToolCallUpdate {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default, serde::Serialize, serde::Deserialize)]
 #[serde(transparent)]
 pub struct ToolCallId(pub String);
-impl ToolCallId { /** The text. */ pub fn as_str(&self) -> &str { &self.0 } }
-impl From<&str> for ToolCallId { fn from(s: &str) -> Self { Self(s.to_owned()) } }
-impl From<String> for ToolCallId { fn from(s: String) -> Self { Self(s) } }
-impl AsRef<str> for ToolCallId { fn as_ref(&self) -> &str { &self.0 } }
-impl fmt::Display for ToolCallId { fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str(&self.0) } }
+impl ToolCallId {
+    /** The text. */
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+impl From<&str> for ToolCallId {
+    fn from(s: &str) -> Self {
+        Self(s.to_owned())
+    }
+}
+impl From<String> for ToolCallId {
+    fn from(s: String) -> Self {
+        Self(s)
+    }
+}
+impl AsRef<str> for ToolCallId {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+impl fmt::Display for ToolCallId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
 
 /// Categories of tools that can be invoked.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -406,7 +512,8 @@ pub enum ToolKind {
 
 impl ToolKind {
     /// Every value this schema lists.
-    pub const VALUES: &'static [&'static str] = &["read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other"];
+    pub const VALUES: &'static [&'static str] =
+        &["read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other"];
     /// The wire value.
     pub fn as_str(&self) -> &str {
         match self {
@@ -426,7 +533,9 @@ impl ToolKind {
 }
 
 impl Serialize for ToolKind {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> { s.serialize_str(self.as_str()) }
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
 }
 
 impl<'de> Deserialize<'de> for ToolKind {
@@ -477,7 +586,8 @@ pub enum ToolCallStatus {
 
 impl ToolCallStatus {
     /// Every value this schema lists.
-    pub const VALUES: &'static [&'static str] = &["pending", "in_progress", "paused", "completed", "failed", "cancelled"];
+    pub const VALUES: &'static [&'static str] =
+        &["pending", "in_progress", "paused", "completed", "failed", "cancelled"];
     /// The wire value.
     pub fn as_str(&self) -> &str {
         match self {
@@ -493,7 +603,9 @@ impl ToolCallStatus {
 }
 
 impl Serialize for ToolCallStatus {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> { s.serialize_str(self.as_str()) }
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
 }
 
 impl<'de> Deserialize<'de> for ToolCallStatus {
@@ -527,9 +639,18 @@ pub enum ToolCallContent {
 impl SerializeFields for ToolCallContent {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         match self {
-            Self::Content(v) => { m.serialize_entry("type", "content")?; v.serialize_fields(m, skip)?; }
-            Self::Diff(v) => { m.serialize_entry("type", "diff")?; v.serialize_fields(m, skip)?; }
-            Self::Terminal(v) => { m.serialize_entry("type", "terminal")?; v.serialize_fields(m, skip)?; }
+            Self::Content(v) => {
+                m.serialize_entry("type", "content")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::Diff(v) => {
+                m.serialize_entry("type", "diff")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::Terminal(v) => {
+                m.serialize_entry("type", "terminal")?;
+                v.serialize_fields(m, skip)?;
+            }
             Self::Unknown(raw) => raw.serialize_fields(m, skip)?,
         }
         Ok(())
@@ -538,7 +659,9 @@ impl SerializeFields for ToolCallContent {
 
 impl Serialize for ToolCallContent {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        if let Self::Unknown(raw) = self { return raw.serialize(s); }
+        if let Self::Unknown(raw) = self {
+            return raw.serialize(s);
+        }
         let mut m = s.serialize_map(None)?;
         self.serialize_fields(&mut m, &[])?;
         m.end()
@@ -554,9 +677,7 @@ impl<'de> Deserialize<'de> for ToolCallContent {
             Some("diff") => Self::Diff(de::from_raw::<Diff, D::Error>(raw)?),
             Some("terminal") => Self::Terminal(de::from_raw::<Terminal, D::Error>(raw)?),
             None => return Err(de::missing::<D::Error>("type")),
-            Some(other) => {
-                Self::Unknown(RawJson::from_raw(raw))
-            }
+            Some(other) => Self::Unknown(RawJson::from_raw(raw)),
         })
     }
 }
@@ -581,11 +702,26 @@ pub enum ContentBlock {
 impl SerializeFields for ContentBlock {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         match self {
-            Self::Text(v) => { m.serialize_entry("type", "text")?; v.serialize_fields(m, skip)?; }
-            Self::Image(v) => { m.serialize_entry("type", "image")?; v.serialize_fields(m, skip)?; }
-            Self::Audio(v) => { m.serialize_entry("type", "audio")?; v.serialize_fields(m, skip)?; }
-            Self::ResourceLink(v) => { m.serialize_entry("type", "resource_link")?; v.serialize_fields(m, skip)?; }
-            Self::Resource(v) => { m.serialize_entry("type", "resource")?; v.serialize_fields(m, skip)?; }
+            Self::Text(v) => {
+                m.serialize_entry("type", "text")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::Image(v) => {
+                m.serialize_entry("type", "image")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::Audio(v) => {
+                m.serialize_entry("type", "audio")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::ResourceLink(v) => {
+                m.serialize_entry("type", "resource_link")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::Resource(v) => {
+                m.serialize_entry("type", "resource")?;
+                v.serialize_fields(m, skip)?;
+            }
             Self::Unknown(raw) => raw.serialize_fields(m, skip)?,
         }
         Ok(())
@@ -594,7 +730,9 @@ impl SerializeFields for ContentBlock {
 
 impl Serialize for ContentBlock {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        if let Self::Unknown(raw) = self { return raw.serialize(s); }
+        if let Self::Unknown(raw) = self {
+            return raw.serialize(s);
+        }
         let mut m = s.serialize_map(None)?;
         self.serialize_fields(&mut m, &[])?;
         m.end()
@@ -612,9 +750,7 @@ impl<'de> Deserialize<'de> for ContentBlock {
             Some("resource_link") => Self::ResourceLink(de::from_raw::<ResourceLink, D::Error>(raw)?),
             Some("resource") => Self::Resource(de::from_raw::<EmbeddedResource, D::Error>(raw)?),
             None => return Err(de::missing::<D::Error>("type")),
-            Some(other) => {
-                Self::Unknown(RawJson::from_raw(raw))
-            }
+            Some(other) => Self::Unknown(RawJson::from_raw(raw)),
         })
     }
 }
@@ -685,7 +821,9 @@ impl<'de> Deserialize<'de> for Annotations {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = Annotations;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (Annotations)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (Annotations)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Annotations, A::Error> {
                 let mut f_audience: Option<Option<Vec<Role>>> = None;
                 let mut f_last_modified: Option<Option<String>> = None;
@@ -697,19 +835,27 @@ impl<'de> Deserialize<'de> for Annotations {
                         "audience" => {
                             de::seen::<A::Error>(&mut seen, 0, "audience")?;
                             let r = de::field_items::<A, Role>(&mut map, "audience", true, true)?;
-                            if let Some(v) = r { f_audience = Some(v); }
+                            if let Some(v) = r {
+                                f_audience = Some(v);
+                            }
                         }
                         "lastModified" => {
                             de::seen::<A::Error>(&mut seen, 1, "lastModified")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "lastModified")? { f_last_modified = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "lastModified")? {
+                                f_last_modified = Some(v);
+                            }
                         }
                         "priority" => {
                             de::seen::<A::Error>(&mut seen, 2, "priority")?;
-                            if let Some(v) = de::field_lenient::<A, Option<f64>>(&mut map, "priority")? { f_priority = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<f64>>(&mut map, "priority")? {
+                                f_priority = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -752,7 +898,9 @@ impl Role {
 }
 
 impl Serialize for Role {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> { s.serialize_str(self.as_str()) }
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
 }
 
 impl<'de> Deserialize<'de> for Role {
@@ -809,7 +957,9 @@ impl<'de> Deserialize<'de> for TextContent {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = TextContent;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (TextContent)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (TextContent)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TextContent, A::Error> {
                 let mut f_text: Option<String> = None;
                 let mut f_annotations: Option<Option<Annotations>> = None;
@@ -823,16 +973,23 @@ impl<'de> Deserialize<'de> for TextContent {
                         }
                         "annotations" => {
                             de::seen::<A::Error>(&mut seen, 1, "annotations")?;
-                            if let Some(v) = de::field_lenient::<A, Option<Annotations>>(&mut map, "annotations")? { f_annotations = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<Annotations>>(&mut map, "annotations")? {
+                                f_annotations = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let text = match f_text { Some(v) => v, None => return Err(de::missing::<A::Error>("text")) };
+                let text = match f_text {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("text")),
+                };
                 let annotations = MaybeUndefined::from_present(f_annotations);
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(TextContent { text, annotations, meta })
@@ -846,11 +1003,32 @@ impl<'de> Deserialize<'de> for TextContent {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default, serde::Serialize, serde::Deserialize)]
 #[serde(transparent)]
 pub struct MediaType(pub String);
-impl MediaType { /** The text. */ pub fn as_str(&self) -> &str { &self.0 } }
-impl From<&str> for MediaType { fn from(s: &str) -> Self { Self(s.to_owned()) } }
-impl From<String> for MediaType { fn from(s: String) -> Self { Self(s) } }
-impl AsRef<str> for MediaType { fn as_ref(&self) -> &str { &self.0 } }
-impl fmt::Display for MediaType { fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str(&self.0) } }
+impl MediaType {
+    /** The text. */
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+impl From<&str> for MediaType {
+    fn from(s: &str) -> Self {
+        Self(s.to_owned())
+    }
+}
+impl From<String> for MediaType {
+    fn from(s: String) -> Self {
+        Self(s)
+    }
+}
+impl AsRef<str> for MediaType {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+impl fmt::Display for MediaType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
 
 /// An image provided to or from an LLM.
 #[derive(Debug, Clone, PartialEq)]
@@ -905,7 +1083,9 @@ impl<'de> Deserialize<'de> for ImageContent {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ImageContent;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ImageContent)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ImageContent)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ImageContent, A::Error> {
                 let mut f_data: Option<String> = None;
                 let mut f_mime_type: Option<MediaType> = None;
@@ -925,21 +1105,33 @@ impl<'de> Deserialize<'de> for ImageContent {
                         }
                         "uri" => {
                             de::seen::<A::Error>(&mut seen, 2, "uri")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "uri")? { f_uri = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "uri")? {
+                                f_uri = Some(v);
+                            }
                         }
                         "annotations" => {
                             de::seen::<A::Error>(&mut seen, 3, "annotations")?;
-                            if let Some(v) = de::field_lenient::<A, Option<Annotations>>(&mut map, "annotations")? { f_annotations = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<Annotations>>(&mut map, "annotations")? {
+                                f_annotations = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 4, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let data = match f_data { Some(v) => v, None => return Err(de::missing::<A::Error>("data")) };
-                let mime_type = match f_mime_type { Some(v) => v, None => return Err(de::missing::<A::Error>("mimeType")) };
+                let data = match f_data {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("data")),
+                };
+                let mime_type = match f_mime_type {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("mimeType")),
+                };
                 let uri = MaybeUndefined::from_present(f_uri);
                 let annotations = MaybeUndefined::from_present(f_annotations);
                 let meta = MaybeUndefined::from_present(f_meta);
@@ -996,7 +1188,9 @@ impl<'de> Deserialize<'de> for AudioContent {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = AudioContent;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (AudioContent)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (AudioContent)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AudioContent, A::Error> {
                 let mut f_data: Option<String> = None;
                 let mut f_mime_type: Option<MediaType> = None;
@@ -1015,17 +1209,27 @@ impl<'de> Deserialize<'de> for AudioContent {
                         }
                         "annotations" => {
                             de::seen::<A::Error>(&mut seen, 2, "annotations")?;
-                            if let Some(v) = de::field_lenient::<A, Option<Annotations>>(&mut map, "annotations")? { f_annotations = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<Annotations>>(&mut map, "annotations")? {
+                                f_annotations = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let data = match f_data { Some(v) => v, None => return Err(de::missing::<A::Error>("data")) };
-                let mime_type = match f_mime_type { Some(v) => v, None => return Err(de::missing::<A::Error>("mimeType")) };
+                let data = match f_data {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("data")),
+                };
+                let mime_type = match f_mime_type {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("mimeType")),
+                };
                 let annotations = MaybeUndefined::from_present(f_annotations);
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(AudioContent { data, mime_type, annotations, meta })
@@ -1096,7 +1300,9 @@ impl<'de> Deserialize<'de> for Icon {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = Icon;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (Icon)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (Icon)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Icon, A::Error> {
                 let mut f_src: Option<String> = None;
                 let mut f_mime_type: Option<Option<MediaType>> = None;
@@ -1112,25 +1318,36 @@ impl<'de> Deserialize<'de> for Icon {
                         }
                         "mimeType" => {
                             de::seen::<A::Error>(&mut seen, 1, "mimeType")?;
-                            if let Some(v) = de::field_lenient::<A, Option<MediaType>>(&mut map, "mimeType")? { f_mime_type = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<MediaType>>(&mut map, "mimeType")? {
+                                f_mime_type = Some(v);
+                            }
                         }
                         "sizes" => {
                             de::seen::<A::Error>(&mut seen, 2, "sizes")?;
                             let r = de::field_items::<A, String>(&mut map, "sizes", true, true)?;
-                            if let Some(v) = r { f_sizes = Some(v); }
+                            if let Some(v) = r {
+                                f_sizes = Some(v);
+                            }
                         }
                         "theme" => {
                             de::seen::<A::Error>(&mut seen, 3, "theme")?;
-                            if let Some(v) = de::field_lenient::<A, Option<IconTheme>>(&mut map, "theme")? { f_theme = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<IconTheme>>(&mut map, "theme")? {
+                                f_theme = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 4, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let src = match f_src { Some(v) => v, None => return Err(de::missing::<A::Error>("src")) };
+                let src = match f_src {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("src")),
+                };
                 let mime_type = MaybeUndefined::from_present(f_mime_type);
                 let sizes = MaybeUndefined::from_present(f_sizes);
                 let theme = MaybeUndefined::from_present(f_theme);
@@ -1169,7 +1386,9 @@ impl IconTheme {
 }
 
 impl Serialize for IconTheme {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> { s.serialize_str(self.as_str()) }
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
 }
 
 impl<'de> Deserialize<'de> for IconTheme {
@@ -1264,7 +1483,9 @@ impl<'de> Deserialize<'de> for ResourceLink {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ResourceLink;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ResourceLink)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ResourceLink)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ResourceLink, A::Error> {
                 let mut f_name: Option<String> = None;
                 let mut f_uri: Option<String> = None;
@@ -1288,38 +1509,58 @@ impl<'de> Deserialize<'de> for ResourceLink {
                         }
                         "title" => {
                             de::seen::<A::Error>(&mut seen, 2, "title")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? { f_title = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? {
+                                f_title = Some(v);
+                            }
                         }
                         "description" => {
                             de::seen::<A::Error>(&mut seen, 3, "description")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? { f_description = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
+                                f_description = Some(v);
+                            }
                         }
                         "icons" => {
                             de::seen::<A::Error>(&mut seen, 4, "icons")?;
                             let r = de::field_items::<A, Icon>(&mut map, "icons", true, true)?;
-                            if let Some(v) = r { f_icons = Some(v); }
+                            if let Some(v) = r {
+                                f_icons = Some(v);
+                            }
                         }
                         "mimeType" => {
                             de::seen::<A::Error>(&mut seen, 5, "mimeType")?;
-                            if let Some(v) = de::field_lenient::<A, Option<MediaType>>(&mut map, "mimeType")? { f_mime_type = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<MediaType>>(&mut map, "mimeType")? {
+                                f_mime_type = Some(v);
+                            }
                         }
                         "size" => {
                             de::seen::<A::Error>(&mut seen, 6, "size")?;
-                            if let Some(v) = de::field_lenient::<A, Option<u64>>(&mut map, "size")? { f_size = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<u64>>(&mut map, "size")? {
+                                f_size = Some(v);
+                            }
                         }
                         "annotations" => {
                             de::seen::<A::Error>(&mut seen, 7, "annotations")?;
-                            if let Some(v) = de::field_lenient::<A, Option<Annotations>>(&mut map, "annotations")? { f_annotations = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<Annotations>>(&mut map, "annotations")? {
+                                f_annotations = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 8, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let name = match f_name { Some(v) => v, None => return Err(de::missing::<A::Error>("name")) };
-                let uri = match f_uri { Some(v) => v, None => return Err(de::missing::<A::Error>("uri")) };
+                let name = match f_name {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("name")),
+                };
+                let uri = match f_uri {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("uri")),
+                };
                 let title = MaybeUndefined::from_present(f_title);
                 let description = MaybeUndefined::from_present(f_description);
                 let icons = MaybeUndefined::from_present(f_icons);
@@ -1364,8 +1605,12 @@ impl Serialize for EmbeddedResourceResource {
 impl<'de> Deserialize<'de> for EmbeddedResourceResource {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let raw = <&'de RawValue>::deserialize(d)?;
-        if let Some(v) = de::try_variant::<TextResourceContents>(raw) { return Ok(Self::TextResourceContents(v)); }
-        if let Some(v) = de::try_variant::<BlobResourceContents>(raw) { return Ok(Self::BlobResourceContents(v)); }
+        if let Some(v) = de::try_variant::<TextResourceContents>(raw) {
+            return Ok(Self::TextResourceContents(v));
+        }
+        if let Some(v) = de::try_variant::<BlobResourceContents>(raw) {
+            return Ok(Self::BlobResourceContents(v));
+        }
         Err(de::no_variant::<D::Error>("one of TextResourceContents, BlobResourceContents", raw))
     }
 }
@@ -1416,7 +1661,9 @@ impl<'de> Deserialize<'de> for TextResourceContents {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = TextResourceContents;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (TextResourceContents)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (TextResourceContents)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TextResourceContents, A::Error> {
                 let mut f_text: Option<String> = None;
                 let mut f_uri: Option<String> = None;
@@ -1435,17 +1682,27 @@ impl<'de> Deserialize<'de> for TextResourceContents {
                         }
                         "mimeType" => {
                             de::seen::<A::Error>(&mut seen, 2, "mimeType")?;
-                            if let Some(v) = de::field_lenient::<A, Option<MediaType>>(&mut map, "mimeType")? { f_mime_type = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<MediaType>>(&mut map, "mimeType")? {
+                                f_mime_type = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let text = match f_text { Some(v) => v, None => return Err(de::missing::<A::Error>("text")) };
-                let uri = match f_uri { Some(v) => v, None => return Err(de::missing::<A::Error>("uri")) };
+                let text = match f_text {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("text")),
+                };
+                let uri = match f_uri {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("uri")),
+                };
                 let mime_type = MaybeUndefined::from_present(f_mime_type);
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(TextResourceContents { text, uri, mime_type, meta })
@@ -1501,7 +1758,9 @@ impl<'de> Deserialize<'de> for BlobResourceContents {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = BlobResourceContents;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (BlobResourceContents)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (BlobResourceContents)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<BlobResourceContents, A::Error> {
                 let mut f_blob: Option<String> = None;
                 let mut f_uri: Option<String> = None;
@@ -1520,17 +1779,27 @@ impl<'de> Deserialize<'de> for BlobResourceContents {
                         }
                         "mimeType" => {
                             de::seen::<A::Error>(&mut seen, 2, "mimeType")?;
-                            if let Some(v) = de::field_lenient::<A, Option<MediaType>>(&mut map, "mimeType")? { f_mime_type = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<MediaType>>(&mut map, "mimeType")? {
+                                f_mime_type = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let blob = match f_blob { Some(v) => v, None => return Err(de::missing::<A::Error>("blob")) };
-                let uri = match f_uri { Some(v) => v, None => return Err(de::missing::<A::Error>("uri")) };
+                let blob = match f_blob {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("blob")),
+                };
+                let uri = match f_uri {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("uri")),
+                };
                 let mime_type = MaybeUndefined::from_present(f_mime_type);
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(BlobResourceContents { blob, uri, mime_type, meta })
@@ -1583,7 +1852,9 @@ impl<'de> Deserialize<'de> for EmbeddedResource {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = EmbeddedResource;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (EmbeddedResource)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (EmbeddedResource)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<EmbeddedResource, A::Error> {
                 let mut f_resource: Option<EmbeddedResourceResource> = None;
                 let mut f_annotations: Option<Option<Annotations>> = None;
@@ -1597,16 +1868,23 @@ impl<'de> Deserialize<'de> for EmbeddedResource {
                         }
                         "annotations" => {
                             de::seen::<A::Error>(&mut seen, 1, "annotations")?;
-                            if let Some(v) = de::field_lenient::<A, Option<Annotations>>(&mut map, "annotations")? { f_annotations = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<Annotations>>(&mut map, "annotations")? {
+                                f_annotations = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let resource = match f_resource { Some(v) => v, None => return Err(de::missing::<A::Error>("resource")) };
+                let resource = match f_resource {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("resource")),
+                };
                 let annotations = MaybeUndefined::from_present(f_annotations);
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(EmbeddedResource { resource, annotations, meta })
@@ -1652,7 +1930,9 @@ impl<'de> Deserialize<'de> for Content {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = Content;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (Content)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (Content)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Content, A::Error> {
                 let mut f_content: Option<ContentBlock> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -1665,12 +1945,17 @@ impl<'de> Deserialize<'de> for Content {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let content = match f_content { Some(v) => v, None => return Err(de::missing::<A::Error>("content")) };
+                let content = match f_content {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("content")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(Content { content, meta })
             }
@@ -1699,11 +1984,26 @@ pub enum DiffChangeVariant {
 impl SerializeFields for DiffChangeVariant {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         match self {
-            Self::Add(v) => { m.serialize_entry("operation", "add")?; v.serialize_fields(m, skip)?; }
-            Self::Delete(v) => { m.serialize_entry("operation", "delete")?; v.serialize_fields(m, skip)?; }
-            Self::Modify(v) => { m.serialize_entry("operation", "modify")?; v.serialize_fields(m, skip)?; }
-            Self::Move(v) => { m.serialize_entry("operation", "move")?; v.serialize_fields(m, skip)?; }
-            Self::Copy(v) => { m.serialize_entry("operation", "copy")?; v.serialize_fields(m, skip)?; }
+            Self::Add(v) => {
+                m.serialize_entry("operation", "add")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::Delete(v) => {
+                m.serialize_entry("operation", "delete")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::Modify(v) => {
+                m.serialize_entry("operation", "modify")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::Move(v) => {
+                m.serialize_entry("operation", "move")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::Copy(v) => {
+                m.serialize_entry("operation", "copy")?;
+                v.serialize_fields(m, skip)?;
+            }
             Self::Unknown(raw) => raw.serialize_fields(m, skip)?,
         }
         Ok(())
@@ -1712,7 +2012,9 @@ impl SerializeFields for DiffChangeVariant {
 
 impl Serialize for DiffChangeVariant {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        if let Self::Unknown(raw) = self { return raw.serialize(s); }
+        if let Self::Unknown(raw) = self {
+            return raw.serialize(s);
+        }
         let mut m = s.serialize_map(None)?;
         self.serialize_fields(&mut m, &[])?;
         m.end()
@@ -1730,9 +2032,7 @@ impl<'de> Deserialize<'de> for DiffChangeVariant {
             Some("move") => Self::Move(de::from_raw::<DiffPathPairChange, D::Error>(raw)?),
             Some("copy") => Self::Copy(de::from_raw::<DiffPathPairChange, D::Error>(raw)?),
             None => return Err(de::missing::<D::Error>("operation")),
-            Some(other) => {
-                Self::Unknown(RawJson::from_raw(raw))
-            }
+            Some(other) => Self::Unknown(RawJson::from_raw(raw)),
         })
     }
 }
@@ -1786,10 +2086,14 @@ impl Serialize for DiffChange {
 
 impl<'de> Deserialize<'de> for DiffChange {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V<'de> { raw: &'de RawValue }
+        struct V<'de> {
+            raw: &'de RawValue,
+        }
         impl<'de> Visitor<'de> for V<'de> {
             type Value = DiffChange;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (DiffChange)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (DiffChange)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<DiffChange, A::Error> {
                 let mut f_file_type: Option<Option<DiffFileType>> = None;
                 let mut f_mime_type: Option<Option<MediaType>> = None;
@@ -1799,15 +2103,21 @@ impl<'de> Deserialize<'de> for DiffChange {
                     match key.as_str() {
                         "fileType" => {
                             de::seen::<A::Error>(&mut seen, 0, "fileType")?;
-                            if let Some(v) = de::field_lenient::<A, Option<DiffFileType>>(&mut map, "fileType")? { f_file_type = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<DiffFileType>>(&mut map, "fileType")? {
+                                f_file_type = Some(v);
+                            }
                         }
                         "mimeType" => {
                             de::seen::<A::Error>(&mut seen, 1, "mimeType")?;
-                            if let Some(v) = de::field_lenient::<A, Option<MediaType>>(&mut map, "mimeType")? { f_mime_type = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<MediaType>>(&mut map, "mimeType")? {
+                                f_mime_type = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -1860,7 +2170,9 @@ impl DiffFileType {
 }
 
 impl Serialize for DiffFileType {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> { s.serialize_str(self.as_str()) }
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
 }
 
 impl<'de> Deserialize<'de> for DiffFileType {
@@ -1880,11 +2192,32 @@ impl<'de> Deserialize<'de> for DiffFileType {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default, serde::Serialize, serde::Deserialize)]
 #[serde(transparent)]
 pub struct AbsolutePath(pub String);
-impl AbsolutePath { /** The text. */ pub fn as_str(&self) -> &str { &self.0 } }
-impl From<&str> for AbsolutePath { fn from(s: &str) -> Self { Self(s.to_owned()) } }
-impl From<String> for AbsolutePath { fn from(s: String) -> Self { Self(s) } }
-impl AsRef<str> for AbsolutePath { fn as_ref(&self) -> &str { &self.0 } }
-impl fmt::Display for AbsolutePath { fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str(&self.0) } }
+impl AbsolutePath {
+    /** The text. */
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+impl From<&str> for AbsolutePath {
+    fn from(s: &str) -> Self {
+        Self(s.to_owned())
+    }
+}
+impl From<String> for AbsolutePath {
+    fn from(s: String) -> Self {
+        Self(s)
+    }
+}
+impl AsRef<str> for AbsolutePath {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+impl fmt::Display for AbsolutePath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
 
 /// Operation metadata for add, delete, and modify changes.
 #[derive(Debug, Clone, PartialEq)]
@@ -1913,7 +2246,9 @@ impl<'de> Deserialize<'de> for DiffPathChange {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = DiffPathChange;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (DiffPathChange)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (DiffPathChange)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<DiffPathChange, A::Error> {
                 let mut f_path: Option<AbsolutePath> = None;
                 let mut seen = 0u64;
@@ -1926,7 +2261,10 @@ impl<'de> Deserialize<'de> for DiffPathChange {
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let path = match f_path { Some(v) => v, None => return Err(de::missing::<A::Error>("path")) };
+                let path = match f_path {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("path")),
+                };
                 Ok(DiffPathChange { path })
             }
         }
@@ -1964,7 +2302,9 @@ impl<'de> Deserialize<'de> for DiffPathPairChange {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = DiffPathPairChange;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (DiffPathPairChange)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (DiffPathPairChange)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<DiffPathPairChange, A::Error> {
                 let mut f_old_path: Option<AbsolutePath> = None;
                 let mut f_path: Option<AbsolutePath> = None;
@@ -1982,8 +2322,14 @@ impl<'de> Deserialize<'de> for DiffPathPairChange {
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let old_path = match f_old_path { Some(v) => v, None => return Err(de::missing::<A::Error>("oldPath")) };
-                let path = match f_path { Some(v) => v, None => return Err(de::missing::<A::Error>("path")) };
+                let old_path = match f_old_path {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("oldPath")),
+                };
+                let path = match f_path {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("path")),
+                };
                 Ok(DiffPathPairChange { old_path, path })
             }
         }
@@ -2030,7 +2376,9 @@ impl<'de> Deserialize<'de> for DiffPatch {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = DiffPatch;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (DiffPatch)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (DiffPatch)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<DiffPatch, A::Error> {
                 let mut f_format: Option<DiffPatchFormat> = None;
                 let mut f_text: Option<String> = None;
@@ -2048,13 +2396,21 @@ impl<'de> Deserialize<'de> for DiffPatch {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let format = match f_format { Some(v) => v, None => return Err(de::missing::<A::Error>("format")) };
-                let text = match f_text { Some(v) => v, None => return Err(de::missing::<A::Error>("text")) };
+                let format = match f_format {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("format")),
+                };
+                let text = match f_text {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("text")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(DiffPatch { format, text, meta })
             }
@@ -2086,7 +2442,9 @@ impl DiffPatchFormat {
 }
 
 impl Serialize for DiffPatchFormat {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> { s.serialize_str(self.as_str()) }
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
 }
 
 impl<'de> Deserialize<'de> for DiffPatchFormat {
@@ -2142,7 +2500,9 @@ impl<'de> Deserialize<'de> for Diff {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = Diff;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (Diff)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (Diff)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Diff, A::Error> {
                 let mut f_changes: Option<Vec<DiffChange>> = None;
                 let mut f_patch: Option<Option<DiffPatch>> = None;
@@ -2157,16 +2517,23 @@ impl<'de> Deserialize<'de> for Diff {
                         }
                         "patch" => {
                             de::seen::<A::Error>(&mut seen, 1, "patch")?;
-                            if let Some(v) = de::field_lenient::<A, Option<DiffPatch>>(&mut map, "patch")? { f_patch = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<DiffPatch>>(&mut map, "patch")? {
+                                f_patch = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let changes = match f_changes { Some(v) => v, None => return Err(de::missing::<A::Error>("changes")) };
+                let changes = match f_changes {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("changes")),
+                };
                 let patch = MaybeUndefined::from_present(f_patch);
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(Diff { changes, patch, meta })
@@ -2180,11 +2547,32 @@ impl<'de> Deserialize<'de> for Diff {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default, serde::Serialize, serde::Deserialize)]
 #[serde(transparent)]
 pub struct TerminalId(pub String);
-impl TerminalId { /** The text. */ pub fn as_str(&self) -> &str { &self.0 } }
-impl From<&str> for TerminalId { fn from(s: &str) -> Self { Self(s.to_owned()) } }
-impl From<String> for TerminalId { fn from(s: String) -> Self { Self(s) } }
-impl AsRef<str> for TerminalId { fn as_ref(&self) -> &str { &self.0 } }
-impl fmt::Display for TerminalId { fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str(&self.0) } }
+impl TerminalId {
+    /** The text. */
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+impl From<&str> for TerminalId {
+    fn from(s: &str) -> Self {
+        Self(s.to_owned())
+    }
+}
+impl From<String> for TerminalId {
+    fn from(s: String) -> Self {
+        Self(s)
+    }
+}
+impl AsRef<str> for TerminalId {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+impl fmt::Display for TerminalId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
 
 /// A display-only reference to an agent-owned terminal.
 #[derive(Debug, Clone, PartialEq)]
@@ -2222,7 +2610,9 @@ impl<'de> Deserialize<'de> for Terminal {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = Terminal;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (Terminal)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (Terminal)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Terminal, A::Error> {
                 let mut f_terminal_id: Option<TerminalId> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -2235,12 +2625,17 @@ impl<'de> Deserialize<'de> for Terminal {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let terminal_id = match f_terminal_id { Some(v) => v, None => return Err(de::missing::<A::Error>("terminalId")) };
+                let terminal_id = match f_terminal_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("terminalId")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(Terminal { terminal_id, meta })
             }
@@ -2293,7 +2688,9 @@ impl<'de> Deserialize<'de> for ToolCallLocation {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ToolCallLocation;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ToolCallLocation)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ToolCallLocation)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ToolCallLocation, A::Error> {
                 let mut f_path: Option<AbsolutePath> = None;
                 let mut f_line: Option<Option<u32>> = None;
@@ -2307,16 +2704,23 @@ impl<'de> Deserialize<'de> for ToolCallLocation {
                         }
                         "line" => {
                             de::seen::<A::Error>(&mut seen, 1, "line")?;
-                            if let Some(v) = de::field_lenient::<A, Option<u32>>(&mut map, "line")? { f_line = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<u32>>(&mut map, "line")? {
+                                f_line = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let path = match f_path { Some(v) => v, None => return Err(de::missing::<A::Error>("path")) };
+                let path = match f_path {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("path")),
+                };
                 let line = MaybeUndefined::from_present(f_line);
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(ToolCallLocation { path, line, meta })
@@ -2339,10 +2743,7 @@ pub struct ToolCallCapabilities {
 
 impl Default for ToolCallCapabilities {
     fn default() -> Self {
-        Self {
-            cancel: MaybeUndefined::Undefined,
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { cancel: MaybeUndefined::Undefined, meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -2375,7 +2776,9 @@ impl<'de> Deserialize<'de> for ToolCallCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ToolCallCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ToolCallCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ToolCallCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ToolCallCapabilities, A::Error> {
                 let mut f_cancel: Option<Option<ToolCallCancelCapabilities>> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -2384,11 +2787,17 @@ impl<'de> Deserialize<'de> for ToolCallCapabilities {
                     match key.as_str() {
                         "cancel" => {
                             de::seen::<A::Error>(&mut seen, 0, "cancel")?;
-                            if let Some(v) = de::field_lenient::<A, Option<ToolCallCancelCapabilities>>(&mut map, "cancel")? { f_cancel = Some(v); }
+                            if let Some(v) =
+                                de::field_lenient::<A, Option<ToolCallCancelCapabilities>>(&mut map, "cancel")?
+                            {
+                                f_cancel = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -2413,9 +2822,7 @@ pub struct ToolCallCancelCapabilities {
 
 impl Default for ToolCallCancelCapabilities {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -2443,7 +2850,9 @@ impl<'de> Deserialize<'de> for ToolCallCancelCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ToolCallCancelCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ToolCallCancelCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ToolCallCancelCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ToolCallCancelCapabilities, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -2451,7 +2860,9 @@ impl<'de> Deserialize<'de> for ToolCallCancelCapabilities {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -2500,7 +2911,9 @@ impl<'de> Deserialize<'de> for ToolCallPermissionSubject {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ToolCallPermissionSubject;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ToolCallPermissionSubject)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ToolCallPermissionSubject)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ToolCallPermissionSubject, A::Error> {
                 let mut f_tool_call: Option<ToolCallUpdate> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -2513,12 +2926,17 @@ impl<'de> Deserialize<'de> for ToolCallPermissionSubject {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let tool_call = match f_tool_call { Some(v) => v, None => return Err(de::missing::<A::Error>("toolCall")) };
+                let tool_call = match f_tool_call {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("toolCall")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(ToolCallPermissionSubject { tool_call, meta })
             }
@@ -2580,7 +2998,9 @@ impl<'de> Deserialize<'de> for CommandPermissionSubject {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = CommandPermissionSubject;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (CommandPermissionSubject)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (CommandPermissionSubject)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CommandPermissionSubject, A::Error> {
                 let mut f_command: Option<String> = None;
                 let mut f_cwd: Option<AbsolutePath> = None;
@@ -2600,21 +3020,33 @@ impl<'de> Deserialize<'de> for CommandPermissionSubject {
                         }
                         "toolCallId" => {
                             de::seen::<A::Error>(&mut seen, 2, "toolCallId")?;
-                            if let Some(v) = de::field_lenient::<A, Option<ToolCallId>>(&mut map, "toolCallId")? { f_tool_call_id = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<ToolCallId>>(&mut map, "toolCallId")? {
+                                f_tool_call_id = Some(v);
+                            }
                         }
                         "terminalId" => {
                             de::seen::<A::Error>(&mut seen, 3, "terminalId")?;
-                            if let Some(v) = de::field_lenient::<A, Option<TerminalId>>(&mut map, "terminalId")? { f_terminal_id = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<TerminalId>>(&mut map, "terminalId")? {
+                                f_terminal_id = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 4, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let command = match f_command { Some(v) => v, None => return Err(de::missing::<A::Error>("command")) };
-                let cwd = match f_cwd { Some(v) => v, None => return Err(de::missing::<A::Error>("cwd")) };
+                let command = match f_command {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("command")),
+                };
+                let cwd = match f_cwd {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("cwd")),
+                };
                 let tool_call_id = MaybeUndefined::from_present(f_tool_call_id);
                 let terminal_id = MaybeUndefined::from_present(f_terminal_id);
                 let meta = MaybeUndefined::from_present(f_meta);
@@ -2667,7 +3099,9 @@ impl<'de> Deserialize<'de> for PermissionOption {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = PermissionOption;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (PermissionOption)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (PermissionOption)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<PermissionOption, A::Error> {
                 let mut f_option_id: Option<PermissionOptionId> = None;
                 let mut f_name: Option<String> = None;
@@ -2690,14 +3124,25 @@ impl<'de> Deserialize<'de> for PermissionOption {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let option_id = match f_option_id { Some(v) => v, None => return Err(de::missing::<A::Error>("optionId")) };
-                let name = match f_name { Some(v) => v, None => return Err(de::missing::<A::Error>("name")) };
-                let kind = match f_kind { Some(v) => v, None => return Err(de::missing::<A::Error>("kind")) };
+                let option_id = match f_option_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("optionId")),
+                };
+                let name = match f_name {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("name")),
+                };
+                let kind = match f_kind {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("kind")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(PermissionOption { option_id, name, kind, meta })
             }
@@ -2710,11 +3155,32 @@ impl<'de> Deserialize<'de> for PermissionOption {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default, serde::Serialize, serde::Deserialize)]
 #[serde(transparent)]
 pub struct PermissionOptionId(pub String);
-impl PermissionOptionId { /** The text. */ pub fn as_str(&self) -> &str { &self.0 } }
-impl From<&str> for PermissionOptionId { fn from(s: &str) -> Self { Self(s.to_owned()) } }
-impl From<String> for PermissionOptionId { fn from(s: String) -> Self { Self(s) } }
-impl AsRef<str> for PermissionOptionId { fn as_ref(&self) -> &str { &self.0 } }
-impl fmt::Display for PermissionOptionId { fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str(&self.0) } }
+impl PermissionOptionId {
+    /** The text. */
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+impl From<&str> for PermissionOptionId {
+    fn from(s: &str) -> Self {
+        Self(s.to_owned())
+    }
+}
+impl From<String> for PermissionOptionId {
+    fn from(s: String) -> Self {
+        Self(s)
+    }
+}
+impl AsRef<str> for PermissionOptionId {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+impl fmt::Display for PermissionOptionId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
 
 /// The type of permission option being presented to the user.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -2751,7 +3217,9 @@ impl PermissionOptionKind {
 }
 
 impl Serialize for PermissionOptionKind {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> { s.serialize_str(self.as_str()) }
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
 }
 
 impl<'de> Deserialize<'de> for PermissionOptionKind {
@@ -2781,8 +3249,14 @@ pub enum CreateElicitationRequestVariant {
 impl SerializeFields for CreateElicitationRequestVariant {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         match self {
-            Self::Form(v) => { m.serialize_entry("mode", "form")?; v.serialize_fields(m, skip)?; }
-            Self::Url(v) => { m.serialize_entry("mode", "url")?; v.serialize_fields(m, skip)?; }
+            Self::Form(v) => {
+                m.serialize_entry("mode", "form")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::Url(v) => {
+                m.serialize_entry("mode", "url")?;
+                v.serialize_fields(m, skip)?;
+            }
             Self::Unknown(raw) => raw.serialize_fields(m, skip)?,
         }
         Ok(())
@@ -2791,7 +3265,9 @@ impl SerializeFields for CreateElicitationRequestVariant {
 
 impl Serialize for CreateElicitationRequestVariant {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        if let Self::Unknown(raw) = self { return raw.serialize(s); }
+        if let Self::Unknown(raw) = self {
+            return raw.serialize(s);
+        }
         let mut m = s.serialize_map(None)?;
         self.serialize_fields(&mut m, &[])?;
         m.end()
@@ -2806,9 +3282,7 @@ impl<'de> Deserialize<'de> for CreateElicitationRequestVariant {
             Some("form") => Self::Form(de::from_raw::<ElicitationFormMode, D::Error>(raw)?),
             Some("url") => Self::Url(de::from_raw::<ElicitationUrlMode, D::Error>(raw)?),
             None => return Err(de::missing::<D::Error>("mode")),
-            Some(other) => {
-                Self::Unknown(RawJson::from_raw(raw))
-            }
+            Some(other) => Self::Unknown(RawJson::from_raw(raw)),
         })
     }
 }
@@ -2851,10 +3325,14 @@ impl Serialize for CreateElicitationRequest {
 
 impl<'de> Deserialize<'de> for CreateElicitationRequest {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V<'de> { raw: &'de RawValue }
+        struct V<'de> {
+            raw: &'de RawValue,
+        }
         impl<'de> Visitor<'de> for V<'de> {
             type Value = CreateElicitationRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (CreateElicitationRequest)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (CreateElicitationRequest)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CreateElicitationRequest, A::Error> {
                 let mut f_message: Option<String> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -2867,12 +3345,17 @@ impl<'de> Deserialize<'de> for CreateElicitationRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let message = match f_message { Some(v) => v, None => return Err(de::missing::<A::Error>("message")) };
+                let message = match f_message {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("message")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 let variant = de::from_raw::<CreateElicitationRequestVariant, A::Error>(self.raw)?;
                 Ok(CreateElicitationRequest { message, meta, variant })
@@ -2918,7 +3401,9 @@ impl<'de> Deserialize<'de> for ElicitationSessionScope {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ElicitationSessionScope;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ElicitationSessionScope)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ElicitationSessionScope)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ElicitationSessionScope, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_tool_call_id: Option<Option<ToolCallId>> = None;
@@ -2931,12 +3416,17 @@ impl<'de> Deserialize<'de> for ElicitationSessionScope {
                         }
                         "toolCallId" => {
                             de::seen::<A::Error>(&mut seen, 1, "toolCallId")?;
-                            if let Some(v) = de::field_lenient::<A, Option<ToolCallId>>(&mut map, "toolCallId")? { f_tool_call_id = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<ToolCallId>>(&mut map, "toolCallId")? {
+                                f_tool_call_id = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let session_id = match f_session_id { Some(v) => v, None => return Err(de::missing::<A::Error>("sessionId")) };
+                let session_id = match f_session_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("sessionId")),
+                };
                 let tool_call_id = MaybeUndefined::from_present(f_tool_call_id);
                 Ok(ElicitationSessionScope { session_id, tool_call_id })
             }
@@ -2973,7 +3463,9 @@ impl<'de> Deserialize<'de> for ElicitationRequestScope {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ElicitationRequestScope;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ElicitationRequestScope)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ElicitationRequestScope)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ElicitationRequestScope, A::Error> {
                 let mut f_request_id: Option<crate::RequestId> = None;
                 let mut seen = 0u64;
@@ -2986,7 +3478,10 @@ impl<'de> Deserialize<'de> for ElicitationRequestScope {
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let request_id = match f_request_id { Some(v) => v, None => return Err(de::missing::<A::Error>("requestId")) };
+                let request_id = match f_request_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("requestId")),
+                };
                 Ok(ElicitationRequestScope { request_id })
             }
         }
@@ -3054,7 +3549,9 @@ impl<'de> Deserialize<'de> for ElicitationSchema {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ElicitationSchema;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ElicitationSchema)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ElicitationSchema)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ElicitationSchema, A::Error> {
                 let mut f_type: Option<ElicitationSchemaType> = None;
                 let mut f_title: Option<Option<String>> = None;
@@ -3071,30 +3568,44 @@ impl<'de> Deserialize<'de> for ElicitationSchema {
                         }
                         "title" => {
                             de::seen::<A::Error>(&mut seen, 1, "title")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? { f_title = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? {
+                                f_title = Some(v);
+                            }
                         }
                         "properties" => {
                             de::seen::<A::Error>(&mut seen, 2, "properties")?;
-                            f_properties = Some(de::field::<A, OrderedMap<ElicitationPropertySchema>>(&mut map, "properties")?);
+                            f_properties =
+                                Some(de::field::<A, OrderedMap<ElicitationPropertySchema>>(&mut map, "properties")?);
                         }
                         "required" => {
                             de::seen::<A::Error>(&mut seen, 3, "required")?;
-                            f_required = Some(de::field::<A, Option<de::List<String>>>(&mut map, "required")?.map(|v| v.0));
+                            f_required =
+                                Some(de::field::<A, Option<de::List<String>>>(&mut map, "required")?.map(|v| v.0));
                         }
                         "description" => {
                             de::seen::<A::Error>(&mut seen, 4, "description")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? { f_description = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
+                                f_description = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 5, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let r#type = match f_type { Some(v) => v, None => return Err(de::missing::<A::Error>("type")) };
+                let r#type = match f_type {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("type")),
+                };
                 let title = MaybeUndefined::from_present(f_title);
-                let properties = match f_properties { Some(v) => v, None => return Err(de::missing::<A::Error>("properties")) };
+                let properties = match f_properties {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("properties")),
+                };
                 let required = MaybeUndefined::from_present(f_required);
                 let description = MaybeUndefined::from_present(f_description);
                 let meta = MaybeUndefined::from_present(f_meta);
@@ -3125,7 +3636,9 @@ impl ElicitationSchemaType {
 }
 
 impl Serialize for ElicitationSchemaType {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> { s.serialize_str(self.as_str()) }
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
 }
 
 impl<'de> Deserialize<'de> for ElicitationSchemaType {
@@ -3158,11 +3671,26 @@ pub enum ElicitationPropertySchema {
 impl SerializeFields for ElicitationPropertySchema {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         match self {
-            Self::String(v) => { m.serialize_entry("type", "string")?; v.serialize_fields(m, skip)?; }
-            Self::Number(v) => { m.serialize_entry("type", "number")?; v.serialize_fields(m, skip)?; }
-            Self::Integer(v) => { m.serialize_entry("type", "integer")?; v.serialize_fields(m, skip)?; }
-            Self::Boolean(v) => { m.serialize_entry("type", "boolean")?; v.serialize_fields(m, skip)?; }
-            Self::Array(v) => { m.serialize_entry("type", "array")?; v.serialize_fields(m, skip)?; }
+            Self::String(v) => {
+                m.serialize_entry("type", "string")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::Number(v) => {
+                m.serialize_entry("type", "number")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::Integer(v) => {
+                m.serialize_entry("type", "integer")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::Boolean(v) => {
+                m.serialize_entry("type", "boolean")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::Array(v) => {
+                m.serialize_entry("type", "array")?;
+                v.serialize_fields(m, skip)?;
+            }
             Self::Unknown(raw) => raw.serialize_fields(m, skip)?,
         }
         Ok(())
@@ -3171,7 +3699,9 @@ impl SerializeFields for ElicitationPropertySchema {
 
 impl Serialize for ElicitationPropertySchema {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        if let Self::Unknown(raw) = self { return raw.serialize(s); }
+        if let Self::Unknown(raw) = self {
+            return raw.serialize(s);
+        }
         let mut m = s.serialize_map(None)?;
         self.serialize_fields(&mut m, &[])?;
         m.end()
@@ -3189,9 +3719,7 @@ impl<'de> Deserialize<'de> for ElicitationPropertySchema {
             Some("boolean") => Self::Boolean(de::from_raw::<BooleanPropertySchema, D::Error>(raw)?),
             Some("array") => Self::Array(de::from_raw::<MultiSelectPropertySchema, D::Error>(raw)?),
             None => return Err(de::missing::<D::Error>("type")),
-            Some(other) => {
-                Self::Unknown(RawJson::from_raw(raw))
-            }
+            Some(other) => Self::Unknown(RawJson::from_raw(raw)),
         })
     }
 }
@@ -3231,7 +3759,9 @@ impl StringFormat {
 }
 
 impl Serialize for StringFormat {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> { s.serialize_str(self.as_str()) }
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
 }
 
 impl<'de> Deserialize<'de> for StringFormat {
@@ -3293,7 +3823,9 @@ impl<'de> Deserialize<'de> for EnumOption {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = EnumOption;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (EnumOption)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (EnumOption)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<EnumOption, A::Error> {
                 let mut f_const: Option<String> = None;
                 let mut f_title: Option<String> = None;
@@ -3312,17 +3844,27 @@ impl<'de> Deserialize<'de> for EnumOption {
                         }
                         "description" => {
                             de::seen::<A::Error>(&mut seen, 2, "description")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? { f_description = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
+                                f_description = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let r#const = match f_const { Some(v) => v, None => return Err(de::missing::<A::Error>("const")) };
-                let title = match f_title { Some(v) => v, None => return Err(de::missing::<A::Error>("title")) };
+                let r#const = match f_const {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("const")),
+                };
+                let title = match f_title {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("title")),
+                };
                 let description = MaybeUndefined::from_present(f_description);
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(EnumOption { r#const, title, description, meta })
@@ -3451,7 +3993,9 @@ impl<'de> Deserialize<'de> for StringPropertySchema {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = StringPropertySchema;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (StringPropertySchema)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (StringPropertySchema)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<StringPropertySchema, A::Error> {
                 let mut f_title: Option<Option<String>> = None;
                 let mut f_description: Option<Option<String>> = None;
@@ -3468,11 +4012,15 @@ impl<'de> Deserialize<'de> for StringPropertySchema {
                     match key.as_str() {
                         "title" => {
                             de::seen::<A::Error>(&mut seen, 0, "title")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? { f_title = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? {
+                                f_title = Some(v);
+                            }
                         }
                         "description" => {
                             de::seen::<A::Error>(&mut seen, 1, "description")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? { f_description = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
+                                f_description = Some(v);
+                            }
                         }
                         "minLength" => {
                             de::seen::<A::Error>(&mut seen, 2, "minLength")?;
@@ -3492,7 +4040,9 @@ impl<'de> Deserialize<'de> for StringPropertySchema {
                         }
                         "default" => {
                             de::seen::<A::Error>(&mut seen, 6, "default")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "default")? { f_default = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "default")? {
+                                f_default = Some(v);
+                            }
                         }
                         "enum" => {
                             de::seen::<A::Error>(&mut seen, 7, "enum")?;
@@ -3500,11 +4050,14 @@ impl<'de> Deserialize<'de> for StringPropertySchema {
                         }
                         "oneOf" => {
                             de::seen::<A::Error>(&mut seen, 8, "oneOf")?;
-                            f_one_of = Some(de::field::<A, Option<de::List<EnumOption>>>(&mut map, "oneOf")?.map(|v| v.0));
+                            f_one_of =
+                                Some(de::field::<A, Option<de::List<EnumOption>>>(&mut map, "oneOf")?.map(|v| v.0));
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 9, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -3517,11 +4070,26 @@ impl<'de> Deserialize<'de> for StringPropertySchema {
                 let format = MaybeUndefined::from_present(f_format);
                 let default = MaybeUndefined::from_present(f_default);
                 let r#enum = MaybeUndefined::from_present(f_enum);
-                if let Some(v) = r#enum.value() { de::min_items::<_, A::Error>(v, 1, "enum")?; }
+                if let Some(v) = r#enum.value() {
+                    de::min_items::<_, A::Error>(v, 1, "enum")?;
+                }
                 let one_of = MaybeUndefined::from_present(f_one_of);
-                if let Some(v) = one_of.value() { de::min_items::<_, A::Error>(v, 1, "oneOf")?; }
+                if let Some(v) = one_of.value() {
+                    de::min_items::<_, A::Error>(v, 1, "oneOf")?;
+                }
                 let meta = MaybeUndefined::from_present(f_meta);
-                Ok(StringPropertySchema { title, description, min_length, max_length, pattern, format, default, r#enum, one_of, meta })
+                Ok(StringPropertySchema {
+                    title,
+                    description,
+                    min_length,
+                    max_length,
+                    pattern,
+                    format,
+                    default,
+                    r#enum,
+                    one_of,
+                    meta,
+                })
             }
         }
         d.deserialize_map(V)
@@ -3609,7 +4177,9 @@ impl<'de> Deserialize<'de> for NumberPropertySchema {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = NumberPropertySchema;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (NumberPropertySchema)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (NumberPropertySchema)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<NumberPropertySchema, A::Error> {
                 let mut f_title: Option<Option<String>> = None;
                 let mut f_description: Option<Option<String>> = None;
@@ -3622,11 +4192,15 @@ impl<'de> Deserialize<'de> for NumberPropertySchema {
                     match key.as_str() {
                         "title" => {
                             de::seen::<A::Error>(&mut seen, 0, "title")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? { f_title = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? {
+                                f_title = Some(v);
+                            }
                         }
                         "description" => {
                             de::seen::<A::Error>(&mut seen, 1, "description")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? { f_description = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
+                                f_description = Some(v);
+                            }
                         }
                         "minimum" => {
                             de::seen::<A::Error>(&mut seen, 2, "minimum")?;
@@ -3638,11 +4212,15 @@ impl<'de> Deserialize<'de> for NumberPropertySchema {
                         }
                         "default" => {
                             de::seen::<A::Error>(&mut seen, 4, "default")?;
-                            if let Some(v) = de::field_lenient::<A, Option<f64>>(&mut map, "default")? { f_default = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<f64>>(&mut map, "default")? {
+                                f_default = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 5, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -3741,7 +4319,9 @@ impl<'de> Deserialize<'de> for IntegerPropertySchema {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = IntegerPropertySchema;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (IntegerPropertySchema)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (IntegerPropertySchema)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<IntegerPropertySchema, A::Error> {
                 let mut f_title: Option<Option<String>> = None;
                 let mut f_description: Option<Option<String>> = None;
@@ -3754,11 +4334,15 @@ impl<'de> Deserialize<'de> for IntegerPropertySchema {
                     match key.as_str() {
                         "title" => {
                             de::seen::<A::Error>(&mut seen, 0, "title")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? { f_title = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? {
+                                f_title = Some(v);
+                            }
                         }
                         "description" => {
                             de::seen::<A::Error>(&mut seen, 1, "description")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? { f_description = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
+                                f_description = Some(v);
+                            }
                         }
                         "minimum" => {
                             de::seen::<A::Error>(&mut seen, 2, "minimum")?;
@@ -3770,11 +4354,15 @@ impl<'de> Deserialize<'de> for IntegerPropertySchema {
                         }
                         "default" => {
                             de::seen::<A::Error>(&mut seen, 4, "default")?;
-                            if let Some(v) = de::field_lenient::<A, Option<i64>>(&mut map, "default")? { f_default = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<i64>>(&mut map, "default")? {
+                                f_default = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 5, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -3857,7 +4445,9 @@ impl<'de> Deserialize<'de> for BooleanPropertySchema {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = BooleanPropertySchema;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (BooleanPropertySchema)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (BooleanPropertySchema)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<BooleanPropertySchema, A::Error> {
                 let mut f_title: Option<Option<String>> = None;
                 let mut f_description: Option<Option<String>> = None;
@@ -3868,19 +4458,27 @@ impl<'de> Deserialize<'de> for BooleanPropertySchema {
                     match key.as_str() {
                         "title" => {
                             de::seen::<A::Error>(&mut seen, 0, "title")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? { f_title = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? {
+                                f_title = Some(v);
+                            }
                         }
                         "description" => {
                             de::seen::<A::Error>(&mut seen, 1, "description")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? { f_description = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
+                                f_description = Some(v);
+                            }
                         }
                         "default" => {
                             de::seen::<A::Error>(&mut seen, 2, "default")?;
-                            if let Some(v) = de::field_lenient::<A, Option<bool>>(&mut map, "default")? { f_default = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<bool>>(&mut map, "default")? {
+                                f_default = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -3910,8 +4508,13 @@ pub enum MultiSelectItems {
 impl SerializeFields for MultiSelectItems {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         match self {
-            Self::String(v) => { m.serialize_entry("type", "string")?; v.serialize_fields(m, skip)?; }
-            Self::Titled(v) => { v.serialize_fields(m, skip)?; }
+            Self::String(v) => {
+                m.serialize_entry("type", "string")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::Titled(v) => {
+                v.serialize_fields(m, skip)?;
+            }
             Self::Unknown(raw) => raw.serialize_fields(m, skip)?,
         }
         Ok(())
@@ -3920,7 +4523,9 @@ impl SerializeFields for MultiSelectItems {
 
 impl Serialize for MultiSelectItems {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        if let Self::Unknown(raw) = self { return raw.serialize(s); }
+        if let Self::Unknown(raw) = self {
+            return raw.serialize(s);
+        }
         let mut m = s.serialize_map(None)?;
         self.serialize_fields(&mut m, &[])?;
         m.end()
@@ -3934,9 +4539,7 @@ impl<'de> Deserialize<'de> for MultiSelectItems {
         Ok(match tag.as_ref().map(|t| t.as_str()) {
             Some("string") => Self::String(de::from_raw::<StringMultiSelectItems, D::Error>(raw)?),
             None => Self::Titled(de::from_raw::<TitledMultiSelectItems, D::Error>(raw)?),
-            Some(other) => {
-                Self::Unknown(RawJson::from_raw(raw))
-            }
+            Some(other) => Self::Unknown(RawJson::from_raw(raw)),
         })
     }
 }
@@ -3977,7 +4580,9 @@ impl<'de> Deserialize<'de> for StringMultiSelectItems {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = StringMultiSelectItems;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (StringMultiSelectItems)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (StringMultiSelectItems)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<StringMultiSelectItems, A::Error> {
                 let mut f_enum: Option<Vec<String>> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -3990,12 +4595,17 @@ impl<'de> Deserialize<'de> for StringMultiSelectItems {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let r#enum = match f_enum { Some(v) => v, None => return Err(de::missing::<A::Error>("enum")) };
+                let r#enum = match f_enum {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("enum")),
+                };
                 de::min_items::<_, A::Error>(&r#enum, 1, "enum")?;
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(StringMultiSelectItems { r#enum, meta })
@@ -4041,7 +4651,9 @@ impl<'de> Deserialize<'de> for TitledMultiSelectItems {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = TitledMultiSelectItems;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (TitledMultiSelectItems)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (TitledMultiSelectItems)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TitledMultiSelectItems, A::Error> {
                 let mut f_any_of: Option<Vec<EnumOption>> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -4054,12 +4666,17 @@ impl<'de> Deserialize<'de> for TitledMultiSelectItems {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let any_of = match f_any_of { Some(v) => v, None => return Err(de::missing::<A::Error>("anyOf")) };
+                let any_of = match f_any_of {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("anyOf")),
+                };
                 de::min_items::<_, A::Error>(&any_of, 1, "anyOf")?;
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(TitledMultiSelectItems { any_of, meta })
@@ -4140,7 +4757,9 @@ impl<'de> Deserialize<'de> for MultiSelectPropertySchema {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = MultiSelectPropertySchema;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (MultiSelectPropertySchema)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (MultiSelectPropertySchema)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<MultiSelectPropertySchema, A::Error> {
                 let mut f_title: Option<Option<String>> = None;
                 let mut f_description: Option<Option<String>> = None;
@@ -4154,11 +4773,15 @@ impl<'de> Deserialize<'de> for MultiSelectPropertySchema {
                     match key.as_str() {
                         "title" => {
                             de::seen::<A::Error>(&mut seen, 0, "title")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? { f_title = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? {
+                                f_title = Some(v);
+                            }
                         }
                         "description" => {
                             de::seen::<A::Error>(&mut seen, 1, "description")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? { f_description = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
+                                f_description = Some(v);
+                            }
                         }
                         "minItems" => {
                             de::seen::<A::Error>(&mut seen, 2, "minItems")?;
@@ -4175,11 +4798,15 @@ impl<'de> Deserialize<'de> for MultiSelectPropertySchema {
                         "default" => {
                             de::seen::<A::Error>(&mut seen, 5, "default")?;
                             let r = de::field_items::<A, String>(&mut map, "default", true, true)?;
-                            if let Some(v) = r { f_default = Some(v); }
+                            if let Some(v) = r {
+                                f_default = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 6, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -4188,7 +4815,10 @@ impl<'de> Deserialize<'de> for MultiSelectPropertySchema {
                 let description = MaybeUndefined::from_present(f_description);
                 let min_items = MaybeUndefined::from_present(f_min_items);
                 let max_items = MaybeUndefined::from_present(f_max_items);
-                let items = match f_items { Some(v) => v, None => return Err(de::missing::<A::Error>("items")) };
+                let items = match f_items {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("items")),
+                };
                 let default = MaybeUndefined::from_present(f_default);
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(MultiSelectPropertySchema { title, description, min_items, max_items, items, default, meta })
@@ -4229,8 +4859,12 @@ impl Serialize for ElicitationFormModeVariant {
 impl<'de> Deserialize<'de> for ElicitationFormModeVariant {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let raw = <&'de RawValue>::deserialize(d)?;
-        if let Some(v) = de::try_variant::<ElicitationSessionScope>(raw) { return Ok(Self::Session(v)); }
-        if let Some(v) = de::try_variant::<ElicitationRequestScope>(raw) { return Ok(Self::Request(v)); }
+        if let Some(v) = de::try_variant::<ElicitationSessionScope>(raw) {
+            return Ok(Self::Session(v));
+        }
+        if let Some(v) = de::try_variant::<ElicitationRequestScope>(raw) {
+            return Ok(Self::Request(v));
+        }
         Err(de::no_variant::<D::Error>("one of ElicitationSessionScope, ElicitationRequestScope", raw))
     }
 }
@@ -4264,10 +4898,14 @@ impl Serialize for ElicitationFormMode {
 
 impl<'de> Deserialize<'de> for ElicitationFormMode {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V<'de> { raw: &'de RawValue }
+        struct V<'de> {
+            raw: &'de RawValue,
+        }
         impl<'de> Visitor<'de> for V<'de> {
             type Value = ElicitationFormMode;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ElicitationFormMode)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ElicitationFormMode)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ElicitationFormMode, A::Error> {
                 let mut f_requested_schema: Option<ElicitationSchema> = None;
                 let mut seen = 0u64;
@@ -4280,7 +4918,10 @@ impl<'de> Deserialize<'de> for ElicitationFormMode {
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let requested_schema = match f_requested_schema { Some(v) => v, None => return Err(de::missing::<A::Error>("requestedSchema")) };
+                let requested_schema = match f_requested_schema {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("requestedSchema")),
+                };
                 let variant = de::from_raw::<ElicitationFormModeVariant, A::Error>(self.raw)?;
                 Ok(ElicitationFormMode { requested_schema, variant })
             }
@@ -4295,11 +4936,32 @@ impl<'de> Deserialize<'de> for ElicitationFormMode {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default, serde::Serialize, serde::Deserialize)]
 #[serde(transparent)]
 pub struct ElicitationId(pub String);
-impl ElicitationId { /** The text. */ pub fn as_str(&self) -> &str { &self.0 } }
-impl From<&str> for ElicitationId { fn from(s: &str) -> Self { Self(s.to_owned()) } }
-impl From<String> for ElicitationId { fn from(s: String) -> Self { Self(s) } }
-impl AsRef<str> for ElicitationId { fn as_ref(&self) -> &str { &self.0 } }
-impl fmt::Display for ElicitationId { fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str(&self.0) } }
+impl ElicitationId {
+    /** The text. */
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+impl From<&str> for ElicitationId {
+    fn from(s: &str) -> Self {
+        Self(s.to_owned())
+    }
+}
+impl From<String> for ElicitationId {
+    fn from(s: String) -> Self {
+        Self(s)
+    }
+}
+impl AsRef<str> for ElicitationId {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+impl fmt::Display for ElicitationId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
 
 /// The variant part of [`ElicitationUrlMode`].
 #[derive(Debug, Clone, PartialEq)]
@@ -4332,8 +4994,12 @@ impl Serialize for ElicitationUrlModeVariant {
 impl<'de> Deserialize<'de> for ElicitationUrlModeVariant {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let raw = <&'de RawValue>::deserialize(d)?;
-        if let Some(v) = de::try_variant::<ElicitationSessionScope>(raw) { return Ok(Self::Session(v)); }
-        if let Some(v) = de::try_variant::<ElicitationRequestScope>(raw) { return Ok(Self::Request(v)); }
+        if let Some(v) = de::try_variant::<ElicitationSessionScope>(raw) {
+            return Ok(Self::Session(v));
+        }
+        if let Some(v) = de::try_variant::<ElicitationRequestScope>(raw) {
+            return Ok(Self::Request(v));
+        }
         Err(de::no_variant::<D::Error>("one of ElicitationSessionScope, ElicitationRequestScope", raw))
     }
 }
@@ -4370,10 +5036,14 @@ impl Serialize for ElicitationUrlMode {
 
 impl<'de> Deserialize<'de> for ElicitationUrlMode {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V<'de> { raw: &'de RawValue }
+        struct V<'de> {
+            raw: &'de RawValue,
+        }
         impl<'de> Visitor<'de> for V<'de> {
             type Value = ElicitationUrlMode;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ElicitationUrlMode)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ElicitationUrlMode)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ElicitationUrlMode, A::Error> {
                 let mut f_elicitation_id: Option<ElicitationId> = None;
                 let mut f_url: Option<String> = None;
@@ -4391,8 +5061,14 @@ impl<'de> Deserialize<'de> for ElicitationUrlMode {
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let elicitation_id = match f_elicitation_id { Some(v) => v, None => return Err(de::missing::<A::Error>("elicitationId")) };
-                let url = match f_url { Some(v) => v, None => return Err(de::missing::<A::Error>("url")) };
+                let elicitation_id = match f_elicitation_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("elicitationId")),
+                };
+                let url = match f_url {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("url")),
+                };
                 let variant = de::from_raw::<ElicitationUrlModeVariant, A::Error>(self.raw)?;
                 Ok(ElicitationUrlMode { elicitation_id, url, variant })
             }
@@ -4432,7 +5108,9 @@ impl SerializeFields for InitializeResponse {
         m.serialize_entry("protocolVersion", &self.protocol_version)?;
         m.serialize_entry("info", &self.info)?;
         m.serialize_entry("capabilities", &self.capabilities)?;
-        if let Some(v) = &self.auth_methods { m.serialize_entry("authMethods", v)?; }
+        if let Some(v) = &self.auth_methods {
+            m.serialize_entry("authMethods", v)?;
+        }
         match &self.meta {
             MaybeUndefined::Undefined => {}
             MaybeUndefined::Null => m.serialize_entry("_meta", &())?,
@@ -4455,7 +5133,9 @@ impl<'de> Deserialize<'de> for InitializeResponse {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = InitializeResponse;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (InitializeResponse)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (InitializeResponse)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<InitializeResponse, A::Error> {
                 let mut f_protocol_version: Option<ProtocolVersion> = None;
                 let mut f_info: Option<Implementation> = None;
@@ -4475,23 +5155,38 @@ impl<'de> Deserialize<'de> for InitializeResponse {
                         }
                         "capabilities" => {
                             de::seen::<A::Error>(&mut seen, 2, "capabilities")?;
-                            if let Some(v) = de::field_lenient::<A, AgentCapabilities>(&mut map, "capabilities")? { f_capabilities = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, AgentCapabilities>(&mut map, "capabilities")? {
+                                f_capabilities = Some(v);
+                            }
                         }
                         "authMethods" => {
                             de::seen::<A::Error>(&mut seen, 3, "authMethods")?;
                             let r = de::field_items::<A, AuthMethod>(&mut map, "authMethods", false, true)?;
-                            if let Some(Some(v)) = r { f_auth_methods = Some(v); }
+                            if let Some(Some(v)) = r {
+                                f_auth_methods = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 4, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let protocol_version = match f_protocol_version { Some(v) => v, None => return Err(de::missing::<A::Error>("protocolVersion")) };
-                let info = match f_info { Some(v) => v, None => return Err(de::missing::<A::Error>("info")) };
-                let capabilities = match f_capabilities { Some(v) => v, None => AgentCapabilities::default() };
+                let protocol_version = match f_protocol_version {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("protocolVersion")),
+                };
+                let info = match f_info {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("info")),
+                };
+                let capabilities = match f_capabilities {
+                    Some(v) => v,
+                    None => AgentCapabilities::default(),
+                };
                 let auth_methods = f_auth_methods;
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(InitializeResponse { protocol_version, info, capabilities, auth_methods, meta })
@@ -4555,7 +5250,9 @@ impl<'de> Deserialize<'de> for Implementation {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = Implementation;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (Implementation)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (Implementation)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Implementation, A::Error> {
                 let mut f_name: Option<String> = None;
                 let mut f_title: Option<Option<String>> = None;
@@ -4570,7 +5267,9 @@ impl<'de> Deserialize<'de> for Implementation {
                         }
                         "title" => {
                             de::seen::<A::Error>(&mut seen, 1, "title")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? { f_title = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? {
+                                f_title = Some(v);
+                            }
                         }
                         "version" => {
                             de::seen::<A::Error>(&mut seen, 2, "version")?;
@@ -4578,14 +5277,22 @@ impl<'de> Deserialize<'de> for Implementation {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let name = match f_name { Some(v) => v, None => return Err(de::missing::<A::Error>("name")) };
+                let name = match f_name {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("name")),
+                };
                 let title = MaybeUndefined::from_present(f_title);
-                let version = match f_version { Some(v) => v, None => return Err(de::missing::<A::Error>("version")) };
+                let version = match f_version {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("version")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(Implementation { name, title, version, meta })
             }
@@ -4609,11 +5316,7 @@ pub struct AgentCapabilities {
 
 impl Default for AgentCapabilities {
     fn default() -> Self {
-        Self {
-            session: MaybeUndefined::Undefined,
-            auth: MaybeUndefined::Undefined,
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { session: MaybeUndefined::Undefined, auth: MaybeUndefined::Undefined, meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -4651,7 +5354,9 @@ impl<'de> Deserialize<'de> for AgentCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = AgentCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (AgentCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (AgentCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AgentCapabilities, A::Error> {
                 let mut f_session: Option<Option<SessionCapabilities>> = None;
                 let mut f_auth: Option<Option<AgentAuthCapabilities>> = None;
@@ -4661,15 +5366,21 @@ impl<'de> Deserialize<'de> for AgentCapabilities {
                     match key.as_str() {
                         "session" => {
                             de::seen::<A::Error>(&mut seen, 0, "session")?;
-                            if let Some(v) = de::field_lenient::<A, Option<SessionCapabilities>>(&mut map, "session")? { f_session = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<SessionCapabilities>>(&mut map, "session")? {
+                                f_session = Some(v);
+                            }
                         }
                         "auth" => {
                             de::seen::<A::Error>(&mut seen, 1, "auth")?;
-                            if let Some(v) = de::field_lenient::<A, Option<AgentAuthCapabilities>>(&mut map, "auth")? { f_auth = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<AgentAuthCapabilities>>(&mut map, "auth")? {
+                                f_auth = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -4757,7 +5468,9 @@ impl<'de> Deserialize<'de> for SessionCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SessionCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SessionCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionCapabilities, A::Error> {
                 let mut f_prompt: Option<Option<PromptCapabilities>> = None;
                 let mut f_mcp: Option<Option<McpCapabilities>> = None;
@@ -4769,23 +5482,38 @@ impl<'de> Deserialize<'de> for SessionCapabilities {
                     match key.as_str() {
                         "prompt" => {
                             de::seen::<A::Error>(&mut seen, 0, "prompt")?;
-                            if let Some(v) = de::field_lenient::<A, Option<PromptCapabilities>>(&mut map, "prompt")? { f_prompt = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<PromptCapabilities>>(&mut map, "prompt")? {
+                                f_prompt = Some(v);
+                            }
                         }
                         "mcp" => {
                             de::seen::<A::Error>(&mut seen, 1, "mcp")?;
-                            if let Some(v) = de::field_lenient::<A, Option<McpCapabilities>>(&mut map, "mcp")? { f_mcp = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<McpCapabilities>>(&mut map, "mcp")? {
+                                f_mcp = Some(v);
+                            }
                         }
                         "delete" => {
                             de::seen::<A::Error>(&mut seen, 2, "delete")?;
-                            if let Some(v) = de::field_lenient::<A, Option<SessionDeleteCapabilities>>(&mut map, "delete")? { f_delete = Some(v); }
+                            if let Some(v) =
+                                de::field_lenient::<A, Option<SessionDeleteCapabilities>>(&mut map, "delete")?
+                            {
+                                f_delete = Some(v);
+                            }
                         }
                         "additionalDirectories" => {
                             de::seen::<A::Error>(&mut seen, 3, "additionalDirectories")?;
-                            if let Some(v) = de::field_lenient::<A, Option<SessionAdditionalDirectoriesCapabilities>>(&mut map, "additionalDirectories")? { f_additional_directories = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<SessionAdditionalDirectoriesCapabilities>>(
+                                &mut map,
+                                "additionalDirectories",
+                            )? {
+                                f_additional_directories = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 4, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -4867,7 +5595,9 @@ impl<'de> Deserialize<'de> for PromptCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = PromptCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (PromptCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (PromptCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<PromptCapabilities, A::Error> {
                 let mut f_image: Option<Option<PromptImageCapabilities>> = None;
                 let mut f_audio: Option<Option<PromptAudioCapabilities>> = None;
@@ -4878,19 +5608,32 @@ impl<'de> Deserialize<'de> for PromptCapabilities {
                     match key.as_str() {
                         "image" => {
                             de::seen::<A::Error>(&mut seen, 0, "image")?;
-                            if let Some(v) = de::field_lenient::<A, Option<PromptImageCapabilities>>(&mut map, "image")? { f_image = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<PromptImageCapabilities>>(&mut map, "image")?
+                            {
+                                f_image = Some(v);
+                            }
                         }
                         "audio" => {
                             de::seen::<A::Error>(&mut seen, 1, "audio")?;
-                            if let Some(v) = de::field_lenient::<A, Option<PromptAudioCapabilities>>(&mut map, "audio")? { f_audio = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<PromptAudioCapabilities>>(&mut map, "audio")?
+                            {
+                                f_audio = Some(v);
+                            }
                         }
                         "embeddedContext" => {
                             de::seen::<A::Error>(&mut seen, 2, "embeddedContext")?;
-                            if let Some(v) = de::field_lenient::<A, Option<PromptEmbeddedContextCapabilities>>(&mut map, "embeddedContext")? { f_embedded_context = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<PromptEmbeddedContextCapabilities>>(
+                                &mut map,
+                                "embeddedContext",
+                            )? {
+                                f_embedded_context = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -4917,9 +5660,7 @@ pub struct PromptImageCapabilities {
 
 impl Default for PromptImageCapabilities {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -4947,7 +5688,9 @@ impl<'de> Deserialize<'de> for PromptImageCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = PromptImageCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (PromptImageCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (PromptImageCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<PromptImageCapabilities, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -4955,7 +5698,9 @@ impl<'de> Deserialize<'de> for PromptImageCapabilities {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -4979,9 +5724,7 @@ pub struct PromptAudioCapabilities {
 
 impl Default for PromptAudioCapabilities {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -5009,7 +5752,9 @@ impl<'de> Deserialize<'de> for PromptAudioCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = PromptAudioCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (PromptAudioCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (PromptAudioCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<PromptAudioCapabilities, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -5017,7 +5762,9 @@ impl<'de> Deserialize<'de> for PromptAudioCapabilities {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -5041,9 +5788,7 @@ pub struct PromptEmbeddedContextCapabilities {
 
 impl Default for PromptEmbeddedContextCapabilities {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -5071,7 +5816,9 @@ impl<'de> Deserialize<'de> for PromptEmbeddedContextCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = PromptEmbeddedContextCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (PromptEmbeddedContextCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (PromptEmbeddedContextCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<PromptEmbeddedContextCapabilities, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -5079,7 +5826,9 @@ impl<'de> Deserialize<'de> for PromptEmbeddedContextCapabilities {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -5107,11 +5856,7 @@ pub struct McpCapabilities {
 
 impl Default for McpCapabilities {
     fn default() -> Self {
-        Self {
-            stdio: MaybeUndefined::Undefined,
-            http: MaybeUndefined::Undefined,
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { stdio: MaybeUndefined::Undefined, http: MaybeUndefined::Undefined, meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -5149,7 +5894,9 @@ impl<'de> Deserialize<'de> for McpCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = McpCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (McpCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (McpCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<McpCapabilities, A::Error> {
                 let mut f_stdio: Option<Option<McpStdioCapabilities>> = None;
                 let mut f_http: Option<Option<McpHttpCapabilities>> = None;
@@ -5159,15 +5906,21 @@ impl<'de> Deserialize<'de> for McpCapabilities {
                     match key.as_str() {
                         "stdio" => {
                             de::seen::<A::Error>(&mut seen, 0, "stdio")?;
-                            if let Some(v) = de::field_lenient::<A, Option<McpStdioCapabilities>>(&mut map, "stdio")? { f_stdio = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<McpStdioCapabilities>>(&mut map, "stdio")? {
+                                f_stdio = Some(v);
+                            }
                         }
                         "http" => {
                             de::seen::<A::Error>(&mut seen, 1, "http")?;
-                            if let Some(v) = de::field_lenient::<A, Option<McpHttpCapabilities>>(&mut map, "http")? { f_http = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<McpHttpCapabilities>>(&mut map, "http")? {
+                                f_http = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -5193,9 +5946,7 @@ pub struct McpStdioCapabilities {
 
 impl Default for McpStdioCapabilities {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -5223,7 +5974,9 @@ impl<'de> Deserialize<'de> for McpStdioCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = McpStdioCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (McpStdioCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (McpStdioCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<McpStdioCapabilities, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -5231,7 +5984,9 @@ impl<'de> Deserialize<'de> for McpStdioCapabilities {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -5255,9 +6010,7 @@ pub struct McpHttpCapabilities {
 
 impl Default for McpHttpCapabilities {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -5285,7 +6038,9 @@ impl<'de> Deserialize<'de> for McpHttpCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = McpHttpCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (McpHttpCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (McpHttpCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<McpHttpCapabilities, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -5293,7 +6048,9 @@ impl<'de> Deserialize<'de> for McpHttpCapabilities {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -5317,9 +6074,7 @@ pub struct SessionDeleteCapabilities {
 
 impl Default for SessionDeleteCapabilities {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -5347,7 +6102,9 @@ impl<'de> Deserialize<'de> for SessionDeleteCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SessionDeleteCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionDeleteCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SessionDeleteCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionDeleteCapabilities, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -5355,7 +6112,9 @@ impl<'de> Deserialize<'de> for SessionDeleteCapabilities {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -5379,9 +6138,7 @@ pub struct SessionAdditionalDirectoriesCapabilities {
 
 impl Default for SessionAdditionalDirectoriesCapabilities {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -5409,15 +6166,22 @@ impl<'de> Deserialize<'de> for SessionAdditionalDirectoriesCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SessionAdditionalDirectoriesCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionAdditionalDirectoriesCapabilities)") }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionAdditionalDirectoriesCapabilities, A::Error> {
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SessionAdditionalDirectoriesCapabilities)")
+            }
+            fn visit_map<A: MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<SessionAdditionalDirectoriesCapabilities, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -5441,9 +6205,7 @@ pub struct AgentAuthCapabilities {
 
 impl Default for AgentAuthCapabilities {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -5471,7 +6233,9 @@ impl<'de> Deserialize<'de> for AgentAuthCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = AgentAuthCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (AgentAuthCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (AgentAuthCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AgentAuthCapabilities, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -5479,7 +6243,9 @@ impl<'de> Deserialize<'de> for AgentAuthCapabilities {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -5507,8 +6273,14 @@ pub enum AuthMethod {
 impl SerializeFields for AuthMethod {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         match self {
-            Self::Terminal(v) => { m.serialize_entry("type", "terminal")?; v.serialize_fields(m, skip)?; }
-            Self::Agent(v) => { m.serialize_entry("type", "agent")?; v.serialize_fields(m, skip)?; }
+            Self::Terminal(v) => {
+                m.serialize_entry("type", "terminal")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::Agent(v) => {
+                m.serialize_entry("type", "agent")?;
+                v.serialize_fields(m, skip)?;
+            }
             Self::Unknown(raw) => raw.serialize_fields(m, skip)?,
         }
         Ok(())
@@ -5517,7 +6289,9 @@ impl SerializeFields for AuthMethod {
 
 impl Serialize for AuthMethod {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        if let Self::Unknown(raw) = self { return raw.serialize(s); }
+        if let Self::Unknown(raw) = self {
+            return raw.serialize(s);
+        }
         let mut m = s.serialize_map(None)?;
         self.serialize_fields(&mut m, &[])?;
         m.end()
@@ -5532,9 +6306,7 @@ impl<'de> Deserialize<'de> for AuthMethod {
             Some("terminal") => Self::Terminal(de::from_raw::<AuthMethodTerminal, D::Error>(raw)?),
             Some("agent") => Self::Agent(de::from_raw::<AuthMethodAgent, D::Error>(raw)?),
             None => return Err(de::missing::<D::Error>("type")),
-            Some(other) => {
-                Self::Unknown(RawJson::from_raw(raw))
-            }
+            Some(other) => Self::Unknown(RawJson::from_raw(raw)),
         })
     }
 }
@@ -5543,11 +6315,32 @@ impl<'de> Deserialize<'de> for AuthMethod {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default, serde::Serialize, serde::Deserialize)]
 #[serde(transparent)]
 pub struct AuthMethodId(pub String);
-impl AuthMethodId { /** The text. */ pub fn as_str(&self) -> &str { &self.0 } }
-impl From<&str> for AuthMethodId { fn from(s: &str) -> Self { Self(s.to_owned()) } }
-impl From<String> for AuthMethodId { fn from(s: String) -> Self { Self(s) } }
-impl AsRef<str> for AuthMethodId { fn as_ref(&self) -> &str { &self.0 } }
-impl fmt::Display for AuthMethodId { fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str(&self.0) } }
+impl AuthMethodId {
+    /** The text. */
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+impl From<&str> for AuthMethodId {
+    fn from(s: &str) -> Self {
+        Self(s.to_owned())
+    }
+}
+impl From<String> for AuthMethodId {
+    fn from(s: String) -> Self {
+        Self(s)
+    }
+}
+impl AsRef<str> for AuthMethodId {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+impl fmt::Display for AuthMethodId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
 
 /// An environment variable to set when launching a process.
 #[derive(Debug, Clone, PartialEq)]
@@ -5588,7 +6381,9 @@ impl<'de> Deserialize<'de> for EnvVariable {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = EnvVariable;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (EnvVariable)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (EnvVariable)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<EnvVariable, A::Error> {
                 let mut f_name: Option<String> = None;
                 let mut f_value: Option<String> = None;
@@ -5606,13 +6401,21 @@ impl<'de> Deserialize<'de> for EnvVariable {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let name = match f_name { Some(v) => v, None => return Err(de::missing::<A::Error>("name")) };
-                let value = match f_value { Some(v) => v, None => return Err(de::missing::<A::Error>("value")) };
+                let name = match f_name {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("name")),
+                };
+                let value = match f_value {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("value")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(EnvVariable { name, value, meta })
             }
@@ -5651,8 +6454,12 @@ impl SerializeFields for AuthMethodTerminal {
             MaybeUndefined::Null => m.serialize_entry("description", &())?,
             MaybeUndefined::Value(v) => m.serialize_entry("description", v)?,
         }
-        if let Some(v) = &self.args { m.serialize_entry("args", v)?; }
-        if let Some(v) = &self.env { m.serialize_entry("env", v)?; }
+        if let Some(v) = &self.args {
+            m.serialize_entry("args", v)?;
+        }
+        if let Some(v) = &self.env {
+            m.serialize_entry("env", v)?;
+        }
         match &self.meta {
             MaybeUndefined::Undefined => {}
             MaybeUndefined::Null => m.serialize_entry("_meta", &())?,
@@ -5675,7 +6482,9 @@ impl<'de> Deserialize<'de> for AuthMethodTerminal {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = AuthMethodTerminal;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (AuthMethodTerminal)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (AuthMethodTerminal)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AuthMethodTerminal, A::Error> {
                 let mut f_method_id: Option<AuthMethodId> = None;
                 let mut f_name: Option<String> = None;
@@ -5696,25 +6505,39 @@ impl<'de> Deserialize<'de> for AuthMethodTerminal {
                         }
                         "description" => {
                             de::seen::<A::Error>(&mut seen, 2, "description")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? { f_description = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
+                                f_description = Some(v);
+                            }
                         }
                         "args" => {
                             de::seen::<A::Error>(&mut seen, 3, "args")?;
-                            f_args = Some(de::field::<A, de::List<String>>(&mut map, "args")?.0);
+                            if let Some(v) = de::field::<A, Option<de::List<String>>>(&mut map, "args")? {
+                                f_args = Some(v.0);
+                            }
                         }
                         "env" => {
                             de::seen::<A::Error>(&mut seen, 4, "env")?;
-                            f_env = Some(de::field::<A, de::List<EnvVariable>>(&mut map, "env")?.0);
+                            if let Some(v) = de::field::<A, Option<de::List<EnvVariable>>>(&mut map, "env")? {
+                                f_env = Some(v.0);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 5, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let method_id = match f_method_id { Some(v) => v, None => return Err(de::missing::<A::Error>("methodId")) };
-                let name = match f_name { Some(v) => v, None => return Err(de::missing::<A::Error>("name")) };
+                let method_id = match f_method_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("methodId")),
+                };
+                let name = match f_name {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("name")),
+                };
                 let description = MaybeUndefined::from_present(f_description);
                 let args = f_args;
                 let env = f_env;
@@ -5772,7 +6595,9 @@ impl<'de> Deserialize<'de> for AuthMethodAgent {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = AuthMethodAgent;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (AuthMethodAgent)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (AuthMethodAgent)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AuthMethodAgent, A::Error> {
                 let mut f_method_id: Option<AuthMethodId> = None;
                 let mut f_name: Option<String> = None;
@@ -5791,17 +6616,27 @@ impl<'de> Deserialize<'de> for AuthMethodAgent {
                         }
                         "description" => {
                             de::seen::<A::Error>(&mut seen, 2, "description")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? { f_description = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
+                                f_description = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let method_id = match f_method_id { Some(v) => v, None => return Err(de::missing::<A::Error>("methodId")) };
-                let name = match f_name { Some(v) => v, None => return Err(de::missing::<A::Error>("name")) };
+                let method_id = match f_method_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("methodId")),
+                };
+                let name = match f_name {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("name")),
+                };
                 let description = MaybeUndefined::from_present(f_description);
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(AuthMethodAgent { method_id, name, description, meta })
@@ -5822,9 +6657,7 @@ pub struct LoginAuthResponse {
 
 impl Default for LoginAuthResponse {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -5852,7 +6685,9 @@ impl<'de> Deserialize<'de> for LoginAuthResponse {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = LoginAuthResponse;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (LoginAuthResponse)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (LoginAuthResponse)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<LoginAuthResponse, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -5860,7 +6695,9 @@ impl<'de> Deserialize<'de> for LoginAuthResponse {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -5884,9 +6721,7 @@ pub struct LogoutAuthResponse {
 
 impl Default for LogoutAuthResponse {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -5914,7 +6749,9 @@ impl<'de> Deserialize<'de> for LogoutAuthResponse {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = LogoutAuthResponse;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (LogoutAuthResponse)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (LogoutAuthResponse)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<LogoutAuthResponse, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -5922,7 +6759,9 @@ impl<'de> Deserialize<'de> for LogoutAuthResponse {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -5953,8 +6792,12 @@ pub struct NewSessionResponse {
 impl SerializeFields for NewSessionResponse {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("sessionId", &self.session_id)?;
-        if let Some(v) = &self.config_options { m.serialize_entry("configOptions", v)?; }
-        if let Some(v) = &self.available_commands { m.serialize_entry("availableCommands", v)?; }
+        if let Some(v) = &self.config_options {
+            m.serialize_entry("configOptions", v)?;
+        }
+        if let Some(v) = &self.available_commands {
+            m.serialize_entry("availableCommands", v)?;
+        }
         match &self.meta {
             MaybeUndefined::Undefined => {}
             MaybeUndefined::Null => m.serialize_entry("_meta", &())?,
@@ -5977,7 +6820,9 @@ impl<'de> Deserialize<'de> for NewSessionResponse {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = NewSessionResponse;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (NewSessionResponse)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (NewSessionResponse)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<NewSessionResponse, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_config_options: Option<Vec<SessionConfigOption>> = None;
@@ -5993,21 +6838,30 @@ impl<'de> Deserialize<'de> for NewSessionResponse {
                         "configOptions" => {
                             de::seen::<A::Error>(&mut seen, 1, "configOptions")?;
                             let r = de::field_items::<A, SessionConfigOption>(&mut map, "configOptions", false, true)?;
-                            if let Some(Some(v)) = r { f_config_options = Some(v); }
+                            if let Some(Some(v)) = r {
+                                f_config_options = Some(v);
+                            }
                         }
                         "availableCommands" => {
                             de::seen::<A::Error>(&mut seen, 2, "availableCommands")?;
                             let r = de::field_items::<A, AvailableCommand>(&mut map, "availableCommands", false, true)?;
-                            if let Some(Some(v)) = r { f_available_commands = Some(v); }
+                            if let Some(Some(v)) = r {
+                                f_available_commands = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let session_id = match f_session_id { Some(v) => v, None => return Err(de::missing::<A::Error>("sessionId")) };
+                let session_id = match f_session_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("sessionId")),
+                };
                 let config_options = f_config_options;
                 let available_commands = f_available_commands;
                 let meta = MaybeUndefined::from_present(f_meta);
@@ -6032,8 +6886,14 @@ pub enum SessionConfigOptionVariant {
 impl SerializeFields for SessionConfigOptionVariant {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         match self {
-            Self::Select(v) => { m.serialize_entry("type", "select")?; v.serialize_fields(m, skip)?; }
-            Self::Boolean(v) => { m.serialize_entry("type", "boolean")?; v.serialize_fields(m, skip)?; }
+            Self::Select(v) => {
+                m.serialize_entry("type", "select")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::Boolean(v) => {
+                m.serialize_entry("type", "boolean")?;
+                v.serialize_fields(m, skip)?;
+            }
             Self::Unknown(raw) => raw.serialize_fields(m, skip)?,
         }
         Ok(())
@@ -6042,7 +6902,9 @@ impl SerializeFields for SessionConfigOptionVariant {
 
 impl Serialize for SessionConfigOptionVariant {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        if let Self::Unknown(raw) = self { return raw.serialize(s); }
+        if let Self::Unknown(raw) = self {
+            return raw.serialize(s);
+        }
         let mut m = s.serialize_map(None)?;
         self.serialize_fields(&mut m, &[])?;
         m.end()
@@ -6057,9 +6919,7 @@ impl<'de> Deserialize<'de> for SessionConfigOptionVariant {
             Some("select") => Self::Select(de::from_raw::<SessionConfigSelect, D::Error>(raw)?),
             Some("boolean") => Self::Boolean(de::from_raw::<SessionConfigBoolean, D::Error>(raw)?),
             None => return Err(de::missing::<D::Error>("type")),
-            Some(other) => {
-                Self::Unknown(RawJson::from_raw(raw))
-            }
+            Some(other) => Self::Unknown(RawJson::from_raw(raw)),
         })
     }
 }
@@ -6119,10 +6979,14 @@ impl Serialize for SessionConfigOption {
 
 impl<'de> Deserialize<'de> for SessionConfigOption {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V<'de> { raw: &'de RawValue }
+        struct V<'de> {
+            raw: &'de RawValue,
+        }
         impl<'de> Visitor<'de> for V<'de> {
             type Value = SessionConfigOption;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionConfigOption)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SessionConfigOption)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionConfigOption, A::Error> {
                 let mut f_config_id: Option<SessionConfigId> = None;
                 let mut f_name: Option<String> = None;
@@ -6142,21 +7006,35 @@ impl<'de> Deserialize<'de> for SessionConfigOption {
                         }
                         "description" => {
                             de::seen::<A::Error>(&mut seen, 2, "description")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? { f_description = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
+                                f_description = Some(v);
+                            }
                         }
                         "category" => {
                             de::seen::<A::Error>(&mut seen, 3, "category")?;
-                            if let Some(v) = de::field_lenient::<A, Option<SessionConfigOptionCategory>>(&mut map, "category")? { f_category = Some(v); }
+                            if let Some(v) =
+                                de::field_lenient::<A, Option<SessionConfigOptionCategory>>(&mut map, "category")?
+                            {
+                                f_category = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 4, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let config_id = match f_config_id { Some(v) => v, None => return Err(de::missing::<A::Error>("configId")) };
-                let name = match f_name { Some(v) => v, None => return Err(de::missing::<A::Error>("name")) };
+                let config_id = match f_config_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("configId")),
+                };
+                let name = match f_name {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("name")),
+                };
                 let description = MaybeUndefined::from_present(f_description);
                 let category = MaybeUndefined::from_present(f_category);
                 let meta = MaybeUndefined::from_present(f_meta);
@@ -6174,11 +7052,32 @@ impl<'de> Deserialize<'de> for SessionConfigOption {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default, serde::Serialize, serde::Deserialize)]
 #[serde(transparent)]
 pub struct SessionConfigId(pub String);
-impl SessionConfigId { /** The text. */ pub fn as_str(&self) -> &str { &self.0 } }
-impl From<&str> for SessionConfigId { fn from(s: &str) -> Self { Self(s.to_owned()) } }
-impl From<String> for SessionConfigId { fn from(s: String) -> Self { Self(s) } }
-impl AsRef<str> for SessionConfigId { fn as_ref(&self) -> &str { &self.0 } }
-impl fmt::Display for SessionConfigId { fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str(&self.0) } }
+impl SessionConfigId {
+    /** The text. */
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+impl From<&str> for SessionConfigId {
+    fn from(s: &str) -> Self {
+        Self(s.to_owned())
+    }
+}
+impl From<String> for SessionConfigId {
+    fn from(s: String) -> Self {
+        Self(s)
+    }
+}
+impl AsRef<str> for SessionConfigId {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+impl fmt::Display for SessionConfigId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
 
 /// Semantic category for a session configuration option.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -6215,7 +7114,9 @@ impl SessionConfigOptionCategory {
 }
 
 impl Serialize for SessionConfigOptionCategory {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> { s.serialize_str(self.as_str()) }
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
 }
 
 impl<'de> Deserialize<'de> for SessionConfigOptionCategory {
@@ -6235,11 +7136,32 @@ impl<'de> Deserialize<'de> for SessionConfigOptionCategory {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default, serde::Serialize, serde::Deserialize)]
 #[serde(transparent)]
 pub struct SessionConfigValueId(pub String);
-impl SessionConfigValueId { /** The text. */ pub fn as_str(&self) -> &str { &self.0 } }
-impl From<&str> for SessionConfigValueId { fn from(s: &str) -> Self { Self(s.to_owned()) } }
-impl From<String> for SessionConfigValueId { fn from(s: String) -> Self { Self(s) } }
-impl AsRef<str> for SessionConfigValueId { fn as_ref(&self) -> &str { &self.0 } }
-impl fmt::Display for SessionConfigValueId { fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str(&self.0) } }
+impl SessionConfigValueId {
+    /** The text. */
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+impl From<&str> for SessionConfigValueId {
+    fn from(s: &str) -> Self {
+        Self(s.to_owned())
+    }
+}
+impl From<String> for SessionConfigValueId {
+    fn from(s: String) -> Self {
+        Self(s)
+    }
+}
+impl AsRef<str> for SessionConfigValueId {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+impl fmt::Display for SessionConfigValueId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
 
 /// Possible values for a session configuration option.
 #[derive(Debug, Clone, PartialEq)]
@@ -6262,9 +7184,16 @@ impl Serialize for SessionConfigSelectOptions {
 impl<'de> Deserialize<'de> for SessionConfigSelectOptions {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let raw = <&'de RawValue>::deserialize(d)?;
-        if let Some(v) = de::try_variant::<de::List<SessionConfigSelectOption>>(raw) { return Ok(Self::Ungrouped(v.0)); }
-        if let Some(v) = de::try_variant::<de::List<SessionConfigSelectGroup>>(raw) { return Ok(Self::Grouped(v.0)); }
-        Err(de::no_variant::<D::Error>("one of an array of SessionConfigSelectOption, an array of SessionConfigSelectGroup", raw))
+        if let Some(v) = de::try_variant::<de::List<SessionConfigSelectOption>>(raw) {
+            return Ok(Self::Ungrouped(v.0));
+        }
+        if let Some(v) = de::try_variant::<de::List<SessionConfigSelectGroup>>(raw) {
+            return Ok(Self::Grouped(v.0));
+        }
+        Err(de::no_variant::<D::Error>(
+            "one of an array of SessionConfigSelectOption, an array of SessionConfigSelectGroup",
+            raw,
+        ))
     }
 }
 
@@ -6314,7 +7243,9 @@ impl<'de> Deserialize<'de> for SessionConfigSelectOption {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SessionConfigSelectOption;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionConfigSelectOption)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SessionConfigSelectOption)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionConfigSelectOption, A::Error> {
                 let mut f_value: Option<SessionConfigValueId> = None;
                 let mut f_name: Option<String> = None;
@@ -6333,17 +7264,27 @@ impl<'de> Deserialize<'de> for SessionConfigSelectOption {
                         }
                         "description" => {
                             de::seen::<A::Error>(&mut seen, 2, "description")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? { f_description = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
+                                f_description = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let value = match f_value { Some(v) => v, None => return Err(de::missing::<A::Error>("value")) };
-                let name = match f_name { Some(v) => v, None => return Err(de::missing::<A::Error>("name")) };
+                let value = match f_value {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("value")),
+                };
+                let name = match f_name {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("name")),
+                };
                 let description = MaybeUndefined::from_present(f_description);
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(SessionConfigSelectOption { value, name, description, meta })
@@ -6395,7 +7336,9 @@ impl<'de> Deserialize<'de> for SessionConfigSelectGroup {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SessionConfigSelectGroup;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionConfigSelectGroup)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SessionConfigSelectGroup)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionConfigSelectGroup, A::Error> {
                 let mut f_group_id: Option<SessionConfigGroupId> = None;
                 let mut f_name: Option<String> = None;
@@ -6419,14 +7362,25 @@ impl<'de> Deserialize<'de> for SessionConfigSelectGroup {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let group_id = match f_group_id { Some(v) => v, None => return Err(de::missing::<A::Error>("groupId")) };
-                let name = match f_name { Some(v) => v, None => return Err(de::missing::<A::Error>("name")) };
-                let options = match f_options { Some(v) => v, None => return Err(de::missing::<A::Error>("options")) };
+                let group_id = match f_group_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("groupId")),
+                };
+                let name = match f_name {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("name")),
+                };
+                let options = match f_options {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("options")),
+                };
                 de::min_items::<_, A::Error>(&options, 1, "options")?;
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(SessionConfigSelectGroup { group_id, name, options, meta })
@@ -6440,11 +7394,32 @@ impl<'de> Deserialize<'de> for SessionConfigSelectGroup {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default, serde::Serialize, serde::Deserialize)]
 #[serde(transparent)]
 pub struct SessionConfigGroupId(pub String);
-impl SessionConfigGroupId { /** The text. */ pub fn as_str(&self) -> &str { &self.0 } }
-impl From<&str> for SessionConfigGroupId { fn from(s: &str) -> Self { Self(s.to_owned()) } }
-impl From<String> for SessionConfigGroupId { fn from(s: String) -> Self { Self(s) } }
-impl AsRef<str> for SessionConfigGroupId { fn as_ref(&self) -> &str { &self.0 } }
-impl fmt::Display for SessionConfigGroupId { fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str(&self.0) } }
+impl SessionConfigGroupId {
+    /** The text. */
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+impl From<&str> for SessionConfigGroupId {
+    fn from(s: &str) -> Self {
+        Self(s.to_owned())
+    }
+}
+impl From<String> for SessionConfigGroupId {
+    fn from(s: String) -> Self {
+        Self(s)
+    }
+}
+impl AsRef<str> for SessionConfigGroupId {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+impl fmt::Display for SessionConfigGroupId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
 
 /// A single-value selector (dropdown) session configuration option payload.
 #[derive(Debug, Clone, PartialEq)]
@@ -6477,7 +7452,9 @@ impl<'de> Deserialize<'de> for SessionConfigSelect {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SessionConfigSelect;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionConfigSelect)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SessionConfigSelect)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionConfigSelect, A::Error> {
                 let mut f_current_value: Option<SessionConfigValueId> = None;
                 let mut f_options: Option<SessionConfigSelectOptions> = None;
@@ -6495,8 +7472,14 @@ impl<'de> Deserialize<'de> for SessionConfigSelect {
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let current_value = match f_current_value { Some(v) => v, None => return Err(de::missing::<A::Error>("currentValue")) };
-                let options = match f_options { Some(v) => v, None => return Err(de::missing::<A::Error>("options")) };
+                let current_value = match f_current_value {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("currentValue")),
+                };
+                let options = match f_options {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("options")),
+                };
                 Ok(SessionConfigSelect { current_value, options })
             }
         }
@@ -6531,7 +7514,9 @@ impl<'de> Deserialize<'de> for SessionConfigBoolean {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SessionConfigBoolean;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionConfigBoolean)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SessionConfigBoolean)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionConfigBoolean, A::Error> {
                 let mut f_current_value: Option<bool> = None;
                 let mut seen = 0u64;
@@ -6544,7 +7529,10 @@ impl<'de> Deserialize<'de> for SessionConfigBoolean {
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let current_value = match f_current_value { Some(v) => v, None => return Err(de::missing::<A::Error>("currentValue")) };
+                let current_value = match f_current_value {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("currentValue")),
+                };
                 Ok(SessionConfigBoolean { current_value })
             }
         }
@@ -6564,7 +7552,10 @@ pub enum AvailableCommand {
 impl SerializeFields for AvailableCommand {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         match self {
-            Self::Command(v) => { m.serialize_entry("type", "command")?; v.serialize_fields(m, skip)?; }
+            Self::Command(v) => {
+                m.serialize_entry("type", "command")?;
+                v.serialize_fields(m, skip)?;
+            }
             Self::Unknown(raw) => raw.serialize_fields(m, skip)?,
         }
         Ok(())
@@ -6573,7 +7564,9 @@ impl SerializeFields for AvailableCommand {
 
 impl Serialize for AvailableCommand {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        if let Self::Unknown(raw) = self { return raw.serialize(s); }
+        if let Self::Unknown(raw) = self {
+            return raw.serialize(s);
+        }
         let mut m = s.serialize_map(None)?;
         self.serialize_fields(&mut m, &[])?;
         m.end()
@@ -6587,9 +7580,7 @@ impl<'de> Deserialize<'de> for AvailableCommand {
         Ok(match tag.as_ref().map(|t| t.as_str()) {
             Some("command") => Self::Command(de::from_raw::<Command, D::Error>(raw)?),
             None => return Err(de::missing::<D::Error>("type")),
-            Some(other) => {
-                Self::Unknown(RawJson::from_raw(raw))
-            }
+            Some(other) => Self::Unknown(RawJson::from_raw(raw)),
         })
     }
 }
@@ -6606,7 +7597,10 @@ pub enum AvailableCommandInput {
 impl SerializeFields for AvailableCommandInput {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         match self {
-            Self::Text(v) => { m.serialize_entry("type", "text")?; v.serialize_fields(m, skip)?; }
+            Self::Text(v) => {
+                m.serialize_entry("type", "text")?;
+                v.serialize_fields(m, skip)?;
+            }
             Self::Unknown(raw) => raw.serialize_fields(m, skip)?,
         }
         Ok(())
@@ -6615,7 +7609,9 @@ impl SerializeFields for AvailableCommandInput {
 
 impl Serialize for AvailableCommandInput {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        if let Self::Unknown(raw) = self { return raw.serialize(s); }
+        if let Self::Unknown(raw) = self {
+            return raw.serialize(s);
+        }
         let mut m = s.serialize_map(None)?;
         self.serialize_fields(&mut m, &[])?;
         m.end()
@@ -6629,9 +7625,7 @@ impl<'de> Deserialize<'de> for AvailableCommandInput {
         Ok(match tag.as_ref().map(|t| t.as_str()) {
             Some("text") => Self::Text(de::from_raw::<TextCommandInput, D::Error>(raw)?),
             None => return Err(de::missing::<D::Error>("type")),
-            Some(other) => {
-                Self::Unknown(RawJson::from_raw(raw))
-            }
+            Some(other) => Self::Unknown(RawJson::from_raw(raw)),
         })
     }
 }
@@ -6672,7 +7666,9 @@ impl<'de> Deserialize<'de> for TextCommandInput {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = TextCommandInput;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (TextCommandInput)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (TextCommandInput)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TextCommandInput, A::Error> {
                 let mut f_hint: Option<String> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -6685,12 +7681,17 @@ impl<'de> Deserialize<'de> for TextCommandInput {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let hint = match f_hint { Some(v) => v, None => return Err(de::missing::<A::Error>("hint")) };
+                let hint = match f_hint {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("hint")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(TextCommandInput { hint, meta })
             }
@@ -6745,7 +7746,9 @@ impl<'de> Deserialize<'de> for Command {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = Command;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (Command)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (Command)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Command, A::Error> {
                 let mut f_name: Option<String> = None;
                 let mut f_description: Option<String> = None;
@@ -6764,17 +7767,27 @@ impl<'de> Deserialize<'de> for Command {
                         }
                         "input" => {
                             de::seen::<A::Error>(&mut seen, 2, "input")?;
-                            if let Some(v) = de::field_lenient::<A, Option<AvailableCommandInput>>(&mut map, "input")? { f_input = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<AvailableCommandInput>>(&mut map, "input")? {
+                                f_input = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let name = match f_name { Some(v) => v, None => return Err(de::missing::<A::Error>("name")) };
-                let description = match f_description { Some(v) => v, None => return Err(de::missing::<A::Error>("description")) };
+                let name = match f_name {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("name")),
+                };
+                let description = match f_description {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("description")),
+                };
                 let input = MaybeUndefined::from_present(f_input);
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(Command { name, description, input, meta })
@@ -6829,7 +7842,9 @@ impl<'de> Deserialize<'de> for ListSessionsResponse {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ListSessionsResponse;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ListSessionsResponse)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ListSessionsResponse)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ListSessionsResponse, A::Error> {
                 let mut f_sessions: Option<Vec<SessionInfo>> = None;
                 let mut f_next_cursor: Option<Option<SessionListCursor>> = None;
@@ -6848,12 +7863,17 @@ impl<'de> Deserialize<'de> for ListSessionsResponse {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let sessions = match f_sessions { Some(v) => v, None => return Err(de::missing::<A::Error>("sessions")) };
+                let sessions = match f_sessions {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("sessions")),
+                };
                 let next_cursor = MaybeUndefined::from_present(f_next_cursor);
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(ListSessionsResponse { sessions, next_cursor, meta })
@@ -6886,7 +7906,9 @@ impl SerializeFields for SessionInfo {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("sessionId", &self.session_id)?;
         m.serialize_entry("cwd", &self.cwd)?;
-        if let Some(v) = &self.additional_directories { m.serialize_entry("additionalDirectories", v)?; }
+        if let Some(v) = &self.additional_directories {
+            m.serialize_entry("additionalDirectories", v)?;
+        }
         match &self.title {
             MaybeUndefined::Undefined => {}
             MaybeUndefined::Null => m.serialize_entry("title", &())?,
@@ -6919,7 +7941,9 @@ impl<'de> Deserialize<'de> for SessionInfo {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SessionInfo;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionInfo)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SessionInfo)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionInfo, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_cwd: Option<AbsolutePath> = None;
@@ -6940,25 +7964,41 @@ impl<'de> Deserialize<'de> for SessionInfo {
                         }
                         "additionalDirectories" => {
                             de::seen::<A::Error>(&mut seen, 2, "additionalDirectories")?;
-                            f_additional_directories = Some(de::field::<A, de::List<AbsolutePath>>(&mut map, "additionalDirectories")?.0);
+                            if let Some(v) =
+                                de::field::<A, Option<de::List<AbsolutePath>>>(&mut map, "additionalDirectories")?
+                            {
+                                f_additional_directories = Some(v.0);
+                            }
                         }
                         "title" => {
                             de::seen::<A::Error>(&mut seen, 3, "title")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? { f_title = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? {
+                                f_title = Some(v);
+                            }
                         }
                         "updatedAt" => {
                             de::seen::<A::Error>(&mut seen, 4, "updatedAt")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "updatedAt")? { f_updated_at = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "updatedAt")? {
+                                f_updated_at = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 5, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let session_id = match f_session_id { Some(v) => v, None => return Err(de::missing::<A::Error>("sessionId")) };
-                let cwd = match f_cwd { Some(v) => v, None => return Err(de::missing::<A::Error>("cwd")) };
+                let session_id = match f_session_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("sessionId")),
+                };
+                let cwd = match f_cwd {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("cwd")),
+                };
                 let additional_directories = f_additional_directories;
                 let title = MaybeUndefined::from_present(f_title);
                 let updated_at = MaybeUndefined::from_present(f_updated_at);
@@ -6974,11 +8014,32 @@ impl<'de> Deserialize<'de> for SessionInfo {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default, serde::Serialize, serde::Deserialize)]
 #[serde(transparent)]
 pub struct SessionListCursor(pub String);
-impl SessionListCursor { /** The text. */ pub fn as_str(&self) -> &str { &self.0 } }
-impl From<&str> for SessionListCursor { fn from(s: &str) -> Self { Self(s.to_owned()) } }
-impl From<String> for SessionListCursor { fn from(s: String) -> Self { Self(s) } }
-impl AsRef<str> for SessionListCursor { fn as_ref(&self) -> &str { &self.0 } }
-impl fmt::Display for SessionListCursor { fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str(&self.0) } }
+impl SessionListCursor {
+    /** The text. */
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+impl From<&str> for SessionListCursor {
+    fn from(s: &str) -> Self {
+        Self(s.to_owned())
+    }
+}
+impl From<String> for SessionListCursor {
+    fn from(s: String) -> Self {
+        Self(s)
+    }
+}
+impl AsRef<str> for SessionListCursor {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+impl fmt::Display for SessionListCursor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
 
 /// Response from deleting a session.
 #[derive(Debug, Clone, PartialEq)]
@@ -6991,9 +8052,7 @@ pub struct DeleteSessionResponse {
 
 impl Default for DeleteSessionResponse {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -7021,7 +8080,9 @@ impl<'de> Deserialize<'de> for DeleteSessionResponse {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = DeleteSessionResponse;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (DeleteSessionResponse)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (DeleteSessionResponse)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<DeleteSessionResponse, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -7029,7 +8090,9 @@ impl<'de> Deserialize<'de> for DeleteSessionResponse {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -7057,18 +8120,18 @@ pub struct ResumeSessionResponse {
 
 impl Default for ResumeSessionResponse {
     fn default() -> Self {
-        Self {
-            config_options: None,
-            available_commands: None,
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { config_options: None, available_commands: None, meta: MaybeUndefined::Undefined }
     }
 }
 
 impl SerializeFields for ResumeSessionResponse {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
-        if let Some(v) = &self.config_options { m.serialize_entry("configOptions", v)?; }
-        if let Some(v) = &self.available_commands { m.serialize_entry("availableCommands", v)?; }
+        if let Some(v) = &self.config_options {
+            m.serialize_entry("configOptions", v)?;
+        }
+        if let Some(v) = &self.available_commands {
+            m.serialize_entry("availableCommands", v)?;
+        }
         match &self.meta {
             MaybeUndefined::Undefined => {}
             MaybeUndefined::Null => m.serialize_entry("_meta", &())?,
@@ -7091,7 +8154,9 @@ impl<'de> Deserialize<'de> for ResumeSessionResponse {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ResumeSessionResponse;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ResumeSessionResponse)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ResumeSessionResponse)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ResumeSessionResponse, A::Error> {
                 let mut f_config_options: Option<Vec<SessionConfigOption>> = None;
                 let mut f_available_commands: Option<Vec<AvailableCommand>> = None;
@@ -7102,16 +8167,22 @@ impl<'de> Deserialize<'de> for ResumeSessionResponse {
                         "configOptions" => {
                             de::seen::<A::Error>(&mut seen, 0, "configOptions")?;
                             let r = de::field_items::<A, SessionConfigOption>(&mut map, "configOptions", false, true)?;
-                            if let Some(Some(v)) = r { f_config_options = Some(v); }
+                            if let Some(Some(v)) = r {
+                                f_config_options = Some(v);
+                            }
                         }
                         "availableCommands" => {
                             de::seen::<A::Error>(&mut seen, 1, "availableCommands")?;
                             let r = de::field_items::<A, AvailableCommand>(&mut map, "availableCommands", false, true)?;
-                            if let Some(Some(v)) = r { f_available_commands = Some(v); }
+                            if let Some(Some(v)) = r {
+                                f_available_commands = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -7137,9 +8208,7 @@ pub struct CloseSessionResponse {
 
 impl Default for CloseSessionResponse {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -7167,7 +8236,9 @@ impl<'de> Deserialize<'de> for CloseSessionResponse {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = CloseSessionResponse;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (CloseSessionResponse)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (CloseSessionResponse)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CloseSessionResponse, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -7175,7 +8246,9 @@ impl<'de> Deserialize<'de> for CloseSessionResponse {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -7199,9 +8272,7 @@ pub struct CancelToolCallResponse {
 
 impl Default for CancelToolCallResponse {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -7229,7 +8300,9 @@ impl<'de> Deserialize<'de> for CancelToolCallResponse {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = CancelToolCallResponse;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (CancelToolCallResponse)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (CancelToolCallResponse)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CancelToolCallResponse, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -7237,7 +8310,9 @@ impl<'de> Deserialize<'de> for CancelToolCallResponse {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -7261,9 +8336,7 @@ pub struct CancelTerminalResponse {
 
 impl Default for CancelTerminalResponse {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -7291,7 +8364,9 @@ impl<'de> Deserialize<'de> for CancelTerminalResponse {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = CancelTerminalResponse;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (CancelTerminalResponse)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (CancelTerminalResponse)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CancelTerminalResponse, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -7299,7 +8374,9 @@ impl<'de> Deserialize<'de> for CancelTerminalResponse {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -7348,7 +8425,9 @@ impl<'de> Deserialize<'de> for SetSessionConfigOptionResponse {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SetSessionConfigOptionResponse;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SetSessionConfigOptionResponse)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SetSessionConfigOptionResponse)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SetSessionConfigOptionResponse, A::Error> {
                 let mut f_config_options: Option<Vec<SessionConfigOption>> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -7362,12 +8441,17 @@ impl<'de> Deserialize<'de> for SetSessionConfigOptionResponse {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let config_options = match f_config_options { Some(v) => v, None => return Err(de::missing::<A::Error>("configOptions")) };
+                let config_options = match f_config_options {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("configOptions")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(SetSessionConfigOptionResponse { config_options, meta })
             }
@@ -7412,7 +8496,9 @@ impl<'de> Deserialize<'de> for PromptResponse {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = PromptResponse;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (PromptResponse)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (PromptResponse)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<PromptResponse, A::Error> {
                 let mut f_message_id: Option<MessageId> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -7425,12 +8511,17 @@ impl<'de> Deserialize<'de> for PromptResponse {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let message_id = match f_message_id { Some(v) => v, None => return Err(de::missing::<A::Error>("messageId")) };
+                let message_id = match f_message_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("messageId")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(PromptResponse { message_id, meta })
             }
@@ -7443,11 +8534,32 @@ impl<'de> Deserialize<'de> for PromptResponse {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default, serde::Serialize, serde::Deserialize)]
 #[serde(transparent)]
 pub struct MessageId(pub String);
-impl MessageId { /** The text. */ pub fn as_str(&self) -> &str { &self.0 } }
-impl From<&str> for MessageId { fn from(s: &str) -> Self { Self(s.to_owned()) } }
-impl From<String> for MessageId { fn from(s: String) -> Self { Self(s) } }
-impl AsRef<str> for MessageId { fn as_ref(&self) -> &str { &self.0 } }
-impl fmt::Display for MessageId { fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str(&self.0) } }
+impl MessageId {
+    /** The text. */
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+impl From<&str> for MessageId {
+    fn from(s: &str) -> Self {
+        Self(s.to_owned())
+    }
+}
+impl From<String> for MessageId {
+    fn from(s: String) -> Self {
+        Self(s)
+    }
+}
+impl AsRef<str> for MessageId {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+impl fmt::Display for MessageId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
 
 /// Allows for sending an arbitrary response to an extension request that is not part of the ACP spec.
 /// Extension methods provide a way to add custom functionality while maintaining
@@ -7485,10 +8597,19 @@ impl Serialize for ErrorData {
 impl<'de> Deserialize<'de> for ErrorData {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let raw = <&'de RawValue>::deserialize(d)?;
-        if let Some(v) = de::try_variant::<UnsupportedProtocolVersionErrorData>(raw) { return Ok(Self::UnsupportedProtocolVersion(v)); }
-        if let Some(v) = de::try_variant::<SessionNotFoundErrorData>(raw) { return Ok(Self::SessionNotFound(v)); }
-        if let Some(v) = de::try_variant::<RawJson>(raw) { return Ok(Self::Other(v)); }
-        Err(de::no_variant::<D::Error>("one of UnsupportedProtocolVersionErrorData, SessionNotFoundErrorData, a JSON value", raw))
+        if let Some(v) = de::try_variant::<UnsupportedProtocolVersionErrorData>(raw) {
+            return Ok(Self::UnsupportedProtocolVersion(v));
+        }
+        if let Some(v) = de::try_variant::<SessionNotFoundErrorData>(raw) {
+            return Ok(Self::SessionNotFound(v));
+        }
+        if let Some(v) = de::try_variant::<RawJson>(raw) {
+            return Ok(Self::Other(v));
+        }
+        Err(de::no_variant::<D::Error>(
+            "one of UnsupportedProtocolVersionErrorData, SessionNotFoundErrorData, a JSON value",
+            raw,
+        ))
     }
 }
 
@@ -7531,7 +8652,9 @@ impl<'de> Deserialize<'de> for UnsupportedProtocolVersionErrorData {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = UnsupportedProtocolVersionErrorData;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (UnsupportedProtocolVersionErrorData)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (UnsupportedProtocolVersionErrorData)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<UnsupportedProtocolVersionErrorData, A::Error> {
                 let mut f_requested: Option<ProtocolVersion> = None;
                 let mut f_supported: Option<Vec<ProtocolVersion>> = None;
@@ -7549,13 +8672,21 @@ impl<'de> Deserialize<'de> for UnsupportedProtocolVersionErrorData {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let requested = match f_requested { Some(v) => v, None => return Err(de::missing::<A::Error>("requested")) };
-                let supported = match f_supported { Some(v) => v, None => return Err(de::missing::<A::Error>("supported")) };
+                let requested = match f_requested {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("requested")),
+                };
+                let supported = match f_supported {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("supported")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(UnsupportedProtocolVersionErrorData { requested, supported, meta })
             }
@@ -7601,7 +8732,9 @@ impl<'de> Deserialize<'de> for SessionNotFoundErrorData {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SessionNotFoundErrorData;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionNotFoundErrorData)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SessionNotFoundErrorData)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionNotFoundErrorData, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -7614,12 +8747,17 @@ impl<'de> Deserialize<'de> for SessionNotFoundErrorData {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let session_id = match f_session_id { Some(v) => v, None => return Err(de::missing::<A::Error>("sessionId")) };
+                let session_id = match f_session_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("sessionId")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(SessionNotFoundErrorData { session_id, meta })
             }
@@ -7667,7 +8805,9 @@ impl<'de> Deserialize<'de> for UpdateSessionNotification {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = UpdateSessionNotification;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (UpdateSessionNotification)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (UpdateSessionNotification)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<UpdateSessionNotification, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_update: Option<SessionUpdate> = None;
@@ -7685,13 +8825,21 @@ impl<'de> Deserialize<'de> for UpdateSessionNotification {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let session_id = match f_session_id { Some(v) => v, None => return Err(de::missing::<A::Error>("sessionId")) };
-                let update = match f_update { Some(v) => v, None => return Err(de::missing::<A::Error>("update")) };
+                let session_id = match f_session_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("sessionId")),
+                };
+                let update = match f_update {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("update")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(UpdateSessionNotification { session_id, update, meta })
             }
@@ -7749,25 +8897,82 @@ pub enum SessionUpdate {
 impl SerializeFields for SessionUpdate {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         match self {
-            Self::UserMessageChunk(v) => { m.serialize_entry("sessionUpdate", "user_message_chunk")?; v.serialize_fields(m, skip)?; }
-            Self::UserMessage(v) => { m.serialize_entry("sessionUpdate", "user_message")?; v.serialize_fields(m, skip)?; }
-            Self::AgentMessageChunk(v) => { m.serialize_entry("sessionUpdate", "agent_message_chunk")?; v.serialize_fields(m, skip)?; }
-            Self::AgentMessage(v) => { m.serialize_entry("sessionUpdate", "agent_message")?; v.serialize_fields(m, skip)?; }
-            Self::AgentThoughtChunk(v) => { m.serialize_entry("sessionUpdate", "agent_thought_chunk")?; v.serialize_fields(m, skip)?; }
-            Self::AgentThought(v) => { m.serialize_entry("sessionUpdate", "agent_thought")?; v.serialize_fields(m, skip)?; }
-            Self::StateUpdate(v) => { m.serialize_entry("sessionUpdate", "state_update")?; v.serialize_fields(m, skip)?; }
-            Self::ToolCallContentChunk(v) => { m.serialize_entry("sessionUpdate", "tool_call_content_chunk")?; v.serialize_fields(m, skip)?; }
-            Self::ToolCallUpdate(v) => { m.serialize_entry("sessionUpdate", "tool_call_update")?; v.serialize_fields(m, skip)?; }
-            Self::TerminalUpdate(v) => { m.serialize_entry("sessionUpdate", "terminal_update")?; v.serialize_fields(m, skip)?; }
-            Self::TerminalOutputChunk(v) => { m.serialize_entry("sessionUpdate", "terminal_output_chunk")?; v.serialize_fields(m, skip)?; }
-            Self::PlanUpdate(v) => { m.serialize_entry("sessionUpdate", "plan_update")?; v.serialize_fields(m, skip)?; }
-            Self::AvailableCommandsUpdate(v) => { m.serialize_entry("sessionUpdate", "available_commands_update")?; v.serialize_fields(m, skip)?; }
-            Self::ConfigOptionUpdate(v) => { m.serialize_entry("sessionUpdate", "config_option_update")?; v.serialize_fields(m, skip)?; }
-            Self::SessionInfoUpdate(v) => { m.serialize_entry("sessionUpdate", "session_info_update")?; v.serialize_fields(m, skip)?; }
-            Self::UsageUpdate(v) => { m.serialize_entry("sessionUpdate", "usage_update")?; v.serialize_fields(m, skip)?; }
-            Self::Notice(v) => { m.serialize_entry("sessionUpdate", "notice")?; v.serialize_fields(m, skip)?; }
-            Self::CompactionUpdate(v) => { m.serialize_entry("sessionUpdate", "compaction_update")?; v.serialize_fields(m, skip)?; }
-            Self::CompactionSummaryChunk(v) => { m.serialize_entry("sessionUpdate", "compaction_summary_chunk")?; v.serialize_fields(m, skip)?; }
+            Self::UserMessageChunk(v) => {
+                m.serialize_entry("sessionUpdate", "user_message_chunk")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::UserMessage(v) => {
+                m.serialize_entry("sessionUpdate", "user_message")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::AgentMessageChunk(v) => {
+                m.serialize_entry("sessionUpdate", "agent_message_chunk")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::AgentMessage(v) => {
+                m.serialize_entry("sessionUpdate", "agent_message")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::AgentThoughtChunk(v) => {
+                m.serialize_entry("sessionUpdate", "agent_thought_chunk")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::AgentThought(v) => {
+                m.serialize_entry("sessionUpdate", "agent_thought")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::StateUpdate(v) => {
+                m.serialize_entry("sessionUpdate", "state_update")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::ToolCallContentChunk(v) => {
+                m.serialize_entry("sessionUpdate", "tool_call_content_chunk")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::ToolCallUpdate(v) => {
+                m.serialize_entry("sessionUpdate", "tool_call_update")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::TerminalUpdate(v) => {
+                m.serialize_entry("sessionUpdate", "terminal_update")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::TerminalOutputChunk(v) => {
+                m.serialize_entry("sessionUpdate", "terminal_output_chunk")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::PlanUpdate(v) => {
+                m.serialize_entry("sessionUpdate", "plan_update")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::AvailableCommandsUpdate(v) => {
+                m.serialize_entry("sessionUpdate", "available_commands_update")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::ConfigOptionUpdate(v) => {
+                m.serialize_entry("sessionUpdate", "config_option_update")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::SessionInfoUpdate(v) => {
+                m.serialize_entry("sessionUpdate", "session_info_update")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::UsageUpdate(v) => {
+                m.serialize_entry("sessionUpdate", "usage_update")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::Notice(v) => {
+                m.serialize_entry("sessionUpdate", "notice")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::CompactionUpdate(v) => {
+                m.serialize_entry("sessionUpdate", "compaction_update")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::CompactionSummaryChunk(v) => {
+                m.serialize_entry("sessionUpdate", "compaction_summary_chunk")?;
+                v.serialize_fields(m, skip)?;
+            }
             Self::Unknown(raw) => raw.serialize_fields(m, skip)?,
         }
         Ok(())
@@ -7776,7 +8981,9 @@ impl SerializeFields for SessionUpdate {
 
 impl Serialize for SessionUpdate {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        if let Self::Unknown(raw) = self { return raw.serialize(s); }
+        if let Self::Unknown(raw) = self {
+            return raw.serialize(s);
+        }
         let mut m = s.serialize_map(None)?;
         self.serialize_fields(&mut m, &[])?;
         m.end()
@@ -7795,22 +9002,30 @@ impl<'de> Deserialize<'de> for SessionUpdate {
             Some("agent_thought_chunk") => Self::AgentThoughtChunk(de::from_raw::<ContentChunk, D::Error>(raw)?),
             Some("agent_thought") => Self::AgentThought(de::from_raw::<AgentThought, D::Error>(raw)?),
             Some("state_update") => Self::StateUpdate(de::from_raw::<StateUpdate, D::Error>(raw)?),
-            Some("tool_call_content_chunk") => Self::ToolCallContentChunk(de::from_raw::<ToolCallContentChunk, D::Error>(raw)?),
+            Some("tool_call_content_chunk") => {
+                Self::ToolCallContentChunk(de::from_raw::<ToolCallContentChunk, D::Error>(raw)?)
+            }
             Some("tool_call_update") => Self::ToolCallUpdate(de::from_raw::<ToolCallUpdate, D::Error>(raw)?),
             Some("terminal_update") => Self::TerminalUpdate(de::from_raw::<TerminalUpdate, D::Error>(raw)?),
-            Some("terminal_output_chunk") => Self::TerminalOutputChunk(de::from_raw::<TerminalOutputChunk, D::Error>(raw)?),
+            Some("terminal_output_chunk") => {
+                Self::TerminalOutputChunk(de::from_raw::<TerminalOutputChunk, D::Error>(raw)?)
+            }
             Some("plan_update") => Self::PlanUpdate(de::from_raw::<PlanUpdate, D::Error>(raw)?),
-            Some("available_commands_update") => Self::AvailableCommandsUpdate(de::from_raw::<AvailableCommandsUpdate, D::Error>(raw)?),
-            Some("config_option_update") => Self::ConfigOptionUpdate(de::from_raw::<ConfigOptionUpdate, D::Error>(raw)?),
+            Some("available_commands_update") => {
+                Self::AvailableCommandsUpdate(de::from_raw::<AvailableCommandsUpdate, D::Error>(raw)?)
+            }
+            Some("config_option_update") => {
+                Self::ConfigOptionUpdate(de::from_raw::<ConfigOptionUpdate, D::Error>(raw)?)
+            }
             Some("session_info_update") => Self::SessionInfoUpdate(de::from_raw::<SessionInfoUpdate, D::Error>(raw)?),
             Some("usage_update") => Self::UsageUpdate(de::from_raw::<UsageUpdate, D::Error>(raw)?),
             Some("notice") => Self::Notice(de::from_raw::<Notice, D::Error>(raw)?),
             Some("compaction_update") => Self::CompactionUpdate(de::from_raw::<CompactionUpdate, D::Error>(raw)?),
-            Some("compaction_summary_chunk") => Self::CompactionSummaryChunk(de::from_raw::<CompactionSummaryChunk, D::Error>(raw)?),
-            None => return Err(de::missing::<D::Error>("sessionUpdate")),
-            Some(other) => {
-                Self::Unknown(RawJson::from_raw(raw))
+            Some("compaction_summary_chunk") => {
+                Self::CompactionSummaryChunk(de::from_raw::<CompactionSummaryChunk, D::Error>(raw)?)
             }
+            None => return Err(de::missing::<D::Error>("sessionUpdate")),
+            Some(other) => Self::Unknown(RawJson::from_raw(raw)),
         })
     }
 }
@@ -7855,7 +9070,9 @@ impl<'de> Deserialize<'de> for ContentChunk {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ContentChunk;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ContentChunk)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ContentChunk)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ContentChunk, A::Error> {
                 let mut f_message_id: Option<MessageId> = None;
                 let mut f_content: Option<ContentBlock> = None;
@@ -7873,13 +9090,21 @@ impl<'de> Deserialize<'de> for ContentChunk {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let message_id = match f_message_id { Some(v) => v, None => return Err(de::missing::<A::Error>("messageId")) };
-                let content = match f_content { Some(v) => v, None => return Err(de::missing::<A::Error>("content")) };
+                let message_id = match f_message_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("messageId")),
+                };
+                let content = match f_content {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("content")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(ContentChunk { message_id, content, meta })
             }
@@ -7934,7 +9159,9 @@ impl<'de> Deserialize<'de> for UserMessage {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = UserMessage;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (UserMessage)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (UserMessage)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<UserMessage, A::Error> {
                 let mut f_message_id: Option<MessageId> = None;
                 let mut f_content: Option<Option<Vec<ContentBlock>>> = None;
@@ -7949,16 +9176,23 @@ impl<'de> Deserialize<'de> for UserMessage {
                         "content" => {
                             de::seen::<A::Error>(&mut seen, 1, "content")?;
                             let r = de::field_items::<A, ContentBlock>(&mut map, "content", true, true)?;
-                            if let Some(v) = r { f_content = Some(v); }
+                            if let Some(v) = r {
+                                f_content = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let message_id = match f_message_id { Some(v) => v, None => return Err(de::missing::<A::Error>("messageId")) };
+                let message_id = match f_message_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("messageId")),
+                };
                 let content = MaybeUndefined::from_present(f_content);
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(UserMessage { message_id, content, meta })
@@ -8014,7 +9248,9 @@ impl<'de> Deserialize<'de> for AgentMessage {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = AgentMessage;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (AgentMessage)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (AgentMessage)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AgentMessage, A::Error> {
                 let mut f_message_id: Option<MessageId> = None;
                 let mut f_content: Option<Option<Vec<ContentBlock>>> = None;
@@ -8029,16 +9265,23 @@ impl<'de> Deserialize<'de> for AgentMessage {
                         "content" => {
                             de::seen::<A::Error>(&mut seen, 1, "content")?;
                             let r = de::field_items::<A, ContentBlock>(&mut map, "content", true, true)?;
-                            if let Some(v) = r { f_content = Some(v); }
+                            if let Some(v) = r {
+                                f_content = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let message_id = match f_message_id { Some(v) => v, None => return Err(de::missing::<A::Error>("messageId")) };
+                let message_id = match f_message_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("messageId")),
+                };
                 let content = MaybeUndefined::from_present(f_content);
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(AgentMessage { message_id, content, meta })
@@ -8094,7 +9337,9 @@ impl<'de> Deserialize<'de> for AgentThought {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = AgentThought;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (AgentThought)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (AgentThought)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AgentThought, A::Error> {
                 let mut f_message_id: Option<MessageId> = None;
                 let mut f_content: Option<Option<Vec<ContentBlock>>> = None;
@@ -8109,16 +9354,23 @@ impl<'de> Deserialize<'de> for AgentThought {
                         "content" => {
                             de::seen::<A::Error>(&mut seen, 1, "content")?;
                             let r = de::field_items::<A, ContentBlock>(&mut map, "content", true, true)?;
-                            if let Some(v) = r { f_content = Some(v); }
+                            if let Some(v) = r {
+                                f_content = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let message_id = match f_message_id { Some(v) => v, None => return Err(de::missing::<A::Error>("messageId")) };
+                let message_id = match f_message_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("messageId")),
+                };
                 let content = MaybeUndefined::from_present(f_content);
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(AgentThought { message_id, content, meta })
@@ -8145,8 +9397,14 @@ pub enum BackgroundWork {
 impl SerializeFields for BackgroundWork {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         match self {
-            Self::Terminal(v) => { m.serialize_entry("type", "terminal")?; v.serialize_fields(m, skip)?; }
-            Self::ToolCall(v) => { m.serialize_entry("type", "tool_call")?; v.serialize_fields(m, skip)?; }
+            Self::Terminal(v) => {
+                m.serialize_entry("type", "terminal")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::ToolCall(v) => {
+                m.serialize_entry("type", "tool_call")?;
+                v.serialize_fields(m, skip)?;
+            }
             Self::Unknown(raw) => raw.serialize_fields(m, skip)?,
         }
         Ok(())
@@ -8155,7 +9413,9 @@ impl SerializeFields for BackgroundWork {
 
 impl Serialize for BackgroundWork {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        if let Self::Unknown(raw) = self { return raw.serialize(s); }
+        if let Self::Unknown(raw) = self {
+            return raw.serialize(s);
+        }
         let mut m = s.serialize_map(None)?;
         self.serialize_fields(&mut m, &[])?;
         m.end()
@@ -8170,9 +9430,7 @@ impl<'de> Deserialize<'de> for BackgroundWork {
             Some("terminal") => Self::Terminal(de::from_raw::<BackgroundTerminal, D::Error>(raw)?),
             Some("tool_call") => Self::ToolCall(de::from_raw::<BackgroundToolCall, D::Error>(raw)?),
             None => return Err(de::missing::<D::Error>("type")),
-            Some(other) => {
-                Self::Unknown(RawJson::from_raw(raw))
-            }
+            Some(other) => Self::Unknown(RawJson::from_raw(raw)),
         })
     }
 }
@@ -8213,7 +9471,9 @@ impl<'de> Deserialize<'de> for BackgroundTerminal {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = BackgroundTerminal;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (BackgroundTerminal)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (BackgroundTerminal)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<BackgroundTerminal, A::Error> {
                 let mut f_terminal_id: Option<TerminalId> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -8226,12 +9486,17 @@ impl<'de> Deserialize<'de> for BackgroundTerminal {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let terminal_id = match f_terminal_id { Some(v) => v, None => return Err(de::missing::<A::Error>("terminalId")) };
+                let terminal_id = match f_terminal_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("terminalId")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(BackgroundTerminal { terminal_id, meta })
             }
@@ -8276,7 +9541,9 @@ impl<'de> Deserialize<'de> for BackgroundToolCall {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = BackgroundToolCall;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (BackgroundToolCall)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (BackgroundToolCall)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<BackgroundToolCall, A::Error> {
                 let mut f_tool_call_id: Option<ToolCallId> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -8289,12 +9556,17 @@ impl<'de> Deserialize<'de> for BackgroundToolCall {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let tool_call_id = match f_tool_call_id { Some(v) => v, None => return Err(de::missing::<A::Error>("toolCallId")) };
+                let tool_call_id = match f_tool_call_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("toolCallId")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(BackgroundToolCall { tool_call_id, meta })
             }
@@ -8316,10 +9588,7 @@ pub struct RunningStateUpdate {
 
 impl Default for RunningStateUpdate {
     fn default() -> Self {
-        Self {
-            background: MaybeUndefined::Undefined,
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { background: MaybeUndefined::Undefined, meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -8352,7 +9621,9 @@ impl<'de> Deserialize<'de> for RunningStateUpdate {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = RunningStateUpdate;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (RunningStateUpdate)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (RunningStateUpdate)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RunningStateUpdate, A::Error> {
                 let mut f_background: Option<Option<Vec<BackgroundWork>>> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -8361,11 +9632,17 @@ impl<'de> Deserialize<'de> for RunningStateUpdate {
                     match key.as_str() {
                         "background" => {
                             de::seen::<A::Error>(&mut seen, 0, "background")?;
-                            if let Some(v) = de::field_lenient::<A, Option<de::List<BackgroundWork>>>(&mut map, "background")? { f_background = Some(v.map(|v| v.0)); }
+                            if let Some(v) =
+                                de::field_lenient::<A, Option<de::List<BackgroundWork>>>(&mut map, "background")?
+                            {
+                                f_background = Some(v.map(|v| v.0));
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -8388,9 +9665,7 @@ pub struct ErrorStopReason {
 
 impl Default for ErrorStopReason {
     fn default() -> Self {
-        Self {
-            error: MaybeUndefined::Undefined,
-        }
+        Self { error: MaybeUndefined::Undefined }
     }
 }
 
@@ -8418,7 +9693,9 @@ impl<'de> Deserialize<'de> for ErrorStopReason {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ErrorStopReason;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ErrorStopReason)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ErrorStopReason)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ErrorStopReason, A::Error> {
                 let mut f_error: Option<Option<agentproto_jsonrpc::ErrorObject>> = None;
                 let mut seen = 0u64;
@@ -8426,7 +9703,11 @@ impl<'de> Deserialize<'de> for ErrorStopReason {
                     match key.as_str() {
                         "error" => {
                             de::seen::<A::Error>(&mut seen, 0, "error")?;
-                            if let Some(v) = de::field_lenient::<A, Option<agentproto_jsonrpc::ErrorObject>>(&mut map, "error")? { f_error = Some(v); }
+                            if let Some(v) =
+                                de::field_lenient::<A, Option<agentproto_jsonrpc::ErrorObject>>(&mut map, "error")?
+                            {
+                                f_error = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -8467,12 +9748,25 @@ pub enum IdleStateUpdateVariant {
 impl SerializeFields for IdleStateUpdateVariant {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         match self {
-            Self::EndTurn => { m.serialize_entry("stopReason", "end_turn")?; }
-            Self::MaxTokens => { m.serialize_entry("stopReason", "max_tokens")?; }
-            Self::MaxTurnRequests => { m.serialize_entry("stopReason", "max_turn_requests")?; }
-            Self::Refusal => { m.serialize_entry("stopReason", "refusal")?; }
-            Self::Cancelled => { m.serialize_entry("stopReason", "cancelled")?; }
-            Self::Error(v) => { m.serialize_entry("stopReason", "error")?; v.serialize_fields(m, skip)?; }
+            Self::EndTurn => {
+                m.serialize_entry("stopReason", "end_turn")?;
+            }
+            Self::MaxTokens => {
+                m.serialize_entry("stopReason", "max_tokens")?;
+            }
+            Self::MaxTurnRequests => {
+                m.serialize_entry("stopReason", "max_turn_requests")?;
+            }
+            Self::Refusal => {
+                m.serialize_entry("stopReason", "refusal")?;
+            }
+            Self::Cancelled => {
+                m.serialize_entry("stopReason", "cancelled")?;
+            }
+            Self::Error(v) => {
+                m.serialize_entry("stopReason", "error")?;
+                v.serialize_fields(m, skip)?;
+            }
             Self::Unknown(raw) => raw.serialize_fields(m, skip)?,
         }
         Ok(())
@@ -8481,7 +9775,9 @@ impl SerializeFields for IdleStateUpdateVariant {
 
 impl Serialize for IdleStateUpdateVariant {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        if let Self::Unknown(raw) = self { return raw.serialize(s); }
+        if let Self::Unknown(raw) = self {
+            return raw.serialize(s);
+        }
         let mut m = s.serialize_map(None)?;
         self.serialize_fields(&mut m, &[])?;
         m.end()
@@ -8500,9 +9796,7 @@ impl<'de> Deserialize<'de> for IdleStateUpdateVariant {
             Some("cancelled") => Self::Cancelled,
             Some("error") => Self::Error(de::from_raw::<ErrorStopReason, D::Error>(raw)?),
             None => return Err(de::missing::<D::Error>("stopReason")),
-            Some(other) => {
-                Self::Unknown(RawJson::from_raw(raw))
-            }
+            Some(other) => Self::Unknown(RawJson::from_raw(raw)),
         })
     }
 }
@@ -8556,10 +9850,14 @@ impl Serialize for IdleStateUpdate {
 
 impl<'de> Deserialize<'de> for IdleStateUpdate {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V<'de> { raw: &'de RawValue }
+        struct V<'de> {
+            raw: &'de RawValue,
+        }
         impl<'de> Visitor<'de> for V<'de> {
             type Value = IdleStateUpdate;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (IdleStateUpdate)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (IdleStateUpdate)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<IdleStateUpdate, A::Error> {
                 let mut f_background: Option<Option<Vec<BackgroundWork>>> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -8569,15 +9867,23 @@ impl<'de> Deserialize<'de> for IdleStateUpdate {
                     match key.as_str() {
                         "background" => {
                             de::seen::<A::Error>(&mut seen, 0, "background")?;
-                            if let Some(v) = de::field_lenient::<A, Option<de::List<BackgroundWork>>>(&mut map, "background")? { f_background = Some(v.map(|v| v.0)); }
+                            if let Some(v) =
+                                de::field_lenient::<A, Option<de::List<BackgroundWork>>>(&mut map, "background")?
+                            {
+                                f_background = Some(v.map(|v| v.0));
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         "stopReason" => {
                             de::seen::<A::Error>(&mut seen, 2, "stopReason")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "stopReason")? { f_stop_reason = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "stopReason")? {
+                                f_stop_reason = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -8608,10 +9914,7 @@ pub struct RequiresActionStateUpdate {
 
 impl Default for RequiresActionStateUpdate {
     fn default() -> Self {
-        Self {
-            background: MaybeUndefined::Undefined,
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { background: MaybeUndefined::Undefined, meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -8644,7 +9947,9 @@ impl<'de> Deserialize<'de> for RequiresActionStateUpdate {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = RequiresActionStateUpdate;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (RequiresActionStateUpdate)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (RequiresActionStateUpdate)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RequiresActionStateUpdate, A::Error> {
                 let mut f_background: Option<Option<Vec<BackgroundWork>>> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -8653,11 +9958,17 @@ impl<'de> Deserialize<'de> for RequiresActionStateUpdate {
                     match key.as_str() {
                         "background" => {
                             de::seen::<A::Error>(&mut seen, 0, "background")?;
-                            if let Some(v) = de::field_lenient::<A, Option<de::List<BackgroundWork>>>(&mut map, "background")? { f_background = Some(v.map(|v| v.0)); }
+                            if let Some(v) =
+                                de::field_lenient::<A, Option<de::List<BackgroundWork>>>(&mut map, "background")?
+                            {
+                                f_background = Some(v.map(|v| v.0));
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -8687,9 +9998,18 @@ pub enum StateUpdate {
 impl SerializeFields for StateUpdate {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         match self {
-            Self::Running(v) => { m.serialize_entry("state", "running")?; v.serialize_fields(m, skip)?; }
-            Self::Idle(v) => { m.serialize_entry("state", "idle")?; v.serialize_fields(m, skip)?; }
-            Self::RequiresAction(v) => { m.serialize_entry("state", "requires_action")?; v.serialize_fields(m, skip)?; }
+            Self::Running(v) => {
+                m.serialize_entry("state", "running")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::Idle(v) => {
+                m.serialize_entry("state", "idle")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::RequiresAction(v) => {
+                m.serialize_entry("state", "requires_action")?;
+                v.serialize_fields(m, skip)?;
+            }
             Self::Unknown(raw) => raw.serialize_fields(m, skip)?,
         }
         Ok(())
@@ -8698,7 +10018,9 @@ impl SerializeFields for StateUpdate {
 
 impl Serialize for StateUpdate {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        if let Self::Unknown(raw) = self { return raw.serialize(s); }
+        if let Self::Unknown(raw) = self {
+            return raw.serialize(s);
+        }
         let mut m = s.serialize_map(None)?;
         self.serialize_fields(&mut m, &[])?;
         m.end()
@@ -8714,9 +10036,7 @@ impl<'de> Deserialize<'de> for StateUpdate {
             Some("idle") => Self::Idle(de::from_raw::<IdleStateUpdate, D::Error>(raw)?),
             Some("requires_action") => Self::RequiresAction(de::from_raw::<RequiresActionStateUpdate, D::Error>(raw)?),
             None => return Err(de::missing::<D::Error>("state")),
-            Some(other) => {
-                Self::Unknown(RawJson::from_raw(raw))
-            }
+            Some(other) => Self::Unknown(RawJson::from_raw(raw)),
         })
     }
 }
@@ -8761,7 +10081,9 @@ impl<'de> Deserialize<'de> for ToolCallContentChunk {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ToolCallContentChunk;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ToolCallContentChunk)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ToolCallContentChunk)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ToolCallContentChunk, A::Error> {
                 let mut f_tool_call_id: Option<ToolCallId> = None;
                 let mut f_content: Option<ToolCallContent> = None;
@@ -8779,13 +10101,21 @@ impl<'de> Deserialize<'de> for ToolCallContentChunk {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let tool_call_id = match f_tool_call_id { Some(v) => v, None => return Err(de::missing::<A::Error>("toolCallId")) };
-                let content = match f_content { Some(v) => v, None => return Err(de::missing::<A::Error>("content")) };
+                let tool_call_id = match f_tool_call_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("toolCallId")),
+                };
+                let content = match f_content {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("content")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(ToolCallContentChunk { tool_call_id, content, meta })
             }
@@ -8830,7 +10160,9 @@ impl<'de> Deserialize<'de> for TerminalOutput {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = TerminalOutput;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (TerminalOutput)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (TerminalOutput)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TerminalOutput, A::Error> {
                 let mut f_data: Option<String> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -8843,12 +10175,17 @@ impl<'de> Deserialize<'de> for TerminalOutput {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let data = match f_data { Some(v) => v, None => return Err(de::missing::<A::Error>("data")) };
+                let data = match f_data {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("data")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(TerminalOutput { data, meta })
             }
@@ -8915,7 +10252,9 @@ impl<'de> Deserialize<'de> for TerminalExitStatus {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = TerminalExitStatus;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (TerminalExitStatus)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (TerminalExitStatus)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TerminalExitStatus, A::Error> {
                 let mut f_exit_code: Option<Option<i64>> = None;
                 let mut f_signal: Option<Option<String>> = None;
@@ -8925,15 +10264,21 @@ impl<'de> Deserialize<'de> for TerminalExitStatus {
                     match key.as_str() {
                         "exitCode" => {
                             de::seen::<A::Error>(&mut seen, 0, "exitCode")?;
-                            if let Some(v) = de::field_lenient::<A, Option<i64>>(&mut map, "exitCode")? { f_exit_code = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<i64>>(&mut map, "exitCode")? {
+                                f_exit_code = Some(v);
+                            }
                         }
                         "signal" => {
                             de::seen::<A::Error>(&mut seen, 1, "signal")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "signal")? { f_signal = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "signal")? {
+                                f_signal = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -8987,7 +10332,9 @@ impl<'de> Deserialize<'de> for TerminalSize {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = TerminalSize;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (TerminalSize)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (TerminalSize)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TerminalSize, A::Error> {
                 let mut f_cols: Option<u16> = None;
                 let mut f_rows: Option<u16> = None;
@@ -9005,13 +10352,21 @@ impl<'de> Deserialize<'de> for TerminalSize {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let cols = match f_cols { Some(v) => v, None => return Err(de::missing::<A::Error>("cols")) };
-                let rows = match f_rows { Some(v) => v, None => return Err(de::missing::<A::Error>("rows")) };
+                let cols = match f_cols {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("cols")),
+                };
+                let rows = match f_rows {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("rows")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(TerminalSize { cols, rows, meta })
             }
@@ -9033,10 +10388,7 @@ pub struct TerminalCapabilities {
 
 impl Default for TerminalCapabilities {
     fn default() -> Self {
-        Self {
-            cancel: MaybeUndefined::Undefined,
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { cancel: MaybeUndefined::Undefined, meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -9069,7 +10421,9 @@ impl<'de> Deserialize<'de> for TerminalCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = TerminalCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (TerminalCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (TerminalCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TerminalCapabilities, A::Error> {
                 let mut f_cancel: Option<Option<TerminalCancelCapabilities>> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -9078,11 +10432,17 @@ impl<'de> Deserialize<'de> for TerminalCapabilities {
                     match key.as_str() {
                         "cancel" => {
                             de::seen::<A::Error>(&mut seen, 0, "cancel")?;
-                            if let Some(v) = de::field_lenient::<A, Option<TerminalCancelCapabilities>>(&mut map, "cancel")? { f_cancel = Some(v); }
+                            if let Some(v) =
+                                de::field_lenient::<A, Option<TerminalCancelCapabilities>>(&mut map, "cancel")?
+                            {
+                                f_cancel = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -9107,9 +10467,7 @@ pub struct TerminalCancelCapabilities {
 
 impl Default for TerminalCancelCapabilities {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -9137,7 +10495,9 @@ impl<'de> Deserialize<'de> for TerminalCancelCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = TerminalCancelCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (TerminalCancelCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (TerminalCancelCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TerminalCancelCapabilities, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -9145,7 +10505,9 @@ impl<'de> Deserialize<'de> for TerminalCancelCapabilities {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -9239,7 +10601,9 @@ impl<'de> Deserialize<'de> for TerminalUpdate {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = TerminalUpdate;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (TerminalUpdate)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (TerminalUpdate)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TerminalUpdate, A::Error> {
                 let mut f_terminal_id: Option<TerminalId> = None;
                 let mut f_command: Option<Option<String>> = None;
@@ -9258,36 +10622,56 @@ impl<'de> Deserialize<'de> for TerminalUpdate {
                         }
                         "command" => {
                             de::seen::<A::Error>(&mut seen, 1, "command")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "command")? { f_command = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "command")? {
+                                f_command = Some(v);
+                            }
                         }
                         "cwd" => {
                             de::seen::<A::Error>(&mut seen, 2, "cwd")?;
-                            if let Some(v) = de::field_lenient::<A, Option<AbsolutePath>>(&mut map, "cwd")? { f_cwd = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<AbsolutePath>>(&mut map, "cwd")? {
+                                f_cwd = Some(v);
+                            }
                         }
                         "output" => {
                             de::seen::<A::Error>(&mut seen, 3, "output")?;
-                            if let Some(v) = de::field_lenient::<A, Option<TerminalOutput>>(&mut map, "output")? { f_output = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<TerminalOutput>>(&mut map, "output")? {
+                                f_output = Some(v);
+                            }
                         }
                         "exitStatus" => {
                             de::seen::<A::Error>(&mut seen, 4, "exitStatus")?;
-                            if let Some(v) = de::field_lenient::<A, Option<TerminalExitStatus>>(&mut map, "exitStatus")? { f_exit_status = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<TerminalExitStatus>>(&mut map, "exitStatus")?
+                            {
+                                f_exit_status = Some(v);
+                            }
                         }
                         "size" => {
                             de::seen::<A::Error>(&mut seen, 5, "size")?;
-                            if let Some(v) = de::field_lenient::<A, Option<TerminalSize>>(&mut map, "size")? { f_size = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<TerminalSize>>(&mut map, "size")? {
+                                f_size = Some(v);
+                            }
                         }
                         "capabilities" => {
                             de::seen::<A::Error>(&mut seen, 6, "capabilities")?;
-                            if let Some(v) = de::field_lenient::<A, Option<TerminalCapabilities>>(&mut map, "capabilities")? { f_capabilities = Some(v); }
+                            if let Some(v) =
+                                de::field_lenient::<A, Option<TerminalCapabilities>>(&mut map, "capabilities")?
+                            {
+                                f_capabilities = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 7, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let terminal_id = match f_terminal_id { Some(v) => v, None => return Err(de::missing::<A::Error>("terminalId")) };
+                let terminal_id = match f_terminal_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("terminalId")),
+                };
                 let command = MaybeUndefined::from_present(f_command);
                 let cwd = MaybeUndefined::from_present(f_cwd);
                 let output = MaybeUndefined::from_present(f_output);
@@ -9342,7 +10726,9 @@ impl<'de> Deserialize<'de> for TerminalOutputChunk {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = TerminalOutputChunk;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (TerminalOutputChunk)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (TerminalOutputChunk)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TerminalOutputChunk, A::Error> {
                 let mut f_terminal_id: Option<TerminalId> = None;
                 let mut f_data: Option<String> = None;
@@ -9360,13 +10746,21 @@ impl<'de> Deserialize<'de> for TerminalOutputChunk {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let terminal_id = match f_terminal_id { Some(v) => v, None => return Err(de::missing::<A::Error>("terminalId")) };
-                let data = match f_data { Some(v) => v, None => return Err(de::missing::<A::Error>("data")) };
+                let terminal_id = match f_terminal_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("terminalId")),
+                };
+                let data = match f_data {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("data")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(TerminalOutputChunk { terminal_id, data, meta })
             }
@@ -9387,7 +10781,10 @@ pub enum PlanUpdateContent {
 impl SerializeFields for PlanUpdateContent {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         match self {
-            Self::Items(v) => { m.serialize_entry("type", "items")?; v.serialize_fields(m, skip)?; }
+            Self::Items(v) => {
+                m.serialize_entry("type", "items")?;
+                v.serialize_fields(m, skip)?;
+            }
             Self::Unknown(raw) => raw.serialize_fields(m, skip)?,
         }
         Ok(())
@@ -9396,7 +10793,9 @@ impl SerializeFields for PlanUpdateContent {
 
 impl Serialize for PlanUpdateContent {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        if let Self::Unknown(raw) = self { return raw.serialize(s); }
+        if let Self::Unknown(raw) = self {
+            return raw.serialize(s);
+        }
         let mut m = s.serialize_map(None)?;
         self.serialize_fields(&mut m, &[])?;
         m.end()
@@ -9410,9 +10809,7 @@ impl<'de> Deserialize<'de> for PlanUpdateContent {
         Ok(match tag.as_ref().map(|t| t.as_str()) {
             Some("items") => Self::Items(de::from_raw::<PlanItems, D::Error>(raw)?),
             None => return Err(de::missing::<D::Error>("type")),
-            Some(other) => {
-                Self::Unknown(RawJson::from_raw(raw))
-            }
+            Some(other) => Self::Unknown(RawJson::from_raw(raw)),
         })
     }
 }
@@ -9421,11 +10818,32 @@ impl<'de> Deserialize<'de> for PlanUpdateContent {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default, serde::Serialize, serde::Deserialize)]
 #[serde(transparent)]
 pub struct PlanId(pub String);
-impl PlanId { /** The text. */ pub fn as_str(&self) -> &str { &self.0 } }
-impl From<&str> for PlanId { fn from(s: &str) -> Self { Self(s.to_owned()) } }
-impl From<String> for PlanId { fn from(s: String) -> Self { Self(s) } }
-impl AsRef<str> for PlanId { fn as_ref(&self) -> &str { &self.0 } }
-impl fmt::Display for PlanId { fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str(&self.0) } }
+impl PlanId {
+    /** The text. */
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+impl From<&str> for PlanId {
+    fn from(s: &str) -> Self {
+        Self(s.to_owned())
+    }
+}
+impl From<String> for PlanId {
+    fn from(s: String) -> Self {
+        Self(s)
+    }
+}
+impl AsRef<str> for PlanId {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+impl fmt::Display for PlanId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
 
 /// A single entry in the execution plan.
 #[derive(Debug, Clone, PartialEq)]
@@ -9470,7 +10888,9 @@ impl<'de> Deserialize<'de> for PlanEntry {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = PlanEntry;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (PlanEntry)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (PlanEntry)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<PlanEntry, A::Error> {
                 let mut f_content: Option<String> = None;
                 let mut f_priority: Option<PlanEntryPriority> = None;
@@ -9493,14 +10913,25 @@ impl<'de> Deserialize<'de> for PlanEntry {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let content = match f_content { Some(v) => v, None => return Err(de::missing::<A::Error>("content")) };
-                let priority = match f_priority { Some(v) => v, None => return Err(de::missing::<A::Error>("priority")) };
-                let status = match f_status { Some(v) => v, None => return Err(de::missing::<A::Error>("status")) };
+                let content = match f_content {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("content")),
+                };
+                let priority = match f_priority {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("priority")),
+                };
+                let status = match f_status {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("status")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(PlanEntry { content, priority, status, meta })
             }
@@ -9540,7 +10971,9 @@ impl PlanEntryPriority {
 }
 
 impl Serialize for PlanEntryPriority {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> { s.serialize_str(self.as_str()) }
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
 }
 
 impl<'de> Deserialize<'de> for PlanEntryPriority {
@@ -9590,7 +11023,9 @@ impl PlanEntryStatus {
 }
 
 impl Serialize for PlanEntryStatus {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> { s.serialize_str(self.as_str()) }
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
 }
 
 impl<'de> Deserialize<'de> for PlanEntryStatus {
@@ -9645,7 +11080,9 @@ impl<'de> Deserialize<'de> for PlanItems {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = PlanItems;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (PlanItems)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (PlanItems)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<PlanItems, A::Error> {
                 let mut f_plan_id: Option<PlanId> = None;
                 let mut f_entries: Option<Vec<PlanEntry>> = None;
@@ -9664,13 +11101,21 @@ impl<'de> Deserialize<'de> for PlanItems {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let plan_id = match f_plan_id { Some(v) => v, None => return Err(de::missing::<A::Error>("planId")) };
-                let entries = match f_entries { Some(v) => v, None => return Err(de::missing::<A::Error>("entries")) };
+                let plan_id = match f_plan_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("planId")),
+                };
+                let entries = match f_entries {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("entries")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(PlanItems { plan_id, entries, meta })
             }
@@ -9715,7 +11160,9 @@ impl<'de> Deserialize<'de> for PlanUpdate {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = PlanUpdate;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (PlanUpdate)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (PlanUpdate)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<PlanUpdate, A::Error> {
                 let mut f_plan: Option<PlanUpdateContent> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -9728,12 +11175,17 @@ impl<'de> Deserialize<'de> for PlanUpdate {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let plan = match f_plan { Some(v) => v, None => return Err(de::missing::<A::Error>("plan")) };
+                let plan = match f_plan {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("plan")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(PlanUpdate { plan, meta })
             }
@@ -9778,7 +11230,9 @@ impl<'de> Deserialize<'de> for AvailableCommandsUpdate {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = AvailableCommandsUpdate;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (AvailableCommandsUpdate)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (AvailableCommandsUpdate)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AvailableCommandsUpdate, A::Error> {
                 let mut f_available_commands: Option<Vec<AvailableCommand>> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -9787,17 +11241,23 @@ impl<'de> Deserialize<'de> for AvailableCommandsUpdate {
                     match key.as_str() {
                         "availableCommands" => {
                             de::seen::<A::Error>(&mut seen, 0, "availableCommands")?;
-                            let r = de::field_items::<A, AvailableCommand>(&mut map, "availableCommands", false, false)?;
+                            let r =
+                                de::field_items::<A, AvailableCommand>(&mut map, "availableCommands", false, false)?;
                             f_available_commands = Some(r.and_then(|v| v).unwrap_or_default());
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let available_commands = match f_available_commands { Some(v) => v, None => return Err(de::missing::<A::Error>("availableCommands")) };
+                let available_commands = match f_available_commands {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("availableCommands")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(AvailableCommandsUpdate { available_commands, meta })
             }
@@ -9842,7 +11302,9 @@ impl<'de> Deserialize<'de> for ConfigOptionUpdate {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ConfigOptionUpdate;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ConfigOptionUpdate)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ConfigOptionUpdate)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ConfigOptionUpdate, A::Error> {
                 let mut f_config_options: Option<Vec<SessionConfigOption>> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -9856,12 +11318,17 @@ impl<'de> Deserialize<'de> for ConfigOptionUpdate {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let config_options = match f_config_options { Some(v) => v, None => return Err(de::missing::<A::Error>("configOptions")) };
+                let config_options = match f_config_options {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("configOptions")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(ConfigOptionUpdate { config_options, meta })
             }
@@ -9930,7 +11397,9 @@ impl<'de> Deserialize<'de> for SessionInfoUpdate {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SessionInfoUpdate;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionInfoUpdate)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SessionInfoUpdate)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionInfoUpdate, A::Error> {
                 let mut f_title: Option<Option<String>> = None;
                 let mut f_updated_at: Option<Option<String>> = None;
@@ -9940,15 +11409,21 @@ impl<'de> Deserialize<'de> for SessionInfoUpdate {
                     match key.as_str() {
                         "title" => {
                             de::seen::<A::Error>(&mut seen, 0, "title")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? { f_title = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? {
+                                f_title = Some(v);
+                            }
                         }
                         "updatedAt" => {
                             de::seen::<A::Error>(&mut seen, 1, "updatedAt")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "updatedAt")? { f_updated_at = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "updatedAt")? {
+                                f_updated_at = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -10003,7 +11478,9 @@ impl<'de> Deserialize<'de> for Cost {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = Cost;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (Cost)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (Cost)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Cost, A::Error> {
                 let mut f_amount: Option<f64> = None;
                 let mut f_currency: Option<String> = None;
@@ -10021,13 +11498,21 @@ impl<'de> Deserialize<'de> for Cost {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let amount = match f_amount { Some(v) => v, None => return Err(de::missing::<A::Error>("amount")) };
-                let currency = match f_currency { Some(v) => v, None => return Err(de::missing::<A::Error>("currency")) };
+                let amount = match f_amount {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("amount")),
+                };
+                let currency = match f_currency {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("currency")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(Cost { amount, currency, meta })
             }
@@ -10082,7 +11567,9 @@ impl<'de> Deserialize<'de> for UsageUpdate {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = UsageUpdate;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (UsageUpdate)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (UsageUpdate)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<UsageUpdate, A::Error> {
                 let mut f_used: Option<u64> = None;
                 let mut f_size: Option<u64> = None;
@@ -10101,17 +11588,27 @@ impl<'de> Deserialize<'de> for UsageUpdate {
                         }
                         "cost" => {
                             de::seen::<A::Error>(&mut seen, 2, "cost")?;
-                            if let Some(v) = de::field_lenient::<A, Option<Cost>>(&mut map, "cost")? { f_cost = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<Cost>>(&mut map, "cost")? {
+                                f_cost = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let used = match f_used { Some(v) => v, None => return Err(de::missing::<A::Error>("used")) };
-                let size = match f_size { Some(v) => v, None => return Err(de::missing::<A::Error>("size")) };
+                let used = match f_used {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("used")),
+                };
+                let size = match f_size {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("size")),
+                };
                 let cost = MaybeUndefined::from_present(f_cost);
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(UsageUpdate { used, size, cost, meta })
@@ -10152,7 +11649,9 @@ impl NoticeSeverity {
 }
 
 impl Serialize for NoticeSeverity {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> { s.serialize_str(self.as_str()) }
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
 }
 
 impl<'de> Deserialize<'de> for NoticeSeverity {
@@ -10213,7 +11712,9 @@ impl<'de> Deserialize<'de> for Notice {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = Notice;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (Notice)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (Notice)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Notice, A::Error> {
                 let mut f_severity: Option<NoticeSeverity> = None;
                 let mut f_title: Option<String> = None;
@@ -10232,17 +11733,27 @@ impl<'de> Deserialize<'de> for Notice {
                         }
                         "description" => {
                             de::seen::<A::Error>(&mut seen, 2, "description")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? { f_description = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
+                                f_description = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let severity = match f_severity { Some(v) => v, None => return Err(de::missing::<A::Error>("severity")) };
-                let title = match f_title { Some(v) => v, None => return Err(de::missing::<A::Error>("title")) };
+                let severity = match f_severity {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("severity")),
+                };
+                let title = match f_title {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("title")),
+                };
                 de::min_length::<A::Error>(&title, 1, "title")?;
                 let description = MaybeUndefined::from_present(f_description);
                 let meta = MaybeUndefined::from_present(f_meta);
@@ -10257,11 +11768,32 @@ impl<'de> Deserialize<'de> for Notice {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default, serde::Serialize, serde::Deserialize)]
 #[serde(transparent)]
 pub struct CompactionId(pub String);
-impl CompactionId { /** The text. */ pub fn as_str(&self) -> &str { &self.0 } }
-impl From<&str> for CompactionId { fn from(s: &str) -> Self { Self(s.to_owned()) } }
-impl From<String> for CompactionId { fn from(s: String) -> Self { Self(s) } }
-impl AsRef<str> for CompactionId { fn as_ref(&self) -> &str { &self.0 } }
-impl fmt::Display for CompactionId { fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str(&self.0) } }
+impl CompactionId {
+    /** The text. */
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+impl From<&str> for CompactionId {
+    fn from(s: &str) -> Self {
+        Self(s.to_owned())
+    }
+}
+impl From<String> for CompactionId {
+    fn from(s: String) -> Self {
+        Self(s)
+    }
+}
+impl AsRef<str> for CompactionId {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+impl fmt::Display for CompactionId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
 
 /// Lifecycle state of a context compaction.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -10298,7 +11830,9 @@ impl CompactionStatus {
 }
 
 impl Serialize for CompactionStatus {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> { s.serialize_str(self.as_str()) }
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
 }
 
 impl<'de> Deserialize<'de> for CompactionStatus {
@@ -10371,7 +11905,9 @@ impl<'de> Deserialize<'de> for CompactionUpdate {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = CompactionUpdate;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (CompactionUpdate)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (CompactionUpdate)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CompactionUpdate, A::Error> {
                 let mut f_compaction_id: Option<CompactionId> = None;
                 let mut f_status: Option<CompactionStatus> = None;
@@ -10392,21 +11928,33 @@ impl<'de> Deserialize<'de> for CompactionUpdate {
                         "summary" => {
                             de::seen::<A::Error>(&mut seen, 2, "summary")?;
                             let r = de::field_items::<A, ContentBlock>(&mut map, "summary", true, true)?;
-                            if let Some(v) = r { f_summary = Some(v); }
+                            if let Some(v) = r {
+                                f_summary = Some(v);
+                            }
                         }
                         "error" => {
                             de::seen::<A::Error>(&mut seen, 3, "error")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "error")? { f_error = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "error")? {
+                                f_error = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 4, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let compaction_id = match f_compaction_id { Some(v) => v, None => return Err(de::missing::<A::Error>("compactionId")) };
-                let status = match f_status { Some(v) => v, None => return Err(de::missing::<A::Error>("status")) };
+                let compaction_id = match f_compaction_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("compactionId")),
+                };
+                let status = match f_status {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("status")),
+                };
                 let summary = MaybeUndefined::from_present(f_summary);
                 let error = MaybeUndefined::from_present(f_error);
                 let meta = MaybeUndefined::from_present(f_meta);
@@ -10458,7 +12006,9 @@ impl<'de> Deserialize<'de> for CompactionSummaryChunk {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = CompactionSummaryChunk;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (CompactionSummaryChunk)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (CompactionSummaryChunk)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CompactionSummaryChunk, A::Error> {
                 let mut f_compaction_id: Option<CompactionId> = None;
                 let mut f_content: Option<ContentBlock> = None;
@@ -10476,13 +12026,21 @@ impl<'de> Deserialize<'de> for CompactionSummaryChunk {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let compaction_id = match f_compaction_id { Some(v) => v, None => return Err(de::missing::<A::Error>("compactionId")) };
-                let content = match f_content { Some(v) => v, None => return Err(de::missing::<A::Error>("content")) };
+                let compaction_id = match f_compaction_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("compactionId")),
+                };
+                let content = match f_content {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("content")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(CompactionSummaryChunk { compaction_id, content, meta })
             }
@@ -10527,7 +12085,9 @@ impl<'de> Deserialize<'de> for CompleteElicitationNotification {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = CompleteElicitationNotification;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (CompleteElicitationNotification)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (CompleteElicitationNotification)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CompleteElicitationNotification, A::Error> {
                 let mut f_elicitation_id: Option<ElicitationId> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -10540,12 +12100,17 @@ impl<'de> Deserialize<'de> for CompleteElicitationNotification {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let elicitation_id = match f_elicitation_id { Some(v) => v, None => return Err(de::missing::<A::Error>("elicitationId")) };
+                let elicitation_id = match f_elicitation_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("elicitationId")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(CompleteElicitationNotification { elicitation_id, meta })
             }
@@ -10601,7 +12166,9 @@ impl<'de> Deserialize<'de> for InitializeRequest {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = InitializeRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (InitializeRequest)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (InitializeRequest)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<InitializeRequest, A::Error> {
                 let mut f_protocol_version: Option<ProtocolVersion> = None;
                 let mut f_info: Option<Implementation> = None;
@@ -10620,18 +12187,31 @@ impl<'de> Deserialize<'de> for InitializeRequest {
                         }
                         "capabilities" => {
                             de::seen::<A::Error>(&mut seen, 2, "capabilities")?;
-                            if let Some(v) = de::field_lenient::<A, ClientCapabilities>(&mut map, "capabilities")? { f_capabilities = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, ClientCapabilities>(&mut map, "capabilities")? {
+                                f_capabilities = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let protocol_version = match f_protocol_version { Some(v) => v, None => return Err(de::missing::<A::Error>("protocolVersion")) };
-                let info = match f_info { Some(v) => v, None => return Err(de::missing::<A::Error>("info")) };
-                let capabilities = match f_capabilities { Some(v) => v, None => ClientCapabilities::default() };
+                let protocol_version = match f_protocol_version {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("protocolVersion")),
+                };
+                let info = match f_info {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("info")),
+                };
+                let capabilities = match f_capabilities {
+                    Some(v) => v,
+                    None => ClientCapabilities::default(),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(InitializeRequest { protocol_version, info, capabilities, meta })
             }
@@ -10700,7 +12280,9 @@ impl<'de> Deserialize<'de> for ClientCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ClientCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ClientCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ClientCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ClientCapabilities, A::Error> {
                 let mut f_auth: Option<Option<ClientAuthCapabilities>> = None;
                 let mut f_elicitation: Option<Option<ElicitationCapabilities>> = None;
@@ -10710,15 +12292,23 @@ impl<'de> Deserialize<'de> for ClientCapabilities {
                     match key.as_str() {
                         "auth" => {
                             de::seen::<A::Error>(&mut seen, 0, "auth")?;
-                            if let Some(v) = de::field_lenient::<A, Option<ClientAuthCapabilities>>(&mut map, "auth")? { f_auth = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<ClientAuthCapabilities>>(&mut map, "auth")? {
+                                f_auth = Some(v);
+                            }
                         }
                         "elicitation" => {
                             de::seen::<A::Error>(&mut seen, 1, "elicitation")?;
-                            if let Some(v) = de::field_lenient::<A, Option<ElicitationCapabilities>>(&mut map, "elicitation")? { f_elicitation = Some(v); }
+                            if let Some(v) =
+                                de::field_lenient::<A, Option<ElicitationCapabilities>>(&mut map, "elicitation")?
+                            {
+                                f_elicitation = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -10746,10 +12336,7 @@ pub struct ClientAuthCapabilities {
 
 impl Default for ClientAuthCapabilities {
     fn default() -> Self {
-        Self {
-            terminal: MaybeUndefined::Undefined,
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { terminal: MaybeUndefined::Undefined, meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -10782,7 +12369,9 @@ impl<'de> Deserialize<'de> for ClientAuthCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ClientAuthCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ClientAuthCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ClientAuthCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ClientAuthCapabilities, A::Error> {
                 let mut f_terminal: Option<Option<TerminalAuthCapabilities>> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -10791,11 +12380,17 @@ impl<'de> Deserialize<'de> for ClientAuthCapabilities {
                     match key.as_str() {
                         "terminal" => {
                             de::seen::<A::Error>(&mut seen, 0, "terminal")?;
-                            if let Some(v) = de::field_lenient::<A, Option<TerminalAuthCapabilities>>(&mut map, "terminal")? { f_terminal = Some(v); }
+                            if let Some(v) =
+                                de::field_lenient::<A, Option<TerminalAuthCapabilities>>(&mut map, "terminal")?
+                            {
+                                f_terminal = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -10820,9 +12415,7 @@ pub struct TerminalAuthCapabilities {
 
 impl Default for TerminalAuthCapabilities {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -10850,7 +12443,9 @@ impl<'de> Deserialize<'de> for TerminalAuthCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = TerminalAuthCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (TerminalAuthCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (TerminalAuthCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TerminalAuthCapabilities, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -10858,7 +12453,9 @@ impl<'de> Deserialize<'de> for TerminalAuthCapabilities {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -10886,11 +12483,7 @@ pub struct ElicitationCapabilities {
 
 impl Default for ElicitationCapabilities {
     fn default() -> Self {
-        Self {
-            form: MaybeUndefined::Undefined,
-            url: MaybeUndefined::Undefined,
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { form: MaybeUndefined::Undefined, url: MaybeUndefined::Undefined, meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -10928,7 +12521,9 @@ impl<'de> Deserialize<'de> for ElicitationCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ElicitationCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ElicitationCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ElicitationCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ElicitationCapabilities, A::Error> {
                 let mut f_form: Option<Option<ElicitationFormCapabilities>> = None;
                 let mut f_url: Option<Option<ElicitationUrlCapabilities>> = None;
@@ -10938,15 +12533,25 @@ impl<'de> Deserialize<'de> for ElicitationCapabilities {
                     match key.as_str() {
                         "form" => {
                             de::seen::<A::Error>(&mut seen, 0, "form")?;
-                            if let Some(v) = de::field_lenient::<A, Option<ElicitationFormCapabilities>>(&mut map, "form")? { f_form = Some(v); }
+                            if let Some(v) =
+                                de::field_lenient::<A, Option<ElicitationFormCapabilities>>(&mut map, "form")?
+                            {
+                                f_form = Some(v);
+                            }
                         }
                         "url" => {
                             de::seen::<A::Error>(&mut seen, 1, "url")?;
-                            if let Some(v) = de::field_lenient::<A, Option<ElicitationUrlCapabilities>>(&mut map, "url")? { f_url = Some(v); }
+                            if let Some(v) =
+                                de::field_lenient::<A, Option<ElicitationUrlCapabilities>>(&mut map, "url")?
+                            {
+                                f_url = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -10972,9 +12577,7 @@ pub struct ElicitationFormCapabilities {
 
 impl Default for ElicitationFormCapabilities {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -11002,7 +12605,9 @@ impl<'de> Deserialize<'de> for ElicitationFormCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ElicitationFormCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ElicitationFormCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ElicitationFormCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ElicitationFormCapabilities, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -11010,7 +12615,9 @@ impl<'de> Deserialize<'de> for ElicitationFormCapabilities {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -11034,9 +12641,7 @@ pub struct ElicitationUrlCapabilities {
 
 impl Default for ElicitationUrlCapabilities {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -11064,7 +12669,9 @@ impl<'de> Deserialize<'de> for ElicitationUrlCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ElicitationUrlCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ElicitationUrlCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ElicitationUrlCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ElicitationUrlCapabilities, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -11072,7 +12679,9 @@ impl<'de> Deserialize<'de> for ElicitationUrlCapabilities {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -11122,7 +12731,9 @@ impl<'de> Deserialize<'de> for LoginAuthRequest {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = LoginAuthRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (LoginAuthRequest)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (LoginAuthRequest)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<LoginAuthRequest, A::Error> {
                 let mut f_method_id: Option<AuthMethodId> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -11135,12 +12746,17 @@ impl<'de> Deserialize<'de> for LoginAuthRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let method_id = match f_method_id { Some(v) => v, None => return Err(de::missing::<A::Error>("methodId")) };
+                let method_id = match f_method_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("methodId")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(LoginAuthRequest { method_id, meta })
             }
@@ -11160,9 +12776,7 @@ pub struct LogoutAuthRequest {
 
 impl Default for LogoutAuthRequest {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -11190,7 +12804,9 @@ impl<'de> Deserialize<'de> for LogoutAuthRequest {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = LogoutAuthRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (LogoutAuthRequest)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (LogoutAuthRequest)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<LogoutAuthRequest, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -11198,7 +12814,9 @@ impl<'de> Deserialize<'de> for LogoutAuthRequest {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -11229,8 +12847,12 @@ pub struct NewSessionRequest {
 impl SerializeFields for NewSessionRequest {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("cwd", &self.cwd)?;
-        if let Some(v) = &self.additional_directories { m.serialize_entry("additionalDirectories", v)?; }
-        if let Some(v) = &self.mcp_servers { m.serialize_entry("mcpServers", v)?; }
+        if let Some(v) = &self.additional_directories {
+            m.serialize_entry("additionalDirectories", v)?;
+        }
+        if let Some(v) = &self.mcp_servers {
+            m.serialize_entry("mcpServers", v)?;
+        }
         match &self.meta {
             MaybeUndefined::Undefined => {}
             MaybeUndefined::Null => m.serialize_entry("_meta", &())?,
@@ -11253,7 +12875,9 @@ impl<'de> Deserialize<'de> for NewSessionRequest {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = NewSessionRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (NewSessionRequest)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (NewSessionRequest)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<NewSessionRequest, A::Error> {
                 let mut f_cwd: Option<AbsolutePath> = None;
                 let mut f_additional_directories: Option<Vec<AbsolutePath>> = None;
@@ -11268,20 +12892,31 @@ impl<'de> Deserialize<'de> for NewSessionRequest {
                         }
                         "additionalDirectories" => {
                             de::seen::<A::Error>(&mut seen, 1, "additionalDirectories")?;
-                            f_additional_directories = Some(de::field::<A, de::List<AbsolutePath>>(&mut map, "additionalDirectories")?.0);
+                            if let Some(v) =
+                                de::field::<A, Option<de::List<AbsolutePath>>>(&mut map, "additionalDirectories")?
+                            {
+                                f_additional_directories = Some(v.0);
+                            }
                         }
                         "mcpServers" => {
                             de::seen::<A::Error>(&mut seen, 2, "mcpServers")?;
-                            f_mcp_servers = Some(de::field::<A, de::List<McpServer>>(&mut map, "mcpServers")?.0);
+                            if let Some(v) = de::field::<A, Option<de::List<McpServer>>>(&mut map, "mcpServers")? {
+                                f_mcp_servers = Some(v.0);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let cwd = match f_cwd { Some(v) => v, None => return Err(de::missing::<A::Error>("cwd")) };
+                let cwd = match f_cwd {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("cwd")),
+                };
                 let additional_directories = f_additional_directories;
                 let mcp_servers = f_mcp_servers;
                 let meta = MaybeUndefined::from_present(f_meta);
@@ -11306,8 +12941,14 @@ pub enum McpServer {
 impl SerializeFields for McpServer {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         match self {
-            Self::Http(v) => { m.serialize_entry("type", "http")?; v.serialize_fields(m, skip)?; }
-            Self::Stdio(v) => { m.serialize_entry("type", "stdio")?; v.serialize_fields(m, skip)?; }
+            Self::Http(v) => {
+                m.serialize_entry("type", "http")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::Stdio(v) => {
+                m.serialize_entry("type", "stdio")?;
+                v.serialize_fields(m, skip)?;
+            }
             Self::Unknown(raw) => raw.serialize_fields(m, skip)?,
         }
         Ok(())
@@ -11316,7 +12957,9 @@ impl SerializeFields for McpServer {
 
 impl Serialize for McpServer {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        if let Self::Unknown(raw) = self { return raw.serialize(s); }
+        if let Self::Unknown(raw) = self {
+            return raw.serialize(s);
+        }
         let mut m = s.serialize_map(None)?;
         self.serialize_fields(&mut m, &[])?;
         m.end()
@@ -11331,9 +12974,7 @@ impl<'de> Deserialize<'de> for McpServer {
             Some("http") => Self::Http(de::from_raw::<McpServerHttp, D::Error>(raw)?),
             Some("stdio") => Self::Stdio(de::from_raw::<McpServerStdio, D::Error>(raw)?),
             None => return Err(de::missing::<D::Error>("type")),
-            Some(other) => {
-                Self::Unknown(RawJson::from_raw(raw))
-            }
+            Some(other) => Self::Unknown(RawJson::from_raw(raw)),
         })
     }
 }
@@ -11377,7 +13018,9 @@ impl<'de> Deserialize<'de> for HttpHeader {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = HttpHeader;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (HttpHeader)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (HttpHeader)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<HttpHeader, A::Error> {
                 let mut f_name: Option<String> = None;
                 let mut f_value: Option<String> = None;
@@ -11395,13 +13038,21 @@ impl<'de> Deserialize<'de> for HttpHeader {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let name = match f_name { Some(v) => v, None => return Err(de::missing::<A::Error>("name")) };
-                let value = match f_value { Some(v) => v, None => return Err(de::missing::<A::Error>("value")) };
+                let name = match f_name {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("name")),
+                };
+                let value = match f_value {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("value")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(HttpHeader { name, value, meta })
             }
@@ -11430,7 +13081,9 @@ impl SerializeFields for McpServerHttp {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("name", &self.name)?;
         m.serialize_entry("url", &self.url)?;
-        if let Some(v) = &self.headers { m.serialize_entry("headers", v)?; }
+        if let Some(v) = &self.headers {
+            m.serialize_entry("headers", v)?;
+        }
         match &self.meta {
             MaybeUndefined::Undefined => {}
             MaybeUndefined::Null => m.serialize_entry("_meta", &())?,
@@ -11453,7 +13106,9 @@ impl<'de> Deserialize<'de> for McpServerHttp {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = McpServerHttp;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (McpServerHttp)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (McpServerHttp)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<McpServerHttp, A::Error> {
                 let mut f_name: Option<String> = None;
                 let mut f_url: Option<String> = None;
@@ -11472,17 +13127,27 @@ impl<'de> Deserialize<'de> for McpServerHttp {
                         }
                         "headers" => {
                             de::seen::<A::Error>(&mut seen, 2, "headers")?;
-                            f_headers = Some(de::field::<A, de::List<HttpHeader>>(&mut map, "headers")?.0);
+                            if let Some(v) = de::field::<A, Option<de::List<HttpHeader>>>(&mut map, "headers")? {
+                                f_headers = Some(v.0);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let name = match f_name { Some(v) => v, None => return Err(de::missing::<A::Error>("name")) };
-                let url = match f_url { Some(v) => v, None => return Err(de::missing::<A::Error>("url")) };
+                let name = match f_name {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("name")),
+                };
+                let url = match f_url {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("url")),
+                };
                 let headers = f_headers;
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(McpServerHttp { name, url, headers, meta })
@@ -11514,8 +13179,12 @@ impl SerializeFields for McpServerStdio {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("name", &self.name)?;
         m.serialize_entry("command", &self.command)?;
-        if let Some(v) = &self.args { m.serialize_entry("args", v)?; }
-        if let Some(v) = &self.env { m.serialize_entry("env", v)?; }
+        if let Some(v) = &self.args {
+            m.serialize_entry("args", v)?;
+        }
+        if let Some(v) = &self.env {
+            m.serialize_entry("env", v)?;
+        }
         match &self.meta {
             MaybeUndefined::Undefined => {}
             MaybeUndefined::Null => m.serialize_entry("_meta", &())?,
@@ -11538,7 +13207,9 @@ impl<'de> Deserialize<'de> for McpServerStdio {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = McpServerStdio;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (McpServerStdio)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (McpServerStdio)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<McpServerStdio, A::Error> {
                 let mut f_name: Option<String> = None;
                 let mut f_command: Option<AbsolutePath> = None;
@@ -11558,21 +13229,33 @@ impl<'de> Deserialize<'de> for McpServerStdio {
                         }
                         "args" => {
                             de::seen::<A::Error>(&mut seen, 2, "args")?;
-                            f_args = Some(de::field::<A, de::List<String>>(&mut map, "args")?.0);
+                            if let Some(v) = de::field::<A, Option<de::List<String>>>(&mut map, "args")? {
+                                f_args = Some(v.0);
+                            }
                         }
                         "env" => {
                             de::seen::<A::Error>(&mut seen, 3, "env")?;
-                            f_env = Some(de::field::<A, de::List<EnvVariable>>(&mut map, "env")?.0);
+                            if let Some(v) = de::field::<A, Option<de::List<EnvVariable>>>(&mut map, "env")? {
+                                f_env = Some(v.0);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 4, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let name = match f_name { Some(v) => v, None => return Err(de::missing::<A::Error>("name")) };
-                let command = match f_command { Some(v) => v, None => return Err(de::missing::<A::Error>("command")) };
+                let name = match f_name {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("name")),
+                };
+                let command = match f_command {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("command")),
+                };
                 let args = f_args;
                 let env = f_env;
                 let meta = MaybeUndefined::from_present(f_meta);
@@ -11598,11 +13281,7 @@ pub struct ListSessionsRequest {
 
 impl Default for ListSessionsRequest {
     fn default() -> Self {
-        Self {
-            cwd: MaybeUndefined::Undefined,
-            cursor: MaybeUndefined::Undefined,
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { cwd: MaybeUndefined::Undefined, cursor: MaybeUndefined::Undefined, meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -11640,7 +13319,9 @@ impl<'de> Deserialize<'de> for ListSessionsRequest {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ListSessionsRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ListSessionsRequest)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ListSessionsRequest)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ListSessionsRequest, A::Error> {
                 let mut f_cwd: Option<Option<AbsolutePath>> = None;
                 let mut f_cursor: Option<Option<SessionListCursor>> = None;
@@ -11658,7 +13339,9 @@ impl<'de> Deserialize<'de> for ListSessionsRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -11709,7 +13392,9 @@ impl<'de> Deserialize<'de> for DeleteSessionRequest {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = DeleteSessionRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (DeleteSessionRequest)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (DeleteSessionRequest)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<DeleteSessionRequest, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -11722,12 +13407,17 @@ impl<'de> Deserialize<'de> for DeleteSessionRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let session_id = match f_session_id { Some(v) => v, None => return Err(de::missing::<A::Error>("sessionId")) };
+                let session_id = match f_session_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("sessionId")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(DeleteSessionRequest { session_id, meta })
             }
@@ -11759,8 +13449,12 @@ impl SerializeFields for ResumeSessionRequest {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("sessionId", &self.session_id)?;
         m.serialize_entry("cwd", &self.cwd)?;
-        if let Some(v) = &self.additional_directories { m.serialize_entry("additionalDirectories", v)?; }
-        if let Some(v) = &self.mcp_servers { m.serialize_entry("mcpServers", v)?; }
+        if let Some(v) = &self.additional_directories {
+            m.serialize_entry("additionalDirectories", v)?;
+        }
+        if let Some(v) = &self.mcp_servers {
+            m.serialize_entry("mcpServers", v)?;
+        }
         match &self.replay_from {
             MaybeUndefined::Undefined => {}
             MaybeUndefined::Null => m.serialize_entry("replayFrom", &())?,
@@ -11788,7 +13482,9 @@ impl<'de> Deserialize<'de> for ResumeSessionRequest {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ResumeSessionRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ResumeSessionRequest)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ResumeSessionRequest)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ResumeSessionRequest, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_cwd: Option<AbsolutePath> = None;
@@ -11809,11 +13505,17 @@ impl<'de> Deserialize<'de> for ResumeSessionRequest {
                         }
                         "additionalDirectories" => {
                             de::seen::<A::Error>(&mut seen, 2, "additionalDirectories")?;
-                            f_additional_directories = Some(de::field::<A, de::List<AbsolutePath>>(&mut map, "additionalDirectories")?.0);
+                            if let Some(v) =
+                                de::field::<A, Option<de::List<AbsolutePath>>>(&mut map, "additionalDirectories")?
+                            {
+                                f_additional_directories = Some(v.0);
+                            }
                         }
                         "mcpServers" => {
                             de::seen::<A::Error>(&mut seen, 3, "mcpServers")?;
-                            f_mcp_servers = Some(de::field::<A, de::List<McpServer>>(&mut map, "mcpServers")?.0);
+                            if let Some(v) = de::field::<A, Option<de::List<McpServer>>>(&mut map, "mcpServers")? {
+                                f_mcp_servers = Some(v.0);
+                            }
                         }
                         "replayFrom" => {
                             de::seen::<A::Error>(&mut seen, 4, "replayFrom")?;
@@ -11821,13 +13523,21 @@ impl<'de> Deserialize<'de> for ResumeSessionRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 5, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let session_id = match f_session_id { Some(v) => v, None => return Err(de::missing::<A::Error>("sessionId")) };
-                let cwd = match f_cwd { Some(v) => v, None => return Err(de::missing::<A::Error>("cwd")) };
+                let session_id = match f_session_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("sessionId")),
+                };
+                let cwd = match f_cwd {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("cwd")),
+                };
                 let additional_directories = f_additional_directories;
                 let mcp_servers = f_mcp_servers;
                 let replay_from = MaybeUndefined::from_present(f_replay_from);
@@ -11851,7 +13561,10 @@ pub enum ReplayFrom {
 impl SerializeFields for ReplayFrom {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         match self {
-            Self::Start(v) => { m.serialize_entry("type", "start")?; v.serialize_fields(m, skip)?; }
+            Self::Start(v) => {
+                m.serialize_entry("type", "start")?;
+                v.serialize_fields(m, skip)?;
+            }
             Self::Unknown(raw) => raw.serialize_fields(m, skip)?,
         }
         Ok(())
@@ -11860,7 +13573,9 @@ impl SerializeFields for ReplayFrom {
 
 impl Serialize for ReplayFrom {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        if let Self::Unknown(raw) = self { return raw.serialize(s); }
+        if let Self::Unknown(raw) = self {
+            return raw.serialize(s);
+        }
         let mut m = s.serialize_map(None)?;
         self.serialize_fields(&mut m, &[])?;
         m.end()
@@ -11874,9 +13589,7 @@ impl<'de> Deserialize<'de> for ReplayFrom {
         Ok(match tag.as_ref().map(|t| t.as_str()) {
             Some("start") => Self::Start(de::from_raw::<ReplayFromStart, D::Error>(raw)?),
             None => return Err(de::missing::<D::Error>("type")),
-            Some(other) => {
-                Self::Unknown(RawJson::from_raw(raw))
-            }
+            Some(other) => Self::Unknown(RawJson::from_raw(raw)),
         })
     }
 }
@@ -11892,9 +13605,7 @@ pub struct ReplayFromStart {
 
 impl Default for ReplayFromStart {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -11922,7 +13633,9 @@ impl<'de> Deserialize<'de> for ReplayFromStart {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ReplayFromStart;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ReplayFromStart)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ReplayFromStart)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ReplayFromStart, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -11930,7 +13643,9 @@ impl<'de> Deserialize<'de> for ReplayFromStart {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -11979,7 +13694,9 @@ impl<'de> Deserialize<'de> for CloseSessionRequest {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = CloseSessionRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (CloseSessionRequest)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (CloseSessionRequest)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CloseSessionRequest, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -11992,12 +13709,17 @@ impl<'de> Deserialize<'de> for CloseSessionRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let session_id = match f_session_id { Some(v) => v, None => return Err(de::missing::<A::Error>("sessionId")) };
+                let session_id = match f_session_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("sessionId")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(CloseSessionRequest { session_id, meta })
             }
@@ -12045,7 +13767,9 @@ impl<'de> Deserialize<'de> for CancelToolCallRequest {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = CancelToolCallRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (CancelToolCallRequest)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (CancelToolCallRequest)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CancelToolCallRequest, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_tool_call_id: Option<ToolCallId> = None;
@@ -12063,13 +13787,21 @@ impl<'de> Deserialize<'de> for CancelToolCallRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let session_id = match f_session_id { Some(v) => v, None => return Err(de::missing::<A::Error>("sessionId")) };
-                let tool_call_id = match f_tool_call_id { Some(v) => v, None => return Err(de::missing::<A::Error>("toolCallId")) };
+                let session_id = match f_session_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("sessionId")),
+                };
+                let tool_call_id = match f_tool_call_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("toolCallId")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(CancelToolCallRequest { session_id, tool_call_id, meta })
             }
@@ -12117,7 +13849,9 @@ impl<'de> Deserialize<'de> for CancelTerminalRequest {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = CancelTerminalRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (CancelTerminalRequest)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (CancelTerminalRequest)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CancelTerminalRequest, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_terminal_id: Option<TerminalId> = None;
@@ -12135,13 +13869,21 @@ impl<'de> Deserialize<'de> for CancelTerminalRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let session_id = match f_session_id { Some(v) => v, None => return Err(de::missing::<A::Error>("sessionId")) };
-                let terminal_id = match f_terminal_id { Some(v) => v, None => return Err(de::missing::<A::Error>("terminalId")) };
+                let session_id = match f_session_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("sessionId")),
+                };
+                let terminal_id = match f_terminal_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("terminalId")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(CancelTerminalRequest { session_id, terminal_id, meta })
             }
@@ -12177,8 +13919,13 @@ impl<'de> Deserialize<'de> for SetSessionConfigOptionRequestVariantId {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SetSessionConfigOptionRequestVariantId;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SetSessionConfigOptionRequestVariantId)") }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SetSessionConfigOptionRequestVariantId, A::Error> {
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SetSessionConfigOptionRequestVariantId)")
+            }
+            fn visit_map<A: MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<SetSessionConfigOptionRequestVariantId, A::Error> {
                 let mut f_value: Option<SessionConfigValueId> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
@@ -12190,7 +13937,10 @@ impl<'de> Deserialize<'de> for SetSessionConfigOptionRequestVariantId {
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let value = match f_value { Some(v) => v, None => return Err(de::missing::<A::Error>("value")) };
+                let value = match f_value {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("value")),
+                };
                 Ok(SetSessionConfigOptionRequestVariantId { value })
             }
         }
@@ -12225,8 +13975,13 @@ impl<'de> Deserialize<'de> for SetSessionConfigOptionRequestVariantBoolean {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SetSessionConfigOptionRequestVariantBoolean;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SetSessionConfigOptionRequestVariantBoolean)") }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SetSessionConfigOptionRequestVariantBoolean, A::Error> {
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SetSessionConfigOptionRequestVariantBoolean)")
+            }
+            fn visit_map<A: MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<SetSessionConfigOptionRequestVariantBoolean, A::Error> {
                 let mut f_value: Option<bool> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
@@ -12238,7 +13993,10 @@ impl<'de> Deserialize<'de> for SetSessionConfigOptionRequestVariantBoolean {
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let value = match f_value { Some(v) => v, None => return Err(de::missing::<A::Error>("value")) };
+                let value = match f_value {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("value")),
+                };
                 Ok(SetSessionConfigOptionRequestVariantBoolean { value })
             }
         }
@@ -12260,8 +14018,14 @@ pub enum SetSessionConfigOptionRequestVariant {
 impl SerializeFields for SetSessionConfigOptionRequestVariant {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         match self {
-            Self::Id(v) => { m.serialize_entry("type", "id")?; v.serialize_fields(m, skip)?; }
-            Self::Boolean(v) => { m.serialize_entry("type", "boolean")?; v.serialize_fields(m, skip)?; }
+            Self::Id(v) => {
+                m.serialize_entry("type", "id")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::Boolean(v) => {
+                m.serialize_entry("type", "boolean")?;
+                v.serialize_fields(m, skip)?;
+            }
             Self::Unknown(raw) => raw.serialize_fields(m, skip)?,
         }
         Ok(())
@@ -12270,7 +14034,9 @@ impl SerializeFields for SetSessionConfigOptionRequestVariant {
 
 impl Serialize for SetSessionConfigOptionRequestVariant {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        if let Self::Unknown(raw) = self { return raw.serialize(s); }
+        if let Self::Unknown(raw) = self {
+            return raw.serialize(s);
+        }
         let mut m = s.serialize_map(None)?;
         self.serialize_fields(&mut m, &[])?;
         m.end()
@@ -12283,11 +14049,11 @@ impl<'de> Deserialize<'de> for SetSessionConfigOptionRequestVariant {
         let tag = de::peek_tag::<D::Error>(raw, "type")?;
         Ok(match tag.as_ref().map(|t| t.as_str()) {
             Some("id") => Self::Id(de::from_raw::<SetSessionConfigOptionRequestVariantId, D::Error>(raw)?),
-            Some("boolean") => Self::Boolean(de::from_raw::<SetSessionConfigOptionRequestVariantBoolean, D::Error>(raw)?),
-            None => return Err(de::missing::<D::Error>("type")),
-            Some(other) => {
-                Self::Unknown(RawJson::from_raw(raw))
+            Some("boolean") => {
+                Self::Boolean(de::from_raw::<SetSessionConfigOptionRequestVariantBoolean, D::Error>(raw)?)
             }
+            None => return Err(de::missing::<D::Error>("type")),
+            Some(other) => Self::Unknown(RawJson::from_raw(raw)),
         })
     }
 }
@@ -12333,10 +14099,14 @@ impl Serialize for SetSessionConfigOptionRequest {
 
 impl<'de> Deserialize<'de> for SetSessionConfigOptionRequest {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V<'de> { raw: &'de RawValue }
+        struct V<'de> {
+            raw: &'de RawValue,
+        }
         impl<'de> Visitor<'de> for V<'de> {
             type Value = SetSessionConfigOptionRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SetSessionConfigOptionRequest)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SetSessionConfigOptionRequest)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SetSessionConfigOptionRequest, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_config_id: Option<SessionConfigId> = None;
@@ -12354,13 +14124,21 @@ impl<'de> Deserialize<'de> for SetSessionConfigOptionRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let session_id = match f_session_id { Some(v) => v, None => return Err(de::missing::<A::Error>("sessionId")) };
-                let config_id = match f_config_id { Some(v) => v, None => return Err(de::missing::<A::Error>("configId")) };
+                let session_id = match f_session_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("sessionId")),
+                };
+                let config_id = match f_config_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("configId")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 let variant = de::from_raw::<SetSessionConfigOptionRequestVariant, A::Error>(self.raw)?;
                 Ok(SetSessionConfigOptionRequest { session_id, config_id, meta, variant })
@@ -12411,7 +14189,9 @@ impl<'de> Deserialize<'de> for PromptRequest {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = PromptRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (PromptRequest)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (PromptRequest)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<PromptRequest, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_prompt: Option<Vec<ContentBlock>> = None;
@@ -12429,13 +14209,21 @@ impl<'de> Deserialize<'de> for PromptRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let session_id = match f_session_id { Some(v) => v, None => return Err(de::missing::<A::Error>("sessionId")) };
-                let prompt = match f_prompt { Some(v) => v, None => return Err(de::missing::<A::Error>("prompt")) };
+                let session_id = match f_session_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("sessionId")),
+                };
+                let prompt = match f_prompt {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("prompt")),
+                };
                 de::min_items::<_, A::Error>(&prompt, 1, "prompt")?;
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(PromptRequest { session_id, prompt, meta })
@@ -12481,7 +14269,9 @@ impl<'de> Deserialize<'de> for RequestPermissionResponse {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = RequestPermissionResponse;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (RequestPermissionResponse)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (RequestPermissionResponse)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RequestPermissionResponse, A::Error> {
                 let mut f_outcome: Option<RequestPermissionOutcome> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -12494,12 +14284,17 @@ impl<'de> Deserialize<'de> for RequestPermissionResponse {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let outcome = match f_outcome { Some(v) => v, None => return Err(de::missing::<A::Error>("outcome")) };
+                let outcome = match f_outcome {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("outcome")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(RequestPermissionResponse { outcome, meta })
             }
@@ -12524,8 +14319,14 @@ pub enum RequestPermissionOutcome {
 impl SerializeFields for RequestPermissionOutcome {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         match self {
-            Self::Cancelled(v) => { m.serialize_entry("outcome", "cancelled")?; v.serialize_fields(m, skip)?; }
-            Self::Selected(v) => { m.serialize_entry("outcome", "selected")?; v.serialize_fields(m, skip)?; }
+            Self::Cancelled(v) => {
+                m.serialize_entry("outcome", "cancelled")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::Selected(v) => {
+                m.serialize_entry("outcome", "selected")?;
+                v.serialize_fields(m, skip)?;
+            }
             Self::Unknown(raw) => raw.serialize_fields(m, skip)?,
         }
         Ok(())
@@ -12534,7 +14335,9 @@ impl SerializeFields for RequestPermissionOutcome {
 
 impl Serialize for RequestPermissionOutcome {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        if let Self::Unknown(raw) = self { return raw.serialize(s); }
+        if let Self::Unknown(raw) = self {
+            return raw.serialize(s);
+        }
         let mut m = s.serialize_map(None)?;
         self.serialize_fields(&mut m, &[])?;
         m.end()
@@ -12549,9 +14352,7 @@ impl<'de> Deserialize<'de> for RequestPermissionOutcome {
             Some("cancelled") => Self::Cancelled(de::from_raw::<CancelledPermissionOutcome, D::Error>(raw)?),
             Some("selected") => Self::Selected(de::from_raw::<SelectedPermissionOutcome, D::Error>(raw)?),
             None => return Err(de::missing::<D::Error>("outcome")),
-            Some(other) => {
-                Self::Unknown(RawJson::from_raw(raw))
-            }
+            Some(other) => Self::Unknown(RawJson::from_raw(raw)),
         })
     }
 }
@@ -12567,9 +14368,7 @@ pub struct CancelledPermissionOutcome {
 
 impl Default for CancelledPermissionOutcome {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -12597,7 +14396,9 @@ impl<'de> Deserialize<'de> for CancelledPermissionOutcome {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = CancelledPermissionOutcome;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (CancelledPermissionOutcome)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (CancelledPermissionOutcome)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CancelledPermissionOutcome, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -12605,7 +14406,9 @@ impl<'de> Deserialize<'de> for CancelledPermissionOutcome {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -12654,7 +14457,9 @@ impl<'de> Deserialize<'de> for SelectedPermissionOutcome {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SelectedPermissionOutcome;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SelectedPermissionOutcome)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SelectedPermissionOutcome)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SelectedPermissionOutcome, A::Error> {
                 let mut f_option_id: Option<PermissionOptionId> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -12667,12 +14472,17 @@ impl<'de> Deserialize<'de> for SelectedPermissionOutcome {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let option_id = match f_option_id { Some(v) => v, None => return Err(de::missing::<A::Error>("optionId")) };
+                let option_id = match f_option_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("optionId")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(SelectedPermissionOutcome { option_id, meta })
             }
@@ -12697,9 +14507,16 @@ pub enum CreateElicitationResponseVariant {
 impl SerializeFields for CreateElicitationResponseVariant {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         match self {
-            Self::Accept(v) => { m.serialize_entry("action", "accept")?; v.serialize_fields(m, skip)?; }
-            Self::Decline => { m.serialize_entry("action", "decline")?; }
-            Self::Cancel => { m.serialize_entry("action", "cancel")?; }
+            Self::Accept(v) => {
+                m.serialize_entry("action", "accept")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::Decline => {
+                m.serialize_entry("action", "decline")?;
+            }
+            Self::Cancel => {
+                m.serialize_entry("action", "cancel")?;
+            }
             Self::Unknown(raw) => raw.serialize_fields(m, skip)?,
         }
         Ok(())
@@ -12708,7 +14525,9 @@ impl SerializeFields for CreateElicitationResponseVariant {
 
 impl Serialize for CreateElicitationResponseVariant {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        if let Self::Unknown(raw) = self { return raw.serialize(s); }
+        if let Self::Unknown(raw) = self {
+            return raw.serialize(s);
+        }
         let mut m = s.serialize_map(None)?;
         self.serialize_fields(&mut m, &[])?;
         m.end()
@@ -12724,9 +14543,7 @@ impl<'de> Deserialize<'de> for CreateElicitationResponseVariant {
             Some("decline") => Self::Decline,
             Some("cancel") => Self::Cancel,
             None => return Err(de::missing::<D::Error>("action")),
-            Some(other) => {
-                Self::Unknown(RawJson::from_raw(raw))
-            }
+            Some(other) => Self::Unknown(RawJson::from_raw(raw)),
         })
     }
 }
@@ -12766,10 +14583,14 @@ impl Serialize for CreateElicitationResponse {
 
 impl<'de> Deserialize<'de> for CreateElicitationResponse {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V<'de> { raw: &'de RawValue }
+        struct V<'de> {
+            raw: &'de RawValue,
+        }
         impl<'de> Visitor<'de> for V<'de> {
             type Value = CreateElicitationResponse;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (CreateElicitationResponse)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (CreateElicitationResponse)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CreateElicitationResponse, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -12777,7 +14598,9 @@ impl<'de> Deserialize<'de> for CreateElicitationResponse {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -12826,13 +14649,28 @@ impl Serialize for ElicitationContentValue {
 impl<'de> Deserialize<'de> for ElicitationContentValue {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let raw = <&'de RawValue>::deserialize(d)?;
-        if let Some(v) = de::try_variant::<String>(raw) { return Ok(Self::String(v)); }
-        if let Some(v) = de::try_variant::<i64>(raw) { return Ok(Self::Integer(v)); }
-        if let Some(v) = de::try_variant::<f64>(raw) { return Ok(Self::Number(v)); }
-        if let Some(v) = de::try_variant::<bool>(raw) { return Ok(Self::Boolean(v)); }
-        if let Some(v) = de::try_variant::<de::List<String>>(raw) { return Ok(Self::StringArray(v.0)); }
-        if let Some(v) = de::try_variant::<RawJson>(raw) { return Ok(Self::Other(v)); }
-        Err(de::no_variant::<D::Error>("one of a string, an integer (i64), a number, a boolean, an array of a string, a JSON value", raw))
+        if let Some(v) = de::try_variant::<String>(raw) {
+            return Ok(Self::String(v));
+        }
+        if let Some(v) = de::try_variant::<i64>(raw) {
+            return Ok(Self::Integer(v));
+        }
+        if let Some(v) = de::try_variant::<f64>(raw) {
+            return Ok(Self::Number(v));
+        }
+        if let Some(v) = de::try_variant::<bool>(raw) {
+            return Ok(Self::Boolean(v));
+        }
+        if let Some(v) = de::try_variant::<de::List<String>>(raw) {
+            return Ok(Self::StringArray(v.0));
+        }
+        if let Some(v) = de::try_variant::<RawJson>(raw) {
+            return Ok(Self::Other(v));
+        }
+        Err(de::no_variant::<D::Error>(
+            "one of a string, an integer (i64), a number, a boolean, an array of a string, a JSON value",
+            raw,
+        ))
     }
 }
 
@@ -12845,9 +14683,7 @@ pub struct ElicitationAcceptAction {
 
 impl Default for ElicitationAcceptAction {
     fn default() -> Self {
-        Self {
-            content: MaybeUndefined::Undefined,
-        }
+        Self { content: MaybeUndefined::Undefined }
     }
 }
 
@@ -12875,7 +14711,9 @@ impl<'de> Deserialize<'de> for ElicitationAcceptAction {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ElicitationAcceptAction;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ElicitationAcceptAction)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ElicitationAcceptAction)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ElicitationAcceptAction, A::Error> {
                 let mut f_content: Option<Option<OrderedMap<ElicitationContentValue>>> = None;
                 let mut seen = 0u64;
@@ -12883,7 +14721,8 @@ impl<'de> Deserialize<'de> for ElicitationAcceptAction {
                     match key.as_str() {
                         "content" => {
                             de::seen::<A::Error>(&mut seen, 0, "content")?;
-                            f_content = Some(de::field::<A, Option<OrderedMap<ElicitationContentValue>>>(&mut map, "content")?);
+                            f_content =
+                                Some(de::field::<A, Option<OrderedMap<ElicitationContentValue>>>(&mut map, "content")?);
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -12932,7 +14771,9 @@ impl<'de> Deserialize<'de> for CancelSessionNotification {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = CancelSessionNotification;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (CancelSessionNotification)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (CancelSessionNotification)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CancelSessionNotification, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -12945,12 +14786,17 @@ impl<'de> Deserialize<'de> for CancelSessionNotification {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let session_id = match f_session_id { Some(v) => v, None => return Err(de::missing::<A::Error>("sessionId")) };
+                let session_id = match f_session_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("sessionId")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(CancelSessionNotification { session_id, meta })
             }
@@ -12996,7 +14842,9 @@ impl<'de> Deserialize<'de> for CancelRequestNotification {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = CancelRequestNotification;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (CancelRequestNotification)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (CancelRequestNotification)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CancelRequestNotification, A::Error> {
                 let mut f_request_id: Option<crate::RequestId> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -13009,12 +14857,17 @@ impl<'de> Deserialize<'de> for CancelRequestNotification {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let request_id = match f_request_id { Some(v) => v, None => return Err(de::missing::<A::Error>("requestId")) };
+                let request_id = match f_request_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("requestId")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(CancelRequestNotification { request_id, meta })
             }
@@ -13188,24 +15041,150 @@ pub mod method {
 
     /// Every method of this surface.
     pub const ALL: &[MethodInfo] = &[
-        MethodInfo { name: "$/cancel_request", kind: MethodKind::Notification, side: Side::Protocol, params: "CancelRequestNotification", result: None, stability: Stability::Stable },
-        MethodInfo { name: "auth/login", kind: MethodKind::Request, side: Side::Agent, params: "LoginAuthRequest", result: Some("LoginAuthResponse"), stability: Stability::Stable },
-        MethodInfo { name: "auth/logout", kind: MethodKind::Request, side: Side::Agent, params: "LogoutAuthRequest", result: Some("LogoutAuthResponse"), stability: Stability::Stable },
-        MethodInfo { name: "elicitation/complete", kind: MethodKind::Notification, side: Side::Client, params: "CompleteElicitationNotification", result: None, stability: Stability::Stable },
-        MethodInfo { name: "elicitation/create", kind: MethodKind::Request, side: Side::Client, params: "CreateElicitationRequest", result: Some("CreateElicitationResponse"), stability: Stability::Stable },
-        MethodInfo { name: "initialize", kind: MethodKind::Request, side: Side::Agent, params: "InitializeRequest", result: Some("InitializeResponse"), stability: Stability::Stable },
-        MethodInfo { name: "session/cancel", kind: MethodKind::Notification, side: Side::Agent, params: "CancelSessionNotification", result: None, stability: Stability::Stable },
-        MethodInfo { name: "session/close", kind: MethodKind::Request, side: Side::Agent, params: "CloseSessionRequest", result: Some("CloseSessionResponse"), stability: Stability::Stable },
-        MethodInfo { name: "session/delete", kind: MethodKind::Request, side: Side::Agent, params: "DeleteSessionRequest", result: Some("DeleteSessionResponse"), stability: Stability::Stable },
-        MethodInfo { name: "session/list", kind: MethodKind::Request, side: Side::Agent, params: "ListSessionsRequest", result: Some("ListSessionsResponse"), stability: Stability::Stable },
-        MethodInfo { name: "session/new", kind: MethodKind::Request, side: Side::Agent, params: "NewSessionRequest", result: Some("NewSessionResponse"), stability: Stability::Stable },
-        MethodInfo { name: "session/prompt", kind: MethodKind::Request, side: Side::Agent, params: "PromptRequest", result: Some("PromptResponse"), stability: Stability::Stable },
-        MethodInfo { name: "session/request_permission", kind: MethodKind::Request, side: Side::Client, params: "RequestPermissionRequest", result: Some("RequestPermissionResponse"), stability: Stability::Stable },
-        MethodInfo { name: "session/resume", kind: MethodKind::Request, side: Side::Agent, params: "ResumeSessionRequest", result: Some("ResumeSessionResponse"), stability: Stability::Stable },
-        MethodInfo { name: "session/set_config_option", kind: MethodKind::Request, side: Side::Agent, params: "SetSessionConfigOptionRequest", result: Some("SetSessionConfigOptionResponse"), stability: Stability::Stable },
-        MethodInfo { name: "session/update", kind: MethodKind::Notification, side: Side::Client, params: "UpdateSessionNotification", result: None, stability: Stability::Stable },
-        MethodInfo { name: "terminal/cancel", kind: MethodKind::Request, side: Side::Agent, params: "CancelTerminalRequest", result: Some("CancelTerminalResponse"), stability: Stability::Stable },
-        MethodInfo { name: "tool_call/cancel", kind: MethodKind::Request, side: Side::Agent, params: "CancelToolCallRequest", result: Some("CancelToolCallResponse"), stability: Stability::Stable },
+        MethodInfo {
+            name: "$/cancel_request",
+            kind: MethodKind::Notification,
+            side: Side::Protocol,
+            params: "CancelRequestNotification",
+            result: None,
+            stability: Stability::Stable,
+        },
+        MethodInfo {
+            name: "auth/login",
+            kind: MethodKind::Request,
+            side: Side::Agent,
+            params: "LoginAuthRequest",
+            result: Some("LoginAuthResponse"),
+            stability: Stability::Stable,
+        },
+        MethodInfo {
+            name: "auth/logout",
+            kind: MethodKind::Request,
+            side: Side::Agent,
+            params: "LogoutAuthRequest",
+            result: Some("LogoutAuthResponse"),
+            stability: Stability::Stable,
+        },
+        MethodInfo {
+            name: "elicitation/complete",
+            kind: MethodKind::Notification,
+            side: Side::Client,
+            params: "CompleteElicitationNotification",
+            result: None,
+            stability: Stability::Stable,
+        },
+        MethodInfo {
+            name: "elicitation/create",
+            kind: MethodKind::Request,
+            side: Side::Client,
+            params: "CreateElicitationRequest",
+            result: Some("CreateElicitationResponse"),
+            stability: Stability::Stable,
+        },
+        MethodInfo {
+            name: "initialize",
+            kind: MethodKind::Request,
+            side: Side::Agent,
+            params: "InitializeRequest",
+            result: Some("InitializeResponse"),
+            stability: Stability::Stable,
+        },
+        MethodInfo {
+            name: "session/cancel",
+            kind: MethodKind::Notification,
+            side: Side::Agent,
+            params: "CancelSessionNotification",
+            result: None,
+            stability: Stability::Stable,
+        },
+        MethodInfo {
+            name: "session/close",
+            kind: MethodKind::Request,
+            side: Side::Agent,
+            params: "CloseSessionRequest",
+            result: Some("CloseSessionResponse"),
+            stability: Stability::Stable,
+        },
+        MethodInfo {
+            name: "session/delete",
+            kind: MethodKind::Request,
+            side: Side::Agent,
+            params: "DeleteSessionRequest",
+            result: Some("DeleteSessionResponse"),
+            stability: Stability::Stable,
+        },
+        MethodInfo {
+            name: "session/list",
+            kind: MethodKind::Request,
+            side: Side::Agent,
+            params: "ListSessionsRequest",
+            result: Some("ListSessionsResponse"),
+            stability: Stability::Stable,
+        },
+        MethodInfo {
+            name: "session/new",
+            kind: MethodKind::Request,
+            side: Side::Agent,
+            params: "NewSessionRequest",
+            result: Some("NewSessionResponse"),
+            stability: Stability::Stable,
+        },
+        MethodInfo {
+            name: "session/prompt",
+            kind: MethodKind::Request,
+            side: Side::Agent,
+            params: "PromptRequest",
+            result: Some("PromptResponse"),
+            stability: Stability::Stable,
+        },
+        MethodInfo {
+            name: "session/request_permission",
+            kind: MethodKind::Request,
+            side: Side::Client,
+            params: "RequestPermissionRequest",
+            result: Some("RequestPermissionResponse"),
+            stability: Stability::Stable,
+        },
+        MethodInfo {
+            name: "session/resume",
+            kind: MethodKind::Request,
+            side: Side::Agent,
+            params: "ResumeSessionRequest",
+            result: Some("ResumeSessionResponse"),
+            stability: Stability::Stable,
+        },
+        MethodInfo {
+            name: "session/set_config_option",
+            kind: MethodKind::Request,
+            side: Side::Agent,
+            params: "SetSessionConfigOptionRequest",
+            result: Some("SetSessionConfigOptionResponse"),
+            stability: Stability::Stable,
+        },
+        MethodInfo {
+            name: "session/update",
+            kind: MethodKind::Notification,
+            side: Side::Client,
+            params: "UpdateSessionNotification",
+            result: None,
+            stability: Stability::Stable,
+        },
+        MethodInfo {
+            name: "terminal/cancel",
+            kind: MethodKind::Request,
+            side: Side::Agent,
+            params: "CancelTerminalRequest",
+            result: Some("CancelTerminalResponse"),
+            stability: Stability::Stable,
+        },
+        MethodInfo {
+            name: "tool_call/cancel",
+            kind: MethodKind::Request,
+            side: Side::Agent,
+            params: "CancelToolCallRequest",
+            result: Some("CancelToolCallResponse"),
+            stability: Stability::Stable,
+        },
     ];
 }
 
@@ -13281,7 +15260,10 @@ impl ClientRequest {
 
     /// Decodes the params of `method` (absent or `null` params decode as `{}`).
     pub fn decode(method: &str, params: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> {
-        let text = match params { Some(r) if r.get() != "null" => r.get(), _ => "{}" };
+        let text = match params {
+            Some(r) if r.get() != "null" => r.get(),
+            _ => "{}",
+        };
         match method {
             "auth/login" => crate::decode_as::<LoginAuthRequest, Self>(text, "$.params", Self::AuthLogin),
             "auth/logout" => crate::decode_as::<LogoutAuthRequest, Self>(text, "$.params", Self::AuthLogout),
@@ -13292,10 +15274,18 @@ impl ClientRequest {
             "session/new" => crate::decode_as::<NewSessionRequest, Self>(text, "$.params", Self::SessionNew),
             "session/prompt" => crate::decode_as::<PromptRequest, Self>(text, "$.params", Self::SessionPrompt),
             "session/resume" => crate::decode_as::<ResumeSessionRequest, Self>(text, "$.params", Self::SessionResume),
-            "session/set_config_option" => crate::decode_as::<SetSessionConfigOptionRequest, Self>(text, "$.params", Self::SessionSetConfigOption),
-            "terminal/cancel" => crate::decode_as::<CancelTerminalRequest, Self>(text, "$.params", Self::TerminalCancel),
-            "tool_call/cancel" => crate::decode_as::<CancelToolCallRequest, Self>(text, "$.params", Self::ToolCallCancel),
-            m if m.starts_with('_') => Ok(Decoded { value: Self::Ext(crate::ExtMessage::new(m, params)), warnings: Vec::new() }),
+            "session/set_config_option" => {
+                crate::decode_as::<SetSessionConfigOptionRequest, Self>(text, "$.params", Self::SessionSetConfigOption)
+            }
+            "terminal/cancel" => {
+                crate::decode_as::<CancelTerminalRequest, Self>(text, "$.params", Self::TerminalCancel)
+            }
+            "tool_call/cancel" => {
+                crate::decode_as::<CancelToolCallRequest, Self>(text, "$.params", Self::ToolCallCancel)
+            }
+            m if m.starts_with('_') => {
+                Ok(Decoded { value: Self::Ext(crate::ExtMessage::new(m, params)), warnings: Vec::new() })
+            }
             _ => Err(crate::DispatchError::MethodNotFound),
         }
     }
@@ -13315,16 +15305,27 @@ impl ClientRequest {
             Self::SessionSetConfigOption(v) => serde_json::to_writer(&mut *buf, v),
             Self::TerminalCancel(v) => serde_json::to_writer(&mut *buf, v),
             Self::ToolCallCancel(v) => serde_json::to_writer(&mut *buf, v),
-            Self::Ext(e) => { buf.extend_from_slice(e.payload_text().as_bytes()); Ok(()) }
+            Self::Ext(e) => {
+                buf.extend_from_slice(e.payload_text().as_bytes());
+                Ok(())
+            }
         }
     }
 }
 
 impl crate::Payload for ClientRequest {
-    fn decode(method: &str, payload: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> { Self::decode(method, payload) }
-    fn method(&self) -> &str { Self::method(self) }
-    fn type_name(&self) -> Option<&'static str> { Self::type_name(self) }
-    fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> { Self::encode_payload(self, buf) }
+    fn decode(method: &str, payload: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> {
+        Self::decode(method, payload)
+    }
+    fn method(&self) -> &str {
+        Self::method(self)
+    }
+    fn type_name(&self) -> Option<&'static str> {
+        Self::type_name(self)
+    }
+    fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> {
+        Self::encode_payload(self, buf)
+    }
 }
 
 /// A notification sent by the client, handled by the agent.
@@ -13359,11 +15360,20 @@ impl ClientNotification {
 
     /// Decodes the params of `method` (absent or `null` params decode as `{}`).
     pub fn decode(method: &str, params: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> {
-        let text = match params { Some(r) if r.get() != "null" => r.get(), _ => "{}" };
+        let text = match params {
+            Some(r) if r.get() != "null" => r.get(),
+            _ => "{}",
+        };
         match method {
-            "$/cancel_request" => crate::decode_as::<CancelRequestNotification, Self>(text, "$.params", Self::CancelRequest),
-            "session/cancel" => crate::decode_as::<CancelSessionNotification, Self>(text, "$.params", Self::SessionCancel),
-            m if m.starts_with('_') => Ok(Decoded { value: Self::Ext(crate::ExtMessage::new(m, params)), warnings: Vec::new() }),
+            "$/cancel_request" => {
+                crate::decode_as::<CancelRequestNotification, Self>(text, "$.params", Self::CancelRequest)
+            }
+            "session/cancel" => {
+                crate::decode_as::<CancelSessionNotification, Self>(text, "$.params", Self::SessionCancel)
+            }
+            m if m.starts_with('_') => {
+                Ok(Decoded { value: Self::Ext(crate::ExtMessage::new(m, params)), warnings: Vec::new() })
+            }
             _ => Err(crate::DispatchError::MethodNotFound),
         }
     }
@@ -13373,16 +15383,27 @@ impl ClientNotification {
         match self {
             Self::CancelRequest(v) => serde_json::to_writer(&mut *buf, v),
             Self::SessionCancel(v) => serde_json::to_writer(&mut *buf, v),
-            Self::Ext(e) => { buf.extend_from_slice(e.payload_text().as_bytes()); Ok(()) }
+            Self::Ext(e) => {
+                buf.extend_from_slice(e.payload_text().as_bytes());
+                Ok(())
+            }
         }
     }
 }
 
 impl crate::Payload for ClientNotification {
-    fn decode(method: &str, payload: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> { Self::decode(method, payload) }
-    fn method(&self) -> &str { Self::method(self) }
-    fn type_name(&self) -> Option<&'static str> { Self::type_name(self) }
-    fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> { Self::encode_payload(self, buf) }
+    fn decode(method: &str, payload: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> {
+        Self::decode(method, payload)
+    }
+    fn method(&self) -> &str {
+        Self::method(self)
+    }
+    fn type_name(&self) -> Option<&'static str> {
+        Self::type_name(self)
+    }
+    fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> {
+        Self::encode_payload(self, buf)
+    }
 }
 
 /// A result sent by the agent, for a request it handled.
@@ -13457,7 +15478,10 @@ impl AgentResponse {
 
     /// Decodes the result of `method` (absent or `null` result decode as `{}`).
     pub fn decode(method: &str, result: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> {
-        let text = match result { Some(r) if r.get() != "null" => r.get(), _ => "{}" };
+        let text = match result {
+            Some(r) if r.get() != "null" => r.get(),
+            _ => "{}",
+        };
         match method {
             "auth/login" => crate::decode_as::<LoginAuthResponse, Self>(text, "$.result", Self::AuthLogin),
             "auth/logout" => crate::decode_as::<LogoutAuthResponse, Self>(text, "$.result", Self::AuthLogout),
@@ -13468,10 +15492,18 @@ impl AgentResponse {
             "session/new" => crate::decode_as::<NewSessionResponse, Self>(text, "$.result", Self::SessionNew),
             "session/prompt" => crate::decode_as::<PromptResponse, Self>(text, "$.result", Self::SessionPrompt),
             "session/resume" => crate::decode_as::<ResumeSessionResponse, Self>(text, "$.result", Self::SessionResume),
-            "session/set_config_option" => crate::decode_as::<SetSessionConfigOptionResponse, Self>(text, "$.result", Self::SessionSetConfigOption),
-            "terminal/cancel" => crate::decode_as::<CancelTerminalResponse, Self>(text, "$.result", Self::TerminalCancel),
-            "tool_call/cancel" => crate::decode_as::<CancelToolCallResponse, Self>(text, "$.result", Self::ToolCallCancel),
-            m if m.starts_with('_') => Ok(Decoded { value: Self::Ext(crate::ExtMessage::new(m, result)), warnings: Vec::new() }),
+            "session/set_config_option" => {
+                crate::decode_as::<SetSessionConfigOptionResponse, Self>(text, "$.result", Self::SessionSetConfigOption)
+            }
+            "terminal/cancel" => {
+                crate::decode_as::<CancelTerminalResponse, Self>(text, "$.result", Self::TerminalCancel)
+            }
+            "tool_call/cancel" => {
+                crate::decode_as::<CancelToolCallResponse, Self>(text, "$.result", Self::ToolCallCancel)
+            }
+            m if m.starts_with('_') => {
+                Ok(Decoded { value: Self::Ext(crate::ExtMessage::new(m, result)), warnings: Vec::new() })
+            }
             _ => Err(crate::DispatchError::MethodNotFound),
         }
     }
@@ -13491,16 +15523,27 @@ impl AgentResponse {
             Self::SessionSetConfigOption(v) => serde_json::to_writer(&mut *buf, v),
             Self::TerminalCancel(v) => serde_json::to_writer(&mut *buf, v),
             Self::ToolCallCancel(v) => serde_json::to_writer(&mut *buf, v),
-            Self::Ext(e) => { buf.extend_from_slice(e.payload_text().as_bytes()); Ok(()) }
+            Self::Ext(e) => {
+                buf.extend_from_slice(e.payload_text().as_bytes());
+                Ok(())
+            }
         }
     }
 }
 
 impl crate::Payload for AgentResponse {
-    fn decode(method: &str, payload: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> { Self::decode(method, payload) }
-    fn method(&self) -> &str { Self::method(self) }
-    fn type_name(&self) -> Option<&'static str> { Self::type_name(self) }
-    fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> { Self::encode_payload(self, buf) }
+    fn decode(method: &str, payload: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> {
+        Self::decode(method, payload)
+    }
+    fn method(&self) -> &str {
+        Self::method(self)
+    }
+    fn type_name(&self) -> Option<&'static str> {
+        Self::type_name(self)
+    }
+    fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> {
+        Self::encode_payload(self, buf)
+    }
 }
 
 /// A request sent by the agent, handled by the client.
@@ -13535,11 +15578,20 @@ impl AgentRequest {
 
     /// Decodes the params of `method` (absent or `null` params decode as `{}`).
     pub fn decode(method: &str, params: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> {
-        let text = match params { Some(r) if r.get() != "null" => r.get(), _ => "{}" };
+        let text = match params {
+            Some(r) if r.get() != "null" => r.get(),
+            _ => "{}",
+        };
         match method {
-            "elicitation/create" => crate::decode_as::<CreateElicitationRequest, Self>(text, "$.params", Self::ElicitationCreate),
-            "session/request_permission" => crate::decode_as::<RequestPermissionRequest, Self>(text, "$.params", Self::SessionRequestPermission),
-            m if m.starts_with('_') => Ok(Decoded { value: Self::Ext(crate::ExtMessage::new(m, params)), warnings: Vec::new() }),
+            "elicitation/create" => {
+                crate::decode_as::<CreateElicitationRequest, Self>(text, "$.params", Self::ElicitationCreate)
+            }
+            "session/request_permission" => {
+                crate::decode_as::<RequestPermissionRequest, Self>(text, "$.params", Self::SessionRequestPermission)
+            }
+            m if m.starts_with('_') => {
+                Ok(Decoded { value: Self::Ext(crate::ExtMessage::new(m, params)), warnings: Vec::new() })
+            }
             _ => Err(crate::DispatchError::MethodNotFound),
         }
     }
@@ -13549,16 +15601,27 @@ impl AgentRequest {
         match self {
             Self::ElicitationCreate(v) => serde_json::to_writer(&mut *buf, v),
             Self::SessionRequestPermission(v) => serde_json::to_writer(&mut *buf, v),
-            Self::Ext(e) => { buf.extend_from_slice(e.payload_text().as_bytes()); Ok(()) }
+            Self::Ext(e) => {
+                buf.extend_from_slice(e.payload_text().as_bytes());
+                Ok(())
+            }
         }
     }
 }
 
 impl crate::Payload for AgentRequest {
-    fn decode(method: &str, payload: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> { Self::decode(method, payload) }
-    fn method(&self) -> &str { Self::method(self) }
-    fn type_name(&self) -> Option<&'static str> { Self::type_name(self) }
-    fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> { Self::encode_payload(self, buf) }
+    fn decode(method: &str, payload: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> {
+        Self::decode(method, payload)
+    }
+    fn method(&self) -> &str {
+        Self::method(self)
+    }
+    fn type_name(&self) -> Option<&'static str> {
+        Self::type_name(self)
+    }
+    fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> {
+        Self::encode_payload(self, buf)
+    }
 }
 
 /// A notification sent by the agent, handled by the client.
@@ -13597,12 +15660,23 @@ impl AgentNotification {
 
     /// Decodes the params of `method` (absent or `null` params decode as `{}`).
     pub fn decode(method: &str, params: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> {
-        let text = match params { Some(r) if r.get() != "null" => r.get(), _ => "{}" };
+        let text = match params {
+            Some(r) if r.get() != "null" => r.get(),
+            _ => "{}",
+        };
         match method {
-            "$/cancel_request" => crate::decode_as::<CancelRequestNotification, Self>(text, "$.params", Self::CancelRequest),
-            "elicitation/complete" => crate::decode_as::<CompleteElicitationNotification, Self>(text, "$.params", Self::ElicitationComplete),
-            "session/update" => crate::decode_as::<UpdateSessionNotification, Self>(text, "$.params", Self::SessionUpdate),
-            m if m.starts_with('_') => Ok(Decoded { value: Self::Ext(crate::ExtMessage::new(m, params)), warnings: Vec::new() }),
+            "$/cancel_request" => {
+                crate::decode_as::<CancelRequestNotification, Self>(text, "$.params", Self::CancelRequest)
+            }
+            "elicitation/complete" => {
+                crate::decode_as::<CompleteElicitationNotification, Self>(text, "$.params", Self::ElicitationComplete)
+            }
+            "session/update" => {
+                crate::decode_as::<UpdateSessionNotification, Self>(text, "$.params", Self::SessionUpdate)
+            }
+            m if m.starts_with('_') => {
+                Ok(Decoded { value: Self::Ext(crate::ExtMessage::new(m, params)), warnings: Vec::new() })
+            }
             _ => Err(crate::DispatchError::MethodNotFound),
         }
     }
@@ -13613,16 +15687,27 @@ impl AgentNotification {
             Self::CancelRequest(v) => serde_json::to_writer(&mut *buf, v),
             Self::ElicitationComplete(v) => serde_json::to_writer(&mut *buf, v),
             Self::SessionUpdate(v) => serde_json::to_writer(&mut *buf, v),
-            Self::Ext(e) => { buf.extend_from_slice(e.payload_text().as_bytes()); Ok(()) }
+            Self::Ext(e) => {
+                buf.extend_from_slice(e.payload_text().as_bytes());
+                Ok(())
+            }
         }
     }
 }
 
 impl crate::Payload for AgentNotification {
-    fn decode(method: &str, payload: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> { Self::decode(method, payload) }
-    fn method(&self) -> &str { Self::method(self) }
-    fn type_name(&self) -> Option<&'static str> { Self::type_name(self) }
-    fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> { Self::encode_payload(self, buf) }
+    fn decode(method: &str, payload: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> {
+        Self::decode(method, payload)
+    }
+    fn method(&self) -> &str {
+        Self::method(self)
+    }
+    fn type_name(&self) -> Option<&'static str> {
+        Self::type_name(self)
+    }
+    fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> {
+        Self::encode_payload(self, buf)
+    }
 }
 
 /// A result sent by the client, for a request it handled.
@@ -13657,11 +15742,20 @@ impl ClientResponse {
 
     /// Decodes the result of `method` (absent or `null` result decode as `{}`).
     pub fn decode(method: &str, result: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> {
-        let text = match result { Some(r) if r.get() != "null" => r.get(), _ => "{}" };
+        let text = match result {
+            Some(r) if r.get() != "null" => r.get(),
+            _ => "{}",
+        };
         match method {
-            "elicitation/create" => crate::decode_as::<CreateElicitationResponse, Self>(text, "$.result", Self::ElicitationCreate),
-            "session/request_permission" => crate::decode_as::<RequestPermissionResponse, Self>(text, "$.result", Self::SessionRequestPermission),
-            m if m.starts_with('_') => Ok(Decoded { value: Self::Ext(crate::ExtMessage::new(m, result)), warnings: Vec::new() }),
+            "elicitation/create" => {
+                crate::decode_as::<CreateElicitationResponse, Self>(text, "$.result", Self::ElicitationCreate)
+            }
+            "session/request_permission" => {
+                crate::decode_as::<RequestPermissionResponse, Self>(text, "$.result", Self::SessionRequestPermission)
+            }
+            m if m.starts_with('_') => {
+                Ok(Decoded { value: Self::Ext(crate::ExtMessage::new(m, result)), warnings: Vec::new() })
+            }
             _ => Err(crate::DispatchError::MethodNotFound),
         }
     }
@@ -13671,15 +15765,25 @@ impl ClientResponse {
         match self {
             Self::ElicitationCreate(v) => serde_json::to_writer(&mut *buf, v),
             Self::SessionRequestPermission(v) => serde_json::to_writer(&mut *buf, v),
-            Self::Ext(e) => { buf.extend_from_slice(e.payload_text().as_bytes()); Ok(()) }
+            Self::Ext(e) => {
+                buf.extend_from_slice(e.payload_text().as_bytes());
+                Ok(())
+            }
         }
     }
 }
 
 impl crate::Payload for ClientResponse {
-    fn decode(method: &str, payload: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> { Self::decode(method, payload) }
-    fn method(&self) -> &str { Self::method(self) }
-    fn type_name(&self) -> Option<&'static str> { Self::type_name(self) }
-    fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> { Self::encode_payload(self, buf) }
+    fn decode(method: &str, payload: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> {
+        Self::decode(method, payload)
+    }
+    fn method(&self) -> &str {
+        Self::method(self)
+    }
+    fn type_name(&self) -> Option<&'static str> {
+        Self::type_name(self)
+    }
+    fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> {
+        Self::encode_payload(self, buf)
+    }
 }
-

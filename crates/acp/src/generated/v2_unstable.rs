@@ -3,8 +3,8 @@
 //! ACP v2 (unstable) types, codecs and method table, generated from the pinned schema.
 #![allow(clippy::all, clippy::pedantic, missing_docs, unreachable_pub, rustdoc::all, unused_mut, unused_variables)]
 
-use agentproto_codec::{de, Decoded, MaybeUndefined, RawJson, RawObject, SerializeFields};
 use agentproto_codec::de::OrderedMap;
+use agentproto_codec::{de, Decoded, MaybeUndefined, RawJson, RawObject, SerializeFields};
 use serde::de::{Deserialize, Deserializer, Error as _, MapAccess, Visitor};
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::value::RawValue;
@@ -70,7 +70,9 @@ impl<'de> Deserialize<'de> for RequestPermissionRequest {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = RequestPermissionRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (RequestPermissionRequest)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (RequestPermissionRequest)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RequestPermissionRequest, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_title: Option<String> = None;
@@ -91,7 +93,9 @@ impl<'de> Deserialize<'de> for RequestPermissionRequest {
                         }
                         "description" => {
                             de::seen::<A::Error>(&mut seen, 2, "description")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? { f_description = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
+                                f_description = Some(v);
+                            }
                         }
                         "subject" => {
                             de::seen::<A::Error>(&mut seen, 3, "subject")?;
@@ -103,16 +107,27 @@ impl<'de> Deserialize<'de> for RequestPermissionRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 5, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let session_id = match f_session_id { Some(v) => v, None => return Err(de::missing::<A::Error>("sessionId")) };
-                let title = match f_title { Some(v) => v, None => return Err(de::missing::<A::Error>("title")) };
+                let session_id = match f_session_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("sessionId")),
+                };
+                let title = match f_title {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("title")),
+                };
                 let description = MaybeUndefined::from_present(f_description);
                 let subject = MaybeUndefined::from_present(f_subject);
-                let options = match f_options { Some(v) => v, None => return Err(de::missing::<A::Error>("options")) };
+                let options = match f_options {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("options")),
+                };
                 de::min_items::<_, A::Error>(&options, 1, "options")?;
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(RequestPermissionRequest { session_id, title, description, subject, options, meta })
@@ -126,11 +141,32 @@ impl<'de> Deserialize<'de> for RequestPermissionRequest {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default, serde::Serialize, serde::Deserialize)]
 #[serde(transparent)]
 pub struct SessionId(pub String);
-impl SessionId { /** The text. */ pub fn as_str(&self) -> &str { &self.0 } }
-impl From<&str> for SessionId { fn from(s: &str) -> Self { Self(s.to_owned()) } }
-impl From<String> for SessionId { fn from(s: String) -> Self { Self(s) } }
-impl AsRef<str> for SessionId { fn as_ref(&self) -> &str { &self.0 } }
-impl fmt::Display for SessionId { fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str(&self.0) } }
+impl SessionId {
+    /** The text. */
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+impl From<&str> for SessionId {
+    fn from(s: &str) -> Self {
+        Self(s.to_owned())
+    }
+}
+impl From<String> for SessionId {
+    fn from(s: String) -> Self {
+        Self(s)
+    }
+}
+impl AsRef<str> for SessionId {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+impl fmt::Display for SessionId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
 
 /// The operation requiring permission.
 #[derive(Debug, Clone, PartialEq)]
@@ -146,8 +182,14 @@ pub enum RequestPermissionSubject {
 impl SerializeFields for RequestPermissionSubject {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         match self {
-            Self::ToolCall(v) => { m.serialize_entry("type", "tool_call")?; v.serialize_fields(m, skip)?; }
-            Self::Command(v) => { m.serialize_entry("type", "command")?; v.serialize_fields(m, skip)?; }
+            Self::ToolCall(v) => {
+                m.serialize_entry("type", "tool_call")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::Command(v) => {
+                m.serialize_entry("type", "command")?;
+                v.serialize_fields(m, skip)?;
+            }
             Self::Unknown(raw) => raw.serialize_fields(m, skip)?,
         }
         Ok(())
@@ -156,7 +198,9 @@ impl SerializeFields for RequestPermissionSubject {
 
 impl Serialize for RequestPermissionSubject {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        if let Self::Unknown(raw) = self { return raw.serialize(s); }
+        if let Self::Unknown(raw) = self {
+            return raw.serialize(s);
+        }
         let mut m = s.serialize_map(None)?;
         self.serialize_fields(&mut m, &[])?;
         m.end()
@@ -171,9 +215,7 @@ impl<'de> Deserialize<'de> for RequestPermissionSubject {
             Some("tool_call") => Self::ToolCall(de::from_raw::<ToolCallPermissionSubject, D::Error>(raw)?),
             Some("command") => Self::Command(de::from_raw::<CommandPermissionSubject, D::Error>(raw)?),
             None => return Err(de::missing::<D::Error>("type")),
-            Some(other) => {
-                Self::Unknown(RawJson::from_raw(raw))
-            }
+            Some(other) => Self::Unknown(RawJson::from_raw(raw)),
         })
     }
 }
@@ -245,8 +287,12 @@ impl SerializeFields for ToolCallUpdate {
             MaybeUndefined::Null => m.serialize_entry("locations", &())?,
             MaybeUndefined::Value(v) => m.serialize_entry("locations", v)?,
         }
-        if let Some(v) = &self.raw_input { m.serialize_entry("rawInput", v)?; }
-        if let Some(v) = &self.raw_output { m.serialize_entry("rawOutput", v)?; }
+        if let Some(v) = &self.raw_input {
+            m.serialize_entry("rawInput", v)?;
+        }
+        if let Some(v) = &self.raw_output {
+            m.serialize_entry("rawOutput", v)?;
+        }
         match &self.capabilities {
             MaybeUndefined::Undefined => {}
             MaybeUndefined::Null => m.serialize_entry("capabilities", &())?,
@@ -274,7 +320,9 @@ impl<'de> Deserialize<'de> for ToolCallUpdate {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ToolCallUpdate;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ToolCallUpdate)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ToolCallUpdate)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ToolCallUpdate, A::Error> {
                 let mut f_tool_call_id: Option<ToolCallId> = None;
                 let mut f_name: Option<Option<String>> = None;
@@ -296,50 +344,75 @@ impl<'de> Deserialize<'de> for ToolCallUpdate {
                         }
                         "name" => {
                             de::seen::<A::Error>(&mut seen, 1, "name")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "name")? { f_name = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "name")? {
+                                f_name = Some(v);
+                            }
                         }
                         "title" => {
                             de::seen::<A::Error>(&mut seen, 2, "title")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? { f_title = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? {
+                                f_title = Some(v);
+                            }
                         }
                         "kind" => {
                             de::seen::<A::Error>(&mut seen, 3, "kind")?;
-                            if let Some(v) = de::field_lenient::<A, Option<ToolKind>>(&mut map, "kind")? { f_kind = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<ToolKind>>(&mut map, "kind")? {
+                                f_kind = Some(v);
+                            }
                         }
                         "status" => {
                             de::seen::<A::Error>(&mut seen, 4, "status")?;
-                            if let Some(v) = de::field_lenient::<A, Option<ToolCallStatus>>(&mut map, "status")? { f_status = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<ToolCallStatus>>(&mut map, "status")? {
+                                f_status = Some(v);
+                            }
                         }
                         "content" => {
                             de::seen::<A::Error>(&mut seen, 5, "content")?;
                             let r = de::field_items::<A, ToolCallContent>(&mut map, "content", true, true)?;
-                            if let Some(v) = r { f_content = Some(v); }
+                            if let Some(v) = r {
+                                f_content = Some(v);
+                            }
                         }
                         "locations" => {
                             de::seen::<A::Error>(&mut seen, 6, "locations")?;
                             let r = de::field_items::<A, ToolCallLocation>(&mut map, "locations", true, true)?;
-                            if let Some(v) = r { f_locations = Some(v); }
+                            if let Some(v) = r {
+                                f_locations = Some(v);
+                            }
                         }
                         "rawInput" => {
                             de::seen::<A::Error>(&mut seen, 7, "rawInput")?;
-                            if let Some(v) = de::field_lenient::<A, RawJson>(&mut map, "rawInput")? { f_raw_input = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, RawJson>(&mut map, "rawInput")? {
+                                f_raw_input = Some(v);
+                            }
                         }
                         "rawOutput" => {
                             de::seen::<A::Error>(&mut seen, 8, "rawOutput")?;
-                            if let Some(v) = de::field_lenient::<A, RawJson>(&mut map, "rawOutput")? { f_raw_output = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, RawJson>(&mut map, "rawOutput")? {
+                                f_raw_output = Some(v);
+                            }
                         }
                         "capabilities" => {
                             de::seen::<A::Error>(&mut seen, 9, "capabilities")?;
-                            if let Some(v) = de::field_lenient::<A, Option<ToolCallCapabilities>>(&mut map, "capabilities")? { f_capabilities = Some(v); }
+                            if let Some(v) =
+                                de::field_lenient::<A, Option<ToolCallCapabilities>>(&mut map, "capabilities")?
+                            {
+                                f_capabilities = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 10, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let tool_call_id = match f_tool_call_id { Some(v) => v, None => return Err(de::missing::<A::Error>("toolCallId")) };
+                let tool_call_id = match f_tool_call_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("toolCallId")),
+                };
                 let name = MaybeUndefined::from_present(f_name);
                 let title = MaybeUndefined::from_present(f_title);
                 let kind = MaybeUndefined::from_present(f_kind);
@@ -350,7 +423,19 @@ impl<'de> Deserialize<'de> for ToolCallUpdate {
                 let raw_output = f_raw_output;
                 let capabilities = MaybeUndefined::from_present(f_capabilities);
                 let meta = MaybeUndefined::from_present(f_meta);
-                Ok(ToolCallUpdate { tool_call_id, name, title, kind, status, content, locations, raw_input, raw_output, capabilities, meta })
+                Ok(ToolCallUpdate {
+                    tool_call_id,
+                    name,
+                    title,
+                    kind,
+                    status,
+                    content,
+                    locations,
+                    raw_input,
+                    raw_output,
+                    capabilities,
+                    meta,
+                })
             }
         }
         d.deserialize_map(V)
@@ -361,11 +446,32 @@ impl<'de> Deserialize<'de> for ToolCallUpdate {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default, serde::Serialize, serde::Deserialize)]
 #[serde(transparent)]
 pub struct ToolCallId(pub String);
-impl ToolCallId { /** The text. */ pub fn as_str(&self) -> &str { &self.0 } }
-impl From<&str> for ToolCallId { fn from(s: &str) -> Self { Self(s.to_owned()) } }
-impl From<String> for ToolCallId { fn from(s: String) -> Self { Self(s) } }
-impl AsRef<str> for ToolCallId { fn as_ref(&self) -> &str { &self.0 } }
-impl fmt::Display for ToolCallId { fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str(&self.0) } }
+impl ToolCallId {
+    /** The text. */
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+impl From<&str> for ToolCallId {
+    fn from(s: &str) -> Self {
+        Self(s.to_owned())
+    }
+}
+impl From<String> for ToolCallId {
+    fn from(s: String) -> Self {
+        Self(s)
+    }
+}
+impl AsRef<str> for ToolCallId {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+impl fmt::Display for ToolCallId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
 
 /// Categories of tools that can be invoked.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -406,7 +512,8 @@ pub enum ToolKind {
 
 impl ToolKind {
     /// Every value this schema lists.
-    pub const VALUES: &'static [&'static str] = &["read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other"];
+    pub const VALUES: &'static [&'static str] =
+        &["read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other"];
     /// The wire value.
     pub fn as_str(&self) -> &str {
         match self {
@@ -426,7 +533,9 @@ impl ToolKind {
 }
 
 impl Serialize for ToolKind {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> { s.serialize_str(self.as_str()) }
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
 }
 
 impl<'de> Deserialize<'de> for ToolKind {
@@ -477,7 +586,8 @@ pub enum ToolCallStatus {
 
 impl ToolCallStatus {
     /// Every value this schema lists.
-    pub const VALUES: &'static [&'static str] = &["pending", "in_progress", "paused", "completed", "failed", "cancelled"];
+    pub const VALUES: &'static [&'static str] =
+        &["pending", "in_progress", "paused", "completed", "failed", "cancelled"];
     /// The wire value.
     pub fn as_str(&self) -> &str {
         match self {
@@ -493,7 +603,9 @@ impl ToolCallStatus {
 }
 
 impl Serialize for ToolCallStatus {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> { s.serialize_str(self.as_str()) }
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
 }
 
 impl<'de> Deserialize<'de> for ToolCallStatus {
@@ -527,9 +639,18 @@ pub enum ToolCallContent {
 impl SerializeFields for ToolCallContent {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         match self {
-            Self::Content(v) => { m.serialize_entry("type", "content")?; v.serialize_fields(m, skip)?; }
-            Self::Diff(v) => { m.serialize_entry("type", "diff")?; v.serialize_fields(m, skip)?; }
-            Self::Terminal(v) => { m.serialize_entry("type", "terminal")?; v.serialize_fields(m, skip)?; }
+            Self::Content(v) => {
+                m.serialize_entry("type", "content")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::Diff(v) => {
+                m.serialize_entry("type", "diff")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::Terminal(v) => {
+                m.serialize_entry("type", "terminal")?;
+                v.serialize_fields(m, skip)?;
+            }
             Self::Unknown(raw) => raw.serialize_fields(m, skip)?,
         }
         Ok(())
@@ -538,7 +659,9 @@ impl SerializeFields for ToolCallContent {
 
 impl Serialize for ToolCallContent {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        if let Self::Unknown(raw) = self { return raw.serialize(s); }
+        if let Self::Unknown(raw) = self {
+            return raw.serialize(s);
+        }
         let mut m = s.serialize_map(None)?;
         self.serialize_fields(&mut m, &[])?;
         m.end()
@@ -554,9 +677,7 @@ impl<'de> Deserialize<'de> for ToolCallContent {
             Some("diff") => Self::Diff(de::from_raw::<Diff, D::Error>(raw)?),
             Some("terminal") => Self::Terminal(de::from_raw::<Terminal, D::Error>(raw)?),
             None => return Err(de::missing::<D::Error>("type")),
-            Some(other) => {
-                Self::Unknown(RawJson::from_raw(raw))
-            }
+            Some(other) => Self::Unknown(RawJson::from_raw(raw)),
         })
     }
 }
@@ -581,11 +702,26 @@ pub enum ContentBlock {
 impl SerializeFields for ContentBlock {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         match self {
-            Self::Text(v) => { m.serialize_entry("type", "text")?; v.serialize_fields(m, skip)?; }
-            Self::Image(v) => { m.serialize_entry("type", "image")?; v.serialize_fields(m, skip)?; }
-            Self::Audio(v) => { m.serialize_entry("type", "audio")?; v.serialize_fields(m, skip)?; }
-            Self::ResourceLink(v) => { m.serialize_entry("type", "resource_link")?; v.serialize_fields(m, skip)?; }
-            Self::Resource(v) => { m.serialize_entry("type", "resource")?; v.serialize_fields(m, skip)?; }
+            Self::Text(v) => {
+                m.serialize_entry("type", "text")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::Image(v) => {
+                m.serialize_entry("type", "image")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::Audio(v) => {
+                m.serialize_entry("type", "audio")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::ResourceLink(v) => {
+                m.serialize_entry("type", "resource_link")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::Resource(v) => {
+                m.serialize_entry("type", "resource")?;
+                v.serialize_fields(m, skip)?;
+            }
             Self::Unknown(raw) => raw.serialize_fields(m, skip)?,
         }
         Ok(())
@@ -594,7 +730,9 @@ impl SerializeFields for ContentBlock {
 
 impl Serialize for ContentBlock {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        if let Self::Unknown(raw) = self { return raw.serialize(s); }
+        if let Self::Unknown(raw) = self {
+            return raw.serialize(s);
+        }
         let mut m = s.serialize_map(None)?;
         self.serialize_fields(&mut m, &[])?;
         m.end()
@@ -612,9 +750,7 @@ impl<'de> Deserialize<'de> for ContentBlock {
             Some("resource_link") => Self::ResourceLink(de::from_raw::<ResourceLink, D::Error>(raw)?),
             Some("resource") => Self::Resource(de::from_raw::<EmbeddedResource, D::Error>(raw)?),
             None => return Err(de::missing::<D::Error>("type")),
-            Some(other) => {
-                Self::Unknown(RawJson::from_raw(raw))
-            }
+            Some(other) => Self::Unknown(RawJson::from_raw(raw)),
         })
     }
 }
@@ -685,7 +821,9 @@ impl<'de> Deserialize<'de> for Annotations {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = Annotations;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (Annotations)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (Annotations)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Annotations, A::Error> {
                 let mut f_audience: Option<Option<Vec<Role>>> = None;
                 let mut f_last_modified: Option<Option<String>> = None;
@@ -697,19 +835,27 @@ impl<'de> Deserialize<'de> for Annotations {
                         "audience" => {
                             de::seen::<A::Error>(&mut seen, 0, "audience")?;
                             let r = de::field_items::<A, Role>(&mut map, "audience", true, true)?;
-                            if let Some(v) = r { f_audience = Some(v); }
+                            if let Some(v) = r {
+                                f_audience = Some(v);
+                            }
                         }
                         "lastModified" => {
                             de::seen::<A::Error>(&mut seen, 1, "lastModified")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "lastModified")? { f_last_modified = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "lastModified")? {
+                                f_last_modified = Some(v);
+                            }
                         }
                         "priority" => {
                             de::seen::<A::Error>(&mut seen, 2, "priority")?;
-                            if let Some(v) = de::field_lenient::<A, Option<f64>>(&mut map, "priority")? { f_priority = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<f64>>(&mut map, "priority")? {
+                                f_priority = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -752,7 +898,9 @@ impl Role {
 }
 
 impl Serialize for Role {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> { s.serialize_str(self.as_str()) }
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
 }
 
 impl<'de> Deserialize<'de> for Role {
@@ -809,7 +957,9 @@ impl<'de> Deserialize<'de> for TextContent {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = TextContent;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (TextContent)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (TextContent)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TextContent, A::Error> {
                 let mut f_text: Option<String> = None;
                 let mut f_annotations: Option<Option<Annotations>> = None;
@@ -823,16 +973,23 @@ impl<'de> Deserialize<'de> for TextContent {
                         }
                         "annotations" => {
                             de::seen::<A::Error>(&mut seen, 1, "annotations")?;
-                            if let Some(v) = de::field_lenient::<A, Option<Annotations>>(&mut map, "annotations")? { f_annotations = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<Annotations>>(&mut map, "annotations")? {
+                                f_annotations = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let text = match f_text { Some(v) => v, None => return Err(de::missing::<A::Error>("text")) };
+                let text = match f_text {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("text")),
+                };
                 let annotations = MaybeUndefined::from_present(f_annotations);
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(TextContent { text, annotations, meta })
@@ -846,11 +1003,32 @@ impl<'de> Deserialize<'de> for TextContent {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default, serde::Serialize, serde::Deserialize)]
 #[serde(transparent)]
 pub struct MediaType(pub String);
-impl MediaType { /** The text. */ pub fn as_str(&self) -> &str { &self.0 } }
-impl From<&str> for MediaType { fn from(s: &str) -> Self { Self(s.to_owned()) } }
-impl From<String> for MediaType { fn from(s: String) -> Self { Self(s) } }
-impl AsRef<str> for MediaType { fn as_ref(&self) -> &str { &self.0 } }
-impl fmt::Display for MediaType { fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str(&self.0) } }
+impl MediaType {
+    /** The text. */
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+impl From<&str> for MediaType {
+    fn from(s: &str) -> Self {
+        Self(s.to_owned())
+    }
+}
+impl From<String> for MediaType {
+    fn from(s: String) -> Self {
+        Self(s)
+    }
+}
+impl AsRef<str> for MediaType {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+impl fmt::Display for MediaType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
 
 /// An image provided to or from an LLM.
 #[derive(Debug, Clone, PartialEq)]
@@ -905,7 +1083,9 @@ impl<'de> Deserialize<'de> for ImageContent {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ImageContent;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ImageContent)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ImageContent)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ImageContent, A::Error> {
                 let mut f_data: Option<String> = None;
                 let mut f_mime_type: Option<MediaType> = None;
@@ -925,21 +1105,33 @@ impl<'de> Deserialize<'de> for ImageContent {
                         }
                         "uri" => {
                             de::seen::<A::Error>(&mut seen, 2, "uri")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "uri")? { f_uri = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "uri")? {
+                                f_uri = Some(v);
+                            }
                         }
                         "annotations" => {
                             de::seen::<A::Error>(&mut seen, 3, "annotations")?;
-                            if let Some(v) = de::field_lenient::<A, Option<Annotations>>(&mut map, "annotations")? { f_annotations = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<Annotations>>(&mut map, "annotations")? {
+                                f_annotations = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 4, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let data = match f_data { Some(v) => v, None => return Err(de::missing::<A::Error>("data")) };
-                let mime_type = match f_mime_type { Some(v) => v, None => return Err(de::missing::<A::Error>("mimeType")) };
+                let data = match f_data {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("data")),
+                };
+                let mime_type = match f_mime_type {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("mimeType")),
+                };
                 let uri = MaybeUndefined::from_present(f_uri);
                 let annotations = MaybeUndefined::from_present(f_annotations);
                 let meta = MaybeUndefined::from_present(f_meta);
@@ -996,7 +1188,9 @@ impl<'de> Deserialize<'de> for AudioContent {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = AudioContent;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (AudioContent)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (AudioContent)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AudioContent, A::Error> {
                 let mut f_data: Option<String> = None;
                 let mut f_mime_type: Option<MediaType> = None;
@@ -1015,17 +1209,27 @@ impl<'de> Deserialize<'de> for AudioContent {
                         }
                         "annotations" => {
                             de::seen::<A::Error>(&mut seen, 2, "annotations")?;
-                            if let Some(v) = de::field_lenient::<A, Option<Annotations>>(&mut map, "annotations")? { f_annotations = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<Annotations>>(&mut map, "annotations")? {
+                                f_annotations = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let data = match f_data { Some(v) => v, None => return Err(de::missing::<A::Error>("data")) };
-                let mime_type = match f_mime_type { Some(v) => v, None => return Err(de::missing::<A::Error>("mimeType")) };
+                let data = match f_data {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("data")),
+                };
+                let mime_type = match f_mime_type {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("mimeType")),
+                };
                 let annotations = MaybeUndefined::from_present(f_annotations);
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(AudioContent { data, mime_type, annotations, meta })
@@ -1096,7 +1300,9 @@ impl<'de> Deserialize<'de> for Icon {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = Icon;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (Icon)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (Icon)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Icon, A::Error> {
                 let mut f_src: Option<String> = None;
                 let mut f_mime_type: Option<Option<MediaType>> = None;
@@ -1112,25 +1318,36 @@ impl<'de> Deserialize<'de> for Icon {
                         }
                         "mimeType" => {
                             de::seen::<A::Error>(&mut seen, 1, "mimeType")?;
-                            if let Some(v) = de::field_lenient::<A, Option<MediaType>>(&mut map, "mimeType")? { f_mime_type = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<MediaType>>(&mut map, "mimeType")? {
+                                f_mime_type = Some(v);
+                            }
                         }
                         "sizes" => {
                             de::seen::<A::Error>(&mut seen, 2, "sizes")?;
                             let r = de::field_items::<A, String>(&mut map, "sizes", true, true)?;
-                            if let Some(v) = r { f_sizes = Some(v); }
+                            if let Some(v) = r {
+                                f_sizes = Some(v);
+                            }
                         }
                         "theme" => {
                             de::seen::<A::Error>(&mut seen, 3, "theme")?;
-                            if let Some(v) = de::field_lenient::<A, Option<IconTheme>>(&mut map, "theme")? { f_theme = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<IconTheme>>(&mut map, "theme")? {
+                                f_theme = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 4, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let src = match f_src { Some(v) => v, None => return Err(de::missing::<A::Error>("src")) };
+                let src = match f_src {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("src")),
+                };
                 let mime_type = MaybeUndefined::from_present(f_mime_type);
                 let sizes = MaybeUndefined::from_present(f_sizes);
                 let theme = MaybeUndefined::from_present(f_theme);
@@ -1169,7 +1386,9 @@ impl IconTheme {
 }
 
 impl Serialize for IconTheme {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> { s.serialize_str(self.as_str()) }
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
 }
 
 impl<'de> Deserialize<'de> for IconTheme {
@@ -1264,7 +1483,9 @@ impl<'de> Deserialize<'de> for ResourceLink {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ResourceLink;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ResourceLink)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ResourceLink)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ResourceLink, A::Error> {
                 let mut f_name: Option<String> = None;
                 let mut f_uri: Option<String> = None;
@@ -1288,38 +1509,58 @@ impl<'de> Deserialize<'de> for ResourceLink {
                         }
                         "title" => {
                             de::seen::<A::Error>(&mut seen, 2, "title")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? { f_title = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? {
+                                f_title = Some(v);
+                            }
                         }
                         "description" => {
                             de::seen::<A::Error>(&mut seen, 3, "description")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? { f_description = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
+                                f_description = Some(v);
+                            }
                         }
                         "icons" => {
                             de::seen::<A::Error>(&mut seen, 4, "icons")?;
                             let r = de::field_items::<A, Icon>(&mut map, "icons", true, true)?;
-                            if let Some(v) = r { f_icons = Some(v); }
+                            if let Some(v) = r {
+                                f_icons = Some(v);
+                            }
                         }
                         "mimeType" => {
                             de::seen::<A::Error>(&mut seen, 5, "mimeType")?;
-                            if let Some(v) = de::field_lenient::<A, Option<MediaType>>(&mut map, "mimeType")? { f_mime_type = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<MediaType>>(&mut map, "mimeType")? {
+                                f_mime_type = Some(v);
+                            }
                         }
                         "size" => {
                             de::seen::<A::Error>(&mut seen, 6, "size")?;
-                            if let Some(v) = de::field_lenient::<A, Option<u64>>(&mut map, "size")? { f_size = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<u64>>(&mut map, "size")? {
+                                f_size = Some(v);
+                            }
                         }
                         "annotations" => {
                             de::seen::<A::Error>(&mut seen, 7, "annotations")?;
-                            if let Some(v) = de::field_lenient::<A, Option<Annotations>>(&mut map, "annotations")? { f_annotations = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<Annotations>>(&mut map, "annotations")? {
+                                f_annotations = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 8, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let name = match f_name { Some(v) => v, None => return Err(de::missing::<A::Error>("name")) };
-                let uri = match f_uri { Some(v) => v, None => return Err(de::missing::<A::Error>("uri")) };
+                let name = match f_name {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("name")),
+                };
+                let uri = match f_uri {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("uri")),
+                };
                 let title = MaybeUndefined::from_present(f_title);
                 let description = MaybeUndefined::from_present(f_description);
                 let icons = MaybeUndefined::from_present(f_icons);
@@ -1364,8 +1605,12 @@ impl Serialize for EmbeddedResourceResource {
 impl<'de> Deserialize<'de> for EmbeddedResourceResource {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let raw = <&'de RawValue>::deserialize(d)?;
-        if let Some(v) = de::try_variant::<TextResourceContents>(raw) { return Ok(Self::TextResourceContents(v)); }
-        if let Some(v) = de::try_variant::<BlobResourceContents>(raw) { return Ok(Self::BlobResourceContents(v)); }
+        if let Some(v) = de::try_variant::<TextResourceContents>(raw) {
+            return Ok(Self::TextResourceContents(v));
+        }
+        if let Some(v) = de::try_variant::<BlobResourceContents>(raw) {
+            return Ok(Self::BlobResourceContents(v));
+        }
         Err(de::no_variant::<D::Error>("one of TextResourceContents, BlobResourceContents", raw))
     }
 }
@@ -1416,7 +1661,9 @@ impl<'de> Deserialize<'de> for TextResourceContents {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = TextResourceContents;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (TextResourceContents)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (TextResourceContents)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TextResourceContents, A::Error> {
                 let mut f_text: Option<String> = None;
                 let mut f_uri: Option<String> = None;
@@ -1435,17 +1682,27 @@ impl<'de> Deserialize<'de> for TextResourceContents {
                         }
                         "mimeType" => {
                             de::seen::<A::Error>(&mut seen, 2, "mimeType")?;
-                            if let Some(v) = de::field_lenient::<A, Option<MediaType>>(&mut map, "mimeType")? { f_mime_type = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<MediaType>>(&mut map, "mimeType")? {
+                                f_mime_type = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let text = match f_text { Some(v) => v, None => return Err(de::missing::<A::Error>("text")) };
-                let uri = match f_uri { Some(v) => v, None => return Err(de::missing::<A::Error>("uri")) };
+                let text = match f_text {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("text")),
+                };
+                let uri = match f_uri {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("uri")),
+                };
                 let mime_type = MaybeUndefined::from_present(f_mime_type);
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(TextResourceContents { text, uri, mime_type, meta })
@@ -1501,7 +1758,9 @@ impl<'de> Deserialize<'de> for BlobResourceContents {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = BlobResourceContents;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (BlobResourceContents)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (BlobResourceContents)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<BlobResourceContents, A::Error> {
                 let mut f_blob: Option<String> = None;
                 let mut f_uri: Option<String> = None;
@@ -1520,17 +1779,27 @@ impl<'de> Deserialize<'de> for BlobResourceContents {
                         }
                         "mimeType" => {
                             de::seen::<A::Error>(&mut seen, 2, "mimeType")?;
-                            if let Some(v) = de::field_lenient::<A, Option<MediaType>>(&mut map, "mimeType")? { f_mime_type = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<MediaType>>(&mut map, "mimeType")? {
+                                f_mime_type = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let blob = match f_blob { Some(v) => v, None => return Err(de::missing::<A::Error>("blob")) };
-                let uri = match f_uri { Some(v) => v, None => return Err(de::missing::<A::Error>("uri")) };
+                let blob = match f_blob {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("blob")),
+                };
+                let uri = match f_uri {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("uri")),
+                };
                 let mime_type = MaybeUndefined::from_present(f_mime_type);
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(BlobResourceContents { blob, uri, mime_type, meta })
@@ -1583,7 +1852,9 @@ impl<'de> Deserialize<'de> for EmbeddedResource {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = EmbeddedResource;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (EmbeddedResource)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (EmbeddedResource)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<EmbeddedResource, A::Error> {
                 let mut f_resource: Option<EmbeddedResourceResource> = None;
                 let mut f_annotations: Option<Option<Annotations>> = None;
@@ -1597,16 +1868,23 @@ impl<'de> Deserialize<'de> for EmbeddedResource {
                         }
                         "annotations" => {
                             de::seen::<A::Error>(&mut seen, 1, "annotations")?;
-                            if let Some(v) = de::field_lenient::<A, Option<Annotations>>(&mut map, "annotations")? { f_annotations = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<Annotations>>(&mut map, "annotations")? {
+                                f_annotations = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let resource = match f_resource { Some(v) => v, None => return Err(de::missing::<A::Error>("resource")) };
+                let resource = match f_resource {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("resource")),
+                };
                 let annotations = MaybeUndefined::from_present(f_annotations);
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(EmbeddedResource { resource, annotations, meta })
@@ -1652,7 +1930,9 @@ impl<'de> Deserialize<'de> for Content {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = Content;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (Content)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (Content)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Content, A::Error> {
                 let mut f_content: Option<ContentBlock> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -1665,12 +1945,17 @@ impl<'de> Deserialize<'de> for Content {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let content = match f_content { Some(v) => v, None => return Err(de::missing::<A::Error>("content")) };
+                let content = match f_content {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("content")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(Content { content, meta })
             }
@@ -1699,11 +1984,26 @@ pub enum DiffChangeVariant {
 impl SerializeFields for DiffChangeVariant {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         match self {
-            Self::Add(v) => { m.serialize_entry("operation", "add")?; v.serialize_fields(m, skip)?; }
-            Self::Delete(v) => { m.serialize_entry("operation", "delete")?; v.serialize_fields(m, skip)?; }
-            Self::Modify(v) => { m.serialize_entry("operation", "modify")?; v.serialize_fields(m, skip)?; }
-            Self::Move(v) => { m.serialize_entry("operation", "move")?; v.serialize_fields(m, skip)?; }
-            Self::Copy(v) => { m.serialize_entry("operation", "copy")?; v.serialize_fields(m, skip)?; }
+            Self::Add(v) => {
+                m.serialize_entry("operation", "add")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::Delete(v) => {
+                m.serialize_entry("operation", "delete")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::Modify(v) => {
+                m.serialize_entry("operation", "modify")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::Move(v) => {
+                m.serialize_entry("operation", "move")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::Copy(v) => {
+                m.serialize_entry("operation", "copy")?;
+                v.serialize_fields(m, skip)?;
+            }
             Self::Unknown(raw) => raw.serialize_fields(m, skip)?,
         }
         Ok(())
@@ -1712,7 +2012,9 @@ impl SerializeFields for DiffChangeVariant {
 
 impl Serialize for DiffChangeVariant {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        if let Self::Unknown(raw) = self { return raw.serialize(s); }
+        if let Self::Unknown(raw) = self {
+            return raw.serialize(s);
+        }
         let mut m = s.serialize_map(None)?;
         self.serialize_fields(&mut m, &[])?;
         m.end()
@@ -1730,9 +2032,7 @@ impl<'de> Deserialize<'de> for DiffChangeVariant {
             Some("move") => Self::Move(de::from_raw::<DiffPathPairChange, D::Error>(raw)?),
             Some("copy") => Self::Copy(de::from_raw::<DiffPathPairChange, D::Error>(raw)?),
             None => return Err(de::missing::<D::Error>("operation")),
-            Some(other) => {
-                Self::Unknown(RawJson::from_raw(raw))
-            }
+            Some(other) => Self::Unknown(RawJson::from_raw(raw)),
         })
     }
 }
@@ -1786,10 +2086,14 @@ impl Serialize for DiffChange {
 
 impl<'de> Deserialize<'de> for DiffChange {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V<'de> { raw: &'de RawValue }
+        struct V<'de> {
+            raw: &'de RawValue,
+        }
         impl<'de> Visitor<'de> for V<'de> {
             type Value = DiffChange;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (DiffChange)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (DiffChange)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<DiffChange, A::Error> {
                 let mut f_file_type: Option<Option<DiffFileType>> = None;
                 let mut f_mime_type: Option<Option<MediaType>> = None;
@@ -1799,15 +2103,21 @@ impl<'de> Deserialize<'de> for DiffChange {
                     match key.as_str() {
                         "fileType" => {
                             de::seen::<A::Error>(&mut seen, 0, "fileType")?;
-                            if let Some(v) = de::field_lenient::<A, Option<DiffFileType>>(&mut map, "fileType")? { f_file_type = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<DiffFileType>>(&mut map, "fileType")? {
+                                f_file_type = Some(v);
+                            }
                         }
                         "mimeType" => {
                             de::seen::<A::Error>(&mut seen, 1, "mimeType")?;
-                            if let Some(v) = de::field_lenient::<A, Option<MediaType>>(&mut map, "mimeType")? { f_mime_type = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<MediaType>>(&mut map, "mimeType")? {
+                                f_mime_type = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -1860,7 +2170,9 @@ impl DiffFileType {
 }
 
 impl Serialize for DiffFileType {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> { s.serialize_str(self.as_str()) }
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
 }
 
 impl<'de> Deserialize<'de> for DiffFileType {
@@ -1880,11 +2192,32 @@ impl<'de> Deserialize<'de> for DiffFileType {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default, serde::Serialize, serde::Deserialize)]
 #[serde(transparent)]
 pub struct AbsolutePath(pub String);
-impl AbsolutePath { /** The text. */ pub fn as_str(&self) -> &str { &self.0 } }
-impl From<&str> for AbsolutePath { fn from(s: &str) -> Self { Self(s.to_owned()) } }
-impl From<String> for AbsolutePath { fn from(s: String) -> Self { Self(s) } }
-impl AsRef<str> for AbsolutePath { fn as_ref(&self) -> &str { &self.0 } }
-impl fmt::Display for AbsolutePath { fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str(&self.0) } }
+impl AbsolutePath {
+    /** The text. */
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+impl From<&str> for AbsolutePath {
+    fn from(s: &str) -> Self {
+        Self(s.to_owned())
+    }
+}
+impl From<String> for AbsolutePath {
+    fn from(s: String) -> Self {
+        Self(s)
+    }
+}
+impl AsRef<str> for AbsolutePath {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+impl fmt::Display for AbsolutePath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
 
 /// Operation metadata for add, delete, and modify changes.
 #[derive(Debug, Clone, PartialEq)]
@@ -1913,7 +2246,9 @@ impl<'de> Deserialize<'de> for DiffPathChange {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = DiffPathChange;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (DiffPathChange)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (DiffPathChange)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<DiffPathChange, A::Error> {
                 let mut f_path: Option<AbsolutePath> = None;
                 let mut seen = 0u64;
@@ -1926,7 +2261,10 @@ impl<'de> Deserialize<'de> for DiffPathChange {
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let path = match f_path { Some(v) => v, None => return Err(de::missing::<A::Error>("path")) };
+                let path = match f_path {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("path")),
+                };
                 Ok(DiffPathChange { path })
             }
         }
@@ -1964,7 +2302,9 @@ impl<'de> Deserialize<'de> for DiffPathPairChange {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = DiffPathPairChange;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (DiffPathPairChange)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (DiffPathPairChange)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<DiffPathPairChange, A::Error> {
                 let mut f_old_path: Option<AbsolutePath> = None;
                 let mut f_path: Option<AbsolutePath> = None;
@@ -1982,8 +2322,14 @@ impl<'de> Deserialize<'de> for DiffPathPairChange {
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let old_path = match f_old_path { Some(v) => v, None => return Err(de::missing::<A::Error>("oldPath")) };
-                let path = match f_path { Some(v) => v, None => return Err(de::missing::<A::Error>("path")) };
+                let old_path = match f_old_path {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("oldPath")),
+                };
+                let path = match f_path {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("path")),
+                };
                 Ok(DiffPathPairChange { old_path, path })
             }
         }
@@ -2030,7 +2376,9 @@ impl<'de> Deserialize<'de> for DiffPatch {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = DiffPatch;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (DiffPatch)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (DiffPatch)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<DiffPatch, A::Error> {
                 let mut f_format: Option<DiffPatchFormat> = None;
                 let mut f_text: Option<String> = None;
@@ -2048,13 +2396,21 @@ impl<'de> Deserialize<'de> for DiffPatch {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let format = match f_format { Some(v) => v, None => return Err(de::missing::<A::Error>("format")) };
-                let text = match f_text { Some(v) => v, None => return Err(de::missing::<A::Error>("text")) };
+                let format = match f_format {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("format")),
+                };
+                let text = match f_text {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("text")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(DiffPatch { format, text, meta })
             }
@@ -2086,7 +2442,9 @@ impl DiffPatchFormat {
 }
 
 impl Serialize for DiffPatchFormat {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> { s.serialize_str(self.as_str()) }
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
 }
 
 impl<'de> Deserialize<'de> for DiffPatchFormat {
@@ -2142,7 +2500,9 @@ impl<'de> Deserialize<'de> for Diff {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = Diff;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (Diff)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (Diff)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Diff, A::Error> {
                 let mut f_changes: Option<Vec<DiffChange>> = None;
                 let mut f_patch: Option<Option<DiffPatch>> = None;
@@ -2157,16 +2517,23 @@ impl<'de> Deserialize<'de> for Diff {
                         }
                         "patch" => {
                             de::seen::<A::Error>(&mut seen, 1, "patch")?;
-                            if let Some(v) = de::field_lenient::<A, Option<DiffPatch>>(&mut map, "patch")? { f_patch = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<DiffPatch>>(&mut map, "patch")? {
+                                f_patch = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let changes = match f_changes { Some(v) => v, None => return Err(de::missing::<A::Error>("changes")) };
+                let changes = match f_changes {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("changes")),
+                };
                 let patch = MaybeUndefined::from_present(f_patch);
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(Diff { changes, patch, meta })
@@ -2180,11 +2547,32 @@ impl<'de> Deserialize<'de> for Diff {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default, serde::Serialize, serde::Deserialize)]
 #[serde(transparent)]
 pub struct TerminalId(pub String);
-impl TerminalId { /** The text. */ pub fn as_str(&self) -> &str { &self.0 } }
-impl From<&str> for TerminalId { fn from(s: &str) -> Self { Self(s.to_owned()) } }
-impl From<String> for TerminalId { fn from(s: String) -> Self { Self(s) } }
-impl AsRef<str> for TerminalId { fn as_ref(&self) -> &str { &self.0 } }
-impl fmt::Display for TerminalId { fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str(&self.0) } }
+impl TerminalId {
+    /** The text. */
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+impl From<&str> for TerminalId {
+    fn from(s: &str) -> Self {
+        Self(s.to_owned())
+    }
+}
+impl From<String> for TerminalId {
+    fn from(s: String) -> Self {
+        Self(s)
+    }
+}
+impl AsRef<str> for TerminalId {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+impl fmt::Display for TerminalId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
 
 /// A display-only reference to an agent-owned terminal.
 #[derive(Debug, Clone, PartialEq)]
@@ -2222,7 +2610,9 @@ impl<'de> Deserialize<'de> for Terminal {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = Terminal;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (Terminal)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (Terminal)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Terminal, A::Error> {
                 let mut f_terminal_id: Option<TerminalId> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -2235,12 +2625,17 @@ impl<'de> Deserialize<'de> for Terminal {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let terminal_id = match f_terminal_id { Some(v) => v, None => return Err(de::missing::<A::Error>("terminalId")) };
+                let terminal_id = match f_terminal_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("terminalId")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(Terminal { terminal_id, meta })
             }
@@ -2293,7 +2688,9 @@ impl<'de> Deserialize<'de> for ToolCallLocation {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ToolCallLocation;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ToolCallLocation)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ToolCallLocation)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ToolCallLocation, A::Error> {
                 let mut f_path: Option<AbsolutePath> = None;
                 let mut f_line: Option<Option<u32>> = None;
@@ -2307,16 +2704,23 @@ impl<'de> Deserialize<'de> for ToolCallLocation {
                         }
                         "line" => {
                             de::seen::<A::Error>(&mut seen, 1, "line")?;
-                            if let Some(v) = de::field_lenient::<A, Option<u32>>(&mut map, "line")? { f_line = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<u32>>(&mut map, "line")? {
+                                f_line = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let path = match f_path { Some(v) => v, None => return Err(de::missing::<A::Error>("path")) };
+                let path = match f_path {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("path")),
+                };
                 let line = MaybeUndefined::from_present(f_line);
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(ToolCallLocation { path, line, meta })
@@ -2339,10 +2743,7 @@ pub struct ToolCallCapabilities {
 
 impl Default for ToolCallCapabilities {
     fn default() -> Self {
-        Self {
-            cancel: MaybeUndefined::Undefined,
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { cancel: MaybeUndefined::Undefined, meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -2375,7 +2776,9 @@ impl<'de> Deserialize<'de> for ToolCallCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ToolCallCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ToolCallCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ToolCallCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ToolCallCapabilities, A::Error> {
                 let mut f_cancel: Option<Option<ToolCallCancelCapabilities>> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -2384,11 +2787,17 @@ impl<'de> Deserialize<'de> for ToolCallCapabilities {
                     match key.as_str() {
                         "cancel" => {
                             de::seen::<A::Error>(&mut seen, 0, "cancel")?;
-                            if let Some(v) = de::field_lenient::<A, Option<ToolCallCancelCapabilities>>(&mut map, "cancel")? { f_cancel = Some(v); }
+                            if let Some(v) =
+                                de::field_lenient::<A, Option<ToolCallCancelCapabilities>>(&mut map, "cancel")?
+                            {
+                                f_cancel = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -2413,9 +2822,7 @@ pub struct ToolCallCancelCapabilities {
 
 impl Default for ToolCallCancelCapabilities {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -2443,7 +2850,9 @@ impl<'de> Deserialize<'de> for ToolCallCancelCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ToolCallCancelCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ToolCallCancelCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ToolCallCancelCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ToolCallCancelCapabilities, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -2451,7 +2860,9 @@ impl<'de> Deserialize<'de> for ToolCallCancelCapabilities {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -2500,7 +2911,9 @@ impl<'de> Deserialize<'de> for ToolCallPermissionSubject {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ToolCallPermissionSubject;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ToolCallPermissionSubject)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ToolCallPermissionSubject)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ToolCallPermissionSubject, A::Error> {
                 let mut f_tool_call: Option<ToolCallUpdate> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -2513,12 +2926,17 @@ impl<'de> Deserialize<'de> for ToolCallPermissionSubject {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let tool_call = match f_tool_call { Some(v) => v, None => return Err(de::missing::<A::Error>("toolCall")) };
+                let tool_call = match f_tool_call {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("toolCall")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(ToolCallPermissionSubject { tool_call, meta })
             }
@@ -2580,7 +2998,9 @@ impl<'de> Deserialize<'de> for CommandPermissionSubject {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = CommandPermissionSubject;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (CommandPermissionSubject)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (CommandPermissionSubject)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CommandPermissionSubject, A::Error> {
                 let mut f_command: Option<String> = None;
                 let mut f_cwd: Option<AbsolutePath> = None;
@@ -2600,21 +3020,33 @@ impl<'de> Deserialize<'de> for CommandPermissionSubject {
                         }
                         "toolCallId" => {
                             de::seen::<A::Error>(&mut seen, 2, "toolCallId")?;
-                            if let Some(v) = de::field_lenient::<A, Option<ToolCallId>>(&mut map, "toolCallId")? { f_tool_call_id = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<ToolCallId>>(&mut map, "toolCallId")? {
+                                f_tool_call_id = Some(v);
+                            }
                         }
                         "terminalId" => {
                             de::seen::<A::Error>(&mut seen, 3, "terminalId")?;
-                            if let Some(v) = de::field_lenient::<A, Option<TerminalId>>(&mut map, "terminalId")? { f_terminal_id = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<TerminalId>>(&mut map, "terminalId")? {
+                                f_terminal_id = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 4, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let command = match f_command { Some(v) => v, None => return Err(de::missing::<A::Error>("command")) };
-                let cwd = match f_cwd { Some(v) => v, None => return Err(de::missing::<A::Error>("cwd")) };
+                let command = match f_command {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("command")),
+                };
+                let cwd = match f_cwd {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("cwd")),
+                };
                 let tool_call_id = MaybeUndefined::from_present(f_tool_call_id);
                 let terminal_id = MaybeUndefined::from_present(f_terminal_id);
                 let meta = MaybeUndefined::from_present(f_meta);
@@ -2667,7 +3099,9 @@ impl<'de> Deserialize<'de> for PermissionOption {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = PermissionOption;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (PermissionOption)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (PermissionOption)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<PermissionOption, A::Error> {
                 let mut f_option_id: Option<PermissionOptionId> = None;
                 let mut f_name: Option<String> = None;
@@ -2690,14 +3124,25 @@ impl<'de> Deserialize<'de> for PermissionOption {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let option_id = match f_option_id { Some(v) => v, None => return Err(de::missing::<A::Error>("optionId")) };
-                let name = match f_name { Some(v) => v, None => return Err(de::missing::<A::Error>("name")) };
-                let kind = match f_kind { Some(v) => v, None => return Err(de::missing::<A::Error>("kind")) };
+                let option_id = match f_option_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("optionId")),
+                };
+                let name = match f_name {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("name")),
+                };
+                let kind = match f_kind {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("kind")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(PermissionOption { option_id, name, kind, meta })
             }
@@ -2710,11 +3155,32 @@ impl<'de> Deserialize<'de> for PermissionOption {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default, serde::Serialize, serde::Deserialize)]
 #[serde(transparent)]
 pub struct PermissionOptionId(pub String);
-impl PermissionOptionId { /** The text. */ pub fn as_str(&self) -> &str { &self.0 } }
-impl From<&str> for PermissionOptionId { fn from(s: &str) -> Self { Self(s.to_owned()) } }
-impl From<String> for PermissionOptionId { fn from(s: String) -> Self { Self(s) } }
-impl AsRef<str> for PermissionOptionId { fn as_ref(&self) -> &str { &self.0 } }
-impl fmt::Display for PermissionOptionId { fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str(&self.0) } }
+impl PermissionOptionId {
+    /** The text. */
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+impl From<&str> for PermissionOptionId {
+    fn from(s: &str) -> Self {
+        Self(s.to_owned())
+    }
+}
+impl From<String> for PermissionOptionId {
+    fn from(s: String) -> Self {
+        Self(s)
+    }
+}
+impl AsRef<str> for PermissionOptionId {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+impl fmt::Display for PermissionOptionId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
 
 /// The type of permission option being presented to the user.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -2751,7 +3217,9 @@ impl PermissionOptionKind {
 }
 
 impl Serialize for PermissionOptionKind {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> { s.serialize_str(self.as_str()) }
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
 }
 
 impl<'de> Deserialize<'de> for PermissionOptionKind {
@@ -2781,8 +3249,14 @@ pub enum CreateElicitationRequestVariant {
 impl SerializeFields for CreateElicitationRequestVariant {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         match self {
-            Self::Form(v) => { m.serialize_entry("mode", "form")?; v.serialize_fields(m, skip)?; }
-            Self::Url(v) => { m.serialize_entry("mode", "url")?; v.serialize_fields(m, skip)?; }
+            Self::Form(v) => {
+                m.serialize_entry("mode", "form")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::Url(v) => {
+                m.serialize_entry("mode", "url")?;
+                v.serialize_fields(m, skip)?;
+            }
             Self::Unknown(raw) => raw.serialize_fields(m, skip)?,
         }
         Ok(())
@@ -2791,7 +3265,9 @@ impl SerializeFields for CreateElicitationRequestVariant {
 
 impl Serialize for CreateElicitationRequestVariant {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        if let Self::Unknown(raw) = self { return raw.serialize(s); }
+        if let Self::Unknown(raw) = self {
+            return raw.serialize(s);
+        }
         let mut m = s.serialize_map(None)?;
         self.serialize_fields(&mut m, &[])?;
         m.end()
@@ -2806,9 +3282,7 @@ impl<'de> Deserialize<'de> for CreateElicitationRequestVariant {
             Some("form") => Self::Form(de::from_raw::<ElicitationFormMode, D::Error>(raw)?),
             Some("url") => Self::Url(de::from_raw::<ElicitationUrlMode, D::Error>(raw)?),
             None => return Err(de::missing::<D::Error>("mode")),
-            Some(other) => {
-                Self::Unknown(RawJson::from_raw(raw))
-            }
+            Some(other) => Self::Unknown(RawJson::from_raw(raw)),
         })
     }
 }
@@ -2851,10 +3325,14 @@ impl Serialize for CreateElicitationRequest {
 
 impl<'de> Deserialize<'de> for CreateElicitationRequest {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V<'de> { raw: &'de RawValue }
+        struct V<'de> {
+            raw: &'de RawValue,
+        }
         impl<'de> Visitor<'de> for V<'de> {
             type Value = CreateElicitationRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (CreateElicitationRequest)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (CreateElicitationRequest)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CreateElicitationRequest, A::Error> {
                 let mut f_message: Option<String> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -2867,12 +3345,17 @@ impl<'de> Deserialize<'de> for CreateElicitationRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let message = match f_message { Some(v) => v, None => return Err(de::missing::<A::Error>("message")) };
+                let message = match f_message {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("message")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 let variant = de::from_raw::<CreateElicitationRequestVariant, A::Error>(self.raw)?;
                 Ok(CreateElicitationRequest { message, meta, variant })
@@ -2918,7 +3401,9 @@ impl<'de> Deserialize<'de> for ElicitationSessionScope {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ElicitationSessionScope;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ElicitationSessionScope)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ElicitationSessionScope)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ElicitationSessionScope, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_tool_call_id: Option<Option<ToolCallId>> = None;
@@ -2931,12 +3416,17 @@ impl<'de> Deserialize<'de> for ElicitationSessionScope {
                         }
                         "toolCallId" => {
                             de::seen::<A::Error>(&mut seen, 1, "toolCallId")?;
-                            if let Some(v) = de::field_lenient::<A, Option<ToolCallId>>(&mut map, "toolCallId")? { f_tool_call_id = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<ToolCallId>>(&mut map, "toolCallId")? {
+                                f_tool_call_id = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let session_id = match f_session_id { Some(v) => v, None => return Err(de::missing::<A::Error>("sessionId")) };
+                let session_id = match f_session_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("sessionId")),
+                };
                 let tool_call_id = MaybeUndefined::from_present(f_tool_call_id);
                 Ok(ElicitationSessionScope { session_id, tool_call_id })
             }
@@ -2973,7 +3463,9 @@ impl<'de> Deserialize<'de> for ElicitationRequestScope {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ElicitationRequestScope;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ElicitationRequestScope)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ElicitationRequestScope)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ElicitationRequestScope, A::Error> {
                 let mut f_request_id: Option<crate::RequestId> = None;
                 let mut seen = 0u64;
@@ -2986,7 +3478,10 @@ impl<'de> Deserialize<'de> for ElicitationRequestScope {
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let request_id = match f_request_id { Some(v) => v, None => return Err(de::missing::<A::Error>("requestId")) };
+                let request_id = match f_request_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("requestId")),
+                };
                 Ok(ElicitationRequestScope { request_id })
             }
         }
@@ -3054,7 +3549,9 @@ impl<'de> Deserialize<'de> for ElicitationSchema {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ElicitationSchema;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ElicitationSchema)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ElicitationSchema)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ElicitationSchema, A::Error> {
                 let mut f_type: Option<ElicitationSchemaType> = None;
                 let mut f_title: Option<Option<String>> = None;
@@ -3071,30 +3568,44 @@ impl<'de> Deserialize<'de> for ElicitationSchema {
                         }
                         "title" => {
                             de::seen::<A::Error>(&mut seen, 1, "title")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? { f_title = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? {
+                                f_title = Some(v);
+                            }
                         }
                         "properties" => {
                             de::seen::<A::Error>(&mut seen, 2, "properties")?;
-                            f_properties = Some(de::field::<A, OrderedMap<ElicitationPropertySchema>>(&mut map, "properties")?);
+                            f_properties =
+                                Some(de::field::<A, OrderedMap<ElicitationPropertySchema>>(&mut map, "properties")?);
                         }
                         "required" => {
                             de::seen::<A::Error>(&mut seen, 3, "required")?;
-                            f_required = Some(de::field::<A, Option<de::List<String>>>(&mut map, "required")?.map(|v| v.0));
+                            f_required =
+                                Some(de::field::<A, Option<de::List<String>>>(&mut map, "required")?.map(|v| v.0));
                         }
                         "description" => {
                             de::seen::<A::Error>(&mut seen, 4, "description")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? { f_description = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
+                                f_description = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 5, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let r#type = match f_type { Some(v) => v, None => return Err(de::missing::<A::Error>("type")) };
+                let r#type = match f_type {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("type")),
+                };
                 let title = MaybeUndefined::from_present(f_title);
-                let properties = match f_properties { Some(v) => v, None => return Err(de::missing::<A::Error>("properties")) };
+                let properties = match f_properties {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("properties")),
+                };
                 let required = MaybeUndefined::from_present(f_required);
                 let description = MaybeUndefined::from_present(f_description);
                 let meta = MaybeUndefined::from_present(f_meta);
@@ -3125,7 +3636,9 @@ impl ElicitationSchemaType {
 }
 
 impl Serialize for ElicitationSchemaType {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> { s.serialize_str(self.as_str()) }
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
 }
 
 impl<'de> Deserialize<'de> for ElicitationSchemaType {
@@ -3158,11 +3671,26 @@ pub enum ElicitationPropertySchema {
 impl SerializeFields for ElicitationPropertySchema {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         match self {
-            Self::String(v) => { m.serialize_entry("type", "string")?; v.serialize_fields(m, skip)?; }
-            Self::Number(v) => { m.serialize_entry("type", "number")?; v.serialize_fields(m, skip)?; }
-            Self::Integer(v) => { m.serialize_entry("type", "integer")?; v.serialize_fields(m, skip)?; }
-            Self::Boolean(v) => { m.serialize_entry("type", "boolean")?; v.serialize_fields(m, skip)?; }
-            Self::Array(v) => { m.serialize_entry("type", "array")?; v.serialize_fields(m, skip)?; }
+            Self::String(v) => {
+                m.serialize_entry("type", "string")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::Number(v) => {
+                m.serialize_entry("type", "number")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::Integer(v) => {
+                m.serialize_entry("type", "integer")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::Boolean(v) => {
+                m.serialize_entry("type", "boolean")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::Array(v) => {
+                m.serialize_entry("type", "array")?;
+                v.serialize_fields(m, skip)?;
+            }
             Self::Unknown(raw) => raw.serialize_fields(m, skip)?,
         }
         Ok(())
@@ -3171,7 +3699,9 @@ impl SerializeFields for ElicitationPropertySchema {
 
 impl Serialize for ElicitationPropertySchema {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        if let Self::Unknown(raw) = self { return raw.serialize(s); }
+        if let Self::Unknown(raw) = self {
+            return raw.serialize(s);
+        }
         let mut m = s.serialize_map(None)?;
         self.serialize_fields(&mut m, &[])?;
         m.end()
@@ -3189,9 +3719,7 @@ impl<'de> Deserialize<'de> for ElicitationPropertySchema {
             Some("boolean") => Self::Boolean(de::from_raw::<BooleanPropertySchema, D::Error>(raw)?),
             Some("array") => Self::Array(de::from_raw::<MultiSelectPropertySchema, D::Error>(raw)?),
             None => return Err(de::missing::<D::Error>("type")),
-            Some(other) => {
-                Self::Unknown(RawJson::from_raw(raw))
-            }
+            Some(other) => Self::Unknown(RawJson::from_raw(raw)),
         })
     }
 }
@@ -3231,7 +3759,9 @@ impl StringFormat {
 }
 
 impl Serialize for StringFormat {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> { s.serialize_str(self.as_str()) }
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
 }
 
 impl<'de> Deserialize<'de> for StringFormat {
@@ -3293,7 +3823,9 @@ impl<'de> Deserialize<'de> for EnumOption {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = EnumOption;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (EnumOption)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (EnumOption)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<EnumOption, A::Error> {
                 let mut f_const: Option<String> = None;
                 let mut f_title: Option<String> = None;
@@ -3312,17 +3844,27 @@ impl<'de> Deserialize<'de> for EnumOption {
                         }
                         "description" => {
                             de::seen::<A::Error>(&mut seen, 2, "description")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? { f_description = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
+                                f_description = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let r#const = match f_const { Some(v) => v, None => return Err(de::missing::<A::Error>("const")) };
-                let title = match f_title { Some(v) => v, None => return Err(de::missing::<A::Error>("title")) };
+                let r#const = match f_const {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("const")),
+                };
+                let title = match f_title {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("title")),
+                };
                 let description = MaybeUndefined::from_present(f_description);
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(EnumOption { r#const, title, description, meta })
@@ -3451,7 +3993,9 @@ impl<'de> Deserialize<'de> for StringPropertySchema {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = StringPropertySchema;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (StringPropertySchema)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (StringPropertySchema)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<StringPropertySchema, A::Error> {
                 let mut f_title: Option<Option<String>> = None;
                 let mut f_description: Option<Option<String>> = None;
@@ -3468,11 +4012,15 @@ impl<'de> Deserialize<'de> for StringPropertySchema {
                     match key.as_str() {
                         "title" => {
                             de::seen::<A::Error>(&mut seen, 0, "title")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? { f_title = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? {
+                                f_title = Some(v);
+                            }
                         }
                         "description" => {
                             de::seen::<A::Error>(&mut seen, 1, "description")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? { f_description = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
+                                f_description = Some(v);
+                            }
                         }
                         "minLength" => {
                             de::seen::<A::Error>(&mut seen, 2, "minLength")?;
@@ -3492,7 +4040,9 @@ impl<'de> Deserialize<'de> for StringPropertySchema {
                         }
                         "default" => {
                             de::seen::<A::Error>(&mut seen, 6, "default")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "default")? { f_default = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "default")? {
+                                f_default = Some(v);
+                            }
                         }
                         "enum" => {
                             de::seen::<A::Error>(&mut seen, 7, "enum")?;
@@ -3500,11 +4050,14 @@ impl<'de> Deserialize<'de> for StringPropertySchema {
                         }
                         "oneOf" => {
                             de::seen::<A::Error>(&mut seen, 8, "oneOf")?;
-                            f_one_of = Some(de::field::<A, Option<de::List<EnumOption>>>(&mut map, "oneOf")?.map(|v| v.0));
+                            f_one_of =
+                                Some(de::field::<A, Option<de::List<EnumOption>>>(&mut map, "oneOf")?.map(|v| v.0));
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 9, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -3517,11 +4070,26 @@ impl<'de> Deserialize<'de> for StringPropertySchema {
                 let format = MaybeUndefined::from_present(f_format);
                 let default = MaybeUndefined::from_present(f_default);
                 let r#enum = MaybeUndefined::from_present(f_enum);
-                if let Some(v) = r#enum.value() { de::min_items::<_, A::Error>(v, 1, "enum")?; }
+                if let Some(v) = r#enum.value() {
+                    de::min_items::<_, A::Error>(v, 1, "enum")?;
+                }
                 let one_of = MaybeUndefined::from_present(f_one_of);
-                if let Some(v) = one_of.value() { de::min_items::<_, A::Error>(v, 1, "oneOf")?; }
+                if let Some(v) = one_of.value() {
+                    de::min_items::<_, A::Error>(v, 1, "oneOf")?;
+                }
                 let meta = MaybeUndefined::from_present(f_meta);
-                Ok(StringPropertySchema { title, description, min_length, max_length, pattern, format, default, r#enum, one_of, meta })
+                Ok(StringPropertySchema {
+                    title,
+                    description,
+                    min_length,
+                    max_length,
+                    pattern,
+                    format,
+                    default,
+                    r#enum,
+                    one_of,
+                    meta,
+                })
             }
         }
         d.deserialize_map(V)
@@ -3609,7 +4177,9 @@ impl<'de> Deserialize<'de> for NumberPropertySchema {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = NumberPropertySchema;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (NumberPropertySchema)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (NumberPropertySchema)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<NumberPropertySchema, A::Error> {
                 let mut f_title: Option<Option<String>> = None;
                 let mut f_description: Option<Option<String>> = None;
@@ -3622,11 +4192,15 @@ impl<'de> Deserialize<'de> for NumberPropertySchema {
                     match key.as_str() {
                         "title" => {
                             de::seen::<A::Error>(&mut seen, 0, "title")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? { f_title = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? {
+                                f_title = Some(v);
+                            }
                         }
                         "description" => {
                             de::seen::<A::Error>(&mut seen, 1, "description")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? { f_description = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
+                                f_description = Some(v);
+                            }
                         }
                         "minimum" => {
                             de::seen::<A::Error>(&mut seen, 2, "minimum")?;
@@ -3638,11 +4212,15 @@ impl<'de> Deserialize<'de> for NumberPropertySchema {
                         }
                         "default" => {
                             de::seen::<A::Error>(&mut seen, 4, "default")?;
-                            if let Some(v) = de::field_lenient::<A, Option<f64>>(&mut map, "default")? { f_default = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<f64>>(&mut map, "default")? {
+                                f_default = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 5, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -3741,7 +4319,9 @@ impl<'de> Deserialize<'de> for IntegerPropertySchema {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = IntegerPropertySchema;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (IntegerPropertySchema)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (IntegerPropertySchema)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<IntegerPropertySchema, A::Error> {
                 let mut f_title: Option<Option<String>> = None;
                 let mut f_description: Option<Option<String>> = None;
@@ -3754,11 +4334,15 @@ impl<'de> Deserialize<'de> for IntegerPropertySchema {
                     match key.as_str() {
                         "title" => {
                             de::seen::<A::Error>(&mut seen, 0, "title")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? { f_title = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? {
+                                f_title = Some(v);
+                            }
                         }
                         "description" => {
                             de::seen::<A::Error>(&mut seen, 1, "description")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? { f_description = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
+                                f_description = Some(v);
+                            }
                         }
                         "minimum" => {
                             de::seen::<A::Error>(&mut seen, 2, "minimum")?;
@@ -3770,11 +4354,15 @@ impl<'de> Deserialize<'de> for IntegerPropertySchema {
                         }
                         "default" => {
                             de::seen::<A::Error>(&mut seen, 4, "default")?;
-                            if let Some(v) = de::field_lenient::<A, Option<i64>>(&mut map, "default")? { f_default = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<i64>>(&mut map, "default")? {
+                                f_default = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 5, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -3857,7 +4445,9 @@ impl<'de> Deserialize<'de> for BooleanPropertySchema {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = BooleanPropertySchema;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (BooleanPropertySchema)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (BooleanPropertySchema)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<BooleanPropertySchema, A::Error> {
                 let mut f_title: Option<Option<String>> = None;
                 let mut f_description: Option<Option<String>> = None;
@@ -3868,19 +4458,27 @@ impl<'de> Deserialize<'de> for BooleanPropertySchema {
                     match key.as_str() {
                         "title" => {
                             de::seen::<A::Error>(&mut seen, 0, "title")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? { f_title = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? {
+                                f_title = Some(v);
+                            }
                         }
                         "description" => {
                             de::seen::<A::Error>(&mut seen, 1, "description")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? { f_description = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
+                                f_description = Some(v);
+                            }
                         }
                         "default" => {
                             de::seen::<A::Error>(&mut seen, 2, "default")?;
-                            if let Some(v) = de::field_lenient::<A, Option<bool>>(&mut map, "default")? { f_default = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<bool>>(&mut map, "default")? {
+                                f_default = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -3910,8 +4508,13 @@ pub enum MultiSelectItems {
 impl SerializeFields for MultiSelectItems {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         match self {
-            Self::String(v) => { m.serialize_entry("type", "string")?; v.serialize_fields(m, skip)?; }
-            Self::Titled(v) => { v.serialize_fields(m, skip)?; }
+            Self::String(v) => {
+                m.serialize_entry("type", "string")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::Titled(v) => {
+                v.serialize_fields(m, skip)?;
+            }
             Self::Unknown(raw) => raw.serialize_fields(m, skip)?,
         }
         Ok(())
@@ -3920,7 +4523,9 @@ impl SerializeFields for MultiSelectItems {
 
 impl Serialize for MultiSelectItems {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        if let Self::Unknown(raw) = self { return raw.serialize(s); }
+        if let Self::Unknown(raw) = self {
+            return raw.serialize(s);
+        }
         let mut m = s.serialize_map(None)?;
         self.serialize_fields(&mut m, &[])?;
         m.end()
@@ -3934,9 +4539,7 @@ impl<'de> Deserialize<'de> for MultiSelectItems {
         Ok(match tag.as_ref().map(|t| t.as_str()) {
             Some("string") => Self::String(de::from_raw::<StringMultiSelectItems, D::Error>(raw)?),
             None => Self::Titled(de::from_raw::<TitledMultiSelectItems, D::Error>(raw)?),
-            Some(other) => {
-                Self::Unknown(RawJson::from_raw(raw))
-            }
+            Some(other) => Self::Unknown(RawJson::from_raw(raw)),
         })
     }
 }
@@ -3977,7 +4580,9 @@ impl<'de> Deserialize<'de> for StringMultiSelectItems {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = StringMultiSelectItems;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (StringMultiSelectItems)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (StringMultiSelectItems)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<StringMultiSelectItems, A::Error> {
                 let mut f_enum: Option<Vec<String>> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -3990,12 +4595,17 @@ impl<'de> Deserialize<'de> for StringMultiSelectItems {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let r#enum = match f_enum { Some(v) => v, None => return Err(de::missing::<A::Error>("enum")) };
+                let r#enum = match f_enum {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("enum")),
+                };
                 de::min_items::<_, A::Error>(&r#enum, 1, "enum")?;
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(StringMultiSelectItems { r#enum, meta })
@@ -4041,7 +4651,9 @@ impl<'de> Deserialize<'de> for TitledMultiSelectItems {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = TitledMultiSelectItems;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (TitledMultiSelectItems)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (TitledMultiSelectItems)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TitledMultiSelectItems, A::Error> {
                 let mut f_any_of: Option<Vec<EnumOption>> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -4054,12 +4666,17 @@ impl<'de> Deserialize<'de> for TitledMultiSelectItems {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let any_of = match f_any_of { Some(v) => v, None => return Err(de::missing::<A::Error>("anyOf")) };
+                let any_of = match f_any_of {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("anyOf")),
+                };
                 de::min_items::<_, A::Error>(&any_of, 1, "anyOf")?;
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(TitledMultiSelectItems { any_of, meta })
@@ -4140,7 +4757,9 @@ impl<'de> Deserialize<'de> for MultiSelectPropertySchema {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = MultiSelectPropertySchema;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (MultiSelectPropertySchema)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (MultiSelectPropertySchema)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<MultiSelectPropertySchema, A::Error> {
                 let mut f_title: Option<Option<String>> = None;
                 let mut f_description: Option<Option<String>> = None;
@@ -4154,11 +4773,15 @@ impl<'de> Deserialize<'de> for MultiSelectPropertySchema {
                     match key.as_str() {
                         "title" => {
                             de::seen::<A::Error>(&mut seen, 0, "title")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? { f_title = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? {
+                                f_title = Some(v);
+                            }
                         }
                         "description" => {
                             de::seen::<A::Error>(&mut seen, 1, "description")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? { f_description = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
+                                f_description = Some(v);
+                            }
                         }
                         "minItems" => {
                             de::seen::<A::Error>(&mut seen, 2, "minItems")?;
@@ -4175,11 +4798,15 @@ impl<'de> Deserialize<'de> for MultiSelectPropertySchema {
                         "default" => {
                             de::seen::<A::Error>(&mut seen, 5, "default")?;
                             let r = de::field_items::<A, String>(&mut map, "default", true, true)?;
-                            if let Some(v) = r { f_default = Some(v); }
+                            if let Some(v) = r {
+                                f_default = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 6, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -4188,7 +4815,10 @@ impl<'de> Deserialize<'de> for MultiSelectPropertySchema {
                 let description = MaybeUndefined::from_present(f_description);
                 let min_items = MaybeUndefined::from_present(f_min_items);
                 let max_items = MaybeUndefined::from_present(f_max_items);
-                let items = match f_items { Some(v) => v, None => return Err(de::missing::<A::Error>("items")) };
+                let items = match f_items {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("items")),
+                };
                 let default = MaybeUndefined::from_present(f_default);
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(MultiSelectPropertySchema { title, description, min_items, max_items, items, default, meta })
@@ -4229,8 +4859,12 @@ impl Serialize for ElicitationFormModeVariant {
 impl<'de> Deserialize<'de> for ElicitationFormModeVariant {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let raw = <&'de RawValue>::deserialize(d)?;
-        if let Some(v) = de::try_variant::<ElicitationSessionScope>(raw) { return Ok(Self::Session(v)); }
-        if let Some(v) = de::try_variant::<ElicitationRequestScope>(raw) { return Ok(Self::Request(v)); }
+        if let Some(v) = de::try_variant::<ElicitationSessionScope>(raw) {
+            return Ok(Self::Session(v));
+        }
+        if let Some(v) = de::try_variant::<ElicitationRequestScope>(raw) {
+            return Ok(Self::Request(v));
+        }
         Err(de::no_variant::<D::Error>("one of ElicitationSessionScope, ElicitationRequestScope", raw))
     }
 }
@@ -4264,10 +4898,14 @@ impl Serialize for ElicitationFormMode {
 
 impl<'de> Deserialize<'de> for ElicitationFormMode {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V<'de> { raw: &'de RawValue }
+        struct V<'de> {
+            raw: &'de RawValue,
+        }
         impl<'de> Visitor<'de> for V<'de> {
             type Value = ElicitationFormMode;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ElicitationFormMode)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ElicitationFormMode)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ElicitationFormMode, A::Error> {
                 let mut f_requested_schema: Option<ElicitationSchema> = None;
                 let mut seen = 0u64;
@@ -4280,7 +4918,10 @@ impl<'de> Deserialize<'de> for ElicitationFormMode {
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let requested_schema = match f_requested_schema { Some(v) => v, None => return Err(de::missing::<A::Error>("requestedSchema")) };
+                let requested_schema = match f_requested_schema {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("requestedSchema")),
+                };
                 let variant = de::from_raw::<ElicitationFormModeVariant, A::Error>(self.raw)?;
                 Ok(ElicitationFormMode { requested_schema, variant })
             }
@@ -4295,11 +4936,32 @@ impl<'de> Deserialize<'de> for ElicitationFormMode {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default, serde::Serialize, serde::Deserialize)]
 #[serde(transparent)]
 pub struct ElicitationId(pub String);
-impl ElicitationId { /** The text. */ pub fn as_str(&self) -> &str { &self.0 } }
-impl From<&str> for ElicitationId { fn from(s: &str) -> Self { Self(s.to_owned()) } }
-impl From<String> for ElicitationId { fn from(s: String) -> Self { Self(s) } }
-impl AsRef<str> for ElicitationId { fn as_ref(&self) -> &str { &self.0 } }
-impl fmt::Display for ElicitationId { fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str(&self.0) } }
+impl ElicitationId {
+    /** The text. */
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+impl From<&str> for ElicitationId {
+    fn from(s: &str) -> Self {
+        Self(s.to_owned())
+    }
+}
+impl From<String> for ElicitationId {
+    fn from(s: String) -> Self {
+        Self(s)
+    }
+}
+impl AsRef<str> for ElicitationId {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+impl fmt::Display for ElicitationId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
 
 /// The variant part of [`ElicitationUrlMode`].
 #[derive(Debug, Clone, PartialEq)]
@@ -4332,8 +4994,12 @@ impl Serialize for ElicitationUrlModeVariant {
 impl<'de> Deserialize<'de> for ElicitationUrlModeVariant {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let raw = <&'de RawValue>::deserialize(d)?;
-        if let Some(v) = de::try_variant::<ElicitationSessionScope>(raw) { return Ok(Self::Session(v)); }
-        if let Some(v) = de::try_variant::<ElicitationRequestScope>(raw) { return Ok(Self::Request(v)); }
+        if let Some(v) = de::try_variant::<ElicitationSessionScope>(raw) {
+            return Ok(Self::Session(v));
+        }
+        if let Some(v) = de::try_variant::<ElicitationRequestScope>(raw) {
+            return Ok(Self::Request(v));
+        }
         Err(de::no_variant::<D::Error>("one of ElicitationSessionScope, ElicitationRequestScope", raw))
     }
 }
@@ -4370,10 +5036,14 @@ impl Serialize for ElicitationUrlMode {
 
 impl<'de> Deserialize<'de> for ElicitationUrlMode {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V<'de> { raw: &'de RawValue }
+        struct V<'de> {
+            raw: &'de RawValue,
+        }
         impl<'de> Visitor<'de> for V<'de> {
             type Value = ElicitationUrlMode;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ElicitationUrlMode)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ElicitationUrlMode)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ElicitationUrlMode, A::Error> {
                 let mut f_elicitation_id: Option<ElicitationId> = None;
                 let mut f_url: Option<String> = None;
@@ -4391,8 +5061,14 @@ impl<'de> Deserialize<'de> for ElicitationUrlMode {
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let elicitation_id = match f_elicitation_id { Some(v) => v, None => return Err(de::missing::<A::Error>("elicitationId")) };
-                let url = match f_url { Some(v) => v, None => return Err(de::missing::<A::Error>("url")) };
+                let elicitation_id = match f_elicitation_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("elicitationId")),
+                };
+                let url = match f_url {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("url")),
+                };
                 let variant = de::from_raw::<ElicitationUrlModeVariant, A::Error>(self.raw)?;
                 Ok(ElicitationUrlMode { elicitation_id, url, variant })
             }
@@ -4453,7 +5129,9 @@ impl<'de> Deserialize<'de> for MessageMcpRequest {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = MessageMcpRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (MessageMcpRequest)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (MessageMcpRequest)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<MessageMcpRequest, A::Error> {
                 let mut f_server_id: Option<McpServerAcpId> = None;
                 let mut f_request_id: Option<McpRequestId> = None;
@@ -4481,14 +5159,25 @@ impl<'de> Deserialize<'de> for MessageMcpRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 4, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let server_id = match f_server_id { Some(v) => v, None => return Err(de::missing::<A::Error>("serverId")) };
-                let request_id = match f_request_id { Some(v) => v, None => return Err(de::missing::<A::Error>("requestId")) };
-                let method = match f_method { Some(v) => v, None => return Err(de::missing::<A::Error>("method")) };
+                let server_id = match f_server_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("serverId")),
+                };
+                let request_id = match f_request_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("requestId")),
+                };
+                let method = match f_method {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("method")),
+                };
                 let params = MaybeUndefined::from_present(f_params);
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(MessageMcpRequest { server_id, request_id, method, params, meta })
@@ -4502,21 +5191,63 @@ impl<'de> Deserialize<'de> for MessageMcpRequest {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default, serde::Serialize, serde::Deserialize)]
 #[serde(transparent)]
 pub struct McpServerAcpId(pub String);
-impl McpServerAcpId { /** The text. */ pub fn as_str(&self) -> &str { &self.0 } }
-impl From<&str> for McpServerAcpId { fn from(s: &str) -> Self { Self(s.to_owned()) } }
-impl From<String> for McpServerAcpId { fn from(s: String) -> Self { Self(s) } }
-impl AsRef<str> for McpServerAcpId { fn as_ref(&self) -> &str { &self.0 } }
-impl fmt::Display for McpServerAcpId { fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str(&self.0) } }
+impl McpServerAcpId {
+    /** The text. */
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+impl From<&str> for McpServerAcpId {
+    fn from(s: &str) -> Self {
+        Self(s.to_owned())
+    }
+}
+impl From<String> for McpServerAcpId {
+    fn from(s: String) -> Self {
+        Self(s)
+    }
+}
+impl AsRef<str> for McpServerAcpId {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+impl fmt::Display for McpServerAcpId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
 
 /// **UNSTABLE**
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default, serde::Serialize, serde::Deserialize)]
 #[serde(transparent)]
 pub struct McpRequestId(pub String);
-impl McpRequestId { /** The text. */ pub fn as_str(&self) -> &str { &self.0 } }
-impl From<&str> for McpRequestId { fn from(s: &str) -> Self { Self(s.to_owned()) } }
-impl From<String> for McpRequestId { fn from(s: String) -> Self { Self(s) } }
-impl AsRef<str> for McpRequestId { fn as_ref(&self) -> &str { &self.0 } }
-impl fmt::Display for McpRequestId { fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str(&self.0) } }
+impl McpRequestId {
+    /** The text. */
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+impl From<&str> for McpRequestId {
+    fn from(s: &str) -> Self {
+        Self(s.to_owned())
+    }
+}
+impl From<String> for McpRequestId {
+    fn from(s: String) -> Self {
+        Self(s)
+    }
+}
+impl AsRef<str> for McpRequestId {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+impl fmt::Display for McpRequestId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
 
 /// Allows for sending an arbitrary request that is not part of the ACP spec.
 /// Extension methods provide a way to add custom functionality while maintaining
@@ -4547,7 +5278,9 @@ impl SerializeFields for InitializeResponse {
         m.serialize_entry("protocolVersion", &self.protocol_version)?;
         m.serialize_entry("info", &self.info)?;
         m.serialize_entry("capabilities", &self.capabilities)?;
-        if let Some(v) = &self.auth_methods { m.serialize_entry("authMethods", v)?; }
+        if let Some(v) = &self.auth_methods {
+            m.serialize_entry("authMethods", v)?;
+        }
         match &self.meta {
             MaybeUndefined::Undefined => {}
             MaybeUndefined::Null => m.serialize_entry("_meta", &())?,
@@ -4570,7 +5303,9 @@ impl<'de> Deserialize<'de> for InitializeResponse {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = InitializeResponse;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (InitializeResponse)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (InitializeResponse)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<InitializeResponse, A::Error> {
                 let mut f_protocol_version: Option<ProtocolVersion> = None;
                 let mut f_info: Option<Implementation> = None;
@@ -4590,23 +5325,38 @@ impl<'de> Deserialize<'de> for InitializeResponse {
                         }
                         "capabilities" => {
                             de::seen::<A::Error>(&mut seen, 2, "capabilities")?;
-                            if let Some(v) = de::field_lenient::<A, AgentCapabilities>(&mut map, "capabilities")? { f_capabilities = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, AgentCapabilities>(&mut map, "capabilities")? {
+                                f_capabilities = Some(v);
+                            }
                         }
                         "authMethods" => {
                             de::seen::<A::Error>(&mut seen, 3, "authMethods")?;
                             let r = de::field_items::<A, AuthMethod>(&mut map, "authMethods", false, true)?;
-                            if let Some(Some(v)) = r { f_auth_methods = Some(v); }
+                            if let Some(Some(v)) = r {
+                                f_auth_methods = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 4, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let protocol_version = match f_protocol_version { Some(v) => v, None => return Err(de::missing::<A::Error>("protocolVersion")) };
-                let info = match f_info { Some(v) => v, None => return Err(de::missing::<A::Error>("info")) };
-                let capabilities = match f_capabilities { Some(v) => v, None => AgentCapabilities::default() };
+                let protocol_version = match f_protocol_version {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("protocolVersion")),
+                };
+                let info = match f_info {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("info")),
+                };
+                let capabilities = match f_capabilities {
+                    Some(v) => v,
+                    None => AgentCapabilities::default(),
+                };
                 let auth_methods = f_auth_methods;
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(InitializeResponse { protocol_version, info, capabilities, auth_methods, meta })
@@ -4670,7 +5420,9 @@ impl<'de> Deserialize<'de> for Implementation {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = Implementation;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (Implementation)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (Implementation)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Implementation, A::Error> {
                 let mut f_name: Option<String> = None;
                 let mut f_title: Option<Option<String>> = None;
@@ -4685,7 +5437,9 @@ impl<'de> Deserialize<'de> for Implementation {
                         }
                         "title" => {
                             de::seen::<A::Error>(&mut seen, 1, "title")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? { f_title = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? {
+                                f_title = Some(v);
+                            }
                         }
                         "version" => {
                             de::seen::<A::Error>(&mut seen, 2, "version")?;
@@ -4693,14 +5447,22 @@ impl<'de> Deserialize<'de> for Implementation {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let name = match f_name { Some(v) => v, None => return Err(de::missing::<A::Error>("name")) };
+                let name = match f_name {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("name")),
+                };
                 let title = MaybeUndefined::from_present(f_title);
-                let version = match f_version { Some(v) => v, None => return Err(de::missing::<A::Error>("version")) };
+                let version = match f_version {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("version")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(Implementation { name, title, version, meta })
             }
@@ -4774,7 +5536,9 @@ impl<'de> Deserialize<'de> for AgentCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = AgentCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (AgentCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (AgentCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AgentCapabilities, A::Error> {
                 let mut f_session: Option<Option<SessionCapabilities>> = None;
                 let mut f_auth: Option<Option<AgentAuthCapabilities>> = None;
@@ -4785,19 +5549,29 @@ impl<'de> Deserialize<'de> for AgentCapabilities {
                     match key.as_str() {
                         "session" => {
                             de::seen::<A::Error>(&mut seen, 0, "session")?;
-                            if let Some(v) = de::field_lenient::<A, Option<SessionCapabilities>>(&mut map, "session")? { f_session = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<SessionCapabilities>>(&mut map, "session")? {
+                                f_session = Some(v);
+                            }
                         }
                         "auth" => {
                             de::seen::<A::Error>(&mut seen, 1, "auth")?;
-                            if let Some(v) = de::field_lenient::<A, Option<AgentAuthCapabilities>>(&mut map, "auth")? { f_auth = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<AgentAuthCapabilities>>(&mut map, "auth")? {
+                                f_auth = Some(v);
+                            }
                         }
                         "providers" => {
                             de::seen::<A::Error>(&mut seen, 2, "providers")?;
-                            if let Some(v) = de::field_lenient::<A, Option<ProvidersCapabilities>>(&mut map, "providers")? { f_providers = Some(v); }
+                            if let Some(v) =
+                                de::field_lenient::<A, Option<ProvidersCapabilities>>(&mut map, "providers")?
+                            {
+                                f_providers = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -4926,7 +5700,9 @@ impl<'de> Deserialize<'de> for SessionCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SessionCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SessionCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionCapabilities, A::Error> {
                 let mut f_prompt: Option<Option<PromptCapabilities>> = None;
                 let mut f_mcp: Option<Option<McpCapabilities>> = None;
@@ -4943,43 +5719,78 @@ impl<'de> Deserialize<'de> for SessionCapabilities {
                     match key.as_str() {
                         "prompt" => {
                             de::seen::<A::Error>(&mut seen, 0, "prompt")?;
-                            if let Some(v) = de::field_lenient::<A, Option<PromptCapabilities>>(&mut map, "prompt")? { f_prompt = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<PromptCapabilities>>(&mut map, "prompt")? {
+                                f_prompt = Some(v);
+                            }
                         }
                         "mcp" => {
                             de::seen::<A::Error>(&mut seen, 1, "mcp")?;
-                            if let Some(v) = de::field_lenient::<A, Option<McpCapabilities>>(&mut map, "mcp")? { f_mcp = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<McpCapabilities>>(&mut map, "mcp")? {
+                                f_mcp = Some(v);
+                            }
                         }
                         "delete" => {
                             de::seen::<A::Error>(&mut seen, 2, "delete")?;
-                            if let Some(v) = de::field_lenient::<A, Option<SessionDeleteCapabilities>>(&mut map, "delete")? { f_delete = Some(v); }
+                            if let Some(v) =
+                                de::field_lenient::<A, Option<SessionDeleteCapabilities>>(&mut map, "delete")?
+                            {
+                                f_delete = Some(v);
+                            }
                         }
                         "additionalDirectories" => {
                             de::seen::<A::Error>(&mut seen, 3, "additionalDirectories")?;
-                            if let Some(v) = de::field_lenient::<A, Option<SessionAdditionalDirectoriesCapabilities>>(&mut map, "additionalDirectories")? { f_additional_directories = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<SessionAdditionalDirectoriesCapabilities>>(
+                                &mut map,
+                                "additionalDirectories",
+                            )? {
+                                f_additional_directories = Some(v);
+                            }
                         }
                         "systemPrompt" => {
                             de::seen::<A::Error>(&mut seen, 4, "systemPrompt")?;
-                            if let Some(v) = de::field_lenient::<A, Option<SessionSystemPromptCapabilities>>(&mut map, "systemPrompt")? { f_system_prompt = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<SessionSystemPromptCapabilities>>(
+                                &mut map,
+                                "systemPrompt",
+                            )? {
+                                f_system_prompt = Some(v);
+                            }
                         }
                         "fork" => {
                             de::seen::<A::Error>(&mut seen, 5, "fork")?;
-                            if let Some(v) = de::field_lenient::<A, Option<SessionForkCapabilities>>(&mut map, "fork")? { f_fork = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<SessionForkCapabilities>>(&mut map, "fork")?
+                            {
+                                f_fork = Some(v);
+                            }
                         }
                         "archive" => {
                             de::seen::<A::Error>(&mut seen, 6, "archive")?;
-                            if let Some(v) = de::field_lenient::<A, Option<SessionArchiveCapabilities>>(&mut map, "archive")? { f_archive = Some(v); }
+                            if let Some(v) =
+                                de::field_lenient::<A, Option<SessionArchiveCapabilities>>(&mut map, "archive")?
+                            {
+                                f_archive = Some(v);
+                            }
                         }
                         "status" => {
                             de::seen::<A::Error>(&mut seen, 7, "status")?;
-                            if let Some(v) = de::field_lenient::<A, Option<SessionStatusCapabilities>>(&mut map, "status")? { f_status = Some(v); }
+                            if let Some(v) =
+                                de::field_lenient::<A, Option<SessionStatusCapabilities>>(&mut map, "status")?
+                            {
+                                f_status = Some(v);
+                            }
                         }
                         "title" => {
                             de::seen::<A::Error>(&mut seen, 8, "title")?;
-                            if let Some(v) = de::field_lenient::<A, Option<SessionTitleCapabilities>>(&mut map, "title")? { f_title = Some(v); }
+                            if let Some(v) =
+                                de::field_lenient::<A, Option<SessionTitleCapabilities>>(&mut map, "title")?
+                            {
+                                f_title = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 9, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -4994,7 +5805,18 @@ impl<'de> Deserialize<'de> for SessionCapabilities {
                 let status = MaybeUndefined::from_present(f_status);
                 let title = MaybeUndefined::from_present(f_title);
                 let meta = MaybeUndefined::from_present(f_meta);
-                Ok(SessionCapabilities { prompt, mcp, delete, additional_directories, system_prompt, fork, archive, status, title, meta })
+                Ok(SessionCapabilities {
+                    prompt,
+                    mcp,
+                    delete,
+                    additional_directories,
+                    system_prompt,
+                    fork,
+                    archive,
+                    status,
+                    title,
+                    meta,
+                })
             }
         }
         d.deserialize_map(V)
@@ -5066,7 +5888,9 @@ impl<'de> Deserialize<'de> for PromptCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = PromptCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (PromptCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (PromptCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<PromptCapabilities, A::Error> {
                 let mut f_image: Option<Option<PromptImageCapabilities>> = None;
                 let mut f_audio: Option<Option<PromptAudioCapabilities>> = None;
@@ -5077,19 +5901,32 @@ impl<'de> Deserialize<'de> for PromptCapabilities {
                     match key.as_str() {
                         "image" => {
                             de::seen::<A::Error>(&mut seen, 0, "image")?;
-                            if let Some(v) = de::field_lenient::<A, Option<PromptImageCapabilities>>(&mut map, "image")? { f_image = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<PromptImageCapabilities>>(&mut map, "image")?
+                            {
+                                f_image = Some(v);
+                            }
                         }
                         "audio" => {
                             de::seen::<A::Error>(&mut seen, 1, "audio")?;
-                            if let Some(v) = de::field_lenient::<A, Option<PromptAudioCapabilities>>(&mut map, "audio")? { f_audio = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<PromptAudioCapabilities>>(&mut map, "audio")?
+                            {
+                                f_audio = Some(v);
+                            }
                         }
                         "embeddedContext" => {
                             de::seen::<A::Error>(&mut seen, 2, "embeddedContext")?;
-                            if let Some(v) = de::field_lenient::<A, Option<PromptEmbeddedContextCapabilities>>(&mut map, "embeddedContext")? { f_embedded_context = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<PromptEmbeddedContextCapabilities>>(
+                                &mut map,
+                                "embeddedContext",
+                            )? {
+                                f_embedded_context = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -5116,9 +5953,7 @@ pub struct PromptImageCapabilities {
 
 impl Default for PromptImageCapabilities {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -5146,7 +5981,9 @@ impl<'de> Deserialize<'de> for PromptImageCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = PromptImageCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (PromptImageCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (PromptImageCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<PromptImageCapabilities, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -5154,7 +5991,9 @@ impl<'de> Deserialize<'de> for PromptImageCapabilities {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -5178,9 +6017,7 @@ pub struct PromptAudioCapabilities {
 
 impl Default for PromptAudioCapabilities {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -5208,7 +6045,9 @@ impl<'de> Deserialize<'de> for PromptAudioCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = PromptAudioCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (PromptAudioCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (PromptAudioCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<PromptAudioCapabilities, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -5216,7 +6055,9 @@ impl<'de> Deserialize<'de> for PromptAudioCapabilities {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -5240,9 +6081,7 @@ pub struct PromptEmbeddedContextCapabilities {
 
 impl Default for PromptEmbeddedContextCapabilities {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -5270,7 +6109,9 @@ impl<'de> Deserialize<'de> for PromptEmbeddedContextCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = PromptEmbeddedContextCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (PromptEmbeddedContextCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (PromptEmbeddedContextCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<PromptEmbeddedContextCapabilities, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -5278,7 +6119,9 @@ impl<'de> Deserialize<'de> for PromptEmbeddedContextCapabilities {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -5356,7 +6199,9 @@ impl<'de> Deserialize<'de> for McpCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = McpCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (McpCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (McpCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<McpCapabilities, A::Error> {
                 let mut f_stdio: Option<Option<McpStdioCapabilities>> = None;
                 let mut f_http: Option<Option<McpHttpCapabilities>> = None;
@@ -5367,19 +6212,27 @@ impl<'de> Deserialize<'de> for McpCapabilities {
                     match key.as_str() {
                         "stdio" => {
                             de::seen::<A::Error>(&mut seen, 0, "stdio")?;
-                            if let Some(v) = de::field_lenient::<A, Option<McpStdioCapabilities>>(&mut map, "stdio")? { f_stdio = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<McpStdioCapabilities>>(&mut map, "stdio")? {
+                                f_stdio = Some(v);
+                            }
                         }
                         "http" => {
                             de::seen::<A::Error>(&mut seen, 1, "http")?;
-                            if let Some(v) = de::field_lenient::<A, Option<McpHttpCapabilities>>(&mut map, "http")? { f_http = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<McpHttpCapabilities>>(&mut map, "http")? {
+                                f_http = Some(v);
+                            }
                         }
                         "acp" => {
                             de::seen::<A::Error>(&mut seen, 2, "acp")?;
-                            if let Some(v) = de::field_lenient::<A, Option<McpAcpCapabilities>>(&mut map, "acp")? { f_acp = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<McpAcpCapabilities>>(&mut map, "acp")? {
+                                f_acp = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -5406,9 +6259,7 @@ pub struct McpStdioCapabilities {
 
 impl Default for McpStdioCapabilities {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -5436,7 +6287,9 @@ impl<'de> Deserialize<'de> for McpStdioCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = McpStdioCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (McpStdioCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (McpStdioCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<McpStdioCapabilities, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -5444,7 +6297,9 @@ impl<'de> Deserialize<'de> for McpStdioCapabilities {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -5468,9 +6323,7 @@ pub struct McpHttpCapabilities {
 
 impl Default for McpHttpCapabilities {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -5498,7 +6351,9 @@ impl<'de> Deserialize<'de> for McpHttpCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = McpHttpCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (McpHttpCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (McpHttpCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<McpHttpCapabilities, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -5506,7 +6361,9 @@ impl<'de> Deserialize<'de> for McpHttpCapabilities {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -5530,9 +6387,7 @@ pub struct McpAcpCapabilities {
 
 impl Default for McpAcpCapabilities {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -5560,7 +6415,9 @@ impl<'de> Deserialize<'de> for McpAcpCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = McpAcpCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (McpAcpCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (McpAcpCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<McpAcpCapabilities, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -5568,7 +6425,9 @@ impl<'de> Deserialize<'de> for McpAcpCapabilities {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -5592,9 +6451,7 @@ pub struct SessionDeleteCapabilities {
 
 impl Default for SessionDeleteCapabilities {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -5622,7 +6479,9 @@ impl<'de> Deserialize<'de> for SessionDeleteCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SessionDeleteCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionDeleteCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SessionDeleteCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionDeleteCapabilities, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -5630,7 +6489,9 @@ impl<'de> Deserialize<'de> for SessionDeleteCapabilities {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -5654,9 +6515,7 @@ pub struct SessionAdditionalDirectoriesCapabilities {
 
 impl Default for SessionAdditionalDirectoriesCapabilities {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -5684,15 +6543,22 @@ impl<'de> Deserialize<'de> for SessionAdditionalDirectoriesCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SessionAdditionalDirectoriesCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionAdditionalDirectoriesCapabilities)") }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionAdditionalDirectoriesCapabilities, A::Error> {
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SessionAdditionalDirectoriesCapabilities)")
+            }
+            fn visit_map<A: MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<SessionAdditionalDirectoriesCapabilities, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -5718,10 +6584,7 @@ pub struct SessionSystemPromptCapabilities {
 
 impl Default for SessionSystemPromptCapabilities {
     fn default() -> Self {
-        Self {
-            mode: MaybeUndefined::Undefined,
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { mode: MaybeUndefined::Undefined, meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -5754,7 +6617,9 @@ impl<'de> Deserialize<'de> for SessionSystemPromptCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SessionSystemPromptCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionSystemPromptCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SessionSystemPromptCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionSystemPromptCapabilities, A::Error> {
                 let mut f_mode: Option<Option<SessionSystemPromptModeCapabilities>> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -5763,11 +6628,17 @@ impl<'de> Deserialize<'de> for SessionSystemPromptCapabilities {
                     match key.as_str() {
                         "mode" => {
                             de::seen::<A::Error>(&mut seen, 0, "mode")?;
-                            if let Some(v) = de::field_lenient::<A, Option<SessionSystemPromptModeCapabilities>>(&mut map, "mode")? { f_mode = Some(v); }
+                            if let Some(v) =
+                                de::field_lenient::<A, Option<SessionSystemPromptModeCapabilities>>(&mut map, "mode")?
+                            {
+                                f_mode = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -5794,10 +6665,7 @@ pub struct SessionSystemPromptModeCapabilities {
 
 impl Default for SessionSystemPromptModeCapabilities {
     fn default() -> Self {
-        Self {
-            r#override: MaybeUndefined::Undefined,
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { r#override: MaybeUndefined::Undefined, meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -5830,7 +6698,9 @@ impl<'de> Deserialize<'de> for SessionSystemPromptModeCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SessionSystemPromptModeCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionSystemPromptModeCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SessionSystemPromptModeCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionSystemPromptModeCapabilities, A::Error> {
                 let mut f_override: Option<Option<SessionSystemPromptOverrideCapabilities>> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -5839,11 +6709,17 @@ impl<'de> Deserialize<'de> for SessionSystemPromptModeCapabilities {
                     match key.as_str() {
                         "override" => {
                             de::seen::<A::Error>(&mut seen, 0, "override")?;
-                            if let Some(v) = de::field_lenient::<A, Option<SessionSystemPromptOverrideCapabilities>>(&mut map, "override")? { f_override = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<SessionSystemPromptOverrideCapabilities>>(
+                                &mut map, "override",
+                            )? {
+                                f_override = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -5868,9 +6744,7 @@ pub struct SessionSystemPromptOverrideCapabilities {
 
 impl Default for SessionSystemPromptOverrideCapabilities {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -5898,15 +6772,22 @@ impl<'de> Deserialize<'de> for SessionSystemPromptOverrideCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SessionSystemPromptOverrideCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionSystemPromptOverrideCapabilities)") }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionSystemPromptOverrideCapabilities, A::Error> {
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SessionSystemPromptOverrideCapabilities)")
+            }
+            fn visit_map<A: MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<SessionSystemPromptOverrideCapabilities, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -5930,9 +6811,7 @@ pub struct SessionForkCapabilities {
 
 impl Default for SessionForkCapabilities {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -5960,7 +6839,9 @@ impl<'de> Deserialize<'de> for SessionForkCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SessionForkCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionForkCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SessionForkCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionForkCapabilities, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -5968,7 +6849,9 @@ impl<'de> Deserialize<'de> for SessionForkCapabilities {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -5992,9 +6875,7 @@ pub struct SessionArchiveCapabilities {
 
 impl Default for SessionArchiveCapabilities {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -6022,7 +6903,9 @@ impl<'de> Deserialize<'de> for SessionArchiveCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SessionArchiveCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionArchiveCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SessionArchiveCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionArchiveCapabilities, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -6030,7 +6913,9 @@ impl<'de> Deserialize<'de> for SessionArchiveCapabilities {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -6054,9 +6939,7 @@ pub struct SessionStatusCapabilities {
 
 impl Default for SessionStatusCapabilities {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -6084,7 +6967,9 @@ impl<'de> Deserialize<'de> for SessionStatusCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SessionStatusCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionStatusCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SessionStatusCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionStatusCapabilities, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -6092,7 +6977,9 @@ impl<'de> Deserialize<'de> for SessionStatusCapabilities {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -6116,9 +7003,7 @@ pub struct SessionTitleCapabilities {
 
 impl Default for SessionTitleCapabilities {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -6146,7 +7031,9 @@ impl<'de> Deserialize<'de> for SessionTitleCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SessionTitleCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionTitleCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SessionTitleCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionTitleCapabilities, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -6154,7 +7041,9 @@ impl<'de> Deserialize<'de> for SessionTitleCapabilities {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -6180,10 +7069,7 @@ pub struct AgentAuthCapabilities {
 
 impl Default for AgentAuthCapabilities {
     fn default() -> Self {
-        Self {
-            status: MaybeUndefined::Undefined,
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { status: MaybeUndefined::Undefined, meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -6216,7 +7102,9 @@ impl<'de> Deserialize<'de> for AgentAuthCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = AgentAuthCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (AgentAuthCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (AgentAuthCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AgentAuthCapabilities, A::Error> {
                 let mut f_status: Option<Option<AuthStatusCapabilities>> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -6225,11 +7113,16 @@ impl<'de> Deserialize<'de> for AgentAuthCapabilities {
                     match key.as_str() {
                         "status" => {
                             de::seen::<A::Error>(&mut seen, 0, "status")?;
-                            if let Some(v) = de::field_lenient::<A, Option<AuthStatusCapabilities>>(&mut map, "status")? { f_status = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<AuthStatusCapabilities>>(&mut map, "status")?
+                            {
+                                f_status = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -6254,9 +7147,7 @@ pub struct AuthStatusCapabilities {
 
 impl Default for AuthStatusCapabilities {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -6284,7 +7175,9 @@ impl<'de> Deserialize<'de> for AuthStatusCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = AuthStatusCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (AuthStatusCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (AuthStatusCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AuthStatusCapabilities, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -6292,7 +7185,9 @@ impl<'de> Deserialize<'de> for AuthStatusCapabilities {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -6316,9 +7211,7 @@ pub struct ProvidersCapabilities {
 
 impl Default for ProvidersCapabilities {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -6346,7 +7239,9 @@ impl<'de> Deserialize<'de> for ProvidersCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ProvidersCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ProvidersCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ProvidersCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ProvidersCapabilities, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -6354,7 +7249,9 @@ impl<'de> Deserialize<'de> for ProvidersCapabilities {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -6382,8 +7279,14 @@ pub enum AuthMethod {
 impl SerializeFields for AuthMethod {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         match self {
-            Self::Terminal(v) => { m.serialize_entry("type", "terminal")?; v.serialize_fields(m, skip)?; }
-            Self::Agent(v) => { m.serialize_entry("type", "agent")?; v.serialize_fields(m, skip)?; }
+            Self::Terminal(v) => {
+                m.serialize_entry("type", "terminal")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::Agent(v) => {
+                m.serialize_entry("type", "agent")?;
+                v.serialize_fields(m, skip)?;
+            }
             Self::Unknown(raw) => raw.serialize_fields(m, skip)?,
         }
         Ok(())
@@ -6392,7 +7295,9 @@ impl SerializeFields for AuthMethod {
 
 impl Serialize for AuthMethod {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        if let Self::Unknown(raw) = self { return raw.serialize(s); }
+        if let Self::Unknown(raw) = self {
+            return raw.serialize(s);
+        }
         let mut m = s.serialize_map(None)?;
         self.serialize_fields(&mut m, &[])?;
         m.end()
@@ -6407,9 +7312,7 @@ impl<'de> Deserialize<'de> for AuthMethod {
             Some("terminal") => Self::Terminal(de::from_raw::<AuthMethodTerminal, D::Error>(raw)?),
             Some("agent") => Self::Agent(de::from_raw::<AuthMethodAgent, D::Error>(raw)?),
             None => return Err(de::missing::<D::Error>("type")),
-            Some(other) => {
-                Self::Unknown(RawJson::from_raw(raw))
-            }
+            Some(other) => Self::Unknown(RawJson::from_raw(raw)),
         })
     }
 }
@@ -6418,11 +7321,32 @@ impl<'de> Deserialize<'de> for AuthMethod {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default, serde::Serialize, serde::Deserialize)]
 #[serde(transparent)]
 pub struct AuthMethodId(pub String);
-impl AuthMethodId { /** The text. */ pub fn as_str(&self) -> &str { &self.0 } }
-impl From<&str> for AuthMethodId { fn from(s: &str) -> Self { Self(s.to_owned()) } }
-impl From<String> for AuthMethodId { fn from(s: String) -> Self { Self(s) } }
-impl AsRef<str> for AuthMethodId { fn as_ref(&self) -> &str { &self.0 } }
-impl fmt::Display for AuthMethodId { fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str(&self.0) } }
+impl AuthMethodId {
+    /** The text. */
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+impl From<&str> for AuthMethodId {
+    fn from(s: &str) -> Self {
+        Self(s.to_owned())
+    }
+}
+impl From<String> for AuthMethodId {
+    fn from(s: String) -> Self {
+        Self(s)
+    }
+}
+impl AsRef<str> for AuthMethodId {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+impl fmt::Display for AuthMethodId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
 
 /// An environment variable to set when launching a process.
 #[derive(Debug, Clone, PartialEq)]
@@ -6463,7 +7387,9 @@ impl<'de> Deserialize<'de> for EnvVariable {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = EnvVariable;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (EnvVariable)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (EnvVariable)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<EnvVariable, A::Error> {
                 let mut f_name: Option<String> = None;
                 let mut f_value: Option<String> = None;
@@ -6481,13 +7407,21 @@ impl<'de> Deserialize<'de> for EnvVariable {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let name = match f_name { Some(v) => v, None => return Err(de::missing::<A::Error>("name")) };
-                let value = match f_value { Some(v) => v, None => return Err(de::missing::<A::Error>("value")) };
+                let name = match f_name {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("name")),
+                };
+                let value = match f_value {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("value")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(EnvVariable { name, value, meta })
             }
@@ -6526,8 +7460,12 @@ impl SerializeFields for AuthMethodTerminal {
             MaybeUndefined::Null => m.serialize_entry("description", &())?,
             MaybeUndefined::Value(v) => m.serialize_entry("description", v)?,
         }
-        if let Some(v) = &self.args { m.serialize_entry("args", v)?; }
-        if let Some(v) = &self.env { m.serialize_entry("env", v)?; }
+        if let Some(v) = &self.args {
+            m.serialize_entry("args", v)?;
+        }
+        if let Some(v) = &self.env {
+            m.serialize_entry("env", v)?;
+        }
         match &self.meta {
             MaybeUndefined::Undefined => {}
             MaybeUndefined::Null => m.serialize_entry("_meta", &())?,
@@ -6550,7 +7488,9 @@ impl<'de> Deserialize<'de> for AuthMethodTerminal {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = AuthMethodTerminal;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (AuthMethodTerminal)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (AuthMethodTerminal)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AuthMethodTerminal, A::Error> {
                 let mut f_method_id: Option<AuthMethodId> = None;
                 let mut f_name: Option<String> = None;
@@ -6571,25 +7511,39 @@ impl<'de> Deserialize<'de> for AuthMethodTerminal {
                         }
                         "description" => {
                             de::seen::<A::Error>(&mut seen, 2, "description")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? { f_description = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
+                                f_description = Some(v);
+                            }
                         }
                         "args" => {
                             de::seen::<A::Error>(&mut seen, 3, "args")?;
-                            f_args = Some(de::field::<A, de::List<String>>(&mut map, "args")?.0);
+                            if let Some(v) = de::field::<A, Option<de::List<String>>>(&mut map, "args")? {
+                                f_args = Some(v.0);
+                            }
                         }
                         "env" => {
                             de::seen::<A::Error>(&mut seen, 4, "env")?;
-                            f_env = Some(de::field::<A, de::List<EnvVariable>>(&mut map, "env")?.0);
+                            if let Some(v) = de::field::<A, Option<de::List<EnvVariable>>>(&mut map, "env")? {
+                                f_env = Some(v.0);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 5, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let method_id = match f_method_id { Some(v) => v, None => return Err(de::missing::<A::Error>("methodId")) };
-                let name = match f_name { Some(v) => v, None => return Err(de::missing::<A::Error>("name")) };
+                let method_id = match f_method_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("methodId")),
+                };
+                let name = match f_name {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("name")),
+                };
                 let description = MaybeUndefined::from_present(f_description);
                 let args = f_args;
                 let env = f_env;
@@ -6647,7 +7601,9 @@ impl<'de> Deserialize<'de> for AuthMethodAgent {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = AuthMethodAgent;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (AuthMethodAgent)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (AuthMethodAgent)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AuthMethodAgent, A::Error> {
                 let mut f_method_id: Option<AuthMethodId> = None;
                 let mut f_name: Option<String> = None;
@@ -6666,17 +7622,27 @@ impl<'de> Deserialize<'de> for AuthMethodAgent {
                         }
                         "description" => {
                             de::seen::<A::Error>(&mut seen, 2, "description")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? { f_description = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
+                                f_description = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let method_id = match f_method_id { Some(v) => v, None => return Err(de::missing::<A::Error>("methodId")) };
-                let name = match f_name { Some(v) => v, None => return Err(de::missing::<A::Error>("name")) };
+                let method_id = match f_method_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("methodId")),
+                };
+                let name = match f_name {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("name")),
+                };
                 let description = MaybeUndefined::from_present(f_description);
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(AuthMethodAgent { method_id, name, description, meta })
@@ -6697,9 +7663,7 @@ pub struct LoginAuthResponse {
 
 impl Default for LoginAuthResponse {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -6727,7 +7691,9 @@ impl<'de> Deserialize<'de> for LoginAuthResponse {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = LoginAuthResponse;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (LoginAuthResponse)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (LoginAuthResponse)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<LoginAuthResponse, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -6735,7 +7701,9 @@ impl<'de> Deserialize<'de> for LoginAuthResponse {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -6784,7 +7752,9 @@ impl<'de> Deserialize<'de> for ListProvidersResponse {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ListProvidersResponse;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ListProvidersResponse)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ListProvidersResponse)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ListProvidersResponse, A::Error> {
                 let mut f_providers: Option<Vec<ProviderInfo>> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -6797,12 +7767,17 @@ impl<'de> Deserialize<'de> for ListProvidersResponse {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let providers = match f_providers { Some(v) => v, None => return Err(de::missing::<A::Error>("providers")) };
+                let providers = match f_providers {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("providers")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(ListProvidersResponse { providers, meta })
             }
@@ -6862,7 +7837,9 @@ impl<'de> Deserialize<'de> for ProviderInfo {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ProviderInfo;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ProviderInfo)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ProviderInfo)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ProviderInfo, A::Error> {
                 let mut f_provider_id: Option<ProviderId> = None;
                 let mut f_supported: Option<Vec<LlmProtocol>> = None;
@@ -6891,14 +7868,25 @@ impl<'de> Deserialize<'de> for ProviderInfo {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 4, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let provider_id = match f_provider_id { Some(v) => v, None => return Err(de::missing::<A::Error>("providerId")) };
-                let supported = match f_supported { Some(v) => v, None => return Err(de::missing::<A::Error>("supported")) };
-                let required = match f_required { Some(v) => v, None => return Err(de::missing::<A::Error>("required")) };
+                let provider_id = match f_provider_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("providerId")),
+                };
+                let supported = match f_supported {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("supported")),
+                };
+                let required = match f_required {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("required")),
+                };
                 let current = MaybeUndefined::from_present(f_current);
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(ProviderInfo { provider_id, supported, required, current, meta })
@@ -6912,11 +7900,32 @@ impl<'de> Deserialize<'de> for ProviderInfo {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default, serde::Serialize, serde::Deserialize)]
 #[serde(transparent)]
 pub struct ProviderId(pub String);
-impl ProviderId { /** The text. */ pub fn as_str(&self) -> &str { &self.0 } }
-impl From<&str> for ProviderId { fn from(s: &str) -> Self { Self(s.to_owned()) } }
-impl From<String> for ProviderId { fn from(s: String) -> Self { Self(s) } }
-impl AsRef<str> for ProviderId { fn as_ref(&self) -> &str { &self.0 } }
-impl fmt::Display for ProviderId { fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str(&self.0) } }
+impl ProviderId {
+    /** The text. */
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+impl From<&str> for ProviderId {
+    fn from(s: &str) -> Self {
+        Self(s.to_owned())
+    }
+}
+impl From<String> for ProviderId {
+    fn from(s: String) -> Self {
+        Self(s)
+    }
+}
+impl AsRef<str> for ProviderId {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+impl fmt::Display for ProviderId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
 
 /// **UNSTABLE**
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -6957,7 +7966,9 @@ impl LlmProtocol {
 }
 
 impl Serialize for LlmProtocol {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> { s.serialize_str(self.as_str()) }
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
 }
 
 impl<'de> Deserialize<'de> for LlmProtocol {
@@ -7013,7 +8024,9 @@ impl<'de> Deserialize<'de> for ProviderCurrentConfig {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ProviderCurrentConfig;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ProviderCurrentConfig)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ProviderCurrentConfig)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ProviderCurrentConfig, A::Error> {
                 let mut f_api_type: Option<LlmProtocol> = None;
                 let mut f_base_url: Option<String> = None;
@@ -7031,13 +8044,21 @@ impl<'de> Deserialize<'de> for ProviderCurrentConfig {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let api_type = match f_api_type { Some(v) => v, None => return Err(de::missing::<A::Error>("apiType")) };
-                let base_url = match f_base_url { Some(v) => v, None => return Err(de::missing::<A::Error>("baseUrl")) };
+                let api_type = match f_api_type {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("apiType")),
+                };
+                let base_url = match f_base_url {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("baseUrl")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(ProviderCurrentConfig { api_type, base_url, meta })
             }
@@ -7057,9 +8078,7 @@ pub struct SetProviderResponse {
 
 impl Default for SetProviderResponse {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -7087,7 +8106,9 @@ impl<'de> Deserialize<'de> for SetProviderResponse {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SetProviderResponse;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SetProviderResponse)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SetProviderResponse)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SetProviderResponse, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -7095,7 +8116,9 @@ impl<'de> Deserialize<'de> for SetProviderResponse {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -7119,9 +8142,7 @@ pub struct DisableProviderResponse {
 
 impl Default for DisableProviderResponse {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -7149,7 +8170,9 @@ impl<'de> Deserialize<'de> for DisableProviderResponse {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = DisableProviderResponse;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (DisableProviderResponse)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (DisableProviderResponse)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<DisableProviderResponse, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -7157,7 +8180,9 @@ impl<'de> Deserialize<'de> for DisableProviderResponse {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -7181,9 +8206,7 @@ pub struct LogoutAuthResponse {
 
 impl Default for LogoutAuthResponse {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -7211,7 +8234,9 @@ impl<'de> Deserialize<'de> for LogoutAuthResponse {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = LogoutAuthResponse;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (LogoutAuthResponse)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (LogoutAuthResponse)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<LogoutAuthResponse, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -7219,7 +8244,9 @@ impl<'de> Deserialize<'de> for LogoutAuthResponse {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -7248,7 +8275,9 @@ pub struct AuthStatusResponse {
 impl SerializeFields for AuthStatusResponse {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("state", &self.state)?;
-        if let Some(v) = &self.accounts { m.serialize_entry("accounts", v)?; }
+        if let Some(v) = &self.accounts {
+            m.serialize_entry("accounts", v)?;
+        }
         match &self.meta {
             MaybeUndefined::Undefined => {}
             MaybeUndefined::Null => m.serialize_entry("_meta", &())?,
@@ -7271,7 +8300,9 @@ impl<'de> Deserialize<'de> for AuthStatusResponse {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = AuthStatusResponse;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (AuthStatusResponse)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (AuthStatusResponse)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AuthStatusResponse, A::Error> {
                 let mut f_state: Option<AuthState> = None;
                 let mut f_accounts: Option<Vec<AuthAccount>> = None;
@@ -7286,16 +8317,23 @@ impl<'de> Deserialize<'de> for AuthStatusResponse {
                         "accounts" => {
                             de::seen::<A::Error>(&mut seen, 1, "accounts")?;
                             let r = de::field_items::<A, AuthAccount>(&mut map, "accounts", false, true)?;
-                            if let Some(Some(v)) = r { f_accounts = Some(v); }
+                            if let Some(Some(v)) = r {
+                                f_accounts = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let state = match f_state { Some(v) => v, None => return Err(de::missing::<A::Error>("state")) };
+                let state = match f_state {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("state")),
+                };
                 let accounts = f_accounts;
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(AuthStatusResponse { state, accounts, meta })
@@ -7341,7 +8379,9 @@ impl AuthState {
 }
 
 impl Serialize for AuthState {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> { s.serialize_str(self.as_str()) }
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
 }
 
 impl<'de> Deserialize<'de> for AuthState {
@@ -7422,7 +8462,9 @@ impl<'de> Deserialize<'de> for AuthAccount {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = AuthAccount;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (AuthAccount)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (AuthAccount)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AuthAccount, A::Error> {
                 let mut f_label: Option<String> = None;
                 let mut f_active: Option<Option<bool>> = None;
@@ -7439,28 +8481,41 @@ impl<'de> Deserialize<'de> for AuthAccount {
                         }
                         "active" => {
                             de::seen::<A::Error>(&mut seen, 1, "active")?;
-                            if let Some(v) = de::field_lenient::<A, Option<bool>>(&mut map, "active")? { f_active = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<bool>>(&mut map, "active")? {
+                                f_active = Some(v);
+                            }
                         }
                         "name" => {
                             de::seen::<A::Error>(&mut seen, 2, "name")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "name")? { f_name = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "name")? {
+                                f_name = Some(v);
+                            }
                         }
                         "email" => {
                             de::seen::<A::Error>(&mut seen, 3, "email")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "email")? { f_email = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "email")? {
+                                f_email = Some(v);
+                            }
                         }
                         "organization" => {
                             de::seen::<A::Error>(&mut seen, 4, "organization")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "organization")? { f_organization = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "organization")? {
+                                f_organization = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 5, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let label = match f_label { Some(v) => v, None => return Err(de::missing::<A::Error>("label")) };
+                let label = match f_label {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("label")),
+                };
                 let active = MaybeUndefined::from_present(f_active);
                 let name = MaybeUndefined::from_present(f_name);
                 let email = MaybeUndefined::from_present(f_email);
@@ -7491,8 +8546,12 @@ pub struct NewSessionResponse {
 impl SerializeFields for NewSessionResponse {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("sessionId", &self.session_id)?;
-        if let Some(v) = &self.config_options { m.serialize_entry("configOptions", v)?; }
-        if let Some(v) = &self.available_commands { m.serialize_entry("availableCommands", v)?; }
+        if let Some(v) = &self.config_options {
+            m.serialize_entry("configOptions", v)?;
+        }
+        if let Some(v) = &self.available_commands {
+            m.serialize_entry("availableCommands", v)?;
+        }
         match &self.meta {
             MaybeUndefined::Undefined => {}
             MaybeUndefined::Null => m.serialize_entry("_meta", &())?,
@@ -7515,7 +8574,9 @@ impl<'de> Deserialize<'de> for NewSessionResponse {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = NewSessionResponse;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (NewSessionResponse)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (NewSessionResponse)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<NewSessionResponse, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_config_options: Option<Vec<SessionConfigOption>> = None;
@@ -7531,21 +8592,30 @@ impl<'de> Deserialize<'de> for NewSessionResponse {
                         "configOptions" => {
                             de::seen::<A::Error>(&mut seen, 1, "configOptions")?;
                             let r = de::field_items::<A, SessionConfigOption>(&mut map, "configOptions", false, true)?;
-                            if let Some(Some(v)) = r { f_config_options = Some(v); }
+                            if let Some(Some(v)) = r {
+                                f_config_options = Some(v);
+                            }
                         }
                         "availableCommands" => {
                             de::seen::<A::Error>(&mut seen, 2, "availableCommands")?;
                             let r = de::field_items::<A, AvailableCommand>(&mut map, "availableCommands", false, true)?;
-                            if let Some(Some(v)) = r { f_available_commands = Some(v); }
+                            if let Some(Some(v)) = r {
+                                f_available_commands = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let session_id = match f_session_id { Some(v) => v, None => return Err(de::missing::<A::Error>("sessionId")) };
+                let session_id = match f_session_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("sessionId")),
+                };
                 let config_options = f_config_options;
                 let available_commands = f_available_commands;
                 let meta = MaybeUndefined::from_present(f_meta);
@@ -7570,8 +8640,14 @@ pub enum SessionConfigOptionVariant {
 impl SerializeFields for SessionConfigOptionVariant {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         match self {
-            Self::Select(v) => { m.serialize_entry("type", "select")?; v.serialize_fields(m, skip)?; }
-            Self::Boolean(v) => { m.serialize_entry("type", "boolean")?; v.serialize_fields(m, skip)?; }
+            Self::Select(v) => {
+                m.serialize_entry("type", "select")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::Boolean(v) => {
+                m.serialize_entry("type", "boolean")?;
+                v.serialize_fields(m, skip)?;
+            }
             Self::Unknown(raw) => raw.serialize_fields(m, skip)?,
         }
         Ok(())
@@ -7580,7 +8656,9 @@ impl SerializeFields for SessionConfigOptionVariant {
 
 impl Serialize for SessionConfigOptionVariant {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        if let Self::Unknown(raw) = self { return raw.serialize(s); }
+        if let Self::Unknown(raw) = self {
+            return raw.serialize(s);
+        }
         let mut m = s.serialize_map(None)?;
         self.serialize_fields(&mut m, &[])?;
         m.end()
@@ -7595,9 +8673,7 @@ impl<'de> Deserialize<'de> for SessionConfigOptionVariant {
             Some("select") => Self::Select(de::from_raw::<SessionConfigSelect, D::Error>(raw)?),
             Some("boolean") => Self::Boolean(de::from_raw::<SessionConfigBoolean, D::Error>(raw)?),
             None => return Err(de::missing::<D::Error>("type")),
-            Some(other) => {
-                Self::Unknown(RawJson::from_raw(raw))
-            }
+            Some(other) => Self::Unknown(RawJson::from_raw(raw)),
         })
     }
 }
@@ -7657,10 +8733,14 @@ impl Serialize for SessionConfigOption {
 
 impl<'de> Deserialize<'de> for SessionConfigOption {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V<'de> { raw: &'de RawValue }
+        struct V<'de> {
+            raw: &'de RawValue,
+        }
         impl<'de> Visitor<'de> for V<'de> {
             type Value = SessionConfigOption;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionConfigOption)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SessionConfigOption)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionConfigOption, A::Error> {
                 let mut f_config_id: Option<SessionConfigId> = None;
                 let mut f_name: Option<String> = None;
@@ -7680,21 +8760,35 @@ impl<'de> Deserialize<'de> for SessionConfigOption {
                         }
                         "description" => {
                             de::seen::<A::Error>(&mut seen, 2, "description")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? { f_description = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
+                                f_description = Some(v);
+                            }
                         }
                         "category" => {
                             de::seen::<A::Error>(&mut seen, 3, "category")?;
-                            if let Some(v) = de::field_lenient::<A, Option<SessionConfigOptionCategory>>(&mut map, "category")? { f_category = Some(v); }
+                            if let Some(v) =
+                                de::field_lenient::<A, Option<SessionConfigOptionCategory>>(&mut map, "category")?
+                            {
+                                f_category = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 4, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let config_id = match f_config_id { Some(v) => v, None => return Err(de::missing::<A::Error>("configId")) };
-                let name = match f_name { Some(v) => v, None => return Err(de::missing::<A::Error>("name")) };
+                let config_id = match f_config_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("configId")),
+                };
+                let name = match f_name {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("name")),
+                };
                 let description = MaybeUndefined::from_present(f_description);
                 let category = MaybeUndefined::from_present(f_category);
                 let meta = MaybeUndefined::from_present(f_meta);
@@ -7712,11 +8806,32 @@ impl<'de> Deserialize<'de> for SessionConfigOption {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default, serde::Serialize, serde::Deserialize)]
 #[serde(transparent)]
 pub struct SessionConfigId(pub String);
-impl SessionConfigId { /** The text. */ pub fn as_str(&self) -> &str { &self.0 } }
-impl From<&str> for SessionConfigId { fn from(s: &str) -> Self { Self(s.to_owned()) } }
-impl From<String> for SessionConfigId { fn from(s: String) -> Self { Self(s) } }
-impl AsRef<str> for SessionConfigId { fn as_ref(&self) -> &str { &self.0 } }
-impl fmt::Display for SessionConfigId { fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str(&self.0) } }
+impl SessionConfigId {
+    /** The text. */
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+impl From<&str> for SessionConfigId {
+    fn from(s: &str) -> Self {
+        Self(s.to_owned())
+    }
+}
+impl From<String> for SessionConfigId {
+    fn from(s: String) -> Self {
+        Self(s)
+    }
+}
+impl AsRef<str> for SessionConfigId {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+impl fmt::Display for SessionConfigId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
 
 /// Semantic category for a session configuration option.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -7753,7 +8868,9 @@ impl SessionConfigOptionCategory {
 }
 
 impl Serialize for SessionConfigOptionCategory {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> { s.serialize_str(self.as_str()) }
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
 }
 
 impl<'de> Deserialize<'de> for SessionConfigOptionCategory {
@@ -7773,11 +8890,32 @@ impl<'de> Deserialize<'de> for SessionConfigOptionCategory {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default, serde::Serialize, serde::Deserialize)]
 #[serde(transparent)]
 pub struct SessionConfigValueId(pub String);
-impl SessionConfigValueId { /** The text. */ pub fn as_str(&self) -> &str { &self.0 } }
-impl From<&str> for SessionConfigValueId { fn from(s: &str) -> Self { Self(s.to_owned()) } }
-impl From<String> for SessionConfigValueId { fn from(s: String) -> Self { Self(s) } }
-impl AsRef<str> for SessionConfigValueId { fn as_ref(&self) -> &str { &self.0 } }
-impl fmt::Display for SessionConfigValueId { fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str(&self.0) } }
+impl SessionConfigValueId {
+    /** The text. */
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+impl From<&str> for SessionConfigValueId {
+    fn from(s: &str) -> Self {
+        Self(s.to_owned())
+    }
+}
+impl From<String> for SessionConfigValueId {
+    fn from(s: String) -> Self {
+        Self(s)
+    }
+}
+impl AsRef<str> for SessionConfigValueId {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+impl fmt::Display for SessionConfigValueId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
 
 /// Possible values for a session configuration option.
 #[derive(Debug, Clone, PartialEq)]
@@ -7800,9 +8938,16 @@ impl Serialize for SessionConfigSelectOptions {
 impl<'de> Deserialize<'de> for SessionConfigSelectOptions {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let raw = <&'de RawValue>::deserialize(d)?;
-        if let Some(v) = de::try_variant::<de::List<SessionConfigSelectOption>>(raw) { return Ok(Self::Ungrouped(v.0)); }
-        if let Some(v) = de::try_variant::<de::List<SessionConfigSelectGroup>>(raw) { return Ok(Self::Grouped(v.0)); }
-        Err(de::no_variant::<D::Error>("one of an array of SessionConfigSelectOption, an array of SessionConfigSelectGroup", raw))
+        if let Some(v) = de::try_variant::<de::List<SessionConfigSelectOption>>(raw) {
+            return Ok(Self::Ungrouped(v.0));
+        }
+        if let Some(v) = de::try_variant::<de::List<SessionConfigSelectGroup>>(raw) {
+            return Ok(Self::Grouped(v.0));
+        }
+        Err(de::no_variant::<D::Error>(
+            "one of an array of SessionConfigSelectOption, an array of SessionConfigSelectGroup",
+            raw,
+        ))
     }
 }
 
@@ -7852,7 +8997,9 @@ impl<'de> Deserialize<'de> for SessionConfigSelectOption {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SessionConfigSelectOption;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionConfigSelectOption)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SessionConfigSelectOption)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionConfigSelectOption, A::Error> {
                 let mut f_value: Option<SessionConfigValueId> = None;
                 let mut f_name: Option<String> = None;
@@ -7871,17 +9018,27 @@ impl<'de> Deserialize<'de> for SessionConfigSelectOption {
                         }
                         "description" => {
                             de::seen::<A::Error>(&mut seen, 2, "description")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? { f_description = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
+                                f_description = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let value = match f_value { Some(v) => v, None => return Err(de::missing::<A::Error>("value")) };
-                let name = match f_name { Some(v) => v, None => return Err(de::missing::<A::Error>("name")) };
+                let value = match f_value {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("value")),
+                };
+                let name = match f_name {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("name")),
+                };
                 let description = MaybeUndefined::from_present(f_description);
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(SessionConfigSelectOption { value, name, description, meta })
@@ -7933,7 +9090,9 @@ impl<'de> Deserialize<'de> for SessionConfigSelectGroup {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SessionConfigSelectGroup;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionConfigSelectGroup)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SessionConfigSelectGroup)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionConfigSelectGroup, A::Error> {
                 let mut f_group_id: Option<SessionConfigGroupId> = None;
                 let mut f_name: Option<String> = None;
@@ -7957,14 +9116,25 @@ impl<'de> Deserialize<'de> for SessionConfigSelectGroup {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let group_id = match f_group_id { Some(v) => v, None => return Err(de::missing::<A::Error>("groupId")) };
-                let name = match f_name { Some(v) => v, None => return Err(de::missing::<A::Error>("name")) };
-                let options = match f_options { Some(v) => v, None => return Err(de::missing::<A::Error>("options")) };
+                let group_id = match f_group_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("groupId")),
+                };
+                let name = match f_name {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("name")),
+                };
+                let options = match f_options {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("options")),
+                };
                 de::min_items::<_, A::Error>(&options, 1, "options")?;
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(SessionConfigSelectGroup { group_id, name, options, meta })
@@ -7978,11 +9148,32 @@ impl<'de> Deserialize<'de> for SessionConfigSelectGroup {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default, serde::Serialize, serde::Deserialize)]
 #[serde(transparent)]
 pub struct SessionConfigGroupId(pub String);
-impl SessionConfigGroupId { /** The text. */ pub fn as_str(&self) -> &str { &self.0 } }
-impl From<&str> for SessionConfigGroupId { fn from(s: &str) -> Self { Self(s.to_owned()) } }
-impl From<String> for SessionConfigGroupId { fn from(s: String) -> Self { Self(s) } }
-impl AsRef<str> for SessionConfigGroupId { fn as_ref(&self) -> &str { &self.0 } }
-impl fmt::Display for SessionConfigGroupId { fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str(&self.0) } }
+impl SessionConfigGroupId {
+    /** The text. */
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+impl From<&str> for SessionConfigGroupId {
+    fn from(s: &str) -> Self {
+        Self(s.to_owned())
+    }
+}
+impl From<String> for SessionConfigGroupId {
+    fn from(s: String) -> Self {
+        Self(s)
+    }
+}
+impl AsRef<str> for SessionConfigGroupId {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+impl fmt::Display for SessionConfigGroupId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
 
 /// A single-value selector (dropdown) session configuration option payload.
 #[derive(Debug, Clone, PartialEq)]
@@ -8015,7 +9206,9 @@ impl<'de> Deserialize<'de> for SessionConfigSelect {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SessionConfigSelect;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionConfigSelect)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SessionConfigSelect)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionConfigSelect, A::Error> {
                 let mut f_current_value: Option<SessionConfigValueId> = None;
                 let mut f_options: Option<SessionConfigSelectOptions> = None;
@@ -8033,8 +9226,14 @@ impl<'de> Deserialize<'de> for SessionConfigSelect {
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let current_value = match f_current_value { Some(v) => v, None => return Err(de::missing::<A::Error>("currentValue")) };
-                let options = match f_options { Some(v) => v, None => return Err(de::missing::<A::Error>("options")) };
+                let current_value = match f_current_value {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("currentValue")),
+                };
+                let options = match f_options {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("options")),
+                };
                 Ok(SessionConfigSelect { current_value, options })
             }
         }
@@ -8069,7 +9268,9 @@ impl<'de> Deserialize<'de> for SessionConfigBoolean {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SessionConfigBoolean;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionConfigBoolean)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SessionConfigBoolean)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionConfigBoolean, A::Error> {
                 let mut f_current_value: Option<bool> = None;
                 let mut seen = 0u64;
@@ -8082,7 +9283,10 @@ impl<'de> Deserialize<'de> for SessionConfigBoolean {
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let current_value = match f_current_value { Some(v) => v, None => return Err(de::missing::<A::Error>("currentValue")) };
+                let current_value = match f_current_value {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("currentValue")),
+                };
                 Ok(SessionConfigBoolean { current_value })
             }
         }
@@ -8102,7 +9306,10 @@ pub enum AvailableCommand {
 impl SerializeFields for AvailableCommand {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         match self {
-            Self::Command(v) => { m.serialize_entry("type", "command")?; v.serialize_fields(m, skip)?; }
+            Self::Command(v) => {
+                m.serialize_entry("type", "command")?;
+                v.serialize_fields(m, skip)?;
+            }
             Self::Unknown(raw) => raw.serialize_fields(m, skip)?,
         }
         Ok(())
@@ -8111,7 +9318,9 @@ impl SerializeFields for AvailableCommand {
 
 impl Serialize for AvailableCommand {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        if let Self::Unknown(raw) = self { return raw.serialize(s); }
+        if let Self::Unknown(raw) = self {
+            return raw.serialize(s);
+        }
         let mut m = s.serialize_map(None)?;
         self.serialize_fields(&mut m, &[])?;
         m.end()
@@ -8125,9 +9334,7 @@ impl<'de> Deserialize<'de> for AvailableCommand {
         Ok(match tag.as_ref().map(|t| t.as_str()) {
             Some("command") => Self::Command(de::from_raw::<Command, D::Error>(raw)?),
             None => return Err(de::missing::<D::Error>("type")),
-            Some(other) => {
-                Self::Unknown(RawJson::from_raw(raw))
-            }
+            Some(other) => Self::Unknown(RawJson::from_raw(raw)),
         })
     }
 }
@@ -8144,7 +9351,10 @@ pub enum AvailableCommandInput {
 impl SerializeFields for AvailableCommandInput {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         match self {
-            Self::Text(v) => { m.serialize_entry("type", "text")?; v.serialize_fields(m, skip)?; }
+            Self::Text(v) => {
+                m.serialize_entry("type", "text")?;
+                v.serialize_fields(m, skip)?;
+            }
             Self::Unknown(raw) => raw.serialize_fields(m, skip)?,
         }
         Ok(())
@@ -8153,7 +9363,9 @@ impl SerializeFields for AvailableCommandInput {
 
 impl Serialize for AvailableCommandInput {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        if let Self::Unknown(raw) = self { return raw.serialize(s); }
+        if let Self::Unknown(raw) = self {
+            return raw.serialize(s);
+        }
         let mut m = s.serialize_map(None)?;
         self.serialize_fields(&mut m, &[])?;
         m.end()
@@ -8167,9 +9379,7 @@ impl<'de> Deserialize<'de> for AvailableCommandInput {
         Ok(match tag.as_ref().map(|t| t.as_str()) {
             Some("text") => Self::Text(de::from_raw::<TextCommandInput, D::Error>(raw)?),
             None => return Err(de::missing::<D::Error>("type")),
-            Some(other) => {
-                Self::Unknown(RawJson::from_raw(raw))
-            }
+            Some(other) => Self::Unknown(RawJson::from_raw(raw)),
         })
     }
 }
@@ -8210,7 +9420,9 @@ impl<'de> Deserialize<'de> for TextCommandInput {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = TextCommandInput;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (TextCommandInput)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (TextCommandInput)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TextCommandInput, A::Error> {
                 let mut f_hint: Option<String> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -8223,12 +9435,17 @@ impl<'de> Deserialize<'de> for TextCommandInput {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let hint = match f_hint { Some(v) => v, None => return Err(de::missing::<A::Error>("hint")) };
+                let hint = match f_hint {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("hint")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(TextCommandInput { hint, meta })
             }
@@ -8283,7 +9500,9 @@ impl<'de> Deserialize<'de> for Command {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = Command;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (Command)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (Command)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Command, A::Error> {
                 let mut f_name: Option<String> = None;
                 let mut f_description: Option<String> = None;
@@ -8302,17 +9521,27 @@ impl<'de> Deserialize<'de> for Command {
                         }
                         "input" => {
                             de::seen::<A::Error>(&mut seen, 2, "input")?;
-                            if let Some(v) = de::field_lenient::<A, Option<AvailableCommandInput>>(&mut map, "input")? { f_input = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<AvailableCommandInput>>(&mut map, "input")? {
+                                f_input = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let name = match f_name { Some(v) => v, None => return Err(de::missing::<A::Error>("name")) };
-                let description = match f_description { Some(v) => v, None => return Err(de::missing::<A::Error>("description")) };
+                let name = match f_name {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("name")),
+                };
+                let description = match f_description {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("description")),
+                };
                 let input = MaybeUndefined::from_present(f_input);
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(Command { name, description, input, meta })
@@ -8367,7 +9596,9 @@ impl<'de> Deserialize<'de> for ListSessionsResponse {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ListSessionsResponse;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ListSessionsResponse)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ListSessionsResponse)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ListSessionsResponse, A::Error> {
                 let mut f_sessions: Option<Vec<SessionInfo>> = None;
                 let mut f_next_cursor: Option<Option<SessionListCursor>> = None;
@@ -8386,12 +9617,17 @@ impl<'de> Deserialize<'de> for ListSessionsResponse {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let sessions = match f_sessions { Some(v) => v, None => return Err(de::missing::<A::Error>("sessions")) };
+                let sessions = match f_sessions {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("sessions")),
+                };
                 let next_cursor = MaybeUndefined::from_present(f_next_cursor);
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(ListSessionsResponse { sessions, next_cursor, meta })
@@ -8426,7 +9662,9 @@ impl SerializeFields for SessionInfo {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("sessionId", &self.session_id)?;
         m.serialize_entry("cwd", &self.cwd)?;
-        if let Some(v) = &self.additional_directories { m.serialize_entry("additionalDirectories", v)?; }
+        if let Some(v) = &self.additional_directories {
+            m.serialize_entry("additionalDirectories", v)?;
+        }
         match &self.title {
             MaybeUndefined::Undefined => {}
             MaybeUndefined::Null => m.serialize_entry("title", &())?,
@@ -8464,7 +9702,9 @@ impl<'de> Deserialize<'de> for SessionInfo {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SessionInfo;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionInfo)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SessionInfo)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionInfo, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_cwd: Option<AbsolutePath> = None;
@@ -8486,29 +9726,47 @@ impl<'de> Deserialize<'de> for SessionInfo {
                         }
                         "additionalDirectories" => {
                             de::seen::<A::Error>(&mut seen, 2, "additionalDirectories")?;
-                            f_additional_directories = Some(de::field::<A, de::List<AbsolutePath>>(&mut map, "additionalDirectories")?.0);
+                            if let Some(v) =
+                                de::field::<A, Option<de::List<AbsolutePath>>>(&mut map, "additionalDirectories")?
+                            {
+                                f_additional_directories = Some(v.0);
+                            }
                         }
                         "title" => {
                             de::seen::<A::Error>(&mut seen, 3, "title")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? { f_title = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? {
+                                f_title = Some(v);
+                            }
                         }
                         "updatedAt" => {
                             de::seen::<A::Error>(&mut seen, 4, "updatedAt")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "updatedAt")? { f_updated_at = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "updatedAt")? {
+                                f_updated_at = Some(v);
+                            }
                         }
                         "archived" => {
                             de::seen::<A::Error>(&mut seen, 5, "archived")?;
-                            if let Some(v) = de::field_lenient::<A, Option<bool>>(&mut map, "archived")? { f_archived = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<bool>>(&mut map, "archived")? {
+                                f_archived = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 6, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let session_id = match f_session_id { Some(v) => v, None => return Err(de::missing::<A::Error>("sessionId")) };
-                let cwd = match f_cwd { Some(v) => v, None => return Err(de::missing::<A::Error>("cwd")) };
+                let session_id = match f_session_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("sessionId")),
+                };
+                let cwd = match f_cwd {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("cwd")),
+                };
                 let additional_directories = f_additional_directories;
                 let title = MaybeUndefined::from_present(f_title);
                 let updated_at = MaybeUndefined::from_present(f_updated_at);
@@ -8525,11 +9783,32 @@ impl<'de> Deserialize<'de> for SessionInfo {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default, serde::Serialize, serde::Deserialize)]
 #[serde(transparent)]
 pub struct SessionListCursor(pub String);
-impl SessionListCursor { /** The text. */ pub fn as_str(&self) -> &str { &self.0 } }
-impl From<&str> for SessionListCursor { fn from(s: &str) -> Self { Self(s.to_owned()) } }
-impl From<String> for SessionListCursor { fn from(s: String) -> Self { Self(s) } }
-impl AsRef<str> for SessionListCursor { fn as_ref(&self) -> &str { &self.0 } }
-impl fmt::Display for SessionListCursor { fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str(&self.0) } }
+impl SessionListCursor {
+    /** The text. */
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+impl From<&str> for SessionListCursor {
+    fn from(s: &str) -> Self {
+        Self(s.to_owned())
+    }
+}
+impl From<String> for SessionListCursor {
+    fn from(s: String) -> Self {
+        Self(s)
+    }
+}
+impl AsRef<str> for SessionListCursor {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+impl fmt::Display for SessionListCursor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
 
 /// Response from deleting a session.
 #[derive(Debug, Clone, PartialEq)]
@@ -8542,9 +9821,7 @@ pub struct DeleteSessionResponse {
 
 impl Default for DeleteSessionResponse {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -8572,7 +9849,9 @@ impl<'de> Deserialize<'de> for DeleteSessionResponse {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = DeleteSessionResponse;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (DeleteSessionResponse)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (DeleteSessionResponse)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<DeleteSessionResponse, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -8580,7 +9859,9 @@ impl<'de> Deserialize<'de> for DeleteSessionResponse {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -8611,8 +9892,12 @@ pub struct ForkSessionResponse {
 impl SerializeFields for ForkSessionResponse {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("sessionId", &self.session_id)?;
-        if let Some(v) = &self.config_options { m.serialize_entry("configOptions", v)?; }
-        if let Some(v) = &self.available_commands { m.serialize_entry("availableCommands", v)?; }
+        if let Some(v) = &self.config_options {
+            m.serialize_entry("configOptions", v)?;
+        }
+        if let Some(v) = &self.available_commands {
+            m.serialize_entry("availableCommands", v)?;
+        }
         match &self.meta {
             MaybeUndefined::Undefined => {}
             MaybeUndefined::Null => m.serialize_entry("_meta", &())?,
@@ -8635,7 +9920,9 @@ impl<'de> Deserialize<'de> for ForkSessionResponse {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ForkSessionResponse;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ForkSessionResponse)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ForkSessionResponse)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ForkSessionResponse, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_config_options: Option<Vec<SessionConfigOption>> = None;
@@ -8651,21 +9938,30 @@ impl<'de> Deserialize<'de> for ForkSessionResponse {
                         "configOptions" => {
                             de::seen::<A::Error>(&mut seen, 1, "configOptions")?;
                             let r = de::field_items::<A, SessionConfigOption>(&mut map, "configOptions", false, true)?;
-                            if let Some(Some(v)) = r { f_config_options = Some(v); }
+                            if let Some(Some(v)) = r {
+                                f_config_options = Some(v);
+                            }
                         }
                         "availableCommands" => {
                             de::seen::<A::Error>(&mut seen, 2, "availableCommands")?;
                             let r = de::field_items::<A, AvailableCommand>(&mut map, "availableCommands", false, true)?;
-                            if let Some(Some(v)) = r { f_available_commands = Some(v); }
+                            if let Some(Some(v)) = r {
+                                f_available_commands = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let session_id = match f_session_id { Some(v) => v, None => return Err(de::missing::<A::Error>("sessionId")) };
+                let session_id = match f_session_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("sessionId")),
+                };
                 let config_options = f_config_options;
                 let available_commands = f_available_commands;
                 let meta = MaybeUndefined::from_present(f_meta);
@@ -8687,9 +9983,7 @@ pub struct ArchiveSessionResponse {
 
 impl Default for ArchiveSessionResponse {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -8717,7 +10011,9 @@ impl<'de> Deserialize<'de> for ArchiveSessionResponse {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ArchiveSessionResponse;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ArchiveSessionResponse)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ArchiveSessionResponse)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ArchiveSessionResponse, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -8725,7 +10021,9 @@ impl<'de> Deserialize<'de> for ArchiveSessionResponse {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -8749,9 +10047,7 @@ pub struct UnarchiveSessionResponse {
 
 impl Default for UnarchiveSessionResponse {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -8779,7 +10075,9 @@ impl<'de> Deserialize<'de> for UnarchiveSessionResponse {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = UnarchiveSessionResponse;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (UnarchiveSessionResponse)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (UnarchiveSessionResponse)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<UnarchiveSessionResponse, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -8787,7 +10085,9 @@ impl<'de> Deserialize<'de> for UnarchiveSessionResponse {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -8844,7 +10144,9 @@ impl<'de> Deserialize<'de> for SessionStatusResponse {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SessionStatusResponse;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionStatusResponse)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SessionStatusResponse)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionStatusResponse, A::Error> {
                 let mut f_status: Option<SessionStatus> = None;
                 let mut f_state: Option<Option<StateUpdate>> = None;
@@ -8858,16 +10160,23 @@ impl<'de> Deserialize<'de> for SessionStatusResponse {
                         }
                         "state" => {
                             de::seen::<A::Error>(&mut seen, 1, "state")?;
-                            if let Some(v) = de::field_lenient::<A, Option<StateUpdate>>(&mut map, "state")? { f_state = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<StateUpdate>>(&mut map, "state")? {
+                                f_state = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let status = match f_status { Some(v) => v, None => return Err(de::missing::<A::Error>("status")) };
+                let status = match f_status {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("status")),
+                };
                 let state = MaybeUndefined::from_present(f_state);
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(SessionStatusResponse { status, state, meta })
@@ -8904,7 +10213,9 @@ impl SessionStatus {
 }
 
 impl Serialize for SessionStatus {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> { s.serialize_str(self.as_str()) }
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
 }
 
 impl<'de> Deserialize<'de> for SessionStatus {
@@ -8936,10 +10247,22 @@ pub enum StateUpdate {
 impl SerializeFields for StateUpdate {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         match self {
-            Self::Running(v) => { m.serialize_entry("state", "running")?; v.serialize_fields(m, skip)?; }
-            Self::Idle(v) => { m.serialize_entry("state", "idle")?; v.serialize_fields(m, skip)?; }
-            Self::RequiresAction(v) => { m.serialize_entry("state", "requires_action")?; v.serialize_fields(m, skip)?; }
-            Self::UnknownVariant(v) => { m.serialize_entry("state", "unknown")?; v.serialize_fields(m, skip)?; }
+            Self::Running(v) => {
+                m.serialize_entry("state", "running")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::Idle(v) => {
+                m.serialize_entry("state", "idle")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::RequiresAction(v) => {
+                m.serialize_entry("state", "requires_action")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::UnknownVariant(v) => {
+                m.serialize_entry("state", "unknown")?;
+                v.serialize_fields(m, skip)?;
+            }
             Self::Unknown(raw) => raw.serialize_fields(m, skip)?,
         }
         Ok(())
@@ -8948,7 +10271,9 @@ impl SerializeFields for StateUpdate {
 
 impl Serialize for StateUpdate {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        if let Self::Unknown(raw) = self { return raw.serialize(s); }
+        if let Self::Unknown(raw) = self {
+            return raw.serialize(s);
+        }
         let mut m = s.serialize_map(None)?;
         self.serialize_fields(&mut m, &[])?;
         m.end()
@@ -8965,9 +10290,7 @@ impl<'de> Deserialize<'de> for StateUpdate {
             Some("requires_action") => Self::RequiresAction(de::from_raw::<RequiresActionStateUpdate, D::Error>(raw)?),
             Some("unknown") => Self::UnknownVariant(de::from_raw::<UnknownStateUpdate, D::Error>(raw)?),
             None => return Err(de::missing::<D::Error>("state")),
-            Some(other) => {
-                Self::Unknown(RawJson::from_raw(raw))
-            }
+            Some(other) => Self::Unknown(RawJson::from_raw(raw)),
         })
     }
 }
@@ -8991,9 +10314,18 @@ pub enum BackgroundWork {
 impl SerializeFields for BackgroundWork {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         match self {
-            Self::Terminal(v) => { m.serialize_entry("type", "terminal")?; v.serialize_fields(m, skip)?; }
-            Self::ToolCall(v) => { m.serialize_entry("type", "tool_call")?; v.serialize_fields(m, skip)?; }
-            Self::Subagent(v) => { m.serialize_entry("type", "subagent")?; v.serialize_fields(m, skip)?; }
+            Self::Terminal(v) => {
+                m.serialize_entry("type", "terminal")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::ToolCall(v) => {
+                m.serialize_entry("type", "tool_call")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::Subagent(v) => {
+                m.serialize_entry("type", "subagent")?;
+                v.serialize_fields(m, skip)?;
+            }
             Self::Unknown(raw) => raw.serialize_fields(m, skip)?,
         }
         Ok(())
@@ -9002,7 +10334,9 @@ impl SerializeFields for BackgroundWork {
 
 impl Serialize for BackgroundWork {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        if let Self::Unknown(raw) = self { return raw.serialize(s); }
+        if let Self::Unknown(raw) = self {
+            return raw.serialize(s);
+        }
         let mut m = s.serialize_map(None)?;
         self.serialize_fields(&mut m, &[])?;
         m.end()
@@ -9018,9 +10352,7 @@ impl<'de> Deserialize<'de> for BackgroundWork {
             Some("tool_call") => Self::ToolCall(de::from_raw::<BackgroundToolCall, D::Error>(raw)?),
             Some("subagent") => Self::Subagent(de::from_raw::<BackgroundSubagent, D::Error>(raw)?),
             None => return Err(de::missing::<D::Error>("type")),
-            Some(other) => {
-                Self::Unknown(RawJson::from_raw(raw))
-            }
+            Some(other) => Self::Unknown(RawJson::from_raw(raw)),
         })
     }
 }
@@ -9061,7 +10393,9 @@ impl<'de> Deserialize<'de> for BackgroundTerminal {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = BackgroundTerminal;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (BackgroundTerminal)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (BackgroundTerminal)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<BackgroundTerminal, A::Error> {
                 let mut f_terminal_id: Option<TerminalId> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -9074,12 +10408,17 @@ impl<'de> Deserialize<'de> for BackgroundTerminal {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let terminal_id = match f_terminal_id { Some(v) => v, None => return Err(de::missing::<A::Error>("terminalId")) };
+                let terminal_id = match f_terminal_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("terminalId")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(BackgroundTerminal { terminal_id, meta })
             }
@@ -9124,7 +10463,9 @@ impl<'de> Deserialize<'de> for BackgroundToolCall {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = BackgroundToolCall;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (BackgroundToolCall)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (BackgroundToolCall)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<BackgroundToolCall, A::Error> {
                 let mut f_tool_call_id: Option<ToolCallId> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -9137,12 +10478,17 @@ impl<'de> Deserialize<'de> for BackgroundToolCall {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let tool_call_id = match f_tool_call_id { Some(v) => v, None => return Err(de::missing::<A::Error>("toolCallId")) };
+                let tool_call_id = match f_tool_call_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("toolCallId")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(BackgroundToolCall { tool_call_id, meta })
             }
@@ -9187,7 +10533,9 @@ impl<'de> Deserialize<'de> for BackgroundSubagent {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = BackgroundSubagent;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (BackgroundSubagent)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (BackgroundSubagent)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<BackgroundSubagent, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -9200,12 +10548,17 @@ impl<'de> Deserialize<'de> for BackgroundSubagent {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let session_id = match f_session_id { Some(v) => v, None => return Err(de::missing::<A::Error>("sessionId")) };
+                let session_id = match f_session_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("sessionId")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(BackgroundSubagent { session_id, meta })
             }
@@ -9227,10 +10580,7 @@ pub struct RunningStateUpdate {
 
 impl Default for RunningStateUpdate {
     fn default() -> Self {
-        Self {
-            background: MaybeUndefined::Undefined,
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { background: MaybeUndefined::Undefined, meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -9263,7 +10613,9 @@ impl<'de> Deserialize<'de> for RunningStateUpdate {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = RunningStateUpdate;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (RunningStateUpdate)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (RunningStateUpdate)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RunningStateUpdate, A::Error> {
                 let mut f_background: Option<Option<Vec<BackgroundWork>>> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -9272,11 +10624,17 @@ impl<'de> Deserialize<'de> for RunningStateUpdate {
                     match key.as_str() {
                         "background" => {
                             de::seen::<A::Error>(&mut seen, 0, "background")?;
-                            if let Some(v) = de::field_lenient::<A, Option<de::List<BackgroundWork>>>(&mut map, "background")? { f_background = Some(v.map(|v| v.0)); }
+                            if let Some(v) =
+                                de::field_lenient::<A, Option<de::List<BackgroundWork>>>(&mut map, "background")?
+                            {
+                                f_background = Some(v.map(|v| v.0));
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -9321,10 +10679,19 @@ impl Serialize for ErrorData {
 impl<'de> Deserialize<'de> for ErrorData {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let raw = <&'de RawValue>::deserialize(d)?;
-        if let Some(v) = de::try_variant::<UnsupportedProtocolVersionErrorData>(raw) { return Ok(Self::UnsupportedProtocolVersion(v)); }
-        if let Some(v) = de::try_variant::<SessionNotFoundErrorData>(raw) { return Ok(Self::SessionNotFound(v)); }
-        if let Some(v) = de::try_variant::<RawJson>(raw) { return Ok(Self::Other(v)); }
-        Err(de::no_variant::<D::Error>("one of UnsupportedProtocolVersionErrorData, SessionNotFoundErrorData, a JSON value", raw))
+        if let Some(v) = de::try_variant::<UnsupportedProtocolVersionErrorData>(raw) {
+            return Ok(Self::UnsupportedProtocolVersion(v));
+        }
+        if let Some(v) = de::try_variant::<SessionNotFoundErrorData>(raw) {
+            return Ok(Self::SessionNotFound(v));
+        }
+        if let Some(v) = de::try_variant::<RawJson>(raw) {
+            return Ok(Self::Other(v));
+        }
+        Err(de::no_variant::<D::Error>(
+            "one of UnsupportedProtocolVersionErrorData, SessionNotFoundErrorData, a JSON value",
+            raw,
+        ))
     }
 }
 
@@ -9367,7 +10734,9 @@ impl<'de> Deserialize<'de> for UnsupportedProtocolVersionErrorData {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = UnsupportedProtocolVersionErrorData;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (UnsupportedProtocolVersionErrorData)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (UnsupportedProtocolVersionErrorData)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<UnsupportedProtocolVersionErrorData, A::Error> {
                 let mut f_requested: Option<ProtocolVersion> = None;
                 let mut f_supported: Option<Vec<ProtocolVersion>> = None;
@@ -9385,13 +10754,21 @@ impl<'de> Deserialize<'de> for UnsupportedProtocolVersionErrorData {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let requested = match f_requested { Some(v) => v, None => return Err(de::missing::<A::Error>("requested")) };
-                let supported = match f_supported { Some(v) => v, None => return Err(de::missing::<A::Error>("supported")) };
+                let requested = match f_requested {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("requested")),
+                };
+                let supported = match f_supported {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("supported")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(UnsupportedProtocolVersionErrorData { requested, supported, meta })
             }
@@ -9437,7 +10814,9 @@ impl<'de> Deserialize<'de> for SessionNotFoundErrorData {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SessionNotFoundErrorData;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionNotFoundErrorData)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SessionNotFoundErrorData)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionNotFoundErrorData, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -9450,12 +10829,17 @@ impl<'de> Deserialize<'de> for SessionNotFoundErrorData {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let session_id = match f_session_id { Some(v) => v, None => return Err(de::missing::<A::Error>("sessionId")) };
+                let session_id = match f_session_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("sessionId")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(SessionNotFoundErrorData { session_id, meta })
             }
@@ -9473,9 +10857,7 @@ pub struct ErrorStopReason {
 
 impl Default for ErrorStopReason {
     fn default() -> Self {
-        Self {
-            error: MaybeUndefined::Undefined,
-        }
+        Self { error: MaybeUndefined::Undefined }
     }
 }
 
@@ -9503,7 +10885,9 @@ impl<'de> Deserialize<'de> for ErrorStopReason {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ErrorStopReason;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ErrorStopReason)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ErrorStopReason)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ErrorStopReason, A::Error> {
                 let mut f_error: Option<Option<agentproto_jsonrpc::ErrorObject>> = None;
                 let mut seen = 0u64;
@@ -9511,7 +10895,11 @@ impl<'de> Deserialize<'de> for ErrorStopReason {
                     match key.as_str() {
                         "error" => {
                             de::seen::<A::Error>(&mut seen, 0, "error")?;
-                            if let Some(v) = de::field_lenient::<A, Option<agentproto_jsonrpc::ErrorObject>>(&mut map, "error")? { f_error = Some(v); }
+                            if let Some(v) =
+                                de::field_lenient::<A, Option<agentproto_jsonrpc::ErrorObject>>(&mut map, "error")?
+                            {
+                                f_error = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -9587,7 +10975,9 @@ impl<'de> Deserialize<'de> for Usage {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = Usage;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (Usage)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (Usage)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Usage, A::Error> {
                 let mut f_total_tokens: Option<u64> = None;
                 let mut f_input_tokens: Option<u64> = None;
@@ -9613,31 +11003,56 @@ impl<'de> Deserialize<'de> for Usage {
                         }
                         "thoughtTokens" => {
                             de::seen::<A::Error>(&mut seen, 3, "thoughtTokens")?;
-                            if let Some(v) = de::field_lenient::<A, Option<u64>>(&mut map, "thoughtTokens")? { f_thought_tokens = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<u64>>(&mut map, "thoughtTokens")? {
+                                f_thought_tokens = Some(v);
+                            }
                         }
                         "cachedReadTokens" => {
                             de::seen::<A::Error>(&mut seen, 4, "cachedReadTokens")?;
-                            if let Some(v) = de::field_lenient::<A, Option<u64>>(&mut map, "cachedReadTokens")? { f_cached_read_tokens = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<u64>>(&mut map, "cachedReadTokens")? {
+                                f_cached_read_tokens = Some(v);
+                            }
                         }
                         "cachedWriteTokens" => {
                             de::seen::<A::Error>(&mut seen, 5, "cachedWriteTokens")?;
-                            if let Some(v) = de::field_lenient::<A, Option<u64>>(&mut map, "cachedWriteTokens")? { f_cached_write_tokens = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<u64>>(&mut map, "cachedWriteTokens")? {
+                                f_cached_write_tokens = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 6, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let total_tokens = match f_total_tokens { Some(v) => v, None => return Err(de::missing::<A::Error>("totalTokens")) };
-                let input_tokens = match f_input_tokens { Some(v) => v, None => return Err(de::missing::<A::Error>("inputTokens")) };
-                let output_tokens = match f_output_tokens { Some(v) => v, None => return Err(de::missing::<A::Error>("outputTokens")) };
+                let total_tokens = match f_total_tokens {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("totalTokens")),
+                };
+                let input_tokens = match f_input_tokens {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("inputTokens")),
+                };
+                let output_tokens = match f_output_tokens {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("outputTokens")),
+                };
                 let thought_tokens = MaybeUndefined::from_present(f_thought_tokens);
                 let cached_read_tokens = MaybeUndefined::from_present(f_cached_read_tokens);
                 let cached_write_tokens = MaybeUndefined::from_present(f_cached_write_tokens);
                 let meta = MaybeUndefined::from_present(f_meta);
-                Ok(Usage { total_tokens, input_tokens, output_tokens, thought_tokens, cached_read_tokens, cached_write_tokens, meta })
+                Ok(Usage {
+                    total_tokens,
+                    input_tokens,
+                    output_tokens,
+                    thought_tokens,
+                    cached_read_tokens,
+                    cached_write_tokens,
+                    meta,
+                })
             }
         }
         d.deserialize_map(V)
@@ -9672,12 +11087,25 @@ pub enum IdleStateUpdateVariant {
 impl SerializeFields for IdleStateUpdateVariant {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         match self {
-            Self::EndTurn => { m.serialize_entry("stopReason", "end_turn")?; }
-            Self::MaxTokens => { m.serialize_entry("stopReason", "max_tokens")?; }
-            Self::MaxTurnRequests => { m.serialize_entry("stopReason", "max_turn_requests")?; }
-            Self::Refusal => { m.serialize_entry("stopReason", "refusal")?; }
-            Self::Cancelled => { m.serialize_entry("stopReason", "cancelled")?; }
-            Self::Error(v) => { m.serialize_entry("stopReason", "error")?; v.serialize_fields(m, skip)?; }
+            Self::EndTurn => {
+                m.serialize_entry("stopReason", "end_turn")?;
+            }
+            Self::MaxTokens => {
+                m.serialize_entry("stopReason", "max_tokens")?;
+            }
+            Self::MaxTurnRequests => {
+                m.serialize_entry("stopReason", "max_turn_requests")?;
+            }
+            Self::Refusal => {
+                m.serialize_entry("stopReason", "refusal")?;
+            }
+            Self::Cancelled => {
+                m.serialize_entry("stopReason", "cancelled")?;
+            }
+            Self::Error(v) => {
+                m.serialize_entry("stopReason", "error")?;
+                v.serialize_fields(m, skip)?;
+            }
             Self::Unknown(raw) => raw.serialize_fields(m, skip)?,
         }
         Ok(())
@@ -9686,7 +11114,9 @@ impl SerializeFields for IdleStateUpdateVariant {
 
 impl Serialize for IdleStateUpdateVariant {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        if let Self::Unknown(raw) = self { return raw.serialize(s); }
+        if let Self::Unknown(raw) = self {
+            return raw.serialize(s);
+        }
         let mut m = s.serialize_map(None)?;
         self.serialize_fields(&mut m, &[])?;
         m.end()
@@ -9705,9 +11135,7 @@ impl<'de> Deserialize<'de> for IdleStateUpdateVariant {
             Some("cancelled") => Self::Cancelled,
             Some("error") => Self::Error(de::from_raw::<ErrorStopReason, D::Error>(raw)?),
             None => return Err(de::missing::<D::Error>("stopReason")),
-            Some(other) => {
-                Self::Unknown(RawJson::from_raw(raw))
-            }
+            Some(other) => Self::Unknown(RawJson::from_raw(raw)),
         })
     }
 }
@@ -9768,10 +11196,14 @@ impl Serialize for IdleStateUpdate {
 
 impl<'de> Deserialize<'de> for IdleStateUpdate {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V<'de> { raw: &'de RawValue }
+        struct V<'de> {
+            raw: &'de RawValue,
+        }
         impl<'de> Visitor<'de> for V<'de> {
             type Value = IdleStateUpdate;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (IdleStateUpdate)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (IdleStateUpdate)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<IdleStateUpdate, A::Error> {
                 let mut f_usage: Option<Option<Usage>> = None;
                 let mut f_background: Option<Option<Vec<BackgroundWork>>> = None;
@@ -9782,19 +11214,29 @@ impl<'de> Deserialize<'de> for IdleStateUpdate {
                     match key.as_str() {
                         "usage" => {
                             de::seen::<A::Error>(&mut seen, 0, "usage")?;
-                            if let Some(v) = de::field_lenient::<A, Option<Usage>>(&mut map, "usage")? { f_usage = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<Usage>>(&mut map, "usage")? {
+                                f_usage = Some(v);
+                            }
                         }
                         "background" => {
                             de::seen::<A::Error>(&mut seen, 1, "background")?;
-                            if let Some(v) = de::field_lenient::<A, Option<de::List<BackgroundWork>>>(&mut map, "background")? { f_background = Some(v.map(|v| v.0)); }
+                            if let Some(v) =
+                                de::field_lenient::<A, Option<de::List<BackgroundWork>>>(&mut map, "background")?
+                            {
+                                f_background = Some(v.map(|v| v.0));
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         "stopReason" => {
                             de::seen::<A::Error>(&mut seen, 3, "stopReason")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "stopReason")? { f_stop_reason = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "stopReason")? {
+                                f_stop_reason = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -9826,10 +11268,7 @@ pub struct RequiresActionStateUpdate {
 
 impl Default for RequiresActionStateUpdate {
     fn default() -> Self {
-        Self {
-            background: MaybeUndefined::Undefined,
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { background: MaybeUndefined::Undefined, meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -9862,7 +11301,9 @@ impl<'de> Deserialize<'de> for RequiresActionStateUpdate {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = RequiresActionStateUpdate;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (RequiresActionStateUpdate)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (RequiresActionStateUpdate)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RequiresActionStateUpdate, A::Error> {
                 let mut f_background: Option<Option<Vec<BackgroundWork>>> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -9871,11 +11312,17 @@ impl<'de> Deserialize<'de> for RequiresActionStateUpdate {
                     match key.as_str() {
                         "background" => {
                             de::seen::<A::Error>(&mut seen, 0, "background")?;
-                            if let Some(v) = de::field_lenient::<A, Option<de::List<BackgroundWork>>>(&mut map, "background")? { f_background = Some(v.map(|v| v.0)); }
+                            if let Some(v) =
+                                de::field_lenient::<A, Option<de::List<BackgroundWork>>>(&mut map, "background")?
+                            {
+                                f_background = Some(v.map(|v| v.0));
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -9902,10 +11349,7 @@ pub struct UnknownStateUpdate {
 
 impl Default for UnknownStateUpdate {
     fn default() -> Self {
-        Self {
-            background: MaybeUndefined::Undefined,
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { background: MaybeUndefined::Undefined, meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -9938,7 +11382,9 @@ impl<'de> Deserialize<'de> for UnknownStateUpdate {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = UnknownStateUpdate;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (UnknownStateUpdate)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (UnknownStateUpdate)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<UnknownStateUpdate, A::Error> {
                 let mut f_background: Option<Option<Vec<BackgroundWork>>> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -9947,11 +11393,17 @@ impl<'de> Deserialize<'de> for UnknownStateUpdate {
                     match key.as_str() {
                         "background" => {
                             de::seen::<A::Error>(&mut seen, 0, "background")?;
-                            if let Some(v) = de::field_lenient::<A, Option<de::List<BackgroundWork>>>(&mut map, "background")? { f_background = Some(v.map(|v| v.0)); }
+                            if let Some(v) =
+                                de::field_lenient::<A, Option<de::List<BackgroundWork>>>(&mut map, "background")?
+                            {
+                                f_background = Some(v.map(|v| v.0));
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -10001,7 +11453,9 @@ impl<'de> Deserialize<'de> for SetSessionTitleResponse {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SetSessionTitleResponse;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SetSessionTitleResponse)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SetSessionTitleResponse)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SetSessionTitleResponse, A::Error> {
                 let mut f_title: Option<String> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -10014,12 +11468,17 @@ impl<'de> Deserialize<'de> for SetSessionTitleResponse {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let title = match f_title { Some(v) => v, None => return Err(de::missing::<A::Error>("title")) };
+                let title = match f_title {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("title")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(SetSessionTitleResponse { title, meta })
             }
@@ -10043,18 +11502,18 @@ pub struct ResumeSessionResponse {
 
 impl Default for ResumeSessionResponse {
     fn default() -> Self {
-        Self {
-            config_options: None,
-            available_commands: None,
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { config_options: None, available_commands: None, meta: MaybeUndefined::Undefined }
     }
 }
 
 impl SerializeFields for ResumeSessionResponse {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
-        if let Some(v) = &self.config_options { m.serialize_entry("configOptions", v)?; }
-        if let Some(v) = &self.available_commands { m.serialize_entry("availableCommands", v)?; }
+        if let Some(v) = &self.config_options {
+            m.serialize_entry("configOptions", v)?;
+        }
+        if let Some(v) = &self.available_commands {
+            m.serialize_entry("availableCommands", v)?;
+        }
         match &self.meta {
             MaybeUndefined::Undefined => {}
             MaybeUndefined::Null => m.serialize_entry("_meta", &())?,
@@ -10077,7 +11536,9 @@ impl<'de> Deserialize<'de> for ResumeSessionResponse {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ResumeSessionResponse;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ResumeSessionResponse)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ResumeSessionResponse)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ResumeSessionResponse, A::Error> {
                 let mut f_config_options: Option<Vec<SessionConfigOption>> = None;
                 let mut f_available_commands: Option<Vec<AvailableCommand>> = None;
@@ -10088,16 +11549,22 @@ impl<'de> Deserialize<'de> for ResumeSessionResponse {
                         "configOptions" => {
                             de::seen::<A::Error>(&mut seen, 0, "configOptions")?;
                             let r = de::field_items::<A, SessionConfigOption>(&mut map, "configOptions", false, true)?;
-                            if let Some(Some(v)) = r { f_config_options = Some(v); }
+                            if let Some(Some(v)) = r {
+                                f_config_options = Some(v);
+                            }
                         }
                         "availableCommands" => {
                             de::seen::<A::Error>(&mut seen, 1, "availableCommands")?;
                             let r = de::field_items::<A, AvailableCommand>(&mut map, "availableCommands", false, true)?;
-                            if let Some(Some(v)) = r { f_available_commands = Some(v); }
+                            if let Some(Some(v)) = r {
+                                f_available_commands = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -10123,9 +11590,7 @@ pub struct CloseSessionResponse {
 
 impl Default for CloseSessionResponse {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -10153,7 +11618,9 @@ impl<'de> Deserialize<'de> for CloseSessionResponse {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = CloseSessionResponse;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (CloseSessionResponse)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (CloseSessionResponse)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CloseSessionResponse, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -10161,7 +11628,9 @@ impl<'de> Deserialize<'de> for CloseSessionResponse {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -10185,9 +11654,7 @@ pub struct CancelToolCallResponse {
 
 impl Default for CancelToolCallResponse {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -10215,7 +11682,9 @@ impl<'de> Deserialize<'de> for CancelToolCallResponse {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = CancelToolCallResponse;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (CancelToolCallResponse)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (CancelToolCallResponse)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CancelToolCallResponse, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -10223,7 +11692,9 @@ impl<'de> Deserialize<'de> for CancelToolCallResponse {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -10247,9 +11718,7 @@ pub struct CancelTerminalResponse {
 
 impl Default for CancelTerminalResponse {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -10277,7 +11746,9 @@ impl<'de> Deserialize<'de> for CancelTerminalResponse {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = CancelTerminalResponse;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (CancelTerminalResponse)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (CancelTerminalResponse)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CancelTerminalResponse, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -10285,7 +11756,9 @@ impl<'de> Deserialize<'de> for CancelTerminalResponse {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -10334,7 +11807,9 @@ impl<'de> Deserialize<'de> for SetSessionConfigOptionResponse {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SetSessionConfigOptionResponse;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SetSessionConfigOptionResponse)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SetSessionConfigOptionResponse)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SetSessionConfigOptionResponse, A::Error> {
                 let mut f_config_options: Option<Vec<SessionConfigOption>> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -10348,12 +11823,17 @@ impl<'de> Deserialize<'de> for SetSessionConfigOptionResponse {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let config_options = match f_config_options { Some(v) => v, None => return Err(de::missing::<A::Error>("configOptions")) };
+                let config_options = match f_config_options {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("configOptions")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(SetSessionConfigOptionResponse { config_options, meta })
             }
@@ -10398,7 +11878,9 @@ impl<'de> Deserialize<'de> for PromptResponse {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = PromptResponse;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (PromptResponse)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (PromptResponse)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<PromptResponse, A::Error> {
                 let mut f_message_id: Option<MessageId> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -10411,12 +11893,17 @@ impl<'de> Deserialize<'de> for PromptResponse {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let message_id = match f_message_id { Some(v) => v, None => return Err(de::missing::<A::Error>("messageId")) };
+                let message_id = match f_message_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("messageId")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(PromptResponse { message_id, meta })
             }
@@ -10429,11 +11916,32 @@ impl<'de> Deserialize<'de> for PromptResponse {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default, serde::Serialize, serde::Deserialize)]
 #[serde(transparent)]
 pub struct MessageId(pub String);
-impl MessageId { /** The text. */ pub fn as_str(&self) -> &str { &self.0 } }
-impl From<&str> for MessageId { fn from(s: &str) -> Self { Self(s.to_owned()) } }
-impl From<String> for MessageId { fn from(s: String) -> Self { Self(s) } }
-impl AsRef<str> for MessageId { fn as_ref(&self) -> &str { &self.0 } }
-impl fmt::Display for MessageId { fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str(&self.0) } }
+impl MessageId {
+    /** The text. */
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+impl From<&str> for MessageId {
+    fn from(s: &str) -> Self {
+        Self(s.to_owned())
+    }
+}
+impl From<String> for MessageId {
+    fn from(s: String) -> Self {
+        Self(s)
+    }
+}
+impl AsRef<str> for MessageId {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+impl fmt::Display for MessageId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
 
 /// Allows for sending an arbitrary response to an extension request that is not part of the ACP spec.
 /// Extension methods provide a way to add custom functionality while maintaining
@@ -10479,7 +11987,9 @@ impl<'de> Deserialize<'de> for UpdateSessionNotification {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = UpdateSessionNotification;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (UpdateSessionNotification)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (UpdateSessionNotification)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<UpdateSessionNotification, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_update: Option<SessionUpdate> = None;
@@ -10497,13 +12007,21 @@ impl<'de> Deserialize<'de> for UpdateSessionNotification {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let session_id = match f_session_id { Some(v) => v, None => return Err(de::missing::<A::Error>("sessionId")) };
-                let update = match f_update { Some(v) => v, None => return Err(de::missing::<A::Error>("update")) };
+                let session_id = match f_session_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("sessionId")),
+                };
+                let update = match f_update {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("update")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(UpdateSessionNotification { session_id, update, meta })
             }
@@ -10569,29 +12087,98 @@ pub enum SessionUpdate {
 impl SerializeFields for SessionUpdate {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         match self {
-            Self::UserMessageChunk(v) => { m.serialize_entry("sessionUpdate", "user_message_chunk")?; v.serialize_fields(m, skip)?; }
-            Self::UserMessage(v) => { m.serialize_entry("sessionUpdate", "user_message")?; v.serialize_fields(m, skip)?; }
-            Self::AgentMessageChunk(v) => { m.serialize_entry("sessionUpdate", "agent_message_chunk")?; v.serialize_fields(m, skip)?; }
-            Self::AgentMessage(v) => { m.serialize_entry("sessionUpdate", "agent_message")?; v.serialize_fields(m, skip)?; }
-            Self::AgentThoughtChunk(v) => { m.serialize_entry("sessionUpdate", "agent_thought_chunk")?; v.serialize_fields(m, skip)?; }
-            Self::AgentThought(v) => { m.serialize_entry("sessionUpdate", "agent_thought")?; v.serialize_fields(m, skip)?; }
-            Self::StateUpdate(v) => { m.serialize_entry("sessionUpdate", "state_update")?; v.serialize_fields(m, skip)?; }
-            Self::ToolCallContentChunk(v) => { m.serialize_entry("sessionUpdate", "tool_call_content_chunk")?; v.serialize_fields(m, skip)?; }
-            Self::ToolCallUpdate(v) => { m.serialize_entry("sessionUpdate", "tool_call_update")?; v.serialize_fields(m, skip)?; }
-            Self::TerminalUpdate(v) => { m.serialize_entry("sessionUpdate", "terminal_update")?; v.serialize_fields(m, skip)?; }
-            Self::TerminalOutputChunk(v) => { m.serialize_entry("sessionUpdate", "terminal_output_chunk")?; v.serialize_fields(m, skip)?; }
-            Self::PlanUpdate(v) => { m.serialize_entry("sessionUpdate", "plan_update")?; v.serialize_fields(m, skip)?; }
-            Self::PlanRemoved(v) => { m.serialize_entry("sessionUpdate", "plan_removed")?; v.serialize_fields(m, skip)?; }
-            Self::AvailableCommandsUpdate(v) => { m.serialize_entry("sessionUpdate", "available_commands_update")?; v.serialize_fields(m, skip)?; }
-            Self::ConfigOptionUpdate(v) => { m.serialize_entry("sessionUpdate", "config_option_update")?; v.serialize_fields(m, skip)?; }
-            Self::SessionInfoUpdate(v) => { m.serialize_entry("sessionUpdate", "session_info_update")?; v.serialize_fields(m, skip)?; }
-            Self::UsageUpdate(v) => { m.serialize_entry("sessionUpdate", "usage_update")?; v.serialize_fields(m, skip)?; }
-            Self::Notice(v) => { m.serialize_entry("sessionUpdate", "notice")?; v.serialize_fields(m, skip)?; }
-            Self::CompactionUpdate(v) => { m.serialize_entry("sessionUpdate", "compaction_update")?; v.serialize_fields(m, skip)?; }
-            Self::CompactionSummaryChunk(v) => { m.serialize_entry("sessionUpdate", "compaction_summary_chunk")?; v.serialize_fields(m, skip)?; }
-            Self::SubagentUpdate(v) => { m.serialize_entry("sessionUpdate", "subagent_update")?; v.serialize_fields(m, skip)?; }
-            Self::SessionMessage(v) => { m.serialize_entry("sessionUpdate", "session_message")?; v.serialize_fields(m, skip)?; }
-            Self::SessionMessageChunk(v) => { m.serialize_entry("sessionUpdate", "session_message_chunk")?; v.serialize_fields(m, skip)?; }
+            Self::UserMessageChunk(v) => {
+                m.serialize_entry("sessionUpdate", "user_message_chunk")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::UserMessage(v) => {
+                m.serialize_entry("sessionUpdate", "user_message")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::AgentMessageChunk(v) => {
+                m.serialize_entry("sessionUpdate", "agent_message_chunk")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::AgentMessage(v) => {
+                m.serialize_entry("sessionUpdate", "agent_message")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::AgentThoughtChunk(v) => {
+                m.serialize_entry("sessionUpdate", "agent_thought_chunk")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::AgentThought(v) => {
+                m.serialize_entry("sessionUpdate", "agent_thought")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::StateUpdate(v) => {
+                m.serialize_entry("sessionUpdate", "state_update")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::ToolCallContentChunk(v) => {
+                m.serialize_entry("sessionUpdate", "tool_call_content_chunk")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::ToolCallUpdate(v) => {
+                m.serialize_entry("sessionUpdate", "tool_call_update")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::TerminalUpdate(v) => {
+                m.serialize_entry("sessionUpdate", "terminal_update")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::TerminalOutputChunk(v) => {
+                m.serialize_entry("sessionUpdate", "terminal_output_chunk")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::PlanUpdate(v) => {
+                m.serialize_entry("sessionUpdate", "plan_update")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::PlanRemoved(v) => {
+                m.serialize_entry("sessionUpdate", "plan_removed")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::AvailableCommandsUpdate(v) => {
+                m.serialize_entry("sessionUpdate", "available_commands_update")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::ConfigOptionUpdate(v) => {
+                m.serialize_entry("sessionUpdate", "config_option_update")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::SessionInfoUpdate(v) => {
+                m.serialize_entry("sessionUpdate", "session_info_update")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::UsageUpdate(v) => {
+                m.serialize_entry("sessionUpdate", "usage_update")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::Notice(v) => {
+                m.serialize_entry("sessionUpdate", "notice")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::CompactionUpdate(v) => {
+                m.serialize_entry("sessionUpdate", "compaction_update")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::CompactionSummaryChunk(v) => {
+                m.serialize_entry("sessionUpdate", "compaction_summary_chunk")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::SubagentUpdate(v) => {
+                m.serialize_entry("sessionUpdate", "subagent_update")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::SessionMessage(v) => {
+                m.serialize_entry("sessionUpdate", "session_message")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::SessionMessageChunk(v) => {
+                m.serialize_entry("sessionUpdate", "session_message_chunk")?;
+                v.serialize_fields(m, skip)?;
+            }
             Self::Unknown(raw) => raw.serialize_fields(m, skip)?,
         }
         Ok(())
@@ -10600,7 +12187,9 @@ impl SerializeFields for SessionUpdate {
 
 impl Serialize for SessionUpdate {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        if let Self::Unknown(raw) = self { return raw.serialize(s); }
+        if let Self::Unknown(raw) = self {
+            return raw.serialize(s);
+        }
         let mut m = s.serialize_map(None)?;
         self.serialize_fields(&mut m, &[])?;
         m.end()
@@ -10619,26 +12208,36 @@ impl<'de> Deserialize<'de> for SessionUpdate {
             Some("agent_thought_chunk") => Self::AgentThoughtChunk(de::from_raw::<ContentChunk, D::Error>(raw)?),
             Some("agent_thought") => Self::AgentThought(de::from_raw::<AgentThought, D::Error>(raw)?),
             Some("state_update") => Self::StateUpdate(de::from_raw::<StateUpdate, D::Error>(raw)?),
-            Some("tool_call_content_chunk") => Self::ToolCallContentChunk(de::from_raw::<ToolCallContentChunk, D::Error>(raw)?),
+            Some("tool_call_content_chunk") => {
+                Self::ToolCallContentChunk(de::from_raw::<ToolCallContentChunk, D::Error>(raw)?)
+            }
             Some("tool_call_update") => Self::ToolCallUpdate(de::from_raw::<ToolCallUpdate, D::Error>(raw)?),
             Some("terminal_update") => Self::TerminalUpdate(de::from_raw::<TerminalUpdate, D::Error>(raw)?),
-            Some("terminal_output_chunk") => Self::TerminalOutputChunk(de::from_raw::<TerminalOutputChunk, D::Error>(raw)?),
+            Some("terminal_output_chunk") => {
+                Self::TerminalOutputChunk(de::from_raw::<TerminalOutputChunk, D::Error>(raw)?)
+            }
             Some("plan_update") => Self::PlanUpdate(de::from_raw::<PlanUpdate, D::Error>(raw)?),
             Some("plan_removed") => Self::PlanRemoved(de::from_raw::<PlanRemoved, D::Error>(raw)?),
-            Some("available_commands_update") => Self::AvailableCommandsUpdate(de::from_raw::<AvailableCommandsUpdate, D::Error>(raw)?),
-            Some("config_option_update") => Self::ConfigOptionUpdate(de::from_raw::<ConfigOptionUpdate, D::Error>(raw)?),
+            Some("available_commands_update") => {
+                Self::AvailableCommandsUpdate(de::from_raw::<AvailableCommandsUpdate, D::Error>(raw)?)
+            }
+            Some("config_option_update") => {
+                Self::ConfigOptionUpdate(de::from_raw::<ConfigOptionUpdate, D::Error>(raw)?)
+            }
             Some("session_info_update") => Self::SessionInfoUpdate(de::from_raw::<SessionInfoUpdate, D::Error>(raw)?),
             Some("usage_update") => Self::UsageUpdate(de::from_raw::<UsageUpdate, D::Error>(raw)?),
             Some("notice") => Self::Notice(de::from_raw::<Notice, D::Error>(raw)?),
             Some("compaction_update") => Self::CompactionUpdate(de::from_raw::<CompactionUpdate, D::Error>(raw)?),
-            Some("compaction_summary_chunk") => Self::CompactionSummaryChunk(de::from_raw::<CompactionSummaryChunk, D::Error>(raw)?),
+            Some("compaction_summary_chunk") => {
+                Self::CompactionSummaryChunk(de::from_raw::<CompactionSummaryChunk, D::Error>(raw)?)
+            }
             Some("subagent_update") => Self::SubagentUpdate(de::from_raw::<SubagentUpdate, D::Error>(raw)?),
             Some("session_message") => Self::SessionMessage(de::from_raw::<SessionMessage, D::Error>(raw)?),
-            Some("session_message_chunk") => Self::SessionMessageChunk(de::from_raw::<SessionMessageChunk, D::Error>(raw)?),
-            None => return Err(de::missing::<D::Error>("sessionUpdate")),
-            Some(other) => {
-                Self::Unknown(RawJson::from_raw(raw))
+            Some("session_message_chunk") => {
+                Self::SessionMessageChunk(de::from_raw::<SessionMessageChunk, D::Error>(raw)?)
             }
+            None => return Err(de::missing::<D::Error>("sessionUpdate")),
+            Some(other) => Self::Unknown(RawJson::from_raw(raw)),
         })
     }
 }
@@ -10683,7 +12282,9 @@ impl<'de> Deserialize<'de> for ContentChunk {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ContentChunk;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ContentChunk)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ContentChunk)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ContentChunk, A::Error> {
                 let mut f_message_id: Option<MessageId> = None;
                 let mut f_content: Option<ContentBlock> = None;
@@ -10701,13 +12302,21 @@ impl<'de> Deserialize<'de> for ContentChunk {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let message_id = match f_message_id { Some(v) => v, None => return Err(de::missing::<A::Error>("messageId")) };
-                let content = match f_content { Some(v) => v, None => return Err(de::missing::<A::Error>("content")) };
+                let message_id = match f_message_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("messageId")),
+                };
+                let content = match f_content {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("content")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(ContentChunk { message_id, content, meta })
             }
@@ -10762,7 +12371,9 @@ impl<'de> Deserialize<'de> for UserMessage {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = UserMessage;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (UserMessage)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (UserMessage)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<UserMessage, A::Error> {
                 let mut f_message_id: Option<MessageId> = None;
                 let mut f_content: Option<Option<Vec<ContentBlock>>> = None;
@@ -10777,16 +12388,23 @@ impl<'de> Deserialize<'de> for UserMessage {
                         "content" => {
                             de::seen::<A::Error>(&mut seen, 1, "content")?;
                             let r = de::field_items::<A, ContentBlock>(&mut map, "content", true, true)?;
-                            if let Some(v) = r { f_content = Some(v); }
+                            if let Some(v) = r {
+                                f_content = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let message_id = match f_message_id { Some(v) => v, None => return Err(de::missing::<A::Error>("messageId")) };
+                let message_id = match f_message_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("messageId")),
+                };
                 let content = MaybeUndefined::from_present(f_content);
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(UserMessage { message_id, content, meta })
@@ -10842,7 +12460,9 @@ impl<'de> Deserialize<'de> for AgentMessage {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = AgentMessage;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (AgentMessage)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (AgentMessage)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AgentMessage, A::Error> {
                 let mut f_message_id: Option<MessageId> = None;
                 let mut f_content: Option<Option<Vec<ContentBlock>>> = None;
@@ -10857,16 +12477,23 @@ impl<'de> Deserialize<'de> for AgentMessage {
                         "content" => {
                             de::seen::<A::Error>(&mut seen, 1, "content")?;
                             let r = de::field_items::<A, ContentBlock>(&mut map, "content", true, true)?;
-                            if let Some(v) = r { f_content = Some(v); }
+                            if let Some(v) = r {
+                                f_content = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let message_id = match f_message_id { Some(v) => v, None => return Err(de::missing::<A::Error>("messageId")) };
+                let message_id = match f_message_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("messageId")),
+                };
                 let content = MaybeUndefined::from_present(f_content);
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(AgentMessage { message_id, content, meta })
@@ -10922,7 +12549,9 @@ impl<'de> Deserialize<'de> for AgentThought {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = AgentThought;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (AgentThought)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (AgentThought)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AgentThought, A::Error> {
                 let mut f_message_id: Option<MessageId> = None;
                 let mut f_content: Option<Option<Vec<ContentBlock>>> = None;
@@ -10937,16 +12566,23 @@ impl<'de> Deserialize<'de> for AgentThought {
                         "content" => {
                             de::seen::<A::Error>(&mut seen, 1, "content")?;
                             let r = de::field_items::<A, ContentBlock>(&mut map, "content", true, true)?;
-                            if let Some(v) = r { f_content = Some(v); }
+                            if let Some(v) = r {
+                                f_content = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let message_id = match f_message_id { Some(v) => v, None => return Err(de::missing::<A::Error>("messageId")) };
+                let message_id = match f_message_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("messageId")),
+                };
                 let content = MaybeUndefined::from_present(f_content);
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(AgentThought { message_id, content, meta })
@@ -10996,7 +12632,9 @@ impl<'de> Deserialize<'de> for ToolCallContentChunk {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ToolCallContentChunk;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ToolCallContentChunk)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ToolCallContentChunk)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ToolCallContentChunk, A::Error> {
                 let mut f_tool_call_id: Option<ToolCallId> = None;
                 let mut f_content: Option<ToolCallContent> = None;
@@ -11014,13 +12652,21 @@ impl<'de> Deserialize<'de> for ToolCallContentChunk {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let tool_call_id = match f_tool_call_id { Some(v) => v, None => return Err(de::missing::<A::Error>("toolCallId")) };
-                let content = match f_content { Some(v) => v, None => return Err(de::missing::<A::Error>("content")) };
+                let tool_call_id = match f_tool_call_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("toolCallId")),
+                };
+                let content = match f_content {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("content")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(ToolCallContentChunk { tool_call_id, content, meta })
             }
@@ -11065,7 +12711,9 @@ impl<'de> Deserialize<'de> for TerminalOutput {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = TerminalOutput;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (TerminalOutput)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (TerminalOutput)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TerminalOutput, A::Error> {
                 let mut f_data: Option<String> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -11078,12 +12726,17 @@ impl<'de> Deserialize<'de> for TerminalOutput {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let data = match f_data { Some(v) => v, None => return Err(de::missing::<A::Error>("data")) };
+                let data = match f_data {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("data")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(TerminalOutput { data, meta })
             }
@@ -11150,7 +12803,9 @@ impl<'de> Deserialize<'de> for TerminalExitStatus {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = TerminalExitStatus;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (TerminalExitStatus)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (TerminalExitStatus)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TerminalExitStatus, A::Error> {
                 let mut f_exit_code: Option<Option<i64>> = None;
                 let mut f_signal: Option<Option<String>> = None;
@@ -11160,15 +12815,21 @@ impl<'de> Deserialize<'de> for TerminalExitStatus {
                     match key.as_str() {
                         "exitCode" => {
                             de::seen::<A::Error>(&mut seen, 0, "exitCode")?;
-                            if let Some(v) = de::field_lenient::<A, Option<i64>>(&mut map, "exitCode")? { f_exit_code = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<i64>>(&mut map, "exitCode")? {
+                                f_exit_code = Some(v);
+                            }
                         }
                         "signal" => {
                             de::seen::<A::Error>(&mut seen, 1, "signal")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "signal")? { f_signal = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "signal")? {
+                                f_signal = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -11222,7 +12883,9 @@ impl<'de> Deserialize<'de> for TerminalSize {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = TerminalSize;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (TerminalSize)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (TerminalSize)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TerminalSize, A::Error> {
                 let mut f_cols: Option<u16> = None;
                 let mut f_rows: Option<u16> = None;
@@ -11240,13 +12903,21 @@ impl<'de> Deserialize<'de> for TerminalSize {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let cols = match f_cols { Some(v) => v, None => return Err(de::missing::<A::Error>("cols")) };
-                let rows = match f_rows { Some(v) => v, None => return Err(de::missing::<A::Error>("rows")) };
+                let cols = match f_cols {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("cols")),
+                };
+                let rows = match f_rows {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("rows")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(TerminalSize { cols, rows, meta })
             }
@@ -11268,10 +12939,7 @@ pub struct TerminalCapabilities {
 
 impl Default for TerminalCapabilities {
     fn default() -> Self {
-        Self {
-            cancel: MaybeUndefined::Undefined,
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { cancel: MaybeUndefined::Undefined, meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -11304,7 +12972,9 @@ impl<'de> Deserialize<'de> for TerminalCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = TerminalCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (TerminalCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (TerminalCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TerminalCapabilities, A::Error> {
                 let mut f_cancel: Option<Option<TerminalCancelCapabilities>> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -11313,11 +12983,17 @@ impl<'de> Deserialize<'de> for TerminalCapabilities {
                     match key.as_str() {
                         "cancel" => {
                             de::seen::<A::Error>(&mut seen, 0, "cancel")?;
-                            if let Some(v) = de::field_lenient::<A, Option<TerminalCancelCapabilities>>(&mut map, "cancel")? { f_cancel = Some(v); }
+                            if let Some(v) =
+                                de::field_lenient::<A, Option<TerminalCancelCapabilities>>(&mut map, "cancel")?
+                            {
+                                f_cancel = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -11342,9 +13018,7 @@ pub struct TerminalCancelCapabilities {
 
 impl Default for TerminalCancelCapabilities {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -11372,7 +13046,9 @@ impl<'de> Deserialize<'de> for TerminalCancelCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = TerminalCancelCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (TerminalCancelCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (TerminalCancelCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TerminalCancelCapabilities, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -11380,7 +13056,9 @@ impl<'de> Deserialize<'de> for TerminalCancelCapabilities {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -11474,7 +13152,9 @@ impl<'de> Deserialize<'de> for TerminalUpdate {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = TerminalUpdate;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (TerminalUpdate)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (TerminalUpdate)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TerminalUpdate, A::Error> {
                 let mut f_terminal_id: Option<TerminalId> = None;
                 let mut f_command: Option<Option<String>> = None;
@@ -11493,36 +13173,56 @@ impl<'de> Deserialize<'de> for TerminalUpdate {
                         }
                         "command" => {
                             de::seen::<A::Error>(&mut seen, 1, "command")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "command")? { f_command = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "command")? {
+                                f_command = Some(v);
+                            }
                         }
                         "cwd" => {
                             de::seen::<A::Error>(&mut seen, 2, "cwd")?;
-                            if let Some(v) = de::field_lenient::<A, Option<AbsolutePath>>(&mut map, "cwd")? { f_cwd = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<AbsolutePath>>(&mut map, "cwd")? {
+                                f_cwd = Some(v);
+                            }
                         }
                         "output" => {
                             de::seen::<A::Error>(&mut seen, 3, "output")?;
-                            if let Some(v) = de::field_lenient::<A, Option<TerminalOutput>>(&mut map, "output")? { f_output = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<TerminalOutput>>(&mut map, "output")? {
+                                f_output = Some(v);
+                            }
                         }
                         "exitStatus" => {
                             de::seen::<A::Error>(&mut seen, 4, "exitStatus")?;
-                            if let Some(v) = de::field_lenient::<A, Option<TerminalExitStatus>>(&mut map, "exitStatus")? { f_exit_status = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<TerminalExitStatus>>(&mut map, "exitStatus")?
+                            {
+                                f_exit_status = Some(v);
+                            }
                         }
                         "size" => {
                             de::seen::<A::Error>(&mut seen, 5, "size")?;
-                            if let Some(v) = de::field_lenient::<A, Option<TerminalSize>>(&mut map, "size")? { f_size = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<TerminalSize>>(&mut map, "size")? {
+                                f_size = Some(v);
+                            }
                         }
                         "capabilities" => {
                             de::seen::<A::Error>(&mut seen, 6, "capabilities")?;
-                            if let Some(v) = de::field_lenient::<A, Option<TerminalCapabilities>>(&mut map, "capabilities")? { f_capabilities = Some(v); }
+                            if let Some(v) =
+                                de::field_lenient::<A, Option<TerminalCapabilities>>(&mut map, "capabilities")?
+                            {
+                                f_capabilities = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 7, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let terminal_id = match f_terminal_id { Some(v) => v, None => return Err(de::missing::<A::Error>("terminalId")) };
+                let terminal_id = match f_terminal_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("terminalId")),
+                };
                 let command = MaybeUndefined::from_present(f_command);
                 let cwd = MaybeUndefined::from_present(f_cwd);
                 let output = MaybeUndefined::from_present(f_output);
@@ -11577,7 +13277,9 @@ impl<'de> Deserialize<'de> for TerminalOutputChunk {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = TerminalOutputChunk;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (TerminalOutputChunk)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (TerminalOutputChunk)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TerminalOutputChunk, A::Error> {
                 let mut f_terminal_id: Option<TerminalId> = None;
                 let mut f_data: Option<String> = None;
@@ -11595,13 +13297,21 @@ impl<'de> Deserialize<'de> for TerminalOutputChunk {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let terminal_id = match f_terminal_id { Some(v) => v, None => return Err(de::missing::<A::Error>("terminalId")) };
-                let data = match f_data { Some(v) => v, None => return Err(de::missing::<A::Error>("data")) };
+                let terminal_id = match f_terminal_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("terminalId")),
+                };
+                let data = match f_data {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("data")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(TerminalOutputChunk { terminal_id, data, meta })
             }
@@ -11626,9 +13336,18 @@ pub enum PlanUpdateContent {
 impl SerializeFields for PlanUpdateContent {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         match self {
-            Self::Items(v) => { m.serialize_entry("type", "items")?; v.serialize_fields(m, skip)?; }
-            Self::File(v) => { m.serialize_entry("type", "file")?; v.serialize_fields(m, skip)?; }
-            Self::Markdown(v) => { m.serialize_entry("type", "markdown")?; v.serialize_fields(m, skip)?; }
+            Self::Items(v) => {
+                m.serialize_entry("type", "items")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::File(v) => {
+                m.serialize_entry("type", "file")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::Markdown(v) => {
+                m.serialize_entry("type", "markdown")?;
+                v.serialize_fields(m, skip)?;
+            }
             Self::Unknown(raw) => raw.serialize_fields(m, skip)?,
         }
         Ok(())
@@ -11637,7 +13356,9 @@ impl SerializeFields for PlanUpdateContent {
 
 impl Serialize for PlanUpdateContent {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        if let Self::Unknown(raw) = self { return raw.serialize(s); }
+        if let Self::Unknown(raw) = self {
+            return raw.serialize(s);
+        }
         let mut m = s.serialize_map(None)?;
         self.serialize_fields(&mut m, &[])?;
         m.end()
@@ -11653,9 +13374,7 @@ impl<'de> Deserialize<'de> for PlanUpdateContent {
             Some("file") => Self::File(de::from_raw::<PlanFile, D::Error>(raw)?),
             Some("markdown") => Self::Markdown(de::from_raw::<PlanMarkdown, D::Error>(raw)?),
             None => return Err(de::missing::<D::Error>("type")),
-            Some(other) => {
-                Self::Unknown(RawJson::from_raw(raw))
-            }
+            Some(other) => Self::Unknown(RawJson::from_raw(raw)),
         })
     }
 }
@@ -11664,11 +13383,32 @@ impl<'de> Deserialize<'de> for PlanUpdateContent {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default, serde::Serialize, serde::Deserialize)]
 #[serde(transparent)]
 pub struct PlanId(pub String);
-impl PlanId { /** The text. */ pub fn as_str(&self) -> &str { &self.0 } }
-impl From<&str> for PlanId { fn from(s: &str) -> Self { Self(s.to_owned()) } }
-impl From<String> for PlanId { fn from(s: String) -> Self { Self(s) } }
-impl AsRef<str> for PlanId { fn as_ref(&self) -> &str { &self.0 } }
-impl fmt::Display for PlanId { fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str(&self.0) } }
+impl PlanId {
+    /** The text. */
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+impl From<&str> for PlanId {
+    fn from(s: &str) -> Self {
+        Self(s.to_owned())
+    }
+}
+impl From<String> for PlanId {
+    fn from(s: String) -> Self {
+        Self(s)
+    }
+}
+impl AsRef<str> for PlanId {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+impl fmt::Display for PlanId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
 
 /// A single entry in the execution plan.
 #[derive(Debug, Clone, PartialEq)]
@@ -11713,7 +13453,9 @@ impl<'de> Deserialize<'de> for PlanEntry {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = PlanEntry;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (PlanEntry)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (PlanEntry)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<PlanEntry, A::Error> {
                 let mut f_content: Option<String> = None;
                 let mut f_priority: Option<PlanEntryPriority> = None;
@@ -11736,14 +13478,25 @@ impl<'de> Deserialize<'de> for PlanEntry {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let content = match f_content { Some(v) => v, None => return Err(de::missing::<A::Error>("content")) };
-                let priority = match f_priority { Some(v) => v, None => return Err(de::missing::<A::Error>("priority")) };
-                let status = match f_status { Some(v) => v, None => return Err(de::missing::<A::Error>("status")) };
+                let content = match f_content {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("content")),
+                };
+                let priority = match f_priority {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("priority")),
+                };
+                let status = match f_status {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("status")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(PlanEntry { content, priority, status, meta })
             }
@@ -11783,7 +13536,9 @@ impl PlanEntryPriority {
 }
 
 impl Serialize for PlanEntryPriority {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> { s.serialize_str(self.as_str()) }
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
 }
 
 impl<'de> Deserialize<'de> for PlanEntryPriority {
@@ -11833,7 +13588,9 @@ impl PlanEntryStatus {
 }
 
 impl Serialize for PlanEntryStatus {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> { s.serialize_str(self.as_str()) }
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
 }
 
 impl<'de> Deserialize<'de> for PlanEntryStatus {
@@ -11888,7 +13645,9 @@ impl<'de> Deserialize<'de> for PlanItems {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = PlanItems;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (PlanItems)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (PlanItems)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<PlanItems, A::Error> {
                 let mut f_plan_id: Option<PlanId> = None;
                 let mut f_entries: Option<Vec<PlanEntry>> = None;
@@ -11907,13 +13666,21 @@ impl<'de> Deserialize<'de> for PlanItems {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let plan_id = match f_plan_id { Some(v) => v, None => return Err(de::missing::<A::Error>("planId")) };
-                let entries = match f_entries { Some(v) => v, None => return Err(de::missing::<A::Error>("entries")) };
+                let plan_id = match f_plan_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("planId")),
+                };
+                let entries = match f_entries {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("entries")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(PlanItems { plan_id, entries, meta })
             }
@@ -11961,7 +13728,9 @@ impl<'de> Deserialize<'de> for PlanFile {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = PlanFile;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (PlanFile)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (PlanFile)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<PlanFile, A::Error> {
                 let mut f_plan_id: Option<PlanId> = None;
                 let mut f_uri: Option<String> = None;
@@ -11979,13 +13748,21 @@ impl<'de> Deserialize<'de> for PlanFile {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let plan_id = match f_plan_id { Some(v) => v, None => return Err(de::missing::<A::Error>("planId")) };
-                let uri = match f_uri { Some(v) => v, None => return Err(de::missing::<A::Error>("uri")) };
+                let plan_id = match f_plan_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("planId")),
+                };
+                let uri = match f_uri {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("uri")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(PlanFile { plan_id, uri, meta })
             }
@@ -12033,7 +13810,9 @@ impl<'de> Deserialize<'de> for PlanMarkdown {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = PlanMarkdown;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (PlanMarkdown)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (PlanMarkdown)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<PlanMarkdown, A::Error> {
                 let mut f_plan_id: Option<PlanId> = None;
                 let mut f_content: Option<String> = None;
@@ -12051,13 +13830,21 @@ impl<'de> Deserialize<'de> for PlanMarkdown {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let plan_id = match f_plan_id { Some(v) => v, None => return Err(de::missing::<A::Error>("planId")) };
-                let content = match f_content { Some(v) => v, None => return Err(de::missing::<A::Error>("content")) };
+                let plan_id = match f_plan_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("planId")),
+                };
+                let content = match f_content {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("content")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(PlanMarkdown { plan_id, content, meta })
             }
@@ -12102,7 +13889,9 @@ impl<'de> Deserialize<'de> for PlanUpdate {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = PlanUpdate;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (PlanUpdate)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (PlanUpdate)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<PlanUpdate, A::Error> {
                 let mut f_plan: Option<PlanUpdateContent> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -12115,12 +13904,17 @@ impl<'de> Deserialize<'de> for PlanUpdate {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let plan = match f_plan { Some(v) => v, None => return Err(de::missing::<A::Error>("plan")) };
+                let plan = match f_plan {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("plan")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(PlanUpdate { plan, meta })
             }
@@ -12165,7 +13959,9 @@ impl<'de> Deserialize<'de> for PlanRemoved {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = PlanRemoved;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (PlanRemoved)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (PlanRemoved)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<PlanRemoved, A::Error> {
                 let mut f_plan_id: Option<PlanId> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -12178,12 +13974,17 @@ impl<'de> Deserialize<'de> for PlanRemoved {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let plan_id = match f_plan_id { Some(v) => v, None => return Err(de::missing::<A::Error>("planId")) };
+                let plan_id = match f_plan_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("planId")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(PlanRemoved { plan_id, meta })
             }
@@ -12228,7 +14029,9 @@ impl<'de> Deserialize<'de> for AvailableCommandsUpdate {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = AvailableCommandsUpdate;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (AvailableCommandsUpdate)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (AvailableCommandsUpdate)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AvailableCommandsUpdate, A::Error> {
                 let mut f_available_commands: Option<Vec<AvailableCommand>> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -12237,17 +14040,23 @@ impl<'de> Deserialize<'de> for AvailableCommandsUpdate {
                     match key.as_str() {
                         "availableCommands" => {
                             de::seen::<A::Error>(&mut seen, 0, "availableCommands")?;
-                            let r = de::field_items::<A, AvailableCommand>(&mut map, "availableCommands", false, false)?;
+                            let r =
+                                de::field_items::<A, AvailableCommand>(&mut map, "availableCommands", false, false)?;
                             f_available_commands = Some(r.and_then(|v| v).unwrap_or_default());
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let available_commands = match f_available_commands { Some(v) => v, None => return Err(de::missing::<A::Error>("availableCommands")) };
+                let available_commands = match f_available_commands {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("availableCommands")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(AvailableCommandsUpdate { available_commands, meta })
             }
@@ -12292,7 +14101,9 @@ impl<'de> Deserialize<'de> for ConfigOptionUpdate {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ConfigOptionUpdate;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ConfigOptionUpdate)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ConfigOptionUpdate)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ConfigOptionUpdate, A::Error> {
                 let mut f_config_options: Option<Vec<SessionConfigOption>> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -12306,12 +14117,17 @@ impl<'de> Deserialize<'de> for ConfigOptionUpdate {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let config_options = match f_config_options { Some(v) => v, None => return Err(de::missing::<A::Error>("configOptions")) };
+                let config_options = match f_config_options {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("configOptions")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(ConfigOptionUpdate { config_options, meta })
             }
@@ -12380,7 +14196,9 @@ impl<'de> Deserialize<'de> for SessionInfoUpdate {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SessionInfoUpdate;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionInfoUpdate)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SessionInfoUpdate)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionInfoUpdate, A::Error> {
                 let mut f_title: Option<Option<String>> = None;
                 let mut f_updated_at: Option<Option<String>> = None;
@@ -12390,15 +14208,21 @@ impl<'de> Deserialize<'de> for SessionInfoUpdate {
                     match key.as_str() {
                         "title" => {
                             de::seen::<A::Error>(&mut seen, 0, "title")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? { f_title = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? {
+                                f_title = Some(v);
+                            }
                         }
                         "updatedAt" => {
                             de::seen::<A::Error>(&mut seen, 1, "updatedAt")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "updatedAt")? { f_updated_at = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "updatedAt")? {
+                                f_updated_at = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -12453,7 +14277,9 @@ impl<'de> Deserialize<'de> for Cost {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = Cost;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (Cost)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (Cost)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Cost, A::Error> {
                 let mut f_amount: Option<f64> = None;
                 let mut f_currency: Option<String> = None;
@@ -12471,13 +14297,21 @@ impl<'de> Deserialize<'de> for Cost {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let amount = match f_amount { Some(v) => v, None => return Err(de::missing::<A::Error>("amount")) };
-                let currency = match f_currency { Some(v) => v, None => return Err(de::missing::<A::Error>("currency")) };
+                let amount = match f_amount {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("amount")),
+                };
+                let currency = match f_currency {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("currency")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(Cost { amount, currency, meta })
             }
@@ -12532,7 +14366,9 @@ impl<'de> Deserialize<'de> for UsageUpdate {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = UsageUpdate;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (UsageUpdate)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (UsageUpdate)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<UsageUpdate, A::Error> {
                 let mut f_used: Option<u64> = None;
                 let mut f_size: Option<u64> = None;
@@ -12551,17 +14387,27 @@ impl<'de> Deserialize<'de> for UsageUpdate {
                         }
                         "cost" => {
                             de::seen::<A::Error>(&mut seen, 2, "cost")?;
-                            if let Some(v) = de::field_lenient::<A, Option<Cost>>(&mut map, "cost")? { f_cost = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<Cost>>(&mut map, "cost")? {
+                                f_cost = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let used = match f_used { Some(v) => v, None => return Err(de::missing::<A::Error>("used")) };
-                let size = match f_size { Some(v) => v, None => return Err(de::missing::<A::Error>("size")) };
+                let used = match f_used {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("used")),
+                };
+                let size = match f_size {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("size")),
+                };
                 let cost = MaybeUndefined::from_present(f_cost);
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(UsageUpdate { used, size, cost, meta })
@@ -12602,7 +14448,9 @@ impl NoticeSeverity {
 }
 
 impl Serialize for NoticeSeverity {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> { s.serialize_str(self.as_str()) }
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
 }
 
 impl<'de> Deserialize<'de> for NoticeSeverity {
@@ -12663,7 +14511,9 @@ impl<'de> Deserialize<'de> for Notice {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = Notice;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (Notice)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (Notice)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Notice, A::Error> {
                 let mut f_severity: Option<NoticeSeverity> = None;
                 let mut f_title: Option<String> = None;
@@ -12682,17 +14532,27 @@ impl<'de> Deserialize<'de> for Notice {
                         }
                         "description" => {
                             de::seen::<A::Error>(&mut seen, 2, "description")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? { f_description = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
+                                f_description = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let severity = match f_severity { Some(v) => v, None => return Err(de::missing::<A::Error>("severity")) };
-                let title = match f_title { Some(v) => v, None => return Err(de::missing::<A::Error>("title")) };
+                let severity = match f_severity {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("severity")),
+                };
+                let title = match f_title {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("title")),
+                };
                 de::min_length::<A::Error>(&title, 1, "title")?;
                 let description = MaybeUndefined::from_present(f_description);
                 let meta = MaybeUndefined::from_present(f_meta);
@@ -12707,11 +14567,32 @@ impl<'de> Deserialize<'de> for Notice {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default, serde::Serialize, serde::Deserialize)]
 #[serde(transparent)]
 pub struct CompactionId(pub String);
-impl CompactionId { /** The text. */ pub fn as_str(&self) -> &str { &self.0 } }
-impl From<&str> for CompactionId { fn from(s: &str) -> Self { Self(s.to_owned()) } }
-impl From<String> for CompactionId { fn from(s: String) -> Self { Self(s) } }
-impl AsRef<str> for CompactionId { fn as_ref(&self) -> &str { &self.0 } }
-impl fmt::Display for CompactionId { fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str(&self.0) } }
+impl CompactionId {
+    /** The text. */
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+impl From<&str> for CompactionId {
+    fn from(s: &str) -> Self {
+        Self(s.to_owned())
+    }
+}
+impl From<String> for CompactionId {
+    fn from(s: String) -> Self {
+        Self(s)
+    }
+}
+impl AsRef<str> for CompactionId {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+impl fmt::Display for CompactionId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
 
 /// Lifecycle state of a context compaction.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -12748,7 +14629,9 @@ impl CompactionStatus {
 }
 
 impl Serialize for CompactionStatus {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> { s.serialize_str(self.as_str()) }
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
 }
 
 impl<'de> Deserialize<'de> for CompactionStatus {
@@ -12821,7 +14704,9 @@ impl<'de> Deserialize<'de> for CompactionUpdate {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = CompactionUpdate;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (CompactionUpdate)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (CompactionUpdate)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CompactionUpdate, A::Error> {
                 let mut f_compaction_id: Option<CompactionId> = None;
                 let mut f_status: Option<CompactionStatus> = None;
@@ -12842,21 +14727,33 @@ impl<'de> Deserialize<'de> for CompactionUpdate {
                         "summary" => {
                             de::seen::<A::Error>(&mut seen, 2, "summary")?;
                             let r = de::field_items::<A, ContentBlock>(&mut map, "summary", true, true)?;
-                            if let Some(v) = r { f_summary = Some(v); }
+                            if let Some(v) = r {
+                                f_summary = Some(v);
+                            }
                         }
                         "error" => {
                             de::seen::<A::Error>(&mut seen, 3, "error")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "error")? { f_error = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "error")? {
+                                f_error = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 4, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let compaction_id = match f_compaction_id { Some(v) => v, None => return Err(de::missing::<A::Error>("compactionId")) };
-                let status = match f_status { Some(v) => v, None => return Err(de::missing::<A::Error>("status")) };
+                let compaction_id = match f_compaction_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("compactionId")),
+                };
+                let status = match f_status {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("status")),
+                };
                 let summary = MaybeUndefined::from_present(f_summary);
                 let error = MaybeUndefined::from_present(f_error);
                 let meta = MaybeUndefined::from_present(f_meta);
@@ -12908,7 +14805,9 @@ impl<'de> Deserialize<'de> for CompactionSummaryChunk {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = CompactionSummaryChunk;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (CompactionSummaryChunk)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (CompactionSummaryChunk)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CompactionSummaryChunk, A::Error> {
                 let mut f_compaction_id: Option<CompactionId> = None;
                 let mut f_content: Option<ContentBlock> = None;
@@ -12926,13 +14825,21 @@ impl<'de> Deserialize<'de> for CompactionSummaryChunk {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let compaction_id = match f_compaction_id { Some(v) => v, None => return Err(de::missing::<A::Error>("compactionId")) };
-                let content = match f_content { Some(v) => v, None => return Err(de::missing::<A::Error>("content")) };
+                let compaction_id = match f_compaction_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("compactionId")),
+                };
+                let content = match f_content {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("content")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(CompactionSummaryChunk { compaction_id, content, meta })
             }
@@ -12956,10 +14863,7 @@ pub struct SubagentSessionCapabilities {
 
 impl Default for SubagentSessionCapabilities {
     fn default() -> Self {
-        Self {
-            cancel: MaybeUndefined::Undefined,
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { cancel: MaybeUndefined::Undefined, meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -12992,7 +14896,9 @@ impl<'de> Deserialize<'de> for SubagentSessionCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SubagentSessionCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SubagentSessionCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SubagentSessionCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SubagentSessionCapabilities, A::Error> {
                 let mut f_cancel: Option<Option<SessionCancelCapabilities>> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -13001,11 +14907,17 @@ impl<'de> Deserialize<'de> for SubagentSessionCapabilities {
                     match key.as_str() {
                         "cancel" => {
                             de::seen::<A::Error>(&mut seen, 0, "cancel")?;
-                            if let Some(v) = de::field_lenient::<A, Option<SessionCancelCapabilities>>(&mut map, "cancel")? { f_cancel = Some(v); }
+                            if let Some(v) =
+                                de::field_lenient::<A, Option<SessionCancelCapabilities>>(&mut map, "cancel")?
+                            {
+                                f_cancel = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -13030,9 +14942,7 @@ pub struct SessionCancelCapabilities {
 
 impl Default for SessionCancelCapabilities {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -13060,7 +14970,9 @@ impl<'de> Deserialize<'de> for SessionCancelCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SessionCancelCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionCancelCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SessionCancelCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionCancelCapabilities, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -13068,7 +14980,9 @@ impl<'de> Deserialize<'de> for SessionCancelCapabilities {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -13162,7 +15076,9 @@ impl<'de> Deserialize<'de> for SubagentUpdate {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SubagentUpdate;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SubagentUpdate)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SubagentUpdate)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SubagentUpdate, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_title: Option<Option<String>> = None;
@@ -13181,19 +15097,29 @@ impl<'de> Deserialize<'de> for SubagentUpdate {
                         }
                         "title" => {
                             de::seen::<A::Error>(&mut seen, 1, "title")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? { f_title = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? {
+                                f_title = Some(v);
+                            }
                         }
                         "description" => {
                             de::seen::<A::Error>(&mut seen, 2, "description")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? { f_description = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
+                                f_description = Some(v);
+                            }
                         }
                         "capabilities" => {
                             de::seen::<A::Error>(&mut seen, 3, "capabilities")?;
-                            if let Some(v) = de::field_lenient::<A, Option<SubagentSessionCapabilities>>(&mut map, "capabilities")? { f_capabilities = Some(v); }
+                            if let Some(v) =
+                                de::field_lenient::<A, Option<SubagentSessionCapabilities>>(&mut map, "capabilities")?
+                            {
+                                f_capabilities = Some(v);
+                            }
                         }
                         "state" => {
                             de::seen::<A::Error>(&mut seen, 4, "state")?;
-                            if let Some(v) = de::field_lenient::<A, Option<StateUpdate>>(&mut map, "state")? { f_state = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<StateUpdate>>(&mut map, "state")? {
+                                f_state = Some(v);
+                            }
                         }
                         "cwd" => {
                             de::seen::<A::Error>(&mut seen, 5, "cwd")?;
@@ -13201,16 +15127,24 @@ impl<'de> Deserialize<'de> for SubagentUpdate {
                         }
                         "additionalDirectories" => {
                             de::seen::<A::Error>(&mut seen, 6, "additionalDirectories")?;
-                            f_additional_directories = Some(de::field::<A, Option<de::List<AbsolutePath>>>(&mut map, "additionalDirectories")?.map(|v| v.0));
+                            f_additional_directories = Some(
+                                de::field::<A, Option<de::List<AbsolutePath>>>(&mut map, "additionalDirectories")?
+                                    .map(|v| v.0),
+                            );
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 7, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let session_id = match f_session_id { Some(v) => v, None => return Err(de::missing::<A::Error>("sessionId")) };
+                let session_id = match f_session_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("sessionId")),
+                };
                 let title = MaybeUndefined::from_present(f_title);
                 let description = MaybeUndefined::from_present(f_description);
                 let capabilities = MaybeUndefined::from_present(f_capabilities);
@@ -13218,7 +15152,16 @@ impl<'de> Deserialize<'de> for SubagentUpdate {
                 let cwd = MaybeUndefined::from_present(f_cwd);
                 let additional_directories = MaybeUndefined::from_present(f_additional_directories);
                 let meta = MaybeUndefined::from_present(f_meta);
-                Ok(SubagentUpdate { session_id, title, description, capabilities, state, cwd, additional_directories, meta })
+                Ok(SubagentUpdate {
+                    session_id,
+                    title,
+                    description,
+                    capabilities,
+                    state,
+                    cwd,
+                    additional_directories,
+                    meta,
+                })
             }
         }
         d.deserialize_map(V)
@@ -13302,7 +15245,9 @@ impl<'de> Deserialize<'de> for SessionMessage {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SessionMessage;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionMessage)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SessionMessage)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionMessage, A::Error> {
                 let mut f_message_id: Option<MessageId> = None;
                 let mut f_sender_session_id: Option<Option<SessionId>> = None;
@@ -13320,40 +15265,65 @@ impl<'de> Deserialize<'de> for SessionMessage {
                         }
                         "senderSessionId" => {
                             de::seen::<A::Error>(&mut seen, 1, "senderSessionId")?;
-                            if let Some(v) = de::field_lenient::<A, Option<SessionId>>(&mut map, "senderSessionId")? { f_sender_session_id = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<SessionId>>(&mut map, "senderSessionId")? {
+                                f_sender_session_id = Some(v);
+                            }
                         }
                         "recipientSessionId" => {
                             de::seen::<A::Error>(&mut seen, 2, "recipientSessionId")?;
-                            if let Some(v) = de::field_lenient::<A, Option<SessionId>>(&mut map, "recipientSessionId")? { f_recipient_session_id = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<SessionId>>(&mut map, "recipientSessionId")?
+                            {
+                                f_recipient_session_id = Some(v);
+                            }
                         }
                         "senderMessageId" => {
                             de::seen::<A::Error>(&mut seen, 3, "senderMessageId")?;
-                            if let Some(v) = de::field_lenient::<A, Option<MessageId>>(&mut map, "senderMessageId")? { f_sender_message_id = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<MessageId>>(&mut map, "senderMessageId")? {
+                                f_sender_message_id = Some(v);
+                            }
                         }
                         "recipientMessageId" => {
                             de::seen::<A::Error>(&mut seen, 4, "recipientMessageId")?;
-                            if let Some(v) = de::field_lenient::<A, Option<MessageId>>(&mut map, "recipientMessageId")? { f_recipient_message_id = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<MessageId>>(&mut map, "recipientMessageId")?
+                            {
+                                f_recipient_message_id = Some(v);
+                            }
                         }
                         "content" => {
                             de::seen::<A::Error>(&mut seen, 5, "content")?;
                             let r = de::field_items::<A, ContentBlock>(&mut map, "content", true, true)?;
-                            if let Some(v) = r { f_content = Some(v); }
+                            if let Some(v) = r {
+                                f_content = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 6, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let message_id = match f_message_id { Some(v) => v, None => return Err(de::missing::<A::Error>("messageId")) };
+                let message_id = match f_message_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("messageId")),
+                };
                 let sender_session_id = MaybeUndefined::from_present(f_sender_session_id);
                 let recipient_session_id = MaybeUndefined::from_present(f_recipient_session_id);
                 let sender_message_id = MaybeUndefined::from_present(f_sender_message_id);
                 let recipient_message_id = MaybeUndefined::from_present(f_recipient_message_id);
                 let content = MaybeUndefined::from_present(f_content);
                 let meta = MaybeUndefined::from_present(f_meta);
-                Ok(SessionMessage { message_id, sender_session_id, recipient_session_id, sender_message_id, recipient_message_id, content, meta })
+                Ok(SessionMessage {
+                    message_id,
+                    sender_session_id,
+                    recipient_session_id,
+                    sender_message_id,
+                    recipient_message_id,
+                    content,
+                    meta,
+                })
             }
         }
         d.deserialize_map(V)
@@ -13400,7 +15370,9 @@ impl<'de> Deserialize<'de> for SessionMessageChunk {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SessionMessageChunk;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionMessageChunk)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SessionMessageChunk)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionMessageChunk, A::Error> {
                 let mut f_message_id: Option<MessageId> = None;
                 let mut f_content: Option<ContentBlock> = None;
@@ -13418,13 +15390,21 @@ impl<'de> Deserialize<'de> for SessionMessageChunk {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let message_id = match f_message_id { Some(v) => v, None => return Err(de::missing::<A::Error>("messageId")) };
-                let content = match f_content { Some(v) => v, None => return Err(de::missing::<A::Error>("content")) };
+                let message_id = match f_message_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("messageId")),
+                };
+                let content = match f_content {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("content")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(SessionMessageChunk { message_id, content, meta })
             }
@@ -13469,7 +15449,9 @@ impl<'de> Deserialize<'de> for CompleteElicitationNotification {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = CompleteElicitationNotification;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (CompleteElicitationNotification)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (CompleteElicitationNotification)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CompleteElicitationNotification, A::Error> {
                 let mut f_elicitation_id: Option<ElicitationId> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -13482,12 +15464,17 @@ impl<'de> Deserialize<'de> for CompleteElicitationNotification {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let elicitation_id = match f_elicitation_id { Some(v) => v, None => return Err(de::missing::<A::Error>("elicitationId")) };
+                let elicitation_id = match f_elicitation_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("elicitationId")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(CompleteElicitationNotification { elicitation_id, meta })
             }
@@ -13512,7 +15499,9 @@ pub struct AuthStatusUpdateNotification {
 impl SerializeFields for AuthStatusUpdateNotification {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("state", &self.state)?;
-        if let Some(v) = &self.accounts { m.serialize_entry("accounts", v)?; }
+        if let Some(v) = &self.accounts {
+            m.serialize_entry("accounts", v)?;
+        }
         match &self.meta {
             MaybeUndefined::Undefined => {}
             MaybeUndefined::Null => m.serialize_entry("_meta", &())?,
@@ -13535,7 +15524,9 @@ impl<'de> Deserialize<'de> for AuthStatusUpdateNotification {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = AuthStatusUpdateNotification;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (AuthStatusUpdateNotification)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (AuthStatusUpdateNotification)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AuthStatusUpdateNotification, A::Error> {
                 let mut f_state: Option<AuthState> = None;
                 let mut f_accounts: Option<Vec<AuthAccount>> = None;
@@ -13550,16 +15541,23 @@ impl<'de> Deserialize<'de> for AuthStatusUpdateNotification {
                         "accounts" => {
                             de::seen::<A::Error>(&mut seen, 1, "accounts")?;
                             let r = de::field_items::<A, AuthAccount>(&mut map, "accounts", false, true)?;
-                            if let Some(Some(v)) = r { f_accounts = Some(v); }
+                            if let Some(Some(v)) = r {
+                                f_accounts = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let state = match f_state { Some(v) => v, None => return Err(de::missing::<A::Error>("state")) };
+                let state = match f_state {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("state")),
+                };
                 let accounts = f_accounts;
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(AuthStatusUpdateNotification { state, accounts, meta })
@@ -13616,7 +15614,9 @@ impl<'de> Deserialize<'de> for InitializeRequest {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = InitializeRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (InitializeRequest)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (InitializeRequest)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<InitializeRequest, A::Error> {
                 let mut f_protocol_version: Option<ProtocolVersion> = None;
                 let mut f_info: Option<Implementation> = None;
@@ -13635,18 +15635,31 @@ impl<'de> Deserialize<'de> for InitializeRequest {
                         }
                         "capabilities" => {
                             de::seen::<A::Error>(&mut seen, 2, "capabilities")?;
-                            if let Some(v) = de::field_lenient::<A, ClientCapabilities>(&mut map, "capabilities")? { f_capabilities = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, ClientCapabilities>(&mut map, "capabilities")? {
+                                f_capabilities = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let protocol_version = match f_protocol_version { Some(v) => v, None => return Err(de::missing::<A::Error>("protocolVersion")) };
-                let info = match f_info { Some(v) => v, None => return Err(de::missing::<A::Error>("info")) };
-                let capabilities = match f_capabilities { Some(v) => v, None => ClientCapabilities::default() };
+                let protocol_version = match f_protocol_version {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("protocolVersion")),
+                };
+                let info = match f_info {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("info")),
+                };
+                let capabilities = match f_capabilities {
+                    Some(v) => v,
+                    None => ClientCapabilities::default(),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(InitializeRequest { protocol_version, info, capabilities, meta })
             }
@@ -13715,7 +15728,9 @@ impl<'de> Deserialize<'de> for ClientCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ClientCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ClientCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ClientCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ClientCapabilities, A::Error> {
                 let mut f_auth: Option<Option<ClientAuthCapabilities>> = None;
                 let mut f_elicitation: Option<Option<ElicitationCapabilities>> = None;
@@ -13725,15 +15740,23 @@ impl<'de> Deserialize<'de> for ClientCapabilities {
                     match key.as_str() {
                         "auth" => {
                             de::seen::<A::Error>(&mut seen, 0, "auth")?;
-                            if let Some(v) = de::field_lenient::<A, Option<ClientAuthCapabilities>>(&mut map, "auth")? { f_auth = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<ClientAuthCapabilities>>(&mut map, "auth")? {
+                                f_auth = Some(v);
+                            }
                         }
                         "elicitation" => {
                             de::seen::<A::Error>(&mut seen, 1, "elicitation")?;
-                            if let Some(v) = de::field_lenient::<A, Option<ElicitationCapabilities>>(&mut map, "elicitation")? { f_elicitation = Some(v); }
+                            if let Some(v) =
+                                de::field_lenient::<A, Option<ElicitationCapabilities>>(&mut map, "elicitation")?
+                            {
+                                f_elicitation = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -13761,10 +15784,7 @@ pub struct ClientAuthCapabilities {
 
 impl Default for ClientAuthCapabilities {
     fn default() -> Self {
-        Self {
-            terminal: MaybeUndefined::Undefined,
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { terminal: MaybeUndefined::Undefined, meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -13797,7 +15817,9 @@ impl<'de> Deserialize<'de> for ClientAuthCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ClientAuthCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ClientAuthCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ClientAuthCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ClientAuthCapabilities, A::Error> {
                 let mut f_terminal: Option<Option<TerminalAuthCapabilities>> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -13806,11 +15828,17 @@ impl<'de> Deserialize<'de> for ClientAuthCapabilities {
                     match key.as_str() {
                         "terminal" => {
                             de::seen::<A::Error>(&mut seen, 0, "terminal")?;
-                            if let Some(v) = de::field_lenient::<A, Option<TerminalAuthCapabilities>>(&mut map, "terminal")? { f_terminal = Some(v); }
+                            if let Some(v) =
+                                de::field_lenient::<A, Option<TerminalAuthCapabilities>>(&mut map, "terminal")?
+                            {
+                                f_terminal = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -13835,9 +15863,7 @@ pub struct TerminalAuthCapabilities {
 
 impl Default for TerminalAuthCapabilities {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -13865,7 +15891,9 @@ impl<'de> Deserialize<'de> for TerminalAuthCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = TerminalAuthCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (TerminalAuthCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (TerminalAuthCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TerminalAuthCapabilities, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -13873,7 +15901,9 @@ impl<'de> Deserialize<'de> for TerminalAuthCapabilities {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -13901,11 +15931,7 @@ pub struct ElicitationCapabilities {
 
 impl Default for ElicitationCapabilities {
     fn default() -> Self {
-        Self {
-            form: MaybeUndefined::Undefined,
-            url: MaybeUndefined::Undefined,
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { form: MaybeUndefined::Undefined, url: MaybeUndefined::Undefined, meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -13943,7 +15969,9 @@ impl<'de> Deserialize<'de> for ElicitationCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ElicitationCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ElicitationCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ElicitationCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ElicitationCapabilities, A::Error> {
                 let mut f_form: Option<Option<ElicitationFormCapabilities>> = None;
                 let mut f_url: Option<Option<ElicitationUrlCapabilities>> = None;
@@ -13953,15 +15981,25 @@ impl<'de> Deserialize<'de> for ElicitationCapabilities {
                     match key.as_str() {
                         "form" => {
                             de::seen::<A::Error>(&mut seen, 0, "form")?;
-                            if let Some(v) = de::field_lenient::<A, Option<ElicitationFormCapabilities>>(&mut map, "form")? { f_form = Some(v); }
+                            if let Some(v) =
+                                de::field_lenient::<A, Option<ElicitationFormCapabilities>>(&mut map, "form")?
+                            {
+                                f_form = Some(v);
+                            }
                         }
                         "url" => {
                             de::seen::<A::Error>(&mut seen, 1, "url")?;
-                            if let Some(v) = de::field_lenient::<A, Option<ElicitationUrlCapabilities>>(&mut map, "url")? { f_url = Some(v); }
+                            if let Some(v) =
+                                de::field_lenient::<A, Option<ElicitationUrlCapabilities>>(&mut map, "url")?
+                            {
+                                f_url = Some(v);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -13987,9 +16025,7 @@ pub struct ElicitationFormCapabilities {
 
 impl Default for ElicitationFormCapabilities {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -14017,7 +16053,9 @@ impl<'de> Deserialize<'de> for ElicitationFormCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ElicitationFormCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ElicitationFormCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ElicitationFormCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ElicitationFormCapabilities, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -14025,7 +16063,9 @@ impl<'de> Deserialize<'de> for ElicitationFormCapabilities {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -14049,9 +16089,7 @@ pub struct ElicitationUrlCapabilities {
 
 impl Default for ElicitationUrlCapabilities {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -14079,7 +16117,9 @@ impl<'de> Deserialize<'de> for ElicitationUrlCapabilities {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ElicitationUrlCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ElicitationUrlCapabilities)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ElicitationUrlCapabilities)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ElicitationUrlCapabilities, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -14087,7 +16127,9 @@ impl<'de> Deserialize<'de> for ElicitationUrlCapabilities {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -14137,7 +16179,9 @@ impl<'de> Deserialize<'de> for LoginAuthRequest {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = LoginAuthRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (LoginAuthRequest)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (LoginAuthRequest)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<LoginAuthRequest, A::Error> {
                 let mut f_method_id: Option<AuthMethodId> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -14150,12 +16194,17 @@ impl<'de> Deserialize<'de> for LoginAuthRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let method_id = match f_method_id { Some(v) => v, None => return Err(de::missing::<A::Error>("methodId")) };
+                let method_id = match f_method_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("methodId")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(LoginAuthRequest { method_id, meta })
             }
@@ -14175,9 +16224,7 @@ pub struct ListProvidersRequest {
 
 impl Default for ListProvidersRequest {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -14205,7 +16252,9 @@ impl<'de> Deserialize<'de> for ListProvidersRequest {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ListProvidersRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ListProvidersRequest)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ListProvidersRequest)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ListProvidersRequest, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -14213,7 +16262,9 @@ impl<'de> Deserialize<'de> for ListProvidersRequest {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -14249,7 +16300,9 @@ impl SerializeFields for SetProviderRequest {
         m.serialize_entry("providerId", &self.provider_id)?;
         m.serialize_entry("apiType", &self.api_type)?;
         m.serialize_entry("baseUrl", &self.base_url)?;
-        if let Some(v) = &self.headers { m.serialize_entry("headers", v)?; }
+        if let Some(v) = &self.headers {
+            m.serialize_entry("headers", v)?;
+        }
         match &self.meta {
             MaybeUndefined::Undefined => {}
             MaybeUndefined::Null => m.serialize_entry("_meta", &())?,
@@ -14272,7 +16325,9 @@ impl<'de> Deserialize<'de> for SetProviderRequest {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SetProviderRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SetProviderRequest)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SetProviderRequest)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SetProviderRequest, A::Error> {
                 let mut f_provider_id: Option<ProviderId> = None;
                 let mut f_api_type: Option<LlmProtocol> = None;
@@ -14300,14 +16355,25 @@ impl<'de> Deserialize<'de> for SetProviderRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 4, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let provider_id = match f_provider_id { Some(v) => v, None => return Err(de::missing::<A::Error>("providerId")) };
-                let api_type = match f_api_type { Some(v) => v, None => return Err(de::missing::<A::Error>("apiType")) };
-                let base_url = match f_base_url { Some(v) => v, None => return Err(de::missing::<A::Error>("baseUrl")) };
+                let provider_id = match f_provider_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("providerId")),
+                };
+                let api_type = match f_api_type {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("apiType")),
+                };
+                let base_url = match f_base_url {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("baseUrl")),
+                };
                 let headers = f_headers;
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(SetProviderRequest { provider_id, api_type, base_url, headers, meta })
@@ -14353,7 +16419,9 @@ impl<'de> Deserialize<'de> for DisableProviderRequest {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = DisableProviderRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (DisableProviderRequest)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (DisableProviderRequest)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<DisableProviderRequest, A::Error> {
                 let mut f_provider_id: Option<ProviderId> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -14366,12 +16434,17 @@ impl<'de> Deserialize<'de> for DisableProviderRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let provider_id = match f_provider_id { Some(v) => v, None => return Err(de::missing::<A::Error>("providerId")) };
+                let provider_id = match f_provider_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("providerId")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(DisableProviderRequest { provider_id, meta })
             }
@@ -14391,9 +16464,7 @@ pub struct LogoutAuthRequest {
 
 impl Default for LogoutAuthRequest {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -14421,7 +16492,9 @@ impl<'de> Deserialize<'de> for LogoutAuthRequest {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = LogoutAuthRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (LogoutAuthRequest)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (LogoutAuthRequest)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<LogoutAuthRequest, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -14429,7 +16502,9 @@ impl<'de> Deserialize<'de> for LogoutAuthRequest {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -14453,9 +16528,7 @@ pub struct AuthStatusRequest {
 
 impl Default for AuthStatusRequest {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -14483,7 +16556,9 @@ impl<'de> Deserialize<'de> for AuthStatusRequest {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = AuthStatusRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (AuthStatusRequest)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (AuthStatusRequest)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AuthStatusRequest, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -14491,7 +16566,9 @@ impl<'de> Deserialize<'de> for AuthStatusRequest {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -14524,8 +16601,12 @@ pub struct NewSessionRequest {
 impl SerializeFields for NewSessionRequest {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("cwd", &self.cwd)?;
-        if let Some(v) = &self.additional_directories { m.serialize_entry("additionalDirectories", v)?; }
-        if let Some(v) = &self.mcp_servers { m.serialize_entry("mcpServers", v)?; }
+        if let Some(v) = &self.additional_directories {
+            m.serialize_entry("additionalDirectories", v)?;
+        }
+        if let Some(v) = &self.mcp_servers {
+            m.serialize_entry("mcpServers", v)?;
+        }
         match &self.system_prompt {
             MaybeUndefined::Undefined => {}
             MaybeUndefined::Null => m.serialize_entry("systemPrompt", &())?,
@@ -14553,7 +16634,9 @@ impl<'de> Deserialize<'de> for NewSessionRequest {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = NewSessionRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (NewSessionRequest)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (NewSessionRequest)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<NewSessionRequest, A::Error> {
                 let mut f_cwd: Option<AbsolutePath> = None;
                 let mut f_additional_directories: Option<Vec<AbsolutePath>> = None;
@@ -14569,11 +16652,17 @@ impl<'de> Deserialize<'de> for NewSessionRequest {
                         }
                         "additionalDirectories" => {
                             de::seen::<A::Error>(&mut seen, 1, "additionalDirectories")?;
-                            f_additional_directories = Some(de::field::<A, de::List<AbsolutePath>>(&mut map, "additionalDirectories")?.0);
+                            if let Some(v) =
+                                de::field::<A, Option<de::List<AbsolutePath>>>(&mut map, "additionalDirectories")?
+                            {
+                                f_additional_directories = Some(v.0);
+                            }
                         }
                         "mcpServers" => {
                             de::seen::<A::Error>(&mut seen, 2, "mcpServers")?;
-                            f_mcp_servers = Some(de::field::<A, de::List<McpServer>>(&mut map, "mcpServers")?.0);
+                            if let Some(v) = de::field::<A, Option<de::List<McpServer>>>(&mut map, "mcpServers")? {
+                                f_mcp_servers = Some(v.0);
+                            }
                         }
                         "systemPrompt" => {
                             de::seen::<A::Error>(&mut seen, 3, "systemPrompt")?;
@@ -14581,12 +16670,17 @@ impl<'de> Deserialize<'de> for NewSessionRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 4, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let cwd = match f_cwd { Some(v) => v, None => return Err(de::missing::<A::Error>("cwd")) };
+                let cwd = match f_cwd {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("cwd")),
+                };
                 let additional_directories = f_additional_directories;
                 let mcp_servers = f_mcp_servers;
                 let system_prompt = MaybeUndefined::from_present(f_system_prompt);
@@ -14614,9 +16708,18 @@ pub enum McpServer {
 impl SerializeFields for McpServer {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         match self {
-            Self::Http(v) => { m.serialize_entry("type", "http")?; v.serialize_fields(m, skip)?; }
-            Self::Acp(v) => { m.serialize_entry("type", "acp")?; v.serialize_fields(m, skip)?; }
-            Self::Stdio(v) => { m.serialize_entry("type", "stdio")?; v.serialize_fields(m, skip)?; }
+            Self::Http(v) => {
+                m.serialize_entry("type", "http")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::Acp(v) => {
+                m.serialize_entry("type", "acp")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::Stdio(v) => {
+                m.serialize_entry("type", "stdio")?;
+                v.serialize_fields(m, skip)?;
+            }
             Self::Unknown(raw) => raw.serialize_fields(m, skip)?,
         }
         Ok(())
@@ -14625,7 +16728,9 @@ impl SerializeFields for McpServer {
 
 impl Serialize for McpServer {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        if let Self::Unknown(raw) = self { return raw.serialize(s); }
+        if let Self::Unknown(raw) = self {
+            return raw.serialize(s);
+        }
         let mut m = s.serialize_map(None)?;
         self.serialize_fields(&mut m, &[])?;
         m.end()
@@ -14641,9 +16746,7 @@ impl<'de> Deserialize<'de> for McpServer {
             Some("acp") => Self::Acp(de::from_raw::<McpServerAcp, D::Error>(raw)?),
             Some("stdio") => Self::Stdio(de::from_raw::<McpServerStdio, D::Error>(raw)?),
             None => return Err(de::missing::<D::Error>("type")),
-            Some(other) => {
-                Self::Unknown(RawJson::from_raw(raw))
-            }
+            Some(other) => Self::Unknown(RawJson::from_raw(raw)),
         })
     }
 }
@@ -14687,7 +16790,9 @@ impl<'de> Deserialize<'de> for HttpHeader {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = HttpHeader;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (HttpHeader)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (HttpHeader)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<HttpHeader, A::Error> {
                 let mut f_name: Option<String> = None;
                 let mut f_value: Option<String> = None;
@@ -14705,13 +16810,21 @@ impl<'de> Deserialize<'de> for HttpHeader {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let name = match f_name { Some(v) => v, None => return Err(de::missing::<A::Error>("name")) };
-                let value = match f_value { Some(v) => v, None => return Err(de::missing::<A::Error>("value")) };
+                let name = match f_name {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("name")),
+                };
+                let value = match f_value {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("value")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(HttpHeader { name, value, meta })
             }
@@ -14740,7 +16853,9 @@ impl SerializeFields for McpServerHttp {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("name", &self.name)?;
         m.serialize_entry("url", &self.url)?;
-        if let Some(v) = &self.headers { m.serialize_entry("headers", v)?; }
+        if let Some(v) = &self.headers {
+            m.serialize_entry("headers", v)?;
+        }
         match &self.meta {
             MaybeUndefined::Undefined => {}
             MaybeUndefined::Null => m.serialize_entry("_meta", &())?,
@@ -14763,7 +16878,9 @@ impl<'de> Deserialize<'de> for McpServerHttp {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = McpServerHttp;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (McpServerHttp)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (McpServerHttp)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<McpServerHttp, A::Error> {
                 let mut f_name: Option<String> = None;
                 let mut f_url: Option<String> = None;
@@ -14782,17 +16899,27 @@ impl<'de> Deserialize<'de> for McpServerHttp {
                         }
                         "headers" => {
                             de::seen::<A::Error>(&mut seen, 2, "headers")?;
-                            f_headers = Some(de::field::<A, de::List<HttpHeader>>(&mut map, "headers")?.0);
+                            if let Some(v) = de::field::<A, Option<de::List<HttpHeader>>>(&mut map, "headers")? {
+                                f_headers = Some(v.0);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let name = match f_name { Some(v) => v, None => return Err(de::missing::<A::Error>("name")) };
-                let url = match f_url { Some(v) => v, None => return Err(de::missing::<A::Error>("url")) };
+                let name = match f_name {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("name")),
+                };
+                let url = match f_url {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("url")),
+                };
                 let headers = f_headers;
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(McpServerHttp { name, url, headers, meta })
@@ -14841,7 +16968,9 @@ impl<'de> Deserialize<'de> for McpServerAcp {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = McpServerAcp;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (McpServerAcp)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (McpServerAcp)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<McpServerAcp, A::Error> {
                 let mut f_name: Option<String> = None;
                 let mut f_server_id: Option<McpServerAcpId> = None;
@@ -14859,13 +16988,21 @@ impl<'de> Deserialize<'de> for McpServerAcp {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let name = match f_name { Some(v) => v, None => return Err(de::missing::<A::Error>("name")) };
-                let server_id = match f_server_id { Some(v) => v, None => return Err(de::missing::<A::Error>("serverId")) };
+                let name = match f_name {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("name")),
+                };
+                let server_id = match f_server_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("serverId")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(McpServerAcp { name, server_id, meta })
             }
@@ -14896,8 +17033,12 @@ impl SerializeFields for McpServerStdio {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("name", &self.name)?;
         m.serialize_entry("command", &self.command)?;
-        if let Some(v) = &self.args { m.serialize_entry("args", v)?; }
-        if let Some(v) = &self.env { m.serialize_entry("env", v)?; }
+        if let Some(v) = &self.args {
+            m.serialize_entry("args", v)?;
+        }
+        if let Some(v) = &self.env {
+            m.serialize_entry("env", v)?;
+        }
         match &self.meta {
             MaybeUndefined::Undefined => {}
             MaybeUndefined::Null => m.serialize_entry("_meta", &())?,
@@ -14920,7 +17061,9 @@ impl<'de> Deserialize<'de> for McpServerStdio {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = McpServerStdio;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (McpServerStdio)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (McpServerStdio)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<McpServerStdio, A::Error> {
                 let mut f_name: Option<String> = None;
                 let mut f_command: Option<AbsolutePath> = None;
@@ -14940,21 +17083,33 @@ impl<'de> Deserialize<'de> for McpServerStdio {
                         }
                         "args" => {
                             de::seen::<A::Error>(&mut seen, 2, "args")?;
-                            f_args = Some(de::field::<A, de::List<String>>(&mut map, "args")?.0);
+                            if let Some(v) = de::field::<A, Option<de::List<String>>>(&mut map, "args")? {
+                                f_args = Some(v.0);
+                            }
                         }
                         "env" => {
                             de::seen::<A::Error>(&mut seen, 3, "env")?;
-                            f_env = Some(de::field::<A, de::List<EnvVariable>>(&mut map, "env")?.0);
+                            if let Some(v) = de::field::<A, Option<de::List<EnvVariable>>>(&mut map, "env")? {
+                                f_env = Some(v.0);
+                            }
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 4, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let name = match f_name { Some(v) => v, None => return Err(de::missing::<A::Error>("name")) };
-                let command = match f_command { Some(v) => v, None => return Err(de::missing::<A::Error>("command")) };
+                let name = match f_name {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("name")),
+                };
+                let command = match f_command {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("command")),
+                };
                 let args = f_args;
                 let env = f_env;
                 let meta = MaybeUndefined::from_present(f_meta);
@@ -15004,7 +17159,9 @@ impl<'de> Deserialize<'de> for SystemPrompt {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SystemPrompt;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SystemPrompt)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SystemPrompt)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SystemPrompt, A::Error> {
                 let mut f_mode: Option<SystemPromptMode> = None;
                 let mut f_content: Option<Vec<ContentBlock>> = None;
@@ -15022,13 +17179,21 @@ impl<'de> Deserialize<'de> for SystemPrompt {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let mode = match f_mode { Some(v) => v, None => return Err(de::missing::<A::Error>("mode")) };
-                let content = match f_content { Some(v) => v, None => return Err(de::missing::<A::Error>("content")) };
+                let mode = match f_mode {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("mode")),
+                };
+                let content = match f_content {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("content")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(SystemPrompt { mode, content, meta })
             }
@@ -15064,7 +17229,9 @@ impl SystemPromptMode {
 }
 
 impl Serialize for SystemPromptMode {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> { s.serialize_str(self.as_str()) }
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
 }
 
 impl<'de> Deserialize<'de> for SystemPromptMode {
@@ -15143,7 +17310,9 @@ impl<'de> Deserialize<'de> for ListSessionsRequest {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ListSessionsRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ListSessionsRequest)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ListSessionsRequest)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ListSessionsRequest, A::Error> {
                 let mut f_cwd: Option<Option<AbsolutePath>> = None;
                 let mut f_cursor: Option<Option<SessionListCursor>> = None;
@@ -15166,7 +17335,9 @@ impl<'de> Deserialize<'de> for ListSessionsRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -15213,7 +17384,9 @@ impl SessionArchiveFilter {
 }
 
 impl Serialize for SessionArchiveFilter {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> { s.serialize_str(self.as_str()) }
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
 }
 
 impl<'de> Deserialize<'de> for SessionArchiveFilter {
@@ -15264,7 +17437,9 @@ impl<'de> Deserialize<'de> for DeleteSessionRequest {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = DeleteSessionRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (DeleteSessionRequest)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (DeleteSessionRequest)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<DeleteSessionRequest, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -15277,12 +17452,17 @@ impl<'de> Deserialize<'de> for DeleteSessionRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let session_id = match f_session_id { Some(v) => v, None => return Err(de::missing::<A::Error>("sessionId")) };
+                let session_id = match f_session_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("sessionId")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(DeleteSessionRequest { session_id, meta })
             }
@@ -15314,8 +17494,12 @@ impl SerializeFields for ForkSessionRequest {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("sessionId", &self.session_id)?;
         m.serialize_entry("cwd", &self.cwd)?;
-        if let Some(v) = &self.additional_directories { m.serialize_entry("additionalDirectories", v)?; }
-        if let Some(v) = &self.mcp_servers { m.serialize_entry("mcpServers", v)?; }
+        if let Some(v) = &self.additional_directories {
+            m.serialize_entry("additionalDirectories", v)?;
+        }
+        if let Some(v) = &self.mcp_servers {
+            m.serialize_entry("mcpServers", v)?;
+        }
         match &self.system_prompt {
             MaybeUndefined::Undefined => {}
             MaybeUndefined::Null => m.serialize_entry("systemPrompt", &())?,
@@ -15343,7 +17527,9 @@ impl<'de> Deserialize<'de> for ForkSessionRequest {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ForkSessionRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ForkSessionRequest)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ForkSessionRequest)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ForkSessionRequest, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_cwd: Option<AbsolutePath> = None;
@@ -15364,11 +17550,17 @@ impl<'de> Deserialize<'de> for ForkSessionRequest {
                         }
                         "additionalDirectories" => {
                             de::seen::<A::Error>(&mut seen, 2, "additionalDirectories")?;
-                            f_additional_directories = Some(de::field::<A, de::List<AbsolutePath>>(&mut map, "additionalDirectories")?.0);
+                            if let Some(v) =
+                                de::field::<A, Option<de::List<AbsolutePath>>>(&mut map, "additionalDirectories")?
+                            {
+                                f_additional_directories = Some(v.0);
+                            }
                         }
                         "mcpServers" => {
                             de::seen::<A::Error>(&mut seen, 3, "mcpServers")?;
-                            f_mcp_servers = Some(de::field::<A, de::List<McpServer>>(&mut map, "mcpServers")?.0);
+                            if let Some(v) = de::field::<A, Option<de::List<McpServer>>>(&mut map, "mcpServers")? {
+                                f_mcp_servers = Some(v.0);
+                            }
                         }
                         "systemPrompt" => {
                             de::seen::<A::Error>(&mut seen, 4, "systemPrompt")?;
@@ -15376,13 +17568,21 @@ impl<'de> Deserialize<'de> for ForkSessionRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 5, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let session_id = match f_session_id { Some(v) => v, None => return Err(de::missing::<A::Error>("sessionId")) };
-                let cwd = match f_cwd { Some(v) => v, None => return Err(de::missing::<A::Error>("cwd")) };
+                let session_id = match f_session_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("sessionId")),
+                };
+                let cwd = match f_cwd {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("cwd")),
+                };
                 let additional_directories = f_additional_directories;
                 let mcp_servers = f_mcp_servers;
                 let system_prompt = MaybeUndefined::from_present(f_system_prompt);
@@ -15430,7 +17630,9 @@ impl<'de> Deserialize<'de> for ArchiveSessionRequest {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ArchiveSessionRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ArchiveSessionRequest)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ArchiveSessionRequest)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ArchiveSessionRequest, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -15443,12 +17645,17 @@ impl<'de> Deserialize<'de> for ArchiveSessionRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let session_id = match f_session_id { Some(v) => v, None => return Err(de::missing::<A::Error>("sessionId")) };
+                let session_id = match f_session_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("sessionId")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(ArchiveSessionRequest { session_id, meta })
             }
@@ -15493,7 +17700,9 @@ impl<'de> Deserialize<'de> for UnarchiveSessionRequest {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = UnarchiveSessionRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (UnarchiveSessionRequest)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (UnarchiveSessionRequest)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<UnarchiveSessionRequest, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -15506,12 +17715,17 @@ impl<'de> Deserialize<'de> for UnarchiveSessionRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let session_id = match f_session_id { Some(v) => v, None => return Err(de::missing::<A::Error>("sessionId")) };
+                let session_id = match f_session_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("sessionId")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(UnarchiveSessionRequest { session_id, meta })
             }
@@ -15556,7 +17770,9 @@ impl<'de> Deserialize<'de> for SessionStatusRequest {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SessionStatusRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SessionStatusRequest)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SessionStatusRequest)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionStatusRequest, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -15569,12 +17785,17 @@ impl<'de> Deserialize<'de> for SessionStatusRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let session_id = match f_session_id { Some(v) => v, None => return Err(de::missing::<A::Error>("sessionId")) };
+                let session_id = match f_session_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("sessionId")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(SessionStatusRequest { session_id, meta })
             }
@@ -15622,7 +17843,9 @@ impl<'de> Deserialize<'de> for SetSessionTitleRequest {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SetSessionTitleRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SetSessionTitleRequest)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SetSessionTitleRequest)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SetSessionTitleRequest, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_title: Option<String> = None;
@@ -15640,13 +17863,21 @@ impl<'de> Deserialize<'de> for SetSessionTitleRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let session_id = match f_session_id { Some(v) => v, None => return Err(de::missing::<A::Error>("sessionId")) };
-                let title = match f_title { Some(v) => v, None => return Err(de::missing::<A::Error>("title")) };
+                let session_id = match f_session_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("sessionId")),
+                };
+                let title = match f_title {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("title")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(SetSessionTitleRequest { session_id, title, meta })
             }
@@ -15680,8 +17911,12 @@ impl SerializeFields for ResumeSessionRequest {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("sessionId", &self.session_id)?;
         m.serialize_entry("cwd", &self.cwd)?;
-        if let Some(v) = &self.additional_directories { m.serialize_entry("additionalDirectories", v)?; }
-        if let Some(v) = &self.mcp_servers { m.serialize_entry("mcpServers", v)?; }
+        if let Some(v) = &self.additional_directories {
+            m.serialize_entry("additionalDirectories", v)?;
+        }
+        if let Some(v) = &self.mcp_servers {
+            m.serialize_entry("mcpServers", v)?;
+        }
         match &self.replay_from {
             MaybeUndefined::Undefined => {}
             MaybeUndefined::Null => m.serialize_entry("replayFrom", &())?,
@@ -15714,7 +17949,9 @@ impl<'de> Deserialize<'de> for ResumeSessionRequest {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ResumeSessionRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ResumeSessionRequest)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ResumeSessionRequest)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ResumeSessionRequest, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_cwd: Option<AbsolutePath> = None;
@@ -15736,11 +17973,17 @@ impl<'de> Deserialize<'de> for ResumeSessionRequest {
                         }
                         "additionalDirectories" => {
                             de::seen::<A::Error>(&mut seen, 2, "additionalDirectories")?;
-                            f_additional_directories = Some(de::field::<A, de::List<AbsolutePath>>(&mut map, "additionalDirectories")?.0);
+                            if let Some(v) =
+                                de::field::<A, Option<de::List<AbsolutePath>>>(&mut map, "additionalDirectories")?
+                            {
+                                f_additional_directories = Some(v.0);
+                            }
                         }
                         "mcpServers" => {
                             de::seen::<A::Error>(&mut seen, 3, "mcpServers")?;
-                            f_mcp_servers = Some(de::field::<A, de::List<McpServer>>(&mut map, "mcpServers")?.0);
+                            if let Some(v) = de::field::<A, Option<de::List<McpServer>>>(&mut map, "mcpServers")? {
+                                f_mcp_servers = Some(v.0);
+                            }
                         }
                         "replayFrom" => {
                             de::seen::<A::Error>(&mut seen, 4, "replayFrom")?;
@@ -15752,19 +17995,35 @@ impl<'de> Deserialize<'de> for ResumeSessionRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 6, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let session_id = match f_session_id { Some(v) => v, None => return Err(de::missing::<A::Error>("sessionId")) };
-                let cwd = match f_cwd { Some(v) => v, None => return Err(de::missing::<A::Error>("cwd")) };
+                let session_id = match f_session_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("sessionId")),
+                };
+                let cwd = match f_cwd {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("cwd")),
+                };
                 let additional_directories = f_additional_directories;
                 let mcp_servers = f_mcp_servers;
                 let replay_from = MaybeUndefined::from_present(f_replay_from);
                 let system_prompt = MaybeUndefined::from_present(f_system_prompt);
                 let meta = MaybeUndefined::from_present(f_meta);
-                Ok(ResumeSessionRequest { session_id, cwd, additional_directories, mcp_servers, replay_from, system_prompt, meta })
+                Ok(ResumeSessionRequest {
+                    session_id,
+                    cwd,
+                    additional_directories,
+                    mcp_servers,
+                    replay_from,
+                    system_prompt,
+                    meta,
+                })
             }
         }
         d.deserialize_map(V)
@@ -15783,7 +18042,10 @@ pub enum ReplayFrom {
 impl SerializeFields for ReplayFrom {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         match self {
-            Self::Start(v) => { m.serialize_entry("type", "start")?; v.serialize_fields(m, skip)?; }
+            Self::Start(v) => {
+                m.serialize_entry("type", "start")?;
+                v.serialize_fields(m, skip)?;
+            }
             Self::Unknown(raw) => raw.serialize_fields(m, skip)?,
         }
         Ok(())
@@ -15792,7 +18054,9 @@ impl SerializeFields for ReplayFrom {
 
 impl Serialize for ReplayFrom {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        if let Self::Unknown(raw) = self { return raw.serialize(s); }
+        if let Self::Unknown(raw) = self {
+            return raw.serialize(s);
+        }
         let mut m = s.serialize_map(None)?;
         self.serialize_fields(&mut m, &[])?;
         m.end()
@@ -15806,9 +18070,7 @@ impl<'de> Deserialize<'de> for ReplayFrom {
         Ok(match tag.as_ref().map(|t| t.as_str()) {
             Some("start") => Self::Start(de::from_raw::<ReplayFromStart, D::Error>(raw)?),
             None => return Err(de::missing::<D::Error>("type")),
-            Some(other) => {
-                Self::Unknown(RawJson::from_raw(raw))
-            }
+            Some(other) => Self::Unknown(RawJson::from_raw(raw)),
         })
     }
 }
@@ -15824,9 +18086,7 @@ pub struct ReplayFromStart {
 
 impl Default for ReplayFromStart {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -15854,7 +18114,9 @@ impl<'de> Deserialize<'de> for ReplayFromStart {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ReplayFromStart;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ReplayFromStart)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ReplayFromStart)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ReplayFromStart, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -15862,7 +18124,9 @@ impl<'de> Deserialize<'de> for ReplayFromStart {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -15911,7 +18175,9 @@ impl<'de> Deserialize<'de> for CloseSessionRequest {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = CloseSessionRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (CloseSessionRequest)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (CloseSessionRequest)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CloseSessionRequest, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -15924,12 +18190,17 @@ impl<'de> Deserialize<'de> for CloseSessionRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let session_id = match f_session_id { Some(v) => v, None => return Err(de::missing::<A::Error>("sessionId")) };
+                let session_id = match f_session_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("sessionId")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(CloseSessionRequest { session_id, meta })
             }
@@ -15977,7 +18248,9 @@ impl<'de> Deserialize<'de> for CancelToolCallRequest {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = CancelToolCallRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (CancelToolCallRequest)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (CancelToolCallRequest)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CancelToolCallRequest, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_tool_call_id: Option<ToolCallId> = None;
@@ -15995,13 +18268,21 @@ impl<'de> Deserialize<'de> for CancelToolCallRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let session_id = match f_session_id { Some(v) => v, None => return Err(de::missing::<A::Error>("sessionId")) };
-                let tool_call_id = match f_tool_call_id { Some(v) => v, None => return Err(de::missing::<A::Error>("toolCallId")) };
+                let session_id = match f_session_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("sessionId")),
+                };
+                let tool_call_id = match f_tool_call_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("toolCallId")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(CancelToolCallRequest { session_id, tool_call_id, meta })
             }
@@ -16049,7 +18330,9 @@ impl<'de> Deserialize<'de> for CancelTerminalRequest {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = CancelTerminalRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (CancelTerminalRequest)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (CancelTerminalRequest)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CancelTerminalRequest, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_terminal_id: Option<TerminalId> = None;
@@ -16067,13 +18350,21 @@ impl<'de> Deserialize<'de> for CancelTerminalRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let session_id = match f_session_id { Some(v) => v, None => return Err(de::missing::<A::Error>("sessionId")) };
-                let terminal_id = match f_terminal_id { Some(v) => v, None => return Err(de::missing::<A::Error>("terminalId")) };
+                let session_id = match f_session_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("sessionId")),
+                };
+                let terminal_id = match f_terminal_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("terminalId")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(CancelTerminalRequest { session_id, terminal_id, meta })
             }
@@ -16109,8 +18400,13 @@ impl<'de> Deserialize<'de> for SetSessionConfigOptionRequestVariantId {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SetSessionConfigOptionRequestVariantId;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SetSessionConfigOptionRequestVariantId)") }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SetSessionConfigOptionRequestVariantId, A::Error> {
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SetSessionConfigOptionRequestVariantId)")
+            }
+            fn visit_map<A: MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<SetSessionConfigOptionRequestVariantId, A::Error> {
                 let mut f_value: Option<SessionConfigValueId> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
@@ -16122,7 +18418,10 @@ impl<'de> Deserialize<'de> for SetSessionConfigOptionRequestVariantId {
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let value = match f_value { Some(v) => v, None => return Err(de::missing::<A::Error>("value")) };
+                let value = match f_value {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("value")),
+                };
                 Ok(SetSessionConfigOptionRequestVariantId { value })
             }
         }
@@ -16157,8 +18456,13 @@ impl<'de> Deserialize<'de> for SetSessionConfigOptionRequestVariantBoolean {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SetSessionConfigOptionRequestVariantBoolean;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SetSessionConfigOptionRequestVariantBoolean)") }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SetSessionConfigOptionRequestVariantBoolean, A::Error> {
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SetSessionConfigOptionRequestVariantBoolean)")
+            }
+            fn visit_map<A: MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<SetSessionConfigOptionRequestVariantBoolean, A::Error> {
                 let mut f_value: Option<bool> = None;
                 let mut seen = 0u64;
                 while let Some(key) = map.next_key::<de::Str<'de>>()? {
@@ -16170,7 +18474,10 @@ impl<'de> Deserialize<'de> for SetSessionConfigOptionRequestVariantBoolean {
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let value = match f_value { Some(v) => v, None => return Err(de::missing::<A::Error>("value")) };
+                let value = match f_value {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("value")),
+                };
                 Ok(SetSessionConfigOptionRequestVariantBoolean { value })
             }
         }
@@ -16192,8 +18499,14 @@ pub enum SetSessionConfigOptionRequestVariant {
 impl SerializeFields for SetSessionConfigOptionRequestVariant {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         match self {
-            Self::Id(v) => { m.serialize_entry("type", "id")?; v.serialize_fields(m, skip)?; }
-            Self::Boolean(v) => { m.serialize_entry("type", "boolean")?; v.serialize_fields(m, skip)?; }
+            Self::Id(v) => {
+                m.serialize_entry("type", "id")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::Boolean(v) => {
+                m.serialize_entry("type", "boolean")?;
+                v.serialize_fields(m, skip)?;
+            }
             Self::Unknown(raw) => raw.serialize_fields(m, skip)?,
         }
         Ok(())
@@ -16202,7 +18515,9 @@ impl SerializeFields for SetSessionConfigOptionRequestVariant {
 
 impl Serialize for SetSessionConfigOptionRequestVariant {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        if let Self::Unknown(raw) = self { return raw.serialize(s); }
+        if let Self::Unknown(raw) = self {
+            return raw.serialize(s);
+        }
         let mut m = s.serialize_map(None)?;
         self.serialize_fields(&mut m, &[])?;
         m.end()
@@ -16215,11 +18530,11 @@ impl<'de> Deserialize<'de> for SetSessionConfigOptionRequestVariant {
         let tag = de::peek_tag::<D::Error>(raw, "type")?;
         Ok(match tag.as_ref().map(|t| t.as_str()) {
             Some("id") => Self::Id(de::from_raw::<SetSessionConfigOptionRequestVariantId, D::Error>(raw)?),
-            Some("boolean") => Self::Boolean(de::from_raw::<SetSessionConfigOptionRequestVariantBoolean, D::Error>(raw)?),
-            None => return Err(de::missing::<D::Error>("type")),
-            Some(other) => {
-                Self::Unknown(RawJson::from_raw(raw))
+            Some("boolean") => {
+                Self::Boolean(de::from_raw::<SetSessionConfigOptionRequestVariantBoolean, D::Error>(raw)?)
             }
+            None => return Err(de::missing::<D::Error>("type")),
+            Some(other) => Self::Unknown(RawJson::from_raw(raw)),
         })
     }
 }
@@ -16265,10 +18580,14 @@ impl Serialize for SetSessionConfigOptionRequest {
 
 impl<'de> Deserialize<'de> for SetSessionConfigOptionRequest {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V<'de> { raw: &'de RawValue }
+        struct V<'de> {
+            raw: &'de RawValue,
+        }
         impl<'de> Visitor<'de> for V<'de> {
             type Value = SetSessionConfigOptionRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SetSessionConfigOptionRequest)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SetSessionConfigOptionRequest)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SetSessionConfigOptionRequest, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_config_id: Option<SessionConfigId> = None;
@@ -16286,13 +18605,21 @@ impl<'de> Deserialize<'de> for SetSessionConfigOptionRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let session_id = match f_session_id { Some(v) => v, None => return Err(de::missing::<A::Error>("sessionId")) };
-                let config_id = match f_config_id { Some(v) => v, None => return Err(de::missing::<A::Error>("configId")) };
+                let session_id = match f_session_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("sessionId")),
+                };
+                let config_id = match f_config_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("configId")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 let variant = de::from_raw::<SetSessionConfigOptionRequestVariant, A::Error>(self.raw)?;
                 Ok(SetSessionConfigOptionRequest { session_id, config_id, meta, variant })
@@ -16343,7 +18670,9 @@ impl<'de> Deserialize<'de> for PromptRequest {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = PromptRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (PromptRequest)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (PromptRequest)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<PromptRequest, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_prompt: Option<Vec<ContentBlock>> = None;
@@ -16361,13 +18690,21 @@ impl<'de> Deserialize<'de> for PromptRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let session_id = match f_session_id { Some(v) => v, None => return Err(de::missing::<A::Error>("sessionId")) };
-                let prompt = match f_prompt { Some(v) => v, None => return Err(de::missing::<A::Error>("prompt")) };
+                let session_id = match f_session_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("sessionId")),
+                };
+                let prompt = match f_prompt {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("prompt")),
+                };
                 de::min_items::<_, A::Error>(&prompt, 1, "prompt")?;
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(PromptRequest { session_id, prompt, meta })
@@ -16413,7 +18750,9 @@ impl<'de> Deserialize<'de> for RequestPermissionResponse {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = RequestPermissionResponse;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (RequestPermissionResponse)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (RequestPermissionResponse)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RequestPermissionResponse, A::Error> {
                 let mut f_outcome: Option<RequestPermissionOutcome> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -16426,12 +18765,17 @@ impl<'de> Deserialize<'de> for RequestPermissionResponse {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let outcome = match f_outcome { Some(v) => v, None => return Err(de::missing::<A::Error>("outcome")) };
+                let outcome = match f_outcome {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("outcome")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(RequestPermissionResponse { outcome, meta })
             }
@@ -16456,8 +18800,14 @@ pub enum RequestPermissionOutcome {
 impl SerializeFields for RequestPermissionOutcome {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         match self {
-            Self::Cancelled(v) => { m.serialize_entry("outcome", "cancelled")?; v.serialize_fields(m, skip)?; }
-            Self::Selected(v) => { m.serialize_entry("outcome", "selected")?; v.serialize_fields(m, skip)?; }
+            Self::Cancelled(v) => {
+                m.serialize_entry("outcome", "cancelled")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::Selected(v) => {
+                m.serialize_entry("outcome", "selected")?;
+                v.serialize_fields(m, skip)?;
+            }
             Self::Unknown(raw) => raw.serialize_fields(m, skip)?,
         }
         Ok(())
@@ -16466,7 +18816,9 @@ impl SerializeFields for RequestPermissionOutcome {
 
 impl Serialize for RequestPermissionOutcome {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        if let Self::Unknown(raw) = self { return raw.serialize(s); }
+        if let Self::Unknown(raw) = self {
+            return raw.serialize(s);
+        }
         let mut m = s.serialize_map(None)?;
         self.serialize_fields(&mut m, &[])?;
         m.end()
@@ -16481,9 +18833,7 @@ impl<'de> Deserialize<'de> for RequestPermissionOutcome {
             Some("cancelled") => Self::Cancelled(de::from_raw::<CancelledPermissionOutcome, D::Error>(raw)?),
             Some("selected") => Self::Selected(de::from_raw::<SelectedPermissionOutcome, D::Error>(raw)?),
             None => return Err(de::missing::<D::Error>("outcome")),
-            Some(other) => {
-                Self::Unknown(RawJson::from_raw(raw))
-            }
+            Some(other) => Self::Unknown(RawJson::from_raw(raw)),
         })
     }
 }
@@ -16499,9 +18849,7 @@ pub struct CancelledPermissionOutcome {
 
 impl Default for CancelledPermissionOutcome {
     fn default() -> Self {
-        Self {
-            meta: MaybeUndefined::Undefined,
-        }
+        Self { meta: MaybeUndefined::Undefined }
     }
 }
 
@@ -16529,7 +18877,9 @@ impl<'de> Deserialize<'de> for CancelledPermissionOutcome {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = CancelledPermissionOutcome;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (CancelledPermissionOutcome)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (CancelledPermissionOutcome)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CancelledPermissionOutcome, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -16537,7 +18887,9 @@ impl<'de> Deserialize<'de> for CancelledPermissionOutcome {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -16586,7 +18938,9 @@ impl<'de> Deserialize<'de> for SelectedPermissionOutcome {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = SelectedPermissionOutcome;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (SelectedPermissionOutcome)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SelectedPermissionOutcome)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SelectedPermissionOutcome, A::Error> {
                 let mut f_option_id: Option<PermissionOptionId> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -16599,12 +18953,17 @@ impl<'de> Deserialize<'de> for SelectedPermissionOutcome {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let option_id = match f_option_id { Some(v) => v, None => return Err(de::missing::<A::Error>("optionId")) };
+                let option_id = match f_option_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("optionId")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(SelectedPermissionOutcome { option_id, meta })
             }
@@ -16629,9 +18988,16 @@ pub enum CreateElicitationResponseVariant {
 impl SerializeFields for CreateElicitationResponseVariant {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         match self {
-            Self::Accept(v) => { m.serialize_entry("action", "accept")?; v.serialize_fields(m, skip)?; }
-            Self::Decline => { m.serialize_entry("action", "decline")?; }
-            Self::Cancel => { m.serialize_entry("action", "cancel")?; }
+            Self::Accept(v) => {
+                m.serialize_entry("action", "accept")?;
+                v.serialize_fields(m, skip)?;
+            }
+            Self::Decline => {
+                m.serialize_entry("action", "decline")?;
+            }
+            Self::Cancel => {
+                m.serialize_entry("action", "cancel")?;
+            }
             Self::Unknown(raw) => raw.serialize_fields(m, skip)?,
         }
         Ok(())
@@ -16640,7 +19006,9 @@ impl SerializeFields for CreateElicitationResponseVariant {
 
 impl Serialize for CreateElicitationResponseVariant {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        if let Self::Unknown(raw) = self { return raw.serialize(s); }
+        if let Self::Unknown(raw) = self {
+            return raw.serialize(s);
+        }
         let mut m = s.serialize_map(None)?;
         self.serialize_fields(&mut m, &[])?;
         m.end()
@@ -16656,9 +19024,7 @@ impl<'de> Deserialize<'de> for CreateElicitationResponseVariant {
             Some("decline") => Self::Decline,
             Some("cancel") => Self::Cancel,
             None => return Err(de::missing::<D::Error>("action")),
-            Some(other) => {
-                Self::Unknown(RawJson::from_raw(raw))
-            }
+            Some(other) => Self::Unknown(RawJson::from_raw(raw)),
         })
     }
 }
@@ -16698,10 +19064,14 @@ impl Serialize for CreateElicitationResponse {
 
 impl<'de> Deserialize<'de> for CreateElicitationResponse {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V<'de> { raw: &'de RawValue }
+        struct V<'de> {
+            raw: &'de RawValue,
+        }
         impl<'de> Visitor<'de> for V<'de> {
             type Value = CreateElicitationResponse;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (CreateElicitationResponse)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (CreateElicitationResponse)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CreateElicitationResponse, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
@@ -16709,7 +19079,9 @@ impl<'de> Deserialize<'de> for CreateElicitationResponse {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -16758,13 +19130,28 @@ impl Serialize for ElicitationContentValue {
 impl<'de> Deserialize<'de> for ElicitationContentValue {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let raw = <&'de RawValue>::deserialize(d)?;
-        if let Some(v) = de::try_variant::<String>(raw) { return Ok(Self::String(v)); }
-        if let Some(v) = de::try_variant::<i64>(raw) { return Ok(Self::Integer(v)); }
-        if let Some(v) = de::try_variant::<f64>(raw) { return Ok(Self::Number(v)); }
-        if let Some(v) = de::try_variant::<bool>(raw) { return Ok(Self::Boolean(v)); }
-        if let Some(v) = de::try_variant::<de::List<String>>(raw) { return Ok(Self::StringArray(v.0)); }
-        if let Some(v) = de::try_variant::<RawJson>(raw) { return Ok(Self::Other(v)); }
-        Err(de::no_variant::<D::Error>("one of a string, an integer (i64), a number, a boolean, an array of a string, a JSON value", raw))
+        if let Some(v) = de::try_variant::<String>(raw) {
+            return Ok(Self::String(v));
+        }
+        if let Some(v) = de::try_variant::<i64>(raw) {
+            return Ok(Self::Integer(v));
+        }
+        if let Some(v) = de::try_variant::<f64>(raw) {
+            return Ok(Self::Number(v));
+        }
+        if let Some(v) = de::try_variant::<bool>(raw) {
+            return Ok(Self::Boolean(v));
+        }
+        if let Some(v) = de::try_variant::<de::List<String>>(raw) {
+            return Ok(Self::StringArray(v.0));
+        }
+        if let Some(v) = de::try_variant::<RawJson>(raw) {
+            return Ok(Self::Other(v));
+        }
+        Err(de::no_variant::<D::Error>(
+            "one of a string, an integer (i64), a number, a boolean, an array of a string, a JSON value",
+            raw,
+        ))
     }
 }
 
@@ -16777,9 +19164,7 @@ pub struct ElicitationAcceptAction {
 
 impl Default for ElicitationAcceptAction {
     fn default() -> Self {
-        Self {
-            content: MaybeUndefined::Undefined,
-        }
+        Self { content: MaybeUndefined::Undefined }
     }
 }
 
@@ -16807,7 +19192,9 @@ impl<'de> Deserialize<'de> for ElicitationAcceptAction {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ElicitationAcceptAction;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ElicitationAcceptAction)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ElicitationAcceptAction)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ElicitationAcceptAction, A::Error> {
                 let mut f_content: Option<Option<OrderedMap<ElicitationContentValue>>> = None;
                 let mut seen = 0u64;
@@ -16815,7 +19202,8 @@ impl<'de> Deserialize<'de> for ElicitationAcceptAction {
                     match key.as_str() {
                         "content" => {
                             de::seen::<A::Error>(&mut seen, 0, "content")?;
-                            f_content = Some(de::field::<A, Option<OrderedMap<ElicitationContentValue>>>(&mut map, "content")?);
+                            f_content =
+                                Some(de::field::<A, Option<OrderedMap<ElicitationContentValue>>>(&mut map, "content")?);
                         }
                         _ => de::skip(&mut map)?,
                     }
@@ -16865,7 +19253,9 @@ impl<'de> Deserialize<'de> for MessageMcpResponseResult {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = MessageMcpResponseResult;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (MessageMcpResponseResult)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (MessageMcpResponseResult)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<MessageMcpResponseResult, A::Error> {
                 let mut f_result: Option<RawJson> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -16878,12 +19268,17 @@ impl<'de> Deserialize<'de> for MessageMcpResponseResult {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let result = match f_result { Some(v) => v, None => return Err(de::missing::<A::Error>("result")) };
+                let result = match f_result {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("result")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(MessageMcpResponseResult { result, meta })
             }
@@ -16929,7 +19324,9 @@ impl<'de> Deserialize<'de> for MessageMcpResponseError {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = MessageMcpResponseError;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (MessageMcpResponseError)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (MessageMcpResponseError)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<MessageMcpResponseError, A::Error> {
                 let mut f_error: Option<McpError> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -16942,12 +19339,17 @@ impl<'de> Deserialize<'de> for MessageMcpResponseError {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let error = match f_error { Some(v) => v, None => return Err(de::missing::<A::Error>("error")) };
+                let error = match f_error {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("error")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(MessageMcpResponseError { error, meta })
             }
@@ -16986,8 +19388,12 @@ impl Serialize for MessageMcpResponse {
 impl<'de> Deserialize<'de> for MessageMcpResponse {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let raw = <&'de RawValue>::deserialize(d)?;
-        if let Some(v) = de::try_variant::<MessageMcpResponseResult>(raw) { return Ok(Self::Result(v)); }
-        if let Some(v) = de::try_variant::<MessageMcpResponseError>(raw) { return Ok(Self::Error(v)); }
+        if let Some(v) = de::try_variant::<MessageMcpResponseResult>(raw) {
+            return Ok(Self::Result(v));
+        }
+        if let Some(v) = de::try_variant::<MessageMcpResponseError>(raw) {
+            return Ok(Self::Error(v));
+        }
         Err(de::no_variant::<D::Error>("one of MessageMcpResponseResult, MessageMcpResponseError", raw))
     }
 }
@@ -17007,7 +19413,9 @@ impl SerializeFields for McpError {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("code", &self.code)?;
         m.serialize_entry("message", &self.message)?;
-        if let Some(v) = &self.data { m.serialize_entry("data", v)?; }
+        if let Some(v) = &self.data {
+            m.serialize_entry("data", v)?;
+        }
         Ok(())
     }
 }
@@ -17025,7 +19433,9 @@ impl<'de> Deserialize<'de> for McpError {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = McpError;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (McpError)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (McpError)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<McpError, A::Error> {
                 let mut f_code: Option<i32> = None;
                 let mut f_message: Option<String> = None;
@@ -17048,8 +19458,14 @@ impl<'de> Deserialize<'de> for McpError {
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let code = match f_code { Some(v) => v, None => return Err(de::missing::<A::Error>("code")) };
-                let message = match f_message { Some(v) => v, None => return Err(de::missing::<A::Error>("message")) };
+                let code = match f_code {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("code")),
+                };
+                let message = match f_message {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("message")),
+                };
                 let data = f_data;
                 Ok(McpError { code, message, data })
             }
@@ -17094,7 +19510,9 @@ impl<'de> Deserialize<'de> for CancelSessionNotification {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = CancelSessionNotification;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (CancelSessionNotification)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (CancelSessionNotification)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CancelSessionNotification, A::Error> {
                 let mut f_session_id: Option<SessionId> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -17107,12 +19525,17 @@ impl<'de> Deserialize<'de> for CancelSessionNotification {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let session_id = match f_session_id { Some(v) => v, None => return Err(de::missing::<A::Error>("sessionId")) };
+                let session_id = match f_session_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("sessionId")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(CancelSessionNotification { session_id, meta })
             }
@@ -17171,7 +19594,9 @@ impl<'de> Deserialize<'de> for MessageMcpNotification {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = MessageMcpNotification;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (MessageMcpNotification)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (MessageMcpNotification)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<MessageMcpNotification, A::Error> {
                 let mut f_server_id: Option<McpServerAcpId> = None;
                 let mut f_request_id: Option<McpRequestId> = None;
@@ -17199,14 +19624,25 @@ impl<'de> Deserialize<'de> for MessageMcpNotification {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 4, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let server_id = match f_server_id { Some(v) => v, None => return Err(de::missing::<A::Error>("serverId")) };
-                let request_id = match f_request_id { Some(v) => v, None => return Err(de::missing::<A::Error>("requestId")) };
-                let method = match f_method { Some(v) => v, None => return Err(de::missing::<A::Error>("method")) };
+                let server_id = match f_server_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("serverId")),
+                };
+                let request_id = match f_request_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("requestId")),
+                };
+                let method = match f_method {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("method")),
+                };
                 let params = MaybeUndefined::from_present(f_params);
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(MessageMcpNotification { server_id, request_id, method, params, meta })
@@ -17253,7 +19689,9 @@ impl<'de> Deserialize<'de> for CancelRequestNotification {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = CancelRequestNotification;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (CancelRequestNotification)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (CancelRequestNotification)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CancelRequestNotification, A::Error> {
                 let mut f_request_id: Option<crate::RequestId> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
@@ -17266,12 +19704,17 @@ impl<'de> Deserialize<'de> for CancelRequestNotification {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let request_id = match f_request_id { Some(v) => v, None => return Err(de::missing::<A::Error>("requestId")) };
+                let request_id = match f_request_id {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("requestId")),
+                };
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(CancelRequestNotification { request_id, meta })
             }
@@ -17299,7 +19742,9 @@ pub struct ProxySuccessorRequest {
 impl SerializeFields for ProxySuccessorRequest {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("method", &self.method)?;
-        if let Some(v) = &self.params { m.serialize_entry("params", v)?; }
+        if let Some(v) = &self.params {
+            m.serialize_entry("params", v)?;
+        }
         match &self.meta {
             MaybeUndefined::Undefined => {}
             MaybeUndefined::Null => m.serialize_entry("_meta", &())?,
@@ -17322,7 +19767,9 @@ impl<'de> Deserialize<'de> for ProxySuccessorRequest {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ProxySuccessorRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ProxySuccessorRequest)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ProxySuccessorRequest)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ProxySuccessorRequest, A::Error> {
                 let mut f_method: Option<String> = None;
                 let mut f_params: Option<RawJson> = None;
@@ -17340,12 +19787,17 @@ impl<'de> Deserialize<'de> for ProxySuccessorRequest {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let method = match f_method { Some(v) => v, None => return Err(de::missing::<A::Error>("method")) };
+                let method = match f_method {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("method")),
+                };
                 let params = f_params;
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(ProxySuccessorRequest { method, params, meta })
@@ -17377,7 +19829,9 @@ pub struct ProxySuccessorNotification {
 impl SerializeFields for ProxySuccessorNotification {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("method", &self.method)?;
-        if let Some(v) = &self.params { m.serialize_entry("params", v)?; }
+        if let Some(v) = &self.params {
+            m.serialize_entry("params", v)?;
+        }
         match &self.meta {
             MaybeUndefined::Undefined => {}
             MaybeUndefined::Null => m.serialize_entry("_meta", &())?,
@@ -17400,7 +19854,9 @@ impl<'de> Deserialize<'de> for ProxySuccessorNotification {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = ProxySuccessorNotification;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("an object (ProxySuccessorNotification)") }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ProxySuccessorNotification)")
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ProxySuccessorNotification, A::Error> {
                 let mut f_method: Option<String> = None;
                 let mut f_params: Option<RawJson> = None;
@@ -17418,12 +19874,17 @@ impl<'de> Deserialize<'de> for ProxySuccessorNotification {
                         }
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? { f_meta = Some(v); }
+                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                                f_meta = Some(v);
+                            }
                         }
                         _ => de::skip(&mut map)?,
                     }
                 }
-                let method = match f_method { Some(v) => v, None => return Err(de::missing::<A::Error>("method")) };
+                let method = match f_method {
+                    Some(v) => v,
+                    None => return Err(de::missing::<A::Error>("method")),
+                };
                 let params = f_params;
                 let meta = MaybeUndefined::from_present(f_meta);
                 Ok(ProxySuccessorNotification { method, params, meta })
@@ -17730,39 +20191,270 @@ pub mod method {
 
     /// Every method of this surface.
     pub const ALL: &[MethodInfo] = &[
-        MethodInfo { name: "$/cancel_request", kind: MethodKind::Notification, side: Side::Protocol, params: "CancelRequestNotification", result: None, stability: Stability::Stable },
-        MethodInfo { name: "auth/login", kind: MethodKind::Request, side: Side::Agent, params: "LoginAuthRequest", result: Some("LoginAuthResponse"), stability: Stability::Stable },
-        MethodInfo { name: "auth/logout", kind: MethodKind::Request, side: Side::Agent, params: "LogoutAuthRequest", result: Some("LogoutAuthResponse"), stability: Stability::Stable },
-        MethodInfo { name: "auth/status", kind: MethodKind::Request, side: Side::Agent, params: "AuthStatusRequest", result: Some("AuthStatusResponse"), stability: Stability::Unstable },
-        MethodInfo { name: "auth/status_update", kind: MethodKind::Notification, side: Side::Client, params: "AuthStatusUpdateNotification", result: None, stability: Stability::Unstable },
-        MethodInfo { name: "elicitation/complete", kind: MethodKind::Notification, side: Side::Client, params: "CompleteElicitationNotification", result: None, stability: Stability::Stable },
-        MethodInfo { name: "elicitation/create", kind: MethodKind::Request, side: Side::Client, params: "CreateElicitationRequest", result: Some("CreateElicitationResponse"), stability: Stability::Stable },
-        MethodInfo { name: "initialize", kind: MethodKind::Request, side: Side::Agent, params: "InitializeRequest", result: Some("InitializeResponse"), stability: Stability::Stable },
-        MethodInfo { name: "mcp/message", kind: MethodKind::Notification, side: Side::Agent, params: "MessageMcpNotification", result: None, stability: Stability::Unstable },
-        MethodInfo { name: "mcp/message", kind: MethodKind::Request, side: Side::Client, params: "MessageMcpRequest", result: Some("MessageMcpResponse"), stability: Stability::Unstable },
-        MethodInfo { name: "providers/disable", kind: MethodKind::Request, side: Side::Agent, params: "DisableProviderRequest", result: Some("DisableProviderResponse"), stability: Stability::Unstable },
-        MethodInfo { name: "providers/list", kind: MethodKind::Request, side: Side::Agent, params: "ListProvidersRequest", result: Some("ListProvidersResponse"), stability: Stability::Unstable },
-        MethodInfo { name: "providers/set", kind: MethodKind::Request, side: Side::Agent, params: "SetProviderRequest", result: Some("SetProviderResponse"), stability: Stability::Unstable },
-        MethodInfo { name: "proxy/initialize", kind: MethodKind::Request, side: Side::Proxy, params: "InitializeProxyRequest", result: Some("InitializeProxyResponse"), stability: Stability::Unstable },
-        MethodInfo { name: "proxy/successor", kind: MethodKind::Notification, side: Side::Proxy, params: "ProxySuccessorNotification", result: None, stability: Stability::Unstable },
-        MethodInfo { name: "proxy/successor", kind: MethodKind::Request, side: Side::Proxy, params: "ProxySuccessorRequest", result: Some("ProxySuccessorResponse"), stability: Stability::Unstable },
-        MethodInfo { name: "session/archive", kind: MethodKind::Request, side: Side::Agent, params: "ArchiveSessionRequest", result: Some("ArchiveSessionResponse"), stability: Stability::Unstable },
-        MethodInfo { name: "session/cancel", kind: MethodKind::Notification, side: Side::Agent, params: "CancelSessionNotification", result: None, stability: Stability::Stable },
-        MethodInfo { name: "session/close", kind: MethodKind::Request, side: Side::Agent, params: "CloseSessionRequest", result: Some("CloseSessionResponse"), stability: Stability::Stable },
-        MethodInfo { name: "session/delete", kind: MethodKind::Request, side: Side::Agent, params: "DeleteSessionRequest", result: Some("DeleteSessionResponse"), stability: Stability::Stable },
-        MethodInfo { name: "session/fork", kind: MethodKind::Request, side: Side::Agent, params: "ForkSessionRequest", result: Some("ForkSessionResponse"), stability: Stability::Unstable },
-        MethodInfo { name: "session/list", kind: MethodKind::Request, side: Side::Agent, params: "ListSessionsRequest", result: Some("ListSessionsResponse"), stability: Stability::Stable },
-        MethodInfo { name: "session/new", kind: MethodKind::Request, side: Side::Agent, params: "NewSessionRequest", result: Some("NewSessionResponse"), stability: Stability::Stable },
-        MethodInfo { name: "session/prompt", kind: MethodKind::Request, side: Side::Agent, params: "PromptRequest", result: Some("PromptResponse"), stability: Stability::Stable },
-        MethodInfo { name: "session/request_permission", kind: MethodKind::Request, side: Side::Client, params: "RequestPermissionRequest", result: Some("RequestPermissionResponse"), stability: Stability::Stable },
-        MethodInfo { name: "session/resume", kind: MethodKind::Request, side: Side::Agent, params: "ResumeSessionRequest", result: Some("ResumeSessionResponse"), stability: Stability::Stable },
-        MethodInfo { name: "session/set_config_option", kind: MethodKind::Request, side: Side::Agent, params: "SetSessionConfigOptionRequest", result: Some("SetSessionConfigOptionResponse"), stability: Stability::Stable },
-        MethodInfo { name: "session/set_title", kind: MethodKind::Request, side: Side::Agent, params: "SetSessionTitleRequest", result: Some("SetSessionTitleResponse"), stability: Stability::Unstable },
-        MethodInfo { name: "session/status", kind: MethodKind::Request, side: Side::Agent, params: "SessionStatusRequest", result: Some("SessionStatusResponse"), stability: Stability::Unstable },
-        MethodInfo { name: "session/unarchive", kind: MethodKind::Request, side: Side::Agent, params: "UnarchiveSessionRequest", result: Some("UnarchiveSessionResponse"), stability: Stability::Unstable },
-        MethodInfo { name: "session/update", kind: MethodKind::Notification, side: Side::Client, params: "UpdateSessionNotification", result: None, stability: Stability::Stable },
-        MethodInfo { name: "terminal/cancel", kind: MethodKind::Request, side: Side::Agent, params: "CancelTerminalRequest", result: Some("CancelTerminalResponse"), stability: Stability::Stable },
-        MethodInfo { name: "tool_call/cancel", kind: MethodKind::Request, side: Side::Agent, params: "CancelToolCallRequest", result: Some("CancelToolCallResponse"), stability: Stability::Stable },
+        MethodInfo {
+            name: "$/cancel_request",
+            kind: MethodKind::Notification,
+            side: Side::Protocol,
+            params: "CancelRequestNotification",
+            result: None,
+            stability: Stability::Stable,
+        },
+        MethodInfo {
+            name: "auth/login",
+            kind: MethodKind::Request,
+            side: Side::Agent,
+            params: "LoginAuthRequest",
+            result: Some("LoginAuthResponse"),
+            stability: Stability::Stable,
+        },
+        MethodInfo {
+            name: "auth/logout",
+            kind: MethodKind::Request,
+            side: Side::Agent,
+            params: "LogoutAuthRequest",
+            result: Some("LogoutAuthResponse"),
+            stability: Stability::Stable,
+        },
+        MethodInfo {
+            name: "auth/status",
+            kind: MethodKind::Request,
+            side: Side::Agent,
+            params: "AuthStatusRequest",
+            result: Some("AuthStatusResponse"),
+            stability: Stability::Unstable,
+        },
+        MethodInfo {
+            name: "auth/status_update",
+            kind: MethodKind::Notification,
+            side: Side::Client,
+            params: "AuthStatusUpdateNotification",
+            result: None,
+            stability: Stability::Unstable,
+        },
+        MethodInfo {
+            name: "elicitation/complete",
+            kind: MethodKind::Notification,
+            side: Side::Client,
+            params: "CompleteElicitationNotification",
+            result: None,
+            stability: Stability::Stable,
+        },
+        MethodInfo {
+            name: "elicitation/create",
+            kind: MethodKind::Request,
+            side: Side::Client,
+            params: "CreateElicitationRequest",
+            result: Some("CreateElicitationResponse"),
+            stability: Stability::Stable,
+        },
+        MethodInfo {
+            name: "initialize",
+            kind: MethodKind::Request,
+            side: Side::Agent,
+            params: "InitializeRequest",
+            result: Some("InitializeResponse"),
+            stability: Stability::Stable,
+        },
+        MethodInfo {
+            name: "mcp/message",
+            kind: MethodKind::Notification,
+            side: Side::Agent,
+            params: "MessageMcpNotification",
+            result: None,
+            stability: Stability::Unstable,
+        },
+        MethodInfo {
+            name: "mcp/message",
+            kind: MethodKind::Request,
+            side: Side::Client,
+            params: "MessageMcpRequest",
+            result: Some("MessageMcpResponse"),
+            stability: Stability::Unstable,
+        },
+        MethodInfo {
+            name: "providers/disable",
+            kind: MethodKind::Request,
+            side: Side::Agent,
+            params: "DisableProviderRequest",
+            result: Some("DisableProviderResponse"),
+            stability: Stability::Unstable,
+        },
+        MethodInfo {
+            name: "providers/list",
+            kind: MethodKind::Request,
+            side: Side::Agent,
+            params: "ListProvidersRequest",
+            result: Some("ListProvidersResponse"),
+            stability: Stability::Unstable,
+        },
+        MethodInfo {
+            name: "providers/set",
+            kind: MethodKind::Request,
+            side: Side::Agent,
+            params: "SetProviderRequest",
+            result: Some("SetProviderResponse"),
+            stability: Stability::Unstable,
+        },
+        MethodInfo {
+            name: "proxy/initialize",
+            kind: MethodKind::Request,
+            side: Side::Proxy,
+            params: "InitializeProxyRequest",
+            result: Some("InitializeProxyResponse"),
+            stability: Stability::Unstable,
+        },
+        MethodInfo {
+            name: "proxy/successor",
+            kind: MethodKind::Notification,
+            side: Side::Proxy,
+            params: "ProxySuccessorNotification",
+            result: None,
+            stability: Stability::Unstable,
+        },
+        MethodInfo {
+            name: "proxy/successor",
+            kind: MethodKind::Request,
+            side: Side::Proxy,
+            params: "ProxySuccessorRequest",
+            result: Some("ProxySuccessorResponse"),
+            stability: Stability::Unstable,
+        },
+        MethodInfo {
+            name: "session/archive",
+            kind: MethodKind::Request,
+            side: Side::Agent,
+            params: "ArchiveSessionRequest",
+            result: Some("ArchiveSessionResponse"),
+            stability: Stability::Unstable,
+        },
+        MethodInfo {
+            name: "session/cancel",
+            kind: MethodKind::Notification,
+            side: Side::Agent,
+            params: "CancelSessionNotification",
+            result: None,
+            stability: Stability::Stable,
+        },
+        MethodInfo {
+            name: "session/close",
+            kind: MethodKind::Request,
+            side: Side::Agent,
+            params: "CloseSessionRequest",
+            result: Some("CloseSessionResponse"),
+            stability: Stability::Stable,
+        },
+        MethodInfo {
+            name: "session/delete",
+            kind: MethodKind::Request,
+            side: Side::Agent,
+            params: "DeleteSessionRequest",
+            result: Some("DeleteSessionResponse"),
+            stability: Stability::Stable,
+        },
+        MethodInfo {
+            name: "session/fork",
+            kind: MethodKind::Request,
+            side: Side::Agent,
+            params: "ForkSessionRequest",
+            result: Some("ForkSessionResponse"),
+            stability: Stability::Unstable,
+        },
+        MethodInfo {
+            name: "session/list",
+            kind: MethodKind::Request,
+            side: Side::Agent,
+            params: "ListSessionsRequest",
+            result: Some("ListSessionsResponse"),
+            stability: Stability::Stable,
+        },
+        MethodInfo {
+            name: "session/new",
+            kind: MethodKind::Request,
+            side: Side::Agent,
+            params: "NewSessionRequest",
+            result: Some("NewSessionResponse"),
+            stability: Stability::Stable,
+        },
+        MethodInfo {
+            name: "session/prompt",
+            kind: MethodKind::Request,
+            side: Side::Agent,
+            params: "PromptRequest",
+            result: Some("PromptResponse"),
+            stability: Stability::Stable,
+        },
+        MethodInfo {
+            name: "session/request_permission",
+            kind: MethodKind::Request,
+            side: Side::Client,
+            params: "RequestPermissionRequest",
+            result: Some("RequestPermissionResponse"),
+            stability: Stability::Stable,
+        },
+        MethodInfo {
+            name: "session/resume",
+            kind: MethodKind::Request,
+            side: Side::Agent,
+            params: "ResumeSessionRequest",
+            result: Some("ResumeSessionResponse"),
+            stability: Stability::Stable,
+        },
+        MethodInfo {
+            name: "session/set_config_option",
+            kind: MethodKind::Request,
+            side: Side::Agent,
+            params: "SetSessionConfigOptionRequest",
+            result: Some("SetSessionConfigOptionResponse"),
+            stability: Stability::Stable,
+        },
+        MethodInfo {
+            name: "session/set_title",
+            kind: MethodKind::Request,
+            side: Side::Agent,
+            params: "SetSessionTitleRequest",
+            result: Some("SetSessionTitleResponse"),
+            stability: Stability::Unstable,
+        },
+        MethodInfo {
+            name: "session/status",
+            kind: MethodKind::Request,
+            side: Side::Agent,
+            params: "SessionStatusRequest",
+            result: Some("SessionStatusResponse"),
+            stability: Stability::Unstable,
+        },
+        MethodInfo {
+            name: "session/unarchive",
+            kind: MethodKind::Request,
+            side: Side::Agent,
+            params: "UnarchiveSessionRequest",
+            result: Some("UnarchiveSessionResponse"),
+            stability: Stability::Unstable,
+        },
+        MethodInfo {
+            name: "session/update",
+            kind: MethodKind::Notification,
+            side: Side::Client,
+            params: "UpdateSessionNotification",
+            result: None,
+            stability: Stability::Stable,
+        },
+        MethodInfo {
+            name: "terminal/cancel",
+            kind: MethodKind::Request,
+            side: Side::Agent,
+            params: "CancelTerminalRequest",
+            result: Some("CancelTerminalResponse"),
+            stability: Stability::Stable,
+        },
+        MethodInfo {
+            name: "tool_call/cancel",
+            kind: MethodKind::Request,
+            side: Side::Agent,
+            params: "CancelToolCallRequest",
+            result: Some("CancelToolCallResponse"),
+            stability: Stability::Stable,
+        },
     ];
 }
 
@@ -17874,16 +20566,23 @@ impl ClientRequest {
 
     /// Decodes the params of `method` (absent or `null` params decode as `{}`).
     pub fn decode(method: &str, params: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> {
-        let text = match params { Some(r) if r.get() != "null" => r.get(), _ => "{}" };
+        let text = match params {
+            Some(r) if r.get() != "null" => r.get(),
+            _ => "{}",
+        };
         match method {
             "auth/login" => crate::decode_as::<LoginAuthRequest, Self>(text, "$.params", Self::AuthLogin),
             "auth/logout" => crate::decode_as::<LogoutAuthRequest, Self>(text, "$.params", Self::AuthLogout),
             "auth/status" => crate::decode_as::<AuthStatusRequest, Self>(text, "$.params", Self::AuthStatus),
             "initialize" => crate::decode_as::<InitializeRequest, Self>(text, "$.params", Self::Initialize),
-            "providers/disable" => crate::decode_as::<DisableProviderRequest, Self>(text, "$.params", Self::ProvidersDisable),
+            "providers/disable" => {
+                crate::decode_as::<DisableProviderRequest, Self>(text, "$.params", Self::ProvidersDisable)
+            }
             "providers/list" => crate::decode_as::<ListProvidersRequest, Self>(text, "$.params", Self::ProvidersList),
             "providers/set" => crate::decode_as::<SetProviderRequest, Self>(text, "$.params", Self::ProvidersSet),
-            "session/archive" => crate::decode_as::<ArchiveSessionRequest, Self>(text, "$.params", Self::SessionArchive),
+            "session/archive" => {
+                crate::decode_as::<ArchiveSessionRequest, Self>(text, "$.params", Self::SessionArchive)
+            }
             "session/close" => crate::decode_as::<CloseSessionRequest, Self>(text, "$.params", Self::SessionClose),
             "session/delete" => crate::decode_as::<DeleteSessionRequest, Self>(text, "$.params", Self::SessionDelete),
             "session/fork" => crate::decode_as::<ForkSessionRequest, Self>(text, "$.params", Self::SessionFork),
@@ -17891,13 +20590,25 @@ impl ClientRequest {
             "session/new" => crate::decode_as::<NewSessionRequest, Self>(text, "$.params", Self::SessionNew),
             "session/prompt" => crate::decode_as::<PromptRequest, Self>(text, "$.params", Self::SessionPrompt),
             "session/resume" => crate::decode_as::<ResumeSessionRequest, Self>(text, "$.params", Self::SessionResume),
-            "session/set_config_option" => crate::decode_as::<SetSessionConfigOptionRequest, Self>(text, "$.params", Self::SessionSetConfigOption),
-            "session/set_title" => crate::decode_as::<SetSessionTitleRequest, Self>(text, "$.params", Self::SessionSetTitle),
+            "session/set_config_option" => {
+                crate::decode_as::<SetSessionConfigOptionRequest, Self>(text, "$.params", Self::SessionSetConfigOption)
+            }
+            "session/set_title" => {
+                crate::decode_as::<SetSessionTitleRequest, Self>(text, "$.params", Self::SessionSetTitle)
+            }
             "session/status" => crate::decode_as::<SessionStatusRequest, Self>(text, "$.params", Self::SessionStatus),
-            "session/unarchive" => crate::decode_as::<UnarchiveSessionRequest, Self>(text, "$.params", Self::SessionUnarchive),
-            "terminal/cancel" => crate::decode_as::<CancelTerminalRequest, Self>(text, "$.params", Self::TerminalCancel),
-            "tool_call/cancel" => crate::decode_as::<CancelToolCallRequest, Self>(text, "$.params", Self::ToolCallCancel),
-            m if m.starts_with('_') => Ok(Decoded { value: Self::Ext(crate::ExtMessage::new(m, params)), warnings: Vec::new() }),
+            "session/unarchive" => {
+                crate::decode_as::<UnarchiveSessionRequest, Self>(text, "$.params", Self::SessionUnarchive)
+            }
+            "terminal/cancel" => {
+                crate::decode_as::<CancelTerminalRequest, Self>(text, "$.params", Self::TerminalCancel)
+            }
+            "tool_call/cancel" => {
+                crate::decode_as::<CancelToolCallRequest, Self>(text, "$.params", Self::ToolCallCancel)
+            }
+            m if m.starts_with('_') => {
+                Ok(Decoded { value: Self::Ext(crate::ExtMessage::new(m, params)), warnings: Vec::new() })
+            }
             _ => Err(crate::DispatchError::MethodNotFound),
         }
     }
@@ -17926,16 +20637,27 @@ impl ClientRequest {
             Self::SessionUnarchive(v) => serde_json::to_writer(&mut *buf, v),
             Self::TerminalCancel(v) => serde_json::to_writer(&mut *buf, v),
             Self::ToolCallCancel(v) => serde_json::to_writer(&mut *buf, v),
-            Self::Ext(e) => { buf.extend_from_slice(e.payload_text().as_bytes()); Ok(()) }
+            Self::Ext(e) => {
+                buf.extend_from_slice(e.payload_text().as_bytes());
+                Ok(())
+            }
         }
     }
 }
 
 impl crate::Payload for ClientRequest {
-    fn decode(method: &str, payload: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> { Self::decode(method, payload) }
-    fn method(&self) -> &str { Self::method(self) }
-    fn type_name(&self) -> Option<&'static str> { Self::type_name(self) }
-    fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> { Self::encode_payload(self, buf) }
+    fn decode(method: &str, payload: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> {
+        Self::decode(method, payload)
+    }
+    fn method(&self) -> &str {
+        Self::method(self)
+    }
+    fn type_name(&self) -> Option<&'static str> {
+        Self::type_name(self)
+    }
+    fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> {
+        Self::encode_payload(self, buf)
+    }
 }
 
 /// A notification sent by the client, handled by the agent.
@@ -17974,12 +20696,23 @@ impl ClientNotification {
 
     /// Decodes the params of `method` (absent or `null` params decode as `{}`).
     pub fn decode(method: &str, params: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> {
-        let text = match params { Some(r) if r.get() != "null" => r.get(), _ => "{}" };
+        let text = match params {
+            Some(r) if r.get() != "null" => r.get(),
+            _ => "{}",
+        };
         match method {
-            "$/cancel_request" => crate::decode_as::<CancelRequestNotification, Self>(text, "$.params", Self::CancelRequest),
-            "mcp/message" => crate::decode_as::<MessageMcpNotification, Self>(text, "$.params", Self::McpMessageNotification),
-            "session/cancel" => crate::decode_as::<CancelSessionNotification, Self>(text, "$.params", Self::SessionCancel),
-            m if m.starts_with('_') => Ok(Decoded { value: Self::Ext(crate::ExtMessage::new(m, params)), warnings: Vec::new() }),
+            "$/cancel_request" => {
+                crate::decode_as::<CancelRequestNotification, Self>(text, "$.params", Self::CancelRequest)
+            }
+            "mcp/message" => {
+                crate::decode_as::<MessageMcpNotification, Self>(text, "$.params", Self::McpMessageNotification)
+            }
+            "session/cancel" => {
+                crate::decode_as::<CancelSessionNotification, Self>(text, "$.params", Self::SessionCancel)
+            }
+            m if m.starts_with('_') => {
+                Ok(Decoded { value: Self::Ext(crate::ExtMessage::new(m, params)), warnings: Vec::new() })
+            }
             _ => Err(crate::DispatchError::MethodNotFound),
         }
     }
@@ -17990,16 +20723,27 @@ impl ClientNotification {
             Self::CancelRequest(v) => serde_json::to_writer(&mut *buf, v),
             Self::McpMessageNotification(v) => serde_json::to_writer(&mut *buf, v),
             Self::SessionCancel(v) => serde_json::to_writer(&mut *buf, v),
-            Self::Ext(e) => { buf.extend_from_slice(e.payload_text().as_bytes()); Ok(()) }
+            Self::Ext(e) => {
+                buf.extend_from_slice(e.payload_text().as_bytes());
+                Ok(())
+            }
         }
     }
 }
 
 impl crate::Payload for ClientNotification {
-    fn decode(method: &str, payload: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> { Self::decode(method, payload) }
-    fn method(&self) -> &str { Self::method(self) }
-    fn type_name(&self) -> Option<&'static str> { Self::type_name(self) }
-    fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> { Self::encode_payload(self, buf) }
+    fn decode(method: &str, payload: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> {
+        Self::decode(method, payload)
+    }
+    fn method(&self) -> &str {
+        Self::method(self)
+    }
+    fn type_name(&self) -> Option<&'static str> {
+        Self::type_name(self)
+    }
+    fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> {
+        Self::encode_payload(self, buf)
+    }
 }
 
 /// A result sent by the agent, for a request it handled.
@@ -18110,16 +20854,23 @@ impl AgentResponse {
 
     /// Decodes the result of `method` (absent or `null` result decode as `{}`).
     pub fn decode(method: &str, result: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> {
-        let text = match result { Some(r) if r.get() != "null" => r.get(), _ => "{}" };
+        let text = match result {
+            Some(r) if r.get() != "null" => r.get(),
+            _ => "{}",
+        };
         match method {
             "auth/login" => crate::decode_as::<LoginAuthResponse, Self>(text, "$.result", Self::AuthLogin),
             "auth/logout" => crate::decode_as::<LogoutAuthResponse, Self>(text, "$.result", Self::AuthLogout),
             "auth/status" => crate::decode_as::<AuthStatusResponse, Self>(text, "$.result", Self::AuthStatus),
             "initialize" => crate::decode_as::<InitializeResponse, Self>(text, "$.result", Self::Initialize),
-            "providers/disable" => crate::decode_as::<DisableProviderResponse, Self>(text, "$.result", Self::ProvidersDisable),
+            "providers/disable" => {
+                crate::decode_as::<DisableProviderResponse, Self>(text, "$.result", Self::ProvidersDisable)
+            }
             "providers/list" => crate::decode_as::<ListProvidersResponse, Self>(text, "$.result", Self::ProvidersList),
             "providers/set" => crate::decode_as::<SetProviderResponse, Self>(text, "$.result", Self::ProvidersSet),
-            "session/archive" => crate::decode_as::<ArchiveSessionResponse, Self>(text, "$.result", Self::SessionArchive),
+            "session/archive" => {
+                crate::decode_as::<ArchiveSessionResponse, Self>(text, "$.result", Self::SessionArchive)
+            }
             "session/close" => crate::decode_as::<CloseSessionResponse, Self>(text, "$.result", Self::SessionClose),
             "session/delete" => crate::decode_as::<DeleteSessionResponse, Self>(text, "$.result", Self::SessionDelete),
             "session/fork" => crate::decode_as::<ForkSessionResponse, Self>(text, "$.result", Self::SessionFork),
@@ -18127,13 +20878,25 @@ impl AgentResponse {
             "session/new" => crate::decode_as::<NewSessionResponse, Self>(text, "$.result", Self::SessionNew),
             "session/prompt" => crate::decode_as::<PromptResponse, Self>(text, "$.result", Self::SessionPrompt),
             "session/resume" => crate::decode_as::<ResumeSessionResponse, Self>(text, "$.result", Self::SessionResume),
-            "session/set_config_option" => crate::decode_as::<SetSessionConfigOptionResponse, Self>(text, "$.result", Self::SessionSetConfigOption),
-            "session/set_title" => crate::decode_as::<SetSessionTitleResponse, Self>(text, "$.result", Self::SessionSetTitle),
+            "session/set_config_option" => {
+                crate::decode_as::<SetSessionConfigOptionResponse, Self>(text, "$.result", Self::SessionSetConfigOption)
+            }
+            "session/set_title" => {
+                crate::decode_as::<SetSessionTitleResponse, Self>(text, "$.result", Self::SessionSetTitle)
+            }
             "session/status" => crate::decode_as::<SessionStatusResponse, Self>(text, "$.result", Self::SessionStatus),
-            "session/unarchive" => crate::decode_as::<UnarchiveSessionResponse, Self>(text, "$.result", Self::SessionUnarchive),
-            "terminal/cancel" => crate::decode_as::<CancelTerminalResponse, Self>(text, "$.result", Self::TerminalCancel),
-            "tool_call/cancel" => crate::decode_as::<CancelToolCallResponse, Self>(text, "$.result", Self::ToolCallCancel),
-            m if m.starts_with('_') => Ok(Decoded { value: Self::Ext(crate::ExtMessage::new(m, result)), warnings: Vec::new() }),
+            "session/unarchive" => {
+                crate::decode_as::<UnarchiveSessionResponse, Self>(text, "$.result", Self::SessionUnarchive)
+            }
+            "terminal/cancel" => {
+                crate::decode_as::<CancelTerminalResponse, Self>(text, "$.result", Self::TerminalCancel)
+            }
+            "tool_call/cancel" => {
+                crate::decode_as::<CancelToolCallResponse, Self>(text, "$.result", Self::ToolCallCancel)
+            }
+            m if m.starts_with('_') => {
+                Ok(Decoded { value: Self::Ext(crate::ExtMessage::new(m, result)), warnings: Vec::new() })
+            }
             _ => Err(crate::DispatchError::MethodNotFound),
         }
     }
@@ -18162,16 +20925,27 @@ impl AgentResponse {
             Self::SessionUnarchive(v) => serde_json::to_writer(&mut *buf, v),
             Self::TerminalCancel(v) => serde_json::to_writer(&mut *buf, v),
             Self::ToolCallCancel(v) => serde_json::to_writer(&mut *buf, v),
-            Self::Ext(e) => { buf.extend_from_slice(e.payload_text().as_bytes()); Ok(()) }
+            Self::Ext(e) => {
+                buf.extend_from_slice(e.payload_text().as_bytes());
+                Ok(())
+            }
         }
     }
 }
 
 impl crate::Payload for AgentResponse {
-    fn decode(method: &str, payload: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> { Self::decode(method, payload) }
-    fn method(&self) -> &str { Self::method(self) }
-    fn type_name(&self) -> Option<&'static str> { Self::type_name(self) }
-    fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> { Self::encode_payload(self, buf) }
+    fn decode(method: &str, payload: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> {
+        Self::decode(method, payload)
+    }
+    fn method(&self) -> &str {
+        Self::method(self)
+    }
+    fn type_name(&self) -> Option<&'static str> {
+        Self::type_name(self)
+    }
+    fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> {
+        Self::encode_payload(self, buf)
+    }
 }
 
 /// A request sent by the agent, handled by the client.
@@ -18210,12 +20984,21 @@ impl AgentRequest {
 
     /// Decodes the params of `method` (absent or `null` params decode as `{}`).
     pub fn decode(method: &str, params: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> {
-        let text = match params { Some(r) if r.get() != "null" => r.get(), _ => "{}" };
+        let text = match params {
+            Some(r) if r.get() != "null" => r.get(),
+            _ => "{}",
+        };
         match method {
-            "elicitation/create" => crate::decode_as::<CreateElicitationRequest, Self>(text, "$.params", Self::ElicitationCreate),
+            "elicitation/create" => {
+                crate::decode_as::<CreateElicitationRequest, Self>(text, "$.params", Self::ElicitationCreate)
+            }
             "mcp/message" => crate::decode_as::<MessageMcpRequest, Self>(text, "$.params", Self::McpMessage),
-            "session/request_permission" => crate::decode_as::<RequestPermissionRequest, Self>(text, "$.params", Self::SessionRequestPermission),
-            m if m.starts_with('_') => Ok(Decoded { value: Self::Ext(crate::ExtMessage::new(m, params)), warnings: Vec::new() }),
+            "session/request_permission" => {
+                crate::decode_as::<RequestPermissionRequest, Self>(text, "$.params", Self::SessionRequestPermission)
+            }
+            m if m.starts_with('_') => {
+                Ok(Decoded { value: Self::Ext(crate::ExtMessage::new(m, params)), warnings: Vec::new() })
+            }
             _ => Err(crate::DispatchError::MethodNotFound),
         }
     }
@@ -18226,16 +21009,27 @@ impl AgentRequest {
             Self::ElicitationCreate(v) => serde_json::to_writer(&mut *buf, v),
             Self::McpMessage(v) => serde_json::to_writer(&mut *buf, v),
             Self::SessionRequestPermission(v) => serde_json::to_writer(&mut *buf, v),
-            Self::Ext(e) => { buf.extend_from_slice(e.payload_text().as_bytes()); Ok(()) }
+            Self::Ext(e) => {
+                buf.extend_from_slice(e.payload_text().as_bytes());
+                Ok(())
+            }
         }
     }
 }
 
 impl crate::Payload for AgentRequest {
-    fn decode(method: &str, payload: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> { Self::decode(method, payload) }
-    fn method(&self) -> &str { Self::method(self) }
-    fn type_name(&self) -> Option<&'static str> { Self::type_name(self) }
-    fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> { Self::encode_payload(self, buf) }
+    fn decode(method: &str, payload: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> {
+        Self::decode(method, payload)
+    }
+    fn method(&self) -> &str {
+        Self::method(self)
+    }
+    fn type_name(&self) -> Option<&'static str> {
+        Self::type_name(self)
+    }
+    fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> {
+        Self::encode_payload(self, buf)
+    }
 }
 
 /// A notification sent by the agent, handled by the client.
@@ -18278,13 +21072,26 @@ impl AgentNotification {
 
     /// Decodes the params of `method` (absent or `null` params decode as `{}`).
     pub fn decode(method: &str, params: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> {
-        let text = match params { Some(r) if r.get() != "null" => r.get(), _ => "{}" };
+        let text = match params {
+            Some(r) if r.get() != "null" => r.get(),
+            _ => "{}",
+        };
         match method {
-            "$/cancel_request" => crate::decode_as::<CancelRequestNotification, Self>(text, "$.params", Self::CancelRequest),
-            "auth/status_update" => crate::decode_as::<AuthStatusUpdateNotification, Self>(text, "$.params", Self::AuthStatusUpdate),
-            "elicitation/complete" => crate::decode_as::<CompleteElicitationNotification, Self>(text, "$.params", Self::ElicitationComplete),
-            "session/update" => crate::decode_as::<UpdateSessionNotification, Self>(text, "$.params", Self::SessionUpdate),
-            m if m.starts_with('_') => Ok(Decoded { value: Self::Ext(crate::ExtMessage::new(m, params)), warnings: Vec::new() }),
+            "$/cancel_request" => {
+                crate::decode_as::<CancelRequestNotification, Self>(text, "$.params", Self::CancelRequest)
+            }
+            "auth/status_update" => {
+                crate::decode_as::<AuthStatusUpdateNotification, Self>(text, "$.params", Self::AuthStatusUpdate)
+            }
+            "elicitation/complete" => {
+                crate::decode_as::<CompleteElicitationNotification, Self>(text, "$.params", Self::ElicitationComplete)
+            }
+            "session/update" => {
+                crate::decode_as::<UpdateSessionNotification, Self>(text, "$.params", Self::SessionUpdate)
+            }
+            m if m.starts_with('_') => {
+                Ok(Decoded { value: Self::Ext(crate::ExtMessage::new(m, params)), warnings: Vec::new() })
+            }
             _ => Err(crate::DispatchError::MethodNotFound),
         }
     }
@@ -18296,16 +21103,27 @@ impl AgentNotification {
             Self::AuthStatusUpdate(v) => serde_json::to_writer(&mut *buf, v),
             Self::ElicitationComplete(v) => serde_json::to_writer(&mut *buf, v),
             Self::SessionUpdate(v) => serde_json::to_writer(&mut *buf, v),
-            Self::Ext(e) => { buf.extend_from_slice(e.payload_text().as_bytes()); Ok(()) }
+            Self::Ext(e) => {
+                buf.extend_from_slice(e.payload_text().as_bytes());
+                Ok(())
+            }
         }
     }
 }
 
 impl crate::Payload for AgentNotification {
-    fn decode(method: &str, payload: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> { Self::decode(method, payload) }
-    fn method(&self) -> &str { Self::method(self) }
-    fn type_name(&self) -> Option<&'static str> { Self::type_name(self) }
-    fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> { Self::encode_payload(self, buf) }
+    fn decode(method: &str, payload: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> {
+        Self::decode(method, payload)
+    }
+    fn method(&self) -> &str {
+        Self::method(self)
+    }
+    fn type_name(&self) -> Option<&'static str> {
+        Self::type_name(self)
+    }
+    fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> {
+        Self::encode_payload(self, buf)
+    }
 }
 
 /// A result sent by the client, for a request it handled.
@@ -18344,12 +21162,21 @@ impl ClientResponse {
 
     /// Decodes the result of `method` (absent or `null` result decode as `{}`).
     pub fn decode(method: &str, result: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> {
-        let text = match result { Some(r) if r.get() != "null" => r.get(), _ => "{}" };
+        let text = match result {
+            Some(r) if r.get() != "null" => r.get(),
+            _ => "{}",
+        };
         match method {
-            "elicitation/create" => crate::decode_as::<CreateElicitationResponse, Self>(text, "$.result", Self::ElicitationCreate),
+            "elicitation/create" => {
+                crate::decode_as::<CreateElicitationResponse, Self>(text, "$.result", Self::ElicitationCreate)
+            }
             "mcp/message" => crate::decode_as::<MessageMcpResponse, Self>(text, "$.result", Self::McpMessage),
-            "session/request_permission" => crate::decode_as::<RequestPermissionResponse, Self>(text, "$.result", Self::SessionRequestPermission),
-            m if m.starts_with('_') => Ok(Decoded { value: Self::Ext(crate::ExtMessage::new(m, result)), warnings: Vec::new() }),
+            "session/request_permission" => {
+                crate::decode_as::<RequestPermissionResponse, Self>(text, "$.result", Self::SessionRequestPermission)
+            }
+            m if m.starts_with('_') => {
+                Ok(Decoded { value: Self::Ext(crate::ExtMessage::new(m, result)), warnings: Vec::new() })
+            }
             _ => Err(crate::DispatchError::MethodNotFound),
         }
     }
@@ -18360,15 +21187,25 @@ impl ClientResponse {
             Self::ElicitationCreate(v) => serde_json::to_writer(&mut *buf, v),
             Self::McpMessage(v) => serde_json::to_writer(&mut *buf, v),
             Self::SessionRequestPermission(v) => serde_json::to_writer(&mut *buf, v),
-            Self::Ext(e) => { buf.extend_from_slice(e.payload_text().as_bytes()); Ok(()) }
+            Self::Ext(e) => {
+                buf.extend_from_slice(e.payload_text().as_bytes());
+                Ok(())
+            }
         }
     }
 }
 
 impl crate::Payload for ClientResponse {
-    fn decode(method: &str, payload: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> { Self::decode(method, payload) }
-    fn method(&self) -> &str { Self::method(self) }
-    fn type_name(&self) -> Option<&'static str> { Self::type_name(self) }
-    fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> { Self::encode_payload(self, buf) }
+    fn decode(method: &str, payload: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> {
+        Self::decode(method, payload)
+    }
+    fn method(&self) -> &str {
+        Self::method(self)
+    }
+    fn type_name(&self) -> Option<&'static str> {
+        Self::type_name(self)
+    }
+    fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> {
+        Self::encode_payload(self, buf)
+    }
 }
-

@@ -1,0 +1,46 @@
+# agentproto: every command a contributor or CI needs. `make help` lists them.
+
+PYTHON ?= python3
+CARGO ?= cargo
+
+.PHONY: help test lint fmt codegen codegen-check pins-check vectors vectors-lint vectors-author rust-test doc clean
+
+help: ## List the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 18
+
+test: pins-check codegen-check vectors-lint lint rust-test ## Every check and every test (what CI runs)
+
+rust-test: ## All Rust tests: unit, integration, doc, property and vector tests
+	$(CARGO) test --workspace --all-features
+
+lint: ## rustfmt and clippy (warnings are errors)
+	$(CARGO) fmt --all --check
+	$(CARGO) clippy --workspace --all-targets --all-features -- -D warnings
+
+fmt: ## Format the Rust sources
+	$(CARGO) fmt --all
+
+codegen: ## Regenerate protocol code from spec/
+	cd codegen && $(PYTHON) -m agentproto_codegen
+
+codegen-check: ## Fail if generated code differs from what spec/ and codegen/ produce
+	cd codegen && $(PYTHON) -m agentproto_codegen --check
+
+pins-check: ## Verify every file under spec/ against spec/PINNED.json
+	cd codegen && $(PYTHON) -m agentproto_codegen --pins-only
+
+vectors: ## Run the conformance vectors through the Rust receive path
+	$(CARGO) test -p agentproto-vectors
+
+vectors-lint: ## Check the vector files' format and check them against the schema
+	$(PYTHON) vectors/tools/author.py --check
+	$(PYTHON) vectors/lint.py
+
+vectors-author: ## Rewrite the vector files from vectors/tools/author.py
+	$(PYTHON) vectors/tools/author.py
+
+doc: ## Build the Rust API docs
+	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --workspace --no-deps
+
+clean: ## Remove build outputs
+	$(CARGO) clean
