@@ -12,22 +12,17 @@ use serde_json::value::RawValue;
 
 use crate::error::{ErrorCode, ErrorObject};
 use crate::id::RequestId;
-use crate::message::{
-    DecodeOptions, EnvelopeError, EnvelopeErrorKind, Message, Probe, MAX_NESTING_DEPTH,
-};
+use crate::message::{DecodeOptions, EnvelopeError, EnvelopeErrorKind, Message, Probe, MAX_NESTING_DEPTH};
 
 pub(crate) fn decode(line: &[u8], options: &DecodeOptions) -> Result<Message, EnvelopeError> {
-    let parse_error =
-        |message: &'static str| EnvelopeError::new(EnvelopeErrorKind::Parse, None, message, "$");
+    let parse_error = |message: &'static str| EnvelopeError::new(EnvelopeErrorKind::Parse, None, message, "$");
     let text = std::str::from_utf8(line).map_err(|_| parse_error("parse error: invalid utf-8"))?;
     if nesting_exceeds(line, MAX_NESTING_DEPTH) {
         return Err(parse_error("parse error: nesting too deep"));
     }
     let mut deserializer = serde_json::Deserializer::from_str(text);
-    let top = deserializer
-        .deserialize_any(TopVisitor)
-        .and_then(|top| deserializer.end().map(|()| top))
-        .map_err(|error| {
+    let top =
+        deserializer.deserialize_any(TopVisitor).and_then(|top| deserializer.end().map(|()| top)).map_err(|error| {
             if error.is_eof() {
                 parse_error("parse error: unexpected end of input")
             } else {
@@ -55,10 +50,7 @@ pub(crate) fn decode(line: &[u8], options: &DecodeOptions) -> Result<Message, En
 /// values without a depth check, so the envelope enforces the limit itself; the
 /// exact scan only runs when there are enough brackets to possibly exceed it.
 fn nesting_exceeds(bytes: &[u8], limit: usize) -> bool {
-    let opening = bytes
-        .iter()
-        .filter(|&&byte| byte == b'[' || byte == b'{')
-        .count();
+    let opening = bytes.iter().filter(|&&byte| byte == b'[' || byte == b'{').count();
     if opening <= limit {
         return false;
     }
@@ -357,12 +349,7 @@ impl<'de> Visitor<'de> for ErrorProbeVisitor {
                 }
             }
         }
-        Ok(ErrorProbe::Object {
-            code,
-            message,
-            data,
-            duplicate,
-        })
+        Ok(ErrorProbe::Object { code, message, data, duplicate })
     }
 }
 
@@ -387,27 +374,10 @@ impl IdState {
 }
 
 fn classify(fields: Fields<'_>, options: &DecodeOptions) -> Result<Message, EnvelopeError> {
-    let Fields {
-        jsonrpc,
-        id,
-        method,
-        params,
-        result,
-        error,
-        duplicate,
-    } = fields;
+    let Fields { jsonrpc, id, method, params, result, error, duplicate } = fields;
     let id = IdState::from_probe(id);
     if let Some(method) = method {
-        return classify_call(
-            jsonrpc,
-            id,
-            method,
-            params,
-            result.is_some(),
-            error.is_some(),
-            duplicate,
-            options,
-        );
+        return classify_call(jsonrpc, id, method, params, result.is_some(), error.is_some(), duplicate, options);
     }
     if result.is_some() || error.is_some() {
         return classify_response(jsonrpc, id, result, error, duplicate);
@@ -417,48 +387,26 @@ fn classify(fields: Fields<'_>, options: &DecodeOptions) -> Result<Message, Enve
         _ => None,
     };
     if let Some(field) = duplicate {
-        return Err(duplicate_error(
-            EnvelopeErrorKind::InvalidRequest,
-            id,
-            field,
-        ));
+        return Err(duplicate_error(EnvelopeErrorKind::InvalidRequest, id, field));
     }
-    Err(EnvelopeError::new(
-        EnvelopeErrorKind::InvalidRequest,
-        id,
-        "invalid request: missing `method`",
-        "$.method",
-    ))
+    Err(EnvelopeError::new(EnvelopeErrorKind::InvalidRequest, id, "invalid request: missing `method`", "$.method"))
 }
 
 fn duplicate_error(kind: EnvelopeErrorKind, id: Option<RequestId>, field: Field) -> EnvelopeError {
     // A repeated `id` leaves the id ambiguous: answer with `null`.
     let id = if field == Field::Id { None } else { id };
-    let prefix = if kind == EnvelopeErrorKind::InvalidResponse {
-        "invalid response"
-    } else {
-        "invalid request"
-    };
-    EnvelopeError::new(
-        kind,
-        id,
-        format!("{prefix}: duplicate key `{}`", field.name()),
-        field.path(),
-    )
+    let prefix = if kind == EnvelopeErrorKind::InvalidResponse { "invalid response" } else { "invalid request" };
+    EnvelopeError::new(kind, id, format!("{prefix}: duplicate key `{}`", field.name()), field.path())
 }
 
 fn jsonrpc_problem(jsonrpc: Option<&Probe<'_>>) -> Option<String> {
     match jsonrpc {
         None => Some("missing `jsonrpc`".to_owned()),
         Some(Probe::Str(version)) if version == "2.0" => None,
-        Some(Probe::Str(version)) => Some(format!(
-            "`jsonrpc` must be \"2.0\", found {}",
-            serde_json::to_string(version).unwrap_or_default()
-        )),
-        Some(other) => Some(format!(
-            "`jsonrpc` must be \"2.0\", found {}",
-            other.describe()
-        )),
+        Some(Probe::Str(version)) => {
+            Some(format!("`jsonrpc` must be \"2.0\", found {}", serde_json::to_string(version).unwrap_or_default()))
+        }
+        Some(other) => Some(format!("`jsonrpc` must be \"2.0\", found {}", other.describe())),
     }
 }
 
@@ -482,18 +430,10 @@ fn classify_call(
         _ => None,
     };
     if let Some(field) = duplicate {
-        return Err(duplicate_error(
-            EnvelopeErrorKind::InvalidRequest,
-            echo,
-            field,
-        ));
+        return Err(duplicate_error(EnvelopeErrorKind::InvalidRequest, echo, field));
     }
     if let Some(problem) = jsonrpc_problem(jsonrpc.as_ref()) {
-        return Err(invalid(
-            echo,
-            format!("invalid request: {problem}"),
-            "$.jsonrpc",
-        ));
+        return Err(invalid(echo, format!("invalid request: {problem}"), "$.jsonrpc"));
     }
     match &id {
         IdState::Invalid(found) => {
@@ -504,11 +444,7 @@ fn classify_call(
             ));
         }
         IdState::Null if !options.allow_null_id => {
-            return Err(invalid(
-                None,
-                "invalid request: `id` must not be null".to_owned(),
-                "$.id",
-            ));
+            return Err(invalid(None, "invalid request: `id` must not be null".to_owned(), "$.id"));
         }
         _ => {}
     }
@@ -517,21 +453,14 @@ fn classify_call(
         other => {
             return Err(invalid(
                 echo,
-                format!(
-                    "invalid request: expected a string method, found {}",
-                    other.describe()
-                ),
+                format!("invalid request: expected a string method, found {}", other.describe()),
                 "$.method",
             ));
         }
     };
     if has_result || has_error {
         let path = if has_result { "$.result" } else { "$.error" };
-        return Err(invalid(
-            echo,
-            "invalid request: a request cannot carry `result` or `error`".to_owned(),
-            path,
-        ));
+        return Err(invalid(echo, "invalid request: a request cannot carry `result` or `error`".to_owned(), path));
     }
     let params = match params {
         None => None,
@@ -546,10 +475,7 @@ fn classify_call(
                 };
                 let (kind, prefix) = match echo {
                     Some(_) => (EnvelopeErrorKind::InvalidParams, "invalid params"),
-                    None => (
-                        EnvelopeErrorKind::InvalidNotification,
-                        "invalid notification params",
-                    ),
+                    None => (EnvelopeErrorKind::InvalidNotification, "invalid notification params"),
                 };
                 return Err(EnvelopeError::new(
                     kind,
@@ -579,19 +505,10 @@ fn classify_response(
         _ => None,
     };
     let invalid = |id: Option<RequestId>, message: String, path: &'static str| {
-        EnvelopeError::new(
-            EnvelopeErrorKind::InvalidResponse,
-            id,
-            format!("invalid response: {message}"),
-            path,
-        )
+        EnvelopeError::new(EnvelopeErrorKind::InvalidResponse, id, format!("invalid response: {message}"), path)
     };
     if let Some(field) = duplicate {
-        return Err(duplicate_error(
-            EnvelopeErrorKind::InvalidResponse,
-            recovered,
-            field,
-        ));
+        return Err(duplicate_error(EnvelopeErrorKind::InvalidResponse, recovered, field));
     }
     if let Some(problem) = jsonrpc_problem(jsonrpc.as_ref()) {
         return Err(invalid(recovered, problem, "$.jsonrpc"));
@@ -601,61 +518,31 @@ fn classify_response(
         IdState::Null => RequestId::NULL,
         IdState::Missing => return Err(invalid(None, "missing `id`".to_owned(), "$.id")),
         IdState::Invalid(found) => {
-            return Err(invalid(
-                None,
-                format!("expected an integer, a string or null id, found {found}"),
-                "$.id",
-            ));
+            return Err(invalid(None, format!("expected an integer, a string or null id, found {found}"), "$.id"));
         }
     };
     let error = match (result, error) {
         (Some(_), Some(_)) => {
-            return Err(invalid(
-                Some(id),
-                "both `result` and `error`".to_owned(),
-                "$",
-            ));
+            return Err(invalid(Some(id), "both `result` and `error`".to_owned(), "$"));
         }
-        (Some(result), None) => {
-            return Ok(Message::Response {
-                id,
-                result: Ok(result),
-            })
-        }
+        (Some(result), None) => return Ok(Message::Response { id, result: Ok(result) }),
         (None, Some(error)) => error,
         (None, None) => unreachable!("classify_response needs `result` or `error`"),
     };
     let (code, message, data, duplicate) = match error {
         ErrorProbe::NotObject(found) => {
-            return Err(invalid(
-                Some(id),
-                format!("expected an error object, found {found}"),
-                "$.error",
-            ));
+            return Err(invalid(Some(id), format!("expected an error object, found {found}"), "$.error"));
         }
-        ErrorProbe::Object {
-            code,
-            message,
-            data,
-            duplicate,
-        } => (code, message, data, duplicate),
+        ErrorProbe::Object { code, message, data, duplicate } => (code, message, data, duplicate),
     };
     if let Some(path) = duplicate {
-        return Err(invalid(
-            Some(id),
-            "duplicate key in the error object".to_owned(),
-            path,
-        ));
+        return Err(invalid(Some(id), "duplicate key in the error object".to_owned(), path));
     }
     let code = match code {
         Some(Probe::Int(code)) => match i32::try_from(code) {
             Ok(code) => ErrorCode(code),
             Err(_) => {
-                return Err(invalid(
-                    Some(id),
-                    "error code out of the i32 range".to_owned(),
-                    "$.error.code",
-                ));
+                return Err(invalid(Some(id), "error code out of the i32 range".to_owned(), "$.error.code"));
             }
         },
         Some(other) => {
@@ -665,42 +552,22 @@ fn classify_response(
                 "$.error.code",
             ));
         }
-        None => {
-            return Err(invalid(
-                Some(id),
-                "missing error code".to_owned(),
-                "$.error.code",
-            ))
-        }
+        None => return Err(invalid(Some(id), "missing error code".to_owned(), "$.error.code")),
     };
     let message = match message {
         Some(Probe::Str(message)) => message.into_owned(),
         Some(other) => {
             return Err(invalid(
                 Some(id),
-                format!(
-                    "expected a string error message, found {}",
-                    other.describe()
-                ),
+                format!("expected a string error message, found {}", other.describe()),
                 "$.error.message",
             ));
         }
         None => {
-            return Err(invalid(
-                Some(id),
-                "missing error message".to_owned(),
-                "$.error.message",
-            ));
+            return Err(invalid(Some(id), "missing error message".to_owned(), "$.error.message"));
         }
     };
-    Ok(Message::Response {
-        id,
-        result: Err(ErrorObject {
-            code,
-            message,
-            data,
-        }),
-    })
+    Ok(Message::Response { id, result: Err(ErrorObject { code, message, data }) })
 }
 
 #[cfg(test)]

@@ -9,12 +9,7 @@ enum Expect {
     Result(RequestId, &'static str),
     Error(RequestId, ErrorCode, &'static str),
     /// kind, answered code, recovered id, path
-    Fail(
-        EnvelopeErrorKind,
-        ErrorCode,
-        Option<RequestId>,
-        &'static str,
-    ),
+    Fail(EnvelopeErrorKind, ErrorCode, Option<RequestId>, &'static str),
 }
 
 fn check(input: &str, expect: Expect) {
@@ -26,11 +21,7 @@ fn check_with(input: &[u8], options: &DecodeOptions, expect: Expect) {
     let shown = String::from_utf8_lossy(input);
     match expect {
         Expect::Request(id, method, params) => match decoded {
-            Ok(Message::Request {
-                id: got_id,
-                method: got_method,
-                params: got_params,
-            }) => {
+            Ok(Message::Request { id: got_id, method: got_method, params: got_params }) => {
                 assert_eq!(got_id, id, "{shown}");
                 assert_eq!(got_method, method, "{shown}");
                 assert_eq!(got_params.as_deref().map(RawValue::get), params, "{shown}");
@@ -38,30 +29,21 @@ fn check_with(input: &[u8], options: &DecodeOptions, expect: Expect) {
             other => panic!("{shown}: expected a request, got {other:?}"),
         },
         Expect::Notification(method, params) => match decoded {
-            Ok(Message::Notification {
-                method: got_method,
-                params: got_params,
-            }) => {
+            Ok(Message::Notification { method: got_method, params: got_params }) => {
                 assert_eq!(got_method, method, "{shown}");
                 assert_eq!(got_params.as_deref().map(RawValue::get), params, "{shown}");
             }
             other => panic!("{shown}: expected a notification, got {other:?}"),
         },
         Expect::Result(id, result) => match decoded {
-            Ok(Message::Response {
-                id: got_id,
-                result: Ok(got_result),
-            }) => {
+            Ok(Message::Response { id: got_id, result: Ok(got_result) }) => {
                 assert_eq!(got_id, id, "{shown}");
                 assert_eq!(got_result.get(), result, "{shown}");
             }
             other => panic!("{shown}: expected a result, got {other:?}"),
         },
         Expect::Error(id, code, message) => match decoded {
-            Ok(Message::Response {
-                id: got_id,
-                result: Err(error),
-            }) => {
+            Ok(Message::Response { id: got_id, result: Err(error) }) => {
                 assert_eq!(got_id, id, "{shown}");
                 assert_eq!(error.code, code, "{shown}");
                 assert_eq!(error.message, message, "{shown}");
@@ -75,10 +57,7 @@ fn check_with(input: &[u8], options: &DecodeOptions, expect: Expect) {
                 assert_eq!(error.id(), id.as_ref(), "{shown}: {error}");
                 assert_eq!(error.path(), path, "{shown}: {error}");
                 match error.reply() {
-                    Some(Message::Response {
-                        id: reply_id,
-                        result: Err(reply),
-                    }) => {
+                    Some(Message::Response { id: reply_id, result: Err(reply) }) => {
                         assert!(error.is_answered());
                         assert_eq!(reply_id, id.unwrap_or(RequestId::NULL));
                         assert_eq!(reply.code, code);
@@ -92,9 +71,7 @@ fn check_with(input: &[u8], options: &DecodeOptions, expect: Expect) {
     }
 }
 
-use EnvelopeErrorKind::{
-    InvalidNotification, InvalidParams, InvalidRequest, InvalidResponse, Parse,
-};
+use EnvelopeErrorKind::{InvalidNotification, InvalidParams, InvalidRequest, InvalidResponse, Parse};
 
 fn n(id: i64) -> Option<RequestId> {
     Some(RequestId::number(id))
@@ -126,55 +103,32 @@ fn escaped_keys_and_strings() {
 
 #[test]
 fn notification_without_params() {
-    check(
-        r#"{"jsonrpc":"2.0","method":"n"}"#,
-        Expect::Notification("n", None),
-    );
+    check(r#"{"jsonrpc":"2.0","method":"n"}"#, Expect::Notification("n", None));
 }
 
 #[test]
 fn null_params_count_as_absent() {
-    check(
-        r#"{"jsonrpc":"2.0","method":"n","params":null}"#,
-        Expect::Notification("n", None),
-    );
-    check(
-        r#"{"jsonrpc":"2.0","id":3,"method":"r","params":null}"#,
-        Expect::Request(RequestId::number(3), "r", None),
-    );
+    check(r#"{"jsonrpc":"2.0","method":"n","params":null}"#, Expect::Notification("n", None));
+    check(r#"{"jsonrpc":"2.0","id":3,"method":"r","params":null}"#, Expect::Request(RequestId::number(3), "r", None));
 }
 
 #[test]
 fn unknown_top_level_keys_are_ignored() {
-    check(
-        r#"{"jsonrpc":"2.0","x":{"deep":[1,{"a":null}]},"method":"n","x":1}"#,
-        Expect::Notification("n", None),
-    );
+    check(r#"{"jsonrpc":"2.0","x":{"deep":[1,{"a":null}]},"method":"n","x":1}"#, Expect::Notification("n", None));
 }
 
 #[test]
 fn result_response_and_null_result() {
-    check(
-        r#"{"jsonrpc":"2.0","id":7,"result":{"ok":true}}"#,
-        Expect::Result(RequestId::number(7), r#"{"ok":true}"#),
-    );
-    check(
-        r#"{"jsonrpc":"2.0","id":7,"result":null}"#,
-        Expect::Result(RequestId::number(7), "null"),
-    );
+    check(r#"{"jsonrpc":"2.0","id":7,"result":{"ok":true}}"#, Expect::Result(RequestId::number(7), r#"{"ok":true}"#));
+    check(r#"{"jsonrpc":"2.0","id":7,"result":null}"#, Expect::Result(RequestId::number(7), "null"));
 }
 
 #[test]
 fn error_response_keeps_unknown_code_and_data() {
     let line = r#"{"jsonrpc":"2.0","id":"q","error":{"code":-31999,"message":"nope","data":{"a":1},"extra":1}}"#;
-    check(
-        line,
-        Expect::Error(RequestId::string("q"), ErrorCode(-31999), "nope"),
-    );
+    check(line, Expect::Error(RequestId::string("q"), ErrorCode(-31999), "nope"));
     match Message::decode(line.as_bytes()) {
-        Ok(Message::Response {
-            result: Err(error), ..
-        }) => {
+        Ok(Message::Response { result: Err(error), .. }) => {
             assert_eq!(error.data.as_deref().map(RawValue::get), Some(r#"{"a":1}"#));
         }
         other => panic!("{other:?}"),
@@ -191,14 +145,8 @@ fn error_response_with_null_id_is_accepted() {
 
 #[test]
 fn not_json_is_a_parse_error() {
-    check(
-        "hello",
-        Expect::Fail(Parse, ErrorCode::PARSE_ERROR, None, "$"),
-    );
-    check(
-        r#"{"jsonrpc":"2.0","id":1,"method":"#,
-        Expect::Fail(Parse, ErrorCode::PARSE_ERROR, None, "$"),
-    );
+    check("hello", Expect::Fail(Parse, ErrorCode::PARSE_ERROR, None, "$"));
+    check(r#"{"jsonrpc":"2.0","id":1,"method":"#, Expect::Fail(Parse, ErrorCode::PARSE_ERROR, None, "$"));
     check("", Expect::Fail(Parse, ErrorCode::PARSE_ERROR, None, "$"));
 }
 
@@ -218,18 +166,9 @@ fn invalid_utf8_is_a_parse_error() {
 
 #[test]
 fn trailing_data_is_a_parse_error() {
-    check(
-        r#"{"jsonrpc":"2.0","method":"n"} x"#,
-        Expect::Fail(Parse, ErrorCode::PARSE_ERROR, None, "$"),
-    );
-    check(
-        r#"{"jsonrpc":"2.0","method":"n"}{}"#,
-        Expect::Fail(Parse, ErrorCode::PARSE_ERROR, None, "$"),
-    );
-    check(
-        "{\"jsonrpc\":\"2.0\",\"method\":\"n\"} \t\r",
-        Expect::Notification("n", None),
-    );
+    check(r#"{"jsonrpc":"2.0","method":"n"} x"#, Expect::Fail(Parse, ErrorCode::PARSE_ERROR, None, "$"));
+    check(r#"{"jsonrpc":"2.0","method":"n"}{}"#, Expect::Fail(Parse, ErrorCode::PARSE_ERROR, None, "$"));
+    check("{\"jsonrpc\":\"2.0\",\"method\":\"n\"} \t\r", Expect::Notification("n", None));
 }
 
 #[test]
@@ -237,35 +176,20 @@ fn nesting_beyond_the_limit_is_a_parse_error() {
     let deep = |depth: usize| {
         // The message object is level 1, params level 2.
         let inner = depth - 1;
-        format!(
-            r#"{{"jsonrpc":"2.0","method":"n","params":{}{}}}"#,
-            "[".repeat(inner),
-            "]".repeat(inner)
-        )
+        format!(r#"{{"jsonrpc":"2.0","method":"n","params":{}{}}}"#, "[".repeat(inner), "]".repeat(inner))
     };
     check(
         &deep(MAX_NESTING_DEPTH),
         Expect::Notification(
             "n",
             Some(Box::leak(
-                format!(
-                    "{}{}",
-                    "[".repeat(MAX_NESTING_DEPTH - 1),
-                    "]".repeat(MAX_NESTING_DEPTH - 1)
-                )
-                .into_boxed_str(),
+                format!("{}{}", "[".repeat(MAX_NESTING_DEPTH - 1), "]".repeat(MAX_NESTING_DEPTH - 1)).into_boxed_str(),
             )),
         ),
     );
-    check(
-        &deep(MAX_NESTING_DEPTH + 1),
-        Expect::Fail(Parse, ErrorCode::PARSE_ERROR, None, "$"),
-    );
+    check(&deep(MAX_NESTING_DEPTH + 1), Expect::Fail(Parse, ErrorCode::PARSE_ERROR, None, "$"));
     // Brackets inside strings do not count.
-    let quoted = format!(
-        r#"{{"jsonrpc":"2.0","method":"n","params":["{}"]}}"#,
-        "[".repeat(500)
-    );
+    let quoted = format!(r#"{{"jsonrpc":"2.0","method":"n","params":["{}"]}}"#, "[".repeat(500));
     assert!(Message::decode(quoted.as_bytes()).is_ok());
 }
 
@@ -275,92 +199,43 @@ fn batch_is_one_invalid_request_with_null_id() {
         r#"[{"jsonrpc":"2.0","id":1,"method":"a"},{"jsonrpc":"2.0","id":2,"method":"b"}]"#,
         Expect::Fail(InvalidRequest, ErrorCode::INVALID_REQUEST, None, "$"),
     );
-    check(
-        "[]",
-        Expect::Fail(InvalidRequest, ErrorCode::INVALID_REQUEST, None, "$"),
-    );
-    check(
-        "[1,",
-        Expect::Fail(Parse, ErrorCode::PARSE_ERROR, None, "$"),
-    );
+    check("[]", Expect::Fail(InvalidRequest, ErrorCode::INVALID_REQUEST, None, "$"));
+    check("[1,", Expect::Fail(Parse, ErrorCode::PARSE_ERROR, None, "$"));
 }
 
 #[test]
 fn scalar_line_is_an_invalid_request() {
     for line in ["42", "\"x\"", "true", "null", "-1.5"] {
-        check(
-            line,
-            Expect::Fail(InvalidRequest, ErrorCode::INVALID_REQUEST, None, "$"),
-        );
+        check(line, Expect::Fail(InvalidRequest, ErrorCode::INVALID_REQUEST, None, "$"));
     }
 }
 
 #[test]
 fn missing_or_wrong_jsonrpc_echoes_a_valid_id() {
-    check(
-        r#"{"id":5,"method":"m"}"#,
-        Expect::Fail(
-            InvalidRequest,
-            ErrorCode::INVALID_REQUEST,
-            n(5),
-            "$.jsonrpc",
-        ),
-    );
+    check(r#"{"id":5,"method":"m"}"#, Expect::Fail(InvalidRequest, ErrorCode::INVALID_REQUEST, n(5), "$.jsonrpc"));
     check(
         r#"{"jsonrpc":"1.0","id":5,"method":"m"}"#,
-        Expect::Fail(
-            InvalidRequest,
-            ErrorCode::INVALID_REQUEST,
-            n(5),
-            "$.jsonrpc",
-        ),
+        Expect::Fail(InvalidRequest, ErrorCode::INVALID_REQUEST, n(5), "$.jsonrpc"),
     );
     check(
         r#"{"jsonrpc":2.0,"id":"s","method":"m"}"#,
-        Expect::Fail(
-            InvalidRequest,
-            ErrorCode::INVALID_REQUEST,
-            Some(RequestId::string("s")),
-            "$.jsonrpc",
-        ),
+        Expect::Fail(InvalidRequest, ErrorCode::INVALID_REQUEST, Some(RequestId::string("s")), "$.jsonrpc"),
     );
     check(
         r#"{"jsonrpc":"2.0 ","method":"m"}"#,
-        Expect::Fail(
-            InvalidRequest,
-            ErrorCode::INVALID_REQUEST,
-            None,
-            "$.jsonrpc",
-        ),
+        Expect::Fail(InvalidRequest, ErrorCode::INVALID_REQUEST, None, "$.jsonrpc"),
     );
     check(
         r#"{"jsonrpc":"1.0","id":1.5,"method":"m"}"#,
-        Expect::Fail(
-            InvalidRequest,
-            ErrorCode::INVALID_REQUEST,
-            None,
-            "$.jsonrpc",
-        ),
+        Expect::Fail(InvalidRequest, ErrorCode::INVALID_REQUEST, None, "$.jsonrpc"),
     );
 }
 
 #[test]
 fn bad_id_type_is_an_invalid_request_with_null_id() {
-    for id in [
-        "1.5",
-        "1.0",
-        "9223372036854775808",
-        "-9223372036854775809",
-        "true",
-        "[1]",
-        "{}",
-        "1e2",
-    ] {
+    for id in ["1.5", "1.0", "9223372036854775808", "-9223372036854775809", "true", "[1]", "{}", "1e2"] {
         let line = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"m"}}"#);
-        check(
-            &line,
-            Expect::Fail(InvalidRequest, ErrorCode::INVALID_REQUEST, None, "$.id"),
-        );
+        check(&line, Expect::Fail(InvalidRequest, ErrorCode::INVALID_REQUEST, None, "$.id"));
     }
 }
 
@@ -379,16 +254,8 @@ fn extreme_integer_ids_are_valid() {
 #[test]
 fn null_request_id_needs_the_option() {
     let line = br#"{"jsonrpc":"2.0","id":null,"method":"m"}"#;
-    check_with(
-        line,
-        &DecodeOptions::default(),
-        Expect::Fail(InvalidRequest, ErrorCode::INVALID_REQUEST, None, "$.id"),
-    );
-    check_with(
-        line,
-        &DecodeOptions::default().allow_null_id(true),
-        Expect::Request(RequestId::NULL, "m", None),
-    );
+    check_with(line, &DecodeOptions::default(), Expect::Fail(InvalidRequest, ErrorCode::INVALID_REQUEST, None, "$.id"));
+    check_with(line, &DecodeOptions::default().allow_null_id(true), Expect::Request(RequestId::NULL, "m", None));
 }
 
 #[test]
@@ -405,14 +272,8 @@ fn method_not_a_string_is_an_invalid_request() {
 
 #[test]
 fn neither_method_nor_result_nor_error_is_an_invalid_request() {
-    check(
-        r#"{"jsonrpc":"2.0","id":1}"#,
-        Expect::Fail(InvalidRequest, ErrorCode::INVALID_REQUEST, n(1), "$.method"),
-    );
-    check(
-        r#"{}"#,
-        Expect::Fail(InvalidRequest, ErrorCode::INVALID_REQUEST, None, "$.method"),
-    );
+    check(r#"{"jsonrpc":"2.0","id":1}"#, Expect::Fail(InvalidRequest, ErrorCode::INVALID_REQUEST, n(1), "$.method"));
+    check(r#"{}"#, Expect::Fail(InvalidRequest, ErrorCode::INVALID_REQUEST, None, "$.method"));
     check(
         r#"{"jsonrpc":"2.0","id":1,"params":{}}"#,
         Expect::Fail(InvalidRequest, ErrorCode::INVALID_REQUEST, n(1), "$.method"),
@@ -450,10 +311,7 @@ fn bad_error_object_is_an_invalid_response() {
         ("null", "$.error"),
     ] {
         let line = format!(r#"{{"jsonrpc":"2.0","id":9,"error":{error}}}"#);
-        check(
-            &line,
-            Expect::Fail(InvalidResponse, ErrorCode::INVALID_REQUEST, n(9), path),
-        );
+        check(&line, Expect::Fail(InvalidResponse, ErrorCode::INVALID_REQUEST, n(9), path));
     }
     check(
         r#"{"jsonrpc":"2.0","id":9,"error":{"code":-2147483648,"message":""}}"#,
@@ -463,31 +321,15 @@ fn bad_error_object_is_an_invalid_response() {
 
 #[test]
 fn malformed_response_envelope_is_an_invalid_response() {
-    check(
-        r#"{"id":9,"result":1}"#,
-        Expect::Fail(
-            InvalidResponse,
-            ErrorCode::INVALID_REQUEST,
-            n(9),
-            "$.jsonrpc",
-        ),
-    );
-    check(
-        r#"{"jsonrpc":"2.0","result":1}"#,
-        Expect::Fail(InvalidResponse, ErrorCode::INVALID_REQUEST, None, "$.id"),
-    );
+    check(r#"{"id":9,"result":1}"#, Expect::Fail(InvalidResponse, ErrorCode::INVALID_REQUEST, n(9), "$.jsonrpc"));
+    check(r#"{"jsonrpc":"2.0","result":1}"#, Expect::Fail(InvalidResponse, ErrorCode::INVALID_REQUEST, None, "$.id"));
     check(
         r#"{"jsonrpc":"2.0","id":1.5,"result":1}"#,
         Expect::Fail(InvalidResponse, ErrorCode::INVALID_REQUEST, None, "$.id"),
     );
     check(
         r#"{"jsonrpc":"2.0","id":1,"result":1,"result":2}"#,
-        Expect::Fail(
-            InvalidResponse,
-            ErrorCode::INVALID_REQUEST,
-            n(1),
-            "$.result",
-        ),
+        Expect::Fail(InvalidResponse, ErrorCode::INVALID_REQUEST, n(1), "$.result"),
     );
 }
 
@@ -499,12 +341,7 @@ fn duplicate_envelope_key_is_an_invalid_request() {
     );
     check(
         r#"{"jsonrpc":"2.0","jsonrpc":"2.0","id":1,"method":"a"}"#,
-        Expect::Fail(
-            InvalidRequest,
-            ErrorCode::INVALID_REQUEST,
-            n(1),
-            "$.jsonrpc",
-        ),
+        Expect::Fail(InvalidRequest, ErrorCode::INVALID_REQUEST, n(1), "$.jsonrpc"),
     );
     check(
         r#"{"jsonrpc":"2.0","id":1,"id":2,"method":"a"}"#,
@@ -520,20 +357,9 @@ fn duplicate_envelope_key_is_an_invalid_request() {
 fn scalar_params_are_invalid_params() {
     for params in ["1", "\"x\"", "true", "false", "-2.5"] {
         let line = format!(r#"{{"jsonrpc":"2.0","id":2,"method":"m","params":{params}}}"#);
-        check(
-            &line,
-            Expect::Fail(InvalidParams, ErrorCode::INVALID_PARAMS, n(2), "$.params"),
-        );
+        check(&line, Expect::Fail(InvalidParams, ErrorCode::INVALID_PARAMS, n(2), "$.params"));
         let line = format!(r#"{{"jsonrpc":"2.0","method":"m","params":{params}}}"#);
-        check(
-            &line,
-            Expect::Fail(
-                InvalidNotification,
-                ErrorCode::INVALID_PARAMS,
-                None,
-                "$.params",
-            ),
-        );
+        check(&line, Expect::Fail(InvalidNotification, ErrorCode::INVALID_PARAMS, None, "$.params"));
     }
 }
 
@@ -560,23 +386,14 @@ fn encodes_exact_wire_strings() {
             Message::request(0, "initialize", Some(raw(r#"{"protocolVersion":1}"#))),
             r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}"#,
         ),
-        (
-            Message::request("a\nb", "m", None),
-            r#"{"jsonrpc":"2.0","id":"a\nb","method":"m"}"#,
-        ),
+        (Message::request("a\nb", "m", None), r#"{"jsonrpc":"2.0","id":"a\nb","method":"m"}"#),
         (
             Message::notification("session/update", Some(raw("[\n1,\r\n 2\n]"))),
             r#"{"jsonrpc":"2.0","method":"session/update","params":[1, 2]}"#,
         ),
+        (Message::response(RequestId::number(3), Ok(raw("null"))), r#"{"jsonrpc":"2.0","id":3,"result":null}"#),
         (
-            Message::response(RequestId::number(3), Ok(raw("null"))),
-            r#"{"jsonrpc":"2.0","id":3,"result":null}"#,
-        ),
-        (
-            Message::response(
-                RequestId::NULL,
-                Err(ErrorObject::new(ErrorCode::PARSE_ERROR, "parse \"error\"")),
-            ),
+            Message::response(RequestId::NULL, Err(ErrorObject::new(ErrorCode::PARSE_ERROR, "parse \"error\""))),
             r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse \"error\""}}"#,
         ),
         (
@@ -590,16 +407,10 @@ fn encodes_exact_wire_strings() {
     for (message, wire) in cases {
         let mut buffer = b"prefix:".to_vec();
         message.encode_into(&mut buffer);
-        assert_eq!(
-            std::str::from_utf8(&buffer).unwrap(),
-            format!("prefix:{wire}")
-        );
+        assert_eq!(std::str::from_utf8(&buffer).unwrap(), format!("prefix:{wire}"));
         let mut written = Vec::new();
         message.write_to(&mut written).unwrap();
         assert_eq!(std::str::from_utf8(&written).unwrap(), wire);
-        assert_eq!(
-            Message::decode(wire.as_bytes()).unwrap().to_vec(),
-            wire.as_bytes()
-        );
+        assert_eq!(Message::decode(wire.as_bytes()).unwrap().to_vec(), wire.as_bytes());
     }
 }

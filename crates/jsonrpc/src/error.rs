@@ -99,19 +99,14 @@ impl PartialEq for ErrorObject {
     fn eq(&self, other: &ErrorObject) -> bool {
         self.code == other.code
             && self.message == other.message
-            && self.data.as_ref().map(|data| data.get())
-                == other.data.as_ref().map(|data| data.get())
+            && self.data.as_ref().map(|data| data.get()) == other.data.as_ref().map(|data| data.get())
     }
 }
 
 impl ErrorObject {
     /// An error without data.
     pub fn new(code: ErrorCode, message: impl Into<String>) -> ErrorObject {
-        ErrorObject {
-            code,
-            message: message.into(),
-            data: None,
-        }
+        ErrorObject { code, message: message.into(), data: None }
     }
 
     /// Replaces the data with raw JSON.
@@ -126,11 +121,8 @@ impl ErrorObject {
         data.extend_from_slice(b"{\"method\":");
         write_json_string(&mut data, method);
         data.push(b'}');
-        ErrorObject::new(
-            ErrorCode::METHOD_NOT_FOUND,
-            format!("method not found: `{method}`"),
-        )
-        .with_data(raw_from_vec(data))
+        ErrorObject::new(ErrorCode::METHOD_NOT_FOUND, format!("method not found: `{method}`"))
+            .with_data(raw_from_vec(data))
     }
 
     /// A `-32603` error.
@@ -149,24 +141,12 @@ impl ErrorObject {
     /// The message reads ``invalid params: expected `string`, found `null` at `$.params.sessionId` ``
     /// and `data` is `{"path": "$.params.sessionId", "expected": "string", "found": "null"}`.
     pub fn invalid_params(path: &str, expected: &str, found: &str) -> ErrorObject {
-        ErrorObject::validation(
-            ErrorCode::INVALID_PARAMS,
-            "invalid params",
-            path,
-            expected,
-            found,
-        )
+        ErrorObject::validation(ErrorCode::INVALID_PARAMS, "invalid params", path, expected, found)
     }
 
     /// A validation error with any code and message prefix (for example `-32600`
     /// with `"invalid request"`); see [`ErrorObject::invalid_params`].
-    pub fn validation(
-        code: ErrorCode,
-        prefix: &str,
-        path: &str,
-        expected: &str,
-        found: &str,
-    ) -> ErrorObject {
+    pub fn validation(code: ErrorCode, prefix: &str, path: &str, expected: &str, found: &str) -> ErrorObject {
         let mut data = Vec::with_capacity(path.len() + expected.len() + found.len() + 40);
         data.extend_from_slice(b"{\"path\":");
         write_json_string(&mut data, path);
@@ -175,11 +155,8 @@ impl ErrorObject {
         data.extend_from_slice(b",\"found\":");
         write_json_string(&mut data, found);
         data.push(b'}');
-        ErrorObject::new(
-            code,
-            format!("{prefix}: expected `{expected}`, found `{found}` at `{path}`"),
-        )
-        .with_data(raw_from_vec(data))
+        ErrorObject::new(code, format!("{prefix}: expected `{expected}`, found `{found}` at `{path}`"))
+            .with_data(raw_from_vec(data))
     }
 
     /// A `{"path": ...}` data object, used for envelope errors.
@@ -218,19 +195,11 @@ pub struct DecodeError {
 
 impl DecodeError {
     pub(crate) fn decode(what: &str, source: serde_json::Error) -> DecodeError {
-        DecodeError {
-            action: "decode the result of",
-            what: what.to_owned(),
-            source,
-        }
+        DecodeError { action: "decode the result of", what: what.to_owned(), source }
     }
 
     pub(crate) fn encode(what: &str, source: serde_json::Error) -> DecodeError {
-        DecodeError {
-            action: "encode the params of",
-            what: what.to_owned(),
-            source,
-        }
+        DecodeError { action: "encode the params of", what: what.to_owned(), source }
     }
 }
 
@@ -300,10 +269,7 @@ mod tests {
     fn validation_error_wire_form() {
         let error = ErrorObject::invalid_params("$.params.sessionId", "string", "null");
         assert_eq!(error.code, ErrorCode::INVALID_PARAMS);
-        assert_eq!(
-            error.message,
-            "invalid params: expected `string`, found `null` at `$.params.sessionId`"
-        );
+        assert_eq!(error.message, "invalid params: expected `string`, found `null` at `$.params.sessionId`");
         assert_eq!(
             serde_json::to_string(&error).unwrap(),
             r#"{"code":-32602,"message":"invalid params: expected `string`, found `null` at `$.params.sessionId`","data":{"path":"$.params.sessionId","expected":"string","found":"null"}}"#
@@ -315,10 +281,7 @@ mod tests {
         let error: ErrorObject = serde_json::from_str(r#"{"code":-31999,"message":"x"}"#).unwrap();
         assert_eq!(error.code, ErrorCode(-31999));
         assert_eq!(error.code.name(), None);
-        assert_eq!(
-            serde_json::to_string(&error).unwrap(),
-            r#"{"code":-31999,"message":"x"}"#
-        );
+        assert_eq!(serde_json::to_string(&error).unwrap(), r#"{"code":-31999,"message":"x"}"#);
     }
 
     #[test]

@@ -75,10 +75,7 @@ pub struct FrameLimits {
 
 impl Default for FrameLimits {
     fn default() -> FrameLimits {
-        FrameLimits {
-            max_message_size: DEFAULT_MAX_MESSAGE_SIZE,
-            read_chunk_size: DEFAULT_READ_CHUNK_SIZE,
-        }
+        FrameLimits { max_message_size: DEFAULT_MAX_MESSAGE_SIZE, read_chunk_size: DEFAULT_READ_CHUNK_SIZE }
     }
 }
 
@@ -191,18 +188,13 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
                     }
                 }
             }
-            let newline = self.buffer[self.scanned..end]
-                .iter()
-                .position(|&byte| byte == b'\n');
+            let newline = self.buffer[self.scanned..end].iter().position(|&byte| byte == b'\n');
             let Some(offset) = newline else {
                 self.scanned = end;
                 if end - self.start > max {
                     let mut prefix = Vec::new();
                     keep_prefix(&mut prefix, &self.buffer[self.start..end]);
-                    self.discarding = Some(Discarding {
-                        len: (end - self.start) as u64,
-                        prefix,
-                    });
+                    self.discarding = Some(Discarding { len: (end - self.start) as u64, prefix });
                     self.start = end;
                     continue;
                 }
@@ -223,16 +215,9 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
         if end - start > self.limits.max_message_size {
             let mut prefix = Vec::new();
             keep_prefix(&mut prefix, &self.buffer[start..end]);
-            return Some(Event::Oversize(oversize(Discarding {
-                len: (end - start) as u64,
-                prefix,
-            })));
+            return Some(Event::Oversize(oversize(Discarding { len: (end - start) as u64, prefix })));
         }
-        let end = if end > start && self.buffer[end - 1] == b'\r' {
-            end - 1
-        } else {
-            end
-        };
+        let end = if end > start && self.buffer[end - 1] == b'\r' { end - 1 } else { end };
         let line = &self.buffer[start..end];
         if line.iter().all(|byte| matches!(byte, b' ' | b'\t' | b'\r')) {
             return None;
@@ -289,20 +274,13 @@ fn keep_prefix(prefix: &mut Vec<u8>, bytes: &[u8]) {
 
 fn oversize(discarding: Discarding) -> OversizeLine {
     let (id, shape) = scan_prefix(&discarding.prefix);
-    OversizeLine {
-        len: discarding.len,
-        id,
-        shape,
-    }
+    OversizeLine { len: discarding.len, id, shape }
 }
 
 /// Best-effort scan of the top-level keys of a truncated JSON object: the `id`
 /// value and whether `method` or `result`/`error` keys appear.
 fn scan_prefix(prefix: &[u8]) -> (Option<RequestId>, OversizeShape) {
-    let mut scanner = PrefixScanner {
-        bytes: prefix,
-        at: 0,
-    };
+    let mut scanner = PrefixScanner { bytes: prefix, at: 0 };
     let mut id = None;
     let mut method = false;
     let mut response = false;
@@ -363,8 +341,7 @@ impl<'a> PrefixScanner<'a> {
             return None;
         }
         let start = self.at;
-        self.skip_string_rest()
-            .then(|| &self.bytes[start..self.at - 1])
+        self.skip_string_rest().then(|| &self.bytes[start..self.at - 1])
     }
 
     /// After an opening quote: to just past the closing quote.
@@ -423,11 +400,7 @@ pub struct FrameWriter<W> {
 impl<W: AsyncWrite + Unpin> FrameWriter<W> {
     /// A writer that writes out its buffer once it exceeds 64 KiB.
     pub fn new(writer: W) -> FrameWriter<W> {
-        FrameWriter {
-            writer,
-            buffer: Vec::with_capacity(8 * 1024),
-            threshold: 64 * 1024,
-        }
+        FrameWriter { writer, buffer: Vec::with_capacity(8 * 1024), threshold: 64 * 1024 }
     }
 
     /// Buffers `message` and a newline; writes the buffer out if it is large.

@@ -16,23 +16,13 @@ pub(crate) struct TrickleReader {
 
 impl TrickleReader {
     pub(crate) fn new(data: impl Into<Vec<u8>>, chunk: usize) -> TrickleReader {
-        TrickleReader {
-            data: data.into(),
-            at: 0,
-            chunk: chunk.max(1),
-        }
+        TrickleReader { data: data.into(), at: 0, chunk: chunk.max(1) }
     }
 }
 
 impl AsyncRead for TrickleReader {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        _: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
-        let end = (self.at + self.chunk)
-            .min(self.data.len())
-            .min(self.at + buf.remaining());
+    fn poll_read(mut self: Pin<&mut Self>, _: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+        let end = (self.at + self.chunk).min(self.data.len()).min(self.at + buf.remaining());
         let at = self.at;
         buf.put_slice(&self.data[at..end]);
         self.at = end;
@@ -65,17 +55,11 @@ async fn frames(data: &[u8], chunk: usize, limits: FrameLimits) -> Vec<Got> {
 }
 
 fn lines(items: &[&str]) -> Vec<Got> {
-    items
-        .iter()
-        .map(|item| Got::Line(item.to_string()))
-        .collect()
+    items.iter().map(|item| Got::Line(item.to_string())).collect()
 }
 
 fn small(max: usize) -> FrameLimits {
-    FrameLimits {
-        max_message_size: max,
-        read_chunk_size: 8,
-    }
+    FrameLimits { max_message_size: max, read_chunk_size: 8 }
 }
 
 #[tokio::test]
@@ -109,22 +93,12 @@ async fn last_line_without_newline_counts() {
 async fn one_byte_reads() {
     let data = b"{\"jsonrpc\":\"2.0\",\"method\":\"m\"}\r\n\n{\"x\":[1,2,3]}\nend";
     let got = frames(data, 1, small(64)).await;
-    assert_eq!(
-        got,
-        lines(&[
-            "{\"jsonrpc\":\"2.0\",\"method\":\"m\"}",
-            "{\"x\":[1,2,3]}",
-            "end"
-        ])
-    );
+    assert_eq!(got, lines(&["{\"jsonrpc\":\"2.0\",\"method\":\"m\"}", "{\"x\":[1,2,3]}", "end"]));
 }
 
 #[tokio::test]
 async fn oversize_line_is_skipped_and_the_next_decoded() {
-    let big = format!(
-        "{{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"m\",\"params\":\"{}\"}}",
-        "x".repeat(500)
-    );
+    let big = format!("{{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"m\",\"params\":\"{}\"}}", "x".repeat(500));
     let data = format!("ok1\n{big}\nok2\n");
     for chunk in [1, 3, 8, 1000] {
         let got = frames(data.as_bytes(), chunk, small(100)).await;
@@ -132,11 +106,7 @@ async fn oversize_line_is_skipped_and_the_next_decoded() {
             got,
             vec![
                 Got::Line("ok1".into()),
-                Got::Oversize(
-                    big.len() as u64,
-                    Some(RequestId::number(7)),
-                    OversizeShape::Call
-                ),
+                Got::Oversize(big.len() as u64, Some(RequestId::number(7)), OversizeShape::Call),
                 Got::Line("ok2".into()),
             ],
             "chunk {chunk}"
@@ -151,29 +121,15 @@ async fn oversize_at_eof_and_exact_limit() {
     let got = frames(b"abcde\nabcdef\nabcde", 2, small(5)).await;
     assert_eq!(
         got,
-        vec![
-            Got::Line("abcde".into()),
-            Got::Oversize(6, None, OversizeShape::Unknown),
-            Got::Line("abcde".into()),
-        ]
+        vec![Got::Line("abcde".into()), Got::Oversize(6, None, OversizeShape::Unknown), Got::Line("abcde".into()),]
     );
 }
 
 #[tokio::test]
 async fn oversize_response_id_is_recovered() {
-    let big = format!(
-        r#"{{"jsonrpc":"2.0","id":"r-1","result":{{"data":"{}"}}}}"#,
-        "y".repeat(10_000)
-    );
+    let big = format!(r#"{{"jsonrpc":"2.0","id":"r-1","result":{{"data":"{}"}}}}"#, "y".repeat(10_000));
     let got = frames(format!("{big}\n").as_bytes(), 64, small(1000)).await;
-    assert_eq!(
-        got,
-        vec![Got::Oversize(
-            big.len() as u64,
-            Some(RequestId::string("r-1")),
-            OversizeShape::Response
-        )]
-    );
+    assert_eq!(got, vec![Got::Oversize(big.len() as u64, Some(RequestId::string("r-1")), OversizeShape::Response)]);
 }
 
 #[test]
@@ -184,23 +140,14 @@ fn prefix_scan_is_best_effort() {
     );
     // The id number may be cut short: not trusted.
     assert_eq!(scan_prefix(br#"{"id":12"#), (None, OversizeShape::Unknown));
-    assert_eq!(
-        scan_prefix(br#"{"params":{"id":3}, "error""#),
-        (None, OversizeShape::Unknown)
-    );
+    assert_eq!(scan_prefix(br#"{"params":{"id":3}, "error""#), (None, OversizeShape::Unknown));
     assert_eq!(scan_prefix(br#"[1,2"#), (None, OversizeShape::Unknown));
-    assert_eq!(
-        scan_prefix(br#"{"id":1.5,"error":{}}"#),
-        (None, OversizeShape::Response)
-    );
+    assert_eq!(scan_prefix(br#"{"id":1.5,"error":{}}"#), (None, OversizeShape::Response));
 }
 
 #[tokio::test]
 async fn capacity_stays_bounded_while_discarding() {
-    let limits = FrameLimits {
-        max_message_size: 1000,
-        read_chunk_size: 100,
-    };
+    let limits = FrameLimits { max_message_size: 1000, read_chunk_size: 100 };
     let mut data = vec![b'z'; 1_000_000];
     data.extend_from_slice(b"\nlast\n");
     let mut reader = FrameReader::with_limits(TrickleReader::new(data, 4096), limits);
@@ -217,15 +164,9 @@ async fn writer_appends_newlines_and_flushes() {
     let mut out = Vec::new();
     {
         let mut writer = FrameWriter::new(&mut out);
-        writer
-            .send(&Message::notification("a", None))
-            .await
-            .unwrap();
+        writer.send(&Message::notification("a", None)).await.unwrap();
         writer.send_line(br#"{"x":1}"#).await.unwrap();
         writer.flush().await.unwrap();
     }
-    assert_eq!(
-        String::from_utf8(out).unwrap(),
-        "{\"jsonrpc\":\"2.0\",\"method\":\"a\"}\n{\"x\":1}\n"
-    );
+    assert_eq!(String::from_utf8(out).unwrap(), "{\"jsonrpc\":\"2.0\",\"method\":\"a\"}\n{\"x\":1}\n");
 }

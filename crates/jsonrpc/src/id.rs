@@ -192,19 +192,8 @@ mod tests {
 
     #[test]
     fn rejects_non_ids() {
-        for json in [
-            "1.5",
-            "1.0",
-            "9223372036854775808",
-            "true",
-            "[]",
-            "{}",
-            "1e3",
-        ] {
-            assert!(
-                serde_json::from_str::<RequestId>(json).is_err(),
-                "{json} accepted"
-            );
+        for json in ["1.5", "1.0", "9223372036854775808", "true", "[]", "{}", "1e3"] {
+            assert!(serde_json::from_str::<RequestId>(json).is_err(), "{json} accepted");
         }
     }
 }

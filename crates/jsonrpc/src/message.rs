@@ -56,26 +56,13 @@ impl PartialEq for Message {
         match (self, other) {
             (
                 Message::Request { id, method, params },
-                Message::Request {
-                    id: other_id,
-                    method: other_method,
-                    params: other_params,
-                },
+                Message::Request { id: other_id, method: other_method, params: other_params },
             ) => id == other_id && method == other_method && raw(params) == raw(other_params),
             (
                 Message::Notification { method, params },
-                Message::Notification {
-                    method: other_method,
-                    params: other_params,
-                },
+                Message::Notification { method: other_method, params: other_params },
             ) => method == other_method && raw(params) == raw(other_params),
-            (
-                Message::Response { id, result },
-                Message::Response {
-                    id: other_id,
-                    result: other_result,
-                },
-            ) => {
+            (Message::Response { id, result }, Message::Response { id: other_id, result: other_result }) => {
                 id == other_id
                     && match (result, other_result) {
                         (Ok(value), Ok(other_value)) => value.get() == other_value.get(),
@@ -108,24 +95,13 @@ impl DecodeOptions {
 
 impl Message {
     /// Builds a request.
-    pub fn request(
-        id: impl Into<RequestId>,
-        method: impl Into<String>,
-        params: Option<Box<RawValue>>,
-    ) -> Message {
-        Message::Request {
-            id: id.into(),
-            method: method.into(),
-            params,
-        }
+    pub fn request(id: impl Into<RequestId>, method: impl Into<String>, params: Option<Box<RawValue>>) -> Message {
+        Message::Request { id: id.into(), method: method.into(), params }
     }
 
     /// Builds a notification.
     pub fn notification(method: impl Into<String>, params: Option<Box<RawValue>>) -> Message {
-        Message::Notification {
-            method: method.into(),
-            params,
-        }
+        Message::Notification { method: method.into(), params }
     }
 
     /// Builds a response.
@@ -164,12 +140,8 @@ impl Message {
     /// Appends the message as compact JSON (no newline) to `out`.
     pub fn encode_into(&self, out: &mut Vec<u8>) {
         match self {
-            Message::Request { id, method, params } => {
-                encode_request(out, id, method, params.as_deref())
-            }
-            Message::Notification { method, params } => {
-                encode_notification(out, method, params.as_deref())
-            }
+            Message::Request { id, method, params } => encode_request(out, id, method, params.as_deref()),
+            Message::Notification { method, params } => encode_notification(out, method, params.as_deref()),
             Message::Response { id, result } => encode_response(
                 out,
                 id,
@@ -261,12 +233,7 @@ pub(crate) fn write_json_string(out: &mut Vec<u8>, value: &str) {
 fn write_raw(out: &mut Vec<u8>, raw: &RawValue) {
     let bytes = raw.get().as_bytes();
     if bytes.iter().any(|&byte| byte == b'\n' || byte == b'\r') {
-        out.extend(
-            bytes
-                .iter()
-                .copied()
-                .filter(|&byte| byte != b'\n' && byte != b'\r'),
-        );
+        out.extend(bytes.iter().copied().filter(|&byte| byte != b'\n' && byte != b'\r'));
     } else {
         out.extend_from_slice(bytes);
     }
@@ -312,12 +279,7 @@ impl EnvelopeError {
         message: impl Into<Cow<'static, str>>,
         path: impl Into<Cow<'static, str>>,
     ) -> EnvelopeError {
-        EnvelopeError {
-            kind,
-            id,
-            message: message.into(),
-            path: path.into(),
-        }
+        EnvelopeError { kind, id, message: message.into(), path: path.into() }
     }
 
     /// The kind of failure.
@@ -329,12 +291,8 @@ impl EnvelopeError {
     pub fn code(&self) -> ErrorCode {
         match self.kind {
             EnvelopeErrorKind::Parse => ErrorCode::PARSE_ERROR,
-            EnvelopeErrorKind::InvalidRequest | EnvelopeErrorKind::InvalidResponse => {
-                ErrorCode::INVALID_REQUEST
-            }
-            EnvelopeErrorKind::InvalidParams | EnvelopeErrorKind::InvalidNotification => {
-                ErrorCode::INVALID_PARAMS
-            }
+            EnvelopeErrorKind::InvalidRequest | EnvelopeErrorKind::InvalidResponse => ErrorCode::INVALID_REQUEST,
+            EnvelopeErrorKind::InvalidParams | EnvelopeErrorKind::InvalidNotification => ErrorCode::INVALID_PARAMS,
         }
     }
 
@@ -358,9 +316,7 @@ impl EnvelopeError {
     pub fn is_answered(&self) -> bool {
         matches!(
             self.kind,
-            EnvelopeErrorKind::Parse
-                | EnvelopeErrorKind::InvalidRequest
-                | EnvelopeErrorKind::InvalidParams
+            EnvelopeErrorKind::Parse | EnvelopeErrorKind::InvalidRequest | EnvelopeErrorKind::InvalidParams
         )
     }
 
@@ -371,12 +327,8 @@ impl EnvelopeError {
 
     /// The error response to send, or `None` when the failure is not answered.
     pub fn reply(&self) -> Option<Message> {
-        self.is_answered().then(|| {
-            Message::response(
-                self.id.clone().unwrap_or(RequestId::NULL),
-                Err(self.to_error_object()),
-            )
-        })
+        self.is_answered()
+            .then(|| Message::response(self.id.clone().unwrap_or(RequestId::NULL), Err(self.to_error_object())))
     }
 }
 

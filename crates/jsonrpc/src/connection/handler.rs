@@ -37,11 +37,7 @@ pub trait Handler: Send + Sync + 'static {
 
     /// Handles one notification. Notifications are handled one at a time, in
     /// arrival order.
-    fn notification(
-        &self,
-        notification: IncomingNotification,
-        cx: NotificationContext,
-    ) -> BoxFuture<'static, ()>;
+    fn notification(&self, notification: IncomingNotification, cx: NotificationContext) -> BoxFuture<'static, ()>;
 }
 
 /// An incoming request.
@@ -131,17 +127,8 @@ pub(super) struct RequestJob {
 }
 
 /// Runs one request handler to its reply and sends the reply.
-pub(super) async fn run_request(
-    handler: Arc<dyn Handler>,
-    peer: Peer,
-    in_flight: Arc<InFlight>,
-    job: RequestJob,
-) {
-    let RequestJob {
-        request,
-        token,
-        generation,
-    } = job;
+pub(super) async fn run_request(handler: Arc<dyn Handler>, peer: Peer, in_flight: Arc<InFlight>, job: RequestJob) {
+    let RequestJob { request, token, generation } = job;
     let id = request.id.clone();
     let method = request.method.clone();
     let handles_cancellation = Arc::new(AtomicBool::new(false));
@@ -174,9 +161,7 @@ pub(super) async fn run_request(
             method,
             message: panic_message(&*payload),
         });
-        Err(ErrorObject::internal_error(
-            "internal error: request handler panicked",
-        ))
+        Err(ErrorObject::internal_error("internal error: request handler panicked"))
     });
     in_flight.finish(&id, generation);
     // If the writer is gone, the connection is over and nobody can be answered.
@@ -194,22 +179,13 @@ pub(super) async fn notification_worker(
     while let Some((sequence, notification)) = queue.recv().await {
         let method = notification.method.clone();
         let cx = NotificationContext { peer: peer.clone() };
-        let outcome = match std::panic::catch_unwind(AssertUnwindSafe(|| {
-            handler.notification(notification, cx)
-        })) {
-            Ok(future) => {
-                IN_NOTIFICATION_HANDLER
-                    .scope(number, AssertUnwindSafe(future).catch_unwind())
-                    .await
-            }
+        let outcome = match std::panic::catch_unwind(AssertUnwindSafe(|| handler.notification(notification, cx))) {
+            Ok(future) => IN_NOTIFICATION_HANDLER.scope(number, AssertUnwindSafe(future).catch_unwind()).await,
             Err(payload) => Err(payload),
         };
         if let Err(payload) = outcome {
             peer.shared
-                .report(ConnectionEvent::NotificationHandlerPanicked {
-                    method,
-                    message: panic_message(&*payload),
-                });
+                .report(ConnectionEvent::NotificationHandlerPanicked { method, message: panic_message(&*payload) });
         }
         done.send_replace(sequence);
     }

@@ -18,9 +18,7 @@ use tokio::time::{timeout, timeout_at, Instant};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-pub use handler::{
-    Handler, IncomingNotification, IncomingRequest, NotificationContext, RequestContext,
-};
+pub use handler::{Handler, IncomingNotification, IncomingRequest, NotificationContext, RequestContext};
 pub use options::{CancelNotification, ConnectionEvent, ConnectionOptions, Observer};
 pub use peer::Peer;
 
@@ -53,22 +51,14 @@ pub struct Connection {
 
 impl fmt::Debug for Connection {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Connection")
-            .field("peer", &self.peer)
-            .field("options", &self.options)
-            .finish_non_exhaustive()
+        f.debug_struct("Connection").field("peer", &self.peer).field("options", &self.options).finish_non_exhaustive()
     }
 }
 
 impl Connection {
     /// A connection reading `input` and writing `output`, and the [`Peer`]
     /// handle to send to the other side.
-    pub fn new<R, W>(
-        input: R,
-        output: W,
-        handler: Arc<dyn Handler>,
-        options: ConnectionOptions,
-    ) -> (Connection, Peer)
+    pub fn new<R, W>(input: R, output: W, handler: Arc<dyn Handler>, options: ConnectionOptions) -> (Connection, Peer)
     where
         R: AsyncRead + Send + Unpin + 'static,
         W: AsyncWrite + Send + Unpin + 'static,
@@ -102,19 +92,9 @@ impl Connection {
             options.cancel_notification.clone(),
             options.observer.clone(),
         );
-        let peer = Peer {
-            shared: Arc::new(shared),
-        };
-        let connection = Connection {
-            input,
-            output,
-            handler,
-            peer: peer.clone(),
-            outgoing,
-            overflow,
-            notifications_done,
-            options,
-        };
+        let peer = Peer { shared: Arc::new(shared) };
+        let connection =
+            Connection { input, output, handler, peer: peer.clone(), outgoing, overflow, notifications_done, options };
         (connection, peer)
     }
 
@@ -134,24 +114,10 @@ impl Connection {
     ///
     /// Dropping this future stops everything the connection spawned.
     pub async fn run(self) -> Result<(), ConnectionError> {
-        let Connection {
-            input,
-            output,
-            handler,
-            peer,
-            outgoing,
-            overflow,
-            notifications_done,
-            options,
-        } = self;
+        let Connection { input, output, handler, peer, outgoing, overflow, notifications_done, options } = self;
         let shared = peer.shared.clone();
         let writer_stop = CancellationToken::new();
-        let mut writer = tokio::spawn(writer::run(
-            FrameWriter::new(output),
-            outgoing,
-            overflow,
-            writer_stop.clone(),
-        ));
+        let mut writer = tokio::spawn(writer::run(FrameWriter::new(output), outgoing, overflow, writer_stop.clone()));
         let (queue, queue_receiver) = mpsc::channel(options.notification_queue.max(1));
         let mut worker = tokio::spawn(handler::notification_worker(
             handler.clone(),
@@ -169,10 +135,7 @@ impl Connection {
         let mut reader = Reader {
             frames: FrameReader::with_limits(
                 input,
-                FrameLimits {
-                    max_message_size: options.max_message_size,
-                    read_chunk_size: options.read_chunk_size,
-                },
+                FrameLimits { max_message_size: options.max_message_size, read_chunk_size: options.read_chunk_size },
             ),
             handler,
             peer,
@@ -203,9 +166,9 @@ impl Connection {
             }
             End::ReadFailed(error) => Err(ConnectionError::Read(error)),
             End::WriterExited(Ok(Err(error))) => Err(ConnectionError::Write(error)),
-            End::WriterExited(_) => Err(ConnectionError::Write(std::io::Error::other(
-                "writer task ended unexpectedly",
-            ))),
+            End::WriterExited(_) => {
+                Err(ConnectionError::Write(std::io::Error::other("writer task ended unexpectedly")))
+            }
         };
         let writer_alive = result.is_ok() || matches!(result, Err(ConnectionError::Read(_)));
         let deadline = Instant::now() + options.shutdown_grace;
@@ -256,15 +219,12 @@ pub(crate) struct InFlight {
 impl InFlight {
     fn tokens(&self) -> MutexGuard<'_, HashMap<RequestId, (u64, CancellationToken)>> {
         // A panic while holding this lock cannot leave the map inconsistent.
-        self.tokens
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.tokens.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     fn register(&self, id: &RequestId, token: &CancellationToken) -> u64 {
         let generation = self.generation.fetch_add(1, Ordering::Relaxed);
-        self.tokens()
-            .insert(id.clone(), (generation, token.clone()));
+        self.tokens().insert(id.clone(), (generation, token.clone()));
         generation
     }
 
@@ -280,10 +240,7 @@ impl InFlight {
 
     fn finish(&self, id: &RequestId, generation: u64) {
         let mut tokens = self.tokens();
-        if tokens
-            .get(id)
-            .is_some_and(|(current, _)| *current == generation)
-        {
+        if tokens.get(id).is_some_and(|(current, _)| *current == generation) {
             tokens.remove(id);
         }
     }

@@ -67,10 +67,7 @@ pub struct CancelNotification {
 
 impl Default for CancelNotification {
     fn default() -> CancelNotification {
-        CancelNotification {
-            method: "$/cancel_request".to_owned(),
-            id_key: "requestId".to_owned(),
-        }
+        CancelNotification { method: "$/cancel_request".to_owned(), id_key: "requestId".to_owned() }
     }
 }
 
@@ -161,10 +158,7 @@ impl ConnectionOptions {
     }
 
     /// Sets [`ConnectionOptions::observer`].
-    pub fn observer(
-        mut self,
-        observer: impl Fn(&ConnectionEvent) + Send + Sync + 'static,
-    ) -> ConnectionOptions {
+    pub fn observer(mut self, observer: impl Fn(&ConnectionEvent) + Send + Sync + 'static) -> ConnectionOptions {
         self.observer = Some(Arc::new(observer));
         self
     }

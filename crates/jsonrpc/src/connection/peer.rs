@@ -90,9 +90,7 @@ impl Shared {
 
     fn pending(&self) -> MutexGuard<'_, PendingCalls> {
         // A panic while holding this lock cannot leave the map inconsistent.
-        self.pending
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.pending.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     pub(super) fn report(&self, event: ConnectionEvent) {
@@ -113,10 +111,7 @@ impl Shared {
             std::mem::take(&mut pending.calls)
         };
         for (_, caller) in calls {
-            let _ = caller.send(Delivery {
-                result: Err(CallError::Closed),
-                barrier: 0,
-            });
+            let _ = caller.send(Delivery { result: Err(CallError::Closed), barrier: 0 });
         }
     }
 
@@ -161,10 +156,7 @@ impl Shared {
         params.push(b':');
         id.write_json(&mut params);
         params.push(b'}');
-        Some(Message::notification(
-            cancel.method.clone(),
-            Some(raw_from_vec(params)),
-        ))
+        Some(Message::notification(cancel.method.clone(), Some(raw_from_vec(params))))
     }
 }
 
@@ -196,11 +188,7 @@ impl Peer {
     /// returned only after every notification received before the response has
     /// been handled, except when called from inside a notification handler of
     /// this connection (see the crate documentation).
-    pub async fn call(
-        &self,
-        method: &str,
-        params: Option<Box<RawValue>>,
-    ) -> Result<Box<RawValue>, CallError> {
+    pub async fn call(&self, method: &str, params: Option<Box<RawValue>>) -> Result<Box<RawValue>, CallError> {
         match self.shared.call_timeout {
             Some(timeout) => self.call_with_timeout(method, params, timeout).await,
             None => self.call_inner(method, params).await,
@@ -230,25 +218,16 @@ impl Peer {
         let params = serde_json::value::to_raw_value(params)
             .map_err(|error| CallError::Decode(DecodeError::encode(method, error)))?;
         let result = self.call(method, Some(params)).await?;
-        serde_json::from_str(result.get())
-            .map_err(|error| CallError::Decode(DecodeError::decode(method, error)))
+        serde_json::from_str(result.get()).map_err(|error| CallError::Decode(DecodeError::decode(method, error)))
     }
 
     /// Sends a notification once there is room in the outgoing queue.
-    pub async fn notify(
-        &self,
-        method: &str,
-        params: Option<Box<RawValue>>,
-    ) -> Result<(), CallError> {
+    pub async fn notify(&self, method: &str, params: Option<Box<RawValue>>) -> Result<(), CallError> {
         self.send(Message::notification(method, params)).await
     }
 
     /// [`Peer::notify`] over typed params.
-    pub async fn notify_typed<P: Serialize>(
-        &self,
-        method: &str,
-        params: &P,
-    ) -> Result<(), CallError> {
+    pub async fn notify_typed<P: Serialize>(&self, method: &str, params: &P) -> Result<(), CallError> {
         let params = serde_json::value::to_raw_value(params)
             .map_err(|error| CallError::Decode(DecodeError::encode(method, error)))?;
         self.notify(method, Some(params)).await
@@ -258,11 +237,7 @@ impl Peer {
     /// output flushed.
     pub async fn flush(&self) -> Result<(), CallError> {
         let (done, flushed) = oneshot::channel();
-        self.shared
-            .outgoing
-            .send(Outgoing::Flush(done))
-            .await
-            .map_err(|_| CallError::Closed)?;
+        self.shared.outgoing.send(Outgoing::Flush(done)).await.map_err(|_| CallError::Closed)?;
         flushed.await.map_err(|_| CallError::Closed)
     }
 
@@ -272,18 +247,10 @@ impl Peer {
     }
 
     pub(super) async fn send(&self, message: Message) -> Result<(), CallError> {
-        self.shared
-            .outgoing
-            .send(Outgoing::Message(message))
-            .await
-            .map_err(|_| CallError::Closed)
+        self.shared.outgoing.send(Outgoing::Message(message)).await.map_err(|_| CallError::Closed)
     }
 
-    async fn call_inner(
-        &self,
-        method: &str,
-        params: Option<Box<RawValue>>,
-    ) -> Result<Box<RawValue>, CallError> {
+    async fn call_inner(&self, method: &str, params: Option<Box<RawValue>>) -> Result<Box<RawValue>, CallError> {
         let shared = &self.shared;
         let id = RequestId::number(shared.next_id.fetch_add(1, Ordering::Relaxed));
         let (caller, answer) = oneshot::channel();
@@ -294,19 +261,14 @@ impl Peer {
             }
             pending.calls.insert(id.clone(), caller);
         }
-        let mut guard = PendingGuard {
-            shared,
-            id: Some(id.clone()),
-            sent: false,
-        };
+        let mut guard = PendingGuard { shared, id: Some(id.clone()), sent: false };
         shared.call_registered.notify_waiters();
         self.send(Message::request(id, method, params)).await?;
         guard.sent = true;
         let delivery = answer.await.map_err(|_| CallError::Closed)?;
         guard.id = None;
-        let in_notification_handler = IN_NOTIFICATION_HANDLER
-            .try_with(|number| *number == shared.number)
-            .unwrap_or(false);
+        let in_notification_handler =
+            IN_NOTIFICATION_HANDLER.try_with(|number| *number == shared.number).unwrap_or(false);
         if !in_notification_handler && delivery.barrier > 0 {
             let mut done = shared.notifications_done.clone();
             // An error means the worker is gone: nothing is left to wait for.

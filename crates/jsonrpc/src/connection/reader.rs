@@ -164,11 +164,7 @@ impl Reader {
             Message::Request { id, method, params } => {
                 let token = self.shutdown.child_token();
                 let generation = self.in_flight.register(&id, &token);
-                let job = RequestJob {
-                    request: IncomingRequest { id, method, params },
-                    token,
-                    generation,
-                };
+                let job = RequestJob { request: IncomingRequest { id, method, params }, token, generation };
                 if self.deferred_requests.is_empty() {
                     if let Ok(permit) = self.requests.clone().try_acquire_owned() {
                         self.spawn_request(job, permit);
@@ -185,10 +181,7 @@ impl Reader {
                     }
                 }
                 self.notifications_read += 1;
-                let item = (
-                    self.notifications_read,
-                    IncomingNotification { method, params },
-                );
+                let item = (self.notifications_read, IncomingNotification { method, params });
                 if self.deferred_notifications.is_empty() {
                     match self.queue.try_send(item) {
                         Ok(()) | Err(mpsc::error::TrySendError::Closed(_)) => {}
@@ -209,10 +202,7 @@ impl Reader {
                     }
                     return;
                 }
-                let delivery = Delivery {
-                    result: result.map_err(CallError::Rpc),
-                    barrier: self.notifications_read,
-                };
+                let delivery = Delivery { result: result.map_err(CallError::Rpc), barrier: self.notifications_read };
                 match shared.resolve(&id, delivery) {
                     Ok(()) => {}
                     Err(true) => shared.report(ConnectionEvent::LateResponse { id }),
@@ -224,10 +214,7 @@ impl Reader {
 
     fn on_cancel(&mut self, params: Option<&serde_json::value::RawValue>, id_key: &str) {
         let id = params
-            .and_then(|params| {
-                serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(params.get())
-                    .ok()
-            })
+            .and_then(|params| serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(params.get()).ok())
             .and_then(|mut params| params.remove(id_key))
             .and_then(|id| serde_json::from_value::<RequestId>(id).ok());
         match id {
@@ -262,10 +249,7 @@ impl Reader {
             return;
         }
         let reply = error.reply();
-        shared.report(ConnectionEvent::InvalidMessage {
-            error,
-            failed_call: false,
-        });
+        shared.report(ConnectionEvent::InvalidMessage { error, failed_call: false });
         if let Some(reply) = reply {
             let _ = self.peer.send(reply).await;
         }
@@ -288,10 +272,7 @@ impl Reader {
             (OversizeShape::Response, Some(id)) if !id.is_null() => {
                 let _ = shared.resolve(
                     &id,
-                    Delivery {
-                        result: Err(CallError::ResponseTooLarge(line.len)),
-                        barrier: self.notifications_read,
-                    },
+                    Delivery { result: Err(CallError::ResponseTooLarge(line.len)), barrier: self.notifications_read },
                 );
             }
             _ => {}

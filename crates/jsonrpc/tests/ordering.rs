@@ -1,0 +1,265 @@
+//! Calls, responses and the ordering guarantee over an in-memory pair.
+
+mod common;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use agentproto_jsonrpc::{memory, CallError, ConnectionOptions, ErrorCode, ErrorObject};
+use common::{raw, within, TestHandler};
+use tokio::sync::{oneshot, Notify};
+
+#[tokio::test]
+async fn call_round_trip_both_ways() {
+    let echo = || {
+        TestHandler::new()
+            .on_request(|request, _| {
+                Box::pin(async move {
+                    match request.method.as_str() {
+                        "echo" => Ok(request.params.unwrap_or_else(|| raw("null"))),
+                        "fail" => Err(ErrorObject::new(ErrorCode(-1), "failed")),
+                        _ => Err(ErrorObject::method_not_found(&request.method)),
+                    }
+                })
+            })
+            .build()
+    };
+    let (a, b) = memory::pair(echo(), ConnectionOptions::default(), echo(), ConnectionOptions::default());
+    tokio::spawn(a.connection.run());
+    tokio::spawn(b.connection.run());
+    let result = within(a.peer.call("echo", Some(raw(r#"{"x":[1,"y"]}"#)))).await.unwrap();
+    assert_eq!(result.get(), r#"{"x":[1,"y"]}"#);
+    let result = within(b.peer.call("echo", Some(raw("[true]")))).await.unwrap();
+    assert_eq!(result.get(), "[true]");
+    match within(a.peer.call("fail", None)).await {
+        Err(CallError::Rpc(error)) => assert_eq!(error.code, ErrorCode(-1)),
+        other => panic!("{other:?}"),
+    }
+    match within(a.peer.call("nope", None)).await {
+        Err(CallError::Rpc(error)) => assert_eq!(error.code, ErrorCode::METHOD_NOT_FOUND),
+        other => panic!("{other:?}"),
+    }
+    #[derive(serde::Serialize, serde::Deserialize, Debug, PartialEq)]
+    struct Point {
+        x: i32,
+    }
+    let point: Point = within(a.peer.call_typed("echo", &Point { x: 3 })).await.unwrap();
+    assert_eq!(point, Point { x: 3 });
+    match within(a.peer.call_typed::<_, String>("echo", &Point { x: 3 })).await {
+        Err(CallError::Decode(_)) => {}
+        other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn many_concurrent_calls_are_correlated() {
+    let echo = TestHandler::new().on_request(|request, _| Box::pin(async move { Ok(request.params.unwrap()) })).build();
+    let (a, b) =
+        memory::pair(TestHandler::new().build(), ConnectionOptions::default(), echo, ConnectionOptions::default());
+    tokio::spawn(a.connection.run());
+    tokio::spawn(b.connection.run());
+    let calls = (0..200).map(|n| {
+        let peer = a.peer.clone();
+        async move {
+            let result = peer.call("echo", Some(raw(&format!("[{n}]")))).await.unwrap();
+            assert_eq!(result.get(), format!("[{n}]"));
+        }
+    });
+    within(futures::future::join_all(calls)).await;
+}
+
+/// (a) A prompt-like call whose peer sends 1000 notifications before the
+/// response: the caller sees all 1000 handled, in order, first.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn response_waits_for_earlier_notifications() {
+    const UPDATES: usize = 1000;
+    let agent = TestHandler::new()
+        .on_request(|_, cx| {
+            let peer = cx.peer().clone();
+            Box::pin(async move {
+                for n in 0..UPDATES {
+                    peer.notify("update", Some(raw(&format!("[{n}]")))).await.unwrap();
+                }
+                Ok(raw(r#"{"stopReason":"end_turn"}"#))
+            })
+        })
+        .build();
+    let handled = Arc::new(Mutex::new(Vec::new()));
+    let client = {
+        let handled = handled.clone();
+        TestHandler::new()
+            .on_notification(move |notification, _| {
+                let handled = handled.clone();
+                Box::pin(async move {
+                    // Make the handler genuinely asynchronous.
+                    tokio::task::yield_now().await;
+                    let n: Vec<usize> = serde_json::from_str(notification.params.unwrap().get()).unwrap();
+                    handled.lock().unwrap().push(n[0]);
+                })
+            })
+            .build()
+    };
+    let (client_side, agent_side) =
+        memory::pair(client, ConnectionOptions::default(), agent, ConnectionOptions::default());
+    tokio::spawn(client_side.connection.run());
+    tokio::spawn(agent_side.connection.run());
+    for _ in 0..3 {
+        handled.lock().unwrap().clear();
+        let result = within(client_side.peer.call("session/prompt", None)).await.unwrap();
+        assert_eq!(result.get(), r#"{"stopReason":"end_turn"}"#);
+        let handled = handled.lock().unwrap().clone();
+        assert_eq!(handled, (0..UPDATES).collect::<Vec<_>>());
+    }
+}
+
+/// (b) A notification handler that awaits a call to the peer completes, even
+/// when a later notification was read before the call's response.
+#[tokio::test]
+async fn notification_handler_can_await_a_call() {
+    let both_sent = Arc::new(Notify::new());
+    let agent = {
+        let both_sent = both_sent.clone();
+        TestHandler::new()
+            .on_request(move |request, cx| {
+                let both_sent = both_sent.clone();
+                let peer = cx.peer().clone();
+                Box::pin(async move {
+                    match request.method.as_str() {
+                        "start" => {
+                            peer.notify("first", None).await.unwrap();
+                            peer.notify("second", None).await.unwrap();
+                            both_sent.notify_one();
+                            Ok(raw("null"))
+                        }
+                        // Answer only after "second" was queued, so the client reads
+                        // "second" before this response.
+                        "lookup" => {
+                            both_sent.notified().await;
+                            Ok(raw("42"))
+                        }
+                        _ => Err(ErrorObject::method_not_found(&request.method)),
+                    }
+                })
+            })
+            .build()
+    };
+    let (done, finished) = oneshot::channel();
+    let done = Arc::new(Mutex::new(Some(done)));
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let client = {
+        let seen = seen.clone();
+        TestHandler::new()
+            .on_notification(move |notification, cx| {
+                let done = done.clone();
+                let seen = seen.clone();
+                let peer = cx.peer().clone();
+                Box::pin(async move {
+                    if notification.method == "first" {
+                        let result = peer.call("lookup", None).await.unwrap();
+                        seen.lock().unwrap().push(format!("first:{}", result.get()));
+                    } else {
+                        seen.lock().unwrap().push(notification.method.clone());
+                        if let Some(done) = done.lock().unwrap().take() {
+                            let _ = done.send(());
+                        }
+                    }
+                })
+            })
+            .build()
+    };
+    let (client_side, agent_side) =
+        memory::pair(client, ConnectionOptions::default(), agent, ConnectionOptions::default());
+    tokio::spawn(client_side.connection.run());
+    tokio::spawn(agent_side.connection.run());
+    within(client_side.peer.call("start", None)).await.unwrap();
+    within(finished).await.unwrap();
+    assert_eq!(*seen.lock().unwrap(), vec!["first:42".to_owned(), "second".to_owned()]);
+}
+
+/// (c) A request handler that awaits a call to the peer (a prompt awaiting a
+/// permission round trip) completes.
+#[tokio::test]
+async fn request_handler_can_await_a_call() {
+    let agent = TestHandler::new()
+        .on_request(|_, cx| {
+            let peer = cx.peer().clone();
+            Box::pin(async move {
+                peer.notify("update", None).await.unwrap();
+                let outcome = peer.call("session/request_permission", None).await.unwrap();
+                Ok(raw(&format!(r#"{{"permission":{}}}"#, outcome.get())))
+            })
+        })
+        .build();
+    let updates = Arc::new(AtomicUsize::new(0));
+    let client = {
+        let updates = updates.clone();
+        TestHandler::new()
+            .on_request(|_, _| Box::pin(async { Ok(raw(r#""allow""#)) }))
+            .on_notification(move |_, _| {
+                updates.fetch_add(1, Ordering::SeqCst);
+                Box::pin(async {})
+            })
+            .build()
+    };
+    // One request slot per side: the agent's only slot is busy awaiting the
+    // client while the client's only slot answers.
+    let options = ConnectionOptions::default().max_concurrent_requests(1);
+    let (client_side, agent_side) = memory::pair(client, options.clone(), agent, options);
+    tokio::spawn(client_side.connection.run());
+    tokio::spawn(agent_side.connection.run());
+    let result = within(client_side.peer.call("session/prompt", None)).await.unwrap();
+    assert_eq!(result.get(), r#"{"permission":"allow"}"#);
+    assert_eq!(updates.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn notifications_are_handled_one_at_a_time_in_order() {
+    let running = Arc::new(AtomicUsize::new(0));
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let (done, finished) = oneshot::channel();
+    let done = Arc::new(Mutex::new(Some(done)));
+    let client = {
+        let running = running.clone();
+        let seen = seen.clone();
+        TestHandler::new()
+            .on_notification(move |notification, _| {
+                let running = running.clone();
+                let seen = seen.clone();
+                let done = done.clone();
+                Box::pin(async move {
+                    assert_eq!(running.fetch_add(1, Ordering::SeqCst), 0, "handlers overlap");
+                    tokio::task::yield_now().await;
+                    let n: Vec<u32> = serde_json::from_str(notification.params.unwrap().get()).unwrap();
+                    seen.lock().unwrap().push(n[0]);
+                    running.fetch_sub(1, Ordering::SeqCst);
+                    if n[0] == 99 {
+                        let _ = done.lock().unwrap().take().unwrap().send(());
+                    }
+                })
+            })
+            .build()
+    };
+    let (client_side, agent_side) =
+        memory::pair(client, ConnectionOptions::default(), TestHandler::new().build(), ConnectionOptions::default());
+    tokio::spawn(client_side.connection.run());
+    tokio::spawn(agent_side.connection.run());
+    for n in 0..100 {
+        within(agent_side.peer.notify("n", Some(raw(&format!("[{n}]"))))).await.unwrap();
+    }
+    within(finished).await.unwrap();
+    assert_eq!(*seen.lock().unwrap(), (0..100).collect::<Vec<_>>());
+}
+
+#[tokio::test]
+async fn flush_waits_for_the_write() {
+    let (a, b) = memory::pair(
+        TestHandler::new().build(),
+        ConnectionOptions::default(),
+        TestHandler::new().build(),
+        ConnectionOptions::default(),
+    );
+    tokio::spawn(a.connection.run());
+    tokio::spawn(b.connection.run());
+    within(a.peer.notify("x", None)).await.unwrap();
+    within(a.peer.flush()).await.unwrap();
+}
