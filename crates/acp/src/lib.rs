@@ -215,3 +215,8 @@ pub trait Payload: Sized {
 }
 
 pub mod receive;
+
+/// The README's example is compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+pub struct ReadmeDoctests;
