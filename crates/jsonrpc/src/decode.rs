@@ -389,7 +389,7 @@ fn classify(fields: Fields<'_>, options: &DecodeOptions) -> Result<Message, Enve
     if let Some(field) = duplicate {
         return Err(duplicate_error(EnvelopeErrorKind::InvalidRequest, id, field));
     }
-    Err(EnvelopeError::new(EnvelopeErrorKind::InvalidRequest, id, "invalid request: missing `method`", "$.method"))
+    Err(EnvelopeError::new(EnvelopeErrorKind::InvalidRequest, id, "invalid request: missing `method`", "$"))
 }
 
 fn duplicate_error(kind: EnvelopeErrorKind, id: Option<RequestId>, field: Field) -> EnvelopeError {
@@ -399,14 +399,17 @@ fn duplicate_error(kind: EnvelopeErrorKind, id: Option<RequestId>, field: Field)
     EnvelopeError::new(kind, id, format!("{prefix}: duplicate key `{}`", field.name()), field.path())
 }
 
-fn jsonrpc_problem(jsonrpc: Option<&Probe<'_>>) -> Option<String> {
+/// What is wrong with the `jsonrpc` member, and where. A missing member is
+/// reported at the path of the object that lacks it.
+fn jsonrpc_problem(jsonrpc: Option<&Probe<'_>>) -> Option<(String, &'static str)> {
     match jsonrpc {
-        None => Some("missing `jsonrpc`".to_owned()),
+        None => Some(("missing `jsonrpc`".to_owned(), "$")),
         Some(Probe::Str(version)) if version == "2.0" => None,
-        Some(Probe::Str(version)) => {
-            Some(format!("`jsonrpc` must be \"2.0\", found {}", serde_json::to_string(version).unwrap_or_default()))
-        }
-        Some(other) => Some(format!("`jsonrpc` must be \"2.0\", found {}", other.describe())),
+        Some(Probe::Str(version)) => Some((
+            format!("`jsonrpc` must be \"2.0\", found {}", serde_json::to_string(version).unwrap_or_default()),
+            "$.jsonrpc",
+        )),
+        Some(other) => Some((format!("`jsonrpc` must be \"2.0\", found {}", other.describe()), "$.jsonrpc")),
     }
 }
 
@@ -432,8 +435,8 @@ fn classify_call(
     if let Some(field) = duplicate {
         return Err(duplicate_error(EnvelopeErrorKind::InvalidRequest, echo, field));
     }
-    if let Some(problem) = jsonrpc_problem(jsonrpc.as_ref()) {
-        return Err(invalid(echo, format!("invalid request: {problem}"), "$.jsonrpc"));
+    if let Some((problem, path)) = jsonrpc_problem(jsonrpc.as_ref()) {
+        return Err(invalid(echo, format!("invalid request: {problem}"), path));
     }
     match &id {
         IdState::Invalid(found) => {
@@ -510,13 +513,13 @@ fn classify_response(
     if let Some(field) = duplicate {
         return Err(duplicate_error(EnvelopeErrorKind::InvalidResponse, recovered, field));
     }
-    if let Some(problem) = jsonrpc_problem(jsonrpc.as_ref()) {
-        return Err(invalid(recovered, problem, "$.jsonrpc"));
+    if let Some((problem, path)) = jsonrpc_problem(jsonrpc.as_ref()) {
+        return Err(invalid(recovered, problem, path));
     }
     let id = match id {
         IdState::Valid(id) => id,
         IdState::Null => RequestId::NULL,
-        IdState::Missing => return Err(invalid(None, "missing `id`".to_owned(), "$.id")),
+        IdState::Missing => return Err(invalid(None, "missing `id`".to_owned(), "$")),
         IdState::Invalid(found) => {
             return Err(invalid(None, format!("expected an integer, a string or null id, found {found}"), "$.id"));
         }
@@ -552,7 +555,7 @@ fn classify_response(
                 "$.error.code",
             ));
         }
-        None => return Err(invalid(Some(id), "missing error code".to_owned(), "$.error.code")),
+        None => return Err(invalid(Some(id), "missing error code".to_owned(), "$.error")),
     };
     let message = match message {
         Some(Probe::Str(message)) => message.into_owned(),
@@ -564,7 +567,7 @@ fn classify_response(
             ));
         }
         None => {
-            return Err(invalid(Some(id), "missing error message".to_owned(), "$.error.message"));
+            return Err(invalid(Some(id), "missing error message".to_owned(), "$.error"));
         }
     };
     Ok(Message::Response { id, result: Err(ErrorObject { code, message, data }) })
