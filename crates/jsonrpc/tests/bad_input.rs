@@ -31,7 +31,8 @@ fn error_of(line: &str) -> (ErrorCode, RequestId) {
 #[tokio::test]
 async fn envelope_errors_are_answered_and_the_connection_lives_on() {
     let events = Events::default();
-    let (connection, _peer, mut raw_peer) = raw_connection(echo().build(), events.options(ConnectionOptions::default()));
+    let (connection, _peer, mut raw_peer) =
+        raw_connection(echo().build(), events.options(ConnectionOptions::default()));
     tokio::spawn(connection.run());
     let cases: [(&str, ErrorCode, RequestId); 7] = [
         ("not json", ErrorCode::PARSE_ERROR, RequestId::NULL),
@@ -56,7 +57,9 @@ async fn envelope_errors_are_answered_and_the_connection_lives_on() {
     raw_peer.send(r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error"}}"#).await;
     raw_peer.send(r#"{"jsonrpc":"2.0","id":9,"method":"echo","params":[9]}"#).await;
     assert_eq!(raw_peer.recv().await, r#"{"jsonrpc":"2.0","id":9,"result":[9]}"#);
-    events.wait_for(|event| matches!(event, ConnectionEvent::UnmatchedResponse { id } if *id == RequestId::number(77))).await;
+    events
+        .wait_for(|event| matches!(event, ConnectionEvent::UnmatchedResponse { id } if *id == RequestId::number(77)))
+        .await;
     events.wait_for(|event| matches!(event, ConnectionEvent::ErrorWithoutId { .. })).await;
     events
         .wait_for(|event| {
@@ -105,7 +108,8 @@ async fn skip_non_json_lines_reports_instead_of_answering() {
 #[tokio::test]
 async fn request_handler_panic_becomes_internal_error() {
     let events = Events::default();
-    let (connection, _peer, mut raw_peer) = raw_connection(echo().build(), events.options(ConnectionOptions::default()));
+    let (connection, _peer, mut raw_peer) =
+        raw_connection(echo().build(), events.options(ConnectionOptions::default()));
     tokio::spawn(connection.run());
     raw_peer.send(r#"{"jsonrpc":"2.0","id":1,"method":"panic"}"#).await;
     assert_eq!(error_of(&raw_peer.recv().await), (ErrorCode::INTERNAL_ERROR, RequestId::number(1)));
@@ -207,11 +211,8 @@ async fn oversize_lines_are_skipped_answered_or_fail_the_call() {
         Err(CallError::ResponseTooLarge(len)) => assert_eq!(len, response.len() as u64),
         other => panic!("{other:?}"),
     }
-    let oversize = events
-        .snapshot()
-        .iter()
-        .filter(|event| matches!(event, ConnectionEvent::OversizeMessage { .. }))
-        .count();
+    let oversize =
+        events.snapshot().iter().filter(|event| matches!(event, ConnectionEvent::OversizeMessage { .. })).count();
     assert_eq!(oversize, 3);
 }
 

@@ -183,7 +183,11 @@ impl Connection {
         writer_stop.cancel();
         if writer_alive {
             match timeout(options.shutdown_grace, &mut writer).await {
-                Ok(Ok(Err(error))) if result.is_ok() => result = Err(ConnectionError::Write(error)),
+                // After end of input the peer may be gone already: a broken pipe
+                // while flushing the last replies is expected.
+                Ok(Ok(Err(error))) if result.is_ok() && error.kind() != std::io::ErrorKind::BrokenPipe => {
+                    result = Err(ConnectionError::Write(error))
+                }
                 Ok(_) => {}
                 Err(_) => writer.abort(),
             }

@@ -133,8 +133,10 @@ impl RawPeer {
     }
 
     /// Closes the connection's input (end of file).
-    pub fn close(&mut self) {
-        self.output = None;
+    pub async fn close(&mut self) {
+        if let Some(mut output) = self.output.take() {
+            within(output.shutdown()).await.unwrap();
+        }
     }
 }
 
