@@ -408,7 +408,7 @@ class Emitter:
         if f.default_on_null and not f.nullable and not f.lenient:
             # `null` reads as absent; a required member falls back to its empty value.
             fallback = f" else {{ {var} = Some(Default::default()); }}" if f.required else ""
-            return [f"if let Some(v) = de::field::<A, Option<{dt}>>(&mut map, {key})? {{ {var} = Some(v{conv}); }}{fallback}"]
+            return [f"if let Some(v) = de::field_default_on_null::<A, {dt}>(&mut map, {key})? {{ {var} = Some(v{conv}); }}{fallback}"]
         if f.lenient:
             if f.required and not f.has_default:
                 raise ValueError(f"{f.wire}: lenient required field without skip-invalid-items")

@@ -1283,6 +1283,7 @@ def build_types():
     build_meta_and_unknown_fields()
     build_duplicate_keys()
     build_unions_misc()
+    build_default_on_null()
 
 
 def update_case(cid, requirement, desc, update, expect_update=ABSENT, warnings=None, **kw):
@@ -2236,6 +2237,32 @@ def build_duplicate_keys():
          direction=A2C, pending=pend(3, PR))
 
 
+def build_default_on_null():
+    """`x-deserialize-default-on-null`: `null` reads as the field's empty value, with a warning."""
+    F = f"{T}/default-on-null"
+    R = "acp.v1.lenient.default-on-null"
+    stdio = {"name": "fs", "command": "/bin/mcp", "args": [], "env": []}
+    case(f"{F}/session-new-mcp-servers-null", R,
+         "session/new with `mcpServers: null` (required, annotated default-on-null) decodes with an empty list and a warning.",
+         x_request("session/new", 1, "NewSessionRequest", {"cwd": "/repo", "mcpServers": []}, ["$.params.mcpServers"]),
+         input=req("session/new", {"cwd": "/repo", "mcpServers": None}))
+    case(f"{F}/mcp-stdio-env-null", R,
+         "A stdio MCP server with `env: null` decodes with an empty env and a warning at that member.",
+         x_request("session/new", 1, "NewSessionRequest", {"cwd": "/repo", "mcpServers": [stdio]},
+                   ["$.params.mcpServers[0].env"]),
+         input=req("session/new", {"cwd": "/repo", "mcpServers": [{**stdio, "env": None}]}))
+    case(f"{F}/mcp-http-headers-null", R,
+         "An HTTP MCP server with `headers: null` decodes with no headers and a warning.",
+         x_request("session/new", 1, "NewSessionRequest",
+                   {"cwd": "/repo", "mcpServers": [{"type": "http", "name": "h", "url": "https://mcp.example.com", "headers": []}]},
+                   ["$.params.mcpServers[0].headers"]),
+         input=req("session/new", {"cwd": "/repo", "mcpServers": [{"type": "http", "name": "h", "url": "https://mcp.example.com", "headers": None}]}))
+    case(f"{F}/terminal-create-args-null", R,
+         "terminal/create with `args: null` (optional, default-on-null) decodes as if `args` were absent, with a warning.",
+         x_request("terminal/create", 1, "CreateTerminalRequest", {"sessionId": "sess_1", "command": "ls"}, ["$.params.args"]),
+         input=req("terminal/create", {"sessionId": "sess_1", "command": "ls", "args": None}), direction=A2C)
+
+
 def build_unions_misc():
     F = f"{T}/unions"
     P = pend(3, "session/request_permission")
@@ -2284,6 +2311,8 @@ def build_unions_misc():
 
 
 REQUIREMENTS.update({
+    "acp.v1.lenient.default-on-null": {"source": S + "x-deserialize-default-on-null annotations",
+        "text": "A member annotated default-on-null that holds null reads as its empty value (required) or as absent (optional), and a warning names it."},
     "acp.v1.direction": {"source": S + "x-side annotations; spec: notes/acp.md section 4.1",
         "text": "Each method is handled by one side only; a request reaching the other side is answered with -32601 and a notification reaching it is dropped as unknown."},
     "acp.v1.dispatch.kind": {"source": S + "x-method on *Request vs *Notification $defs",

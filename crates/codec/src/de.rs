@@ -100,6 +100,21 @@ pub fn missing<E: de::Error>(key: &'static str) -> E {
     err(&format!("missing field `{key}`"))
 }
 
+/// Decodes a member annotated `x-deserialize-default-on-null`: `null` gives `None`
+/// and a warning; the caller substitutes the empty value or absence.
+pub fn field_default_on_null<'de, A: MapAccess<'de>, T: Deserialize<'de>>(
+    map: &mut A,
+    key: &'static str,
+) -> Result<Option<T>, A::Error> {
+    let value = field::<A, Option<T>>(map, key)?;
+    if value.is_none() {
+        path::push(Seg::Key(key));
+        warn("null read as the default value".to_owned());
+        path::pop();
+    }
+    Ok(value)
+}
+
 /// Decodes a member whose bad values are dropped with a warning
 /// (`x-deserialize-default-on-error`). `None` means absent or dropped.
 pub fn field_lenient<'de, A: MapAccess<'de>, T: Deserialize<'de>>(

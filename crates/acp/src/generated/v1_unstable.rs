@@ -2380,13 +2380,13 @@ impl<'de> Deserialize<'de> for CreateTerminalRequest {
                         }
                         "args" => {
                             de::seen::<A::Error>(&mut seen, 2, "args")?;
-                            if let Some(v) = de::field::<A, Option<de::List<String>>>(&mut map, "args")? {
+                            if let Some(v) = de::field_default_on_null::<A, de::List<String>>(&mut map, "args")? {
                                 f_args = Some(v.0);
                             }
                         }
                         "env" => {
                             de::seen::<A::Error>(&mut seen, 3, "env")?;
-                            if let Some(v) = de::field::<A, Option<de::List<EnvVariable>>>(&mut map, "env")? {
+                            if let Some(v) = de::field_default_on_null::<A, de::List<EnvVariable>>(&mut map, "env")? {
                                 f_env = Some(v.0);
                             }
                         }
@@ -6881,13 +6881,13 @@ impl<'de> Deserialize<'de> for AuthMethodTerminal {
                         }
                         "args" => {
                             de::seen::<A::Error>(&mut seen, 3, "args")?;
-                            if let Some(v) = de::field::<A, Option<de::List<String>>>(&mut map, "args")? {
+                            if let Some(v) = de::field_default_on_null::<A, de::List<String>>(&mut map, "args")? {
                                 f_args = Some(v.0);
                             }
                         }
                         "env" => {
                             de::seen::<A::Error>(&mut seen, 4, "env")?;
-                            if let Some(v) = de::field::<A, Option<OrderedMap<String>>>(&mut map, "env")? {
+                            if let Some(v) = de::field_default_on_null::<A, OrderedMap<String>>(&mut map, "env")? {
                                 f_env = Some(v);
                             }
                         }
@@ -15678,14 +15678,16 @@ impl<'de> Deserialize<'de> for NewSessionRequest {
                         "additionalDirectories" => {
                             de::seen::<A::Error>(&mut seen, 1, "additionalDirectories")?;
                             if let Some(v) =
-                                de::field::<A, Option<de::List<String>>>(&mut map, "additionalDirectories")?
+                                de::field_default_on_null::<A, de::List<String>>(&mut map, "additionalDirectories")?
                             {
                                 f_additional_directories = Some(v.0);
                             }
                         }
                         "mcpServers" => {
                             de::seen::<A::Error>(&mut seen, 2, "mcpServers")?;
-                            if let Some(v) = de::field::<A, Option<de::List<McpServer>>>(&mut map, "mcpServers")? {
+                            if let Some(v) =
+                                de::field_default_on_null::<A, de::List<McpServer>>(&mut map, "mcpServers")?
+                            {
                                 f_mcp_servers = Some(v.0);
                             } else {
                                 f_mcp_servers = Some(Default::default());
@@ -15934,7 +15936,8 @@ impl<'de> Deserialize<'de> for McpServerHttp {
                         }
                         "headers" => {
                             de::seen::<A::Error>(&mut seen, 2, "headers")?;
-                            if let Some(v) = de::field::<A, Option<de::List<HttpHeader>>>(&mut map, "headers")? {
+                            if let Some(v) = de::field_default_on_null::<A, de::List<HttpHeader>>(&mut map, "headers")?
+                            {
                                 f_headers = Some(v.0);
                             } else {
                                 f_headers = Some(Default::default());
@@ -16032,7 +16035,8 @@ impl<'de> Deserialize<'de> for McpServerSse {
                         }
                         "headers" => {
                             de::seen::<A::Error>(&mut seen, 2, "headers")?;
-                            if let Some(v) = de::field::<A, Option<de::List<HttpHeader>>>(&mut map, "headers")? {
+                            if let Some(v) = de::field_default_on_null::<A, de::List<HttpHeader>>(&mut map, "headers")?
+                            {
                                 f_headers = Some(v.0);
                             } else {
                                 f_headers = Some(Default::default());
@@ -16216,7 +16220,7 @@ impl<'de> Deserialize<'de> for McpServerStdio {
                         }
                         "args" => {
                             de::seen::<A::Error>(&mut seen, 2, "args")?;
-                            if let Some(v) = de::field::<A, Option<de::List<String>>>(&mut map, "args")? {
+                            if let Some(v) = de::field_default_on_null::<A, de::List<String>>(&mut map, "args")? {
                                 f_args = Some(v.0);
                             } else {
                                 f_args = Some(Default::default());
@@ -16224,7 +16228,7 @@ impl<'de> Deserialize<'de> for McpServerStdio {
                         }
                         "env" => {
                             de::seen::<A::Error>(&mut seen, 3, "env")?;
-                            if let Some(v) = de::field::<A, Option<de::List<EnvVariable>>>(&mut map, "env")? {
+                            if let Some(v) = de::field_default_on_null::<A, de::List<EnvVariable>>(&mut map, "env")? {
                                 f_env = Some(v.0);
                             } else {
                                 f_env = Some(Default::default());
@@ -16457,7 +16461,9 @@ impl<'de> Deserialize<'de> for LoadSessionRequest {
                     match key.as_str() {
                         "mcpServers" => {
                             de::seen::<A::Error>(&mut seen, 0, "mcpServers")?;
-                            if let Some(v) = de::field::<A, Option<de::List<McpServer>>>(&mut map, "mcpServers")? {
+                            if let Some(v) =
+                                de::field_default_on_null::<A, de::List<McpServer>>(&mut map, "mcpServers")?
+                            {
                                 f_mcp_servers = Some(v.0);
                             } else {
                                 f_mcp_servers = Some(Default::default());
@@ -16470,7 +16476,7 @@ impl<'de> Deserialize<'de> for LoadSessionRequest {
                         "additionalDirectories" => {
                             de::seen::<A::Error>(&mut seen, 2, "additionalDirectories")?;
                             if let Some(v) =
-                                de::field::<A, Option<de::List<String>>>(&mut map, "additionalDirectories")?
+                                de::field_default_on_null::<A, de::List<String>>(&mut map, "additionalDirectories")?
                             {
                                 f_additional_directories = Some(v.0);
                             }
@@ -16820,14 +16826,16 @@ impl<'de> Deserialize<'de> for ForkSessionRequest {
                         "additionalDirectories" => {
                             de::seen::<A::Error>(&mut seen, 2, "additionalDirectories")?;
                             if let Some(v) =
-                                de::field::<A, Option<de::List<String>>>(&mut map, "additionalDirectories")?
+                                de::field_default_on_null::<A, de::List<String>>(&mut map, "additionalDirectories")?
                             {
                                 f_additional_directories = Some(v.0);
                             }
                         }
                         "mcpServers" => {
                             de::seen::<A::Error>(&mut seen, 3, "mcpServers")?;
-                            if let Some(v) = de::field::<A, Option<de::List<McpServer>>>(&mut map, "mcpServers")? {
+                            if let Some(v) =
+                                de::field_default_on_null::<A, de::List<McpServer>>(&mut map, "mcpServers")?
+                            {
                                 f_mcp_servers = Some(v.0);
                             }
                         }
@@ -17235,14 +17243,16 @@ impl<'de> Deserialize<'de> for ResumeSessionRequest {
                         "additionalDirectories" => {
                             de::seen::<A::Error>(&mut seen, 2, "additionalDirectories")?;
                             if let Some(v) =
-                                de::field::<A, Option<de::List<String>>>(&mut map, "additionalDirectories")?
+                                de::field_default_on_null::<A, de::List<String>>(&mut map, "additionalDirectories")?
                             {
                                 f_additional_directories = Some(v.0);
                             }
                         }
                         "mcpServers" => {
                             de::seen::<A::Error>(&mut seen, 3, "mcpServers")?;
-                            if let Some(v) = de::field::<A, Option<de::List<McpServer>>>(&mut map, "mcpServers")? {
+                            if let Some(v) =
+                                de::field_default_on_null::<A, de::List<McpServer>>(&mut map, "mcpServers")?
+                            {
                                 f_mcp_servers = Some(v.0);
                             }
                         }

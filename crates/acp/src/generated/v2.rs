@@ -6511,13 +6511,13 @@ impl<'de> Deserialize<'de> for AuthMethodTerminal {
                         }
                         "args" => {
                             de::seen::<A::Error>(&mut seen, 3, "args")?;
-                            if let Some(v) = de::field::<A, Option<de::List<String>>>(&mut map, "args")? {
+                            if let Some(v) = de::field_default_on_null::<A, de::List<String>>(&mut map, "args")? {
                                 f_args = Some(v.0);
                             }
                         }
                         "env" => {
                             de::seen::<A::Error>(&mut seen, 4, "env")?;
-                            if let Some(v) = de::field::<A, Option<de::List<EnvVariable>>>(&mut map, "env")? {
+                            if let Some(v) = de::field_default_on_null::<A, de::List<EnvVariable>>(&mut map, "env")? {
                                 f_env = Some(v.0);
                             }
                         }
@@ -7964,9 +7964,10 @@ impl<'de> Deserialize<'de> for SessionInfo {
                         }
                         "additionalDirectories" => {
                             de::seen::<A::Error>(&mut seen, 2, "additionalDirectories")?;
-                            if let Some(v) =
-                                de::field::<A, Option<de::List<AbsolutePath>>>(&mut map, "additionalDirectories")?
-                            {
+                            if let Some(v) = de::field_default_on_null::<A, de::List<AbsolutePath>>(
+                                &mut map,
+                                "additionalDirectories",
+                            )? {
                                 f_additional_directories = Some(v.0);
                             }
                         }
@@ -12892,15 +12893,18 @@ impl<'de> Deserialize<'de> for NewSessionRequest {
                         }
                         "additionalDirectories" => {
                             de::seen::<A::Error>(&mut seen, 1, "additionalDirectories")?;
-                            if let Some(v) =
-                                de::field::<A, Option<de::List<AbsolutePath>>>(&mut map, "additionalDirectories")?
-                            {
+                            if let Some(v) = de::field_default_on_null::<A, de::List<AbsolutePath>>(
+                                &mut map,
+                                "additionalDirectories",
+                            )? {
                                 f_additional_directories = Some(v.0);
                             }
                         }
                         "mcpServers" => {
                             de::seen::<A::Error>(&mut seen, 2, "mcpServers")?;
-                            if let Some(v) = de::field::<A, Option<de::List<McpServer>>>(&mut map, "mcpServers")? {
+                            if let Some(v) =
+                                de::field_default_on_null::<A, de::List<McpServer>>(&mut map, "mcpServers")?
+                            {
                                 f_mcp_servers = Some(v.0);
                             }
                         }
@@ -13127,7 +13131,8 @@ impl<'de> Deserialize<'de> for McpServerHttp {
                         }
                         "headers" => {
                             de::seen::<A::Error>(&mut seen, 2, "headers")?;
-                            if let Some(v) = de::field::<A, Option<de::List<HttpHeader>>>(&mut map, "headers")? {
+                            if let Some(v) = de::field_default_on_null::<A, de::List<HttpHeader>>(&mut map, "headers")?
+                            {
                                 f_headers = Some(v.0);
                             }
                         }
@@ -13229,13 +13234,13 @@ impl<'de> Deserialize<'de> for McpServerStdio {
                         }
                         "args" => {
                             de::seen::<A::Error>(&mut seen, 2, "args")?;
-                            if let Some(v) = de::field::<A, Option<de::List<String>>>(&mut map, "args")? {
+                            if let Some(v) = de::field_default_on_null::<A, de::List<String>>(&mut map, "args")? {
                                 f_args = Some(v.0);
                             }
                         }
                         "env" => {
                             de::seen::<A::Error>(&mut seen, 3, "env")?;
-                            if let Some(v) = de::field::<A, Option<de::List<EnvVariable>>>(&mut map, "env")? {
+                            if let Some(v) = de::field_default_on_null::<A, de::List<EnvVariable>>(&mut map, "env")? {
                                 f_env = Some(v.0);
                             }
                         }
@@ -13505,15 +13510,18 @@ impl<'de> Deserialize<'de> for ResumeSessionRequest {
                         }
                         "additionalDirectories" => {
                             de::seen::<A::Error>(&mut seen, 2, "additionalDirectories")?;
-                            if let Some(v) =
-                                de::field::<A, Option<de::List<AbsolutePath>>>(&mut map, "additionalDirectories")?
-                            {
+                            if let Some(v) = de::field_default_on_null::<A, de::List<AbsolutePath>>(
+                                &mut map,
+                                "additionalDirectories",
+                            )? {
                                 f_additional_directories = Some(v.0);
                             }
                         }
                         "mcpServers" => {
                             de::seen::<A::Error>(&mut seen, 3, "mcpServers")?;
-                            if let Some(v) = de::field::<A, Option<de::List<McpServer>>>(&mut map, "mcpServers")? {
+                            if let Some(v) =
+                                de::field_default_on_null::<A, de::List<McpServer>>(&mut map, "mcpServers")?
+                            {
                                 f_mcp_servers = Some(v.0);
                             }
                         }

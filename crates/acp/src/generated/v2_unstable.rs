@@ -7517,13 +7517,13 @@ impl<'de> Deserialize<'de> for AuthMethodTerminal {
                         }
                         "args" => {
                             de::seen::<A::Error>(&mut seen, 3, "args")?;
-                            if let Some(v) = de::field::<A, Option<de::List<String>>>(&mut map, "args")? {
+                            if let Some(v) = de::field_default_on_null::<A, de::List<String>>(&mut map, "args")? {
                                 f_args = Some(v.0);
                             }
                         }
                         "env" => {
                             de::seen::<A::Error>(&mut seen, 4, "env")?;
-                            if let Some(v) = de::field::<A, Option<de::List<EnvVariable>>>(&mut map, "env")? {
+                            if let Some(v) = de::field_default_on_null::<A, de::List<EnvVariable>>(&mut map, "env")? {
                                 f_env = Some(v.0);
                             }
                         }
@@ -9726,9 +9726,10 @@ impl<'de> Deserialize<'de> for SessionInfo {
                         }
                         "additionalDirectories" => {
                             de::seen::<A::Error>(&mut seen, 2, "additionalDirectories")?;
-                            if let Some(v) =
-                                de::field::<A, Option<de::List<AbsolutePath>>>(&mut map, "additionalDirectories")?
-                            {
+                            if let Some(v) = de::field_default_on_null::<A, de::List<AbsolutePath>>(
+                                &mut map,
+                                "additionalDirectories",
+                            )? {
                                 f_additional_directories = Some(v.0);
                             }
                         }
@@ -16652,15 +16653,18 @@ impl<'de> Deserialize<'de> for NewSessionRequest {
                         }
                         "additionalDirectories" => {
                             de::seen::<A::Error>(&mut seen, 1, "additionalDirectories")?;
-                            if let Some(v) =
-                                de::field::<A, Option<de::List<AbsolutePath>>>(&mut map, "additionalDirectories")?
-                            {
+                            if let Some(v) = de::field_default_on_null::<A, de::List<AbsolutePath>>(
+                                &mut map,
+                                "additionalDirectories",
+                            )? {
                                 f_additional_directories = Some(v.0);
                             }
                         }
                         "mcpServers" => {
                             de::seen::<A::Error>(&mut seen, 2, "mcpServers")?;
-                            if let Some(v) = de::field::<A, Option<de::List<McpServer>>>(&mut map, "mcpServers")? {
+                            if let Some(v) =
+                                de::field_default_on_null::<A, de::List<McpServer>>(&mut map, "mcpServers")?
+                            {
                                 f_mcp_servers = Some(v.0);
                             }
                         }
@@ -16899,7 +16903,8 @@ impl<'de> Deserialize<'de> for McpServerHttp {
                         }
                         "headers" => {
                             de::seen::<A::Error>(&mut seen, 2, "headers")?;
-                            if let Some(v) = de::field::<A, Option<de::List<HttpHeader>>>(&mut map, "headers")? {
+                            if let Some(v) = de::field_default_on_null::<A, de::List<HttpHeader>>(&mut map, "headers")?
+                            {
                                 f_headers = Some(v.0);
                             }
                         }
@@ -17083,13 +17088,13 @@ impl<'de> Deserialize<'de> for McpServerStdio {
                         }
                         "args" => {
                             de::seen::<A::Error>(&mut seen, 2, "args")?;
-                            if let Some(v) = de::field::<A, Option<de::List<String>>>(&mut map, "args")? {
+                            if let Some(v) = de::field_default_on_null::<A, de::List<String>>(&mut map, "args")? {
                                 f_args = Some(v.0);
                             }
                         }
                         "env" => {
                             de::seen::<A::Error>(&mut seen, 3, "env")?;
-                            if let Some(v) = de::field::<A, Option<de::List<EnvVariable>>>(&mut map, "env")? {
+                            if let Some(v) = de::field_default_on_null::<A, de::List<EnvVariable>>(&mut map, "env")? {
                                 f_env = Some(v.0);
                             }
                         }
@@ -17550,15 +17555,18 @@ impl<'de> Deserialize<'de> for ForkSessionRequest {
                         }
                         "additionalDirectories" => {
                             de::seen::<A::Error>(&mut seen, 2, "additionalDirectories")?;
-                            if let Some(v) =
-                                de::field::<A, Option<de::List<AbsolutePath>>>(&mut map, "additionalDirectories")?
-                            {
+                            if let Some(v) = de::field_default_on_null::<A, de::List<AbsolutePath>>(
+                                &mut map,
+                                "additionalDirectories",
+                            )? {
                                 f_additional_directories = Some(v.0);
                             }
                         }
                         "mcpServers" => {
                             de::seen::<A::Error>(&mut seen, 3, "mcpServers")?;
-                            if let Some(v) = de::field::<A, Option<de::List<McpServer>>>(&mut map, "mcpServers")? {
+                            if let Some(v) =
+                                de::field_default_on_null::<A, de::List<McpServer>>(&mut map, "mcpServers")?
+                            {
                                 f_mcp_servers = Some(v.0);
                             }
                         }
@@ -17973,15 +17981,18 @@ impl<'de> Deserialize<'de> for ResumeSessionRequest {
                         }
                         "additionalDirectories" => {
                             de::seen::<A::Error>(&mut seen, 2, "additionalDirectories")?;
-                            if let Some(v) =
-                                de::field::<A, Option<de::List<AbsolutePath>>>(&mut map, "additionalDirectories")?
-                            {
+                            if let Some(v) = de::field_default_on_null::<A, de::List<AbsolutePath>>(
+                                &mut map,
+                                "additionalDirectories",
+                            )? {
                                 f_additional_directories = Some(v.0);
                             }
                         }
                         "mcpServers" => {
                             de::seen::<A::Error>(&mut seen, 3, "mcpServers")?;
-                            if let Some(v) = de::field::<A, Option<de::List<McpServer>>>(&mut map, "mcpServers")? {
+                            if let Some(v) =
+                                de::field_default_on_null::<A, de::List<McpServer>>(&mut map, "mcpServers")?
+                            {
                                 f_mcp_servers = Some(v.0);
                             }
                         }
