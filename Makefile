@@ -3,12 +3,12 @@
 PYTHON ?= python3
 CARGO ?= cargo
 
-.PHONY: help test lint fmt codegen codegen-check pins-check vectors vectors-lint vectors-author rust-test doc clean
+.PHONY: help test lint fmt codegen codegen-test codegen-check pins-check vectors vectors-lint vectors-author rust-test doc clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 18
 
-test: pins-check codegen-check vectors-lint lint rust-test ## Every check and every test (what CI runs)
+test: pins-check codegen-test codegen-check vectors-lint lint rust-test ## Every check and every test (what CI runs)
 
 rust-test: ## All Rust tests: unit, integration, doc, property and vector tests
 	$(CARGO) test --workspace --all-features
@@ -22,6 +22,9 @@ fmt: ## Format the Rust sources
 
 codegen: ## Regenerate protocol code from spec/
 	cd codegen && $(PYTHON) -m agentproto_codegen
+
+codegen-test: ## Unit tests of the generator
+	cd codegen && $(PYTHON) -m unittest discover -s tests -t .
 
 codegen-check: ## Fail if generated code differs from what spec/ and codegen/ produce
 	cd codegen && $(PYTHON) -m agentproto_codegen --check
