@@ -142,7 +142,16 @@ impl RawPeer {
 
 /// A connection whose other end the test drives with raw lines.
 pub fn raw_connection(handler: Arc<dyn Handler>, options: ConnectionOptions) -> (Connection, Peer, RawPeer) {
-    let (ours, theirs) = memory::duplex(memory::DEFAULT_PIPE_CAPACITY);
+    raw_connection_with_pipe(handler, options, memory::DEFAULT_PIPE_CAPACITY)
+}
+
+/// [`raw_connection`] over a pipe of `capacity` bytes each way.
+pub fn raw_connection_with_pipe(
+    handler: Arc<dyn Handler>,
+    options: ConnectionOptions,
+    capacity: usize,
+) -> (Connection, Peer, RawPeer) {
+    let (ours, theirs) = memory::duplex(capacity);
     let (connection, peer) = memory::connection(ours, handler, options);
     let (input, output) = tokio::io::split(theirs);
     let raw_peer = RawPeer { lines: FrameReader::new(input), output: Some(output) };
