@@ -333,48 +333,70 @@ class Emitter:
 
     def emit_struct_de(self, d: Struct) -> None:
         n = d.name
-        lt = "<'de>" if d.flatten else ""
+        if d.flatten:
+            self.emit_flatten_de(d)
+            return
         self.w(f"impl<'de> Deserialize<'de> for {n} {{")
         self.w("    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {")
-        if d.flatten:
-            self.w("        struct V<'de> { raw: &'de RawValue }")
-        else:
-            self.w("        struct V;")
-        self.w(f"        impl<'de> Visitor<'de> for V{lt} {{")
+        self.w("        struct V;")
+        self.w("        impl<'de> Visitor<'de> for V {")
+        self.w(f"            type Value = {n};")
+        self.w(f"            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {{ f.write_str(\"an object ({n})\") }}")
+        self.w(f"            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<{n}, A::Error> {{ {n}::visit_fields(map) }}")
+        self.w("        }")
+        self.w("        d.deserialize_map(V)")
+        self.w("    }")
+        self.w("}")
+        self.w()
+        self.w(f"impl {n} {{")
+        self.w("    /// Decodes the members of an object whose opening brace was already read.")
+        self.w("    #[doc(hidden)]")
+        self.w(f"    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {{")
+        self.emit_fields_loop(d, "        ")
+        self.w(f"        Ok({n} {{ {', '.join(snake(f.wire) for f in d.fields)} }})")
+        self.w("    }")
+        self.w("}")
+
+    def emit_fields_loop(self, d: Struct, ind: str) -> None:
+        for f in d.fields:
+            self.w(f"{ind}let mut f_{snake(f.wire).removeprefix('r#')}: Option<{self.present_type(f)}> = None;")
+        self.w(f"{ind}let mut seen = 0u64;")
+        self.w(f"{ind}while let Some(key) = map.next_key::<de::Str<'de>>()? {{")
+        self.w(f"{ind}    match key.as_str() {{")
+        for i, f in enumerate(d.fields):
+            self.w(f"{ind}        {rstr(f.wire)} => {{")
+            self.w(f"{ind}            de::seen::<A::Error>(&mut seen, {i}, {rstr(f.wire)})?;")
+            for line in self.decode_field(f):
+                self.w(f"{ind}            " + line)
+            self.w(f"{ind}        }}")
+        self.w(f"{ind}        _ => de::skip(&mut map)?,")
+        self.w(f"{ind}    }}")
+        self.w(f"{ind}}}")
+        for f in d.fields:
+            self.w(f"{ind}let {snake(f.wire)} = {self.assemble(f)};")
+            for line in self.constraints(f):
+                self.w(ind + line)
+
+    def emit_flatten_de(self, d: Struct) -> None:
+        """An object with a union flattened into it: its members are read twice, once
+        for the common fields and once for the variant (both from the same raw slice)."""
+        n = d.name
+        self.w(f"impl<'de> Deserialize<'de> for {n} {{")
+        self.w("    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {")
+        self.w("        struct V<'de> { raw: &'de RawValue }")
+        self.w("        impl<'de> Visitor<'de> for V<'de> {")
         self.w(f"            type Value = {n};")
         self.w(f"            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {{ f.write_str(\"an object ({n})\") }}")
         self.w(f"            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<{n}, A::Error> {{")
-        for f in d.fields:
-            self.w(f"                let mut f_{snake(f.wire).removeprefix('r#')}: Option<{self.present_type(f)}> = None;")
-        self.w("                let mut seen = 0u64;")
-        self.w("                while let Some(key) = map.next_key::<de::Str<'de>>()? {")
-        self.w("                    match key.as_str() {")
-        for i, f in enumerate(d.fields):
-            self.w(f"                        {rstr(f.wire)} => {{")
-            self.w(f"                            de::seen::<A::Error>(&mut seen, {i}, {rstr(f.wire)})?;")
-            for line in self.decode_field(f):
-                self.w("                            " + line)
-            self.w("                        }")
-        self.w("                        _ => de::skip(&mut map)?,")
-        self.w("                    }")
-        self.w("                }")
-        for f in d.fields:
-            self.w(f"                let {snake(f.wire)} = {self.assemble(f)};")
-            for line in self.constraints(f):
-                self.w("                " + line)
-        names = [snake(f.wire) for f in d.fields]
-        if d.flatten:
-            self.w(f"                let variant = de::from_raw::<{d.flatten}, A::Error>(self.raw)?;")
-            names.append("variant")
+        self.emit_fields_loop(d, "                ")
+        self.w(f"                let variant = de::from_raw::<{d.flatten}, A::Error>(self.raw)?;")
+        names = [snake(f.wire) for f in d.fields] + ["variant"]
         self.w(f"                Ok({n} {{ {', '.join(names)} }})")
         self.w("            }")
         self.w("        }")
-        if d.flatten:
-            self.w("        let raw = <&'de RawValue>::deserialize(d)?;")
-            self.w("        let mut inner = serde_json::Deserializer::from_str(raw.get());")
-            self.w("        inner.deserialize_map(V { raw }).map_err(D::Error::custom)")
-        else:
-            self.w("        d.deserialize_map(V)")
+        self.w("        let raw = <&'de RawValue>::deserialize(d)?;")
+        self.w("        let mut inner = serde_json::Deserializer::from_str(raw.get());")
+        self.w("        inner.deserialize_map(V { raw }).map_err(D::Error::custom)")
         self.w("    }")
         self.w("}")
 
@@ -501,11 +523,26 @@ class Emitter:
         self.w("    }")
         self.w("}")
         self.w()
-        # Deserialisation.
-        self.w(f"impl<'de> Deserialize<'de> for {u.name} {{")
+        # Deserialisation: one pass; members before the tag are buffered as raw slices.
+        n = u.name
+        self.w(f"impl<'de> Deserialize<'de> for {n} {{")
         self.w("    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {")
-        self.w("        let raw = <&'de RawValue>::deserialize(d)?;")
-        self.w(f"        let tag = de::peek_tag::<D::Error>(raw, {tag})?;")
+        self.w("        struct V;")
+        self.w("        impl<'de> Visitor<'de> for V {")
+        self.w(f"            type Value = {n};")
+        self.w(f"            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {{ f.write_str(\"an object ({n})\") }}")
+        self.w(f"            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<{n}, A::Error> {{ {n}::visit_fields(map) }}")
+        self.w("        }")
+        self.w("        d.deserialize_map(V)")
+        self.w("    }")
+        self.w("}")
+        self.w()
+        self.w(f"impl {n} {{")
+        self.w("    /// Decodes the members of an object whose opening brace was already read.")
+        self.w("    #[doc(hidden)]")
+        self.w(f"    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {{")
+        self.w(f"        let (tag, mut buffered) = de::read_until_tag(&mut map, {tag})?;")
+        self.w("        let live = if tag.is_some() { Some(map) } else { None };")
         self.w("        Ok(match tag.as_ref().map(|t| t.as_str()) {")
         default = None
         for v in u.variants:
@@ -513,24 +550,59 @@ class Emitter:
             if v.tag is None:
                 default = (ident, v)
                 continue
-            self.w(f"            Some({rstr(v.tag)}) => {self.variant_build(ident, v.payload, 'D::Error')},")
+            self.w(f"            Some({rstr(v.tag)}) => {self.variant_visit(ident, v.payload, v.tag, tag)},")
         if default is not None:
             ident, v = default
-            self.w(f"            None => {self.variant_build(ident, v.payload, 'D::Error')},")
+            self.w(f"            None => {self.variant_visit(ident, v.payload, None, tag)},")
         else:
-            self.w(f"            None => return Err(de::missing::<D::Error>({tag})),")
+            self.w(f"            None => return Err(de::missing::<A::Error>({tag})),")
         self.w("            Some(other) => {")
+        self.w("                if let Some(live) = live { de::drain(live, &mut buffered)?; }")
+        self.w(f"                let raw = de::rebuild(Some(({tag}, other)), &buffered);")
         if default is not None and default[1].payload is not None and u.unknown_to_default:
             ident, v = default
             dt, conv = self.dtype(v.payload)
-            self.w(f"                if let Some(v) = de::try_variant::<{dt}>(raw) {{ return Ok(Self::{ident}(v{conv})); }}")
+            self.w(f"                if let Some(v) = de::try_variant::<{dt}>(raw.as_raw()) {{ return Ok(Self::{ident}(v{conv})); }}")
         if not u.open:
             self.w(f"                de::warn_unknown({rstr(u.name)}, other);")
-        self.w(f"                Self::{UNKNOWN}(RawJson::from_raw(raw))")
+        self.w(f"                Self::{UNKNOWN}(raw)")
         self.w("            }")
         self.w("        })")
         self.w("    }")
         self.w("}")
+
+    def visit_fields_type(self, t: TypeRef | None) -> str | None:
+        """The type whose `visit_fields` can decode a variant body, if it has one."""
+        if not isinstance(t, NamedRef):
+            return None
+        name = t.name
+        while isinstance(self.decls.get(name), Alias):
+            target = self.decls[name].target  # type: ignore[union-attr]
+            if not isinstance(target, NamedRef):
+                return None
+            name = target.name
+        d = self.decls.get(name)
+        if isinstance(d, Struct) and d.flatten is None:
+            return name
+        if isinstance(d, Union) and d.strategy == "tagged":
+            return name
+        return None
+
+    def variant_visit(self, ident: str, payload: TypeRef | None, tag_value: str | None, tag: str) -> str:
+        rest = "de::Replay::new(buffered, live)"
+        if payload is None:
+            return f"{{ de::drain({rest}, &mut Vec::new())?; Self::{ident} }}"
+        direct = self.visit_fields_type(payload)
+        if direct is not None:
+            return f"Self::{ident}({direct}::visit_fields({rest})?)"
+        # Bodies that need their raw bytes (flattened or untagged): rebuild them.
+        dt, conv = self.dtype(payload)
+        tag_arg = f"Some(({tag}, {rstr(tag_value)}))" if tag_value is not None else "None"
+        return (
+            f"{{ if let Some(live) = live {{ de::drain(live, &mut buffered)?; }} "
+            f"let raw = de::rebuild({tag_arg}, &buffered); "
+            f"Self::{ident}(de::from_raw::<{dt}, A::Error>(raw.as_raw())?{conv}) }}"
+        )
 
     def variant_build(self, ident: str, payload: TypeRef | None, err: str) -> str:
         if payload is None:

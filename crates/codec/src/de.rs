@@ -6,7 +6,7 @@
 
 use crate::decode::record_error;
 use crate::path::{self, Seg};
-use crate::Warning;
+use crate::{RawJson, Warning};
 use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::value::RawValue;
@@ -408,4 +408,108 @@ pub fn min_items<T, E: de::Error>(value: &[T], min: usize, key: &'static str) ->
         return Err(err(&format!("invalid value: an array of {} items, expected at least {min}", value.len())));
     }
     Ok(())
+}
+
+/// The members of an object read before its tag, kept as raw slices.
+pub type Buffered<'de> = Vec<(Str<'de>, &'de RawValue)>;
+
+/// Reads members of `map` until the member `tag`, buffering the ones before it.
+///
+/// Returns the tag's string value (or `None` when the object has no such member)
+/// and the buffered members. After a `Some`, `map` is positioned after the tag and
+/// the rest of the object can be read by [`Replay`] without a second pass.
+pub fn read_until_tag<'de, A: MapAccess<'de>>(
+    map: &mut A,
+    tag: &'static str,
+) -> Result<(Option<Str<'de>>, Buffered<'de>), A::Error> {
+    let mut buffered = Vec::new();
+    while let Some(key) = map.next_key::<Str<'de>>()? {
+        if key.as_str() == tag {
+            return Ok((Some(field::<A, Str<'de>>(map, tag)?), buffered));
+        }
+        buffered.push((key, map.next_value::<&'de RawValue>()?));
+    }
+    Ok((None, buffered))
+}
+
+/// Reads whatever is left of `map` into `buffered` (for unknown variants).
+pub fn drain<'de, A: MapAccess<'de>>(mut map: A, buffered: &mut Buffered<'de>) -> Result<(), A::Error> {
+    while let Some(key) = map.next_key::<Str<'de>>()? {
+        buffered.push((key, map.next_value::<&'de RawValue>()?));
+    }
+    Ok(())
+}
+
+/// Rebuilds a raw JSON object from its members (the tag, if any, first).
+pub fn rebuild(tag: Option<(&str, &str)>, members: &Buffered<'_>) -> RawJson {
+    let mut text = String::with_capacity(64 + members.iter().map(|(k, v)| k.as_str().len() + v.get().len() + 4).sum::<usize>());
+    text.push('{');
+    let mut first = true;
+    let mut push = |text: &mut String, key: &str, value: &str| {
+        if !std::mem::take(&mut first) {
+            text.push(',');
+        }
+        text.push_str(&serde_json::to_string(key).unwrap_or_default());
+        text.push(':');
+        text.push_str(value);
+    };
+    if let Some((key, value)) = tag {
+        push(&mut text, key, &serde_json::to_string(value).unwrap_or_default());
+    }
+    for (key, value) in members {
+        push(&mut text, key.as_str(), value.get());
+    }
+    text.push('}');
+    RawJson::from_text(&text).expect("members of a valid object rebuild into a valid object")
+}
+
+/// A map that yields buffered members first, then the rest of a live map.
+///
+/// This is how a tagged union hands an object to its variant in one pass: members
+/// before the tag were kept as raw slices and are decoded from them; members after
+/// it are decoded straight from the input.
+pub struct Replay<'de, A> {
+    buffered: std::vec::IntoIter<(Str<'de>, &'de RawValue)>,
+    value: Option<&'de RawValue>,
+    live: Option<A>,
+}
+
+impl<'de, A> Replay<'de, A> {
+    /// Buffered members, then `live` (or nothing more when `live` is `None`).
+    pub fn new(buffered: Buffered<'de>, live: Option<A>) -> Self {
+        Self { buffered: buffered.into_iter(), value: None, live }
+    }
+}
+
+impl<'de, A: MapAccess<'de>> MapAccess<'de> for Replay<'de, A> {
+    type Error = A::Error;
+
+    fn next_key_seed<K: de::DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>, A::Error> {
+        if let Some((key, value)) = self.buffered.next() {
+            self.value = Some(value);
+            return match key.0 {
+                Cow::Borrowed(k) => seed.deserialize(de::value::BorrowedStrDeserializer::<A::Error>::new(k)).map(Some),
+                Cow::Owned(k) => seed.deserialize(de::value::StringDeserializer::<A::Error>::new(k)).map(Some),
+            };
+        }
+        match &mut self.live {
+            Some(live) => live.next_key_seed(seed),
+            None => Ok(None),
+        }
+    }
+
+    fn next_value_seed<V: de::DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, A::Error> {
+        if let Some(raw) = self.value.take() {
+            let mut d = serde_json::Deserializer::from_str(raw.get());
+            return seed.deserialize(&mut d).map_err(|e| {
+                let message = e.to_string();
+                record_error(&message);
+                <A::Error as de::Error>::custom(message)
+            });
+        }
+        match &mut self.live {
+            Some(live) => live.next_value_seed(seed),
+            None => Err(<A::Error as de::Error>::custom("value requested before key")),
+        }
+    }
 }

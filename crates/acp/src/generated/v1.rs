@@ -58,52 +58,60 @@ impl<'de> Deserialize<'de> for WriteTextFileRequest {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (WriteTextFileRequest)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<WriteTextFileRequest, A::Error> {
-                let mut f_session_id: Option<SessionId> = None;
-                let mut f_path: Option<String> = None;
-                let mut f_content: Option<String> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "sessionId" => {
-                            de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
-                            f_session_id = Some(de::field::<A, SessionId>(&mut map, "sessionId")?);
-                        }
-                        "path" => {
-                            de::seen::<A::Error>(&mut seen, 1, "path")?;
-                            f_path = Some(de::field::<A, String>(&mut map, "path")?);
-                        }
-                        "content" => {
-                            de::seen::<A::Error>(&mut seen, 2, "content")?;
-                            f_content = Some(de::field::<A, String>(&mut map, "content")?);
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let session_id = match f_session_id {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("sessionId")),
-                };
-                let path = match f_path {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("path")),
-                };
-                let content = match f_content {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("content")),
-                };
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(WriteTextFileRequest { session_id, path, content, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<WriteTextFileRequest, A::Error> {
+                WriteTextFileRequest::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl WriteTextFileRequest {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_session_id: Option<SessionId> = None;
+        let mut f_path: Option<String> = None;
+        let mut f_content: Option<String> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "sessionId" => {
+                    de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
+                    f_session_id = Some(de::field::<A, SessionId>(&mut map, "sessionId")?);
+                }
+                "path" => {
+                    de::seen::<A::Error>(&mut seen, 1, "path")?;
+                    f_path = Some(de::field::<A, String>(&mut map, "path")?);
+                }
+                "content" => {
+                    de::seen::<A::Error>(&mut seen, 2, "content")?;
+                    f_content = Some(de::field::<A, String>(&mut map, "content")?);
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 3, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let session_id = match f_session_id {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("sessionId")),
+        };
+        let path = match f_path {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("path")),
+        };
+        let content = match f_content {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("content")),
+        };
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(WriteTextFileRequest { session_id, path, content, meta })
     }
 }
 
@@ -194,55 +202,63 @@ impl<'de> Deserialize<'de> for ReadTextFileRequest {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (ReadTextFileRequest)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ReadTextFileRequest, A::Error> {
-                let mut f_session_id: Option<SessionId> = None;
-                let mut f_path: Option<String> = None;
-                let mut f_line: Option<Option<u32>> = None;
-                let mut f_limit: Option<Option<u32>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "sessionId" => {
-                            de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
-                            f_session_id = Some(de::field::<A, SessionId>(&mut map, "sessionId")?);
-                        }
-                        "path" => {
-                            de::seen::<A::Error>(&mut seen, 1, "path")?;
-                            f_path = Some(de::field::<A, String>(&mut map, "path")?);
-                        }
-                        "line" => {
-                            de::seen::<A::Error>(&mut seen, 2, "line")?;
-                            f_line = Some(de::field::<A, Option<u32>>(&mut map, "line")?);
-                        }
-                        "limit" => {
-                            de::seen::<A::Error>(&mut seen, 3, "limit")?;
-                            f_limit = Some(de::field::<A, Option<u32>>(&mut map, "limit")?);
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 4, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let session_id = match f_session_id {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("sessionId")),
-                };
-                let path = match f_path {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("path")),
-                };
-                let line = MaybeUndefined::from_present(f_line);
-                let limit = MaybeUndefined::from_present(f_limit);
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(ReadTextFileRequest { session_id, path, line, limit, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<ReadTextFileRequest, A::Error> {
+                ReadTextFileRequest::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl ReadTextFileRequest {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_session_id: Option<SessionId> = None;
+        let mut f_path: Option<String> = None;
+        let mut f_line: Option<Option<u32>> = None;
+        let mut f_limit: Option<Option<u32>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "sessionId" => {
+                    de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
+                    f_session_id = Some(de::field::<A, SessionId>(&mut map, "sessionId")?);
+                }
+                "path" => {
+                    de::seen::<A::Error>(&mut seen, 1, "path")?;
+                    f_path = Some(de::field::<A, String>(&mut map, "path")?);
+                }
+                "line" => {
+                    de::seen::<A::Error>(&mut seen, 2, "line")?;
+                    f_line = Some(de::field::<A, Option<u32>>(&mut map, "line")?);
+                }
+                "limit" => {
+                    de::seen::<A::Error>(&mut seen, 3, "limit")?;
+                    f_limit = Some(de::field::<A, Option<u32>>(&mut map, "limit")?);
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 4, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let session_id = match f_session_id {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("sessionId")),
+        };
+        let path = match f_path {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("path")),
+        };
+        let line = MaybeUndefined::from_present(f_line);
+        let limit = MaybeUndefined::from_present(f_limit);
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(ReadTextFileRequest { session_id, path, line, limit, meta })
     }
 }
 
@@ -291,52 +307,60 @@ impl<'de> Deserialize<'de> for RequestPermissionRequest {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (RequestPermissionRequest)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RequestPermissionRequest, A::Error> {
-                let mut f_session_id: Option<SessionId> = None;
-                let mut f_tool_call: Option<ToolCallUpdate> = None;
-                let mut f_options: Option<Vec<PermissionOption>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "sessionId" => {
-                            de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
-                            f_session_id = Some(de::field::<A, SessionId>(&mut map, "sessionId")?);
-                        }
-                        "toolCall" => {
-                            de::seen::<A::Error>(&mut seen, 1, "toolCall")?;
-                            f_tool_call = Some(de::field::<A, ToolCallUpdate>(&mut map, "toolCall")?);
-                        }
-                        "options" => {
-                            de::seen::<A::Error>(&mut seen, 2, "options")?;
-                            f_options = Some(de::field::<A, de::List<PermissionOption>>(&mut map, "options")?.0);
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let session_id = match f_session_id {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("sessionId")),
-                };
-                let tool_call = match f_tool_call {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("toolCall")),
-                };
-                let options = match f_options {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("options")),
-                };
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(RequestPermissionRequest { session_id, tool_call, options, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<RequestPermissionRequest, A::Error> {
+                RequestPermissionRequest::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl RequestPermissionRequest {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_session_id: Option<SessionId> = None;
+        let mut f_tool_call: Option<ToolCallUpdate> = None;
+        let mut f_options: Option<Vec<PermissionOption>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "sessionId" => {
+                    de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
+                    f_session_id = Some(de::field::<A, SessionId>(&mut map, "sessionId")?);
+                }
+                "toolCall" => {
+                    de::seen::<A::Error>(&mut seen, 1, "toolCall")?;
+                    f_tool_call = Some(de::field::<A, ToolCallUpdate>(&mut map, "toolCall")?);
+                }
+                "options" => {
+                    de::seen::<A::Error>(&mut seen, 2, "options")?;
+                    f_options = Some(de::field::<A, de::List<PermissionOption>>(&mut map, "options")?.0);
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 3, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let session_id = match f_session_id {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("sessionId")),
+        };
+        let tool_call = match f_tool_call {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("toolCall")),
+        };
+        let options = match f_options {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("options")),
+        };
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(RequestPermissionRequest { session_id, tool_call, options, meta })
     }
 }
 
@@ -431,111 +455,108 @@ impl<'de> Deserialize<'de> for ToolCallUpdate {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (ToolCallUpdate)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ToolCallUpdate, A::Error> {
-                let mut f_tool_call_id: Option<ToolCallId> = None;
-                let mut f_kind: Option<Option<ToolKind>> = None;
-                let mut f_status: Option<Option<ToolCallStatus>> = None;
-                let mut f_title: Option<Option<String>> = None;
-                let mut f_name: Option<Option<String>> = None;
-                let mut f_content: Option<Option<Vec<ToolCallContent>>> = None;
-                let mut f_locations: Option<Option<Vec<ToolCallLocation>>> = None;
-                let mut f_raw_input: Option<RawJson> = None;
-                let mut f_raw_output: Option<RawJson> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "toolCallId" => {
-                            de::seen::<A::Error>(&mut seen, 0, "toolCallId")?;
-                            f_tool_call_id = Some(de::field::<A, ToolCallId>(&mut map, "toolCallId")?);
-                        }
-                        "kind" => {
-                            de::seen::<A::Error>(&mut seen, 1, "kind")?;
-                            if let Some(v) = de::field_lenient::<A, Option<ToolKind>>(&mut map, "kind")? {
-                                f_kind = Some(v);
-                            }
-                        }
-                        "status" => {
-                            de::seen::<A::Error>(&mut seen, 2, "status")?;
-                            if let Some(v) = de::field_lenient::<A, Option<ToolCallStatus>>(&mut map, "status")? {
-                                f_status = Some(v);
-                            }
-                        }
-                        "title" => {
-                            de::seen::<A::Error>(&mut seen, 3, "title")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? {
-                                f_title = Some(v);
-                            }
-                        }
-                        "name" => {
-                            de::seen::<A::Error>(&mut seen, 4, "name")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "name")? {
-                                f_name = Some(v);
-                            }
-                        }
-                        "content" => {
-                            de::seen::<A::Error>(&mut seen, 5, "content")?;
-                            let r = de::field_items::<A, ToolCallContent>(&mut map, "content", true, true)?;
-                            if let Some(v) = r {
-                                f_content = Some(v);
-                            }
-                        }
-                        "locations" => {
-                            de::seen::<A::Error>(&mut seen, 6, "locations")?;
-                            let r = de::field_items::<A, ToolCallLocation>(&mut map, "locations", true, true)?;
-                            if let Some(v) = r {
-                                f_locations = Some(v);
-                            }
-                        }
-                        "rawInput" => {
-                            de::seen::<A::Error>(&mut seen, 7, "rawInput")?;
-                            if let Some(v) = de::field_lenient::<A, RawJson>(&mut map, "rawInput")? {
-                                f_raw_input = Some(v);
-                            }
-                        }
-                        "rawOutput" => {
-                            de::seen::<A::Error>(&mut seen, 8, "rawOutput")?;
-                            if let Some(v) = de::field_lenient::<A, RawJson>(&mut map, "rawOutput")? {
-                                f_raw_output = Some(v);
-                            }
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 9, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let tool_call_id = match f_tool_call_id {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("toolCallId")),
-                };
-                let kind = MaybeUndefined::from_present(f_kind);
-                let status = MaybeUndefined::from_present(f_status);
-                let title = MaybeUndefined::from_present(f_title);
-                let name = MaybeUndefined::from_present(f_name);
-                let content = MaybeUndefined::from_present(f_content);
-                let locations = MaybeUndefined::from_present(f_locations);
-                let raw_input = f_raw_input;
-                let raw_output = f_raw_output;
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(ToolCallUpdate {
-                    tool_call_id,
-                    kind,
-                    status,
-                    title,
-                    name,
-                    content,
-                    locations,
-                    raw_input,
-                    raw_output,
-                    meta,
-                })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<ToolCallUpdate, A::Error> {
+                ToolCallUpdate::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl ToolCallUpdate {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_tool_call_id: Option<ToolCallId> = None;
+        let mut f_kind: Option<Option<ToolKind>> = None;
+        let mut f_status: Option<Option<ToolCallStatus>> = None;
+        let mut f_title: Option<Option<String>> = None;
+        let mut f_name: Option<Option<String>> = None;
+        let mut f_content: Option<Option<Vec<ToolCallContent>>> = None;
+        let mut f_locations: Option<Option<Vec<ToolCallLocation>>> = None;
+        let mut f_raw_input: Option<RawJson> = None;
+        let mut f_raw_output: Option<RawJson> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "toolCallId" => {
+                    de::seen::<A::Error>(&mut seen, 0, "toolCallId")?;
+                    f_tool_call_id = Some(de::field::<A, ToolCallId>(&mut map, "toolCallId")?);
+                }
+                "kind" => {
+                    de::seen::<A::Error>(&mut seen, 1, "kind")?;
+                    if let Some(v) = de::field_lenient::<A, Option<ToolKind>>(&mut map, "kind")? {
+                        f_kind = Some(v);
+                    }
+                }
+                "status" => {
+                    de::seen::<A::Error>(&mut seen, 2, "status")?;
+                    if let Some(v) = de::field_lenient::<A, Option<ToolCallStatus>>(&mut map, "status")? {
+                        f_status = Some(v);
+                    }
+                }
+                "title" => {
+                    de::seen::<A::Error>(&mut seen, 3, "title")?;
+                    if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? {
+                        f_title = Some(v);
+                    }
+                }
+                "name" => {
+                    de::seen::<A::Error>(&mut seen, 4, "name")?;
+                    if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "name")? {
+                        f_name = Some(v);
+                    }
+                }
+                "content" => {
+                    de::seen::<A::Error>(&mut seen, 5, "content")?;
+                    let r = de::field_items::<A, ToolCallContent>(&mut map, "content", true, true)?;
+                    if let Some(v) = r {
+                        f_content = Some(v);
+                    }
+                }
+                "locations" => {
+                    de::seen::<A::Error>(&mut seen, 6, "locations")?;
+                    let r = de::field_items::<A, ToolCallLocation>(&mut map, "locations", true, true)?;
+                    if let Some(v) = r {
+                        f_locations = Some(v);
+                    }
+                }
+                "rawInput" => {
+                    de::seen::<A::Error>(&mut seen, 7, "rawInput")?;
+                    if let Some(v) = de::field_lenient::<A, RawJson>(&mut map, "rawInput")? {
+                        f_raw_input = Some(v);
+                    }
+                }
+                "rawOutput" => {
+                    de::seen::<A::Error>(&mut seen, 8, "rawOutput")?;
+                    if let Some(v) = de::field_lenient::<A, RawJson>(&mut map, "rawOutput")? {
+                        f_raw_output = Some(v);
+                    }
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 9, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let tool_call_id = match f_tool_call_id {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("toolCallId")),
+        };
+        let kind = MaybeUndefined::from_present(f_kind);
+        let status = MaybeUndefined::from_present(f_status);
+        let title = MaybeUndefined::from_present(f_title);
+        let name = MaybeUndefined::from_present(f_name);
+        let content = MaybeUndefined::from_present(f_content);
+        let locations = MaybeUndefined::from_present(f_locations);
+        let raw_input = f_raw_input;
+        let raw_output = f_raw_output;
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(ToolCallUpdate { tool_call_id, kind, status, title, name, content, locations, raw_input, raw_output, meta })
     }
 }
 
@@ -749,16 +770,38 @@ impl Serialize for ToolCallContent {
 
 impl<'de> Deserialize<'de> for ToolCallContent {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let raw = <&'de RawValue>::deserialize(d)?;
-        let tag = de::peek_tag::<D::Error>(raw, "type")?;
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = ToolCallContent;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ToolCallContent)")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<ToolCallContent, A::Error> {
+                ToolCallContent::visit_fields(map)
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+impl ToolCallContent {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let (tag, mut buffered) = de::read_until_tag(&mut map, "type")?;
+        let live = if tag.is_some() { Some(map) } else { None };
         Ok(match tag.as_ref().map(|t| t.as_str()) {
-            Some("content") => Self::Content(de::from_raw::<Content, D::Error>(raw)?),
-            Some("diff") => Self::Diff(de::from_raw::<Diff, D::Error>(raw)?),
-            Some("terminal") => Self::Terminal(de::from_raw::<Terminal, D::Error>(raw)?),
-            None => return Err(de::missing::<D::Error>("type")),
+            Some("content") => Self::Content(Content::visit_fields(de::Replay::new(buffered, live))?),
+            Some("diff") => Self::Diff(Diff::visit_fields(de::Replay::new(buffered, live))?),
+            Some("terminal") => Self::Terminal(Terminal::visit_fields(de::Replay::new(buffered, live))?),
+            None => return Err(de::missing::<A::Error>("type")),
             Some(other) => {
+                if let Some(live) = live {
+                    de::drain(live, &mut buffered)?;
+                }
+                let raw = de::rebuild(Some(("type", other)), &buffered);
                 de::warn_unknown("ToolCallContent", other);
-                Self::Unknown(RawJson::from_raw(raw))
+                Self::Unknown(raw)
             }
         })
     }
@@ -823,18 +866,40 @@ impl Serialize for ContentBlock {
 
 impl<'de> Deserialize<'de> for ContentBlock {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let raw = <&'de RawValue>::deserialize(d)?;
-        let tag = de::peek_tag::<D::Error>(raw, "type")?;
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = ContentBlock;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ContentBlock)")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<ContentBlock, A::Error> {
+                ContentBlock::visit_fields(map)
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+impl ContentBlock {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let (tag, mut buffered) = de::read_until_tag(&mut map, "type")?;
+        let live = if tag.is_some() { Some(map) } else { None };
         Ok(match tag.as_ref().map(|t| t.as_str()) {
-            Some("text") => Self::Text(de::from_raw::<TextContent, D::Error>(raw)?),
-            Some("image") => Self::Image(de::from_raw::<ImageContent, D::Error>(raw)?),
-            Some("audio") => Self::Audio(de::from_raw::<AudioContent, D::Error>(raw)?),
-            Some("resource_link") => Self::ResourceLink(de::from_raw::<ResourceLink, D::Error>(raw)?),
-            Some("resource") => Self::Resource(de::from_raw::<EmbeddedResource, D::Error>(raw)?),
-            None => return Err(de::missing::<D::Error>("type")),
+            Some("text") => Self::Text(TextContent::visit_fields(de::Replay::new(buffered, live))?),
+            Some("image") => Self::Image(ImageContent::visit_fields(de::Replay::new(buffered, live))?),
+            Some("audio") => Self::Audio(AudioContent::visit_fields(de::Replay::new(buffered, live))?),
+            Some("resource_link") => Self::ResourceLink(ResourceLink::visit_fields(de::Replay::new(buffered, live))?),
+            Some("resource") => Self::Resource(EmbeddedResource::visit_fields(de::Replay::new(buffered, live))?),
+            None => return Err(de::missing::<A::Error>("type")),
             Some(other) => {
+                if let Some(live) = live {
+                    de::drain(live, &mut buffered)?;
+                }
+                let raw = de::rebuild(Some(("type", other)), &buffered);
                 de::warn_unknown("ContentBlock", other);
-                Self::Unknown(RawJson::from_raw(raw))
+                Self::Unknown(raw)
             }
         })
     }
@@ -908,50 +973,58 @@ impl<'de> Deserialize<'de> for Annotations {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (Annotations)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Annotations, A::Error> {
-                let mut f_audience: Option<Option<Vec<Role>>> = None;
-                let mut f_last_modified: Option<Option<String>> = None;
-                let mut f_priority: Option<Option<f64>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "audience" => {
-                            de::seen::<A::Error>(&mut seen, 0, "audience")?;
-                            let r = de::field_items::<A, Role>(&mut map, "audience", true, true)?;
-                            if let Some(v) = r {
-                                f_audience = Some(v);
-                            }
-                        }
-                        "lastModified" => {
-                            de::seen::<A::Error>(&mut seen, 1, "lastModified")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "lastModified")? {
-                                f_last_modified = Some(v);
-                            }
-                        }
-                        "priority" => {
-                            de::seen::<A::Error>(&mut seen, 2, "priority")?;
-                            if let Some(v) = de::field_lenient::<A, Option<f64>>(&mut map, "priority")? {
-                                f_priority = Some(v);
-                            }
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let audience = MaybeUndefined::from_present(f_audience);
-                let last_modified = MaybeUndefined::from_present(f_last_modified);
-                let priority = MaybeUndefined::from_present(f_priority);
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(Annotations { audience, last_modified, priority, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Annotations, A::Error> {
+                Annotations::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl Annotations {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_audience: Option<Option<Vec<Role>>> = None;
+        let mut f_last_modified: Option<Option<String>> = None;
+        let mut f_priority: Option<Option<f64>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "audience" => {
+                    de::seen::<A::Error>(&mut seen, 0, "audience")?;
+                    let r = de::field_items::<A, Role>(&mut map, "audience", true, true)?;
+                    if let Some(v) = r {
+                        f_audience = Some(v);
+                    }
+                }
+                "lastModified" => {
+                    de::seen::<A::Error>(&mut seen, 1, "lastModified")?;
+                    if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "lastModified")? {
+                        f_last_modified = Some(v);
+                    }
+                }
+                "priority" => {
+                    de::seen::<A::Error>(&mut seen, 2, "priority")?;
+                    if let Some(v) = de::field_lenient::<A, Option<f64>>(&mut map, "priority")? {
+                        f_priority = Some(v);
+                    }
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 3, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let audience = MaybeUndefined::from_present(f_audience);
+        let last_modified = MaybeUndefined::from_present(f_last_modified);
+        let priority = MaybeUndefined::from_present(f_priority);
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(Annotations { audience, last_modified, priority, meta })
     }
 }
 
@@ -1041,42 +1114,50 @@ impl<'de> Deserialize<'de> for TextContent {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (TextContent)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TextContent, A::Error> {
-                let mut f_annotations: Option<Option<Annotations>> = None;
-                let mut f_text: Option<String> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "annotations" => {
-                            de::seen::<A::Error>(&mut seen, 0, "annotations")?;
-                            if let Some(v) = de::field_lenient::<A, Option<Annotations>>(&mut map, "annotations")? {
-                                f_annotations = Some(v);
-                            }
-                        }
-                        "text" => {
-                            de::seen::<A::Error>(&mut seen, 1, "text")?;
-                            f_text = Some(de::field::<A, String>(&mut map, "text")?);
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let annotations = MaybeUndefined::from_present(f_annotations);
-                let text = match f_text {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("text")),
-                };
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(TextContent { annotations, text, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<TextContent, A::Error> {
+                TextContent::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl TextContent {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_annotations: Option<Option<Annotations>> = None;
+        let mut f_text: Option<String> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "annotations" => {
+                    de::seen::<A::Error>(&mut seen, 0, "annotations")?;
+                    if let Some(v) = de::field_lenient::<A, Option<Annotations>>(&mut map, "annotations")? {
+                        f_annotations = Some(v);
+                    }
+                }
+                "text" => {
+                    de::seen::<A::Error>(&mut seen, 1, "text")?;
+                    f_text = Some(de::field::<A, String>(&mut map, "text")?);
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 2, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let annotations = MaybeUndefined::from_present(f_annotations);
+        let text = match f_text {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("text")),
+        };
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(TextContent { annotations, text, meta })
     }
 }
 
@@ -1136,59 +1217,67 @@ impl<'de> Deserialize<'de> for ImageContent {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (ImageContent)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ImageContent, A::Error> {
-                let mut f_annotations: Option<Option<Annotations>> = None;
-                let mut f_data: Option<String> = None;
-                let mut f_mime_type: Option<String> = None;
-                let mut f_uri: Option<Option<String>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "annotations" => {
-                            de::seen::<A::Error>(&mut seen, 0, "annotations")?;
-                            if let Some(v) = de::field_lenient::<A, Option<Annotations>>(&mut map, "annotations")? {
-                                f_annotations = Some(v);
-                            }
-                        }
-                        "data" => {
-                            de::seen::<A::Error>(&mut seen, 1, "data")?;
-                            f_data = Some(de::field::<A, String>(&mut map, "data")?);
-                        }
-                        "mimeType" => {
-                            de::seen::<A::Error>(&mut seen, 2, "mimeType")?;
-                            f_mime_type = Some(de::field::<A, String>(&mut map, "mimeType")?);
-                        }
-                        "uri" => {
-                            de::seen::<A::Error>(&mut seen, 3, "uri")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "uri")? {
-                                f_uri = Some(v);
-                            }
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 4, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let annotations = MaybeUndefined::from_present(f_annotations);
-                let data = match f_data {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("data")),
-                };
-                let mime_type = match f_mime_type {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("mimeType")),
-                };
-                let uri = MaybeUndefined::from_present(f_uri);
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(ImageContent { annotations, data, mime_type, uri, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<ImageContent, A::Error> {
+                ImageContent::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl ImageContent {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_annotations: Option<Option<Annotations>> = None;
+        let mut f_data: Option<String> = None;
+        let mut f_mime_type: Option<String> = None;
+        let mut f_uri: Option<Option<String>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "annotations" => {
+                    de::seen::<A::Error>(&mut seen, 0, "annotations")?;
+                    if let Some(v) = de::field_lenient::<A, Option<Annotations>>(&mut map, "annotations")? {
+                        f_annotations = Some(v);
+                    }
+                }
+                "data" => {
+                    de::seen::<A::Error>(&mut seen, 1, "data")?;
+                    f_data = Some(de::field::<A, String>(&mut map, "data")?);
+                }
+                "mimeType" => {
+                    de::seen::<A::Error>(&mut seen, 2, "mimeType")?;
+                    f_mime_type = Some(de::field::<A, String>(&mut map, "mimeType")?);
+                }
+                "uri" => {
+                    de::seen::<A::Error>(&mut seen, 3, "uri")?;
+                    if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "uri")? {
+                        f_uri = Some(v);
+                    }
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 4, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let annotations = MaybeUndefined::from_present(f_annotations);
+        let data = match f_data {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("data")),
+        };
+        let mime_type = match f_mime_type {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("mimeType")),
+        };
+        let uri = MaybeUndefined::from_present(f_uri);
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(ImageContent { annotations, data, mime_type, uri, meta })
     }
 }
 
@@ -1241,51 +1330,59 @@ impl<'de> Deserialize<'de> for AudioContent {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (AudioContent)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AudioContent, A::Error> {
-                let mut f_annotations: Option<Option<Annotations>> = None;
-                let mut f_data: Option<String> = None;
-                let mut f_mime_type: Option<String> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "annotations" => {
-                            de::seen::<A::Error>(&mut seen, 0, "annotations")?;
-                            if let Some(v) = de::field_lenient::<A, Option<Annotations>>(&mut map, "annotations")? {
-                                f_annotations = Some(v);
-                            }
-                        }
-                        "data" => {
-                            de::seen::<A::Error>(&mut seen, 1, "data")?;
-                            f_data = Some(de::field::<A, String>(&mut map, "data")?);
-                        }
-                        "mimeType" => {
-                            de::seen::<A::Error>(&mut seen, 2, "mimeType")?;
-                            f_mime_type = Some(de::field::<A, String>(&mut map, "mimeType")?);
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let annotations = MaybeUndefined::from_present(f_annotations);
-                let data = match f_data {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("data")),
-                };
-                let mime_type = match f_mime_type {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("mimeType")),
-                };
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(AudioContent { annotations, data, mime_type, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<AudioContent, A::Error> {
+                AudioContent::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl AudioContent {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_annotations: Option<Option<Annotations>> = None;
+        let mut f_data: Option<String> = None;
+        let mut f_mime_type: Option<String> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "annotations" => {
+                    de::seen::<A::Error>(&mut seen, 0, "annotations")?;
+                    if let Some(v) = de::field_lenient::<A, Option<Annotations>>(&mut map, "annotations")? {
+                        f_annotations = Some(v);
+                    }
+                }
+                "data" => {
+                    de::seen::<A::Error>(&mut seen, 1, "data")?;
+                    f_data = Some(de::field::<A, String>(&mut map, "data")?);
+                }
+                "mimeType" => {
+                    de::seen::<A::Error>(&mut seen, 2, "mimeType")?;
+                    f_mime_type = Some(de::field::<A, String>(&mut map, "mimeType")?);
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 3, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let annotations = MaybeUndefined::from_present(f_annotations);
+        let data = match f_data {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("data")),
+        };
+        let mime_type = match f_mime_type {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("mimeType")),
+        };
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(AudioContent { annotations, data, mime_type, meta })
     }
 }
 
@@ -1366,83 +1463,91 @@ impl<'de> Deserialize<'de> for ResourceLink {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (ResourceLink)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ResourceLink, A::Error> {
-                let mut f_annotations: Option<Option<Annotations>> = None;
-                let mut f_description: Option<Option<String>> = None;
-                let mut f_mime_type: Option<Option<String>> = None;
-                let mut f_name: Option<String> = None;
-                let mut f_size: Option<Option<i64>> = None;
-                let mut f_title: Option<Option<String>> = None;
-                let mut f_uri: Option<String> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "annotations" => {
-                            de::seen::<A::Error>(&mut seen, 0, "annotations")?;
-                            if let Some(v) = de::field_lenient::<A, Option<Annotations>>(&mut map, "annotations")? {
-                                f_annotations = Some(v);
-                            }
-                        }
-                        "description" => {
-                            de::seen::<A::Error>(&mut seen, 1, "description")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
-                                f_description = Some(v);
-                            }
-                        }
-                        "mimeType" => {
-                            de::seen::<A::Error>(&mut seen, 2, "mimeType")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "mimeType")? {
-                                f_mime_type = Some(v);
-                            }
-                        }
-                        "name" => {
-                            de::seen::<A::Error>(&mut seen, 3, "name")?;
-                            f_name = Some(de::field::<A, String>(&mut map, "name")?);
-                        }
-                        "size" => {
-                            de::seen::<A::Error>(&mut seen, 4, "size")?;
-                            if let Some(v) = de::field_lenient::<A, Option<i64>>(&mut map, "size")? {
-                                f_size = Some(v);
-                            }
-                        }
-                        "title" => {
-                            de::seen::<A::Error>(&mut seen, 5, "title")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? {
-                                f_title = Some(v);
-                            }
-                        }
-                        "uri" => {
-                            de::seen::<A::Error>(&mut seen, 6, "uri")?;
-                            f_uri = Some(de::field::<A, String>(&mut map, "uri")?);
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 7, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let annotations = MaybeUndefined::from_present(f_annotations);
-                let description = MaybeUndefined::from_present(f_description);
-                let mime_type = MaybeUndefined::from_present(f_mime_type);
-                let name = match f_name {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("name")),
-                };
-                let size = MaybeUndefined::from_present(f_size);
-                let title = MaybeUndefined::from_present(f_title);
-                let uri = match f_uri {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("uri")),
-                };
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(ResourceLink { annotations, description, mime_type, name, size, title, uri, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<ResourceLink, A::Error> {
+                ResourceLink::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl ResourceLink {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_annotations: Option<Option<Annotations>> = None;
+        let mut f_description: Option<Option<String>> = None;
+        let mut f_mime_type: Option<Option<String>> = None;
+        let mut f_name: Option<String> = None;
+        let mut f_size: Option<Option<i64>> = None;
+        let mut f_title: Option<Option<String>> = None;
+        let mut f_uri: Option<String> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "annotations" => {
+                    de::seen::<A::Error>(&mut seen, 0, "annotations")?;
+                    if let Some(v) = de::field_lenient::<A, Option<Annotations>>(&mut map, "annotations")? {
+                        f_annotations = Some(v);
+                    }
+                }
+                "description" => {
+                    de::seen::<A::Error>(&mut seen, 1, "description")?;
+                    if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
+                        f_description = Some(v);
+                    }
+                }
+                "mimeType" => {
+                    de::seen::<A::Error>(&mut seen, 2, "mimeType")?;
+                    if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "mimeType")? {
+                        f_mime_type = Some(v);
+                    }
+                }
+                "name" => {
+                    de::seen::<A::Error>(&mut seen, 3, "name")?;
+                    f_name = Some(de::field::<A, String>(&mut map, "name")?);
+                }
+                "size" => {
+                    de::seen::<A::Error>(&mut seen, 4, "size")?;
+                    if let Some(v) = de::field_lenient::<A, Option<i64>>(&mut map, "size")? {
+                        f_size = Some(v);
+                    }
+                }
+                "title" => {
+                    de::seen::<A::Error>(&mut seen, 5, "title")?;
+                    if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? {
+                        f_title = Some(v);
+                    }
+                }
+                "uri" => {
+                    de::seen::<A::Error>(&mut seen, 6, "uri")?;
+                    f_uri = Some(de::field::<A, String>(&mut map, "uri")?);
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 7, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let annotations = MaybeUndefined::from_present(f_annotations);
+        let description = MaybeUndefined::from_present(f_description);
+        let mime_type = MaybeUndefined::from_present(f_mime_type);
+        let name = match f_name {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("name")),
+        };
+        let size = MaybeUndefined::from_present(f_size);
+        let title = MaybeUndefined::from_present(f_title);
+        let uri = match f_uri {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("uri")),
+        };
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(ResourceLink { annotations, description, mime_type, name, size, title, uri, meta })
     }
 }
 
@@ -1535,51 +1640,59 @@ impl<'de> Deserialize<'de> for TextResourceContents {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (TextResourceContents)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TextResourceContents, A::Error> {
-                let mut f_mime_type: Option<Option<String>> = None;
-                let mut f_text: Option<String> = None;
-                let mut f_uri: Option<String> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "mimeType" => {
-                            de::seen::<A::Error>(&mut seen, 0, "mimeType")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "mimeType")? {
-                                f_mime_type = Some(v);
-                            }
-                        }
-                        "text" => {
-                            de::seen::<A::Error>(&mut seen, 1, "text")?;
-                            f_text = Some(de::field::<A, String>(&mut map, "text")?);
-                        }
-                        "uri" => {
-                            de::seen::<A::Error>(&mut seen, 2, "uri")?;
-                            f_uri = Some(de::field::<A, String>(&mut map, "uri")?);
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let mime_type = MaybeUndefined::from_present(f_mime_type);
-                let text = match f_text {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("text")),
-                };
-                let uri = match f_uri {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("uri")),
-                };
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(TextResourceContents { mime_type, text, uri, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<TextResourceContents, A::Error> {
+                TextResourceContents::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl TextResourceContents {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_mime_type: Option<Option<String>> = None;
+        let mut f_text: Option<String> = None;
+        let mut f_uri: Option<String> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "mimeType" => {
+                    de::seen::<A::Error>(&mut seen, 0, "mimeType")?;
+                    if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "mimeType")? {
+                        f_mime_type = Some(v);
+                    }
+                }
+                "text" => {
+                    de::seen::<A::Error>(&mut seen, 1, "text")?;
+                    f_text = Some(de::field::<A, String>(&mut map, "text")?);
+                }
+                "uri" => {
+                    de::seen::<A::Error>(&mut seen, 2, "uri")?;
+                    f_uri = Some(de::field::<A, String>(&mut map, "uri")?);
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 3, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let mime_type = MaybeUndefined::from_present(f_mime_type);
+        let text = match f_text {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("text")),
+        };
+        let uri = match f_uri {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("uri")),
+        };
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(TextResourceContents { mime_type, text, uri, meta })
     }
 }
 
@@ -1632,51 +1745,59 @@ impl<'de> Deserialize<'de> for BlobResourceContents {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (BlobResourceContents)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<BlobResourceContents, A::Error> {
-                let mut f_blob: Option<String> = None;
-                let mut f_mime_type: Option<Option<String>> = None;
-                let mut f_uri: Option<String> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "blob" => {
-                            de::seen::<A::Error>(&mut seen, 0, "blob")?;
-                            f_blob = Some(de::field::<A, String>(&mut map, "blob")?);
-                        }
-                        "mimeType" => {
-                            de::seen::<A::Error>(&mut seen, 1, "mimeType")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "mimeType")? {
-                                f_mime_type = Some(v);
-                            }
-                        }
-                        "uri" => {
-                            de::seen::<A::Error>(&mut seen, 2, "uri")?;
-                            f_uri = Some(de::field::<A, String>(&mut map, "uri")?);
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let blob = match f_blob {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("blob")),
-                };
-                let mime_type = MaybeUndefined::from_present(f_mime_type);
-                let uri = match f_uri {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("uri")),
-                };
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(BlobResourceContents { blob, mime_type, uri, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<BlobResourceContents, A::Error> {
+                BlobResourceContents::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl BlobResourceContents {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_blob: Option<String> = None;
+        let mut f_mime_type: Option<Option<String>> = None;
+        let mut f_uri: Option<String> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "blob" => {
+                    de::seen::<A::Error>(&mut seen, 0, "blob")?;
+                    f_blob = Some(de::field::<A, String>(&mut map, "blob")?);
+                }
+                "mimeType" => {
+                    de::seen::<A::Error>(&mut seen, 1, "mimeType")?;
+                    if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "mimeType")? {
+                        f_mime_type = Some(v);
+                    }
+                }
+                "uri" => {
+                    de::seen::<A::Error>(&mut seen, 2, "uri")?;
+                    f_uri = Some(de::field::<A, String>(&mut map, "uri")?);
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 3, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let blob = match f_blob {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("blob")),
+        };
+        let mime_type = MaybeUndefined::from_present(f_mime_type);
+        let uri = match f_uri {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("uri")),
+        };
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(BlobResourceContents { blob, mime_type, uri, meta })
     }
 }
 
@@ -1726,42 +1847,50 @@ impl<'de> Deserialize<'de> for EmbeddedResource {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (EmbeddedResource)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<EmbeddedResource, A::Error> {
-                let mut f_annotations: Option<Option<Annotations>> = None;
-                let mut f_resource: Option<EmbeddedResourceResource> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "annotations" => {
-                            de::seen::<A::Error>(&mut seen, 0, "annotations")?;
-                            if let Some(v) = de::field_lenient::<A, Option<Annotations>>(&mut map, "annotations")? {
-                                f_annotations = Some(v);
-                            }
-                        }
-                        "resource" => {
-                            de::seen::<A::Error>(&mut seen, 1, "resource")?;
-                            f_resource = Some(de::field::<A, EmbeddedResourceResource>(&mut map, "resource")?);
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let annotations = MaybeUndefined::from_present(f_annotations);
-                let resource = match f_resource {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("resource")),
-                };
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(EmbeddedResource { annotations, resource, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<EmbeddedResource, A::Error> {
+                EmbeddedResource::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl EmbeddedResource {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_annotations: Option<Option<Annotations>> = None;
+        let mut f_resource: Option<EmbeddedResourceResource> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "annotations" => {
+                    de::seen::<A::Error>(&mut seen, 0, "annotations")?;
+                    if let Some(v) = de::field_lenient::<A, Option<Annotations>>(&mut map, "annotations")? {
+                        f_annotations = Some(v);
+                    }
+                }
+                "resource" => {
+                    de::seen::<A::Error>(&mut seen, 1, "resource")?;
+                    f_resource = Some(de::field::<A, EmbeddedResourceResource>(&mut map, "resource")?);
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 2, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let annotations = MaybeUndefined::from_present(f_annotations);
+        let resource = match f_resource {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("resource")),
+        };
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(EmbeddedResource { annotations, resource, meta })
     }
 }
 
@@ -1804,34 +1933,42 @@ impl<'de> Deserialize<'de> for Content {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (Content)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Content, A::Error> {
-                let mut f_content: Option<ContentBlock> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "content" => {
-                            de::seen::<A::Error>(&mut seen, 0, "content")?;
-                            f_content = Some(de::field::<A, ContentBlock>(&mut map, "content")?);
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let content = match f_content {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("content")),
-                };
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(Content { content, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Content, A::Error> {
+                Content::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl Content {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_content: Option<ContentBlock> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "content" => {
+                    de::seen::<A::Error>(&mut seen, 0, "content")?;
+                    f_content = Some(de::field::<A, ContentBlock>(&mut map, "content")?);
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 1, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let content = match f_content {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("content")),
+        };
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(Content { content, meta })
     }
 }
 
@@ -1884,51 +2021,59 @@ impl<'de> Deserialize<'de> for Diff {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (Diff)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Diff, A::Error> {
-                let mut f_path: Option<String> = None;
-                let mut f_old_text: Option<Option<String>> = None;
-                let mut f_new_text: Option<String> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "path" => {
-                            de::seen::<A::Error>(&mut seen, 0, "path")?;
-                            f_path = Some(de::field::<A, String>(&mut map, "path")?);
-                        }
-                        "oldText" => {
-                            de::seen::<A::Error>(&mut seen, 1, "oldText")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "oldText")? {
-                                f_old_text = Some(v);
-                            }
-                        }
-                        "newText" => {
-                            de::seen::<A::Error>(&mut seen, 2, "newText")?;
-                            f_new_text = Some(de::field::<A, String>(&mut map, "newText")?);
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let path = match f_path {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("path")),
-                };
-                let old_text = MaybeUndefined::from_present(f_old_text);
-                let new_text = match f_new_text {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("newText")),
-                };
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(Diff { path, old_text, new_text, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Diff, A::Error> {
+                Diff::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl Diff {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_path: Option<String> = None;
+        let mut f_old_text: Option<Option<String>> = None;
+        let mut f_new_text: Option<String> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "path" => {
+                    de::seen::<A::Error>(&mut seen, 0, "path")?;
+                    f_path = Some(de::field::<A, String>(&mut map, "path")?);
+                }
+                "oldText" => {
+                    de::seen::<A::Error>(&mut seen, 1, "oldText")?;
+                    if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "oldText")? {
+                        f_old_text = Some(v);
+                    }
+                }
+                "newText" => {
+                    de::seen::<A::Error>(&mut seen, 2, "newText")?;
+                    f_new_text = Some(de::field::<A, String>(&mut map, "newText")?);
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 3, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let path = match f_path {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("path")),
+        };
+        let old_text = MaybeUndefined::from_present(f_old_text);
+        let new_text = match f_new_text {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("newText")),
+        };
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(Diff { path, old_text, new_text, meta })
     }
 }
 
@@ -2002,34 +2147,42 @@ impl<'de> Deserialize<'de> for Terminal {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (Terminal)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Terminal, A::Error> {
-                let mut f_terminal_id: Option<TerminalId> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "terminalId" => {
-                            de::seen::<A::Error>(&mut seen, 0, "terminalId")?;
-                            f_terminal_id = Some(de::field::<A, TerminalId>(&mut map, "terminalId")?);
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let terminal_id = match f_terminal_id {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("terminalId")),
-                };
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(Terminal { terminal_id, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Terminal, A::Error> {
+                Terminal::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl Terminal {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_terminal_id: Option<TerminalId> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "terminalId" => {
+                    de::seen::<A::Error>(&mut seen, 0, "terminalId")?;
+                    f_terminal_id = Some(de::field::<A, TerminalId>(&mut map, "terminalId")?);
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 1, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let terminal_id = match f_terminal_id {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("terminalId")),
+        };
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(Terminal { terminal_id, meta })
     }
 }
 
@@ -2079,42 +2232,50 @@ impl<'de> Deserialize<'de> for ToolCallLocation {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (ToolCallLocation)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ToolCallLocation, A::Error> {
-                let mut f_path: Option<String> = None;
-                let mut f_line: Option<Option<u32>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "path" => {
-                            de::seen::<A::Error>(&mut seen, 0, "path")?;
-                            f_path = Some(de::field::<A, String>(&mut map, "path")?);
-                        }
-                        "line" => {
-                            de::seen::<A::Error>(&mut seen, 1, "line")?;
-                            if let Some(v) = de::field_lenient::<A, Option<u32>>(&mut map, "line")? {
-                                f_line = Some(v);
-                            }
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let path = match f_path {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("path")),
-                };
-                let line = MaybeUndefined::from_present(f_line);
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(ToolCallLocation { path, line, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<ToolCallLocation, A::Error> {
+                ToolCallLocation::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl ToolCallLocation {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_path: Option<String> = None;
+        let mut f_line: Option<Option<u32>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "path" => {
+                    de::seen::<A::Error>(&mut seen, 0, "path")?;
+                    f_path = Some(de::field::<A, String>(&mut map, "path")?);
+                }
+                "line" => {
+                    de::seen::<A::Error>(&mut seen, 1, "line")?;
+                    if let Some(v) = de::field_lenient::<A, Option<u32>>(&mut map, "line")? {
+                        f_line = Some(v);
+                    }
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 2, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let path = match f_path {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("path")),
+        };
+        let line = MaybeUndefined::from_present(f_line);
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(ToolCallLocation { path, line, meta })
     }
 }
 
@@ -2163,52 +2324,60 @@ impl<'de> Deserialize<'de> for PermissionOption {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (PermissionOption)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<PermissionOption, A::Error> {
-                let mut f_option_id: Option<PermissionOptionId> = None;
-                let mut f_name: Option<String> = None;
-                let mut f_kind: Option<PermissionOptionKind> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "optionId" => {
-                            de::seen::<A::Error>(&mut seen, 0, "optionId")?;
-                            f_option_id = Some(de::field::<A, PermissionOptionId>(&mut map, "optionId")?);
-                        }
-                        "name" => {
-                            de::seen::<A::Error>(&mut seen, 1, "name")?;
-                            f_name = Some(de::field::<A, String>(&mut map, "name")?);
-                        }
-                        "kind" => {
-                            de::seen::<A::Error>(&mut seen, 2, "kind")?;
-                            f_kind = Some(de::field::<A, PermissionOptionKind>(&mut map, "kind")?);
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let option_id = match f_option_id {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("optionId")),
-                };
-                let name = match f_name {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("name")),
-                };
-                let kind = match f_kind {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("kind")),
-                };
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(PermissionOption { option_id, name, kind, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<PermissionOption, A::Error> {
+                PermissionOption::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl PermissionOption {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_option_id: Option<PermissionOptionId> = None;
+        let mut f_name: Option<String> = None;
+        let mut f_kind: Option<PermissionOptionKind> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "optionId" => {
+                    de::seen::<A::Error>(&mut seen, 0, "optionId")?;
+                    f_option_id = Some(de::field::<A, PermissionOptionId>(&mut map, "optionId")?);
+                }
+                "name" => {
+                    de::seen::<A::Error>(&mut seen, 1, "name")?;
+                    f_name = Some(de::field::<A, String>(&mut map, "name")?);
+                }
+                "kind" => {
+                    de::seen::<A::Error>(&mut seen, 2, "kind")?;
+                    f_kind = Some(de::field::<A, PermissionOptionKind>(&mut map, "kind")?);
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 3, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let option_id = match f_option_id {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("optionId")),
+        };
+        let name = match f_name {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("name")),
+        };
+        let kind = match f_kind {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("kind")),
+        };
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(PermissionOption { option_id, name, kind, meta })
     }
 }
 
@@ -2359,71 +2528,79 @@ impl<'de> Deserialize<'de> for CreateTerminalRequest {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (CreateTerminalRequest)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CreateTerminalRequest, A::Error> {
-                let mut f_session_id: Option<SessionId> = None;
-                let mut f_command: Option<String> = None;
-                let mut f_args: Option<Vec<String>> = None;
-                let mut f_env: Option<Vec<EnvVariable>> = None;
-                let mut f_cwd: Option<Option<String>> = None;
-                let mut f_output_byte_limit: Option<Option<u64>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "sessionId" => {
-                            de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
-                            f_session_id = Some(de::field::<A, SessionId>(&mut map, "sessionId")?);
-                        }
-                        "command" => {
-                            de::seen::<A::Error>(&mut seen, 1, "command")?;
-                            f_command = Some(de::field::<A, String>(&mut map, "command")?);
-                        }
-                        "args" => {
-                            de::seen::<A::Error>(&mut seen, 2, "args")?;
-                            if let Some(v) = de::field_default_on_null::<A, de::List<String>>(&mut map, "args")? {
-                                f_args = Some(v.0);
-                            }
-                        }
-                        "env" => {
-                            de::seen::<A::Error>(&mut seen, 3, "env")?;
-                            if let Some(v) = de::field_default_on_null::<A, de::List<EnvVariable>>(&mut map, "env")? {
-                                f_env = Some(v.0);
-                            }
-                        }
-                        "cwd" => {
-                            de::seen::<A::Error>(&mut seen, 4, "cwd")?;
-                            f_cwd = Some(de::field::<A, Option<String>>(&mut map, "cwd")?);
-                        }
-                        "outputByteLimit" => {
-                            de::seen::<A::Error>(&mut seen, 5, "outputByteLimit")?;
-                            f_output_byte_limit = Some(de::field::<A, Option<u64>>(&mut map, "outputByteLimit")?);
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 6, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let session_id = match f_session_id {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("sessionId")),
-                };
-                let command = match f_command {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("command")),
-                };
-                let args = f_args;
-                let env = f_env;
-                let cwd = MaybeUndefined::from_present(f_cwd);
-                let output_byte_limit = MaybeUndefined::from_present(f_output_byte_limit);
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(CreateTerminalRequest { session_id, command, args, env, cwd, output_byte_limit, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<CreateTerminalRequest, A::Error> {
+                CreateTerminalRequest::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl CreateTerminalRequest {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_session_id: Option<SessionId> = None;
+        let mut f_command: Option<String> = None;
+        let mut f_args: Option<Vec<String>> = None;
+        let mut f_env: Option<Vec<EnvVariable>> = None;
+        let mut f_cwd: Option<Option<String>> = None;
+        let mut f_output_byte_limit: Option<Option<u64>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "sessionId" => {
+                    de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
+                    f_session_id = Some(de::field::<A, SessionId>(&mut map, "sessionId")?);
+                }
+                "command" => {
+                    de::seen::<A::Error>(&mut seen, 1, "command")?;
+                    f_command = Some(de::field::<A, String>(&mut map, "command")?);
+                }
+                "args" => {
+                    de::seen::<A::Error>(&mut seen, 2, "args")?;
+                    if let Some(v) = de::field_default_on_null::<A, de::List<String>>(&mut map, "args")? {
+                        f_args = Some(v.0);
+                    }
+                }
+                "env" => {
+                    de::seen::<A::Error>(&mut seen, 3, "env")?;
+                    if let Some(v) = de::field_default_on_null::<A, de::List<EnvVariable>>(&mut map, "env")? {
+                        f_env = Some(v.0);
+                    }
+                }
+                "cwd" => {
+                    de::seen::<A::Error>(&mut seen, 4, "cwd")?;
+                    f_cwd = Some(de::field::<A, Option<String>>(&mut map, "cwd")?);
+                }
+                "outputByteLimit" => {
+                    de::seen::<A::Error>(&mut seen, 5, "outputByteLimit")?;
+                    f_output_byte_limit = Some(de::field::<A, Option<u64>>(&mut map, "outputByteLimit")?);
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 6, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let session_id = match f_session_id {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("sessionId")),
+        };
+        let command = match f_command {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("command")),
+        };
+        let args = f_args;
+        let env = f_env;
+        let cwd = MaybeUndefined::from_present(f_cwd);
+        let output_byte_limit = MaybeUndefined::from_present(f_output_byte_limit);
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(CreateTerminalRequest { session_id, command, args, env, cwd, output_byte_limit, meta })
     }
 }
 
@@ -2469,43 +2646,51 @@ impl<'de> Deserialize<'de> for EnvVariable {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (EnvVariable)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<EnvVariable, A::Error> {
-                let mut f_name: Option<String> = None;
-                let mut f_value: Option<String> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "name" => {
-                            de::seen::<A::Error>(&mut seen, 0, "name")?;
-                            f_name = Some(de::field::<A, String>(&mut map, "name")?);
-                        }
-                        "value" => {
-                            de::seen::<A::Error>(&mut seen, 1, "value")?;
-                            f_value = Some(de::field::<A, String>(&mut map, "value")?);
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let name = match f_name {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("name")),
-                };
-                let value = match f_value {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("value")),
-                };
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(EnvVariable { name, value, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<EnvVariable, A::Error> {
+                EnvVariable::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl EnvVariable {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_name: Option<String> = None;
+        let mut f_value: Option<String> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "name" => {
+                    de::seen::<A::Error>(&mut seen, 0, "name")?;
+                    f_name = Some(de::field::<A, String>(&mut map, "name")?);
+                }
+                "value" => {
+                    de::seen::<A::Error>(&mut seen, 1, "value")?;
+                    f_value = Some(de::field::<A, String>(&mut map, "value")?);
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 2, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let name = match f_name {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("name")),
+        };
+        let value = match f_value {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("value")),
+        };
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(EnvVariable { name, value, meta })
     }
 }
 
@@ -2551,43 +2736,51 @@ impl<'de> Deserialize<'de> for TerminalOutputRequest {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (TerminalOutputRequest)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TerminalOutputRequest, A::Error> {
-                let mut f_session_id: Option<SessionId> = None;
-                let mut f_terminal_id: Option<TerminalId> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "sessionId" => {
-                            de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
-                            f_session_id = Some(de::field::<A, SessionId>(&mut map, "sessionId")?);
-                        }
-                        "terminalId" => {
-                            de::seen::<A::Error>(&mut seen, 1, "terminalId")?;
-                            f_terminal_id = Some(de::field::<A, TerminalId>(&mut map, "terminalId")?);
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let session_id = match f_session_id {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("sessionId")),
-                };
-                let terminal_id = match f_terminal_id {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("terminalId")),
-                };
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(TerminalOutputRequest { session_id, terminal_id, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<TerminalOutputRequest, A::Error> {
+                TerminalOutputRequest::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl TerminalOutputRequest {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_session_id: Option<SessionId> = None;
+        let mut f_terminal_id: Option<TerminalId> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "sessionId" => {
+                    de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
+                    f_session_id = Some(de::field::<A, SessionId>(&mut map, "sessionId")?);
+                }
+                "terminalId" => {
+                    de::seen::<A::Error>(&mut seen, 1, "terminalId")?;
+                    f_terminal_id = Some(de::field::<A, TerminalId>(&mut map, "terminalId")?);
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 2, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let session_id = match f_session_id {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("sessionId")),
+        };
+        let terminal_id = match f_terminal_id {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("terminalId")),
+        };
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(TerminalOutputRequest { session_id, terminal_id, meta })
     }
 }
 
@@ -2633,43 +2826,51 @@ impl<'de> Deserialize<'de> for ReleaseTerminalRequest {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (ReleaseTerminalRequest)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ReleaseTerminalRequest, A::Error> {
-                let mut f_session_id: Option<SessionId> = None;
-                let mut f_terminal_id: Option<TerminalId> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "sessionId" => {
-                            de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
-                            f_session_id = Some(de::field::<A, SessionId>(&mut map, "sessionId")?);
-                        }
-                        "terminalId" => {
-                            de::seen::<A::Error>(&mut seen, 1, "terminalId")?;
-                            f_terminal_id = Some(de::field::<A, TerminalId>(&mut map, "terminalId")?);
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let session_id = match f_session_id {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("sessionId")),
-                };
-                let terminal_id = match f_terminal_id {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("terminalId")),
-                };
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(ReleaseTerminalRequest { session_id, terminal_id, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<ReleaseTerminalRequest, A::Error> {
+                ReleaseTerminalRequest::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl ReleaseTerminalRequest {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_session_id: Option<SessionId> = None;
+        let mut f_terminal_id: Option<TerminalId> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "sessionId" => {
+                    de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
+                    f_session_id = Some(de::field::<A, SessionId>(&mut map, "sessionId")?);
+                }
+                "terminalId" => {
+                    de::seen::<A::Error>(&mut seen, 1, "terminalId")?;
+                    f_terminal_id = Some(de::field::<A, TerminalId>(&mut map, "terminalId")?);
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 2, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let session_id = match f_session_id {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("sessionId")),
+        };
+        let terminal_id = match f_terminal_id {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("terminalId")),
+        };
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(ReleaseTerminalRequest { session_id, terminal_id, meta })
     }
 }
 
@@ -2715,43 +2916,51 @@ impl<'de> Deserialize<'de> for WaitForTerminalExitRequest {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (WaitForTerminalExitRequest)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<WaitForTerminalExitRequest, A::Error> {
-                let mut f_session_id: Option<SessionId> = None;
-                let mut f_terminal_id: Option<TerminalId> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "sessionId" => {
-                            de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
-                            f_session_id = Some(de::field::<A, SessionId>(&mut map, "sessionId")?);
-                        }
-                        "terminalId" => {
-                            de::seen::<A::Error>(&mut seen, 1, "terminalId")?;
-                            f_terminal_id = Some(de::field::<A, TerminalId>(&mut map, "terminalId")?);
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let session_id = match f_session_id {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("sessionId")),
-                };
-                let terminal_id = match f_terminal_id {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("terminalId")),
-                };
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(WaitForTerminalExitRequest { session_id, terminal_id, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<WaitForTerminalExitRequest, A::Error> {
+                WaitForTerminalExitRequest::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl WaitForTerminalExitRequest {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_session_id: Option<SessionId> = None;
+        let mut f_terminal_id: Option<TerminalId> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "sessionId" => {
+                    de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
+                    f_session_id = Some(de::field::<A, SessionId>(&mut map, "sessionId")?);
+                }
+                "terminalId" => {
+                    de::seen::<A::Error>(&mut seen, 1, "terminalId")?;
+                    f_terminal_id = Some(de::field::<A, TerminalId>(&mut map, "terminalId")?);
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 2, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let session_id = match f_session_id {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("sessionId")),
+        };
+        let terminal_id = match f_terminal_id {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("terminalId")),
+        };
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(WaitForTerminalExitRequest { session_id, terminal_id, meta })
     }
 }
 
@@ -2797,43 +3006,51 @@ impl<'de> Deserialize<'de> for KillTerminalRequest {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (KillTerminalRequest)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<KillTerminalRequest, A::Error> {
-                let mut f_session_id: Option<SessionId> = None;
-                let mut f_terminal_id: Option<TerminalId> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "sessionId" => {
-                            de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
-                            f_session_id = Some(de::field::<A, SessionId>(&mut map, "sessionId")?);
-                        }
-                        "terminalId" => {
-                            de::seen::<A::Error>(&mut seen, 1, "terminalId")?;
-                            f_terminal_id = Some(de::field::<A, TerminalId>(&mut map, "terminalId")?);
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let session_id = match f_session_id {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("sessionId")),
-                };
-                let terminal_id = match f_terminal_id {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("terminalId")),
-                };
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(KillTerminalRequest { session_id, terminal_id, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<KillTerminalRequest, A::Error> {
+                KillTerminalRequest::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl KillTerminalRequest {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_session_id: Option<SessionId> = None;
+        let mut f_terminal_id: Option<TerminalId> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "sessionId" => {
+                    de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
+                    f_session_id = Some(de::field::<A, SessionId>(&mut map, "sessionId")?);
+                }
+                "terminalId" => {
+                    de::seen::<A::Error>(&mut seen, 1, "terminalId")?;
+                    f_terminal_id = Some(de::field::<A, TerminalId>(&mut map, "terminalId")?);
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 2, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let session_id = match f_session_id {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("sessionId")),
+        };
+        let terminal_id = match f_terminal_id {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("terminalId")),
+        };
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(KillTerminalRequest { session_id, terminal_id, meta })
     }
 }
 
@@ -2878,13 +3095,49 @@ impl Serialize for CreateElicitationRequestVariant {
 
 impl<'de> Deserialize<'de> for CreateElicitationRequestVariant {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let raw = <&'de RawValue>::deserialize(d)?;
-        let tag = de::peek_tag::<D::Error>(raw, "mode")?;
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = CreateElicitationRequestVariant;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (CreateElicitationRequestVariant)")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<CreateElicitationRequestVariant, A::Error> {
+                CreateElicitationRequestVariant::visit_fields(map)
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+impl CreateElicitationRequestVariant {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let (tag, mut buffered) = de::read_until_tag(&mut map, "mode")?;
+        let live = if tag.is_some() { Some(map) } else { None };
         Ok(match tag.as_ref().map(|t| t.as_str()) {
-            Some("form") => Self::Form(de::from_raw::<ElicitationFormMode, D::Error>(raw)?),
-            Some("url") => Self::Url(de::from_raw::<ElicitationUrlMode, D::Error>(raw)?),
-            None => return Err(de::missing::<D::Error>("mode")),
-            Some(other) => Self::Unknown(RawJson::from_raw(raw)),
+            Some("form") => {
+                if let Some(live) = live {
+                    de::drain(live, &mut buffered)?;
+                }
+                let raw = de::rebuild(Some(("mode", "form")), &buffered);
+                Self::Form(de::from_raw::<ElicitationFormMode, A::Error>(raw.as_raw())?)
+            }
+            Some("url") => {
+                if let Some(live) = live {
+                    de::drain(live, &mut buffered)?;
+                }
+                let raw = de::rebuild(Some(("mode", "url")), &buffered);
+                Self::Url(de::from_raw::<ElicitationUrlMode, A::Error>(raw.as_raw())?)
+            }
+            None => return Err(de::missing::<A::Error>("mode")),
+            Some(other) => {
+                if let Some(live) = live {
+                    de::drain(live, &mut buffered)?;
+                }
+                let raw = de::rebuild(Some(("mode", other)), &buffered);
+                Self::Unknown(raw)
+            }
         })
     }
 }
@@ -3006,34 +3259,42 @@ impl<'de> Deserialize<'de> for ElicitationSessionScope {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (ElicitationSessionScope)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ElicitationSessionScope, A::Error> {
-                let mut f_session_id: Option<SessionId> = None;
-                let mut f_tool_call_id: Option<Option<ToolCallId>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "sessionId" => {
-                            de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
-                            f_session_id = Some(de::field::<A, SessionId>(&mut map, "sessionId")?);
-                        }
-                        "toolCallId" => {
-                            de::seen::<A::Error>(&mut seen, 1, "toolCallId")?;
-                            if let Some(v) = de::field_lenient::<A, Option<ToolCallId>>(&mut map, "toolCallId")? {
-                                f_tool_call_id = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let session_id = match f_session_id {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("sessionId")),
-                };
-                let tool_call_id = MaybeUndefined::from_present(f_tool_call_id);
-                Ok(ElicitationSessionScope { session_id, tool_call_id })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<ElicitationSessionScope, A::Error> {
+                ElicitationSessionScope::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl ElicitationSessionScope {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_session_id: Option<SessionId> = None;
+        let mut f_tool_call_id: Option<Option<ToolCallId>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "sessionId" => {
+                    de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
+                    f_session_id = Some(de::field::<A, SessionId>(&mut map, "sessionId")?);
+                }
+                "toolCallId" => {
+                    de::seen::<A::Error>(&mut seen, 1, "toolCallId")?;
+                    if let Some(v) = de::field_lenient::<A, Option<ToolCallId>>(&mut map, "toolCallId")? {
+                        f_tool_call_id = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let session_id = match f_session_id {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("sessionId")),
+        };
+        let tool_call_id = MaybeUndefined::from_present(f_tool_call_id);
+        Ok(ElicitationSessionScope { session_id, tool_call_id })
     }
 }
 
@@ -3068,26 +3329,34 @@ impl<'de> Deserialize<'de> for ElicitationRequestScope {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (ElicitationRequestScope)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ElicitationRequestScope, A::Error> {
-                let mut f_request_id: Option<crate::RequestId> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "requestId" => {
-                            de::seen::<A::Error>(&mut seen, 0, "requestId")?;
-                            f_request_id = Some(de::field::<A, crate::RequestId>(&mut map, "requestId")?);
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let request_id = match f_request_id {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("requestId")),
-                };
-                Ok(ElicitationRequestScope { request_id })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<ElicitationRequestScope, A::Error> {
+                ElicitationRequestScope::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl ElicitationRequestScope {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_request_id: Option<crate::RequestId> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "requestId" => {
+                    de::seen::<A::Error>(&mut seen, 0, "requestId")?;
+                    f_request_id = Some(de::field::<A, crate::RequestId>(&mut map, "requestId")?);
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let request_id = match f_request_id {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("requestId")),
+        };
+        Ok(ElicitationRequestScope { request_id })
     }
 }
 
@@ -3167,69 +3436,75 @@ impl<'de> Deserialize<'de> for ElicitationSchema {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (ElicitationSchema)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ElicitationSchema, A::Error> {
-                let mut f_type: Option<ElicitationSchemaType> = None;
-                let mut f_title: Option<Option<String>> = None;
-                let mut f_properties: Option<OrderedMap<ElicitationPropertySchema>> = None;
-                let mut f_required: Option<Option<Vec<String>>> = None;
-                let mut f_description: Option<Option<String>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "type" => {
-                            de::seen::<A::Error>(&mut seen, 0, "type")?;
-                            if let Some(v) = de::field_lenient::<A, ElicitationSchemaType>(&mut map, "type")? {
-                                f_type = Some(v);
-                            }
-                        }
-                        "title" => {
-                            de::seen::<A::Error>(&mut seen, 1, "title")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? {
-                                f_title = Some(v);
-                            }
-                        }
-                        "properties" => {
-                            de::seen::<A::Error>(&mut seen, 2, "properties")?;
-                            f_properties =
-                                Some(de::field::<A, OrderedMap<ElicitationPropertySchema>>(&mut map, "properties")?);
-                        }
-                        "required" => {
-                            de::seen::<A::Error>(&mut seen, 3, "required")?;
-                            f_required =
-                                Some(de::field::<A, Option<de::List<String>>>(&mut map, "required")?.map(|v| v.0));
-                        }
-                        "description" => {
-                            de::seen::<A::Error>(&mut seen, 4, "description")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
-                                f_description = Some(v);
-                            }
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 5, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let r#type = match f_type {
-                    Some(v) => v,
-                    None => ElicitationSchemaType::Object,
-                };
-                let title = MaybeUndefined::from_present(f_title);
-                let properties = match f_properties {
-                    Some(v) => v,
-                    None => OrderedMap::default(),
-                };
-                let required = MaybeUndefined::from_present(f_required);
-                let description = MaybeUndefined::from_present(f_description);
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(ElicitationSchema { r#type, title, properties, required, description, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<ElicitationSchema, A::Error> {
+                ElicitationSchema::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl ElicitationSchema {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_type: Option<ElicitationSchemaType> = None;
+        let mut f_title: Option<Option<String>> = None;
+        let mut f_properties: Option<OrderedMap<ElicitationPropertySchema>> = None;
+        let mut f_required: Option<Option<Vec<String>>> = None;
+        let mut f_description: Option<Option<String>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "type" => {
+                    de::seen::<A::Error>(&mut seen, 0, "type")?;
+                    if let Some(v) = de::field_lenient::<A, ElicitationSchemaType>(&mut map, "type")? {
+                        f_type = Some(v);
+                    }
+                }
+                "title" => {
+                    de::seen::<A::Error>(&mut seen, 1, "title")?;
+                    if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? {
+                        f_title = Some(v);
+                    }
+                }
+                "properties" => {
+                    de::seen::<A::Error>(&mut seen, 2, "properties")?;
+                    f_properties = Some(de::field::<A, OrderedMap<ElicitationPropertySchema>>(&mut map, "properties")?);
+                }
+                "required" => {
+                    de::seen::<A::Error>(&mut seen, 3, "required")?;
+                    f_required = Some(de::field::<A, Option<de::List<String>>>(&mut map, "required")?.map(|v| v.0));
+                }
+                "description" => {
+                    de::seen::<A::Error>(&mut seen, 4, "description")?;
+                    if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
+                        f_description = Some(v);
+                    }
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 5, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let r#type = match f_type {
+            Some(v) => v,
+            None => ElicitationSchemaType::Object,
+        };
+        let title = MaybeUndefined::from_present(f_title);
+        let properties = match f_properties {
+            Some(v) => v,
+            None => OrderedMap::default(),
+        };
+        let required = MaybeUndefined::from_present(f_required);
+        let description = MaybeUndefined::from_present(f_description);
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(ElicitationSchema { r#type, title, properties, required, description, meta })
     }
 }
 
@@ -3327,16 +3602,40 @@ impl Serialize for ElicitationPropertySchema {
 
 impl<'de> Deserialize<'de> for ElicitationPropertySchema {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let raw = <&'de RawValue>::deserialize(d)?;
-        let tag = de::peek_tag::<D::Error>(raw, "type")?;
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = ElicitationPropertySchema;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ElicitationPropertySchema)")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<ElicitationPropertySchema, A::Error> {
+                ElicitationPropertySchema::visit_fields(map)
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+impl ElicitationPropertySchema {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let (tag, mut buffered) = de::read_until_tag(&mut map, "type")?;
+        let live = if tag.is_some() { Some(map) } else { None };
         Ok(match tag.as_ref().map(|t| t.as_str()) {
-            Some("string") => Self::String(de::from_raw::<StringPropertySchema, D::Error>(raw)?),
-            Some("number") => Self::Number(de::from_raw::<NumberPropertySchema, D::Error>(raw)?),
-            Some("integer") => Self::Integer(de::from_raw::<IntegerPropertySchema, D::Error>(raw)?),
-            Some("boolean") => Self::Boolean(de::from_raw::<BooleanPropertySchema, D::Error>(raw)?),
-            Some("array") => Self::Array(de::from_raw::<MultiSelectPropertySchema, D::Error>(raw)?),
-            None => return Err(de::missing::<D::Error>("type")),
-            Some(other) => Self::Unknown(RawJson::from_raw(raw)),
+            Some("string") => Self::String(StringPropertySchema::visit_fields(de::Replay::new(buffered, live))?),
+            Some("number") => Self::Number(NumberPropertySchema::visit_fields(de::Replay::new(buffered, live))?),
+            Some("integer") => Self::Integer(IntegerPropertySchema::visit_fields(de::Replay::new(buffered, live))?),
+            Some("boolean") => Self::Boolean(BooleanPropertySchema::visit_fields(de::Replay::new(buffered, live))?),
+            Some("array") => Self::Array(MultiSelectPropertySchema::visit_fields(de::Replay::new(buffered, live))?),
+            None => return Err(de::missing::<A::Error>("type")),
+            Some(other) => {
+                if let Some(live) = live {
+                    de::drain(live, &mut buffered)?;
+                }
+                let raw = de::rebuild(Some(("type", other)), &buffered);
+                Self::Unknown(raw)
+            }
         })
     }
 }
@@ -3440,51 +3739,59 @@ impl<'de> Deserialize<'de> for EnumOption {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (EnumOption)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<EnumOption, A::Error> {
-                let mut f_const: Option<String> = None;
-                let mut f_title: Option<String> = None;
-                let mut f_description: Option<Option<String>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "const" => {
-                            de::seen::<A::Error>(&mut seen, 0, "const")?;
-                            f_const = Some(de::field::<A, String>(&mut map, "const")?);
-                        }
-                        "title" => {
-                            de::seen::<A::Error>(&mut seen, 1, "title")?;
-                            f_title = Some(de::field::<A, String>(&mut map, "title")?);
-                        }
-                        "description" => {
-                            de::seen::<A::Error>(&mut seen, 2, "description")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
-                                f_description = Some(v);
-                            }
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let r#const = match f_const {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("const")),
-                };
-                let title = match f_title {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("title")),
-                };
-                let description = MaybeUndefined::from_present(f_description);
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(EnumOption { r#const, title, description, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<EnumOption, A::Error> {
+                EnumOption::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl EnumOption {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_const: Option<String> = None;
+        let mut f_title: Option<String> = None;
+        let mut f_description: Option<Option<String>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "const" => {
+                    de::seen::<A::Error>(&mut seen, 0, "const")?;
+                    f_const = Some(de::field::<A, String>(&mut map, "const")?);
+                }
+                "title" => {
+                    de::seen::<A::Error>(&mut seen, 1, "title")?;
+                    f_title = Some(de::field::<A, String>(&mut map, "title")?);
+                }
+                "description" => {
+                    de::seen::<A::Error>(&mut seen, 2, "description")?;
+                    if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
+                        f_description = Some(v);
+                    }
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 3, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let r#const = match f_const {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("const")),
+        };
+        let title = match f_title {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("title")),
+        };
+        let description = MaybeUndefined::from_present(f_description);
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(EnumOption { r#const, title, description, meta })
     }
 }
 
@@ -3608,97 +3915,104 @@ impl<'de> Deserialize<'de> for StringPropertySchema {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (StringPropertySchema)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<StringPropertySchema, A::Error> {
-                let mut f_title: Option<Option<String>> = None;
-                let mut f_description: Option<Option<String>> = None;
-                let mut f_min_length: Option<Option<u32>> = None;
-                let mut f_max_length: Option<Option<u32>> = None;
-                let mut f_pattern: Option<Option<String>> = None;
-                let mut f_format: Option<Option<StringFormat>> = None;
-                let mut f_default: Option<Option<String>> = None;
-                let mut f_enum: Option<Option<Vec<String>>> = None;
-                let mut f_one_of: Option<Option<Vec<EnumOption>>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "title" => {
-                            de::seen::<A::Error>(&mut seen, 0, "title")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? {
-                                f_title = Some(v);
-                            }
-                        }
-                        "description" => {
-                            de::seen::<A::Error>(&mut seen, 1, "description")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
-                                f_description = Some(v);
-                            }
-                        }
-                        "minLength" => {
-                            de::seen::<A::Error>(&mut seen, 2, "minLength")?;
-                            f_min_length = Some(de::field::<A, Option<u32>>(&mut map, "minLength")?);
-                        }
-                        "maxLength" => {
-                            de::seen::<A::Error>(&mut seen, 3, "maxLength")?;
-                            f_max_length = Some(de::field::<A, Option<u32>>(&mut map, "maxLength")?);
-                        }
-                        "pattern" => {
-                            de::seen::<A::Error>(&mut seen, 4, "pattern")?;
-                            f_pattern = Some(de::field::<A, Option<String>>(&mut map, "pattern")?);
-                        }
-                        "format" => {
-                            de::seen::<A::Error>(&mut seen, 5, "format")?;
-                            f_format = Some(de::field::<A, Option<StringFormat>>(&mut map, "format")?);
-                        }
-                        "default" => {
-                            de::seen::<A::Error>(&mut seen, 6, "default")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "default")? {
-                                f_default = Some(v);
-                            }
-                        }
-                        "enum" => {
-                            de::seen::<A::Error>(&mut seen, 7, "enum")?;
-                            f_enum = Some(de::field::<A, Option<de::List<String>>>(&mut map, "enum")?.map(|v| v.0));
-                        }
-                        "oneOf" => {
-                            de::seen::<A::Error>(&mut seen, 8, "oneOf")?;
-                            f_one_of =
-                                Some(de::field::<A, Option<de::List<EnumOption>>>(&mut map, "oneOf")?.map(|v| v.0));
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 9, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let title = MaybeUndefined::from_present(f_title);
-                let description = MaybeUndefined::from_present(f_description);
-                let min_length = MaybeUndefined::from_present(f_min_length);
-                let max_length = MaybeUndefined::from_present(f_max_length);
-                let pattern = MaybeUndefined::from_present(f_pattern);
-                let format = MaybeUndefined::from_present(f_format);
-                let default = MaybeUndefined::from_present(f_default);
-                let r#enum = MaybeUndefined::from_present(f_enum);
-                let one_of = MaybeUndefined::from_present(f_one_of);
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(StringPropertySchema {
-                    title,
-                    description,
-                    min_length,
-                    max_length,
-                    pattern,
-                    format,
-                    default,
-                    r#enum,
-                    one_of,
-                    meta,
-                })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<StringPropertySchema, A::Error> {
+                StringPropertySchema::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl StringPropertySchema {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_title: Option<Option<String>> = None;
+        let mut f_description: Option<Option<String>> = None;
+        let mut f_min_length: Option<Option<u32>> = None;
+        let mut f_max_length: Option<Option<u32>> = None;
+        let mut f_pattern: Option<Option<String>> = None;
+        let mut f_format: Option<Option<StringFormat>> = None;
+        let mut f_default: Option<Option<String>> = None;
+        let mut f_enum: Option<Option<Vec<String>>> = None;
+        let mut f_one_of: Option<Option<Vec<EnumOption>>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "title" => {
+                    de::seen::<A::Error>(&mut seen, 0, "title")?;
+                    if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? {
+                        f_title = Some(v);
+                    }
+                }
+                "description" => {
+                    de::seen::<A::Error>(&mut seen, 1, "description")?;
+                    if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
+                        f_description = Some(v);
+                    }
+                }
+                "minLength" => {
+                    de::seen::<A::Error>(&mut seen, 2, "minLength")?;
+                    f_min_length = Some(de::field::<A, Option<u32>>(&mut map, "minLength")?);
+                }
+                "maxLength" => {
+                    de::seen::<A::Error>(&mut seen, 3, "maxLength")?;
+                    f_max_length = Some(de::field::<A, Option<u32>>(&mut map, "maxLength")?);
+                }
+                "pattern" => {
+                    de::seen::<A::Error>(&mut seen, 4, "pattern")?;
+                    f_pattern = Some(de::field::<A, Option<String>>(&mut map, "pattern")?);
+                }
+                "format" => {
+                    de::seen::<A::Error>(&mut seen, 5, "format")?;
+                    f_format = Some(de::field::<A, Option<StringFormat>>(&mut map, "format")?);
+                }
+                "default" => {
+                    de::seen::<A::Error>(&mut seen, 6, "default")?;
+                    if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "default")? {
+                        f_default = Some(v);
+                    }
+                }
+                "enum" => {
+                    de::seen::<A::Error>(&mut seen, 7, "enum")?;
+                    f_enum = Some(de::field::<A, Option<de::List<String>>>(&mut map, "enum")?.map(|v| v.0));
+                }
+                "oneOf" => {
+                    de::seen::<A::Error>(&mut seen, 8, "oneOf")?;
+                    f_one_of = Some(de::field::<A, Option<de::List<EnumOption>>>(&mut map, "oneOf")?.map(|v| v.0));
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 9, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let title = MaybeUndefined::from_present(f_title);
+        let description = MaybeUndefined::from_present(f_description);
+        let min_length = MaybeUndefined::from_present(f_min_length);
+        let max_length = MaybeUndefined::from_present(f_max_length);
+        let pattern = MaybeUndefined::from_present(f_pattern);
+        let format = MaybeUndefined::from_present(f_format);
+        let default = MaybeUndefined::from_present(f_default);
+        let r#enum = MaybeUndefined::from_present(f_enum);
+        let one_of = MaybeUndefined::from_present(f_one_of);
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(StringPropertySchema {
+            title,
+            description,
+            min_length,
+            max_length,
+            pattern,
+            format,
+            default,
+            r#enum,
+            one_of,
+            meta,
+        })
     }
 }
 
@@ -3786,61 +4100,69 @@ impl<'de> Deserialize<'de> for NumberPropertySchema {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (NumberPropertySchema)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<NumberPropertySchema, A::Error> {
-                let mut f_title: Option<Option<String>> = None;
-                let mut f_description: Option<Option<String>> = None;
-                let mut f_minimum: Option<Option<f64>> = None;
-                let mut f_maximum: Option<Option<f64>> = None;
-                let mut f_default: Option<Option<f64>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "title" => {
-                            de::seen::<A::Error>(&mut seen, 0, "title")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? {
-                                f_title = Some(v);
-                            }
-                        }
-                        "description" => {
-                            de::seen::<A::Error>(&mut seen, 1, "description")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
-                                f_description = Some(v);
-                            }
-                        }
-                        "minimum" => {
-                            de::seen::<A::Error>(&mut seen, 2, "minimum")?;
-                            f_minimum = Some(de::field::<A, Option<f64>>(&mut map, "minimum")?);
-                        }
-                        "maximum" => {
-                            de::seen::<A::Error>(&mut seen, 3, "maximum")?;
-                            f_maximum = Some(de::field::<A, Option<f64>>(&mut map, "maximum")?);
-                        }
-                        "default" => {
-                            de::seen::<A::Error>(&mut seen, 4, "default")?;
-                            if let Some(v) = de::field_lenient::<A, Option<f64>>(&mut map, "default")? {
-                                f_default = Some(v);
-                            }
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 5, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let title = MaybeUndefined::from_present(f_title);
-                let description = MaybeUndefined::from_present(f_description);
-                let minimum = MaybeUndefined::from_present(f_minimum);
-                let maximum = MaybeUndefined::from_present(f_maximum);
-                let default = MaybeUndefined::from_present(f_default);
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(NumberPropertySchema { title, description, minimum, maximum, default, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<NumberPropertySchema, A::Error> {
+                NumberPropertySchema::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl NumberPropertySchema {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_title: Option<Option<String>> = None;
+        let mut f_description: Option<Option<String>> = None;
+        let mut f_minimum: Option<Option<f64>> = None;
+        let mut f_maximum: Option<Option<f64>> = None;
+        let mut f_default: Option<Option<f64>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "title" => {
+                    de::seen::<A::Error>(&mut seen, 0, "title")?;
+                    if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? {
+                        f_title = Some(v);
+                    }
+                }
+                "description" => {
+                    de::seen::<A::Error>(&mut seen, 1, "description")?;
+                    if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
+                        f_description = Some(v);
+                    }
+                }
+                "minimum" => {
+                    de::seen::<A::Error>(&mut seen, 2, "minimum")?;
+                    f_minimum = Some(de::field::<A, Option<f64>>(&mut map, "minimum")?);
+                }
+                "maximum" => {
+                    de::seen::<A::Error>(&mut seen, 3, "maximum")?;
+                    f_maximum = Some(de::field::<A, Option<f64>>(&mut map, "maximum")?);
+                }
+                "default" => {
+                    de::seen::<A::Error>(&mut seen, 4, "default")?;
+                    if let Some(v) = de::field_lenient::<A, Option<f64>>(&mut map, "default")? {
+                        f_default = Some(v);
+                    }
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 5, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let title = MaybeUndefined::from_present(f_title);
+        let description = MaybeUndefined::from_present(f_description);
+        let minimum = MaybeUndefined::from_present(f_minimum);
+        let maximum = MaybeUndefined::from_present(f_maximum);
+        let default = MaybeUndefined::from_present(f_default);
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(NumberPropertySchema { title, description, minimum, maximum, default, meta })
     }
 }
 
@@ -3928,61 +4250,69 @@ impl<'de> Deserialize<'de> for IntegerPropertySchema {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (IntegerPropertySchema)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<IntegerPropertySchema, A::Error> {
-                let mut f_title: Option<Option<String>> = None;
-                let mut f_description: Option<Option<String>> = None;
-                let mut f_minimum: Option<Option<i64>> = None;
-                let mut f_maximum: Option<Option<i64>> = None;
-                let mut f_default: Option<Option<i64>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "title" => {
-                            de::seen::<A::Error>(&mut seen, 0, "title")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? {
-                                f_title = Some(v);
-                            }
-                        }
-                        "description" => {
-                            de::seen::<A::Error>(&mut seen, 1, "description")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
-                                f_description = Some(v);
-                            }
-                        }
-                        "minimum" => {
-                            de::seen::<A::Error>(&mut seen, 2, "minimum")?;
-                            f_minimum = Some(de::field::<A, Option<i64>>(&mut map, "minimum")?);
-                        }
-                        "maximum" => {
-                            de::seen::<A::Error>(&mut seen, 3, "maximum")?;
-                            f_maximum = Some(de::field::<A, Option<i64>>(&mut map, "maximum")?);
-                        }
-                        "default" => {
-                            de::seen::<A::Error>(&mut seen, 4, "default")?;
-                            if let Some(v) = de::field_lenient::<A, Option<i64>>(&mut map, "default")? {
-                                f_default = Some(v);
-                            }
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 5, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let title = MaybeUndefined::from_present(f_title);
-                let description = MaybeUndefined::from_present(f_description);
-                let minimum = MaybeUndefined::from_present(f_minimum);
-                let maximum = MaybeUndefined::from_present(f_maximum);
-                let default = MaybeUndefined::from_present(f_default);
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(IntegerPropertySchema { title, description, minimum, maximum, default, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<IntegerPropertySchema, A::Error> {
+                IntegerPropertySchema::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl IntegerPropertySchema {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_title: Option<Option<String>> = None;
+        let mut f_description: Option<Option<String>> = None;
+        let mut f_minimum: Option<Option<i64>> = None;
+        let mut f_maximum: Option<Option<i64>> = None;
+        let mut f_default: Option<Option<i64>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "title" => {
+                    de::seen::<A::Error>(&mut seen, 0, "title")?;
+                    if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? {
+                        f_title = Some(v);
+                    }
+                }
+                "description" => {
+                    de::seen::<A::Error>(&mut seen, 1, "description")?;
+                    if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
+                        f_description = Some(v);
+                    }
+                }
+                "minimum" => {
+                    de::seen::<A::Error>(&mut seen, 2, "minimum")?;
+                    f_minimum = Some(de::field::<A, Option<i64>>(&mut map, "minimum")?);
+                }
+                "maximum" => {
+                    de::seen::<A::Error>(&mut seen, 3, "maximum")?;
+                    f_maximum = Some(de::field::<A, Option<i64>>(&mut map, "maximum")?);
+                }
+                "default" => {
+                    de::seen::<A::Error>(&mut seen, 4, "default")?;
+                    if let Some(v) = de::field_lenient::<A, Option<i64>>(&mut map, "default")? {
+                        f_default = Some(v);
+                    }
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 5, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let title = MaybeUndefined::from_present(f_title);
+        let description = MaybeUndefined::from_present(f_description);
+        let minimum = MaybeUndefined::from_present(f_minimum);
+        let maximum = MaybeUndefined::from_present(f_maximum);
+        let default = MaybeUndefined::from_present(f_default);
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(IntegerPropertySchema { title, description, minimum, maximum, default, meta })
     }
 }
 
@@ -4054,49 +4384,57 @@ impl<'de> Deserialize<'de> for BooleanPropertySchema {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (BooleanPropertySchema)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<BooleanPropertySchema, A::Error> {
-                let mut f_title: Option<Option<String>> = None;
-                let mut f_description: Option<Option<String>> = None;
-                let mut f_default: Option<Option<bool>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "title" => {
-                            de::seen::<A::Error>(&mut seen, 0, "title")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? {
-                                f_title = Some(v);
-                            }
-                        }
-                        "description" => {
-                            de::seen::<A::Error>(&mut seen, 1, "description")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
-                                f_description = Some(v);
-                            }
-                        }
-                        "default" => {
-                            de::seen::<A::Error>(&mut seen, 2, "default")?;
-                            if let Some(v) = de::field_lenient::<A, Option<bool>>(&mut map, "default")? {
-                                f_default = Some(v);
-                            }
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let title = MaybeUndefined::from_present(f_title);
-                let description = MaybeUndefined::from_present(f_description);
-                let default = MaybeUndefined::from_present(f_default);
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(BooleanPropertySchema { title, description, default, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<BooleanPropertySchema, A::Error> {
+                BooleanPropertySchema::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl BooleanPropertySchema {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_title: Option<Option<String>> = None;
+        let mut f_description: Option<Option<String>> = None;
+        let mut f_default: Option<Option<bool>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "title" => {
+                    de::seen::<A::Error>(&mut seen, 0, "title")?;
+                    if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? {
+                        f_title = Some(v);
+                    }
+                }
+                "description" => {
+                    de::seen::<A::Error>(&mut seen, 1, "description")?;
+                    if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
+                        f_description = Some(v);
+                    }
+                }
+                "default" => {
+                    de::seen::<A::Error>(&mut seen, 2, "default")?;
+                    if let Some(v) = de::field_lenient::<A, Option<bool>>(&mut map, "default")? {
+                        f_default = Some(v);
+                    }
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 3, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let title = MaybeUndefined::from_present(f_title);
+        let description = MaybeUndefined::from_present(f_description);
+        let default = MaybeUndefined::from_present(f_default);
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(BooleanPropertySchema { title, description, default, meta })
     }
 }
 
@@ -4140,12 +4478,36 @@ impl Serialize for MultiSelectItems {
 
 impl<'de> Deserialize<'de> for MultiSelectItems {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let raw = <&'de RawValue>::deserialize(d)?;
-        let tag = de::peek_tag::<D::Error>(raw, "type")?;
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = MultiSelectItems;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (MultiSelectItems)")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<MultiSelectItems, A::Error> {
+                MultiSelectItems::visit_fields(map)
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+impl MultiSelectItems {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let (tag, mut buffered) = de::read_until_tag(&mut map, "type")?;
+        let live = if tag.is_some() { Some(map) } else { None };
         Ok(match tag.as_ref().map(|t| t.as_str()) {
-            Some("string") => Self::String(de::from_raw::<StringMultiSelectItems, D::Error>(raw)?),
-            None => Self::Titled(de::from_raw::<TitledMultiSelectItems, D::Error>(raw)?),
-            Some(other) => Self::Unknown(RawJson::from_raw(raw)),
+            Some("string") => Self::String(StringMultiSelectItems::visit_fields(de::Replay::new(buffered, live))?),
+            None => Self::Titled(TitledMultiSelectItems::visit_fields(de::Replay::new(buffered, live))?),
+            Some(other) => {
+                if let Some(live) = live {
+                    de::drain(live, &mut buffered)?;
+                }
+                let raw = de::rebuild(Some(("type", other)), &buffered);
+                Self::Unknown(raw)
+            }
         })
     }
 }
@@ -4189,34 +4551,42 @@ impl<'de> Deserialize<'de> for StringMultiSelectItems {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (StringMultiSelectItems)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<StringMultiSelectItems, A::Error> {
-                let mut f_enum: Option<Vec<String>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "enum" => {
-                            de::seen::<A::Error>(&mut seen, 0, "enum")?;
-                            f_enum = Some(de::field::<A, de::List<String>>(&mut map, "enum")?.0);
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let r#enum = match f_enum {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("enum")),
-                };
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(StringMultiSelectItems { r#enum, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<StringMultiSelectItems, A::Error> {
+                StringMultiSelectItems::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl StringMultiSelectItems {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_enum: Option<Vec<String>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "enum" => {
+                    de::seen::<A::Error>(&mut seen, 0, "enum")?;
+                    f_enum = Some(de::field::<A, de::List<String>>(&mut map, "enum")?.0);
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 1, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let r#enum = match f_enum {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("enum")),
+        };
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(StringMultiSelectItems { r#enum, meta })
     }
 }
 
@@ -4259,34 +4629,42 @@ impl<'de> Deserialize<'de> for TitledMultiSelectItems {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (TitledMultiSelectItems)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TitledMultiSelectItems, A::Error> {
-                let mut f_any_of: Option<Vec<EnumOption>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "anyOf" => {
-                            de::seen::<A::Error>(&mut seen, 0, "anyOf")?;
-                            f_any_of = Some(de::field::<A, de::List<EnumOption>>(&mut map, "anyOf")?.0);
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let any_of = match f_any_of {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("anyOf")),
-                };
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(TitledMultiSelectItems { any_of, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<TitledMultiSelectItems, A::Error> {
+                TitledMultiSelectItems::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl TitledMultiSelectItems {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_any_of: Option<Vec<EnumOption>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "anyOf" => {
+                    de::seen::<A::Error>(&mut seen, 0, "anyOf")?;
+                    f_any_of = Some(de::field::<A, de::List<EnumOption>>(&mut map, "anyOf")?.0);
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 1, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let any_of = match f_any_of {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("anyOf")),
+        };
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(TitledMultiSelectItems { any_of, meta })
     }
 }
 
@@ -4364,71 +4742,79 @@ impl<'de> Deserialize<'de> for MultiSelectPropertySchema {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (MultiSelectPropertySchema)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<MultiSelectPropertySchema, A::Error> {
-                let mut f_title: Option<Option<String>> = None;
-                let mut f_description: Option<Option<String>> = None;
-                let mut f_min_items: Option<Option<u64>> = None;
-                let mut f_max_items: Option<Option<u64>> = None;
-                let mut f_items: Option<MultiSelectItems> = None;
-                let mut f_default: Option<Option<Vec<String>>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "title" => {
-                            de::seen::<A::Error>(&mut seen, 0, "title")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? {
-                                f_title = Some(v);
-                            }
-                        }
-                        "description" => {
-                            de::seen::<A::Error>(&mut seen, 1, "description")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
-                                f_description = Some(v);
-                            }
-                        }
-                        "minItems" => {
-                            de::seen::<A::Error>(&mut seen, 2, "minItems")?;
-                            f_min_items = Some(de::field::<A, Option<u64>>(&mut map, "minItems")?);
-                        }
-                        "maxItems" => {
-                            de::seen::<A::Error>(&mut seen, 3, "maxItems")?;
-                            f_max_items = Some(de::field::<A, Option<u64>>(&mut map, "maxItems")?);
-                        }
-                        "items" => {
-                            de::seen::<A::Error>(&mut seen, 4, "items")?;
-                            f_items = Some(de::field::<A, MultiSelectItems>(&mut map, "items")?);
-                        }
-                        "default" => {
-                            de::seen::<A::Error>(&mut seen, 5, "default")?;
-                            let r = de::field_items::<A, String>(&mut map, "default", true, true)?;
-                            if let Some(v) = r {
-                                f_default = Some(v);
-                            }
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 6, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let title = MaybeUndefined::from_present(f_title);
-                let description = MaybeUndefined::from_present(f_description);
-                let min_items = MaybeUndefined::from_present(f_min_items);
-                let max_items = MaybeUndefined::from_present(f_max_items);
-                let items = match f_items {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("items")),
-                };
-                let default = MaybeUndefined::from_present(f_default);
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(MultiSelectPropertySchema { title, description, min_items, max_items, items, default, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<MultiSelectPropertySchema, A::Error> {
+                MultiSelectPropertySchema::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl MultiSelectPropertySchema {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_title: Option<Option<String>> = None;
+        let mut f_description: Option<Option<String>> = None;
+        let mut f_min_items: Option<Option<u64>> = None;
+        let mut f_max_items: Option<Option<u64>> = None;
+        let mut f_items: Option<MultiSelectItems> = None;
+        let mut f_default: Option<Option<Vec<String>>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "title" => {
+                    de::seen::<A::Error>(&mut seen, 0, "title")?;
+                    if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? {
+                        f_title = Some(v);
+                    }
+                }
+                "description" => {
+                    de::seen::<A::Error>(&mut seen, 1, "description")?;
+                    if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
+                        f_description = Some(v);
+                    }
+                }
+                "minItems" => {
+                    de::seen::<A::Error>(&mut seen, 2, "minItems")?;
+                    f_min_items = Some(de::field::<A, Option<u64>>(&mut map, "minItems")?);
+                }
+                "maxItems" => {
+                    de::seen::<A::Error>(&mut seen, 3, "maxItems")?;
+                    f_max_items = Some(de::field::<A, Option<u64>>(&mut map, "maxItems")?);
+                }
+                "items" => {
+                    de::seen::<A::Error>(&mut seen, 4, "items")?;
+                    f_items = Some(de::field::<A, MultiSelectItems>(&mut map, "items")?);
+                }
+                "default" => {
+                    de::seen::<A::Error>(&mut seen, 5, "default")?;
+                    let r = de::field_items::<A, String>(&mut map, "default", true, true)?;
+                    if let Some(v) = r {
+                        f_default = Some(v);
+                    }
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 6, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let title = MaybeUndefined::from_present(f_title);
+        let description = MaybeUndefined::from_present(f_description);
+        let min_items = MaybeUndefined::from_present(f_min_items);
+        let max_items = MaybeUndefined::from_present(f_max_items);
+        let items = match f_items {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("items")),
+        };
+        let default = MaybeUndefined::from_present(f_default);
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(MultiSelectPropertySchema { title, description, min_items, max_items, items, default, meta })
     }
 }
 
@@ -4741,65 +5127,73 @@ impl<'de> Deserialize<'de> for InitializeResponse {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (InitializeResponse)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<InitializeResponse, A::Error> {
-                let mut f_protocol_version: Option<ProtocolVersion> = None;
-                let mut f_agent_capabilities: Option<AgentCapabilities> = None;
-                let mut f_auth_methods: Option<Vec<AuthMethod>> = None;
-                let mut f_agent_info: Option<Option<Implementation>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "protocolVersion" => {
-                            de::seen::<A::Error>(&mut seen, 0, "protocolVersion")?;
-                            f_protocol_version = Some(de::field::<A, ProtocolVersion>(&mut map, "protocolVersion")?);
-                        }
-                        "agentCapabilities" => {
-                            de::seen::<A::Error>(&mut seen, 1, "agentCapabilities")?;
-                            if let Some(v) = de::field_lenient::<A, AgentCapabilities>(&mut map, "agentCapabilities")? {
-                                f_agent_capabilities = Some(v);
-                            }
-                        }
-                        "authMethods" => {
-                            de::seen::<A::Error>(&mut seen, 2, "authMethods")?;
-                            let r = de::field_items::<A, AuthMethod>(&mut map, "authMethods", false, true)?;
-                            if let Some(Some(v)) = r {
-                                f_auth_methods = Some(v);
-                            }
-                        }
-                        "agentInfo" => {
-                            de::seen::<A::Error>(&mut seen, 3, "agentInfo")?;
-                            if let Some(v) = de::field_lenient::<A, Option<Implementation>>(&mut map, "agentInfo")? {
-                                f_agent_info = Some(v);
-                            }
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 4, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let protocol_version = match f_protocol_version {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("protocolVersion")),
-                };
-                let agent_capabilities = match f_agent_capabilities {
-                    Some(v) => v,
-                    None => AgentCapabilities::default(),
-                };
-                let auth_methods = match f_auth_methods {
-                    Some(v) => v,
-                    None => Vec::new(),
-                };
-                let agent_info = MaybeUndefined::from_present(f_agent_info);
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(InitializeResponse { protocol_version, agent_capabilities, auth_methods, agent_info, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<InitializeResponse, A::Error> {
+                InitializeResponse::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl InitializeResponse {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_protocol_version: Option<ProtocolVersion> = None;
+        let mut f_agent_capabilities: Option<AgentCapabilities> = None;
+        let mut f_auth_methods: Option<Vec<AuthMethod>> = None;
+        let mut f_agent_info: Option<Option<Implementation>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "protocolVersion" => {
+                    de::seen::<A::Error>(&mut seen, 0, "protocolVersion")?;
+                    f_protocol_version = Some(de::field::<A, ProtocolVersion>(&mut map, "protocolVersion")?);
+                }
+                "agentCapabilities" => {
+                    de::seen::<A::Error>(&mut seen, 1, "agentCapabilities")?;
+                    if let Some(v) = de::field_lenient::<A, AgentCapabilities>(&mut map, "agentCapabilities")? {
+                        f_agent_capabilities = Some(v);
+                    }
+                }
+                "authMethods" => {
+                    de::seen::<A::Error>(&mut seen, 2, "authMethods")?;
+                    let r = de::field_items::<A, AuthMethod>(&mut map, "authMethods", false, true)?;
+                    if let Some(Some(v)) = r {
+                        f_auth_methods = Some(v);
+                    }
+                }
+                "agentInfo" => {
+                    de::seen::<A::Error>(&mut seen, 3, "agentInfo")?;
+                    if let Some(v) = de::field_lenient::<A, Option<Implementation>>(&mut map, "agentInfo")? {
+                        f_agent_info = Some(v);
+                    }
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 4, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let protocol_version = match f_protocol_version {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("protocolVersion")),
+        };
+        let agent_capabilities = match f_agent_capabilities {
+            Some(v) => v,
+            None => AgentCapabilities::default(),
+        };
+        let auth_methods = match f_auth_methods {
+            Some(v) => v,
+            None => Vec::new(),
+        };
+        let agent_info = MaybeUndefined::from_present(f_agent_info);
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(InitializeResponse { protocol_version, agent_capabilities, auth_methods, agent_info, meta })
     }
 }
 
@@ -4870,90 +5264,88 @@ impl<'de> Deserialize<'de> for AgentCapabilities {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (AgentCapabilities)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AgentCapabilities, A::Error> {
-                let mut f_load_session: Option<bool> = None;
-                let mut f_prompt_capabilities: Option<PromptCapabilities> = None;
-                let mut f_mcp_capabilities: Option<McpCapabilities> = None;
-                let mut f_session_capabilities: Option<SessionCapabilities> = None;
-                let mut f_auth: Option<AgentAuthCapabilities> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "loadSession" => {
-                            de::seen::<A::Error>(&mut seen, 0, "loadSession")?;
-                            if let Some(v) = de::field_lenient::<A, bool>(&mut map, "loadSession")? {
-                                f_load_session = Some(v);
-                            }
-                        }
-                        "promptCapabilities" => {
-                            de::seen::<A::Error>(&mut seen, 1, "promptCapabilities")?;
-                            if let Some(v) = de::field_lenient::<A, PromptCapabilities>(&mut map, "promptCapabilities")?
-                            {
-                                f_prompt_capabilities = Some(v);
-                            }
-                        }
-                        "mcpCapabilities" => {
-                            de::seen::<A::Error>(&mut seen, 2, "mcpCapabilities")?;
-                            if let Some(v) = de::field_lenient::<A, McpCapabilities>(&mut map, "mcpCapabilities")? {
-                                f_mcp_capabilities = Some(v);
-                            }
-                        }
-                        "sessionCapabilities" => {
-                            de::seen::<A::Error>(&mut seen, 3, "sessionCapabilities")?;
-                            if let Some(v) =
-                                de::field_lenient::<A, SessionCapabilities>(&mut map, "sessionCapabilities")?
-                            {
-                                f_session_capabilities = Some(v);
-                            }
-                        }
-                        "auth" => {
-                            de::seen::<A::Error>(&mut seen, 4, "auth")?;
-                            if let Some(v) = de::field_lenient::<A, AgentAuthCapabilities>(&mut map, "auth")? {
-                                f_auth = Some(v);
-                            }
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 5, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let load_session = match f_load_session {
-                    Some(v) => v,
-                    None => false,
-                };
-                let prompt_capabilities = match f_prompt_capabilities {
-                    Some(v) => v,
-                    None => PromptCapabilities::default(),
-                };
-                let mcp_capabilities = match f_mcp_capabilities {
-                    Some(v) => v,
-                    None => McpCapabilities::default(),
-                };
-                let session_capabilities = match f_session_capabilities {
-                    Some(v) => v,
-                    None => SessionCapabilities::default(),
-                };
-                let auth = match f_auth {
-                    Some(v) => v,
-                    None => AgentAuthCapabilities::default(),
-                };
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(AgentCapabilities {
-                    load_session,
-                    prompt_capabilities,
-                    mcp_capabilities,
-                    session_capabilities,
-                    auth,
-                    meta,
-                })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<AgentCapabilities, A::Error> {
+                AgentCapabilities::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl AgentCapabilities {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_load_session: Option<bool> = None;
+        let mut f_prompt_capabilities: Option<PromptCapabilities> = None;
+        let mut f_mcp_capabilities: Option<McpCapabilities> = None;
+        let mut f_session_capabilities: Option<SessionCapabilities> = None;
+        let mut f_auth: Option<AgentAuthCapabilities> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "loadSession" => {
+                    de::seen::<A::Error>(&mut seen, 0, "loadSession")?;
+                    if let Some(v) = de::field_lenient::<A, bool>(&mut map, "loadSession")? {
+                        f_load_session = Some(v);
+                    }
+                }
+                "promptCapabilities" => {
+                    de::seen::<A::Error>(&mut seen, 1, "promptCapabilities")?;
+                    if let Some(v) = de::field_lenient::<A, PromptCapabilities>(&mut map, "promptCapabilities")? {
+                        f_prompt_capabilities = Some(v);
+                    }
+                }
+                "mcpCapabilities" => {
+                    de::seen::<A::Error>(&mut seen, 2, "mcpCapabilities")?;
+                    if let Some(v) = de::field_lenient::<A, McpCapabilities>(&mut map, "mcpCapabilities")? {
+                        f_mcp_capabilities = Some(v);
+                    }
+                }
+                "sessionCapabilities" => {
+                    de::seen::<A::Error>(&mut seen, 3, "sessionCapabilities")?;
+                    if let Some(v) = de::field_lenient::<A, SessionCapabilities>(&mut map, "sessionCapabilities")? {
+                        f_session_capabilities = Some(v);
+                    }
+                }
+                "auth" => {
+                    de::seen::<A::Error>(&mut seen, 4, "auth")?;
+                    if let Some(v) = de::field_lenient::<A, AgentAuthCapabilities>(&mut map, "auth")? {
+                        f_auth = Some(v);
+                    }
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 5, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let load_session = match f_load_session {
+            Some(v) => v,
+            None => false,
+        };
+        let prompt_capabilities = match f_prompt_capabilities {
+            Some(v) => v,
+            None => PromptCapabilities::default(),
+        };
+        let mcp_capabilities = match f_mcp_capabilities {
+            Some(v) => v,
+            None => McpCapabilities::default(),
+        };
+        let session_capabilities = match f_session_capabilities {
+            Some(v) => v,
+            None => SessionCapabilities::default(),
+        };
+        let auth = match f_auth {
+            Some(v) => v,
+            None => AgentAuthCapabilities::default(),
+        };
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(AgentCapabilities { load_session, prompt_capabilities, mcp_capabilities, session_capabilities, auth, meta })
     }
 }
 
@@ -5008,58 +5400,66 @@ impl<'de> Deserialize<'de> for PromptCapabilities {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (PromptCapabilities)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<PromptCapabilities, A::Error> {
-                let mut f_image: Option<bool> = None;
-                let mut f_audio: Option<bool> = None;
-                let mut f_embedded_context: Option<bool> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "image" => {
-                            de::seen::<A::Error>(&mut seen, 0, "image")?;
-                            if let Some(v) = de::field_lenient::<A, bool>(&mut map, "image")? {
-                                f_image = Some(v);
-                            }
-                        }
-                        "audio" => {
-                            de::seen::<A::Error>(&mut seen, 1, "audio")?;
-                            if let Some(v) = de::field_lenient::<A, bool>(&mut map, "audio")? {
-                                f_audio = Some(v);
-                            }
-                        }
-                        "embeddedContext" => {
-                            de::seen::<A::Error>(&mut seen, 2, "embeddedContext")?;
-                            if let Some(v) = de::field_lenient::<A, bool>(&mut map, "embeddedContext")? {
-                                f_embedded_context = Some(v);
-                            }
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let image = match f_image {
-                    Some(v) => v,
-                    None => false,
-                };
-                let audio = match f_audio {
-                    Some(v) => v,
-                    None => false,
-                };
-                let embedded_context = match f_embedded_context {
-                    Some(v) => v,
-                    None => false,
-                };
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(PromptCapabilities { image, audio, embedded_context, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<PromptCapabilities, A::Error> {
+                PromptCapabilities::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl PromptCapabilities {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_image: Option<bool> = None;
+        let mut f_audio: Option<bool> = None;
+        let mut f_embedded_context: Option<bool> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "image" => {
+                    de::seen::<A::Error>(&mut seen, 0, "image")?;
+                    if let Some(v) = de::field_lenient::<A, bool>(&mut map, "image")? {
+                        f_image = Some(v);
+                    }
+                }
+                "audio" => {
+                    de::seen::<A::Error>(&mut seen, 1, "audio")?;
+                    if let Some(v) = de::field_lenient::<A, bool>(&mut map, "audio")? {
+                        f_audio = Some(v);
+                    }
+                }
+                "embeddedContext" => {
+                    de::seen::<A::Error>(&mut seen, 2, "embeddedContext")?;
+                    if let Some(v) = de::field_lenient::<A, bool>(&mut map, "embeddedContext")? {
+                        f_embedded_context = Some(v);
+                    }
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 3, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let image = match f_image {
+            Some(v) => v,
+            None => false,
+        };
+        let audio = match f_audio {
+            Some(v) => v,
+            None => false,
+        };
+        let embedded_context = match f_embedded_context {
+            Some(v) => v,
+            None => false,
+        };
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(PromptCapabilities { image, audio, embedded_context, meta })
     }
 }
 
@@ -5111,47 +5511,55 @@ impl<'de> Deserialize<'de> for McpCapabilities {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (McpCapabilities)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<McpCapabilities, A::Error> {
-                let mut f_http: Option<bool> = None;
-                let mut f_sse: Option<bool> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "http" => {
-                            de::seen::<A::Error>(&mut seen, 0, "http")?;
-                            if let Some(v) = de::field_lenient::<A, bool>(&mut map, "http")? {
-                                f_http = Some(v);
-                            }
-                        }
-                        "sse" => {
-                            de::seen::<A::Error>(&mut seen, 1, "sse")?;
-                            if let Some(v) = de::field_lenient::<A, bool>(&mut map, "sse")? {
-                                f_sse = Some(v);
-                            }
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let http = match f_http {
-                    Some(v) => v,
-                    None => false,
-                };
-                let sse = match f_sse {
-                    Some(v) => v,
-                    None => false,
-                };
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(McpCapabilities { http, sse, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<McpCapabilities, A::Error> {
+                McpCapabilities::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl McpCapabilities {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_http: Option<bool> = None;
+        let mut f_sse: Option<bool> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "http" => {
+                    de::seen::<A::Error>(&mut seen, 0, "http")?;
+                    if let Some(v) = de::field_lenient::<A, bool>(&mut map, "http")? {
+                        f_http = Some(v);
+                    }
+                }
+                "sse" => {
+                    de::seen::<A::Error>(&mut seen, 1, "sse")?;
+                    if let Some(v) = de::field_lenient::<A, bool>(&mut map, "sse")? {
+                        f_sse = Some(v);
+                    }
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 2, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let http = match f_http {
+            Some(v) => v,
+            None => false,
+        };
+        let sse = match f_sse {
+            Some(v) => v,
+            None => false,
+        };
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(McpCapabilities { http, sse, meta })
     }
 }
 
@@ -5239,75 +5647,76 @@ impl<'de> Deserialize<'de> for SessionCapabilities {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (SessionCapabilities)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionCapabilities, A::Error> {
-                let mut f_list: Option<Option<SessionListCapabilities>> = None;
-                let mut f_delete: Option<Option<SessionDeleteCapabilities>> = None;
-                let mut f_additional_directories: Option<Option<SessionAdditionalDirectoriesCapabilities>> = None;
-                let mut f_resume: Option<Option<SessionResumeCapabilities>> = None;
-                let mut f_close: Option<Option<SessionCloseCapabilities>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "list" => {
-                            de::seen::<A::Error>(&mut seen, 0, "list")?;
-                            if let Some(v) = de::field_lenient::<A, Option<SessionListCapabilities>>(&mut map, "list")?
-                            {
-                                f_list = Some(v);
-                            }
-                        }
-                        "delete" => {
-                            de::seen::<A::Error>(&mut seen, 1, "delete")?;
-                            if let Some(v) =
-                                de::field_lenient::<A, Option<SessionDeleteCapabilities>>(&mut map, "delete")?
-                            {
-                                f_delete = Some(v);
-                            }
-                        }
-                        "additionalDirectories" => {
-                            de::seen::<A::Error>(&mut seen, 2, "additionalDirectories")?;
-                            if let Some(v) = de::field_lenient::<A, Option<SessionAdditionalDirectoriesCapabilities>>(
-                                &mut map,
-                                "additionalDirectories",
-                            )? {
-                                f_additional_directories = Some(v);
-                            }
-                        }
-                        "resume" => {
-                            de::seen::<A::Error>(&mut seen, 3, "resume")?;
-                            if let Some(v) =
-                                de::field_lenient::<A, Option<SessionResumeCapabilities>>(&mut map, "resume")?
-                            {
-                                f_resume = Some(v);
-                            }
-                        }
-                        "close" => {
-                            de::seen::<A::Error>(&mut seen, 4, "close")?;
-                            if let Some(v) =
-                                de::field_lenient::<A, Option<SessionCloseCapabilities>>(&mut map, "close")?
-                            {
-                                f_close = Some(v);
-                            }
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 5, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let list = MaybeUndefined::from_present(f_list);
-                let delete = MaybeUndefined::from_present(f_delete);
-                let additional_directories = MaybeUndefined::from_present(f_additional_directories);
-                let resume = MaybeUndefined::from_present(f_resume);
-                let close = MaybeUndefined::from_present(f_close);
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(SessionCapabilities { list, delete, additional_directories, resume, close, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<SessionCapabilities, A::Error> {
+                SessionCapabilities::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl SessionCapabilities {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_list: Option<Option<SessionListCapabilities>> = None;
+        let mut f_delete: Option<Option<SessionDeleteCapabilities>> = None;
+        let mut f_additional_directories: Option<Option<SessionAdditionalDirectoriesCapabilities>> = None;
+        let mut f_resume: Option<Option<SessionResumeCapabilities>> = None;
+        let mut f_close: Option<Option<SessionCloseCapabilities>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "list" => {
+                    de::seen::<A::Error>(&mut seen, 0, "list")?;
+                    if let Some(v) = de::field_lenient::<A, Option<SessionListCapabilities>>(&mut map, "list")? {
+                        f_list = Some(v);
+                    }
+                }
+                "delete" => {
+                    de::seen::<A::Error>(&mut seen, 1, "delete")?;
+                    if let Some(v) = de::field_lenient::<A, Option<SessionDeleteCapabilities>>(&mut map, "delete")? {
+                        f_delete = Some(v);
+                    }
+                }
+                "additionalDirectories" => {
+                    de::seen::<A::Error>(&mut seen, 2, "additionalDirectories")?;
+                    if let Some(v) = de::field_lenient::<A, Option<SessionAdditionalDirectoriesCapabilities>>(
+                        &mut map,
+                        "additionalDirectories",
+                    )? {
+                        f_additional_directories = Some(v);
+                    }
+                }
+                "resume" => {
+                    de::seen::<A::Error>(&mut seen, 3, "resume")?;
+                    if let Some(v) = de::field_lenient::<A, Option<SessionResumeCapabilities>>(&mut map, "resume")? {
+                        f_resume = Some(v);
+                    }
+                }
+                "close" => {
+                    de::seen::<A::Error>(&mut seen, 4, "close")?;
+                    if let Some(v) = de::field_lenient::<A, Option<SessionCloseCapabilities>>(&mut map, "close")? {
+                        f_close = Some(v);
+                    }
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 5, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let list = MaybeUndefined::from_present(f_list);
+        let delete = MaybeUndefined::from_present(f_delete);
+        let additional_directories = MaybeUndefined::from_present(f_additional_directories);
+        let resume = MaybeUndefined::from_present(f_resume);
+        let close = MaybeUndefined::from_present(f_close);
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(SessionCapabilities { list, delete, additional_directories, resume, close, meta })
     }
 }
 
@@ -5353,25 +5762,33 @@ impl<'de> Deserialize<'de> for SessionListCapabilities {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (SessionListCapabilities)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionListCapabilities, A::Error> {
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(SessionListCapabilities { meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<SessionListCapabilities, A::Error> {
+                SessionListCapabilities::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl SessionListCapabilities {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 0, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(SessionListCapabilities { meta })
     }
 }
 
@@ -5417,25 +5834,33 @@ impl<'de> Deserialize<'de> for SessionDeleteCapabilities {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (SessionDeleteCapabilities)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionDeleteCapabilities, A::Error> {
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(SessionDeleteCapabilities { meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<SessionDeleteCapabilities, A::Error> {
+                SessionDeleteCapabilities::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl SessionDeleteCapabilities {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 0, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(SessionDeleteCapabilities { meta })
     }
 }
 
@@ -5483,26 +5908,34 @@ impl<'de> Deserialize<'de> for SessionAdditionalDirectoriesCapabilities {
             }
             fn visit_map<A: MapAccess<'de>>(
                 self,
-                mut map: A,
+                map: A,
             ) -> Result<SessionAdditionalDirectoriesCapabilities, A::Error> {
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(SessionAdditionalDirectoriesCapabilities { meta })
+                SessionAdditionalDirectoriesCapabilities::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl SessionAdditionalDirectoriesCapabilities {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 0, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(SessionAdditionalDirectoriesCapabilities { meta })
     }
 }
 
@@ -5548,25 +5981,33 @@ impl<'de> Deserialize<'de> for SessionResumeCapabilities {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (SessionResumeCapabilities)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionResumeCapabilities, A::Error> {
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(SessionResumeCapabilities { meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<SessionResumeCapabilities, A::Error> {
+                SessionResumeCapabilities::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl SessionResumeCapabilities {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 0, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(SessionResumeCapabilities { meta })
     }
 }
 
@@ -5612,25 +6053,33 @@ impl<'de> Deserialize<'de> for SessionCloseCapabilities {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (SessionCloseCapabilities)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionCloseCapabilities, A::Error> {
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(SessionCloseCapabilities { meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<SessionCloseCapabilities, A::Error> {
+                SessionCloseCapabilities::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl SessionCloseCapabilities {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 0, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(SessionCloseCapabilities { meta })
     }
 }
 
@@ -5683,33 +6132,41 @@ impl<'de> Deserialize<'de> for AgentAuthCapabilities {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (AgentAuthCapabilities)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AgentAuthCapabilities, A::Error> {
-                let mut f_logout: Option<Option<LogoutCapabilities>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "logout" => {
-                            de::seen::<A::Error>(&mut seen, 0, "logout")?;
-                            if let Some(v) = de::field_lenient::<A, Option<LogoutCapabilities>>(&mut map, "logout")? {
-                                f_logout = Some(v);
-                            }
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let logout = MaybeUndefined::from_present(f_logout);
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(AgentAuthCapabilities { logout, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<AgentAuthCapabilities, A::Error> {
+                AgentAuthCapabilities::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl AgentAuthCapabilities {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_logout: Option<Option<LogoutCapabilities>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "logout" => {
+                    de::seen::<A::Error>(&mut seen, 0, "logout")?;
+                    if let Some(v) = de::field_lenient::<A, Option<LogoutCapabilities>>(&mut map, "logout")? {
+                        f_logout = Some(v);
+                    }
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 1, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let logout = MaybeUndefined::from_present(f_logout);
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(AgentAuthCapabilities { logout, meta })
     }
 }
 
@@ -5755,25 +6212,33 @@ impl<'de> Deserialize<'de> for LogoutCapabilities {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (LogoutCapabilities)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<LogoutCapabilities, A::Error> {
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(LogoutCapabilities { meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<LogoutCapabilities, A::Error> {
+                LogoutCapabilities::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl LogoutCapabilities {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 0, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(LogoutCapabilities { meta })
     }
 }
 
@@ -5818,14 +6283,36 @@ impl Serialize for AuthMethod {
 
 impl<'de> Deserialize<'de> for AuthMethod {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let raw = <&'de RawValue>::deserialize(d)?;
-        let tag = de::peek_tag::<D::Error>(raw, "type")?;
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = AuthMethod;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (AuthMethod)")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<AuthMethod, A::Error> {
+                AuthMethod::visit_fields(map)
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+impl AuthMethod {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let (tag, mut buffered) = de::read_until_tag(&mut map, "type")?;
+        let live = if tag.is_some() { Some(map) } else { None };
         Ok(match tag.as_ref().map(|t| t.as_str()) {
-            Some("terminal") => Self::Terminal(de::from_raw::<AuthMethodTerminal, D::Error>(raw)?),
-            None => Self::Agent(de::from_raw::<AuthMethodAgent, D::Error>(raw)?),
+            Some("terminal") => Self::Terminal(AuthMethodTerminal::visit_fields(de::Replay::new(buffered, live))?),
+            None => Self::Agent(AuthMethodAgent::visit_fields(de::Replay::new(buffered, live))?),
             Some(other) => {
+                if let Some(live) = live {
+                    de::drain(live, &mut buffered)?;
+                }
+                let raw = de::rebuild(Some(("type", other)), &buffered);
                 de::warn_unknown("AuthMethod", other);
-                Self::Unknown(RawJson::from_raw(raw))
+                Self::Unknown(raw)
             }
         })
     }
@@ -5922,67 +6409,75 @@ impl<'de> Deserialize<'de> for AuthMethodTerminal {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (AuthMethodTerminal)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AuthMethodTerminal, A::Error> {
-                let mut f_id: Option<AuthMethodId> = None;
-                let mut f_name: Option<String> = None;
-                let mut f_description: Option<Option<String>> = None;
-                let mut f_args: Option<Vec<String>> = None;
-                let mut f_env: Option<OrderedMap<String>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "id" => {
-                            de::seen::<A::Error>(&mut seen, 0, "id")?;
-                            f_id = Some(de::field::<A, AuthMethodId>(&mut map, "id")?);
-                        }
-                        "name" => {
-                            de::seen::<A::Error>(&mut seen, 1, "name")?;
-                            f_name = Some(de::field::<A, String>(&mut map, "name")?);
-                        }
-                        "description" => {
-                            de::seen::<A::Error>(&mut seen, 2, "description")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
-                                f_description = Some(v);
-                            }
-                        }
-                        "args" => {
-                            de::seen::<A::Error>(&mut seen, 3, "args")?;
-                            if let Some(v) = de::field_default_on_null::<A, de::List<String>>(&mut map, "args")? {
-                                f_args = Some(v.0);
-                            }
-                        }
-                        "env" => {
-                            de::seen::<A::Error>(&mut seen, 4, "env")?;
-                            if let Some(v) = de::field_default_on_null::<A, OrderedMap<String>>(&mut map, "env")? {
-                                f_env = Some(v);
-                            }
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 5, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let id = match f_id {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("id")),
-                };
-                let name = match f_name {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("name")),
-                };
-                let description = MaybeUndefined::from_present(f_description);
-                let args = f_args;
-                let env = f_env;
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(AuthMethodTerminal { id, name, description, args, env, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<AuthMethodTerminal, A::Error> {
+                AuthMethodTerminal::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl AuthMethodTerminal {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_id: Option<AuthMethodId> = None;
+        let mut f_name: Option<String> = None;
+        let mut f_description: Option<Option<String>> = None;
+        let mut f_args: Option<Vec<String>> = None;
+        let mut f_env: Option<OrderedMap<String>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "id" => {
+                    de::seen::<A::Error>(&mut seen, 0, "id")?;
+                    f_id = Some(de::field::<A, AuthMethodId>(&mut map, "id")?);
+                }
+                "name" => {
+                    de::seen::<A::Error>(&mut seen, 1, "name")?;
+                    f_name = Some(de::field::<A, String>(&mut map, "name")?);
+                }
+                "description" => {
+                    de::seen::<A::Error>(&mut seen, 2, "description")?;
+                    if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
+                        f_description = Some(v);
+                    }
+                }
+                "args" => {
+                    de::seen::<A::Error>(&mut seen, 3, "args")?;
+                    if let Some(v) = de::field_default_on_null::<A, de::List<String>>(&mut map, "args")? {
+                        f_args = Some(v.0);
+                    }
+                }
+                "env" => {
+                    de::seen::<A::Error>(&mut seen, 4, "env")?;
+                    if let Some(v) = de::field_default_on_null::<A, OrderedMap<String>>(&mut map, "env")? {
+                        f_env = Some(v);
+                    }
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 5, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let id = match f_id {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("id")),
+        };
+        let name = match f_name {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("name")),
+        };
+        let description = MaybeUndefined::from_present(f_description);
+        let args = f_args;
+        let env = f_env;
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(AuthMethodTerminal { id, name, description, args, env, meta })
     }
 }
 
@@ -6035,51 +6530,59 @@ impl<'de> Deserialize<'de> for AuthMethodAgent {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (AuthMethodAgent)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AuthMethodAgent, A::Error> {
-                let mut f_id: Option<AuthMethodId> = None;
-                let mut f_name: Option<String> = None;
-                let mut f_description: Option<Option<String>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "id" => {
-                            de::seen::<A::Error>(&mut seen, 0, "id")?;
-                            f_id = Some(de::field::<A, AuthMethodId>(&mut map, "id")?);
-                        }
-                        "name" => {
-                            de::seen::<A::Error>(&mut seen, 1, "name")?;
-                            f_name = Some(de::field::<A, String>(&mut map, "name")?);
-                        }
-                        "description" => {
-                            de::seen::<A::Error>(&mut seen, 2, "description")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
-                                f_description = Some(v);
-                            }
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let id = match f_id {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("id")),
-                };
-                let name = match f_name {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("name")),
-                };
-                let description = MaybeUndefined::from_present(f_description);
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(AuthMethodAgent { id, name, description, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<AuthMethodAgent, A::Error> {
+                AuthMethodAgent::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl AuthMethodAgent {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_id: Option<AuthMethodId> = None;
+        let mut f_name: Option<String> = None;
+        let mut f_description: Option<Option<String>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "id" => {
+                    de::seen::<A::Error>(&mut seen, 0, "id")?;
+                    f_id = Some(de::field::<A, AuthMethodId>(&mut map, "id")?);
+                }
+                "name" => {
+                    de::seen::<A::Error>(&mut seen, 1, "name")?;
+                    f_name = Some(de::field::<A, String>(&mut map, "name")?);
+                }
+                "description" => {
+                    de::seen::<A::Error>(&mut seen, 2, "description")?;
+                    if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
+                        f_description = Some(v);
+                    }
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 3, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let id = match f_id {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("id")),
+        };
+        let name = match f_name {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("name")),
+        };
+        let description = MaybeUndefined::from_present(f_description);
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(AuthMethodAgent { id, name, description, meta })
     }
 }
 
@@ -6137,51 +6640,59 @@ impl<'de> Deserialize<'de> for Implementation {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (Implementation)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Implementation, A::Error> {
-                let mut f_name: Option<String> = None;
-                let mut f_title: Option<Option<String>> = None;
-                let mut f_version: Option<String> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "name" => {
-                            de::seen::<A::Error>(&mut seen, 0, "name")?;
-                            f_name = Some(de::field::<A, String>(&mut map, "name")?);
-                        }
-                        "title" => {
-                            de::seen::<A::Error>(&mut seen, 1, "title")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? {
-                                f_title = Some(v);
-                            }
-                        }
-                        "version" => {
-                            de::seen::<A::Error>(&mut seen, 2, "version")?;
-                            f_version = Some(de::field::<A, String>(&mut map, "version")?);
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let name = match f_name {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("name")),
-                };
-                let title = MaybeUndefined::from_present(f_title);
-                let version = match f_version {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("version")),
-                };
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(Implementation { name, title, version, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Implementation, A::Error> {
+                Implementation::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl Implementation {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_name: Option<String> = None;
+        let mut f_title: Option<Option<String>> = None;
+        let mut f_version: Option<String> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "name" => {
+                    de::seen::<A::Error>(&mut seen, 0, "name")?;
+                    f_name = Some(de::field::<A, String>(&mut map, "name")?);
+                }
+                "title" => {
+                    de::seen::<A::Error>(&mut seen, 1, "title")?;
+                    if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? {
+                        f_title = Some(v);
+                    }
+                }
+                "version" => {
+                    de::seen::<A::Error>(&mut seen, 2, "version")?;
+                    f_version = Some(de::field::<A, String>(&mut map, "version")?);
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 3, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let name = match f_name {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("name")),
+        };
+        let title = MaybeUndefined::from_present(f_title);
+        let version = match f_version {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("version")),
+        };
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(Implementation { name, title, version, meta })
     }
 }
 
@@ -6227,25 +6738,33 @@ impl<'de> Deserialize<'de> for AuthenticateResponse {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (AuthenticateResponse)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AuthenticateResponse, A::Error> {
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(AuthenticateResponse { meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<AuthenticateResponse, A::Error> {
+                AuthenticateResponse::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl AuthenticateResponse {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 0, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(AuthenticateResponse { meta })
     }
 }
 
@@ -6291,25 +6810,33 @@ impl<'de> Deserialize<'de> for LogoutResponse {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (LogoutResponse)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<LogoutResponse, A::Error> {
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(LogoutResponse { meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<LogoutResponse, A::Error> {
+                LogoutResponse::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl LogoutResponse {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 0, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(LogoutResponse { meta })
     }
 }
 
@@ -6366,51 +6893,59 @@ impl<'de> Deserialize<'de> for NewSessionResponse {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (NewSessionResponse)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<NewSessionResponse, A::Error> {
-                let mut f_session_id: Option<SessionId> = None;
-                let mut f_modes: Option<Option<SessionModeState>> = None;
-                let mut f_config_options: Option<Option<Vec<SessionConfigOption>>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "sessionId" => {
-                            de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
-                            f_session_id = Some(de::field::<A, SessionId>(&mut map, "sessionId")?);
-                        }
-                        "modes" => {
-                            de::seen::<A::Error>(&mut seen, 1, "modes")?;
-                            if let Some(v) = de::field_lenient::<A, Option<SessionModeState>>(&mut map, "modes")? {
-                                f_modes = Some(v);
-                            }
-                        }
-                        "configOptions" => {
-                            de::seen::<A::Error>(&mut seen, 2, "configOptions")?;
-                            let r = de::field_items::<A, SessionConfigOption>(&mut map, "configOptions", true, true)?;
-                            if let Some(v) = r {
-                                f_config_options = Some(v);
-                            }
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let session_id = match f_session_id {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("sessionId")),
-                };
-                let modes = MaybeUndefined::from_present(f_modes);
-                let config_options = MaybeUndefined::from_present(f_config_options);
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(NewSessionResponse { session_id, modes, config_options, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<NewSessionResponse, A::Error> {
+                NewSessionResponse::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl NewSessionResponse {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_session_id: Option<SessionId> = None;
+        let mut f_modes: Option<Option<SessionModeState>> = None;
+        let mut f_config_options: Option<Option<Vec<SessionConfigOption>>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "sessionId" => {
+                    de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
+                    f_session_id = Some(de::field::<A, SessionId>(&mut map, "sessionId")?);
+                }
+                "modes" => {
+                    de::seen::<A::Error>(&mut seen, 1, "modes")?;
+                    if let Some(v) = de::field_lenient::<A, Option<SessionModeState>>(&mut map, "modes")? {
+                        f_modes = Some(v);
+                    }
+                }
+                "configOptions" => {
+                    de::seen::<A::Error>(&mut seen, 2, "configOptions")?;
+                    let r = de::field_items::<A, SessionConfigOption>(&mut map, "configOptions", true, true)?;
+                    if let Some(v) = r {
+                        f_config_options = Some(v);
+                    }
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 3, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let session_id = match f_session_id {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("sessionId")),
+        };
+        let modes = MaybeUndefined::from_present(f_modes);
+        let config_options = MaybeUndefined::from_present(f_config_options);
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(NewSessionResponse { session_id, modes, config_options, meta })
     }
 }
 
@@ -6456,44 +6991,52 @@ impl<'de> Deserialize<'de> for SessionModeState {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (SessionModeState)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionModeState, A::Error> {
-                let mut f_current_mode_id: Option<SessionModeId> = None;
-                let mut f_available_modes: Option<Vec<SessionMode>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "currentModeId" => {
-                            de::seen::<A::Error>(&mut seen, 0, "currentModeId")?;
-                            f_current_mode_id = Some(de::field::<A, SessionModeId>(&mut map, "currentModeId")?);
-                        }
-                        "availableModes" => {
-                            de::seen::<A::Error>(&mut seen, 1, "availableModes")?;
-                            let r = de::field_items::<A, SessionMode>(&mut map, "availableModes", false, true)?;
-                            f_available_modes = Some(r.and_then(|v| v).unwrap_or_default());
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let current_mode_id = match f_current_mode_id {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("currentModeId")),
-                };
-                let available_modes = match f_available_modes {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("availableModes")),
-                };
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(SessionModeState { current_mode_id, available_modes, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<SessionModeState, A::Error> {
+                SessionModeState::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl SessionModeState {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_current_mode_id: Option<SessionModeId> = None;
+        let mut f_available_modes: Option<Vec<SessionMode>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "currentModeId" => {
+                    de::seen::<A::Error>(&mut seen, 0, "currentModeId")?;
+                    f_current_mode_id = Some(de::field::<A, SessionModeId>(&mut map, "currentModeId")?);
+                }
+                "availableModes" => {
+                    de::seen::<A::Error>(&mut seen, 1, "availableModes")?;
+                    let r = de::field_items::<A, SessionMode>(&mut map, "availableModes", false, true)?;
+                    f_available_modes = Some(r.and_then(|v| v).unwrap_or_default());
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 2, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let current_mode_id = match f_current_mode_id {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("currentModeId")),
+        };
+        let available_modes = match f_available_modes {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("availableModes")),
+        };
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(SessionModeState { current_mode_id, available_modes, meta })
     }
 }
 
@@ -6577,51 +7120,59 @@ impl<'de> Deserialize<'de> for SessionMode {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (SessionMode)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionMode, A::Error> {
-                let mut f_id: Option<SessionModeId> = None;
-                let mut f_name: Option<String> = None;
-                let mut f_description: Option<Option<String>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "id" => {
-                            de::seen::<A::Error>(&mut seen, 0, "id")?;
-                            f_id = Some(de::field::<A, SessionModeId>(&mut map, "id")?);
-                        }
-                        "name" => {
-                            de::seen::<A::Error>(&mut seen, 1, "name")?;
-                            f_name = Some(de::field::<A, String>(&mut map, "name")?);
-                        }
-                        "description" => {
-                            de::seen::<A::Error>(&mut seen, 2, "description")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
-                                f_description = Some(v);
-                            }
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let id = match f_id {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("id")),
-                };
-                let name = match f_name {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("name")),
-                };
-                let description = MaybeUndefined::from_present(f_description);
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(SessionMode { id, name, description, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<SessionMode, A::Error> {
+                SessionMode::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl SessionMode {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_id: Option<SessionModeId> = None;
+        let mut f_name: Option<String> = None;
+        let mut f_description: Option<Option<String>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "id" => {
+                    de::seen::<A::Error>(&mut seen, 0, "id")?;
+                    f_id = Some(de::field::<A, SessionModeId>(&mut map, "id")?);
+                }
+                "name" => {
+                    de::seen::<A::Error>(&mut seen, 1, "name")?;
+                    f_name = Some(de::field::<A, String>(&mut map, "name")?);
+                }
+                "description" => {
+                    de::seen::<A::Error>(&mut seen, 2, "description")?;
+                    if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
+                        f_description = Some(v);
+                    }
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 3, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let id = match f_id {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("id")),
+        };
+        let name = match f_name {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("name")),
+        };
+        let description = MaybeUndefined::from_present(f_description);
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(SessionMode { id, name, description, meta })
     }
 }
 
@@ -6666,15 +7217,37 @@ impl Serialize for SessionConfigOptionVariant {
 
 impl<'de> Deserialize<'de> for SessionConfigOptionVariant {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let raw = <&'de RawValue>::deserialize(d)?;
-        let tag = de::peek_tag::<D::Error>(raw, "type")?;
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = SessionConfigOptionVariant;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SessionConfigOptionVariant)")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<SessionConfigOptionVariant, A::Error> {
+                SessionConfigOptionVariant::visit_fields(map)
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+impl SessionConfigOptionVariant {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let (tag, mut buffered) = de::read_until_tag(&mut map, "type")?;
+        let live = if tag.is_some() { Some(map) } else { None };
         Ok(match tag.as_ref().map(|t| t.as_str()) {
-            Some("select") => Self::Select(de::from_raw::<SessionConfigSelect, D::Error>(raw)?),
-            Some("boolean") => Self::Boolean(de::from_raw::<SessionConfigBoolean, D::Error>(raw)?),
-            None => return Err(de::missing::<D::Error>("type")),
+            Some("select") => Self::Select(SessionConfigSelect::visit_fields(de::Replay::new(buffered, live))?),
+            Some("boolean") => Self::Boolean(SessionConfigBoolean::visit_fields(de::Replay::new(buffered, live))?),
+            None => return Err(de::missing::<A::Error>("type")),
             Some(other) => {
+                if let Some(live) = live {
+                    de::drain(live, &mut buffered)?;
+                }
+                let raw = de::rebuild(Some(("type", other)), &buffered);
                 de::warn_unknown("SessionConfigOptionVariant", other);
-                Self::Unknown(RawJson::from_raw(raw))
+                Self::Unknown(raw)
             }
         })
     }
@@ -7002,51 +7575,59 @@ impl<'de> Deserialize<'de> for SessionConfigSelectOption {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (SessionConfigSelectOption)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionConfigSelectOption, A::Error> {
-                let mut f_value: Option<SessionConfigValueId> = None;
-                let mut f_name: Option<String> = None;
-                let mut f_description: Option<Option<String>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "value" => {
-                            de::seen::<A::Error>(&mut seen, 0, "value")?;
-                            f_value = Some(de::field::<A, SessionConfigValueId>(&mut map, "value")?);
-                        }
-                        "name" => {
-                            de::seen::<A::Error>(&mut seen, 1, "name")?;
-                            f_name = Some(de::field::<A, String>(&mut map, "name")?);
-                        }
-                        "description" => {
-                            de::seen::<A::Error>(&mut seen, 2, "description")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
-                                f_description = Some(v);
-                            }
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let value = match f_value {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("value")),
-                };
-                let name = match f_name {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("name")),
-                };
-                let description = MaybeUndefined::from_present(f_description);
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(SessionConfigSelectOption { value, name, description, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<SessionConfigSelectOption, A::Error> {
+                SessionConfigSelectOption::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl SessionConfigSelectOption {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_value: Option<SessionConfigValueId> = None;
+        let mut f_name: Option<String> = None;
+        let mut f_description: Option<Option<String>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "value" => {
+                    de::seen::<A::Error>(&mut seen, 0, "value")?;
+                    f_value = Some(de::field::<A, SessionConfigValueId>(&mut map, "value")?);
+                }
+                "name" => {
+                    de::seen::<A::Error>(&mut seen, 1, "name")?;
+                    f_name = Some(de::field::<A, String>(&mut map, "name")?);
+                }
+                "description" => {
+                    de::seen::<A::Error>(&mut seen, 2, "description")?;
+                    if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
+                        f_description = Some(v);
+                    }
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 3, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let value = match f_value {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("value")),
+        };
+        let name = match f_name {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("name")),
+        };
+        let description = MaybeUndefined::from_present(f_description);
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(SessionConfigSelectOption { value, name, description, meta })
     }
 }
 
@@ -7095,53 +7676,61 @@ impl<'de> Deserialize<'de> for SessionConfigSelectGroup {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (SessionConfigSelectGroup)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionConfigSelectGroup, A::Error> {
-                let mut f_group: Option<SessionConfigGroupId> = None;
-                let mut f_name: Option<String> = None;
-                let mut f_options: Option<Vec<SessionConfigSelectOption>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "group" => {
-                            de::seen::<A::Error>(&mut seen, 0, "group")?;
-                            f_group = Some(de::field::<A, SessionConfigGroupId>(&mut map, "group")?);
-                        }
-                        "name" => {
-                            de::seen::<A::Error>(&mut seen, 1, "name")?;
-                            f_name = Some(de::field::<A, String>(&mut map, "name")?);
-                        }
-                        "options" => {
-                            de::seen::<A::Error>(&mut seen, 2, "options")?;
-                            let r = de::field_items::<A, SessionConfigSelectOption>(&mut map, "options", false, true)?;
-                            f_options = Some(r.and_then(|v| v).unwrap_or_default());
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let group = match f_group {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("group")),
-                };
-                let name = match f_name {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("name")),
-                };
-                let options = match f_options {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("options")),
-                };
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(SessionConfigSelectGroup { group, name, options, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<SessionConfigSelectGroup, A::Error> {
+                SessionConfigSelectGroup::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl SessionConfigSelectGroup {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_group: Option<SessionConfigGroupId> = None;
+        let mut f_name: Option<String> = None;
+        let mut f_options: Option<Vec<SessionConfigSelectOption>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "group" => {
+                    de::seen::<A::Error>(&mut seen, 0, "group")?;
+                    f_group = Some(de::field::<A, SessionConfigGroupId>(&mut map, "group")?);
+                }
+                "name" => {
+                    de::seen::<A::Error>(&mut seen, 1, "name")?;
+                    f_name = Some(de::field::<A, String>(&mut map, "name")?);
+                }
+                "options" => {
+                    de::seen::<A::Error>(&mut seen, 2, "options")?;
+                    let r = de::field_items::<A, SessionConfigSelectOption>(&mut map, "options", false, true)?;
+                    f_options = Some(r.and_then(|v| v).unwrap_or_default());
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 3, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let group = match f_group {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("group")),
+        };
+        let name = match f_name {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("name")),
+        };
+        let options = match f_options {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("options")),
+        };
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(SessionConfigSelectGroup { group, name, options, meta })
     }
 }
 
@@ -7209,35 +7798,43 @@ impl<'de> Deserialize<'de> for SessionConfigSelect {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (SessionConfigSelect)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionConfigSelect, A::Error> {
-                let mut f_current_value: Option<SessionConfigValueId> = None;
-                let mut f_options: Option<SessionConfigSelectOptions> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "currentValue" => {
-                            de::seen::<A::Error>(&mut seen, 0, "currentValue")?;
-                            f_current_value = Some(de::field::<A, SessionConfigValueId>(&mut map, "currentValue")?);
-                        }
-                        "options" => {
-                            de::seen::<A::Error>(&mut seen, 1, "options")?;
-                            f_options = Some(de::field::<A, SessionConfigSelectOptions>(&mut map, "options")?);
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let current_value = match f_current_value {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("currentValue")),
-                };
-                let options = match f_options {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("options")),
-                };
-                Ok(SessionConfigSelect { current_value, options })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<SessionConfigSelect, A::Error> {
+                SessionConfigSelect::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl SessionConfigSelect {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_current_value: Option<SessionConfigValueId> = None;
+        let mut f_options: Option<SessionConfigSelectOptions> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "currentValue" => {
+                    de::seen::<A::Error>(&mut seen, 0, "currentValue")?;
+                    f_current_value = Some(de::field::<A, SessionConfigValueId>(&mut map, "currentValue")?);
+                }
+                "options" => {
+                    de::seen::<A::Error>(&mut seen, 1, "options")?;
+                    f_options = Some(de::field::<A, SessionConfigSelectOptions>(&mut map, "options")?);
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let current_value = match f_current_value {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("currentValue")),
+        };
+        let options = match f_options {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("options")),
+        };
+        Ok(SessionConfigSelect { current_value, options })
     }
 }
 
@@ -7271,26 +7868,34 @@ impl<'de> Deserialize<'de> for SessionConfigBoolean {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (SessionConfigBoolean)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionConfigBoolean, A::Error> {
-                let mut f_current_value: Option<bool> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "currentValue" => {
-                            de::seen::<A::Error>(&mut seen, 0, "currentValue")?;
-                            f_current_value = Some(de::field::<A, bool>(&mut map, "currentValue")?);
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let current_value = match f_current_value {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("currentValue")),
-                };
-                Ok(SessionConfigBoolean { current_value })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<SessionConfigBoolean, A::Error> {
+                SessionConfigBoolean::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl SessionConfigBoolean {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_current_value: Option<bool> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "currentValue" => {
+                    de::seen::<A::Error>(&mut seen, 0, "currentValue")?;
+                    f_current_value = Some(de::field::<A, bool>(&mut map, "currentValue")?);
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let current_value = match f_current_value {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("currentValue")),
+        };
+        Ok(SessionConfigBoolean { current_value })
     }
 }
 
@@ -7354,42 +7959,50 @@ impl<'de> Deserialize<'de> for LoadSessionResponse {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (LoadSessionResponse)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<LoadSessionResponse, A::Error> {
-                let mut f_modes: Option<Option<SessionModeState>> = None;
-                let mut f_config_options: Option<Option<Vec<SessionConfigOption>>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "modes" => {
-                            de::seen::<A::Error>(&mut seen, 0, "modes")?;
-                            if let Some(v) = de::field_lenient::<A, Option<SessionModeState>>(&mut map, "modes")? {
-                                f_modes = Some(v);
-                            }
-                        }
-                        "configOptions" => {
-                            de::seen::<A::Error>(&mut seen, 1, "configOptions")?;
-                            let r = de::field_items::<A, SessionConfigOption>(&mut map, "configOptions", true, true)?;
-                            if let Some(v) = r {
-                                f_config_options = Some(v);
-                            }
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let modes = MaybeUndefined::from_present(f_modes);
-                let config_options = MaybeUndefined::from_present(f_config_options);
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(LoadSessionResponse { modes, config_options, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<LoadSessionResponse, A::Error> {
+                LoadSessionResponse::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl LoadSessionResponse {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_modes: Option<Option<SessionModeState>> = None;
+        let mut f_config_options: Option<Option<Vec<SessionConfigOption>>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "modes" => {
+                    de::seen::<A::Error>(&mut seen, 0, "modes")?;
+                    if let Some(v) = de::field_lenient::<A, Option<SessionModeState>>(&mut map, "modes")? {
+                        f_modes = Some(v);
+                    }
+                }
+                "configOptions" => {
+                    de::seen::<A::Error>(&mut seen, 1, "configOptions")?;
+                    let r = de::field_items::<A, SessionConfigOption>(&mut map, "configOptions", true, true)?;
+                    if let Some(v) = r {
+                        f_config_options = Some(v);
+                    }
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 2, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let modes = MaybeUndefined::from_present(f_modes);
+        let config_options = MaybeUndefined::from_present(f_config_options);
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(LoadSessionResponse { modes, config_options, meta })
     }
 }
 
@@ -7440,43 +8053,51 @@ impl<'de> Deserialize<'de> for ListSessionsResponse {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (ListSessionsResponse)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ListSessionsResponse, A::Error> {
-                let mut f_sessions: Option<Vec<SessionInfo>> = None;
-                let mut f_next_cursor: Option<Option<String>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "sessions" => {
-                            de::seen::<A::Error>(&mut seen, 0, "sessions")?;
-                            let r = de::field_items::<A, SessionInfo>(&mut map, "sessions", false, true)?;
-                            f_sessions = Some(r.and_then(|v| v).unwrap_or_default());
-                        }
-                        "nextCursor" => {
-                            de::seen::<A::Error>(&mut seen, 1, "nextCursor")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "nextCursor")? {
-                                f_next_cursor = Some(v);
-                            }
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let sessions = match f_sessions {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("sessions")),
-                };
-                let next_cursor = MaybeUndefined::from_present(f_next_cursor);
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(ListSessionsResponse { sessions, next_cursor, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<ListSessionsResponse, A::Error> {
+                ListSessionsResponse::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl ListSessionsResponse {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_sessions: Option<Vec<SessionInfo>> = None;
+        let mut f_next_cursor: Option<Option<String>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "sessions" => {
+                    de::seen::<A::Error>(&mut seen, 0, "sessions")?;
+                    let r = de::field_items::<A, SessionInfo>(&mut map, "sessions", false, true)?;
+                    f_sessions = Some(r.and_then(|v| v).unwrap_or_default());
+                }
+                "nextCursor" => {
+                    de::seen::<A::Error>(&mut seen, 1, "nextCursor")?;
+                    if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "nextCursor")? {
+                        f_next_cursor = Some(v);
+                    }
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 2, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let sessions = match f_sessions {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("sessions")),
+        };
+        let next_cursor = MaybeUndefined::from_present(f_next_cursor);
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(ListSessionsResponse { sessions, next_cursor, meta })
     }
 }
 
@@ -7541,68 +8162,76 @@ impl<'de> Deserialize<'de> for SessionInfo {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (SessionInfo)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionInfo, A::Error> {
-                let mut f_session_id: Option<SessionId> = None;
-                let mut f_cwd: Option<String> = None;
-                let mut f_additional_directories: Option<Vec<String>> = None;
-                let mut f_title: Option<Option<String>> = None;
-                let mut f_updated_at: Option<Option<String>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "sessionId" => {
-                            de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
-                            f_session_id = Some(de::field::<A, SessionId>(&mut map, "sessionId")?);
-                        }
-                        "cwd" => {
-                            de::seen::<A::Error>(&mut seen, 1, "cwd")?;
-                            f_cwd = Some(de::field::<A, String>(&mut map, "cwd")?);
-                        }
-                        "additionalDirectories" => {
-                            de::seen::<A::Error>(&mut seen, 2, "additionalDirectories")?;
-                            let r = de::field_items::<A, String>(&mut map, "additionalDirectories", false, true)?;
-                            if let Some(Some(v)) = r {
-                                f_additional_directories = Some(v);
-                            }
-                        }
-                        "title" => {
-                            de::seen::<A::Error>(&mut seen, 3, "title")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? {
-                                f_title = Some(v);
-                            }
-                        }
-                        "updatedAt" => {
-                            de::seen::<A::Error>(&mut seen, 4, "updatedAt")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "updatedAt")? {
-                                f_updated_at = Some(v);
-                            }
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 5, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let session_id = match f_session_id {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("sessionId")),
-                };
-                let cwd = match f_cwd {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("cwd")),
-                };
-                let additional_directories = f_additional_directories;
-                let title = MaybeUndefined::from_present(f_title);
-                let updated_at = MaybeUndefined::from_present(f_updated_at);
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(SessionInfo { session_id, cwd, additional_directories, title, updated_at, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<SessionInfo, A::Error> {
+                SessionInfo::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl SessionInfo {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_session_id: Option<SessionId> = None;
+        let mut f_cwd: Option<String> = None;
+        let mut f_additional_directories: Option<Vec<String>> = None;
+        let mut f_title: Option<Option<String>> = None;
+        let mut f_updated_at: Option<Option<String>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "sessionId" => {
+                    de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
+                    f_session_id = Some(de::field::<A, SessionId>(&mut map, "sessionId")?);
+                }
+                "cwd" => {
+                    de::seen::<A::Error>(&mut seen, 1, "cwd")?;
+                    f_cwd = Some(de::field::<A, String>(&mut map, "cwd")?);
+                }
+                "additionalDirectories" => {
+                    de::seen::<A::Error>(&mut seen, 2, "additionalDirectories")?;
+                    let r = de::field_items::<A, String>(&mut map, "additionalDirectories", false, true)?;
+                    if let Some(Some(v)) = r {
+                        f_additional_directories = Some(v);
+                    }
+                }
+                "title" => {
+                    de::seen::<A::Error>(&mut seen, 3, "title")?;
+                    if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? {
+                        f_title = Some(v);
+                    }
+                }
+                "updatedAt" => {
+                    de::seen::<A::Error>(&mut seen, 4, "updatedAt")?;
+                    if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "updatedAt")? {
+                        f_updated_at = Some(v);
+                    }
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 5, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let session_id = match f_session_id {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("sessionId")),
+        };
+        let cwd = match f_cwd {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("cwd")),
+        };
+        let additional_directories = f_additional_directories;
+        let title = MaybeUndefined::from_present(f_title);
+        let updated_at = MaybeUndefined::from_present(f_updated_at);
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(SessionInfo { session_id, cwd, additional_directories, title, updated_at, meta })
     }
 }
 
@@ -7648,25 +8277,33 @@ impl<'de> Deserialize<'de> for DeleteSessionResponse {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (DeleteSessionResponse)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<DeleteSessionResponse, A::Error> {
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(DeleteSessionResponse { meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<DeleteSessionResponse, A::Error> {
+                DeleteSessionResponse::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl DeleteSessionResponse {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 0, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(DeleteSessionResponse { meta })
     }
 }
 
@@ -7730,42 +8367,50 @@ impl<'de> Deserialize<'de> for ResumeSessionResponse {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (ResumeSessionResponse)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ResumeSessionResponse, A::Error> {
-                let mut f_modes: Option<Option<SessionModeState>> = None;
-                let mut f_config_options: Option<Option<Vec<SessionConfigOption>>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "modes" => {
-                            de::seen::<A::Error>(&mut seen, 0, "modes")?;
-                            if let Some(v) = de::field_lenient::<A, Option<SessionModeState>>(&mut map, "modes")? {
-                                f_modes = Some(v);
-                            }
-                        }
-                        "configOptions" => {
-                            de::seen::<A::Error>(&mut seen, 1, "configOptions")?;
-                            let r = de::field_items::<A, SessionConfigOption>(&mut map, "configOptions", true, true)?;
-                            if let Some(v) = r {
-                                f_config_options = Some(v);
-                            }
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let modes = MaybeUndefined::from_present(f_modes);
-                let config_options = MaybeUndefined::from_present(f_config_options);
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(ResumeSessionResponse { modes, config_options, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<ResumeSessionResponse, A::Error> {
+                ResumeSessionResponse::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl ResumeSessionResponse {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_modes: Option<Option<SessionModeState>> = None;
+        let mut f_config_options: Option<Option<Vec<SessionConfigOption>>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "modes" => {
+                    de::seen::<A::Error>(&mut seen, 0, "modes")?;
+                    if let Some(v) = de::field_lenient::<A, Option<SessionModeState>>(&mut map, "modes")? {
+                        f_modes = Some(v);
+                    }
+                }
+                "configOptions" => {
+                    de::seen::<A::Error>(&mut seen, 1, "configOptions")?;
+                    let r = de::field_items::<A, SessionConfigOption>(&mut map, "configOptions", true, true)?;
+                    if let Some(v) = r {
+                        f_config_options = Some(v);
+                    }
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 2, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let modes = MaybeUndefined::from_present(f_modes);
+        let config_options = MaybeUndefined::from_present(f_config_options);
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(ResumeSessionResponse { modes, config_options, meta })
     }
 }
 
@@ -7811,25 +8456,33 @@ impl<'de> Deserialize<'de> for CloseSessionResponse {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (CloseSessionResponse)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CloseSessionResponse, A::Error> {
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(CloseSessionResponse { meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<CloseSessionResponse, A::Error> {
+                CloseSessionResponse::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl CloseSessionResponse {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 0, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(CloseSessionResponse { meta })
     }
 }
 
@@ -7875,25 +8528,33 @@ impl<'de> Deserialize<'de> for SetSessionModeResponse {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (SetSessionModeResponse)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SetSessionModeResponse, A::Error> {
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(SetSessionModeResponse { meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<SetSessionModeResponse, A::Error> {
+                SetSessionModeResponse::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl SetSessionModeResponse {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 0, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(SetSessionModeResponse { meta })
     }
 }
 
@@ -7936,35 +8597,43 @@ impl<'de> Deserialize<'de> for SetSessionConfigOptionResponse {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (SetSessionConfigOptionResponse)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SetSessionConfigOptionResponse, A::Error> {
-                let mut f_config_options: Option<Vec<SessionConfigOption>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "configOptions" => {
-                            de::seen::<A::Error>(&mut seen, 0, "configOptions")?;
-                            let r = de::field_items::<A, SessionConfigOption>(&mut map, "configOptions", false, true)?;
-                            f_config_options = Some(r.and_then(|v| v).unwrap_or_default());
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let config_options = match f_config_options {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("configOptions")),
-                };
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(SetSessionConfigOptionResponse { config_options, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<SetSessionConfigOptionResponse, A::Error> {
+                SetSessionConfigOptionResponse::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl SetSessionConfigOptionResponse {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_config_options: Option<Vec<SessionConfigOption>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "configOptions" => {
+                    de::seen::<A::Error>(&mut seen, 0, "configOptions")?;
+                    let r = de::field_items::<A, SessionConfigOption>(&mut map, "configOptions", false, true)?;
+                    f_config_options = Some(r.and_then(|v| v).unwrap_or_default());
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 1, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let config_options = match f_config_options {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("configOptions")),
+        };
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(SetSessionConfigOptionResponse { config_options, meta })
     }
 }
 
@@ -8007,34 +8676,42 @@ impl<'de> Deserialize<'de> for PromptResponse {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (PromptResponse)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<PromptResponse, A::Error> {
-                let mut f_stop_reason: Option<StopReason> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "stopReason" => {
-                            de::seen::<A::Error>(&mut seen, 0, "stopReason")?;
-                            f_stop_reason = Some(de::field::<A, StopReason>(&mut map, "stopReason")?);
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let stop_reason = match f_stop_reason {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("stopReason")),
-                };
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(PromptResponse { stop_reason, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<PromptResponse, A::Error> {
+                PromptResponse::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl PromptResponse {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_stop_reason: Option<StopReason> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "stopReason" => {
+                    de::seen::<A::Error>(&mut seen, 0, "stopReason")?;
+                    f_stop_reason = Some(de::field::<A, StopReason>(&mut map, "stopReason")?);
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 1, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let stop_reason = match f_stop_reason {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("stopReason")),
+        };
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(PromptResponse { stop_reason, meta })
     }
 }
 
@@ -8144,43 +8821,51 @@ impl<'de> Deserialize<'de> for SessionNotification {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (SessionNotification)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionNotification, A::Error> {
-                let mut f_session_id: Option<SessionId> = None;
-                let mut f_update: Option<SessionUpdate> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "sessionId" => {
-                            de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
-                            f_session_id = Some(de::field::<A, SessionId>(&mut map, "sessionId")?);
-                        }
-                        "update" => {
-                            de::seen::<A::Error>(&mut seen, 1, "update")?;
-                            f_update = Some(de::field::<A, SessionUpdate>(&mut map, "update")?);
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let session_id = match f_session_id {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("sessionId")),
-                };
-                let update = match f_update {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("update")),
-                };
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(SessionNotification { session_id, update, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<SessionNotification, A::Error> {
+                SessionNotification::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl SessionNotification {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_session_id: Option<SessionId> = None;
+        let mut f_update: Option<SessionUpdate> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "sessionId" => {
+                    de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
+                    f_session_id = Some(de::field::<A, SessionId>(&mut map, "sessionId")?);
+                }
+                "update" => {
+                    de::seen::<A::Error>(&mut seen, 1, "update")?;
+                    f_update = Some(de::field::<A, SessionUpdate>(&mut map, "update")?);
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 2, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let session_id = match f_session_id {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("sessionId")),
+        };
+        let update = match f_update {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("update")),
+        };
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(SessionNotification { session_id, update, meta })
     }
 }
 
@@ -8298,33 +8983,69 @@ impl Serialize for SessionUpdate {
 
 impl<'de> Deserialize<'de> for SessionUpdate {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let raw = <&'de RawValue>::deserialize(d)?;
-        let tag = de::peek_tag::<D::Error>(raw, "sessionUpdate")?;
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = SessionUpdate;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SessionUpdate)")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<SessionUpdate, A::Error> {
+                SessionUpdate::visit_fields(map)
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+impl SessionUpdate {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let (tag, mut buffered) = de::read_until_tag(&mut map, "sessionUpdate")?;
+        let live = if tag.is_some() { Some(map) } else { None };
         Ok(match tag.as_ref().map(|t| t.as_str()) {
-            Some("user_message_chunk") => Self::UserMessageChunk(de::from_raw::<ContentChunk, D::Error>(raw)?),
-            Some("agent_message_chunk") => Self::AgentMessageChunk(de::from_raw::<ContentChunk, D::Error>(raw)?),
-            Some("agent_thought_chunk") => Self::AgentThoughtChunk(de::from_raw::<ContentChunk, D::Error>(raw)?),
-            Some("tool_call") => Self::ToolCall(de::from_raw::<ToolCall, D::Error>(raw)?),
-            Some("tool_call_update") => Self::ToolCallUpdate(de::from_raw::<ToolCallUpdate, D::Error>(raw)?),
-            Some("plan") => Self::Plan(de::from_raw::<Plan, D::Error>(raw)?),
+            Some("user_message_chunk") => {
+                Self::UserMessageChunk(ContentChunk::visit_fields(de::Replay::new(buffered, live))?)
+            }
+            Some("agent_message_chunk") => {
+                Self::AgentMessageChunk(ContentChunk::visit_fields(de::Replay::new(buffered, live))?)
+            }
+            Some("agent_thought_chunk") => {
+                Self::AgentThoughtChunk(ContentChunk::visit_fields(de::Replay::new(buffered, live))?)
+            }
+            Some("tool_call") => Self::ToolCall(ToolCall::visit_fields(de::Replay::new(buffered, live))?),
+            Some("tool_call_update") => {
+                Self::ToolCallUpdate(ToolCallUpdate::visit_fields(de::Replay::new(buffered, live))?)
+            }
+            Some("plan") => Self::Plan(Plan::visit_fields(de::Replay::new(buffered, live))?),
             Some("available_commands_update") => {
-                Self::AvailableCommandsUpdate(de::from_raw::<AvailableCommandsUpdate, D::Error>(raw)?)
+                Self::AvailableCommandsUpdate(AvailableCommandsUpdate::visit_fields(de::Replay::new(buffered, live))?)
             }
-            Some("current_mode_update") => Self::CurrentModeUpdate(de::from_raw::<CurrentModeUpdate, D::Error>(raw)?),
+            Some("current_mode_update") => {
+                Self::CurrentModeUpdate(CurrentModeUpdate::visit_fields(de::Replay::new(buffered, live))?)
+            }
             Some("config_option_update") => {
-                Self::ConfigOptionUpdate(de::from_raw::<ConfigOptionUpdate, D::Error>(raw)?)
+                Self::ConfigOptionUpdate(ConfigOptionUpdate::visit_fields(de::Replay::new(buffered, live))?)
             }
-            Some("session_info_update") => Self::SessionInfoUpdate(de::from_raw::<SessionInfoUpdate, D::Error>(raw)?),
-            Some("usage_update") => Self::UsageUpdate(de::from_raw::<UsageUpdate, D::Error>(raw)?),
-            Some("notice") => Self::Notice(de::from_raw::<Notice, D::Error>(raw)?),
-            Some("compaction_update") => Self::CompactionUpdate(de::from_raw::<CompactionUpdate, D::Error>(raw)?),
+            Some("session_info_update") => {
+                Self::SessionInfoUpdate(SessionInfoUpdate::visit_fields(de::Replay::new(buffered, live))?)
+            }
+            Some("usage_update") => Self::UsageUpdate(UsageUpdate::visit_fields(de::Replay::new(buffered, live))?),
+            Some("notice") => Self::Notice(Notice::visit_fields(de::Replay::new(buffered, live))?),
+            Some("compaction_update") => {
+                Self::CompactionUpdate(CompactionUpdate::visit_fields(de::Replay::new(buffered, live))?)
+            }
             Some("compaction_summary_chunk") => {
-                Self::CompactionSummaryChunk(de::from_raw::<CompactionSummaryChunk, D::Error>(raw)?)
+                Self::CompactionSummaryChunk(CompactionSummaryChunk::visit_fields(de::Replay::new(buffered, live))?)
             }
-            None => return Err(de::missing::<D::Error>("sessionUpdate")),
+            None => return Err(de::missing::<A::Error>("sessionUpdate")),
             Some(other) => {
+                if let Some(live) = live {
+                    de::drain(live, &mut buffered)?;
+                }
+                let raw = de::rebuild(Some(("sessionUpdate", other)), &buffered);
                 de::warn_unknown("SessionUpdate", other);
-                Self::Unknown(RawJson::from_raw(raw))
+                Self::Unknown(raw)
             }
         })
     }
@@ -8407,42 +9128,50 @@ impl<'de> Deserialize<'de> for ContentChunk {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (ContentChunk)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ContentChunk, A::Error> {
-                let mut f_content: Option<ContentBlock> = None;
-                let mut f_message_id: Option<Option<MessageId>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "content" => {
-                            de::seen::<A::Error>(&mut seen, 0, "content")?;
-                            f_content = Some(de::field::<A, ContentBlock>(&mut map, "content")?);
-                        }
-                        "messageId" => {
-                            de::seen::<A::Error>(&mut seen, 1, "messageId")?;
-                            if let Some(v) = de::field_lenient::<A, Option<MessageId>>(&mut map, "messageId")? {
-                                f_message_id = Some(v);
-                            }
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let content = match f_content {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("content")),
-                };
-                let message_id = MaybeUndefined::from_present(f_message_id);
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(ContentChunk { content, message_id, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<ContentChunk, A::Error> {
+                ContentChunk::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl ContentChunk {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_content: Option<ContentBlock> = None;
+        let mut f_message_id: Option<Option<MessageId>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "content" => {
+                    de::seen::<A::Error>(&mut seen, 0, "content")?;
+                    f_content = Some(de::field::<A, ContentBlock>(&mut map, "content")?);
+                }
+                "messageId" => {
+                    de::seen::<A::Error>(&mut seen, 1, "messageId")?;
+                    if let Some(v) = de::field_lenient::<A, Option<MessageId>>(&mut map, "messageId")? {
+                        f_message_id = Some(v);
+                    }
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 2, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let content = match f_content {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("content")),
+        };
+        let message_id = MaybeUndefined::from_present(f_message_id);
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(ContentChunk { content, message_id, meta })
     }
 }
 
@@ -8527,112 +9256,109 @@ impl<'de> Deserialize<'de> for ToolCall {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (ToolCall)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ToolCall, A::Error> {
-                let mut f_tool_call_id: Option<ToolCallId> = None;
-                let mut f_title: Option<String> = None;
-                let mut f_name: Option<Option<String>> = None;
-                let mut f_kind: Option<ToolKind> = None;
-                let mut f_status: Option<ToolCallStatus> = None;
-                let mut f_content: Option<Vec<ToolCallContent>> = None;
-                let mut f_locations: Option<Vec<ToolCallLocation>> = None;
-                let mut f_raw_input: Option<RawJson> = None;
-                let mut f_raw_output: Option<RawJson> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "toolCallId" => {
-                            de::seen::<A::Error>(&mut seen, 0, "toolCallId")?;
-                            f_tool_call_id = Some(de::field::<A, ToolCallId>(&mut map, "toolCallId")?);
-                        }
-                        "title" => {
-                            de::seen::<A::Error>(&mut seen, 1, "title")?;
-                            f_title = Some(de::field::<A, String>(&mut map, "title")?);
-                        }
-                        "name" => {
-                            de::seen::<A::Error>(&mut seen, 2, "name")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "name")? {
-                                f_name = Some(v);
-                            }
-                        }
-                        "kind" => {
-                            de::seen::<A::Error>(&mut seen, 3, "kind")?;
-                            if let Some(v) = de::field_lenient::<A, ToolKind>(&mut map, "kind")? {
-                                f_kind = Some(v);
-                            }
-                        }
-                        "status" => {
-                            de::seen::<A::Error>(&mut seen, 4, "status")?;
-                            if let Some(v) = de::field_lenient::<A, ToolCallStatus>(&mut map, "status")? {
-                                f_status = Some(v);
-                            }
-                        }
-                        "content" => {
-                            de::seen::<A::Error>(&mut seen, 5, "content")?;
-                            let r = de::field_items::<A, ToolCallContent>(&mut map, "content", false, true)?;
-                            if let Some(Some(v)) = r {
-                                f_content = Some(v);
-                            }
-                        }
-                        "locations" => {
-                            de::seen::<A::Error>(&mut seen, 6, "locations")?;
-                            let r = de::field_items::<A, ToolCallLocation>(&mut map, "locations", false, true)?;
-                            if let Some(Some(v)) = r {
-                                f_locations = Some(v);
-                            }
-                        }
-                        "rawInput" => {
-                            de::seen::<A::Error>(&mut seen, 7, "rawInput")?;
-                            if let Some(v) = de::field_lenient::<A, RawJson>(&mut map, "rawInput")? {
-                                f_raw_input = Some(v);
-                            }
-                        }
-                        "rawOutput" => {
-                            de::seen::<A::Error>(&mut seen, 8, "rawOutput")?;
-                            if let Some(v) = de::field_lenient::<A, RawJson>(&mut map, "rawOutput")? {
-                                f_raw_output = Some(v);
-                            }
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 9, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let tool_call_id = match f_tool_call_id {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("toolCallId")),
-                };
-                let title = match f_title {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("title")),
-                };
-                let name = MaybeUndefined::from_present(f_name);
-                let kind = f_kind;
-                let status = f_status;
-                let content = f_content;
-                let locations = f_locations;
-                let raw_input = f_raw_input;
-                let raw_output = f_raw_output;
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(ToolCall {
-                    tool_call_id,
-                    title,
-                    name,
-                    kind,
-                    status,
-                    content,
-                    locations,
-                    raw_input,
-                    raw_output,
-                    meta,
-                })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<ToolCall, A::Error> {
+                ToolCall::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl ToolCall {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_tool_call_id: Option<ToolCallId> = None;
+        let mut f_title: Option<String> = None;
+        let mut f_name: Option<Option<String>> = None;
+        let mut f_kind: Option<ToolKind> = None;
+        let mut f_status: Option<ToolCallStatus> = None;
+        let mut f_content: Option<Vec<ToolCallContent>> = None;
+        let mut f_locations: Option<Vec<ToolCallLocation>> = None;
+        let mut f_raw_input: Option<RawJson> = None;
+        let mut f_raw_output: Option<RawJson> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "toolCallId" => {
+                    de::seen::<A::Error>(&mut seen, 0, "toolCallId")?;
+                    f_tool_call_id = Some(de::field::<A, ToolCallId>(&mut map, "toolCallId")?);
+                }
+                "title" => {
+                    de::seen::<A::Error>(&mut seen, 1, "title")?;
+                    f_title = Some(de::field::<A, String>(&mut map, "title")?);
+                }
+                "name" => {
+                    de::seen::<A::Error>(&mut seen, 2, "name")?;
+                    if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "name")? {
+                        f_name = Some(v);
+                    }
+                }
+                "kind" => {
+                    de::seen::<A::Error>(&mut seen, 3, "kind")?;
+                    if let Some(v) = de::field_lenient::<A, ToolKind>(&mut map, "kind")? {
+                        f_kind = Some(v);
+                    }
+                }
+                "status" => {
+                    de::seen::<A::Error>(&mut seen, 4, "status")?;
+                    if let Some(v) = de::field_lenient::<A, ToolCallStatus>(&mut map, "status")? {
+                        f_status = Some(v);
+                    }
+                }
+                "content" => {
+                    de::seen::<A::Error>(&mut seen, 5, "content")?;
+                    let r = de::field_items::<A, ToolCallContent>(&mut map, "content", false, true)?;
+                    if let Some(Some(v)) = r {
+                        f_content = Some(v);
+                    }
+                }
+                "locations" => {
+                    de::seen::<A::Error>(&mut seen, 6, "locations")?;
+                    let r = de::field_items::<A, ToolCallLocation>(&mut map, "locations", false, true)?;
+                    if let Some(Some(v)) = r {
+                        f_locations = Some(v);
+                    }
+                }
+                "rawInput" => {
+                    de::seen::<A::Error>(&mut seen, 7, "rawInput")?;
+                    if let Some(v) = de::field_lenient::<A, RawJson>(&mut map, "rawInput")? {
+                        f_raw_input = Some(v);
+                    }
+                }
+                "rawOutput" => {
+                    de::seen::<A::Error>(&mut seen, 8, "rawOutput")?;
+                    if let Some(v) = de::field_lenient::<A, RawJson>(&mut map, "rawOutput")? {
+                        f_raw_output = Some(v);
+                    }
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 9, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let tool_call_id = match f_tool_call_id {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("toolCallId")),
+        };
+        let title = match f_title {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("title")),
+        };
+        let name = MaybeUndefined::from_present(f_name);
+        let kind = f_kind;
+        let status = f_status;
+        let content = f_content;
+        let locations = f_locations;
+        let raw_input = f_raw_input;
+        let raw_output = f_raw_output;
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(ToolCall { tool_call_id, title, name, kind, status, content, locations, raw_input, raw_output, meta })
     }
 }
 
@@ -8682,52 +9408,60 @@ impl<'de> Deserialize<'de> for PlanEntry {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (PlanEntry)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<PlanEntry, A::Error> {
-                let mut f_content: Option<String> = None;
-                let mut f_priority: Option<PlanEntryPriority> = None;
-                let mut f_status: Option<PlanEntryStatus> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "content" => {
-                            de::seen::<A::Error>(&mut seen, 0, "content")?;
-                            f_content = Some(de::field::<A, String>(&mut map, "content")?);
-                        }
-                        "priority" => {
-                            de::seen::<A::Error>(&mut seen, 1, "priority")?;
-                            f_priority = Some(de::field::<A, PlanEntryPriority>(&mut map, "priority")?);
-                        }
-                        "status" => {
-                            de::seen::<A::Error>(&mut seen, 2, "status")?;
-                            f_status = Some(de::field::<A, PlanEntryStatus>(&mut map, "status")?);
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let content = match f_content {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("content")),
-                };
-                let priority = match f_priority {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("priority")),
-                };
-                let status = match f_status {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("status")),
-                };
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(PlanEntry { content, priority, status, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<PlanEntry, A::Error> {
+                PlanEntry::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl PlanEntry {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_content: Option<String> = None;
+        let mut f_priority: Option<PlanEntryPriority> = None;
+        let mut f_status: Option<PlanEntryStatus> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "content" => {
+                    de::seen::<A::Error>(&mut seen, 0, "content")?;
+                    f_content = Some(de::field::<A, String>(&mut map, "content")?);
+                }
+                "priority" => {
+                    de::seen::<A::Error>(&mut seen, 1, "priority")?;
+                    f_priority = Some(de::field::<A, PlanEntryPriority>(&mut map, "priority")?);
+                }
+                "status" => {
+                    de::seen::<A::Error>(&mut seen, 2, "status")?;
+                    f_status = Some(de::field::<A, PlanEntryStatus>(&mut map, "status")?);
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 3, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let content = match f_content {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("content")),
+        };
+        let priority = match f_priority {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("priority")),
+        };
+        let status = match f_status {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("status")),
+        };
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(PlanEntry { content, priority, status, meta })
     }
 }
 
@@ -8860,35 +9594,43 @@ impl<'de> Deserialize<'de> for Plan {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (Plan)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Plan, A::Error> {
-                let mut f_entries: Option<Vec<PlanEntry>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "entries" => {
-                            de::seen::<A::Error>(&mut seen, 0, "entries")?;
-                            let r = de::field_items::<A, PlanEntry>(&mut map, "entries", false, true)?;
-                            f_entries = Some(r.and_then(|v| v).unwrap_or_default());
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let entries = match f_entries {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("entries")),
-                };
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(Plan { entries, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Plan, A::Error> {
+                Plan::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl Plan {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_entries: Option<Vec<PlanEntry>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "entries" => {
+                    de::seen::<A::Error>(&mut seen, 0, "entries")?;
+                    let r = de::field_items::<A, PlanEntry>(&mut map, "entries", false, true)?;
+                    f_entries = Some(r.and_then(|v| v).unwrap_or_default());
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 1, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let entries = match f_entries {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("entries")),
+        };
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(Plan { entries, meta })
     }
 }
 
@@ -8941,51 +9683,59 @@ impl<'de> Deserialize<'de> for AvailableCommand {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (AvailableCommand)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AvailableCommand, A::Error> {
-                let mut f_name: Option<String> = None;
-                let mut f_description: Option<String> = None;
-                let mut f_input: Option<Option<AvailableCommandInput>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "name" => {
-                            de::seen::<A::Error>(&mut seen, 0, "name")?;
-                            f_name = Some(de::field::<A, String>(&mut map, "name")?);
-                        }
-                        "description" => {
-                            de::seen::<A::Error>(&mut seen, 1, "description")?;
-                            f_description = Some(de::field::<A, String>(&mut map, "description")?);
-                        }
-                        "input" => {
-                            de::seen::<A::Error>(&mut seen, 2, "input")?;
-                            if let Some(v) = de::field_lenient::<A, Option<AvailableCommandInput>>(&mut map, "input")? {
-                                f_input = Some(v);
-                            }
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let name = match f_name {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("name")),
-                };
-                let description = match f_description {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("description")),
-                };
-                let input = MaybeUndefined::from_present(f_input);
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(AvailableCommand { name, description, input, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<AvailableCommand, A::Error> {
+                AvailableCommand::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl AvailableCommand {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_name: Option<String> = None;
+        let mut f_description: Option<String> = None;
+        let mut f_input: Option<Option<AvailableCommandInput>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "name" => {
+                    de::seen::<A::Error>(&mut seen, 0, "name")?;
+                    f_name = Some(de::field::<A, String>(&mut map, "name")?);
+                }
+                "description" => {
+                    de::seen::<A::Error>(&mut seen, 1, "description")?;
+                    f_description = Some(de::field::<A, String>(&mut map, "description")?);
+                }
+                "input" => {
+                    de::seen::<A::Error>(&mut seen, 2, "input")?;
+                    if let Some(v) = de::field_lenient::<A, Option<AvailableCommandInput>>(&mut map, "input")? {
+                        f_input = Some(v);
+                    }
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 3, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let name = match f_name {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("name")),
+        };
+        let description = match f_description {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("description")),
+        };
+        let input = MaybeUndefined::from_present(f_input);
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(AvailableCommand { name, description, input, meta })
     }
 }
 
@@ -9061,34 +9811,42 @@ impl<'de> Deserialize<'de> for UnstructuredCommandInput {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (UnstructuredCommandInput)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<UnstructuredCommandInput, A::Error> {
-                let mut f_hint: Option<String> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "hint" => {
-                            de::seen::<A::Error>(&mut seen, 0, "hint")?;
-                            f_hint = Some(de::field::<A, String>(&mut map, "hint")?);
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let hint = match f_hint {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("hint")),
-                };
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(UnstructuredCommandInput { hint, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<UnstructuredCommandInput, A::Error> {
+                UnstructuredCommandInput::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl UnstructuredCommandInput {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_hint: Option<String> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "hint" => {
+                    de::seen::<A::Error>(&mut seen, 0, "hint")?;
+                    f_hint = Some(de::field::<A, String>(&mut map, "hint")?);
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 1, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let hint = match f_hint {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("hint")),
+        };
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(UnstructuredCommandInput { hint, meta })
     }
 }
 
@@ -9131,35 +9889,43 @@ impl<'de> Deserialize<'de> for AvailableCommandsUpdate {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (AvailableCommandsUpdate)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AvailableCommandsUpdate, A::Error> {
-                let mut f_available_commands: Option<Vec<AvailableCommand>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "availableCommands" => {
-                            de::seen::<A::Error>(&mut seen, 0, "availableCommands")?;
-                            let r = de::field_items::<A, AvailableCommand>(&mut map, "availableCommands", false, true)?;
-                            f_available_commands = Some(r.and_then(|v| v).unwrap_or_default());
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let available_commands = match f_available_commands {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("availableCommands")),
-                };
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(AvailableCommandsUpdate { available_commands, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<AvailableCommandsUpdate, A::Error> {
+                AvailableCommandsUpdate::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl AvailableCommandsUpdate {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_available_commands: Option<Vec<AvailableCommand>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "availableCommands" => {
+                    de::seen::<A::Error>(&mut seen, 0, "availableCommands")?;
+                    let r = de::field_items::<A, AvailableCommand>(&mut map, "availableCommands", false, true)?;
+                    f_available_commands = Some(r.and_then(|v| v).unwrap_or_default());
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 1, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let available_commands = match f_available_commands {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("availableCommands")),
+        };
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(AvailableCommandsUpdate { available_commands, meta })
     }
 }
 
@@ -9202,34 +9968,42 @@ impl<'de> Deserialize<'de> for CurrentModeUpdate {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (CurrentModeUpdate)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CurrentModeUpdate, A::Error> {
-                let mut f_current_mode_id: Option<SessionModeId> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "currentModeId" => {
-                            de::seen::<A::Error>(&mut seen, 0, "currentModeId")?;
-                            f_current_mode_id = Some(de::field::<A, SessionModeId>(&mut map, "currentModeId")?);
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let current_mode_id = match f_current_mode_id {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("currentModeId")),
-                };
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(CurrentModeUpdate { current_mode_id, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<CurrentModeUpdate, A::Error> {
+                CurrentModeUpdate::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl CurrentModeUpdate {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_current_mode_id: Option<SessionModeId> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "currentModeId" => {
+                    de::seen::<A::Error>(&mut seen, 0, "currentModeId")?;
+                    f_current_mode_id = Some(de::field::<A, SessionModeId>(&mut map, "currentModeId")?);
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 1, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let current_mode_id = match f_current_mode_id {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("currentModeId")),
+        };
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(CurrentModeUpdate { current_mode_id, meta })
     }
 }
 
@@ -9272,35 +10046,43 @@ impl<'de> Deserialize<'de> for ConfigOptionUpdate {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (ConfigOptionUpdate)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ConfigOptionUpdate, A::Error> {
-                let mut f_config_options: Option<Vec<SessionConfigOption>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "configOptions" => {
-                            de::seen::<A::Error>(&mut seen, 0, "configOptions")?;
-                            let r = de::field_items::<A, SessionConfigOption>(&mut map, "configOptions", false, true)?;
-                            f_config_options = Some(r.and_then(|v| v).unwrap_or_default());
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let config_options = match f_config_options {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("configOptions")),
-                };
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(ConfigOptionUpdate { config_options, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<ConfigOptionUpdate, A::Error> {
+                ConfigOptionUpdate::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl ConfigOptionUpdate {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_config_options: Option<Vec<SessionConfigOption>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "configOptions" => {
+                    de::seen::<A::Error>(&mut seen, 0, "configOptions")?;
+                    let r = de::field_items::<A, SessionConfigOption>(&mut map, "configOptions", false, true)?;
+                    f_config_options = Some(r.and_then(|v| v).unwrap_or_default());
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 1, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let config_options = match f_config_options {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("configOptions")),
+        };
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(ConfigOptionUpdate { config_options, meta })
     }
 }
 
@@ -9364,41 +10146,49 @@ impl<'de> Deserialize<'de> for SessionInfoUpdate {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (SessionInfoUpdate)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionInfoUpdate, A::Error> {
-                let mut f_title: Option<Option<String>> = None;
-                let mut f_updated_at: Option<Option<String>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "title" => {
-                            de::seen::<A::Error>(&mut seen, 0, "title")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? {
-                                f_title = Some(v);
-                            }
-                        }
-                        "updatedAt" => {
-                            de::seen::<A::Error>(&mut seen, 1, "updatedAt")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "updatedAt")? {
-                                f_updated_at = Some(v);
-                            }
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let title = MaybeUndefined::from_present(f_title);
-                let updated_at = MaybeUndefined::from_present(f_updated_at);
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(SessionInfoUpdate { title, updated_at, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<SessionInfoUpdate, A::Error> {
+                SessionInfoUpdate::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl SessionInfoUpdate {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_title: Option<Option<String>> = None;
+        let mut f_updated_at: Option<Option<String>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "title" => {
+                    de::seen::<A::Error>(&mut seen, 0, "title")?;
+                    if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? {
+                        f_title = Some(v);
+                    }
+                }
+                "updatedAt" => {
+                    de::seen::<A::Error>(&mut seen, 1, "updatedAt")?;
+                    if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "updatedAt")? {
+                        f_updated_at = Some(v);
+                    }
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 2, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let title = MaybeUndefined::from_present(f_title);
+        let updated_at = MaybeUndefined::from_present(f_updated_at);
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(SessionInfoUpdate { title, updated_at, meta })
     }
 }
 
@@ -9445,43 +10235,51 @@ impl<'de> Deserialize<'de> for Cost {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (Cost)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Cost, A::Error> {
-                let mut f_amount: Option<f64> = None;
-                let mut f_currency: Option<String> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "amount" => {
-                            de::seen::<A::Error>(&mut seen, 0, "amount")?;
-                            f_amount = Some(de::field::<A, f64>(&mut map, "amount")?);
-                        }
-                        "currency" => {
-                            de::seen::<A::Error>(&mut seen, 1, "currency")?;
-                            f_currency = Some(de::field::<A, String>(&mut map, "currency")?);
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let amount = match f_amount {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("amount")),
-                };
-                let currency = match f_currency {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("currency")),
-                };
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(Cost { amount, currency, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Cost, A::Error> {
+                Cost::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl Cost {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_amount: Option<f64> = None;
+        let mut f_currency: Option<String> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "amount" => {
+                    de::seen::<A::Error>(&mut seen, 0, "amount")?;
+                    f_amount = Some(de::field::<A, f64>(&mut map, "amount")?);
+                }
+                "currency" => {
+                    de::seen::<A::Error>(&mut seen, 1, "currency")?;
+                    f_currency = Some(de::field::<A, String>(&mut map, "currency")?);
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 2, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let amount = match f_amount {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("amount")),
+        };
+        let currency = match f_currency {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("currency")),
+        };
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(Cost { amount, currency, meta })
     }
 }
 
@@ -9534,51 +10332,59 @@ impl<'de> Deserialize<'de> for UsageUpdate {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (UsageUpdate)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<UsageUpdate, A::Error> {
-                let mut f_used: Option<u64> = None;
-                let mut f_size: Option<u64> = None;
-                let mut f_cost: Option<Option<Cost>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "used" => {
-                            de::seen::<A::Error>(&mut seen, 0, "used")?;
-                            f_used = Some(de::field::<A, u64>(&mut map, "used")?);
-                        }
-                        "size" => {
-                            de::seen::<A::Error>(&mut seen, 1, "size")?;
-                            f_size = Some(de::field::<A, u64>(&mut map, "size")?);
-                        }
-                        "cost" => {
-                            de::seen::<A::Error>(&mut seen, 2, "cost")?;
-                            if let Some(v) = de::field_lenient::<A, Option<Cost>>(&mut map, "cost")? {
-                                f_cost = Some(v);
-                            }
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let used = match f_used {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("used")),
-                };
-                let size = match f_size {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("size")),
-                };
-                let cost = MaybeUndefined::from_present(f_cost);
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(UsageUpdate { used, size, cost, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<UsageUpdate, A::Error> {
+                UsageUpdate::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl UsageUpdate {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_used: Option<u64> = None;
+        let mut f_size: Option<u64> = None;
+        let mut f_cost: Option<Option<Cost>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "used" => {
+                    de::seen::<A::Error>(&mut seen, 0, "used")?;
+                    f_used = Some(de::field::<A, u64>(&mut map, "used")?);
+                }
+                "size" => {
+                    de::seen::<A::Error>(&mut seen, 1, "size")?;
+                    f_size = Some(de::field::<A, u64>(&mut map, "size")?);
+                }
+                "cost" => {
+                    de::seen::<A::Error>(&mut seen, 2, "cost")?;
+                    if let Some(v) = de::field_lenient::<A, Option<Cost>>(&mut map, "cost")? {
+                        f_cost = Some(v);
+                    }
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 3, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let used = match f_used {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("used")),
+        };
+        let size = match f_size {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("size")),
+        };
+        let cost = MaybeUndefined::from_present(f_cost);
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(UsageUpdate { used, size, cost, meta })
     }
 }
 
@@ -9677,52 +10483,60 @@ impl<'de> Deserialize<'de> for Notice {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (Notice)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Notice, A::Error> {
-                let mut f_severity: Option<NoticeSeverity> = None;
-                let mut f_title: Option<String> = None;
-                let mut f_description: Option<Option<String>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "severity" => {
-                            de::seen::<A::Error>(&mut seen, 0, "severity")?;
-                            f_severity = Some(de::field::<A, NoticeSeverity>(&mut map, "severity")?);
-                        }
-                        "title" => {
-                            de::seen::<A::Error>(&mut seen, 1, "title")?;
-                            f_title = Some(de::field::<A, String>(&mut map, "title")?);
-                        }
-                        "description" => {
-                            de::seen::<A::Error>(&mut seen, 2, "description")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
-                                f_description = Some(v);
-                            }
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let severity = match f_severity {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("severity")),
-                };
-                let title = match f_title {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("title")),
-                };
-                de::min_length::<A::Error>(&title, 1, "title")?;
-                let description = MaybeUndefined::from_present(f_description);
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(Notice { severity, title, description, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Notice, A::Error> {
+                Notice::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl Notice {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_severity: Option<NoticeSeverity> = None;
+        let mut f_title: Option<String> = None;
+        let mut f_description: Option<Option<String>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "severity" => {
+                    de::seen::<A::Error>(&mut seen, 0, "severity")?;
+                    f_severity = Some(de::field::<A, NoticeSeverity>(&mut map, "severity")?);
+                }
+                "title" => {
+                    de::seen::<A::Error>(&mut seen, 1, "title")?;
+                    f_title = Some(de::field::<A, String>(&mut map, "title")?);
+                }
+                "description" => {
+                    de::seen::<A::Error>(&mut seen, 2, "description")?;
+                    if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
+                        f_description = Some(v);
+                    }
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 3, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let severity = match f_severity {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("severity")),
+        };
+        let title = match f_title {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("title")),
+        };
+        de::min_length::<A::Error>(&title, 1, "title")?;
+        let description = MaybeUndefined::from_present(f_description);
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(Notice { severity, title, description, meta })
     }
 }
 
@@ -9867,60 +10681,68 @@ impl<'de> Deserialize<'de> for CompactionUpdate {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (CompactionUpdate)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CompactionUpdate, A::Error> {
-                let mut f_compaction_id: Option<CompactionId> = None;
-                let mut f_status: Option<CompactionStatus> = None;
-                let mut f_summary: Option<Option<Vec<ContentBlock>>> = None;
-                let mut f_error: Option<Option<String>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "compactionId" => {
-                            de::seen::<A::Error>(&mut seen, 0, "compactionId")?;
-                            f_compaction_id = Some(de::field::<A, CompactionId>(&mut map, "compactionId")?);
-                        }
-                        "status" => {
-                            de::seen::<A::Error>(&mut seen, 1, "status")?;
-                            f_status = Some(de::field::<A, CompactionStatus>(&mut map, "status")?);
-                        }
-                        "summary" => {
-                            de::seen::<A::Error>(&mut seen, 2, "summary")?;
-                            let r = de::field_items::<A, ContentBlock>(&mut map, "summary", true, true)?;
-                            if let Some(v) = r {
-                                f_summary = Some(v);
-                            }
-                        }
-                        "error" => {
-                            de::seen::<A::Error>(&mut seen, 3, "error")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "error")? {
-                                f_error = Some(v);
-                            }
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 4, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let compaction_id = match f_compaction_id {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("compactionId")),
-                };
-                let status = match f_status {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("status")),
-                };
-                let summary = MaybeUndefined::from_present(f_summary);
-                let error = MaybeUndefined::from_present(f_error);
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(CompactionUpdate { compaction_id, status, summary, error, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<CompactionUpdate, A::Error> {
+                CompactionUpdate::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl CompactionUpdate {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_compaction_id: Option<CompactionId> = None;
+        let mut f_status: Option<CompactionStatus> = None;
+        let mut f_summary: Option<Option<Vec<ContentBlock>>> = None;
+        let mut f_error: Option<Option<String>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "compactionId" => {
+                    de::seen::<A::Error>(&mut seen, 0, "compactionId")?;
+                    f_compaction_id = Some(de::field::<A, CompactionId>(&mut map, "compactionId")?);
+                }
+                "status" => {
+                    de::seen::<A::Error>(&mut seen, 1, "status")?;
+                    f_status = Some(de::field::<A, CompactionStatus>(&mut map, "status")?);
+                }
+                "summary" => {
+                    de::seen::<A::Error>(&mut seen, 2, "summary")?;
+                    let r = de::field_items::<A, ContentBlock>(&mut map, "summary", true, true)?;
+                    if let Some(v) = r {
+                        f_summary = Some(v);
+                    }
+                }
+                "error" => {
+                    de::seen::<A::Error>(&mut seen, 3, "error")?;
+                    if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "error")? {
+                        f_error = Some(v);
+                    }
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 4, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let compaction_id = match f_compaction_id {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("compactionId")),
+        };
+        let status = match f_status {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("status")),
+        };
+        let summary = MaybeUndefined::from_present(f_summary);
+        let error = MaybeUndefined::from_present(f_error);
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(CompactionUpdate { compaction_id, status, summary, error, meta })
     }
 }
 
@@ -9967,43 +10789,51 @@ impl<'de> Deserialize<'de> for CompactionSummaryChunk {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (CompactionSummaryChunk)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CompactionSummaryChunk, A::Error> {
-                let mut f_compaction_id: Option<CompactionId> = None;
-                let mut f_content: Option<ContentBlock> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "compactionId" => {
-                            de::seen::<A::Error>(&mut seen, 0, "compactionId")?;
-                            f_compaction_id = Some(de::field::<A, CompactionId>(&mut map, "compactionId")?);
-                        }
-                        "content" => {
-                            de::seen::<A::Error>(&mut seen, 1, "content")?;
-                            f_content = Some(de::field::<A, ContentBlock>(&mut map, "content")?);
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let compaction_id = match f_compaction_id {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("compactionId")),
-                };
-                let content = match f_content {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("content")),
-                };
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(CompactionSummaryChunk { compaction_id, content, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<CompactionSummaryChunk, A::Error> {
+                CompactionSummaryChunk::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl CompactionSummaryChunk {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_compaction_id: Option<CompactionId> = None;
+        let mut f_content: Option<ContentBlock> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "compactionId" => {
+                    de::seen::<A::Error>(&mut seen, 0, "compactionId")?;
+                    f_compaction_id = Some(de::field::<A, CompactionId>(&mut map, "compactionId")?);
+                }
+                "content" => {
+                    de::seen::<A::Error>(&mut seen, 1, "content")?;
+                    f_content = Some(de::field::<A, ContentBlock>(&mut map, "content")?);
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 2, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let compaction_id = match f_compaction_id {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("compactionId")),
+        };
+        let content = match f_content {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("content")),
+        };
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(CompactionSummaryChunk { compaction_id, content, meta })
     }
 }
 
@@ -10046,34 +10876,42 @@ impl<'de> Deserialize<'de> for CompleteElicitationNotification {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (CompleteElicitationNotification)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CompleteElicitationNotification, A::Error> {
-                let mut f_elicitation_id: Option<ElicitationId> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "elicitationId" => {
-                            de::seen::<A::Error>(&mut seen, 0, "elicitationId")?;
-                            f_elicitation_id = Some(de::field::<A, ElicitationId>(&mut map, "elicitationId")?);
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let elicitation_id = match f_elicitation_id {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("elicitationId")),
-                };
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(CompleteElicitationNotification { elicitation_id, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<CompleteElicitationNotification, A::Error> {
+                CompleteElicitationNotification::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl CompleteElicitationNotification {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_elicitation_id: Option<ElicitationId> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "elicitationId" => {
+                    de::seen::<A::Error>(&mut seen, 0, "elicitationId")?;
+                    f_elicitation_id = Some(de::field::<A, ElicitationId>(&mut map, "elicitationId")?);
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 1, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let elicitation_id = match f_elicitation_id {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("elicitationId")),
+        };
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(CompleteElicitationNotification { elicitation_id, meta })
     }
 }
 
@@ -10131,54 +10969,61 @@ impl<'de> Deserialize<'de> for InitializeRequest {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (InitializeRequest)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<InitializeRequest, A::Error> {
-                let mut f_protocol_version: Option<ProtocolVersion> = None;
-                let mut f_client_capabilities: Option<ClientCapabilities> = None;
-                let mut f_client_info: Option<Option<Implementation>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "protocolVersion" => {
-                            de::seen::<A::Error>(&mut seen, 0, "protocolVersion")?;
-                            f_protocol_version = Some(de::field::<A, ProtocolVersion>(&mut map, "protocolVersion")?);
-                        }
-                        "clientCapabilities" => {
-                            de::seen::<A::Error>(&mut seen, 1, "clientCapabilities")?;
-                            if let Some(v) = de::field_lenient::<A, ClientCapabilities>(&mut map, "clientCapabilities")?
-                            {
-                                f_client_capabilities = Some(v);
-                            }
-                        }
-                        "clientInfo" => {
-                            de::seen::<A::Error>(&mut seen, 2, "clientInfo")?;
-                            if let Some(v) = de::field_lenient::<A, Option<Implementation>>(&mut map, "clientInfo")? {
-                                f_client_info = Some(v);
-                            }
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let protocol_version = match f_protocol_version {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("protocolVersion")),
-                };
-                let client_capabilities = match f_client_capabilities {
-                    Some(v) => v,
-                    None => ClientCapabilities::default(),
-                };
-                let client_info = MaybeUndefined::from_present(f_client_info);
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(InitializeRequest { protocol_version, client_capabilities, client_info, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<InitializeRequest, A::Error> {
+                InitializeRequest::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl InitializeRequest {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_protocol_version: Option<ProtocolVersion> = None;
+        let mut f_client_capabilities: Option<ClientCapabilities> = None;
+        let mut f_client_info: Option<Option<Implementation>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "protocolVersion" => {
+                    de::seen::<A::Error>(&mut seen, 0, "protocolVersion")?;
+                    f_protocol_version = Some(de::field::<A, ProtocolVersion>(&mut map, "protocolVersion")?);
+                }
+                "clientCapabilities" => {
+                    de::seen::<A::Error>(&mut seen, 1, "clientCapabilities")?;
+                    if let Some(v) = de::field_lenient::<A, ClientCapabilities>(&mut map, "clientCapabilities")? {
+                        f_client_capabilities = Some(v);
+                    }
+                }
+                "clientInfo" => {
+                    de::seen::<A::Error>(&mut seen, 2, "clientInfo")?;
+                    if let Some(v) = de::field_lenient::<A, Option<Implementation>>(&mut map, "clientInfo")? {
+                        f_client_info = Some(v);
+                    }
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 3, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let protocol_version = match f_protocol_version {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("protocolVersion")),
+        };
+        let client_capabilities = match f_client_capabilities {
+            Some(v) => v,
+            None => ClientCapabilities::default(),
+        };
+        let client_info = MaybeUndefined::from_present(f_client_info);
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(InitializeRequest { protocol_version, client_capabilities, client_info, meta })
     }
 }
 
@@ -10258,78 +11103,82 @@ impl<'de> Deserialize<'de> for ClientCapabilities {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (ClientCapabilities)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ClientCapabilities, A::Error> {
-                let mut f_fs: Option<FileSystemCapabilities> = None;
-                let mut f_terminal: Option<bool> = None;
-                let mut f_session: Option<Option<ClientSessionCapabilities>> = None;
-                let mut f_auth: Option<AuthCapabilities> = None;
-                let mut f_elicitation: Option<Option<ElicitationCapabilities>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "fs" => {
-                            de::seen::<A::Error>(&mut seen, 0, "fs")?;
-                            if let Some(v) = de::field_lenient::<A, FileSystemCapabilities>(&mut map, "fs")? {
-                                f_fs = Some(v);
-                            }
-                        }
-                        "terminal" => {
-                            de::seen::<A::Error>(&mut seen, 1, "terminal")?;
-                            if let Some(v) = de::field_lenient::<A, bool>(&mut map, "terminal")? {
-                                f_terminal = Some(v);
-                            }
-                        }
-                        "session" => {
-                            de::seen::<A::Error>(&mut seen, 2, "session")?;
-                            if let Some(v) =
-                                de::field_lenient::<A, Option<ClientSessionCapabilities>>(&mut map, "session")?
-                            {
-                                f_session = Some(v);
-                            }
-                        }
-                        "auth" => {
-                            de::seen::<A::Error>(&mut seen, 3, "auth")?;
-                            if let Some(v) = de::field_lenient::<A, AuthCapabilities>(&mut map, "auth")? {
-                                f_auth = Some(v);
-                            }
-                        }
-                        "elicitation" => {
-                            de::seen::<A::Error>(&mut seen, 4, "elicitation")?;
-                            if let Some(v) =
-                                de::field_lenient::<A, Option<ElicitationCapabilities>>(&mut map, "elicitation")?
-                            {
-                                f_elicitation = Some(v);
-                            }
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 5, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let fs = match f_fs {
-                    Some(v) => v,
-                    None => FileSystemCapabilities::default(),
-                };
-                let terminal = match f_terminal {
-                    Some(v) => v,
-                    None => false,
-                };
-                let session = MaybeUndefined::from_present(f_session);
-                let auth = match f_auth {
-                    Some(v) => v,
-                    None => AuthCapabilities::default(),
-                };
-                let elicitation = MaybeUndefined::from_present(f_elicitation);
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(ClientCapabilities { fs, terminal, session, auth, elicitation, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<ClientCapabilities, A::Error> {
+                ClientCapabilities::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl ClientCapabilities {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_fs: Option<FileSystemCapabilities> = None;
+        let mut f_terminal: Option<bool> = None;
+        let mut f_session: Option<Option<ClientSessionCapabilities>> = None;
+        let mut f_auth: Option<AuthCapabilities> = None;
+        let mut f_elicitation: Option<Option<ElicitationCapabilities>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "fs" => {
+                    de::seen::<A::Error>(&mut seen, 0, "fs")?;
+                    if let Some(v) = de::field_lenient::<A, FileSystemCapabilities>(&mut map, "fs")? {
+                        f_fs = Some(v);
+                    }
+                }
+                "terminal" => {
+                    de::seen::<A::Error>(&mut seen, 1, "terminal")?;
+                    if let Some(v) = de::field_lenient::<A, bool>(&mut map, "terminal")? {
+                        f_terminal = Some(v);
+                    }
+                }
+                "session" => {
+                    de::seen::<A::Error>(&mut seen, 2, "session")?;
+                    if let Some(v) = de::field_lenient::<A, Option<ClientSessionCapabilities>>(&mut map, "session")? {
+                        f_session = Some(v);
+                    }
+                }
+                "auth" => {
+                    de::seen::<A::Error>(&mut seen, 3, "auth")?;
+                    if let Some(v) = de::field_lenient::<A, AuthCapabilities>(&mut map, "auth")? {
+                        f_auth = Some(v);
+                    }
+                }
+                "elicitation" => {
+                    de::seen::<A::Error>(&mut seen, 4, "elicitation")?;
+                    if let Some(v) = de::field_lenient::<A, Option<ElicitationCapabilities>>(&mut map, "elicitation")? {
+                        f_elicitation = Some(v);
+                    }
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 5, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let fs = match f_fs {
+            Some(v) => v,
+            None => FileSystemCapabilities::default(),
+        };
+        let terminal = match f_terminal {
+            Some(v) => v,
+            None => false,
+        };
+        let session = MaybeUndefined::from_present(f_session);
+        let auth = match f_auth {
+            Some(v) => v,
+            None => AuthCapabilities::default(),
+        };
+        let elicitation = MaybeUndefined::from_present(f_elicitation);
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(ClientCapabilities { fs, terminal, session, auth, elicitation, meta })
     }
 }
 
@@ -10381,47 +11230,55 @@ impl<'de> Deserialize<'de> for FileSystemCapabilities {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (FileSystemCapabilities)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<FileSystemCapabilities, A::Error> {
-                let mut f_read_text_file: Option<bool> = None;
-                let mut f_write_text_file: Option<bool> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "readTextFile" => {
-                            de::seen::<A::Error>(&mut seen, 0, "readTextFile")?;
-                            if let Some(v) = de::field_lenient::<A, bool>(&mut map, "readTextFile")? {
-                                f_read_text_file = Some(v);
-                            }
-                        }
-                        "writeTextFile" => {
-                            de::seen::<A::Error>(&mut seen, 1, "writeTextFile")?;
-                            if let Some(v) = de::field_lenient::<A, bool>(&mut map, "writeTextFile")? {
-                                f_write_text_file = Some(v);
-                            }
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let read_text_file = match f_read_text_file {
-                    Some(v) => v,
-                    None => false,
-                };
-                let write_text_file = match f_write_text_file {
-                    Some(v) => v,
-                    None => false,
-                };
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(FileSystemCapabilities { read_text_file, write_text_file, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<FileSystemCapabilities, A::Error> {
+                FileSystemCapabilities::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl FileSystemCapabilities {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_read_text_file: Option<bool> = None;
+        let mut f_write_text_file: Option<bool> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "readTextFile" => {
+                    de::seen::<A::Error>(&mut seen, 0, "readTextFile")?;
+                    if let Some(v) = de::field_lenient::<A, bool>(&mut map, "readTextFile")? {
+                        f_read_text_file = Some(v);
+                    }
+                }
+                "writeTextFile" => {
+                    de::seen::<A::Error>(&mut seen, 1, "writeTextFile")?;
+                    if let Some(v) = de::field_lenient::<A, bool>(&mut map, "writeTextFile")? {
+                        f_write_text_file = Some(v);
+                    }
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 2, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let read_text_file = match f_read_text_file {
+            Some(v) => v,
+            None => false,
+        };
+        let write_text_file = match f_write_text_file {
+            Some(v) => v,
+            None => false,
+        };
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(FileSystemCapabilities { read_text_file, write_text_file, meta })
     }
 }
 
@@ -10494,54 +11351,59 @@ impl<'de> Deserialize<'de> for ClientSessionCapabilities {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (ClientSessionCapabilities)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ClientSessionCapabilities, A::Error> {
-                let mut f_compaction: Option<Option<CompactionCapabilities>> = None;
-                let mut f_config_options: Option<Option<SessionConfigOptionsCapabilities>> = None;
-                let mut f_notices: Option<Option<NoticeCapabilities>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "compaction" => {
-                            de::seen::<A::Error>(&mut seen, 0, "compaction")?;
-                            if let Some(v) =
-                                de::field_lenient::<A, Option<CompactionCapabilities>>(&mut map, "compaction")?
-                            {
-                                f_compaction = Some(v);
-                            }
-                        }
-                        "configOptions" => {
-                            de::seen::<A::Error>(&mut seen, 1, "configOptions")?;
-                            if let Some(v) = de::field_lenient::<A, Option<SessionConfigOptionsCapabilities>>(
-                                &mut map,
-                                "configOptions",
-                            )? {
-                                f_config_options = Some(v);
-                            }
-                        }
-                        "notices" => {
-                            de::seen::<A::Error>(&mut seen, 2, "notices")?;
-                            if let Some(v) = de::field_lenient::<A, Option<NoticeCapabilities>>(&mut map, "notices")? {
-                                f_notices = Some(v);
-                            }
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let compaction = MaybeUndefined::from_present(f_compaction);
-                let config_options = MaybeUndefined::from_present(f_config_options);
-                let notices = MaybeUndefined::from_present(f_notices);
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(ClientSessionCapabilities { compaction, config_options, notices, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<ClientSessionCapabilities, A::Error> {
+                ClientSessionCapabilities::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl ClientSessionCapabilities {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_compaction: Option<Option<CompactionCapabilities>> = None;
+        let mut f_config_options: Option<Option<SessionConfigOptionsCapabilities>> = None;
+        let mut f_notices: Option<Option<NoticeCapabilities>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "compaction" => {
+                    de::seen::<A::Error>(&mut seen, 0, "compaction")?;
+                    if let Some(v) = de::field_lenient::<A, Option<CompactionCapabilities>>(&mut map, "compaction")? {
+                        f_compaction = Some(v);
+                    }
+                }
+                "configOptions" => {
+                    de::seen::<A::Error>(&mut seen, 1, "configOptions")?;
+                    if let Some(v) =
+                        de::field_lenient::<A, Option<SessionConfigOptionsCapabilities>>(&mut map, "configOptions")?
+                    {
+                        f_config_options = Some(v);
+                    }
+                }
+                "notices" => {
+                    de::seen::<A::Error>(&mut seen, 2, "notices")?;
+                    if let Some(v) = de::field_lenient::<A, Option<NoticeCapabilities>>(&mut map, "notices")? {
+                        f_notices = Some(v);
+                    }
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 3, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let compaction = MaybeUndefined::from_present(f_compaction);
+        let config_options = MaybeUndefined::from_present(f_config_options);
+        let notices = MaybeUndefined::from_present(f_notices);
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(ClientSessionCapabilities { compaction, config_options, notices, meta })
     }
 }
 
@@ -10577,17 +11439,25 @@ impl<'de> Deserialize<'de> for CompactionCapabilities {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (CompactionCapabilities)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CompactionCapabilities, A::Error> {
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                Ok(CompactionCapabilities {})
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<CompactionCapabilities, A::Error> {
+                CompactionCapabilities::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl CompactionCapabilities {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                _ => de::skip(&mut map)?,
+            }
+        }
+        Ok(CompactionCapabilities {})
     }
 }
 
@@ -10640,35 +11510,43 @@ impl<'de> Deserialize<'de> for SessionConfigOptionsCapabilities {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (SessionConfigOptionsCapabilities)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionConfigOptionsCapabilities, A::Error> {
-                let mut f_boolean: Option<Option<BooleanConfigOptionCapabilities>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "boolean" => {
-                            de::seen::<A::Error>(&mut seen, 0, "boolean")?;
-                            if let Some(v) =
-                                de::field_lenient::<A, Option<BooleanConfigOptionCapabilities>>(&mut map, "boolean")?
-                            {
-                                f_boolean = Some(v);
-                            }
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let boolean = MaybeUndefined::from_present(f_boolean);
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(SessionConfigOptionsCapabilities { boolean, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<SessionConfigOptionsCapabilities, A::Error> {
+                SessionConfigOptionsCapabilities::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl SessionConfigOptionsCapabilities {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_boolean: Option<Option<BooleanConfigOptionCapabilities>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "boolean" => {
+                    de::seen::<A::Error>(&mut seen, 0, "boolean")?;
+                    if let Some(v) =
+                        de::field_lenient::<A, Option<BooleanConfigOptionCapabilities>>(&mut map, "boolean")?
+                    {
+                        f_boolean = Some(v);
+                    }
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 1, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let boolean = MaybeUndefined::from_present(f_boolean);
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(SessionConfigOptionsCapabilities { boolean, meta })
     }
 }
 
@@ -10714,25 +11592,33 @@ impl<'de> Deserialize<'de> for BooleanConfigOptionCapabilities {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (BooleanConfigOptionCapabilities)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<BooleanConfigOptionCapabilities, A::Error> {
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(BooleanConfigOptionCapabilities { meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<BooleanConfigOptionCapabilities, A::Error> {
+                BooleanConfigOptionCapabilities::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl BooleanConfigOptionCapabilities {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 0, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(BooleanConfigOptionCapabilities { meta })
     }
 }
 
@@ -10768,17 +11654,25 @@ impl<'de> Deserialize<'de> for NoticeCapabilities {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (NoticeCapabilities)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<NoticeCapabilities, A::Error> {
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                Ok(NoticeCapabilities {})
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<NoticeCapabilities, A::Error> {
+                NoticeCapabilities::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl NoticeCapabilities {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                _ => de::skip(&mut map)?,
+            }
+        }
+        Ok(NoticeCapabilities {})
     }
 }
 
@@ -10827,36 +11721,44 @@ impl<'de> Deserialize<'de> for AuthCapabilities {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (AuthCapabilities)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AuthCapabilities, A::Error> {
-                let mut f_terminal: Option<bool> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "terminal" => {
-                            de::seen::<A::Error>(&mut seen, 0, "terminal")?;
-                            if let Some(v) = de::field_lenient::<A, bool>(&mut map, "terminal")? {
-                                f_terminal = Some(v);
-                            }
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let terminal = match f_terminal {
-                    Some(v) => v,
-                    None => false,
-                };
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(AuthCapabilities { terminal, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<AuthCapabilities, A::Error> {
+                AuthCapabilities::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl AuthCapabilities {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_terminal: Option<bool> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "terminal" => {
+                    de::seen::<A::Error>(&mut seen, 0, "terminal")?;
+                    if let Some(v) = de::field_lenient::<A, bool>(&mut map, "terminal")? {
+                        f_terminal = Some(v);
+                    }
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 1, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let terminal = match f_terminal {
+            Some(v) => v,
+            None => false,
+        };
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(AuthCapabilities { terminal, meta })
     }
 }
 
@@ -10916,45 +11818,49 @@ impl<'de> Deserialize<'de> for ElicitationCapabilities {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (ElicitationCapabilities)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ElicitationCapabilities, A::Error> {
-                let mut f_form: Option<Option<ElicitationFormCapabilities>> = None;
-                let mut f_url: Option<Option<ElicitationUrlCapabilities>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "form" => {
-                            de::seen::<A::Error>(&mut seen, 0, "form")?;
-                            if let Some(v) =
-                                de::field_lenient::<A, Option<ElicitationFormCapabilities>>(&mut map, "form")?
-                            {
-                                f_form = Some(v);
-                            }
-                        }
-                        "url" => {
-                            de::seen::<A::Error>(&mut seen, 1, "url")?;
-                            if let Some(v) =
-                                de::field_lenient::<A, Option<ElicitationUrlCapabilities>>(&mut map, "url")?
-                            {
-                                f_url = Some(v);
-                            }
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let form = MaybeUndefined::from_present(f_form);
-                let url = MaybeUndefined::from_present(f_url);
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(ElicitationCapabilities { form, url, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<ElicitationCapabilities, A::Error> {
+                ElicitationCapabilities::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl ElicitationCapabilities {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_form: Option<Option<ElicitationFormCapabilities>> = None;
+        let mut f_url: Option<Option<ElicitationUrlCapabilities>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "form" => {
+                    de::seen::<A::Error>(&mut seen, 0, "form")?;
+                    if let Some(v) = de::field_lenient::<A, Option<ElicitationFormCapabilities>>(&mut map, "form")? {
+                        f_form = Some(v);
+                    }
+                }
+                "url" => {
+                    de::seen::<A::Error>(&mut seen, 1, "url")?;
+                    if let Some(v) = de::field_lenient::<A, Option<ElicitationUrlCapabilities>>(&mut map, "url")? {
+                        f_url = Some(v);
+                    }
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 2, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let form = MaybeUndefined::from_present(f_form);
+        let url = MaybeUndefined::from_present(f_url);
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(ElicitationCapabilities { form, url, meta })
     }
 }
 
@@ -11000,25 +11906,33 @@ impl<'de> Deserialize<'de> for ElicitationFormCapabilities {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (ElicitationFormCapabilities)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ElicitationFormCapabilities, A::Error> {
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(ElicitationFormCapabilities { meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<ElicitationFormCapabilities, A::Error> {
+                ElicitationFormCapabilities::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl ElicitationFormCapabilities {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 0, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(ElicitationFormCapabilities { meta })
     }
 }
 
@@ -11064,25 +11978,33 @@ impl<'de> Deserialize<'de> for ElicitationUrlCapabilities {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (ElicitationUrlCapabilities)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ElicitationUrlCapabilities, A::Error> {
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(ElicitationUrlCapabilities { meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<ElicitationUrlCapabilities, A::Error> {
+                ElicitationUrlCapabilities::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl ElicitationUrlCapabilities {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 0, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(ElicitationUrlCapabilities { meta })
     }
 }
 
@@ -11126,34 +12048,42 @@ impl<'de> Deserialize<'de> for AuthenticateRequest {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (AuthenticateRequest)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AuthenticateRequest, A::Error> {
-                let mut f_method_id: Option<AuthMethodId> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "methodId" => {
-                            de::seen::<A::Error>(&mut seen, 0, "methodId")?;
-                            f_method_id = Some(de::field::<A, AuthMethodId>(&mut map, "methodId")?);
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let method_id = match f_method_id {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("methodId")),
-                };
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(AuthenticateRequest { method_id, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<AuthenticateRequest, A::Error> {
+                AuthenticateRequest::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl AuthenticateRequest {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_method_id: Option<AuthMethodId> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "methodId" => {
+                    de::seen::<A::Error>(&mut seen, 0, "methodId")?;
+                    f_method_id = Some(de::field::<A, AuthMethodId>(&mut map, "methodId")?);
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 1, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let method_id = match f_method_id {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("methodId")),
+        };
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(AuthenticateRequest { method_id, meta })
     }
 }
 
@@ -11199,25 +12129,33 @@ impl<'de> Deserialize<'de> for LogoutRequest {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (LogoutRequest)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<LogoutRequest, A::Error> {
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(LogoutRequest { meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<LogoutRequest, A::Error> {
+                LogoutRequest::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl LogoutRequest {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 0, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(LogoutRequest { meta })
     }
 }
 
@@ -11268,59 +12206,65 @@ impl<'de> Deserialize<'de> for NewSessionRequest {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (NewSessionRequest)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<NewSessionRequest, A::Error> {
-                let mut f_cwd: Option<String> = None;
-                let mut f_additional_directories: Option<Vec<String>> = None;
-                let mut f_mcp_servers: Option<Vec<McpServer>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "cwd" => {
-                            de::seen::<A::Error>(&mut seen, 0, "cwd")?;
-                            f_cwd = Some(de::field::<A, String>(&mut map, "cwd")?);
-                        }
-                        "additionalDirectories" => {
-                            de::seen::<A::Error>(&mut seen, 1, "additionalDirectories")?;
-                            if let Some(v) =
-                                de::field_default_on_null::<A, de::List<String>>(&mut map, "additionalDirectories")?
-                            {
-                                f_additional_directories = Some(v.0);
-                            }
-                        }
-                        "mcpServers" => {
-                            de::seen::<A::Error>(&mut seen, 2, "mcpServers")?;
-                            if let Some(v) =
-                                de::field_default_on_null::<A, de::List<McpServer>>(&mut map, "mcpServers")?
-                            {
-                                f_mcp_servers = Some(v.0);
-                            } else {
-                                f_mcp_servers = Some(Default::default());
-                            }
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let cwd = match f_cwd {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("cwd")),
-                };
-                let additional_directories = f_additional_directories;
-                let mcp_servers = match f_mcp_servers {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("mcpServers")),
-                };
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(NewSessionRequest { cwd, additional_directories, mcp_servers, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<NewSessionRequest, A::Error> {
+                NewSessionRequest::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl NewSessionRequest {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_cwd: Option<String> = None;
+        let mut f_additional_directories: Option<Vec<String>> = None;
+        let mut f_mcp_servers: Option<Vec<McpServer>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "cwd" => {
+                    de::seen::<A::Error>(&mut seen, 0, "cwd")?;
+                    f_cwd = Some(de::field::<A, String>(&mut map, "cwd")?);
+                }
+                "additionalDirectories" => {
+                    de::seen::<A::Error>(&mut seen, 1, "additionalDirectories")?;
+                    if let Some(v) =
+                        de::field_default_on_null::<A, de::List<String>>(&mut map, "additionalDirectories")?
+                    {
+                        f_additional_directories = Some(v.0);
+                    }
+                }
+                "mcpServers" => {
+                    de::seen::<A::Error>(&mut seen, 2, "mcpServers")?;
+                    if let Some(v) = de::field_default_on_null::<A, de::List<McpServer>>(&mut map, "mcpServers")? {
+                        f_mcp_servers = Some(v.0);
+                    } else {
+                        f_mcp_servers = Some(Default::default());
+                    }
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 3, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let cwd = match f_cwd {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("cwd")),
+        };
+        let additional_directories = f_additional_directories;
+        let mcp_servers = match f_mcp_servers {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("mcpServers")),
+        };
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(NewSessionRequest { cwd, additional_directories, mcp_servers, meta })
     }
 }
 
@@ -11370,15 +12314,37 @@ impl Serialize for McpServer {
 
 impl<'de> Deserialize<'de> for McpServer {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let raw = <&'de RawValue>::deserialize(d)?;
-        let tag = de::peek_tag::<D::Error>(raw, "type")?;
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = McpServer;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (McpServer)")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<McpServer, A::Error> {
+                McpServer::visit_fields(map)
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+impl McpServer {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let (tag, mut buffered) = de::read_until_tag(&mut map, "type")?;
+        let live = if tag.is_some() { Some(map) } else { None };
         Ok(match tag.as_ref().map(|t| t.as_str()) {
-            Some("http") => Self::Http(de::from_raw::<McpServerHttp, D::Error>(raw)?),
-            Some("sse") => Self::Sse(de::from_raw::<McpServerSse, D::Error>(raw)?),
-            None => Self::Stdio(de::from_raw::<McpServerStdio, D::Error>(raw)?),
+            Some("http") => Self::Http(McpServerHttp::visit_fields(de::Replay::new(buffered, live))?),
+            Some("sse") => Self::Sse(McpServerSse::visit_fields(de::Replay::new(buffered, live))?),
+            None => Self::Stdio(McpServerStdio::visit_fields(de::Replay::new(buffered, live))?),
             Some(other) => {
+                if let Some(live) = live {
+                    de::drain(live, &mut buffered)?;
+                }
+                let raw = de::rebuild(Some(("type", other)), &buffered);
                 de::warn_unknown("McpServer", other);
-                Self::Unknown(RawJson::from_raw(raw))
+                Self::Unknown(raw)
             }
         })
     }
@@ -11426,43 +12392,51 @@ impl<'de> Deserialize<'de> for HttpHeader {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (HttpHeader)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<HttpHeader, A::Error> {
-                let mut f_name: Option<String> = None;
-                let mut f_value: Option<String> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "name" => {
-                            de::seen::<A::Error>(&mut seen, 0, "name")?;
-                            f_name = Some(de::field::<A, String>(&mut map, "name")?);
-                        }
-                        "value" => {
-                            de::seen::<A::Error>(&mut seen, 1, "value")?;
-                            f_value = Some(de::field::<A, String>(&mut map, "value")?);
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let name = match f_name {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("name")),
-                };
-                let value = match f_value {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("value")),
-                };
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(HttpHeader { name, value, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<HttpHeader, A::Error> {
+                HttpHeader::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl HttpHeader {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_name: Option<String> = None;
+        let mut f_value: Option<String> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "name" => {
+                    de::seen::<A::Error>(&mut seen, 0, "name")?;
+                    f_name = Some(de::field::<A, String>(&mut map, "name")?);
+                }
+                "value" => {
+                    de::seen::<A::Error>(&mut seen, 1, "value")?;
+                    f_value = Some(de::field::<A, String>(&mut map, "value")?);
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 2, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let name = match f_name {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("name")),
+        };
+        let value = match f_value {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("value")),
+        };
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(HttpHeader { name, value, meta })
     }
 }
 
@@ -11511,57 +12485,64 @@ impl<'de> Deserialize<'de> for McpServerHttp {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (McpServerHttp)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<McpServerHttp, A::Error> {
-                let mut f_name: Option<String> = None;
-                let mut f_url: Option<String> = None;
-                let mut f_headers: Option<Vec<HttpHeader>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "name" => {
-                            de::seen::<A::Error>(&mut seen, 0, "name")?;
-                            f_name = Some(de::field::<A, String>(&mut map, "name")?);
-                        }
-                        "url" => {
-                            de::seen::<A::Error>(&mut seen, 1, "url")?;
-                            f_url = Some(de::field::<A, String>(&mut map, "url")?);
-                        }
-                        "headers" => {
-                            de::seen::<A::Error>(&mut seen, 2, "headers")?;
-                            if let Some(v) = de::field_default_on_null::<A, de::List<HttpHeader>>(&mut map, "headers")?
-                            {
-                                f_headers = Some(v.0);
-                            } else {
-                                f_headers = Some(Default::default());
-                            }
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let name = match f_name {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("name")),
-                };
-                let url = match f_url {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("url")),
-                };
-                let headers = match f_headers {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("headers")),
-                };
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(McpServerHttp { name, url, headers, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<McpServerHttp, A::Error> {
+                McpServerHttp::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl McpServerHttp {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_name: Option<String> = None;
+        let mut f_url: Option<String> = None;
+        let mut f_headers: Option<Vec<HttpHeader>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "name" => {
+                    de::seen::<A::Error>(&mut seen, 0, "name")?;
+                    f_name = Some(de::field::<A, String>(&mut map, "name")?);
+                }
+                "url" => {
+                    de::seen::<A::Error>(&mut seen, 1, "url")?;
+                    f_url = Some(de::field::<A, String>(&mut map, "url")?);
+                }
+                "headers" => {
+                    de::seen::<A::Error>(&mut seen, 2, "headers")?;
+                    if let Some(v) = de::field_default_on_null::<A, de::List<HttpHeader>>(&mut map, "headers")? {
+                        f_headers = Some(v.0);
+                    } else {
+                        f_headers = Some(Default::default());
+                    }
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 3, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let name = match f_name {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("name")),
+        };
+        let url = match f_url {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("url")),
+        };
+        let headers = match f_headers {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("headers")),
+        };
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(McpServerHttp { name, url, headers, meta })
     }
 }
 
@@ -11610,57 +12591,64 @@ impl<'de> Deserialize<'de> for McpServerSse {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (McpServerSse)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<McpServerSse, A::Error> {
-                let mut f_name: Option<String> = None;
-                let mut f_url: Option<String> = None;
-                let mut f_headers: Option<Vec<HttpHeader>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "name" => {
-                            de::seen::<A::Error>(&mut seen, 0, "name")?;
-                            f_name = Some(de::field::<A, String>(&mut map, "name")?);
-                        }
-                        "url" => {
-                            de::seen::<A::Error>(&mut seen, 1, "url")?;
-                            f_url = Some(de::field::<A, String>(&mut map, "url")?);
-                        }
-                        "headers" => {
-                            de::seen::<A::Error>(&mut seen, 2, "headers")?;
-                            if let Some(v) = de::field_default_on_null::<A, de::List<HttpHeader>>(&mut map, "headers")?
-                            {
-                                f_headers = Some(v.0);
-                            } else {
-                                f_headers = Some(Default::default());
-                            }
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let name = match f_name {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("name")),
-                };
-                let url = match f_url {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("url")),
-                };
-                let headers = match f_headers {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("headers")),
-                };
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(McpServerSse { name, url, headers, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<McpServerSse, A::Error> {
+                McpServerSse::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl McpServerSse {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_name: Option<String> = None;
+        let mut f_url: Option<String> = None;
+        let mut f_headers: Option<Vec<HttpHeader>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "name" => {
+                    de::seen::<A::Error>(&mut seen, 0, "name")?;
+                    f_name = Some(de::field::<A, String>(&mut map, "name")?);
+                }
+                "url" => {
+                    de::seen::<A::Error>(&mut seen, 1, "url")?;
+                    f_url = Some(de::field::<A, String>(&mut map, "url")?);
+                }
+                "headers" => {
+                    de::seen::<A::Error>(&mut seen, 2, "headers")?;
+                    if let Some(v) = de::field_default_on_null::<A, de::List<HttpHeader>>(&mut map, "headers")? {
+                        f_headers = Some(v.0);
+                    } else {
+                        f_headers = Some(Default::default());
+                    }
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 3, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let name = match f_name {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("name")),
+        };
+        let url = match f_url {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("url")),
+        };
+        let headers = match f_headers {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("headers")),
+        };
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(McpServerSse { name, url, headers, meta })
     }
 }
 
@@ -11712,69 +12700,77 @@ impl<'de> Deserialize<'de> for McpServerStdio {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (McpServerStdio)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<McpServerStdio, A::Error> {
-                let mut f_name: Option<String> = None;
-                let mut f_command: Option<String> = None;
-                let mut f_args: Option<Vec<String>> = None;
-                let mut f_env: Option<Vec<EnvVariable>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "name" => {
-                            de::seen::<A::Error>(&mut seen, 0, "name")?;
-                            f_name = Some(de::field::<A, String>(&mut map, "name")?);
-                        }
-                        "command" => {
-                            de::seen::<A::Error>(&mut seen, 1, "command")?;
-                            f_command = Some(de::field::<A, String>(&mut map, "command")?);
-                        }
-                        "args" => {
-                            de::seen::<A::Error>(&mut seen, 2, "args")?;
-                            if let Some(v) = de::field_default_on_null::<A, de::List<String>>(&mut map, "args")? {
-                                f_args = Some(v.0);
-                            } else {
-                                f_args = Some(Default::default());
-                            }
-                        }
-                        "env" => {
-                            de::seen::<A::Error>(&mut seen, 3, "env")?;
-                            if let Some(v) = de::field_default_on_null::<A, de::List<EnvVariable>>(&mut map, "env")? {
-                                f_env = Some(v.0);
-                            } else {
-                                f_env = Some(Default::default());
-                            }
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 4, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let name = match f_name {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("name")),
-                };
-                let command = match f_command {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("command")),
-                };
-                let args = match f_args {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("args")),
-                };
-                let env = match f_env {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("env")),
-                };
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(McpServerStdio { name, command, args, env, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<McpServerStdio, A::Error> {
+                McpServerStdio::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl McpServerStdio {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_name: Option<String> = None;
+        let mut f_command: Option<String> = None;
+        let mut f_args: Option<Vec<String>> = None;
+        let mut f_env: Option<Vec<EnvVariable>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "name" => {
+                    de::seen::<A::Error>(&mut seen, 0, "name")?;
+                    f_name = Some(de::field::<A, String>(&mut map, "name")?);
+                }
+                "command" => {
+                    de::seen::<A::Error>(&mut seen, 1, "command")?;
+                    f_command = Some(de::field::<A, String>(&mut map, "command")?);
+                }
+                "args" => {
+                    de::seen::<A::Error>(&mut seen, 2, "args")?;
+                    if let Some(v) = de::field_default_on_null::<A, de::List<String>>(&mut map, "args")? {
+                        f_args = Some(v.0);
+                    } else {
+                        f_args = Some(Default::default());
+                    }
+                }
+                "env" => {
+                    de::seen::<A::Error>(&mut seen, 3, "env")?;
+                    if let Some(v) = de::field_default_on_null::<A, de::List<EnvVariable>>(&mut map, "env")? {
+                        f_env = Some(v.0);
+                    } else {
+                        f_env = Some(Default::default());
+                    }
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 4, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let name = match f_name {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("name")),
+        };
+        let command = match f_command {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("command")),
+        };
+        let args = match f_args {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("args")),
+        };
+        let env = match f_env {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("env")),
+        };
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(McpServerStdio { name, command, args, env, meta })
     }
 }
 
@@ -11828,68 +12824,74 @@ impl<'de> Deserialize<'de> for LoadSessionRequest {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (LoadSessionRequest)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<LoadSessionRequest, A::Error> {
-                let mut f_mcp_servers: Option<Vec<McpServer>> = None;
-                let mut f_cwd: Option<String> = None;
-                let mut f_additional_directories: Option<Vec<String>> = None;
-                let mut f_session_id: Option<SessionId> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "mcpServers" => {
-                            de::seen::<A::Error>(&mut seen, 0, "mcpServers")?;
-                            if let Some(v) =
-                                de::field_default_on_null::<A, de::List<McpServer>>(&mut map, "mcpServers")?
-                            {
-                                f_mcp_servers = Some(v.0);
-                            } else {
-                                f_mcp_servers = Some(Default::default());
-                            }
-                        }
-                        "cwd" => {
-                            de::seen::<A::Error>(&mut seen, 1, "cwd")?;
-                            f_cwd = Some(de::field::<A, String>(&mut map, "cwd")?);
-                        }
-                        "additionalDirectories" => {
-                            de::seen::<A::Error>(&mut seen, 2, "additionalDirectories")?;
-                            if let Some(v) =
-                                de::field_default_on_null::<A, de::List<String>>(&mut map, "additionalDirectories")?
-                            {
-                                f_additional_directories = Some(v.0);
-                            }
-                        }
-                        "sessionId" => {
-                            de::seen::<A::Error>(&mut seen, 3, "sessionId")?;
-                            f_session_id = Some(de::field::<A, SessionId>(&mut map, "sessionId")?);
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 4, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let mcp_servers = match f_mcp_servers {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("mcpServers")),
-                };
-                let cwd = match f_cwd {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("cwd")),
-                };
-                let additional_directories = f_additional_directories;
-                let session_id = match f_session_id {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("sessionId")),
-                };
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(LoadSessionRequest { mcp_servers, cwd, additional_directories, session_id, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<LoadSessionRequest, A::Error> {
+                LoadSessionRequest::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl LoadSessionRequest {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_mcp_servers: Option<Vec<McpServer>> = None;
+        let mut f_cwd: Option<String> = None;
+        let mut f_additional_directories: Option<Vec<String>> = None;
+        let mut f_session_id: Option<SessionId> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "mcpServers" => {
+                    de::seen::<A::Error>(&mut seen, 0, "mcpServers")?;
+                    if let Some(v) = de::field_default_on_null::<A, de::List<McpServer>>(&mut map, "mcpServers")? {
+                        f_mcp_servers = Some(v.0);
+                    } else {
+                        f_mcp_servers = Some(Default::default());
+                    }
+                }
+                "cwd" => {
+                    de::seen::<A::Error>(&mut seen, 1, "cwd")?;
+                    f_cwd = Some(de::field::<A, String>(&mut map, "cwd")?);
+                }
+                "additionalDirectories" => {
+                    de::seen::<A::Error>(&mut seen, 2, "additionalDirectories")?;
+                    if let Some(v) =
+                        de::field_default_on_null::<A, de::List<String>>(&mut map, "additionalDirectories")?
+                    {
+                        f_additional_directories = Some(v.0);
+                    }
+                }
+                "sessionId" => {
+                    de::seen::<A::Error>(&mut seen, 3, "sessionId")?;
+                    f_session_id = Some(de::field::<A, SessionId>(&mut map, "sessionId")?);
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 4, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let mcp_servers = match f_mcp_servers {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("mcpServers")),
+        };
+        let cwd = match f_cwd {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("cwd")),
+        };
+        let additional_directories = f_additional_directories;
+        let session_id = match f_session_id {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("sessionId")),
+        };
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(LoadSessionRequest { mcp_servers, cwd, additional_directories, session_id, meta })
     }
 }
 
@@ -11949,37 +12951,45 @@ impl<'de> Deserialize<'de> for ListSessionsRequest {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (ListSessionsRequest)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ListSessionsRequest, A::Error> {
-                let mut f_cwd: Option<Option<String>> = None;
-                let mut f_cursor: Option<Option<String>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "cwd" => {
-                            de::seen::<A::Error>(&mut seen, 0, "cwd")?;
-                            f_cwd = Some(de::field::<A, Option<String>>(&mut map, "cwd")?);
-                        }
-                        "cursor" => {
-                            de::seen::<A::Error>(&mut seen, 1, "cursor")?;
-                            f_cursor = Some(de::field::<A, Option<String>>(&mut map, "cursor")?);
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let cwd = MaybeUndefined::from_present(f_cwd);
-                let cursor = MaybeUndefined::from_present(f_cursor);
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(ListSessionsRequest { cwd, cursor, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<ListSessionsRequest, A::Error> {
+                ListSessionsRequest::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl ListSessionsRequest {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_cwd: Option<Option<String>> = None;
+        let mut f_cursor: Option<Option<String>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "cwd" => {
+                    de::seen::<A::Error>(&mut seen, 0, "cwd")?;
+                    f_cwd = Some(de::field::<A, Option<String>>(&mut map, "cwd")?);
+                }
+                "cursor" => {
+                    de::seen::<A::Error>(&mut seen, 1, "cursor")?;
+                    f_cursor = Some(de::field::<A, Option<String>>(&mut map, "cursor")?);
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 2, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let cwd = MaybeUndefined::from_present(f_cwd);
+        let cursor = MaybeUndefined::from_present(f_cursor);
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(ListSessionsRequest { cwd, cursor, meta })
     }
 }
 
@@ -12022,34 +13032,42 @@ impl<'de> Deserialize<'de> for DeleteSessionRequest {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (DeleteSessionRequest)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<DeleteSessionRequest, A::Error> {
-                let mut f_session_id: Option<SessionId> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "sessionId" => {
-                            de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
-                            f_session_id = Some(de::field::<A, SessionId>(&mut map, "sessionId")?);
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let session_id = match f_session_id {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("sessionId")),
-                };
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(DeleteSessionRequest { session_id, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<DeleteSessionRequest, A::Error> {
+                DeleteSessionRequest::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl DeleteSessionRequest {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_session_id: Option<SessionId> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "sessionId" => {
+                    de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
+                    f_session_id = Some(de::field::<A, SessionId>(&mut map, "sessionId")?);
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 1, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let session_id = match f_session_id {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("sessionId")),
+        };
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(DeleteSessionRequest { session_id, meta })
     }
 }
 
@@ -12105,63 +13123,69 @@ impl<'de> Deserialize<'de> for ResumeSessionRequest {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (ResumeSessionRequest)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ResumeSessionRequest, A::Error> {
-                let mut f_session_id: Option<SessionId> = None;
-                let mut f_cwd: Option<String> = None;
-                let mut f_additional_directories: Option<Vec<String>> = None;
-                let mut f_mcp_servers: Option<Vec<McpServer>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "sessionId" => {
-                            de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
-                            f_session_id = Some(de::field::<A, SessionId>(&mut map, "sessionId")?);
-                        }
-                        "cwd" => {
-                            de::seen::<A::Error>(&mut seen, 1, "cwd")?;
-                            f_cwd = Some(de::field::<A, String>(&mut map, "cwd")?);
-                        }
-                        "additionalDirectories" => {
-                            de::seen::<A::Error>(&mut seen, 2, "additionalDirectories")?;
-                            if let Some(v) =
-                                de::field_default_on_null::<A, de::List<String>>(&mut map, "additionalDirectories")?
-                            {
-                                f_additional_directories = Some(v.0);
-                            }
-                        }
-                        "mcpServers" => {
-                            de::seen::<A::Error>(&mut seen, 3, "mcpServers")?;
-                            if let Some(v) =
-                                de::field_default_on_null::<A, de::List<McpServer>>(&mut map, "mcpServers")?
-                            {
-                                f_mcp_servers = Some(v.0);
-                            }
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 4, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let session_id = match f_session_id {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("sessionId")),
-                };
-                let cwd = match f_cwd {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("cwd")),
-                };
-                let additional_directories = f_additional_directories;
-                let mcp_servers = f_mcp_servers;
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(ResumeSessionRequest { session_id, cwd, additional_directories, mcp_servers, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<ResumeSessionRequest, A::Error> {
+                ResumeSessionRequest::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl ResumeSessionRequest {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_session_id: Option<SessionId> = None;
+        let mut f_cwd: Option<String> = None;
+        let mut f_additional_directories: Option<Vec<String>> = None;
+        let mut f_mcp_servers: Option<Vec<McpServer>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "sessionId" => {
+                    de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
+                    f_session_id = Some(de::field::<A, SessionId>(&mut map, "sessionId")?);
+                }
+                "cwd" => {
+                    de::seen::<A::Error>(&mut seen, 1, "cwd")?;
+                    f_cwd = Some(de::field::<A, String>(&mut map, "cwd")?);
+                }
+                "additionalDirectories" => {
+                    de::seen::<A::Error>(&mut seen, 2, "additionalDirectories")?;
+                    if let Some(v) =
+                        de::field_default_on_null::<A, de::List<String>>(&mut map, "additionalDirectories")?
+                    {
+                        f_additional_directories = Some(v.0);
+                    }
+                }
+                "mcpServers" => {
+                    de::seen::<A::Error>(&mut seen, 3, "mcpServers")?;
+                    if let Some(v) = de::field_default_on_null::<A, de::List<McpServer>>(&mut map, "mcpServers")? {
+                        f_mcp_servers = Some(v.0);
+                    }
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 4, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let session_id = match f_session_id {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("sessionId")),
+        };
+        let cwd = match f_cwd {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("cwd")),
+        };
+        let additional_directories = f_additional_directories;
+        let mcp_servers = f_mcp_servers;
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(ResumeSessionRequest { session_id, cwd, additional_directories, mcp_servers, meta })
     }
 }
 
@@ -12204,34 +13228,42 @@ impl<'de> Deserialize<'de> for CloseSessionRequest {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (CloseSessionRequest)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CloseSessionRequest, A::Error> {
-                let mut f_session_id: Option<SessionId> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "sessionId" => {
-                            de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
-                            f_session_id = Some(de::field::<A, SessionId>(&mut map, "sessionId")?);
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let session_id = match f_session_id {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("sessionId")),
-                };
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(CloseSessionRequest { session_id, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<CloseSessionRequest, A::Error> {
+                CloseSessionRequest::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl CloseSessionRequest {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_session_id: Option<SessionId> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "sessionId" => {
+                    de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
+                    f_session_id = Some(de::field::<A, SessionId>(&mut map, "sessionId")?);
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 1, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let session_id = match f_session_id {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("sessionId")),
+        };
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(CloseSessionRequest { session_id, meta })
     }
 }
 
@@ -12277,43 +13309,51 @@ impl<'de> Deserialize<'de> for SetSessionModeRequest {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (SetSessionModeRequest)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SetSessionModeRequest, A::Error> {
-                let mut f_session_id: Option<SessionId> = None;
-                let mut f_mode_id: Option<SessionModeId> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "sessionId" => {
-                            de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
-                            f_session_id = Some(de::field::<A, SessionId>(&mut map, "sessionId")?);
-                        }
-                        "modeId" => {
-                            de::seen::<A::Error>(&mut seen, 1, "modeId")?;
-                            f_mode_id = Some(de::field::<A, SessionModeId>(&mut map, "modeId")?);
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let session_id = match f_session_id {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("sessionId")),
-                };
-                let mode_id = match f_mode_id {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("modeId")),
-                };
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(SetSessionModeRequest { session_id, mode_id, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<SetSessionModeRequest, A::Error> {
+                SetSessionModeRequest::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl SetSessionModeRequest {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_session_id: Option<SessionId> = None;
+        let mut f_mode_id: Option<SessionModeId> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "sessionId" => {
+                    de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
+                    f_session_id = Some(de::field::<A, SessionId>(&mut map, "sessionId")?);
+                }
+                "modeId" => {
+                    de::seen::<A::Error>(&mut seen, 1, "modeId")?;
+                    f_mode_id = Some(de::field::<A, SessionModeId>(&mut map, "modeId")?);
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 2, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let session_id = match f_session_id {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("sessionId")),
+        };
+        let mode_id = match f_mode_id {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("modeId")),
+        };
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(SetSessionModeRequest { session_id, mode_id, meta })
     }
 }
 
@@ -12349,27 +13389,35 @@ impl<'de> Deserialize<'de> for SetSessionConfigOptionRequestVariantBoolean {
             }
             fn visit_map<A: MapAccess<'de>>(
                 self,
-                mut map: A,
+                map: A,
             ) -> Result<SetSessionConfigOptionRequestVariantBoolean, A::Error> {
-                let mut f_value: Option<bool> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "value" => {
-                            de::seen::<A::Error>(&mut seen, 0, "value")?;
-                            f_value = Some(de::field::<A, bool>(&mut map, "value")?);
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let value = match f_value {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("value")),
-                };
-                Ok(SetSessionConfigOptionRequestVariantBoolean { value })
+                SetSessionConfigOptionRequestVariantBoolean::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl SetSessionConfigOptionRequestVariantBoolean {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_value: Option<bool> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "value" => {
+                    de::seen::<A::Error>(&mut seen, 0, "value")?;
+                    f_value = Some(de::field::<A, bool>(&mut map, "value")?);
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let value = match f_value {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("value")),
+        };
+        Ok(SetSessionConfigOptionRequestVariantBoolean { value })
     }
 }
 
@@ -12405,27 +13453,35 @@ impl<'de> Deserialize<'de> for SetSessionConfigOptionRequestVariantValueId {
             }
             fn visit_map<A: MapAccess<'de>>(
                 self,
-                mut map: A,
+                map: A,
             ) -> Result<SetSessionConfigOptionRequestVariantValueId, A::Error> {
-                let mut f_value: Option<SessionConfigValueId> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "value" => {
-                            de::seen::<A::Error>(&mut seen, 0, "value")?;
-                            f_value = Some(de::field::<A, SessionConfigValueId>(&mut map, "value")?);
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let value = match f_value {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("value")),
-                };
-                Ok(SetSessionConfigOptionRequestVariantValueId { value })
+                SetSessionConfigOptionRequestVariantValueId::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl SetSessionConfigOptionRequestVariantValueId {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_value: Option<SessionConfigValueId> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "value" => {
+                    de::seen::<A::Error>(&mut seen, 0, "value")?;
+                    f_value = Some(de::field::<A, SessionConfigValueId>(&mut map, "value")?);
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let value = match f_value {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("value")),
+        };
+        Ok(SetSessionConfigOptionRequestVariantValueId { value })
     }
 }
 
@@ -12469,19 +13525,43 @@ impl Serialize for SetSessionConfigOptionRequestVariant {
 
 impl<'de> Deserialize<'de> for SetSessionConfigOptionRequestVariant {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let raw = <&'de RawValue>::deserialize(d)?;
-        let tag = de::peek_tag::<D::Error>(raw, "type")?;
-        Ok(match tag.as_ref().map(|t| t.as_str()) {
-            Some("boolean") => {
-                Self::Boolean(de::from_raw::<SetSessionConfigOptionRequestVariantBoolean, D::Error>(raw)?)
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = SetSessionConfigOptionRequestVariant;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SetSessionConfigOptionRequestVariant)")
             }
-            None => Self::ValueId(de::from_raw::<SetSessionConfigOptionRequestVariantValueId, D::Error>(raw)?),
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<SetSessionConfigOptionRequestVariant, A::Error> {
+                SetSessionConfigOptionRequestVariant::visit_fields(map)
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+impl SetSessionConfigOptionRequestVariant {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let (tag, mut buffered) = de::read_until_tag(&mut map, "type")?;
+        let live = if tag.is_some() { Some(map) } else { None };
+        Ok(match tag.as_ref().map(|t| t.as_str()) {
+            Some("boolean") => Self::Boolean(SetSessionConfigOptionRequestVariantBoolean::visit_fields(
+                de::Replay::new(buffered, live),
+            )?),
+            None => Self::ValueId(SetSessionConfigOptionRequestVariantValueId::visit_fields(de::Replay::new(
+                buffered, live,
+            ))?),
             Some(other) => {
-                if let Some(v) = de::try_variant::<SetSessionConfigOptionRequestVariantValueId>(raw) {
+                if let Some(live) = live {
+                    de::drain(live, &mut buffered)?;
+                }
+                let raw = de::rebuild(Some(("type", other)), &buffered);
+                if let Some(v) = de::try_variant::<SetSessionConfigOptionRequestVariantValueId>(raw.as_raw()) {
                     return Ok(Self::ValueId(v));
                 }
                 de::warn_unknown("SetSessionConfigOptionRequestVariant", other);
-                Self::Unknown(RawJson::from_raw(raw))
+                Self::Unknown(raw)
             }
         })
     }
@@ -12621,43 +13701,51 @@ impl<'de> Deserialize<'de> for PromptRequest {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (PromptRequest)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<PromptRequest, A::Error> {
-                let mut f_session_id: Option<SessionId> = None;
-                let mut f_prompt: Option<Vec<ContentBlock>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "sessionId" => {
-                            de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
-                            f_session_id = Some(de::field::<A, SessionId>(&mut map, "sessionId")?);
-                        }
-                        "prompt" => {
-                            de::seen::<A::Error>(&mut seen, 1, "prompt")?;
-                            f_prompt = Some(de::field::<A, de::List<ContentBlock>>(&mut map, "prompt")?.0);
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let session_id = match f_session_id {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("sessionId")),
-                };
-                let prompt = match f_prompt {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("prompt")),
-                };
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(PromptRequest { session_id, prompt, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<PromptRequest, A::Error> {
+                PromptRequest::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl PromptRequest {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_session_id: Option<SessionId> = None;
+        let mut f_prompt: Option<Vec<ContentBlock>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "sessionId" => {
+                    de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
+                    f_session_id = Some(de::field::<A, SessionId>(&mut map, "sessionId")?);
+                }
+                "prompt" => {
+                    de::seen::<A::Error>(&mut seen, 1, "prompt")?;
+                    f_prompt = Some(de::field::<A, de::List<ContentBlock>>(&mut map, "prompt")?.0);
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 2, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let session_id = match f_session_id {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("sessionId")),
+        };
+        let prompt = match f_prompt {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("prompt")),
+        };
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(PromptRequest { session_id, prompt, meta })
     }
 }
 
@@ -12703,25 +13791,33 @@ impl<'de> Deserialize<'de> for WriteTextFileResponse {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (WriteTextFileResponse)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<WriteTextFileResponse, A::Error> {
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(WriteTextFileResponse { meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<WriteTextFileResponse, A::Error> {
+                WriteTextFileResponse::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl WriteTextFileResponse {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 0, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(WriteTextFileResponse { meta })
     }
 }
 
@@ -12764,34 +13860,42 @@ impl<'de> Deserialize<'de> for ReadTextFileResponse {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (ReadTextFileResponse)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ReadTextFileResponse, A::Error> {
-                let mut f_content: Option<String> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "content" => {
-                            de::seen::<A::Error>(&mut seen, 0, "content")?;
-                            f_content = Some(de::field::<A, String>(&mut map, "content")?);
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let content = match f_content {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("content")),
-                };
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(ReadTextFileResponse { content, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<ReadTextFileResponse, A::Error> {
+                ReadTextFileResponse::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl ReadTextFileResponse {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_content: Option<String> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "content" => {
+                    de::seen::<A::Error>(&mut seen, 0, "content")?;
+                    f_content = Some(de::field::<A, String>(&mut map, "content")?);
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 1, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let content = match f_content {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("content")),
+        };
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(ReadTextFileResponse { content, meta })
     }
 }
 
@@ -12834,34 +13938,42 @@ impl<'de> Deserialize<'de> for RequestPermissionResponse {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (RequestPermissionResponse)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RequestPermissionResponse, A::Error> {
-                let mut f_outcome: Option<RequestPermissionOutcome> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "outcome" => {
-                            de::seen::<A::Error>(&mut seen, 0, "outcome")?;
-                            f_outcome = Some(de::field::<A, RequestPermissionOutcome>(&mut map, "outcome")?);
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let outcome = match f_outcome {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("outcome")),
-                };
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(RequestPermissionResponse { outcome, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<RequestPermissionResponse, A::Error> {
+                RequestPermissionResponse::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl RequestPermissionResponse {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_outcome: Option<RequestPermissionOutcome> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "outcome" => {
+                    de::seen::<A::Error>(&mut seen, 0, "outcome")?;
+                    f_outcome = Some(de::field::<A, RequestPermissionOutcome>(&mut map, "outcome")?);
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 1, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let outcome = match f_outcome {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("outcome")),
+        };
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(RequestPermissionResponse { outcome, meta })
     }
 }
 
@@ -12905,15 +14017,42 @@ impl Serialize for RequestPermissionOutcome {
 
 impl<'de> Deserialize<'de> for RequestPermissionOutcome {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let raw = <&'de RawValue>::deserialize(d)?;
-        let tag = de::peek_tag::<D::Error>(raw, "outcome")?;
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = RequestPermissionOutcome;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (RequestPermissionOutcome)")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<RequestPermissionOutcome, A::Error> {
+                RequestPermissionOutcome::visit_fields(map)
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+impl RequestPermissionOutcome {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let (tag, mut buffered) = de::read_until_tag(&mut map, "outcome")?;
+        let live = if tag.is_some() { Some(map) } else { None };
         Ok(match tag.as_ref().map(|t| t.as_str()) {
-            Some("cancelled") => Self::Cancelled,
-            Some("selected") => Self::Selected(de::from_raw::<SelectedPermissionOutcome, D::Error>(raw)?),
-            None => return Err(de::missing::<D::Error>("outcome")),
+            Some("cancelled") => {
+                de::drain(de::Replay::new(buffered, live), &mut Vec::new())?;
+                Self::Cancelled
+            }
+            Some("selected") => {
+                Self::Selected(SelectedPermissionOutcome::visit_fields(de::Replay::new(buffered, live))?)
+            }
+            None => return Err(de::missing::<A::Error>("outcome")),
             Some(other) => {
+                if let Some(live) = live {
+                    de::drain(live, &mut buffered)?;
+                }
+                let raw = de::rebuild(Some(("outcome", other)), &buffered);
                 de::warn_unknown("RequestPermissionOutcome", other);
-                Self::Unknown(RawJson::from_raw(raw))
+                Self::Unknown(raw)
             }
         })
     }
@@ -12958,34 +14097,42 @@ impl<'de> Deserialize<'de> for SelectedPermissionOutcome {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (SelectedPermissionOutcome)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SelectedPermissionOutcome, A::Error> {
-                let mut f_option_id: Option<PermissionOptionId> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "optionId" => {
-                            de::seen::<A::Error>(&mut seen, 0, "optionId")?;
-                            f_option_id = Some(de::field::<A, PermissionOptionId>(&mut map, "optionId")?);
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let option_id = match f_option_id {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("optionId")),
-                };
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(SelectedPermissionOutcome { option_id, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<SelectedPermissionOutcome, A::Error> {
+                SelectedPermissionOutcome::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl SelectedPermissionOutcome {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_option_id: Option<PermissionOptionId> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "optionId" => {
+                    de::seen::<A::Error>(&mut seen, 0, "optionId")?;
+                    f_option_id = Some(de::field::<A, PermissionOptionId>(&mut map, "optionId")?);
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 1, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let option_id = match f_option_id {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("optionId")),
+        };
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(SelectedPermissionOutcome { option_id, meta })
     }
 }
 
@@ -13028,34 +14175,42 @@ impl<'de> Deserialize<'de> for CreateTerminalResponse {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (CreateTerminalResponse)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CreateTerminalResponse, A::Error> {
-                let mut f_terminal_id: Option<TerminalId> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "terminalId" => {
-                            de::seen::<A::Error>(&mut seen, 0, "terminalId")?;
-                            f_terminal_id = Some(de::field::<A, TerminalId>(&mut map, "terminalId")?);
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let terminal_id = match f_terminal_id {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("terminalId")),
-                };
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(CreateTerminalResponse { terminal_id, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<CreateTerminalResponse, A::Error> {
+                CreateTerminalResponse::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl CreateTerminalResponse {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_terminal_id: Option<TerminalId> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "terminalId" => {
+                    de::seen::<A::Error>(&mut seen, 0, "terminalId")?;
+                    f_terminal_id = Some(de::field::<A, TerminalId>(&mut map, "terminalId")?);
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 1, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let terminal_id = match f_terminal_id {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("terminalId")),
+        };
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(CreateTerminalResponse { terminal_id, meta })
     }
 }
 
@@ -13108,52 +14263,59 @@ impl<'de> Deserialize<'de> for TerminalOutputResponse {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (TerminalOutputResponse)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TerminalOutputResponse, A::Error> {
-                let mut f_output: Option<String> = None;
-                let mut f_truncated: Option<bool> = None;
-                let mut f_exit_status: Option<Option<TerminalExitStatus>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "output" => {
-                            de::seen::<A::Error>(&mut seen, 0, "output")?;
-                            f_output = Some(de::field::<A, String>(&mut map, "output")?);
-                        }
-                        "truncated" => {
-                            de::seen::<A::Error>(&mut seen, 1, "truncated")?;
-                            f_truncated = Some(de::field::<A, bool>(&mut map, "truncated")?);
-                        }
-                        "exitStatus" => {
-                            de::seen::<A::Error>(&mut seen, 2, "exitStatus")?;
-                            if let Some(v) = de::field_lenient::<A, Option<TerminalExitStatus>>(&mut map, "exitStatus")?
-                            {
-                                f_exit_status = Some(v);
-                            }
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let output = match f_output {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("output")),
-                };
-                let truncated = match f_truncated {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("truncated")),
-                };
-                let exit_status = MaybeUndefined::from_present(f_exit_status);
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(TerminalOutputResponse { output, truncated, exit_status, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<TerminalOutputResponse, A::Error> {
+                TerminalOutputResponse::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl TerminalOutputResponse {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_output: Option<String> = None;
+        let mut f_truncated: Option<bool> = None;
+        let mut f_exit_status: Option<Option<TerminalExitStatus>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "output" => {
+                    de::seen::<A::Error>(&mut seen, 0, "output")?;
+                    f_output = Some(de::field::<A, String>(&mut map, "output")?);
+                }
+                "truncated" => {
+                    de::seen::<A::Error>(&mut seen, 1, "truncated")?;
+                    f_truncated = Some(de::field::<A, bool>(&mut map, "truncated")?);
+                }
+                "exitStatus" => {
+                    de::seen::<A::Error>(&mut seen, 2, "exitStatus")?;
+                    if let Some(v) = de::field_lenient::<A, Option<TerminalExitStatus>>(&mut map, "exitStatus")? {
+                        f_exit_status = Some(v);
+                    }
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 3, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let output = match f_output {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("output")),
+        };
+        let truncated = match f_truncated {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("truncated")),
+        };
+        let exit_status = MaybeUndefined::from_present(f_exit_status);
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(TerminalOutputResponse { output, truncated, exit_status, meta })
     }
 }
 
@@ -13217,41 +14379,49 @@ impl<'de> Deserialize<'de> for TerminalExitStatus {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (TerminalExitStatus)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TerminalExitStatus, A::Error> {
-                let mut f_exit_code: Option<Option<u32>> = None;
-                let mut f_signal: Option<Option<String>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "exitCode" => {
-                            de::seen::<A::Error>(&mut seen, 0, "exitCode")?;
-                            if let Some(v) = de::field_lenient::<A, Option<u32>>(&mut map, "exitCode")? {
-                                f_exit_code = Some(v);
-                            }
-                        }
-                        "signal" => {
-                            de::seen::<A::Error>(&mut seen, 1, "signal")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "signal")? {
-                                f_signal = Some(v);
-                            }
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let exit_code = MaybeUndefined::from_present(f_exit_code);
-                let signal = MaybeUndefined::from_present(f_signal);
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(TerminalExitStatus { exit_code, signal, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<TerminalExitStatus, A::Error> {
+                TerminalExitStatus::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl TerminalExitStatus {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_exit_code: Option<Option<u32>> = None;
+        let mut f_signal: Option<Option<String>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "exitCode" => {
+                    de::seen::<A::Error>(&mut seen, 0, "exitCode")?;
+                    if let Some(v) = de::field_lenient::<A, Option<u32>>(&mut map, "exitCode")? {
+                        f_exit_code = Some(v);
+                    }
+                }
+                "signal" => {
+                    de::seen::<A::Error>(&mut seen, 1, "signal")?;
+                    if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "signal")? {
+                        f_signal = Some(v);
+                    }
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 2, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let exit_code = MaybeUndefined::from_present(f_exit_code);
+        let signal = MaybeUndefined::from_present(f_signal);
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(TerminalExitStatus { exit_code, signal, meta })
     }
 }
 
@@ -13297,25 +14467,33 @@ impl<'de> Deserialize<'de> for ReleaseTerminalResponse {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (ReleaseTerminalResponse)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ReleaseTerminalResponse, A::Error> {
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(ReleaseTerminalResponse { meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<ReleaseTerminalResponse, A::Error> {
+                ReleaseTerminalResponse::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl ReleaseTerminalResponse {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 0, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(ReleaseTerminalResponse { meta })
     }
 }
 
@@ -13379,41 +14557,49 @@ impl<'de> Deserialize<'de> for WaitForTerminalExitResponse {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (WaitForTerminalExitResponse)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<WaitForTerminalExitResponse, A::Error> {
-                let mut f_exit_code: Option<Option<u32>> = None;
-                let mut f_signal: Option<Option<String>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "exitCode" => {
-                            de::seen::<A::Error>(&mut seen, 0, "exitCode")?;
-                            if let Some(v) = de::field_lenient::<A, Option<u32>>(&mut map, "exitCode")? {
-                                f_exit_code = Some(v);
-                            }
-                        }
-                        "signal" => {
-                            de::seen::<A::Error>(&mut seen, 1, "signal")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "signal")? {
-                                f_signal = Some(v);
-                            }
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let exit_code = MaybeUndefined::from_present(f_exit_code);
-                let signal = MaybeUndefined::from_present(f_signal);
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(WaitForTerminalExitResponse { exit_code, signal, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<WaitForTerminalExitResponse, A::Error> {
+                WaitForTerminalExitResponse::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl WaitForTerminalExitResponse {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_exit_code: Option<Option<u32>> = None;
+        let mut f_signal: Option<Option<String>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "exitCode" => {
+                    de::seen::<A::Error>(&mut seen, 0, "exitCode")?;
+                    if let Some(v) = de::field_lenient::<A, Option<u32>>(&mut map, "exitCode")? {
+                        f_exit_code = Some(v);
+                    }
+                }
+                "signal" => {
+                    de::seen::<A::Error>(&mut seen, 1, "signal")?;
+                    if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "signal")? {
+                        f_signal = Some(v);
+                    }
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 2, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let exit_code = MaybeUndefined::from_present(f_exit_code);
+        let signal = MaybeUndefined::from_present(f_signal);
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(WaitForTerminalExitResponse { exit_code, signal, meta })
     }
 }
 
@@ -13459,25 +14645,33 @@ impl<'de> Deserialize<'de> for KillTerminalResponse {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (KillTerminalResponse)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<KillTerminalResponse, A::Error> {
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(KillTerminalResponse { meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<KillTerminalResponse, A::Error> {
+                KillTerminalResponse::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl KillTerminalResponse {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 0, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(KillTerminalResponse { meta })
     }
 }
 
@@ -13526,14 +14720,44 @@ impl Serialize for CreateElicitationResponseVariant {
 
 impl<'de> Deserialize<'de> for CreateElicitationResponseVariant {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let raw = <&'de RawValue>::deserialize(d)?;
-        let tag = de::peek_tag::<D::Error>(raw, "action")?;
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = CreateElicitationResponseVariant;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (CreateElicitationResponseVariant)")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<CreateElicitationResponseVariant, A::Error> {
+                CreateElicitationResponseVariant::visit_fields(map)
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+impl CreateElicitationResponseVariant {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let (tag, mut buffered) = de::read_until_tag(&mut map, "action")?;
+        let live = if tag.is_some() { Some(map) } else { None };
         Ok(match tag.as_ref().map(|t| t.as_str()) {
-            Some("accept") => Self::Accept(de::from_raw::<ElicitationAcceptAction, D::Error>(raw)?),
-            Some("decline") => Self::Decline,
-            Some("cancel") => Self::Cancel,
-            None => return Err(de::missing::<D::Error>("action")),
-            Some(other) => Self::Unknown(RawJson::from_raw(raw)),
+            Some("accept") => Self::Accept(ElicitationAcceptAction::visit_fields(de::Replay::new(buffered, live))?),
+            Some("decline") => {
+                de::drain(de::Replay::new(buffered, live), &mut Vec::new())?;
+                Self::Decline
+            }
+            Some("cancel") => {
+                de::drain(de::Replay::new(buffered, live), &mut Vec::new())?;
+                Self::Cancel
+            }
+            None => return Err(de::missing::<A::Error>("action")),
+            Some(other) => {
+                if let Some(live) = live {
+                    de::drain(live, &mut buffered)?;
+                }
+                let raw = de::rebuild(Some(("action", other)), &buffered);
+                Self::Unknown(raw)
+            }
         })
     }
 }
@@ -13698,24 +14922,31 @@ impl<'de> Deserialize<'de> for ElicitationAcceptAction {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (ElicitationAcceptAction)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ElicitationAcceptAction, A::Error> {
-                let mut f_content: Option<Option<OrderedMap<ElicitationContentValue>>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "content" => {
-                            de::seen::<A::Error>(&mut seen, 0, "content")?;
-                            f_content =
-                                Some(de::field::<A, Option<OrderedMap<ElicitationContentValue>>>(&mut map, "content")?);
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let content = MaybeUndefined::from_present(f_content);
-                Ok(ElicitationAcceptAction { content })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<ElicitationAcceptAction, A::Error> {
+                ElicitationAcceptAction::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl ElicitationAcceptAction {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_content: Option<Option<OrderedMap<ElicitationContentValue>>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "content" => {
+                    de::seen::<A::Error>(&mut seen, 0, "content")?;
+                    f_content = Some(de::field::<A, Option<OrderedMap<ElicitationContentValue>>>(&mut map, "content")?);
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let content = MaybeUndefined::from_present(f_content);
+        Ok(ElicitationAcceptAction { content })
     }
 }
 
@@ -13758,34 +14989,42 @@ impl<'de> Deserialize<'de> for CancelNotification {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (CancelNotification)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CancelNotification, A::Error> {
-                let mut f_session_id: Option<SessionId> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "sessionId" => {
-                            de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
-                            f_session_id = Some(de::field::<A, SessionId>(&mut map, "sessionId")?);
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let session_id = match f_session_id {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("sessionId")),
-                };
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(CancelNotification { session_id, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<CancelNotification, A::Error> {
+                CancelNotification::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl CancelNotification {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_session_id: Option<SessionId> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "sessionId" => {
+                    de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
+                    f_session_id = Some(de::field::<A, SessionId>(&mut map, "sessionId")?);
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 1, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let session_id = match f_session_id {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("sessionId")),
+        };
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(CancelNotification { session_id, meta })
     }
 }
 
@@ -13828,34 +15067,42 @@ impl<'de> Deserialize<'de> for CancelRequestNotification {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (CancelRequestNotification)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CancelRequestNotification, A::Error> {
-                let mut f_request_id: Option<crate::RequestId> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "requestId" => {
-                            de::seen::<A::Error>(&mut seen, 0, "requestId")?;
-                            f_request_id = Some(de::field::<A, crate::RequestId>(&mut map, "requestId")?);
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let request_id = match f_request_id {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("requestId")),
-                };
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(CancelRequestNotification { request_id, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<CancelRequestNotification, A::Error> {
+                CancelRequestNotification::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl CancelRequestNotification {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_request_id: Option<crate::RequestId> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "requestId" => {
+                    de::seen::<A::Error>(&mut seen, 0, "requestId")?;
+                    f_request_id = Some(de::field::<A, crate::RequestId>(&mut map, "requestId")?);
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 1, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let request_id = match f_request_id {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("requestId")),
+        };
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(CancelRequestNotification { request_id, meta })
     }
 }
 

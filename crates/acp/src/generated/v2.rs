@@ -73,67 +73,75 @@ impl<'de> Deserialize<'de> for RequestPermissionRequest {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (RequestPermissionRequest)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RequestPermissionRequest, A::Error> {
-                let mut f_session_id: Option<SessionId> = None;
-                let mut f_title: Option<String> = None;
-                let mut f_description: Option<Option<String>> = None;
-                let mut f_subject: Option<Option<RequestPermissionSubject>> = None;
-                let mut f_options: Option<Vec<PermissionOption>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "sessionId" => {
-                            de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
-                            f_session_id = Some(de::field::<A, SessionId>(&mut map, "sessionId")?);
-                        }
-                        "title" => {
-                            de::seen::<A::Error>(&mut seen, 1, "title")?;
-                            f_title = Some(de::field::<A, String>(&mut map, "title")?);
-                        }
-                        "description" => {
-                            de::seen::<A::Error>(&mut seen, 2, "description")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
-                                f_description = Some(v);
-                            }
-                        }
-                        "subject" => {
-                            de::seen::<A::Error>(&mut seen, 3, "subject")?;
-                            f_subject = Some(de::field::<A, Option<RequestPermissionSubject>>(&mut map, "subject")?);
-                        }
-                        "options" => {
-                            de::seen::<A::Error>(&mut seen, 4, "options")?;
-                            f_options = Some(de::field::<A, de::List<PermissionOption>>(&mut map, "options")?.0);
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 5, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let session_id = match f_session_id {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("sessionId")),
-                };
-                let title = match f_title {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("title")),
-                };
-                let description = MaybeUndefined::from_present(f_description);
-                let subject = MaybeUndefined::from_present(f_subject);
-                let options = match f_options {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("options")),
-                };
-                de::min_items::<_, A::Error>(&options, 1, "options")?;
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(RequestPermissionRequest { session_id, title, description, subject, options, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<RequestPermissionRequest, A::Error> {
+                RequestPermissionRequest::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl RequestPermissionRequest {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_session_id: Option<SessionId> = None;
+        let mut f_title: Option<String> = None;
+        let mut f_description: Option<Option<String>> = None;
+        let mut f_subject: Option<Option<RequestPermissionSubject>> = None;
+        let mut f_options: Option<Vec<PermissionOption>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "sessionId" => {
+                    de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
+                    f_session_id = Some(de::field::<A, SessionId>(&mut map, "sessionId")?);
+                }
+                "title" => {
+                    de::seen::<A::Error>(&mut seen, 1, "title")?;
+                    f_title = Some(de::field::<A, String>(&mut map, "title")?);
+                }
+                "description" => {
+                    de::seen::<A::Error>(&mut seen, 2, "description")?;
+                    if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
+                        f_description = Some(v);
+                    }
+                }
+                "subject" => {
+                    de::seen::<A::Error>(&mut seen, 3, "subject")?;
+                    f_subject = Some(de::field::<A, Option<RequestPermissionSubject>>(&mut map, "subject")?);
+                }
+                "options" => {
+                    de::seen::<A::Error>(&mut seen, 4, "options")?;
+                    f_options = Some(de::field::<A, de::List<PermissionOption>>(&mut map, "options")?.0);
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 5, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let session_id = match f_session_id {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("sessionId")),
+        };
+        let title = match f_title {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("title")),
+        };
+        let description = MaybeUndefined::from_present(f_description);
+        let subject = MaybeUndefined::from_present(f_subject);
+        let options = match f_options {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("options")),
+        };
+        de::min_items::<_, A::Error>(&options, 1, "options")?;
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(RequestPermissionRequest { session_id, title, description, subject, options, meta })
     }
 }
 
@@ -209,13 +217,39 @@ impl Serialize for RequestPermissionSubject {
 
 impl<'de> Deserialize<'de> for RequestPermissionSubject {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let raw = <&'de RawValue>::deserialize(d)?;
-        let tag = de::peek_tag::<D::Error>(raw, "type")?;
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = RequestPermissionSubject;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (RequestPermissionSubject)")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<RequestPermissionSubject, A::Error> {
+                RequestPermissionSubject::visit_fields(map)
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+impl RequestPermissionSubject {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let (tag, mut buffered) = de::read_until_tag(&mut map, "type")?;
+        let live = if tag.is_some() { Some(map) } else { None };
         Ok(match tag.as_ref().map(|t| t.as_str()) {
-            Some("tool_call") => Self::ToolCall(de::from_raw::<ToolCallPermissionSubject, D::Error>(raw)?),
-            Some("command") => Self::Command(de::from_raw::<CommandPermissionSubject, D::Error>(raw)?),
-            None => return Err(de::missing::<D::Error>("type")),
-            Some(other) => Self::Unknown(RawJson::from_raw(raw)),
+            Some("tool_call") => {
+                Self::ToolCall(ToolCallPermissionSubject::visit_fields(de::Replay::new(buffered, live))?)
+            }
+            Some("command") => Self::Command(CommandPermissionSubject::visit_fields(de::Replay::new(buffered, live))?),
+            None => return Err(de::missing::<A::Error>("type")),
+            Some(other) => {
+                if let Some(live) = live {
+                    de::drain(live, &mut buffered)?;
+                }
+                let raw = de::rebuild(Some(("type", other)), &buffered);
+                Self::Unknown(raw)
+            }
         })
     }
 }
@@ -323,122 +357,128 @@ impl<'de> Deserialize<'de> for ToolCallUpdate {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (ToolCallUpdate)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ToolCallUpdate, A::Error> {
-                let mut f_tool_call_id: Option<ToolCallId> = None;
-                let mut f_name: Option<Option<String>> = None;
-                let mut f_title: Option<Option<String>> = None;
-                let mut f_kind: Option<Option<ToolKind>> = None;
-                let mut f_status: Option<Option<ToolCallStatus>> = None;
-                let mut f_content: Option<Option<Vec<ToolCallContent>>> = None;
-                let mut f_locations: Option<Option<Vec<ToolCallLocation>>> = None;
-                let mut f_raw_input: Option<RawJson> = None;
-                let mut f_raw_output: Option<RawJson> = None;
-                let mut f_capabilities: Option<Option<ToolCallCapabilities>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "toolCallId" => {
-                            de::seen::<A::Error>(&mut seen, 0, "toolCallId")?;
-                            f_tool_call_id = Some(de::field::<A, ToolCallId>(&mut map, "toolCallId")?);
-                        }
-                        "name" => {
-                            de::seen::<A::Error>(&mut seen, 1, "name")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "name")? {
-                                f_name = Some(v);
-                            }
-                        }
-                        "title" => {
-                            de::seen::<A::Error>(&mut seen, 2, "title")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? {
-                                f_title = Some(v);
-                            }
-                        }
-                        "kind" => {
-                            de::seen::<A::Error>(&mut seen, 3, "kind")?;
-                            if let Some(v) = de::field_lenient::<A, Option<ToolKind>>(&mut map, "kind")? {
-                                f_kind = Some(v);
-                            }
-                        }
-                        "status" => {
-                            de::seen::<A::Error>(&mut seen, 4, "status")?;
-                            if let Some(v) = de::field_lenient::<A, Option<ToolCallStatus>>(&mut map, "status")? {
-                                f_status = Some(v);
-                            }
-                        }
-                        "content" => {
-                            de::seen::<A::Error>(&mut seen, 5, "content")?;
-                            let r = de::field_items::<A, ToolCallContent>(&mut map, "content", true, true)?;
-                            if let Some(v) = r {
-                                f_content = Some(v);
-                            }
-                        }
-                        "locations" => {
-                            de::seen::<A::Error>(&mut seen, 6, "locations")?;
-                            let r = de::field_items::<A, ToolCallLocation>(&mut map, "locations", true, true)?;
-                            if let Some(v) = r {
-                                f_locations = Some(v);
-                            }
-                        }
-                        "rawInput" => {
-                            de::seen::<A::Error>(&mut seen, 7, "rawInput")?;
-                            if let Some(v) = de::field_lenient::<A, RawJson>(&mut map, "rawInput")? {
-                                f_raw_input = Some(v);
-                            }
-                        }
-                        "rawOutput" => {
-                            de::seen::<A::Error>(&mut seen, 8, "rawOutput")?;
-                            if let Some(v) = de::field_lenient::<A, RawJson>(&mut map, "rawOutput")? {
-                                f_raw_output = Some(v);
-                            }
-                        }
-                        "capabilities" => {
-                            de::seen::<A::Error>(&mut seen, 9, "capabilities")?;
-                            if let Some(v) =
-                                de::field_lenient::<A, Option<ToolCallCapabilities>>(&mut map, "capabilities")?
-                            {
-                                f_capabilities = Some(v);
-                            }
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 10, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let tool_call_id = match f_tool_call_id {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("toolCallId")),
-                };
-                let name = MaybeUndefined::from_present(f_name);
-                let title = MaybeUndefined::from_present(f_title);
-                let kind = MaybeUndefined::from_present(f_kind);
-                let status = MaybeUndefined::from_present(f_status);
-                let content = MaybeUndefined::from_present(f_content);
-                let locations = MaybeUndefined::from_present(f_locations);
-                let raw_input = f_raw_input;
-                let raw_output = f_raw_output;
-                let capabilities = MaybeUndefined::from_present(f_capabilities);
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(ToolCallUpdate {
-                    tool_call_id,
-                    name,
-                    title,
-                    kind,
-                    status,
-                    content,
-                    locations,
-                    raw_input,
-                    raw_output,
-                    capabilities,
-                    meta,
-                })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<ToolCallUpdate, A::Error> {
+                ToolCallUpdate::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl ToolCallUpdate {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_tool_call_id: Option<ToolCallId> = None;
+        let mut f_name: Option<Option<String>> = None;
+        let mut f_title: Option<Option<String>> = None;
+        let mut f_kind: Option<Option<ToolKind>> = None;
+        let mut f_status: Option<Option<ToolCallStatus>> = None;
+        let mut f_content: Option<Option<Vec<ToolCallContent>>> = None;
+        let mut f_locations: Option<Option<Vec<ToolCallLocation>>> = None;
+        let mut f_raw_input: Option<RawJson> = None;
+        let mut f_raw_output: Option<RawJson> = None;
+        let mut f_capabilities: Option<Option<ToolCallCapabilities>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "toolCallId" => {
+                    de::seen::<A::Error>(&mut seen, 0, "toolCallId")?;
+                    f_tool_call_id = Some(de::field::<A, ToolCallId>(&mut map, "toolCallId")?);
+                }
+                "name" => {
+                    de::seen::<A::Error>(&mut seen, 1, "name")?;
+                    if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "name")? {
+                        f_name = Some(v);
+                    }
+                }
+                "title" => {
+                    de::seen::<A::Error>(&mut seen, 2, "title")?;
+                    if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? {
+                        f_title = Some(v);
+                    }
+                }
+                "kind" => {
+                    de::seen::<A::Error>(&mut seen, 3, "kind")?;
+                    if let Some(v) = de::field_lenient::<A, Option<ToolKind>>(&mut map, "kind")? {
+                        f_kind = Some(v);
+                    }
+                }
+                "status" => {
+                    de::seen::<A::Error>(&mut seen, 4, "status")?;
+                    if let Some(v) = de::field_lenient::<A, Option<ToolCallStatus>>(&mut map, "status")? {
+                        f_status = Some(v);
+                    }
+                }
+                "content" => {
+                    de::seen::<A::Error>(&mut seen, 5, "content")?;
+                    let r = de::field_items::<A, ToolCallContent>(&mut map, "content", true, true)?;
+                    if let Some(v) = r {
+                        f_content = Some(v);
+                    }
+                }
+                "locations" => {
+                    de::seen::<A::Error>(&mut seen, 6, "locations")?;
+                    let r = de::field_items::<A, ToolCallLocation>(&mut map, "locations", true, true)?;
+                    if let Some(v) = r {
+                        f_locations = Some(v);
+                    }
+                }
+                "rawInput" => {
+                    de::seen::<A::Error>(&mut seen, 7, "rawInput")?;
+                    if let Some(v) = de::field_lenient::<A, RawJson>(&mut map, "rawInput")? {
+                        f_raw_input = Some(v);
+                    }
+                }
+                "rawOutput" => {
+                    de::seen::<A::Error>(&mut seen, 8, "rawOutput")?;
+                    if let Some(v) = de::field_lenient::<A, RawJson>(&mut map, "rawOutput")? {
+                        f_raw_output = Some(v);
+                    }
+                }
+                "capabilities" => {
+                    de::seen::<A::Error>(&mut seen, 9, "capabilities")?;
+                    if let Some(v) = de::field_lenient::<A, Option<ToolCallCapabilities>>(&mut map, "capabilities")? {
+                        f_capabilities = Some(v);
+                    }
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 10, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let tool_call_id = match f_tool_call_id {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("toolCallId")),
+        };
+        let name = MaybeUndefined::from_present(f_name);
+        let title = MaybeUndefined::from_present(f_title);
+        let kind = MaybeUndefined::from_present(f_kind);
+        let status = MaybeUndefined::from_present(f_status);
+        let content = MaybeUndefined::from_present(f_content);
+        let locations = MaybeUndefined::from_present(f_locations);
+        let raw_input = f_raw_input;
+        let raw_output = f_raw_output;
+        let capabilities = MaybeUndefined::from_present(f_capabilities);
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(ToolCallUpdate {
+            tool_call_id,
+            name,
+            title,
+            kind,
+            status,
+            content,
+            locations,
+            raw_input,
+            raw_output,
+            capabilities,
+            meta,
+        })
     }
 }
 
@@ -670,14 +710,38 @@ impl Serialize for ToolCallContent {
 
 impl<'de> Deserialize<'de> for ToolCallContent {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let raw = <&'de RawValue>::deserialize(d)?;
-        let tag = de::peek_tag::<D::Error>(raw, "type")?;
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = ToolCallContent;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ToolCallContent)")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<ToolCallContent, A::Error> {
+                ToolCallContent::visit_fields(map)
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+impl ToolCallContent {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let (tag, mut buffered) = de::read_until_tag(&mut map, "type")?;
+        let live = if tag.is_some() { Some(map) } else { None };
         Ok(match tag.as_ref().map(|t| t.as_str()) {
-            Some("content") => Self::Content(de::from_raw::<Content, D::Error>(raw)?),
-            Some("diff") => Self::Diff(de::from_raw::<Diff, D::Error>(raw)?),
-            Some("terminal") => Self::Terminal(de::from_raw::<Terminal, D::Error>(raw)?),
-            None => return Err(de::missing::<D::Error>("type")),
-            Some(other) => Self::Unknown(RawJson::from_raw(raw)),
+            Some("content") => Self::Content(Content::visit_fields(de::Replay::new(buffered, live))?),
+            Some("diff") => Self::Diff(Diff::visit_fields(de::Replay::new(buffered, live))?),
+            Some("terminal") => Self::Terminal(Terminal::visit_fields(de::Replay::new(buffered, live))?),
+            None => return Err(de::missing::<A::Error>("type")),
+            Some(other) => {
+                if let Some(live) = live {
+                    de::drain(live, &mut buffered)?;
+                }
+                let raw = de::rebuild(Some(("type", other)), &buffered);
+                Self::Unknown(raw)
+            }
         })
     }
 }
@@ -741,16 +805,40 @@ impl Serialize for ContentBlock {
 
 impl<'de> Deserialize<'de> for ContentBlock {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let raw = <&'de RawValue>::deserialize(d)?;
-        let tag = de::peek_tag::<D::Error>(raw, "type")?;
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = ContentBlock;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ContentBlock)")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<ContentBlock, A::Error> {
+                ContentBlock::visit_fields(map)
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+impl ContentBlock {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let (tag, mut buffered) = de::read_until_tag(&mut map, "type")?;
+        let live = if tag.is_some() { Some(map) } else { None };
         Ok(match tag.as_ref().map(|t| t.as_str()) {
-            Some("text") => Self::Text(de::from_raw::<TextContent, D::Error>(raw)?),
-            Some("image") => Self::Image(de::from_raw::<ImageContent, D::Error>(raw)?),
-            Some("audio") => Self::Audio(de::from_raw::<AudioContent, D::Error>(raw)?),
-            Some("resource_link") => Self::ResourceLink(de::from_raw::<ResourceLink, D::Error>(raw)?),
-            Some("resource") => Self::Resource(de::from_raw::<EmbeddedResource, D::Error>(raw)?),
-            None => return Err(de::missing::<D::Error>("type")),
-            Some(other) => Self::Unknown(RawJson::from_raw(raw)),
+            Some("text") => Self::Text(TextContent::visit_fields(de::Replay::new(buffered, live))?),
+            Some("image") => Self::Image(ImageContent::visit_fields(de::Replay::new(buffered, live))?),
+            Some("audio") => Self::Audio(AudioContent::visit_fields(de::Replay::new(buffered, live))?),
+            Some("resource_link") => Self::ResourceLink(ResourceLink::visit_fields(de::Replay::new(buffered, live))?),
+            Some("resource") => Self::Resource(EmbeddedResource::visit_fields(de::Replay::new(buffered, live))?),
+            None => return Err(de::missing::<A::Error>("type")),
+            Some(other) => {
+                if let Some(live) = live {
+                    de::drain(live, &mut buffered)?;
+                }
+                let raw = de::rebuild(Some(("type", other)), &buffered);
+                Self::Unknown(raw)
+            }
         })
     }
 }
@@ -824,50 +912,58 @@ impl<'de> Deserialize<'de> for Annotations {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (Annotations)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Annotations, A::Error> {
-                let mut f_audience: Option<Option<Vec<Role>>> = None;
-                let mut f_last_modified: Option<Option<String>> = None;
-                let mut f_priority: Option<Option<f64>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "audience" => {
-                            de::seen::<A::Error>(&mut seen, 0, "audience")?;
-                            let r = de::field_items::<A, Role>(&mut map, "audience", true, true)?;
-                            if let Some(v) = r {
-                                f_audience = Some(v);
-                            }
-                        }
-                        "lastModified" => {
-                            de::seen::<A::Error>(&mut seen, 1, "lastModified")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "lastModified")? {
-                                f_last_modified = Some(v);
-                            }
-                        }
-                        "priority" => {
-                            de::seen::<A::Error>(&mut seen, 2, "priority")?;
-                            if let Some(v) = de::field_lenient::<A, Option<f64>>(&mut map, "priority")? {
-                                f_priority = Some(v);
-                            }
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let audience = MaybeUndefined::from_present(f_audience);
-                let last_modified = MaybeUndefined::from_present(f_last_modified);
-                let priority = MaybeUndefined::from_present(f_priority);
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(Annotations { audience, last_modified, priority, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Annotations, A::Error> {
+                Annotations::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl Annotations {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_audience: Option<Option<Vec<Role>>> = None;
+        let mut f_last_modified: Option<Option<String>> = None;
+        let mut f_priority: Option<Option<f64>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "audience" => {
+                    de::seen::<A::Error>(&mut seen, 0, "audience")?;
+                    let r = de::field_items::<A, Role>(&mut map, "audience", true, true)?;
+                    if let Some(v) = r {
+                        f_audience = Some(v);
+                    }
+                }
+                "lastModified" => {
+                    de::seen::<A::Error>(&mut seen, 1, "lastModified")?;
+                    if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "lastModified")? {
+                        f_last_modified = Some(v);
+                    }
+                }
+                "priority" => {
+                    de::seen::<A::Error>(&mut seen, 2, "priority")?;
+                    if let Some(v) = de::field_lenient::<A, Option<f64>>(&mut map, "priority")? {
+                        f_priority = Some(v);
+                    }
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 3, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let audience = MaybeUndefined::from_present(f_audience);
+        let last_modified = MaybeUndefined::from_present(f_last_modified);
+        let priority = MaybeUndefined::from_present(f_priority);
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(Annotations { audience, last_modified, priority, meta })
     }
 }
 
@@ -960,42 +1056,50 @@ impl<'de> Deserialize<'de> for TextContent {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (TextContent)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TextContent, A::Error> {
-                let mut f_text: Option<String> = None;
-                let mut f_annotations: Option<Option<Annotations>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "text" => {
-                            de::seen::<A::Error>(&mut seen, 0, "text")?;
-                            f_text = Some(de::field::<A, String>(&mut map, "text")?);
-                        }
-                        "annotations" => {
-                            de::seen::<A::Error>(&mut seen, 1, "annotations")?;
-                            if let Some(v) = de::field_lenient::<A, Option<Annotations>>(&mut map, "annotations")? {
-                                f_annotations = Some(v);
-                            }
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let text = match f_text {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("text")),
-                };
-                let annotations = MaybeUndefined::from_present(f_annotations);
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(TextContent { text, annotations, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<TextContent, A::Error> {
+                TextContent::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl TextContent {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_text: Option<String> = None;
+        let mut f_annotations: Option<Option<Annotations>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "text" => {
+                    de::seen::<A::Error>(&mut seen, 0, "text")?;
+                    f_text = Some(de::field::<A, String>(&mut map, "text")?);
+                }
+                "annotations" => {
+                    de::seen::<A::Error>(&mut seen, 1, "annotations")?;
+                    if let Some(v) = de::field_lenient::<A, Option<Annotations>>(&mut map, "annotations")? {
+                        f_annotations = Some(v);
+                    }
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 2, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let text = match f_text {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("text")),
+        };
+        let annotations = MaybeUndefined::from_present(f_annotations);
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(TextContent { text, annotations, meta })
     }
 }
 
@@ -1086,59 +1190,67 @@ impl<'de> Deserialize<'de> for ImageContent {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (ImageContent)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ImageContent, A::Error> {
-                let mut f_data: Option<String> = None;
-                let mut f_mime_type: Option<MediaType> = None;
-                let mut f_uri: Option<Option<String>> = None;
-                let mut f_annotations: Option<Option<Annotations>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "data" => {
-                            de::seen::<A::Error>(&mut seen, 0, "data")?;
-                            f_data = Some(de::field::<A, String>(&mut map, "data")?);
-                        }
-                        "mimeType" => {
-                            de::seen::<A::Error>(&mut seen, 1, "mimeType")?;
-                            f_mime_type = Some(de::field::<A, MediaType>(&mut map, "mimeType")?);
-                        }
-                        "uri" => {
-                            de::seen::<A::Error>(&mut seen, 2, "uri")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "uri")? {
-                                f_uri = Some(v);
-                            }
-                        }
-                        "annotations" => {
-                            de::seen::<A::Error>(&mut seen, 3, "annotations")?;
-                            if let Some(v) = de::field_lenient::<A, Option<Annotations>>(&mut map, "annotations")? {
-                                f_annotations = Some(v);
-                            }
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 4, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let data = match f_data {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("data")),
-                };
-                let mime_type = match f_mime_type {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("mimeType")),
-                };
-                let uri = MaybeUndefined::from_present(f_uri);
-                let annotations = MaybeUndefined::from_present(f_annotations);
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(ImageContent { data, mime_type, uri, annotations, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<ImageContent, A::Error> {
+                ImageContent::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl ImageContent {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_data: Option<String> = None;
+        let mut f_mime_type: Option<MediaType> = None;
+        let mut f_uri: Option<Option<String>> = None;
+        let mut f_annotations: Option<Option<Annotations>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "data" => {
+                    de::seen::<A::Error>(&mut seen, 0, "data")?;
+                    f_data = Some(de::field::<A, String>(&mut map, "data")?);
+                }
+                "mimeType" => {
+                    de::seen::<A::Error>(&mut seen, 1, "mimeType")?;
+                    f_mime_type = Some(de::field::<A, MediaType>(&mut map, "mimeType")?);
+                }
+                "uri" => {
+                    de::seen::<A::Error>(&mut seen, 2, "uri")?;
+                    if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "uri")? {
+                        f_uri = Some(v);
+                    }
+                }
+                "annotations" => {
+                    de::seen::<A::Error>(&mut seen, 3, "annotations")?;
+                    if let Some(v) = de::field_lenient::<A, Option<Annotations>>(&mut map, "annotations")? {
+                        f_annotations = Some(v);
+                    }
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 4, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let data = match f_data {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("data")),
+        };
+        let mime_type = match f_mime_type {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("mimeType")),
+        };
+        let uri = MaybeUndefined::from_present(f_uri);
+        let annotations = MaybeUndefined::from_present(f_annotations);
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(ImageContent { data, mime_type, uri, annotations, meta })
     }
 }
 
@@ -1191,51 +1303,59 @@ impl<'de> Deserialize<'de> for AudioContent {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (AudioContent)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AudioContent, A::Error> {
-                let mut f_data: Option<String> = None;
-                let mut f_mime_type: Option<MediaType> = None;
-                let mut f_annotations: Option<Option<Annotations>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "data" => {
-                            de::seen::<A::Error>(&mut seen, 0, "data")?;
-                            f_data = Some(de::field::<A, String>(&mut map, "data")?);
-                        }
-                        "mimeType" => {
-                            de::seen::<A::Error>(&mut seen, 1, "mimeType")?;
-                            f_mime_type = Some(de::field::<A, MediaType>(&mut map, "mimeType")?);
-                        }
-                        "annotations" => {
-                            de::seen::<A::Error>(&mut seen, 2, "annotations")?;
-                            if let Some(v) = de::field_lenient::<A, Option<Annotations>>(&mut map, "annotations")? {
-                                f_annotations = Some(v);
-                            }
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let data = match f_data {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("data")),
-                };
-                let mime_type = match f_mime_type {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("mimeType")),
-                };
-                let annotations = MaybeUndefined::from_present(f_annotations);
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(AudioContent { data, mime_type, annotations, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<AudioContent, A::Error> {
+                AudioContent::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl AudioContent {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_data: Option<String> = None;
+        let mut f_mime_type: Option<MediaType> = None;
+        let mut f_annotations: Option<Option<Annotations>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "data" => {
+                    de::seen::<A::Error>(&mut seen, 0, "data")?;
+                    f_data = Some(de::field::<A, String>(&mut map, "data")?);
+                }
+                "mimeType" => {
+                    de::seen::<A::Error>(&mut seen, 1, "mimeType")?;
+                    f_mime_type = Some(de::field::<A, MediaType>(&mut map, "mimeType")?);
+                }
+                "annotations" => {
+                    de::seen::<A::Error>(&mut seen, 2, "annotations")?;
+                    if let Some(v) = de::field_lenient::<A, Option<Annotations>>(&mut map, "annotations")? {
+                        f_annotations = Some(v);
+                    }
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 3, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let data = match f_data {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("data")),
+        };
+        let mime_type = match f_mime_type {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("mimeType")),
+        };
+        let annotations = MaybeUndefined::from_present(f_annotations);
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(AudioContent { data, mime_type, annotations, meta })
     }
 }
 
@@ -1303,59 +1423,67 @@ impl<'de> Deserialize<'de> for Icon {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (Icon)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Icon, A::Error> {
-                let mut f_src: Option<String> = None;
-                let mut f_mime_type: Option<Option<MediaType>> = None;
-                let mut f_sizes: Option<Option<Vec<String>>> = None;
-                let mut f_theme: Option<Option<IconTheme>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "src" => {
-                            de::seen::<A::Error>(&mut seen, 0, "src")?;
-                            f_src = Some(de::field::<A, String>(&mut map, "src")?);
-                        }
-                        "mimeType" => {
-                            de::seen::<A::Error>(&mut seen, 1, "mimeType")?;
-                            if let Some(v) = de::field_lenient::<A, Option<MediaType>>(&mut map, "mimeType")? {
-                                f_mime_type = Some(v);
-                            }
-                        }
-                        "sizes" => {
-                            de::seen::<A::Error>(&mut seen, 2, "sizes")?;
-                            let r = de::field_items::<A, String>(&mut map, "sizes", true, true)?;
-                            if let Some(v) = r {
-                                f_sizes = Some(v);
-                            }
-                        }
-                        "theme" => {
-                            de::seen::<A::Error>(&mut seen, 3, "theme")?;
-                            if let Some(v) = de::field_lenient::<A, Option<IconTheme>>(&mut map, "theme")? {
-                                f_theme = Some(v);
-                            }
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 4, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let src = match f_src {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("src")),
-                };
-                let mime_type = MaybeUndefined::from_present(f_mime_type);
-                let sizes = MaybeUndefined::from_present(f_sizes);
-                let theme = MaybeUndefined::from_present(f_theme);
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(Icon { src, mime_type, sizes, theme, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Icon, A::Error> {
+                Icon::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl Icon {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_src: Option<String> = None;
+        let mut f_mime_type: Option<Option<MediaType>> = None;
+        let mut f_sizes: Option<Option<Vec<String>>> = None;
+        let mut f_theme: Option<Option<IconTheme>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "src" => {
+                    de::seen::<A::Error>(&mut seen, 0, "src")?;
+                    f_src = Some(de::field::<A, String>(&mut map, "src")?);
+                }
+                "mimeType" => {
+                    de::seen::<A::Error>(&mut seen, 1, "mimeType")?;
+                    if let Some(v) = de::field_lenient::<A, Option<MediaType>>(&mut map, "mimeType")? {
+                        f_mime_type = Some(v);
+                    }
+                }
+                "sizes" => {
+                    de::seen::<A::Error>(&mut seen, 2, "sizes")?;
+                    let r = de::field_items::<A, String>(&mut map, "sizes", true, true)?;
+                    if let Some(v) = r {
+                        f_sizes = Some(v);
+                    }
+                }
+                "theme" => {
+                    de::seen::<A::Error>(&mut seen, 3, "theme")?;
+                    if let Some(v) = de::field_lenient::<A, Option<IconTheme>>(&mut map, "theme")? {
+                        f_theme = Some(v);
+                    }
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 4, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let src = match f_src {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("src")),
+        };
+        let mime_type = MaybeUndefined::from_present(f_mime_type);
+        let sizes = MaybeUndefined::from_present(f_sizes);
+        let theme = MaybeUndefined::from_present(f_theme);
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(Icon { src, mime_type, sizes, theme, meta })
     }
 }
 
@@ -1486,92 +1614,100 @@ impl<'de> Deserialize<'de> for ResourceLink {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (ResourceLink)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ResourceLink, A::Error> {
-                let mut f_name: Option<String> = None;
-                let mut f_uri: Option<String> = None;
-                let mut f_title: Option<Option<String>> = None;
-                let mut f_description: Option<Option<String>> = None;
-                let mut f_icons: Option<Option<Vec<Icon>>> = None;
-                let mut f_mime_type: Option<Option<MediaType>> = None;
-                let mut f_size: Option<Option<u64>> = None;
-                let mut f_annotations: Option<Option<Annotations>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "name" => {
-                            de::seen::<A::Error>(&mut seen, 0, "name")?;
-                            f_name = Some(de::field::<A, String>(&mut map, "name")?);
-                        }
-                        "uri" => {
-                            de::seen::<A::Error>(&mut seen, 1, "uri")?;
-                            f_uri = Some(de::field::<A, String>(&mut map, "uri")?);
-                        }
-                        "title" => {
-                            de::seen::<A::Error>(&mut seen, 2, "title")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? {
-                                f_title = Some(v);
-                            }
-                        }
-                        "description" => {
-                            de::seen::<A::Error>(&mut seen, 3, "description")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
-                                f_description = Some(v);
-                            }
-                        }
-                        "icons" => {
-                            de::seen::<A::Error>(&mut seen, 4, "icons")?;
-                            let r = de::field_items::<A, Icon>(&mut map, "icons", true, true)?;
-                            if let Some(v) = r {
-                                f_icons = Some(v);
-                            }
-                        }
-                        "mimeType" => {
-                            de::seen::<A::Error>(&mut seen, 5, "mimeType")?;
-                            if let Some(v) = de::field_lenient::<A, Option<MediaType>>(&mut map, "mimeType")? {
-                                f_mime_type = Some(v);
-                            }
-                        }
-                        "size" => {
-                            de::seen::<A::Error>(&mut seen, 6, "size")?;
-                            if let Some(v) = de::field_lenient::<A, Option<u64>>(&mut map, "size")? {
-                                f_size = Some(v);
-                            }
-                        }
-                        "annotations" => {
-                            de::seen::<A::Error>(&mut seen, 7, "annotations")?;
-                            if let Some(v) = de::field_lenient::<A, Option<Annotations>>(&mut map, "annotations")? {
-                                f_annotations = Some(v);
-                            }
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 8, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let name = match f_name {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("name")),
-                };
-                let uri = match f_uri {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("uri")),
-                };
-                let title = MaybeUndefined::from_present(f_title);
-                let description = MaybeUndefined::from_present(f_description);
-                let icons = MaybeUndefined::from_present(f_icons);
-                let mime_type = MaybeUndefined::from_present(f_mime_type);
-                let size = MaybeUndefined::from_present(f_size);
-                let annotations = MaybeUndefined::from_present(f_annotations);
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(ResourceLink { name, uri, title, description, icons, mime_type, size, annotations, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<ResourceLink, A::Error> {
+                ResourceLink::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl ResourceLink {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_name: Option<String> = None;
+        let mut f_uri: Option<String> = None;
+        let mut f_title: Option<Option<String>> = None;
+        let mut f_description: Option<Option<String>> = None;
+        let mut f_icons: Option<Option<Vec<Icon>>> = None;
+        let mut f_mime_type: Option<Option<MediaType>> = None;
+        let mut f_size: Option<Option<u64>> = None;
+        let mut f_annotations: Option<Option<Annotations>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "name" => {
+                    de::seen::<A::Error>(&mut seen, 0, "name")?;
+                    f_name = Some(de::field::<A, String>(&mut map, "name")?);
+                }
+                "uri" => {
+                    de::seen::<A::Error>(&mut seen, 1, "uri")?;
+                    f_uri = Some(de::field::<A, String>(&mut map, "uri")?);
+                }
+                "title" => {
+                    de::seen::<A::Error>(&mut seen, 2, "title")?;
+                    if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? {
+                        f_title = Some(v);
+                    }
+                }
+                "description" => {
+                    de::seen::<A::Error>(&mut seen, 3, "description")?;
+                    if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
+                        f_description = Some(v);
+                    }
+                }
+                "icons" => {
+                    de::seen::<A::Error>(&mut seen, 4, "icons")?;
+                    let r = de::field_items::<A, Icon>(&mut map, "icons", true, true)?;
+                    if let Some(v) = r {
+                        f_icons = Some(v);
+                    }
+                }
+                "mimeType" => {
+                    de::seen::<A::Error>(&mut seen, 5, "mimeType")?;
+                    if let Some(v) = de::field_lenient::<A, Option<MediaType>>(&mut map, "mimeType")? {
+                        f_mime_type = Some(v);
+                    }
+                }
+                "size" => {
+                    de::seen::<A::Error>(&mut seen, 6, "size")?;
+                    if let Some(v) = de::field_lenient::<A, Option<u64>>(&mut map, "size")? {
+                        f_size = Some(v);
+                    }
+                }
+                "annotations" => {
+                    de::seen::<A::Error>(&mut seen, 7, "annotations")?;
+                    if let Some(v) = de::field_lenient::<A, Option<Annotations>>(&mut map, "annotations")? {
+                        f_annotations = Some(v);
+                    }
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 8, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let name = match f_name {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("name")),
+        };
+        let uri = match f_uri {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("uri")),
+        };
+        let title = MaybeUndefined::from_present(f_title);
+        let description = MaybeUndefined::from_present(f_description);
+        let icons = MaybeUndefined::from_present(f_icons);
+        let mime_type = MaybeUndefined::from_present(f_mime_type);
+        let size = MaybeUndefined::from_present(f_size);
+        let annotations = MaybeUndefined::from_present(f_annotations);
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(ResourceLink { name, uri, title, description, icons, mime_type, size, annotations, meta })
     }
 }
 
@@ -1664,51 +1800,59 @@ impl<'de> Deserialize<'de> for TextResourceContents {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (TextResourceContents)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TextResourceContents, A::Error> {
-                let mut f_text: Option<String> = None;
-                let mut f_uri: Option<String> = None;
-                let mut f_mime_type: Option<Option<MediaType>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "text" => {
-                            de::seen::<A::Error>(&mut seen, 0, "text")?;
-                            f_text = Some(de::field::<A, String>(&mut map, "text")?);
-                        }
-                        "uri" => {
-                            de::seen::<A::Error>(&mut seen, 1, "uri")?;
-                            f_uri = Some(de::field::<A, String>(&mut map, "uri")?);
-                        }
-                        "mimeType" => {
-                            de::seen::<A::Error>(&mut seen, 2, "mimeType")?;
-                            if let Some(v) = de::field_lenient::<A, Option<MediaType>>(&mut map, "mimeType")? {
-                                f_mime_type = Some(v);
-                            }
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let text = match f_text {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("text")),
-                };
-                let uri = match f_uri {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("uri")),
-                };
-                let mime_type = MaybeUndefined::from_present(f_mime_type);
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(TextResourceContents { text, uri, mime_type, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<TextResourceContents, A::Error> {
+                TextResourceContents::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl TextResourceContents {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_text: Option<String> = None;
+        let mut f_uri: Option<String> = None;
+        let mut f_mime_type: Option<Option<MediaType>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "text" => {
+                    de::seen::<A::Error>(&mut seen, 0, "text")?;
+                    f_text = Some(de::field::<A, String>(&mut map, "text")?);
+                }
+                "uri" => {
+                    de::seen::<A::Error>(&mut seen, 1, "uri")?;
+                    f_uri = Some(de::field::<A, String>(&mut map, "uri")?);
+                }
+                "mimeType" => {
+                    de::seen::<A::Error>(&mut seen, 2, "mimeType")?;
+                    if let Some(v) = de::field_lenient::<A, Option<MediaType>>(&mut map, "mimeType")? {
+                        f_mime_type = Some(v);
+                    }
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 3, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let text = match f_text {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("text")),
+        };
+        let uri = match f_uri {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("uri")),
+        };
+        let mime_type = MaybeUndefined::from_present(f_mime_type);
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(TextResourceContents { text, uri, mime_type, meta })
     }
 }
 
@@ -1761,51 +1905,59 @@ impl<'de> Deserialize<'de> for BlobResourceContents {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (BlobResourceContents)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<BlobResourceContents, A::Error> {
-                let mut f_blob: Option<String> = None;
-                let mut f_uri: Option<String> = None;
-                let mut f_mime_type: Option<Option<MediaType>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "blob" => {
-                            de::seen::<A::Error>(&mut seen, 0, "blob")?;
-                            f_blob = Some(de::field::<A, String>(&mut map, "blob")?);
-                        }
-                        "uri" => {
-                            de::seen::<A::Error>(&mut seen, 1, "uri")?;
-                            f_uri = Some(de::field::<A, String>(&mut map, "uri")?);
-                        }
-                        "mimeType" => {
-                            de::seen::<A::Error>(&mut seen, 2, "mimeType")?;
-                            if let Some(v) = de::field_lenient::<A, Option<MediaType>>(&mut map, "mimeType")? {
-                                f_mime_type = Some(v);
-                            }
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let blob = match f_blob {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("blob")),
-                };
-                let uri = match f_uri {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("uri")),
-                };
-                let mime_type = MaybeUndefined::from_present(f_mime_type);
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(BlobResourceContents { blob, uri, mime_type, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<BlobResourceContents, A::Error> {
+                BlobResourceContents::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl BlobResourceContents {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_blob: Option<String> = None;
+        let mut f_uri: Option<String> = None;
+        let mut f_mime_type: Option<Option<MediaType>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "blob" => {
+                    de::seen::<A::Error>(&mut seen, 0, "blob")?;
+                    f_blob = Some(de::field::<A, String>(&mut map, "blob")?);
+                }
+                "uri" => {
+                    de::seen::<A::Error>(&mut seen, 1, "uri")?;
+                    f_uri = Some(de::field::<A, String>(&mut map, "uri")?);
+                }
+                "mimeType" => {
+                    de::seen::<A::Error>(&mut seen, 2, "mimeType")?;
+                    if let Some(v) = de::field_lenient::<A, Option<MediaType>>(&mut map, "mimeType")? {
+                        f_mime_type = Some(v);
+                    }
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 3, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let blob = match f_blob {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("blob")),
+        };
+        let uri = match f_uri {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("uri")),
+        };
+        let mime_type = MaybeUndefined::from_present(f_mime_type);
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(BlobResourceContents { blob, uri, mime_type, meta })
     }
 }
 
@@ -1855,42 +2007,50 @@ impl<'de> Deserialize<'de> for EmbeddedResource {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (EmbeddedResource)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<EmbeddedResource, A::Error> {
-                let mut f_resource: Option<EmbeddedResourceResource> = None;
-                let mut f_annotations: Option<Option<Annotations>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "resource" => {
-                            de::seen::<A::Error>(&mut seen, 0, "resource")?;
-                            f_resource = Some(de::field::<A, EmbeddedResourceResource>(&mut map, "resource")?);
-                        }
-                        "annotations" => {
-                            de::seen::<A::Error>(&mut seen, 1, "annotations")?;
-                            if let Some(v) = de::field_lenient::<A, Option<Annotations>>(&mut map, "annotations")? {
-                                f_annotations = Some(v);
-                            }
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let resource = match f_resource {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("resource")),
-                };
-                let annotations = MaybeUndefined::from_present(f_annotations);
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(EmbeddedResource { resource, annotations, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<EmbeddedResource, A::Error> {
+                EmbeddedResource::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl EmbeddedResource {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_resource: Option<EmbeddedResourceResource> = None;
+        let mut f_annotations: Option<Option<Annotations>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "resource" => {
+                    de::seen::<A::Error>(&mut seen, 0, "resource")?;
+                    f_resource = Some(de::field::<A, EmbeddedResourceResource>(&mut map, "resource")?);
+                }
+                "annotations" => {
+                    de::seen::<A::Error>(&mut seen, 1, "annotations")?;
+                    if let Some(v) = de::field_lenient::<A, Option<Annotations>>(&mut map, "annotations")? {
+                        f_annotations = Some(v);
+                    }
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 2, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let resource = match f_resource {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("resource")),
+        };
+        let annotations = MaybeUndefined::from_present(f_annotations);
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(EmbeddedResource { resource, annotations, meta })
     }
 }
 
@@ -1933,34 +2093,42 @@ impl<'de> Deserialize<'de> for Content {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (Content)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Content, A::Error> {
-                let mut f_content: Option<ContentBlock> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "content" => {
-                            de::seen::<A::Error>(&mut seen, 0, "content")?;
-                            f_content = Some(de::field::<A, ContentBlock>(&mut map, "content")?);
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let content = match f_content {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("content")),
-                };
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(Content { content, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Content, A::Error> {
+                Content::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl Content {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_content: Option<ContentBlock> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "content" => {
+                    de::seen::<A::Error>(&mut seen, 0, "content")?;
+                    f_content = Some(de::field::<A, ContentBlock>(&mut map, "content")?);
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 1, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let content = match f_content {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("content")),
+        };
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(Content { content, meta })
     }
 }
 
@@ -2023,16 +2191,40 @@ impl Serialize for DiffChangeVariant {
 
 impl<'de> Deserialize<'de> for DiffChangeVariant {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let raw = <&'de RawValue>::deserialize(d)?;
-        let tag = de::peek_tag::<D::Error>(raw, "operation")?;
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = DiffChangeVariant;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (DiffChangeVariant)")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<DiffChangeVariant, A::Error> {
+                DiffChangeVariant::visit_fields(map)
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+impl DiffChangeVariant {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let (tag, mut buffered) = de::read_until_tag(&mut map, "operation")?;
+        let live = if tag.is_some() { Some(map) } else { None };
         Ok(match tag.as_ref().map(|t| t.as_str()) {
-            Some("add") => Self::Add(de::from_raw::<DiffPathChange, D::Error>(raw)?),
-            Some("delete") => Self::Delete(de::from_raw::<DiffPathChange, D::Error>(raw)?),
-            Some("modify") => Self::Modify(de::from_raw::<DiffPathChange, D::Error>(raw)?),
-            Some("move") => Self::Move(de::from_raw::<DiffPathPairChange, D::Error>(raw)?),
-            Some("copy") => Self::Copy(de::from_raw::<DiffPathPairChange, D::Error>(raw)?),
-            None => return Err(de::missing::<D::Error>("operation")),
-            Some(other) => Self::Unknown(RawJson::from_raw(raw)),
+            Some("add") => Self::Add(DiffPathChange::visit_fields(de::Replay::new(buffered, live))?),
+            Some("delete") => Self::Delete(DiffPathChange::visit_fields(de::Replay::new(buffered, live))?),
+            Some("modify") => Self::Modify(DiffPathChange::visit_fields(de::Replay::new(buffered, live))?),
+            Some("move") => Self::Move(DiffPathPairChange::visit_fields(de::Replay::new(buffered, live))?),
+            Some("copy") => Self::Copy(DiffPathPairChange::visit_fields(de::Replay::new(buffered, live))?),
+            None => return Err(de::missing::<A::Error>("operation")),
+            Some(other) => {
+                if let Some(live) = live {
+                    de::drain(live, &mut buffered)?;
+                }
+                let raw = de::rebuild(Some(("operation", other)), &buffered);
+                Self::Unknown(raw)
+            }
         })
     }
 }
@@ -2249,26 +2441,34 @@ impl<'de> Deserialize<'de> for DiffPathChange {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (DiffPathChange)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<DiffPathChange, A::Error> {
-                let mut f_path: Option<AbsolutePath> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "path" => {
-                            de::seen::<A::Error>(&mut seen, 0, "path")?;
-                            f_path = Some(de::field::<A, AbsolutePath>(&mut map, "path")?);
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let path = match f_path {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("path")),
-                };
-                Ok(DiffPathChange { path })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<DiffPathChange, A::Error> {
+                DiffPathChange::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl DiffPathChange {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_path: Option<AbsolutePath> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "path" => {
+                    de::seen::<A::Error>(&mut seen, 0, "path")?;
+                    f_path = Some(de::field::<A, AbsolutePath>(&mut map, "path")?);
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let path = match f_path {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("path")),
+        };
+        Ok(DiffPathChange { path })
     }
 }
 
@@ -2305,35 +2505,43 @@ impl<'de> Deserialize<'de> for DiffPathPairChange {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (DiffPathPairChange)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<DiffPathPairChange, A::Error> {
-                let mut f_old_path: Option<AbsolutePath> = None;
-                let mut f_path: Option<AbsolutePath> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "oldPath" => {
-                            de::seen::<A::Error>(&mut seen, 0, "oldPath")?;
-                            f_old_path = Some(de::field::<A, AbsolutePath>(&mut map, "oldPath")?);
-                        }
-                        "path" => {
-                            de::seen::<A::Error>(&mut seen, 1, "path")?;
-                            f_path = Some(de::field::<A, AbsolutePath>(&mut map, "path")?);
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let old_path = match f_old_path {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("oldPath")),
-                };
-                let path = match f_path {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("path")),
-                };
-                Ok(DiffPathPairChange { old_path, path })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<DiffPathPairChange, A::Error> {
+                DiffPathPairChange::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl DiffPathPairChange {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_old_path: Option<AbsolutePath> = None;
+        let mut f_path: Option<AbsolutePath> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "oldPath" => {
+                    de::seen::<A::Error>(&mut seen, 0, "oldPath")?;
+                    f_old_path = Some(de::field::<A, AbsolutePath>(&mut map, "oldPath")?);
+                }
+                "path" => {
+                    de::seen::<A::Error>(&mut seen, 1, "path")?;
+                    f_path = Some(de::field::<A, AbsolutePath>(&mut map, "path")?);
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let old_path = match f_old_path {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("oldPath")),
+        };
+        let path = match f_path {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("path")),
+        };
+        Ok(DiffPathPairChange { old_path, path })
     }
 }
 
@@ -2379,43 +2587,51 @@ impl<'de> Deserialize<'de> for DiffPatch {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (DiffPatch)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<DiffPatch, A::Error> {
-                let mut f_format: Option<DiffPatchFormat> = None;
-                let mut f_text: Option<String> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "format" => {
-                            de::seen::<A::Error>(&mut seen, 0, "format")?;
-                            f_format = Some(de::field::<A, DiffPatchFormat>(&mut map, "format")?);
-                        }
-                        "text" => {
-                            de::seen::<A::Error>(&mut seen, 1, "text")?;
-                            f_text = Some(de::field::<A, String>(&mut map, "text")?);
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let format = match f_format {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("format")),
-                };
-                let text = match f_text {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("text")),
-                };
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(DiffPatch { format, text, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<DiffPatch, A::Error> {
+                DiffPatch::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl DiffPatch {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_format: Option<DiffPatchFormat> = None;
+        let mut f_text: Option<String> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "format" => {
+                    de::seen::<A::Error>(&mut seen, 0, "format")?;
+                    f_format = Some(de::field::<A, DiffPatchFormat>(&mut map, "format")?);
+                }
+                "text" => {
+                    de::seen::<A::Error>(&mut seen, 1, "text")?;
+                    f_text = Some(de::field::<A, String>(&mut map, "text")?);
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 2, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let format = match f_format {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("format")),
+        };
+        let text = match f_text {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("text")),
+        };
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(DiffPatch { format, text, meta })
     }
 }
 
@@ -2503,43 +2719,51 @@ impl<'de> Deserialize<'de> for Diff {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (Diff)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Diff, A::Error> {
-                let mut f_changes: Option<Vec<DiffChange>> = None;
-                let mut f_patch: Option<Option<DiffPatch>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "changes" => {
-                            de::seen::<A::Error>(&mut seen, 0, "changes")?;
-                            let r = de::field_items::<A, DiffChange>(&mut map, "changes", false, false)?;
-                            f_changes = Some(r.and_then(|v| v).unwrap_or_default());
-                        }
-                        "patch" => {
-                            de::seen::<A::Error>(&mut seen, 1, "patch")?;
-                            if let Some(v) = de::field_lenient::<A, Option<DiffPatch>>(&mut map, "patch")? {
-                                f_patch = Some(v);
-                            }
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let changes = match f_changes {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("changes")),
-                };
-                let patch = MaybeUndefined::from_present(f_patch);
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(Diff { changes, patch, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Diff, A::Error> {
+                Diff::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl Diff {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_changes: Option<Vec<DiffChange>> = None;
+        let mut f_patch: Option<Option<DiffPatch>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "changes" => {
+                    de::seen::<A::Error>(&mut seen, 0, "changes")?;
+                    let r = de::field_items::<A, DiffChange>(&mut map, "changes", false, false)?;
+                    f_changes = Some(r.and_then(|v| v).unwrap_or_default());
+                }
+                "patch" => {
+                    de::seen::<A::Error>(&mut seen, 1, "patch")?;
+                    if let Some(v) = de::field_lenient::<A, Option<DiffPatch>>(&mut map, "patch")? {
+                        f_patch = Some(v);
+                    }
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 2, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let changes = match f_changes {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("changes")),
+        };
+        let patch = MaybeUndefined::from_present(f_patch);
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(Diff { changes, patch, meta })
     }
 }
 
@@ -2613,34 +2837,42 @@ impl<'de> Deserialize<'de> for Terminal {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (Terminal)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Terminal, A::Error> {
-                let mut f_terminal_id: Option<TerminalId> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "terminalId" => {
-                            de::seen::<A::Error>(&mut seen, 0, "terminalId")?;
-                            f_terminal_id = Some(de::field::<A, TerminalId>(&mut map, "terminalId")?);
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let terminal_id = match f_terminal_id {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("terminalId")),
-                };
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(Terminal { terminal_id, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Terminal, A::Error> {
+                Terminal::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl Terminal {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_terminal_id: Option<TerminalId> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "terminalId" => {
+                    de::seen::<A::Error>(&mut seen, 0, "terminalId")?;
+                    f_terminal_id = Some(de::field::<A, TerminalId>(&mut map, "terminalId")?);
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 1, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let terminal_id = match f_terminal_id {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("terminalId")),
+        };
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(Terminal { terminal_id, meta })
     }
 }
 
@@ -2691,42 +2923,50 @@ impl<'de> Deserialize<'de> for ToolCallLocation {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (ToolCallLocation)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ToolCallLocation, A::Error> {
-                let mut f_path: Option<AbsolutePath> = None;
-                let mut f_line: Option<Option<u32>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "path" => {
-                            de::seen::<A::Error>(&mut seen, 0, "path")?;
-                            f_path = Some(de::field::<A, AbsolutePath>(&mut map, "path")?);
-                        }
-                        "line" => {
-                            de::seen::<A::Error>(&mut seen, 1, "line")?;
-                            if let Some(v) = de::field_lenient::<A, Option<u32>>(&mut map, "line")? {
-                                f_line = Some(v);
-                            }
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let path = match f_path {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("path")),
-                };
-                let line = MaybeUndefined::from_present(f_line);
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(ToolCallLocation { path, line, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<ToolCallLocation, A::Error> {
+                ToolCallLocation::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl ToolCallLocation {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_path: Option<AbsolutePath> = None;
+        let mut f_line: Option<Option<u32>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "path" => {
+                    de::seen::<A::Error>(&mut seen, 0, "path")?;
+                    f_path = Some(de::field::<A, AbsolutePath>(&mut map, "path")?);
+                }
+                "line" => {
+                    de::seen::<A::Error>(&mut seen, 1, "line")?;
+                    if let Some(v) = de::field_lenient::<A, Option<u32>>(&mut map, "line")? {
+                        f_line = Some(v);
+                    }
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 2, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let path = match f_path {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("path")),
+        };
+        let line = MaybeUndefined::from_present(f_line);
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(ToolCallLocation { path, line, meta })
     }
 }
 
@@ -2779,35 +3019,41 @@ impl<'de> Deserialize<'de> for ToolCallCapabilities {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (ToolCallCapabilities)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ToolCallCapabilities, A::Error> {
-                let mut f_cancel: Option<Option<ToolCallCancelCapabilities>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "cancel" => {
-                            de::seen::<A::Error>(&mut seen, 0, "cancel")?;
-                            if let Some(v) =
-                                de::field_lenient::<A, Option<ToolCallCancelCapabilities>>(&mut map, "cancel")?
-                            {
-                                f_cancel = Some(v);
-                            }
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let cancel = MaybeUndefined::from_present(f_cancel);
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(ToolCallCapabilities { cancel, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<ToolCallCapabilities, A::Error> {
+                ToolCallCapabilities::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl ToolCallCapabilities {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_cancel: Option<Option<ToolCallCancelCapabilities>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "cancel" => {
+                    de::seen::<A::Error>(&mut seen, 0, "cancel")?;
+                    if let Some(v) = de::field_lenient::<A, Option<ToolCallCancelCapabilities>>(&mut map, "cancel")? {
+                        f_cancel = Some(v);
+                    }
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 1, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let cancel = MaybeUndefined::from_present(f_cancel);
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(ToolCallCapabilities { cancel, meta })
     }
 }
 
@@ -2853,25 +3099,33 @@ impl<'de> Deserialize<'de> for ToolCallCancelCapabilities {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (ToolCallCancelCapabilities)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ToolCallCancelCapabilities, A::Error> {
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(ToolCallCancelCapabilities { meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<ToolCallCancelCapabilities, A::Error> {
+                ToolCallCancelCapabilities::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl ToolCallCancelCapabilities {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 0, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(ToolCallCancelCapabilities { meta })
     }
 }
 
@@ -2914,34 +3168,42 @@ impl<'de> Deserialize<'de> for ToolCallPermissionSubject {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (ToolCallPermissionSubject)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ToolCallPermissionSubject, A::Error> {
-                let mut f_tool_call: Option<ToolCallUpdate> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "toolCall" => {
-                            de::seen::<A::Error>(&mut seen, 0, "toolCall")?;
-                            f_tool_call = Some(de::field::<A, ToolCallUpdate>(&mut map, "toolCall")?);
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let tool_call = match f_tool_call {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("toolCall")),
-                };
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(ToolCallPermissionSubject { tool_call, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<ToolCallPermissionSubject, A::Error> {
+                ToolCallPermissionSubject::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl ToolCallPermissionSubject {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_tool_call: Option<ToolCallUpdate> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "toolCall" => {
+                    de::seen::<A::Error>(&mut seen, 0, "toolCall")?;
+                    f_tool_call = Some(de::field::<A, ToolCallUpdate>(&mut map, "toolCall")?);
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 1, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let tool_call = match f_tool_call {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("toolCall")),
+        };
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(ToolCallPermissionSubject { tool_call, meta })
     }
 }
 
@@ -3001,59 +3263,67 @@ impl<'de> Deserialize<'de> for CommandPermissionSubject {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (CommandPermissionSubject)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CommandPermissionSubject, A::Error> {
-                let mut f_command: Option<String> = None;
-                let mut f_cwd: Option<AbsolutePath> = None;
-                let mut f_tool_call_id: Option<Option<ToolCallId>> = None;
-                let mut f_terminal_id: Option<Option<TerminalId>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "command" => {
-                            de::seen::<A::Error>(&mut seen, 0, "command")?;
-                            f_command = Some(de::field::<A, String>(&mut map, "command")?);
-                        }
-                        "cwd" => {
-                            de::seen::<A::Error>(&mut seen, 1, "cwd")?;
-                            f_cwd = Some(de::field::<A, AbsolutePath>(&mut map, "cwd")?);
-                        }
-                        "toolCallId" => {
-                            de::seen::<A::Error>(&mut seen, 2, "toolCallId")?;
-                            if let Some(v) = de::field_lenient::<A, Option<ToolCallId>>(&mut map, "toolCallId")? {
-                                f_tool_call_id = Some(v);
-                            }
-                        }
-                        "terminalId" => {
-                            de::seen::<A::Error>(&mut seen, 3, "terminalId")?;
-                            if let Some(v) = de::field_lenient::<A, Option<TerminalId>>(&mut map, "terminalId")? {
-                                f_terminal_id = Some(v);
-                            }
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 4, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let command = match f_command {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("command")),
-                };
-                let cwd = match f_cwd {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("cwd")),
-                };
-                let tool_call_id = MaybeUndefined::from_present(f_tool_call_id);
-                let terminal_id = MaybeUndefined::from_present(f_terminal_id);
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(CommandPermissionSubject { command, cwd, tool_call_id, terminal_id, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<CommandPermissionSubject, A::Error> {
+                CommandPermissionSubject::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl CommandPermissionSubject {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_command: Option<String> = None;
+        let mut f_cwd: Option<AbsolutePath> = None;
+        let mut f_tool_call_id: Option<Option<ToolCallId>> = None;
+        let mut f_terminal_id: Option<Option<TerminalId>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "command" => {
+                    de::seen::<A::Error>(&mut seen, 0, "command")?;
+                    f_command = Some(de::field::<A, String>(&mut map, "command")?);
+                }
+                "cwd" => {
+                    de::seen::<A::Error>(&mut seen, 1, "cwd")?;
+                    f_cwd = Some(de::field::<A, AbsolutePath>(&mut map, "cwd")?);
+                }
+                "toolCallId" => {
+                    de::seen::<A::Error>(&mut seen, 2, "toolCallId")?;
+                    if let Some(v) = de::field_lenient::<A, Option<ToolCallId>>(&mut map, "toolCallId")? {
+                        f_tool_call_id = Some(v);
+                    }
+                }
+                "terminalId" => {
+                    de::seen::<A::Error>(&mut seen, 3, "terminalId")?;
+                    if let Some(v) = de::field_lenient::<A, Option<TerminalId>>(&mut map, "terminalId")? {
+                        f_terminal_id = Some(v);
+                    }
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 4, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let command = match f_command {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("command")),
+        };
+        let cwd = match f_cwd {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("cwd")),
+        };
+        let tool_call_id = MaybeUndefined::from_present(f_tool_call_id);
+        let terminal_id = MaybeUndefined::from_present(f_terminal_id);
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(CommandPermissionSubject { command, cwd, tool_call_id, terminal_id, meta })
     }
 }
 
@@ -3102,52 +3372,60 @@ impl<'de> Deserialize<'de> for PermissionOption {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (PermissionOption)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<PermissionOption, A::Error> {
-                let mut f_option_id: Option<PermissionOptionId> = None;
-                let mut f_name: Option<String> = None;
-                let mut f_kind: Option<PermissionOptionKind> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "optionId" => {
-                            de::seen::<A::Error>(&mut seen, 0, "optionId")?;
-                            f_option_id = Some(de::field::<A, PermissionOptionId>(&mut map, "optionId")?);
-                        }
-                        "name" => {
-                            de::seen::<A::Error>(&mut seen, 1, "name")?;
-                            f_name = Some(de::field::<A, String>(&mut map, "name")?);
-                        }
-                        "kind" => {
-                            de::seen::<A::Error>(&mut seen, 2, "kind")?;
-                            f_kind = Some(de::field::<A, PermissionOptionKind>(&mut map, "kind")?);
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let option_id = match f_option_id {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("optionId")),
-                };
-                let name = match f_name {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("name")),
-                };
-                let kind = match f_kind {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("kind")),
-                };
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(PermissionOption { option_id, name, kind, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<PermissionOption, A::Error> {
+                PermissionOption::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl PermissionOption {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_option_id: Option<PermissionOptionId> = None;
+        let mut f_name: Option<String> = None;
+        let mut f_kind: Option<PermissionOptionKind> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "optionId" => {
+                    de::seen::<A::Error>(&mut seen, 0, "optionId")?;
+                    f_option_id = Some(de::field::<A, PermissionOptionId>(&mut map, "optionId")?);
+                }
+                "name" => {
+                    de::seen::<A::Error>(&mut seen, 1, "name")?;
+                    f_name = Some(de::field::<A, String>(&mut map, "name")?);
+                }
+                "kind" => {
+                    de::seen::<A::Error>(&mut seen, 2, "kind")?;
+                    f_kind = Some(de::field::<A, PermissionOptionKind>(&mut map, "kind")?);
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 3, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let option_id = match f_option_id {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("optionId")),
+        };
+        let name = match f_name {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("name")),
+        };
+        let kind = match f_kind {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("kind")),
+        };
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(PermissionOption { option_id, name, kind, meta })
     }
 }
 
@@ -3276,13 +3554,49 @@ impl Serialize for CreateElicitationRequestVariant {
 
 impl<'de> Deserialize<'de> for CreateElicitationRequestVariant {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let raw = <&'de RawValue>::deserialize(d)?;
-        let tag = de::peek_tag::<D::Error>(raw, "mode")?;
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = CreateElicitationRequestVariant;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (CreateElicitationRequestVariant)")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<CreateElicitationRequestVariant, A::Error> {
+                CreateElicitationRequestVariant::visit_fields(map)
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+impl CreateElicitationRequestVariant {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let (tag, mut buffered) = de::read_until_tag(&mut map, "mode")?;
+        let live = if tag.is_some() { Some(map) } else { None };
         Ok(match tag.as_ref().map(|t| t.as_str()) {
-            Some("form") => Self::Form(de::from_raw::<ElicitationFormMode, D::Error>(raw)?),
-            Some("url") => Self::Url(de::from_raw::<ElicitationUrlMode, D::Error>(raw)?),
-            None => return Err(de::missing::<D::Error>("mode")),
-            Some(other) => Self::Unknown(RawJson::from_raw(raw)),
+            Some("form") => {
+                if let Some(live) = live {
+                    de::drain(live, &mut buffered)?;
+                }
+                let raw = de::rebuild(Some(("mode", "form")), &buffered);
+                Self::Form(de::from_raw::<ElicitationFormMode, A::Error>(raw.as_raw())?)
+            }
+            Some("url") => {
+                if let Some(live) = live {
+                    de::drain(live, &mut buffered)?;
+                }
+                let raw = de::rebuild(Some(("mode", "url")), &buffered);
+                Self::Url(de::from_raw::<ElicitationUrlMode, A::Error>(raw.as_raw())?)
+            }
+            None => return Err(de::missing::<A::Error>("mode")),
+            Some(other) => {
+                if let Some(live) = live {
+                    de::drain(live, &mut buffered)?;
+                }
+                let raw = de::rebuild(Some(("mode", other)), &buffered);
+                Self::Unknown(raw)
+            }
         })
     }
 }
@@ -3404,34 +3718,42 @@ impl<'de> Deserialize<'de> for ElicitationSessionScope {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (ElicitationSessionScope)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ElicitationSessionScope, A::Error> {
-                let mut f_session_id: Option<SessionId> = None;
-                let mut f_tool_call_id: Option<Option<ToolCallId>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "sessionId" => {
-                            de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
-                            f_session_id = Some(de::field::<A, SessionId>(&mut map, "sessionId")?);
-                        }
-                        "toolCallId" => {
-                            de::seen::<A::Error>(&mut seen, 1, "toolCallId")?;
-                            if let Some(v) = de::field_lenient::<A, Option<ToolCallId>>(&mut map, "toolCallId")? {
-                                f_tool_call_id = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let session_id = match f_session_id {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("sessionId")),
-                };
-                let tool_call_id = MaybeUndefined::from_present(f_tool_call_id);
-                Ok(ElicitationSessionScope { session_id, tool_call_id })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<ElicitationSessionScope, A::Error> {
+                ElicitationSessionScope::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl ElicitationSessionScope {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_session_id: Option<SessionId> = None;
+        let mut f_tool_call_id: Option<Option<ToolCallId>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "sessionId" => {
+                    de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
+                    f_session_id = Some(de::field::<A, SessionId>(&mut map, "sessionId")?);
+                }
+                "toolCallId" => {
+                    de::seen::<A::Error>(&mut seen, 1, "toolCallId")?;
+                    if let Some(v) = de::field_lenient::<A, Option<ToolCallId>>(&mut map, "toolCallId")? {
+                        f_tool_call_id = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let session_id = match f_session_id {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("sessionId")),
+        };
+        let tool_call_id = MaybeUndefined::from_present(f_tool_call_id);
+        Ok(ElicitationSessionScope { session_id, tool_call_id })
     }
 }
 
@@ -3466,26 +3788,34 @@ impl<'de> Deserialize<'de> for ElicitationRequestScope {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (ElicitationRequestScope)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ElicitationRequestScope, A::Error> {
-                let mut f_request_id: Option<crate::RequestId> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "requestId" => {
-                            de::seen::<A::Error>(&mut seen, 0, "requestId")?;
-                            f_request_id = Some(de::field::<A, crate::RequestId>(&mut map, "requestId")?);
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let request_id = match f_request_id {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("requestId")),
-                };
-                Ok(ElicitationRequestScope { request_id })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<ElicitationRequestScope, A::Error> {
+                ElicitationRequestScope::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl ElicitationRequestScope {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_request_id: Option<crate::RequestId> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "requestId" => {
+                    de::seen::<A::Error>(&mut seen, 0, "requestId")?;
+                    f_request_id = Some(de::field::<A, crate::RequestId>(&mut map, "requestId")?);
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let request_id = match f_request_id {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("requestId")),
+        };
+        Ok(ElicitationRequestScope { request_id })
     }
 }
 
@@ -3552,67 +3882,73 @@ impl<'de> Deserialize<'de> for ElicitationSchema {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (ElicitationSchema)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ElicitationSchema, A::Error> {
-                let mut f_type: Option<ElicitationSchemaType> = None;
-                let mut f_title: Option<Option<String>> = None;
-                let mut f_properties: Option<OrderedMap<ElicitationPropertySchema>> = None;
-                let mut f_required: Option<Option<Vec<String>>> = None;
-                let mut f_description: Option<Option<String>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "type" => {
-                            de::seen::<A::Error>(&mut seen, 0, "type")?;
-                            f_type = Some(de::field::<A, ElicitationSchemaType>(&mut map, "type")?);
-                        }
-                        "title" => {
-                            de::seen::<A::Error>(&mut seen, 1, "title")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? {
-                                f_title = Some(v);
-                            }
-                        }
-                        "properties" => {
-                            de::seen::<A::Error>(&mut seen, 2, "properties")?;
-                            f_properties =
-                                Some(de::field::<A, OrderedMap<ElicitationPropertySchema>>(&mut map, "properties")?);
-                        }
-                        "required" => {
-                            de::seen::<A::Error>(&mut seen, 3, "required")?;
-                            f_required =
-                                Some(de::field::<A, Option<de::List<String>>>(&mut map, "required")?.map(|v| v.0));
-                        }
-                        "description" => {
-                            de::seen::<A::Error>(&mut seen, 4, "description")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
-                                f_description = Some(v);
-                            }
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 5, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let r#type = match f_type {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("type")),
-                };
-                let title = MaybeUndefined::from_present(f_title);
-                let properties = match f_properties {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("properties")),
-                };
-                let required = MaybeUndefined::from_present(f_required);
-                let description = MaybeUndefined::from_present(f_description);
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(ElicitationSchema { r#type, title, properties, required, description, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<ElicitationSchema, A::Error> {
+                ElicitationSchema::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl ElicitationSchema {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_type: Option<ElicitationSchemaType> = None;
+        let mut f_title: Option<Option<String>> = None;
+        let mut f_properties: Option<OrderedMap<ElicitationPropertySchema>> = None;
+        let mut f_required: Option<Option<Vec<String>>> = None;
+        let mut f_description: Option<Option<String>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "type" => {
+                    de::seen::<A::Error>(&mut seen, 0, "type")?;
+                    f_type = Some(de::field::<A, ElicitationSchemaType>(&mut map, "type")?);
+                }
+                "title" => {
+                    de::seen::<A::Error>(&mut seen, 1, "title")?;
+                    if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? {
+                        f_title = Some(v);
+                    }
+                }
+                "properties" => {
+                    de::seen::<A::Error>(&mut seen, 2, "properties")?;
+                    f_properties = Some(de::field::<A, OrderedMap<ElicitationPropertySchema>>(&mut map, "properties")?);
+                }
+                "required" => {
+                    de::seen::<A::Error>(&mut seen, 3, "required")?;
+                    f_required = Some(de::field::<A, Option<de::List<String>>>(&mut map, "required")?.map(|v| v.0));
+                }
+                "description" => {
+                    de::seen::<A::Error>(&mut seen, 4, "description")?;
+                    if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
+                        f_description = Some(v);
+                    }
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 5, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let r#type = match f_type {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("type")),
+        };
+        let title = MaybeUndefined::from_present(f_title);
+        let properties = match f_properties {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("properties")),
+        };
+        let required = MaybeUndefined::from_present(f_required);
+        let description = MaybeUndefined::from_present(f_description);
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(ElicitationSchema { r#type, title, properties, required, description, meta })
     }
 }
 
@@ -3710,16 +4046,40 @@ impl Serialize for ElicitationPropertySchema {
 
 impl<'de> Deserialize<'de> for ElicitationPropertySchema {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let raw = <&'de RawValue>::deserialize(d)?;
-        let tag = de::peek_tag::<D::Error>(raw, "type")?;
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = ElicitationPropertySchema;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ElicitationPropertySchema)")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<ElicitationPropertySchema, A::Error> {
+                ElicitationPropertySchema::visit_fields(map)
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+impl ElicitationPropertySchema {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let (tag, mut buffered) = de::read_until_tag(&mut map, "type")?;
+        let live = if tag.is_some() { Some(map) } else { None };
         Ok(match tag.as_ref().map(|t| t.as_str()) {
-            Some("string") => Self::String(de::from_raw::<StringPropertySchema, D::Error>(raw)?),
-            Some("number") => Self::Number(de::from_raw::<NumberPropertySchema, D::Error>(raw)?),
-            Some("integer") => Self::Integer(de::from_raw::<IntegerPropertySchema, D::Error>(raw)?),
-            Some("boolean") => Self::Boolean(de::from_raw::<BooleanPropertySchema, D::Error>(raw)?),
-            Some("array") => Self::Array(de::from_raw::<MultiSelectPropertySchema, D::Error>(raw)?),
-            None => return Err(de::missing::<D::Error>("type")),
-            Some(other) => Self::Unknown(RawJson::from_raw(raw)),
+            Some("string") => Self::String(StringPropertySchema::visit_fields(de::Replay::new(buffered, live))?),
+            Some("number") => Self::Number(NumberPropertySchema::visit_fields(de::Replay::new(buffered, live))?),
+            Some("integer") => Self::Integer(IntegerPropertySchema::visit_fields(de::Replay::new(buffered, live))?),
+            Some("boolean") => Self::Boolean(BooleanPropertySchema::visit_fields(de::Replay::new(buffered, live))?),
+            Some("array") => Self::Array(MultiSelectPropertySchema::visit_fields(de::Replay::new(buffered, live))?),
+            None => return Err(de::missing::<A::Error>("type")),
+            Some(other) => {
+                if let Some(live) = live {
+                    de::drain(live, &mut buffered)?;
+                }
+                let raw = de::rebuild(Some(("type", other)), &buffered);
+                Self::Unknown(raw)
+            }
         })
     }
 }
@@ -3826,51 +4186,59 @@ impl<'de> Deserialize<'de> for EnumOption {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (EnumOption)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<EnumOption, A::Error> {
-                let mut f_const: Option<String> = None;
-                let mut f_title: Option<String> = None;
-                let mut f_description: Option<Option<String>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "const" => {
-                            de::seen::<A::Error>(&mut seen, 0, "const")?;
-                            f_const = Some(de::field::<A, String>(&mut map, "const")?);
-                        }
-                        "title" => {
-                            de::seen::<A::Error>(&mut seen, 1, "title")?;
-                            f_title = Some(de::field::<A, String>(&mut map, "title")?);
-                        }
-                        "description" => {
-                            de::seen::<A::Error>(&mut seen, 2, "description")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
-                                f_description = Some(v);
-                            }
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let r#const = match f_const {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("const")),
-                };
-                let title = match f_title {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("title")),
-                };
-                let description = MaybeUndefined::from_present(f_description);
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(EnumOption { r#const, title, description, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<EnumOption, A::Error> {
+                EnumOption::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl EnumOption {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_const: Option<String> = None;
+        let mut f_title: Option<String> = None;
+        let mut f_description: Option<Option<String>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "const" => {
+                    de::seen::<A::Error>(&mut seen, 0, "const")?;
+                    f_const = Some(de::field::<A, String>(&mut map, "const")?);
+                }
+                "title" => {
+                    de::seen::<A::Error>(&mut seen, 1, "title")?;
+                    f_title = Some(de::field::<A, String>(&mut map, "title")?);
+                }
+                "description" => {
+                    de::seen::<A::Error>(&mut seen, 2, "description")?;
+                    if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
+                        f_description = Some(v);
+                    }
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 3, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let r#const = match f_const {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("const")),
+        };
+        let title = match f_title {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("title")),
+        };
+        let description = MaybeUndefined::from_present(f_description);
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(EnumOption { r#const, title, description, meta })
     }
 }
 
@@ -3996,103 +4364,110 @@ impl<'de> Deserialize<'de> for StringPropertySchema {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (StringPropertySchema)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<StringPropertySchema, A::Error> {
-                let mut f_title: Option<Option<String>> = None;
-                let mut f_description: Option<Option<String>> = None;
-                let mut f_min_length: Option<Option<u32>> = None;
-                let mut f_max_length: Option<Option<u32>> = None;
-                let mut f_pattern: Option<Option<String>> = None;
-                let mut f_format: Option<Option<StringFormat>> = None;
-                let mut f_default: Option<Option<String>> = None;
-                let mut f_enum: Option<Option<Vec<String>>> = None;
-                let mut f_one_of: Option<Option<Vec<EnumOption>>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "title" => {
-                            de::seen::<A::Error>(&mut seen, 0, "title")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? {
-                                f_title = Some(v);
-                            }
-                        }
-                        "description" => {
-                            de::seen::<A::Error>(&mut seen, 1, "description")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
-                                f_description = Some(v);
-                            }
-                        }
-                        "minLength" => {
-                            de::seen::<A::Error>(&mut seen, 2, "minLength")?;
-                            f_min_length = Some(de::field::<A, Option<u32>>(&mut map, "minLength")?);
-                        }
-                        "maxLength" => {
-                            de::seen::<A::Error>(&mut seen, 3, "maxLength")?;
-                            f_max_length = Some(de::field::<A, Option<u32>>(&mut map, "maxLength")?);
-                        }
-                        "pattern" => {
-                            de::seen::<A::Error>(&mut seen, 4, "pattern")?;
-                            f_pattern = Some(de::field::<A, Option<String>>(&mut map, "pattern")?);
-                        }
-                        "format" => {
-                            de::seen::<A::Error>(&mut seen, 5, "format")?;
-                            f_format = Some(de::field::<A, Option<StringFormat>>(&mut map, "format")?);
-                        }
-                        "default" => {
-                            de::seen::<A::Error>(&mut seen, 6, "default")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "default")? {
-                                f_default = Some(v);
-                            }
-                        }
-                        "enum" => {
-                            de::seen::<A::Error>(&mut seen, 7, "enum")?;
-                            f_enum = Some(de::field::<A, Option<de::List<String>>>(&mut map, "enum")?.map(|v| v.0));
-                        }
-                        "oneOf" => {
-                            de::seen::<A::Error>(&mut seen, 8, "oneOf")?;
-                            f_one_of =
-                                Some(de::field::<A, Option<de::List<EnumOption>>>(&mut map, "oneOf")?.map(|v| v.0));
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 9, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let title = MaybeUndefined::from_present(f_title);
-                let description = MaybeUndefined::from_present(f_description);
-                let min_length = MaybeUndefined::from_present(f_min_length);
-                let max_length = MaybeUndefined::from_present(f_max_length);
-                let pattern = MaybeUndefined::from_present(f_pattern);
-                let format = MaybeUndefined::from_present(f_format);
-                let default = MaybeUndefined::from_present(f_default);
-                let r#enum = MaybeUndefined::from_present(f_enum);
-                if let Some(v) = r#enum.value() {
-                    de::min_items::<_, A::Error>(v, 1, "enum")?;
-                }
-                let one_of = MaybeUndefined::from_present(f_one_of);
-                if let Some(v) = one_of.value() {
-                    de::min_items::<_, A::Error>(v, 1, "oneOf")?;
-                }
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(StringPropertySchema {
-                    title,
-                    description,
-                    min_length,
-                    max_length,
-                    pattern,
-                    format,
-                    default,
-                    r#enum,
-                    one_of,
-                    meta,
-                })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<StringPropertySchema, A::Error> {
+                StringPropertySchema::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl StringPropertySchema {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_title: Option<Option<String>> = None;
+        let mut f_description: Option<Option<String>> = None;
+        let mut f_min_length: Option<Option<u32>> = None;
+        let mut f_max_length: Option<Option<u32>> = None;
+        let mut f_pattern: Option<Option<String>> = None;
+        let mut f_format: Option<Option<StringFormat>> = None;
+        let mut f_default: Option<Option<String>> = None;
+        let mut f_enum: Option<Option<Vec<String>>> = None;
+        let mut f_one_of: Option<Option<Vec<EnumOption>>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "title" => {
+                    de::seen::<A::Error>(&mut seen, 0, "title")?;
+                    if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? {
+                        f_title = Some(v);
+                    }
+                }
+                "description" => {
+                    de::seen::<A::Error>(&mut seen, 1, "description")?;
+                    if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
+                        f_description = Some(v);
+                    }
+                }
+                "minLength" => {
+                    de::seen::<A::Error>(&mut seen, 2, "minLength")?;
+                    f_min_length = Some(de::field::<A, Option<u32>>(&mut map, "minLength")?);
+                }
+                "maxLength" => {
+                    de::seen::<A::Error>(&mut seen, 3, "maxLength")?;
+                    f_max_length = Some(de::field::<A, Option<u32>>(&mut map, "maxLength")?);
+                }
+                "pattern" => {
+                    de::seen::<A::Error>(&mut seen, 4, "pattern")?;
+                    f_pattern = Some(de::field::<A, Option<String>>(&mut map, "pattern")?);
+                }
+                "format" => {
+                    de::seen::<A::Error>(&mut seen, 5, "format")?;
+                    f_format = Some(de::field::<A, Option<StringFormat>>(&mut map, "format")?);
+                }
+                "default" => {
+                    de::seen::<A::Error>(&mut seen, 6, "default")?;
+                    if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "default")? {
+                        f_default = Some(v);
+                    }
+                }
+                "enum" => {
+                    de::seen::<A::Error>(&mut seen, 7, "enum")?;
+                    f_enum = Some(de::field::<A, Option<de::List<String>>>(&mut map, "enum")?.map(|v| v.0));
+                }
+                "oneOf" => {
+                    de::seen::<A::Error>(&mut seen, 8, "oneOf")?;
+                    f_one_of = Some(de::field::<A, Option<de::List<EnumOption>>>(&mut map, "oneOf")?.map(|v| v.0));
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 9, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let title = MaybeUndefined::from_present(f_title);
+        let description = MaybeUndefined::from_present(f_description);
+        let min_length = MaybeUndefined::from_present(f_min_length);
+        let max_length = MaybeUndefined::from_present(f_max_length);
+        let pattern = MaybeUndefined::from_present(f_pattern);
+        let format = MaybeUndefined::from_present(f_format);
+        let default = MaybeUndefined::from_present(f_default);
+        let r#enum = MaybeUndefined::from_present(f_enum);
+        if let Some(v) = r#enum.value() {
+            de::min_items::<_, A::Error>(v, 1, "enum")?;
+        }
+        let one_of = MaybeUndefined::from_present(f_one_of);
+        if let Some(v) = one_of.value() {
+            de::min_items::<_, A::Error>(v, 1, "oneOf")?;
+        }
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(StringPropertySchema {
+            title,
+            description,
+            min_length,
+            max_length,
+            pattern,
+            format,
+            default,
+            r#enum,
+            one_of,
+            meta,
+        })
     }
 }
 
@@ -4180,61 +4555,69 @@ impl<'de> Deserialize<'de> for NumberPropertySchema {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (NumberPropertySchema)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<NumberPropertySchema, A::Error> {
-                let mut f_title: Option<Option<String>> = None;
-                let mut f_description: Option<Option<String>> = None;
-                let mut f_minimum: Option<Option<f64>> = None;
-                let mut f_maximum: Option<Option<f64>> = None;
-                let mut f_default: Option<Option<f64>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "title" => {
-                            de::seen::<A::Error>(&mut seen, 0, "title")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? {
-                                f_title = Some(v);
-                            }
-                        }
-                        "description" => {
-                            de::seen::<A::Error>(&mut seen, 1, "description")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
-                                f_description = Some(v);
-                            }
-                        }
-                        "minimum" => {
-                            de::seen::<A::Error>(&mut seen, 2, "minimum")?;
-                            f_minimum = Some(de::field::<A, Option<f64>>(&mut map, "minimum")?);
-                        }
-                        "maximum" => {
-                            de::seen::<A::Error>(&mut seen, 3, "maximum")?;
-                            f_maximum = Some(de::field::<A, Option<f64>>(&mut map, "maximum")?);
-                        }
-                        "default" => {
-                            de::seen::<A::Error>(&mut seen, 4, "default")?;
-                            if let Some(v) = de::field_lenient::<A, Option<f64>>(&mut map, "default")? {
-                                f_default = Some(v);
-                            }
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 5, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let title = MaybeUndefined::from_present(f_title);
-                let description = MaybeUndefined::from_present(f_description);
-                let minimum = MaybeUndefined::from_present(f_minimum);
-                let maximum = MaybeUndefined::from_present(f_maximum);
-                let default = MaybeUndefined::from_present(f_default);
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(NumberPropertySchema { title, description, minimum, maximum, default, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<NumberPropertySchema, A::Error> {
+                NumberPropertySchema::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl NumberPropertySchema {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_title: Option<Option<String>> = None;
+        let mut f_description: Option<Option<String>> = None;
+        let mut f_minimum: Option<Option<f64>> = None;
+        let mut f_maximum: Option<Option<f64>> = None;
+        let mut f_default: Option<Option<f64>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "title" => {
+                    de::seen::<A::Error>(&mut seen, 0, "title")?;
+                    if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? {
+                        f_title = Some(v);
+                    }
+                }
+                "description" => {
+                    de::seen::<A::Error>(&mut seen, 1, "description")?;
+                    if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
+                        f_description = Some(v);
+                    }
+                }
+                "minimum" => {
+                    de::seen::<A::Error>(&mut seen, 2, "minimum")?;
+                    f_minimum = Some(de::field::<A, Option<f64>>(&mut map, "minimum")?);
+                }
+                "maximum" => {
+                    de::seen::<A::Error>(&mut seen, 3, "maximum")?;
+                    f_maximum = Some(de::field::<A, Option<f64>>(&mut map, "maximum")?);
+                }
+                "default" => {
+                    de::seen::<A::Error>(&mut seen, 4, "default")?;
+                    if let Some(v) = de::field_lenient::<A, Option<f64>>(&mut map, "default")? {
+                        f_default = Some(v);
+                    }
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 5, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let title = MaybeUndefined::from_present(f_title);
+        let description = MaybeUndefined::from_present(f_description);
+        let minimum = MaybeUndefined::from_present(f_minimum);
+        let maximum = MaybeUndefined::from_present(f_maximum);
+        let default = MaybeUndefined::from_present(f_default);
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(NumberPropertySchema { title, description, minimum, maximum, default, meta })
     }
 }
 
@@ -4322,61 +4705,69 @@ impl<'de> Deserialize<'de> for IntegerPropertySchema {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (IntegerPropertySchema)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<IntegerPropertySchema, A::Error> {
-                let mut f_title: Option<Option<String>> = None;
-                let mut f_description: Option<Option<String>> = None;
-                let mut f_minimum: Option<Option<i64>> = None;
-                let mut f_maximum: Option<Option<i64>> = None;
-                let mut f_default: Option<Option<i64>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "title" => {
-                            de::seen::<A::Error>(&mut seen, 0, "title")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? {
-                                f_title = Some(v);
-                            }
-                        }
-                        "description" => {
-                            de::seen::<A::Error>(&mut seen, 1, "description")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
-                                f_description = Some(v);
-                            }
-                        }
-                        "minimum" => {
-                            de::seen::<A::Error>(&mut seen, 2, "minimum")?;
-                            f_minimum = Some(de::field::<A, Option<i64>>(&mut map, "minimum")?);
-                        }
-                        "maximum" => {
-                            de::seen::<A::Error>(&mut seen, 3, "maximum")?;
-                            f_maximum = Some(de::field::<A, Option<i64>>(&mut map, "maximum")?);
-                        }
-                        "default" => {
-                            de::seen::<A::Error>(&mut seen, 4, "default")?;
-                            if let Some(v) = de::field_lenient::<A, Option<i64>>(&mut map, "default")? {
-                                f_default = Some(v);
-                            }
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 5, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let title = MaybeUndefined::from_present(f_title);
-                let description = MaybeUndefined::from_present(f_description);
-                let minimum = MaybeUndefined::from_present(f_minimum);
-                let maximum = MaybeUndefined::from_present(f_maximum);
-                let default = MaybeUndefined::from_present(f_default);
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(IntegerPropertySchema { title, description, minimum, maximum, default, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<IntegerPropertySchema, A::Error> {
+                IntegerPropertySchema::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl IntegerPropertySchema {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_title: Option<Option<String>> = None;
+        let mut f_description: Option<Option<String>> = None;
+        let mut f_minimum: Option<Option<i64>> = None;
+        let mut f_maximum: Option<Option<i64>> = None;
+        let mut f_default: Option<Option<i64>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "title" => {
+                    de::seen::<A::Error>(&mut seen, 0, "title")?;
+                    if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? {
+                        f_title = Some(v);
+                    }
+                }
+                "description" => {
+                    de::seen::<A::Error>(&mut seen, 1, "description")?;
+                    if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
+                        f_description = Some(v);
+                    }
+                }
+                "minimum" => {
+                    de::seen::<A::Error>(&mut seen, 2, "minimum")?;
+                    f_minimum = Some(de::field::<A, Option<i64>>(&mut map, "minimum")?);
+                }
+                "maximum" => {
+                    de::seen::<A::Error>(&mut seen, 3, "maximum")?;
+                    f_maximum = Some(de::field::<A, Option<i64>>(&mut map, "maximum")?);
+                }
+                "default" => {
+                    de::seen::<A::Error>(&mut seen, 4, "default")?;
+                    if let Some(v) = de::field_lenient::<A, Option<i64>>(&mut map, "default")? {
+                        f_default = Some(v);
+                    }
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 5, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let title = MaybeUndefined::from_present(f_title);
+        let description = MaybeUndefined::from_present(f_description);
+        let minimum = MaybeUndefined::from_present(f_minimum);
+        let maximum = MaybeUndefined::from_present(f_maximum);
+        let default = MaybeUndefined::from_present(f_default);
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(IntegerPropertySchema { title, description, minimum, maximum, default, meta })
     }
 }
 
@@ -4448,49 +4839,57 @@ impl<'de> Deserialize<'de> for BooleanPropertySchema {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (BooleanPropertySchema)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<BooleanPropertySchema, A::Error> {
-                let mut f_title: Option<Option<String>> = None;
-                let mut f_description: Option<Option<String>> = None;
-                let mut f_default: Option<Option<bool>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "title" => {
-                            de::seen::<A::Error>(&mut seen, 0, "title")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? {
-                                f_title = Some(v);
-                            }
-                        }
-                        "description" => {
-                            de::seen::<A::Error>(&mut seen, 1, "description")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
-                                f_description = Some(v);
-                            }
-                        }
-                        "default" => {
-                            de::seen::<A::Error>(&mut seen, 2, "default")?;
-                            if let Some(v) = de::field_lenient::<A, Option<bool>>(&mut map, "default")? {
-                                f_default = Some(v);
-                            }
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let title = MaybeUndefined::from_present(f_title);
-                let description = MaybeUndefined::from_present(f_description);
-                let default = MaybeUndefined::from_present(f_default);
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(BooleanPropertySchema { title, description, default, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<BooleanPropertySchema, A::Error> {
+                BooleanPropertySchema::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl BooleanPropertySchema {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_title: Option<Option<String>> = None;
+        let mut f_description: Option<Option<String>> = None;
+        let mut f_default: Option<Option<bool>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "title" => {
+                    de::seen::<A::Error>(&mut seen, 0, "title")?;
+                    if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? {
+                        f_title = Some(v);
+                    }
+                }
+                "description" => {
+                    de::seen::<A::Error>(&mut seen, 1, "description")?;
+                    if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
+                        f_description = Some(v);
+                    }
+                }
+                "default" => {
+                    de::seen::<A::Error>(&mut seen, 2, "default")?;
+                    if let Some(v) = de::field_lenient::<A, Option<bool>>(&mut map, "default")? {
+                        f_default = Some(v);
+                    }
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 3, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let title = MaybeUndefined::from_present(f_title);
+        let description = MaybeUndefined::from_present(f_description);
+        let default = MaybeUndefined::from_present(f_default);
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(BooleanPropertySchema { title, description, default, meta })
     }
 }
 
@@ -4534,12 +4933,36 @@ impl Serialize for MultiSelectItems {
 
 impl<'de> Deserialize<'de> for MultiSelectItems {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let raw = <&'de RawValue>::deserialize(d)?;
-        let tag = de::peek_tag::<D::Error>(raw, "type")?;
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = MultiSelectItems;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (MultiSelectItems)")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<MultiSelectItems, A::Error> {
+                MultiSelectItems::visit_fields(map)
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+impl MultiSelectItems {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let (tag, mut buffered) = de::read_until_tag(&mut map, "type")?;
+        let live = if tag.is_some() { Some(map) } else { None };
         Ok(match tag.as_ref().map(|t| t.as_str()) {
-            Some("string") => Self::String(de::from_raw::<StringMultiSelectItems, D::Error>(raw)?),
-            None => Self::Titled(de::from_raw::<TitledMultiSelectItems, D::Error>(raw)?),
-            Some(other) => Self::Unknown(RawJson::from_raw(raw)),
+            Some("string") => Self::String(StringMultiSelectItems::visit_fields(de::Replay::new(buffered, live))?),
+            None => Self::Titled(TitledMultiSelectItems::visit_fields(de::Replay::new(buffered, live))?),
+            Some(other) => {
+                if let Some(live) = live {
+                    de::drain(live, &mut buffered)?;
+                }
+                let raw = de::rebuild(Some(("type", other)), &buffered);
+                Self::Unknown(raw)
+            }
         })
     }
 }
@@ -4583,35 +5006,43 @@ impl<'de> Deserialize<'de> for StringMultiSelectItems {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (StringMultiSelectItems)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<StringMultiSelectItems, A::Error> {
-                let mut f_enum: Option<Vec<String>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "enum" => {
-                            de::seen::<A::Error>(&mut seen, 0, "enum")?;
-                            f_enum = Some(de::field::<A, de::List<String>>(&mut map, "enum")?.0);
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let r#enum = match f_enum {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("enum")),
-                };
-                de::min_items::<_, A::Error>(&r#enum, 1, "enum")?;
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(StringMultiSelectItems { r#enum, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<StringMultiSelectItems, A::Error> {
+                StringMultiSelectItems::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl StringMultiSelectItems {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_enum: Option<Vec<String>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "enum" => {
+                    de::seen::<A::Error>(&mut seen, 0, "enum")?;
+                    f_enum = Some(de::field::<A, de::List<String>>(&mut map, "enum")?.0);
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 1, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let r#enum = match f_enum {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("enum")),
+        };
+        de::min_items::<_, A::Error>(&r#enum, 1, "enum")?;
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(StringMultiSelectItems { r#enum, meta })
     }
 }
 
@@ -4654,35 +5085,43 @@ impl<'de> Deserialize<'de> for TitledMultiSelectItems {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (TitledMultiSelectItems)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TitledMultiSelectItems, A::Error> {
-                let mut f_any_of: Option<Vec<EnumOption>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "anyOf" => {
-                            de::seen::<A::Error>(&mut seen, 0, "anyOf")?;
-                            f_any_of = Some(de::field::<A, de::List<EnumOption>>(&mut map, "anyOf")?.0);
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let any_of = match f_any_of {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("anyOf")),
-                };
-                de::min_items::<_, A::Error>(&any_of, 1, "anyOf")?;
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(TitledMultiSelectItems { any_of, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<TitledMultiSelectItems, A::Error> {
+                TitledMultiSelectItems::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl TitledMultiSelectItems {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_any_of: Option<Vec<EnumOption>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "anyOf" => {
+                    de::seen::<A::Error>(&mut seen, 0, "anyOf")?;
+                    f_any_of = Some(de::field::<A, de::List<EnumOption>>(&mut map, "anyOf")?.0);
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 1, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let any_of = match f_any_of {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("anyOf")),
+        };
+        de::min_items::<_, A::Error>(&any_of, 1, "anyOf")?;
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(TitledMultiSelectItems { any_of, meta })
     }
 }
 
@@ -4760,71 +5199,79 @@ impl<'de> Deserialize<'de> for MultiSelectPropertySchema {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (MultiSelectPropertySchema)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<MultiSelectPropertySchema, A::Error> {
-                let mut f_title: Option<Option<String>> = None;
-                let mut f_description: Option<Option<String>> = None;
-                let mut f_min_items: Option<Option<u64>> = None;
-                let mut f_max_items: Option<Option<u64>> = None;
-                let mut f_items: Option<MultiSelectItems> = None;
-                let mut f_default: Option<Option<Vec<String>>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "title" => {
-                            de::seen::<A::Error>(&mut seen, 0, "title")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? {
-                                f_title = Some(v);
-                            }
-                        }
-                        "description" => {
-                            de::seen::<A::Error>(&mut seen, 1, "description")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
-                                f_description = Some(v);
-                            }
-                        }
-                        "minItems" => {
-                            de::seen::<A::Error>(&mut seen, 2, "minItems")?;
-                            f_min_items = Some(de::field::<A, Option<u64>>(&mut map, "minItems")?);
-                        }
-                        "maxItems" => {
-                            de::seen::<A::Error>(&mut seen, 3, "maxItems")?;
-                            f_max_items = Some(de::field::<A, Option<u64>>(&mut map, "maxItems")?);
-                        }
-                        "items" => {
-                            de::seen::<A::Error>(&mut seen, 4, "items")?;
-                            f_items = Some(de::field::<A, MultiSelectItems>(&mut map, "items")?);
-                        }
-                        "default" => {
-                            de::seen::<A::Error>(&mut seen, 5, "default")?;
-                            let r = de::field_items::<A, String>(&mut map, "default", true, true)?;
-                            if let Some(v) = r {
-                                f_default = Some(v);
-                            }
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 6, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let title = MaybeUndefined::from_present(f_title);
-                let description = MaybeUndefined::from_present(f_description);
-                let min_items = MaybeUndefined::from_present(f_min_items);
-                let max_items = MaybeUndefined::from_present(f_max_items);
-                let items = match f_items {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("items")),
-                };
-                let default = MaybeUndefined::from_present(f_default);
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(MultiSelectPropertySchema { title, description, min_items, max_items, items, default, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<MultiSelectPropertySchema, A::Error> {
+                MultiSelectPropertySchema::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl MultiSelectPropertySchema {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_title: Option<Option<String>> = None;
+        let mut f_description: Option<Option<String>> = None;
+        let mut f_min_items: Option<Option<u64>> = None;
+        let mut f_max_items: Option<Option<u64>> = None;
+        let mut f_items: Option<MultiSelectItems> = None;
+        let mut f_default: Option<Option<Vec<String>>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "title" => {
+                    de::seen::<A::Error>(&mut seen, 0, "title")?;
+                    if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? {
+                        f_title = Some(v);
+                    }
+                }
+                "description" => {
+                    de::seen::<A::Error>(&mut seen, 1, "description")?;
+                    if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
+                        f_description = Some(v);
+                    }
+                }
+                "minItems" => {
+                    de::seen::<A::Error>(&mut seen, 2, "minItems")?;
+                    f_min_items = Some(de::field::<A, Option<u64>>(&mut map, "minItems")?);
+                }
+                "maxItems" => {
+                    de::seen::<A::Error>(&mut seen, 3, "maxItems")?;
+                    f_max_items = Some(de::field::<A, Option<u64>>(&mut map, "maxItems")?);
+                }
+                "items" => {
+                    de::seen::<A::Error>(&mut seen, 4, "items")?;
+                    f_items = Some(de::field::<A, MultiSelectItems>(&mut map, "items")?);
+                }
+                "default" => {
+                    de::seen::<A::Error>(&mut seen, 5, "default")?;
+                    let r = de::field_items::<A, String>(&mut map, "default", true, true)?;
+                    if let Some(v) = r {
+                        f_default = Some(v);
+                    }
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 6, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let title = MaybeUndefined::from_present(f_title);
+        let description = MaybeUndefined::from_present(f_description);
+        let min_items = MaybeUndefined::from_present(f_min_items);
+        let max_items = MaybeUndefined::from_present(f_max_items);
+        let items = match f_items {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("items")),
+        };
+        let default = MaybeUndefined::from_present(f_default);
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(MultiSelectPropertySchema { title, description, min_items, max_items, items, default, meta })
     }
 }
 
@@ -5136,63 +5583,71 @@ impl<'de> Deserialize<'de> for InitializeResponse {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (InitializeResponse)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<InitializeResponse, A::Error> {
-                let mut f_protocol_version: Option<ProtocolVersion> = None;
-                let mut f_info: Option<Implementation> = None;
-                let mut f_capabilities: Option<AgentCapabilities> = None;
-                let mut f_auth_methods: Option<Vec<AuthMethod>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "protocolVersion" => {
-                            de::seen::<A::Error>(&mut seen, 0, "protocolVersion")?;
-                            f_protocol_version = Some(de::field::<A, ProtocolVersion>(&mut map, "protocolVersion")?);
-                        }
-                        "info" => {
-                            de::seen::<A::Error>(&mut seen, 1, "info")?;
-                            f_info = Some(de::field::<A, Implementation>(&mut map, "info")?);
-                        }
-                        "capabilities" => {
-                            de::seen::<A::Error>(&mut seen, 2, "capabilities")?;
-                            if let Some(v) = de::field_lenient::<A, AgentCapabilities>(&mut map, "capabilities")? {
-                                f_capabilities = Some(v);
-                            }
-                        }
-                        "authMethods" => {
-                            de::seen::<A::Error>(&mut seen, 3, "authMethods")?;
-                            let r = de::field_items::<A, AuthMethod>(&mut map, "authMethods", false, true)?;
-                            if let Some(Some(v)) = r {
-                                f_auth_methods = Some(v);
-                            }
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 4, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let protocol_version = match f_protocol_version {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("protocolVersion")),
-                };
-                let info = match f_info {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("info")),
-                };
-                let capabilities = match f_capabilities {
-                    Some(v) => v,
-                    None => AgentCapabilities::default(),
-                };
-                let auth_methods = f_auth_methods;
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(InitializeResponse { protocol_version, info, capabilities, auth_methods, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<InitializeResponse, A::Error> {
+                InitializeResponse::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl InitializeResponse {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_protocol_version: Option<ProtocolVersion> = None;
+        let mut f_info: Option<Implementation> = None;
+        let mut f_capabilities: Option<AgentCapabilities> = None;
+        let mut f_auth_methods: Option<Vec<AuthMethod>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "protocolVersion" => {
+                    de::seen::<A::Error>(&mut seen, 0, "protocolVersion")?;
+                    f_protocol_version = Some(de::field::<A, ProtocolVersion>(&mut map, "protocolVersion")?);
+                }
+                "info" => {
+                    de::seen::<A::Error>(&mut seen, 1, "info")?;
+                    f_info = Some(de::field::<A, Implementation>(&mut map, "info")?);
+                }
+                "capabilities" => {
+                    de::seen::<A::Error>(&mut seen, 2, "capabilities")?;
+                    if let Some(v) = de::field_lenient::<A, AgentCapabilities>(&mut map, "capabilities")? {
+                        f_capabilities = Some(v);
+                    }
+                }
+                "authMethods" => {
+                    de::seen::<A::Error>(&mut seen, 3, "authMethods")?;
+                    let r = de::field_items::<A, AuthMethod>(&mut map, "authMethods", false, true)?;
+                    if let Some(Some(v)) = r {
+                        f_auth_methods = Some(v);
+                    }
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 4, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let protocol_version = match f_protocol_version {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("protocolVersion")),
+        };
+        let info = match f_info {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("info")),
+        };
+        let capabilities = match f_capabilities {
+            Some(v) => v,
+            None => AgentCapabilities::default(),
+        };
+        let auth_methods = f_auth_methods;
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(InitializeResponse { protocol_version, info, capabilities, auth_methods, meta })
     }
 }
 
@@ -5253,51 +5708,59 @@ impl<'de> Deserialize<'de> for Implementation {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (Implementation)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Implementation, A::Error> {
-                let mut f_name: Option<String> = None;
-                let mut f_title: Option<Option<String>> = None;
-                let mut f_version: Option<String> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "name" => {
-                            de::seen::<A::Error>(&mut seen, 0, "name")?;
-                            f_name = Some(de::field::<A, String>(&mut map, "name")?);
-                        }
-                        "title" => {
-                            de::seen::<A::Error>(&mut seen, 1, "title")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? {
-                                f_title = Some(v);
-                            }
-                        }
-                        "version" => {
-                            de::seen::<A::Error>(&mut seen, 2, "version")?;
-                            f_version = Some(de::field::<A, String>(&mut map, "version")?);
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let name = match f_name {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("name")),
-                };
-                let title = MaybeUndefined::from_present(f_title);
-                let version = match f_version {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("version")),
-                };
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(Implementation { name, title, version, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Implementation, A::Error> {
+                Implementation::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl Implementation {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_name: Option<String> = None;
+        let mut f_title: Option<Option<String>> = None;
+        let mut f_version: Option<String> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "name" => {
+                    de::seen::<A::Error>(&mut seen, 0, "name")?;
+                    f_name = Some(de::field::<A, String>(&mut map, "name")?);
+                }
+                "title" => {
+                    de::seen::<A::Error>(&mut seen, 1, "title")?;
+                    if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? {
+                        f_title = Some(v);
+                    }
+                }
+                "version" => {
+                    de::seen::<A::Error>(&mut seen, 2, "version")?;
+                    f_version = Some(de::field::<A, String>(&mut map, "version")?);
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 3, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let name = match f_name {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("name")),
+        };
+        let title = MaybeUndefined::from_present(f_title);
+        let version = match f_version {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("version")),
+        };
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(Implementation { name, title, version, meta })
     }
 }
 
@@ -5357,41 +5820,49 @@ impl<'de> Deserialize<'de> for AgentCapabilities {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (AgentCapabilities)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AgentCapabilities, A::Error> {
-                let mut f_session: Option<Option<SessionCapabilities>> = None;
-                let mut f_auth: Option<Option<AgentAuthCapabilities>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "session" => {
-                            de::seen::<A::Error>(&mut seen, 0, "session")?;
-                            if let Some(v) = de::field_lenient::<A, Option<SessionCapabilities>>(&mut map, "session")? {
-                                f_session = Some(v);
-                            }
-                        }
-                        "auth" => {
-                            de::seen::<A::Error>(&mut seen, 1, "auth")?;
-                            if let Some(v) = de::field_lenient::<A, Option<AgentAuthCapabilities>>(&mut map, "auth")? {
-                                f_auth = Some(v);
-                            }
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let session = MaybeUndefined::from_present(f_session);
-                let auth = MaybeUndefined::from_present(f_auth);
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(AgentCapabilities { session, auth, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<AgentCapabilities, A::Error> {
+                AgentCapabilities::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl AgentCapabilities {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_session: Option<Option<SessionCapabilities>> = None;
+        let mut f_auth: Option<Option<AgentAuthCapabilities>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "session" => {
+                    de::seen::<A::Error>(&mut seen, 0, "session")?;
+                    if let Some(v) = de::field_lenient::<A, Option<SessionCapabilities>>(&mut map, "session")? {
+                        f_session = Some(v);
+                    }
+                }
+                "auth" => {
+                    de::seen::<A::Error>(&mut seen, 1, "auth")?;
+                    if let Some(v) = de::field_lenient::<A, Option<AgentAuthCapabilities>>(&mut map, "auth")? {
+                        f_auth = Some(v);
+                    }
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 2, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let session = MaybeUndefined::from_present(f_session);
+        let auth = MaybeUndefined::from_present(f_auth);
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(AgentCapabilities { session, auth, meta })
     }
 }
 
@@ -5471,62 +5942,68 @@ impl<'de> Deserialize<'de> for SessionCapabilities {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (SessionCapabilities)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionCapabilities, A::Error> {
-                let mut f_prompt: Option<Option<PromptCapabilities>> = None;
-                let mut f_mcp: Option<Option<McpCapabilities>> = None;
-                let mut f_delete: Option<Option<SessionDeleteCapabilities>> = None;
-                let mut f_additional_directories: Option<Option<SessionAdditionalDirectoriesCapabilities>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "prompt" => {
-                            de::seen::<A::Error>(&mut seen, 0, "prompt")?;
-                            if let Some(v) = de::field_lenient::<A, Option<PromptCapabilities>>(&mut map, "prompt")? {
-                                f_prompt = Some(v);
-                            }
-                        }
-                        "mcp" => {
-                            de::seen::<A::Error>(&mut seen, 1, "mcp")?;
-                            if let Some(v) = de::field_lenient::<A, Option<McpCapabilities>>(&mut map, "mcp")? {
-                                f_mcp = Some(v);
-                            }
-                        }
-                        "delete" => {
-                            de::seen::<A::Error>(&mut seen, 2, "delete")?;
-                            if let Some(v) =
-                                de::field_lenient::<A, Option<SessionDeleteCapabilities>>(&mut map, "delete")?
-                            {
-                                f_delete = Some(v);
-                            }
-                        }
-                        "additionalDirectories" => {
-                            de::seen::<A::Error>(&mut seen, 3, "additionalDirectories")?;
-                            if let Some(v) = de::field_lenient::<A, Option<SessionAdditionalDirectoriesCapabilities>>(
-                                &mut map,
-                                "additionalDirectories",
-                            )? {
-                                f_additional_directories = Some(v);
-                            }
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 4, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let prompt = MaybeUndefined::from_present(f_prompt);
-                let mcp = MaybeUndefined::from_present(f_mcp);
-                let delete = MaybeUndefined::from_present(f_delete);
-                let additional_directories = MaybeUndefined::from_present(f_additional_directories);
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(SessionCapabilities { prompt, mcp, delete, additional_directories, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<SessionCapabilities, A::Error> {
+                SessionCapabilities::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl SessionCapabilities {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_prompt: Option<Option<PromptCapabilities>> = None;
+        let mut f_mcp: Option<Option<McpCapabilities>> = None;
+        let mut f_delete: Option<Option<SessionDeleteCapabilities>> = None;
+        let mut f_additional_directories: Option<Option<SessionAdditionalDirectoriesCapabilities>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "prompt" => {
+                    de::seen::<A::Error>(&mut seen, 0, "prompt")?;
+                    if let Some(v) = de::field_lenient::<A, Option<PromptCapabilities>>(&mut map, "prompt")? {
+                        f_prompt = Some(v);
+                    }
+                }
+                "mcp" => {
+                    de::seen::<A::Error>(&mut seen, 1, "mcp")?;
+                    if let Some(v) = de::field_lenient::<A, Option<McpCapabilities>>(&mut map, "mcp")? {
+                        f_mcp = Some(v);
+                    }
+                }
+                "delete" => {
+                    de::seen::<A::Error>(&mut seen, 2, "delete")?;
+                    if let Some(v) = de::field_lenient::<A, Option<SessionDeleteCapabilities>>(&mut map, "delete")? {
+                        f_delete = Some(v);
+                    }
+                }
+                "additionalDirectories" => {
+                    de::seen::<A::Error>(&mut seen, 3, "additionalDirectories")?;
+                    if let Some(v) = de::field_lenient::<A, Option<SessionAdditionalDirectoriesCapabilities>>(
+                        &mut map,
+                        "additionalDirectories",
+                    )? {
+                        f_additional_directories = Some(v);
+                    }
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 4, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let prompt = MaybeUndefined::from_present(f_prompt);
+        let mcp = MaybeUndefined::from_present(f_mcp);
+        let delete = MaybeUndefined::from_present(f_delete);
+        let additional_directories = MaybeUndefined::from_present(f_additional_directories);
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(SessionCapabilities { prompt, mcp, delete, additional_directories, meta })
     }
 }
 
@@ -5598,54 +6075,59 @@ impl<'de> Deserialize<'de> for PromptCapabilities {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (PromptCapabilities)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<PromptCapabilities, A::Error> {
-                let mut f_image: Option<Option<PromptImageCapabilities>> = None;
-                let mut f_audio: Option<Option<PromptAudioCapabilities>> = None;
-                let mut f_embedded_context: Option<Option<PromptEmbeddedContextCapabilities>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "image" => {
-                            de::seen::<A::Error>(&mut seen, 0, "image")?;
-                            if let Some(v) = de::field_lenient::<A, Option<PromptImageCapabilities>>(&mut map, "image")?
-                            {
-                                f_image = Some(v);
-                            }
-                        }
-                        "audio" => {
-                            de::seen::<A::Error>(&mut seen, 1, "audio")?;
-                            if let Some(v) = de::field_lenient::<A, Option<PromptAudioCapabilities>>(&mut map, "audio")?
-                            {
-                                f_audio = Some(v);
-                            }
-                        }
-                        "embeddedContext" => {
-                            de::seen::<A::Error>(&mut seen, 2, "embeddedContext")?;
-                            if let Some(v) = de::field_lenient::<A, Option<PromptEmbeddedContextCapabilities>>(
-                                &mut map,
-                                "embeddedContext",
-                            )? {
-                                f_embedded_context = Some(v);
-                            }
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let image = MaybeUndefined::from_present(f_image);
-                let audio = MaybeUndefined::from_present(f_audio);
-                let embedded_context = MaybeUndefined::from_present(f_embedded_context);
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(PromptCapabilities { image, audio, embedded_context, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<PromptCapabilities, A::Error> {
+                PromptCapabilities::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl PromptCapabilities {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_image: Option<Option<PromptImageCapabilities>> = None;
+        let mut f_audio: Option<Option<PromptAudioCapabilities>> = None;
+        let mut f_embedded_context: Option<Option<PromptEmbeddedContextCapabilities>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "image" => {
+                    de::seen::<A::Error>(&mut seen, 0, "image")?;
+                    if let Some(v) = de::field_lenient::<A, Option<PromptImageCapabilities>>(&mut map, "image")? {
+                        f_image = Some(v);
+                    }
+                }
+                "audio" => {
+                    de::seen::<A::Error>(&mut seen, 1, "audio")?;
+                    if let Some(v) = de::field_lenient::<A, Option<PromptAudioCapabilities>>(&mut map, "audio")? {
+                        f_audio = Some(v);
+                    }
+                }
+                "embeddedContext" => {
+                    de::seen::<A::Error>(&mut seen, 2, "embeddedContext")?;
+                    if let Some(v) =
+                        de::field_lenient::<A, Option<PromptEmbeddedContextCapabilities>>(&mut map, "embeddedContext")?
+                    {
+                        f_embedded_context = Some(v);
+                    }
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 3, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let image = MaybeUndefined::from_present(f_image);
+        let audio = MaybeUndefined::from_present(f_audio);
+        let embedded_context = MaybeUndefined::from_present(f_embedded_context);
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(PromptCapabilities { image, audio, embedded_context, meta })
     }
 }
 
@@ -5691,25 +6173,33 @@ impl<'de> Deserialize<'de> for PromptImageCapabilities {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (PromptImageCapabilities)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<PromptImageCapabilities, A::Error> {
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(PromptImageCapabilities { meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<PromptImageCapabilities, A::Error> {
+                PromptImageCapabilities::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl PromptImageCapabilities {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 0, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(PromptImageCapabilities { meta })
     }
 }
 
@@ -5755,25 +6245,33 @@ impl<'de> Deserialize<'de> for PromptAudioCapabilities {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (PromptAudioCapabilities)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<PromptAudioCapabilities, A::Error> {
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(PromptAudioCapabilities { meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<PromptAudioCapabilities, A::Error> {
+                PromptAudioCapabilities::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl PromptAudioCapabilities {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 0, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(PromptAudioCapabilities { meta })
     }
 }
 
@@ -5819,25 +6317,33 @@ impl<'de> Deserialize<'de> for PromptEmbeddedContextCapabilities {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (PromptEmbeddedContextCapabilities)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<PromptEmbeddedContextCapabilities, A::Error> {
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(PromptEmbeddedContextCapabilities { meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<PromptEmbeddedContextCapabilities, A::Error> {
+                PromptEmbeddedContextCapabilities::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl PromptEmbeddedContextCapabilities {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 0, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(PromptEmbeddedContextCapabilities { meta })
     }
 }
 
@@ -5897,41 +6403,49 @@ impl<'de> Deserialize<'de> for McpCapabilities {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (McpCapabilities)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<McpCapabilities, A::Error> {
-                let mut f_stdio: Option<Option<McpStdioCapabilities>> = None;
-                let mut f_http: Option<Option<McpHttpCapabilities>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "stdio" => {
-                            de::seen::<A::Error>(&mut seen, 0, "stdio")?;
-                            if let Some(v) = de::field_lenient::<A, Option<McpStdioCapabilities>>(&mut map, "stdio")? {
-                                f_stdio = Some(v);
-                            }
-                        }
-                        "http" => {
-                            de::seen::<A::Error>(&mut seen, 1, "http")?;
-                            if let Some(v) = de::field_lenient::<A, Option<McpHttpCapabilities>>(&mut map, "http")? {
-                                f_http = Some(v);
-                            }
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let stdio = MaybeUndefined::from_present(f_stdio);
-                let http = MaybeUndefined::from_present(f_http);
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(McpCapabilities { stdio, http, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<McpCapabilities, A::Error> {
+                McpCapabilities::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl McpCapabilities {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_stdio: Option<Option<McpStdioCapabilities>> = None;
+        let mut f_http: Option<Option<McpHttpCapabilities>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "stdio" => {
+                    de::seen::<A::Error>(&mut seen, 0, "stdio")?;
+                    if let Some(v) = de::field_lenient::<A, Option<McpStdioCapabilities>>(&mut map, "stdio")? {
+                        f_stdio = Some(v);
+                    }
+                }
+                "http" => {
+                    de::seen::<A::Error>(&mut seen, 1, "http")?;
+                    if let Some(v) = de::field_lenient::<A, Option<McpHttpCapabilities>>(&mut map, "http")? {
+                        f_http = Some(v);
+                    }
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 2, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let stdio = MaybeUndefined::from_present(f_stdio);
+        let http = MaybeUndefined::from_present(f_http);
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(McpCapabilities { stdio, http, meta })
     }
 }
 
@@ -5977,25 +6491,33 @@ impl<'de> Deserialize<'de> for McpStdioCapabilities {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (McpStdioCapabilities)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<McpStdioCapabilities, A::Error> {
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(McpStdioCapabilities { meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<McpStdioCapabilities, A::Error> {
+                McpStdioCapabilities::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl McpStdioCapabilities {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 0, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(McpStdioCapabilities { meta })
     }
 }
 
@@ -6041,25 +6563,33 @@ impl<'de> Deserialize<'de> for McpHttpCapabilities {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (McpHttpCapabilities)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<McpHttpCapabilities, A::Error> {
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(McpHttpCapabilities { meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<McpHttpCapabilities, A::Error> {
+                McpHttpCapabilities::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl McpHttpCapabilities {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 0, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(McpHttpCapabilities { meta })
     }
 }
 
@@ -6105,25 +6635,33 @@ impl<'de> Deserialize<'de> for SessionDeleteCapabilities {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (SessionDeleteCapabilities)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionDeleteCapabilities, A::Error> {
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(SessionDeleteCapabilities { meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<SessionDeleteCapabilities, A::Error> {
+                SessionDeleteCapabilities::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl SessionDeleteCapabilities {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 0, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(SessionDeleteCapabilities { meta })
     }
 }
 
@@ -6171,26 +6709,34 @@ impl<'de> Deserialize<'de> for SessionAdditionalDirectoriesCapabilities {
             }
             fn visit_map<A: MapAccess<'de>>(
                 self,
-                mut map: A,
+                map: A,
             ) -> Result<SessionAdditionalDirectoriesCapabilities, A::Error> {
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(SessionAdditionalDirectoriesCapabilities { meta })
+                SessionAdditionalDirectoriesCapabilities::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl SessionAdditionalDirectoriesCapabilities {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 0, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(SessionAdditionalDirectoriesCapabilities { meta })
     }
 }
 
@@ -6236,25 +6782,33 @@ impl<'de> Deserialize<'de> for AgentAuthCapabilities {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (AgentAuthCapabilities)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AgentAuthCapabilities, A::Error> {
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(AgentAuthCapabilities { meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<AgentAuthCapabilities, A::Error> {
+                AgentAuthCapabilities::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl AgentAuthCapabilities {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 0, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(AgentAuthCapabilities { meta })
     }
 }
 
@@ -6300,13 +6854,37 @@ impl Serialize for AuthMethod {
 
 impl<'de> Deserialize<'de> for AuthMethod {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let raw = <&'de RawValue>::deserialize(d)?;
-        let tag = de::peek_tag::<D::Error>(raw, "type")?;
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = AuthMethod;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (AuthMethod)")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<AuthMethod, A::Error> {
+                AuthMethod::visit_fields(map)
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+impl AuthMethod {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let (tag, mut buffered) = de::read_until_tag(&mut map, "type")?;
+        let live = if tag.is_some() { Some(map) } else { None };
         Ok(match tag.as_ref().map(|t| t.as_str()) {
-            Some("terminal") => Self::Terminal(de::from_raw::<AuthMethodTerminal, D::Error>(raw)?),
-            Some("agent") => Self::Agent(de::from_raw::<AuthMethodAgent, D::Error>(raw)?),
-            None => return Err(de::missing::<D::Error>("type")),
-            Some(other) => Self::Unknown(RawJson::from_raw(raw)),
+            Some("terminal") => Self::Terminal(AuthMethodTerminal::visit_fields(de::Replay::new(buffered, live))?),
+            Some("agent") => Self::Agent(AuthMethodAgent::visit_fields(de::Replay::new(buffered, live))?),
+            None => return Err(de::missing::<A::Error>("type")),
+            Some(other) => {
+                if let Some(live) = live {
+                    de::drain(live, &mut buffered)?;
+                }
+                let raw = de::rebuild(Some(("type", other)), &buffered);
+                Self::Unknown(raw)
+            }
         })
     }
 }
@@ -6384,43 +6962,51 @@ impl<'de> Deserialize<'de> for EnvVariable {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (EnvVariable)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<EnvVariable, A::Error> {
-                let mut f_name: Option<String> = None;
-                let mut f_value: Option<String> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "name" => {
-                            de::seen::<A::Error>(&mut seen, 0, "name")?;
-                            f_name = Some(de::field::<A, String>(&mut map, "name")?);
-                        }
-                        "value" => {
-                            de::seen::<A::Error>(&mut seen, 1, "value")?;
-                            f_value = Some(de::field::<A, String>(&mut map, "value")?);
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let name = match f_name {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("name")),
-                };
-                let value = match f_value {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("value")),
-                };
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(EnvVariable { name, value, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<EnvVariable, A::Error> {
+                EnvVariable::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl EnvVariable {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_name: Option<String> = None;
+        let mut f_value: Option<String> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "name" => {
+                    de::seen::<A::Error>(&mut seen, 0, "name")?;
+                    f_name = Some(de::field::<A, String>(&mut map, "name")?);
+                }
+                "value" => {
+                    de::seen::<A::Error>(&mut seen, 1, "value")?;
+                    f_value = Some(de::field::<A, String>(&mut map, "value")?);
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 2, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let name = match f_name {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("name")),
+        };
+        let value = match f_value {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("value")),
+        };
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(EnvVariable { name, value, meta })
     }
 }
 
@@ -6485,67 +7071,75 @@ impl<'de> Deserialize<'de> for AuthMethodTerminal {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (AuthMethodTerminal)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AuthMethodTerminal, A::Error> {
-                let mut f_method_id: Option<AuthMethodId> = None;
-                let mut f_name: Option<String> = None;
-                let mut f_description: Option<Option<String>> = None;
-                let mut f_args: Option<Vec<String>> = None;
-                let mut f_env: Option<Vec<EnvVariable>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "methodId" => {
-                            de::seen::<A::Error>(&mut seen, 0, "methodId")?;
-                            f_method_id = Some(de::field::<A, AuthMethodId>(&mut map, "methodId")?);
-                        }
-                        "name" => {
-                            de::seen::<A::Error>(&mut seen, 1, "name")?;
-                            f_name = Some(de::field::<A, String>(&mut map, "name")?);
-                        }
-                        "description" => {
-                            de::seen::<A::Error>(&mut seen, 2, "description")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
-                                f_description = Some(v);
-                            }
-                        }
-                        "args" => {
-                            de::seen::<A::Error>(&mut seen, 3, "args")?;
-                            if let Some(v) = de::field_default_on_null::<A, de::List<String>>(&mut map, "args")? {
-                                f_args = Some(v.0);
-                            }
-                        }
-                        "env" => {
-                            de::seen::<A::Error>(&mut seen, 4, "env")?;
-                            if let Some(v) = de::field_default_on_null::<A, de::List<EnvVariable>>(&mut map, "env")? {
-                                f_env = Some(v.0);
-                            }
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 5, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let method_id = match f_method_id {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("methodId")),
-                };
-                let name = match f_name {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("name")),
-                };
-                let description = MaybeUndefined::from_present(f_description);
-                let args = f_args;
-                let env = f_env;
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(AuthMethodTerminal { method_id, name, description, args, env, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<AuthMethodTerminal, A::Error> {
+                AuthMethodTerminal::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl AuthMethodTerminal {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_method_id: Option<AuthMethodId> = None;
+        let mut f_name: Option<String> = None;
+        let mut f_description: Option<Option<String>> = None;
+        let mut f_args: Option<Vec<String>> = None;
+        let mut f_env: Option<Vec<EnvVariable>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "methodId" => {
+                    de::seen::<A::Error>(&mut seen, 0, "methodId")?;
+                    f_method_id = Some(de::field::<A, AuthMethodId>(&mut map, "methodId")?);
+                }
+                "name" => {
+                    de::seen::<A::Error>(&mut seen, 1, "name")?;
+                    f_name = Some(de::field::<A, String>(&mut map, "name")?);
+                }
+                "description" => {
+                    de::seen::<A::Error>(&mut seen, 2, "description")?;
+                    if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
+                        f_description = Some(v);
+                    }
+                }
+                "args" => {
+                    de::seen::<A::Error>(&mut seen, 3, "args")?;
+                    if let Some(v) = de::field_default_on_null::<A, de::List<String>>(&mut map, "args")? {
+                        f_args = Some(v.0);
+                    }
+                }
+                "env" => {
+                    de::seen::<A::Error>(&mut seen, 4, "env")?;
+                    if let Some(v) = de::field_default_on_null::<A, de::List<EnvVariable>>(&mut map, "env")? {
+                        f_env = Some(v.0);
+                    }
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 5, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let method_id = match f_method_id {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("methodId")),
+        };
+        let name = match f_name {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("name")),
+        };
+        let description = MaybeUndefined::from_present(f_description);
+        let args = f_args;
+        let env = f_env;
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(AuthMethodTerminal { method_id, name, description, args, env, meta })
     }
 }
 
@@ -6598,51 +7192,59 @@ impl<'de> Deserialize<'de> for AuthMethodAgent {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (AuthMethodAgent)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AuthMethodAgent, A::Error> {
-                let mut f_method_id: Option<AuthMethodId> = None;
-                let mut f_name: Option<String> = None;
-                let mut f_description: Option<Option<String>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "methodId" => {
-                            de::seen::<A::Error>(&mut seen, 0, "methodId")?;
-                            f_method_id = Some(de::field::<A, AuthMethodId>(&mut map, "methodId")?);
-                        }
-                        "name" => {
-                            de::seen::<A::Error>(&mut seen, 1, "name")?;
-                            f_name = Some(de::field::<A, String>(&mut map, "name")?);
-                        }
-                        "description" => {
-                            de::seen::<A::Error>(&mut seen, 2, "description")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
-                                f_description = Some(v);
-                            }
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let method_id = match f_method_id {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("methodId")),
-                };
-                let name = match f_name {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("name")),
-                };
-                let description = MaybeUndefined::from_present(f_description);
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(AuthMethodAgent { method_id, name, description, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<AuthMethodAgent, A::Error> {
+                AuthMethodAgent::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl AuthMethodAgent {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_method_id: Option<AuthMethodId> = None;
+        let mut f_name: Option<String> = None;
+        let mut f_description: Option<Option<String>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "methodId" => {
+                    de::seen::<A::Error>(&mut seen, 0, "methodId")?;
+                    f_method_id = Some(de::field::<A, AuthMethodId>(&mut map, "methodId")?);
+                }
+                "name" => {
+                    de::seen::<A::Error>(&mut seen, 1, "name")?;
+                    f_name = Some(de::field::<A, String>(&mut map, "name")?);
+                }
+                "description" => {
+                    de::seen::<A::Error>(&mut seen, 2, "description")?;
+                    if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
+                        f_description = Some(v);
+                    }
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 3, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let method_id = match f_method_id {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("methodId")),
+        };
+        let name = match f_name {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("name")),
+        };
+        let description = MaybeUndefined::from_present(f_description);
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(AuthMethodAgent { method_id, name, description, meta })
     }
 }
 
@@ -6688,25 +7290,33 @@ impl<'de> Deserialize<'de> for LoginAuthResponse {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (LoginAuthResponse)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<LoginAuthResponse, A::Error> {
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(LoginAuthResponse { meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<LoginAuthResponse, A::Error> {
+                LoginAuthResponse::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl LoginAuthResponse {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 0, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(LoginAuthResponse { meta })
     }
 }
 
@@ -6752,25 +7362,33 @@ impl<'de> Deserialize<'de> for LogoutAuthResponse {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (LogoutAuthResponse)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<LogoutAuthResponse, A::Error> {
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(LogoutAuthResponse { meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<LogoutAuthResponse, A::Error> {
+                LogoutAuthResponse::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl LogoutAuthResponse {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 0, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(LogoutAuthResponse { meta })
     }
 }
 
@@ -6823,52 +7441,60 @@ impl<'de> Deserialize<'de> for NewSessionResponse {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (NewSessionResponse)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<NewSessionResponse, A::Error> {
-                let mut f_session_id: Option<SessionId> = None;
-                let mut f_config_options: Option<Vec<SessionConfigOption>> = None;
-                let mut f_available_commands: Option<Vec<AvailableCommand>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "sessionId" => {
-                            de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
-                            f_session_id = Some(de::field::<A, SessionId>(&mut map, "sessionId")?);
-                        }
-                        "configOptions" => {
-                            de::seen::<A::Error>(&mut seen, 1, "configOptions")?;
-                            let r = de::field_items::<A, SessionConfigOption>(&mut map, "configOptions", false, true)?;
-                            if let Some(Some(v)) = r {
-                                f_config_options = Some(v);
-                            }
-                        }
-                        "availableCommands" => {
-                            de::seen::<A::Error>(&mut seen, 2, "availableCommands")?;
-                            let r = de::field_items::<A, AvailableCommand>(&mut map, "availableCommands", false, true)?;
-                            if let Some(Some(v)) = r {
-                                f_available_commands = Some(v);
-                            }
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let session_id = match f_session_id {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("sessionId")),
-                };
-                let config_options = f_config_options;
-                let available_commands = f_available_commands;
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(NewSessionResponse { session_id, config_options, available_commands, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<NewSessionResponse, A::Error> {
+                NewSessionResponse::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl NewSessionResponse {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_session_id: Option<SessionId> = None;
+        let mut f_config_options: Option<Vec<SessionConfigOption>> = None;
+        let mut f_available_commands: Option<Vec<AvailableCommand>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "sessionId" => {
+                    de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
+                    f_session_id = Some(de::field::<A, SessionId>(&mut map, "sessionId")?);
+                }
+                "configOptions" => {
+                    de::seen::<A::Error>(&mut seen, 1, "configOptions")?;
+                    let r = de::field_items::<A, SessionConfigOption>(&mut map, "configOptions", false, true)?;
+                    if let Some(Some(v)) = r {
+                        f_config_options = Some(v);
+                    }
+                }
+                "availableCommands" => {
+                    de::seen::<A::Error>(&mut seen, 2, "availableCommands")?;
+                    let r = de::field_items::<A, AvailableCommand>(&mut map, "availableCommands", false, true)?;
+                    if let Some(Some(v)) = r {
+                        f_available_commands = Some(v);
+                    }
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 3, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let session_id = match f_session_id {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("sessionId")),
+        };
+        let config_options = f_config_options;
+        let available_commands = f_available_commands;
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(NewSessionResponse { session_id, config_options, available_commands, meta })
     }
 }
 
@@ -6913,13 +7539,37 @@ impl Serialize for SessionConfigOptionVariant {
 
 impl<'de> Deserialize<'de> for SessionConfigOptionVariant {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let raw = <&'de RawValue>::deserialize(d)?;
-        let tag = de::peek_tag::<D::Error>(raw, "type")?;
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = SessionConfigOptionVariant;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SessionConfigOptionVariant)")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<SessionConfigOptionVariant, A::Error> {
+                SessionConfigOptionVariant::visit_fields(map)
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+impl SessionConfigOptionVariant {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let (tag, mut buffered) = de::read_until_tag(&mut map, "type")?;
+        let live = if tag.is_some() { Some(map) } else { None };
         Ok(match tag.as_ref().map(|t| t.as_str()) {
-            Some("select") => Self::Select(de::from_raw::<SessionConfigSelect, D::Error>(raw)?),
-            Some("boolean") => Self::Boolean(de::from_raw::<SessionConfigBoolean, D::Error>(raw)?),
-            None => return Err(de::missing::<D::Error>("type")),
-            Some(other) => Self::Unknown(RawJson::from_raw(raw)),
+            Some("select") => Self::Select(SessionConfigSelect::visit_fields(de::Replay::new(buffered, live))?),
+            Some("boolean") => Self::Boolean(SessionConfigBoolean::visit_fields(de::Replay::new(buffered, live))?),
+            None => return Err(de::missing::<A::Error>("type")),
+            Some(other) => {
+                if let Some(live) = live {
+                    de::drain(live, &mut buffered)?;
+                }
+                let raw = de::rebuild(Some(("type", other)), &buffered);
+                Self::Unknown(raw)
+            }
         })
     }
 }
@@ -7246,51 +7896,59 @@ impl<'de> Deserialize<'de> for SessionConfigSelectOption {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (SessionConfigSelectOption)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionConfigSelectOption, A::Error> {
-                let mut f_value: Option<SessionConfigValueId> = None;
-                let mut f_name: Option<String> = None;
-                let mut f_description: Option<Option<String>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "value" => {
-                            de::seen::<A::Error>(&mut seen, 0, "value")?;
-                            f_value = Some(de::field::<A, SessionConfigValueId>(&mut map, "value")?);
-                        }
-                        "name" => {
-                            de::seen::<A::Error>(&mut seen, 1, "name")?;
-                            f_name = Some(de::field::<A, String>(&mut map, "name")?);
-                        }
-                        "description" => {
-                            de::seen::<A::Error>(&mut seen, 2, "description")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
-                                f_description = Some(v);
-                            }
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let value = match f_value {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("value")),
-                };
-                let name = match f_name {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("name")),
-                };
-                let description = MaybeUndefined::from_present(f_description);
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(SessionConfigSelectOption { value, name, description, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<SessionConfigSelectOption, A::Error> {
+                SessionConfigSelectOption::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl SessionConfigSelectOption {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_value: Option<SessionConfigValueId> = None;
+        let mut f_name: Option<String> = None;
+        let mut f_description: Option<Option<String>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "value" => {
+                    de::seen::<A::Error>(&mut seen, 0, "value")?;
+                    f_value = Some(de::field::<A, SessionConfigValueId>(&mut map, "value")?);
+                }
+                "name" => {
+                    de::seen::<A::Error>(&mut seen, 1, "name")?;
+                    f_name = Some(de::field::<A, String>(&mut map, "name")?);
+                }
+                "description" => {
+                    de::seen::<A::Error>(&mut seen, 2, "description")?;
+                    if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
+                        f_description = Some(v);
+                    }
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 3, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let value = match f_value {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("value")),
+        };
+        let name = match f_name {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("name")),
+        };
+        let description = MaybeUndefined::from_present(f_description);
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(SessionConfigSelectOption { value, name, description, meta })
     }
 }
 
@@ -7339,54 +7997,62 @@ impl<'de> Deserialize<'de> for SessionConfigSelectGroup {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (SessionConfigSelectGroup)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionConfigSelectGroup, A::Error> {
-                let mut f_group_id: Option<SessionConfigGroupId> = None;
-                let mut f_name: Option<String> = None;
-                let mut f_options: Option<Vec<SessionConfigSelectOption>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "groupId" => {
-                            de::seen::<A::Error>(&mut seen, 0, "groupId")?;
-                            f_group_id = Some(de::field::<A, SessionConfigGroupId>(&mut map, "groupId")?);
-                        }
-                        "name" => {
-                            de::seen::<A::Error>(&mut seen, 1, "name")?;
-                            f_name = Some(de::field::<A, String>(&mut map, "name")?);
-                        }
-                        "options" => {
-                            de::seen::<A::Error>(&mut seen, 2, "options")?;
-                            let r = de::field_items::<A, SessionConfigSelectOption>(&mut map, "options", false, true)?;
-                            f_options = Some(r.and_then(|v| v).unwrap_or_default());
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let group_id = match f_group_id {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("groupId")),
-                };
-                let name = match f_name {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("name")),
-                };
-                let options = match f_options {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("options")),
-                };
-                de::min_items::<_, A::Error>(&options, 1, "options")?;
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(SessionConfigSelectGroup { group_id, name, options, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<SessionConfigSelectGroup, A::Error> {
+                SessionConfigSelectGroup::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl SessionConfigSelectGroup {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_group_id: Option<SessionConfigGroupId> = None;
+        let mut f_name: Option<String> = None;
+        let mut f_options: Option<Vec<SessionConfigSelectOption>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "groupId" => {
+                    de::seen::<A::Error>(&mut seen, 0, "groupId")?;
+                    f_group_id = Some(de::field::<A, SessionConfigGroupId>(&mut map, "groupId")?);
+                }
+                "name" => {
+                    de::seen::<A::Error>(&mut seen, 1, "name")?;
+                    f_name = Some(de::field::<A, String>(&mut map, "name")?);
+                }
+                "options" => {
+                    de::seen::<A::Error>(&mut seen, 2, "options")?;
+                    let r = de::field_items::<A, SessionConfigSelectOption>(&mut map, "options", false, true)?;
+                    f_options = Some(r.and_then(|v| v).unwrap_or_default());
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 3, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let group_id = match f_group_id {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("groupId")),
+        };
+        let name = match f_name {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("name")),
+        };
+        let options = match f_options {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("options")),
+        };
+        de::min_items::<_, A::Error>(&options, 1, "options")?;
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(SessionConfigSelectGroup { group_id, name, options, meta })
     }
 }
 
@@ -7455,35 +8121,43 @@ impl<'de> Deserialize<'de> for SessionConfigSelect {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (SessionConfigSelect)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionConfigSelect, A::Error> {
-                let mut f_current_value: Option<SessionConfigValueId> = None;
-                let mut f_options: Option<SessionConfigSelectOptions> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "currentValue" => {
-                            de::seen::<A::Error>(&mut seen, 0, "currentValue")?;
-                            f_current_value = Some(de::field::<A, SessionConfigValueId>(&mut map, "currentValue")?);
-                        }
-                        "options" => {
-                            de::seen::<A::Error>(&mut seen, 1, "options")?;
-                            f_options = Some(de::field::<A, SessionConfigSelectOptions>(&mut map, "options")?);
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let current_value = match f_current_value {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("currentValue")),
-                };
-                let options = match f_options {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("options")),
-                };
-                Ok(SessionConfigSelect { current_value, options })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<SessionConfigSelect, A::Error> {
+                SessionConfigSelect::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl SessionConfigSelect {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_current_value: Option<SessionConfigValueId> = None;
+        let mut f_options: Option<SessionConfigSelectOptions> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "currentValue" => {
+                    de::seen::<A::Error>(&mut seen, 0, "currentValue")?;
+                    f_current_value = Some(de::field::<A, SessionConfigValueId>(&mut map, "currentValue")?);
+                }
+                "options" => {
+                    de::seen::<A::Error>(&mut seen, 1, "options")?;
+                    f_options = Some(de::field::<A, SessionConfigSelectOptions>(&mut map, "options")?);
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let current_value = match f_current_value {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("currentValue")),
+        };
+        let options = match f_options {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("options")),
+        };
+        Ok(SessionConfigSelect { current_value, options })
     }
 }
 
@@ -7517,26 +8191,34 @@ impl<'de> Deserialize<'de> for SessionConfigBoolean {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (SessionConfigBoolean)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionConfigBoolean, A::Error> {
-                let mut f_current_value: Option<bool> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "currentValue" => {
-                            de::seen::<A::Error>(&mut seen, 0, "currentValue")?;
-                            f_current_value = Some(de::field::<A, bool>(&mut map, "currentValue")?);
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let current_value = match f_current_value {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("currentValue")),
-                };
-                Ok(SessionConfigBoolean { current_value })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<SessionConfigBoolean, A::Error> {
+                SessionConfigBoolean::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl SessionConfigBoolean {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_current_value: Option<bool> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "currentValue" => {
+                    de::seen::<A::Error>(&mut seen, 0, "currentValue")?;
+                    f_current_value = Some(de::field::<A, bool>(&mut map, "currentValue")?);
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let current_value = match f_current_value {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("currentValue")),
+        };
+        Ok(SessionConfigBoolean { current_value })
     }
 }
 
@@ -7575,12 +8257,36 @@ impl Serialize for AvailableCommand {
 
 impl<'de> Deserialize<'de> for AvailableCommand {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let raw = <&'de RawValue>::deserialize(d)?;
-        let tag = de::peek_tag::<D::Error>(raw, "type")?;
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = AvailableCommand;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (AvailableCommand)")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<AvailableCommand, A::Error> {
+                AvailableCommand::visit_fields(map)
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+impl AvailableCommand {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let (tag, mut buffered) = de::read_until_tag(&mut map, "type")?;
+        let live = if tag.is_some() { Some(map) } else { None };
         Ok(match tag.as_ref().map(|t| t.as_str()) {
-            Some("command") => Self::Command(de::from_raw::<Command, D::Error>(raw)?),
-            None => return Err(de::missing::<D::Error>("type")),
-            Some(other) => Self::Unknown(RawJson::from_raw(raw)),
+            Some("command") => Self::Command(Command::visit_fields(de::Replay::new(buffered, live))?),
+            None => return Err(de::missing::<A::Error>("type")),
+            Some(other) => {
+                if let Some(live) = live {
+                    de::drain(live, &mut buffered)?;
+                }
+                let raw = de::rebuild(Some(("type", other)), &buffered);
+                Self::Unknown(raw)
+            }
         })
     }
 }
@@ -7620,12 +8326,36 @@ impl Serialize for AvailableCommandInput {
 
 impl<'de> Deserialize<'de> for AvailableCommandInput {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let raw = <&'de RawValue>::deserialize(d)?;
-        let tag = de::peek_tag::<D::Error>(raw, "type")?;
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = AvailableCommandInput;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (AvailableCommandInput)")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<AvailableCommandInput, A::Error> {
+                AvailableCommandInput::visit_fields(map)
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+impl AvailableCommandInput {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let (tag, mut buffered) = de::read_until_tag(&mut map, "type")?;
+        let live = if tag.is_some() { Some(map) } else { None };
         Ok(match tag.as_ref().map(|t| t.as_str()) {
-            Some("text") => Self::Text(de::from_raw::<TextCommandInput, D::Error>(raw)?),
-            None => return Err(de::missing::<D::Error>("type")),
-            Some(other) => Self::Unknown(RawJson::from_raw(raw)),
+            Some("text") => Self::Text(TextCommandInput::visit_fields(de::Replay::new(buffered, live))?),
+            None => return Err(de::missing::<A::Error>("type")),
+            Some(other) => {
+                if let Some(live) = live {
+                    de::drain(live, &mut buffered)?;
+                }
+                let raw = de::rebuild(Some(("type", other)), &buffered);
+                Self::Unknown(raw)
+            }
         })
     }
 }
@@ -7669,34 +8399,42 @@ impl<'de> Deserialize<'de> for TextCommandInput {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (TextCommandInput)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TextCommandInput, A::Error> {
-                let mut f_hint: Option<String> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "hint" => {
-                            de::seen::<A::Error>(&mut seen, 0, "hint")?;
-                            f_hint = Some(de::field::<A, String>(&mut map, "hint")?);
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let hint = match f_hint {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("hint")),
-                };
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(TextCommandInput { hint, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<TextCommandInput, A::Error> {
+                TextCommandInput::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl TextCommandInput {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_hint: Option<String> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "hint" => {
+                    de::seen::<A::Error>(&mut seen, 0, "hint")?;
+                    f_hint = Some(de::field::<A, String>(&mut map, "hint")?);
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 1, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let hint = match f_hint {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("hint")),
+        };
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(TextCommandInput { hint, meta })
     }
 }
 
@@ -7749,51 +8487,59 @@ impl<'de> Deserialize<'de> for Command {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (Command)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Command, A::Error> {
-                let mut f_name: Option<String> = None;
-                let mut f_description: Option<String> = None;
-                let mut f_input: Option<Option<AvailableCommandInput>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "name" => {
-                            de::seen::<A::Error>(&mut seen, 0, "name")?;
-                            f_name = Some(de::field::<A, String>(&mut map, "name")?);
-                        }
-                        "description" => {
-                            de::seen::<A::Error>(&mut seen, 1, "description")?;
-                            f_description = Some(de::field::<A, String>(&mut map, "description")?);
-                        }
-                        "input" => {
-                            de::seen::<A::Error>(&mut seen, 2, "input")?;
-                            if let Some(v) = de::field_lenient::<A, Option<AvailableCommandInput>>(&mut map, "input")? {
-                                f_input = Some(v);
-                            }
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let name = match f_name {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("name")),
-                };
-                let description = match f_description {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("description")),
-                };
-                let input = MaybeUndefined::from_present(f_input);
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(Command { name, description, input, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Command, A::Error> {
+                Command::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl Command {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_name: Option<String> = None;
+        let mut f_description: Option<String> = None;
+        let mut f_input: Option<Option<AvailableCommandInput>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "name" => {
+                    de::seen::<A::Error>(&mut seen, 0, "name")?;
+                    f_name = Some(de::field::<A, String>(&mut map, "name")?);
+                }
+                "description" => {
+                    de::seen::<A::Error>(&mut seen, 1, "description")?;
+                    f_description = Some(de::field::<A, String>(&mut map, "description")?);
+                }
+                "input" => {
+                    de::seen::<A::Error>(&mut seen, 2, "input")?;
+                    if let Some(v) = de::field_lenient::<A, Option<AvailableCommandInput>>(&mut map, "input")? {
+                        f_input = Some(v);
+                    }
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 3, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let name = match f_name {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("name")),
+        };
+        let description = match f_description {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("description")),
+        };
+        let input = MaybeUndefined::from_present(f_input);
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(Command { name, description, input, meta })
     }
 }
 
@@ -7845,41 +8591,49 @@ impl<'de> Deserialize<'de> for ListSessionsResponse {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (ListSessionsResponse)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ListSessionsResponse, A::Error> {
-                let mut f_sessions: Option<Vec<SessionInfo>> = None;
-                let mut f_next_cursor: Option<Option<SessionListCursor>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "sessions" => {
-                            de::seen::<A::Error>(&mut seen, 0, "sessions")?;
-                            let r = de::field_items::<A, SessionInfo>(&mut map, "sessions", false, true)?;
-                            f_sessions = Some(r.and_then(|v| v).unwrap_or_default());
-                        }
-                        "nextCursor" => {
-                            de::seen::<A::Error>(&mut seen, 1, "nextCursor")?;
-                            f_next_cursor = Some(de::field::<A, Option<SessionListCursor>>(&mut map, "nextCursor")?);
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let sessions = match f_sessions {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("sessions")),
-                };
-                let next_cursor = MaybeUndefined::from_present(f_next_cursor);
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(ListSessionsResponse { sessions, next_cursor, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<ListSessionsResponse, A::Error> {
+                ListSessionsResponse::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl ListSessionsResponse {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_sessions: Option<Vec<SessionInfo>> = None;
+        let mut f_next_cursor: Option<Option<SessionListCursor>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "sessions" => {
+                    de::seen::<A::Error>(&mut seen, 0, "sessions")?;
+                    let r = de::field_items::<A, SessionInfo>(&mut map, "sessions", false, true)?;
+                    f_sessions = Some(r.and_then(|v| v).unwrap_or_default());
+                }
+                "nextCursor" => {
+                    de::seen::<A::Error>(&mut seen, 1, "nextCursor")?;
+                    f_next_cursor = Some(de::field::<A, Option<SessionListCursor>>(&mut map, "nextCursor")?);
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 2, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let sessions = match f_sessions {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("sessions")),
+        };
+        let next_cursor = MaybeUndefined::from_present(f_next_cursor);
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(ListSessionsResponse { sessions, next_cursor, meta })
     }
 }
 
@@ -7944,70 +8698,77 @@ impl<'de> Deserialize<'de> for SessionInfo {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (SessionInfo)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionInfo, A::Error> {
-                let mut f_session_id: Option<SessionId> = None;
-                let mut f_cwd: Option<AbsolutePath> = None;
-                let mut f_additional_directories: Option<Vec<AbsolutePath>> = None;
-                let mut f_title: Option<Option<String>> = None;
-                let mut f_updated_at: Option<Option<String>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "sessionId" => {
-                            de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
-                            f_session_id = Some(de::field::<A, SessionId>(&mut map, "sessionId")?);
-                        }
-                        "cwd" => {
-                            de::seen::<A::Error>(&mut seen, 1, "cwd")?;
-                            f_cwd = Some(de::field::<A, AbsolutePath>(&mut map, "cwd")?);
-                        }
-                        "additionalDirectories" => {
-                            de::seen::<A::Error>(&mut seen, 2, "additionalDirectories")?;
-                            if let Some(v) = de::field_default_on_null::<A, de::List<AbsolutePath>>(
-                                &mut map,
-                                "additionalDirectories",
-                            )? {
-                                f_additional_directories = Some(v.0);
-                            }
-                        }
-                        "title" => {
-                            de::seen::<A::Error>(&mut seen, 3, "title")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? {
-                                f_title = Some(v);
-                            }
-                        }
-                        "updatedAt" => {
-                            de::seen::<A::Error>(&mut seen, 4, "updatedAt")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "updatedAt")? {
-                                f_updated_at = Some(v);
-                            }
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 5, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let session_id = match f_session_id {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("sessionId")),
-                };
-                let cwd = match f_cwd {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("cwd")),
-                };
-                let additional_directories = f_additional_directories;
-                let title = MaybeUndefined::from_present(f_title);
-                let updated_at = MaybeUndefined::from_present(f_updated_at);
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(SessionInfo { session_id, cwd, additional_directories, title, updated_at, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<SessionInfo, A::Error> {
+                SessionInfo::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl SessionInfo {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_session_id: Option<SessionId> = None;
+        let mut f_cwd: Option<AbsolutePath> = None;
+        let mut f_additional_directories: Option<Vec<AbsolutePath>> = None;
+        let mut f_title: Option<Option<String>> = None;
+        let mut f_updated_at: Option<Option<String>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "sessionId" => {
+                    de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
+                    f_session_id = Some(de::field::<A, SessionId>(&mut map, "sessionId")?);
+                }
+                "cwd" => {
+                    de::seen::<A::Error>(&mut seen, 1, "cwd")?;
+                    f_cwd = Some(de::field::<A, AbsolutePath>(&mut map, "cwd")?);
+                }
+                "additionalDirectories" => {
+                    de::seen::<A::Error>(&mut seen, 2, "additionalDirectories")?;
+                    if let Some(v) =
+                        de::field_default_on_null::<A, de::List<AbsolutePath>>(&mut map, "additionalDirectories")?
+                    {
+                        f_additional_directories = Some(v.0);
+                    }
+                }
+                "title" => {
+                    de::seen::<A::Error>(&mut seen, 3, "title")?;
+                    if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? {
+                        f_title = Some(v);
+                    }
+                }
+                "updatedAt" => {
+                    de::seen::<A::Error>(&mut seen, 4, "updatedAt")?;
+                    if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "updatedAt")? {
+                        f_updated_at = Some(v);
+                    }
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 5, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let session_id = match f_session_id {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("sessionId")),
+        };
+        let cwd = match f_cwd {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("cwd")),
+        };
+        let additional_directories = f_additional_directories;
+        let title = MaybeUndefined::from_present(f_title);
+        let updated_at = MaybeUndefined::from_present(f_updated_at);
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(SessionInfo { session_id, cwd, additional_directories, title, updated_at, meta })
     }
 }
 
@@ -8084,25 +8845,33 @@ impl<'de> Deserialize<'de> for DeleteSessionResponse {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (DeleteSessionResponse)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<DeleteSessionResponse, A::Error> {
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(DeleteSessionResponse { meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<DeleteSessionResponse, A::Error> {
+                DeleteSessionResponse::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl DeleteSessionResponse {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 0, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(DeleteSessionResponse { meta })
     }
 }
 
@@ -8158,43 +8927,51 @@ impl<'de> Deserialize<'de> for ResumeSessionResponse {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (ResumeSessionResponse)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ResumeSessionResponse, A::Error> {
-                let mut f_config_options: Option<Vec<SessionConfigOption>> = None;
-                let mut f_available_commands: Option<Vec<AvailableCommand>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "configOptions" => {
-                            de::seen::<A::Error>(&mut seen, 0, "configOptions")?;
-                            let r = de::field_items::<A, SessionConfigOption>(&mut map, "configOptions", false, true)?;
-                            if let Some(Some(v)) = r {
-                                f_config_options = Some(v);
-                            }
-                        }
-                        "availableCommands" => {
-                            de::seen::<A::Error>(&mut seen, 1, "availableCommands")?;
-                            let r = de::field_items::<A, AvailableCommand>(&mut map, "availableCommands", false, true)?;
-                            if let Some(Some(v)) = r {
-                                f_available_commands = Some(v);
-                            }
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let config_options = f_config_options;
-                let available_commands = f_available_commands;
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(ResumeSessionResponse { config_options, available_commands, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<ResumeSessionResponse, A::Error> {
+                ResumeSessionResponse::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl ResumeSessionResponse {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_config_options: Option<Vec<SessionConfigOption>> = None;
+        let mut f_available_commands: Option<Vec<AvailableCommand>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "configOptions" => {
+                    de::seen::<A::Error>(&mut seen, 0, "configOptions")?;
+                    let r = de::field_items::<A, SessionConfigOption>(&mut map, "configOptions", false, true)?;
+                    if let Some(Some(v)) = r {
+                        f_config_options = Some(v);
+                    }
+                }
+                "availableCommands" => {
+                    de::seen::<A::Error>(&mut seen, 1, "availableCommands")?;
+                    let r = de::field_items::<A, AvailableCommand>(&mut map, "availableCommands", false, true)?;
+                    if let Some(Some(v)) = r {
+                        f_available_commands = Some(v);
+                    }
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 2, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let config_options = f_config_options;
+        let available_commands = f_available_commands;
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(ResumeSessionResponse { config_options, available_commands, meta })
     }
 }
 
@@ -8240,25 +9017,33 @@ impl<'de> Deserialize<'de> for CloseSessionResponse {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (CloseSessionResponse)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CloseSessionResponse, A::Error> {
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(CloseSessionResponse { meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<CloseSessionResponse, A::Error> {
+                CloseSessionResponse::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl CloseSessionResponse {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 0, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(CloseSessionResponse { meta })
     }
 }
 
@@ -8304,25 +9089,33 @@ impl<'de> Deserialize<'de> for CancelToolCallResponse {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (CancelToolCallResponse)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CancelToolCallResponse, A::Error> {
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(CancelToolCallResponse { meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<CancelToolCallResponse, A::Error> {
+                CancelToolCallResponse::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl CancelToolCallResponse {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 0, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(CancelToolCallResponse { meta })
     }
 }
 
@@ -8368,25 +9161,33 @@ impl<'de> Deserialize<'de> for CancelTerminalResponse {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (CancelTerminalResponse)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CancelTerminalResponse, A::Error> {
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(CancelTerminalResponse { meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<CancelTerminalResponse, A::Error> {
+                CancelTerminalResponse::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl CancelTerminalResponse {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 0, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(CancelTerminalResponse { meta })
     }
 }
 
@@ -8429,35 +9230,43 @@ impl<'de> Deserialize<'de> for SetSessionConfigOptionResponse {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (SetSessionConfigOptionResponse)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SetSessionConfigOptionResponse, A::Error> {
-                let mut f_config_options: Option<Vec<SessionConfigOption>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "configOptions" => {
-                            de::seen::<A::Error>(&mut seen, 0, "configOptions")?;
-                            let r = de::field_items::<A, SessionConfigOption>(&mut map, "configOptions", false, false)?;
-                            f_config_options = Some(r.and_then(|v| v).unwrap_or_default());
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let config_options = match f_config_options {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("configOptions")),
-                };
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(SetSessionConfigOptionResponse { config_options, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<SetSessionConfigOptionResponse, A::Error> {
+                SetSessionConfigOptionResponse::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl SetSessionConfigOptionResponse {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_config_options: Option<Vec<SessionConfigOption>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "configOptions" => {
+                    de::seen::<A::Error>(&mut seen, 0, "configOptions")?;
+                    let r = de::field_items::<A, SessionConfigOption>(&mut map, "configOptions", false, false)?;
+                    f_config_options = Some(r.and_then(|v| v).unwrap_or_default());
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 1, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let config_options = match f_config_options {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("configOptions")),
+        };
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(SetSessionConfigOptionResponse { config_options, meta })
     }
 }
 
@@ -8500,34 +9309,42 @@ impl<'de> Deserialize<'de> for PromptResponse {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (PromptResponse)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<PromptResponse, A::Error> {
-                let mut f_message_id: Option<MessageId> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "messageId" => {
-                            de::seen::<A::Error>(&mut seen, 0, "messageId")?;
-                            f_message_id = Some(de::field::<A, MessageId>(&mut map, "messageId")?);
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let message_id = match f_message_id {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("messageId")),
-                };
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(PromptResponse { message_id, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<PromptResponse, A::Error> {
+                PromptResponse::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl PromptResponse {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_message_id: Option<MessageId> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "messageId" => {
+                    de::seen::<A::Error>(&mut seen, 0, "messageId")?;
+                    f_message_id = Some(de::field::<A, MessageId>(&mut map, "messageId")?);
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 1, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let message_id = match f_message_id {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("messageId")),
+        };
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(PromptResponse { message_id, meta })
     }
 }
 
@@ -8656,43 +9473,51 @@ impl<'de> Deserialize<'de> for UnsupportedProtocolVersionErrorData {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (UnsupportedProtocolVersionErrorData)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<UnsupportedProtocolVersionErrorData, A::Error> {
-                let mut f_requested: Option<ProtocolVersion> = None;
-                let mut f_supported: Option<Vec<ProtocolVersion>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "requested" => {
-                            de::seen::<A::Error>(&mut seen, 0, "requested")?;
-                            f_requested = Some(de::field::<A, ProtocolVersion>(&mut map, "requested")?);
-                        }
-                        "supported" => {
-                            de::seen::<A::Error>(&mut seen, 1, "supported")?;
-                            f_supported = Some(de::field::<A, de::List<ProtocolVersion>>(&mut map, "supported")?.0);
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let requested = match f_requested {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("requested")),
-                };
-                let supported = match f_supported {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("supported")),
-                };
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(UnsupportedProtocolVersionErrorData { requested, supported, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<UnsupportedProtocolVersionErrorData, A::Error> {
+                UnsupportedProtocolVersionErrorData::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl UnsupportedProtocolVersionErrorData {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_requested: Option<ProtocolVersion> = None;
+        let mut f_supported: Option<Vec<ProtocolVersion>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "requested" => {
+                    de::seen::<A::Error>(&mut seen, 0, "requested")?;
+                    f_requested = Some(de::field::<A, ProtocolVersion>(&mut map, "requested")?);
+                }
+                "supported" => {
+                    de::seen::<A::Error>(&mut seen, 1, "supported")?;
+                    f_supported = Some(de::field::<A, de::List<ProtocolVersion>>(&mut map, "supported")?.0);
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 2, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let requested = match f_requested {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("requested")),
+        };
+        let supported = match f_supported {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("supported")),
+        };
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(UnsupportedProtocolVersionErrorData { requested, supported, meta })
     }
 }
 
@@ -8736,34 +9561,42 @@ impl<'de> Deserialize<'de> for SessionNotFoundErrorData {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (SessionNotFoundErrorData)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionNotFoundErrorData, A::Error> {
-                let mut f_session_id: Option<SessionId> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "sessionId" => {
-                            de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
-                            f_session_id = Some(de::field::<A, SessionId>(&mut map, "sessionId")?);
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let session_id = match f_session_id {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("sessionId")),
-                };
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(SessionNotFoundErrorData { session_id, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<SessionNotFoundErrorData, A::Error> {
+                SessionNotFoundErrorData::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl SessionNotFoundErrorData {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_session_id: Option<SessionId> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "sessionId" => {
+                    de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
+                    f_session_id = Some(de::field::<A, SessionId>(&mut map, "sessionId")?);
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 1, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let session_id = match f_session_id {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("sessionId")),
+        };
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(SessionNotFoundErrorData { session_id, meta })
     }
 }
 
@@ -8809,43 +9642,51 @@ impl<'de> Deserialize<'de> for UpdateSessionNotification {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (UpdateSessionNotification)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<UpdateSessionNotification, A::Error> {
-                let mut f_session_id: Option<SessionId> = None;
-                let mut f_update: Option<SessionUpdate> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "sessionId" => {
-                            de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
-                            f_session_id = Some(de::field::<A, SessionId>(&mut map, "sessionId")?);
-                        }
-                        "update" => {
-                            de::seen::<A::Error>(&mut seen, 1, "update")?;
-                            f_update = Some(de::field::<A, SessionUpdate>(&mut map, "update")?);
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let session_id = match f_session_id {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("sessionId")),
-                };
-                let update = match f_update {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("update")),
-                };
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(UpdateSessionNotification { session_id, update, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<UpdateSessionNotification, A::Error> {
+                UpdateSessionNotification::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl UpdateSessionNotification {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_session_id: Option<SessionId> = None;
+        let mut f_update: Option<SessionUpdate> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "sessionId" => {
+                    de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
+                    f_session_id = Some(de::field::<A, SessionId>(&mut map, "sessionId")?);
+                }
+                "update" => {
+                    de::seen::<A::Error>(&mut seen, 1, "update")?;
+                    f_update = Some(de::field::<A, SessionUpdate>(&mut map, "update")?);
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 2, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let session_id = match f_session_id {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("sessionId")),
+        };
+        let update = match f_update {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("update")),
+        };
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(UpdateSessionNotification { session_id, update, meta })
     }
 }
 
@@ -8993,40 +9834,78 @@ impl Serialize for SessionUpdate {
 
 impl<'de> Deserialize<'de> for SessionUpdate {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let raw = <&'de RawValue>::deserialize(d)?;
-        let tag = de::peek_tag::<D::Error>(raw, "sessionUpdate")?;
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = SessionUpdate;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SessionUpdate)")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<SessionUpdate, A::Error> {
+                SessionUpdate::visit_fields(map)
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+impl SessionUpdate {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let (tag, mut buffered) = de::read_until_tag(&mut map, "sessionUpdate")?;
+        let live = if tag.is_some() { Some(map) } else { None };
         Ok(match tag.as_ref().map(|t| t.as_str()) {
-            Some("user_message_chunk") => Self::UserMessageChunk(de::from_raw::<ContentChunk, D::Error>(raw)?),
-            Some("user_message") => Self::UserMessage(de::from_raw::<UserMessage, D::Error>(raw)?),
-            Some("agent_message_chunk") => Self::AgentMessageChunk(de::from_raw::<ContentChunk, D::Error>(raw)?),
-            Some("agent_message") => Self::AgentMessage(de::from_raw::<AgentMessage, D::Error>(raw)?),
-            Some("agent_thought_chunk") => Self::AgentThoughtChunk(de::from_raw::<ContentChunk, D::Error>(raw)?),
-            Some("agent_thought") => Self::AgentThought(de::from_raw::<AgentThought, D::Error>(raw)?),
-            Some("state_update") => Self::StateUpdate(de::from_raw::<StateUpdate, D::Error>(raw)?),
+            Some("user_message_chunk") => {
+                Self::UserMessageChunk(ContentChunk::visit_fields(de::Replay::new(buffered, live))?)
+            }
+            Some("user_message") => Self::UserMessage(UserMessage::visit_fields(de::Replay::new(buffered, live))?),
+            Some("agent_message_chunk") => {
+                Self::AgentMessageChunk(ContentChunk::visit_fields(de::Replay::new(buffered, live))?)
+            }
+            Some("agent_message") => Self::AgentMessage(AgentMessage::visit_fields(de::Replay::new(buffered, live))?),
+            Some("agent_thought_chunk") => {
+                Self::AgentThoughtChunk(ContentChunk::visit_fields(de::Replay::new(buffered, live))?)
+            }
+            Some("agent_thought") => Self::AgentThought(AgentThought::visit_fields(de::Replay::new(buffered, live))?),
+            Some("state_update") => Self::StateUpdate(StateUpdate::visit_fields(de::Replay::new(buffered, live))?),
             Some("tool_call_content_chunk") => {
-                Self::ToolCallContentChunk(de::from_raw::<ToolCallContentChunk, D::Error>(raw)?)
+                Self::ToolCallContentChunk(ToolCallContentChunk::visit_fields(de::Replay::new(buffered, live))?)
             }
-            Some("tool_call_update") => Self::ToolCallUpdate(de::from_raw::<ToolCallUpdate, D::Error>(raw)?),
-            Some("terminal_update") => Self::TerminalUpdate(de::from_raw::<TerminalUpdate, D::Error>(raw)?),
+            Some("tool_call_update") => {
+                Self::ToolCallUpdate(ToolCallUpdate::visit_fields(de::Replay::new(buffered, live))?)
+            }
+            Some("terminal_update") => {
+                Self::TerminalUpdate(TerminalUpdate::visit_fields(de::Replay::new(buffered, live))?)
+            }
             Some("terminal_output_chunk") => {
-                Self::TerminalOutputChunk(de::from_raw::<TerminalOutputChunk, D::Error>(raw)?)
+                Self::TerminalOutputChunk(TerminalOutputChunk::visit_fields(de::Replay::new(buffered, live))?)
             }
-            Some("plan_update") => Self::PlanUpdate(de::from_raw::<PlanUpdate, D::Error>(raw)?),
+            Some("plan_update") => Self::PlanUpdate(PlanUpdate::visit_fields(de::Replay::new(buffered, live))?),
             Some("available_commands_update") => {
-                Self::AvailableCommandsUpdate(de::from_raw::<AvailableCommandsUpdate, D::Error>(raw)?)
+                Self::AvailableCommandsUpdate(AvailableCommandsUpdate::visit_fields(de::Replay::new(buffered, live))?)
             }
             Some("config_option_update") => {
-                Self::ConfigOptionUpdate(de::from_raw::<ConfigOptionUpdate, D::Error>(raw)?)
+                Self::ConfigOptionUpdate(ConfigOptionUpdate::visit_fields(de::Replay::new(buffered, live))?)
             }
-            Some("session_info_update") => Self::SessionInfoUpdate(de::from_raw::<SessionInfoUpdate, D::Error>(raw)?),
-            Some("usage_update") => Self::UsageUpdate(de::from_raw::<UsageUpdate, D::Error>(raw)?),
-            Some("notice") => Self::Notice(de::from_raw::<Notice, D::Error>(raw)?),
-            Some("compaction_update") => Self::CompactionUpdate(de::from_raw::<CompactionUpdate, D::Error>(raw)?),
+            Some("session_info_update") => {
+                Self::SessionInfoUpdate(SessionInfoUpdate::visit_fields(de::Replay::new(buffered, live))?)
+            }
+            Some("usage_update") => Self::UsageUpdate(UsageUpdate::visit_fields(de::Replay::new(buffered, live))?),
+            Some("notice") => Self::Notice(Notice::visit_fields(de::Replay::new(buffered, live))?),
+            Some("compaction_update") => {
+                Self::CompactionUpdate(CompactionUpdate::visit_fields(de::Replay::new(buffered, live))?)
+            }
             Some("compaction_summary_chunk") => {
-                Self::CompactionSummaryChunk(de::from_raw::<CompactionSummaryChunk, D::Error>(raw)?)
+                Self::CompactionSummaryChunk(CompactionSummaryChunk::visit_fields(de::Replay::new(buffered, live))?)
             }
-            None => return Err(de::missing::<D::Error>("sessionUpdate")),
-            Some(other) => Self::Unknown(RawJson::from_raw(raw)),
+            None => return Err(de::missing::<A::Error>("sessionUpdate")),
+            Some(other) => {
+                if let Some(live) = live {
+                    de::drain(live, &mut buffered)?;
+                }
+                let raw = de::rebuild(Some(("sessionUpdate", other)), &buffered);
+                Self::Unknown(raw)
+            }
         })
     }
 }
@@ -9074,43 +9953,51 @@ impl<'de> Deserialize<'de> for ContentChunk {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (ContentChunk)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ContentChunk, A::Error> {
-                let mut f_message_id: Option<MessageId> = None;
-                let mut f_content: Option<ContentBlock> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "messageId" => {
-                            de::seen::<A::Error>(&mut seen, 0, "messageId")?;
-                            f_message_id = Some(de::field::<A, MessageId>(&mut map, "messageId")?);
-                        }
-                        "content" => {
-                            de::seen::<A::Error>(&mut seen, 1, "content")?;
-                            f_content = Some(de::field::<A, ContentBlock>(&mut map, "content")?);
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let message_id = match f_message_id {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("messageId")),
-                };
-                let content = match f_content {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("content")),
-                };
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(ContentChunk { message_id, content, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<ContentChunk, A::Error> {
+                ContentChunk::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl ContentChunk {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_message_id: Option<MessageId> = None;
+        let mut f_content: Option<ContentBlock> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "messageId" => {
+                    de::seen::<A::Error>(&mut seen, 0, "messageId")?;
+                    f_message_id = Some(de::field::<A, MessageId>(&mut map, "messageId")?);
+                }
+                "content" => {
+                    de::seen::<A::Error>(&mut seen, 1, "content")?;
+                    f_content = Some(de::field::<A, ContentBlock>(&mut map, "content")?);
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 2, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let message_id = match f_message_id {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("messageId")),
+        };
+        let content = match f_content {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("content")),
+        };
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(ContentChunk { message_id, content, meta })
     }
 }
 
@@ -9163,43 +10050,51 @@ impl<'de> Deserialize<'de> for UserMessage {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (UserMessage)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<UserMessage, A::Error> {
-                let mut f_message_id: Option<MessageId> = None;
-                let mut f_content: Option<Option<Vec<ContentBlock>>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "messageId" => {
-                            de::seen::<A::Error>(&mut seen, 0, "messageId")?;
-                            f_message_id = Some(de::field::<A, MessageId>(&mut map, "messageId")?);
-                        }
-                        "content" => {
-                            de::seen::<A::Error>(&mut seen, 1, "content")?;
-                            let r = de::field_items::<A, ContentBlock>(&mut map, "content", true, true)?;
-                            if let Some(v) = r {
-                                f_content = Some(v);
-                            }
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let message_id = match f_message_id {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("messageId")),
-                };
-                let content = MaybeUndefined::from_present(f_content);
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(UserMessage { message_id, content, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<UserMessage, A::Error> {
+                UserMessage::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl UserMessage {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_message_id: Option<MessageId> = None;
+        let mut f_content: Option<Option<Vec<ContentBlock>>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "messageId" => {
+                    de::seen::<A::Error>(&mut seen, 0, "messageId")?;
+                    f_message_id = Some(de::field::<A, MessageId>(&mut map, "messageId")?);
+                }
+                "content" => {
+                    de::seen::<A::Error>(&mut seen, 1, "content")?;
+                    let r = de::field_items::<A, ContentBlock>(&mut map, "content", true, true)?;
+                    if let Some(v) = r {
+                        f_content = Some(v);
+                    }
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 2, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let message_id = match f_message_id {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("messageId")),
+        };
+        let content = MaybeUndefined::from_present(f_content);
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(UserMessage { message_id, content, meta })
     }
 }
 
@@ -9252,43 +10147,51 @@ impl<'de> Deserialize<'de> for AgentMessage {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (AgentMessage)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AgentMessage, A::Error> {
-                let mut f_message_id: Option<MessageId> = None;
-                let mut f_content: Option<Option<Vec<ContentBlock>>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "messageId" => {
-                            de::seen::<A::Error>(&mut seen, 0, "messageId")?;
-                            f_message_id = Some(de::field::<A, MessageId>(&mut map, "messageId")?);
-                        }
-                        "content" => {
-                            de::seen::<A::Error>(&mut seen, 1, "content")?;
-                            let r = de::field_items::<A, ContentBlock>(&mut map, "content", true, true)?;
-                            if let Some(v) = r {
-                                f_content = Some(v);
-                            }
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let message_id = match f_message_id {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("messageId")),
-                };
-                let content = MaybeUndefined::from_present(f_content);
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(AgentMessage { message_id, content, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<AgentMessage, A::Error> {
+                AgentMessage::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl AgentMessage {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_message_id: Option<MessageId> = None;
+        let mut f_content: Option<Option<Vec<ContentBlock>>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "messageId" => {
+                    de::seen::<A::Error>(&mut seen, 0, "messageId")?;
+                    f_message_id = Some(de::field::<A, MessageId>(&mut map, "messageId")?);
+                }
+                "content" => {
+                    de::seen::<A::Error>(&mut seen, 1, "content")?;
+                    let r = de::field_items::<A, ContentBlock>(&mut map, "content", true, true)?;
+                    if let Some(v) = r {
+                        f_content = Some(v);
+                    }
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 2, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let message_id = match f_message_id {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("messageId")),
+        };
+        let content = MaybeUndefined::from_present(f_content);
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(AgentMessage { message_id, content, meta })
     }
 }
 
@@ -9341,43 +10244,51 @@ impl<'de> Deserialize<'de> for AgentThought {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (AgentThought)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AgentThought, A::Error> {
-                let mut f_message_id: Option<MessageId> = None;
-                let mut f_content: Option<Option<Vec<ContentBlock>>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "messageId" => {
-                            de::seen::<A::Error>(&mut seen, 0, "messageId")?;
-                            f_message_id = Some(de::field::<A, MessageId>(&mut map, "messageId")?);
-                        }
-                        "content" => {
-                            de::seen::<A::Error>(&mut seen, 1, "content")?;
-                            let r = de::field_items::<A, ContentBlock>(&mut map, "content", true, true)?;
-                            if let Some(v) = r {
-                                f_content = Some(v);
-                            }
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let message_id = match f_message_id {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("messageId")),
-                };
-                let content = MaybeUndefined::from_present(f_content);
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(AgentThought { message_id, content, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<AgentThought, A::Error> {
+                AgentThought::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl AgentThought {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_message_id: Option<MessageId> = None;
+        let mut f_content: Option<Option<Vec<ContentBlock>>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "messageId" => {
+                    de::seen::<A::Error>(&mut seen, 0, "messageId")?;
+                    f_message_id = Some(de::field::<A, MessageId>(&mut map, "messageId")?);
+                }
+                "content" => {
+                    de::seen::<A::Error>(&mut seen, 1, "content")?;
+                    let r = de::field_items::<A, ContentBlock>(&mut map, "content", true, true)?;
+                    if let Some(v) = r {
+                        f_content = Some(v);
+                    }
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 2, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let message_id = match f_message_id {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("messageId")),
+        };
+        let content = MaybeUndefined::from_present(f_content);
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(AgentThought { message_id, content, meta })
     }
 }
 
@@ -9425,13 +10336,37 @@ impl Serialize for BackgroundWork {
 
 impl<'de> Deserialize<'de> for BackgroundWork {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let raw = <&'de RawValue>::deserialize(d)?;
-        let tag = de::peek_tag::<D::Error>(raw, "type")?;
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = BackgroundWork;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (BackgroundWork)")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<BackgroundWork, A::Error> {
+                BackgroundWork::visit_fields(map)
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+impl BackgroundWork {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let (tag, mut buffered) = de::read_until_tag(&mut map, "type")?;
+        let live = if tag.is_some() { Some(map) } else { None };
         Ok(match tag.as_ref().map(|t| t.as_str()) {
-            Some("terminal") => Self::Terminal(de::from_raw::<BackgroundTerminal, D::Error>(raw)?),
-            Some("tool_call") => Self::ToolCall(de::from_raw::<BackgroundToolCall, D::Error>(raw)?),
-            None => return Err(de::missing::<D::Error>("type")),
-            Some(other) => Self::Unknown(RawJson::from_raw(raw)),
+            Some("terminal") => Self::Terminal(BackgroundTerminal::visit_fields(de::Replay::new(buffered, live))?),
+            Some("tool_call") => Self::ToolCall(BackgroundToolCall::visit_fields(de::Replay::new(buffered, live))?),
+            None => return Err(de::missing::<A::Error>("type")),
+            Some(other) => {
+                if let Some(live) = live {
+                    de::drain(live, &mut buffered)?;
+                }
+                let raw = de::rebuild(Some(("type", other)), &buffered);
+                Self::Unknown(raw)
+            }
         })
     }
 }
@@ -9475,34 +10410,42 @@ impl<'de> Deserialize<'de> for BackgroundTerminal {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (BackgroundTerminal)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<BackgroundTerminal, A::Error> {
-                let mut f_terminal_id: Option<TerminalId> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "terminalId" => {
-                            de::seen::<A::Error>(&mut seen, 0, "terminalId")?;
-                            f_terminal_id = Some(de::field::<A, TerminalId>(&mut map, "terminalId")?);
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let terminal_id = match f_terminal_id {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("terminalId")),
-                };
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(BackgroundTerminal { terminal_id, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<BackgroundTerminal, A::Error> {
+                BackgroundTerminal::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl BackgroundTerminal {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_terminal_id: Option<TerminalId> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "terminalId" => {
+                    de::seen::<A::Error>(&mut seen, 0, "terminalId")?;
+                    f_terminal_id = Some(de::field::<A, TerminalId>(&mut map, "terminalId")?);
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 1, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let terminal_id = match f_terminal_id {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("terminalId")),
+        };
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(BackgroundTerminal { terminal_id, meta })
     }
 }
 
@@ -9545,34 +10488,42 @@ impl<'de> Deserialize<'de> for BackgroundToolCall {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (BackgroundToolCall)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<BackgroundToolCall, A::Error> {
-                let mut f_tool_call_id: Option<ToolCallId> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "toolCallId" => {
-                            de::seen::<A::Error>(&mut seen, 0, "toolCallId")?;
-                            f_tool_call_id = Some(de::field::<A, ToolCallId>(&mut map, "toolCallId")?);
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let tool_call_id = match f_tool_call_id {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("toolCallId")),
-                };
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(BackgroundToolCall { tool_call_id, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<BackgroundToolCall, A::Error> {
+                BackgroundToolCall::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl BackgroundToolCall {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_tool_call_id: Option<ToolCallId> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "toolCallId" => {
+                    de::seen::<A::Error>(&mut seen, 0, "toolCallId")?;
+                    f_tool_call_id = Some(de::field::<A, ToolCallId>(&mut map, "toolCallId")?);
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 1, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let tool_call_id = match f_tool_call_id {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("toolCallId")),
+        };
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(BackgroundToolCall { tool_call_id, meta })
     }
 }
 
@@ -9625,35 +10576,41 @@ impl<'de> Deserialize<'de> for RunningStateUpdate {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (RunningStateUpdate)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RunningStateUpdate, A::Error> {
-                let mut f_background: Option<Option<Vec<BackgroundWork>>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "background" => {
-                            de::seen::<A::Error>(&mut seen, 0, "background")?;
-                            if let Some(v) =
-                                de::field_lenient::<A, Option<de::List<BackgroundWork>>>(&mut map, "background")?
-                            {
-                                f_background = Some(v.map(|v| v.0));
-                            }
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let background = MaybeUndefined::from_present(f_background);
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(RunningStateUpdate { background, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<RunningStateUpdate, A::Error> {
+                RunningStateUpdate::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl RunningStateUpdate {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_background: Option<Option<Vec<BackgroundWork>>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "background" => {
+                    de::seen::<A::Error>(&mut seen, 0, "background")?;
+                    if let Some(v) = de::field_lenient::<A, Option<de::List<BackgroundWork>>>(&mut map, "background")? {
+                        f_background = Some(v.map(|v| v.0));
+                    }
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 1, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let background = MaybeUndefined::from_present(f_background);
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(RunningStateUpdate { background, meta })
     }
 }
 
@@ -9697,27 +10654,34 @@ impl<'de> Deserialize<'de> for ErrorStopReason {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (ErrorStopReason)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ErrorStopReason, A::Error> {
-                let mut f_error: Option<Option<agentproto_jsonrpc::ErrorObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "error" => {
-                            de::seen::<A::Error>(&mut seen, 0, "error")?;
-                            if let Some(v) =
-                                de::field_lenient::<A, Option<agentproto_jsonrpc::ErrorObject>>(&mut map, "error")?
-                            {
-                                f_error = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let error = MaybeUndefined::from_present(f_error);
-                Ok(ErrorStopReason { error })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<ErrorStopReason, A::Error> {
+                ErrorStopReason::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl ErrorStopReason {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_error: Option<Option<agentproto_jsonrpc::ErrorObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "error" => {
+                    de::seen::<A::Error>(&mut seen, 0, "error")?;
+                    if let Some(v) = de::field_lenient::<A, Option<agentproto_jsonrpc::ErrorObject>>(&mut map, "error")?
+                    {
+                        f_error = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let error = MaybeUndefined::from_present(f_error);
+        Ok(ErrorStopReason { error })
     }
 }
 
@@ -9787,17 +10751,56 @@ impl Serialize for IdleStateUpdateVariant {
 
 impl<'de> Deserialize<'de> for IdleStateUpdateVariant {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let raw = <&'de RawValue>::deserialize(d)?;
-        let tag = de::peek_tag::<D::Error>(raw, "stopReason")?;
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = IdleStateUpdateVariant;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (IdleStateUpdateVariant)")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<IdleStateUpdateVariant, A::Error> {
+                IdleStateUpdateVariant::visit_fields(map)
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+impl IdleStateUpdateVariant {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let (tag, mut buffered) = de::read_until_tag(&mut map, "stopReason")?;
+        let live = if tag.is_some() { Some(map) } else { None };
         Ok(match tag.as_ref().map(|t| t.as_str()) {
-            Some("end_turn") => Self::EndTurn,
-            Some("max_tokens") => Self::MaxTokens,
-            Some("max_turn_requests") => Self::MaxTurnRequests,
-            Some("refusal") => Self::Refusal,
-            Some("cancelled") => Self::Cancelled,
-            Some("error") => Self::Error(de::from_raw::<ErrorStopReason, D::Error>(raw)?),
-            None => return Err(de::missing::<D::Error>("stopReason")),
-            Some(other) => Self::Unknown(RawJson::from_raw(raw)),
+            Some("end_turn") => {
+                de::drain(de::Replay::new(buffered, live), &mut Vec::new())?;
+                Self::EndTurn
+            }
+            Some("max_tokens") => {
+                de::drain(de::Replay::new(buffered, live), &mut Vec::new())?;
+                Self::MaxTokens
+            }
+            Some("max_turn_requests") => {
+                de::drain(de::Replay::new(buffered, live), &mut Vec::new())?;
+                Self::MaxTurnRequests
+            }
+            Some("refusal") => {
+                de::drain(de::Replay::new(buffered, live), &mut Vec::new())?;
+                Self::Refusal
+            }
+            Some("cancelled") => {
+                de::drain(de::Replay::new(buffered, live), &mut Vec::new())?;
+                Self::Cancelled
+            }
+            Some("error") => Self::Error(ErrorStopReason::visit_fields(de::Replay::new(buffered, live))?),
+            None => return Err(de::missing::<A::Error>("stopReason")),
+            Some(other) => {
+                if let Some(live) = live {
+                    de::drain(live, &mut buffered)?;
+                }
+                let raw = de::rebuild(Some(("stopReason", other)), &buffered);
+                Self::Unknown(raw)
+            }
         })
     }
 }
@@ -9951,35 +10954,41 @@ impl<'de> Deserialize<'de> for RequiresActionStateUpdate {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (RequiresActionStateUpdate)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RequiresActionStateUpdate, A::Error> {
-                let mut f_background: Option<Option<Vec<BackgroundWork>>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "background" => {
-                            de::seen::<A::Error>(&mut seen, 0, "background")?;
-                            if let Some(v) =
-                                de::field_lenient::<A, Option<de::List<BackgroundWork>>>(&mut map, "background")?
-                            {
-                                f_background = Some(v.map(|v| v.0));
-                            }
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let background = MaybeUndefined::from_present(f_background);
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(RequiresActionStateUpdate { background, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<RequiresActionStateUpdate, A::Error> {
+                RequiresActionStateUpdate::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl RequiresActionStateUpdate {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_background: Option<Option<Vec<BackgroundWork>>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "background" => {
+                    de::seen::<A::Error>(&mut seen, 0, "background")?;
+                    if let Some(v) = de::field_lenient::<A, Option<de::List<BackgroundWork>>>(&mut map, "background")? {
+                        f_background = Some(v.map(|v| v.0));
+                    }
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 1, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let background = MaybeUndefined::from_present(f_background);
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(RequiresActionStateUpdate { background, meta })
     }
 }
 
@@ -10030,14 +11039,46 @@ impl Serialize for StateUpdate {
 
 impl<'de> Deserialize<'de> for StateUpdate {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let raw = <&'de RawValue>::deserialize(d)?;
-        let tag = de::peek_tag::<D::Error>(raw, "state")?;
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = StateUpdate;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (StateUpdate)")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<StateUpdate, A::Error> {
+                StateUpdate::visit_fields(map)
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+impl StateUpdate {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let (tag, mut buffered) = de::read_until_tag(&mut map, "state")?;
+        let live = if tag.is_some() { Some(map) } else { None };
         Ok(match tag.as_ref().map(|t| t.as_str()) {
-            Some("running") => Self::Running(de::from_raw::<RunningStateUpdate, D::Error>(raw)?),
-            Some("idle") => Self::Idle(de::from_raw::<IdleStateUpdate, D::Error>(raw)?),
-            Some("requires_action") => Self::RequiresAction(de::from_raw::<RequiresActionStateUpdate, D::Error>(raw)?),
-            None => return Err(de::missing::<D::Error>("state")),
-            Some(other) => Self::Unknown(RawJson::from_raw(raw)),
+            Some("running") => Self::Running(RunningStateUpdate::visit_fields(de::Replay::new(buffered, live))?),
+            Some("idle") => {
+                if let Some(live) = live {
+                    de::drain(live, &mut buffered)?;
+                }
+                let raw = de::rebuild(Some(("state", "idle")), &buffered);
+                Self::Idle(de::from_raw::<IdleStateUpdate, A::Error>(raw.as_raw())?)
+            }
+            Some("requires_action") => {
+                Self::RequiresAction(RequiresActionStateUpdate::visit_fields(de::Replay::new(buffered, live))?)
+            }
+            None => return Err(de::missing::<A::Error>("state")),
+            Some(other) => {
+                if let Some(live) = live {
+                    de::drain(live, &mut buffered)?;
+                }
+                let raw = de::rebuild(Some(("state", other)), &buffered);
+                Self::Unknown(raw)
+            }
         })
     }
 }
@@ -10085,43 +11126,51 @@ impl<'de> Deserialize<'de> for ToolCallContentChunk {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (ToolCallContentChunk)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ToolCallContentChunk, A::Error> {
-                let mut f_tool_call_id: Option<ToolCallId> = None;
-                let mut f_content: Option<ToolCallContent> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "toolCallId" => {
-                            de::seen::<A::Error>(&mut seen, 0, "toolCallId")?;
-                            f_tool_call_id = Some(de::field::<A, ToolCallId>(&mut map, "toolCallId")?);
-                        }
-                        "content" => {
-                            de::seen::<A::Error>(&mut seen, 1, "content")?;
-                            f_content = Some(de::field::<A, ToolCallContent>(&mut map, "content")?);
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let tool_call_id = match f_tool_call_id {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("toolCallId")),
-                };
-                let content = match f_content {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("content")),
-                };
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(ToolCallContentChunk { tool_call_id, content, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<ToolCallContentChunk, A::Error> {
+                ToolCallContentChunk::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl ToolCallContentChunk {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_tool_call_id: Option<ToolCallId> = None;
+        let mut f_content: Option<ToolCallContent> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "toolCallId" => {
+                    de::seen::<A::Error>(&mut seen, 0, "toolCallId")?;
+                    f_tool_call_id = Some(de::field::<A, ToolCallId>(&mut map, "toolCallId")?);
+                }
+                "content" => {
+                    de::seen::<A::Error>(&mut seen, 1, "content")?;
+                    f_content = Some(de::field::<A, ToolCallContent>(&mut map, "content")?);
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 2, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let tool_call_id = match f_tool_call_id {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("toolCallId")),
+        };
+        let content = match f_content {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("content")),
+        };
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(ToolCallContentChunk { tool_call_id, content, meta })
     }
 }
 
@@ -10164,34 +11213,42 @@ impl<'de> Deserialize<'de> for TerminalOutput {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (TerminalOutput)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TerminalOutput, A::Error> {
-                let mut f_data: Option<String> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "data" => {
-                            de::seen::<A::Error>(&mut seen, 0, "data")?;
-                            f_data = Some(de::field::<A, String>(&mut map, "data")?);
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let data = match f_data {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("data")),
-                };
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(TerminalOutput { data, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<TerminalOutput, A::Error> {
+                TerminalOutput::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl TerminalOutput {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_data: Option<String> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "data" => {
+                    de::seen::<A::Error>(&mut seen, 0, "data")?;
+                    f_data = Some(de::field::<A, String>(&mut map, "data")?);
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 1, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let data = match f_data {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("data")),
+        };
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(TerminalOutput { data, meta })
     }
 }
 
@@ -10256,41 +11313,49 @@ impl<'de> Deserialize<'de> for TerminalExitStatus {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (TerminalExitStatus)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TerminalExitStatus, A::Error> {
-                let mut f_exit_code: Option<Option<i64>> = None;
-                let mut f_signal: Option<Option<String>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "exitCode" => {
-                            de::seen::<A::Error>(&mut seen, 0, "exitCode")?;
-                            if let Some(v) = de::field_lenient::<A, Option<i64>>(&mut map, "exitCode")? {
-                                f_exit_code = Some(v);
-                            }
-                        }
-                        "signal" => {
-                            de::seen::<A::Error>(&mut seen, 1, "signal")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "signal")? {
-                                f_signal = Some(v);
-                            }
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let exit_code = MaybeUndefined::from_present(f_exit_code);
-                let signal = MaybeUndefined::from_present(f_signal);
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(TerminalExitStatus { exit_code, signal, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<TerminalExitStatus, A::Error> {
+                TerminalExitStatus::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl TerminalExitStatus {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_exit_code: Option<Option<i64>> = None;
+        let mut f_signal: Option<Option<String>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "exitCode" => {
+                    de::seen::<A::Error>(&mut seen, 0, "exitCode")?;
+                    if let Some(v) = de::field_lenient::<A, Option<i64>>(&mut map, "exitCode")? {
+                        f_exit_code = Some(v);
+                    }
+                }
+                "signal" => {
+                    de::seen::<A::Error>(&mut seen, 1, "signal")?;
+                    if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "signal")? {
+                        f_signal = Some(v);
+                    }
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 2, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let exit_code = MaybeUndefined::from_present(f_exit_code);
+        let signal = MaybeUndefined::from_present(f_signal);
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(TerminalExitStatus { exit_code, signal, meta })
     }
 }
 
@@ -10336,43 +11401,51 @@ impl<'de> Deserialize<'de> for TerminalSize {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (TerminalSize)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TerminalSize, A::Error> {
-                let mut f_cols: Option<u16> = None;
-                let mut f_rows: Option<u16> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "cols" => {
-                            de::seen::<A::Error>(&mut seen, 0, "cols")?;
-                            f_cols = Some(de::field::<A, u16>(&mut map, "cols")?);
-                        }
-                        "rows" => {
-                            de::seen::<A::Error>(&mut seen, 1, "rows")?;
-                            f_rows = Some(de::field::<A, u16>(&mut map, "rows")?);
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let cols = match f_cols {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("cols")),
-                };
-                let rows = match f_rows {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("rows")),
-                };
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(TerminalSize { cols, rows, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<TerminalSize, A::Error> {
+                TerminalSize::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl TerminalSize {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_cols: Option<u16> = None;
+        let mut f_rows: Option<u16> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "cols" => {
+                    de::seen::<A::Error>(&mut seen, 0, "cols")?;
+                    f_cols = Some(de::field::<A, u16>(&mut map, "cols")?);
+                }
+                "rows" => {
+                    de::seen::<A::Error>(&mut seen, 1, "rows")?;
+                    f_rows = Some(de::field::<A, u16>(&mut map, "rows")?);
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 2, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let cols = match f_cols {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("cols")),
+        };
+        let rows = match f_rows {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("rows")),
+        };
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(TerminalSize { cols, rows, meta })
     }
 }
 
@@ -10425,35 +11498,41 @@ impl<'de> Deserialize<'de> for TerminalCapabilities {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (TerminalCapabilities)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TerminalCapabilities, A::Error> {
-                let mut f_cancel: Option<Option<TerminalCancelCapabilities>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "cancel" => {
-                            de::seen::<A::Error>(&mut seen, 0, "cancel")?;
-                            if let Some(v) =
-                                de::field_lenient::<A, Option<TerminalCancelCapabilities>>(&mut map, "cancel")?
-                            {
-                                f_cancel = Some(v);
-                            }
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let cancel = MaybeUndefined::from_present(f_cancel);
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(TerminalCapabilities { cancel, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<TerminalCapabilities, A::Error> {
+                TerminalCapabilities::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl TerminalCapabilities {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_cancel: Option<Option<TerminalCancelCapabilities>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "cancel" => {
+                    de::seen::<A::Error>(&mut seen, 0, "cancel")?;
+                    if let Some(v) = de::field_lenient::<A, Option<TerminalCancelCapabilities>>(&mut map, "cancel")? {
+                        f_cancel = Some(v);
+                    }
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 1, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let cancel = MaybeUndefined::from_present(f_cancel);
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(TerminalCapabilities { cancel, meta })
     }
 }
 
@@ -10499,25 +11578,33 @@ impl<'de> Deserialize<'de> for TerminalCancelCapabilities {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (TerminalCancelCapabilities)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TerminalCancelCapabilities, A::Error> {
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(TerminalCancelCapabilities { meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<TerminalCancelCapabilities, A::Error> {
+                TerminalCancelCapabilities::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl TerminalCancelCapabilities {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 0, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(TerminalCancelCapabilities { meta })
     }
 }
 
@@ -10605,85 +11692,90 @@ impl<'de> Deserialize<'de> for TerminalUpdate {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (TerminalUpdate)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TerminalUpdate, A::Error> {
-                let mut f_terminal_id: Option<TerminalId> = None;
-                let mut f_command: Option<Option<String>> = None;
-                let mut f_cwd: Option<Option<AbsolutePath>> = None;
-                let mut f_output: Option<Option<TerminalOutput>> = None;
-                let mut f_exit_status: Option<Option<TerminalExitStatus>> = None;
-                let mut f_size: Option<Option<TerminalSize>> = None;
-                let mut f_capabilities: Option<Option<TerminalCapabilities>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "terminalId" => {
-                            de::seen::<A::Error>(&mut seen, 0, "terminalId")?;
-                            f_terminal_id = Some(de::field::<A, TerminalId>(&mut map, "terminalId")?);
-                        }
-                        "command" => {
-                            de::seen::<A::Error>(&mut seen, 1, "command")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "command")? {
-                                f_command = Some(v);
-                            }
-                        }
-                        "cwd" => {
-                            de::seen::<A::Error>(&mut seen, 2, "cwd")?;
-                            if let Some(v) = de::field_lenient::<A, Option<AbsolutePath>>(&mut map, "cwd")? {
-                                f_cwd = Some(v);
-                            }
-                        }
-                        "output" => {
-                            de::seen::<A::Error>(&mut seen, 3, "output")?;
-                            if let Some(v) = de::field_lenient::<A, Option<TerminalOutput>>(&mut map, "output")? {
-                                f_output = Some(v);
-                            }
-                        }
-                        "exitStatus" => {
-                            de::seen::<A::Error>(&mut seen, 4, "exitStatus")?;
-                            if let Some(v) = de::field_lenient::<A, Option<TerminalExitStatus>>(&mut map, "exitStatus")?
-                            {
-                                f_exit_status = Some(v);
-                            }
-                        }
-                        "size" => {
-                            de::seen::<A::Error>(&mut seen, 5, "size")?;
-                            if let Some(v) = de::field_lenient::<A, Option<TerminalSize>>(&mut map, "size")? {
-                                f_size = Some(v);
-                            }
-                        }
-                        "capabilities" => {
-                            de::seen::<A::Error>(&mut seen, 6, "capabilities")?;
-                            if let Some(v) =
-                                de::field_lenient::<A, Option<TerminalCapabilities>>(&mut map, "capabilities")?
-                            {
-                                f_capabilities = Some(v);
-                            }
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 7, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let terminal_id = match f_terminal_id {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("terminalId")),
-                };
-                let command = MaybeUndefined::from_present(f_command);
-                let cwd = MaybeUndefined::from_present(f_cwd);
-                let output = MaybeUndefined::from_present(f_output);
-                let exit_status = MaybeUndefined::from_present(f_exit_status);
-                let size = MaybeUndefined::from_present(f_size);
-                let capabilities = MaybeUndefined::from_present(f_capabilities);
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(TerminalUpdate { terminal_id, command, cwd, output, exit_status, size, capabilities, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<TerminalUpdate, A::Error> {
+                TerminalUpdate::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl TerminalUpdate {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_terminal_id: Option<TerminalId> = None;
+        let mut f_command: Option<Option<String>> = None;
+        let mut f_cwd: Option<Option<AbsolutePath>> = None;
+        let mut f_output: Option<Option<TerminalOutput>> = None;
+        let mut f_exit_status: Option<Option<TerminalExitStatus>> = None;
+        let mut f_size: Option<Option<TerminalSize>> = None;
+        let mut f_capabilities: Option<Option<TerminalCapabilities>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "terminalId" => {
+                    de::seen::<A::Error>(&mut seen, 0, "terminalId")?;
+                    f_terminal_id = Some(de::field::<A, TerminalId>(&mut map, "terminalId")?);
+                }
+                "command" => {
+                    de::seen::<A::Error>(&mut seen, 1, "command")?;
+                    if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "command")? {
+                        f_command = Some(v);
+                    }
+                }
+                "cwd" => {
+                    de::seen::<A::Error>(&mut seen, 2, "cwd")?;
+                    if let Some(v) = de::field_lenient::<A, Option<AbsolutePath>>(&mut map, "cwd")? {
+                        f_cwd = Some(v);
+                    }
+                }
+                "output" => {
+                    de::seen::<A::Error>(&mut seen, 3, "output")?;
+                    if let Some(v) = de::field_lenient::<A, Option<TerminalOutput>>(&mut map, "output")? {
+                        f_output = Some(v);
+                    }
+                }
+                "exitStatus" => {
+                    de::seen::<A::Error>(&mut seen, 4, "exitStatus")?;
+                    if let Some(v) = de::field_lenient::<A, Option<TerminalExitStatus>>(&mut map, "exitStatus")? {
+                        f_exit_status = Some(v);
+                    }
+                }
+                "size" => {
+                    de::seen::<A::Error>(&mut seen, 5, "size")?;
+                    if let Some(v) = de::field_lenient::<A, Option<TerminalSize>>(&mut map, "size")? {
+                        f_size = Some(v);
+                    }
+                }
+                "capabilities" => {
+                    de::seen::<A::Error>(&mut seen, 6, "capabilities")?;
+                    if let Some(v) = de::field_lenient::<A, Option<TerminalCapabilities>>(&mut map, "capabilities")? {
+                        f_capabilities = Some(v);
+                    }
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 7, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let terminal_id = match f_terminal_id {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("terminalId")),
+        };
+        let command = MaybeUndefined::from_present(f_command);
+        let cwd = MaybeUndefined::from_present(f_cwd);
+        let output = MaybeUndefined::from_present(f_output);
+        let exit_status = MaybeUndefined::from_present(f_exit_status);
+        let size = MaybeUndefined::from_present(f_size);
+        let capabilities = MaybeUndefined::from_present(f_capabilities);
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(TerminalUpdate { terminal_id, command, cwd, output, exit_status, size, capabilities, meta })
     }
 }
 
@@ -10730,43 +11822,51 @@ impl<'de> Deserialize<'de> for TerminalOutputChunk {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (TerminalOutputChunk)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TerminalOutputChunk, A::Error> {
-                let mut f_terminal_id: Option<TerminalId> = None;
-                let mut f_data: Option<String> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "terminalId" => {
-                            de::seen::<A::Error>(&mut seen, 0, "terminalId")?;
-                            f_terminal_id = Some(de::field::<A, TerminalId>(&mut map, "terminalId")?);
-                        }
-                        "data" => {
-                            de::seen::<A::Error>(&mut seen, 1, "data")?;
-                            f_data = Some(de::field::<A, String>(&mut map, "data")?);
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let terminal_id = match f_terminal_id {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("terminalId")),
-                };
-                let data = match f_data {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("data")),
-                };
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(TerminalOutputChunk { terminal_id, data, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<TerminalOutputChunk, A::Error> {
+                TerminalOutputChunk::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl TerminalOutputChunk {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_terminal_id: Option<TerminalId> = None;
+        let mut f_data: Option<String> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "terminalId" => {
+                    de::seen::<A::Error>(&mut seen, 0, "terminalId")?;
+                    f_terminal_id = Some(de::field::<A, TerminalId>(&mut map, "terminalId")?);
+                }
+                "data" => {
+                    de::seen::<A::Error>(&mut seen, 1, "data")?;
+                    f_data = Some(de::field::<A, String>(&mut map, "data")?);
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 2, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let terminal_id = match f_terminal_id {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("terminalId")),
+        };
+        let data = match f_data {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("data")),
+        };
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(TerminalOutputChunk { terminal_id, data, meta })
     }
 }
 
@@ -10805,12 +11905,36 @@ impl Serialize for PlanUpdateContent {
 
 impl<'de> Deserialize<'de> for PlanUpdateContent {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let raw = <&'de RawValue>::deserialize(d)?;
-        let tag = de::peek_tag::<D::Error>(raw, "type")?;
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = PlanUpdateContent;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (PlanUpdateContent)")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<PlanUpdateContent, A::Error> {
+                PlanUpdateContent::visit_fields(map)
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+impl PlanUpdateContent {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let (tag, mut buffered) = de::read_until_tag(&mut map, "type")?;
+        let live = if tag.is_some() { Some(map) } else { None };
         Ok(match tag.as_ref().map(|t| t.as_str()) {
-            Some("items") => Self::Items(de::from_raw::<PlanItems, D::Error>(raw)?),
-            None => return Err(de::missing::<D::Error>("type")),
-            Some(other) => Self::Unknown(RawJson::from_raw(raw)),
+            Some("items") => Self::Items(PlanItems::visit_fields(de::Replay::new(buffered, live))?),
+            None => return Err(de::missing::<A::Error>("type")),
+            Some(other) => {
+                if let Some(live) = live {
+                    de::drain(live, &mut buffered)?;
+                }
+                let raw = de::rebuild(Some(("type", other)), &buffered);
+                Self::Unknown(raw)
+            }
         })
     }
 }
@@ -10892,52 +12016,60 @@ impl<'de> Deserialize<'de> for PlanEntry {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (PlanEntry)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<PlanEntry, A::Error> {
-                let mut f_content: Option<String> = None;
-                let mut f_priority: Option<PlanEntryPriority> = None;
-                let mut f_status: Option<PlanEntryStatus> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "content" => {
-                            de::seen::<A::Error>(&mut seen, 0, "content")?;
-                            f_content = Some(de::field::<A, String>(&mut map, "content")?);
-                        }
-                        "priority" => {
-                            de::seen::<A::Error>(&mut seen, 1, "priority")?;
-                            f_priority = Some(de::field::<A, PlanEntryPriority>(&mut map, "priority")?);
-                        }
-                        "status" => {
-                            de::seen::<A::Error>(&mut seen, 2, "status")?;
-                            f_status = Some(de::field::<A, PlanEntryStatus>(&mut map, "status")?);
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let content = match f_content {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("content")),
-                };
-                let priority = match f_priority {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("priority")),
-                };
-                let status = match f_status {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("status")),
-                };
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(PlanEntry { content, priority, status, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<PlanEntry, A::Error> {
+                PlanEntry::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl PlanEntry {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_content: Option<String> = None;
+        let mut f_priority: Option<PlanEntryPriority> = None;
+        let mut f_status: Option<PlanEntryStatus> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "content" => {
+                    de::seen::<A::Error>(&mut seen, 0, "content")?;
+                    f_content = Some(de::field::<A, String>(&mut map, "content")?);
+                }
+                "priority" => {
+                    de::seen::<A::Error>(&mut seen, 1, "priority")?;
+                    f_priority = Some(de::field::<A, PlanEntryPriority>(&mut map, "priority")?);
+                }
+                "status" => {
+                    de::seen::<A::Error>(&mut seen, 2, "status")?;
+                    f_status = Some(de::field::<A, PlanEntryStatus>(&mut map, "status")?);
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 3, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let content = match f_content {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("content")),
+        };
+        let priority = match f_priority {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("priority")),
+        };
+        let status = match f_status {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("status")),
+        };
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(PlanEntry { content, priority, status, meta })
     }
 }
 
@@ -11084,44 +12216,52 @@ impl<'de> Deserialize<'de> for PlanItems {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (PlanItems)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<PlanItems, A::Error> {
-                let mut f_plan_id: Option<PlanId> = None;
-                let mut f_entries: Option<Vec<PlanEntry>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "planId" => {
-                            de::seen::<A::Error>(&mut seen, 0, "planId")?;
-                            f_plan_id = Some(de::field::<A, PlanId>(&mut map, "planId")?);
-                        }
-                        "entries" => {
-                            de::seen::<A::Error>(&mut seen, 1, "entries")?;
-                            let r = de::field_items::<A, PlanEntry>(&mut map, "entries", false, false)?;
-                            f_entries = Some(r.and_then(|v| v).unwrap_or_default());
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let plan_id = match f_plan_id {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("planId")),
-                };
-                let entries = match f_entries {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("entries")),
-                };
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(PlanItems { plan_id, entries, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<PlanItems, A::Error> {
+                PlanItems::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl PlanItems {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_plan_id: Option<PlanId> = None;
+        let mut f_entries: Option<Vec<PlanEntry>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "planId" => {
+                    de::seen::<A::Error>(&mut seen, 0, "planId")?;
+                    f_plan_id = Some(de::field::<A, PlanId>(&mut map, "planId")?);
+                }
+                "entries" => {
+                    de::seen::<A::Error>(&mut seen, 1, "entries")?;
+                    let r = de::field_items::<A, PlanEntry>(&mut map, "entries", false, false)?;
+                    f_entries = Some(r.and_then(|v| v).unwrap_or_default());
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 2, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let plan_id = match f_plan_id {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("planId")),
+        };
+        let entries = match f_entries {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("entries")),
+        };
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(PlanItems { plan_id, entries, meta })
     }
 }
 
@@ -11164,34 +12304,42 @@ impl<'de> Deserialize<'de> for PlanUpdate {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (PlanUpdate)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<PlanUpdate, A::Error> {
-                let mut f_plan: Option<PlanUpdateContent> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "plan" => {
-                            de::seen::<A::Error>(&mut seen, 0, "plan")?;
-                            f_plan = Some(de::field::<A, PlanUpdateContent>(&mut map, "plan")?);
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let plan = match f_plan {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("plan")),
-                };
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(PlanUpdate { plan, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<PlanUpdate, A::Error> {
+                PlanUpdate::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl PlanUpdate {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_plan: Option<PlanUpdateContent> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "plan" => {
+                    de::seen::<A::Error>(&mut seen, 0, "plan")?;
+                    f_plan = Some(de::field::<A, PlanUpdateContent>(&mut map, "plan")?);
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 1, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let plan = match f_plan {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("plan")),
+        };
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(PlanUpdate { plan, meta })
     }
 }
 
@@ -11234,36 +12382,43 @@ impl<'de> Deserialize<'de> for AvailableCommandsUpdate {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (AvailableCommandsUpdate)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AvailableCommandsUpdate, A::Error> {
-                let mut f_available_commands: Option<Vec<AvailableCommand>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "availableCommands" => {
-                            de::seen::<A::Error>(&mut seen, 0, "availableCommands")?;
-                            let r =
-                                de::field_items::<A, AvailableCommand>(&mut map, "availableCommands", false, false)?;
-                            f_available_commands = Some(r.and_then(|v| v).unwrap_or_default());
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let available_commands = match f_available_commands {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("availableCommands")),
-                };
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(AvailableCommandsUpdate { available_commands, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<AvailableCommandsUpdate, A::Error> {
+                AvailableCommandsUpdate::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl AvailableCommandsUpdate {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_available_commands: Option<Vec<AvailableCommand>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "availableCommands" => {
+                    de::seen::<A::Error>(&mut seen, 0, "availableCommands")?;
+                    let r = de::field_items::<A, AvailableCommand>(&mut map, "availableCommands", false, false)?;
+                    f_available_commands = Some(r.and_then(|v| v).unwrap_or_default());
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 1, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let available_commands = match f_available_commands {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("availableCommands")),
+        };
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(AvailableCommandsUpdate { available_commands, meta })
     }
 }
 
@@ -11306,35 +12461,43 @@ impl<'de> Deserialize<'de> for ConfigOptionUpdate {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (ConfigOptionUpdate)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ConfigOptionUpdate, A::Error> {
-                let mut f_config_options: Option<Vec<SessionConfigOption>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "configOptions" => {
-                            de::seen::<A::Error>(&mut seen, 0, "configOptions")?;
-                            let r = de::field_items::<A, SessionConfigOption>(&mut map, "configOptions", false, false)?;
-                            f_config_options = Some(r.and_then(|v| v).unwrap_or_default());
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let config_options = match f_config_options {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("configOptions")),
-                };
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(ConfigOptionUpdate { config_options, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<ConfigOptionUpdate, A::Error> {
+                ConfigOptionUpdate::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl ConfigOptionUpdate {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_config_options: Option<Vec<SessionConfigOption>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "configOptions" => {
+                    de::seen::<A::Error>(&mut seen, 0, "configOptions")?;
+                    let r = de::field_items::<A, SessionConfigOption>(&mut map, "configOptions", false, false)?;
+                    f_config_options = Some(r.and_then(|v| v).unwrap_or_default());
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 1, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let config_options = match f_config_options {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("configOptions")),
+        };
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(ConfigOptionUpdate { config_options, meta })
     }
 }
 
@@ -11401,41 +12564,49 @@ impl<'de> Deserialize<'de> for SessionInfoUpdate {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (SessionInfoUpdate)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SessionInfoUpdate, A::Error> {
-                let mut f_title: Option<Option<String>> = None;
-                let mut f_updated_at: Option<Option<String>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "title" => {
-                            de::seen::<A::Error>(&mut seen, 0, "title")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? {
-                                f_title = Some(v);
-                            }
-                        }
-                        "updatedAt" => {
-                            de::seen::<A::Error>(&mut seen, 1, "updatedAt")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "updatedAt")? {
-                                f_updated_at = Some(v);
-                            }
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let title = MaybeUndefined::from_present(f_title);
-                let updated_at = MaybeUndefined::from_present(f_updated_at);
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(SessionInfoUpdate { title, updated_at, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<SessionInfoUpdate, A::Error> {
+                SessionInfoUpdate::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl SessionInfoUpdate {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_title: Option<Option<String>> = None;
+        let mut f_updated_at: Option<Option<String>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "title" => {
+                    de::seen::<A::Error>(&mut seen, 0, "title")?;
+                    if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "title")? {
+                        f_title = Some(v);
+                    }
+                }
+                "updatedAt" => {
+                    de::seen::<A::Error>(&mut seen, 1, "updatedAt")?;
+                    if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "updatedAt")? {
+                        f_updated_at = Some(v);
+                    }
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 2, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let title = MaybeUndefined::from_present(f_title);
+        let updated_at = MaybeUndefined::from_present(f_updated_at);
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(SessionInfoUpdate { title, updated_at, meta })
     }
 }
 
@@ -11482,43 +12653,51 @@ impl<'de> Deserialize<'de> for Cost {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (Cost)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Cost, A::Error> {
-                let mut f_amount: Option<f64> = None;
-                let mut f_currency: Option<String> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "amount" => {
-                            de::seen::<A::Error>(&mut seen, 0, "amount")?;
-                            f_amount = Some(de::field::<A, f64>(&mut map, "amount")?);
-                        }
-                        "currency" => {
-                            de::seen::<A::Error>(&mut seen, 1, "currency")?;
-                            f_currency = Some(de::field::<A, String>(&mut map, "currency")?);
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let amount = match f_amount {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("amount")),
-                };
-                let currency = match f_currency {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("currency")),
-                };
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(Cost { amount, currency, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Cost, A::Error> {
+                Cost::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl Cost {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_amount: Option<f64> = None;
+        let mut f_currency: Option<String> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "amount" => {
+                    de::seen::<A::Error>(&mut seen, 0, "amount")?;
+                    f_amount = Some(de::field::<A, f64>(&mut map, "amount")?);
+                }
+                "currency" => {
+                    de::seen::<A::Error>(&mut seen, 1, "currency")?;
+                    f_currency = Some(de::field::<A, String>(&mut map, "currency")?);
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 2, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let amount = match f_amount {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("amount")),
+        };
+        let currency = match f_currency {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("currency")),
+        };
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(Cost { amount, currency, meta })
     }
 }
 
@@ -11571,51 +12750,59 @@ impl<'de> Deserialize<'de> for UsageUpdate {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (UsageUpdate)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<UsageUpdate, A::Error> {
-                let mut f_used: Option<u64> = None;
-                let mut f_size: Option<u64> = None;
-                let mut f_cost: Option<Option<Cost>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "used" => {
-                            de::seen::<A::Error>(&mut seen, 0, "used")?;
-                            f_used = Some(de::field::<A, u64>(&mut map, "used")?);
-                        }
-                        "size" => {
-                            de::seen::<A::Error>(&mut seen, 1, "size")?;
-                            f_size = Some(de::field::<A, u64>(&mut map, "size")?);
-                        }
-                        "cost" => {
-                            de::seen::<A::Error>(&mut seen, 2, "cost")?;
-                            if let Some(v) = de::field_lenient::<A, Option<Cost>>(&mut map, "cost")? {
-                                f_cost = Some(v);
-                            }
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let used = match f_used {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("used")),
-                };
-                let size = match f_size {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("size")),
-                };
-                let cost = MaybeUndefined::from_present(f_cost);
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(UsageUpdate { used, size, cost, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<UsageUpdate, A::Error> {
+                UsageUpdate::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl UsageUpdate {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_used: Option<u64> = None;
+        let mut f_size: Option<u64> = None;
+        let mut f_cost: Option<Option<Cost>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "used" => {
+                    de::seen::<A::Error>(&mut seen, 0, "used")?;
+                    f_used = Some(de::field::<A, u64>(&mut map, "used")?);
+                }
+                "size" => {
+                    de::seen::<A::Error>(&mut seen, 1, "size")?;
+                    f_size = Some(de::field::<A, u64>(&mut map, "size")?);
+                }
+                "cost" => {
+                    de::seen::<A::Error>(&mut seen, 2, "cost")?;
+                    if let Some(v) = de::field_lenient::<A, Option<Cost>>(&mut map, "cost")? {
+                        f_cost = Some(v);
+                    }
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 3, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let used = match f_used {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("used")),
+        };
+        let size = match f_size {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("size")),
+        };
+        let cost = MaybeUndefined::from_present(f_cost);
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(UsageUpdate { used, size, cost, meta })
     }
 }
 
@@ -11716,52 +12903,60 @@ impl<'de> Deserialize<'de> for Notice {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (Notice)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Notice, A::Error> {
-                let mut f_severity: Option<NoticeSeverity> = None;
-                let mut f_title: Option<String> = None;
-                let mut f_description: Option<Option<String>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "severity" => {
-                            de::seen::<A::Error>(&mut seen, 0, "severity")?;
-                            f_severity = Some(de::field::<A, NoticeSeverity>(&mut map, "severity")?);
-                        }
-                        "title" => {
-                            de::seen::<A::Error>(&mut seen, 1, "title")?;
-                            f_title = Some(de::field::<A, String>(&mut map, "title")?);
-                        }
-                        "description" => {
-                            de::seen::<A::Error>(&mut seen, 2, "description")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
-                                f_description = Some(v);
-                            }
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let severity = match f_severity {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("severity")),
-                };
-                let title = match f_title {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("title")),
-                };
-                de::min_length::<A::Error>(&title, 1, "title")?;
-                let description = MaybeUndefined::from_present(f_description);
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(Notice { severity, title, description, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Notice, A::Error> {
+                Notice::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl Notice {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_severity: Option<NoticeSeverity> = None;
+        let mut f_title: Option<String> = None;
+        let mut f_description: Option<Option<String>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "severity" => {
+                    de::seen::<A::Error>(&mut seen, 0, "severity")?;
+                    f_severity = Some(de::field::<A, NoticeSeverity>(&mut map, "severity")?);
+                }
+                "title" => {
+                    de::seen::<A::Error>(&mut seen, 1, "title")?;
+                    f_title = Some(de::field::<A, String>(&mut map, "title")?);
+                }
+                "description" => {
+                    de::seen::<A::Error>(&mut seen, 2, "description")?;
+                    if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "description")? {
+                        f_description = Some(v);
+                    }
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 3, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let severity = match f_severity {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("severity")),
+        };
+        let title = match f_title {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("title")),
+        };
+        de::min_length::<A::Error>(&title, 1, "title")?;
+        let description = MaybeUndefined::from_present(f_description);
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(Notice { severity, title, description, meta })
     }
 }
 
@@ -11909,60 +13104,68 @@ impl<'de> Deserialize<'de> for CompactionUpdate {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (CompactionUpdate)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CompactionUpdate, A::Error> {
-                let mut f_compaction_id: Option<CompactionId> = None;
-                let mut f_status: Option<CompactionStatus> = None;
-                let mut f_summary: Option<Option<Vec<ContentBlock>>> = None;
-                let mut f_error: Option<Option<String>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "compactionId" => {
-                            de::seen::<A::Error>(&mut seen, 0, "compactionId")?;
-                            f_compaction_id = Some(de::field::<A, CompactionId>(&mut map, "compactionId")?);
-                        }
-                        "status" => {
-                            de::seen::<A::Error>(&mut seen, 1, "status")?;
-                            f_status = Some(de::field::<A, CompactionStatus>(&mut map, "status")?);
-                        }
-                        "summary" => {
-                            de::seen::<A::Error>(&mut seen, 2, "summary")?;
-                            let r = de::field_items::<A, ContentBlock>(&mut map, "summary", true, true)?;
-                            if let Some(v) = r {
-                                f_summary = Some(v);
-                            }
-                        }
-                        "error" => {
-                            de::seen::<A::Error>(&mut seen, 3, "error")?;
-                            if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "error")? {
-                                f_error = Some(v);
-                            }
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 4, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let compaction_id = match f_compaction_id {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("compactionId")),
-                };
-                let status = match f_status {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("status")),
-                };
-                let summary = MaybeUndefined::from_present(f_summary);
-                let error = MaybeUndefined::from_present(f_error);
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(CompactionUpdate { compaction_id, status, summary, error, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<CompactionUpdate, A::Error> {
+                CompactionUpdate::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl CompactionUpdate {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_compaction_id: Option<CompactionId> = None;
+        let mut f_status: Option<CompactionStatus> = None;
+        let mut f_summary: Option<Option<Vec<ContentBlock>>> = None;
+        let mut f_error: Option<Option<String>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "compactionId" => {
+                    de::seen::<A::Error>(&mut seen, 0, "compactionId")?;
+                    f_compaction_id = Some(de::field::<A, CompactionId>(&mut map, "compactionId")?);
+                }
+                "status" => {
+                    de::seen::<A::Error>(&mut seen, 1, "status")?;
+                    f_status = Some(de::field::<A, CompactionStatus>(&mut map, "status")?);
+                }
+                "summary" => {
+                    de::seen::<A::Error>(&mut seen, 2, "summary")?;
+                    let r = de::field_items::<A, ContentBlock>(&mut map, "summary", true, true)?;
+                    if let Some(v) = r {
+                        f_summary = Some(v);
+                    }
+                }
+                "error" => {
+                    de::seen::<A::Error>(&mut seen, 3, "error")?;
+                    if let Some(v) = de::field_lenient::<A, Option<String>>(&mut map, "error")? {
+                        f_error = Some(v);
+                    }
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 4, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let compaction_id = match f_compaction_id {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("compactionId")),
+        };
+        let status = match f_status {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("status")),
+        };
+        let summary = MaybeUndefined::from_present(f_summary);
+        let error = MaybeUndefined::from_present(f_error);
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(CompactionUpdate { compaction_id, status, summary, error, meta })
     }
 }
 
@@ -12010,43 +13213,51 @@ impl<'de> Deserialize<'de> for CompactionSummaryChunk {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (CompactionSummaryChunk)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CompactionSummaryChunk, A::Error> {
-                let mut f_compaction_id: Option<CompactionId> = None;
-                let mut f_content: Option<ContentBlock> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "compactionId" => {
-                            de::seen::<A::Error>(&mut seen, 0, "compactionId")?;
-                            f_compaction_id = Some(de::field::<A, CompactionId>(&mut map, "compactionId")?);
-                        }
-                        "content" => {
-                            de::seen::<A::Error>(&mut seen, 1, "content")?;
-                            f_content = Some(de::field::<A, ContentBlock>(&mut map, "content")?);
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let compaction_id = match f_compaction_id {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("compactionId")),
-                };
-                let content = match f_content {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("content")),
-                };
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(CompactionSummaryChunk { compaction_id, content, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<CompactionSummaryChunk, A::Error> {
+                CompactionSummaryChunk::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl CompactionSummaryChunk {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_compaction_id: Option<CompactionId> = None;
+        let mut f_content: Option<ContentBlock> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "compactionId" => {
+                    de::seen::<A::Error>(&mut seen, 0, "compactionId")?;
+                    f_compaction_id = Some(de::field::<A, CompactionId>(&mut map, "compactionId")?);
+                }
+                "content" => {
+                    de::seen::<A::Error>(&mut seen, 1, "content")?;
+                    f_content = Some(de::field::<A, ContentBlock>(&mut map, "content")?);
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 2, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let compaction_id = match f_compaction_id {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("compactionId")),
+        };
+        let content = match f_content {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("content")),
+        };
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(CompactionSummaryChunk { compaction_id, content, meta })
     }
 }
 
@@ -12089,34 +13300,42 @@ impl<'de> Deserialize<'de> for CompleteElicitationNotification {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (CompleteElicitationNotification)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CompleteElicitationNotification, A::Error> {
-                let mut f_elicitation_id: Option<ElicitationId> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "elicitationId" => {
-                            de::seen::<A::Error>(&mut seen, 0, "elicitationId")?;
-                            f_elicitation_id = Some(de::field::<A, ElicitationId>(&mut map, "elicitationId")?);
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let elicitation_id = match f_elicitation_id {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("elicitationId")),
-                };
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(CompleteElicitationNotification { elicitation_id, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<CompleteElicitationNotification, A::Error> {
+                CompleteElicitationNotification::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl CompleteElicitationNotification {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_elicitation_id: Option<ElicitationId> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "elicitationId" => {
+                    de::seen::<A::Error>(&mut seen, 0, "elicitationId")?;
+                    f_elicitation_id = Some(de::field::<A, ElicitationId>(&mut map, "elicitationId")?);
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 1, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let elicitation_id = match f_elicitation_id {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("elicitationId")),
+        };
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(CompleteElicitationNotification { elicitation_id, meta })
     }
 }
 
@@ -12170,54 +13389,62 @@ impl<'de> Deserialize<'de> for InitializeRequest {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (InitializeRequest)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<InitializeRequest, A::Error> {
-                let mut f_protocol_version: Option<ProtocolVersion> = None;
-                let mut f_info: Option<Implementation> = None;
-                let mut f_capabilities: Option<ClientCapabilities> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "protocolVersion" => {
-                            de::seen::<A::Error>(&mut seen, 0, "protocolVersion")?;
-                            f_protocol_version = Some(de::field::<A, ProtocolVersion>(&mut map, "protocolVersion")?);
-                        }
-                        "info" => {
-                            de::seen::<A::Error>(&mut seen, 1, "info")?;
-                            f_info = Some(de::field::<A, Implementation>(&mut map, "info")?);
-                        }
-                        "capabilities" => {
-                            de::seen::<A::Error>(&mut seen, 2, "capabilities")?;
-                            if let Some(v) = de::field_lenient::<A, ClientCapabilities>(&mut map, "capabilities")? {
-                                f_capabilities = Some(v);
-                            }
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let protocol_version = match f_protocol_version {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("protocolVersion")),
-                };
-                let info = match f_info {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("info")),
-                };
-                let capabilities = match f_capabilities {
-                    Some(v) => v,
-                    None => ClientCapabilities::default(),
-                };
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(InitializeRequest { protocol_version, info, capabilities, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<InitializeRequest, A::Error> {
+                InitializeRequest::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl InitializeRequest {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_protocol_version: Option<ProtocolVersion> = None;
+        let mut f_info: Option<Implementation> = None;
+        let mut f_capabilities: Option<ClientCapabilities> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "protocolVersion" => {
+                    de::seen::<A::Error>(&mut seen, 0, "protocolVersion")?;
+                    f_protocol_version = Some(de::field::<A, ProtocolVersion>(&mut map, "protocolVersion")?);
+                }
+                "info" => {
+                    de::seen::<A::Error>(&mut seen, 1, "info")?;
+                    f_info = Some(de::field::<A, Implementation>(&mut map, "info")?);
+                }
+                "capabilities" => {
+                    de::seen::<A::Error>(&mut seen, 2, "capabilities")?;
+                    if let Some(v) = de::field_lenient::<A, ClientCapabilities>(&mut map, "capabilities")? {
+                        f_capabilities = Some(v);
+                    }
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 3, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let protocol_version = match f_protocol_version {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("protocolVersion")),
+        };
+        let info = match f_info {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("info")),
+        };
+        let capabilities = match f_capabilities {
+            Some(v) => v,
+            None => ClientCapabilities::default(),
+        };
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(InitializeRequest { protocol_version, info, capabilities, meta })
     }
 }
 
@@ -12284,43 +13511,49 @@ impl<'de> Deserialize<'de> for ClientCapabilities {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (ClientCapabilities)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ClientCapabilities, A::Error> {
-                let mut f_auth: Option<Option<ClientAuthCapabilities>> = None;
-                let mut f_elicitation: Option<Option<ElicitationCapabilities>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "auth" => {
-                            de::seen::<A::Error>(&mut seen, 0, "auth")?;
-                            if let Some(v) = de::field_lenient::<A, Option<ClientAuthCapabilities>>(&mut map, "auth")? {
-                                f_auth = Some(v);
-                            }
-                        }
-                        "elicitation" => {
-                            de::seen::<A::Error>(&mut seen, 1, "elicitation")?;
-                            if let Some(v) =
-                                de::field_lenient::<A, Option<ElicitationCapabilities>>(&mut map, "elicitation")?
-                            {
-                                f_elicitation = Some(v);
-                            }
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let auth = MaybeUndefined::from_present(f_auth);
-                let elicitation = MaybeUndefined::from_present(f_elicitation);
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(ClientCapabilities { auth, elicitation, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<ClientCapabilities, A::Error> {
+                ClientCapabilities::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl ClientCapabilities {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_auth: Option<Option<ClientAuthCapabilities>> = None;
+        let mut f_elicitation: Option<Option<ElicitationCapabilities>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "auth" => {
+                    de::seen::<A::Error>(&mut seen, 0, "auth")?;
+                    if let Some(v) = de::field_lenient::<A, Option<ClientAuthCapabilities>>(&mut map, "auth")? {
+                        f_auth = Some(v);
+                    }
+                }
+                "elicitation" => {
+                    de::seen::<A::Error>(&mut seen, 1, "elicitation")?;
+                    if let Some(v) = de::field_lenient::<A, Option<ElicitationCapabilities>>(&mut map, "elicitation")? {
+                        f_elicitation = Some(v);
+                    }
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 2, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let auth = MaybeUndefined::from_present(f_auth);
+        let elicitation = MaybeUndefined::from_present(f_elicitation);
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(ClientCapabilities { auth, elicitation, meta })
     }
 }
 
@@ -12373,35 +13606,41 @@ impl<'de> Deserialize<'de> for ClientAuthCapabilities {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (ClientAuthCapabilities)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ClientAuthCapabilities, A::Error> {
-                let mut f_terminal: Option<Option<TerminalAuthCapabilities>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "terminal" => {
-                            de::seen::<A::Error>(&mut seen, 0, "terminal")?;
-                            if let Some(v) =
-                                de::field_lenient::<A, Option<TerminalAuthCapabilities>>(&mut map, "terminal")?
-                            {
-                                f_terminal = Some(v);
-                            }
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let terminal = MaybeUndefined::from_present(f_terminal);
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(ClientAuthCapabilities { terminal, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<ClientAuthCapabilities, A::Error> {
+                ClientAuthCapabilities::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl ClientAuthCapabilities {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_terminal: Option<Option<TerminalAuthCapabilities>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "terminal" => {
+                    de::seen::<A::Error>(&mut seen, 0, "terminal")?;
+                    if let Some(v) = de::field_lenient::<A, Option<TerminalAuthCapabilities>>(&mut map, "terminal")? {
+                        f_terminal = Some(v);
+                    }
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 1, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let terminal = MaybeUndefined::from_present(f_terminal);
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(ClientAuthCapabilities { terminal, meta })
     }
 }
 
@@ -12447,25 +13686,33 @@ impl<'de> Deserialize<'de> for TerminalAuthCapabilities {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (TerminalAuthCapabilities)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TerminalAuthCapabilities, A::Error> {
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(TerminalAuthCapabilities { meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<TerminalAuthCapabilities, A::Error> {
+                TerminalAuthCapabilities::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl TerminalAuthCapabilities {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 0, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(TerminalAuthCapabilities { meta })
     }
 }
 
@@ -12525,45 +13772,49 @@ impl<'de> Deserialize<'de> for ElicitationCapabilities {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (ElicitationCapabilities)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ElicitationCapabilities, A::Error> {
-                let mut f_form: Option<Option<ElicitationFormCapabilities>> = None;
-                let mut f_url: Option<Option<ElicitationUrlCapabilities>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "form" => {
-                            de::seen::<A::Error>(&mut seen, 0, "form")?;
-                            if let Some(v) =
-                                de::field_lenient::<A, Option<ElicitationFormCapabilities>>(&mut map, "form")?
-                            {
-                                f_form = Some(v);
-                            }
-                        }
-                        "url" => {
-                            de::seen::<A::Error>(&mut seen, 1, "url")?;
-                            if let Some(v) =
-                                de::field_lenient::<A, Option<ElicitationUrlCapabilities>>(&mut map, "url")?
-                            {
-                                f_url = Some(v);
-                            }
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let form = MaybeUndefined::from_present(f_form);
-                let url = MaybeUndefined::from_present(f_url);
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(ElicitationCapabilities { form, url, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<ElicitationCapabilities, A::Error> {
+                ElicitationCapabilities::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl ElicitationCapabilities {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_form: Option<Option<ElicitationFormCapabilities>> = None;
+        let mut f_url: Option<Option<ElicitationUrlCapabilities>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "form" => {
+                    de::seen::<A::Error>(&mut seen, 0, "form")?;
+                    if let Some(v) = de::field_lenient::<A, Option<ElicitationFormCapabilities>>(&mut map, "form")? {
+                        f_form = Some(v);
+                    }
+                }
+                "url" => {
+                    de::seen::<A::Error>(&mut seen, 1, "url")?;
+                    if let Some(v) = de::field_lenient::<A, Option<ElicitationUrlCapabilities>>(&mut map, "url")? {
+                        f_url = Some(v);
+                    }
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 2, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let form = MaybeUndefined::from_present(f_form);
+        let url = MaybeUndefined::from_present(f_url);
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(ElicitationCapabilities { form, url, meta })
     }
 }
 
@@ -12609,25 +13860,33 @@ impl<'de> Deserialize<'de> for ElicitationFormCapabilities {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (ElicitationFormCapabilities)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ElicitationFormCapabilities, A::Error> {
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(ElicitationFormCapabilities { meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<ElicitationFormCapabilities, A::Error> {
+                ElicitationFormCapabilities::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl ElicitationFormCapabilities {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 0, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(ElicitationFormCapabilities { meta })
     }
 }
 
@@ -12673,25 +13932,33 @@ impl<'de> Deserialize<'de> for ElicitationUrlCapabilities {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (ElicitationUrlCapabilities)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ElicitationUrlCapabilities, A::Error> {
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(ElicitationUrlCapabilities { meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<ElicitationUrlCapabilities, A::Error> {
+                ElicitationUrlCapabilities::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl ElicitationUrlCapabilities {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 0, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(ElicitationUrlCapabilities { meta })
     }
 }
 
@@ -12735,34 +14002,42 @@ impl<'de> Deserialize<'de> for LoginAuthRequest {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (LoginAuthRequest)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<LoginAuthRequest, A::Error> {
-                let mut f_method_id: Option<AuthMethodId> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "methodId" => {
-                            de::seen::<A::Error>(&mut seen, 0, "methodId")?;
-                            f_method_id = Some(de::field::<A, AuthMethodId>(&mut map, "methodId")?);
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let method_id = match f_method_id {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("methodId")),
-                };
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(LoginAuthRequest { method_id, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<LoginAuthRequest, A::Error> {
+                LoginAuthRequest::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl LoginAuthRequest {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_method_id: Option<AuthMethodId> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "methodId" => {
+                    de::seen::<A::Error>(&mut seen, 0, "methodId")?;
+                    f_method_id = Some(de::field::<A, AuthMethodId>(&mut map, "methodId")?);
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 1, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let method_id = match f_method_id {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("methodId")),
+        };
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(LoginAuthRequest { method_id, meta })
     }
 }
 
@@ -12808,25 +14083,33 @@ impl<'de> Deserialize<'de> for LogoutAuthRequest {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (LogoutAuthRequest)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<LogoutAuthRequest, A::Error> {
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(LogoutAuthRequest { meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<LogoutAuthRequest, A::Error> {
+                LogoutAuthRequest::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl LogoutAuthRequest {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 0, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(LogoutAuthRequest { meta })
     }
 }
 
@@ -12879,55 +14162,60 @@ impl<'de> Deserialize<'de> for NewSessionRequest {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (NewSessionRequest)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<NewSessionRequest, A::Error> {
-                let mut f_cwd: Option<AbsolutePath> = None;
-                let mut f_additional_directories: Option<Vec<AbsolutePath>> = None;
-                let mut f_mcp_servers: Option<Vec<McpServer>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "cwd" => {
-                            de::seen::<A::Error>(&mut seen, 0, "cwd")?;
-                            f_cwd = Some(de::field::<A, AbsolutePath>(&mut map, "cwd")?);
-                        }
-                        "additionalDirectories" => {
-                            de::seen::<A::Error>(&mut seen, 1, "additionalDirectories")?;
-                            if let Some(v) = de::field_default_on_null::<A, de::List<AbsolutePath>>(
-                                &mut map,
-                                "additionalDirectories",
-                            )? {
-                                f_additional_directories = Some(v.0);
-                            }
-                        }
-                        "mcpServers" => {
-                            de::seen::<A::Error>(&mut seen, 2, "mcpServers")?;
-                            if let Some(v) =
-                                de::field_default_on_null::<A, de::List<McpServer>>(&mut map, "mcpServers")?
-                            {
-                                f_mcp_servers = Some(v.0);
-                            }
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let cwd = match f_cwd {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("cwd")),
-                };
-                let additional_directories = f_additional_directories;
-                let mcp_servers = f_mcp_servers;
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(NewSessionRequest { cwd, additional_directories, mcp_servers, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<NewSessionRequest, A::Error> {
+                NewSessionRequest::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl NewSessionRequest {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_cwd: Option<AbsolutePath> = None;
+        let mut f_additional_directories: Option<Vec<AbsolutePath>> = None;
+        let mut f_mcp_servers: Option<Vec<McpServer>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "cwd" => {
+                    de::seen::<A::Error>(&mut seen, 0, "cwd")?;
+                    f_cwd = Some(de::field::<A, AbsolutePath>(&mut map, "cwd")?);
+                }
+                "additionalDirectories" => {
+                    de::seen::<A::Error>(&mut seen, 1, "additionalDirectories")?;
+                    if let Some(v) =
+                        de::field_default_on_null::<A, de::List<AbsolutePath>>(&mut map, "additionalDirectories")?
+                    {
+                        f_additional_directories = Some(v.0);
+                    }
+                }
+                "mcpServers" => {
+                    de::seen::<A::Error>(&mut seen, 2, "mcpServers")?;
+                    if let Some(v) = de::field_default_on_null::<A, de::List<McpServer>>(&mut map, "mcpServers")? {
+                        f_mcp_servers = Some(v.0);
+                    }
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 3, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let cwd = match f_cwd {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("cwd")),
+        };
+        let additional_directories = f_additional_directories;
+        let mcp_servers = f_mcp_servers;
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(NewSessionRequest { cwd, additional_directories, mcp_servers, meta })
     }
 }
 
@@ -12972,13 +14260,37 @@ impl Serialize for McpServer {
 
 impl<'de> Deserialize<'de> for McpServer {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let raw = <&'de RawValue>::deserialize(d)?;
-        let tag = de::peek_tag::<D::Error>(raw, "type")?;
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = McpServer;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (McpServer)")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<McpServer, A::Error> {
+                McpServer::visit_fields(map)
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+impl McpServer {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let (tag, mut buffered) = de::read_until_tag(&mut map, "type")?;
+        let live = if tag.is_some() { Some(map) } else { None };
         Ok(match tag.as_ref().map(|t| t.as_str()) {
-            Some("http") => Self::Http(de::from_raw::<McpServerHttp, D::Error>(raw)?),
-            Some("stdio") => Self::Stdio(de::from_raw::<McpServerStdio, D::Error>(raw)?),
-            None => return Err(de::missing::<D::Error>("type")),
-            Some(other) => Self::Unknown(RawJson::from_raw(raw)),
+            Some("http") => Self::Http(McpServerHttp::visit_fields(de::Replay::new(buffered, live))?),
+            Some("stdio") => Self::Stdio(McpServerStdio::visit_fields(de::Replay::new(buffered, live))?),
+            None => return Err(de::missing::<A::Error>("type")),
+            Some(other) => {
+                if let Some(live) = live {
+                    de::drain(live, &mut buffered)?;
+                }
+                let raw = de::rebuild(Some(("type", other)), &buffered);
+                Self::Unknown(raw)
+            }
         })
     }
 }
@@ -13025,43 +14337,51 @@ impl<'de> Deserialize<'de> for HttpHeader {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (HttpHeader)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<HttpHeader, A::Error> {
-                let mut f_name: Option<String> = None;
-                let mut f_value: Option<String> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "name" => {
-                            de::seen::<A::Error>(&mut seen, 0, "name")?;
-                            f_name = Some(de::field::<A, String>(&mut map, "name")?);
-                        }
-                        "value" => {
-                            de::seen::<A::Error>(&mut seen, 1, "value")?;
-                            f_value = Some(de::field::<A, String>(&mut map, "value")?);
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let name = match f_name {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("name")),
-                };
-                let value = match f_value {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("value")),
-                };
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(HttpHeader { name, value, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<HttpHeader, A::Error> {
+                HttpHeader::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl HttpHeader {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_name: Option<String> = None;
+        let mut f_value: Option<String> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "name" => {
+                    de::seen::<A::Error>(&mut seen, 0, "name")?;
+                    f_name = Some(de::field::<A, String>(&mut map, "name")?);
+                }
+                "value" => {
+                    de::seen::<A::Error>(&mut seen, 1, "value")?;
+                    f_value = Some(de::field::<A, String>(&mut map, "value")?);
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 2, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let name = match f_name {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("name")),
+        };
+        let value = match f_value {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("value")),
+        };
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(HttpHeader { name, value, meta })
     }
 }
 
@@ -13113,52 +14433,59 @@ impl<'de> Deserialize<'de> for McpServerHttp {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (McpServerHttp)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<McpServerHttp, A::Error> {
-                let mut f_name: Option<String> = None;
-                let mut f_url: Option<String> = None;
-                let mut f_headers: Option<Vec<HttpHeader>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "name" => {
-                            de::seen::<A::Error>(&mut seen, 0, "name")?;
-                            f_name = Some(de::field::<A, String>(&mut map, "name")?);
-                        }
-                        "url" => {
-                            de::seen::<A::Error>(&mut seen, 1, "url")?;
-                            f_url = Some(de::field::<A, String>(&mut map, "url")?);
-                        }
-                        "headers" => {
-                            de::seen::<A::Error>(&mut seen, 2, "headers")?;
-                            if let Some(v) = de::field_default_on_null::<A, de::List<HttpHeader>>(&mut map, "headers")?
-                            {
-                                f_headers = Some(v.0);
-                            }
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 3, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let name = match f_name {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("name")),
-                };
-                let url = match f_url {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("url")),
-                };
-                let headers = f_headers;
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(McpServerHttp { name, url, headers, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<McpServerHttp, A::Error> {
+                McpServerHttp::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl McpServerHttp {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_name: Option<String> = None;
+        let mut f_url: Option<String> = None;
+        let mut f_headers: Option<Vec<HttpHeader>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "name" => {
+                    de::seen::<A::Error>(&mut seen, 0, "name")?;
+                    f_name = Some(de::field::<A, String>(&mut map, "name")?);
+                }
+                "url" => {
+                    de::seen::<A::Error>(&mut seen, 1, "url")?;
+                    f_url = Some(de::field::<A, String>(&mut map, "url")?);
+                }
+                "headers" => {
+                    de::seen::<A::Error>(&mut seen, 2, "headers")?;
+                    if let Some(v) = de::field_default_on_null::<A, de::List<HttpHeader>>(&mut map, "headers")? {
+                        f_headers = Some(v.0);
+                    }
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 3, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let name = match f_name {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("name")),
+        };
+        let url = match f_url {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("url")),
+        };
+        let headers = f_headers;
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(McpServerHttp { name, url, headers, meta })
     }
 }
 
@@ -13215,59 +14542,67 @@ impl<'de> Deserialize<'de> for McpServerStdio {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (McpServerStdio)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<McpServerStdio, A::Error> {
-                let mut f_name: Option<String> = None;
-                let mut f_command: Option<AbsolutePath> = None;
-                let mut f_args: Option<Vec<String>> = None;
-                let mut f_env: Option<Vec<EnvVariable>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "name" => {
-                            de::seen::<A::Error>(&mut seen, 0, "name")?;
-                            f_name = Some(de::field::<A, String>(&mut map, "name")?);
-                        }
-                        "command" => {
-                            de::seen::<A::Error>(&mut seen, 1, "command")?;
-                            f_command = Some(de::field::<A, AbsolutePath>(&mut map, "command")?);
-                        }
-                        "args" => {
-                            de::seen::<A::Error>(&mut seen, 2, "args")?;
-                            if let Some(v) = de::field_default_on_null::<A, de::List<String>>(&mut map, "args")? {
-                                f_args = Some(v.0);
-                            }
-                        }
-                        "env" => {
-                            de::seen::<A::Error>(&mut seen, 3, "env")?;
-                            if let Some(v) = de::field_default_on_null::<A, de::List<EnvVariable>>(&mut map, "env")? {
-                                f_env = Some(v.0);
-                            }
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 4, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let name = match f_name {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("name")),
-                };
-                let command = match f_command {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("command")),
-                };
-                let args = f_args;
-                let env = f_env;
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(McpServerStdio { name, command, args, env, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<McpServerStdio, A::Error> {
+                McpServerStdio::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl McpServerStdio {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_name: Option<String> = None;
+        let mut f_command: Option<AbsolutePath> = None;
+        let mut f_args: Option<Vec<String>> = None;
+        let mut f_env: Option<Vec<EnvVariable>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "name" => {
+                    de::seen::<A::Error>(&mut seen, 0, "name")?;
+                    f_name = Some(de::field::<A, String>(&mut map, "name")?);
+                }
+                "command" => {
+                    de::seen::<A::Error>(&mut seen, 1, "command")?;
+                    f_command = Some(de::field::<A, AbsolutePath>(&mut map, "command")?);
+                }
+                "args" => {
+                    de::seen::<A::Error>(&mut seen, 2, "args")?;
+                    if let Some(v) = de::field_default_on_null::<A, de::List<String>>(&mut map, "args")? {
+                        f_args = Some(v.0);
+                    }
+                }
+                "env" => {
+                    de::seen::<A::Error>(&mut seen, 3, "env")?;
+                    if let Some(v) = de::field_default_on_null::<A, de::List<EnvVariable>>(&mut map, "env")? {
+                        f_env = Some(v.0);
+                    }
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 4, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let name = match f_name {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("name")),
+        };
+        let command = match f_command {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("command")),
+        };
+        let args = f_args;
+        let env = f_env;
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(McpServerStdio { name, command, args, env, meta })
     }
 }
 
@@ -13327,37 +14662,45 @@ impl<'de> Deserialize<'de> for ListSessionsRequest {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (ListSessionsRequest)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ListSessionsRequest, A::Error> {
-                let mut f_cwd: Option<Option<AbsolutePath>> = None;
-                let mut f_cursor: Option<Option<SessionListCursor>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "cwd" => {
-                            de::seen::<A::Error>(&mut seen, 0, "cwd")?;
-                            f_cwd = Some(de::field::<A, Option<AbsolutePath>>(&mut map, "cwd")?);
-                        }
-                        "cursor" => {
-                            de::seen::<A::Error>(&mut seen, 1, "cursor")?;
-                            f_cursor = Some(de::field::<A, Option<SessionListCursor>>(&mut map, "cursor")?);
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let cwd = MaybeUndefined::from_present(f_cwd);
-                let cursor = MaybeUndefined::from_present(f_cursor);
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(ListSessionsRequest { cwd, cursor, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<ListSessionsRequest, A::Error> {
+                ListSessionsRequest::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl ListSessionsRequest {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_cwd: Option<Option<AbsolutePath>> = None;
+        let mut f_cursor: Option<Option<SessionListCursor>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "cwd" => {
+                    de::seen::<A::Error>(&mut seen, 0, "cwd")?;
+                    f_cwd = Some(de::field::<A, Option<AbsolutePath>>(&mut map, "cwd")?);
+                }
+                "cursor" => {
+                    de::seen::<A::Error>(&mut seen, 1, "cursor")?;
+                    f_cursor = Some(de::field::<A, Option<SessionListCursor>>(&mut map, "cursor")?);
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 2, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let cwd = MaybeUndefined::from_present(f_cwd);
+        let cursor = MaybeUndefined::from_present(f_cursor);
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(ListSessionsRequest { cwd, cursor, meta })
     }
 }
 
@@ -13400,34 +14743,42 @@ impl<'de> Deserialize<'de> for DeleteSessionRequest {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (DeleteSessionRequest)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<DeleteSessionRequest, A::Error> {
-                let mut f_session_id: Option<SessionId> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "sessionId" => {
-                            de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
-                            f_session_id = Some(de::field::<A, SessionId>(&mut map, "sessionId")?);
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let session_id = match f_session_id {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("sessionId")),
-                };
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(DeleteSessionRequest { session_id, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<DeleteSessionRequest, A::Error> {
+                DeleteSessionRequest::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl DeleteSessionRequest {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_session_id: Option<SessionId> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "sessionId" => {
+                    de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
+                    f_session_id = Some(de::field::<A, SessionId>(&mut map, "sessionId")?);
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 1, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let session_id = match f_session_id {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("sessionId")),
+        };
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(DeleteSessionRequest { session_id, meta })
     }
 }
 
@@ -13490,70 +14841,75 @@ impl<'de> Deserialize<'de> for ResumeSessionRequest {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (ResumeSessionRequest)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ResumeSessionRequest, A::Error> {
-                let mut f_session_id: Option<SessionId> = None;
-                let mut f_cwd: Option<AbsolutePath> = None;
-                let mut f_additional_directories: Option<Vec<AbsolutePath>> = None;
-                let mut f_mcp_servers: Option<Vec<McpServer>> = None;
-                let mut f_replay_from: Option<Option<ReplayFrom>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "sessionId" => {
-                            de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
-                            f_session_id = Some(de::field::<A, SessionId>(&mut map, "sessionId")?);
-                        }
-                        "cwd" => {
-                            de::seen::<A::Error>(&mut seen, 1, "cwd")?;
-                            f_cwd = Some(de::field::<A, AbsolutePath>(&mut map, "cwd")?);
-                        }
-                        "additionalDirectories" => {
-                            de::seen::<A::Error>(&mut seen, 2, "additionalDirectories")?;
-                            if let Some(v) = de::field_default_on_null::<A, de::List<AbsolutePath>>(
-                                &mut map,
-                                "additionalDirectories",
-                            )? {
-                                f_additional_directories = Some(v.0);
-                            }
-                        }
-                        "mcpServers" => {
-                            de::seen::<A::Error>(&mut seen, 3, "mcpServers")?;
-                            if let Some(v) =
-                                de::field_default_on_null::<A, de::List<McpServer>>(&mut map, "mcpServers")?
-                            {
-                                f_mcp_servers = Some(v.0);
-                            }
-                        }
-                        "replayFrom" => {
-                            de::seen::<A::Error>(&mut seen, 4, "replayFrom")?;
-                            f_replay_from = Some(de::field::<A, Option<ReplayFrom>>(&mut map, "replayFrom")?);
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 5, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let session_id = match f_session_id {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("sessionId")),
-                };
-                let cwd = match f_cwd {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("cwd")),
-                };
-                let additional_directories = f_additional_directories;
-                let mcp_servers = f_mcp_servers;
-                let replay_from = MaybeUndefined::from_present(f_replay_from);
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(ResumeSessionRequest { session_id, cwd, additional_directories, mcp_servers, replay_from, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<ResumeSessionRequest, A::Error> {
+                ResumeSessionRequest::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl ResumeSessionRequest {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_session_id: Option<SessionId> = None;
+        let mut f_cwd: Option<AbsolutePath> = None;
+        let mut f_additional_directories: Option<Vec<AbsolutePath>> = None;
+        let mut f_mcp_servers: Option<Vec<McpServer>> = None;
+        let mut f_replay_from: Option<Option<ReplayFrom>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "sessionId" => {
+                    de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
+                    f_session_id = Some(de::field::<A, SessionId>(&mut map, "sessionId")?);
+                }
+                "cwd" => {
+                    de::seen::<A::Error>(&mut seen, 1, "cwd")?;
+                    f_cwd = Some(de::field::<A, AbsolutePath>(&mut map, "cwd")?);
+                }
+                "additionalDirectories" => {
+                    de::seen::<A::Error>(&mut seen, 2, "additionalDirectories")?;
+                    if let Some(v) =
+                        de::field_default_on_null::<A, de::List<AbsolutePath>>(&mut map, "additionalDirectories")?
+                    {
+                        f_additional_directories = Some(v.0);
+                    }
+                }
+                "mcpServers" => {
+                    de::seen::<A::Error>(&mut seen, 3, "mcpServers")?;
+                    if let Some(v) = de::field_default_on_null::<A, de::List<McpServer>>(&mut map, "mcpServers")? {
+                        f_mcp_servers = Some(v.0);
+                    }
+                }
+                "replayFrom" => {
+                    de::seen::<A::Error>(&mut seen, 4, "replayFrom")?;
+                    f_replay_from = Some(de::field::<A, Option<ReplayFrom>>(&mut map, "replayFrom")?);
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 5, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let session_id = match f_session_id {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("sessionId")),
+        };
+        let cwd = match f_cwd {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("cwd")),
+        };
+        let additional_directories = f_additional_directories;
+        let mcp_servers = f_mcp_servers;
+        let replay_from = MaybeUndefined::from_present(f_replay_from);
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(ResumeSessionRequest { session_id, cwd, additional_directories, mcp_servers, replay_from, meta })
     }
 }
 
@@ -13592,12 +14948,36 @@ impl Serialize for ReplayFrom {
 
 impl<'de> Deserialize<'de> for ReplayFrom {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let raw = <&'de RawValue>::deserialize(d)?;
-        let tag = de::peek_tag::<D::Error>(raw, "type")?;
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = ReplayFrom;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (ReplayFrom)")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<ReplayFrom, A::Error> {
+                ReplayFrom::visit_fields(map)
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+impl ReplayFrom {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let (tag, mut buffered) = de::read_until_tag(&mut map, "type")?;
+        let live = if tag.is_some() { Some(map) } else { None };
         Ok(match tag.as_ref().map(|t| t.as_str()) {
-            Some("start") => Self::Start(de::from_raw::<ReplayFromStart, D::Error>(raw)?),
-            None => return Err(de::missing::<D::Error>("type")),
-            Some(other) => Self::Unknown(RawJson::from_raw(raw)),
+            Some("start") => Self::Start(ReplayFromStart::visit_fields(de::Replay::new(buffered, live))?),
+            None => return Err(de::missing::<A::Error>("type")),
+            Some(other) => {
+                if let Some(live) = live {
+                    de::drain(live, &mut buffered)?;
+                }
+                let raw = de::rebuild(Some(("type", other)), &buffered);
+                Self::Unknown(raw)
+            }
         })
     }
 }
@@ -13644,25 +15024,33 @@ impl<'de> Deserialize<'de> for ReplayFromStart {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (ReplayFromStart)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ReplayFromStart, A::Error> {
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(ReplayFromStart { meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<ReplayFromStart, A::Error> {
+                ReplayFromStart::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl ReplayFromStart {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 0, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(ReplayFromStart { meta })
     }
 }
 
@@ -13705,34 +15093,42 @@ impl<'de> Deserialize<'de> for CloseSessionRequest {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (CloseSessionRequest)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CloseSessionRequest, A::Error> {
-                let mut f_session_id: Option<SessionId> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "sessionId" => {
-                            de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
-                            f_session_id = Some(de::field::<A, SessionId>(&mut map, "sessionId")?);
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let session_id = match f_session_id {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("sessionId")),
-                };
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(CloseSessionRequest { session_id, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<CloseSessionRequest, A::Error> {
+                CloseSessionRequest::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl CloseSessionRequest {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_session_id: Option<SessionId> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "sessionId" => {
+                    de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
+                    f_session_id = Some(de::field::<A, SessionId>(&mut map, "sessionId")?);
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 1, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let session_id = match f_session_id {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("sessionId")),
+        };
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(CloseSessionRequest { session_id, meta })
     }
 }
 
@@ -13778,43 +15174,51 @@ impl<'de> Deserialize<'de> for CancelToolCallRequest {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (CancelToolCallRequest)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CancelToolCallRequest, A::Error> {
-                let mut f_session_id: Option<SessionId> = None;
-                let mut f_tool_call_id: Option<ToolCallId> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "sessionId" => {
-                            de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
-                            f_session_id = Some(de::field::<A, SessionId>(&mut map, "sessionId")?);
-                        }
-                        "toolCallId" => {
-                            de::seen::<A::Error>(&mut seen, 1, "toolCallId")?;
-                            f_tool_call_id = Some(de::field::<A, ToolCallId>(&mut map, "toolCallId")?);
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let session_id = match f_session_id {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("sessionId")),
-                };
-                let tool_call_id = match f_tool_call_id {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("toolCallId")),
-                };
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(CancelToolCallRequest { session_id, tool_call_id, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<CancelToolCallRequest, A::Error> {
+                CancelToolCallRequest::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl CancelToolCallRequest {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_session_id: Option<SessionId> = None;
+        let mut f_tool_call_id: Option<ToolCallId> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "sessionId" => {
+                    de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
+                    f_session_id = Some(de::field::<A, SessionId>(&mut map, "sessionId")?);
+                }
+                "toolCallId" => {
+                    de::seen::<A::Error>(&mut seen, 1, "toolCallId")?;
+                    f_tool_call_id = Some(de::field::<A, ToolCallId>(&mut map, "toolCallId")?);
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 2, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let session_id = match f_session_id {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("sessionId")),
+        };
+        let tool_call_id = match f_tool_call_id {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("toolCallId")),
+        };
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(CancelToolCallRequest { session_id, tool_call_id, meta })
     }
 }
 
@@ -13860,43 +15264,51 @@ impl<'de> Deserialize<'de> for CancelTerminalRequest {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (CancelTerminalRequest)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CancelTerminalRequest, A::Error> {
-                let mut f_session_id: Option<SessionId> = None;
-                let mut f_terminal_id: Option<TerminalId> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "sessionId" => {
-                            de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
-                            f_session_id = Some(de::field::<A, SessionId>(&mut map, "sessionId")?);
-                        }
-                        "terminalId" => {
-                            de::seen::<A::Error>(&mut seen, 1, "terminalId")?;
-                            f_terminal_id = Some(de::field::<A, TerminalId>(&mut map, "terminalId")?);
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let session_id = match f_session_id {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("sessionId")),
-                };
-                let terminal_id = match f_terminal_id {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("terminalId")),
-                };
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(CancelTerminalRequest { session_id, terminal_id, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<CancelTerminalRequest, A::Error> {
+                CancelTerminalRequest::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl CancelTerminalRequest {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_session_id: Option<SessionId> = None;
+        let mut f_terminal_id: Option<TerminalId> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "sessionId" => {
+                    de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
+                    f_session_id = Some(de::field::<A, SessionId>(&mut map, "sessionId")?);
+                }
+                "terminalId" => {
+                    de::seen::<A::Error>(&mut seen, 1, "terminalId")?;
+                    f_terminal_id = Some(de::field::<A, TerminalId>(&mut map, "terminalId")?);
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 2, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let session_id = match f_session_id {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("sessionId")),
+        };
+        let terminal_id = match f_terminal_id {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("terminalId")),
+        };
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(CancelTerminalRequest { session_id, terminal_id, meta })
     }
 }
 
@@ -13930,29 +15342,34 @@ impl<'de> Deserialize<'de> for SetSessionConfigOptionRequestVariantId {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (SetSessionConfigOptionRequestVariantId)")
             }
-            fn visit_map<A: MapAccess<'de>>(
-                self,
-                mut map: A,
-            ) -> Result<SetSessionConfigOptionRequestVariantId, A::Error> {
-                let mut f_value: Option<SessionConfigValueId> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "value" => {
-                            de::seen::<A::Error>(&mut seen, 0, "value")?;
-                            f_value = Some(de::field::<A, SessionConfigValueId>(&mut map, "value")?);
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let value = match f_value {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("value")),
-                };
-                Ok(SetSessionConfigOptionRequestVariantId { value })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<SetSessionConfigOptionRequestVariantId, A::Error> {
+                SetSessionConfigOptionRequestVariantId::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl SetSessionConfigOptionRequestVariantId {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_value: Option<SessionConfigValueId> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "value" => {
+                    de::seen::<A::Error>(&mut seen, 0, "value")?;
+                    f_value = Some(de::field::<A, SessionConfigValueId>(&mut map, "value")?);
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let value = match f_value {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("value")),
+        };
+        Ok(SetSessionConfigOptionRequestVariantId { value })
     }
 }
 
@@ -13988,27 +15405,35 @@ impl<'de> Deserialize<'de> for SetSessionConfigOptionRequestVariantBoolean {
             }
             fn visit_map<A: MapAccess<'de>>(
                 self,
-                mut map: A,
+                map: A,
             ) -> Result<SetSessionConfigOptionRequestVariantBoolean, A::Error> {
-                let mut f_value: Option<bool> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "value" => {
-                            de::seen::<A::Error>(&mut seen, 0, "value")?;
-                            f_value = Some(de::field::<A, bool>(&mut map, "value")?);
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let value = match f_value {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("value")),
-                };
-                Ok(SetSessionConfigOptionRequestVariantBoolean { value })
+                SetSessionConfigOptionRequestVariantBoolean::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl SetSessionConfigOptionRequestVariantBoolean {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_value: Option<bool> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "value" => {
+                    de::seen::<A::Error>(&mut seen, 0, "value")?;
+                    f_value = Some(de::field::<A, bool>(&mut map, "value")?);
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let value = match f_value {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("value")),
+        };
+        Ok(SetSessionConfigOptionRequestVariantBoolean { value })
     }
 }
 
@@ -14053,15 +15478,41 @@ impl Serialize for SetSessionConfigOptionRequestVariant {
 
 impl<'de> Deserialize<'de> for SetSessionConfigOptionRequestVariant {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let raw = <&'de RawValue>::deserialize(d)?;
-        let tag = de::peek_tag::<D::Error>(raw, "type")?;
-        Ok(match tag.as_ref().map(|t| t.as_str()) {
-            Some("id") => Self::Id(de::from_raw::<SetSessionConfigOptionRequestVariantId, D::Error>(raw)?),
-            Some("boolean") => {
-                Self::Boolean(de::from_raw::<SetSessionConfigOptionRequestVariantBoolean, D::Error>(raw)?)
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = SetSessionConfigOptionRequestVariant;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (SetSessionConfigOptionRequestVariant)")
             }
-            None => return Err(de::missing::<D::Error>("type")),
-            Some(other) => Self::Unknown(RawJson::from_raw(raw)),
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<SetSessionConfigOptionRequestVariant, A::Error> {
+                SetSessionConfigOptionRequestVariant::visit_fields(map)
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+impl SetSessionConfigOptionRequestVariant {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let (tag, mut buffered) = de::read_until_tag(&mut map, "type")?;
+        let live = if tag.is_some() { Some(map) } else { None };
+        Ok(match tag.as_ref().map(|t| t.as_str()) {
+            Some("id") => {
+                Self::Id(SetSessionConfigOptionRequestVariantId::visit_fields(de::Replay::new(buffered, live))?)
+            }
+            Some("boolean") => Self::Boolean(SetSessionConfigOptionRequestVariantBoolean::visit_fields(
+                de::Replay::new(buffered, live),
+            )?),
+            None => return Err(de::missing::<A::Error>("type")),
+            Some(other) => {
+                if let Some(live) = live {
+                    de::drain(live, &mut buffered)?;
+                }
+                let raw = de::rebuild(Some(("type", other)), &buffered);
+                Self::Unknown(raw)
+            }
         })
     }
 }
@@ -14200,44 +15651,52 @@ impl<'de> Deserialize<'de> for PromptRequest {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (PromptRequest)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<PromptRequest, A::Error> {
-                let mut f_session_id: Option<SessionId> = None;
-                let mut f_prompt: Option<Vec<ContentBlock>> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "sessionId" => {
-                            de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
-                            f_session_id = Some(de::field::<A, SessionId>(&mut map, "sessionId")?);
-                        }
-                        "prompt" => {
-                            de::seen::<A::Error>(&mut seen, 1, "prompt")?;
-                            f_prompt = Some(de::field::<A, de::List<ContentBlock>>(&mut map, "prompt")?.0);
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 2, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let session_id = match f_session_id {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("sessionId")),
-                };
-                let prompt = match f_prompt {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("prompt")),
-                };
-                de::min_items::<_, A::Error>(&prompt, 1, "prompt")?;
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(PromptRequest { session_id, prompt, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<PromptRequest, A::Error> {
+                PromptRequest::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl PromptRequest {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_session_id: Option<SessionId> = None;
+        let mut f_prompt: Option<Vec<ContentBlock>> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "sessionId" => {
+                    de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
+                    f_session_id = Some(de::field::<A, SessionId>(&mut map, "sessionId")?);
+                }
+                "prompt" => {
+                    de::seen::<A::Error>(&mut seen, 1, "prompt")?;
+                    f_prompt = Some(de::field::<A, de::List<ContentBlock>>(&mut map, "prompt")?.0);
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 2, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let session_id = match f_session_id {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("sessionId")),
+        };
+        let prompt = match f_prompt {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("prompt")),
+        };
+        de::min_items::<_, A::Error>(&prompt, 1, "prompt")?;
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(PromptRequest { session_id, prompt, meta })
     }
 }
 
@@ -14280,34 +15739,42 @@ impl<'de> Deserialize<'de> for RequestPermissionResponse {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (RequestPermissionResponse)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RequestPermissionResponse, A::Error> {
-                let mut f_outcome: Option<RequestPermissionOutcome> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "outcome" => {
-                            de::seen::<A::Error>(&mut seen, 0, "outcome")?;
-                            f_outcome = Some(de::field::<A, RequestPermissionOutcome>(&mut map, "outcome")?);
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let outcome = match f_outcome {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("outcome")),
-                };
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(RequestPermissionResponse { outcome, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<RequestPermissionResponse, A::Error> {
+                RequestPermissionResponse::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl RequestPermissionResponse {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_outcome: Option<RequestPermissionOutcome> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "outcome" => {
+                    de::seen::<A::Error>(&mut seen, 0, "outcome")?;
+                    f_outcome = Some(de::field::<A, RequestPermissionOutcome>(&mut map, "outcome")?);
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 1, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let outcome = match f_outcome {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("outcome")),
+        };
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(RequestPermissionResponse { outcome, meta })
     }
 }
 
@@ -14354,13 +15821,41 @@ impl Serialize for RequestPermissionOutcome {
 
 impl<'de> Deserialize<'de> for RequestPermissionOutcome {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let raw = <&'de RawValue>::deserialize(d)?;
-        let tag = de::peek_tag::<D::Error>(raw, "outcome")?;
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = RequestPermissionOutcome;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (RequestPermissionOutcome)")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<RequestPermissionOutcome, A::Error> {
+                RequestPermissionOutcome::visit_fields(map)
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+impl RequestPermissionOutcome {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let (tag, mut buffered) = de::read_until_tag(&mut map, "outcome")?;
+        let live = if tag.is_some() { Some(map) } else { None };
         Ok(match tag.as_ref().map(|t| t.as_str()) {
-            Some("cancelled") => Self::Cancelled(de::from_raw::<CancelledPermissionOutcome, D::Error>(raw)?),
-            Some("selected") => Self::Selected(de::from_raw::<SelectedPermissionOutcome, D::Error>(raw)?),
-            None => return Err(de::missing::<D::Error>("outcome")),
-            Some(other) => Self::Unknown(RawJson::from_raw(raw)),
+            Some("cancelled") => {
+                Self::Cancelled(CancelledPermissionOutcome::visit_fields(de::Replay::new(buffered, live))?)
+            }
+            Some("selected") => {
+                Self::Selected(SelectedPermissionOutcome::visit_fields(de::Replay::new(buffered, live))?)
+            }
+            None => return Err(de::missing::<A::Error>("outcome")),
+            Some(other) => {
+                if let Some(live) = live {
+                    de::drain(live, &mut buffered)?;
+                }
+                let raw = de::rebuild(Some(("outcome", other)), &buffered);
+                Self::Unknown(raw)
+            }
         })
     }
 }
@@ -14407,25 +15902,33 @@ impl<'de> Deserialize<'de> for CancelledPermissionOutcome {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (CancelledPermissionOutcome)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CancelledPermissionOutcome, A::Error> {
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 0, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(CancelledPermissionOutcome { meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<CancelledPermissionOutcome, A::Error> {
+                CancelledPermissionOutcome::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl CancelledPermissionOutcome {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 0, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(CancelledPermissionOutcome { meta })
     }
 }
 
@@ -14468,34 +15971,42 @@ impl<'de> Deserialize<'de> for SelectedPermissionOutcome {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (SelectedPermissionOutcome)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SelectedPermissionOutcome, A::Error> {
-                let mut f_option_id: Option<PermissionOptionId> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "optionId" => {
-                            de::seen::<A::Error>(&mut seen, 0, "optionId")?;
-                            f_option_id = Some(de::field::<A, PermissionOptionId>(&mut map, "optionId")?);
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let option_id = match f_option_id {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("optionId")),
-                };
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(SelectedPermissionOutcome { option_id, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<SelectedPermissionOutcome, A::Error> {
+                SelectedPermissionOutcome::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl SelectedPermissionOutcome {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_option_id: Option<PermissionOptionId> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "optionId" => {
+                    de::seen::<A::Error>(&mut seen, 0, "optionId")?;
+                    f_option_id = Some(de::field::<A, PermissionOptionId>(&mut map, "optionId")?);
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 1, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let option_id = match f_option_id {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("optionId")),
+        };
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(SelectedPermissionOutcome { option_id, meta })
     }
 }
 
@@ -14544,14 +16055,44 @@ impl Serialize for CreateElicitationResponseVariant {
 
 impl<'de> Deserialize<'de> for CreateElicitationResponseVariant {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let raw = <&'de RawValue>::deserialize(d)?;
-        let tag = de::peek_tag::<D::Error>(raw, "action")?;
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = CreateElicitationResponseVariant;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object (CreateElicitationResponseVariant)")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<CreateElicitationResponseVariant, A::Error> {
+                CreateElicitationResponseVariant::visit_fields(map)
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+impl CreateElicitationResponseVariant {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let (tag, mut buffered) = de::read_until_tag(&mut map, "action")?;
+        let live = if tag.is_some() { Some(map) } else { None };
         Ok(match tag.as_ref().map(|t| t.as_str()) {
-            Some("accept") => Self::Accept(de::from_raw::<ElicitationAcceptAction, D::Error>(raw)?),
-            Some("decline") => Self::Decline,
-            Some("cancel") => Self::Cancel,
-            None => return Err(de::missing::<D::Error>("action")),
-            Some(other) => Self::Unknown(RawJson::from_raw(raw)),
+            Some("accept") => Self::Accept(ElicitationAcceptAction::visit_fields(de::Replay::new(buffered, live))?),
+            Some("decline") => {
+                de::drain(de::Replay::new(buffered, live), &mut Vec::new())?;
+                Self::Decline
+            }
+            Some("cancel") => {
+                de::drain(de::Replay::new(buffered, live), &mut Vec::new())?;
+                Self::Cancel
+            }
+            None => return Err(de::missing::<A::Error>("action")),
+            Some(other) => {
+                if let Some(live) = live {
+                    de::drain(live, &mut buffered)?;
+                }
+                let raw = de::rebuild(Some(("action", other)), &buffered);
+                Self::Unknown(raw)
+            }
         })
     }
 }
@@ -14722,24 +16263,31 @@ impl<'de> Deserialize<'de> for ElicitationAcceptAction {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (ElicitationAcceptAction)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ElicitationAcceptAction, A::Error> {
-                let mut f_content: Option<Option<OrderedMap<ElicitationContentValue>>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "content" => {
-                            de::seen::<A::Error>(&mut seen, 0, "content")?;
-                            f_content =
-                                Some(de::field::<A, Option<OrderedMap<ElicitationContentValue>>>(&mut map, "content")?);
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let content = MaybeUndefined::from_present(f_content);
-                Ok(ElicitationAcceptAction { content })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<ElicitationAcceptAction, A::Error> {
+                ElicitationAcceptAction::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl ElicitationAcceptAction {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_content: Option<Option<OrderedMap<ElicitationContentValue>>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "content" => {
+                    de::seen::<A::Error>(&mut seen, 0, "content")?;
+                    f_content = Some(de::field::<A, Option<OrderedMap<ElicitationContentValue>>>(&mut map, "content")?);
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let content = MaybeUndefined::from_present(f_content);
+        Ok(ElicitationAcceptAction { content })
     }
 }
 
@@ -14782,34 +16330,42 @@ impl<'de> Deserialize<'de> for CancelSessionNotification {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (CancelSessionNotification)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CancelSessionNotification, A::Error> {
-                let mut f_session_id: Option<SessionId> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "sessionId" => {
-                            de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
-                            f_session_id = Some(de::field::<A, SessionId>(&mut map, "sessionId")?);
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let session_id = match f_session_id {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("sessionId")),
-                };
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(CancelSessionNotification { session_id, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<CancelSessionNotification, A::Error> {
+                CancelSessionNotification::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl CancelSessionNotification {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_session_id: Option<SessionId> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "sessionId" => {
+                    de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
+                    f_session_id = Some(de::field::<A, SessionId>(&mut map, "sessionId")?);
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 1, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let session_id = match f_session_id {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("sessionId")),
+        };
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(CancelSessionNotification { session_id, meta })
     }
 }
 
@@ -14853,34 +16409,42 @@ impl<'de> Deserialize<'de> for CancelRequestNotification {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object (CancelRequestNotification)")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CancelRequestNotification, A::Error> {
-                let mut f_request_id: Option<crate::RequestId> = None;
-                let mut f_meta: Option<Option<RawObject>> = None;
-                let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
-                    match key.as_str() {
-                        "requestId" => {
-                            de::seen::<A::Error>(&mut seen, 0, "requestId")?;
-                            f_request_id = Some(de::field::<A, crate::RequestId>(&mut map, "requestId")?);
-                        }
-                        "_meta" => {
-                            de::seen::<A::Error>(&mut seen, 1, "_meta")?;
-                            if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
-                                f_meta = Some(v);
-                            }
-                        }
-                        _ => de::skip(&mut map)?,
-                    }
-                }
-                let request_id = match f_request_id {
-                    Some(v) => v,
-                    None => return Err(de::missing::<A::Error>("requestId")),
-                };
-                let meta = MaybeUndefined::from_present(f_meta);
-                Ok(CancelRequestNotification { request_id, meta })
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<CancelRequestNotification, A::Error> {
+                CancelRequestNotification::visit_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+impl CancelRequestNotification {
+    /// Decodes the members of an object whose opening brace was already read.
+    #[doc(hidden)]
+    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut f_request_id: Option<crate::RequestId> = None;
+        let mut f_meta: Option<Option<RawObject>> = None;
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+            match key.as_str() {
+                "requestId" => {
+                    de::seen::<A::Error>(&mut seen, 0, "requestId")?;
+                    f_request_id = Some(de::field::<A, crate::RequestId>(&mut map, "requestId")?);
+                }
+                "_meta" => {
+                    de::seen::<A::Error>(&mut seen, 1, "_meta")?;
+                    if let Some(v) = de::field_lenient::<A, Option<RawObject>>(&mut map, "_meta")? {
+                        f_meta = Some(v);
+                    }
+                }
+                _ => de::skip(&mut map)?,
+            }
+        }
+        let request_id = match f_request_id {
+            Some(v) => v,
+            None => return Err(de::missing::<A::Error>("requestId")),
+        };
+        let meta = MaybeUndefined::from_present(f_meta);
+        Ok(CancelRequestNotification { request_id, meta })
     }
 }
 
