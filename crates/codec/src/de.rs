@@ -442,7 +442,8 @@ pub fn drain<'de, A: MapAccess<'de>>(mut map: A, buffered: &mut Buffered<'de>) -
 
 /// Rebuilds a raw JSON object from its members (the tag, if any, first).
 pub fn rebuild(tag: Option<(&str, &str)>, members: &Buffered<'_>) -> RawJson {
-    let mut text = String::with_capacity(64 + members.iter().map(|(k, v)| k.as_str().len() + v.get().len() + 4).sum::<usize>());
+    let mut text =
+        String::with_capacity(64 + members.iter().map(|(k, v)| k.as_str().len() + v.get().len() + 4).sum::<usize>());
     text.push('{');
     let mut first = true;
     let mut push = |text: &mut String, key: &str, value: &str| {
