@@ -336,6 +336,18 @@ class Emitter:
         if d.flatten:
             self.emit_flatten_de(d)
             return
+        self.emit_map_visitor(n)
+        self.w(f"impl {n} {{")
+        self.w("    /// Decodes the members of an object whose opening brace was already read.")
+        self.w("    #[doc(hidden)]")
+        self.w(f"    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {{")
+        self.emit_fields_loop(d, "        ")
+        self.w(f"        Ok({n} {{ {', '.join(snake(f.wire) for f in d.fields)} }})")
+        self.w("    }")
+        self.w("}")
+
+    def emit_map_visitor(self, n: str) -> None:
+        """`Deserialize` for a type that has `visit_fields`: open the object, delegate."""
         self.w(f"impl<'de> Deserialize<'de> for {n} {{")
         self.w("    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {")
         self.w("        struct V;")
@@ -348,14 +360,6 @@ class Emitter:
         self.w("    }")
         self.w("}")
         self.w()
-        self.w(f"impl {n} {{")
-        self.w("    /// Decodes the members of an object whose opening brace was already read.")
-        self.w("    #[doc(hidden)]")
-        self.w(f"    pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {{")
-        self.emit_fields_loop(d, "        ")
-        self.w(f"        Ok({n} {{ {', '.join(snake(f.wire) for f in d.fields)} }})")
-        self.w("    }")
-        self.w("}")
 
     def emit_fields_loop(self, d: Struct, ind: str) -> None:
         for f in d.fields:
@@ -525,18 +529,7 @@ class Emitter:
         self.w()
         # Deserialisation: one pass; members before the tag are buffered as raw slices.
         n = u.name
-        self.w(f"impl<'de> Deserialize<'de> for {n} {{")
-        self.w("    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {")
-        self.w("        struct V;")
-        self.w("        impl<'de> Visitor<'de> for V {")
-        self.w(f"            type Value = {n};")
-        self.w(f"            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {{ f.write_str(\"an object ({n})\") }}")
-        self.w(f"            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<{n}, A::Error> {{ {n}::visit_fields(map) }}")
-        self.w("        }")
-        self.w("        d.deserialize_map(V)")
-        self.w("    }")
-        self.w("}")
-        self.w()
+        self.emit_map_visitor(n)
         self.w(f"impl {n} {{")
         self.w("    /// Decodes the members of an object whose opening brace was already read.")
         self.w("    #[doc(hidden)]")
