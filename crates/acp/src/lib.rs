@@ -183,11 +183,13 @@ impl DispatchError {
     }
 }
 
-/// The -32602 error object for a decode failure.
+/// The -32602 error object for a decode failure; `data` is `{path, expected, found}`.
 pub fn invalid_params(e: &DecodeError) -> ErrorObject {
-    let data = serde_json::json!({ "path": e.path, "expected": e.expected, "found": e.found });
-    let mut object = ErrorObject::new(ErrorCode::INVALID_PARAMS, format!("invalid params: {e}"));
-    object.data = serde_json::value::to_raw_value(&data).ok();
+    let mut object = ErrorObject::invalid_params(&e.path, &e.expected, &e.found);
+    if e.expected.is_empty() {
+        // Not an "expected X, found Y" failure: say what it was instead.
+        object.message = format!("invalid params: {e}");
+    }
     object
 }
 

@@ -221,52 +221,6 @@ pub fn no_variant<E: de::Error>(expected: &str, raw: &RawValue) -> E {
     err(&format!("invalid value: {}, expected {expected}", kind_of(raw)))
 }
 
-/// Finds the string value of the member `tag` of a raw object, without decoding
-/// anything else. `Ok(None)` when the object has no such member.
-pub fn peek_tag<'de, E: de::Error>(raw: &'de RawValue, tag: &'static str) -> Result<Option<Str<'de>>, E> {
-    struct V(&'static str);
-    impl<'de> Visitor<'de> for V {
-        type Value = Result<Option<Str<'de>>, String>;
-        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.write_str("an object")
-        }
-        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-            // Every member is consumed even after a problem: serde_json insists on
-            // reaching the closing brace.
-            let mut found: Option<Str<'de>> = None;
-            let mut problem: Option<String> = None;
-            while let Some(key) = map.next_key::<Str<'de>>()? {
-                if key.as_str() != self.0 {
-                    map.next_value::<IgnoredAny>()?;
-                    continue;
-                }
-                let raw = map.next_value::<&'de RawValue>()?;
-                if problem.is_some() {
-                    continue;
-                }
-                if found.is_some() {
-                    problem = Some(format!("duplicate field `{}`", self.0));
-                    continue;
-                }
-                match serde_json::from_str::<Str<'de>>(raw.get()) {
-                    Ok(s) => found = Some(s),
-                    Err(_) => problem = Some(format!("invalid type: {}, expected a string", kind_of(raw))),
-                }
-            }
-            Ok(problem.map_or(Ok(found), Err))
-        }
-    }
-    let mut d = serde_json::Deserializer::from_str(raw.get());
-    match d.deserialize_map(V(tag)) {
-        Ok(Ok(found)) => Ok(found),
-        Ok(Err(message)) => {
-            path::push(Seg::Key(tag));
-            Err(err(&message))
-        }
-        Err(_) => Err(err(&format!("invalid type: {}, expected an object", kind_of(raw)))),
-    }
-}
-
 /// Records the warning for an unknown variant of a closed union, kept as raw JSON.
 pub fn warn_unknown(union: &str, tag: &str) {
     warn(format!("unknown {union} variant `{tag}` kept as raw JSON"));
