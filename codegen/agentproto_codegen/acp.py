@@ -11,6 +11,7 @@ import json
 import re
 from typing import Any
 
+from .names import camel
 from .model import (
     Alias,
     ArrayRef,
@@ -55,13 +56,6 @@ class SchemaError(Exception):
     pass
 
 
-def camel(s: str) -> str:
-    """``user_message_chunk`` / ``date-time`` / ``value_id`` -> ``UserMessageChunk``."""
-    parts = re.split(r"[^A-Za-z0-9]+", s)
-    out = "".join(p[:1].upper() + p[1:] for p in parts if p)
-    if not out or out[0].isdigit():
-        out = "V" + out
-    return out
 
 
 def ref_name(ref: str) -> str:

@@ -13,6 +13,7 @@ import json
 import re
 from typing import Any
 
+from .names import camel
 from .model import (
     Alias,
     ArrayRef,
@@ -70,10 +71,6 @@ def snake(name: str) -> str:
     return s
 
 
-def camel(s: str) -> str:
-    parts = re.split(r"[^A-Za-z0-9]+", s)
-    out = "".join(p[:1].upper() + p[1:] for p in parts if p)
-    return out if out and not out[0].isdigit() else "V" + out
 
 
 def doc_lines(doc: str, indent: str = "") -> list[str]:
