@@ -8,7 +8,6 @@ time rather than silently mis-generated.
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 from .names import camel
@@ -54,8 +53,6 @@ FORMATS = {
 
 class SchemaError(Exception):
     pass
-
-
 
 
 def ref_name(ref: str) -> str:
