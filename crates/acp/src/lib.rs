@@ -222,3 +222,6 @@ pub mod receive;
 #[cfg(doctest)]
 #[doc = include_str!("../../../README.md")]
 pub struct ReadmeDoctests;
+
+pub mod fs;
+pub mod tool_calls;
