@@ -60,6 +60,15 @@ PRIMS = {
 
 UNKNOWN = "Unknown"
 
+# Handler and call names that the params-type rule would make awkward.
+HANDLER_NAMES = {"session/update": "session_update"}
+
+# The methods every peer of a role must handle (the baseline): no default handler.
+REQUIRED_HANDLERS = {
+    "agent": {"initialize", "session/new", "session/prompt"},
+    "client": {"session/request_permission", "session/update"},
+}
+
 
 def snake(name: str) -> str:
     name = name.lstrip("_") or "meta"
@@ -290,8 +299,34 @@ class Emitter:
             self.w("    }")
             self.w("}")
             self.w()
+        elif d.flatten is None:
+            self.emit_constructor(d)
         self.emit_struct_ser(d)
         self.emit_struct_de(d)
+
+    def emit_constructor(self, d: Struct) -> None:
+        """`new(required fields…)`; every optional field starts absent or at its default."""
+        required = [f for f in d.fields if f.required and not f.has_default]
+        args = ", ".join(f"{snake(f.wire)}: impl Into<{self.field_type(f)}>" for f in required)
+        self.w(f"impl {d.name} {{")
+        self.w(f"    /// A `{d.name}` from its required fields; the others are absent or at their defaults.")
+        self.w(f"    pub fn new({args}) -> Self {{")
+        self.w("        Self {")
+        for f in d.fields:
+            name = snake(f.wire)
+            if f.required and not f.has_default:
+                expr = f"{name}.into()"
+            elif f.has_default:
+                expr = self.default_expr(f.type, f.default, f"{d.name}.{f.wire}")
+            elif f.nullable:
+                expr = "MaybeUndefined::Undefined"
+            else:
+                expr = "None"
+            self.w(f"            {name}: {expr},")
+        self.w("        }")
+        self.w("    }")
+        self.w("}")
+        self.w()
 
     def emit_struct_ser(self, d: Struct) -> None:
         self.w(f"impl SerializeFields for {d.name} {{")
@@ -742,6 +777,7 @@ class Emitter:
             self.emit_dispatch_enum(f"{sender}Request", "request", reqs, f"A request sent by the {sender.lower()}, handled by the {handler}.", "$.params", "params")
             self.emit_dispatch_enum(f"{sender}Notification", "notification", notes, f"A notification sent by the {sender.lower()}, handled by the {handler}.", "$.params", "params")
             self.emit_dispatch_enum(f"{camel(handler)}Response", "response", reqs, f"A result sent by the {handler}, for a request it handled.", "$.result", "result")
+        self.emit_roles()
 
     def marker(self, m: Method) -> str:
         name = camel(m.wire)
@@ -807,8 +843,157 @@ class Emitter:
         self.w("    fn method(&self) -> &str { Self::method(self) }")
         self.w("    fn type_name(&self) -> Option<&'static str> { Self::type_name(self) }")
         self.w("    fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> { Self::encode_payload(self, buf) }")
+        scoped = [m for m in ms if kind != "response" and self.session_scoped(m.params)]
+        if scoped:
+            self.w("    fn session_id(&self) -> Option<&str> {")
+            self.w("        match self {")
+            for m in scoped:
+                self.w(f"            Self::{self.marker(m)}(p) => Some(p.session_id.as_str()),")
+            self.w("            _ => None,")
+            self.w("        }")
+            self.w("    }")
         self.w("}")
         self.w()
+
+    def session_scoped(self, type_name: str | None) -> bool:
+        """Whether a params type names its session in a required `sessionId`."""
+        d = self.spec.decls.get(type_name) if type_name else None
+        return isinstance(d, Struct) and any(
+            f.wire == "sessionId" and f.required and not f.nullable and isinstance(f.type, NamedRef) and f.type.name == "SessionId"
+            for f in d.fields
+        )
+
+    # -- roles ----------------------------------------------------------------
+
+    def surface_marker(self) -> str:
+        return camel(self.spec.version) + ("Unstable" if self.spec.surface == "unstable" else "")
+
+    def handler_name(self, m: Method) -> str:
+        """The Rust name of a method's handler and of its typed call: from the params type."""
+        if m.wire in HANDLER_NAMES:
+            return HANDLER_NAMES[m.wire]
+        base = re.sub(r"(Request|Notification)$", "", m.params or camel(m.wire))
+        return snake(base)
+
+    def emit_roles(self) -> None:
+        ms = [m for m in self.spec.methods if m.side in ("agent", "client")]
+        marker = self.surface_marker()
+        unstable = "true" if self.spec.surface == "unstable" else "false"
+        self.w(f"/// This surface as a type: selects the types and handler traits of a connection.")
+        self.w("#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]")
+        self.w(f"pub struct {marker};")
+        self.w()
+        self.w(f"impl crate::Protocol for {marker} {{")
+        self.w("    const VERSION: u16 = PROTOCOL_VERSION;")
+        self.w(f"    const UNSTABLE: bool = {unstable};")
+        self.w("    type ClientRequest = ClientRequest;")
+        self.w("    type ClientNotification = ClientNotification;")
+        self.w("    type AgentRequest = AgentRequest;")
+        self.w("    type AgentNotification = AgentNotification;")
+        self.w("    const METHODS: &'static [crate::MethodInfo] = method::ALL;")
+        self.w("}")
+        self.w()
+        self.w("pub use crate::{AcpError, AcpEvent, AcpOptions, AgentConnection, AgentProcess, ClientConnection, Context, ErrorObject};")
+        self.w()
+        self.w(f"/// Serves `agent` on this process's stdin and stdout until stdin closes.")
+        self.w(f"pub async fn serve_agent_stdio<A: Agent>(agent: A, options: AcpOptions) -> Result<(), agentproto_jsonrpc::ConnectionError> {{")
+        self.w(f"    crate::agent::serve_stdio::<{marker}, A>(agent, options).await")
+        self.w("}")
+        self.w(f"/// The agent side of a connection over any byte streams; run the returned connection.")
+        self.w(f"pub fn connect_agent<A: Agent>(agent: A, input: impl tokio::io::AsyncRead + Send + Unpin + 'static, output: impl tokio::io::AsyncWrite + Send + Unpin + 'static, options: AcpOptions) -> (agentproto_jsonrpc::Connection, ClientConnection<{marker}>) {{")
+        self.w(f"    crate::agent::connect::<{marker}, A>(agent, input, output, options)")
+        self.w("}")
+        self.w(f"/// The client side of a connection over any byte streams; run the returned connection.")
+        self.w(f"pub fn connect_client<C: Client>(client: C, input: impl tokio::io::AsyncRead + Send + Unpin + 'static, output: impl tokio::io::AsyncWrite + Send + Unpin + 'static, options: AcpOptions) -> (agentproto_jsonrpc::Connection, AgentConnection<{marker}>) {{")
+        self.w(f"    crate::client::connect::<{marker}, C>(client, input, output, options)")
+        self.w("}")
+        self.w(f"/// Spawns an agent command and connects `client` to it (see [`crate::client::spawn`]).")
+        self.w(f"pub fn spawn_agent<C: Client>(command: tokio::process::Command, client: C, options: AcpOptions) -> std::io::Result<(AgentConnection<{marker}>, AgentProcess)> {{")
+        self.w(f"    crate::client::spawn::<{marker}, C>(command, client, options)")
+        self.w("}")
+        self.w()
+        self.w(f"/// What an [`Agent`] handler receives besides the params: the connection to the client, the request's cancellation.")
+        self.w(f"pub type AgentContext = crate::Context<crate::ClientConnection<{marker}>>;")
+        self.w(f"/// What a [`Client`] handler receives besides the params: the connection to the agent, the request's cancellation.")
+        self.w(f"pub type ClientContext = crate::Context<crate::AgentConnection<{marker}>>;")
+        self.w()
+        for role, sender, conn, peer_conn in (("agent", "Client", "AgentContext", "ClientConnection"), ("client", "Agent", "ClientContext", "AgentConnection")):
+            trait = camel(role)
+            mine = [m for m in ms if m.side == role]
+            names = [self.handler_name(m) for m in mine]
+            if len(set(names)) != len(names):
+                raise ValueError(f"handler names collide: {names}")
+            required = REQUIRED_HANDLERS[role]
+            self.w(f"/// The {role} role: one handler per method the {sender.lower()} sends. Implement the required")
+            self.w(f"/// ones; every other request is answered `-32601` and every other notification ignored")
+            self.w(f"/// until you implement it. `$/cancel_request` is handled by the connection (see")
+            self.w(f"/// [`Context::cancellation_token`](crate::Context::cancellation_token)).")
+            self.w(f"pub trait {trait}: Send + Sync + 'static {{")
+            for m, name in zip(mine, names):
+                self.w(f"    /// Handles `{m.wire}` ({m.stability}).")
+                if m.kind == "request":
+                    sig = f"fn {name}(&self, cx: {conn}, params: {m.params}) -> impl std::future::Future<Output = Result<{m.result}, agentproto_jsonrpc::ErrorObject>> + Send"
+                    if m.wire in required:
+                        self.w(f"    {sig};")
+                    else:
+                        self.w(f"    {sig} {{ async {{ Err(agentproto_jsonrpc::ErrorObject::method_not_found({rstr(m.wire)})) }} }}")
+                else:
+                    sig = f"fn {name}(&self, cx: {conn}, params: {m.params}) -> impl std::future::Future<Output = ()> + Send"
+                    if m.wire in required:
+                        self.w(f"    {sig};")
+                    else:
+                        self.w(f"    {sig} {{ async {{}} }}")
+            self.w(f"    /// Handles an extension request (a method starting with `_`, passed with its full name).")
+            self.w(f"    fn ext_method(&self, cx: {conn}, request: crate::ExtMessage) -> impl std::future::Future<Output = Result<RawJson, agentproto_jsonrpc::ErrorObject>> + Send {{")
+            self.w(f"        async move {{ Err(agentproto_jsonrpc::ErrorObject::method_not_found(&request.method)) }}")
+            self.w("    }")
+            self.w(f"    /// Handles an extension notification; ignored unless implemented.")
+            self.w(f"    fn ext_notification(&self, cx: {conn}, notification: crate::ExtMessage) -> impl std::future::Future<Output = ()> + Send {{ async {{}} }}")
+            self.w("}")
+            self.w()
+            self.w(f"impl<H: {trait}> crate::Dispatch<{sender}Request, {sender}Notification, crate::{peer_conn}<{marker}>> for H {{")
+            self.w(f"    fn dispatch_request(self: std::sync::Arc<Self>, cx: {conn}, request: {sender}Request) -> futures::future::BoxFuture<'static, Result<Box<RawValue>, agentproto_jsonrpc::ErrorObject>> {{")
+            self.w("        Box::pin(async move {")
+            self.w("            let strict = cx.strict();")
+            self.w("            match request {")
+            for m, name in zip(mine, names):
+                if m.kind == "request":
+                    self.w(f"                {sender}Request::{self.marker(m)}(p) => crate::encode_reply(&self.{name}(cx, p).await?, strict, {rstr(m.wire)}),")
+            self.w(f"                {sender}Request::Ext(m) => Ok(self.ext_method(cx, m).await?.into_raw()),")
+            self.w("            }")
+            self.w("        })")
+            self.w("    }")
+            self.w(f"    fn dispatch_notification(self: std::sync::Arc<Self>, cx: {conn}, notification: {sender}Notification) -> futures::future::BoxFuture<'static, ()> {{")
+            self.w("        Box::pin(async move {")
+            self.w("            match notification {")
+            for m, name in zip(mine, names):
+                if m.kind == "notification":
+                    self.w(f"                {sender}Notification::{self.marker(m)}(p) => self.{name}(cx, p).await,")
+            self.w(f"                {sender}Notification::Ext(m) => self.ext_notification(cx, m).await,")
+            self.w("                #[allow(unreachable_patterns)]")
+            self.w("                _ => {}")
+            self.w("            }")
+            self.w("        })")
+            self.w("    }")
+            self.w("}")
+            self.w()
+        # Typed calls: what each side sends, on the connection to the other side.
+        for conn, handler in (("AgentConnection", "agent"), ("ClientConnection", "client")):
+            mine = [m for m in ms if m.side == handler]
+            self.w(f"impl crate::{conn}<{marker}> {{")
+            for m in mine:
+                name = self.handler_name(m)
+                if m.kind == "request":
+                    self.w(f"    /// Sends `{m.wire}` and waits for its validated result.")
+                    self.w(f"    pub async fn {name}(&self, params: {m.params}) -> Result<{m.result}, crate::AcpError> {{")
+                    self.w(f"        self.request::<method::{self.marker(m)}>(params).await")
+                else:
+                    self.w(f"    /// Sends the `{m.wire}` notification.")
+                    self.w(f"    pub async fn {name}(&self, params: {m.params}) -> Result<(), crate::AcpError> {{")
+                    self.w(f"        self.notify::<method::{self.marker(m)}>(params).await")
+                self.w("    }")
+            self.w("}")
+            self.w()
 
 
 def emit(spec: Spec) -> str:

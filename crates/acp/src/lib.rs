@@ -25,9 +25,8 @@
 //! by default.
 
 pub use agentproto_codec::{DecodeError, Decoded, MaybeUndefined, RawJson, Warning};
-pub use agentproto_jsonrpc::RequestId;
+pub use agentproto_jsonrpc::{ErrorCode, ErrorObject, RequestId};
 
-use agentproto_jsonrpc::{ErrorCode, ErrorObject};
 use serde_json::value::RawValue;
 
 /// Stable ACP, wire version 1.
@@ -214,9 +213,25 @@ pub trait Payload: Sized {
     fn type_name(&self) -> Option<&'static str>;
     /// Encodes the payload alone into `buf`.
     fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error>;
+    /// The session the payload names in its required `sessionId`, if its type has one.
+    fn session_id(&self) -> Option<&str> {
+        None
+    }
 }
 
+pub mod agent;
+pub mod client;
+mod endpoint;
+mod gates;
+mod role;
 pub mod receive;
+
+pub use agent::ClientConnection;
+pub use client::{AgentConnection, AgentProcess};
+#[doc(hidden)]
+pub use role::encode_reply;
+pub use role::{AcpError, AcpEvent, AcpObserver, AcpOptions, Context, Dispatch, Protocol};
+pub use v1::V1;
 
 /// The README's example is compiled and run as a doctest.
 #[cfg(doctest)]

@@ -28,6 +28,11 @@ impl RawJson {
         Self(raw.to_owned())
     }
 
+    /// The boxed raw value, for handing to a JSON-RPC connection.
+    pub fn into_raw(self) -> Box<RawValue> {
+        self.0
+    }
+
     /// The JSON text.
     pub fn get(&self) -> &str {
         self.0.get()

@@ -28,6 +28,18 @@ pub struct WriteTextFileRequest {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl WriteTextFileRequest {
+    /// A `WriteTextFileRequest` from its required fields; the others are absent or at their defaults.
+    pub fn new(session_id: impl Into<SessionId>, path: impl Into<String>, content: impl Into<String>) -> Self {
+        Self {
+            session_id: session_id.into(),
+            path: path.into(),
+            content: content.into(),
+            meta: MaybeUndefined::Undefined,
+        }
+    }
+}
+
 impl SerializeFields for WriteTextFileRequest {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("sessionId", &self.session_id)?;
@@ -163,6 +175,19 @@ pub struct ReadTextFileRequest {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl ReadTextFileRequest {
+    /// A `ReadTextFileRequest` from its required fields; the others are absent or at their defaults.
+    pub fn new(session_id: impl Into<SessionId>, path: impl Into<String>) -> Self {
+        Self {
+            session_id: session_id.into(),
+            path: path.into(),
+            line: MaybeUndefined::Undefined,
+            limit: MaybeUndefined::Undefined,
+            meta: MaybeUndefined::Undefined,
+        }
+    }
+}
+
 impl SerializeFields for ReadTextFileRequest {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("sessionId", &self.session_id)?;
@@ -277,6 +302,22 @@ pub struct RequestPermissionRequest {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl RequestPermissionRequest {
+    /// A `RequestPermissionRequest` from its required fields; the others are absent or at their defaults.
+    pub fn new(
+        session_id: impl Into<SessionId>,
+        tool_call: impl Into<ToolCallUpdate>,
+        options: impl Into<Vec<PermissionOption>>,
+    ) -> Self {
+        Self {
+            session_id: session_id.into(),
+            tool_call: tool_call.into(),
+            options: options.into(),
+            meta: MaybeUndefined::Undefined,
+        }
+    }
+}
+
 impl SerializeFields for RequestPermissionRequest {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("sessionId", &self.session_id)?;
@@ -389,6 +430,24 @@ pub struct ToolCallUpdate {
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl ToolCallUpdate {
+    /// A `ToolCallUpdate` from its required fields; the others are absent or at their defaults.
+    pub fn new(tool_call_id: impl Into<ToolCallId>) -> Self {
+        Self {
+            tool_call_id: tool_call_id.into(),
+            kind: MaybeUndefined::Undefined,
+            status: MaybeUndefined::Undefined,
+            title: MaybeUndefined::Undefined,
+            name: MaybeUndefined::Undefined,
+            content: MaybeUndefined::Undefined,
+            locations: MaybeUndefined::Undefined,
+            raw_input: None,
+            raw_output: None,
+            meta: MaybeUndefined::Undefined,
+        }
+    }
 }
 
 impl SerializeFields for ToolCallUpdate {
@@ -1081,6 +1140,13 @@ pub struct TextContent {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl TextContent {
+    /// A `TextContent` from its required fields; the others are absent or at their defaults.
+    pub fn new(text: impl Into<String>) -> Self {
+        Self { annotations: MaybeUndefined::Undefined, text: text.into(), meta: MaybeUndefined::Undefined }
+    }
+}
+
 impl SerializeFields for TextContent {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         match &self.annotations {
@@ -1176,6 +1242,19 @@ pub struct ImageContent {
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl ImageContent {
+    /// A `ImageContent` from its required fields; the others are absent or at their defaults.
+    pub fn new(data: impl Into<String>, mime_type: impl Into<String>) -> Self {
+        Self {
+            annotations: MaybeUndefined::Undefined,
+            data: data.into(),
+            mime_type: mime_type.into(),
+            uri: MaybeUndefined::Undefined,
+            meta: MaybeUndefined::Undefined,
+        }
+    }
 }
 
 impl SerializeFields for ImageContent {
@@ -1296,6 +1375,18 @@ pub struct AudioContent {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl AudioContent {
+    /// A `AudioContent` from its required fields; the others are absent or at their defaults.
+    pub fn new(data: impl Into<String>, mime_type: impl Into<String>) -> Self {
+        Self {
+            annotations: MaybeUndefined::Undefined,
+            data: data.into(),
+            mime_type: mime_type.into(),
+            meta: MaybeUndefined::Undefined,
+        }
+    }
+}
+
 impl SerializeFields for AudioContent {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         match &self.annotations {
@@ -1407,6 +1498,22 @@ pub struct ResourceLink {
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl ResourceLink {
+    /// A `ResourceLink` from its required fields; the others are absent or at their defaults.
+    pub fn new(name: impl Into<String>, uri: impl Into<String>) -> Self {
+        Self {
+            annotations: MaybeUndefined::Undefined,
+            description: MaybeUndefined::Undefined,
+            mime_type: MaybeUndefined::Undefined,
+            name: name.into(),
+            size: MaybeUndefined::Undefined,
+            title: MaybeUndefined::Undefined,
+            uri: uri.into(),
+            meta: MaybeUndefined::Undefined,
+        }
+    }
 }
 
 impl SerializeFields for ResourceLink {
@@ -1606,6 +1713,18 @@ pub struct TextResourceContents {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl TextResourceContents {
+    /// A `TextResourceContents` from its required fields; the others are absent or at their defaults.
+    pub fn new(text: impl Into<String>, uri: impl Into<String>) -> Self {
+        Self {
+            mime_type: MaybeUndefined::Undefined,
+            text: text.into(),
+            uri: uri.into(),
+            meta: MaybeUndefined::Undefined,
+        }
+    }
+}
+
 impl SerializeFields for TextResourceContents {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         match &self.mime_type {
@@ -1711,6 +1830,18 @@ pub struct BlobResourceContents {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl BlobResourceContents {
+    /// A `BlobResourceContents` from its required fields; the others are absent or at their defaults.
+    pub fn new(blob: impl Into<String>, uri: impl Into<String>) -> Self {
+        Self {
+            blob: blob.into(),
+            mime_type: MaybeUndefined::Undefined,
+            uri: uri.into(),
+            meta: MaybeUndefined::Undefined,
+        }
+    }
+}
+
 impl SerializeFields for BlobResourceContents {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("blob", &self.blob)?;
@@ -1814,6 +1945,13 @@ pub struct EmbeddedResource {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl EmbeddedResource {
+    /// A `EmbeddedResource` from its required fields; the others are absent or at their defaults.
+    pub fn new(resource: impl Into<EmbeddedResourceResource>) -> Self {
+        Self { annotations: MaybeUndefined::Undefined, resource: resource.into(), meta: MaybeUndefined::Undefined }
+    }
+}
+
 impl SerializeFields for EmbeddedResource {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         match &self.annotations {
@@ -1905,6 +2043,13 @@ pub struct Content {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl Content {
+    /// A `Content` from its required fields; the others are absent or at their defaults.
+    pub fn new(content: impl Into<ContentBlock>) -> Self {
+        Self { content: content.into(), meta: MaybeUndefined::Undefined }
+    }
+}
+
 impl SerializeFields for Content {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("content", &self.content)?;
@@ -1985,6 +2130,18 @@ pub struct Diff {
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl Diff {
+    /// A `Diff` from its required fields; the others are absent or at their defaults.
+    pub fn new(path: impl Into<String>, new_text: impl Into<String>) -> Self {
+        Self {
+            path: path.into(),
+            old_text: MaybeUndefined::Undefined,
+            new_text: new_text.into(),
+            meta: MaybeUndefined::Undefined,
+        }
+    }
 }
 
 impl SerializeFields for Diff {
@@ -2119,6 +2276,13 @@ pub struct Terminal {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl Terminal {
+    /// A `Terminal` from its required fields; the others are absent or at their defaults.
+    pub fn new(terminal_id: impl Into<TerminalId>) -> Self {
+        Self { terminal_id: terminal_id.into(), meta: MaybeUndefined::Undefined }
+    }
+}
+
 impl SerializeFields for Terminal {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("terminalId", &self.terminal_id)?;
@@ -2197,6 +2361,13 @@ pub struct ToolCallLocation {
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl ToolCallLocation {
+    /// A `ToolCallLocation` from its required fields; the others are absent or at their defaults.
+    pub fn new(path: impl Into<String>) -> Self {
+        Self { path: path.into(), line: MaybeUndefined::Undefined, meta: MaybeUndefined::Undefined }
+    }
 }
 
 impl SerializeFields for ToolCallLocation {
@@ -2292,6 +2463,17 @@ pub struct PermissionOption {
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl PermissionOption {
+    /// A `PermissionOption` from its required fields; the others are absent or at their defaults.
+    pub fn new(
+        option_id: impl Into<PermissionOptionId>,
+        name: impl Into<String>,
+        kind: impl Into<PermissionOptionKind>,
+    ) -> Self {
+        Self { option_id: option_id.into(), name: name.into(), kind: kind.into(), meta: MaybeUndefined::Undefined }
+    }
 }
 
 impl SerializeFields for PermissionOption {
@@ -2483,6 +2665,21 @@ pub struct CreateTerminalRequest {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl CreateTerminalRequest {
+    /// A `CreateTerminalRequest` from its required fields; the others are absent or at their defaults.
+    pub fn new(session_id: impl Into<SessionId>, command: impl Into<String>) -> Self {
+        Self {
+            session_id: session_id.into(),
+            command: command.into(),
+            args: None,
+            env: None,
+            cwd: MaybeUndefined::Undefined,
+            output_byte_limit: MaybeUndefined::Undefined,
+            meta: MaybeUndefined::Undefined,
+        }
+    }
+}
+
 impl SerializeFields for CreateTerminalRequest {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("sessionId", &self.session_id)?;
@@ -2617,6 +2814,13 @@ pub struct EnvVariable {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl EnvVariable {
+    /// A `EnvVariable` from its required fields; the others are absent or at their defaults.
+    pub fn new(name: impl Into<String>, value: impl Into<String>) -> Self {
+        Self { name: name.into(), value: value.into(), meta: MaybeUndefined::Undefined }
+    }
+}
+
 impl SerializeFields for EnvVariable {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("name", &self.name)?;
@@ -2705,6 +2909,13 @@ pub struct TerminalOutputRequest {
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl TerminalOutputRequest {
+    /// A `TerminalOutputRequest` from its required fields; the others are absent or at their defaults.
+    pub fn new(session_id: impl Into<SessionId>, terminal_id: impl Into<TerminalId>) -> Self {
+        Self { session_id: session_id.into(), terminal_id: terminal_id.into(), meta: MaybeUndefined::Undefined }
+    }
 }
 
 impl SerializeFields for TerminalOutputRequest {
@@ -2797,6 +3008,13 @@ pub struct ReleaseTerminalRequest {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl ReleaseTerminalRequest {
+    /// A `ReleaseTerminalRequest` from its required fields; the others are absent or at their defaults.
+    pub fn new(session_id: impl Into<SessionId>, terminal_id: impl Into<TerminalId>) -> Self {
+        Self { session_id: session_id.into(), terminal_id: terminal_id.into(), meta: MaybeUndefined::Undefined }
+    }
+}
+
 impl SerializeFields for ReleaseTerminalRequest {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("sessionId", &self.session_id)?;
@@ -2887,6 +3105,13 @@ pub struct WaitForTerminalExitRequest {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl WaitForTerminalExitRequest {
+    /// A `WaitForTerminalExitRequest` from its required fields; the others are absent or at their defaults.
+    pub fn new(session_id: impl Into<SessionId>, terminal_id: impl Into<TerminalId>) -> Self {
+        Self { session_id: session_id.into(), terminal_id: terminal_id.into(), meta: MaybeUndefined::Undefined }
+    }
+}
+
 impl SerializeFields for WaitForTerminalExitRequest {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("sessionId", &self.session_id)?;
@@ -2975,6 +3200,13 @@ pub struct KillTerminalRequest {
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl KillTerminalRequest {
+    /// A `KillTerminalRequest` from its required fields; the others are absent or at their defaults.
+    pub fn new(session_id: impl Into<SessionId>, terminal_id: impl Into<TerminalId>) -> Self {
+        Self { session_id: session_id.into(), terminal_id: terminal_id.into(), meta: MaybeUndefined::Undefined }
+    }
 }
 
 impl SerializeFields for KillTerminalRequest {
@@ -3231,6 +3463,13 @@ pub struct ElicitationSessionScope {
     pub tool_call_id: MaybeUndefined<ToolCallId>,
 }
 
+impl ElicitationSessionScope {
+    /// A `ElicitationSessionScope` from its required fields; the others are absent or at their defaults.
+    pub fn new(session_id: impl Into<SessionId>) -> Self {
+        Self { session_id: session_id.into(), tool_call_id: MaybeUndefined::Undefined }
+    }
+}
+
 impl SerializeFields for ElicitationSessionScope {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("sessionId", &self.session_id)?;
@@ -3304,6 +3543,13 @@ impl ElicitationSessionScope {
 pub struct ElicitationRequestScope {
     /// The request this elicitation is tied to.
     pub request_id: crate::RequestId,
+}
+
+impl ElicitationRequestScope {
+    /// A `ElicitationRequestScope` from its required fields; the others are absent or at their defaults.
+    pub fn new(request_id: impl Into<crate::RequestId>) -> Self {
+        Self { request_id: request_id.into() }
+    }
 }
 
 impl SerializeFields for ElicitationRequestScope {
@@ -3703,6 +3949,18 @@ pub struct EnumOption {
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl EnumOption {
+    /// A `EnumOption` from its required fields; the others are absent or at their defaults.
+    pub fn new(r#const: impl Into<String>, title: impl Into<String>) -> Self {
+        Self {
+            r#const: r#const.into(),
+            title: title.into(),
+            description: MaybeUndefined::Undefined,
+            meta: MaybeUndefined::Undefined,
+        }
+    }
 }
 
 impl SerializeFields for EnumOption {
@@ -4523,6 +4781,13 @@ pub struct StringMultiSelectItems {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl StringMultiSelectItems {
+    /// A `StringMultiSelectItems` from its required fields; the others are absent or at their defaults.
+    pub fn new(r#enum: impl Into<Vec<String>>) -> Self {
+        Self { r#enum: r#enum.into(), meta: MaybeUndefined::Undefined }
+    }
+}
+
 impl SerializeFields for StringMultiSelectItems {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("enum", &self.r#enum)?;
@@ -4599,6 +4864,13 @@ pub struct TitledMultiSelectItems {
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl TitledMultiSelectItems {
+    /// A `TitledMultiSelectItems` from its required fields; the others are absent or at their defaults.
+    pub fn new(any_of: impl Into<Vec<EnumOption>>) -> Self {
+        Self { any_of: any_of.into(), meta: MaybeUndefined::Undefined }
+    }
 }
 
 impl SerializeFields for TitledMultiSelectItems {
@@ -4687,6 +4959,21 @@ pub struct MultiSelectPropertySchema {
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl MultiSelectPropertySchema {
+    /// A `MultiSelectPropertySchema` from its required fields; the others are absent or at their defaults.
+    pub fn new(items: impl Into<MultiSelectItems>) -> Self {
+        Self {
+            title: MaybeUndefined::Undefined,
+            description: MaybeUndefined::Undefined,
+            min_items: MaybeUndefined::Undefined,
+            max_items: MaybeUndefined::Undefined,
+            items: items.into(),
+            default: MaybeUndefined::Undefined,
+            meta: MaybeUndefined::Undefined,
+        }
+    }
 }
 
 impl SerializeFields for MultiSelectPropertySchema {
@@ -5090,6 +5377,19 @@ pub struct InitializeResponse {
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl InitializeResponse {
+    /// A `InitializeResponse` from its required fields; the others are absent or at their defaults.
+    pub fn new(protocol_version: impl Into<ProtocolVersion>) -> Self {
+        Self {
+            protocol_version: protocol_version.into(),
+            agent_capabilities: AgentCapabilities::default(),
+            auth_methods: Vec::new(),
+            agent_info: MaybeUndefined::Undefined,
+            meta: MaybeUndefined::Undefined,
+        }
+    }
 }
 
 impl SerializeFields for InitializeResponse {
@@ -6369,6 +6669,20 @@ pub struct AuthMethodTerminal {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl AuthMethodTerminal {
+    /// A `AuthMethodTerminal` from its required fields; the others are absent or at their defaults.
+    pub fn new(id: impl Into<AuthMethodId>, name: impl Into<String>) -> Self {
+        Self {
+            id: id.into(),
+            name: name.into(),
+            description: MaybeUndefined::Undefined,
+            args: None,
+            env: None,
+            meta: MaybeUndefined::Undefined,
+        }
+    }
+}
+
 impl SerializeFields for AuthMethodTerminal {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("id", &self.id)?;
@@ -6496,6 +6810,18 @@ pub struct AuthMethodAgent {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl AuthMethodAgent {
+    /// A `AuthMethodAgent` from its required fields; the others are absent or at their defaults.
+    pub fn new(id: impl Into<AuthMethodId>, name: impl Into<String>) -> Self {
+        Self {
+            id: id.into(),
+            name: name.into(),
+            description: MaybeUndefined::Undefined,
+            meta: MaybeUndefined::Undefined,
+        }
+    }
+}
+
 impl SerializeFields for AuthMethodAgent {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("id", &self.id)?;
@@ -6604,6 +6930,18 @@ pub struct Implementation {
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl Implementation {
+    /// A `Implementation` from its required fields; the others are absent or at their defaults.
+    pub fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            title: MaybeUndefined::Undefined,
+            version: version.into(),
+            meta: MaybeUndefined::Undefined,
+        }
+    }
 }
 
 impl SerializeFields for Implementation {
@@ -6855,6 +7193,18 @@ pub struct NewSessionResponse {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl NewSessionResponse {
+    /// A `NewSessionResponse` from its required fields; the others are absent or at their defaults.
+    pub fn new(session_id: impl Into<SessionId>) -> Self {
+        Self {
+            session_id: session_id.into(),
+            modes: MaybeUndefined::Undefined,
+            config_options: MaybeUndefined::Undefined,
+            meta: MaybeUndefined::Undefined,
+        }
+    }
+}
+
 impl SerializeFields for NewSessionResponse {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("sessionId", &self.session_id)?;
@@ -6960,6 +7310,17 @@ pub struct SessionModeState {
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl SessionModeState {
+    /// A `SessionModeState` from its required fields; the others are absent or at their defaults.
+    pub fn new(current_mode_id: impl Into<SessionModeId>, available_modes: impl Into<Vec<SessionMode>>) -> Self {
+        Self {
+            current_mode_id: current_mode_id.into(),
+            available_modes: available_modes.into(),
+            meta: MaybeUndefined::Undefined,
+        }
+    }
 }
 
 impl SerializeFields for SessionModeState {
@@ -7084,6 +7445,18 @@ pub struct SessionMode {
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl SessionMode {
+    /// A `SessionMode` from its required fields; the others are absent or at their defaults.
+    pub fn new(id: impl Into<SessionModeId>, name: impl Into<String>) -> Self {
+        Self {
+            id: id.into(),
+            name: name.into(),
+            description: MaybeUndefined::Undefined,
+            meta: MaybeUndefined::Undefined,
+        }
+    }
 }
 
 impl SerializeFields for SessionMode {
@@ -7541,6 +7914,18 @@ pub struct SessionConfigSelectOption {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl SessionConfigSelectOption {
+    /// A `SessionConfigSelectOption` from its required fields; the others are absent or at their defaults.
+    pub fn new(value: impl Into<SessionConfigValueId>, name: impl Into<String>) -> Self {
+        Self {
+            value: value.into(),
+            name: name.into(),
+            description: MaybeUndefined::Undefined,
+            meta: MaybeUndefined::Undefined,
+        }
+    }
+}
+
 impl SerializeFields for SessionConfigSelectOption {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("value", &self.value)?;
@@ -7644,6 +8029,17 @@ pub struct SessionConfigSelectGroup {
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl SessionConfigSelectGroup {
+    /// A `SessionConfigSelectGroup` from its required fields; the others are absent or at their defaults.
+    pub fn new(
+        group: impl Into<SessionConfigGroupId>,
+        name: impl Into<String>,
+        options: impl Into<Vec<SessionConfigSelectOption>>,
+    ) -> Self {
+        Self { group: group.into(), name: name.into(), options: options.into(), meta: MaybeUndefined::Undefined }
+    }
 }
 
 impl SerializeFields for SessionConfigSelectGroup {
@@ -7774,6 +8170,13 @@ pub struct SessionConfigSelect {
     pub options: SessionConfigSelectOptions,
 }
 
+impl SessionConfigSelect {
+    /// A `SessionConfigSelect` from its required fields; the others are absent or at their defaults.
+    pub fn new(current_value: impl Into<SessionConfigValueId>, options: impl Into<SessionConfigSelectOptions>) -> Self {
+        Self { current_value: current_value.into(), options: options.into() }
+    }
+}
+
 impl SerializeFields for SessionConfigSelect {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("currentValue", &self.current_value)?;
@@ -7843,6 +8246,13 @@ impl SessionConfigSelect {
 pub struct SessionConfigBoolean {
     /// The current value of the boolean option.
     pub current_value: bool,
+}
+
+impl SessionConfigBoolean {
+    /// A `SessionConfigBoolean` from its required fields; the others are absent or at their defaults.
+    pub fn new(current_value: impl Into<bool>) -> Self {
+        Self { current_value: current_value.into() }
+    }
 }
 
 impl SerializeFields for SessionConfigBoolean {
@@ -8020,6 +8430,13 @@ pub struct ListSessionsResponse {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl ListSessionsResponse {
+    /// A `ListSessionsResponse` from its required fields; the others are absent or at their defaults.
+    pub fn new(sessions: impl Into<Vec<SessionInfo>>) -> Self {
+        Self { sessions: sessions.into(), next_cursor: MaybeUndefined::Undefined, meta: MaybeUndefined::Undefined }
+    }
+}
+
 impl SerializeFields for ListSessionsResponse {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("sessions", &self.sessions)?;
@@ -8118,6 +8535,20 @@ pub struct SessionInfo {
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl SessionInfo {
+    /// A `SessionInfo` from its required fields; the others are absent or at their defaults.
+    pub fn new(session_id: impl Into<SessionId>, cwd: impl Into<String>) -> Self {
+        Self {
+            session_id: session_id.into(),
+            cwd: cwd.into(),
+            additional_directories: None,
+            title: MaybeUndefined::Undefined,
+            updated_at: MaybeUndefined::Undefined,
+            meta: MaybeUndefined::Undefined,
+        }
+    }
 }
 
 impl SerializeFields for SessionInfo {
@@ -8569,6 +9000,13 @@ pub struct SetSessionConfigOptionResponse {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl SetSessionConfigOptionResponse {
+    /// A `SetSessionConfigOptionResponse` from its required fields; the others are absent or at their defaults.
+    pub fn new(config_options: impl Into<Vec<SessionConfigOption>>) -> Self {
+        Self { config_options: config_options.into(), meta: MaybeUndefined::Undefined }
+    }
+}
+
 impl SerializeFields for SetSessionConfigOptionResponse {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("configOptions", &self.config_options)?;
@@ -8646,6 +9084,13 @@ pub struct PromptResponse {
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl PromptResponse {
+    /// A `PromptResponse` from its required fields; the others are absent or at their defaults.
+    pub fn new(stop_reason: impl Into<StopReason>) -> Self {
+        Self { stop_reason: stop_reason.into(), meta: MaybeUndefined::Undefined }
+    }
 }
 
 impl SerializeFields for PromptResponse {
@@ -8790,6 +9235,13 @@ pub struct SessionNotification {
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl SessionNotification {
+    /// A `SessionNotification` from its required fields; the others are absent or at their defaults.
+    pub fn new(session_id: impl Into<SessionId>, update: impl Into<SessionUpdate>) -> Self {
+        Self { session_id: session_id.into(), update: update.into(), meta: MaybeUndefined::Undefined }
+    }
 }
 
 impl SerializeFields for SessionNotification {
@@ -9095,6 +9547,13 @@ pub struct ContentChunk {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl ContentChunk {
+    /// A `ContentChunk` from its required fields; the others are absent or at their defaults.
+    pub fn new(content: impl Into<ContentBlock>) -> Self {
+        Self { content: content.into(), message_id: MaybeUndefined::Undefined, meta: MaybeUndefined::Undefined }
+    }
+}
+
 impl SerializeFields for ContentChunk {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("content", &self.content)?;
@@ -9202,6 +9661,24 @@ pub struct ToolCall {
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl ToolCall {
+    /// A `ToolCall` from its required fields; the others are absent or at their defaults.
+    pub fn new(tool_call_id: impl Into<ToolCallId>, title: impl Into<String>) -> Self {
+        Self {
+            tool_call_id: tool_call_id.into(),
+            title: title.into(),
+            name: MaybeUndefined::Undefined,
+            kind: None,
+            status: None,
+            content: None,
+            locations: None,
+            raw_input: None,
+            raw_output: None,
+            meta: MaybeUndefined::Undefined,
+        }
+    }
 }
 
 impl SerializeFields for ToolCall {
@@ -9376,6 +9853,22 @@ pub struct PlanEntry {
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl PlanEntry {
+    /// A `PlanEntry` from its required fields; the others are absent or at their defaults.
+    pub fn new(
+        content: impl Into<String>,
+        priority: impl Into<PlanEntryPriority>,
+        status: impl Into<PlanEntryStatus>,
+    ) -> Self {
+        Self {
+            content: content.into(),
+            priority: priority.into(),
+            status: status.into(),
+            meta: MaybeUndefined::Undefined,
+        }
+    }
 }
 
 impl SerializeFields for PlanEntry {
@@ -9566,6 +10059,13 @@ pub struct Plan {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl Plan {
+    /// A `Plan` from its required fields; the others are absent or at their defaults.
+    pub fn new(entries: impl Into<Vec<PlanEntry>>) -> Self {
+        Self { entries: entries.into(), meta: MaybeUndefined::Undefined }
+    }
+}
+
 impl SerializeFields for Plan {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("entries", &self.entries)?;
@@ -9647,6 +10147,18 @@ pub struct AvailableCommand {
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl AvailableCommand {
+    /// A `AvailableCommand` from its required fields; the others are absent or at their defaults.
+    pub fn new(name: impl Into<String>, description: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            description: description.into(),
+            input: MaybeUndefined::Undefined,
+            meta: MaybeUndefined::Undefined,
+        }
+    }
 }
 
 impl SerializeFields for AvailableCommand {
@@ -9783,6 +10295,13 @@ pub struct UnstructuredCommandInput {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl UnstructuredCommandInput {
+    /// A `UnstructuredCommandInput` from its required fields; the others are absent or at their defaults.
+    pub fn new(hint: impl Into<String>) -> Self {
+        Self { hint: hint.into(), meta: MaybeUndefined::Undefined }
+    }
+}
+
 impl SerializeFields for UnstructuredCommandInput {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("hint", &self.hint)?;
@@ -9859,6 +10378,13 @@ pub struct AvailableCommandsUpdate {
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl AvailableCommandsUpdate {
+    /// A `AvailableCommandsUpdate` from its required fields; the others are absent or at their defaults.
+    pub fn new(available_commands: impl Into<Vec<AvailableCommand>>) -> Self {
+        Self { available_commands: available_commands.into(), meta: MaybeUndefined::Undefined }
+    }
 }
 
 impl SerializeFields for AvailableCommandsUpdate {
@@ -9940,6 +10466,13 @@ pub struct CurrentModeUpdate {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl CurrentModeUpdate {
+    /// A `CurrentModeUpdate` from its required fields; the others are absent or at their defaults.
+    pub fn new(current_mode_id: impl Into<SessionModeId>) -> Self {
+        Self { current_mode_id: current_mode_id.into(), meta: MaybeUndefined::Undefined }
+    }
+}
+
 impl SerializeFields for CurrentModeUpdate {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("currentModeId", &self.current_mode_id)?;
@@ -10016,6 +10549,13 @@ pub struct ConfigOptionUpdate {
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl ConfigOptionUpdate {
+    /// A `ConfigOptionUpdate` from its required fields; the others are absent or at their defaults.
+    pub fn new(config_options: impl Into<Vec<SessionConfigOption>>) -> Self {
+        Self { config_options: config_options.into(), meta: MaybeUndefined::Undefined }
+    }
 }
 
 impl SerializeFields for ConfigOptionUpdate {
@@ -10206,6 +10746,13 @@ pub struct Cost {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl Cost {
+    /// A `Cost` from its required fields; the others are absent or at their defaults.
+    pub fn new(amount: impl Into<f64>, currency: impl Into<String>) -> Self {
+        Self { amount: amount.into(), currency: currency.into(), meta: MaybeUndefined::Undefined }
+    }
+}
+
 impl SerializeFields for Cost {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("amount", &self.amount)?;
@@ -10296,6 +10843,13 @@ pub struct UsageUpdate {
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl UsageUpdate {
+    /// A `UsageUpdate` from its required fields; the others are absent or at their defaults.
+    pub fn new(used: impl Into<u64>, size: impl Into<u64>) -> Self {
+        Self { used: used.into(), size: size.into(), cost: MaybeUndefined::Undefined, meta: MaybeUndefined::Undefined }
+    }
 }
 
 impl SerializeFields for UsageUpdate {
@@ -10447,6 +11001,18 @@ pub struct Notice {
     pub description: MaybeUndefined<String>,
     /// Metadata scoped to this notice.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl Notice {
+    /// A `Notice` from its required fields; the others are absent or at their defaults.
+    pub fn new(severity: impl Into<NoticeSeverity>, title: impl Into<String>) -> Self {
+        Self {
+            severity: severity.into(),
+            title: title.into(),
+            description: MaybeUndefined::Undefined,
+            meta: MaybeUndefined::Undefined,
+        }
+    }
 }
 
 impl SerializeFields for Notice {
@@ -10642,6 +11208,19 @@ pub struct CompactionUpdate {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl CompactionUpdate {
+    /// A `CompactionUpdate` from its required fields; the others are absent or at their defaults.
+    pub fn new(compaction_id: impl Into<CompactionId>, status: impl Into<CompactionStatus>) -> Self {
+        Self {
+            compaction_id: compaction_id.into(),
+            status: status.into(),
+            summary: MaybeUndefined::Undefined,
+            error: MaybeUndefined::Undefined,
+            meta: MaybeUndefined::Undefined,
+        }
+    }
+}
+
 impl SerializeFields for CompactionUpdate {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("compactionId", &self.compaction_id)?;
@@ -10760,6 +11339,13 @@ pub struct CompactionSummaryChunk {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl CompactionSummaryChunk {
+    /// A `CompactionSummaryChunk` from its required fields; the others are absent or at their defaults.
+    pub fn new(compaction_id: impl Into<CompactionId>, content: impl Into<ContentBlock>) -> Self {
+        Self { compaction_id: compaction_id.into(), content: content.into(), meta: MaybeUndefined::Undefined }
+    }
+}
+
 impl SerializeFields for CompactionSummaryChunk {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("compactionId", &self.compaction_id)?;
@@ -10848,6 +11434,13 @@ pub struct CompleteElicitationNotification {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl CompleteElicitationNotification {
+    /// A `CompleteElicitationNotification` from its required fields; the others are absent or at their defaults.
+    pub fn new(elicitation_id: impl Into<ElicitationId>) -> Self {
+        Self { elicitation_id: elicitation_id.into(), meta: MaybeUndefined::Undefined }
+    }
+}
+
 impl SerializeFields for CompleteElicitationNotification {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("elicitationId", &self.elicitation_id)?;
@@ -10933,6 +11526,18 @@ pub struct InitializeRequest {
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl InitializeRequest {
+    /// A `InitializeRequest` from its required fields; the others are absent or at their defaults.
+    pub fn new(protocol_version: impl Into<ProtocolVersion>) -> Self {
+        Self {
+            protocol_version: protocol_version.into(),
+            client_capabilities: ClientCapabilities::default(),
+            client_info: MaybeUndefined::Undefined,
+            meta: MaybeUndefined::Undefined,
+        }
+    }
 }
 
 impl SerializeFields for InitializeRequest {
@@ -12020,6 +12625,13 @@ pub struct AuthenticateRequest {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl AuthenticateRequest {
+    /// A `AuthenticateRequest` from its required fields; the others are absent or at their defaults.
+    pub fn new(method_id: impl Into<AuthMethodId>) -> Self {
+        Self { method_id: method_id.into(), meta: MaybeUndefined::Undefined }
+    }
+}
+
 impl SerializeFields for AuthenticateRequest {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("methodId", &self.method_id)?;
@@ -12172,6 +12784,18 @@ pub struct NewSessionRequest {
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl NewSessionRequest {
+    /// A `NewSessionRequest` from its required fields; the others are absent or at their defaults.
+    pub fn new(cwd: impl Into<String>, mcp_servers: impl Into<Vec<McpServer>>) -> Self {
+        Self {
+            cwd: cwd.into(),
+            additional_directories: None,
+            mcp_servers: mcp_servers.into(),
+            meta: MaybeUndefined::Undefined,
+        }
+    }
 }
 
 impl SerializeFields for NewSessionRequest {
@@ -12363,6 +12987,13 @@ pub struct HttpHeader {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl HttpHeader {
+    /// A `HttpHeader` from its required fields; the others are absent or at their defaults.
+    pub fn new(name: impl Into<String>, value: impl Into<String>) -> Self {
+        Self { name: name.into(), value: value.into(), meta: MaybeUndefined::Undefined }
+    }
+}
+
 impl SerializeFields for HttpHeader {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("name", &self.name)?;
@@ -12453,6 +13084,13 @@ pub struct McpServerHttp {
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl McpServerHttp {
+    /// A `McpServerHttp` from its required fields; the others are absent or at their defaults.
+    pub fn new(name: impl Into<String>, url: impl Into<String>, headers: impl Into<Vec<HttpHeader>>) -> Self {
+        Self { name: name.into(), url: url.into(), headers: headers.into(), meta: MaybeUndefined::Undefined }
+    }
 }
 
 impl SerializeFields for McpServerHttp {
@@ -12561,6 +13199,13 @@ pub struct McpServerSse {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl McpServerSse {
+    /// A `McpServerSse` from its required fields; the others are absent or at their defaults.
+    pub fn new(name: impl Into<String>, url: impl Into<String>, headers: impl Into<Vec<HttpHeader>>) -> Self {
+        Self { name: name.into(), url: url.into(), headers: headers.into(), meta: MaybeUndefined::Undefined }
+    }
+}
+
 impl SerializeFields for McpServerSse {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("name", &self.name)?;
@@ -12667,6 +13312,24 @@ pub struct McpServerStdio {
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl McpServerStdio {
+    /// A `McpServerStdio` from its required fields; the others are absent or at their defaults.
+    pub fn new(
+        name: impl Into<String>,
+        command: impl Into<String>,
+        args: impl Into<Vec<String>>,
+        env: impl Into<Vec<EnvVariable>>,
+    ) -> Self {
+        Self {
+            name: name.into(),
+            command: command.into(),
+            args: args.into(),
+            env: env.into(),
+            meta: MaybeUndefined::Undefined,
+        }
+    }
 }
 
 impl SerializeFields for McpServerStdio {
@@ -12789,6 +13452,23 @@ pub struct LoadSessionRequest {
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl LoadSessionRequest {
+    /// A `LoadSessionRequest` from its required fields; the others are absent or at their defaults.
+    pub fn new(
+        mcp_servers: impl Into<Vec<McpServer>>,
+        cwd: impl Into<String>,
+        session_id: impl Into<SessionId>,
+    ) -> Self {
+        Self {
+            mcp_servers: mcp_servers.into(),
+            cwd: cwd.into(),
+            additional_directories: None,
+            session_id: session_id.into(),
+            meta: MaybeUndefined::Undefined,
+        }
+    }
 }
 
 impl SerializeFields for LoadSessionRequest {
@@ -13004,6 +13684,13 @@ pub struct DeleteSessionRequest {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl DeleteSessionRequest {
+    /// A `DeleteSessionRequest` from its required fields; the others are absent or at their defaults.
+    pub fn new(session_id: impl Into<SessionId>) -> Self {
+        Self { session_id: session_id.into(), meta: MaybeUndefined::Undefined }
+    }
+}
+
 impl SerializeFields for DeleteSessionRequest {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("sessionId", &self.session_id)?;
@@ -13086,6 +13773,19 @@ pub struct ResumeSessionRequest {
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl ResumeSessionRequest {
+    /// A `ResumeSessionRequest` from its required fields; the others are absent or at their defaults.
+    pub fn new(session_id: impl Into<SessionId>, cwd: impl Into<String>) -> Self {
+        Self {
+            session_id: session_id.into(),
+            cwd: cwd.into(),
+            additional_directories: None,
+            mcp_servers: None,
+            meta: MaybeUndefined::Undefined,
+        }
+    }
 }
 
 impl SerializeFields for ResumeSessionRequest {
@@ -13200,6 +13900,13 @@ pub struct CloseSessionRequest {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl CloseSessionRequest {
+    /// A `CloseSessionRequest` from its required fields; the others are absent or at their defaults.
+    pub fn new(session_id: impl Into<SessionId>) -> Self {
+        Self { session_id: session_id.into(), meta: MaybeUndefined::Undefined }
+    }
+}
+
 impl SerializeFields for CloseSessionRequest {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("sessionId", &self.session_id)?;
@@ -13278,6 +13985,13 @@ pub struct SetSessionModeRequest {
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl SetSessionModeRequest {
+    /// A `SetSessionModeRequest` from its required fields; the others are absent or at their defaults.
+    pub fn new(session_id: impl Into<SessionId>, mode_id: impl Into<SessionModeId>) -> Self {
+        Self { session_id: session_id.into(), mode_id: mode_id.into(), meta: MaybeUndefined::Undefined }
+    }
 }
 
 impl SerializeFields for SetSessionModeRequest {
@@ -13364,6 +14078,13 @@ pub struct SetSessionConfigOptionRequestVariantBoolean {
     pub value: bool,
 }
 
+impl SetSessionConfigOptionRequestVariantBoolean {
+    /// A `SetSessionConfigOptionRequestVariantBoolean` from its required fields; the others are absent or at their defaults.
+    pub fn new(value: impl Into<bool>) -> Self {
+        Self { value: value.into() }
+    }
+}
+
 impl SerializeFields for SetSessionConfigOptionRequestVariantBoolean {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("value", &self.value)?;
@@ -13426,6 +14147,13 @@ impl SetSessionConfigOptionRequestVariantBoolean {
 pub struct SetSessionConfigOptionRequestVariantValueId {
     /// The value ID.
     pub value: SessionConfigValueId,
+}
+
+impl SetSessionConfigOptionRequestVariantValueId {
+    /// A `SetSessionConfigOptionRequestVariantValueId` from its required fields; the others are absent or at their defaults.
+    pub fn new(value: impl Into<SessionConfigValueId>) -> Self {
+        Self { value: value.into() }
+    }
 }
 
 impl SerializeFields for SetSessionConfigOptionRequestVariantValueId {
@@ -13672,6 +14400,13 @@ pub struct PromptRequest {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl PromptRequest {
+    /// A `PromptRequest` from its required fields; the others are absent or at their defaults.
+    pub fn new(session_id: impl Into<SessionId>, prompt: impl Into<Vec<ContentBlock>>) -> Self {
+        Self { session_id: session_id.into(), prompt: prompt.into(), meta: MaybeUndefined::Undefined }
+    }
+}
+
 impl SerializeFields for PromptRequest {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("sessionId", &self.session_id)?;
@@ -13832,6 +14567,13 @@ pub struct ReadTextFileResponse {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl ReadTextFileResponse {
+    /// A `ReadTextFileResponse` from its required fields; the others are absent or at their defaults.
+    pub fn new(content: impl Into<String>) -> Self {
+        Self { content: content.into(), meta: MaybeUndefined::Undefined }
+    }
+}
+
 impl SerializeFields for ReadTextFileResponse {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("content", &self.content)?;
@@ -13908,6 +14650,13 @@ pub struct RequestPermissionResponse {
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl RequestPermissionResponse {
+    /// A `RequestPermissionResponse` from its required fields; the others are absent or at their defaults.
+    pub fn new(outcome: impl Into<RequestPermissionOutcome>) -> Self {
+        Self { outcome: outcome.into(), meta: MaybeUndefined::Undefined }
+    }
 }
 
 impl SerializeFields for RequestPermissionResponse {
@@ -14069,6 +14818,13 @@ pub struct SelectedPermissionOutcome {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl SelectedPermissionOutcome {
+    /// A `SelectedPermissionOutcome` from its required fields; the others are absent or at their defaults.
+    pub fn new(option_id: impl Into<PermissionOptionId>) -> Self {
+        Self { option_id: option_id.into(), meta: MaybeUndefined::Undefined }
+    }
+}
+
 impl SerializeFields for SelectedPermissionOutcome {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("optionId", &self.option_id)?;
@@ -14145,6 +14901,13 @@ pub struct CreateTerminalResponse {
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl CreateTerminalResponse {
+    /// A `CreateTerminalResponse` from its required fields; the others are absent or at their defaults.
+    pub fn new(terminal_id: impl Into<TerminalId>) -> Self {
+        Self { terminal_id: terminal_id.into(), meta: MaybeUndefined::Undefined }
+    }
 }
 
 impl SerializeFields for CreateTerminalResponse {
@@ -14227,6 +14990,18 @@ pub struct TerminalOutputResponse {
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl TerminalOutputResponse {
+    /// A `TerminalOutputResponse` from its required fields; the others are absent or at their defaults.
+    pub fn new(output: impl Into<String>, truncated: impl Into<bool>) -> Self {
+        Self {
+            output: output.into(),
+            truncated: truncated.into(),
+            exit_status: MaybeUndefined::Undefined,
+            meta: MaybeUndefined::Undefined,
+        }
+    }
 }
 
 impl SerializeFields for TerminalOutputResponse {
@@ -14961,6 +15736,13 @@ pub struct CancelNotification {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl CancelNotification {
+    /// A `CancelNotification` from its required fields; the others are absent or at their defaults.
+    pub fn new(session_id: impl Into<SessionId>) -> Self {
+        Self { session_id: session_id.into(), meta: MaybeUndefined::Undefined }
+    }
+}
+
 impl SerializeFields for CancelNotification {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("sessionId", &self.session_id)?;
@@ -15037,6 +15819,13 @@ pub struct CancelRequestNotification {
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl CancelRequestNotification {
+    /// A `CancelRequestNotification` from its required fields; the others are absent or at their defaults.
+    pub fn new(request_id: impl Into<crate::RequestId>) -> Self {
+        Self { request_id: request_id.into(), meta: MaybeUndefined::Undefined }
+    }
 }
 
 impl SerializeFields for CancelRequestNotification {
@@ -15673,6 +16462,18 @@ impl crate::Payload for ClientRequest {
     fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> {
         Self::encode_payload(self, buf)
     }
+    fn session_id(&self) -> Option<&str> {
+        match self {
+            Self::SessionClose(p) => Some(p.session_id.as_str()),
+            Self::SessionDelete(p) => Some(p.session_id.as_str()),
+            Self::SessionLoad(p) => Some(p.session_id.as_str()),
+            Self::SessionPrompt(p) => Some(p.session_id.as_str()),
+            Self::SessionResume(p) => Some(p.session_id.as_str()),
+            Self::SessionSetConfigOption(p) => Some(p.session_id.as_str()),
+            Self::SessionSetMode(p) => Some(p.session_id.as_str()),
+            _ => None,
+        }
+    }
 }
 
 /// A notification sent by the client, handled by the agent.
@@ -15748,6 +16549,12 @@ impl crate::Payload for ClientNotification {
     }
     fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> {
         Self::encode_payload(self, buf)
+    }
+    fn session_id(&self) -> Option<&str> {
+        match self {
+            Self::SessionCancel(p) => Some(p.session_id.as_str()),
+            _ => None,
+        }
     }
 }
 
@@ -16019,6 +16826,19 @@ impl crate::Payload for AgentRequest {
     fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> {
         Self::encode_payload(self, buf)
     }
+    fn session_id(&self) -> Option<&str> {
+        match self {
+            Self::FsReadTextFile(p) => Some(p.session_id.as_str()),
+            Self::FsWriteTextFile(p) => Some(p.session_id.as_str()),
+            Self::SessionRequestPermission(p) => Some(p.session_id.as_str()),
+            Self::TerminalCreate(p) => Some(p.session_id.as_str()),
+            Self::TerminalKill(p) => Some(p.session_id.as_str()),
+            Self::TerminalOutput(p) => Some(p.session_id.as_str()),
+            Self::TerminalRelease(p) => Some(p.session_id.as_str()),
+            Self::TerminalWaitForExit(p) => Some(p.session_id.as_str()),
+            _ => None,
+        }
+    }
 }
 
 /// A notification sent by the agent, handled by the client.
@@ -16102,6 +16922,12 @@ impl crate::Payload for AgentNotification {
     }
     fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> {
         Self::encode_payload(self, buf)
+    }
+    fn session_id(&self) -> Option<&str> {
+        match self {
+            Self::SessionUpdate(p) => Some(p.session_id.as_str()),
+            _ => None,
+        }
     }
 }
 
@@ -16234,5 +17060,541 @@ impl crate::Payload for ClientResponse {
     }
     fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> {
         Self::encode_payload(self, buf)
+    }
+}
+
+/// This surface as a type: selects the types and handler traits of a connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct V1;
+
+impl crate::Protocol for V1 {
+    const VERSION: u16 = PROTOCOL_VERSION;
+    const UNSTABLE: bool = false;
+    type ClientRequest = ClientRequest;
+    type ClientNotification = ClientNotification;
+    type AgentRequest = AgentRequest;
+    type AgentNotification = AgentNotification;
+    const METHODS: &'static [crate::MethodInfo] = method::ALL;
+}
+
+pub use crate::{
+    AcpError, AcpEvent, AcpOptions, AgentConnection, AgentProcess, ClientConnection, Context, ErrorObject,
+};
+
+/// Serves `agent` on this process's stdin and stdout until stdin closes.
+pub async fn serve_agent_stdio<A: Agent>(
+    agent: A,
+    options: AcpOptions,
+) -> Result<(), agentproto_jsonrpc::ConnectionError> {
+    crate::agent::serve_stdio::<V1, A>(agent, options).await
+}
+/// The agent side of a connection over any byte streams; run the returned connection.
+pub fn connect_agent<A: Agent>(
+    agent: A,
+    input: impl tokio::io::AsyncRead + Send + Unpin + 'static,
+    output: impl tokio::io::AsyncWrite + Send + Unpin + 'static,
+    options: AcpOptions,
+) -> (agentproto_jsonrpc::Connection, ClientConnection<V1>) {
+    crate::agent::connect::<V1, A>(agent, input, output, options)
+}
+/// The client side of a connection over any byte streams; run the returned connection.
+pub fn connect_client<C: Client>(
+    client: C,
+    input: impl tokio::io::AsyncRead + Send + Unpin + 'static,
+    output: impl tokio::io::AsyncWrite + Send + Unpin + 'static,
+    options: AcpOptions,
+) -> (agentproto_jsonrpc::Connection, AgentConnection<V1>) {
+    crate::client::connect::<V1, C>(client, input, output, options)
+}
+/// Spawns an agent command and connects `client` to it (see [`crate::client::spawn`]).
+pub fn spawn_agent<C: Client>(
+    command: tokio::process::Command,
+    client: C,
+    options: AcpOptions,
+) -> std::io::Result<(AgentConnection<V1>, AgentProcess)> {
+    crate::client::spawn::<V1, C>(command, client, options)
+}
+
+/// What an [`Agent`] handler receives besides the params: the connection to the client, the request's cancellation.
+pub type AgentContext = crate::Context<crate::ClientConnection<V1>>;
+/// What a [`Client`] handler receives besides the params: the connection to the agent, the request's cancellation.
+pub type ClientContext = crate::Context<crate::AgentConnection<V1>>;
+
+/// The agent role: one handler per method the client sends. Implement the required
+/// ones; every other request is answered `-32601` and every other notification ignored
+/// until you implement it. `$/cancel_request` is handled by the connection (see
+/// [`Context::cancellation_token`](crate::Context::cancellation_token)).
+pub trait Agent: Send + Sync + 'static {
+    /// Handles `authenticate` (stable).
+    fn authenticate(
+        &self,
+        cx: AgentContext,
+        params: AuthenticateRequest,
+    ) -> impl std::future::Future<Output = Result<AuthenticateResponse, agentproto_jsonrpc::ErrorObject>> + Send {
+        async { Err(agentproto_jsonrpc::ErrorObject::method_not_found("authenticate")) }
+    }
+    /// Handles `initialize` (stable).
+    fn initialize(
+        &self,
+        cx: AgentContext,
+        params: InitializeRequest,
+    ) -> impl std::future::Future<Output = Result<InitializeResponse, agentproto_jsonrpc::ErrorObject>> + Send;
+    /// Handles `logout` (stable).
+    fn logout(
+        &self,
+        cx: AgentContext,
+        params: LogoutRequest,
+    ) -> impl std::future::Future<Output = Result<LogoutResponse, agentproto_jsonrpc::ErrorObject>> + Send {
+        async { Err(agentproto_jsonrpc::ErrorObject::method_not_found("logout")) }
+    }
+    /// Handles `session/cancel` (stable).
+    fn cancel(&self, cx: AgentContext, params: CancelNotification) -> impl std::future::Future<Output = ()> + Send {
+        async {}
+    }
+    /// Handles `session/close` (stable).
+    fn close_session(
+        &self,
+        cx: AgentContext,
+        params: CloseSessionRequest,
+    ) -> impl std::future::Future<Output = Result<CloseSessionResponse, agentproto_jsonrpc::ErrorObject>> + Send {
+        async { Err(agentproto_jsonrpc::ErrorObject::method_not_found("session/close")) }
+    }
+    /// Handles `session/delete` (stable).
+    fn delete_session(
+        &self,
+        cx: AgentContext,
+        params: DeleteSessionRequest,
+    ) -> impl std::future::Future<Output = Result<DeleteSessionResponse, agentproto_jsonrpc::ErrorObject>> + Send {
+        async { Err(agentproto_jsonrpc::ErrorObject::method_not_found("session/delete")) }
+    }
+    /// Handles `session/list` (stable).
+    fn list_sessions(
+        &self,
+        cx: AgentContext,
+        params: ListSessionsRequest,
+    ) -> impl std::future::Future<Output = Result<ListSessionsResponse, agentproto_jsonrpc::ErrorObject>> + Send {
+        async { Err(agentproto_jsonrpc::ErrorObject::method_not_found("session/list")) }
+    }
+    /// Handles `session/load` (stable).
+    fn load_session(
+        &self,
+        cx: AgentContext,
+        params: LoadSessionRequest,
+    ) -> impl std::future::Future<Output = Result<LoadSessionResponse, agentproto_jsonrpc::ErrorObject>> + Send {
+        async { Err(agentproto_jsonrpc::ErrorObject::method_not_found("session/load")) }
+    }
+    /// Handles `session/new` (stable).
+    fn new_session(
+        &self,
+        cx: AgentContext,
+        params: NewSessionRequest,
+    ) -> impl std::future::Future<Output = Result<NewSessionResponse, agentproto_jsonrpc::ErrorObject>> + Send;
+    /// Handles `session/prompt` (stable).
+    fn prompt(
+        &self,
+        cx: AgentContext,
+        params: PromptRequest,
+    ) -> impl std::future::Future<Output = Result<PromptResponse, agentproto_jsonrpc::ErrorObject>> + Send;
+    /// Handles `session/resume` (stable).
+    fn resume_session(
+        &self,
+        cx: AgentContext,
+        params: ResumeSessionRequest,
+    ) -> impl std::future::Future<Output = Result<ResumeSessionResponse, agentproto_jsonrpc::ErrorObject>> + Send {
+        async { Err(agentproto_jsonrpc::ErrorObject::method_not_found("session/resume")) }
+    }
+    /// Handles `session/set_config_option` (stable).
+    fn set_session_config_option(
+        &self,
+        cx: AgentContext,
+        params: SetSessionConfigOptionRequest,
+    ) -> impl std::future::Future<Output = Result<SetSessionConfigOptionResponse, agentproto_jsonrpc::ErrorObject>> + Send
+    {
+        async { Err(agentproto_jsonrpc::ErrorObject::method_not_found("session/set_config_option")) }
+    }
+    /// Handles `session/set_mode` (stable).
+    fn set_session_mode(
+        &self,
+        cx: AgentContext,
+        params: SetSessionModeRequest,
+    ) -> impl std::future::Future<Output = Result<SetSessionModeResponse, agentproto_jsonrpc::ErrorObject>> + Send {
+        async { Err(agentproto_jsonrpc::ErrorObject::method_not_found("session/set_mode")) }
+    }
+    /// Handles an extension request (a method starting with `_`, passed with its full name).
+    fn ext_method(
+        &self,
+        cx: AgentContext,
+        request: crate::ExtMessage,
+    ) -> impl std::future::Future<Output = Result<RawJson, agentproto_jsonrpc::ErrorObject>> + Send {
+        async move { Err(agentproto_jsonrpc::ErrorObject::method_not_found(&request.method)) }
+    }
+    /// Handles an extension notification; ignored unless implemented.
+    fn ext_notification(
+        &self,
+        cx: AgentContext,
+        notification: crate::ExtMessage,
+    ) -> impl std::future::Future<Output = ()> + Send {
+        async {}
+    }
+}
+
+impl<H: Agent> crate::Dispatch<ClientRequest, ClientNotification, crate::ClientConnection<V1>> for H {
+    fn dispatch_request(
+        self: std::sync::Arc<Self>,
+        cx: AgentContext,
+        request: ClientRequest,
+    ) -> futures::future::BoxFuture<'static, Result<Box<RawValue>, agentproto_jsonrpc::ErrorObject>> {
+        Box::pin(async move {
+            let strict = cx.strict();
+            match request {
+                ClientRequest::Authenticate(p) => {
+                    crate::encode_reply(&self.authenticate(cx, p).await?, strict, "authenticate")
+                }
+                ClientRequest::Initialize(p) => {
+                    crate::encode_reply(&self.initialize(cx, p).await?, strict, "initialize")
+                }
+                ClientRequest::Logout(p) => crate::encode_reply(&self.logout(cx, p).await?, strict, "logout"),
+                ClientRequest::SessionClose(p) => {
+                    crate::encode_reply(&self.close_session(cx, p).await?, strict, "session/close")
+                }
+                ClientRequest::SessionDelete(p) => {
+                    crate::encode_reply(&self.delete_session(cx, p).await?, strict, "session/delete")
+                }
+                ClientRequest::SessionList(p) => {
+                    crate::encode_reply(&self.list_sessions(cx, p).await?, strict, "session/list")
+                }
+                ClientRequest::SessionLoad(p) => {
+                    crate::encode_reply(&self.load_session(cx, p).await?, strict, "session/load")
+                }
+                ClientRequest::SessionNew(p) => {
+                    crate::encode_reply(&self.new_session(cx, p).await?, strict, "session/new")
+                }
+                ClientRequest::SessionPrompt(p) => {
+                    crate::encode_reply(&self.prompt(cx, p).await?, strict, "session/prompt")
+                }
+                ClientRequest::SessionResume(p) => {
+                    crate::encode_reply(&self.resume_session(cx, p).await?, strict, "session/resume")
+                }
+                ClientRequest::SessionSetConfigOption(p) => crate::encode_reply(
+                    &self.set_session_config_option(cx, p).await?,
+                    strict,
+                    "session/set_config_option",
+                ),
+                ClientRequest::SessionSetMode(p) => {
+                    crate::encode_reply(&self.set_session_mode(cx, p).await?, strict, "session/set_mode")
+                }
+                ClientRequest::Ext(m) => Ok(self.ext_method(cx, m).await?.into_raw()),
+            }
+        })
+    }
+    fn dispatch_notification(
+        self: std::sync::Arc<Self>,
+        cx: AgentContext,
+        notification: ClientNotification,
+    ) -> futures::future::BoxFuture<'static, ()> {
+        Box::pin(async move {
+            match notification {
+                ClientNotification::SessionCancel(p) => self.cancel(cx, p).await,
+                ClientNotification::Ext(m) => self.ext_notification(cx, m).await,
+                #[allow(unreachable_patterns)]
+                _ => {}
+            }
+        })
+    }
+}
+
+/// The client role: one handler per method the agent sends. Implement the required
+/// ones; every other request is answered `-32601` and every other notification ignored
+/// until you implement it. `$/cancel_request` is handled by the connection (see
+/// [`Context::cancellation_token`](crate::Context::cancellation_token)).
+pub trait Client: Send + Sync + 'static {
+    /// Handles `elicitation/complete` (stable).
+    fn complete_elicitation(
+        &self,
+        cx: ClientContext,
+        params: CompleteElicitationNotification,
+    ) -> impl std::future::Future<Output = ()> + Send {
+        async {}
+    }
+    /// Handles `elicitation/create` (stable).
+    fn create_elicitation(
+        &self,
+        cx: ClientContext,
+        params: CreateElicitationRequest,
+    ) -> impl std::future::Future<Output = Result<CreateElicitationResponse, agentproto_jsonrpc::ErrorObject>> + Send
+    {
+        async { Err(agentproto_jsonrpc::ErrorObject::method_not_found("elicitation/create")) }
+    }
+    /// Handles `fs/read_text_file` (stable).
+    fn read_text_file(
+        &self,
+        cx: ClientContext,
+        params: ReadTextFileRequest,
+    ) -> impl std::future::Future<Output = Result<ReadTextFileResponse, agentproto_jsonrpc::ErrorObject>> + Send {
+        async { Err(agentproto_jsonrpc::ErrorObject::method_not_found("fs/read_text_file")) }
+    }
+    /// Handles `fs/write_text_file` (stable).
+    fn write_text_file(
+        &self,
+        cx: ClientContext,
+        params: WriteTextFileRequest,
+    ) -> impl std::future::Future<Output = Result<WriteTextFileResponse, agentproto_jsonrpc::ErrorObject>> + Send {
+        async { Err(agentproto_jsonrpc::ErrorObject::method_not_found("fs/write_text_file")) }
+    }
+    /// Handles `session/request_permission` (stable).
+    fn request_permission(
+        &self,
+        cx: ClientContext,
+        params: RequestPermissionRequest,
+    ) -> impl std::future::Future<Output = Result<RequestPermissionResponse, agentproto_jsonrpc::ErrorObject>> + Send;
+    /// Handles `session/update` (stable).
+    fn session_update(
+        &self,
+        cx: ClientContext,
+        params: SessionNotification,
+    ) -> impl std::future::Future<Output = ()> + Send;
+    /// Handles `terminal/create` (stable).
+    fn create_terminal(
+        &self,
+        cx: ClientContext,
+        params: CreateTerminalRequest,
+    ) -> impl std::future::Future<Output = Result<CreateTerminalResponse, agentproto_jsonrpc::ErrorObject>> + Send {
+        async { Err(agentproto_jsonrpc::ErrorObject::method_not_found("terminal/create")) }
+    }
+    /// Handles `terminal/kill` (stable).
+    fn kill_terminal(
+        &self,
+        cx: ClientContext,
+        params: KillTerminalRequest,
+    ) -> impl std::future::Future<Output = Result<KillTerminalResponse, agentproto_jsonrpc::ErrorObject>> + Send {
+        async { Err(agentproto_jsonrpc::ErrorObject::method_not_found("terminal/kill")) }
+    }
+    /// Handles `terminal/output` (stable).
+    fn terminal_output(
+        &self,
+        cx: ClientContext,
+        params: TerminalOutputRequest,
+    ) -> impl std::future::Future<Output = Result<TerminalOutputResponse, agentproto_jsonrpc::ErrorObject>> + Send {
+        async { Err(agentproto_jsonrpc::ErrorObject::method_not_found("terminal/output")) }
+    }
+    /// Handles `terminal/release` (stable).
+    fn release_terminal(
+        &self,
+        cx: ClientContext,
+        params: ReleaseTerminalRequest,
+    ) -> impl std::future::Future<Output = Result<ReleaseTerminalResponse, agentproto_jsonrpc::ErrorObject>> + Send
+    {
+        async { Err(agentproto_jsonrpc::ErrorObject::method_not_found("terminal/release")) }
+    }
+    /// Handles `terminal/wait_for_exit` (stable).
+    fn wait_for_terminal_exit(
+        &self,
+        cx: ClientContext,
+        params: WaitForTerminalExitRequest,
+    ) -> impl std::future::Future<Output = Result<WaitForTerminalExitResponse, agentproto_jsonrpc::ErrorObject>> + Send
+    {
+        async { Err(agentproto_jsonrpc::ErrorObject::method_not_found("terminal/wait_for_exit")) }
+    }
+    /// Handles an extension request (a method starting with `_`, passed with its full name).
+    fn ext_method(
+        &self,
+        cx: ClientContext,
+        request: crate::ExtMessage,
+    ) -> impl std::future::Future<Output = Result<RawJson, agentproto_jsonrpc::ErrorObject>> + Send {
+        async move { Err(agentproto_jsonrpc::ErrorObject::method_not_found(&request.method)) }
+    }
+    /// Handles an extension notification; ignored unless implemented.
+    fn ext_notification(
+        &self,
+        cx: ClientContext,
+        notification: crate::ExtMessage,
+    ) -> impl std::future::Future<Output = ()> + Send {
+        async {}
+    }
+}
+
+impl<H: Client> crate::Dispatch<AgentRequest, AgentNotification, crate::AgentConnection<V1>> for H {
+    fn dispatch_request(
+        self: std::sync::Arc<Self>,
+        cx: ClientContext,
+        request: AgentRequest,
+    ) -> futures::future::BoxFuture<'static, Result<Box<RawValue>, agentproto_jsonrpc::ErrorObject>> {
+        Box::pin(async move {
+            let strict = cx.strict();
+            match request {
+                AgentRequest::ElicitationCreate(p) => {
+                    crate::encode_reply(&self.create_elicitation(cx, p).await?, strict, "elicitation/create")
+                }
+                AgentRequest::FsReadTextFile(p) => {
+                    crate::encode_reply(&self.read_text_file(cx, p).await?, strict, "fs/read_text_file")
+                }
+                AgentRequest::FsWriteTextFile(p) => {
+                    crate::encode_reply(&self.write_text_file(cx, p).await?, strict, "fs/write_text_file")
+                }
+                AgentRequest::SessionRequestPermission(p) => {
+                    crate::encode_reply(&self.request_permission(cx, p).await?, strict, "session/request_permission")
+                }
+                AgentRequest::TerminalCreate(p) => {
+                    crate::encode_reply(&self.create_terminal(cx, p).await?, strict, "terminal/create")
+                }
+                AgentRequest::TerminalKill(p) => {
+                    crate::encode_reply(&self.kill_terminal(cx, p).await?, strict, "terminal/kill")
+                }
+                AgentRequest::TerminalOutput(p) => {
+                    crate::encode_reply(&self.terminal_output(cx, p).await?, strict, "terminal/output")
+                }
+                AgentRequest::TerminalRelease(p) => {
+                    crate::encode_reply(&self.release_terminal(cx, p).await?, strict, "terminal/release")
+                }
+                AgentRequest::TerminalWaitForExit(p) => {
+                    crate::encode_reply(&self.wait_for_terminal_exit(cx, p).await?, strict, "terminal/wait_for_exit")
+                }
+                AgentRequest::Ext(m) => Ok(self.ext_method(cx, m).await?.into_raw()),
+            }
+        })
+    }
+    fn dispatch_notification(
+        self: std::sync::Arc<Self>,
+        cx: ClientContext,
+        notification: AgentNotification,
+    ) -> futures::future::BoxFuture<'static, ()> {
+        Box::pin(async move {
+            match notification {
+                AgentNotification::ElicitationComplete(p) => self.complete_elicitation(cx, p).await,
+                AgentNotification::SessionUpdate(p) => self.session_update(cx, p).await,
+                AgentNotification::Ext(m) => self.ext_notification(cx, m).await,
+                #[allow(unreachable_patterns)]
+                _ => {}
+            }
+        })
+    }
+}
+
+impl crate::AgentConnection<V1> {
+    /// Sends `authenticate` and waits for its validated result.
+    pub async fn authenticate(&self, params: AuthenticateRequest) -> Result<AuthenticateResponse, crate::AcpError> {
+        self.request::<method::Authenticate>(params).await
+    }
+    /// Sends `initialize` and waits for its validated result.
+    pub async fn initialize(&self, params: InitializeRequest) -> Result<InitializeResponse, crate::AcpError> {
+        self.request::<method::Initialize>(params).await
+    }
+    /// Sends `logout` and waits for its validated result.
+    pub async fn logout(&self, params: LogoutRequest) -> Result<LogoutResponse, crate::AcpError> {
+        self.request::<method::Logout>(params).await
+    }
+    /// Sends the `session/cancel` notification.
+    pub async fn cancel(&self, params: CancelNotification) -> Result<(), crate::AcpError> {
+        self.notify::<method::SessionCancel>(params).await
+    }
+    /// Sends `session/close` and waits for its validated result.
+    pub async fn close_session(&self, params: CloseSessionRequest) -> Result<CloseSessionResponse, crate::AcpError> {
+        self.request::<method::SessionClose>(params).await
+    }
+    /// Sends `session/delete` and waits for its validated result.
+    pub async fn delete_session(&self, params: DeleteSessionRequest) -> Result<DeleteSessionResponse, crate::AcpError> {
+        self.request::<method::SessionDelete>(params).await
+    }
+    /// Sends `session/list` and waits for its validated result.
+    pub async fn list_sessions(&self, params: ListSessionsRequest) -> Result<ListSessionsResponse, crate::AcpError> {
+        self.request::<method::SessionList>(params).await
+    }
+    /// Sends `session/load` and waits for its validated result.
+    pub async fn load_session(&self, params: LoadSessionRequest) -> Result<LoadSessionResponse, crate::AcpError> {
+        self.request::<method::SessionLoad>(params).await
+    }
+    /// Sends `session/new` and waits for its validated result.
+    pub async fn new_session(&self, params: NewSessionRequest) -> Result<NewSessionResponse, crate::AcpError> {
+        self.request::<method::SessionNew>(params).await
+    }
+    /// Sends `session/prompt` and waits for its validated result.
+    pub async fn prompt(&self, params: PromptRequest) -> Result<PromptResponse, crate::AcpError> {
+        self.request::<method::SessionPrompt>(params).await
+    }
+    /// Sends `session/resume` and waits for its validated result.
+    pub async fn resume_session(&self, params: ResumeSessionRequest) -> Result<ResumeSessionResponse, crate::AcpError> {
+        self.request::<method::SessionResume>(params).await
+    }
+    /// Sends `session/set_config_option` and waits for its validated result.
+    pub async fn set_session_config_option(
+        &self,
+        params: SetSessionConfigOptionRequest,
+    ) -> Result<SetSessionConfigOptionResponse, crate::AcpError> {
+        self.request::<method::SessionSetConfigOption>(params).await
+    }
+    /// Sends `session/set_mode` and waits for its validated result.
+    pub async fn set_session_mode(
+        &self,
+        params: SetSessionModeRequest,
+    ) -> Result<SetSessionModeResponse, crate::AcpError> {
+        self.request::<method::SessionSetMode>(params).await
+    }
+}
+
+impl crate::ClientConnection<V1> {
+    /// Sends the `elicitation/complete` notification.
+    pub async fn complete_elicitation(&self, params: CompleteElicitationNotification) -> Result<(), crate::AcpError> {
+        self.notify::<method::ElicitationComplete>(params).await
+    }
+    /// Sends `elicitation/create` and waits for its validated result.
+    pub async fn create_elicitation(
+        &self,
+        params: CreateElicitationRequest,
+    ) -> Result<CreateElicitationResponse, crate::AcpError> {
+        self.request::<method::ElicitationCreate>(params).await
+    }
+    /// Sends `fs/read_text_file` and waits for its validated result.
+    pub async fn read_text_file(&self, params: ReadTextFileRequest) -> Result<ReadTextFileResponse, crate::AcpError> {
+        self.request::<method::FsReadTextFile>(params).await
+    }
+    /// Sends `fs/write_text_file` and waits for its validated result.
+    pub async fn write_text_file(
+        &self,
+        params: WriteTextFileRequest,
+    ) -> Result<WriteTextFileResponse, crate::AcpError> {
+        self.request::<method::FsWriteTextFile>(params).await
+    }
+    /// Sends `session/request_permission` and waits for its validated result.
+    pub async fn request_permission(
+        &self,
+        params: RequestPermissionRequest,
+    ) -> Result<RequestPermissionResponse, crate::AcpError> {
+        self.request::<method::SessionRequestPermission>(params).await
+    }
+    /// Sends the `session/update` notification.
+    pub async fn session_update(&self, params: SessionNotification) -> Result<(), crate::AcpError> {
+        self.notify::<method::SessionUpdate>(params).await
+    }
+    /// Sends `terminal/create` and waits for its validated result.
+    pub async fn create_terminal(
+        &self,
+        params: CreateTerminalRequest,
+    ) -> Result<CreateTerminalResponse, crate::AcpError> {
+        self.request::<method::TerminalCreate>(params).await
+    }
+    /// Sends `terminal/kill` and waits for its validated result.
+    pub async fn kill_terminal(&self, params: KillTerminalRequest) -> Result<KillTerminalResponse, crate::AcpError> {
+        self.request::<method::TerminalKill>(params).await
+    }
+    /// Sends `terminal/output` and waits for its validated result.
+    pub async fn terminal_output(
+        &self,
+        params: TerminalOutputRequest,
+    ) -> Result<TerminalOutputResponse, crate::AcpError> {
+        self.request::<method::TerminalOutput>(params).await
+    }
+    /// Sends `terminal/release` and waits for its validated result.
+    pub async fn release_terminal(
+        &self,
+        params: ReleaseTerminalRequest,
+    ) -> Result<ReleaseTerminalResponse, crate::AcpError> {
+        self.request::<method::TerminalRelease>(params).await
+    }
+    /// Sends `terminal/wait_for_exit` and waits for its validated result.
+    pub async fn wait_for_terminal_exit(
+        &self,
+        params: WaitForTerminalExitRequest,
+    ) -> Result<WaitForTerminalExitResponse, crate::AcpError> {
+        self.request::<method::TerminalWaitForExit>(params).await
     }
 }

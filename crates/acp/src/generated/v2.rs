@@ -33,6 +33,24 @@ pub struct RequestPermissionRequest {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl RequestPermissionRequest {
+    /// A `RequestPermissionRequest` from its required fields; the others are absent or at their defaults.
+    pub fn new(
+        session_id: impl Into<SessionId>,
+        title: impl Into<String>,
+        options: impl Into<Vec<PermissionOption>>,
+    ) -> Self {
+        Self {
+            session_id: session_id.into(),
+            title: title.into(),
+            description: MaybeUndefined::Undefined,
+            subject: MaybeUndefined::Undefined,
+            options: options.into(),
+            meta: MaybeUndefined::Undefined,
+        }
+    }
+}
+
 impl SerializeFields for RequestPermissionRequest {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("sessionId", &self.session_id)?;
@@ -286,6 +304,25 @@ pub struct ToolCallUpdate {
     /// stored value without merging nested objects. Beyond this patch rule, implementations
     /// MUST NOT assign meaning to keys they do not recognize.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl ToolCallUpdate {
+    /// A `ToolCallUpdate` from its required fields; the others are absent or at their defaults.
+    pub fn new(tool_call_id: impl Into<ToolCallId>) -> Self {
+        Self {
+            tool_call_id: tool_call_id.into(),
+            name: MaybeUndefined::Undefined,
+            title: MaybeUndefined::Undefined,
+            kind: MaybeUndefined::Undefined,
+            status: MaybeUndefined::Undefined,
+            content: MaybeUndefined::Undefined,
+            locations: MaybeUndefined::Undefined,
+            raw_input: None,
+            raw_output: None,
+            capabilities: MaybeUndefined::Undefined,
+            meta: MaybeUndefined::Undefined,
+        }
+    }
 }
 
 impl SerializeFields for ToolCallUpdate {
@@ -1023,6 +1060,13 @@ pub struct TextContent {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl TextContent {
+    /// A `TextContent` from its required fields; the others are absent or at their defaults.
+    pub fn new(text: impl Into<String>) -> Self {
+        Self { text: text.into(), annotations: MaybeUndefined::Undefined, meta: MaybeUndefined::Undefined }
+    }
+}
+
 impl SerializeFields for TextContent {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("text", &self.text)?;
@@ -1151,6 +1195,19 @@ pub struct ImageContent {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl ImageContent {
+    /// A `ImageContent` from its required fields; the others are absent or at their defaults.
+    pub fn new(data: impl Into<String>, mime_type: impl Into<MediaType>) -> Self {
+        Self {
+            data: data.into(),
+            mime_type: mime_type.into(),
+            uri: MaybeUndefined::Undefined,
+            annotations: MaybeUndefined::Undefined,
+            meta: MaybeUndefined::Undefined,
+        }
+    }
+}
+
 impl SerializeFields for ImageContent {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("data", &self.data)?;
@@ -1269,6 +1326,18 @@ pub struct AudioContent {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl AudioContent {
+    /// A `AudioContent` from its required fields; the others are absent or at their defaults.
+    pub fn new(data: impl Into<String>, mime_type: impl Into<MediaType>) -> Self {
+        Self {
+            data: data.into(),
+            mime_type: mime_type.into(),
+            annotations: MaybeUndefined::Undefined,
+            meta: MaybeUndefined::Undefined,
+        }
+    }
+}
+
 impl SerializeFields for AudioContent {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("data", &self.data)?;
@@ -1378,6 +1447,19 @@ pub struct Icon {
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl Icon {
+    /// A `Icon` from its required fields; the others are absent or at their defaults.
+    pub fn new(src: impl Into<String>) -> Self {
+        Self {
+            src: src.into(),
+            mime_type: MaybeUndefined::Undefined,
+            sizes: MaybeUndefined::Undefined,
+            theme: MaybeUndefined::Undefined,
+            meta: MaybeUndefined::Undefined,
+        }
+    }
 }
 
 impl SerializeFields for Icon {
@@ -1553,6 +1635,23 @@ pub struct ResourceLink {
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl ResourceLink {
+    /// A `ResourceLink` from its required fields; the others are absent or at their defaults.
+    pub fn new(name: impl Into<String>, uri: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            uri: uri.into(),
+            title: MaybeUndefined::Undefined,
+            description: MaybeUndefined::Undefined,
+            icons: MaybeUndefined::Undefined,
+            mime_type: MaybeUndefined::Undefined,
+            size: MaybeUndefined::Undefined,
+            annotations: MaybeUndefined::Undefined,
+            meta: MaybeUndefined::Undefined,
+        }
+    }
 }
 
 impl SerializeFields for ResourceLink {
@@ -1766,6 +1865,18 @@ pub struct TextResourceContents {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl TextResourceContents {
+    /// A `TextResourceContents` from its required fields; the others are absent or at their defaults.
+    pub fn new(text: impl Into<String>, uri: impl Into<String>) -> Self {
+        Self {
+            text: text.into(),
+            uri: uri.into(),
+            mime_type: MaybeUndefined::Undefined,
+            meta: MaybeUndefined::Undefined,
+        }
+    }
+}
+
 impl SerializeFields for TextResourceContents {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("text", &self.text)?;
@@ -1871,6 +1982,18 @@ pub struct BlobResourceContents {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl BlobResourceContents {
+    /// A `BlobResourceContents` from its required fields; the others are absent or at their defaults.
+    pub fn new(blob: impl Into<String>, uri: impl Into<String>) -> Self {
+        Self {
+            blob: blob.into(),
+            uri: uri.into(),
+            mime_type: MaybeUndefined::Undefined,
+            meta: MaybeUndefined::Undefined,
+        }
+    }
+}
+
 impl SerializeFields for BlobResourceContents {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("blob", &self.blob)?;
@@ -1974,6 +2097,13 @@ pub struct EmbeddedResource {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl EmbeddedResource {
+    /// A `EmbeddedResource` from its required fields; the others are absent or at their defaults.
+    pub fn new(resource: impl Into<EmbeddedResourceResource>) -> Self {
+        Self { resource: resource.into(), annotations: MaybeUndefined::Undefined, meta: MaybeUndefined::Undefined }
+    }
+}
+
 impl SerializeFields for EmbeddedResource {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("resource", &self.resource)?;
@@ -2063,6 +2193,13 @@ pub struct Content {
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl Content {
+    /// A `Content` from its required fields; the others are absent or at their defaults.
+    pub fn new(content: impl Into<ContentBlock>) -> Self {
+        Self { content: content.into(), meta: MaybeUndefined::Undefined }
+    }
 }
 
 impl SerializeFields for Content {
@@ -2418,6 +2555,13 @@ pub struct DiffPathChange {
     pub path: AbsolutePath,
 }
 
+impl DiffPathChange {
+    /// A `DiffPathChange` from its required fields; the others are absent or at their defaults.
+    pub fn new(path: impl Into<AbsolutePath>) -> Self {
+        Self { path: path.into() }
+    }
+}
+
 impl SerializeFields for DiffPathChange {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("path", &self.path)?;
@@ -2479,6 +2623,13 @@ pub struct DiffPathPairChange {
     pub old_path: AbsolutePath,
     /// Absolute path after the operation.
     pub path: AbsolutePath,
+}
+
+impl DiffPathPairChange {
+    /// A `DiffPathPairChange` from its required fields; the others are absent or at their defaults.
+    pub fn new(old_path: impl Into<AbsolutePath>, path: impl Into<AbsolutePath>) -> Self {
+        Self { old_path: old_path.into(), path: path.into() }
+    }
 }
 
 impl SerializeFields for DiffPathPairChange {
@@ -2556,6 +2707,13 @@ pub struct DiffPatch {
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl DiffPatch {
+    /// A `DiffPatch` from its required fields; the others are absent or at their defaults.
+    pub fn new(format: impl Into<DiffPatchFormat>, text: impl Into<String>) -> Self {
+        Self { format: format.into(), text: text.into(), meta: MaybeUndefined::Undefined }
+    }
 }
 
 impl SerializeFields for DiffPatch {
@@ -2686,6 +2844,13 @@ pub struct Diff {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl Diff {
+    /// A `Diff` from its required fields; the others are absent or at their defaults.
+    pub fn new(changes: impl Into<Vec<DiffChange>>) -> Self {
+        Self { changes: changes.into(), patch: MaybeUndefined::Undefined, meta: MaybeUndefined::Undefined }
+    }
+}
+
 impl SerializeFields for Diff {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("changes", &self.changes)?;
@@ -2809,6 +2974,13 @@ pub struct Terminal {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl Terminal {
+    /// A `Terminal` from its required fields; the others are absent or at their defaults.
+    pub fn new(terminal_id: impl Into<TerminalId>) -> Self {
+        Self { terminal_id: terminal_id.into(), meta: MaybeUndefined::Undefined }
+    }
+}
+
 impl SerializeFields for Terminal {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("terminalId", &self.terminal_id)?;
@@ -2888,6 +3060,13 @@ pub struct ToolCallLocation {
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl ToolCallLocation {
+    /// A `ToolCallLocation` from its required fields; the others are absent or at their defaults.
+    pub fn new(path: impl Into<AbsolutePath>) -> Self {
+        Self { path: path.into(), line: MaybeUndefined::Undefined, meta: MaybeUndefined::Undefined }
+    }
 }
 
 impl SerializeFields for ToolCallLocation {
@@ -3140,6 +3319,13 @@ pub struct ToolCallPermissionSubject {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl ToolCallPermissionSubject {
+    /// A `ToolCallPermissionSubject` from its required fields; the others are absent or at their defaults.
+    pub fn new(tool_call: impl Into<ToolCallUpdate>) -> Self {
+        Self { tool_call: tool_call.into(), meta: MaybeUndefined::Undefined }
+    }
+}
+
 impl SerializeFields for ToolCallPermissionSubject {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("toolCall", &self.tool_call)?;
@@ -3222,6 +3408,19 @@ pub struct CommandPermissionSubject {
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl CommandPermissionSubject {
+    /// A `CommandPermissionSubject` from its required fields; the others are absent or at their defaults.
+    pub fn new(command: impl Into<String>, cwd: impl Into<AbsolutePath>) -> Self {
+        Self {
+            command: command.into(),
+            cwd: cwd.into(),
+            tool_call_id: MaybeUndefined::Undefined,
+            terminal_id: MaybeUndefined::Undefined,
+            meta: MaybeUndefined::Undefined,
+        }
+    }
 }
 
 impl SerializeFields for CommandPermissionSubject {
@@ -3340,6 +3539,17 @@ pub struct PermissionOption {
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl PermissionOption {
+    /// A `PermissionOption` from its required fields; the others are absent or at their defaults.
+    pub fn new(
+        option_id: impl Into<PermissionOptionId>,
+        name: impl Into<String>,
+        kind: impl Into<PermissionOptionKind>,
+    ) -> Self {
+        Self { option_id: option_id.into(), name: name.into(), kind: kind.into(), meta: MaybeUndefined::Undefined }
+    }
 }
 
 impl SerializeFields for PermissionOption {
@@ -3690,6 +3900,13 @@ pub struct ElicitationSessionScope {
     pub tool_call_id: MaybeUndefined<ToolCallId>,
 }
 
+impl ElicitationSessionScope {
+    /// A `ElicitationSessionScope` from its required fields; the others are absent or at their defaults.
+    pub fn new(session_id: impl Into<SessionId>) -> Self {
+        Self { session_id: session_id.into(), tool_call_id: MaybeUndefined::Undefined }
+    }
+}
+
 impl SerializeFields for ElicitationSessionScope {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("sessionId", &self.session_id)?;
@@ -3765,6 +3982,13 @@ pub struct ElicitationRequestScope {
     pub request_id: crate::RequestId,
 }
 
+impl ElicitationRequestScope {
+    /// A `ElicitationRequestScope` from its required fields; the others are absent or at their defaults.
+    pub fn new(request_id: impl Into<crate::RequestId>) -> Self {
+        Self { request_id: request_id.into() }
+    }
+}
+
 impl SerializeFields for ElicitationRequestScope {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("requestId", &self.request_id)?;
@@ -3836,6 +4060,23 @@ pub struct ElicitationSchema {
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl ElicitationSchema {
+    /// A `ElicitationSchema` from its required fields; the others are absent or at their defaults.
+    pub fn new(
+        r#type: impl Into<ElicitationSchemaType>,
+        properties: impl Into<OrderedMap<ElicitationPropertySchema>>,
+    ) -> Self {
+        Self {
+            r#type: r#type.into(),
+            title: MaybeUndefined::Undefined,
+            properties: properties.into(),
+            required: MaybeUndefined::Undefined,
+            description: MaybeUndefined::Undefined,
+            meta: MaybeUndefined::Undefined,
+        }
+    }
 }
 
 impl SerializeFields for ElicitationSchema {
@@ -4150,6 +4391,18 @@ pub struct EnumOption {
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl EnumOption {
+    /// A `EnumOption` from its required fields; the others are absent or at their defaults.
+    pub fn new(r#const: impl Into<String>, title: impl Into<String>) -> Self {
+        Self {
+            r#const: r#const.into(),
+            title: title.into(),
+            description: MaybeUndefined::Undefined,
+            meta: MaybeUndefined::Undefined,
+        }
+    }
 }
 
 impl SerializeFields for EnumOption {
@@ -4978,6 +5231,13 @@ pub struct StringMultiSelectItems {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl StringMultiSelectItems {
+    /// A `StringMultiSelectItems` from its required fields; the others are absent or at their defaults.
+    pub fn new(r#enum: impl Into<Vec<String>>) -> Self {
+        Self { r#enum: r#enum.into(), meta: MaybeUndefined::Undefined }
+    }
+}
+
 impl SerializeFields for StringMultiSelectItems {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("enum", &self.r#enum)?;
@@ -5055,6 +5315,13 @@ pub struct TitledMultiSelectItems {
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl TitledMultiSelectItems {
+    /// A `TitledMultiSelectItems` from its required fields; the others are absent or at their defaults.
+    pub fn new(any_of: impl Into<Vec<EnumOption>>) -> Self {
+        Self { any_of: any_of.into(), meta: MaybeUndefined::Undefined }
+    }
 }
 
 impl SerializeFields for TitledMultiSelectItems {
@@ -5144,6 +5411,21 @@ pub struct MultiSelectPropertySchema {
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl MultiSelectPropertySchema {
+    /// A `MultiSelectPropertySchema` from its required fields; the others are absent or at their defaults.
+    pub fn new(items: impl Into<MultiSelectItems>) -> Self {
+        Self {
+            title: MaybeUndefined::Undefined,
+            description: MaybeUndefined::Undefined,
+            min_items: MaybeUndefined::Undefined,
+            max_items: MaybeUndefined::Undefined,
+            items: items.into(),
+            default: MaybeUndefined::Undefined,
+            meta: MaybeUndefined::Undefined,
+        }
+    }
 }
 
 impl SerializeFields for MultiSelectPropertySchema {
@@ -5550,6 +5832,19 @@ pub struct InitializeResponse {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl InitializeResponse {
+    /// A `InitializeResponse` from its required fields; the others are absent or at their defaults.
+    pub fn new(protocol_version: impl Into<ProtocolVersion>, info: impl Into<Implementation>) -> Self {
+        Self {
+            protocol_version: protocol_version.into(),
+            info: info.into(),
+            capabilities: AgentCapabilities::default(),
+            auth_methods: None,
+            meta: MaybeUndefined::Undefined,
+        }
+    }
+}
+
 impl SerializeFields for InitializeResponse {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("protocolVersion", &self.protocol_version)?;
@@ -5672,6 +5967,18 @@ pub struct Implementation {
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl Implementation {
+    /// A `Implementation` from its required fields; the others are absent or at their defaults.
+    pub fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            title: MaybeUndefined::Undefined,
+            version: version.into(),
+            meta: MaybeUndefined::Undefined,
+        }
+    }
 }
 
 impl SerializeFields for Implementation {
@@ -6933,6 +7240,13 @@ pub struct EnvVariable {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl EnvVariable {
+    /// A `EnvVariable` from its required fields; the others are absent or at their defaults.
+    pub fn new(name: impl Into<String>, value: impl Into<String>) -> Self {
+        Self { name: name.into(), value: value.into(), meta: MaybeUndefined::Undefined }
+    }
+}
+
 impl SerializeFields for EnvVariable {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("name", &self.name)?;
@@ -7029,6 +7343,20 @@ pub struct AuthMethodTerminal {
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl AuthMethodTerminal {
+    /// A `AuthMethodTerminal` from its required fields; the others are absent or at their defaults.
+    pub fn new(method_id: impl Into<AuthMethodId>, name: impl Into<String>) -> Self {
+        Self {
+            method_id: method_id.into(),
+            name: name.into(),
+            description: MaybeUndefined::Undefined,
+            args: None,
+            env: None,
+            meta: MaybeUndefined::Undefined,
+        }
+    }
 }
 
 impl SerializeFields for AuthMethodTerminal {
@@ -7156,6 +7484,18 @@ pub struct AuthMethodAgent {
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl AuthMethodAgent {
+    /// A `AuthMethodAgent` from its required fields; the others are absent or at their defaults.
+    pub fn new(method_id: impl Into<AuthMethodId>, name: impl Into<String>) -> Self {
+        Self {
+            method_id: method_id.into(),
+            name: name.into(),
+            description: MaybeUndefined::Undefined,
+            meta: MaybeUndefined::Undefined,
+        }
+    }
 }
 
 impl SerializeFields for AuthMethodAgent {
@@ -7405,6 +7745,18 @@ pub struct NewSessionResponse {
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl NewSessionResponse {
+    /// A `NewSessionResponse` from its required fields; the others are absent or at their defaults.
+    pub fn new(session_id: impl Into<SessionId>) -> Self {
+        Self {
+            session_id: session_id.into(),
+            config_options: None,
+            available_commands: None,
+            meta: MaybeUndefined::Undefined,
+        }
+    }
 }
 
 impl SerializeFields for NewSessionResponse {
@@ -7862,6 +8214,18 @@ pub struct SessionConfigSelectOption {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl SessionConfigSelectOption {
+    /// A `SessionConfigSelectOption` from its required fields; the others are absent or at their defaults.
+    pub fn new(value: impl Into<SessionConfigValueId>, name: impl Into<String>) -> Self {
+        Self {
+            value: value.into(),
+            name: name.into(),
+            description: MaybeUndefined::Undefined,
+            meta: MaybeUndefined::Undefined,
+        }
+    }
+}
+
 impl SerializeFields for SessionConfigSelectOption {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("value", &self.value)?;
@@ -7965,6 +8329,17 @@ pub struct SessionConfigSelectGroup {
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl SessionConfigSelectGroup {
+    /// A `SessionConfigSelectGroup` from its required fields; the others are absent or at their defaults.
+    pub fn new(
+        group_id: impl Into<SessionConfigGroupId>,
+        name: impl Into<String>,
+        options: impl Into<Vec<SessionConfigSelectOption>>,
+    ) -> Self {
+        Self { group_id: group_id.into(), name: name.into(), options: options.into(), meta: MaybeUndefined::Undefined }
+    }
 }
 
 impl SerializeFields for SessionConfigSelectGroup {
@@ -8097,6 +8472,13 @@ pub struct SessionConfigSelect {
     pub options: SessionConfigSelectOptions,
 }
 
+impl SessionConfigSelect {
+    /// A `SessionConfigSelect` from its required fields; the others are absent or at their defaults.
+    pub fn new(current_value: impl Into<SessionConfigValueId>, options: impl Into<SessionConfigSelectOptions>) -> Self {
+        Self { current_value: current_value.into(), options: options.into() }
+    }
+}
+
 impl SerializeFields for SessionConfigSelect {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("currentValue", &self.current_value)?;
@@ -8166,6 +8548,13 @@ impl SessionConfigSelect {
 pub struct SessionConfigBoolean {
     /// The current value of the boolean option.
     pub current_value: bool,
+}
+
+impl SessionConfigBoolean {
+    /// A `SessionConfigBoolean` from its required fields; the others are absent or at their defaults.
+    pub fn new(current_value: impl Into<bool>) -> Self {
+        Self { current_value: current_value.into() }
+    }
 }
 
 impl SerializeFields for SessionConfigBoolean {
@@ -8371,6 +8760,13 @@ pub struct TextCommandInput {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl TextCommandInput {
+    /// A `TextCommandInput` from its required fields; the others are absent or at their defaults.
+    pub fn new(hint: impl Into<String>) -> Self {
+        Self { hint: hint.into(), meta: MaybeUndefined::Undefined }
+    }
+}
+
 impl SerializeFields for TextCommandInput {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("hint", &self.hint)?;
@@ -8451,6 +8847,18 @@ pub struct Command {
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl Command {
+    /// A `Command` from its required fields; the others are absent or at their defaults.
+    pub fn new(name: impl Into<String>, description: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            description: description.into(),
+            input: MaybeUndefined::Undefined,
+            meta: MaybeUndefined::Undefined,
+        }
+    }
 }
 
 impl SerializeFields for Command {
@@ -8558,6 +8966,13 @@ pub struct ListSessionsResponse {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl ListSessionsResponse {
+    /// A `ListSessionsResponse` from its required fields; the others are absent or at their defaults.
+    pub fn new(sessions: impl Into<Vec<SessionInfo>>) -> Self {
+        Self { sessions: sessions.into(), next_cursor: MaybeUndefined::Undefined, meta: MaybeUndefined::Undefined }
+    }
+}
+
 impl SerializeFields for ListSessionsResponse {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("sessions", &self.sessions)?;
@@ -8654,6 +9069,20 @@ pub struct SessionInfo {
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl SessionInfo {
+    /// A `SessionInfo` from its required fields; the others are absent or at their defaults.
+    pub fn new(session_id: impl Into<SessionId>, cwd: impl Into<AbsolutePath>) -> Self {
+        Self {
+            session_id: session_id.into(),
+            cwd: cwd.into(),
+            additional_directories: None,
+            title: MaybeUndefined::Undefined,
+            updated_at: MaybeUndefined::Undefined,
+            meta: MaybeUndefined::Undefined,
+        }
+    }
 }
 
 impl SerializeFields for SessionInfo {
@@ -9202,6 +9631,13 @@ pub struct SetSessionConfigOptionResponse {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl SetSessionConfigOptionResponse {
+    /// A `SetSessionConfigOptionResponse` from its required fields; the others are absent or at their defaults.
+    pub fn new(config_options: impl Into<Vec<SessionConfigOption>>) -> Self {
+        Self { config_options: config_options.into(), meta: MaybeUndefined::Undefined }
+    }
+}
+
 impl SerializeFields for SetSessionConfigOptionResponse {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("configOptions", &self.config_options)?;
@@ -9279,6 +9715,13 @@ pub struct PromptResponse {
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl PromptResponse {
+    /// A `PromptResponse` from its required fields; the others are absent or at their defaults.
+    pub fn new(message_id: impl Into<MessageId>) -> Self {
+        Self { message_id: message_id.into(), meta: MaybeUndefined::Undefined }
+    }
 }
 
 impl SerializeFields for PromptResponse {
@@ -9444,6 +9887,13 @@ pub struct UnsupportedProtocolVersionErrorData {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl UnsupportedProtocolVersionErrorData {
+    /// A `UnsupportedProtocolVersionErrorData` from its required fields; the others are absent or at their defaults.
+    pub fn new(requested: impl Into<ProtocolVersion>, supported: impl Into<Vec<ProtocolVersion>>) -> Self {
+        Self { requested: requested.into(), supported: supported.into(), meta: MaybeUndefined::Undefined }
+    }
+}
+
 impl SerializeFields for UnsupportedProtocolVersionErrorData {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("requested", &self.requested)?;
@@ -9533,6 +9983,13 @@ pub struct SessionNotFoundErrorData {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl SessionNotFoundErrorData {
+    /// A `SessionNotFoundErrorData` from its required fields; the others are absent or at their defaults.
+    pub fn new(session_id: impl Into<SessionId>) -> Self {
+        Self { session_id: session_id.into(), meta: MaybeUndefined::Undefined }
+    }
+}
+
 impl SerializeFields for SessionNotFoundErrorData {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("sessionId", &self.session_id)?;
@@ -9611,6 +10068,13 @@ pub struct UpdateSessionNotification {
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl UpdateSessionNotification {
+    /// A `UpdateSessionNotification` from its required fields; the others are absent or at their defaults.
+    pub fn new(session_id: impl Into<SessionId>, update: impl Into<SessionUpdate>) -> Self {
+        Self { session_id: session_id.into(), update: update.into(), meta: MaybeUndefined::Undefined }
+    }
 }
 
 impl SerializeFields for UpdateSessionNotification {
@@ -9924,6 +10388,13 @@ pub struct ContentChunk {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl ContentChunk {
+    /// A `ContentChunk` from its required fields; the others are absent or at their defaults.
+    pub fn new(message_id: impl Into<MessageId>, content: impl Into<ContentBlock>) -> Self {
+        Self { message_id: message_id.into(), content: content.into(), meta: MaybeUndefined::Undefined }
+    }
+}
+
 impl SerializeFields for ContentChunk {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("messageId", &self.message_id)?;
@@ -10015,6 +10486,13 @@ pub struct UserMessage {
     /// stored value without merging nested objects. Beyond this patch rule, implementations
     /// MUST NOT assign meaning to keys they do not recognize.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl UserMessage {
+    /// A `UserMessage` from its required fields; the others are absent or at their defaults.
+    pub fn new(message_id: impl Into<MessageId>) -> Self {
+        Self { message_id: message_id.into(), content: MaybeUndefined::Undefined, meta: MaybeUndefined::Undefined }
+    }
 }
 
 impl SerializeFields for UserMessage {
@@ -10114,6 +10592,13 @@ pub struct AgentMessage {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl AgentMessage {
+    /// A `AgentMessage` from its required fields; the others are absent or at their defaults.
+    pub fn new(message_id: impl Into<MessageId>) -> Self {
+        Self { message_id: message_id.into(), content: MaybeUndefined::Undefined, meta: MaybeUndefined::Undefined }
+    }
+}
+
 impl SerializeFields for AgentMessage {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("messageId", &self.message_id)?;
@@ -10209,6 +10694,13 @@ pub struct AgentThought {
     /// stored value without merging nested objects. Beyond this patch rule, implementations
     /// MUST NOT assign meaning to keys they do not recognize.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl AgentThought {
+    /// A `AgentThought` from its required fields; the others are absent or at their defaults.
+    pub fn new(message_id: impl Into<MessageId>) -> Self {
+        Self { message_id: message_id.into(), content: MaybeUndefined::Undefined, meta: MaybeUndefined::Undefined }
+    }
 }
 
 impl SerializeFields for AgentThought {
@@ -10382,6 +10874,13 @@ pub struct BackgroundTerminal {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl BackgroundTerminal {
+    /// A `BackgroundTerminal` from its required fields; the others are absent or at their defaults.
+    pub fn new(terminal_id: impl Into<TerminalId>) -> Self {
+        Self { terminal_id: terminal_id.into(), meta: MaybeUndefined::Undefined }
+    }
+}
+
 impl SerializeFields for BackgroundTerminal {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("terminalId", &self.terminal_id)?;
@@ -10458,6 +10957,13 @@ pub struct BackgroundToolCall {
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl BackgroundToolCall {
+    /// A `BackgroundToolCall` from its required fields; the others are absent or at their defaults.
+    pub fn new(tool_call_id: impl Into<ToolCallId>) -> Self {
+        Self { tool_call_id: tool_call_id.into(), meta: MaybeUndefined::Undefined }
+    }
 }
 
 impl SerializeFields for BackgroundToolCall {
@@ -11097,6 +11603,13 @@ pub struct ToolCallContentChunk {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl ToolCallContentChunk {
+    /// A `ToolCallContentChunk` from its required fields; the others are absent or at their defaults.
+    pub fn new(tool_call_id: impl Into<ToolCallId>, content: impl Into<ToolCallContent>) -> Self {
+        Self { tool_call_id: tool_call_id.into(), content: content.into(), meta: MaybeUndefined::Undefined }
+    }
+}
+
 impl SerializeFields for ToolCallContentChunk {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("toolCallId", &self.tool_call_id)?;
@@ -11183,6 +11696,13 @@ pub struct TerminalOutput {
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl TerminalOutput {
+    /// A `TerminalOutput` from its required fields; the others are absent or at their defaults.
+    pub fn new(data: impl Into<String>) -> Self {
+        Self { data: data.into(), meta: MaybeUndefined::Undefined }
+    }
 }
 
 impl SerializeFields for TerminalOutput {
@@ -11370,6 +11890,13 @@ pub struct TerminalSize {
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl TerminalSize {
+    /// A `TerminalSize` from its required fields; the others are absent or at their defaults.
+    pub fn new(cols: impl Into<u16>, rows: impl Into<u16>) -> Self {
+        Self { cols: cols.into(), rows: rows.into(), meta: MaybeUndefined::Undefined }
+    }
 }
 
 impl SerializeFields for TerminalSize {
@@ -11634,6 +12161,22 @@ pub struct TerminalUpdate {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl TerminalUpdate {
+    /// A `TerminalUpdate` from its required fields; the others are absent or at their defaults.
+    pub fn new(terminal_id: impl Into<TerminalId>) -> Self {
+        Self {
+            terminal_id: terminal_id.into(),
+            command: MaybeUndefined::Undefined,
+            cwd: MaybeUndefined::Undefined,
+            output: MaybeUndefined::Undefined,
+            exit_status: MaybeUndefined::Undefined,
+            size: MaybeUndefined::Undefined,
+            capabilities: MaybeUndefined::Undefined,
+            meta: MaybeUndefined::Undefined,
+        }
+    }
+}
+
 impl SerializeFields for TerminalUpdate {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("terminalId", &self.terminal_id)?;
@@ -11791,6 +12334,13 @@ pub struct TerminalOutputChunk {
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     /// This metadata is scoped to the chunk and does not patch stored metadata.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl TerminalOutputChunk {
+    /// A `TerminalOutputChunk` from its required fields; the others are absent or at their defaults.
+    pub fn new(terminal_id: impl Into<TerminalId>, data: impl Into<String>) -> Self {
+        Self { terminal_id: terminal_id.into(), data: data.into(), meta: MaybeUndefined::Undefined }
+    }
 }
 
 impl SerializeFields for TerminalOutputChunk {
@@ -11984,6 +12534,22 @@ pub struct PlanEntry {
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl PlanEntry {
+    /// A `PlanEntry` from its required fields; the others are absent or at their defaults.
+    pub fn new(
+        content: impl Into<String>,
+        priority: impl Into<PlanEntryPriority>,
+        status: impl Into<PlanEntryStatus>,
+    ) -> Self {
+        Self {
+            content: content.into(),
+            priority: priority.into(),
+            status: status.into(),
+            meta: MaybeUndefined::Undefined,
+        }
+    }
 }
 
 impl SerializeFields for PlanEntry {
@@ -12187,6 +12753,13 @@ pub struct PlanItems {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl PlanItems {
+    /// A `PlanItems` from its required fields; the others are absent or at their defaults.
+    pub fn new(plan_id: impl Into<PlanId>, entries: impl Into<Vec<PlanEntry>>) -> Self {
+        Self { plan_id: plan_id.into(), entries: entries.into(), meta: MaybeUndefined::Undefined }
+    }
+}
+
 impl SerializeFields for PlanItems {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("planId", &self.plan_id)?;
@@ -12276,6 +12849,13 @@ pub struct PlanUpdate {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl PlanUpdate {
+    /// A `PlanUpdate` from its required fields; the others are absent or at their defaults.
+    pub fn new(plan: impl Into<PlanUpdateContent>) -> Self {
+        Self { plan: plan.into(), meta: MaybeUndefined::Undefined }
+    }
+}
+
 impl SerializeFields for PlanUpdate {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("plan", &self.plan)?;
@@ -12352,6 +12932,13 @@ pub struct AvailableCommandsUpdate {
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl AvailableCommandsUpdate {
+    /// A `AvailableCommandsUpdate` from its required fields; the others are absent or at their defaults.
+    pub fn new(available_commands: impl Into<Vec<AvailableCommand>>) -> Self {
+        Self { available_commands: available_commands.into(), meta: MaybeUndefined::Undefined }
+    }
 }
 
 impl SerializeFields for AvailableCommandsUpdate {
@@ -12431,6 +13018,13 @@ pub struct ConfigOptionUpdate {
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl ConfigOptionUpdate {
+    /// A `ConfigOptionUpdate` from its required fields; the others are absent or at their defaults.
+    pub fn new(config_options: impl Into<Vec<SessionConfigOption>>) -> Self {
+        Self { config_options: config_options.into(), meta: MaybeUndefined::Undefined }
+    }
 }
 
 impl SerializeFields for ConfigOptionUpdate {
@@ -12624,6 +13218,13 @@ pub struct Cost {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl Cost {
+    /// A `Cost` from its required fields; the others are absent or at their defaults.
+    pub fn new(amount: impl Into<f64>, currency: impl Into<String>) -> Self {
+        Self { amount: amount.into(), currency: currency.into(), meta: MaybeUndefined::Undefined }
+    }
+}
+
 impl SerializeFields for Cost {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("amount", &self.amount)?;
@@ -12714,6 +13315,13 @@ pub struct UsageUpdate {
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl UsageUpdate {
+    /// A `UsageUpdate` from its required fields; the others are absent or at their defaults.
+    pub fn new(used: impl Into<u64>, size: impl Into<u64>) -> Self {
+        Self { used: used.into(), size: size.into(), cost: MaybeUndefined::Undefined, meta: MaybeUndefined::Undefined }
+    }
 }
 
 impl SerializeFields for UsageUpdate {
@@ -12867,6 +13475,18 @@ pub struct Notice {
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl Notice {
+    /// A `Notice` from its required fields; the others are absent or at their defaults.
+    pub fn new(severity: impl Into<NoticeSeverity>, title: impl Into<String>) -> Self {
+        Self {
+            severity: severity.into(),
+            title: title.into(),
+            description: MaybeUndefined::Undefined,
+            meta: MaybeUndefined::Undefined,
+        }
+    }
 }
 
 impl SerializeFields for Notice {
@@ -13065,6 +13685,19 @@ pub struct CompactionUpdate {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl CompactionUpdate {
+    /// A `CompactionUpdate` from its required fields; the others are absent or at their defaults.
+    pub fn new(compaction_id: impl Into<CompactionId>, status: impl Into<CompactionStatus>) -> Self {
+        Self {
+            compaction_id: compaction_id.into(),
+            status: status.into(),
+            summary: MaybeUndefined::Undefined,
+            error: MaybeUndefined::Undefined,
+            meta: MaybeUndefined::Undefined,
+        }
+    }
+}
+
 impl SerializeFields for CompactionUpdate {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("compactionId", &self.compaction_id)?;
@@ -13184,6 +13817,13 @@ pub struct CompactionSummaryChunk {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl CompactionSummaryChunk {
+    /// A `CompactionSummaryChunk` from its required fields; the others are absent or at their defaults.
+    pub fn new(compaction_id: impl Into<CompactionId>, content: impl Into<ContentBlock>) -> Self {
+        Self { compaction_id: compaction_id.into(), content: content.into(), meta: MaybeUndefined::Undefined }
+    }
+}
+
 impl SerializeFields for CompactionSummaryChunk {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("compactionId", &self.compaction_id)?;
@@ -13272,6 +13912,13 @@ pub struct CompleteElicitationNotification {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl CompleteElicitationNotification {
+    /// A `CompleteElicitationNotification` from its required fields; the others are absent or at their defaults.
+    pub fn new(elicitation_id: impl Into<ElicitationId>) -> Self {
+        Self { elicitation_id: elicitation_id.into(), meta: MaybeUndefined::Undefined }
+    }
+}
+
 impl SerializeFields for CompleteElicitationNotification {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("elicitationId", &self.elicitation_id)?;
@@ -13357,6 +14004,18 @@ pub struct InitializeRequest {
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl InitializeRequest {
+    /// A `InitializeRequest` from its required fields; the others are absent or at their defaults.
+    pub fn new(protocol_version: impl Into<ProtocolVersion>, info: impl Into<Implementation>) -> Self {
+        Self {
+            protocol_version: protocol_version.into(),
+            info: info.into(),
+            capabilities: ClientCapabilities::default(),
+            meta: MaybeUndefined::Undefined,
+        }
+    }
 }
 
 impl SerializeFields for InitializeRequest {
@@ -13974,6 +14633,13 @@ pub struct LoginAuthRequest {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl LoginAuthRequest {
+    /// A `LoginAuthRequest` from its required fields; the others are absent or at their defaults.
+    pub fn new(method_id: impl Into<AuthMethodId>) -> Self {
+        Self { method_id: method_id.into(), meta: MaybeUndefined::Undefined }
+    }
+}
+
 impl SerializeFields for LoginAuthRequest {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("methodId", &self.method_id)?;
@@ -14126,6 +14792,13 @@ pub struct NewSessionRequest {
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl NewSessionRequest {
+    /// A `NewSessionRequest` from its required fields; the others are absent or at their defaults.
+    pub fn new(cwd: impl Into<AbsolutePath>) -> Self {
+        Self { cwd: cwd.into(), additional_directories: None, mcp_servers: None, meta: MaybeUndefined::Undefined }
+    }
 }
 
 impl SerializeFields for NewSessionRequest {
@@ -14308,6 +14981,13 @@ pub struct HttpHeader {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl HttpHeader {
+    /// A `HttpHeader` from its required fields; the others are absent or at their defaults.
+    pub fn new(name: impl Into<String>, value: impl Into<String>) -> Self {
+        Self { name: name.into(), value: value.into(), meta: MaybeUndefined::Undefined }
+    }
+}
+
 impl SerializeFields for HttpHeader {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("name", &self.name)?;
@@ -14399,6 +15079,13 @@ pub struct McpServerHttp {
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl McpServerHttp {
+    /// A `McpServerHttp` from its required fields; the others are absent or at their defaults.
+    pub fn new(name: impl Into<String>, url: impl Into<String>) -> Self {
+        Self { name: name.into(), url: url.into(), headers: None, meta: MaybeUndefined::Undefined }
+    }
 }
 
 impl SerializeFields for McpServerHttp {
@@ -14505,6 +15192,13 @@ pub struct McpServerStdio {
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl McpServerStdio {
+    /// A `McpServerStdio` from its required fields; the others are absent or at their defaults.
+    pub fn new(name: impl Into<String>, command: impl Into<AbsolutePath>) -> Self {
+        Self { name: name.into(), command: command.into(), args: None, env: None, meta: MaybeUndefined::Undefined }
+    }
 }
 
 impl SerializeFields for McpServerStdio {
@@ -14715,6 +15409,13 @@ pub struct DeleteSessionRequest {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl DeleteSessionRequest {
+    /// A `DeleteSessionRequest` from its required fields; the others are absent or at their defaults.
+    pub fn new(session_id: impl Into<SessionId>) -> Self {
+        Self { session_id: session_id.into(), meta: MaybeUndefined::Undefined }
+    }
+}
+
 impl SerializeFields for DeleteSessionRequest {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("sessionId", &self.session_id)?;
@@ -14799,6 +15500,20 @@ pub struct ResumeSessionRequest {
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl ResumeSessionRequest {
+    /// A `ResumeSessionRequest` from its required fields; the others are absent or at their defaults.
+    pub fn new(session_id: impl Into<SessionId>, cwd: impl Into<AbsolutePath>) -> Self {
+        Self {
+            session_id: session_id.into(),
+            cwd: cwd.into(),
+            additional_directories: None,
+            mcp_servers: None,
+            replay_from: MaybeUndefined::Undefined,
+            meta: MaybeUndefined::Undefined,
+        }
+    }
 }
 
 impl SerializeFields for ResumeSessionRequest {
@@ -15065,6 +15780,13 @@ pub struct CloseSessionRequest {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl CloseSessionRequest {
+    /// A `CloseSessionRequest` from its required fields; the others are absent or at their defaults.
+    pub fn new(session_id: impl Into<SessionId>) -> Self {
+        Self { session_id: session_id.into(), meta: MaybeUndefined::Undefined }
+    }
+}
+
 impl SerializeFields for CloseSessionRequest {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("sessionId", &self.session_id)?;
@@ -15143,6 +15865,13 @@ pub struct CancelToolCallRequest {
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl CancelToolCallRequest {
+    /// A `CancelToolCallRequest` from its required fields; the others are absent or at their defaults.
+    pub fn new(session_id: impl Into<SessionId>, tool_call_id: impl Into<ToolCallId>) -> Self {
+        Self { session_id: session_id.into(), tool_call_id: tool_call_id.into(), meta: MaybeUndefined::Undefined }
+    }
 }
 
 impl SerializeFields for CancelToolCallRequest {
@@ -15235,6 +15964,13 @@ pub struct CancelTerminalRequest {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl CancelTerminalRequest {
+    /// A `CancelTerminalRequest` from its required fields; the others are absent or at their defaults.
+    pub fn new(session_id: impl Into<SessionId>, terminal_id: impl Into<TerminalId>) -> Self {
+        Self { session_id: session_id.into(), terminal_id: terminal_id.into(), meta: MaybeUndefined::Undefined }
+    }
+}
+
 impl SerializeFields for CancelTerminalRequest {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("sessionId", &self.session_id)?;
@@ -15319,6 +16055,13 @@ pub struct SetSessionConfigOptionRequestVariantId {
     pub value: SessionConfigValueId,
 }
 
+impl SetSessionConfigOptionRequestVariantId {
+    /// A `SetSessionConfigOptionRequestVariantId` from its required fields; the others are absent or at their defaults.
+    pub fn new(value: impl Into<SessionConfigValueId>) -> Self {
+        Self { value: value.into() }
+    }
+}
+
 impl SerializeFields for SetSessionConfigOptionRequestVariantId {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("value", &self.value)?;
@@ -15378,6 +16121,13 @@ impl SetSessionConfigOptionRequestVariantId {
 pub struct SetSessionConfigOptionRequestVariantBoolean {
     /// The boolean value.
     pub value: bool,
+}
+
+impl SetSessionConfigOptionRequestVariantBoolean {
+    /// A `SetSessionConfigOptionRequestVariantBoolean` from its required fields; the others are absent or at their defaults.
+    pub fn new(value: impl Into<bool>) -> Self {
+        Self { value: value.into() }
+    }
 }
 
 impl SerializeFields for SetSessionConfigOptionRequestVariantBoolean {
@@ -15622,6 +16372,13 @@ pub struct PromptRequest {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl PromptRequest {
+    /// A `PromptRequest` from its required fields; the others are absent or at their defaults.
+    pub fn new(session_id: impl Into<SessionId>, prompt: impl Into<Vec<ContentBlock>>) -> Self {
+        Self { session_id: session_id.into(), prompt: prompt.into(), meta: MaybeUndefined::Undefined }
+    }
+}
+
 impl SerializeFields for PromptRequest {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("sessionId", &self.session_id)?;
@@ -15709,6 +16466,13 @@ pub struct RequestPermissionResponse {
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl RequestPermissionResponse {
+    /// A `RequestPermissionResponse` from its required fields; the others are absent or at their defaults.
+    pub fn new(outcome: impl Into<RequestPermissionOutcome>) -> Self {
+        Self { outcome: outcome.into(), meta: MaybeUndefined::Undefined }
+    }
 }
 
 impl SerializeFields for RequestPermissionResponse {
@@ -15941,6 +16705,13 @@ pub struct SelectedPermissionOutcome {
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl SelectedPermissionOutcome {
+    /// A `SelectedPermissionOutcome` from its required fields; the others are absent or at their defaults.
+    pub fn new(option_id: impl Into<PermissionOptionId>) -> Self {
+        Self { option_id: option_id.into(), meta: MaybeUndefined::Undefined }
+    }
 }
 
 impl SerializeFields for SelectedPermissionOutcome {
@@ -16302,6 +17073,13 @@ pub struct CancelSessionNotification {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl CancelSessionNotification {
+    /// A `CancelSessionNotification` from its required fields; the others are absent or at their defaults.
+    pub fn new(session_id: impl Into<SessionId>) -> Self {
+        Self { session_id: session_id.into(), meta: MaybeUndefined::Undefined }
+    }
+}
+
 impl SerializeFields for CancelSessionNotification {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("sessionId", &self.session_id)?;
@@ -16379,6 +17157,13 @@ pub struct CancelRequestNotification {
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl CancelRequestNotification {
+    /// A `CancelRequestNotification` from its required fields; the others are absent or at their defaults.
+    pub fn new(request_id: impl Into<crate::RequestId>) -> Self {
+        Self { request_id: request_id.into(), meta: MaybeUndefined::Undefined }
+    }
 }
 
 impl SerializeFields for CancelRequestNotification {
@@ -16898,6 +17683,18 @@ impl crate::Payload for ClientRequest {
     fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> {
         Self::encode_payload(self, buf)
     }
+    fn session_id(&self) -> Option<&str> {
+        match self {
+            Self::SessionClose(p) => Some(p.session_id.as_str()),
+            Self::SessionDelete(p) => Some(p.session_id.as_str()),
+            Self::SessionPrompt(p) => Some(p.session_id.as_str()),
+            Self::SessionResume(p) => Some(p.session_id.as_str()),
+            Self::SessionSetConfigOption(p) => Some(p.session_id.as_str()),
+            Self::TerminalCancel(p) => Some(p.session_id.as_str()),
+            Self::ToolCallCancel(p) => Some(p.session_id.as_str()),
+            _ => None,
+        }
+    }
 }
 
 /// A notification sent by the client, handled by the agent.
@@ -16975,6 +17772,12 @@ impl crate::Payload for ClientNotification {
     }
     fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> {
         Self::encode_payload(self, buf)
+    }
+    fn session_id(&self) -> Option<&str> {
+        match self {
+            Self::SessionCancel(p) => Some(p.session_id.as_str()),
+            _ => None,
+        }
     }
 }
 
@@ -17194,6 +17997,12 @@ impl crate::Payload for AgentRequest {
     fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> {
         Self::encode_payload(self, buf)
     }
+    fn session_id(&self) -> Option<&str> {
+        match self {
+            Self::SessionRequestPermission(p) => Some(p.session_id.as_str()),
+            _ => None,
+        }
+    }
 }
 
 /// A notification sent by the agent, handled by the client.
@@ -17280,6 +18089,12 @@ impl crate::Payload for AgentNotification {
     fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> {
         Self::encode_payload(self, buf)
     }
+    fn session_id(&self) -> Option<&str> {
+        match self {
+            Self::SessionUpdate(p) => Some(p.session_id.as_str()),
+            _ => None,
+        }
+    }
 }
 
 /// A result sent by the client, for a request it handled.
@@ -17357,5 +18172,428 @@ impl crate::Payload for ClientResponse {
     }
     fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> {
         Self::encode_payload(self, buf)
+    }
+}
+
+/// This surface as a type: selects the types and handler traits of a connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct V2;
+
+impl crate::Protocol for V2 {
+    const VERSION: u16 = PROTOCOL_VERSION;
+    const UNSTABLE: bool = false;
+    type ClientRequest = ClientRequest;
+    type ClientNotification = ClientNotification;
+    type AgentRequest = AgentRequest;
+    type AgentNotification = AgentNotification;
+    const METHODS: &'static [crate::MethodInfo] = method::ALL;
+}
+
+pub use crate::{
+    AcpError, AcpEvent, AcpOptions, AgentConnection, AgentProcess, ClientConnection, Context, ErrorObject,
+};
+
+/// Serves `agent` on this process's stdin and stdout until stdin closes.
+pub async fn serve_agent_stdio<A: Agent>(
+    agent: A,
+    options: AcpOptions,
+) -> Result<(), agentproto_jsonrpc::ConnectionError> {
+    crate::agent::serve_stdio::<V2, A>(agent, options).await
+}
+/// The agent side of a connection over any byte streams; run the returned connection.
+pub fn connect_agent<A: Agent>(
+    agent: A,
+    input: impl tokio::io::AsyncRead + Send + Unpin + 'static,
+    output: impl tokio::io::AsyncWrite + Send + Unpin + 'static,
+    options: AcpOptions,
+) -> (agentproto_jsonrpc::Connection, ClientConnection<V2>) {
+    crate::agent::connect::<V2, A>(agent, input, output, options)
+}
+/// The client side of a connection over any byte streams; run the returned connection.
+pub fn connect_client<C: Client>(
+    client: C,
+    input: impl tokio::io::AsyncRead + Send + Unpin + 'static,
+    output: impl tokio::io::AsyncWrite + Send + Unpin + 'static,
+    options: AcpOptions,
+) -> (agentproto_jsonrpc::Connection, AgentConnection<V2>) {
+    crate::client::connect::<V2, C>(client, input, output, options)
+}
+/// Spawns an agent command and connects `client` to it (see [`crate::client::spawn`]).
+pub fn spawn_agent<C: Client>(
+    command: tokio::process::Command,
+    client: C,
+    options: AcpOptions,
+) -> std::io::Result<(AgentConnection<V2>, AgentProcess)> {
+    crate::client::spawn::<V2, C>(command, client, options)
+}
+
+/// What an [`Agent`] handler receives besides the params: the connection to the client, the request's cancellation.
+pub type AgentContext = crate::Context<crate::ClientConnection<V2>>;
+/// What a [`Client`] handler receives besides the params: the connection to the agent, the request's cancellation.
+pub type ClientContext = crate::Context<crate::AgentConnection<V2>>;
+
+/// The agent role: one handler per method the client sends. Implement the required
+/// ones; every other request is answered `-32601` and every other notification ignored
+/// until you implement it. `$/cancel_request` is handled by the connection (see
+/// [`Context::cancellation_token`](crate::Context::cancellation_token)).
+pub trait Agent: Send + Sync + 'static {
+    /// Handles `auth/login` (stable).
+    fn login_auth(
+        &self,
+        cx: AgentContext,
+        params: LoginAuthRequest,
+    ) -> impl std::future::Future<Output = Result<LoginAuthResponse, agentproto_jsonrpc::ErrorObject>> + Send {
+        async { Err(agentproto_jsonrpc::ErrorObject::method_not_found("auth/login")) }
+    }
+    /// Handles `auth/logout` (stable).
+    fn logout_auth(
+        &self,
+        cx: AgentContext,
+        params: LogoutAuthRequest,
+    ) -> impl std::future::Future<Output = Result<LogoutAuthResponse, agentproto_jsonrpc::ErrorObject>> + Send {
+        async { Err(agentproto_jsonrpc::ErrorObject::method_not_found("auth/logout")) }
+    }
+    /// Handles `initialize` (stable).
+    fn initialize(
+        &self,
+        cx: AgentContext,
+        params: InitializeRequest,
+    ) -> impl std::future::Future<Output = Result<InitializeResponse, agentproto_jsonrpc::ErrorObject>> + Send;
+    /// Handles `session/cancel` (stable).
+    fn cancel_session(
+        &self,
+        cx: AgentContext,
+        params: CancelSessionNotification,
+    ) -> impl std::future::Future<Output = ()> + Send {
+        async {}
+    }
+    /// Handles `session/close` (stable).
+    fn close_session(
+        &self,
+        cx: AgentContext,
+        params: CloseSessionRequest,
+    ) -> impl std::future::Future<Output = Result<CloseSessionResponse, agentproto_jsonrpc::ErrorObject>> + Send {
+        async { Err(agentproto_jsonrpc::ErrorObject::method_not_found("session/close")) }
+    }
+    /// Handles `session/delete` (stable).
+    fn delete_session(
+        &self,
+        cx: AgentContext,
+        params: DeleteSessionRequest,
+    ) -> impl std::future::Future<Output = Result<DeleteSessionResponse, agentproto_jsonrpc::ErrorObject>> + Send {
+        async { Err(agentproto_jsonrpc::ErrorObject::method_not_found("session/delete")) }
+    }
+    /// Handles `session/list` (stable).
+    fn list_sessions(
+        &self,
+        cx: AgentContext,
+        params: ListSessionsRequest,
+    ) -> impl std::future::Future<Output = Result<ListSessionsResponse, agentproto_jsonrpc::ErrorObject>> + Send {
+        async { Err(agentproto_jsonrpc::ErrorObject::method_not_found("session/list")) }
+    }
+    /// Handles `session/new` (stable).
+    fn new_session(
+        &self,
+        cx: AgentContext,
+        params: NewSessionRequest,
+    ) -> impl std::future::Future<Output = Result<NewSessionResponse, agentproto_jsonrpc::ErrorObject>> + Send;
+    /// Handles `session/prompt` (stable).
+    fn prompt(
+        &self,
+        cx: AgentContext,
+        params: PromptRequest,
+    ) -> impl std::future::Future<Output = Result<PromptResponse, agentproto_jsonrpc::ErrorObject>> + Send;
+    /// Handles `session/resume` (stable).
+    fn resume_session(
+        &self,
+        cx: AgentContext,
+        params: ResumeSessionRequest,
+    ) -> impl std::future::Future<Output = Result<ResumeSessionResponse, agentproto_jsonrpc::ErrorObject>> + Send {
+        async { Err(agentproto_jsonrpc::ErrorObject::method_not_found("session/resume")) }
+    }
+    /// Handles `session/set_config_option` (stable).
+    fn set_session_config_option(
+        &self,
+        cx: AgentContext,
+        params: SetSessionConfigOptionRequest,
+    ) -> impl std::future::Future<Output = Result<SetSessionConfigOptionResponse, agentproto_jsonrpc::ErrorObject>> + Send
+    {
+        async { Err(agentproto_jsonrpc::ErrorObject::method_not_found("session/set_config_option")) }
+    }
+    /// Handles `terminal/cancel` (stable).
+    fn cancel_terminal(
+        &self,
+        cx: AgentContext,
+        params: CancelTerminalRequest,
+    ) -> impl std::future::Future<Output = Result<CancelTerminalResponse, agentproto_jsonrpc::ErrorObject>> + Send {
+        async { Err(agentproto_jsonrpc::ErrorObject::method_not_found("terminal/cancel")) }
+    }
+    /// Handles `tool_call/cancel` (stable).
+    fn cancel_tool_call(
+        &self,
+        cx: AgentContext,
+        params: CancelToolCallRequest,
+    ) -> impl std::future::Future<Output = Result<CancelToolCallResponse, agentproto_jsonrpc::ErrorObject>> + Send {
+        async { Err(agentproto_jsonrpc::ErrorObject::method_not_found("tool_call/cancel")) }
+    }
+    /// Handles an extension request (a method starting with `_`, passed with its full name).
+    fn ext_method(
+        &self,
+        cx: AgentContext,
+        request: crate::ExtMessage,
+    ) -> impl std::future::Future<Output = Result<RawJson, agentproto_jsonrpc::ErrorObject>> + Send {
+        async move { Err(agentproto_jsonrpc::ErrorObject::method_not_found(&request.method)) }
+    }
+    /// Handles an extension notification; ignored unless implemented.
+    fn ext_notification(
+        &self,
+        cx: AgentContext,
+        notification: crate::ExtMessage,
+    ) -> impl std::future::Future<Output = ()> + Send {
+        async {}
+    }
+}
+
+impl<H: Agent> crate::Dispatch<ClientRequest, ClientNotification, crate::ClientConnection<V2>> for H {
+    fn dispatch_request(
+        self: std::sync::Arc<Self>,
+        cx: AgentContext,
+        request: ClientRequest,
+    ) -> futures::future::BoxFuture<'static, Result<Box<RawValue>, agentproto_jsonrpc::ErrorObject>> {
+        Box::pin(async move {
+            let strict = cx.strict();
+            match request {
+                ClientRequest::AuthLogin(p) => {
+                    crate::encode_reply(&self.login_auth(cx, p).await?, strict, "auth/login")
+                }
+                ClientRequest::AuthLogout(p) => {
+                    crate::encode_reply(&self.logout_auth(cx, p).await?, strict, "auth/logout")
+                }
+                ClientRequest::Initialize(p) => {
+                    crate::encode_reply(&self.initialize(cx, p).await?, strict, "initialize")
+                }
+                ClientRequest::SessionClose(p) => {
+                    crate::encode_reply(&self.close_session(cx, p).await?, strict, "session/close")
+                }
+                ClientRequest::SessionDelete(p) => {
+                    crate::encode_reply(&self.delete_session(cx, p).await?, strict, "session/delete")
+                }
+                ClientRequest::SessionList(p) => {
+                    crate::encode_reply(&self.list_sessions(cx, p).await?, strict, "session/list")
+                }
+                ClientRequest::SessionNew(p) => {
+                    crate::encode_reply(&self.new_session(cx, p).await?, strict, "session/new")
+                }
+                ClientRequest::SessionPrompt(p) => {
+                    crate::encode_reply(&self.prompt(cx, p).await?, strict, "session/prompt")
+                }
+                ClientRequest::SessionResume(p) => {
+                    crate::encode_reply(&self.resume_session(cx, p).await?, strict, "session/resume")
+                }
+                ClientRequest::SessionSetConfigOption(p) => crate::encode_reply(
+                    &self.set_session_config_option(cx, p).await?,
+                    strict,
+                    "session/set_config_option",
+                ),
+                ClientRequest::TerminalCancel(p) => {
+                    crate::encode_reply(&self.cancel_terminal(cx, p).await?, strict, "terminal/cancel")
+                }
+                ClientRequest::ToolCallCancel(p) => {
+                    crate::encode_reply(&self.cancel_tool_call(cx, p).await?, strict, "tool_call/cancel")
+                }
+                ClientRequest::Ext(m) => Ok(self.ext_method(cx, m).await?.into_raw()),
+            }
+        })
+    }
+    fn dispatch_notification(
+        self: std::sync::Arc<Self>,
+        cx: AgentContext,
+        notification: ClientNotification,
+    ) -> futures::future::BoxFuture<'static, ()> {
+        Box::pin(async move {
+            match notification {
+                ClientNotification::SessionCancel(p) => self.cancel_session(cx, p).await,
+                ClientNotification::Ext(m) => self.ext_notification(cx, m).await,
+                #[allow(unreachable_patterns)]
+                _ => {}
+            }
+        })
+    }
+}
+
+/// The client role: one handler per method the agent sends. Implement the required
+/// ones; every other request is answered `-32601` and every other notification ignored
+/// until you implement it. `$/cancel_request` is handled by the connection (see
+/// [`Context::cancellation_token`](crate::Context::cancellation_token)).
+pub trait Client: Send + Sync + 'static {
+    /// Handles `elicitation/complete` (stable).
+    fn complete_elicitation(
+        &self,
+        cx: ClientContext,
+        params: CompleteElicitationNotification,
+    ) -> impl std::future::Future<Output = ()> + Send {
+        async {}
+    }
+    /// Handles `elicitation/create` (stable).
+    fn create_elicitation(
+        &self,
+        cx: ClientContext,
+        params: CreateElicitationRequest,
+    ) -> impl std::future::Future<Output = Result<CreateElicitationResponse, agentproto_jsonrpc::ErrorObject>> + Send
+    {
+        async { Err(agentproto_jsonrpc::ErrorObject::method_not_found("elicitation/create")) }
+    }
+    /// Handles `session/request_permission` (stable).
+    fn request_permission(
+        &self,
+        cx: ClientContext,
+        params: RequestPermissionRequest,
+    ) -> impl std::future::Future<Output = Result<RequestPermissionResponse, agentproto_jsonrpc::ErrorObject>> + Send;
+    /// Handles `session/update` (stable).
+    fn session_update(
+        &self,
+        cx: ClientContext,
+        params: UpdateSessionNotification,
+    ) -> impl std::future::Future<Output = ()> + Send;
+    /// Handles an extension request (a method starting with `_`, passed with its full name).
+    fn ext_method(
+        &self,
+        cx: ClientContext,
+        request: crate::ExtMessage,
+    ) -> impl std::future::Future<Output = Result<RawJson, agentproto_jsonrpc::ErrorObject>> + Send {
+        async move { Err(agentproto_jsonrpc::ErrorObject::method_not_found(&request.method)) }
+    }
+    /// Handles an extension notification; ignored unless implemented.
+    fn ext_notification(
+        &self,
+        cx: ClientContext,
+        notification: crate::ExtMessage,
+    ) -> impl std::future::Future<Output = ()> + Send {
+        async {}
+    }
+}
+
+impl<H: Client> crate::Dispatch<AgentRequest, AgentNotification, crate::AgentConnection<V2>> for H {
+    fn dispatch_request(
+        self: std::sync::Arc<Self>,
+        cx: ClientContext,
+        request: AgentRequest,
+    ) -> futures::future::BoxFuture<'static, Result<Box<RawValue>, agentproto_jsonrpc::ErrorObject>> {
+        Box::pin(async move {
+            let strict = cx.strict();
+            match request {
+                AgentRequest::ElicitationCreate(p) => {
+                    crate::encode_reply(&self.create_elicitation(cx, p).await?, strict, "elicitation/create")
+                }
+                AgentRequest::SessionRequestPermission(p) => {
+                    crate::encode_reply(&self.request_permission(cx, p).await?, strict, "session/request_permission")
+                }
+                AgentRequest::Ext(m) => Ok(self.ext_method(cx, m).await?.into_raw()),
+            }
+        })
+    }
+    fn dispatch_notification(
+        self: std::sync::Arc<Self>,
+        cx: ClientContext,
+        notification: AgentNotification,
+    ) -> futures::future::BoxFuture<'static, ()> {
+        Box::pin(async move {
+            match notification {
+                AgentNotification::ElicitationComplete(p) => self.complete_elicitation(cx, p).await,
+                AgentNotification::SessionUpdate(p) => self.session_update(cx, p).await,
+                AgentNotification::Ext(m) => self.ext_notification(cx, m).await,
+                #[allow(unreachable_patterns)]
+                _ => {}
+            }
+        })
+    }
+}
+
+impl crate::AgentConnection<V2> {
+    /// Sends `auth/login` and waits for its validated result.
+    pub async fn login_auth(&self, params: LoginAuthRequest) -> Result<LoginAuthResponse, crate::AcpError> {
+        self.request::<method::AuthLogin>(params).await
+    }
+    /// Sends `auth/logout` and waits for its validated result.
+    pub async fn logout_auth(&self, params: LogoutAuthRequest) -> Result<LogoutAuthResponse, crate::AcpError> {
+        self.request::<method::AuthLogout>(params).await
+    }
+    /// Sends `initialize` and waits for its validated result.
+    pub async fn initialize(&self, params: InitializeRequest) -> Result<InitializeResponse, crate::AcpError> {
+        self.request::<method::Initialize>(params).await
+    }
+    /// Sends the `session/cancel` notification.
+    pub async fn cancel_session(&self, params: CancelSessionNotification) -> Result<(), crate::AcpError> {
+        self.notify::<method::SessionCancel>(params).await
+    }
+    /// Sends `session/close` and waits for its validated result.
+    pub async fn close_session(&self, params: CloseSessionRequest) -> Result<CloseSessionResponse, crate::AcpError> {
+        self.request::<method::SessionClose>(params).await
+    }
+    /// Sends `session/delete` and waits for its validated result.
+    pub async fn delete_session(&self, params: DeleteSessionRequest) -> Result<DeleteSessionResponse, crate::AcpError> {
+        self.request::<method::SessionDelete>(params).await
+    }
+    /// Sends `session/list` and waits for its validated result.
+    pub async fn list_sessions(&self, params: ListSessionsRequest) -> Result<ListSessionsResponse, crate::AcpError> {
+        self.request::<method::SessionList>(params).await
+    }
+    /// Sends `session/new` and waits for its validated result.
+    pub async fn new_session(&self, params: NewSessionRequest) -> Result<NewSessionResponse, crate::AcpError> {
+        self.request::<method::SessionNew>(params).await
+    }
+    /// Sends `session/prompt` and waits for its validated result.
+    pub async fn prompt(&self, params: PromptRequest) -> Result<PromptResponse, crate::AcpError> {
+        self.request::<method::SessionPrompt>(params).await
+    }
+    /// Sends `session/resume` and waits for its validated result.
+    pub async fn resume_session(&self, params: ResumeSessionRequest) -> Result<ResumeSessionResponse, crate::AcpError> {
+        self.request::<method::SessionResume>(params).await
+    }
+    /// Sends `session/set_config_option` and waits for its validated result.
+    pub async fn set_session_config_option(
+        &self,
+        params: SetSessionConfigOptionRequest,
+    ) -> Result<SetSessionConfigOptionResponse, crate::AcpError> {
+        self.request::<method::SessionSetConfigOption>(params).await
+    }
+    /// Sends `terminal/cancel` and waits for its validated result.
+    pub async fn cancel_terminal(
+        &self,
+        params: CancelTerminalRequest,
+    ) -> Result<CancelTerminalResponse, crate::AcpError> {
+        self.request::<method::TerminalCancel>(params).await
+    }
+    /// Sends `tool_call/cancel` and waits for its validated result.
+    pub async fn cancel_tool_call(
+        &self,
+        params: CancelToolCallRequest,
+    ) -> Result<CancelToolCallResponse, crate::AcpError> {
+        self.request::<method::ToolCallCancel>(params).await
+    }
+}
+
+impl crate::ClientConnection<V2> {
+    /// Sends the `elicitation/complete` notification.
+    pub async fn complete_elicitation(&self, params: CompleteElicitationNotification) -> Result<(), crate::AcpError> {
+        self.notify::<method::ElicitationComplete>(params).await
+    }
+    /// Sends `elicitation/create` and waits for its validated result.
+    pub async fn create_elicitation(
+        &self,
+        params: CreateElicitationRequest,
+    ) -> Result<CreateElicitationResponse, crate::AcpError> {
+        self.request::<method::ElicitationCreate>(params).await
+    }
+    /// Sends `session/request_permission` and waits for its validated result.
+    pub async fn request_permission(
+        &self,
+        params: RequestPermissionRequest,
+    ) -> Result<RequestPermissionResponse, crate::AcpError> {
+        self.request::<method::SessionRequestPermission>(params).await
+    }
+    /// Sends the `session/update` notification.
+    pub async fn session_update(&self, params: UpdateSessionNotification) -> Result<(), crate::AcpError> {
+        self.notify::<method::SessionUpdate>(params).await
     }
 }

@@ -33,6 +33,24 @@ pub struct RequestPermissionRequest {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl RequestPermissionRequest {
+    /// A `RequestPermissionRequest` from its required fields; the others are absent or at their defaults.
+    pub fn new(
+        session_id: impl Into<SessionId>,
+        title: impl Into<String>,
+        options: impl Into<Vec<PermissionOption>>,
+    ) -> Self {
+        Self {
+            session_id: session_id.into(),
+            title: title.into(),
+            description: MaybeUndefined::Undefined,
+            subject: MaybeUndefined::Undefined,
+            options: options.into(),
+            meta: MaybeUndefined::Undefined,
+        }
+    }
+}
+
 impl SerializeFields for RequestPermissionRequest {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("sessionId", &self.session_id)?;
@@ -286,6 +304,25 @@ pub struct ToolCallUpdate {
     /// stored value without merging nested objects. Beyond this patch rule, implementations
     /// MUST NOT assign meaning to keys they do not recognize.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl ToolCallUpdate {
+    /// A `ToolCallUpdate` from its required fields; the others are absent or at their defaults.
+    pub fn new(tool_call_id: impl Into<ToolCallId>) -> Self {
+        Self {
+            tool_call_id: tool_call_id.into(),
+            name: MaybeUndefined::Undefined,
+            title: MaybeUndefined::Undefined,
+            kind: MaybeUndefined::Undefined,
+            status: MaybeUndefined::Undefined,
+            content: MaybeUndefined::Undefined,
+            locations: MaybeUndefined::Undefined,
+            raw_input: None,
+            raw_output: None,
+            capabilities: MaybeUndefined::Undefined,
+            meta: MaybeUndefined::Undefined,
+        }
+    }
 }
 
 impl SerializeFields for ToolCallUpdate {
@@ -1023,6 +1060,13 @@ pub struct TextContent {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl TextContent {
+    /// A `TextContent` from its required fields; the others are absent or at their defaults.
+    pub fn new(text: impl Into<String>) -> Self {
+        Self { text: text.into(), annotations: MaybeUndefined::Undefined, meta: MaybeUndefined::Undefined }
+    }
+}
+
 impl SerializeFields for TextContent {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("text", &self.text)?;
@@ -1151,6 +1195,19 @@ pub struct ImageContent {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl ImageContent {
+    /// A `ImageContent` from its required fields; the others are absent or at their defaults.
+    pub fn new(data: impl Into<String>, mime_type: impl Into<MediaType>) -> Self {
+        Self {
+            data: data.into(),
+            mime_type: mime_type.into(),
+            uri: MaybeUndefined::Undefined,
+            annotations: MaybeUndefined::Undefined,
+            meta: MaybeUndefined::Undefined,
+        }
+    }
+}
+
 impl SerializeFields for ImageContent {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("data", &self.data)?;
@@ -1269,6 +1326,18 @@ pub struct AudioContent {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl AudioContent {
+    /// A `AudioContent` from its required fields; the others are absent or at their defaults.
+    pub fn new(data: impl Into<String>, mime_type: impl Into<MediaType>) -> Self {
+        Self {
+            data: data.into(),
+            mime_type: mime_type.into(),
+            annotations: MaybeUndefined::Undefined,
+            meta: MaybeUndefined::Undefined,
+        }
+    }
+}
+
 impl SerializeFields for AudioContent {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("data", &self.data)?;
@@ -1378,6 +1447,19 @@ pub struct Icon {
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl Icon {
+    /// A `Icon` from its required fields; the others are absent or at their defaults.
+    pub fn new(src: impl Into<String>) -> Self {
+        Self {
+            src: src.into(),
+            mime_type: MaybeUndefined::Undefined,
+            sizes: MaybeUndefined::Undefined,
+            theme: MaybeUndefined::Undefined,
+            meta: MaybeUndefined::Undefined,
+        }
+    }
 }
 
 impl SerializeFields for Icon {
@@ -1553,6 +1635,23 @@ pub struct ResourceLink {
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl ResourceLink {
+    /// A `ResourceLink` from its required fields; the others are absent or at their defaults.
+    pub fn new(name: impl Into<String>, uri: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            uri: uri.into(),
+            title: MaybeUndefined::Undefined,
+            description: MaybeUndefined::Undefined,
+            icons: MaybeUndefined::Undefined,
+            mime_type: MaybeUndefined::Undefined,
+            size: MaybeUndefined::Undefined,
+            annotations: MaybeUndefined::Undefined,
+            meta: MaybeUndefined::Undefined,
+        }
+    }
 }
 
 impl SerializeFields for ResourceLink {
@@ -1766,6 +1865,18 @@ pub struct TextResourceContents {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl TextResourceContents {
+    /// A `TextResourceContents` from its required fields; the others are absent or at their defaults.
+    pub fn new(text: impl Into<String>, uri: impl Into<String>) -> Self {
+        Self {
+            text: text.into(),
+            uri: uri.into(),
+            mime_type: MaybeUndefined::Undefined,
+            meta: MaybeUndefined::Undefined,
+        }
+    }
+}
+
 impl SerializeFields for TextResourceContents {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("text", &self.text)?;
@@ -1871,6 +1982,18 @@ pub struct BlobResourceContents {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl BlobResourceContents {
+    /// A `BlobResourceContents` from its required fields; the others are absent or at their defaults.
+    pub fn new(blob: impl Into<String>, uri: impl Into<String>) -> Self {
+        Self {
+            blob: blob.into(),
+            uri: uri.into(),
+            mime_type: MaybeUndefined::Undefined,
+            meta: MaybeUndefined::Undefined,
+        }
+    }
+}
+
 impl SerializeFields for BlobResourceContents {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("blob", &self.blob)?;
@@ -1974,6 +2097,13 @@ pub struct EmbeddedResource {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl EmbeddedResource {
+    /// A `EmbeddedResource` from its required fields; the others are absent or at their defaults.
+    pub fn new(resource: impl Into<EmbeddedResourceResource>) -> Self {
+        Self { resource: resource.into(), annotations: MaybeUndefined::Undefined, meta: MaybeUndefined::Undefined }
+    }
+}
+
 impl SerializeFields for EmbeddedResource {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("resource", &self.resource)?;
@@ -2063,6 +2193,13 @@ pub struct Content {
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl Content {
+    /// A `Content` from its required fields; the others are absent or at their defaults.
+    pub fn new(content: impl Into<ContentBlock>) -> Self {
+        Self { content: content.into(), meta: MaybeUndefined::Undefined }
+    }
 }
 
 impl SerializeFields for Content {
@@ -2418,6 +2555,13 @@ pub struct DiffPathChange {
     pub path: AbsolutePath,
 }
 
+impl DiffPathChange {
+    /// A `DiffPathChange` from its required fields; the others are absent or at their defaults.
+    pub fn new(path: impl Into<AbsolutePath>) -> Self {
+        Self { path: path.into() }
+    }
+}
+
 impl SerializeFields for DiffPathChange {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("path", &self.path)?;
@@ -2479,6 +2623,13 @@ pub struct DiffPathPairChange {
     pub old_path: AbsolutePath,
     /// Absolute path after the operation.
     pub path: AbsolutePath,
+}
+
+impl DiffPathPairChange {
+    /// A `DiffPathPairChange` from its required fields; the others are absent or at their defaults.
+    pub fn new(old_path: impl Into<AbsolutePath>, path: impl Into<AbsolutePath>) -> Self {
+        Self { old_path: old_path.into(), path: path.into() }
+    }
 }
 
 impl SerializeFields for DiffPathPairChange {
@@ -2556,6 +2707,13 @@ pub struct DiffPatch {
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl DiffPatch {
+    /// A `DiffPatch` from its required fields; the others are absent or at their defaults.
+    pub fn new(format: impl Into<DiffPatchFormat>, text: impl Into<String>) -> Self {
+        Self { format: format.into(), text: text.into(), meta: MaybeUndefined::Undefined }
+    }
 }
 
 impl SerializeFields for DiffPatch {
@@ -2686,6 +2844,13 @@ pub struct Diff {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl Diff {
+    /// A `Diff` from its required fields; the others are absent or at their defaults.
+    pub fn new(changes: impl Into<Vec<DiffChange>>) -> Self {
+        Self { changes: changes.into(), patch: MaybeUndefined::Undefined, meta: MaybeUndefined::Undefined }
+    }
+}
+
 impl SerializeFields for Diff {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("changes", &self.changes)?;
@@ -2809,6 +2974,13 @@ pub struct Terminal {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl Terminal {
+    /// A `Terminal` from its required fields; the others are absent or at their defaults.
+    pub fn new(terminal_id: impl Into<TerminalId>) -> Self {
+        Self { terminal_id: terminal_id.into(), meta: MaybeUndefined::Undefined }
+    }
+}
+
 impl SerializeFields for Terminal {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("terminalId", &self.terminal_id)?;
@@ -2888,6 +3060,13 @@ pub struct ToolCallLocation {
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl ToolCallLocation {
+    /// A `ToolCallLocation` from its required fields; the others are absent or at their defaults.
+    pub fn new(path: impl Into<AbsolutePath>) -> Self {
+        Self { path: path.into(), line: MaybeUndefined::Undefined, meta: MaybeUndefined::Undefined }
+    }
 }
 
 impl SerializeFields for ToolCallLocation {
@@ -3140,6 +3319,13 @@ pub struct ToolCallPermissionSubject {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl ToolCallPermissionSubject {
+    /// A `ToolCallPermissionSubject` from its required fields; the others are absent or at their defaults.
+    pub fn new(tool_call: impl Into<ToolCallUpdate>) -> Self {
+        Self { tool_call: tool_call.into(), meta: MaybeUndefined::Undefined }
+    }
+}
+
 impl SerializeFields for ToolCallPermissionSubject {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("toolCall", &self.tool_call)?;
@@ -3222,6 +3408,19 @@ pub struct CommandPermissionSubject {
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl CommandPermissionSubject {
+    /// A `CommandPermissionSubject` from its required fields; the others are absent or at their defaults.
+    pub fn new(command: impl Into<String>, cwd: impl Into<AbsolutePath>) -> Self {
+        Self {
+            command: command.into(),
+            cwd: cwd.into(),
+            tool_call_id: MaybeUndefined::Undefined,
+            terminal_id: MaybeUndefined::Undefined,
+            meta: MaybeUndefined::Undefined,
+        }
+    }
 }
 
 impl SerializeFields for CommandPermissionSubject {
@@ -3340,6 +3539,17 @@ pub struct PermissionOption {
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl PermissionOption {
+    /// A `PermissionOption` from its required fields; the others are absent or at their defaults.
+    pub fn new(
+        option_id: impl Into<PermissionOptionId>,
+        name: impl Into<String>,
+        kind: impl Into<PermissionOptionKind>,
+    ) -> Self {
+        Self { option_id: option_id.into(), name: name.into(), kind: kind.into(), meta: MaybeUndefined::Undefined }
+    }
 }
 
 impl SerializeFields for PermissionOption {
@@ -3690,6 +3900,13 @@ pub struct ElicitationSessionScope {
     pub tool_call_id: MaybeUndefined<ToolCallId>,
 }
 
+impl ElicitationSessionScope {
+    /// A `ElicitationSessionScope` from its required fields; the others are absent or at their defaults.
+    pub fn new(session_id: impl Into<SessionId>) -> Self {
+        Self { session_id: session_id.into(), tool_call_id: MaybeUndefined::Undefined }
+    }
+}
+
 impl SerializeFields for ElicitationSessionScope {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("sessionId", &self.session_id)?;
@@ -3765,6 +3982,13 @@ pub struct ElicitationRequestScope {
     pub request_id: crate::RequestId,
 }
 
+impl ElicitationRequestScope {
+    /// A `ElicitationRequestScope` from its required fields; the others are absent or at their defaults.
+    pub fn new(request_id: impl Into<crate::RequestId>) -> Self {
+        Self { request_id: request_id.into() }
+    }
+}
+
 impl SerializeFields for ElicitationRequestScope {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("requestId", &self.request_id)?;
@@ -3836,6 +4060,23 @@ pub struct ElicitationSchema {
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl ElicitationSchema {
+    /// A `ElicitationSchema` from its required fields; the others are absent or at their defaults.
+    pub fn new(
+        r#type: impl Into<ElicitationSchemaType>,
+        properties: impl Into<OrderedMap<ElicitationPropertySchema>>,
+    ) -> Self {
+        Self {
+            r#type: r#type.into(),
+            title: MaybeUndefined::Undefined,
+            properties: properties.into(),
+            required: MaybeUndefined::Undefined,
+            description: MaybeUndefined::Undefined,
+            meta: MaybeUndefined::Undefined,
+        }
+    }
 }
 
 impl SerializeFields for ElicitationSchema {
@@ -4150,6 +4391,18 @@ pub struct EnumOption {
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl EnumOption {
+    /// A `EnumOption` from its required fields; the others are absent or at their defaults.
+    pub fn new(r#const: impl Into<String>, title: impl Into<String>) -> Self {
+        Self {
+            r#const: r#const.into(),
+            title: title.into(),
+            description: MaybeUndefined::Undefined,
+            meta: MaybeUndefined::Undefined,
+        }
+    }
 }
 
 impl SerializeFields for EnumOption {
@@ -4978,6 +5231,13 @@ pub struct StringMultiSelectItems {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl StringMultiSelectItems {
+    /// A `StringMultiSelectItems` from its required fields; the others are absent or at their defaults.
+    pub fn new(r#enum: impl Into<Vec<String>>) -> Self {
+        Self { r#enum: r#enum.into(), meta: MaybeUndefined::Undefined }
+    }
+}
+
 impl SerializeFields for StringMultiSelectItems {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("enum", &self.r#enum)?;
@@ -5055,6 +5315,13 @@ pub struct TitledMultiSelectItems {
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl TitledMultiSelectItems {
+    /// A `TitledMultiSelectItems` from its required fields; the others are absent or at their defaults.
+    pub fn new(any_of: impl Into<Vec<EnumOption>>) -> Self {
+        Self { any_of: any_of.into(), meta: MaybeUndefined::Undefined }
+    }
 }
 
 impl SerializeFields for TitledMultiSelectItems {
@@ -5144,6 +5411,21 @@ pub struct MultiSelectPropertySchema {
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl MultiSelectPropertySchema {
+    /// A `MultiSelectPropertySchema` from its required fields; the others are absent or at their defaults.
+    pub fn new(items: impl Into<MultiSelectItems>) -> Self {
+        Self {
+            title: MaybeUndefined::Undefined,
+            description: MaybeUndefined::Undefined,
+            min_items: MaybeUndefined::Undefined,
+            max_items: MaybeUndefined::Undefined,
+            items: items.into(),
+            default: MaybeUndefined::Undefined,
+            meta: MaybeUndefined::Undefined,
+        }
+    }
 }
 
 impl SerializeFields for MultiSelectPropertySchema {
@@ -5544,6 +5826,23 @@ pub struct MessageMcpRequest {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl MessageMcpRequest {
+    /// A `MessageMcpRequest` from its required fields; the others are absent or at their defaults.
+    pub fn new(
+        server_id: impl Into<McpServerAcpId>,
+        request_id: impl Into<McpRequestId>,
+        method: impl Into<String>,
+    ) -> Self {
+        Self {
+            server_id: server_id.into(),
+            request_id: request_id.into(),
+            method: method.into(),
+            params: MaybeUndefined::Undefined,
+            meta: MaybeUndefined::Undefined,
+        }
+    }
+}
+
 impl SerializeFields for MessageMcpRequest {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("serverId", &self.server_id)?;
@@ -5728,6 +6027,19 @@ pub struct InitializeResponse {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl InitializeResponse {
+    /// A `InitializeResponse` from its required fields; the others are absent or at their defaults.
+    pub fn new(protocol_version: impl Into<ProtocolVersion>, info: impl Into<Implementation>) -> Self {
+        Self {
+            protocol_version: protocol_version.into(),
+            info: info.into(),
+            capabilities: AgentCapabilities::default(),
+            auth_methods: None,
+            meta: MaybeUndefined::Undefined,
+        }
+    }
+}
+
 impl SerializeFields for InitializeResponse {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("protocolVersion", &self.protocol_version)?;
@@ -5850,6 +6162,18 @@ pub struct Implementation {
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl Implementation {
+    /// A `Implementation` from its required fields; the others are absent or at their defaults.
+    pub fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            title: MaybeUndefined::Undefined,
+            version: version.into(),
+            meta: MaybeUndefined::Undefined,
+        }
+    }
 }
 
 impl SerializeFields for Implementation {
@@ -8013,6 +8337,13 @@ pub struct EnvVariable {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl EnvVariable {
+    /// A `EnvVariable` from its required fields; the others are absent or at their defaults.
+    pub fn new(name: impl Into<String>, value: impl Into<String>) -> Self {
+        Self { name: name.into(), value: value.into(), meta: MaybeUndefined::Undefined }
+    }
+}
+
 impl SerializeFields for EnvVariable {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("name", &self.name)?;
@@ -8109,6 +8440,20 @@ pub struct AuthMethodTerminal {
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl AuthMethodTerminal {
+    /// A `AuthMethodTerminal` from its required fields; the others are absent or at their defaults.
+    pub fn new(method_id: impl Into<AuthMethodId>, name: impl Into<String>) -> Self {
+        Self {
+            method_id: method_id.into(),
+            name: name.into(),
+            description: MaybeUndefined::Undefined,
+            args: None,
+            env: None,
+            meta: MaybeUndefined::Undefined,
+        }
+    }
 }
 
 impl SerializeFields for AuthMethodTerminal {
@@ -8236,6 +8581,18 @@ pub struct AuthMethodAgent {
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl AuthMethodAgent {
+    /// A `AuthMethodAgent` from its required fields; the others are absent or at their defaults.
+    pub fn new(method_id: impl Into<AuthMethodId>, name: impl Into<String>) -> Self {
+        Self {
+            method_id: method_id.into(),
+            name: name.into(),
+            description: MaybeUndefined::Undefined,
+            meta: MaybeUndefined::Undefined,
+        }
+    }
 }
 
 impl SerializeFields for AuthMethodAgent {
@@ -8411,6 +8768,13 @@ pub struct ListProvidersResponse {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl ListProvidersResponse {
+    /// A `ListProvidersResponse` from its required fields; the others are absent or at their defaults.
+    pub fn new(providers: impl Into<Vec<ProviderInfo>>) -> Self {
+        Self { providers: providers.into(), meta: MaybeUndefined::Undefined }
+    }
+}
+
 impl SerializeFields for ListProvidersResponse {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("providers", &self.providers)?;
@@ -8495,6 +8859,23 @@ pub struct ProviderInfo {
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl ProviderInfo {
+    /// A `ProviderInfo` from its required fields; the others are absent or at their defaults.
+    pub fn new(
+        provider_id: impl Into<ProviderId>,
+        supported: impl Into<Vec<LlmProtocol>>,
+        required: impl Into<bool>,
+    ) -> Self {
+        Self {
+            provider_id: provider_id.into(),
+            supported: supported.into(),
+            required: required.into(),
+            current: MaybeUndefined::Undefined,
+            meta: MaybeUndefined::Undefined,
+        }
+    }
 }
 
 impl SerializeFields for ProviderInfo {
@@ -8696,6 +9077,13 @@ pub struct ProviderCurrentConfig {
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl ProviderCurrentConfig {
+    /// A `ProviderCurrentConfig` from its required fields; the others are absent or at their defaults.
+    pub fn new(api_type: impl Into<LlmProtocol>, base_url: impl Into<String>) -> Self {
+        Self { api_type: api_type.into(), base_url: base_url.into(), meta: MaybeUndefined::Undefined }
+    }
 }
 
 impl SerializeFields for ProviderCurrentConfig {
@@ -9004,6 +9392,13 @@ pub struct AuthStatusResponse {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl AuthStatusResponse {
+    /// A `AuthStatusResponse` from its required fields; the others are absent or at their defaults.
+    pub fn new(state: impl Into<AuthState>) -> Self {
+        Self { state: state.into(), accounts: None, meta: MaybeUndefined::Undefined }
+    }
+}
+
 impl SerializeFields for AuthStatusResponse {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("state", &self.state)?;
@@ -9157,6 +9552,20 @@ pub struct AuthAccount {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl AuthAccount {
+    /// A `AuthAccount` from its required fields; the others are absent or at their defaults.
+    pub fn new(label: impl Into<String>) -> Self {
+        Self {
+            label: label.into(),
+            active: MaybeUndefined::Undefined,
+            name: MaybeUndefined::Undefined,
+            email: MaybeUndefined::Undefined,
+            organization: MaybeUndefined::Undefined,
+            meta: MaybeUndefined::Undefined,
+        }
+    }
+}
+
 impl SerializeFields for AuthAccount {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("label", &self.label)?;
@@ -9289,6 +9698,18 @@ pub struct NewSessionResponse {
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl NewSessionResponse {
+    /// A `NewSessionResponse` from its required fields; the others are absent or at their defaults.
+    pub fn new(session_id: impl Into<SessionId>) -> Self {
+        Self {
+            session_id: session_id.into(),
+            config_options: None,
+            available_commands: None,
+            meta: MaybeUndefined::Undefined,
+        }
+    }
 }
 
 impl SerializeFields for NewSessionResponse {
@@ -9746,6 +10167,18 @@ pub struct SessionConfigSelectOption {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl SessionConfigSelectOption {
+    /// A `SessionConfigSelectOption` from its required fields; the others are absent or at their defaults.
+    pub fn new(value: impl Into<SessionConfigValueId>, name: impl Into<String>) -> Self {
+        Self {
+            value: value.into(),
+            name: name.into(),
+            description: MaybeUndefined::Undefined,
+            meta: MaybeUndefined::Undefined,
+        }
+    }
+}
+
 impl SerializeFields for SessionConfigSelectOption {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("value", &self.value)?;
@@ -9849,6 +10282,17 @@ pub struct SessionConfigSelectGroup {
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl SessionConfigSelectGroup {
+    /// A `SessionConfigSelectGroup` from its required fields; the others are absent or at their defaults.
+    pub fn new(
+        group_id: impl Into<SessionConfigGroupId>,
+        name: impl Into<String>,
+        options: impl Into<Vec<SessionConfigSelectOption>>,
+    ) -> Self {
+        Self { group_id: group_id.into(), name: name.into(), options: options.into(), meta: MaybeUndefined::Undefined }
+    }
 }
 
 impl SerializeFields for SessionConfigSelectGroup {
@@ -9981,6 +10425,13 @@ pub struct SessionConfigSelect {
     pub options: SessionConfigSelectOptions,
 }
 
+impl SessionConfigSelect {
+    /// A `SessionConfigSelect` from its required fields; the others are absent or at their defaults.
+    pub fn new(current_value: impl Into<SessionConfigValueId>, options: impl Into<SessionConfigSelectOptions>) -> Self {
+        Self { current_value: current_value.into(), options: options.into() }
+    }
+}
+
 impl SerializeFields for SessionConfigSelect {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("currentValue", &self.current_value)?;
@@ -10050,6 +10501,13 @@ impl SessionConfigSelect {
 pub struct SessionConfigBoolean {
     /// The current value of the boolean option.
     pub current_value: bool,
+}
+
+impl SessionConfigBoolean {
+    /// A `SessionConfigBoolean` from its required fields; the others are absent or at their defaults.
+    pub fn new(current_value: impl Into<bool>) -> Self {
+        Self { current_value: current_value.into() }
+    }
 }
 
 impl SerializeFields for SessionConfigBoolean {
@@ -10255,6 +10713,13 @@ pub struct TextCommandInput {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl TextCommandInput {
+    /// A `TextCommandInput` from its required fields; the others are absent or at their defaults.
+    pub fn new(hint: impl Into<String>) -> Self {
+        Self { hint: hint.into(), meta: MaybeUndefined::Undefined }
+    }
+}
+
 impl SerializeFields for TextCommandInput {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("hint", &self.hint)?;
@@ -10335,6 +10800,18 @@ pub struct Command {
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl Command {
+    /// A `Command` from its required fields; the others are absent or at their defaults.
+    pub fn new(name: impl Into<String>, description: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            description: description.into(),
+            input: MaybeUndefined::Undefined,
+            meta: MaybeUndefined::Undefined,
+        }
+    }
 }
 
 impl SerializeFields for Command {
@@ -10442,6 +10919,13 @@ pub struct ListSessionsResponse {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl ListSessionsResponse {
+    /// A `ListSessionsResponse` from its required fields; the others are absent or at their defaults.
+    pub fn new(sessions: impl Into<Vec<SessionInfo>>) -> Self {
+        Self { sessions: sessions.into(), next_cursor: MaybeUndefined::Undefined, meta: MaybeUndefined::Undefined }
+    }
+}
+
 impl SerializeFields for ListSessionsResponse {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("sessions", &self.sessions)?;
@@ -10540,6 +11024,21 @@ pub struct SessionInfo {
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl SessionInfo {
+    /// A `SessionInfo` from its required fields; the others are absent or at their defaults.
+    pub fn new(session_id: impl Into<SessionId>, cwd: impl Into<AbsolutePath>) -> Self {
+        Self {
+            session_id: session_id.into(),
+            cwd: cwd.into(),
+            additional_directories: None,
+            title: MaybeUndefined::Undefined,
+            updated_at: MaybeUndefined::Undefined,
+            archived: MaybeUndefined::Undefined,
+            meta: MaybeUndefined::Undefined,
+        }
+    }
 }
 
 impl SerializeFields for SessionInfo {
@@ -10789,6 +11288,18 @@ pub struct ForkSessionResponse {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl ForkSessionResponse {
+    /// A `ForkSessionResponse` from its required fields; the others are absent or at their defaults.
+    pub fn new(session_id: impl Into<SessionId>) -> Self {
+        Self {
+            session_id: session_id.into(),
+            config_options: None,
+            available_commands: None,
+            meta: MaybeUndefined::Undefined,
+        }
+    }
+}
+
 impl SerializeFields for ForkSessionResponse {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("sessionId", &self.session_id)?;
@@ -11036,6 +11547,13 @@ pub struct SessionStatusResponse {
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl SessionStatusResponse {
+    /// A `SessionStatusResponse` from its required fields; the others are absent or at their defaults.
+    pub fn new(status: impl Into<SessionStatus>) -> Self {
+        Self { status: status.into(), state: MaybeUndefined::Undefined, meta: MaybeUndefined::Undefined }
+    }
 }
 
 impl SerializeFields for SessionStatusResponse {
@@ -11356,6 +11874,13 @@ pub struct BackgroundTerminal {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl BackgroundTerminal {
+    /// A `BackgroundTerminal` from its required fields; the others are absent or at their defaults.
+    pub fn new(terminal_id: impl Into<TerminalId>) -> Self {
+        Self { terminal_id: terminal_id.into(), meta: MaybeUndefined::Undefined }
+    }
+}
+
 impl SerializeFields for BackgroundTerminal {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("terminalId", &self.terminal_id)?;
@@ -11434,6 +11959,13 @@ pub struct BackgroundToolCall {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl BackgroundToolCall {
+    /// A `BackgroundToolCall` from its required fields; the others are absent or at their defaults.
+    pub fn new(tool_call_id: impl Into<ToolCallId>) -> Self {
+        Self { tool_call_id: tool_call_id.into(), meta: MaybeUndefined::Undefined }
+    }
+}
+
 impl SerializeFields for BackgroundToolCall {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("toolCallId", &self.tool_call_id)?;
@@ -11510,6 +12042,13 @@ pub struct BackgroundSubagent {
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl BackgroundSubagent {
+    /// A `BackgroundSubagent` from its required fields; the others are absent or at their defaults.
+    pub fn new(session_id: impl Into<SessionId>) -> Self {
+        Self { session_id: session_id.into(), meta: MaybeUndefined::Undefined }
+    }
 }
 
 impl SerializeFields for BackgroundSubagent {
@@ -11726,6 +12265,13 @@ pub struct UnsupportedProtocolVersionErrorData {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl UnsupportedProtocolVersionErrorData {
+    /// A `UnsupportedProtocolVersionErrorData` from its required fields; the others are absent or at their defaults.
+    pub fn new(requested: impl Into<ProtocolVersion>, supported: impl Into<Vec<ProtocolVersion>>) -> Self {
+        Self { requested: requested.into(), supported: supported.into(), meta: MaybeUndefined::Undefined }
+    }
+}
+
 impl SerializeFields for UnsupportedProtocolVersionErrorData {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("requested", &self.requested)?;
@@ -11813,6 +12359,13 @@ pub struct SessionNotFoundErrorData {
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl SessionNotFoundErrorData {
+    /// A `SessionNotFoundErrorData` from its required fields; the others are absent or at their defaults.
+    pub fn new(session_id: impl Into<SessionId>) -> Self {
+        Self { session_id: session_id.into(), meta: MaybeUndefined::Undefined }
+    }
 }
 
 impl SerializeFields for SessionNotFoundErrorData {
@@ -11972,6 +12525,21 @@ pub struct Usage {
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl Usage {
+    /// A `Usage` from its required fields; the others are absent or at their defaults.
+    pub fn new(total_tokens: impl Into<u64>, input_tokens: impl Into<u64>, output_tokens: impl Into<u64>) -> Self {
+        Self {
+            total_tokens: total_tokens.into(),
+            input_tokens: input_tokens.into(),
+            output_tokens: output_tokens.into(),
+            thought_tokens: MaybeUndefined::Undefined,
+            cached_read_tokens: MaybeUndefined::Undefined,
+            cached_write_tokens: MaybeUndefined::Undefined,
+            meta: MaybeUndefined::Undefined,
+        }
+    }
 }
 
 impl SerializeFields for Usage {
@@ -12528,6 +13096,13 @@ pub struct SetSessionTitleResponse {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl SetSessionTitleResponse {
+    /// A `SetSessionTitleResponse` from its required fields; the others are absent or at their defaults.
+    pub fn new(title: impl Into<String>) -> Self {
+        Self { title: title.into(), meta: MaybeUndefined::Undefined }
+    }
+}
+
 impl SerializeFields for SetSessionTitleResponse {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("title", &self.title)?;
@@ -12922,6 +13497,13 @@ pub struct SetSessionConfigOptionResponse {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl SetSessionConfigOptionResponse {
+    /// A `SetSessionConfigOptionResponse` from its required fields; the others are absent or at their defaults.
+    pub fn new(config_options: impl Into<Vec<SessionConfigOption>>) -> Self {
+        Self { config_options: config_options.into(), meta: MaybeUndefined::Undefined }
+    }
+}
+
 impl SerializeFields for SetSessionConfigOptionResponse {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("configOptions", &self.config_options)?;
@@ -12999,6 +13581,13 @@ pub struct PromptResponse {
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl PromptResponse {
+    /// A `PromptResponse` from its required fields; the others are absent or at their defaults.
+    pub fn new(message_id: impl Into<MessageId>) -> Self {
+        Self { message_id: message_id.into(), meta: MaybeUndefined::Undefined }
+    }
 }
 
 impl SerializeFields for PromptResponse {
@@ -13115,6 +13704,13 @@ pub struct UpdateSessionNotification {
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl UpdateSessionNotification {
+    /// A `UpdateSessionNotification` from its required fields; the others are absent or at their defaults.
+    pub fn new(session_id: impl Into<SessionId>, update: impl Into<SessionUpdate>) -> Self {
+        Self { session_id: session_id.into(), update: update.into(), meta: MaybeUndefined::Undefined }
+    }
 }
 
 impl SerializeFields for UpdateSessionNotification {
@@ -13462,6 +14058,13 @@ pub struct ContentChunk {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl ContentChunk {
+    /// A `ContentChunk` from its required fields; the others are absent or at their defaults.
+    pub fn new(message_id: impl Into<MessageId>, content: impl Into<ContentBlock>) -> Self {
+        Self { message_id: message_id.into(), content: content.into(), meta: MaybeUndefined::Undefined }
+    }
+}
+
 impl SerializeFields for ContentChunk {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("messageId", &self.message_id)?;
@@ -13553,6 +14156,13 @@ pub struct UserMessage {
     /// stored value without merging nested objects. Beyond this patch rule, implementations
     /// MUST NOT assign meaning to keys they do not recognize.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl UserMessage {
+    /// A `UserMessage` from its required fields; the others are absent or at their defaults.
+    pub fn new(message_id: impl Into<MessageId>) -> Self {
+        Self { message_id: message_id.into(), content: MaybeUndefined::Undefined, meta: MaybeUndefined::Undefined }
+    }
 }
 
 impl SerializeFields for UserMessage {
@@ -13652,6 +14262,13 @@ pub struct AgentMessage {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl AgentMessage {
+    /// A `AgentMessage` from its required fields; the others are absent or at their defaults.
+    pub fn new(message_id: impl Into<MessageId>) -> Self {
+        Self { message_id: message_id.into(), content: MaybeUndefined::Undefined, meta: MaybeUndefined::Undefined }
+    }
+}
+
 impl SerializeFields for AgentMessage {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("messageId", &self.message_id)?;
@@ -13749,6 +14366,13 @@ pub struct AgentThought {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl AgentThought {
+    /// A `AgentThought` from its required fields; the others are absent or at their defaults.
+    pub fn new(message_id: impl Into<MessageId>) -> Self {
+        Self { message_id: message_id.into(), content: MaybeUndefined::Undefined, meta: MaybeUndefined::Undefined }
+    }
+}
+
 impl SerializeFields for AgentThought {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("messageId", &self.message_id)?;
@@ -13844,6 +14468,13 @@ pub struct ToolCallContentChunk {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl ToolCallContentChunk {
+    /// A `ToolCallContentChunk` from its required fields; the others are absent or at their defaults.
+    pub fn new(tool_call_id: impl Into<ToolCallId>, content: impl Into<ToolCallContent>) -> Self {
+        Self { tool_call_id: tool_call_id.into(), content: content.into(), meta: MaybeUndefined::Undefined }
+    }
+}
+
 impl SerializeFields for ToolCallContentChunk {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("toolCallId", &self.tool_call_id)?;
@@ -13930,6 +14561,13 @@ pub struct TerminalOutput {
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl TerminalOutput {
+    /// A `TerminalOutput` from its required fields; the others are absent or at their defaults.
+    pub fn new(data: impl Into<String>) -> Self {
+        Self { data: data.into(), meta: MaybeUndefined::Undefined }
+    }
 }
 
 impl SerializeFields for TerminalOutput {
@@ -14117,6 +14755,13 @@ pub struct TerminalSize {
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl TerminalSize {
+    /// A `TerminalSize` from its required fields; the others are absent or at their defaults.
+    pub fn new(cols: impl Into<u16>, rows: impl Into<u16>) -> Self {
+        Self { cols: cols.into(), rows: rows.into(), meta: MaybeUndefined::Undefined }
+    }
 }
 
 impl SerializeFields for TerminalSize {
@@ -14381,6 +15026,22 @@ pub struct TerminalUpdate {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl TerminalUpdate {
+    /// A `TerminalUpdate` from its required fields; the others are absent or at their defaults.
+    pub fn new(terminal_id: impl Into<TerminalId>) -> Self {
+        Self {
+            terminal_id: terminal_id.into(),
+            command: MaybeUndefined::Undefined,
+            cwd: MaybeUndefined::Undefined,
+            output: MaybeUndefined::Undefined,
+            exit_status: MaybeUndefined::Undefined,
+            size: MaybeUndefined::Undefined,
+            capabilities: MaybeUndefined::Undefined,
+            meta: MaybeUndefined::Undefined,
+        }
+    }
+}
+
 impl SerializeFields for TerminalUpdate {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("terminalId", &self.terminal_id)?;
@@ -14538,6 +15199,13 @@ pub struct TerminalOutputChunk {
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     /// This metadata is scoped to the chunk and does not patch stored metadata.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl TerminalOutputChunk {
+    /// A `TerminalOutputChunk` from its required fields; the others are absent or at their defaults.
+    pub fn new(terminal_id: impl Into<TerminalId>, data: impl Into<String>) -> Self {
+        Self { terminal_id: terminal_id.into(), data: data.into(), meta: MaybeUndefined::Undefined }
+    }
 }
 
 impl SerializeFields for TerminalOutputChunk {
@@ -14747,6 +15415,22 @@ pub struct PlanEntry {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl PlanEntry {
+    /// A `PlanEntry` from its required fields; the others are absent or at their defaults.
+    pub fn new(
+        content: impl Into<String>,
+        priority: impl Into<PlanEntryPriority>,
+        status: impl Into<PlanEntryStatus>,
+    ) -> Self {
+        Self {
+            content: content.into(),
+            priority: priority.into(),
+            status: status.into(),
+            meta: MaybeUndefined::Undefined,
+        }
+    }
+}
+
 impl SerializeFields for PlanEntry {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("content", &self.content)?;
@@ -14948,6 +15632,13 @@ pub struct PlanItems {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl PlanItems {
+    /// A `PlanItems` from its required fields; the others are absent or at their defaults.
+    pub fn new(plan_id: impl Into<PlanId>, entries: impl Into<Vec<PlanEntry>>) -> Self {
+        Self { plan_id: plan_id.into(), entries: entries.into(), meta: MaybeUndefined::Undefined }
+    }
+}
+
 impl SerializeFields for PlanItems {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("planId", &self.plan_id)?;
@@ -15037,6 +15728,13 @@ pub struct PlanFile {
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl PlanFile {
+    /// A `PlanFile` from its required fields; the others are absent or at their defaults.
+    pub fn new(plan_id: impl Into<PlanId>, uri: impl Into<String>) -> Self {
+        Self { plan_id: plan_id.into(), uri: uri.into(), meta: MaybeUndefined::Undefined }
+    }
 }
 
 impl SerializeFields for PlanFile {
@@ -15129,6 +15827,13 @@ pub struct PlanMarkdown {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl PlanMarkdown {
+    /// A `PlanMarkdown` from its required fields; the others are absent or at their defaults.
+    pub fn new(plan_id: impl Into<PlanId>, content: impl Into<String>) -> Self {
+        Self { plan_id: plan_id.into(), content: content.into(), meta: MaybeUndefined::Undefined }
+    }
+}
+
 impl SerializeFields for PlanMarkdown {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("planId", &self.plan_id)?;
@@ -15217,6 +15922,13 @@ pub struct PlanUpdate {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl PlanUpdate {
+    /// A `PlanUpdate` from its required fields; the others are absent or at their defaults.
+    pub fn new(plan: impl Into<PlanUpdateContent>) -> Self {
+        Self { plan: plan.into(), meta: MaybeUndefined::Undefined }
+    }
+}
+
 impl SerializeFields for PlanUpdate {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("plan", &self.plan)?;
@@ -15293,6 +16005,13 @@ pub struct PlanRemoved {
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl PlanRemoved {
+    /// A `PlanRemoved` from its required fields; the others are absent or at their defaults.
+    pub fn new(plan_id: impl Into<PlanId>) -> Self {
+        Self { plan_id: plan_id.into(), meta: MaybeUndefined::Undefined }
+    }
 }
 
 impl SerializeFields for PlanRemoved {
@@ -15373,6 +16092,13 @@ pub struct AvailableCommandsUpdate {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl AvailableCommandsUpdate {
+    /// A `AvailableCommandsUpdate` from its required fields; the others are absent or at their defaults.
+    pub fn new(available_commands: impl Into<Vec<AvailableCommand>>) -> Self {
+        Self { available_commands: available_commands.into(), meta: MaybeUndefined::Undefined }
+    }
+}
+
 impl SerializeFields for AvailableCommandsUpdate {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("availableCommands", &self.available_commands)?;
@@ -15450,6 +16176,13 @@ pub struct ConfigOptionUpdate {
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl ConfigOptionUpdate {
+    /// A `ConfigOptionUpdate` from its required fields; the others are absent or at their defaults.
+    pub fn new(config_options: impl Into<Vec<SessionConfigOption>>) -> Self {
+        Self { config_options: config_options.into(), meta: MaybeUndefined::Undefined }
+    }
 }
 
 impl SerializeFields for ConfigOptionUpdate {
@@ -15643,6 +16376,13 @@ pub struct Cost {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl Cost {
+    /// A `Cost` from its required fields; the others are absent or at their defaults.
+    pub fn new(amount: impl Into<f64>, currency: impl Into<String>) -> Self {
+        Self { amount: amount.into(), currency: currency.into(), meta: MaybeUndefined::Undefined }
+    }
+}
+
 impl SerializeFields for Cost {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("amount", &self.amount)?;
@@ -15733,6 +16473,13 @@ pub struct UsageUpdate {
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl UsageUpdate {
+    /// A `UsageUpdate` from its required fields; the others are absent or at their defaults.
+    pub fn new(used: impl Into<u64>, size: impl Into<u64>) -> Self {
+        Self { used: used.into(), size: size.into(), cost: MaybeUndefined::Undefined, meta: MaybeUndefined::Undefined }
+    }
 }
 
 impl SerializeFields for UsageUpdate {
@@ -15886,6 +16633,18 @@ pub struct Notice {
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl Notice {
+    /// A `Notice` from its required fields; the others are absent or at their defaults.
+    pub fn new(severity: impl Into<NoticeSeverity>, title: impl Into<String>) -> Self {
+        Self {
+            severity: severity.into(),
+            title: title.into(),
+            description: MaybeUndefined::Undefined,
+            meta: MaybeUndefined::Undefined,
+        }
+    }
 }
 
 impl SerializeFields for Notice {
@@ -16084,6 +16843,19 @@ pub struct CompactionUpdate {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl CompactionUpdate {
+    /// A `CompactionUpdate` from its required fields; the others are absent or at their defaults.
+    pub fn new(compaction_id: impl Into<CompactionId>, status: impl Into<CompactionStatus>) -> Self {
+        Self {
+            compaction_id: compaction_id.into(),
+            status: status.into(),
+            summary: MaybeUndefined::Undefined,
+            error: MaybeUndefined::Undefined,
+            meta: MaybeUndefined::Undefined,
+        }
+    }
+}
+
 impl SerializeFields for CompactionUpdate {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("compactionId", &self.compaction_id)?;
@@ -16201,6 +16973,13 @@ pub struct CompactionSummaryChunk {
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     /// This metadata is scoped to the chunk and does not patch stored metadata.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl CompactionSummaryChunk {
+    /// A `CompactionSummaryChunk` from its required fields; the others are absent or at their defaults.
+    pub fn new(compaction_id: impl Into<CompactionId>, content: impl Into<ContentBlock>) -> Self {
+        Self { compaction_id: compaction_id.into(), content: content.into(), meta: MaybeUndefined::Undefined }
+    }
 }
 
 impl SerializeFields for CompactionSummaryChunk {
@@ -16467,6 +17246,22 @@ pub struct SubagentUpdate {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl SubagentUpdate {
+    /// A `SubagentUpdate` from its required fields; the others are absent or at their defaults.
+    pub fn new(session_id: impl Into<SessionId>) -> Self {
+        Self {
+            session_id: session_id.into(),
+            title: MaybeUndefined::Undefined,
+            description: MaybeUndefined::Undefined,
+            capabilities: MaybeUndefined::Undefined,
+            state: MaybeUndefined::Undefined,
+            cwd: MaybeUndefined::Undefined,
+            additional_directories: MaybeUndefined::Undefined,
+            meta: MaybeUndefined::Undefined,
+        }
+    }
+}
+
 impl SerializeFields for SubagentUpdate {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("sessionId", &self.session_id)?;
@@ -16639,6 +17434,21 @@ pub struct SessionMessage {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl SessionMessage {
+    /// A `SessionMessage` from its required fields; the others are absent or at their defaults.
+    pub fn new(message_id: impl Into<MessageId>) -> Self {
+        Self {
+            message_id: message_id.into(),
+            sender_session_id: MaybeUndefined::Undefined,
+            recipient_session_id: MaybeUndefined::Undefined,
+            sender_message_id: MaybeUndefined::Undefined,
+            recipient_message_id: MaybeUndefined::Undefined,
+            content: MaybeUndefined::Undefined,
+            meta: MaybeUndefined::Undefined,
+        }
+    }
+}
+
 impl SerializeFields for SessionMessage {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("messageId", &self.message_id)?;
@@ -16794,6 +17604,13 @@ pub struct SessionMessageChunk {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl SessionMessageChunk {
+    /// A `SessionMessageChunk` from its required fields; the others are absent or at their defaults.
+    pub fn new(message_id: impl Into<MessageId>, content: impl Into<ContentBlock>) -> Self {
+        Self { message_id: message_id.into(), content: content.into(), meta: MaybeUndefined::Undefined }
+    }
+}
+
 impl SerializeFields for SessionMessageChunk {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("messageId", &self.message_id)?;
@@ -16882,6 +17699,13 @@ pub struct CompleteElicitationNotification {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl CompleteElicitationNotification {
+    /// A `CompleteElicitationNotification` from its required fields; the others are absent or at their defaults.
+    pub fn new(elicitation_id: impl Into<ElicitationId>) -> Self {
+        Self { elicitation_id: elicitation_id.into(), meta: MaybeUndefined::Undefined }
+    }
+}
+
 impl SerializeFields for CompleteElicitationNotification {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("elicitationId", &self.elicitation_id)?;
@@ -16960,6 +17784,13 @@ pub struct AuthStatusUpdateNotification {
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl AuthStatusUpdateNotification {
+    /// A `AuthStatusUpdateNotification` from its required fields; the others are absent or at their defaults.
+    pub fn new(state: impl Into<AuthState>) -> Self {
+        Self { state: state.into(), accounts: None, meta: MaybeUndefined::Undefined }
+    }
 }
 
 impl SerializeFields for AuthStatusUpdateNotification {
@@ -17059,6 +17890,18 @@ pub struct InitializeRequest {
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl InitializeRequest {
+    /// A `InitializeRequest` from its required fields; the others are absent or at their defaults.
+    pub fn new(protocol_version: impl Into<ProtocolVersion>, info: impl Into<Implementation>) -> Self {
+        Self {
+            protocol_version: protocol_version.into(),
+            info: info.into(),
+            capabilities: ClientCapabilities::default(),
+            meta: MaybeUndefined::Undefined,
+        }
+    }
 }
 
 impl SerializeFields for InitializeRequest {
@@ -17676,6 +18519,13 @@ pub struct LoginAuthRequest {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl LoginAuthRequest {
+    /// A `LoginAuthRequest` from its required fields; the others are absent or at their defaults.
+    pub fn new(method_id: impl Into<AuthMethodId>) -> Self {
+        Self { method_id: method_id.into(), meta: MaybeUndefined::Undefined }
+    }
+}
+
 impl SerializeFields for LoginAuthRequest {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("methodId", &self.method_id)?;
@@ -17833,6 +18683,23 @@ pub struct SetProviderRequest {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl SetProviderRequest {
+    /// A `SetProviderRequest` from its required fields; the others are absent or at their defaults.
+    pub fn new(
+        provider_id: impl Into<ProviderId>,
+        api_type: impl Into<LlmProtocol>,
+        base_url: impl Into<String>,
+    ) -> Self {
+        Self {
+            provider_id: provider_id.into(),
+            api_type: api_type.into(),
+            base_url: base_url.into(),
+            headers: None,
+            meta: MaybeUndefined::Undefined,
+        }
+    }
+}
+
 impl SerializeFields for SetProviderRequest {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("providerId", &self.provider_id)?;
@@ -17938,6 +18805,13 @@ pub struct DisableProviderRequest {
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl DisableProviderRequest {
+    /// A `DisableProviderRequest` from its required fields; the others are absent or at their defaults.
+    pub fn new(provider_id: impl Into<ProviderId>) -> Self {
+        Self { provider_id: provider_id.into(), meta: MaybeUndefined::Undefined }
+    }
 }
 
 impl SerializeFields for DisableProviderRequest {
@@ -18168,6 +19042,19 @@ pub struct NewSessionRequest {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl NewSessionRequest {
+    /// A `NewSessionRequest` from its required fields; the others are absent or at their defaults.
+    pub fn new(cwd: impl Into<AbsolutePath>) -> Self {
+        Self {
+            cwd: cwd.into(),
+            additional_directories: None,
+            mcp_servers: None,
+            system_prompt: MaybeUndefined::Undefined,
+            meta: MaybeUndefined::Undefined,
+        }
+    }
+}
+
 impl SerializeFields for NewSessionRequest {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("cwd", &self.cwd)?;
@@ -18366,6 +19253,13 @@ pub struct HttpHeader {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl HttpHeader {
+    /// A `HttpHeader` from its required fields; the others are absent or at their defaults.
+    pub fn new(name: impl Into<String>, value: impl Into<String>) -> Self {
+        Self { name: name.into(), value: value.into(), meta: MaybeUndefined::Undefined }
+    }
+}
+
 impl SerializeFields for HttpHeader {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("name", &self.name)?;
@@ -18457,6 +19351,13 @@ pub struct McpServerHttp {
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl McpServerHttp {
+    /// A `McpServerHttp` from its required fields; the others are absent or at their defaults.
+    pub fn new(name: impl Into<String>, url: impl Into<String>) -> Self {
+        Self { name: name.into(), url: url.into(), headers: None, meta: MaybeUndefined::Undefined }
+    }
 }
 
 impl SerializeFields for McpServerHttp {
@@ -18560,6 +19461,13 @@ pub struct McpServerAcp {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl McpServerAcp {
+    /// A `McpServerAcp` from its required fields; the others are absent or at their defaults.
+    pub fn new(name: impl Into<String>, server_id: impl Into<McpServerAcpId>) -> Self {
+        Self { name: name.into(), server_id: server_id.into(), meta: MaybeUndefined::Undefined }
+    }
+}
+
 impl SerializeFields for McpServerAcp {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("name", &self.name)?;
@@ -18653,6 +19561,13 @@ pub struct McpServerStdio {
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl McpServerStdio {
+    /// A `McpServerStdio` from its required fields; the others are absent or at their defaults.
+    pub fn new(name: impl Into<String>, command: impl Into<AbsolutePath>) -> Self {
+        Self { name: name.into(), command: command.into(), args: None, env: None, meta: MaybeUndefined::Undefined }
+    }
 }
 
 impl SerializeFields for McpServerStdio {
@@ -18765,6 +19680,13 @@ pub struct SystemPrompt {
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl SystemPrompt {
+    /// A `SystemPrompt` from its required fields; the others are absent or at their defaults.
+    pub fn new(mode: impl Into<SystemPromptMode>, content: impl Into<Vec<ContentBlock>>) -> Self {
+        Self { mode: mode.into(), content: content.into(), meta: MaybeUndefined::Undefined }
+    }
 }
 
 impl SerializeFields for SystemPrompt {
@@ -19062,6 +19984,13 @@ pub struct DeleteSessionRequest {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl DeleteSessionRequest {
+    /// A `DeleteSessionRequest` from its required fields; the others are absent or at their defaults.
+    pub fn new(session_id: impl Into<SessionId>) -> Self {
+        Self { session_id: session_id.into(), meta: MaybeUndefined::Undefined }
+    }
+}
+
 impl SerializeFields for DeleteSessionRequest {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("sessionId", &self.session_id)?;
@@ -19146,6 +20075,20 @@ pub struct ForkSessionRequest {
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl ForkSessionRequest {
+    /// A `ForkSessionRequest` from its required fields; the others are absent or at their defaults.
+    pub fn new(session_id: impl Into<SessionId>, cwd: impl Into<AbsolutePath>) -> Self {
+        Self {
+            session_id: session_id.into(),
+            cwd: cwd.into(),
+            additional_directories: None,
+            mcp_servers: None,
+            system_prompt: MaybeUndefined::Undefined,
+            meta: MaybeUndefined::Undefined,
+        }
+    }
 }
 
 impl SerializeFields for ForkSessionRequest {
@@ -19271,6 +20214,13 @@ pub struct ArchiveSessionRequest {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl ArchiveSessionRequest {
+    /// A `ArchiveSessionRequest` from its required fields; the others are absent or at their defaults.
+    pub fn new(session_id: impl Into<SessionId>) -> Self {
+        Self { session_id: session_id.into(), meta: MaybeUndefined::Undefined }
+    }
+}
+
 impl SerializeFields for ArchiveSessionRequest {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("sessionId", &self.session_id)?;
@@ -19347,6 +20297,13 @@ pub struct UnarchiveSessionRequest {
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl UnarchiveSessionRequest {
+    /// A `UnarchiveSessionRequest` from its required fields; the others are absent or at their defaults.
+    pub fn new(session_id: impl Into<SessionId>) -> Self {
+        Self { session_id: session_id.into(), meta: MaybeUndefined::Undefined }
+    }
 }
 
 impl SerializeFields for UnarchiveSessionRequest {
@@ -19427,6 +20384,13 @@ pub struct SessionStatusRequest {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl SessionStatusRequest {
+    /// A `SessionStatusRequest` from its required fields; the others are absent or at their defaults.
+    pub fn new(session_id: impl Into<SessionId>) -> Self {
+        Self { session_id: session_id.into(), meta: MaybeUndefined::Undefined }
+    }
+}
+
 impl SerializeFields for SessionStatusRequest {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("sessionId", &self.session_id)?;
@@ -19505,6 +20469,13 @@ pub struct SetSessionTitleRequest {
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl SetSessionTitleRequest {
+    /// A `SetSessionTitleRequest` from its required fields; the others are absent or at their defaults.
+    pub fn new(session_id: impl Into<SessionId>, title: impl Into<String>) -> Self {
+        Self { session_id: session_id.into(), title: title.into(), meta: MaybeUndefined::Undefined }
+    }
 }
 
 impl SerializeFields for SetSessionTitleRequest {
@@ -19603,6 +20574,21 @@ pub struct ResumeSessionRequest {
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl ResumeSessionRequest {
+    /// A `ResumeSessionRequest` from its required fields; the others are absent or at their defaults.
+    pub fn new(session_id: impl Into<SessionId>, cwd: impl Into<AbsolutePath>) -> Self {
+        Self {
+            session_id: session_id.into(),
+            cwd: cwd.into(),
+            additional_directories: None,
+            mcp_servers: None,
+            replay_from: MaybeUndefined::Undefined,
+            system_prompt: MaybeUndefined::Undefined,
+            meta: MaybeUndefined::Undefined,
+        }
+    }
 }
 
 impl SerializeFields for ResumeSessionRequest {
@@ -19888,6 +20874,13 @@ pub struct CloseSessionRequest {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl CloseSessionRequest {
+    /// A `CloseSessionRequest` from its required fields; the others are absent or at their defaults.
+    pub fn new(session_id: impl Into<SessionId>) -> Self {
+        Self { session_id: session_id.into(), meta: MaybeUndefined::Undefined }
+    }
+}
+
 impl SerializeFields for CloseSessionRequest {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("sessionId", &self.session_id)?;
@@ -19966,6 +20959,13 @@ pub struct CancelToolCallRequest {
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl CancelToolCallRequest {
+    /// A `CancelToolCallRequest` from its required fields; the others are absent or at their defaults.
+    pub fn new(session_id: impl Into<SessionId>, tool_call_id: impl Into<ToolCallId>) -> Self {
+        Self { session_id: session_id.into(), tool_call_id: tool_call_id.into(), meta: MaybeUndefined::Undefined }
+    }
 }
 
 impl SerializeFields for CancelToolCallRequest {
@@ -20058,6 +21058,13 @@ pub struct CancelTerminalRequest {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl CancelTerminalRequest {
+    /// A `CancelTerminalRequest` from its required fields; the others are absent or at their defaults.
+    pub fn new(session_id: impl Into<SessionId>, terminal_id: impl Into<TerminalId>) -> Self {
+        Self { session_id: session_id.into(), terminal_id: terminal_id.into(), meta: MaybeUndefined::Undefined }
+    }
+}
+
 impl SerializeFields for CancelTerminalRequest {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("sessionId", &self.session_id)?;
@@ -20142,6 +21149,13 @@ pub struct SetSessionConfigOptionRequestVariantId {
     pub value: SessionConfigValueId,
 }
 
+impl SetSessionConfigOptionRequestVariantId {
+    /// A `SetSessionConfigOptionRequestVariantId` from its required fields; the others are absent or at their defaults.
+    pub fn new(value: impl Into<SessionConfigValueId>) -> Self {
+        Self { value: value.into() }
+    }
+}
+
 impl SerializeFields for SetSessionConfigOptionRequestVariantId {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("value", &self.value)?;
@@ -20201,6 +21215,13 @@ impl SetSessionConfigOptionRequestVariantId {
 pub struct SetSessionConfigOptionRequestVariantBoolean {
     /// The boolean value.
     pub value: bool,
+}
+
+impl SetSessionConfigOptionRequestVariantBoolean {
+    /// A `SetSessionConfigOptionRequestVariantBoolean` from its required fields; the others are absent or at their defaults.
+    pub fn new(value: impl Into<bool>) -> Self {
+        Self { value: value.into() }
+    }
 }
 
 impl SerializeFields for SetSessionConfigOptionRequestVariantBoolean {
@@ -20445,6 +21466,13 @@ pub struct PromptRequest {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl PromptRequest {
+    /// A `PromptRequest` from its required fields; the others are absent or at their defaults.
+    pub fn new(session_id: impl Into<SessionId>, prompt: impl Into<Vec<ContentBlock>>) -> Self {
+        Self { session_id: session_id.into(), prompt: prompt.into(), meta: MaybeUndefined::Undefined }
+    }
+}
+
 impl SerializeFields for PromptRequest {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("sessionId", &self.session_id)?;
@@ -20532,6 +21560,13 @@ pub struct RequestPermissionResponse {
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl RequestPermissionResponse {
+    /// A `RequestPermissionResponse` from its required fields; the others are absent or at their defaults.
+    pub fn new(outcome: impl Into<RequestPermissionOutcome>) -> Self {
+        Self { outcome: outcome.into(), meta: MaybeUndefined::Undefined }
+    }
 }
 
 impl SerializeFields for RequestPermissionResponse {
@@ -20764,6 +21799,13 @@ pub struct SelectedPermissionOutcome {
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl SelectedPermissionOutcome {
+    /// A `SelectedPermissionOutcome` from its required fields; the others are absent or at their defaults.
+    pub fn new(option_id: impl Into<PermissionOptionId>) -> Self {
+        Self { option_id: option_id.into(), meta: MaybeUndefined::Undefined }
+    }
 }
 
 impl SerializeFields for SelectedPermissionOutcome {
@@ -21126,6 +22168,13 @@ pub struct MessageMcpResponseResult {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl MessageMcpResponseResult {
+    /// A `MessageMcpResponseResult` from its required fields; the others are absent or at their defaults.
+    pub fn new(result: impl Into<RawJson>) -> Self {
+        Self { result: result.into(), meta: MaybeUndefined::Undefined }
+    }
+}
+
 impl SerializeFields for MessageMcpResponseResult {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("result", &self.result)?;
@@ -21203,6 +22252,13 @@ pub struct MessageMcpResponseError {
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     /// This is ACP metadata, not the inner MCP message's `_meta`.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl MessageMcpResponseError {
+    /// A `MessageMcpResponseError` from its required fields; the others are absent or at their defaults.
+    pub fn new(error: impl Into<McpError>) -> Self {
+        Self { error: error.into(), meta: MaybeUndefined::Undefined }
+    }
 }
 
 impl SerializeFields for MessageMcpResponseError {
@@ -21323,6 +22379,13 @@ pub struct McpError {
     pub data: Option<RawJson>,
 }
 
+impl McpError {
+    /// A `McpError` from its required fields; the others are absent or at their defaults.
+    pub fn new(code: impl Into<i32>, message: impl Into<String>) -> Self {
+        Self { code: code.into(), message: message.into(), data: None }
+    }
+}
+
 impl SerializeFields for McpError {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("code", &self.code)?;
@@ -21405,6 +22468,13 @@ pub struct CancelSessionNotification {
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl CancelSessionNotification {
+    /// A `CancelSessionNotification` from its required fields; the others are absent or at their defaults.
+    pub fn new(session_id: impl Into<SessionId>) -> Self {
+        Self { session_id: session_id.into(), meta: MaybeUndefined::Undefined }
+    }
 }
 
 impl SerializeFields for CancelSessionNotification {
@@ -21490,6 +22560,23 @@ pub struct MessageMcpNotification {
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     /// This is ACP metadata, not the inner MCP message's `_meta`.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl MessageMcpNotification {
+    /// A `MessageMcpNotification` from its required fields; the others are absent or at their defaults.
+    pub fn new(
+        server_id: impl Into<McpServerAcpId>,
+        request_id: impl Into<McpRequestId>,
+        method: impl Into<String>,
+    ) -> Self {
+        Self {
+            server_id: server_id.into(),
+            request_id: request_id.into(),
+            method: method.into(),
+            params: MaybeUndefined::Undefined,
+            meta: MaybeUndefined::Undefined,
+        }
+    }
 }
 
 impl SerializeFields for MessageMcpNotification {
@@ -21602,6 +22689,13 @@ pub struct CancelRequestNotification {
     pub meta: MaybeUndefined<RawObject>,
 }
 
+impl CancelRequestNotification {
+    /// A `CancelRequestNotification` from its required fields; the others are absent or at their defaults.
+    pub fn new(request_id: impl Into<crate::RequestId>) -> Self {
+        Self { request_id: request_id.into(), meta: MaybeUndefined::Undefined }
+    }
+}
+
 impl SerializeFields for CancelRequestNotification {
     fn serialize_fields<M: SerializeMap>(&self, m: &mut M, skip: &[&str]) -> Result<(), M::Error> {
         m.serialize_entry("requestId", &self.request_id)?;
@@ -21683,6 +22777,13 @@ pub struct ProxySuccessorRequest {
     /// message's `_meta`. It is hop-local: the conductor does not copy it into the message
     /// it unwraps.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl ProxySuccessorRequest {
+    /// A `ProxySuccessorRequest` from its required fields; the others are absent or at their defaults.
+    pub fn new(method: impl Into<String>) -> Self {
+        Self { method: method.into(), params: None, meta: MaybeUndefined::Undefined }
+    }
 }
 
 impl SerializeFields for ProxySuccessorRequest {
@@ -21778,6 +22879,13 @@ pub struct ProxySuccessorNotification {
     /// message's `_meta`. It is hop-local: the conductor does not copy it into the message
     /// it unwraps.
     pub meta: MaybeUndefined<RawObject>,
+}
+
+impl ProxySuccessorNotification {
+    /// A `ProxySuccessorNotification` from its required fields; the others are absent or at their defaults.
+    pub fn new(method: impl Into<String>) -> Self {
+        Self { method: method.into(), params: None, meta: MaybeUndefined::Undefined }
+    }
 }
 
 impl SerializeFields for ProxySuccessorNotification {
@@ -22620,6 +23728,23 @@ impl crate::Payload for ClientRequest {
     fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> {
         Self::encode_payload(self, buf)
     }
+    fn session_id(&self) -> Option<&str> {
+        match self {
+            Self::SessionArchive(p) => Some(p.session_id.as_str()),
+            Self::SessionClose(p) => Some(p.session_id.as_str()),
+            Self::SessionDelete(p) => Some(p.session_id.as_str()),
+            Self::SessionFork(p) => Some(p.session_id.as_str()),
+            Self::SessionPrompt(p) => Some(p.session_id.as_str()),
+            Self::SessionResume(p) => Some(p.session_id.as_str()),
+            Self::SessionSetConfigOption(p) => Some(p.session_id.as_str()),
+            Self::SessionSetTitle(p) => Some(p.session_id.as_str()),
+            Self::SessionStatus(p) => Some(p.session_id.as_str()),
+            Self::SessionUnarchive(p) => Some(p.session_id.as_str()),
+            Self::TerminalCancel(p) => Some(p.session_id.as_str()),
+            Self::ToolCallCancel(p) => Some(p.session_id.as_str()),
+            _ => None,
+        }
+    }
 }
 
 /// A notification sent by the client, handled by the agent.
@@ -22705,6 +23830,12 @@ impl crate::Payload for ClientNotification {
     }
     fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> {
         Self::encode_payload(self, buf)
+    }
+    fn session_id(&self) -> Option<&str> {
+        match self {
+            Self::SessionCancel(p) => Some(p.session_id.as_str()),
+            _ => None,
+        }
     }
 }
 
@@ -22992,6 +24123,12 @@ impl crate::Payload for AgentRequest {
     fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> {
         Self::encode_payload(self, buf)
     }
+    fn session_id(&self) -> Option<&str> {
+        match self {
+            Self::SessionRequestPermission(p) => Some(p.session_id.as_str()),
+            _ => None,
+        }
+    }
 }
 
 /// A notification sent by the agent, handled by the client.
@@ -23086,6 +24223,12 @@ impl crate::Payload for AgentNotification {
     fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> {
         Self::encode_payload(self, buf)
     }
+    fn session_id(&self) -> Option<&str> {
+        match self {
+            Self::SessionUpdate(p) => Some(p.session_id.as_str()),
+            _ => None,
+        }
+    }
 }
 
 /// A result sent by the client, for a request it handled.
@@ -23169,5 +24312,619 @@ impl crate::Payload for ClientResponse {
     }
     fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> {
         Self::encode_payload(self, buf)
+    }
+}
+
+/// This surface as a type: selects the types and handler traits of a connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct V2Unstable;
+
+impl crate::Protocol for V2Unstable {
+    const VERSION: u16 = PROTOCOL_VERSION;
+    const UNSTABLE: bool = true;
+    type ClientRequest = ClientRequest;
+    type ClientNotification = ClientNotification;
+    type AgentRequest = AgentRequest;
+    type AgentNotification = AgentNotification;
+    const METHODS: &'static [crate::MethodInfo] = method::ALL;
+}
+
+pub use crate::{
+    AcpError, AcpEvent, AcpOptions, AgentConnection, AgentProcess, ClientConnection, Context, ErrorObject,
+};
+
+/// Serves `agent` on this process's stdin and stdout until stdin closes.
+pub async fn serve_agent_stdio<A: Agent>(
+    agent: A,
+    options: AcpOptions,
+) -> Result<(), agentproto_jsonrpc::ConnectionError> {
+    crate::agent::serve_stdio::<V2Unstable, A>(agent, options).await
+}
+/// The agent side of a connection over any byte streams; run the returned connection.
+pub fn connect_agent<A: Agent>(
+    agent: A,
+    input: impl tokio::io::AsyncRead + Send + Unpin + 'static,
+    output: impl tokio::io::AsyncWrite + Send + Unpin + 'static,
+    options: AcpOptions,
+) -> (agentproto_jsonrpc::Connection, ClientConnection<V2Unstable>) {
+    crate::agent::connect::<V2Unstable, A>(agent, input, output, options)
+}
+/// The client side of a connection over any byte streams; run the returned connection.
+pub fn connect_client<C: Client>(
+    client: C,
+    input: impl tokio::io::AsyncRead + Send + Unpin + 'static,
+    output: impl tokio::io::AsyncWrite + Send + Unpin + 'static,
+    options: AcpOptions,
+) -> (agentproto_jsonrpc::Connection, AgentConnection<V2Unstable>) {
+    crate::client::connect::<V2Unstable, C>(client, input, output, options)
+}
+/// Spawns an agent command and connects `client` to it (see [`crate::client::spawn`]).
+pub fn spawn_agent<C: Client>(
+    command: tokio::process::Command,
+    client: C,
+    options: AcpOptions,
+) -> std::io::Result<(AgentConnection<V2Unstable>, AgentProcess)> {
+    crate::client::spawn::<V2Unstable, C>(command, client, options)
+}
+
+/// What an [`Agent`] handler receives besides the params: the connection to the client, the request's cancellation.
+pub type AgentContext = crate::Context<crate::ClientConnection<V2Unstable>>;
+/// What a [`Client`] handler receives besides the params: the connection to the agent, the request's cancellation.
+pub type ClientContext = crate::Context<crate::AgentConnection<V2Unstable>>;
+
+/// The agent role: one handler per method the client sends. Implement the required
+/// ones; every other request is answered `-32601` and every other notification ignored
+/// until you implement it. `$/cancel_request` is handled by the connection (see
+/// [`Context::cancellation_token`](crate::Context::cancellation_token)).
+pub trait Agent: Send + Sync + 'static {
+    /// Handles `auth/login` (stable).
+    fn login_auth(
+        &self,
+        cx: AgentContext,
+        params: LoginAuthRequest,
+    ) -> impl std::future::Future<Output = Result<LoginAuthResponse, agentproto_jsonrpc::ErrorObject>> + Send {
+        async { Err(agentproto_jsonrpc::ErrorObject::method_not_found("auth/login")) }
+    }
+    /// Handles `auth/logout` (stable).
+    fn logout_auth(
+        &self,
+        cx: AgentContext,
+        params: LogoutAuthRequest,
+    ) -> impl std::future::Future<Output = Result<LogoutAuthResponse, agentproto_jsonrpc::ErrorObject>> + Send {
+        async { Err(agentproto_jsonrpc::ErrorObject::method_not_found("auth/logout")) }
+    }
+    /// Handles `auth/status` (unstable).
+    fn auth_status(
+        &self,
+        cx: AgentContext,
+        params: AuthStatusRequest,
+    ) -> impl std::future::Future<Output = Result<AuthStatusResponse, agentproto_jsonrpc::ErrorObject>> + Send {
+        async { Err(agentproto_jsonrpc::ErrorObject::method_not_found("auth/status")) }
+    }
+    /// Handles `initialize` (stable).
+    fn initialize(
+        &self,
+        cx: AgentContext,
+        params: InitializeRequest,
+    ) -> impl std::future::Future<Output = Result<InitializeResponse, agentproto_jsonrpc::ErrorObject>> + Send;
+    /// Handles `mcp/message` (unstable).
+    fn message_mcp(
+        &self,
+        cx: AgentContext,
+        params: MessageMcpNotification,
+    ) -> impl std::future::Future<Output = ()> + Send {
+        async {}
+    }
+    /// Handles `providers/disable` (unstable).
+    fn disable_provider(
+        &self,
+        cx: AgentContext,
+        params: DisableProviderRequest,
+    ) -> impl std::future::Future<Output = Result<DisableProviderResponse, agentproto_jsonrpc::ErrorObject>> + Send
+    {
+        async { Err(agentproto_jsonrpc::ErrorObject::method_not_found("providers/disable")) }
+    }
+    /// Handles `providers/list` (unstable).
+    fn list_providers(
+        &self,
+        cx: AgentContext,
+        params: ListProvidersRequest,
+    ) -> impl std::future::Future<Output = Result<ListProvidersResponse, agentproto_jsonrpc::ErrorObject>> + Send {
+        async { Err(agentproto_jsonrpc::ErrorObject::method_not_found("providers/list")) }
+    }
+    /// Handles `providers/set` (unstable).
+    fn set_provider(
+        &self,
+        cx: AgentContext,
+        params: SetProviderRequest,
+    ) -> impl std::future::Future<Output = Result<SetProviderResponse, agentproto_jsonrpc::ErrorObject>> + Send {
+        async { Err(agentproto_jsonrpc::ErrorObject::method_not_found("providers/set")) }
+    }
+    /// Handles `session/archive` (unstable).
+    fn archive_session(
+        &self,
+        cx: AgentContext,
+        params: ArchiveSessionRequest,
+    ) -> impl std::future::Future<Output = Result<ArchiveSessionResponse, agentproto_jsonrpc::ErrorObject>> + Send {
+        async { Err(agentproto_jsonrpc::ErrorObject::method_not_found("session/archive")) }
+    }
+    /// Handles `session/cancel` (stable).
+    fn cancel_session(
+        &self,
+        cx: AgentContext,
+        params: CancelSessionNotification,
+    ) -> impl std::future::Future<Output = ()> + Send {
+        async {}
+    }
+    /// Handles `session/close` (stable).
+    fn close_session(
+        &self,
+        cx: AgentContext,
+        params: CloseSessionRequest,
+    ) -> impl std::future::Future<Output = Result<CloseSessionResponse, agentproto_jsonrpc::ErrorObject>> + Send {
+        async { Err(agentproto_jsonrpc::ErrorObject::method_not_found("session/close")) }
+    }
+    /// Handles `session/delete` (stable).
+    fn delete_session(
+        &self,
+        cx: AgentContext,
+        params: DeleteSessionRequest,
+    ) -> impl std::future::Future<Output = Result<DeleteSessionResponse, agentproto_jsonrpc::ErrorObject>> + Send {
+        async { Err(agentproto_jsonrpc::ErrorObject::method_not_found("session/delete")) }
+    }
+    /// Handles `session/fork` (unstable).
+    fn fork_session(
+        &self,
+        cx: AgentContext,
+        params: ForkSessionRequest,
+    ) -> impl std::future::Future<Output = Result<ForkSessionResponse, agentproto_jsonrpc::ErrorObject>> + Send {
+        async { Err(agentproto_jsonrpc::ErrorObject::method_not_found("session/fork")) }
+    }
+    /// Handles `session/list` (stable).
+    fn list_sessions(
+        &self,
+        cx: AgentContext,
+        params: ListSessionsRequest,
+    ) -> impl std::future::Future<Output = Result<ListSessionsResponse, agentproto_jsonrpc::ErrorObject>> + Send {
+        async { Err(agentproto_jsonrpc::ErrorObject::method_not_found("session/list")) }
+    }
+    /// Handles `session/new` (stable).
+    fn new_session(
+        &self,
+        cx: AgentContext,
+        params: NewSessionRequest,
+    ) -> impl std::future::Future<Output = Result<NewSessionResponse, agentproto_jsonrpc::ErrorObject>> + Send;
+    /// Handles `session/prompt` (stable).
+    fn prompt(
+        &self,
+        cx: AgentContext,
+        params: PromptRequest,
+    ) -> impl std::future::Future<Output = Result<PromptResponse, agentproto_jsonrpc::ErrorObject>> + Send;
+    /// Handles `session/resume` (stable).
+    fn resume_session(
+        &self,
+        cx: AgentContext,
+        params: ResumeSessionRequest,
+    ) -> impl std::future::Future<Output = Result<ResumeSessionResponse, agentproto_jsonrpc::ErrorObject>> + Send {
+        async { Err(agentproto_jsonrpc::ErrorObject::method_not_found("session/resume")) }
+    }
+    /// Handles `session/set_config_option` (stable).
+    fn set_session_config_option(
+        &self,
+        cx: AgentContext,
+        params: SetSessionConfigOptionRequest,
+    ) -> impl std::future::Future<Output = Result<SetSessionConfigOptionResponse, agentproto_jsonrpc::ErrorObject>> + Send
+    {
+        async { Err(agentproto_jsonrpc::ErrorObject::method_not_found("session/set_config_option")) }
+    }
+    /// Handles `session/set_title` (unstable).
+    fn set_session_title(
+        &self,
+        cx: AgentContext,
+        params: SetSessionTitleRequest,
+    ) -> impl std::future::Future<Output = Result<SetSessionTitleResponse, agentproto_jsonrpc::ErrorObject>> + Send
+    {
+        async { Err(agentproto_jsonrpc::ErrorObject::method_not_found("session/set_title")) }
+    }
+    /// Handles `session/status` (unstable).
+    fn session_status(
+        &self,
+        cx: AgentContext,
+        params: SessionStatusRequest,
+    ) -> impl std::future::Future<Output = Result<SessionStatusResponse, agentproto_jsonrpc::ErrorObject>> + Send {
+        async { Err(agentproto_jsonrpc::ErrorObject::method_not_found("session/status")) }
+    }
+    /// Handles `session/unarchive` (unstable).
+    fn unarchive_session(
+        &self,
+        cx: AgentContext,
+        params: UnarchiveSessionRequest,
+    ) -> impl std::future::Future<Output = Result<UnarchiveSessionResponse, agentproto_jsonrpc::ErrorObject>> + Send
+    {
+        async { Err(agentproto_jsonrpc::ErrorObject::method_not_found("session/unarchive")) }
+    }
+    /// Handles `terminal/cancel` (stable).
+    fn cancel_terminal(
+        &self,
+        cx: AgentContext,
+        params: CancelTerminalRequest,
+    ) -> impl std::future::Future<Output = Result<CancelTerminalResponse, agentproto_jsonrpc::ErrorObject>> + Send {
+        async { Err(agentproto_jsonrpc::ErrorObject::method_not_found("terminal/cancel")) }
+    }
+    /// Handles `tool_call/cancel` (stable).
+    fn cancel_tool_call(
+        &self,
+        cx: AgentContext,
+        params: CancelToolCallRequest,
+    ) -> impl std::future::Future<Output = Result<CancelToolCallResponse, agentproto_jsonrpc::ErrorObject>> + Send {
+        async { Err(agentproto_jsonrpc::ErrorObject::method_not_found("tool_call/cancel")) }
+    }
+    /// Handles an extension request (a method starting with `_`, passed with its full name).
+    fn ext_method(
+        &self,
+        cx: AgentContext,
+        request: crate::ExtMessage,
+    ) -> impl std::future::Future<Output = Result<RawJson, agentproto_jsonrpc::ErrorObject>> + Send {
+        async move { Err(agentproto_jsonrpc::ErrorObject::method_not_found(&request.method)) }
+    }
+    /// Handles an extension notification; ignored unless implemented.
+    fn ext_notification(
+        &self,
+        cx: AgentContext,
+        notification: crate::ExtMessage,
+    ) -> impl std::future::Future<Output = ()> + Send {
+        async {}
+    }
+}
+
+impl<H: Agent> crate::Dispatch<ClientRequest, ClientNotification, crate::ClientConnection<V2Unstable>> for H {
+    fn dispatch_request(
+        self: std::sync::Arc<Self>,
+        cx: AgentContext,
+        request: ClientRequest,
+    ) -> futures::future::BoxFuture<'static, Result<Box<RawValue>, agentproto_jsonrpc::ErrorObject>> {
+        Box::pin(async move {
+            let strict = cx.strict();
+            match request {
+                ClientRequest::AuthLogin(p) => {
+                    crate::encode_reply(&self.login_auth(cx, p).await?, strict, "auth/login")
+                }
+                ClientRequest::AuthLogout(p) => {
+                    crate::encode_reply(&self.logout_auth(cx, p).await?, strict, "auth/logout")
+                }
+                ClientRequest::AuthStatus(p) => {
+                    crate::encode_reply(&self.auth_status(cx, p).await?, strict, "auth/status")
+                }
+                ClientRequest::Initialize(p) => {
+                    crate::encode_reply(&self.initialize(cx, p).await?, strict, "initialize")
+                }
+                ClientRequest::ProvidersDisable(p) => {
+                    crate::encode_reply(&self.disable_provider(cx, p).await?, strict, "providers/disable")
+                }
+                ClientRequest::ProvidersList(p) => {
+                    crate::encode_reply(&self.list_providers(cx, p).await?, strict, "providers/list")
+                }
+                ClientRequest::ProvidersSet(p) => {
+                    crate::encode_reply(&self.set_provider(cx, p).await?, strict, "providers/set")
+                }
+                ClientRequest::SessionArchive(p) => {
+                    crate::encode_reply(&self.archive_session(cx, p).await?, strict, "session/archive")
+                }
+                ClientRequest::SessionClose(p) => {
+                    crate::encode_reply(&self.close_session(cx, p).await?, strict, "session/close")
+                }
+                ClientRequest::SessionDelete(p) => {
+                    crate::encode_reply(&self.delete_session(cx, p).await?, strict, "session/delete")
+                }
+                ClientRequest::SessionFork(p) => {
+                    crate::encode_reply(&self.fork_session(cx, p).await?, strict, "session/fork")
+                }
+                ClientRequest::SessionList(p) => {
+                    crate::encode_reply(&self.list_sessions(cx, p).await?, strict, "session/list")
+                }
+                ClientRequest::SessionNew(p) => {
+                    crate::encode_reply(&self.new_session(cx, p).await?, strict, "session/new")
+                }
+                ClientRequest::SessionPrompt(p) => {
+                    crate::encode_reply(&self.prompt(cx, p).await?, strict, "session/prompt")
+                }
+                ClientRequest::SessionResume(p) => {
+                    crate::encode_reply(&self.resume_session(cx, p).await?, strict, "session/resume")
+                }
+                ClientRequest::SessionSetConfigOption(p) => crate::encode_reply(
+                    &self.set_session_config_option(cx, p).await?,
+                    strict,
+                    "session/set_config_option",
+                ),
+                ClientRequest::SessionSetTitle(p) => {
+                    crate::encode_reply(&self.set_session_title(cx, p).await?, strict, "session/set_title")
+                }
+                ClientRequest::SessionStatus(p) => {
+                    crate::encode_reply(&self.session_status(cx, p).await?, strict, "session/status")
+                }
+                ClientRequest::SessionUnarchive(p) => {
+                    crate::encode_reply(&self.unarchive_session(cx, p).await?, strict, "session/unarchive")
+                }
+                ClientRequest::TerminalCancel(p) => {
+                    crate::encode_reply(&self.cancel_terminal(cx, p).await?, strict, "terminal/cancel")
+                }
+                ClientRequest::ToolCallCancel(p) => {
+                    crate::encode_reply(&self.cancel_tool_call(cx, p).await?, strict, "tool_call/cancel")
+                }
+                ClientRequest::Ext(m) => Ok(self.ext_method(cx, m).await?.into_raw()),
+            }
+        })
+    }
+    fn dispatch_notification(
+        self: std::sync::Arc<Self>,
+        cx: AgentContext,
+        notification: ClientNotification,
+    ) -> futures::future::BoxFuture<'static, ()> {
+        Box::pin(async move {
+            match notification {
+                ClientNotification::McpMessageNotification(p) => self.message_mcp(cx, p).await,
+                ClientNotification::SessionCancel(p) => self.cancel_session(cx, p).await,
+                ClientNotification::Ext(m) => self.ext_notification(cx, m).await,
+                #[allow(unreachable_patterns)]
+                _ => {}
+            }
+        })
+    }
+}
+
+/// The client role: one handler per method the agent sends. Implement the required
+/// ones; every other request is answered `-32601` and every other notification ignored
+/// until you implement it. `$/cancel_request` is handled by the connection (see
+/// [`Context::cancellation_token`](crate::Context::cancellation_token)).
+pub trait Client: Send + Sync + 'static {
+    /// Handles `auth/status_update` (unstable).
+    fn auth_status_update(
+        &self,
+        cx: ClientContext,
+        params: AuthStatusUpdateNotification,
+    ) -> impl std::future::Future<Output = ()> + Send {
+        async {}
+    }
+    /// Handles `elicitation/complete` (stable).
+    fn complete_elicitation(
+        &self,
+        cx: ClientContext,
+        params: CompleteElicitationNotification,
+    ) -> impl std::future::Future<Output = ()> + Send {
+        async {}
+    }
+    /// Handles `elicitation/create` (stable).
+    fn create_elicitation(
+        &self,
+        cx: ClientContext,
+        params: CreateElicitationRequest,
+    ) -> impl std::future::Future<Output = Result<CreateElicitationResponse, agentproto_jsonrpc::ErrorObject>> + Send
+    {
+        async { Err(agentproto_jsonrpc::ErrorObject::method_not_found("elicitation/create")) }
+    }
+    /// Handles `mcp/message` (unstable).
+    fn message_mcp(
+        &self,
+        cx: ClientContext,
+        params: MessageMcpRequest,
+    ) -> impl std::future::Future<Output = Result<MessageMcpResponse, agentproto_jsonrpc::ErrorObject>> + Send {
+        async { Err(agentproto_jsonrpc::ErrorObject::method_not_found("mcp/message")) }
+    }
+    /// Handles `session/request_permission` (stable).
+    fn request_permission(
+        &self,
+        cx: ClientContext,
+        params: RequestPermissionRequest,
+    ) -> impl std::future::Future<Output = Result<RequestPermissionResponse, agentproto_jsonrpc::ErrorObject>> + Send;
+    /// Handles `session/update` (stable).
+    fn session_update(
+        &self,
+        cx: ClientContext,
+        params: UpdateSessionNotification,
+    ) -> impl std::future::Future<Output = ()> + Send;
+    /// Handles an extension request (a method starting with `_`, passed with its full name).
+    fn ext_method(
+        &self,
+        cx: ClientContext,
+        request: crate::ExtMessage,
+    ) -> impl std::future::Future<Output = Result<RawJson, agentproto_jsonrpc::ErrorObject>> + Send {
+        async move { Err(agentproto_jsonrpc::ErrorObject::method_not_found(&request.method)) }
+    }
+    /// Handles an extension notification; ignored unless implemented.
+    fn ext_notification(
+        &self,
+        cx: ClientContext,
+        notification: crate::ExtMessage,
+    ) -> impl std::future::Future<Output = ()> + Send {
+        async {}
+    }
+}
+
+impl<H: Client> crate::Dispatch<AgentRequest, AgentNotification, crate::AgentConnection<V2Unstable>> for H {
+    fn dispatch_request(
+        self: std::sync::Arc<Self>,
+        cx: ClientContext,
+        request: AgentRequest,
+    ) -> futures::future::BoxFuture<'static, Result<Box<RawValue>, agentproto_jsonrpc::ErrorObject>> {
+        Box::pin(async move {
+            let strict = cx.strict();
+            match request {
+                AgentRequest::ElicitationCreate(p) => {
+                    crate::encode_reply(&self.create_elicitation(cx, p).await?, strict, "elicitation/create")
+                }
+                AgentRequest::McpMessage(p) => {
+                    crate::encode_reply(&self.message_mcp(cx, p).await?, strict, "mcp/message")
+                }
+                AgentRequest::SessionRequestPermission(p) => {
+                    crate::encode_reply(&self.request_permission(cx, p).await?, strict, "session/request_permission")
+                }
+                AgentRequest::Ext(m) => Ok(self.ext_method(cx, m).await?.into_raw()),
+            }
+        })
+    }
+    fn dispatch_notification(
+        self: std::sync::Arc<Self>,
+        cx: ClientContext,
+        notification: AgentNotification,
+    ) -> futures::future::BoxFuture<'static, ()> {
+        Box::pin(async move {
+            match notification {
+                AgentNotification::AuthStatusUpdate(p) => self.auth_status_update(cx, p).await,
+                AgentNotification::ElicitationComplete(p) => self.complete_elicitation(cx, p).await,
+                AgentNotification::SessionUpdate(p) => self.session_update(cx, p).await,
+                AgentNotification::Ext(m) => self.ext_notification(cx, m).await,
+                #[allow(unreachable_patterns)]
+                _ => {}
+            }
+        })
+    }
+}
+
+impl crate::AgentConnection<V2Unstable> {
+    /// Sends `auth/login` and waits for its validated result.
+    pub async fn login_auth(&self, params: LoginAuthRequest) -> Result<LoginAuthResponse, crate::AcpError> {
+        self.request::<method::AuthLogin>(params).await
+    }
+    /// Sends `auth/logout` and waits for its validated result.
+    pub async fn logout_auth(&self, params: LogoutAuthRequest) -> Result<LogoutAuthResponse, crate::AcpError> {
+        self.request::<method::AuthLogout>(params).await
+    }
+    /// Sends `auth/status` and waits for its validated result.
+    pub async fn auth_status(&self, params: AuthStatusRequest) -> Result<AuthStatusResponse, crate::AcpError> {
+        self.request::<method::AuthStatus>(params).await
+    }
+    /// Sends `initialize` and waits for its validated result.
+    pub async fn initialize(&self, params: InitializeRequest) -> Result<InitializeResponse, crate::AcpError> {
+        self.request::<method::Initialize>(params).await
+    }
+    /// Sends the `mcp/message` notification.
+    pub async fn message_mcp(&self, params: MessageMcpNotification) -> Result<(), crate::AcpError> {
+        self.notify::<method::McpMessageNotification>(params).await
+    }
+    /// Sends `providers/disable` and waits for its validated result.
+    pub async fn disable_provider(
+        &self,
+        params: DisableProviderRequest,
+    ) -> Result<DisableProviderResponse, crate::AcpError> {
+        self.request::<method::ProvidersDisable>(params).await
+    }
+    /// Sends `providers/list` and waits for its validated result.
+    pub async fn list_providers(&self, params: ListProvidersRequest) -> Result<ListProvidersResponse, crate::AcpError> {
+        self.request::<method::ProvidersList>(params).await
+    }
+    /// Sends `providers/set` and waits for its validated result.
+    pub async fn set_provider(&self, params: SetProviderRequest) -> Result<SetProviderResponse, crate::AcpError> {
+        self.request::<method::ProvidersSet>(params).await
+    }
+    /// Sends `session/archive` and waits for its validated result.
+    pub async fn archive_session(
+        &self,
+        params: ArchiveSessionRequest,
+    ) -> Result<ArchiveSessionResponse, crate::AcpError> {
+        self.request::<method::SessionArchive>(params).await
+    }
+    /// Sends the `session/cancel` notification.
+    pub async fn cancel_session(&self, params: CancelSessionNotification) -> Result<(), crate::AcpError> {
+        self.notify::<method::SessionCancel>(params).await
+    }
+    /// Sends `session/close` and waits for its validated result.
+    pub async fn close_session(&self, params: CloseSessionRequest) -> Result<CloseSessionResponse, crate::AcpError> {
+        self.request::<method::SessionClose>(params).await
+    }
+    /// Sends `session/delete` and waits for its validated result.
+    pub async fn delete_session(&self, params: DeleteSessionRequest) -> Result<DeleteSessionResponse, crate::AcpError> {
+        self.request::<method::SessionDelete>(params).await
+    }
+    /// Sends `session/fork` and waits for its validated result.
+    pub async fn fork_session(&self, params: ForkSessionRequest) -> Result<ForkSessionResponse, crate::AcpError> {
+        self.request::<method::SessionFork>(params).await
+    }
+    /// Sends `session/list` and waits for its validated result.
+    pub async fn list_sessions(&self, params: ListSessionsRequest) -> Result<ListSessionsResponse, crate::AcpError> {
+        self.request::<method::SessionList>(params).await
+    }
+    /// Sends `session/new` and waits for its validated result.
+    pub async fn new_session(&self, params: NewSessionRequest) -> Result<NewSessionResponse, crate::AcpError> {
+        self.request::<method::SessionNew>(params).await
+    }
+    /// Sends `session/prompt` and waits for its validated result.
+    pub async fn prompt(&self, params: PromptRequest) -> Result<PromptResponse, crate::AcpError> {
+        self.request::<method::SessionPrompt>(params).await
+    }
+    /// Sends `session/resume` and waits for its validated result.
+    pub async fn resume_session(&self, params: ResumeSessionRequest) -> Result<ResumeSessionResponse, crate::AcpError> {
+        self.request::<method::SessionResume>(params).await
+    }
+    /// Sends `session/set_config_option` and waits for its validated result.
+    pub async fn set_session_config_option(
+        &self,
+        params: SetSessionConfigOptionRequest,
+    ) -> Result<SetSessionConfigOptionResponse, crate::AcpError> {
+        self.request::<method::SessionSetConfigOption>(params).await
+    }
+    /// Sends `session/set_title` and waits for its validated result.
+    pub async fn set_session_title(
+        &self,
+        params: SetSessionTitleRequest,
+    ) -> Result<SetSessionTitleResponse, crate::AcpError> {
+        self.request::<method::SessionSetTitle>(params).await
+    }
+    /// Sends `session/status` and waits for its validated result.
+    pub async fn session_status(&self, params: SessionStatusRequest) -> Result<SessionStatusResponse, crate::AcpError> {
+        self.request::<method::SessionStatus>(params).await
+    }
+    /// Sends `session/unarchive` and waits for its validated result.
+    pub async fn unarchive_session(
+        &self,
+        params: UnarchiveSessionRequest,
+    ) -> Result<UnarchiveSessionResponse, crate::AcpError> {
+        self.request::<method::SessionUnarchive>(params).await
+    }
+    /// Sends `terminal/cancel` and waits for its validated result.
+    pub async fn cancel_terminal(
+        &self,
+        params: CancelTerminalRequest,
+    ) -> Result<CancelTerminalResponse, crate::AcpError> {
+        self.request::<method::TerminalCancel>(params).await
+    }
+    /// Sends `tool_call/cancel` and waits for its validated result.
+    pub async fn cancel_tool_call(
+        &self,
+        params: CancelToolCallRequest,
+    ) -> Result<CancelToolCallResponse, crate::AcpError> {
+        self.request::<method::ToolCallCancel>(params).await
+    }
+}
+
+impl crate::ClientConnection<V2Unstable> {
+    /// Sends the `auth/status_update` notification.
+    pub async fn auth_status_update(&self, params: AuthStatusUpdateNotification) -> Result<(), crate::AcpError> {
+        self.notify::<method::AuthStatusUpdate>(params).await
+    }
+    /// Sends the `elicitation/complete` notification.
+    pub async fn complete_elicitation(&self, params: CompleteElicitationNotification) -> Result<(), crate::AcpError> {
+        self.notify::<method::ElicitationComplete>(params).await
+    }
+    /// Sends `elicitation/create` and waits for its validated result.
+    pub async fn create_elicitation(
+        &self,
+        params: CreateElicitationRequest,
+    ) -> Result<CreateElicitationResponse, crate::AcpError> {
+        self.request::<method::ElicitationCreate>(params).await
+    }
+    /// Sends `mcp/message` and waits for its validated result.
+    pub async fn message_mcp(&self, params: MessageMcpRequest) -> Result<MessageMcpResponse, crate::AcpError> {
+        self.request::<method::McpMessage>(params).await
+    }
+    /// Sends `session/request_permission` and waits for its validated result.
+    pub async fn request_permission(
+        &self,
+        params: RequestPermissionRequest,
+    ) -> Result<RequestPermissionResponse, crate::AcpError> {
+        self.request::<method::SessionRequestPermission>(params).await
+    }
+    /// Sends the `session/update` notification.
+    pub async fn session_update(&self, params: UpdateSessionNotification) -> Result<(), crate::AcpError> {
+        self.notify::<method::SessionUpdate>(params).await
     }
 }

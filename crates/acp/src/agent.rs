@@ -1,0 +1,330 @@
+//! The agent role: serve an `Agent` implementation to a client, and the
+//! [`ClientConnection`] handle its handlers use to call the client back.
+//!
+//! The connection enforces the protocol around the application's handlers:
+//! `initialize` first and once (anything else before it is answered `-32600`), the
+//! negotiated protocol version, the agent's own capability gates, known session
+//! ids (`-32002` with `data.sessionId`), one prompt turn per session, and
+//! `session/cancel`, which ends the turn with `stopReason: "cancelled"`.
+
+use std::fmt;
+use std::pin::pin;
+use std::sync::Arc;
+
+use agentproto_codec::RawJson;
+use agentproto_jsonrpc::{
+    Connection, ConnectionError, ErrorCode, ErrorObject, Handler, IncomingNotification, IncomingRequest,
+    NotificationContext, RequestContext,
+};
+use futures::future::BoxFuture;
+use serde_json::value::RawValue;
+use serde_json::Value;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio_util::sync::CancellationToken;
+
+use crate::endpoint::{field_of_text, string_field, track_handled, Negotiated, Role, Shared};
+use crate::role::{AcpError, AcpEvent, AcpOptions, Dispatch, Protocol};
+use crate::{DispatchError, NotificationMethod, Payload, RequestMethod};
+
+/// The agent's handle to its client: typed calls (`request_permission`,
+/// `read_text_file`, …) and notifications (`session_update`, …) are generated per
+/// surface as inherent methods, e.g. on `ClientConnection<v1::V1>`.
+///
+/// Every call checks the state first and sends nothing when it fails: before
+/// `initialize` has completed ([`AcpError::NotInitialized`]) or for a method the
+/// client did not advertise ([`AcpError::CapabilityNotAdvertised`]). Results are
+/// validated against the method's result type.
+pub struct ClientConnection<S> {
+    pub(crate) shared: Arc<Shared<S>>,
+    /// Inside a prompt turn: the turn's token; calls end when it fires.
+    pub(crate) turn: Option<CancellationToken>,
+}
+
+impl<S> Clone for ClientConnection<S> {
+    fn clone(&self) -> Self {
+        ClientConnection { shared: self.shared.clone(), turn: self.turn.clone() }
+    }
+}
+
+impl<S> fmt::Debug for ClientConnection<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ClientConnection").field("peer", &self.shared.peer).field("in_turn", &self.turn.is_some()).finish()
+    }
+}
+
+impl<S: Protocol> ClientConnection<S> {
+    #[doc(hidden)]
+    pub async fn request<M: RequestMethod>(&self, params: M::Params) -> Result<M::Result, AcpError> {
+        self.shared.request::<M>(params, self.turn.as_ref()).await
+    }
+
+    #[doc(hidden)]
+    pub async fn notify<M: NotificationMethod>(&self, params: M::Params) -> Result<(), AcpError> {
+        self.shared.notify::<M>(params).await
+    }
+
+    /// Sends an extension request (its name must start with `_`) and returns the raw result.
+    pub async fn ext_method(&self, method: &str, params: Option<RawJson>) -> Result<RawJson, AcpError> {
+        self.shared.ext_request(method, params.map(RawJson::into_raw)).await.map(RawJson::from)
+    }
+
+    /// Sends an extension notification (its name must start with `_`).
+    pub async fn ext_notification(&self, method: &str, params: Option<RawJson>) -> Result<(), AcpError> {
+        self.shared.ext_notify(method, params.map(RawJson::into_raw)).await
+    }
+
+    /// The protocol version negotiated by `initialize`, once it has completed.
+    pub fn protocol_version(&self) -> Option<u16> {
+        self.shared.negotiated().map(|n| n.version)
+    }
+
+    /// The client's capabilities as it advertised them (`None` before `initialize`).
+    pub fn client_capabilities(&self) -> Option<Value> {
+        self.shared.negotiated().map(|n| n.peer)
+    }
+
+    /// Waits until everything sent so far has been written to the transport.
+    pub async fn flush(&self) -> Result<(), AcpError> {
+        self.shared.peer.flush().await.map_err(|error| AcpError::from_call("flush", error))
+    }
+
+    /// Whether the connection has ended.
+    pub fn is_closed(&self) -> bool {
+        self.shared.peer.is_closed()
+    }
+}
+
+/// Builds the agent side of a connection over any byte streams. Run the returned
+/// [`Connection`] (it completes when the input closes); the [`ClientConnection`]
+/// reaches the client from outside the handlers.
+pub fn connect<S, A>(
+    agent: A,
+    input: impl AsyncRead + Send + Unpin + 'static,
+    output: impl AsyncWrite + Send + Unpin + 'static,
+    options: AcpOptions,
+) -> (Connection, ClientConnection<S>)
+where
+    S: Protocol,
+    A: Dispatch<S::ClientRequest, S::ClientNotification, ClientConnection<S>>,
+{
+    let runtime = Arc::new(AgentRuntime::<S, A> { agent: Arc::new(agent), shared: Arc::new(std::sync::OnceLock::new()) });
+    let (connection, peer) =
+        Connection::new(input, output, runtime.clone(), crate::client::connection_options(&options));
+    let shared = Arc::new(Shared::new(peer, Role::Agent, options));
+    let _ = runtime.shared.set(shared.clone());
+    (connection, ClientConnection { shared, turn: None })
+}
+
+/// Serves `agent` on this process's stdin and stdout until stdin closes.
+pub async fn serve_stdio<S, A>(agent: A, options: AcpOptions) -> Result<(), ConnectionError>
+where
+    S: Protocol,
+    A: Dispatch<S::ClientRequest, S::ClientNotification, ClientConnection<S>>,
+{
+    let (connection, _client) = connect::<S, A>(agent, tokio::io::stdin(), tokio::io::stdout(), options);
+    connection.run().await
+}
+
+struct AgentRuntime<S, A> {
+    agent: Arc<A>,
+    /// Set right after the JSON-RPC connection is built (it needs the handler first).
+    shared: Arc<std::sync::OnceLock<Arc<Shared<S>>>>,
+}
+
+impl<S, A> AgentRuntime<S, A> {
+    fn shared(&self) -> Option<Arc<Shared<S>>> {
+        self.shared.get().cloned()
+    }
+}
+
+/// The `{"stopReason":"cancelled"}` result of a cancelled v1 prompt turn.
+fn cancelled_prompt() -> Box<RawValue> {
+    crate::endpoint::raw_const(r#"{"stopReason":"cancelled"}"#)
+}
+
+impl<S, A> Handler for AgentRuntime<S, A>
+where
+    S: Protocol,
+    A: Dispatch<S::ClientRequest, S::ClientNotification, ClientConnection<S>>,
+{
+    fn request(
+        &self,
+        request: IncomingRequest,
+        rpc: RequestContext,
+    ) -> BoxFuture<'static, Result<Box<RawValue>, ErrorObject>> {
+        let agent = self.agent.clone();
+        let shared = self.shared();
+        Box::pin(async move {
+            let Some(shared) = shared else {
+                return Err(ErrorObject::internal_error("internal error: connection not set up"));
+            };
+            let IncomingRequest { method, params, .. } = request;
+            let decoded = S::ClientRequest::decode(&method, params.as_deref())
+                .map_err(|error: DispatchError| error.to_error_object(&method))?;
+            shared.report_warnings(&method, decoded.warnings);
+            let request = decoded.value;
+            let session = request.session_id().map(str::to_owned);
+            if method == "initialize" {
+                return initialize(agent, shared, rpc, request, params.as_deref()).await;
+            }
+            if let Some(error) = shared.check_incoming(&method, params.as_deref(), session.as_deref()) {
+                return Err(error);
+            }
+            if S::VERSION == 1 && method == "session/prompt" {
+                if let Some(session) = session {
+                    return prompt(agent, shared, rpc, request, session).await;
+                }
+            }
+            let token = rpc.cancellation_token().clone();
+            let cx = shared.context(ClientConnection { shared: shared.clone(), turn: None }, Some(rpc), token);
+            let result = agent.dispatch_request(cx, request).await?;
+            track_handled(&shared, &method, params.as_deref().map(RawValue::get), result.get());
+            Ok(result)
+        })
+    }
+
+    fn notification(&self, notification: IncomingNotification, _: NotificationContext) -> BoxFuture<'static, ()> {
+        let agent = self.agent.clone();
+        let shared = self.shared();
+        Box::pin(async move {
+            let Some(shared) = shared else { return };
+            let IncomingNotification { method, params, .. } = notification;
+            let Some(notification) = decode_notification::<S, S::ClientNotification>(&shared, &method, params.as_deref())
+            else {
+                return;
+            };
+            if method == "session/cancel" {
+                if let Some(session) = notification.session_id() {
+                    if !shared.cancel_turn(session) {
+                        shared.report(AcpEvent::UnknownSession { method, session_id: session.to_owned() });
+                        return;
+                    }
+                }
+            }
+            let cx = shared.context(ClientConnection { shared: shared.clone(), turn: None }, None, CancellationToken::new());
+            agent.dispatch_notification(cx, notification).await;
+        })
+    }
+}
+
+/// Decodes an incoming notification, reporting why it is dropped when it is.
+pub(crate) fn decode_notification<S: Protocol, N: Payload>(
+    shared: &Shared<S>,
+    method: &str,
+    params: Option<&RawValue>,
+) -> Option<N> {
+    match N::decode(method, params) {
+        Ok(decoded) => {
+            if !shared.is_ready() {
+                shared.report(AcpEvent::NotificationBeforeInitialize { method: method.to_owned() });
+                return None;
+            }
+            shared.report_warnings(method, decoded.warnings);
+            Some(decoded.value)
+        }
+        Err(DispatchError::Invalid(error)) => {
+            shared.report(AcpEvent::InvalidNotification { method: method.to_owned(), error });
+            None
+        }
+        Err(_) => {
+            shared.report(AcpEvent::UnknownNotification { method: method.to_owned() });
+            None
+        }
+    }
+}
+
+/// `initialize`: once, first; the answer carries the negotiated version.
+async fn initialize<S, A>(
+    agent: Arc<A>,
+    shared: Arc<Shared<S>>,
+    rpc: RequestContext,
+    request: S::ClientRequest,
+    params: Option<&RawValue>,
+) -> Result<Box<RawValue>, ErrorObject>
+where
+    S: Protocol,
+    A: Dispatch<S::ClientRequest, S::ClientNotification, ClientConnection<S>>,
+{
+    if !shared.begin_initialize() {
+        return Err(ErrorObject::new(
+            ErrorCode::INVALID_REQUEST,
+            "invalid request: `initialize` was already received on this connection",
+        ));
+    }
+    let params = params.map_or("{}", RawValue::get);
+    let client_caps = field_of_text(params, "clientCapabilities", "capabilities");
+    let token = rpc.cancellation_token().clone();
+    let cx = shared.context(ClientConnection { shared: shared.clone(), turn: None }, Some(rpc), token);
+    let result = match agent.dispatch_request(cx, request).await {
+        Ok(result) => result,
+        Err(error) => {
+            shared.finish_initialize(None);
+            return Err(error);
+        }
+    };
+    // The agent answers the requested version when it speaks it, else its own;
+    // this connection speaks exactly one, so the answer is always `S::VERSION`.
+    let version = S::VERSION;
+    let result = with_protocol_version(result, version);
+    let own = field_of_text(result.get(), "agentCapabilities", "capabilities");
+    shared.finish_initialize(Some(Negotiated { version, own, peer: client_caps }));
+    Ok(result)
+}
+
+/// Makes sure an `initialize` result names `version`.
+fn with_protocol_version(result: Box<RawValue>, version: u16) -> Box<RawValue> {
+    let Ok(mut value) = serde_json::from_str::<Value>(result.get()) else { return result };
+    if value.get("protocolVersion").and_then(Value::as_u64) == Some(u64::from(version)) {
+        return result;
+    }
+    if let Some(object) = value.as_object_mut() {
+        object.insert("protocolVersion".to_owned(), Value::from(version));
+    }
+    serde_json::value::to_raw_value(&value).unwrap_or(result)
+}
+
+/// `session/prompt` (v1): one turn per session; `session/cancel` ends it with
+/// `stopReason: "cancelled"`, never with an error.
+async fn prompt<S, A>(
+    agent: Arc<A>,
+    shared: Arc<Shared<S>>,
+    rpc: RequestContext,
+    request: S::ClientRequest,
+    session: String,
+) -> Result<Box<RawValue>, ErrorObject>
+where
+    S: Protocol,
+    A: Dispatch<S::ClientRequest, S::ClientNotification, ClientConnection<S>>,
+{
+    let request_token = rpc.cancellation_token().clone();
+    let Some((number, turn)) = shared.begin_turn(&session, &request_token) else {
+        let data = serde_json::json!({ "sessionId": session });
+        let error = ErrorObject::new(
+            ErrorCode::INVALID_REQUEST,
+            format!("invalid request: a prompt turn is already running in session `{session}`"),
+        );
+        return Err(match serde_json::value::to_raw_value(&data) {
+            Ok(data) => error.with_data(data),
+            Err(_) => error,
+        });
+    };
+    let cx = shared.context(ClientConnection { shared: shared.clone(), turn: Some(turn.clone()) }, Some(rpc), turn.clone());
+    let mut handler = pin!(agent.dispatch_request(cx.clone(), request));
+    let outcome = tokio::select! {
+        biased;
+        outcome = &mut handler => Some(outcome),
+        () = turn.cancelled() => {
+            if cx.handles_cancellation_flag() { Some(handler.await) } else { None }
+        }
+    };
+    shared.end_turn(&session, number);
+    if !turn.is_cancelled() || request_token.is_cancelled() {
+        // Not cancelled by `session/cancel`; `$/cancel_request` and shutdown are
+        // answered by the JSON-RPC layer.
+        return outcome.unwrap_or_else(|| Err(ErrorObject::request_cancelled()));
+    }
+    Ok(match outcome {
+        Some(Ok(result)) if string_field(result.get(), "stopReason").as_deref() == Some("cancelled") => result,
+        _ => cancelled_prompt(),
+    })
+}

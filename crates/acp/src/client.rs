@@ -1,0 +1,319 @@
+//! The client role: connect a `Client` implementation to an agent (usually a
+//! child process it spawns), and the [`AgentConnection`] handle that calls the
+//! agent (`initialize`, `new_session`, `prompt`, `cancel`, …).
+//!
+//! The connection enforces on the client side: calls before `initialize` has
+//! completed and calls the agent did not advertise fail locally and send nothing;
+//! the agent's answered protocol version must be the one this side speaks;
+//! requests from the agent must be for capabilities this side advertised and for
+//! known sessions; and sending `session/cancel` answers every pending permission
+//! request of that session with the `cancelled` outcome.
+
+use std::fmt;
+use std::io;
+use std::pin::Pin;
+use std::process::{ExitStatus, Stdio};
+use std::sync::{Arc, Mutex};
+use std::task::{Context as TaskContext, Poll};
+
+use agentproto_codec::RawJson;
+use agentproto_jsonrpc::{
+    Connection, ConnectionError, ConnectionOptions, ErrorObject, Handler, IncomingNotification, IncomingRequest,
+    NotificationContext, RequestContext,
+};
+use futures::future::BoxFuture;
+use serde_json::value::RawValue;
+use serde_json::Value;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::process::{Child, ChildStdin, Command};
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use crate::agent::decode_notification;
+use crate::endpoint::{raw_const, Role, Shared};
+use crate::role::{AcpError, AcpEvent, AcpOptions, Dispatch, Protocol};
+use crate::{DispatchError, NotificationMethod, Payload, RequestMethod};
+
+/// The client's handle to its agent. Typed calls (`initialize`, `new_session`,
+/// `prompt`, …) and notifications (`cancel`, …) are generated per surface as
+/// inherent methods, e.g. on `AgentConnection<v1::V1>`.
+pub struct AgentConnection<S> {
+    pub(crate) shared: Arc<Shared<S>>,
+}
+
+impl<S> Clone for AgentConnection<S> {
+    fn clone(&self) -> Self {
+        AgentConnection { shared: self.shared.clone() }
+    }
+}
+
+impl<S> fmt::Debug for AgentConnection<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AgentConnection").field("peer", &self.shared.peer).finish()
+    }
+}
+
+impl<S: Protocol> AgentConnection<S> {
+    #[doc(hidden)]
+    pub async fn request<M: RequestMethod>(&self, params: M::Params) -> Result<M::Result, AcpError> {
+        self.shared.request::<M>(params, None).await
+    }
+
+    #[doc(hidden)]
+    pub async fn notify<M: NotificationMethod>(&self, params: M::Params) -> Result<(), AcpError> {
+        self.shared.notify::<M>(params).await
+    }
+
+    /// Sends an extension request (its name must start with `_`) and returns the
+    /// raw result. Dropping the future cancels the request with `$/cancel_request`.
+    pub async fn ext_method(&self, method: &str, params: Option<RawJson>) -> Result<RawJson, AcpError> {
+        self.shared.ext_request(method, params.map(RawJson::into_raw)).await.map(RawJson::from)
+    }
+
+    /// Sends an extension notification (its name must start with `_`).
+    pub async fn ext_notification(&self, method: &str, params: Option<RawJson>) -> Result<(), AcpError> {
+        self.shared.ext_notify(method, params.map(RawJson::into_raw)).await
+    }
+
+    /// The protocol version negotiated by `initialize`, once it has completed.
+    pub fn protocol_version(&self) -> Option<u16> {
+        self.shared.negotiated().map(|n| n.version)
+    }
+
+    /// The agent's capabilities as it advertised them (`None` before `initialize`).
+    pub fn agent_capabilities(&self) -> Option<Value> {
+        self.shared.negotiated().map(|n| n.peer)
+    }
+
+    /// Waits until everything sent so far has been written to the transport.
+    pub async fn flush(&self) -> Result<(), AcpError> {
+        self.shared.peer.flush().await.map_err(|error| AcpError::from_call("flush", error))
+    }
+
+    /// Whether the connection has ended.
+    pub fn is_closed(&self) -> bool {
+        self.shared.peer.is_closed()
+    }
+}
+
+/// The JSON-RPC options for an ACP connection: v1 allows `"id": null`, and the
+/// ACP observer also sees the JSON-RPC events.
+pub(crate) fn connection_options(options: &AcpOptions) -> ConnectionOptions {
+    let mut connection = options.connection.clone().allow_null_id(true);
+    if let (Some(observer), None) = (&options.observer, &connection.observer) {
+        let observer = observer.clone();
+        connection = connection.observer(move |event| observer(&AcpEvent::Connection(event.clone())));
+    }
+    connection
+}
+
+/// Builds the client side of a connection over any byte streams. Run the
+/// returned [`Connection`]; call the agent through the [`AgentConnection`].
+pub fn connect<S, C>(
+    client: C,
+    input: impl AsyncRead + Send + Unpin + 'static,
+    output: impl AsyncWrite + Send + Unpin + 'static,
+    options: AcpOptions,
+) -> (Connection, AgentConnection<S>)
+where
+    S: Protocol,
+    C: Dispatch<S::AgentRequest, S::AgentNotification, AgentConnection<S>>,
+{
+    let runtime =
+        Arc::new(ClientRuntime::<S, C> { client: Arc::new(client), shared: Arc::new(std::sync::OnceLock::new()) });
+    let (connection, peer) = Connection::new(input, output, runtime.clone(), connection_options(&options));
+    let shared = Arc::new(Shared::new(peer, Role::Client, options));
+    let _ = runtime.shared.set(shared.clone());
+    (connection, AgentConnection { shared })
+}
+
+/// Spawns an agent command and connects `client` to it over the child's stdin
+/// and stdout. The agent's stderr is passed through to this process's stderr.
+/// Lines the agent prints on stdout that are not JSON are skipped and reported
+/// ([`AcpEvent::Connection`] with `NonJsonLineSkipped`) instead of being answered.
+///
+/// The connection runs on a spawned task. Dropping the [`AgentProcess`] kills
+/// the child and stops the connection; [`AgentProcess::close`] ends it gently.
+pub fn spawn<S, C>(mut command: Command, client: C, options: AcpOptions) -> io::Result<(AgentConnection<S>, AgentProcess)>
+where
+    S: Protocol,
+    C: Dispatch<S::AgentRequest, S::AgentNotification, AgentConnection<S>>,
+{
+    command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::inherit()).kill_on_drop(true);
+    let mut child = command.spawn()?;
+    let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+        return Err(io::Error::other("the child's stdin and stdout were not captured"));
+    };
+    let stdin = ClosableStdin(Arc::new(Mutex::new(Some(stdin))));
+    let grace = options.exit_grace;
+    let mut options = options;
+    options.connection = options.connection.skip_non_json_lines(true);
+    let (connection, agent) = connect::<S, C>(client, stdout, stdin.clone(), options);
+    let run = tokio::spawn(connection.run());
+    Ok((agent, AgentProcess { child, stdin, run: Some(run), grace }))
+}
+
+/// A spawned agent process. Dropping it kills the process (tokio reaps it) and
+/// stops the connection.
+#[derive(Debug)]
+pub struct AgentProcess {
+    child: Child,
+    stdin: ClosableStdin,
+    run: Option<JoinHandle<Result<(), ConnectionError>>>,
+    grace: std::time::Duration,
+}
+
+impl AgentProcess {
+    /// The operating-system process id, while the child runs.
+    pub fn id(&self) -> Option<u32> {
+        self.child.id()
+    }
+
+    /// Ends the session the way ACP asks: closes the agent's stdin, waits up to
+    /// [`AcpOptions::exit_grace`] for it to exit, then kills it. Returns its exit status.
+    pub async fn close(mut self) -> io::Result<ExitStatus> {
+        self.stdin.close();
+        let status = match tokio::time::timeout(self.grace, self.child.wait()).await {
+            Ok(status) => status?,
+            Err(_) => {
+                self.child.start_kill()?;
+                self.child.wait().await?
+            }
+        };
+        if let Some(run) = self.run.take() {
+            // The child is gone, so its stdout is at end of file: the connection ends promptly.
+            let _ = tokio::time::timeout(self.grace, run).await;
+        }
+        Ok(status)
+    }
+}
+
+impl Drop for AgentProcess {
+    fn drop(&mut self) {
+        if let Some(run) = self.run.take() {
+            run.abort();
+        }
+        // `kill_on_drop` kills the child when `self.child` drops; tokio reaps it.
+    }
+}
+
+/// The child's stdin, which [`AgentProcess::close`] can close while the
+/// connection's writer still holds it (writes after that fail with `BrokenPipe`).
+#[derive(Clone, Debug)]
+struct ClosableStdin(Arc<Mutex<Option<ChildStdin>>>);
+
+impl ClosableStdin {
+    fn close(&self) {
+        drop(self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).take());
+    }
+
+    fn with<T>(&self, f: impl FnOnce(Pin<&mut ChildStdin>) -> Poll<io::Result<T>>) -> Poll<io::Result<T>> {
+        let mut guard = self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        match guard.as_mut() {
+            Some(stdin) => f(Pin::new(stdin)),
+            None => Poll::Ready(Err(io::Error::from(io::ErrorKind::BrokenPipe))),
+        }
+    }
+}
+
+impl AsyncWrite for ClosableStdin {
+    fn poll_write(self: Pin<&mut Self>, cx: &mut TaskContext<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        self.with(|stdin| stdin.poll_write(cx, buf))
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<io::Result<()>> {
+        self.with(|stdin| stdin.poll_flush(cx))
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<io::Result<()>> {
+        let mut guard = self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        match guard.as_mut() {
+            Some(stdin) => Pin::new(stdin).poll_shutdown(cx),
+            None => Poll::Ready(Ok(())),
+        }
+    }
+}
+
+struct ClientRuntime<S, C> {
+    client: Arc<C>,
+    shared: Arc<std::sync::OnceLock<Arc<Shared<S>>>>,
+}
+
+/// The answer to a permission request whose session this side cancelled.
+const CANCELLED_OUTCOME: &str = r#"{"outcome":{"outcome":"cancelled"}}"#;
+
+impl<S, C> Handler for ClientRuntime<S, C>
+where
+    S: Protocol,
+    C: Dispatch<S::AgentRequest, S::AgentNotification, AgentConnection<S>>,
+{
+    fn request(
+        &self,
+        request: IncomingRequest,
+        rpc: RequestContext,
+    ) -> BoxFuture<'static, Result<Box<RawValue>, ErrorObject>> {
+        let client = self.client.clone();
+        let shared = self.shared.get().cloned();
+        Box::pin(async move {
+            let Some(shared) = shared else {
+                return Err(ErrorObject::internal_error("internal error: connection not set up"));
+            };
+            let IncomingRequest { method, params, .. } = request;
+            let decoded = S::AgentRequest::decode(&method, params.as_deref())
+                .map_err(|error: DispatchError| error.to_error_object(&method))?;
+            shared.report_warnings(&method, decoded.warnings);
+            let request = decoded.value;
+            let session = request.session_id().map(str::to_owned);
+            if let Some(error) = shared.check_incoming(&method, params.as_deref(), session.as_deref()) {
+                return Err(error);
+            }
+            let token = rpc.cancellation_token().clone();
+            match (method.as_str(), session) {
+                ("session/request_permission", Some(session)) => {
+                    let cancel = shared.session_cancel_token(&session);
+                    let token = CancellationToken::new();
+                    let linked = token.clone();
+                    let request_token = rpc.cancellation_token().clone();
+                    let cx = shared.context(AgentConnection { shared: shared.clone() }, Some(rpc), token);
+                    tokio::select! {
+                        biased;
+                        result = client.dispatch_request(cx, request) => result,
+                        () = cancel.cancelled() => {
+                            linked.cancel();
+                            Ok(raw_const(CANCELLED_OUTCOME))
+                        }
+                        () = request_token.cancelled() => {
+                            linked.cancel();
+                            Err(ErrorObject::request_cancelled())
+                        }
+                    }
+                }
+                _ => {
+                    let cx = shared.context(AgentConnection { shared: shared.clone() }, Some(rpc), token);
+                    client.dispatch_request(cx, request).await
+                }
+            }
+        })
+    }
+
+    fn notification(&self, notification: IncomingNotification, _: NotificationContext) -> BoxFuture<'static, ()> {
+        let client = self.client.clone();
+        let shared = self.shared.get().cloned();
+        Box::pin(async move {
+            let Some(shared) = shared else { return };
+            let IncomingNotification { method, params, .. } = notification;
+            let Some(notification) = decode_notification::<S, S::AgentNotification>(&shared, &method, params.as_deref())
+            else {
+                return;
+            };
+            if let Some(session) = notification.session_id() {
+                if !shared.knows_session(session) {
+                    // Still delivered: agents send updates before the session/new response.
+                    shared.report(AcpEvent::UnknownSession { method: method.clone(), session_id: session.to_owned() });
+                }
+            }
+            let cx = shared.context(AgentConnection { shared: shared.clone() }, None, CancellationToken::new());
+            client.dispatch_notification(cx, notification).await;
+        })
+    }
+}

@@ -1,0 +1,492 @@
+//! The protocol state of one ACP connection, shared by both roles: the
+//! `initialize` phase, the negotiated capabilities, the known sessions with their
+//! prompt turns, and the generic typed call and notification every generated
+//! method goes through.
+
+use std::collections::HashMap;
+use std::marker::PhantomData;
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use agentproto_codec::{DecodeError, Warning};
+use agentproto_jsonrpc::{ErrorCode, ErrorObject, Peer, RequestContext};
+use serde_json::value::RawValue;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::gates::{self, Gate};
+use crate::role::{check_outgoing, AcpError, AcpEvent, AcpOptions, Context, Protocol};
+use crate::{NotificationMethod, RequestMethod};
+
+/// Which role this side plays.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Role {
+    Agent,
+    Client,
+}
+
+/// Where the connection is in its lifecycle.
+#[derive(Debug, Clone, Default)]
+enum Phase {
+    #[default]
+    Uninitialized,
+    Initializing,
+    Ready(Negotiated),
+}
+
+/// What `initialize` settled.
+#[derive(Debug, Clone)]
+pub(crate) struct Negotiated {
+    pub(crate) version: u16,
+    /// The capabilities this side advertised.
+    pub(crate) own: Value,
+    /// The capabilities the peer advertised.
+    pub(crate) peer: Value,
+}
+
+/// What this side knows about one session.
+#[derive(Debug, Default)]
+pub(crate) struct SessionState {
+    /// Agent side: the number and token of the prompt turn in flight.
+    pub(crate) turn: Option<(u64, CancellationToken)>,
+    /// Client side: fires when this side cancels the session (answers pending
+    /// permission requests); replaced by a fresh token after each cancel.
+    pub(crate) cancel: CancellationToken,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    phase: Phase,
+    sessions: HashMap<String, SessionState>,
+    /// Prompt turns started so far (numbers them).
+    turns: u64,
+}
+
+/// Everything the connection handles of one side share.
+pub(crate) struct Shared<S> {
+    pub(crate) peer: Peer,
+    pub(crate) role: Role,
+    pub(crate) options: AcpOptions,
+    state: Mutex<State>,
+    _protocol: PhantomData<fn() -> S>,
+}
+
+impl<S: Protocol> Shared<S> {
+    pub(crate) fn new(peer: Peer, role: Role, options: AcpOptions) -> Shared<S> {
+        Shared { peer, role, options, state: Mutex::new(State::default()), _protocol: PhantomData }
+    }
+
+    fn state(&self) -> MutexGuard<'_, State> {
+        // Every update of the state is a single assignment: a panic cannot leave it half done.
+        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    pub(crate) fn report(&self, event: AcpEvent) {
+        if let Some(observer) = &self.options.observer {
+            observer(&event);
+        }
+    }
+
+    pub(crate) fn report_warnings(&self, method: &str, warnings: Vec<Warning>) {
+        if !warnings.is_empty() {
+            self.report(AcpEvent::Salvaged { method: method.to_owned(), warnings });
+        }
+    }
+
+    pub(crate) fn negotiated(&self) -> Option<Negotiated> {
+        match &self.state().phase {
+            Phase::Ready(negotiated) => Some(negotiated.clone()),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn is_ready(&self) -> bool {
+        matches!(self.state().phase, Phase::Ready(_))
+    }
+
+    /// Agent side: marks `initialize` as started; `false` if it already ran or runs.
+    pub(crate) fn begin_initialize(&self) -> bool {
+        let mut state = self.state();
+        match state.phase {
+            Phase::Uninitialized => {
+                state.phase = Phase::Initializing;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    pub(crate) fn finish_initialize(&self, negotiated: Option<Negotiated>) {
+        self.state().phase = match negotiated {
+            Some(negotiated) => Phase::Ready(negotiated),
+            None => Phase::Uninitialized,
+        };
+    }
+
+    pub(crate) fn knows_session(&self, id: &str) -> bool {
+        self.state().sessions.contains_key(id)
+    }
+
+    pub(crate) fn add_session(&self, id: &str) {
+        self.state().sessions.entry(id.to_owned()).or_default();
+    }
+
+    pub(crate) fn remove_session(&self, id: &str) {
+        if let Some(session) = self.state().sessions.remove(id) {
+            if let Some((_, turn)) = session.turn {
+                turn.cancel();
+            }
+            session.cancel.cancel();
+        }
+    }
+
+    /// Agent side: starts a prompt turn whose token is a child of `parent`; `None`
+    /// when one is already in flight.
+    pub(crate) fn begin_turn(&self, session: &str, parent: &CancellationToken) -> Option<(u64, CancellationToken)> {
+        let mut state = self.state();
+        state.turns += 1;
+        let number = state.turns;
+        let entry = state.sessions.entry(session.to_owned()).or_default();
+        if entry.turn.is_some() {
+            return None;
+        }
+        let token = parent.child_token();
+        entry.turn = Some((number, token.clone()));
+        Some((number, token))
+    }
+
+    pub(crate) fn end_turn(&self, session: &str, number: u64) {
+        let mut state = self.state();
+        if let Some(entry) = state.sessions.get_mut(session) {
+            if entry.turn.as_ref().is_some_and(|(current, _)| *current == number) {
+                entry.turn = None;
+            }
+        }
+    }
+
+    /// Agent side: `session/cancel` arrived; `false` if the session is unknown.
+    pub(crate) fn cancel_turn(&self, session: &str) -> bool {
+        match self.state().sessions.get(session) {
+            Some(entry) => {
+                if let Some((_, turn)) = &entry.turn {
+                    turn.cancel();
+                }
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Client side: the token that fires when this side cancels `session`.
+    pub(crate) fn session_cancel_token(&self, session: &str) -> CancellationToken {
+        let mut state = self.state();
+        state.sessions.entry(session.to_owned()).or_default().cancel.clone()
+    }
+
+    /// Client side: fires and replaces the session's cancel token.
+    pub(crate) fn fire_session_cancel(&self, session: &str) {
+        let old = {
+            let mut state = self.state();
+            state.sessions.get_mut(session).map(|entry| std::mem::take(&mut entry.cancel))
+        };
+        if let Some(old) = old {
+            old.cancel();
+        }
+    }
+
+    /// Checks an incoming request against the state: the error to answer with, if any.
+    pub(crate) fn check_incoming(&self, method: &str, params: Option<&RawValue>, session: Option<&str>) -> Option<ErrorObject> {
+        let negotiated = match &self.state().phase {
+            Phase::Ready(negotiated) => negotiated.clone(),
+            _ => {
+                return Some(ErrorObject::new(
+                    ErrorCode::INVALID_REQUEST,
+                    format!("invalid request: `{method}` before `initialize` has completed"),
+                ))
+            }
+        };
+        if let Some(gate) = gates::find(self.incoming_gates(), method) {
+            if !gate.is_open(&negotiated.own, params) {
+                return Some(gate.refusal(method, self.own_caps_name(), params));
+            }
+        }
+        if let Some(session) = session {
+            if !self.session_needs_no_record(method) && !self.knows_session(session) {
+                return Some(unknown_session(session));
+            }
+        }
+        None
+    }
+
+    /// Methods that may name a session this connection has not seen: they load,
+    /// resume or delete one that may have been created on another connection.
+    fn session_needs_no_record(&self, method: &str) -> bool {
+        matches!(method, "session/load" | "session/resume" | "session/delete" | "session/fork")
+    }
+
+    fn incoming_gates(&self) -> &'static [Gate] {
+        match self.role {
+            Role::Agent => gates::agent(S::VERSION),
+            Role::Client => gates::client(S::VERSION),
+        }
+    }
+
+    fn outgoing_gates(&self) -> &'static [Gate] {
+        match self.role {
+            Role::Agent => gates::client(S::VERSION),
+            Role::Client => gates::agent(S::VERSION),
+        }
+    }
+
+    fn own_caps_name(&self) -> &'static str {
+        match self.role {
+            Role::Agent => "agentCapabilities",
+            Role::Client => "clientCapabilities",
+        }
+    }
+
+    fn peer_caps_name(&self) -> &'static str {
+        match self.role {
+            Role::Agent => "clientCapabilities",
+            Role::Client => "agentCapabilities",
+        }
+    }
+
+    /// The generic typed call behind every generated request method.
+    pub(crate) async fn request<M: RequestMethod>(
+        &self,
+        params: M::Params,
+        turn: Option<&CancellationToken>,
+    ) -> Result<M::Result, AcpError> {
+        let method = M::NAME;
+        let raw = serde_json::value::to_raw_value(&params).map_err(|e| AcpError::InvalidParams {
+            method: method.to_owned(),
+            error: DecodeError {
+                path: "$.params".to_owned(),
+                expected: String::new(),
+                found: String::new(),
+                message: e.to_string(),
+            },
+        })?;
+        let initializing = self.role == Role::Client && method == "initialize";
+        if !initializing {
+            self.check_outgoing_state(method, &raw)?;
+        }
+        if self.options.strict {
+            check_outgoing::<M::Params>(raw.get(), "$.params")
+                .map_err(|error| AcpError::InvalidParams { method: method.to_owned(), error })?;
+        }
+        let tracked = session_effect(method).map(|effect| (effect, session_of(&raw)));
+        let sent_caps = if initializing { Some(field_of(&raw, "clientCapabilities", "capabilities")) } else { None };
+        let call = self.peer.call(method, Some(raw));
+        let result = match turn {
+            Some(turn) => tokio::select! {
+                biased;
+                result = call => result,
+                () = turn.cancelled() => return Err(AcpError::Cancelled { method: method.to_owned() }),
+            },
+            None => call.await,
+        };
+        let raw = result.map_err(|error| AcpError::from_call(method, error))?;
+        // ACP docs show `null` for some empty results (session/load): read it as `{}`.
+        let text = if raw.get() == "null" { "{}" } else { raw.get() };
+        let decoded = agentproto_codec::decode::<M::Result>(text, "$.result")
+            .map_err(|error| AcpError::InvalidResult { method: method.to_owned(), error })?;
+        self.report_warnings(method, decoded.warnings);
+        if let Some(own) = sent_caps {
+            self.finish_client_initialize(text, own)?;
+        }
+        if let Some((effect, session)) = tracked {
+            let session = match effect {
+                SessionEffect::CreatedByResult => result_session(text),
+                _ => session,
+            };
+            if let Some(session) = session {
+                match effect {
+                    SessionEffect::Removed => self.remove_session(&session),
+                    _ => self.add_session(&session),
+                }
+            }
+        }
+        Ok(decoded.value)
+    }
+
+    /// The generic notification behind every generated notification method.
+    pub(crate) async fn notify<M: NotificationMethod>(&self, params: M::Params) -> Result<(), AcpError> {
+        let method = M::NAME;
+        let raw = serde_json::value::to_raw_value(&params).map_err(|e| AcpError::InvalidParams {
+            method: method.to_owned(),
+            error: DecodeError {
+                path: "$.params".to_owned(),
+                expected: String::new(),
+                found: String::new(),
+                message: e.to_string(),
+            },
+        })?;
+        if !self.is_ready() {
+            return Err(AcpError::NotInitialized { method: method.to_owned() });
+        }
+        if self.options.strict {
+            check_outgoing::<M::Params>(raw.get(), "$.params")
+                .map_err(|error| AcpError::InvalidParams { method: method.to_owned(), error })?;
+        }
+        let cancelled = if self.role == Role::Client && method == "session/cancel" { session_of(&raw) } else { None };
+        self.peer.notify(method, Some(raw)).await.map_err(|error| AcpError::from_call(method, error))?;
+        if let Some(session) = cancelled {
+            // The protocol requires the client to answer its pending permission
+            // requests of the session with `cancelled`; do it for the application.
+            self.fire_session_cancel(&session);
+        }
+        Ok(())
+    }
+
+    /// Sends an extension request (`_`-prefixed name) with raw params.
+    pub(crate) async fn ext_request(
+        &self,
+        method: &str,
+        params: Option<Box<RawValue>>,
+    ) -> Result<Box<RawValue>, AcpError> {
+        if !method.starts_with('_') {
+            return Err(ext_name_error(method));
+        }
+        if !self.is_ready() {
+            return Err(AcpError::NotInitialized { method: method.to_owned() });
+        }
+        self.peer.call(method, params).await.map_err(|error| AcpError::from_call(method, error))
+    }
+
+    /// Sends an extension notification with raw params.
+    pub(crate) async fn ext_notify(&self, method: &str, params: Option<Box<RawValue>>) -> Result<(), AcpError> {
+        if !method.starts_with('_') {
+            return Err(ext_name_error(method));
+        }
+        if !self.is_ready() {
+            return Err(AcpError::NotInitialized { method: method.to_owned() });
+        }
+        self.peer.notify(method, params).await.map_err(|error| AcpError::from_call(method, error))
+    }
+
+    fn check_outgoing_state(&self, method: &str, params: &RawValue) -> Result<(), AcpError> {
+        let Some(negotiated) = self.negotiated() else {
+            return Err(AcpError::NotInitialized { method: method.to_owned() });
+        };
+        if let Some(gate) = gates::find(self.outgoing_gates(), method) {
+            if !gate.is_open(&negotiated.peer, Some(params)) {
+                return Err(AcpError::CapabilityNotAdvertised {
+                    method: method.to_owned(),
+                    capability: gate.describe(self.peer_caps_name(), Some(params)),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    fn finish_client_initialize(&self, result: &str, own: Value) -> Result<(), AcpError> {
+        let answered = serde_json::from_str::<Value>(result)
+            .ok()
+            .and_then(|v| v.get("protocolVersion").and_then(Value::as_i64))
+            .unwrap_or(-1);
+        if answered != i64::from(S::VERSION) {
+            self.finish_initialize(None);
+            return Err(AcpError::UnsupportedVersion { answered, supported: S::VERSION });
+        }
+        let peer = field_of_text(result, "agentCapabilities", "capabilities");
+        self.finish_initialize(Some(Negotiated { version: S::VERSION, own, peer }));
+        Ok(())
+    }
+
+    /// A handler context for a message of this connection.
+    pub(crate) fn context<P>(&self, peer: P, rpc: Option<RequestContext>, token: CancellationToken) -> Context<P> {
+        Context { peer, rpc, token, handles_cancellation: Arc::new(AtomicBool::new(false)), strict: self.options.strict }
+    }
+}
+
+/// How a successful call changes the set of known sessions.
+#[derive(Debug, Clone, Copy)]
+enum SessionEffect {
+    /// The result names a new session (`sessionId`).
+    CreatedByResult,
+    /// The params name the session that is now open.
+    OpenedByParams,
+    /// The params name a session that is gone.
+    Removed,
+}
+
+fn session_effect(method: &str) -> Option<SessionEffect> {
+    match method {
+        "session/new" | "session/fork" => Some(SessionEffect::CreatedByResult),
+        "session/load" | "session/resume" => Some(SessionEffect::OpenedByParams),
+        "session/close" | "session/delete" => Some(SessionEffect::Removed),
+        _ => None,
+    }
+}
+
+/// Records the session effect of a request this side handled successfully.
+pub(crate) fn track_handled<S: Protocol>(shared: &Shared<S>, method: &str, params: Option<&str>, result: &str) {
+    let Some(effect) = session_effect(method) else { return };
+    let session = match effect {
+        SessionEffect::CreatedByResult => result_session(result),
+        _ => params.and_then(|p| string_field(p, "sessionId")),
+    };
+    if let Some(session) = session {
+        match effect {
+            SessionEffect::Removed => shared.remove_session(&session),
+            _ => shared.add_session(&session),
+        }
+    }
+}
+
+fn session_of(params: &RawValue) -> Option<String> {
+    string_field(params.get(), "sessionId")
+}
+
+fn result_session(result: &str) -> Option<String> {
+    string_field(result, "sessionId")
+}
+
+/// A top-level string member of a JSON object, without building a tree of the rest.
+pub(crate) fn string_field(text: &str, key: &str) -> Option<String> {
+    let members: HashMap<std::borrow::Cow<'_, str>, &RawValue> = serde_json::from_str(text).ok()?;
+    members.get(key).and_then(|value| serde_json::from_str::<String>(value.get()).ok())
+}
+
+/// A top-level member (under either name), as a tree; `{}` when absent.
+fn field_of(params: &RawValue, v1: &str, v2: &str) -> Value {
+    field_of_text(params.get(), v1, v2)
+}
+
+pub(crate) fn field_of_text(text: &str, v1: &str, v2: &str) -> Value {
+    let members: HashMap<std::borrow::Cow<'_, str>, &RawValue> = serde_json::from_str(text).unwrap_or_default();
+    members
+        .get(v1)
+        .or_else(|| members.get(v2))
+        .and_then(|raw| serde_json::from_str(raw.get()).ok())
+        .unwrap_or_else(|| Value::Object(Default::default()))
+}
+
+/// `-32002` with `data.sessionId`.
+pub(crate) fn unknown_session(session: &str) -> ErrorObject {
+    let data = serde_json::json!({ "sessionId": session });
+    let error = ErrorObject::new(ErrorCode::RESOURCE_NOT_FOUND, format!("resource not found: unknown session `{session}`"));
+    match serde_json::value::to_raw_value(&data) {
+        Ok(data) => error.with_data(data),
+        Err(_) => error,
+    }
+}
+
+fn ext_name_error(method: &str) -> AcpError {
+    AcpError::InvalidParams {
+        method: method.to_owned(),
+        error: DecodeError {
+            path: "$.method".to_owned(),
+            expected: "a method name starting with `_`".to_owned(),
+            found: format!("{method:?}"),
+            message: format!("extension methods start with `_`, found {method:?}"),
+        },
+    }
+}
+
+/// A constant JSON text as a raw value.
+pub(crate) fn raw_const(text: &'static str) -> Box<RawValue> {
+    RawValue::from_string(text.to_owned()).expect("constant JSON text is valid")
+}

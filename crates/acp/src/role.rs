@@ -1,0 +1,373 @@
+//! What both roles share: the [`Protocol`] a connection speaks, the handler
+//! [`Context`], the local error type [`AcpError`], the options and the events.
+//!
+//! The per-method pieces (handler traits, dispatch, typed calls) are generated into
+//! each surface module; this file holds the generic machinery they call.
+
+use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use agentproto_codec::{DecodeError, Warning};
+use agentproto_jsonrpc::{CallError, ConnectionEvent, ConnectionOptions, ErrorObject, RequestContext};
+use futures::future::BoxFuture;
+use serde_json::value::RawValue;
+use tokio_util::sync::CancellationToken;
+
+use crate::{MethodInfo, Payload};
+
+/// One ACP surface (wire version, stable or unstable): the types a connection
+/// decodes. Implemented by the generated markers `v1::V1`, `v1_unstable::V1Unstable`,
+/// `v2::V2` and `v2_unstable::V2Unstable`.
+pub trait Protocol: Send + Sync + 'static {
+    /// The wire `protocolVersion`.
+    const VERSION: u16;
+    /// Whether the UNSTABLE methods and fields are included.
+    const UNSTABLE: bool;
+    /// Requests the client sends (the agent handles).
+    type ClientRequest: Payload + Send + 'static;
+    /// Notifications the client sends.
+    type ClientNotification: Payload + Send + 'static;
+    /// Requests the agent sends (the client handles).
+    type AgentRequest: Payload + Send + 'static;
+    /// Notifications the agent sends.
+    type AgentNotification: Payload + Send + 'static;
+    /// The method table.
+    const METHODS: &'static [MethodInfo];
+}
+
+/// Runs the typed handler of one role: generated for every type implementing a
+/// surface's `Agent` or `Client` trait. `R` and `N` are the incoming request and
+/// notification enums, `P` the connection to the other side.
+pub trait Dispatch<R, N, P>: Send + Sync + 'static {
+    /// Calls the handler of `request` and encodes its result.
+    fn dispatch_request(
+        self: Arc<Self>,
+        cx: Context<P>,
+        request: R,
+    ) -> BoxFuture<'static, Result<Box<RawValue>, ErrorObject>>;
+    /// Calls the handler of `notification`.
+    fn dispatch_notification(self: Arc<Self>, cx: Context<P>, notification: N) -> BoxFuture<'static, ()>;
+}
+
+/// What a handler receives besides its params: the connection to the other side
+/// and the cancellation of the message being handled.
+#[derive(Clone)]
+pub struct Context<P> {
+    pub(crate) peer: P,
+    pub(crate) rpc: Option<RequestContext>,
+    pub(crate) token: CancellationToken,
+    pub(crate) handles_cancellation: Arc<AtomicBool>,
+    pub(crate) strict: bool,
+}
+
+impl<P: fmt::Debug> fmt::Debug for Context<P> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Context")
+            .field("peer", &self.peer)
+            .field("request_id", &self.rpc.as_ref().map(RequestContext::id))
+            .field("cancelled", &self.token.is_cancelled())
+            .finish()
+    }
+}
+
+impl<P> Context<P> {
+    /// The connection to the other side: call it, notify it. Inside a prompt turn
+    /// (agent side), its calls end with [`AcpError::Cancelled`] when the turn is
+    /// cancelled, and the pending request is cancelled with `$/cancel_request`.
+    pub fn peer(&self) -> &P {
+        &self.peer
+    }
+
+    /// The id of the request being handled (`None` in a notification handler).
+    pub fn request_id(&self) -> Option<&crate::RequestId> {
+        self.rpc.as_ref().map(RequestContext::id)
+    }
+
+    /// Fires when the request is cancelled: by `$/cancel_request`, by
+    /// `session/cancel` for a prompt turn (agent side) or a permission request
+    /// (client side), or because the connection is shutting down.
+    pub fn cancellation_token(&self) -> &CancellationToken {
+        &self.token
+    }
+
+    /// Whether [`Context::cancellation_token`] has fired.
+    pub fn is_cancelled(&self) -> bool {
+        self.token.is_cancelled()
+    }
+
+    /// By default a cancelled request's handler is dropped and the connection
+    /// answers for it (`-32800`, or `stopReason: "cancelled"` for a prompt, or the
+    /// `cancelled` outcome for a permission request). After this call the handler
+    /// keeps running and its own return value is sent instead (a prompt's stop
+    /// reason is still forced to `cancelled`). Call it before the first `.await`.
+    pub fn handle_cancellation(&self) {
+        self.handles_cancellation.store(true, Ordering::SeqCst);
+        if let Some(rpc) = &self.rpc {
+            rpc.handle_cancellation();
+        }
+    }
+
+    /// Whether outgoing messages are validated (see [`AcpOptions::strict`]).
+    pub fn strict(&self) -> bool {
+        self.strict
+    }
+
+    pub(crate) fn handles_cancellation_flag(&self) -> bool {
+        self.handles_cancellation.load(Ordering::SeqCst)
+    }
+}
+
+/// Encodes a handler's result; in strict mode the bytes are decoded again as the
+/// method's result type and a violation becomes `-32603` (used by generated code).
+#[doc(hidden)]
+pub fn encode_reply<T: serde::Serialize + for<'de> serde::Deserialize<'de>>(
+    value: &T,
+    strict: bool,
+    method: &'static str,
+) -> Result<Box<RawValue>, ErrorObject> {
+    let raw = serde_json::value::to_raw_value(value)
+        .map_err(|e| ErrorObject::internal_error(format!("internal error: cannot encode the `{method}` result: {e}")))?;
+    if strict {
+        if let Err(problem) = check_outgoing::<T>(raw.get(), "$.result") {
+            return Err(ErrorObject::internal_error(format!(
+                "internal error: the `{method}` handler returned an invalid result: {problem}"
+            )));
+        }
+    }
+    Ok(raw)
+}
+
+/// Decodes outgoing bytes as `T` and requires a clean decode (no salvage).
+pub(crate) fn check_outgoing<T: for<'de> serde::Deserialize<'de>>(
+    text: &str,
+    root: &'static str,
+) -> Result<(), DecodeError> {
+    let decoded = agentproto_codec::decode::<T>(text, root)?;
+    match decoded.warnings.into_iter().next() {
+        None => Ok(()),
+        Some(warning) => Err(DecodeError {
+            path: warning.path.clone(),
+            expected: String::new(),
+            found: String::new(),
+            message: warning.message,
+        }),
+    }
+}
+
+/// A local failure of a typed call or notification. The peer's own error answer
+/// is [`AcpError::Rpc`]; everything else happened on this side.
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum AcpError {
+    /// The peer answered with an error object.
+    #[error("`{method}` failed: {} ({})", .error.message, .error.code)]
+    Rpc {
+        /// The method called.
+        method: String,
+        /// The peer's error.
+        error: ErrorObject,
+    },
+    /// The transport failed or the connection is closed, timed out, or the
+    /// response could not be read.
+    #[error("`{method}`: {error}")]
+    Connection {
+        /// The method called.
+        method: String,
+        /// What went wrong.
+        error: Arc<CallError>,
+    },
+    /// The peer's result does not match the method's result type.
+    #[error("`{method}`: invalid result: {error}")]
+    InvalidResult {
+        /// The method called.
+        method: String,
+        /// Where and what.
+        error: DecodeError,
+    },
+    /// Strict mode: the params this side was about to send are invalid; nothing was sent.
+    #[error("`{method}`: refusing to send invalid params: {error}")]
+    InvalidParams {
+        /// The method.
+        method: String,
+        /// Where and what.
+        error: DecodeError,
+    },
+    /// `initialize` has not completed yet; nothing was sent.
+    #[error("`{method}` cannot be sent before `initialize` has completed")]
+    NotInitialized {
+        /// The method.
+        method: String,
+    },
+    /// The peer did not advertise the capability this method needs; nothing was sent.
+    #[error("`{method}` needs the peer capability `{capability}`, which it did not advertise")]
+    CapabilityNotAdvertised {
+        /// The method.
+        method: String,
+        /// The capability path, e.g. `agentCapabilities.loadSession`.
+        capability: String,
+    },
+    /// The agent answered `initialize` with a protocol version this side does not speak.
+    #[error("the agent answered protocol version {answered}; this connection speaks {supported}")]
+    UnsupportedVersion {
+        /// What the agent answered.
+        answered: i64,
+        /// What this side speaks.
+        supported: u16,
+    },
+    /// The session was cancelled while this call was pending; `$/cancel_request` was sent.
+    #[error("`{method}` was abandoned: the session's prompt turn was cancelled")]
+    Cancelled {
+        /// The method.
+        method: String,
+    },
+}
+
+impl AcpError {
+    /// The peer's error object, if the peer answered with one.
+    pub fn as_rpc(&self) -> Option<&ErrorObject> {
+        match self {
+            AcpError::Rpc { error, .. } => Some(error),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn from_call(method: &str, error: CallError) -> AcpError {
+        match error {
+            CallError::Rpc(error) => AcpError::Rpc { method: method.to_owned(), error },
+            error => AcpError::Connection { method: method.to_owned(), error: Arc::new(error) },
+        }
+    }
+}
+
+/// Something an ACP connection noticed and did not pass to a handler, or passed
+/// on after salvaging it. Reported to [`AcpOptions::observer`].
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum AcpEvent {
+    /// From the JSON-RPC layer: bad lines, skipped non-JSON lines, unmatched
+    /// responses, handler panics, end of input.
+    Connection(ConnectionEvent),
+    /// A message was accepted after dropping malformed optional values.
+    Salvaged {
+        /// The method.
+        method: String,
+        /// What was dropped, with paths.
+        warnings: Vec<Warning>,
+    },
+    /// A notification whose params are invalid was dropped.
+    InvalidNotification {
+        /// The method.
+        method: String,
+        /// Where and what.
+        error: DecodeError,
+    },
+    /// A notification of a method this side does not handle was ignored.
+    UnknownNotification {
+        /// The method.
+        method: String,
+    },
+    /// A notification arrived before `initialize` completed and was ignored.
+    NotificationBeforeInitialize {
+        /// The method.
+        method: String,
+    },
+    /// A notification named a session this side does not know. `session/update`
+    /// is still delivered (agents legitimately send updates before the
+    /// `session/new` response); `session/cancel` is ignored.
+    UnknownSession {
+        /// The method.
+        method: String,
+        /// The session id.
+        session_id: String,
+    },
+    /// Strict mode refused an outgoing notification.
+    InvalidOutgoing {
+        /// The method.
+        method: String,
+        /// Where and what.
+        error: DecodeError,
+    },
+}
+
+/// A callback for [`AcpEvent`]s; runs inline on the connection's tasks.
+pub type AcpObserver = Arc<dyn Fn(&AcpEvent) + Send + Sync>;
+
+/// How an ACP connection behaves: the JSON-RPC limits plus the ACP-level checks.
+///
+/// Limits and timeouts live in [`AcpOptions::connection`]: the maximum line size
+/// (64 MiB), the bounded queues and backlog, the per-call timeout (none by
+/// default), the shutdown grace (5 s); see
+/// [`ConnectionOptions`](agentproto_jsonrpc::ConnectionOptions). ACP v1 allows
+/// `"id": null`, so this sets [`ConnectionOptions::allow_null_id`].
+#[derive(Clone)]
+#[non_exhaustive]
+pub struct AcpOptions {
+    /// The JSON-RPC connection options.
+    pub connection: ConnectionOptions,
+    /// Validate everything this side sends (params of calls and notifications,
+    /// results of handlers) by decoding it again with the receiving side's
+    /// decoder; a violation fails locally (calls), is reported and dropped
+    /// (notifications) or becomes `-32603` (handler results). Default: on in
+    /// debug builds, off in release builds.
+    pub strict: bool,
+    /// How long a spawned agent may take to exit after its stdin is closed
+    /// before it is killed. Default 2 s.
+    pub exit_grace: Duration,
+    /// Receives every [`AcpEvent`]. Default none.
+    pub observer: Option<AcpObserver>,
+}
+
+impl Default for AcpOptions {
+    fn default() -> Self {
+        AcpOptions {
+            connection: ConnectionOptions::default().allow_null_id(true),
+            strict: cfg!(debug_assertions),
+            exit_grace: Duration::from_secs(2),
+            observer: None,
+        }
+    }
+}
+
+impl fmt::Debug for AcpOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AcpOptions")
+            .field("connection", &self.connection)
+            .field("strict", &self.strict)
+            .field("exit_grace", &self.exit_grace)
+            .field("observer", &self.observer.as_ref().map(|_| "Fn"))
+            .finish()
+    }
+}
+
+impl AcpOptions {
+    /// Sets [`AcpOptions::connection`] (`allow_null_id` is forced on for v1).
+    pub fn connection(mut self, connection: ConnectionOptions) -> Self {
+        self.connection = connection;
+        self
+    }
+
+    /// Sets [`AcpOptions::strict`].
+    pub fn strict(mut self, strict: bool) -> Self {
+        self.strict = strict;
+        self
+    }
+
+    /// Sets [`AcpOptions::exit_grace`].
+    pub fn exit_grace(mut self, grace: Duration) -> Self {
+        self.exit_grace = grace;
+        self
+    }
+
+    /// Sets [`AcpOptions::observer`].
+    pub fn observer(mut self, observer: impl Fn(&AcpEvent) + Send + Sync + 'static) -> Self {
+        self.observer = Some(Arc::new(observer));
+        self
+    }
+
+    /// An observer that prints every event on stderr, one line each.
+    pub fn log_to_stderr(self, prefix: &'static str) -> Self {
+        self.observer(move |event| eprintln!("{prefix}: {event:?}"))
+    }
+}
