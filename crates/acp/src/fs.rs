@@ -325,11 +325,12 @@ impl FsRoots {
     pub async fn read_text(&self, path: &str, line: Option<u32>, limit: Option<u32>) -> Result<String, FsError> {
         let resolved = self.resolve_read(path).await?;
         let bytes = tokio::fs::read(&resolved).await.map_err(|source| io_error(path, source))?;
-        let text = String::from_utf8(bytes).map_err(|_| FsError::NotUtf8 { path: path.to_owned() })?;
-        if line.is_none() && limit.is_none() {
-            return Ok(text);
-        }
-        Ok(slice_lines(&text, line, limit).to_owned())
+        let mut text = String::from_utf8(bytes).map_err(|_| FsError::NotUtf8 { path: path.to_owned() })?;
+        let range = line_range(&text, line, limit);
+        // Cut in place rather than copy: the file may be large.
+        text.truncate(range.end);
+        text.drain(..range.start);
+        Ok(text)
     }
 
     /// Writes `content` to the file at `path` (checked as for a write), creating
@@ -440,12 +441,16 @@ fn check_lexically(path: &str) -> Result<&Path, FsError> {
 /// Lines end at `\n` (so `\r\n` stays intact). A `line` past the end gives an
 /// empty string; `None` for both gives the whole text.
 pub fn slice_lines(text: &str, line: Option<u32>, limit: Option<u32>) -> &str {
+    &text[line_range(text, line, limit)]
+}
+
+/// The byte range [`slice_lines`] returns.
+fn line_range(text: &str, line: Option<u32>, limit: Option<u32>) -> std::ops::Range<usize> {
     let skip = line.map_or(0, |line| line.saturating_sub(1));
     let start = line_start(text, skip);
-    let rest = &text[start..];
     match limit {
-        None => rest,
-        Some(limit) => &rest[..line_start(rest, limit)],
+        None => start..text.len(),
+        Some(limit) => start..start + line_start(&text[start..], limit),
     }
 }
 
