@@ -48,14 +48,17 @@ impl<S> Clone for ClientConnection<S> {
 
 impl<S> fmt::Debug for ClientConnection<S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ClientConnection").field("peer", &self.shared.peer).field("in_turn", &self.turn.is_some()).finish()
+        f.debug_struct("ClientConnection")
+            .field("peer", &self.shared.peer)
+            .field("in_turn", &self.turn.is_some())
+            .finish()
     }
 }
 
 impl<S: Protocol> ClientConnection<S> {
     #[doc(hidden)]
     pub async fn request<M: RequestMethod>(&self, params: M::Params) -> Result<M::Result, AcpError> {
-        self.shared.request::<M>(params, self.turn.as_ref()).await
+        self.shared.request::<M>(params, self.turn.as_ref(), None).await
     }
 
     #[doc(hidden)]
@@ -65,7 +68,7 @@ impl<S: Protocol> ClientConnection<S> {
 
     /// Sends an extension request (its name must start with `_`) and returns the raw result.
     pub async fn ext_method(&self, method: &str, params: Option<RawJson>) -> Result<RawJson, AcpError> {
-        self.shared.ext_request(method, params.map(RawJson::into_raw)).await.map(RawJson::from)
+        self.shared.ext_request(method, params.map(RawJson::into_raw), None).await.map(RawJson::from)
     }
 
     /// Sends an extension notification (its name must start with `_`).
@@ -107,7 +110,8 @@ where
     S: Protocol,
     A: Dispatch<S::ClientRequest, S::ClientNotification, ClientConnection<S>>,
 {
-    let runtime = Arc::new(AgentRuntime::<S, A> { agent: Arc::new(agent), shared: Arc::new(std::sync::OnceLock::new()) });
+    let runtime =
+        Arc::new(AgentRuntime::<S, A> { agent: Arc::new(agent), shared: Arc::new(std::sync::OnceLock::new()) });
     let (connection, peer) =
         Connection::new(input, output, runtime.clone(), crate::client::connection_options(&options));
     let shared = Arc::new(Shared::new(peer, Role::Agent, options));
@@ -189,7 +193,8 @@ where
         Box::pin(async move {
             let Some(shared) = shared else { return };
             let IncomingNotification { method, params, .. } = notification;
-            let Some(notification) = decode_notification::<S, S::ClientNotification>(&shared, &method, params.as_deref())
+            let Some(notification) =
+                decode_notification::<S, S::ClientNotification>(&shared, &method, params.as_deref())
             else {
                 return;
             };
@@ -201,7 +206,8 @@ where
                     }
                 }
             }
-            let cx = shared.context(ClientConnection { shared: shared.clone(), turn: None }, None, CancellationToken::new());
+            let cx =
+                shared.context(ClientConnection { shared: shared.clone(), turn: None }, None, CancellationToken::new());
             agent.dispatch_notification(cx, notification).await;
         })
     }
@@ -308,7 +314,8 @@ where
             Err(_) => error,
         });
     };
-    let cx = shared.context(ClientConnection { shared: shared.clone(), turn: Some(turn.clone()) }, Some(rpc), turn.clone());
+    let cx =
+        shared.context(ClientConnection { shared: shared.clone(), turn: Some(turn.clone()) }, Some(rpc), turn.clone());
     let mut handler = pin!(agent.dispatch_request(cx.clone(), request));
     let outcome = tokio::select! {
         biased;

@@ -39,11 +39,13 @@ use crate::{DispatchError, NotificationMethod, Payload, RequestMethod};
 /// inherent methods, e.g. on `AgentConnection<v1::V1>`.
 pub struct AgentConnection<S> {
     pub(crate) shared: Arc<Shared<S>>,
+    /// See [`AgentConnection::with_cancellation`].
+    pub(crate) cancel: Option<CancellationToken>,
 }
 
 impl<S> Clone for AgentConnection<S> {
     fn clone(&self) -> Self {
-        AgentConnection { shared: self.shared.clone() }
+        AgentConnection { shared: self.shared.clone(), cancel: self.cancel.clone() }
     }
 }
 
@@ -54,9 +56,17 @@ impl<S> fmt::Debug for AgentConnection<S> {
 }
 
 impl<S: Protocol> AgentConnection<S> {
+    /// A handle whose calls are cancelled with `$/cancel_request` when `token`
+    /// fires, and then still wait for the agent's answer: a partial result or
+    /// `-32800` ([`AcpError::Rpc`]). Dropping a call's future instead cancels it
+    /// and abandons the answer.
+    pub fn with_cancellation(&self, token: CancellationToken) -> AgentConnection<S> {
+        AgentConnection { shared: self.shared.clone(), cancel: Some(token) }
+    }
+
     #[doc(hidden)]
     pub async fn request<M: RequestMethod>(&self, params: M::Params) -> Result<M::Result, AcpError> {
-        self.shared.request::<M>(params, None).await
+        self.shared.request::<M>(params, None, self.cancel.as_ref()).await
     }
 
     #[doc(hidden)]
@@ -67,7 +77,7 @@ impl<S: Protocol> AgentConnection<S> {
     /// Sends an extension request (its name must start with `_`) and returns the
     /// raw result. Dropping the future cancels the request with `$/cancel_request`.
     pub async fn ext_method(&self, method: &str, params: Option<RawJson>) -> Result<RawJson, AcpError> {
-        self.shared.ext_request(method, params.map(RawJson::into_raw)).await.map(RawJson::from)
+        self.shared.ext_request(method, params.map(RawJson::into_raw), self.cancel.as_ref()).await.map(RawJson::from)
     }
 
     /// Sends an extension notification (its name must start with `_`).
@@ -124,7 +134,7 @@ where
     let (connection, peer) = Connection::new(input, output, runtime.clone(), connection_options(&options));
     let shared = Arc::new(Shared::new(peer, Role::Client, options));
     let _ = runtime.shared.set(shared.clone());
-    (connection, AgentConnection { shared })
+    (connection, AgentConnection { shared, cancel: None })
 }
 
 /// Spawns an agent command and connects `client` to it over the child's stdin
@@ -134,7 +144,11 @@ where
 ///
 /// The connection runs on a spawned task. Dropping the [`AgentProcess`] kills
 /// the child and stops the connection; [`AgentProcess::close`] ends it gently.
-pub fn spawn<S, C>(mut command: Command, client: C, options: AcpOptions) -> io::Result<(AgentConnection<S>, AgentProcess)>
+pub fn spawn<S, C>(
+    mut command: Command,
+    client: C,
+    options: AcpOptions,
+) -> io::Result<(AgentConnection<S>, AgentProcess)>
 where
     S: Protocol,
     C: Dispatch<S::AgentRequest, S::AgentNotification, AgentConnection<S>>,
@@ -274,7 +288,7 @@ where
                     let token = CancellationToken::new();
                     let linked = token.clone();
                     let request_token = rpc.cancellation_token().clone();
-                    let cx = shared.context(AgentConnection { shared: shared.clone() }, Some(rpc), token);
+                    let cx = shared.context(AgentConnection { shared: shared.clone(), cancel: None }, Some(rpc), token);
                     tokio::select! {
                         biased;
                         result = client.dispatch_request(cx, request) => result,
@@ -289,7 +303,7 @@ where
                     }
                 }
                 _ => {
-                    let cx = shared.context(AgentConnection { shared: shared.clone() }, Some(rpc), token);
+                    let cx = shared.context(AgentConnection { shared: shared.clone(), cancel: None }, Some(rpc), token);
                     client.dispatch_request(cx, request).await
                 }
             }
@@ -302,7 +316,8 @@ where
         Box::pin(async move {
             let Some(shared) = shared else { return };
             let IncomingNotification { method, params, .. } = notification;
-            let Some(notification) = decode_notification::<S, S::AgentNotification>(&shared, &method, params.as_deref())
+            let Some(notification) =
+                decode_notification::<S, S::AgentNotification>(&shared, &method, params.as_deref())
             else {
                 return;
             };
@@ -312,7 +327,11 @@ where
                     shared.report(AcpEvent::UnknownSession { method: method.clone(), session_id: session.to_owned() });
                 }
             }
-            let cx = shared.context(AgentConnection { shared: shared.clone() }, None, CancellationToken::new());
+            let cx = shared.context(
+                AgentConnection { shared: shared.clone(), cancel: None },
+                None,
+                CancellationToken::new(),
+            );
             client.dispatch_notification(cx, notification).await;
         })
     }

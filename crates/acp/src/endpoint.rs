@@ -195,7 +195,12 @@ impl<S: Protocol> Shared<S> {
     }
 
     /// Checks an incoming request against the state: the error to answer with, if any.
-    pub(crate) fn check_incoming(&self, method: &str, params: Option<&RawValue>, session: Option<&str>) -> Option<ErrorObject> {
+    pub(crate) fn check_incoming(
+        &self,
+        method: &str,
+        params: Option<&RawValue>,
+        session: Option<&str>,
+    ) -> Option<ErrorObject> {
         let negotiated = match &self.state().phase {
             Phase::Ready(negotiated) => negotiated.clone(),
             _ => {
@@ -257,6 +262,7 @@ impl<S: Protocol> Shared<S> {
         &self,
         params: M::Params,
         turn: Option<&CancellationToken>,
+        cancel: Option<&CancellationToken>,
     ) -> Result<M::Result, AcpError> {
         let method = M::NAME;
         let raw = serde_json::value::to_raw_value(&params).map_err(|e| AcpError::InvalidParams {
@@ -278,7 +284,7 @@ impl<S: Protocol> Shared<S> {
         }
         let tracked = session_effect(method).map(|effect| (effect, session_of(&raw)));
         let sent_caps = if initializing { Some(field_of(&raw, "clientCapabilities", "capabilities")) } else { None };
-        let call = self.peer.call(method, Some(raw));
+        let call = self.call(method, Some(raw), cancel);
         let result = match turn {
             Some(turn) => tokio::select! {
                 biased;
@@ -340,11 +346,26 @@ impl<S: Protocol> Shared<S> {
         Ok(())
     }
 
+    /// A call that, when `cancel` fires, sends `$/cancel_request` and still waits
+    /// for the answer.
+    async fn call(
+        &self,
+        method: &str,
+        params: Option<Box<RawValue>>,
+        cancel: Option<&CancellationToken>,
+    ) -> Result<Box<RawValue>, agentproto_jsonrpc::CallError> {
+        match cancel {
+            Some(cancel) => self.peer.call_cancellable(method, params, cancel).await,
+            None => self.peer.call(method, params).await,
+        }
+    }
+
     /// Sends an extension request (`_`-prefixed name) with raw params.
     pub(crate) async fn ext_request(
         &self,
         method: &str,
         params: Option<Box<RawValue>>,
+        cancel: Option<&CancellationToken>,
     ) -> Result<Box<RawValue>, AcpError> {
         if !method.starts_with('_') {
             return Err(ext_name_error(method));
@@ -352,7 +373,7 @@ impl<S: Protocol> Shared<S> {
         if !self.is_ready() {
             return Err(AcpError::NotInitialized { method: method.to_owned() });
         }
-        self.peer.call(method, params).await.map_err(|error| AcpError::from_call(method, error))
+        self.call(method, params, cancel).await.map_err(|error| AcpError::from_call(method, error))
     }
 
     /// Sends an extension notification with raw params.
@@ -397,7 +418,13 @@ impl<S: Protocol> Shared<S> {
 
     /// A handler context for a message of this connection.
     pub(crate) fn context<P>(&self, peer: P, rpc: Option<RequestContext>, token: CancellationToken) -> Context<P> {
-        Context { peer, rpc, token, handles_cancellation: Arc::new(AtomicBool::new(false)), strict: self.options.strict }
+        Context {
+            peer,
+            rpc,
+            token,
+            handles_cancellation: Arc::new(AtomicBool::new(false)),
+            strict: self.options.strict,
+        }
     }
 }
 
@@ -467,7 +494,8 @@ pub(crate) fn field_of_text(text: &str, v1: &str, v2: &str) -> Value {
 /// `-32002` with `data.sessionId`.
 pub(crate) fn unknown_session(session: &str) -> ErrorObject {
     let data = serde_json::json!({ "sessionId": session });
-    let error = ErrorObject::new(ErrorCode::RESOURCE_NOT_FOUND, format!("resource not found: unknown session `{session}`"));
+    let error =
+        ErrorObject::new(ErrorCode::RESOURCE_NOT_FOUND, format!("resource not found: unknown session `{session}`"));
     match serde_json::value::to_raw_value(&data) {
         Ok(data) => error.with_data(data),
         Err(_) => error,

@@ -149,8 +149,14 @@ impl Gate {
             }
             Need::ElicitationMode => {
                 let mode = mode_of(params).unwrap_or_default();
-                let mut error = ErrorObject::invalid_params("$.params.mode", &format!("a mode advertised in `{root}.elicitation`"), &mode);
-                error.message = format!("invalid params: elicitation mode `{mode}` needs `{capability}`, which this side did not advertise");
+                let mut error = ErrorObject::invalid_params(
+                    "$.params.mode",
+                    &format!("a mode advertised in `{root}.elicitation`"),
+                    &mode,
+                );
+                error.message = format!(
+                    "invalid params: elicitation mode `{mode}` needs `{capability}`, which this side did not advertise"
+                );
                 error
             }
         }

@@ -223,8 +223,8 @@ pub mod agent;
 pub mod client;
 mod endpoint;
 mod gates;
-mod role;
 pub mod receive;
+mod role;
 
 pub use agent::ClientConnection;
 pub use client::{AgentConnection, AgentProcess};

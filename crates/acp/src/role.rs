@@ -127,8 +127,9 @@ pub fn encode_reply<T: serde::Serialize + for<'de> serde::Deserialize<'de>>(
     strict: bool,
     method: &'static str,
 ) -> Result<Box<RawValue>, ErrorObject> {
-    let raw = serde_json::value::to_raw_value(value)
-        .map_err(|e| ErrorObject::internal_error(format!("internal error: cannot encode the `{method}` result: {e}")))?;
+    let raw = serde_json::value::to_raw_value(value).map_err(|e| {
+        ErrorObject::internal_error(format!("internal error: cannot encode the `{method}` result: {e}"))
+    })?;
     if strict {
         if let Err(problem) = check_outgoing::<T>(raw.get(), "$.result") {
             return Err(ErrorObject::internal_error(format!(

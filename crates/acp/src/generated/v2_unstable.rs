@@ -4,7 +4,8 @@
 #![allow(clippy::all, clippy::pedantic, missing_docs, unreachable_pub, rustdoc::all, unused_mut, unused_variables)]
 
 use agentproto_codec::de::OrderedMap;
-use agentproto_codec::{de, Decoded, MaybeUndefined, RawJson, RawObject, SerializeFields};
+use agentproto_codec::{de, Decoded, SerializeFields};
+pub use agentproto_codec::{MaybeUndefined, RawJson, RawObject};
 use serde::de::{Deserialize, Deserializer, Error as _, MapAccess, Visitor};
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::value::RawValue;
@@ -24330,7 +24331,8 @@ impl crate::Protocol for V2Unstable {
 }
 
 pub use crate::{
-    AcpError, AcpEvent, AcpOptions, AgentConnection, AgentProcess, ClientConnection, Context, ErrorObject,
+    AcpError, AcpEvent, AcpOptions, AgentConnection, AgentProcess, ClientConnection, Context, ErrorCode, ErrorObject,
+    ExtMessage,
 };
 
 /// Serves `agent` on this process's stdin and stdout until stdin closes.

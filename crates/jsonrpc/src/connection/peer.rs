@@ -10,6 +10,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::value::RawValue;
 use tokio::sync::{mpsc, oneshot, watch, Notify};
+use tokio_util::sync::CancellationToken;
 
 use super::options::{CancelNotification, ConnectionEvent, Observer};
 use crate::error::{raw_from_vec, CallError, DecodeError};
@@ -191,7 +192,7 @@ impl Peer {
     pub async fn call(&self, method: &str, params: Option<Box<RawValue>>) -> Result<Box<RawValue>, CallError> {
         match self.shared.call_timeout {
             Some(timeout) => self.call_with_timeout(method, params, timeout).await,
-            None => self.call_inner(method, params).await,
+            None => self.call_inner(method, params, None).await,
         }
     }
 
@@ -203,9 +204,28 @@ impl Peer {
         params: Option<Box<RawValue>>,
         timeout: Duration,
     ) -> Result<Box<RawValue>, CallError> {
-        match tokio::time::timeout(timeout, self.call_inner(method, params)).await {
+        match tokio::time::timeout(timeout, self.call_inner(method, params, None)).await {
             Ok(result) => result,
             Err(_) => Err(CallError::Timeout(timeout)),
+        }
+    }
+
+    /// [`Peer::call`] that can be cancelled without being abandoned: when `cancel`
+    /// fires, the cancel notification is sent and the call keeps waiting for the
+    /// peer's answer (which the receiver must still send: a partial result or
+    /// `-32800`). The connection's call timeout still applies.
+    pub async fn call_cancellable(
+        &self,
+        method: &str,
+        params: Option<Box<RawValue>>,
+        cancel: &CancellationToken,
+    ) -> Result<Box<RawValue>, CallError> {
+        match self.shared.call_timeout {
+            Some(timeout) => match tokio::time::timeout(timeout, self.call_inner(method, params, Some(cancel))).await {
+                Ok(result) => result,
+                Err(_) => Err(CallError::Timeout(timeout)),
+            },
+            None => self.call_inner(method, params, Some(cancel)).await,
         }
     }
 
@@ -250,7 +270,12 @@ impl Peer {
         self.shared.outgoing.send(Outgoing::Message(message)).await.map_err(|_| CallError::Closed)
     }
 
-    async fn call_inner(&self, method: &str, params: Option<Box<RawValue>>) -> Result<Box<RawValue>, CallError> {
+    async fn call_inner(
+        &self,
+        method: &str,
+        params: Option<Box<RawValue>>,
+        cancel: Option<&CancellationToken>,
+    ) -> Result<Box<RawValue>, CallError> {
         let shared = &self.shared;
         let id = RequestId::number(shared.next_id.fetch_add(1, Ordering::Relaxed));
         let (caller, answer) = oneshot::channel();
@@ -263,9 +288,23 @@ impl Peer {
         }
         let mut guard = PendingGuard { shared, id: Some(id.clone()), sent: false };
         shared.call_registered.notify_waiters();
-        self.send(Message::request(id, method, params)).await?;
+        self.send(Message::request(id.clone(), method, params)).await?;
         guard.sent = true;
-        let delivery = answer.await.map_err(|_| CallError::Closed)?;
+        let mut answer = answer;
+        let delivery = match cancel {
+            None => answer.await,
+            Some(cancel) => tokio::select! {
+                biased;
+                delivery = &mut answer => delivery,
+                () = cancel.cancelled() => {
+                    if let Some(message) = shared.cancel_message(&id) {
+                        self.send(message).await?;
+                    }
+                    answer.await
+                }
+            },
+        }
+        .map_err(|_| CallError::Closed)?;
         guard.id = None;
         let in_notification_handler =
             IN_NOTIFICATION_HANDLER.try_with(|number| *number == shared.number).unwrap_or(false);
