@@ -27,7 +27,9 @@ if (agentArgv.length === 0) {
   process.exit(2);
 }
 
+let reported = 0;
 function report(step, ok, detail) {
+  reported += 1;
   process.stdout.write(JSON.stringify({ step, ok, detail }) + "\n");
 }
 
@@ -226,8 +228,16 @@ async function run(agent) {
 }
 
 const child = spawn(agentArgv[0], agentArgv.slice(1), { stdio: ["pipe", "pipe", "inherit"] });
-const exited = new Promise((resolve) => child.once("exit", (code, signal) => resolve({ code, signal })));
-child.once("error", (error) => console.error(`[ts-scenario-client] cannot start agent: ${error.message}`));
+let spawnFailed = false;
+// Settles when the agent has exited, or at once if it could not be started.
+const exited = new Promise((resolve) => {
+  child.once("exit", (code, signal) => resolve({ code, signal }));
+  child.once("error", (error) => {
+    console.error(`[ts-scenario-client] cannot start agent: ${error.message}`);
+    spawnFailed = true;
+    resolve({ code: null, signal: null });
+  });
+});
 
 const stream = acp.ndJsonStream(Writable.toWeb(child.stdin), Readable.toWeb(child.stdout));
 const tapped = {
@@ -240,12 +250,12 @@ const tapped = {
   })),
 };
 
-let harnessBroke = false;
 try {
   await app.connectWith(tapped, run);
 } catch (error) {
-  harnessBroke = true;
-  console.error(`[ts-scenario-client] harness error: ${error?.stack ?? error}`);
+  // connectWith also rejects when the connection broke during the run (for
+  // example the agent died); that only matters if steps went unreported.
+  console.error(`[ts-scenario-client] connection error: ${error?.message ?? error}`);
 }
 
 // Close the agent's stdin and give it a bounded time to exit.
@@ -257,4 +267,4 @@ try {
   console.error("[ts-scenario-client] agent did not exit in time; killing it");
   child.kill("SIGKILL");
 }
-process.exit(harnessBroke ? 1 : 0);
+process.exit(reported === STEPS.length && !spawnFailed ? 0 : 1);
