@@ -263,3 +263,69 @@ async fn flush_waits_for_the_write() {
     within(a.peer.notify("x", None)).await.unwrap();
     within(a.peer.flush()).await.unwrap();
 }
+
+/// An incoming request starts only after the notifications read before it were
+/// handled (a permission request never overtakes the tool call it is about).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn request_waits_for_earlier_notifications() {
+    let log = Arc::new(Mutex::new(Vec::<String>::new()));
+    let (note_log, request_log) = (log.clone(), log.clone());
+    let handler = TestHandler::new()
+        .on_notification(move |notification, _| {
+            let log = note_log.clone();
+            Box::pin(async move {
+                // A slow notification handler: the request must still wait for it.
+                tokio::task::yield_now().await;
+                log.lock().unwrap().push(notification.method);
+            })
+        })
+        .on_request(move |request, _| {
+            let log = request_log.clone();
+            Box::pin(async move {
+                log.lock().unwrap().push(request.method);
+                Ok(raw("null"))
+            })
+        })
+        .build();
+    let (connection, _peer, mut remote) = common::raw_connection(handler, ConnectionOptions::default());
+    tokio::spawn(connection.run());
+    for n in 0..20 {
+        remote.send(&format!(r#"{{"jsonrpc":"2.0","method":"note{n}"}}"#)).await;
+    }
+    remote.send(r#"{"jsonrpc":"2.0","id":1,"method":"ask"}"#).await;
+    assert_eq!(within(remote.recv()).await, r#"{"jsonrpc":"2.0","id":1,"result":null}"#);
+    let log = log.lock().unwrap().clone();
+    assert_eq!(log.len(), 21);
+    assert_eq!(log.last().map(String::as_str), Some("ask"), "{log:?}");
+}
+
+/// `call_cancellable`: the cancel notification goes out and the caller still
+/// receives the peer's answer.
+#[tokio::test]
+async fn cancellable_call_receives_the_answer_to_its_cancel() {
+    let (started_tx, started) = oneshot::channel::<()>();
+    let started_tx = Arc::new(Mutex::new(Some(started_tx)));
+    let slow = TestHandler::new()
+        .on_request(move |_, _| {
+            if let Some(tx) = started_tx.lock().unwrap().take() {
+                let _ = tx.send(());
+            }
+            Box::pin(std::future::pending())
+        })
+        .build();
+    let (a, b) =
+        memory::pair(TestHandler::new().build(), ConnectionOptions::default(), slow, ConnectionOptions::default());
+    tokio::spawn(a.connection.run());
+    tokio::spawn(b.connection.run());
+    let token = tokio_util::sync::CancellationToken::new();
+    let call = {
+        let (peer, token) = (a.peer.clone(), token.clone());
+        tokio::spawn(async move { peer.call_cancellable("slow", None, &token).await })
+    };
+    within(started).await.unwrap();
+    token.cancel();
+    match within(call).await.unwrap() {
+        Err(CallError::Rpc(error)) => assert_eq!(error.code, ErrorCode::REQUEST_CANCELLED),
+        other => panic!("{other:?}"),
+    }
+}

@@ -124,11 +124,23 @@ pub(super) struct RequestJob {
     pub(super) request: IncomingRequest,
     pub(super) token: CancellationToken,
     pub(super) generation: u64,
+    /// The number of notifications read before the request: its handler starts
+    /// once the worker has handled them, so a request never overtakes the
+    /// notifications sent before it (a permission request after its tool call).
+    pub(super) barrier: u64,
 }
 
 /// Runs one request handler to its reply and sends the reply.
 pub(super) async fn run_request(handler: Arc<dyn Handler>, peer: Peer, in_flight: Arc<InFlight>, job: RequestJob) {
-    let RequestJob { request, token, generation } = job;
+    let RequestJob { request, token, generation, barrier } = job;
+    if barrier > 0 {
+        let mut done = peer.shared.notifications_done.clone();
+        // An error means the worker is gone: nothing is left to wait for.
+        tokio::select! {
+            _ = done.wait_for(|done| *done >= barrier) => {}
+            () = token.cancelled() => {}
+        }
+    }
     let id = request.id.clone();
     let method = request.method.clone();
     let handles_cancellation = Arc::new(AtomicBool::new(false));

@@ -164,7 +164,12 @@ impl Reader {
             Message::Request { id, method, params } => {
                 let token = self.shutdown.child_token();
                 let generation = self.in_flight.register(&id, &token);
-                let job = RequestJob { request: IncomingRequest { id, method, params }, token, generation };
+                let job = RequestJob {
+                    request: IncomingRequest { id, method, params },
+                    token,
+                    generation,
+                    barrier: self.notifications_read,
+                };
                 if self.deferred_requests.is_empty() {
                     if let Ok(permit) = self.requests.clone().try_acquire_owned() {
                         self.spawn_request(job, permit);

@@ -1,0 +1,128 @@
+//! An ACP client that spawns any agent command, runs one prompt and prints the
+//! updates as they stream in.
+//!
+//! ```text
+//! run-prompt [--allow | --reject] [--prompt TEXT] -- <agent command> [args…]
+//! ```
+//!
+//! Permission requests are answered from the flag: `--allow` picks the first
+//! "allow" option, `--reject` (the default) the first "reject" option. Ctrl-C
+//! sends `session/cancel`. Files are served from the current directory only.
+
+use agentproto_acp::fs::FsRoots;
+use agentproto_acp::v1::*;
+
+struct Printer {
+    allow: bool,
+    files: FsRoots,
+}
+
+impl Client for Printer {
+    async fn request_permission(
+        &self,
+        _: ClientContext,
+        request: RequestPermissionRequest,
+    ) -> Result<RequestPermissionResponse, ErrorObject> {
+        let wanted = if self.allow {
+            [PermissionOptionKind::AllowOnce, PermissionOptionKind::AllowAlways]
+        } else {
+            [PermissionOptionKind::RejectOnce, PermissionOptionKind::RejectAlways]
+        };
+        let choice = request.options.iter().find(|o| wanted.contains(&o.kind));
+        eprintln!(
+            "[permission] {} -> {}",
+            request.tool_call.tool_call_id,
+            choice.map_or("cancelled", |o| o.name.as_str())
+        );
+        let outcome = match choice {
+            Some(option) => {
+                RequestPermissionOutcome::Selected(SelectedPermissionOutcome::new(option.option_id.clone()))
+            }
+            None => RequestPermissionOutcome::Cancelled,
+        };
+        Ok(RequestPermissionResponse::new(outcome))
+    }
+
+    async fn session_update(&self, _: ClientContext, notification: SessionNotification) {
+        match notification.update {
+            SessionUpdate::AgentMessageChunk(ContentChunk { content: ContentBlock::Text(text), .. }) => {
+                print!("{}", text.text)
+            }
+            SessionUpdate::ToolCall(call) => eprintln!("[tool] {} {}", call.tool_call_id, call.title),
+            SessionUpdate::Unknown(raw) => eprintln!("[unknown update] {raw}"),
+            other => eprintln!("[update] {other:?}"),
+        }
+    }
+
+    async fn read_text_file(
+        &self,
+        _: ClientContext,
+        request: ReadTextFileRequest,
+    ) -> Result<ReadTextFileResponse, ErrorObject> {
+        self.files.read_text_file(&request).await
+    }
+
+    async fn write_text_file(
+        &self,
+        _: ClientContext,
+        request: WriteTextFileRequest,
+    ) -> Result<WriteTextFileResponse, ErrorObject> {
+        self.files.write_text_file(&request).await
+    }
+}
+
+fn fail(message: impl std::fmt::Display) -> ! {
+    eprintln!("run-prompt: {message}");
+    std::process::exit(1)
+}
+
+#[tokio::main]
+async fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let split = args
+        .iter()
+        .position(|a| a == "--")
+        .unwrap_or_else(|| fail("usage: run-prompt [--allow|--reject] [--prompt TEXT] -- <agent command>…"));
+    let (flags, command) = (&args[..split], &args[split + 1..]);
+    let allow = flags.iter().any(|f| f == "--allow");
+    let text = flags
+        .iter()
+        .position(|f| f == "--prompt")
+        .and_then(|i| flags.get(i + 1))
+        .cloned()
+        .unwrap_or_else(|| "hello from run-prompt".to_owned());
+    let cwd = std::env::current_dir().unwrap_or_else(|e| fail(e));
+    let files = FsRoots::new([&cwd]).unwrap_or_else(|e| fail(e));
+    let Some((program, rest)) = command.split_first() else { fail("no agent command after --") };
+    let mut agent_command = tokio::process::Command::new(program);
+    agent_command.args(rest);
+    let (agent, process) =
+        spawn_agent(agent_command, Printer { allow, files }, AcpOptions::default()).unwrap_or_else(|e| fail(e));
+
+    let mut init = InitializeRequest::new(PROTOCOL_VERSION);
+    init.client_capabilities.fs.read_text_file = true;
+    init.client_capabilities.fs.write_text_file = true;
+    init.client_info = Implementation::new("run-prompt", env!("CARGO_PKG_VERSION")).into();
+    agent.initialize(init).await.unwrap_or_else(|e| fail(e));
+    let session = agent
+        .new_session(NewSessionRequest::new(cwd.display().to_string(), Vec::new()))
+        .await
+        .unwrap_or_else(|e| fail(e))
+        .session_id;
+    let prompt = PromptRequest::new(session.clone(), vec![ContentBlock::Text(TextContent::new(text))]);
+    let turn = agent.prompt(prompt);
+    tokio::pin!(turn);
+    let response = tokio::select! {
+        response = &mut turn => response,
+        _ = tokio::signal::ctrl_c() => {
+            agent.cancel(CancelNotification::new(session)).await.unwrap_or_else(|e| fail(e));
+            turn.await
+        }
+    };
+    println!();
+    match response {
+        Ok(response) => eprintln!("[stop] {}", response.stop_reason.as_str()),
+        Err(e) => fail(e),
+    }
+    process.close().await.ok();
+}
