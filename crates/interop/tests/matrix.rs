@@ -1,0 +1,159 @@
+//! The interop matrix: our scenario agent and client against the programs built
+//! on the official TypeScript and Python SDKs (`interop/SCENARIO.md`), over real
+//! pipes, every pair in its own process tree.
+//!
+//! Each pair's expected outcome is listed below. A step expected to fail names
+//! the official SDK's defect that makes it fail (described in
+//! `interop/README.md`); ours is never bent to pass. A step that passes where a
+//! failure is expected fails the test as well, so the list stays true.
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+
+const STEPS: [&str; 10] = [
+    "initialize",
+    "session_new",
+    "prompt_echo",
+    "permission",
+    "fs",
+    "cancel",
+    "cancel_permission",
+    "cancel_request",
+    "error",
+    "unknown_update",
+];
+
+/// One pair: the client, the agent, and the steps expected to fail with why.
+struct Pair {
+    client: &'static str,
+    agent: &'static str,
+    expected_failures: &'static [(&'static str, &'static str)],
+}
+
+const PAIRS: &[Pair] = &[
+    Pair { client: "rust", agent: "rust", expected_failures: &[] },
+    Pair { client: "rust", agent: "ts", expected_failures: &[] },
+    Pair {
+        client: "rust",
+        agent: "python",
+        expected_failures: &[(
+            "cancel_request",
+            "PY-2: the Python SDK 0.12.1 ignores an incoming $/cancel_request, so the request is never answered",
+        )],
+    },
+    Pair {
+        client: "ts",
+        agent: "rust",
+        expected_failures: &[(
+            "unknown_update",
+            "TS-1: the TS SDK 2.4.0 client drops a session/update whose variant it does not know before the application sees it",
+        )],
+    },
+    Pair {
+        client: "python",
+        agent: "rust",
+        expected_failures: &[
+            ("cancel_request", "PY-3: the Python SDK 0.12.1 cannot send $/cancel_request"),
+            (
+                "unknown_update",
+                "PY-4: the Python SDK 0.12.1 client fails validation of an unknown update and drops it",
+            ),
+        ],
+    },
+];
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn program(side: &str, role: &str) -> Vec<String> {
+    let root = repo();
+    let path = |p: &str| root.join(p).display().to_string();
+    match (side, role) {
+        ("rust", "agent") => vec![env!("CARGO_BIN_EXE_scenario-agent").to_owned()],
+        ("rust", "client") => vec![env!("CARGO_BIN_EXE_scenario-client").to_owned()],
+        ("ts", role) => vec!["node".to_owned(), path(&format!("interop/ts/{role}.mjs"))],
+        ("python", role) => vec!["python3".to_owned(), path(&format!("interop/python/{role}.py"))],
+        _ => unreachable!("unknown side {side}"),
+    }
+}
+
+fn check_prerequisites() {
+    let sdk = repo().join("interop/ts/node_modules/@agentclientprotocol/sdk/package.json");
+    assert!(sdk.exists(), "the TypeScript SDK is not installed: run `npm ci --prefix interop/ts` (as .ci/run does)");
+    let python = std::process::Command::new("python3")
+        .args(["-c", "import acp"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
+    assert!(
+        python.is_ok_and(|s| s.success()),
+        "the Python SDK is not installed: run `python3 -m pip install -r .ci/requirements.txt` (as .ci/run does)"
+    );
+}
+
+/// Runs one pair and returns its step lines, parsed.
+async fn run(pair: &Pair) -> Result<Vec<(String, bool, String)>, String> {
+    let mut command = program(pair.client, "client");
+    command.push("--".to_owned());
+    command.extend(program(pair.agent, "agent"));
+    let child = tokio::process::Command::new(&command[0])
+        .args(&command[1..])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| format!("cannot start {command:?}: {e}"))?;
+    let output = tokio::time::timeout(Duration::from_secs(120), child.wait_with_output())
+        .await
+        .map_err(|_| format!("{command:?} did not finish within 120 s"))?
+        .map_err(|e| e.to_string())?;
+    if !output.status.success() {
+        return Err(format!("{command:?} exited with {}", output.status));
+    }
+    let text = String::from_utf8_lossy(&output.stdout);
+    text.lines()
+        .map(|line| {
+            let value: serde_json::Value = serde_json::from_str(line).map_err(|e| format!("bad line {line:?}: {e}"))?;
+            Ok((
+                value["step"].as_str().unwrap_or_default().to_owned(),
+                value["ok"].as_bool().unwrap_or(false),
+                value["detail"].as_str().unwrap_or_default().to_owned(),
+            ))
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn official_sdks_interoperate_with_ours() {
+    check_prerequisites();
+    let results = futures::future::join_all(PAIRS.iter().map(run)).await;
+    let mut problems = Vec::new();
+    for (pair, result) in PAIRS.iter().zip(results) {
+        let name = format!("{} client -> {} agent", pair.client, pair.agent);
+        let steps = match result {
+            Ok(steps) => steps,
+            Err(e) => {
+                problems.push(format!("{name}: {e}"));
+                continue;
+            }
+        };
+        let seen: Vec<&str> = steps.iter().map(|(step, _, _)| step.as_str()).collect();
+        if seen != STEPS {
+            problems.push(format!("{name}: steps {seen:?}, expected {STEPS:?}"));
+            continue;
+        }
+        for (step, ok, detail) in &steps {
+            let expected = pair.expected_failures.iter().find(|(s, _)| s == step);
+            match (ok, expected) {
+                (true, None) | (false, Some(_)) => {}
+                (false, None) => problems.push(format!("{name}: step {step} failed: {detail}")),
+                (true, Some((_, why))) => problems
+                    .push(format!("{name}: step {step} passed, but a failure is recorded ({why}); update the list")),
+            }
+        }
+    }
+    assert!(problems.is_empty(), "interop problems:\n{}", problems.join("\n"));
+}
