@@ -296,6 +296,11 @@ impl<S: Protocol> Shared<S> {
         let raw = result.map_err(|error| AcpError::from_call(method, error))?;
         // ACP docs show `null` for some empty results (session/load): read it as `{}`.
         let text = if raw.get() == "null" { "{}" } else { raw.get() };
+        if sent_caps.is_some() {
+            // Another version's answer need not match this version's result type:
+            // check the version before the shape.
+            self.check_answered_version(text)?;
+        }
         let decoded = agentproto_codec::decode::<M::Result>(text, "$.result")
             .map_err(|error| AcpError::InvalidResult { method: method.to_owned(), error })?;
         self.report_warnings(method, decoded.warnings);
@@ -402,15 +407,21 @@ impl<S: Protocol> Shared<S> {
         Ok(())
     }
 
-    fn finish_client_initialize(&self, result: &str, own: Value) -> Result<(), AcpError> {
-        let answered = serde_json::from_str::<Value>(result)
-            .ok()
-            .and_then(|v| v.get("protocolVersion").and_then(Value::as_i64))
-            .unwrap_or(-1);
-        if answered != i64::from(S::VERSION) {
-            self.finish_initialize(None);
-            return Err(AcpError::UnsupportedVersion { answered, supported: S::VERSION });
+    fn check_answered_version(&self, result: &str) -> Result<(), AcpError> {
+        let members: HashMap<std::borrow::Cow<'_, str>, &RawValue> = serde_json::from_str(result).unwrap_or_default();
+        let answered = members.get("protocolVersion").and_then(|v| serde_json::from_str::<i64>(v.get()).ok());
+        match answered {
+            // Missing or not a number: the result decode reports it with its path.
+            None => Ok(()),
+            Some(answered) if answered == i64::from(S::VERSION) => Ok(()),
+            Some(answered) => {
+                self.finish_initialize(None);
+                Err(AcpError::UnsupportedVersion { answered, supported: S::VERSION })
+            }
         }
+    }
+
+    fn finish_client_initialize(&self, result: &str, own: Value) -> Result<(), AcpError> {
         let peer = field_of_text(result, "agentCapabilities", "capabilities");
         self.finish_initialize(Some(Negotiated { version: S::VERSION, own, peer }));
         Ok(())

@@ -239,4 +239,5 @@ pub use v1::V1;
 pub struct ReadmeDoctests;
 
 pub mod fs;
+pub mod terminal;
 pub mod tool_calls;

@@ -157,3 +157,29 @@ async fn official_sdks_interoperate_with_ours() {
     }
     assert!(problems.is_empty(), "interop problems:\n{}", problems.join("\n"));
 }
+
+/// An agent that prints noise on stdout before speaking ACP: our client skips
+/// and reports those lines, and the session works.
+#[tokio::test]
+async fn noise_on_the_agents_stdout_does_not_break_the_session() {
+    let agent = env!("CARGO_BIN_EXE_scenario-agent");
+    let script = format!("printf 'starting up...\\n\\033[32mready\\033[0m\\n'; exec '{agent}'");
+    let output = tokio::time::timeout(
+        Duration::from_secs(60),
+        tokio::process::Command::new(env!("CARGO_BIN_EXE_scenario-client"))
+            .args(["--", "sh", "-c", &script])
+            .stdin(Stdio::null())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .output(),
+    )
+    .await
+    .expect("the run finished in time")
+    .expect("the client ran");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let failed: Vec<&str> = stdout.lines().filter(|l| l.contains(r#""ok":false"#)).collect();
+    assert_eq!(stdout.lines().count(), STEPS.len(), "{stdout}");
+    assert!(failed.is_empty(), "{failed:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(stderr.matches("NonJsonLineSkipped").count(), 2, "the two noise lines are reported: {stderr}");
+}
