@@ -265,15 +265,7 @@ impl<S: Protocol> Shared<S> {
         cancel: Option<&CancellationToken>,
     ) -> Result<M::Result, AcpError> {
         let method = M::NAME;
-        let raw = serde_json::value::to_raw_value(&params).map_err(|e| AcpError::InvalidParams {
-            method: method.to_owned(),
-            error: DecodeError {
-                path: "$.params".to_owned(),
-                expected: String::new(),
-                found: String::new(),
-                message: e.to_string(),
-            },
-        })?;
+        let raw = encode_params(method, &params)?;
         let initializing = self.role == Role::Client && method == "initialize";
         if !initializing {
             self.check_outgoing_state(method, &raw)?;
@@ -325,15 +317,7 @@ impl<S: Protocol> Shared<S> {
     /// The generic notification behind every generated notification method.
     pub(crate) async fn notify<M: NotificationMethod>(&self, params: M::Params) -> Result<(), AcpError> {
         let method = M::NAME;
-        let raw = serde_json::value::to_raw_value(&params).map_err(|e| AcpError::InvalidParams {
-            method: method.to_owned(),
-            error: DecodeError {
-                path: "$.params".to_owned(),
-                expected: String::new(),
-                found: String::new(),
-                message: e.to_string(),
-            },
-        })?;
+        let raw = encode_params(method, &params)?;
         if !self.is_ready() {
             return Err(AcpError::NotInitialized { method: method.to_owned() });
         }
@@ -528,4 +512,17 @@ fn ext_name_error(method: &str) -> AcpError {
 /// A constant JSON text as a raw value.
 pub(crate) fn raw_const(text: &'static str) -> Box<RawValue> {
     RawValue::from_string(text.to_owned()).expect("constant JSON text is valid")
+}
+
+/// Encodes outgoing params; a failure (a custom `Serialize` that errs) is local.
+fn encode_params<T: serde::Serialize>(method: &str, params: &T) -> Result<Box<RawValue>, AcpError> {
+    serde_json::value::to_raw_value(params).map_err(|e| AcpError::InvalidParams {
+        method: method.to_owned(),
+        error: DecodeError {
+            path: "$.params".to_owned(),
+            expected: String::new(),
+            found: String::new(),
+            message: e.to_string(),
+        },
+    })
 }
