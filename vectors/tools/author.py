@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Authoring script for the conformance vectors.
 
-Re-running it rewrites vectors/jsonrpc/, vectors/acp/ and vectors/requirements.json
-byte for byte (no random data). The committed artefacts are the JSON files; this
+Re-running it rewrites vectors/jsonrpc/, vectors/acp/ (cases and flows) and
+vectors/requirements.json byte for byte (no random data). The committed artefacts are the JSON files; this
 script only exists to keep them consistent.
 
     python3 vectors/tools/author.py          # write the files
@@ -20,6 +20,7 @@ from cases_jsonrpc import build_jsonrpc
 from cases_methods import build_methods
 from cases_types import *  # noqa: F403
 from cases_shapes import *  # noqa: F403
+from cases_flows import FLOWS, build_flows
 
 
 def build_types():
@@ -106,6 +107,7 @@ def main():
     build_jsonrpc()
     build_methods()
     build_types()
+    build_flows()
 
     # every `max` input must carry every declared property (and no unknown ones)
     problems = []
@@ -116,9 +118,9 @@ def main():
         sys.exit(1)
 
     files = {}
-    for cid, c in CASES.items():
+    for cid, c in [*CASES.items(), *FLOWS.items()]:
         files[VECTORS / (cid + ".json")] = json.dumps(c, indent=2, ensure_ascii=False) + "\n"
-    used = sorted({c["requirement"] for c in CASES.values()})
+    used = sorted({c["requirement"] for c in [*CASES.values(), *FLOWS.values()]})
     unused = sorted(set(REQUIREMENTS) - set(used))
     if unused:
         print("unused requirements:", ", ".join(unused))
@@ -133,7 +135,7 @@ def main():
         if bad or extra:
             print("differs:", *bad, *extra, sep="\n  ")
             sys.exit(1)
-        print(f"{len(CASES)} cases up to date")
+        print(f"{len(CASES)} cases and {len(FLOWS)} flows up to date")
         return
 
     for d in ("jsonrpc", "acp"):
@@ -142,7 +144,7 @@ def main():
     for p, t in files.items():
         p.parent.mkdir(parents=True, exist_ok=True)
         p.write_text(t)
-    print(f"wrote {len(CASES)} cases")
+    print(f"wrote {len(CASES)} cases and {len(FLOWS)} flows")
 
 
 if __name__ == "__main__":

@@ -4,6 +4,9 @@
 //!
 //! The format is defined in `vectors/README.md`. A case passes when the outcome
 //! the receive path produced matches `expect` in every field the case states.
+//!
+//! The flows (`vectors/acp/v1/flows/`, message sequences checking the protocol
+//! state rules through a live connection) are run by [`flows`].
 
 use agentproto_acp::receive::{classify, AgentV1, CallFailure, ClientV1, Finding, Incoming, Role};
 use agentproto_acp::{Payload, Warning};
@@ -14,6 +17,8 @@ use serde_json::value::RawValue;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
+
+pub mod flows;
 
 /// One case file, as written.
 #[derive(Debug, Deserialize)]
@@ -66,8 +71,9 @@ fn collect(dir: &Path, out: &mut Vec<PathBuf>, depth: usize) -> std::io::Result<
         let path = entry?.path();
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
         if path.is_dir() {
-            // Not cases: the runners' baselines and authoring tools.
-            if !(depth == 0 && (name == "baselines" || name == "tools")) {
+            // Not cases: the runners' baselines and authoring tools, and the flows.
+            let skipped = (depth == 0 && (name == "baselines" || name == "tools")) || (depth == 2 && name == "flows");
+            if !skipped {
                 collect(&path, out, depth + 1)?;
             }
         } else if depth > 0 && name.ends_with(".json") {
@@ -248,7 +254,7 @@ fn observe<R: Role>(incoming: Incoming<R>) -> Result<Value, String> {
 }
 
 /// JSON equality with numbers compared by value (`3` equals `3.0`).
-fn same(a: &Value, b: &Value) -> bool {
+pub(crate) fn same(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Number(x), Value::Number(y)) => match (x.as_i64(), y.as_i64()) {
             (Some(x), Some(y)) => x == y,

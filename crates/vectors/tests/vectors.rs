@@ -34,7 +34,8 @@ fn every_vector_passes_or_is_baselined() {
             (Err(why), None) => failures.push(format!("{}: {why}", case.id)),
         }
     }
-    for id in baseline.keys() {
+    // Flow ids are checked by tests/flows.rs.
+    for id in baseline.keys().filter(|id| !id.starts_with("acp/v1/flows/")) {
         assert!(cases.iter().any(|(_, c)| &c.id == id), "baseline names an unknown case {id}");
     }
     eprintln!("vectors: {ran} run, {} failed, {} baselined", failures.len(), baseline.len());
