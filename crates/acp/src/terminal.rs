@@ -34,7 +34,7 @@
 //!
 //! [`Terminals`] runs each command as a child process (no shell, no pseudo
 //! terminal): the `args` are passed as they are, the `env` entries are added to
-//! the client's own environment, stdin is `/dev/null`, and stdout and stderr go
+//! the client's own environment, stdin is the null device, and stdout and stderr go
 //! into one output buffer in the order they are read. A client forwards the five
 //! requests to it:
 //!
