@@ -13,6 +13,14 @@
    Framing is cross-checked too: a case expects -32700 exactly when its bytes are not one
    strict JSON value (or nest deeper than 128).
 3. Counts per folder; fails when the corpus has fewer than 300 cases.
+4. Flows (acp/v1/flows/, README "Flows"): structure (fields, role, setup, step kinds,
+   variables bound before use, `call`/`expect_call` pairing) and, for what the flow
+   itself writes, the schema: a `send` that is a complete ACP request or notification
+   has its params validated against the method's type (params that fail are allowed
+   only when the flow expects a -32602 answer to that request), a sent response has
+   its result validated against the result type of the request it answers, a sent
+   error its error object, and `call` params are validated too. `expect` steps are
+   patterns (wildcards, variables, `$partial`) and are not schema-checked.
 
 Needs Python 3.11 and `jsonschema` (pip install jsonschema==4.26.0). Exit status 1 on any
 violation, each printed on its own line.
@@ -37,6 +45,7 @@ VECTORS = Path(__file__).resolve().parent
 ROOT = VECTORS.parent
 SCHEMA_PATH = ROOT / "spec/acp/v1/schema.json"
 CASE_DIRS = ("jsonrpc", "acp")
+FLOWS_DIR = "acp/v1/flows"
 MIN_CASES = 300
 NESTING_LIMIT = 128
 
@@ -477,6 +486,220 @@ def check_folder(cid: str, oracle: Oracle) -> None:
             bad(cid, f"folder {parts[2]!r} names no stable v1 method")
 
 
+# flows -------------------------------------------------------------------------------------
+
+FLOW_KEYS = {"id", "requirement", "description", "role", "setup", "steps"}
+STEP_KINDS = {"send", "expect", "expect_unordered", "expect_silence", "call", "expect_call"}
+SETUP_KEYS = {"agent": {"agentCapabilities"}, "client": {"clientCapabilities", "permission"}}
+CALL_OUTCOMES = {"ok", "error", "local_error"}
+LOCAL_ERRORS = {"Connection", "InvalidResult", "InvalidParams", "NotInitialized", "CapabilityNotAdvertised",
+                "UnsupportedVersion", "Cancelled"}
+VAR = re.compile(r"^\$\{([A-Za-z0-9_-]+)\}$")
+# what the runner's test applications handle (README, "The test applications")
+FLOW_EXT = {"_test/echo", "_flow/barrier"}
+
+
+def walk_strings(v):
+    if isinstance(v, str):
+        yield v
+    elif isinstance(v, list):
+        for x in v:
+            yield from walk_strings(x)
+    elif isinstance(v, dict):
+        for k, x in v.items():
+            yield k
+            yield from walk_strings(x)
+
+
+def flow_vars(v) -> set[str]:
+    return {m.group(1) for s in walk_strings(v) if (m := VAR.match(s))}
+
+
+def check_flow(fid: str, f: dict, oracle: Oracle, requirements: dict) -> None:
+    for k in set(f) - FLOW_KEYS:
+        bad(fid, f"unknown field `{k}`")
+    for k in FLOW_KEYS - set(f):
+        bad(fid, f"missing field `{k}`")
+    if FLOW_KEYS - set(f):
+        return
+    if f["id"] != fid:
+        bad(fid, f"id {f['id']!r} does not equal the file path")
+    if f["requirement"] not in requirements:
+        bad(fid, f"requirement {f['requirement']!r} is not in requirements.json")
+    if not isinstance(f["description"], str) or not f["description"].strip() or "\n" in f["description"]:
+        bad(fid, "description must be a one-line, non-empty string")
+    role = f["role"]
+    if role not in SETUP_KEYS:
+        bad(fid, f"role {role!r} is not `agent` or `client`")
+        return
+    setup = f["setup"]
+    if not isinstance(setup, dict):
+        bad(fid, "setup must be an object")
+        return
+    for k in set(setup) - SETUP_KEYS[role]:
+        bad(fid, f"setup.{k} is not known for role {role}")
+    caps_type = "AgentCapabilities" if role == "agent" else "ClientCapabilities"
+    caps = setup.get("agentCapabilities" if role == "agent" else "clientCapabilities", {})
+    for e in oracle.errors(caps_type, caps):
+        bad(fid, f"setup capabilities are not a valid {caps_type}: {e}")
+    if "permission" in setup and not (setup["permission"] is None or isinstance(setup["permission"], str)):
+        bad(fid, "setup.permission must be an option id or null")
+    steps = f["steps"]
+    if not isinstance(steps, list) or not steps:
+        bad(fid, "steps must be a non-empty list")
+        return
+    # the side the flow plays sends what the side under test handles
+    handler = role
+    bound: set[str] = set()
+    var_method: dict[str, str] = {}   # variable bound at the id of an expected request -> its method
+    sent_requests: dict[str, str] = {}  # id (JSON text) of a request the flow sent -> method
+    open_calls: list[str] = []
+    for i, step in enumerate(steps):
+        where = f"step {i}"
+        if not isinstance(step, dict) or len(step) != 1 or next(iter(step)) not in STEP_KINDS:
+            bad(fid, f"{where}: a step is an object with exactly one of {sorted(STEP_KINDS)}")
+            continue
+        kind, body = next(iter(step.items()))
+        if kind == "send":
+            unbound = flow_vars(body) - bound
+            if unbound:
+                bad(fid, f"{where}: variables {sorted(unbound)} are used before an `expect` binds them")
+            check_sent(fid, where, body, role, handler, oracle, var_method, sent_requests, steps[i + 1:])
+        elif kind in ("expect", "expect_unordered"):
+            msgs = body if kind == "expect_unordered" else [body]
+            if kind == "expect_unordered" and (not isinstance(body, list) or len(body) < 2):
+                bad(fid, f"{where}: expect_unordered takes a list of at least two messages")
+                continue
+            for m in msgs:
+                if not isinstance(m, dict):
+                    bad(fid, f"{where}: an expected message is a JSON object pattern")
+                    continue
+                new = flow_vars(m) - bound
+                bound |= new
+                idv = m.get("id")
+                if isinstance(idv, str) and (mv := VAR.match(idv)) and isinstance(m.get("method"), str):
+                    var_method[mv.group(1)] = m["method"]
+        elif kind == "expect_silence":
+            if body is not True:
+                bad(fid, f"{where}: expect_silence must be true")
+        elif kind == "call":
+            if role != "client":
+                bad(fid, f"{where}: `call` steps are for the client role only")
+                continue
+            if not isinstance(body, dict) or set(body) - {"method", "params"} or not isinstance(body.get("method"), str):
+                bad(fid, f"{where}: a call is {{method, params?}}")
+                continue
+            m = body["method"]
+            info = oracle.methods.get(m)
+            if info is None or info["side"] != "agent":
+                bad(fid, f"{where}: `{m}` is not a method the client sends to the agent")
+                continue
+            params = body.get("params", {})
+            if flow_vars(params) - bound:
+                bad(fid, f"{where}: call params use unbound variables")
+            elif not flow_vars(params):
+                if m == "initialize" and isinstance(params, dict) and "clientCapabilities" in setup:
+                    params = {"clientCapabilities": setup["clientCapabilities"], **params}
+                for e in oracle.errors(info["params"], params):
+                    bad(fid, f"{where}: call params are not a valid {info['params']}: {e}")
+            open_calls.append(m)
+        elif kind == "expect_call":
+            if not isinstance(body, dict) or not isinstance(body.get("method"), str):
+                bad(fid, f"{where}: expect_call needs a `method`")
+                continue
+            outcomes = set(body) & CALL_OUTCOMES
+            if len(outcomes) != 1 or set(body) - CALL_OUTCOMES - {"method"}:
+                bad(fid, f"{where}: expect_call has `method` and exactly one of {sorted(CALL_OUTCOMES)}")
+            if body["method"] not in open_calls:
+                bad(fid, f"{where}: no earlier unchecked `{body['method']}` call")
+            else:
+                open_calls.remove(body["method"])
+            if "local_error" in body and body["local_error"] not in LOCAL_ERRORS:
+                bad(fid, f"{where}: local_error {body['local_error']!r} is not an AcpError variant the README lists")
+            if "error" in body and not (isinstance(body["error"], dict) and isinstance(body["error"].get("code"), int)):
+                bad(fid, f"{where}: expect_call.error needs an integer code")
+
+
+def check_sent(fid, where, msg, role, handler, oracle: Oracle, var_method, sent_requests, later):
+    if not isinstance(msg, dict) or msg.get("jsonrpc") != "2.0":
+        bad(fid, f"{where}: a sent message is a JSON-RPC 2.0 object")
+        return
+    if flow_vars({k: v for k, v in msg.items() if k != "id"}):
+        return  # params built from variables are checked by the runner only
+    method = msg.get("method")
+    if isinstance(method, str):
+        if "id" in msg:
+            sent_requests[json.dumps(msg["id"])] = method
+        if method.startswith("_"):
+            return
+        info = oracle.methods.get(method)
+        if info is None:
+            bad(fid, f"{where}: {method!r} is not a stable v1 method")
+            return
+        if info["side"] not in (handler, "protocol"):
+            bad(fid, f"{where}: {method!r} is handled by the {info['side']}, but the {handler} is under test")
+        kind = "request" if "id" in msg else "notification"
+        if info["kind"] != kind:
+            bad(fid, f"{where}: {method!r} is a {info['kind']}, sent as a {kind}")
+        errs = oracle.errors(info["params"], as_params(msg))
+        if errs:
+            answered_32602 = any(
+                isinstance(s, dict) and isinstance(s.get("expect"), dict) and s["expect"].get("id") == msg.get("id")
+                and isinstance(s["expect"].get("error"), dict) and s["expect"]["error"].get("code") == -32602
+                for s in later) and "id" in msg
+            if not answered_32602:
+                bad(fid, f"{where}: params are not a valid {info['params']} and no -32602 answer is expected: "
+                    + "; ".join(errs[:3]))
+        return
+    # a response the flow sends: to a request our side made (bound variable) or a literal id
+    idv = msg.get("id")
+    m = VAR.match(idv) if isinstance(idv, str) else None
+    answered = var_method.get(m.group(1)) if m else None
+    if answered is None or answered.startswith("_"):
+        return
+    info = oracle.methods.get(answered)
+    if info is None or info["kind"] != "request":
+        bad(fid, f"{where}: answers {answered!r}, which is not a stable v1 request")
+        return
+    if "error" in msg:
+        for e in oracle.errors("Error", msg["error"]):
+            bad(fid, f"{where}: the error object is invalid: {e}")
+        return
+    result = msg.get("result")
+    if result is None and oracle.empty_ok(info["result"]):
+        result = {}
+    for e in oracle.errors(info["result"], result):
+        bad(fid, f"{where}: the result is not a valid {info['result']}: {e}")
+
+
+def check_flows(oracle: Oracle, requirements: dict) -> dict[str, dict]:
+    flows: dict[str, dict] = {}
+    d = VECTORS / FLOWS_DIR
+    if not d.exists():
+        return flows
+    for path in sorted(d.rglob("*")):
+        if path.is_dir():
+            continue
+        rel = path.relative_to(VECTORS).as_posix()
+        if path.suffix != ".json" or path.parent != d:
+            bad(rel, "flows are .json files directly in " + FLOWS_DIR)
+            continue
+        fid = rel[:-5]
+        if not SEGMENT.match(path.stem):
+            bad(fid, f"file name {path.name!r} should be lower-case letters, digits, '.', '_' or '-'")
+        try:
+            f = json.loads(path.read_text(encoding="utf-8"))
+        except (ValueError, UnicodeDecodeError) as ex:
+            bad(fid, f"not valid JSON: {ex}")
+            continue
+        if not isinstance(f, dict):
+            bad(fid, "a flow file holds one JSON object")
+            continue
+        flows[fid] = f
+        check_flow(fid, f, oracle, requirements)
+    return flows
+
+
 def main() -> int:
     oracle = Oracle()
     req_path = VECTORS / "requirements.json"
@@ -500,6 +723,8 @@ def main() -> int:
             if path.is_dir():
                 continue
             rel = path.relative_to(VECTORS).as_posix()
+            if rel.startswith(FLOWS_DIR + "/"):
+                continue
             if path.suffix != ".json":
                 bad(rel, "only .json case files belong here")
                 continue
@@ -517,7 +742,8 @@ def main() -> int:
             if check_format(cid, c, requirements):
                 check_semantics(cid, c, oracle)
 
-    used = {c.get("requirement") for c in cases.values()}
+    flows = check_flows(oracle, requirements)
+    used = {c.get("requirement") for c in [*cases.values(), *flows.values()]}
     for k in sorted(set(requirements) - used):
         print(f"note: requirement {k} is used by no case")
 
@@ -531,8 +757,8 @@ def main() -> int:
             bad(bpath.name, "a baseline is an object mapping case id -> reason")
             continue
         for k, v in b.items():
-            if k not in cases:
-                bad(bpath.name, f"{k}: no such case")
+            if k not in cases and k not in flows:
+                bad(bpath.name, f"{k}: no such case or flow")
             if not isinstance(v, str) or not v.strip():
                 bad(bpath.name, f"{k}: the reason must be a non-empty string")
 
@@ -546,6 +772,7 @@ def main() -> int:
         print(f"{k:<{width}}  {counts[k]:>4}")
     total = len(cases)
     print(f"{'total':<{width}}  {total:>4}")
+    print(f"{FLOWS_DIR:<{width}}  {len(flows):>4}  (flows)")
     if total < MIN_CASES:
         problems.append(f"only {total} cases; at least {MIN_CASES} are required")
 

@@ -178,6 +178,23 @@ def build_agent_flows():
           expect(err(1, error(-32600))),
           *a_new(2, "sess-1")])
 
+    flow("agent-initialize-failed-can-retry", "acp.state.initialize-once",
+         "An `initialize` whose handler fails is answered with that error and does not count: the client may send `initialize` again and it succeeds.",
+         "agent", NO_CAPS,
+         [send(req("initialize", {"protocolVersion": 1, "clientInfo": {"name": "fail", "version": "1"}}, id=0)),
+          expect(err(0, error(4242))),
+          send(req("session/new", new_session_params(), id=1)),
+          expect(err(1, error(-32600))),
+          *a_init(id=2),
+          *a_new(3, "sess-1")])
+    flow("agent-initialize-panicked-can-retry", "acp.state.initialize-once",
+         "An `initialize` whose handler panics is answered -32603 and, like a failed one, does not count: a second `initialize` succeeds.",
+         "agent", NO_CAPS,
+         [send(req("initialize", {"protocolVersion": 1, "clientInfo": {"name": "panic", "version": "1"}}, id=0)),
+          expect(err(0, error(-32603))),
+          *a_init(id=1),
+          *a_new(2, "sess-1")])
+
     V = "acp.state.version-negotiation"
     flow("agent-version-newer-answered-1", V,
          "A client that asks for protocolVersion 2 is answered with 1, the only version a v1 agent speaks (the test app echoes the requested number, so the role corrects it).",
@@ -224,6 +241,12 @@ def build_agent_flows():
          [*a_init(),
           send(req("session/list", {}, id=1)),
           expect(resp(1, {"sessions": []}))])
+    flow("agent-gate-logout-advertised", G,
+         "With auth.logout advertised as `{}`, `logout` is dispatched to the application.",
+         "agent", {"agentCapabilities": {"auth": {"logout": {}}}},
+         [*a_init(),
+          send(req("logout", {}, id=1)),
+          expect(resp(1, {}))])
     flow("agent-gate-session-close-advertised", G,
          "With sessionCapabilities.close advertised, `session/close` is dispatched, and afterwards the closed session is unknown (-32002).",
          "agent", {"agentCapabilities": {"sessionCapabilities": {"close": {}}}},
@@ -318,6 +341,26 @@ def build_agent_flows():
           expect(chunk("sess-1", "waiting")),
           send(notif("session/cancel", {"sessionId": "sess-1"})),
           expect(stop(2, "cancelled"))])
+    flow("agent-cancel-right-after-prompt", C,
+         "A `session/cancel` sent right after `session/prompt`, before the agent wrote anything for the turn, still cancels it: the prompt is answered {\"stopReason\":\"cancelled\"}.",
+         "agent", NO_CAPS,
+         [*a_ready(),
+          send(text_prompt("sess-1", "hang", 2)),
+          send(notif("session/cancel", {"sessionId": "sess-1"})),
+          expect(stop(2, "cancelled"))])
+    flow("agent-cancel-only-that-session", C,
+         "`session/cancel` ends the prompt turn of the session it names only; a turn running in another session goes on until it is cancelled itself.",
+         "agent", NO_CAPS,
+         [*a_ready(sessions=2),
+          send(text_prompt("sess-1", "wait", 3)),
+          expect(chunk("sess-1", "waiting")),
+          send(text_prompt("sess-2", "wait", 4)),
+          expect(chunk("sess-2", "waiting")),
+          send(notif("session/cancel", {"sessionId": "sess-1"})),
+          expect(stop(3, "cancelled")),
+          SILENCE,
+          send(notif("session/cancel", {"sessionId": "sess-2"})),
+          expect(stop(4, "cancelled"))])
     flow("agent-cancel-idle-session", C,
          "`session/cancel` for a known session with no prompt turn running changes nothing: no reply, and the next prompt runs to `end_turn`.",
          "agent", NO_CAPS,
@@ -325,6 +368,13 @@ def build_agent_flows():
           send(notif("session/cancel", {"sessionId": "sess-1"})),
           SILENCE,
           *a_echo(2, "sess-1", "fresh")])
+    flow("agent-panic-ends-turn", C,
+         "A prompt handler that panics is answered -32603 and its turn ends, so the session takes the next prompt.",
+         "agent", NO_CAPS,
+         [*a_ready(),
+          send(text_prompt("sess-1", "panic", 2)),
+          expect(err(2, error(-32603))),
+          *a_echo(3, "sess-1", "ok")])
     flow("agent-error-ends-turn", C,
          "A prompt handler error is answered with the handler's error object and ends the turn, so the session takes the next prompt.",
          "agent", NO_CAPS,
@@ -466,6 +516,13 @@ def build_client_flows():
           expect(err("a1", error(-32600))),
           send(resp(var("init"), {"protocolVersion": 1, "agentCapabilities": {}, "authMethods": []})),
           call_ok("initialize", partial({"protocolVersion": 1}))])
+    flow("client-request-right-after-initialize-answer", R,
+         "An agent request sent right after the agent's `initialize` answer is served: the handshake is complete once the answer was read, whenever the application's call resumes.",
+         "client", client_setup(),
+         [*c_init(),
+          send(req("_test/echo", {"x": 1}, id="e1")),
+          expect(resp("e1", {"method": "_test/echo", "params": {"x": 1}})),
+          call_ok("initialize", partial({"protocolVersion": 1}))])
     flow("client-notification-before-initialize", R,
          "A `session/update` before `initialize` completed is dropped: the application does not see it.",
          "client", client_setup(),
@@ -498,12 +555,15 @@ def build_client_flows():
           SILENCE])
 
     G = "acp.state.capability-gate"
-    flow("client-gate-fs-read-not-advertised", G,
-         "`fs/read_text_file` from the agent when the client did not advertise fs.readTextFile is answered -32601 with data.capability.",
-         "client", client_setup(),
+    flow("client-gate-fs-not-advertised", G,
+         "`fs/read_text_file` and `fs/write_text_file` from the agent when the client did not advertise them (write advertised as `false`) are answered -32601 with data.capability.",
+         "client", client_setup({"fs": {"writeTextFile": False}}),
          [*c_ready(),
           send(req("fs/read_text_file", {"sessionId": "s1", "path": "/home/user/project/a.txt"}, id="a1")),
-          expect(err("a1", error(-32601, capability="clientCapabilities.fs.readTextFile")))])
+          expect(err("a1", error(-32601, capability="clientCapabilities.fs.readTextFile"))),
+          send(req("fs/write_text_file", {"sessionId": "s1", "path": "/home/user/project/a.txt",
+                                          "content": "x"}, id="a2")),
+          expect(err("a2", error(-32601, capability="clientCapabilities.fs.writeTextFile")))])
     flow("client-gate-fs-read-advertised", G,
          "With fs.readTextFile advertised, `fs/read_text_file` for a known session reaches the application.",
          "client", client_setup({"fs": {"readTextFile": True}}),
@@ -566,6 +626,18 @@ def build_client_flows():
           expect(seen("session/update", "old-7", update="user_message_chunk")),
           send(resp(var("load"), {})),
           call_ok("session/load", {})])
+    flow("client-request-right-after-session-new-answer", U,
+         "An agent request naming the session it has just created, sent right after the `session/new` answer, is served: the session is known once the answer was read.",
+         "client", client_setup(permission="allow"),
+         [*c_init(),
+          call_ok("initialize", partial({"protocolVersion": 1})),
+          call("session/new", new_session_params()),
+          expect(req("session/new", partial({"cwd": CWD}), id=var("new"))),
+          send(resp(var("new"), {"sessionId": "s1"})),
+          send(permission_request("a1", "s1")),
+          expect(seen("session/request_permission", "s1")),
+          expect(resp("a1", {"outcome": {"outcome": "selected", "optionId": "allow"}})),
+          call_ok("session/new", partial({"sessionId": "s1"}))])
     flow("client-session-close-forgets", U,
          "After the client's `session/close` succeeded, the session is unknown: an agent request naming it is answered -32002.",
          "client", client_setup(permission="allow"),
@@ -618,6 +690,12 @@ def build_client_flows():
           SILENCE,
           send(notif("$/cancel_request", {"requestId": "a2"})),
           expect(err("a2", error(-32800)))])
+    flow("client-cancel-request-unknown-id", "acp.state.cancel-request",
+         "`$/cancel_request` from the agent naming no pending request is ignored without a reply.",
+         "client", client_setup(),
+         [*c_ready(),
+          send(notif("$/cancel_request", {"requestId": "a9"})),
+          SILENCE])
     flow("client-cancel-request-permission", "acp.state.cancel-request",
          "`$/cancel_request` from the agent naming its pending permission request is answered -32800 for that request.",
          "client", client_setup(),
@@ -639,6 +717,14 @@ def build_client_flows():
           send(permission_request("a1", "old-7")),
           expect(seen("session/request_permission", "old-7")),
           expect(resp("a1", {"outcome": {"outcome": "selected", "optionId": "allow"}}))])
+    flow("client-close-null-result", "acp.v1.result.empty-null",
+         "An agent answering `session/close` with a null result is accepted as the empty CloseSessionResponse.",
+         "client", client_setup(),
+         [*c_ready({"sessionCapabilities": {"close": {}}}),
+          call("session/close", {"sessionId": "s1"}),
+          expect(req("session/close", partial({"sessionId": "s1"}), id=var("close"))),
+          send(resp(var("close"), None)),
+          call_ok("session/close", {})])
     O = "acp.state.outgoing-capability-gate"
     flow("client-load-not-advertised", O,
          "The client application's `session/load` when the agent did not advertise loadSession fails locally (CapabilityNotAdvertised) and nothing is sent.",

@@ -70,8 +70,26 @@ pub fn load_flows(root: &Path) -> Result<Vec<(PathBuf, Flow)>, String> {
     Ok(flows)
 }
 
+/// The message of every panic the test applications raise on purpose.
+const DELIBERATE_PANIC: &str = "deliberate panic of the test application";
+
+/// Keeps the deliberate panics of the test applications out of the test output;
+/// every other panic is reported by the previous hook as usual.
+fn quiet_deliberate_panics() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if info.payload().downcast_ref::<&str>() != Some(&DELIBERATE_PANIC) {
+                previous(info);
+            }
+        }));
+    });
+}
+
 /// Runs one flow on its own runtime; `Err` names the step and what differed.
 pub fn run_flow(flow: &Flow) -> Result<(), String> {
+    quiet_deliberate_panics();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_time()
@@ -132,7 +150,7 @@ async fn run_steps(flow: &Flow, events: Arc<Mutex<Vec<String>>>) -> Result<(), S
 }
 
 /// A typed call the client application made, and how it ended.
-type CallOutcome = Result<Value, AcpError>;
+type CallOutcome = Result<Value, Box<AcpError>>;
 
 struct Call {
     method: String,
@@ -215,9 +233,10 @@ impl Run {
         let patterns = patterns.as_array().ok_or("expect_unordered takes an array of messages")?;
         let mut lines = Vec::new();
         for _ in patterns {
-            let line = self.next_line().await.map_err(|e| {
-                format!("expected {} message(s) in any order, got {lines:?}, then {e}", patterns.len())
-            })?;
+            let line = self
+                .next_line()
+                .await
+                .map_err(|e| format!("expected {} message(s) in any order, got {lines:?}, then {e}", patterns.len()))?;
             lines.push(line);
         }
         let actual: Vec<Value> = lines.iter().map(|l| serde_json::from_str(l).unwrap_or(Value::Null)).collect();
@@ -282,27 +301,28 @@ impl Run {
             Err(_) => return Err(format!("the `{method}` call did not end within {STEP_TIMEOUT:?}")),
         };
         let mut vars = self.vars.clone();
-        let checked = match (body.get("ok"), body.get("error"), body.get("local_error"), &outcome) {
-            (Some(want), None, None, Ok(value)) => matches(want, value, &mut vars, "$ok"),
-            (None, Some(want), None, Err(AcpError::Rpc { error, .. })) => {
-                let data = error.data.as_ref().and_then(|d| serde_json::from_str::<Value>(d.get()).ok());
-                let mut got = json!({"code": error.code.0, "message": error.message});
-                if let Some(data) = data {
-                    got["data"] = data;
+        let checked =
+            match (body.get("ok"), body.get("error"), body.get("local_error"), outcome.as_ref().map_err(Box::as_ref)) {
+                (Some(want), None, None, Ok(value)) => matches(want, value, &mut vars, "$ok"),
+                (None, Some(want), None, Err(AcpError::Rpc { error, .. })) => {
+                    let data = error.data.as_ref().and_then(|d| serde_json::from_str::<Value>(d.get()).ok());
+                    let mut got = json!({"code": error.code.0, "message": error.message});
+                    if let Some(data) = data {
+                        got["data"] = data;
+                    }
+                    matches(want, &got, &mut vars, "$error")
                 }
-                matches(want, &got, &mut vars, "$error")
-            }
-            (None, None, Some(want), Err(e)) if !matches!(e, AcpError::Rpc { .. }) => {
-                let variant = variant_name(e);
-                if Some(variant.as_str()) == want.as_str() {
-                    Ok(())
-                } else {
-                    Err(format!("local error {variant} ({e})"))
+                (None, None, Some(want), Err(e)) if !matches!(e, AcpError::Rpc { .. }) => {
+                    let variant = variant_name(e);
+                    if Some(variant.as_str()) == want.as_str() {
+                        Ok(())
+                    } else {
+                        Err(format!("local error {variant} ({e})"))
+                    }
                 }
-            }
-            (None, None, None, _) => return Err("expect_call needs one of `ok`, `error`, `local_error`".to_owned()),
-            _ => Err("a different kind of outcome".to_owned()),
-        };
+                (None, None, None, _) => return Err("expect_call needs one of `ok`, `error`, `local_error`".to_owned()),
+                _ => Err("a different kind of outcome".to_owned()),
+            };
         match checked {
             Ok(()) => {
                 self.vars = vars;
@@ -343,8 +363,10 @@ fn assign(
 fn describe_outcome(outcome: &CallOutcome) -> String {
     match outcome {
         Ok(value) => format!("ok {value}"),
-        Err(AcpError::Rpc { error, .. }) => format!("error {error:?}"),
-        Err(e) => format!("local_error {} ({e})", variant_name(e)),
+        Err(e) => match e.as_ref() {
+            AcpError::Rpc { error, .. } => format!("error {error:?}"),
+            e => format!("local_error {} ({e})", variant_name(e)),
+        },
     }
 }
 
@@ -362,7 +384,7 @@ fn start_call(agent: AgentConnection<V1>, method: &str, params: &Value) -> Resul
         serde_json::from_str(text).map_err(|e| format!("the params of the `{method}` call do not decode: {e}"))
     }
     fn encode<T: serde::Serialize>(result: Result<T, AcpError>) -> CallOutcome {
-        result.map(|value| serde_json::to_value(&value).unwrap_or(Value::Null))
+        result.map(|value| serde_json::to_value(&value).unwrap_or(Value::Null)).map_err(Box::new)
     }
     macro_rules! calls {
         ($($name:literal => $call:ident),* $(,)?) => {
@@ -373,7 +395,7 @@ fn start_call(agent: AgentConnection<V1>, method: &str, params: &Value) -> Resul
                 })*
                 "session/cancel" => {
                     let params = parse(&text, method)?;
-                    Box::pin(async move { agent.cancel(params).await.map(|()| Value::Null) })
+                    Box::pin(async move { agent.cancel(params).await.map(|()| Value::Null).map_err(Box::new) })
                 }
                 other => return Err(format!("the runner cannot call `{other}`")),
             }
@@ -541,6 +563,15 @@ async fn say(cx: &AgentContext, session: &SessionId, text: &str) -> Result<(), E
 
 impl Agent for TestAgent {
     async fn initialize(&self, _: AgentContext, params: InitializeRequest) -> Result<InitializeResponse, ErrorObject> {
+        let name = match &params.client_info {
+            MaybeUndefined::Value(info) => info.name.as_str(),
+            _ => "",
+        };
+        match name {
+            "panic" => std::panic::panic_any(DELIBERATE_PANIC),
+            "fail" => return Err(ErrorObject::new(ErrorCode(4242), "initialize fails on request")),
+            _ => {}
+        }
         // Echoes the requested version on purpose: the role must answer its own.
         let mut response = InitializeResponse::new(params.protocol_version);
         response.agent_capabilities = self.capabilities.clone();
@@ -641,6 +672,7 @@ impl Agent for TestAgent {
                 std::future::pending::<()>().await;
                 StopReason::EndTurn
             }
+            "hang" => std::future::pending().await,
             "linger" => {
                 cx.handle_cancellation();
                 say(&cx, &session, "waiting").await?;
@@ -660,6 +692,7 @@ impl Agent for TestAgent {
                 say(&cx, &session, &report).await?;
                 StopReason::EndTurn
             }
+            "panic" => std::panic::panic_any(DELIBERATE_PANIC),
             "error" => {
                 let data = raw(&json!({ "reason": "test" }))?;
                 return Err(ErrorObject::new(ErrorCode(4242), "test failure").with_data(data.into_raw()));

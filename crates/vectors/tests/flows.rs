@@ -1,7 +1,9 @@
 //! Runs every flow under `vectors/acp/v1/flows/` against our agent and client roles.
 //!
 //! An unlisted failure fails the test, and so does a flow listed in
-//! `vectors/baselines/rust.json` that now passes (stale baseline).
+//! `vectors/baselines/rust.json` that now passes (stale baseline), except when
+//! its reason starts with `race:`: such a defect depends on scheduling, so the
+//! flow may pass now and then.
 //! `AGENTPROTO_VECTORS=acp/v1/flows/agent-` selects flows by id prefix, as for cases.
 
 use std::path::{Path, PathBuf};
@@ -31,6 +33,9 @@ fn every_flow_passes_or_is_baselined() {
         }
         ran += 1;
         match (run_flow(flow), baseline.get(&flow.id)) {
+            (Ok(()), Some(reason)) if reason.starts_with("race:") => {
+                eprintln!("known race {} passed this time", flow.id);
+            }
             (Ok(()), Some(_)) => stale.push(flow.id.clone()),
             (Ok(()), None) => {}
             (Err(why), Some(reason)) => eprintln!("known failure {} ({reason}):\n{why}\n", flow.id),
