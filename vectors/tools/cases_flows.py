@@ -540,6 +540,20 @@ def build_client_flows():
           call_local("session/cancel", "NotInitialized"),
           SILENCE])
 
+    flow("client-initialize-error-can-retry", "acp.state.initialize-once",
+         "An agent error answer to `initialize` ends the call with that error and leaves the client uninitialized; a second `initialize` then completes the handshake.",
+         "client", client_setup(),
+         [call("initialize", {"protocolVersion": 1}),
+          expect(req("initialize", partial({"protocolVersion": 1}), id=var("init"))),
+          send(err(var("init"), {"code": -32603, "message": "not ready"})),
+          call_error("initialize", error(-32603)),
+          call("session/new", new_session_params()),
+          call_local("session/new", "NotInitialized"),
+          call("initialize", {"protocolVersion": 1}),
+          expect(req("initialize", partial({"protocolVersion": 1}), id=var("init2"))),
+          send(resp(var("init2"), {"protocolVersion": 1, "agentCapabilities": {}, "authMethods": []})),
+          call_ok("initialize", partial({"protocolVersion": 1}))])
+
     V = "acp.state.version-negotiation"
     flow("client-version-accepted", V,
          "An agent that answers `initialize` with protocolVersion 1 completes the handshake.",
@@ -747,7 +761,7 @@ REQUIREMENTS.update({
     "acp.state.initialize-first": {"source": "spec: notes/acp.md sections 4.1 and 5 (initialize is always the first message); sdk: -32600 as TS agents do",
         "text": "Until `initialize` has completed, every other request is answered -32600 and every notification is dropped, on both sides; nothing reaches the application."},
     "acp.state.initialize-once": {"source": "spec: notes/acp.md section 4.1 (initialize: first message); sdk: a repeated initialize is an invalid request",
-        "text": "`initialize` is accepted once per connection; a second one is answered -32600 and the negotiated state is kept."},
+        "text": "`initialize` succeeds once per connection: after a successful one, another is answered -32600 and the negotiated state is kept; one that failed (an error answer, a panicking handler) does not count and may be retried."},
     "acp.state.local-initialize-first": {"source": "sdk: crates/acp role documentation (calls before initialize fail locally)",
         "text": "A client application's calls and notifications before `initialize` completed fail locally with NotInitialized and put nothing on the wire."},
     "acp.state.version-negotiation": {"source": "spec: notes/acp.md section 1 (Negotiation)",
