@@ -261,7 +261,12 @@ where
     let client_caps = field_of_text(params, "clientCapabilities", "capabilities");
     let token = rpc.cancellation_token().clone();
     let cx = shared.context(ClientConnection { shared: shared.clone(), turn: None }, Some(rpc), token);
-    let result = match agent.dispatch_request(cx, request).await {
+    // A panic (or a dropped future) in the handler must not leave the phase
+    // `Initializing`: the guard resets it unless initialize completes.
+    let mut reset = OnDrop(Some(|| shared.finish_initialize(None)));
+    let outcome = agent.dispatch_request(cx, request).await;
+    reset.0 = None;
+    let result = match outcome {
         Ok(result) => result,
         Err(error) => {
             shared.finish_initialize(None);
@@ -314,6 +319,8 @@ where
             Err(_) => error,
         });
     };
+    // The turn ends however the handler ends: result, panic or a dropped future.
+    let _end = OnDrop(Some(|| shared.end_turn(&session, number)));
     let cx =
         shared.context(ClientConnection { shared: shared.clone(), turn: Some(turn.clone()) }, Some(rpc), turn.clone());
     let mut handler = pin!(agent.dispatch_request(cx.clone(), request));
@@ -324,7 +331,6 @@ where
             if cx.handles_cancellation_flag() { Some(handler.await) } else { None }
         }
     };
-    shared.end_turn(&session, number);
     if !turn.is_cancelled() || request_token.is_cancelled() {
         // Not cancelled by `session/cancel`; `$/cancel_request` and shutdown are
         // answered by the JSON-RPC layer.
@@ -334,4 +340,15 @@ where
         Some(Ok(result)) if string_field(result.get(), "stopReason").as_deref() == Some("cancelled") => result,
         _ => cancelled_prompt(),
     })
+}
+
+/// Runs its closure when dropped, unless it was taken out first.
+struct OnDrop<F: FnOnce()>(Option<F>);
+
+impl<F: FnOnce()> Drop for OnDrop<F> {
+    fn drop(&mut self) {
+        if let Some(f) = self.0.take() {
+            f();
+        }
+    }
 }
