@@ -187,7 +187,7 @@ where
         })
     }
 
-    fn notification(&self, notification: IncomingNotification, _: NotificationContext) -> BoxFuture<'static, ()> {
+    fn notification(&self, notification: IncomingNotification, rpc: NotificationContext) -> BoxFuture<'static, ()> {
         let agent = self.agent.clone();
         let shared = self.shared();
         Box::pin(async move {
@@ -200,7 +200,7 @@ where
             };
             if method == "session/cancel" {
                 if let Some(session) = notification.session_id() {
-                    if !shared.cancel_turn(session) {
+                    if !shared.cancel_turn(session, rpc.index()) {
                         shared.report(AcpEvent::UnknownSession { method, session_id: session.to_owned() });
                         return;
                     }
@@ -308,7 +308,7 @@ where
     A: Dispatch<S::ClientRequest, S::ClientNotification, ClientConnection<S>>,
 {
     let request_token = rpc.cancellation_token().clone();
-    let Some((number, turn)) = shared.begin_turn(&session, &request_token) else {
+    let Some((number, turn)) = shared.begin_turn(&session, &request_token, rpc.notifications_before()) else {
         let data = serde_json::json!({ "sessionId": session });
         let error = ErrorObject::new(
             ErrorCode::INVALID_REQUEST,
@@ -321,6 +321,11 @@ where
     };
     // The turn ends however the handler ends: result, panic or a dropped future.
     let _end = OnDrop(Some(|| shared.end_turn(&session, number)));
+    if turn.is_cancelled() && !request_token.is_cancelled() {
+        // Cancelled by a `session/cancel` read right after the prompt, before the
+        // turn started: the handler is not run.
+        return Ok(cancelled_prompt());
+    }
     let cx =
         shared.context(ClientConnection { shared: shared.clone(), turn: Some(turn.clone()) }, Some(rpc), turn.clone());
     let mut handler = pin!(agent.dispatch_request(cx.clone(), request));

@@ -9,7 +9,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use agentproto_codec::{DecodeError, Warning};
-use agentproto_jsonrpc::{ErrorCode, ErrorObject, Peer, RequestContext};
+use agentproto_jsonrpc::{ErrorCode, ErrorObject, Peer, RequestContext, ResultHook};
 use serde_json::value::RawValue;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -49,6 +49,10 @@ pub(crate) struct Negotiated {
 pub(crate) struct SessionState {
     /// Agent side: the number and token of the prompt turn in flight.
     pub(crate) turn: Option<(u64, CancellationToken)>,
+    /// Agent side: the read index of the last `session/cancel` of the session
+    /// (see [`NotificationContext::index`](agentproto_jsonrpc::NotificationContext::index)).
+    /// A prompt read before it but started after it starts cancelled.
+    pub(crate) cancelled_at: u64,
     /// Client side: fires when this side cancels the session (answers pending
     /// permission requests); replaced by a fresh token after each cancel.
     pub(crate) cancel: CancellationToken,
@@ -141,8 +145,15 @@ impl<S: Protocol> Shared<S> {
     }
 
     /// Agent side: starts a prompt turn whose token is a child of `parent`; `None`
-    /// when one is already in flight.
-    pub(crate) fn begin_turn(&self, session: &str, parent: &CancellationToken) -> Option<(u64, CancellationToken)> {
+    /// when one is already in flight. `read_after` is the number of notifications
+    /// read before the prompt: a `session/cancel` read after the prompt but handled
+    /// before its turn started has already cancelled the returned token.
+    pub(crate) fn begin_turn(
+        &self,
+        session: &str,
+        parent: &CancellationToken,
+        read_after: u64,
+    ) -> Option<(u64, CancellationToken)> {
         let mut state = self.state();
         state.turns += 1;
         let number = state.turns;
@@ -151,6 +162,9 @@ impl<S: Protocol> Shared<S> {
             return None;
         }
         let token = parent.child_token();
+        if entry.cancelled_at > read_after {
+            token.cancel();
+        }
         entry.turn = Some((number, token.clone()));
         Some((number, token))
     }
@@ -164,10 +178,12 @@ impl<S: Protocol> Shared<S> {
         }
     }
 
-    /// Agent side: `session/cancel` arrived; `false` if the session is unknown.
-    pub(crate) fn cancel_turn(&self, session: &str) -> bool {
-        match self.state().sessions.get(session) {
+    /// Agent side: `session/cancel` number `index` (in read order) arrived; `false`
+    /// if the session is unknown.
+    pub(crate) fn cancel_turn(&self, session: &str, index: u64) -> bool {
+        match self.state().sessions.get_mut(session) {
             Some(entry) => {
+                entry.cancelled_at = entry.cancelled_at.max(index);
                 if let Some((_, turn)) = &entry.turn {
                     turn.cancel();
                 }
@@ -259,7 +275,7 @@ impl<S: Protocol> Shared<S> {
 
     /// The generic typed call behind every generated request method.
     pub(crate) async fn request<M: RequestMethod>(
-        &self,
+        self: &Arc<Self>,
         params: M::Params,
         turn: Option<&CancellationToken>,
         cancel: Option<&CancellationToken>,
@@ -274,9 +290,19 @@ impl<S: Protocol> Shared<S> {
             check_outgoing::<M::Params>(raw.get(), "$.params")
                 .map_err(|error| AcpError::InvalidParams { method: method.to_owned(), error })?;
         }
-        let tracked = session_effect(method).map(|effect| (effect, session_of(&raw)));
-        let sent_caps = if initializing { Some(field_of(&raw, "clientCapabilities", "capabilities")) } else { None };
-        let call = self.call(method, Some(raw), cancel);
+        let effect = if initializing {
+            Some(AnswerEffect::Initialized { own: field_of(&raw, "clientCapabilities", "capabilities") })
+        } else {
+            session_effect(method).map(|effect| AnswerEffect::Session(effect, session_of(&raw)))
+        };
+        // What the answer changes, later messages depend on (a request naming the
+        // new session may follow it at once): apply it when the answer is read,
+        // not when this continuation runs.
+        let on_result = effect.map(|effect| {
+            let shared = Arc::clone(self);
+            Box::new(move |result: &RawValue| shared.apply_answer::<M>(result_text(result), effect)) as ResultHook
+        });
+        let call = self.peer.call_observing(method, Some(raw), cancel, on_result);
         let result = match turn {
             Some(turn) => tokio::select! {
                 biased;
@@ -286,32 +312,49 @@ impl<S: Protocol> Shared<S> {
             None => call.await,
         };
         let raw = result.map_err(|error| AcpError::from_call(method, error))?;
-        // ACP docs show `null` for some empty results (session/load): read it as `{}`.
-        let text = if raw.get() == "null" { "{}" } else { raw.get() };
-        if sent_caps.is_some() {
+        let text = result_text(&raw);
+        if initializing {
             // Another version's answer need not match this version's result type:
             // check the version before the shape.
-            self.check_answered_version(text)?;
+            if let Some(answered) = answered_version(text).filter(|&v| v != i64::from(S::VERSION)) {
+                return Err(AcpError::UnsupportedVersion { answered, supported: S::VERSION });
+            }
         }
         let decoded = agentproto_codec::decode::<M::Result>(text, "$.result")
             .map_err(|error| AcpError::InvalidResult { method: method.to_owned(), error })?;
         self.report_warnings(method, decoded.warnings);
-        if let Some(own) = sent_caps {
-            self.finish_client_initialize(text, own)?;
-        }
-        if let Some((effect, session)) = tracked {
-            let session = match effect {
-                SessionEffect::CreatedByResult => result_session(text),
-                _ => session,
-            };
-            if let Some(session) = session {
-                match effect {
-                    SessionEffect::Removed => self.remove_session(&session),
-                    _ => self.add_session(&session),
+        Ok(decoded.value)
+    }
+
+    /// Applies what a valid answer to one of this side's calls changes; runs on
+    /// the reader task as the answer is read. An invalid answer changes nothing
+    /// (the caller gets the error).
+    fn apply_answer<M: RequestMethod>(&self, text: &str, effect: AnswerEffect) {
+        match effect {
+            AnswerEffect::Initialized { own } => {
+                if answered_version(text).is_some_and(|v| v != i64::from(S::VERSION)) {
+                    self.finish_initialize(None);
+                } else if agentproto_codec::decode::<M::Result>(text, "$.result").is_ok() {
+                    let peer = field_of_text(text, "agentCapabilities", "capabilities");
+                    self.finish_initialize(Some(Negotiated { version: S::VERSION, own, peer }));
+                }
+            }
+            AnswerEffect::Session(effect, params_session) => {
+                if agentproto_codec::decode::<M::Result>(text, "$.result").is_err() {
+                    return;
+                }
+                let session = match effect {
+                    SessionEffect::CreatedByResult => result_session(text),
+                    _ => params_session,
+                };
+                if let Some(session) = session {
+                    match effect {
+                        SessionEffect::Removed => self.remove_session(&session),
+                        _ => self.add_session(&session),
+                    }
                 }
             }
         }
-        Ok(decoded.value)
     }
 
     /// The generic notification behind every generated notification method.
@@ -335,20 +378,6 @@ impl<S: Protocol> Shared<S> {
         Ok(())
     }
 
-    /// A call that, when `cancel` fires, sends `$/cancel_request` and still waits
-    /// for the answer.
-    async fn call(
-        &self,
-        method: &str,
-        params: Option<Box<RawValue>>,
-        cancel: Option<&CancellationToken>,
-    ) -> Result<Box<RawValue>, agentproto_jsonrpc::CallError> {
-        match cancel {
-            Some(cancel) => self.peer.call_cancellable(method, params, cancel).await,
-            None => self.peer.call(method, params).await,
-        }
-    }
-
     /// Sends an extension request (`_`-prefixed name) with raw params.
     pub(crate) async fn ext_request(
         &self,
@@ -362,7 +391,7 @@ impl<S: Protocol> Shared<S> {
         if !self.is_ready() {
             return Err(AcpError::NotInitialized { method: method.to_owned() });
         }
-        self.call(method, params, cancel).await.map_err(|error| AcpError::from_call(method, error))
+        self.peer.call_observing(method, params, cancel, None).await.map_err(|error| AcpError::from_call(method, error))
     }
 
     /// Sends an extension notification with raw params.
@@ -391,26 +420,6 @@ impl<S: Protocol> Shared<S> {
         Ok(())
     }
 
-    fn check_answered_version(&self, result: &str) -> Result<(), AcpError> {
-        let members: HashMap<std::borrow::Cow<'_, str>, &RawValue> = serde_json::from_str(result).unwrap_or_default();
-        let answered = members.get("protocolVersion").and_then(|v| serde_json::from_str::<i64>(v.get()).ok());
-        match answered {
-            // Missing or not a number: the result decode reports it with its path.
-            None => Ok(()),
-            Some(answered) if answered == i64::from(S::VERSION) => Ok(()),
-            Some(answered) => {
-                self.finish_initialize(None);
-                Err(AcpError::UnsupportedVersion { answered, supported: S::VERSION })
-            }
-        }
-    }
-
-    fn finish_client_initialize(&self, result: &str, own: Value) -> Result<(), AcpError> {
-        let peer = field_of_text(result, "agentCapabilities", "capabilities");
-        self.finish_initialize(Some(Negotiated { version: S::VERSION, own, peer }));
-        Ok(())
-    }
-
     /// A handler context for a message of this connection.
     pub(crate) fn context<P>(&self, peer: P, rpc: Option<RequestContext>, token: CancellationToken) -> Context<P> {
         Context {
@@ -421,6 +430,28 @@ impl<S: Protocol> Shared<S> {
             strict: self.options.strict,
         }
     }
+}
+
+/// What the answer to a call of this side changes in the connection's state.
+enum AnswerEffect {
+    /// The client's `initialize`: the connection is ready, with these own capabilities.
+    Initialized { own: Value },
+    /// A session call, with the session its params name.
+    Session(SessionEffect, Option<String>),
+}
+
+/// ACP docs show `null` for some empty results (`session/load`): read it as `{}`.
+fn result_text(result: &RawValue) -> &str {
+    match result.get() {
+        "null" => "{}",
+        text => text,
+    }
+}
+
+/// The `protocolVersion` of an `initialize` answer, when it is a number.
+fn answered_version(result: &str) -> Option<i64> {
+    let members: HashMap<std::borrow::Cow<'_, str>, &RawValue> = serde_json::from_str(result).ok()?;
+    members.get("protocolVersion").and_then(|v| serde_json::from_str::<i64>(v.get()).ok())
 }
 
 /// How a successful call changes the set of known sessions.

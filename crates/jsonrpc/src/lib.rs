@@ -151,7 +151,7 @@ pub mod message;
 
 pub use connection::{
     CancelNotification, Connection, ConnectionEvent, ConnectionOptions, Handler, IncomingNotification, IncomingRequest,
-    NotificationContext, Observer, Peer, RequestContext,
+    NotificationContext, Observer, Peer, RequestContext, ResultHook,
 };
 pub use error::{CallError, ConnectionError, DecodeError, ErrorCode, ErrorObject};
 pub use id::RequestId;

@@ -329,3 +329,85 @@ async fn cancellable_call_receives_the_answer_to_its_cancel() {
         other => panic!("{other:?}"),
     }
 }
+
+/// A result hook runs as the answer is read: a request the peer sends right
+/// after the answer (same write) already sees its effect.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn result_hook_runs_before_later_messages_are_dispatched() {
+    let opened = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let seen = opened.clone();
+    let handler = TestHandler::new()
+        .on_request(move |_, _| {
+            let open = seen.load(Ordering::SeqCst);
+            Box::pin(async move { Ok(raw(if open { "true" } else { "false" })) })
+        })
+        .build();
+    let (connection, peer, mut remote) = common::raw_connection(handler, ConnectionOptions::default());
+    tokio::spawn(connection.run());
+    let flag = opened.clone();
+    let hook: agentproto_jsonrpc::ResultHook = Box::new(move |result| {
+        assert_eq!(result.get(), r#"{"id":"s1"}"#);
+        flag.store(true, Ordering::SeqCst);
+    });
+    let call = tokio::spawn(async move { peer.call_observing("open", None, None, Some(hook)).await });
+    let request = remote.recv().await;
+    assert!(request.contains(r#""method":"open""#), "{request}");
+    remote
+        .send(concat!(
+            r#"{"jsonrpc":"2.0","id":0,"result":{"id":"s1"}}"#,
+            "\n",
+            r#"{"jsonrpc":"2.0","id":"c","method":"check"}"#
+        ))
+        .await;
+    assert_eq!(remote.recv().await, r#"{"jsonrpc":"2.0","id":"c","result":true}"#);
+    assert_eq!(within(call).await.unwrap().unwrap().get(), r#"{"id":"s1"}"#);
+}
+
+/// A panicking hook is reported; the call still gets its answer and the
+/// connection goes on.
+#[tokio::test]
+async fn panicking_result_hook_is_reported_and_the_call_resolves() {
+    let events = common::Events::default();
+    let echo = TestHandler::new().on_request(|request, _| Box::pin(async move { Ok(request.params.unwrap()) })).build();
+    let (a, b) = memory::pair(
+        TestHandler::new().build(),
+        events.options(ConnectionOptions::default()),
+        echo,
+        ConnectionOptions::default(),
+    );
+    tokio::spawn(a.connection.run());
+    tokio::spawn(b.connection.run());
+    let hook: agentproto_jsonrpc::ResultHook = Box::new(|_| panic!("hook failed"));
+    let result = within(a.peer.call_observing("echo", Some(raw("[1]")), None, Some(hook))).await.unwrap();
+    assert_eq!(result.get(), "[1]");
+    let event =
+        events.wait_for(|event| matches!(event, agentproto_jsonrpc::ConnectionEvent::ResultHookPanicked { .. })).await;
+    assert!(format!("{event:?}").contains("hook failed"), "{event:?}");
+    assert_eq!(within(a.peer.call("echo", Some(raw("[2]")))).await.unwrap().get(), "[2]");
+}
+
+/// Requests and notifications carry their read order.
+#[tokio::test]
+async fn contexts_carry_the_read_order() {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let (requests, notifications) = (seen.clone(), seen.clone());
+    let handler = TestHandler::new()
+        .on_request(move |request, cx| {
+            requests.lock().unwrap().push(format!("{} before {}", request.method, cx.notifications_before()));
+            Box::pin(async move { Ok(raw("null")) })
+        })
+        .on_notification(move |notification, cx| {
+            notifications.lock().unwrap().push(format!("{} is {}", notification.method, cx.index()));
+            Box::pin(async {})
+        })
+        .build();
+    let (connection, _peer, mut remote) = common::raw_connection(handler, ConnectionOptions::default());
+    tokio::spawn(connection.run());
+    remote.send(r#"{"jsonrpc":"2.0","id":1,"method":"r1"}"#).await;
+    remote.recv().await;
+    remote.send(r#"{"jsonrpc":"2.0","method":"n1"}"#).await;
+    remote.send(r#"{"jsonrpc":"2.0","method":"n2"}"#).await;
+    remote.send(r#"{"jsonrpc":"2.0","id":2,"method":"r2"}"#).await;
+    remote.recv().await;
+    assert_eq!(*seen.lock().unwrap(), ["r1 before 0", "n1 is 1", "n2 is 2", "r2 before 2"]);
+}

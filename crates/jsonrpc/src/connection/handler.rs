@@ -69,6 +69,7 @@ pub struct RequestContext {
     id: RequestId,
     token: CancellationToken,
     handles_cancellation: Arc<AtomicBool>,
+    notifications_before: u64,
 }
 
 impl RequestContext {
@@ -87,6 +88,14 @@ impl RequestContext {
         &self.token
     }
 
+    /// How many notifications were read before this request: with
+    /// [`NotificationContext::index`], this orders the request among the
+    /// notifications, as read (a request with `notifications_before() < n` was read
+    /// before notification number `n`).
+    pub fn notifications_before(&self) -> u64 {
+        self.notifications_before
+    }
+
     /// Opts out of the default cancellation: the handler keeps running when the
     /// token fires, and its own return value is sent (for example a partial
     /// result). Call it before the first `.await`.
@@ -99,6 +108,7 @@ impl RequestContext {
 #[derive(Debug, Clone)]
 pub struct NotificationContext {
     peer: Peer,
+    index: u64,
 }
 
 impl NotificationContext {
@@ -107,9 +117,16 @@ impl NotificationContext {
     pub fn peer(&self) -> &Peer {
         &self.peer
     }
+
+    /// The notification's number in read order, from 1 (cancel notifications
+    /// consumed by the connection are not counted). See
+    /// [`RequestContext::notifications_before`].
+    pub fn index(&self) -> u64 {
+        self.index
+    }
 }
 
-fn panic_message(payload: &(dyn Any + Send)) -> String {
+pub(super) fn panic_message(payload: &(dyn Any + Send)) -> String {
     if let Some(message) = payload.downcast_ref::<&str>() {
         (*message).to_owned()
     } else if let Some(message) = payload.downcast_ref::<String>() {
@@ -149,6 +166,7 @@ pub(super) async fn run_request(handler: Arc<dyn Handler>, peer: Peer, in_flight
         id: id.clone(),
         token: token.clone(),
         handles_cancellation: handles_cancellation.clone(),
+        notifications_before: barrier,
     };
     let reply = match std::panic::catch_unwind(AssertUnwindSafe(|| handler.request(request, cx))) {
         Err(payload) => Err(payload),
@@ -190,7 +208,7 @@ pub(super) async fn notification_worker(
     let number = peer.shared.number;
     while let Some((sequence, notification)) = queue.recv().await {
         let method = notification.method.clone();
-        let cx = NotificationContext { peer: peer.clone() };
+        let cx = NotificationContext { peer: peer.clone(), index: sequence };
         let outcome = match std::panic::catch_unwind(AssertUnwindSafe(|| handler.notification(notification, cx))) {
             Ok(future) => IN_NOTIFICATION_HANDLER.scope(number, AssertUnwindSafe(future).catch_unwind()).await,
             Err(payload) => Err(payload),

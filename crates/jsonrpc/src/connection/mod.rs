@@ -20,7 +20,7 @@ use tokio_util::task::TaskTracker;
 
 pub use handler::{Handler, IncomingNotification, IncomingRequest, NotificationContext, RequestContext};
 pub use options::{CancelNotification, ConnectionEvent, ConnectionOptions, Observer};
-pub use peer::Peer;
+pub use peer::{Peer, ResultHook};
 
 use crate::error::ConnectionError;
 use crate::frame::{FrameLimits, FrameReader, FrameWriter};

@@ -240,6 +240,14 @@ pub enum ConnectionEvent {
         /// The panic payload, when it was a string.
         message: String,
     },
+    /// The result hook of a call (see [`Peer::call_observing`](super::Peer::call_observing))
+    /// panicked; the call still received its answer.
+    ResultHookPanicked {
+        /// The call's id.
+        id: RequestId,
+        /// The panic payload, when it was a string.
+        message: String,
+    },
     /// A cancel notification whose params do not name a request id.
     InvalidCancel,
     /// The input reached end of file; the connection is shutting down.

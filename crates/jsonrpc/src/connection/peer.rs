@@ -2,6 +2,7 @@
 //! state it shares with the connection's tasks.
 
 use std::collections::{HashMap, VecDeque};
+use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
@@ -38,9 +39,19 @@ pub(super) struct Delivery {
     pub(super) barrier: u64,
 }
 
+/// Runs on the reader task the moment a successful answer to its call is read,
+/// before any later message is read or dispatched. See [`Peer::call_observing`].
+pub type ResultHook = Box<dyn FnOnce(&RawValue) + Send>;
+
+/// A registered call: where its answer goes, and what runs when it is read.
+struct Waiter {
+    caller: oneshot::Sender<Delivery>,
+    on_result: Option<ResultHook>,
+}
+
 #[derive(Default)]
 pub(super) struct PendingCalls {
-    calls: HashMap<RequestId, oneshot::Sender<Delivery>>,
+    calls: HashMap<RequestId, Waiter>,
     cancelled: VecDeque<RequestId>,
 }
 
@@ -111,7 +122,7 @@ impl Shared {
             self.closed.store(true, Ordering::SeqCst);
             std::mem::take(&mut pending.calls)
         };
-        for (_, caller) in calls {
+        for (_, Waiter { caller, .. }) in calls {
             let _ = caller.send(Delivery { result: Err(CallError::Closed), barrier: 0 });
         }
     }
@@ -125,8 +136,19 @@ impl Shared {
     pub(super) fn resolve(&self, id: &RequestId, delivery: Delivery) -> Result<(), bool> {
         let mut pending = self.pending();
         match pending.calls.remove(id) {
-            Some(caller) => {
+            Some(Waiter { caller, on_result }) => {
                 drop(pending);
+                if let (Some(on_result), Ok(result)) = (on_result, &delivery.result) {
+                    // The hook is the caller's code running on the reader task:
+                    // a panic in it must not end the connection.
+                    let result: &RawValue = result;
+                    if let Err(payload) = std::panic::catch_unwind(AssertUnwindSafe(|| on_result(result))) {
+                        self.report(ConnectionEvent::ResultHookPanicked {
+                            id: id.clone(),
+                            message: super::handler::panic_message(&*payload),
+                        });
+                    }
+                }
                 // The caller may have gone in the meantime; then nobody waits.
                 let _ = caller.send(delivery);
                 Ok(())
@@ -192,7 +214,7 @@ impl Peer {
     pub async fn call(&self, method: &str, params: Option<Box<RawValue>>) -> Result<Box<RawValue>, CallError> {
         match self.shared.call_timeout {
             Some(timeout) => self.call_with_timeout(method, params, timeout).await,
-            None => self.call_inner(method, params, None).await,
+            None => self.call_inner(method, params, None, None).await,
         }
     }
 
@@ -204,7 +226,7 @@ impl Peer {
         params: Option<Box<RawValue>>,
         timeout: Duration,
     ) -> Result<Box<RawValue>, CallError> {
-        match tokio::time::timeout(timeout, self.call_inner(method, params, None)).await {
+        match tokio::time::timeout(timeout, self.call_inner(method, params, None, None)).await {
             Ok(result) => result,
             Err(_) => Err(CallError::Timeout(timeout)),
         }
@@ -220,12 +242,33 @@ impl Peer {
         params: Option<Box<RawValue>>,
         cancel: &CancellationToken,
     ) -> Result<Box<RawValue>, CallError> {
+        self.call_observing(method, params, Some(cancel), None).await
+    }
+
+    /// [`Peer::call`], or [`Peer::call_cancellable`] when `cancel` is given, that
+    /// also runs `on_result` on a successful answer the moment the reader reads
+    /// it: before any message after it is read, dispatched or handled.
+    ///
+    /// This is for state that later messages depend on, such as a session that
+    /// exists once a `session/new` answer was read: when the caller's own
+    /// continuation applied it, a request read right after the answer could be
+    /// checked first. The hook runs on the reader task, so it must be quick and
+    /// must not block; a panic in it is reported, and the call still resolves.
+    pub async fn call_observing(
+        &self,
+        method: &str,
+        params: Option<Box<RawValue>>,
+        cancel: Option<&CancellationToken>,
+        on_result: Option<ResultHook>,
+    ) -> Result<Box<RawValue>, CallError> {
         match self.shared.call_timeout {
-            Some(timeout) => match tokio::time::timeout(timeout, self.call_inner(method, params, Some(cancel))).await {
-                Ok(result) => result,
-                Err(_) => Err(CallError::Timeout(timeout)),
-            },
-            None => self.call_inner(method, params, Some(cancel)).await,
+            Some(timeout) => {
+                match tokio::time::timeout(timeout, self.call_inner(method, params, cancel, on_result)).await {
+                    Ok(result) => result,
+                    Err(_) => Err(CallError::Timeout(timeout)),
+                }
+            }
+            None => self.call_inner(method, params, cancel, on_result).await,
         }
     }
 
@@ -275,6 +318,7 @@ impl Peer {
         method: &str,
         params: Option<Box<RawValue>>,
         cancel: Option<&CancellationToken>,
+        on_result: Option<ResultHook>,
     ) -> Result<Box<RawValue>, CallError> {
         let shared = &self.shared;
         let id = RequestId::number(shared.next_id.fetch_add(1, Ordering::Relaxed));
@@ -284,7 +328,7 @@ impl Peer {
             if shared.is_closed() {
                 return Err(CallError::Closed);
             }
-            pending.calls.insert(id.clone(), caller);
+            pending.calls.insert(id.clone(), Waiter { caller, on_result });
         }
         let mut guard = PendingGuard { shared, id: Some(id.clone()), sent: false };
         shared.call_registered.notify_waiters();
