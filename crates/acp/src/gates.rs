@@ -163,6 +163,27 @@ impl Gate {
     }
 }
 
+/// For tools that watch a connection from outside (the inspector): the capability
+/// `method` needs and the handling side's `capabilities` (as advertised in
+/// `initialize`) lack, as a dotted path such as
+/// `clientCapabilities.fs.readTextFile`; `None` when the method is not gated or
+/// the capability was advertised.
+pub fn missing_capability(
+    version: u16,
+    handler: crate::Side,
+    method: &str,
+    capabilities: &Value,
+    params: Option<&RawValue>,
+) -> Option<String> {
+    let (gates, root) = match handler {
+        crate::Side::Agent => (agent(version), if version >= 2 { "capabilities" } else { "agentCapabilities" }),
+        crate::Side::Client => (client(version), if version >= 2 { "capabilities" } else { "clientCapabilities" }),
+        _ => return None,
+    };
+    let gate = find(gates, method)?;
+    (!gate.is_open(capabilities, params)).then(|| gate.describe(root, params))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

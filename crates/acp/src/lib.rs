@@ -24,7 +24,7 @@
 //! Cargo features: `unstable` (UNSTABLE v1 surface), `v2` (the v2 draft). None is on
 //! by default.
 
-pub use agentproto_codec::{DecodeError, Decoded, MaybeUndefined, RawJson, Warning};
+pub use agentproto_codec::{DecodeError, Decoded, MaybeUndefined, RawJson, Warning, WarningKind};
 pub use agentproto_jsonrpc::{ErrorCode, ErrorObject, RequestId};
 
 use serde_json::value::RawValue;
@@ -223,6 +223,7 @@ pub mod agent;
 pub mod client;
 mod endpoint;
 mod gates;
+pub use gates::missing_capability;
 pub mod receive;
 mod role;
 

@@ -159,3 +159,26 @@ async fn unknown_session_is_answered_with_its_id() {
     assert_eq!(rpc.code, ErrorCode::RESOURCE_NOT_FOUND);
     assert_eq!(rpc.data.as_ref().unwrap().get(), r#"{"sessionId":"nope"}"#);
 }
+
+/// Dropping the process handle kills the agent and the child is reaped: no
+/// zombie is left behind (Linux: `/proc/<pid>` goes away).
+#[cfg(target_os = "linux")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dropped_agent_process_is_killed_and_reaped() {
+    let mut command = tokio::process::Command::new("sleep");
+    command.arg("30");
+    let (agent, process) = spawn_agent(command, Recording::default(), AcpOptions::default()).unwrap();
+    let pid = process.id().expect("running");
+    let proc_dir = std::path::PathBuf::from(format!("/proc/{pid}"));
+    assert!(proc_dir.exists());
+    drop(process);
+    // Polls the process table (an external state with no event to await), bounded.
+    within(async {
+        while proc_dir.exists() {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await;
+    // The connection ended with the process: calls fail at once instead of hanging.
+    assert!(within(agent.initialize(InitializeRequest::new(PROTOCOL_VERSION))).await.is_err());
+}

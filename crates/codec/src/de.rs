@@ -5,6 +5,7 @@
 //! the stack still says where it happened.
 
 use crate::decode::record_error;
+use crate::decode::WarningKind;
 use crate::path::{self, Seg};
 use crate::{RawJson, Warning};
 use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
@@ -151,8 +152,12 @@ fn take_error(e: &serde_json::Error) -> String {
 
 /// Records a warning at the current path.
 pub fn warn(message: String) {
+    warn_as(WarningKind::Salvaged, message);
+}
+
+fn warn_as(kind: WarningKind, message: String) {
     let here = path::current();
-    path::STATE.with(|s| s.borrow_mut().warnings.push(Warning { path: here, message }));
+    path::STATE.with(|s| s.borrow_mut().warnings.push(Warning { path: here, message, kind }));
 }
 
 /// An array member whose invalid items are dropped with a warning each
@@ -223,7 +228,7 @@ pub fn no_variant<E: de::Error>(expected: &str, raw: &RawValue) -> E {
 
 /// Records the warning for an unknown variant of a closed union, kept as raw JSON.
 pub fn warn_unknown(union: &str, tag: &str) {
-    warn(format!("unknown {union} variant `{tag}` kept as raw JSON"));
+    warn_as(WarningKind::UnknownVariant, format!("unknown {union} variant `{tag}` kept as raw JSON"));
 }
 
 /// The members of a raw object, borrowed.

@@ -42,6 +42,19 @@ pub struct Warning {
     pub path: String,
     /// What was wrong with it.
     pub message: String,
+    /// What happened to the value.
+    pub kind: WarningKind,
+}
+
+/// What lenient decoding did with a value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum WarningKind {
+    /// An invalid optional value was dropped (or an invalid array item skipped),
+    /// as the schema's lenient annotation allows.
+    Salvaged,
+    /// A union variant the schema does not list was kept as raw JSON (forward
+    /// compatibility; nothing was lost).
+    UnknownVariant,
 }
 
 /// A decoded value with the warnings lenient decoding produced.

@@ -24,7 +24,7 @@ mod maybe;
 mod path;
 mod raw;
 
-pub use decode::{decode, decode_slice, encode_into, encode_to_writer, DecodeError, Decoded, Warning};
+pub use decode::{decode, decode_slice, encode_into, encode_to_writer, DecodeError, Decoded, Warning, WarningKind};
 pub use maybe::MaybeUndefined;
 pub use raw::{RawJson, RawObject};
 
