@@ -1,0 +1,203 @@
+//! `agentproto check agent|client -- <command…>`: conformance runs.
+
+use std::io::{IsTerminal, Write};
+use std::process::ExitCode;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use agentproto_check::{AgentCheck, ClientCheck, PermissionPolicy, Progress, Report, StderrMode};
+use clap::Subcommand;
+
+/// Options of `agentproto check`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    #[command(subcommand)]
+    target: Target,
+}
+
+#[derive(Debug, Subcommand)]
+enum Target {
+    /// Drive an agent through the conformance script, playing a scripted client.
+    ///
+    /// The agent is started several times (one process per part of the script),
+    /// with piped stdin/stdout. Exit status: 0 when no MUST requirement failed,
+    /// 1 otherwise.
+    Agent(AgentArgs),
+    /// Drive a client through the conformance script, playing a scripted agent.
+    ///
+    /// By default the client speaks ACP on its own stdin/stdout. If its command
+    /// line contains `{agent}`, that placeholder is replaced by a command that
+    /// relays to the checker, so a client that starts its agent itself can be
+    /// checked (e.g. `-- my-editor --agent {agent}`). The run ends when the client
+    /// closes the connection or stays silent for the timeout. Exit status: 0 when
+    /// no MUST requirement failed, 1 otherwise.
+    Client(ClientArgs),
+    /// Relay stdin/stdout to a running `check client` (started in place of `{agent}`).
+    #[command(hide = true)]
+    Relay {
+        /// The checker's loopback address.
+        address: String,
+        /// The one-time token of the run.
+        token: String,
+    },
+}
+
+#[derive(Debug, clap::Args)]
+struct Common {
+    /// Print the report as JSON on stdout (for CI).
+    #[arg(long)]
+    json: bool,
+    /// Seconds any one answer may take.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
+    timeout: f64,
+    /// Seconds the peer may take to exit once the check closes its input.
+    #[arg(long, value_name = "SECONDS", default_value_t = 5.0)]
+    exit_grace: f64,
+    /// Report only requirements whose id starts with PREFIX (repeatable).
+    #[arg(long, value_name = "PREFIX")]
+    only: Vec<String>,
+    /// Pass the peer's stderr through instead of keeping its last lines for the report.
+    #[arg(long)]
+    show_stderr: bool,
+}
+
+#[derive(Debug, clap::Args)]
+struct AgentArgs {
+    #[command(flatten)]
+    common: Common,
+    /// Text of ordinary prompts.
+    #[arg(long, value_name = "TEXT", default_value = agentproto_check::DEFAULT_PROMPT)]
+    prompt: String,
+    /// Text of prompts that get cancelled while they run: it should keep the agent busy.
+    #[arg(long, value_name = "TEXT", default_value = agentproto_check::DEFAULT_CANCEL_PROMPT, hide_default_value = true)]
+    cancel_prompt: String,
+    /// Seconds to wait for answers a conformant agent sends at once (to a bad
+    /// line, after `$/cancel_request`).
+    #[arg(long, value_name = "SECONDS", default_value_t = 2.0)]
+    reply_grace: f64,
+    /// Size in bytes of the large request.
+    #[arg(long, value_name = "BYTES", default_value_t = 10 * 1024 * 1024)]
+    large_message_size: usize,
+    /// Answer permission requests by rejecting (default: allow).
+    #[arg(long)]
+    reject: bool,
+    /// Authenticate with this method id after initialize.
+    #[arg(long, value_name = "ID")]
+    auth_method: Option<String>,
+    /// The agent's command line.
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    command: Vec<String>,
+}
+
+#[derive(Debug, clap::Args)]
+struct ClientArgs {
+    #[command(flatten)]
+    common: Common,
+    /// The client's command line; `{agent}` marks where it takes its agent command.
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    command: Vec<String>,
+}
+
+fn seconds(value: f64) -> Duration {
+    Duration::try_from_secs_f64(value.max(0.0)).unwrap_or(Duration::MAX)
+}
+
+fn stderr_mode(common: &Common) -> StderrMode {
+    if common.show_stderr {
+        StderrMode::Inherit
+    } else {
+        StderrMode::Capture
+    }
+}
+
+/// One line on a terminal's stderr that shows the current step.
+struct Line {
+    count: Mutex<usize>,
+}
+
+impl Progress for Line {
+    fn step(&self, text: &str) {
+        let mut count = self.count.lock().unwrap_or_else(|e| e.into_inner());
+        *count += 1;
+        let mut err = std::io::stderr().lock();
+        let text: String = text.chars().take(100).collect();
+        let _ = write!(err, "\r\x1b[2K[{count:>3}] {text}");
+        let _ = err.flush();
+    }
+}
+
+impl Line {
+    fn clear(&self) {
+        let _ = write!(std::io::stderr().lock(), "\r\x1b[2K");
+    }
+}
+
+pub(crate) fn main(args: Args) -> ExitCode {
+    let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("agentproto: cannot start the async runtime: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let (report, json) = match args.target {
+        Target::Relay { address, token } => {
+            let result = runtime.block_on(agentproto_check::relay::run(&address, &token));
+            if let Err(e) = &result {
+                eprintln!("agentproto check relay: {e}");
+            }
+            // The relay's stdin reader may still be blocked; leave without waiting for it.
+            std::process::exit(i32::from(result.is_err()));
+        }
+        Target::Agent(a) => {
+            let mut check = AgentCheck::new(a.command);
+            check.timeout = seconds(a.common.timeout);
+            check.exit_grace = seconds(a.common.exit_grace);
+            check.reply_grace = seconds(a.reply_grace);
+            check.only = a.common.only.clone();
+            check.stderr = stderr_mode(&a.common);
+            check.prompt = a.prompt;
+            check.cancel_prompt = a.cancel_prompt;
+            check.large_message_size = a.large_message_size;
+            check.permission = if a.reject { PermissionPolicy::Reject } else { PermissionPolicy::Allow };
+            check.auth_method = a.auth_method;
+            (run(&runtime, |p| Box::pin(async move { check.run(p).await })), a.common.json)
+        }
+        Target::Client(c) => {
+            let mut check = ClientCheck::new(c.command);
+            check.timeout = seconds(c.common.timeout);
+            check.exit_grace = seconds(c.common.exit_grace);
+            check.only = c.common.only.clone();
+            check.stderr = stderr_mode(&c.common);
+            check.relay = match std::env::current_exe() {
+                Ok(exe) => vec![exe.display().to_string(), "check".to_owned(), "relay".to_owned()],
+                Err(_) => vec!["agentproto".to_owned(), "check".to_owned(), "relay".to_owned()],
+            };
+            (run(&runtime, |p| Box::pin(async move { check.run(p).await })), c.common.json)
+        }
+    };
+    if json {
+        println!("{}", serde_json::to_string_pretty(&report.to_json()).unwrap_or_default());
+    } else {
+        let colour = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+        print!("{}", report.render_text(colour));
+    }
+    if report.conformant() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+type Run<'a> = std::pin::Pin<Box<dyn std::future::Future<Output = Report> + 'a>>;
+
+fn run(runtime: &tokio::runtime::Runtime, check: impl for<'a> FnOnce(&'a dyn Progress) -> Run<'a>) -> Report {
+    if std::io::stderr().is_terminal() {
+        let line = Line { count: Mutex::new(0) };
+        let report = runtime.block_on(check(&line));
+        line.clear();
+        report
+    } else {
+        runtime.block_on(check(&agentproto_check::NoProgress))
+    }
+}

@@ -1,0 +1,42 @@
+//! `agentproto`: tools for the agent protocols. Each verb lives in its own
+//! module; `main` only parses the command line and dispatches.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod check;
+mod inspect;
+mod replay;
+
+#[derive(Debug, Parser)]
+#[command(name = "agentproto", version, about = "Tools for ACP agents and clients", propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run a conformance check against an ACP agent or client.
+    Check(check::Args),
+    /// Sit between an editor and an agent: pass every byte through and report
+    /// protocol findings on stderr as messages cross.
+    ///
+    /// The editor launches `agentproto inspect -- <agent command…>` in place of
+    /// the agent. Exit status: the agent's.
+    Inspect(inspect::Args),
+    /// Re-validate a recorded trace (`inspect --trace`) and print its findings.
+    ///
+    /// Exit status: 0 without error findings, 1 with some, 2 if the trace cannot be read.
+    Replay(replay::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Check(args) => check::main(args),
+        Command::Inspect(args) => inspect::main(args),
+        Command::Replay(args) => replay::main(args),
+    }
+}
