@@ -3,11 +3,12 @@
 //! and reports findings as messages cross.
 //!
 //! Each direction has its own thread doing blocking reads and writes, which keeps
-//! the added latency to a copy and a flush. By default a line is forwarded first
-//! and analysed after; with `strict`, it is analysed first and an invalid message
-//! is answered by the proxy instead of being forwarded. One lock orders the
-//! engine, so both directions are observed in the order they were forwarded.
-//! Findings are rendered on a third thread, away from the forwarding path.
+//! the added latency to a copy and a flush. By default a line is queued for an
+//! analysis thread and then forwarded; with `strict`, it is analysed first and an
+//! invalid message is answered by the proxy instead of being forwarded. Either
+//! way a line enters the engine's order before it is written, so an answer is
+//! never observed before the request that caused it. Findings are rendered on
+//! their own thread, away from the forwarding path.
 
 use std::ffi::OsString;
 use std::fs::File;
@@ -20,7 +21,7 @@ use std::thread;
 
 use crate::engine::{Answer, Engine, Verdict};
 use crate::finding::{Direction, Finding};
-use crate::trace::{Origin, Record};
+use crate::trace::{now_us, Origin, Record};
 
 /// What the proxy runs and how.
 #[derive(Debug, Clone)]
@@ -104,10 +105,35 @@ where
             trace,
             findings: findings_tx,
         }),
+        queue: Mutex::new(None),
         to_agent: Mutex::new(Some(Box::new(agent_in) as Box<dyn Write + Send>)),
         to_client: Mutex::new(Some(Box::new(client_out) as Box<dyn Write + Send>)),
         strict: options.strict,
     });
+
+    let analyser = if options.strict {
+        None
+    } else {
+        let (queue, items) = mpsc::channel::<Item>();
+        *lock(&shared.queue) = Some(queue);
+        let shared = shared.clone();
+        Some(thread::spawn(move || {
+            for item in items {
+                let mut analysis = shared.analysis();
+                match item.bytes {
+                    Some(bytes) => {
+                        let verdict = analysis.engine.observe(item.direction, &bytes);
+                        analysis.record_at(item.time_us, item.direction, Origin::Peer, &bytes, verdict);
+                    }
+                    None => {
+                        let verdict = analysis.engine.oversize(item.direction, item.len);
+                        // The trace keeps no bytes of a message it could not hold.
+                        analysis.record_at(item.time_us, item.direction, Origin::Peer, b"", verdict);
+                    }
+                }
+            }
+        }))
+    };
 
     let upstream = {
         let shared = shared.clone();
@@ -129,6 +155,13 @@ where
     // thread is then left blocked on its read and ends with the process.
     if upstream.is_finished() {
         let _ = upstream.join();
+    }
+    // Lines still queued are analysed before the end-of-session findings. The
+    // queue closes only when its last sender goes: a blocked upstream thread holds
+    // none (it takes the sender under the lock for each line).
+    lock(&shared.queue).take();
+    if let Some(analyser) = analyser {
+        let _ = analyser.join();
     }
     let analysis = {
         let mut analysis = shared.analysis();
@@ -156,9 +189,14 @@ struct Analysis {
 
 impl Analysis {
     fn record(&mut self, direction: Direction, origin: Origin, bytes: &[u8], verdict: Verdict) {
+        self.record_at(now_us(), direction, origin, bytes, verdict);
+    }
+
+    fn record_at(&mut self, time_us: u64, direction: Direction, origin: Origin, bytes: &[u8], verdict: Verdict) {
         if let Some(trace) = &mut self.trace {
             // A failing trace file must not break the session it records.
-            let _ = Record::now(direction, origin, bytes).write_to(trace);
+            let record = Record { time_us, direction, origin, bytes: bytes.to_vec() };
+            let _ = record.write_to(trace);
         }
         for finding in verdict.findings {
             let _ = self.findings.send(finding);
@@ -166,8 +204,19 @@ impl Analysis {
     }
 }
 
+/// A line for the analysis thread (not strict).
+struct Item {
+    direction: Direction,
+    time_us: u64,
+    /// The line without its newline; `None` for a message over the limit.
+    bytes: Option<Vec<u8>>,
+    len: usize,
+}
+
 struct Shared {
     analysis: Mutex<Analysis>,
+    /// Lines waiting for analysis (not strict); closed at the end.
+    queue: Mutex<Option<mpsc::Sender<Item>>>,
     to_agent: Mutex<Option<Box<dyn Write + Send>>>,
     to_client: Mutex<Option<Box<dyn Write + Send>>>,
     strict: bool,
@@ -199,6 +248,12 @@ impl Shared {
         }
     }
 
+    fn enqueue(&self, item: Item) {
+        if let Some(queue) = lock(&self.queue).as_ref() {
+            let _ = queue.send(item);
+        }
+    }
+
     fn close(&self, direction: Direction) {
         lock(self.output(direction)).take();
     }
@@ -210,14 +265,17 @@ impl Shared {
             match lines.next() {
                 Ok(Some(Piece::Line(bytes))) => self.on_line(direction, &bytes),
                 Ok(Some(Piece::Oversize { bytes, end })) => {
+                    if let Some(len) = end {
+                        if self.strict {
+                            let mut analysis = self.analysis();
+                            let verdict = analysis.engine.oversize(direction, len);
+                            analysis.record(direction, Origin::Peer, b"", verdict);
+                        } else {
+                            self.enqueue(Item { direction, time_us: now_us(), bytes: None, len });
+                        }
+                    }
                     if !self.strict {
                         self.write(direction, &bytes, end.is_some());
-                    }
-                    if let Some(len) = end {
-                        let mut analysis = self.analysis();
-                        let verdict = analysis.engine.oversize(direction, len);
-                        // The trace keeps no bytes of a message it could not hold.
-                        analysis.record(direction, Origin::Peer, b"", verdict);
                     }
                 }
                 Ok(None) | Err(_) => return,
@@ -228,10 +286,9 @@ impl Shared {
     fn on_line(&self, direction: Direction, bytes: &[u8]) {
         let content = strip_newline(bytes);
         if !self.strict {
+            // Queued before it is written: whatever the line causes comes after it.
+            self.enqueue(Item { direction, time_us: now_us(), bytes: Some(content.to_vec()), len: content.len() });
             self.write(direction, bytes, true);
-            let mut analysis = self.analysis();
-            let verdict = analysis.engine.observe(direction, content);
-            analysis.record(direction, Origin::Peer, content, verdict);
             return;
         }
         let mut analysis = self.analysis();
