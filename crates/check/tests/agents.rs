@@ -1,0 +1,110 @@
+//! `check agent` against the fixture agents: the one on our SDK and the
+//! hand-written one pass; each deliberately broken variant fails exactly the
+//! requirements it breaks.
+//!
+//! Every wait inside a check is bounded by its options; nothing here measures
+//! time.
+
+use std::time::Duration;
+
+use agentproto_check::{AgentCheck, NoProgress, Report};
+
+const FIXTURE: &str = env!("CARGO_BIN_EXE_agentproto-check-fixture");
+
+fn check(args: &[&str]) -> AgentCheck {
+    let mut command = vec![FIXTURE.to_owned()];
+    command.extend(args.iter().map(|a| (*a).to_owned()));
+    let mut check = AgentCheck::new(command);
+    check.timeout = Duration::from_secs(20);
+    check.reply_grace = Duration::from_secs(5);
+    check.exit_grace = Duration::from_secs(10);
+    check.cancel_prompt = "wait for the cancel".to_owned();
+    check.large_message_size = 2 * 1024 * 1024;
+    check
+}
+
+fn explain(report: &Report) -> String {
+    report.render_text(false)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_agent_on_our_sdk_passes_everything() {
+    let report = check(&["agent"]).run(&NoProgress).await;
+    assert!(report.failed_ids().is_empty(), "{}", explain(&report));
+    assert!(report.not_exercised_ids().is_empty(), "{}", explain(&report));
+    assert!(report.conformant());
+    assert_eq!(report.peer, Some(("fixture-agent".to_owned(), "1.0.0".to_owned())));
+    assert_eq!(report.protocol_version, Some(1));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_hand_written_agent_passes_everything() {
+    let report = check(&["raw-agent"]).run(&NoProgress).await;
+    assert!(report.failed_ids().is_empty(), "{}", explain(&report));
+    assert!(report.not_exercised_ids().is_empty(), "{}", explain(&report));
+}
+
+/// Each break of the hand-written agent, and exactly what it must fail.
+const BREAKS: &[(&str, &[&str])] = &[
+    ("error-on-cancel", &["ACP-CANCEL-001"]),
+    ("bad-prompt-result", &["ACP-PROMPT-001", "ACP-CANCEL-002", "ACP-RPC-007", "ACP-ALIVE-001"]),
+    ("accept-before-init", &["ACP-INIT-008"]),
+    ("crash-on-bad-json", &["ACP-RPC-002", "ACP-RPC-007"]),
+    ("ignore-unknown-session", &["ACP-SESSION-003"]),
+    ("ignore-cancel-request", &["ACP-CANCEL-003"]),
+    ("stdout-noise", &["ACP-WIRE-001"]),
+    ("answer-notifications", &["ACP-EXT-002"]),
+    ("echo-version", &["ACP-INIT-003", "ACP-INIT-004"]),
+    ("bad-update", &["ACP-WIRE-002"]),
+];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_broken_agent_fails_exactly_what_it_breaks() {
+    let runs = BREAKS.iter().map(|(kind, expected)| async move {
+        let report = check(&["raw-agent", "--break", kind]).run(&NoProgress).await;
+        (*kind, *expected, report)
+    });
+    let mut problems = Vec::new();
+    for (kind, expected, report) in futures_join(runs).await {
+        if report.failed_ids() != expected {
+            problems.push(format!("--break {kind}: expected {expected:?}\n{}", explain(&report)));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n\n"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_that_ignores_the_end_of_its_input_fails_only_the_exit_rule() {
+    let mut check = check(&["raw-agent", "--break", "no-exit-on-eof"]);
+    check.exit_grace = Duration::from_millis(300);
+    let report = check.run(&NoProgress).await;
+    assert_eq!(report.failed_ids(), ["ACP-EXIT-001"], "{}", explain(&report));
+    assert!(report.conformant(), "ACP-EXIT-001 is a SHOULD");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_command_that_cannot_start_fails_and_only_selected_ids_are_reported() {
+    let mut check = AgentCheck::new(vec!["/nonexistent/agentproto-no-such-agent".to_owned()]);
+    check.only = vec!["ACP-INIT-00".to_owned()];
+    let report = check.run(&NoProgress).await;
+    assert!(report.results.iter().all(|r| r.requirement.id.starts_with("ACP-INIT-00")));
+    assert!(report.failed_ids().contains(&"ACP-INIT-001"), "{}", explain(&report));
+    assert!(!report.conformant());
+    let json = report.to_json();
+    assert_eq!(json["subject"], "agent");
+    assert_eq!(json["conformant"], false);
+    assert!(json["results"][0]["detail"].as_str().unwrap().contains("cannot start"));
+}
+
+/// Runs futures concurrently on the current runtime and collects their outputs in order.
+async fn futures_join<F: std::future::Future + Send + 'static>(futures: impl IntoIterator<Item = F>) -> Vec<F::Output>
+where
+    F::Output: Send + 'static,
+{
+    let handles: Vec<_> = futures.into_iter().map(tokio::spawn).collect();
+    let mut out = Vec::new();
+    for handle in handles {
+        out.push(handle.await.expect("check task"));
+    }
+    out
+}
