@@ -3,7 +3,7 @@
 //! do instead of forwarding an invalid message.
 
 use crate::finding::{Direction, Finding};
-use crate::trace::Record;
+use crate::trace::{Origin, Record};
 
 /// What a strict proxy does with a message instead of forwarding it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -91,6 +91,14 @@ impl Engine {
         self.monitor.observe(index, direction, line)
     }
 
+    /// A message the inspector wrote itself (a `--strict` answer): it moves the
+    /// state like any message (it answers a request), but reports nothing — a
+    /// replacement answer's request was already settled by the invalid original.
+    pub fn observe_own(&mut self, direction: Direction, line: &[u8]) {
+        let index = self.take_index();
+        let _ = self.monitor.observe(index, direction, line);
+    }
+
     /// A message that was too large to read.
     pub fn oversize(&mut self, direction: Direction, len: usize) -> Verdict {
         let index = self.take_index();
@@ -105,10 +113,11 @@ impl Engine {
     /// Every finding of a recorded trace, in order, the end-of-trace ones last.
     pub fn replay(mut self, records: &[Record]) -> Vec<Finding> {
         let mut findings = Vec::new();
-        // Answers the inspector wrote (`origin: inspector`) are part of what the
-        // peers saw, so they are observed like any other message.
         for record in records {
-            findings.extend(self.observe(record.direction, &record.bytes).findings);
+            match record.origin {
+                Origin::Peer => findings.extend(self.observe(record.direction, &record.bytes).findings),
+                Origin::Inspector => self.observe_own(record.direction, &record.bytes),
+            }
         }
         findings.extend(self.finish());
         findings

@@ -304,13 +304,13 @@ impl Shared {
             Some(Answer::Drop) => {}
             Some(Answer::ToSender(reply)) => {
                 let back = direction.reverse();
-                let verdict = analysis.engine.observe(back, &reply);
-                analysis.record(back, Origin::Inspector, &reply, verdict);
+                analysis.engine.observe_own(back, &reply);
+                analysis.record(back, Origin::Inspector, &reply, Verdict::default());
                 self.write(back, &with_newline(reply), true);
             }
             Some(Answer::ToReceiver(replacement)) => {
-                let verdict = analysis.engine.observe(direction, &replacement);
-                analysis.record(direction, Origin::Inspector, &replacement, verdict);
+                analysis.engine.observe_own(direction, &replacement);
+                analysis.record(direction, Origin::Inspector, &replacement, Verdict::default());
                 self.write(direction, &with_newline(replacement), true);
             }
         }
