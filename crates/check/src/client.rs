@@ -285,7 +285,8 @@ async fn start(options: &ClientCheck) -> Result<(Program, Outbox, Inbox), String
     let shown = options.command.join(" ");
     let cannot = |e: std::io::Error| format!("cannot start `{shown}`: {e}");
     if !options.command.iter().any(|arg| arg.contains("{agent}")) {
-        return Program::spawn_linked(&options.command, options.stderr, options.max_message_size).map_err(cannot);
+        return Program::spawn_linked(&options.command, options.stderr, options.max_message_size, options.timeout)
+            .map_err(cannot);
     }
     if options.relay.is_empty() {
         return Err("the command line has {agent} but no relay command was configured".to_owned());
@@ -303,7 +304,7 @@ async fn start(options: &ClientCheck) -> Result<(Program, Outbox, Inbox), String
         Ok(Ok(stream)) => {
             let _ = stream.set_nodelay(true);
             let (read, write) = stream.into_split();
-            let (out, inbox) = crate::wire::link(read, write, options.max_message_size);
+            let (out, inbox) = crate::wire::link(read, write, options.max_message_size, options.timeout);
             Ok((program, out, inbox))
         }
         Ok(Err(e)) => Err(format!("accepting the relay's connection failed: {e}")),
@@ -330,7 +331,6 @@ async fn route(shared: Arc<Shared>, mut inbox: Inbox, turns: &mut Vec<tokio::tas
                     "ACP-CLIENT-WIRE-001",
                     format!("wrote a line that is not a JSON-RPC message ({error}): {excerpt:?}"),
                 );
-                lock(&shared.state).seen += 1;
                 continue;
             }
             Wire::Oversize(len) => {
@@ -958,7 +958,8 @@ fn conclude(shared: &Shared) {
         ledger.fail("ACP-CLIENT-INIT-001", "the client sent nothing");
     }
     if !state.initialized {
-        ledger.skip("ACP-CLIENT-INIT-003", "the client never initialized");
+        ledger.skip("ACP-CLIENT-INIT-002", "the client never sent initialize");
+        ledger.skip("ACP-CLIENT-INIT-003", "the client never sent initialize");
     }
     if state.requests > 0 && !ledger.failed("ACP-CLIENT-CAP-001") {
         ledger.pass("ACP-CLIENT-CAP-001");

@@ -88,6 +88,9 @@ type Writer = Box<dyn AsyncWrite + Send + Unpin>;
 #[derive(Clone)]
 pub(crate) struct Outbox {
     writer: Arc<tokio::sync::Mutex<Option<Writer>>>,
+    /// How long one line may take to be written (a peer that stops reading
+    /// would otherwise block the check forever).
+    write_timeout: Duration,
 }
 
 impl std::fmt::Debug for Outbox {
@@ -97,16 +100,26 @@ impl std::fmt::Debug for Outbox {
 }
 
 impl Outbox {
-    /// Writes `line` and a newline, then flushes.
+    /// Writes `line` and a newline, then flushes; fails if that takes longer
+    /// than the write timeout.
     pub(crate) async fn send(&self, line: &[u8]) -> io::Result<()> {
-        let mut guard = self.writer.lock().await;
-        let writer =
-            guard.as_mut().ok_or_else(|| io::Error::new(io::ErrorKind::BrokenPipe, "closed by the checker"))?;
-        let mut bytes = Vec::with_capacity(line.len() + 1);
-        bytes.extend_from_slice(line);
-        bytes.push(b'\n');
-        writer.write_all(&bytes).await?;
-        writer.flush().await
+        let write = async {
+            let mut guard = self.writer.lock().await;
+            let writer =
+                guard.as_mut().ok_or_else(|| io::Error::new(io::ErrorKind::BrokenPipe, "closed by the checker"))?;
+            let mut bytes = Vec::with_capacity(line.len() + 1);
+            bytes.extend_from_slice(line);
+            bytes.push(b'\n');
+            writer.write_all(&bytes).await?;
+            writer.flush().await
+        };
+        match tokio::time::timeout(self.write_timeout, write).await {
+            Ok(result) => result,
+            Err(_) => Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                format!("the peer read nothing for {:?} (its input is full)", self.write_timeout),
+            )),
+        }
     }
 
     /// Closes the stream (the peer sees end of input).
@@ -122,6 +135,7 @@ pub(crate) fn link(
     reader: impl AsyncRead + Send + Unpin + 'static,
     writer: impl AsyncWrite + Send + Unpin + 'static,
     max_message_size: usize,
+    write_timeout: Duration,
 ) -> (Outbox, Inbox) {
     let (tx, rx) = mpsc::channel(256);
     tokio::spawn(async move {
@@ -145,7 +159,8 @@ pub(crate) fn link(
         }
     });
     let writer: Writer = Box::new(writer);
-    (Outbox { writer: Arc::new(tokio::sync::Mutex::new(Some(writer))) }, Inbox { rx, ended: false })
+    let outbox = Outbox { writer: Arc::new(tokio::sync::Mutex::new(Some(writer))), write_timeout };
+    (outbox, Inbox { rx, ended: false })
 }
 
 /// What to do with a child's stderr.
@@ -232,6 +247,7 @@ impl Program {
         argv: &[String],
         stderr: StderrMode,
         max_message_size: usize,
+        write_timeout: Duration,
     ) -> io::Result<(Program, Outbox, Inbox)> {
         let mut child = command(argv, stderr)?.stdin(Stdio::piped()).stdout(Stdio::piped()).spawn()?;
         let tail = Tail::default();
@@ -240,7 +256,7 @@ impl Program {
         }
         let stdin = child.stdin.take().ok_or_else(|| io::Error::other("no stdin pipe"))?;
         let stdout = child.stdout.take().ok_or_else(|| io::Error::other("no stdout pipe"))?;
-        let (outbox, inbox) = link(stdout, stdin, max_message_size);
+        let (outbox, inbox) = link(stdout, stdin, max_message_size, write_timeout);
         Ok((Program { child, stderr: tail }, outbox, inbox))
     }
 

@@ -54,7 +54,7 @@ pub(super) type Spawned = (Program, Outbox, Inbox);
 
 /// Starts the agent command of `options`.
 pub(super) fn spawn(options: &crate::AgentCheck) -> Result<Spawned, String> {
-    Program::spawn_linked(&options.command, options.stderr, options.max_message_size)
+    Program::spawn_linked(&options.command, options.stderr, options.max_message_size, options.timeout)
         .map_err(|e| format!("cannot start `{}`: {e}", options.command.join(" ")))
 }
 
