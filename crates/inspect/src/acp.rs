@@ -316,7 +316,7 @@ impl AcpMonitor {
                 report.verdict.answer = Some(Answer::ToSender(reply.to_vec()));
             }
             Incoming::Ignored(finding) => {
-                self.on_ignored(&mut report, &finding);
+                self.on_ignored(&mut report, &finding, line);
             }
         }
         verdict
@@ -605,10 +605,13 @@ impl AcpMonitor {
         }
     }
 
-    fn on_ignored(&mut self, report: &mut Report<'_>, refusal: &Refusal) {
+    fn on_ignored(&mut self, report: &mut Report<'_>, refusal: &Refusal, line: &[u8]) {
         let dropped = match refusal {
             Refusal::InvalidNotification(error) => {
-                report.add(&rules::INVALID_PARAMS, None, None, error.message.clone()).path = non_empty(&error.path);
+                let method = string_member(line, "method");
+                let session = raw_member(line, "params").and_then(|p| string_member(p.get().as_bytes(), "sessionId"));
+                report.add(&rules::INVALID_PARAMS, method.as_deref(), session.as_deref(), error.message.clone()).path =
+                    non_empty(&error.path);
                 true
             }
             Refusal::UnknownNotification(name) => {

@@ -46,23 +46,23 @@ impl Record {
         Record { time_us: now_us(), direction, origin, bytes: bytes.to_vec() }
     }
 
-    /// Writes the record as one JSON line.
+    /// Writes the record as one JSON line, members in the documented order.
     pub fn write_to(&self, out: &mut impl Write) -> io::Result<()> {
-        let mut object = serde_json::Map::new();
-        object.insert("t".into(), Value::from(self.time_us));
-        object.insert("dir".into(), Value::from(self.direction.as_str()));
+        write!(out, "{{\"t\":{},\"dir\":\"{}\",", self.time_us, self.direction.as_str())?;
         match std::str::from_utf8(&self.bytes) {
-            Ok(text) => object.insert("raw".into(), Value::from(text)),
-            Err(_) => object.insert(
-                "raw_base64".into(),
-                Value::from(base64::engine::general_purpose::STANDARD.encode(&self.bytes)),
-            ),
-        };
-        if self.origin == Origin::Inspector {
-            object.insert("origin".into(), Value::from("inspector"));
+            Ok(text) => {
+                out.write_all(b"\"raw\":")?;
+                serde_json::to_writer(&mut *out, text)?;
+            }
+            Err(_) => {
+                out.write_all(b"\"raw_base64\":")?;
+                serde_json::to_writer(&mut *out, &base64::engine::general_purpose::STANDARD.encode(&self.bytes))?;
+            }
         }
-        serde_json::to_writer(&mut *out, &Value::Object(object))?;
-        out.write_all(b"\n")
+        if self.origin == Origin::Inspector {
+            out.write_all(b",\"origin\":\"inspector\"")?;
+        }
+        out.write_all(b"}\n")
     }
 
     /// Parses one trace line; the error names what is wrong.
