@@ -75,6 +75,11 @@ pub struct AgentCheck {
     pub permission: PermissionPolicy,
     /// An auth method id to `authenticate` with after `initialize`.
     pub auth_method: Option<String>,
+    /// Advertise `fs.readTextFile` and `fs.writeTextFile` and serve them inside
+    /// the session's working directory (a scratch directory of the check).
+    /// Without it the client advertises no capability, and any `fs/*` call
+    /// fails ACP-CAP-001.
+    pub client_fs: bool,
 }
 
 /// The default text of ordinary prompts.
@@ -101,6 +106,7 @@ impl AgentCheck {
             only: Vec::new(),
             permission: PermissionPolicy::Allow,
             auth_method: None,
+            client_fs: false,
         }
     }
 

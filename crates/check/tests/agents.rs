@@ -38,6 +38,18 @@ async fn the_agent_on_our_sdk_passes_everything() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_scripted_client_serves_files_when_asked_to() {
+    let mut check = check(&["agent"]);
+    check.client_fs = true;
+    check.prompt = "files".to_owned();
+    check.only = vec!["ACP-PROMPT".to_owned(), "ACP-CAP".to_owned(), "ACP-WIRE".to_owned()];
+    let report = check.run(&NoProgress).await;
+    assert!(report.failed_ids().is_empty(), "{}", explain(&report));
+    assert!(report.not_exercised_ids().is_empty(), "{}", explain(&report));
+    assert_eq!(report.results.len(), 7, "{}", explain(&report));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_hand_written_agent_passes_everything() {
     let report = check(&["raw-agent"]).run(&NoProgress).await;
     assert!(report.failed_ids().is_empty(), "{}", explain(&report));
@@ -56,6 +68,7 @@ const BREAKS: &[(&str, &[&str])] = &[
     ("answer-notifications", &["ACP-EXT-002"]),
     ("echo-version", &["ACP-INIT-003", "ACP-INIT-004"]),
     ("bad-update", &["ACP-WIRE-002"]),
+    ("fs-unadvertised", &["ACP-CAP-001"]),
 ];
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

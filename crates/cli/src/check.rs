@@ -84,6 +84,10 @@ struct AgentArgs {
     /// Authenticate with this method id after initialize.
     #[arg(long, value_name = "ID")]
     auth_method: Option<String>,
+    /// Advertise fs.readTextFile and fs.writeTextFile and serve them inside the
+    /// session's working directory (a scratch directory).
+    #[arg(long)]
+    client_fs: bool,
     /// The agent's command line.
     #[arg(last = true, required = true, value_name = "COMMAND")]
     command: Vec<String>,
@@ -161,6 +165,7 @@ pub(crate) fn main(args: Args) -> ExitCode {
             check.large_message_size = a.large_message_size;
             check.permission = if a.reject { PermissionPolicy::Reject } else { PermissionPolicy::Allow };
             check.auth_method = a.auth_method;
+            check.client_fs = a.client_fs;
             (run(&runtime, |p| Box::pin(async move { check.run(p).await })), a.common.json)
         }
         Target::Client(c) => {

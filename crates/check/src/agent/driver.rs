@@ -361,6 +361,23 @@ impl<'a, 'o> Driver<'a, 'o> {
                     None => serde_json::json!({"outcome": {"outcome": "cancelled"}}),
                 })
             }
+            AgentRequest::FsReadTextFile(request) if self.ctx.options.client_fs => {
+                self.files(&request.path).and_then(|path| {
+                    let text = std::fs::read_to_string(&path)
+                        .map_err(|e| ErrorObject::internal_error(format!("cannot read {}: {e}", path.display())))?;
+                    let skip = request.line.value().map_or(0, |line| line.saturating_sub(1) as usize);
+                    let take = request.limit.value().map_or(usize::MAX, |limit| *limit as usize);
+                    let content: String = text.split_inclusive('\n').skip(skip).take(take).collect();
+                    Ok(serde_json::json!({"content": content}))
+                })
+            }
+            AgentRequest::FsWriteTextFile(request) if self.ctx.options.client_fs => {
+                self.files(&request.path).and_then(|path| {
+                    std::fs::write(&path, &request.content)
+                        .map_err(|e| ErrorObject::internal_error(format!("cannot write {}: {e}", path.display())))?;
+                    Ok(serde_json::json!({}))
+                })
+            }
             AgentRequest::FsReadTextFile(_) | AgentRequest::FsWriteTextFile(_) => {
                 self.ctx_fail("ACP-CAP-001", unadvertised("fs.readTextFile / fs.writeTextFile"));
                 Err(ErrorObject::method_not_found(method))
@@ -380,6 +397,22 @@ impl<'a, 'o> Driver<'a, 'o> {
             AgentRequest::Ext(_) => Err(ErrorObject::method_not_found(method)),
         };
         self.respond(&id, answer).await
+    }
+
+    /// A path the scripted client serves files from: absolute, inside the
+    /// sessions' working directory.
+    fn files(&self, path: &str) -> Result<std::path::PathBuf, ErrorObject> {
+        let path = std::path::Path::new(path);
+        let root = std::path::Path::new(&self.ctx.cwd);
+        let inside = path.is_absolute()
+            && path.starts_with(root)
+            && !path.components().any(|c| matches!(c, std::path::Component::ParentDir));
+        if inside {
+            Ok(path.to_path_buf())
+        } else {
+            let message = format!("this client serves files under {} only", root.display());
+            Err(ErrorObject::new(agentproto_jsonrpc::ErrorCode::INVALID_PARAMS, message))
+        }
     }
 
     /// Takes the responses that matched nothing so far.

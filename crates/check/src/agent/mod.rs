@@ -84,10 +84,10 @@ fn describe(error: &ErrorObject) -> String {
     format!("error {} {:?}", error.code.0, error.message)
 }
 
-fn initialize_params(version: Value) -> Value {
+fn initialize_params(version: Value, fs: bool) -> Value {
     json!({
         "protocolVersion": version,
-        "clientCapabilities": {"fs": {"readTextFile": false, "writeTextFile": false}, "terminal": false},
+        "clientCapabilities": {"fs": {"readTextFile": fs, "writeTextFile": fs}, "terminal": false},
         "clientInfo": {"name": "agentproto-check", "version": env!("CARGO_PKG_VERSION")},
     })
 }
@@ -173,7 +173,7 @@ pub(crate) async fn run(options: &AgentCheck, progress: &dyn Progress) -> Report
     ];
     for (id, label, version, ok, wanted) in versions {
         if ctx.selected(&[id]) {
-            version_part(&mut ctx, id, label, initialize_params(version), ok, wanted).await;
+            version_part(&mut ctx, id, label, initialize_params(version, options.client_fs), ok, wanted).await;
         }
     }
     if ctx.selected(&["ACP-INIT-005"]) {
@@ -400,7 +400,8 @@ async fn main_script(d: &mut Driver<'_, '_>) -> Result<(), Lost> {
     }
 
     d.ctx.step("main", "initialize (version 1)");
-    let answer = step!(d, "ACP-INIT-001", d.call("initialize", &initialize_params(json!(1))).await);
+    let answer =
+        step!(d, "ACP-INIT-001", d.call("initialize", &initialize_params(json!(1), d.ctx.options.client_fs)).await);
     let failure = match answer {
         None => Err(format!("no answer within {timeout:?}")),
         Some(Err(error)) => Err(format!("initialize was refused with {}", describe(&error))),
@@ -681,7 +682,7 @@ async fn bad_version_part(ctx: &mut Ctx<'_>) {
     let Some(mut d) = start(ctx, label, &[ID]) else { return };
     d.ctx.step(label, "initialize");
     let timeout = d.timeout();
-    match d.call("initialize", &initialize_params(json!("2024-11-05"))).await {
+    match d.call("initialize", &initialize_params(json!("2024-11-05"), d.ctx.options.client_fs)).await {
         Err(lost) => d.ctx.ledger.fail(ID, format!("the connection ended: {}", lost.0)),
         Ok(None) => d.ctx.ledger.fail(ID, format!("no answer within {timeout:?}")),
         Ok(Some(Err(error))) => d.ctx.ledger.check(ID, error.code == ErrorCode::INVALID_PARAMS, || {
@@ -771,7 +772,7 @@ async fn bad_input_part(ctx: &mut Ctx<'_>) {
 /// `initialize` and `session/new` on a fresh agent; the session if both worked.
 async fn ready(d: &mut Driver<'_, '_>) -> Result<Option<String>, Lost> {
     let cwd = d.ctx.cwd.clone();
-    let initialized = match d.call("initialize", &initialize_params(json!(1))).await? {
+    let initialized = match d.call("initialize", &initialize_params(json!(1), d.ctx.options.client_fs)).await? {
         Some(Ok(raw)) => initialize_result(&raw).is_ok(),
         _ => false,
     };

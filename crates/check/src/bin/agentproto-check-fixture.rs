@@ -40,7 +40,11 @@ fn main() {
 // ---------------------------------------------------------------------------
 // An agent on our SDK.
 
-struct Echo;
+#[derive(Default)]
+struct Echo {
+    /// Each session's working directory.
+    cwds: std::sync::Mutex<std::collections::HashMap<String, String>>,
+}
 
 impl Agent for Echo {
     async fn initialize(&self, _: AgentContext, _: InitializeRequest) -> Result<InitializeResponse, ErrorObject> {
@@ -49,10 +53,18 @@ impl Agent for Echo {
         Ok(response)
     }
 
-    async fn new_session(&self, _: AgentContext, _: NewSessionRequest) -> Result<NewSessionResponse, ErrorObject> {
+    async fn new_session(
+        &self,
+        _: AgentContext,
+        request: NewSessionRequest,
+    ) -> Result<NewSessionResponse, ErrorObject> {
         use std::sync::atomic::{AtomicUsize, Ordering};
         static SESSIONS: AtomicUsize = AtomicUsize::new(0);
-        Ok(NewSessionResponse::new(format!("fixture-{}", SESSIONS.fetch_add(1, Ordering::Relaxed) + 1)))
+        let session = format!("fixture-{}", SESSIONS.fetch_add(1, Ordering::Relaxed) + 1);
+        if let Ok(mut cwds) = self.cwds.lock() {
+            cwds.insert(session.clone(), request.cwd);
+        }
+        Ok(NewSessionResponse::new(session))
     }
 
     async fn prompt(&self, cx: AgentContext, request: PromptRequest) -> Result<PromptResponse, ErrorObject> {
@@ -67,6 +79,19 @@ impl Agent for Echo {
                 SessionUpdate::AgentMessageChunk(ContentChunk::new(ContentBlock::Text(TextContent::new(text))));
             cx.peer().session_update(SessionNotification::new(session.clone(), update))
         };
+        if text.split_whitespace().next() == Some("files") {
+            // Writes a file in the session's directory through the client, then reads it back.
+            let cwd = self.cwds.lock().ok().and_then(|c| c.get(session.as_str()).cloned()).unwrap_or_default();
+            let path = format!("{cwd}/fixture.txt");
+            let write = WriteTextFileRequest::new(session.clone(), path.clone(), "one\ntwo\n");
+            cx.peer().write_text_file(write).await.map_err(|e| ErrorObject::internal_error(e.to_string()))?;
+            let mut read = ReadTextFileRequest::new(session.clone(), path);
+            read.line = MaybeUndefined::Value(2);
+            let content =
+                cx.peer().read_text_file(read).await.map_err(|e| ErrorObject::internal_error(e.to_string()))?;
+            chunk(&content.content).await.ok();
+            return Ok(PromptResponse::new(StopReason::EndTurn));
+        }
         if text.split_whitespace().next() == Some("wait") {
             chunk("waiting").await.ok();
             // Ends only when the turn is cancelled: the connection answers
@@ -81,7 +106,7 @@ impl Agent for Echo {
 }
 
 async fn sdk_agent() {
-    if let Err(e) = serve_agent_stdio(Echo, AcpOptions::default()).await {
+    if let Err(e) = serve_agent_stdio(Echo::default(), AcpOptions::default()).await {
         eprintln!("fixture agent: {e}");
         std::process::exit(1);
     }
@@ -203,6 +228,13 @@ fn raw_agent(brk: &str) {
                     continue;
                 }
                 let text = prompt.first().and_then(|b| b["text"].as_str()).unwrap_or_default();
+                if brk == "fs-unadvertised" {
+                    let read = json!({"sessionId": session, "path": "/etc/hostname"});
+                    write_line(
+                        &mut out,
+                        &json!({"jsonrpc": "2.0", "id": "raw-fs", "method": "fs/read_text_file", "params": read}),
+                    );
+                }
                 if text.split_whitespace().next() == Some("wait") {
                     write_line(&mut out, &chunk_update(session, "waiting"));
                     turn = Some((id, session.to_owned()));
