@@ -97,8 +97,11 @@ async fn an_agent_that_cannot_start_fails_with_status_1() {
     assert!(run.stdout.contains("NOT conformant (1 MUST failure)"), "{}", run.stdout);
 }
 
+/// An official SDK's scenario agent and the requirements it fails, with why.
+type Expected = (&'static str, &'static [&'static str], &'static [(&'static str, &'static str)]);
+
 /// What `check agent` finds in each official SDK's scenario agent.
-const AGENTS: &[(&str, &[&str], &[(&str, &str)])] = &[
+const AGENTS: &[Expected] = &[
     (
         "ts",
         &["node", "ts/agent.mjs"],
