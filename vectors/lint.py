@@ -620,6 +620,14 @@ def check_flow(fid: str, f: dict, oracle: Oracle, requirements: dict) -> None:
                 bad(fid, f"{where}: expect_call.error needs an integer code")
 
 
+def refused(later, request_id, codes):
+    """Whether a later step expects the request `request_id` answered with an error of one of `codes`."""
+    return any(
+        isinstance(s, dict) and isinstance(s.get("expect"), dict) and s["expect"].get("id") == request_id
+        and isinstance(s["expect"].get("error"), dict) and s["expect"]["error"].get("code") in codes
+        for s in later)
+
+
 def check_sent(fid, where, msg, role, handler, oracle: Oracle, var_method, sent_requests, later):
     if not isinstance(msg, dict) or msg.get("jsonrpc") != "2.0":
         bad(fid, f"{where}: a sent message is a JSON-RPC 2.0 object")
@@ -634,7 +642,10 @@ def check_sent(fid, where, msg, role, handler, oracle: Oracle, var_method, sent_
             return
         info = oracle.methods.get(method)
         if info is None:
-            bad(fid, f"{where}: {method!r} is not a stable v1 method")
+            # An unknown method is fine when the flow expects it refused: -32601,
+            # or -32600 before `initialize`.
+            if "id" not in msg or not refused(later, msg.get("id"), (-32601, -32600)):
+                bad(fid, f"{where}: {method!r} is not a stable v1 method")
             return
         if info["side"] not in (handler, "protocol"):
             bad(fid, f"{where}: {method!r} is handled by the {info['side']}, but the {handler} is under test")
@@ -643,11 +654,9 @@ def check_sent(fid, where, msg, role, handler, oracle: Oracle, var_method, sent_
             bad(fid, f"{where}: {method!r} is a {info['kind']}, sent as a {kind}")
         errs = oracle.errors(info["params"], as_params(msg))
         if errs:
-            answered_32602 = any(
-                isinstance(s, dict) and isinstance(s.get("expect"), dict) and s["expect"].get("id") == msg.get("id")
-                and isinstance(s["expect"].get("error"), dict) and s["expect"]["error"].get("code") == -32602
-                for s in later) and "id" in msg
-            if not answered_32602:
+            # Invalid params must be refused: -32602, or -32600 before `initialize`
+            # (the state is checked before the params).
+            if "id" not in msg or not refused(later, msg.get("id"), (-32602, -32600)):
                 bad(fid, f"{where}: params are not a valid {info['params']} and no -32602 answer is expected: "
                     + "; ".join(errs[:3]))
         return

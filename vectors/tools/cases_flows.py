@@ -153,12 +153,16 @@ NO_CAPS = {"agentCapabilities": {}}
 def build_agent_flows():
     R = "acp.state.initialize-first"
     flow("agent-request-before-initialize", R,
-         "Requests before `initialize` (a baseline method, an extension request) are answered -32600 and change nothing: `initialize` then succeeds and the same request is served.",
+         "Requests before `initialize` (a baseline method, an extension request, invalid params, an unknown method) are answered -32600 and change nothing: `initialize` then succeeds and the same request is served.",
          "agent", NO_CAPS,
          [send(req("session/new", new_session_params(), id=1)),
           expect(err(1, error(-32600))),
           send(req("_test/echo", {"x": 1}, id=2)),
           expect(err(2, error(-32600))),
+          send(req("session/new", {"cwd": 42}, id=5)),
+          expect(err(5, error(-32600))),
+          send(req("no/such/method", {}, id=6)),
+          expect(err(6, error(-32600))),
           *a_init(id=3),
           *a_new(4, "sess-1")])
     flow("agent-notification-before-initialize", R,
@@ -506,7 +510,9 @@ def build_client_flows():
          [send(req("fs/read_text_file", {"sessionId": "s1", "path": "/home/user/project/a.txt"}, id="a1")),
           expect(err("a1", error(-32600))),
           send(permission_request("a2", "s1")),
-          expect(err("a2", error(-32600)))])
+          expect(err("a2", error(-32600))),
+          send(req("fs/read_text_file", {"path": 7}, id="a3")),
+          expect(err("a3", error(-32600)))])
     flow("client-request-during-initialize", R,
          "An agent request that arrives while the client's `initialize` is still unanswered is answered -32600; `initialize` then completes.",
          "client", client_setup(permission="allow"),

@@ -163,6 +163,11 @@ where
                 return Err(ErrorObject::internal_error("internal error: connection not set up"));
             };
             let IncomingRequest { method, params, .. } = request;
+            if method != "initialize" {
+                if let Some(error) = shared.refuse_before_ready(&method) {
+                    return Err(error);
+                }
+            }
             let decoded = S::ClientRequest::decode(&method, params.as_deref())
                 .map_err(|error: DispatchError| error.to_error_object(&method))?;
             shared.report_warnings(&method, decoded.warnings);

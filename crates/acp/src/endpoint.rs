@@ -211,6 +211,17 @@ impl<S: Protocol> Shared<S> {
     }
 
     /// Checks an incoming request against the state: the error to answer with, if any.
+    /// The answer to any request but `initialize` before the connection is ready:
+    /// `-32600`, whatever the method or its params (checked before decoding them).
+    pub(crate) fn refuse_before_ready(&self, method: &str) -> Option<ErrorObject> {
+        (!self.is_ready()).then(|| {
+            ErrorObject::new(
+                ErrorCode::INVALID_REQUEST,
+                format!("invalid request: `{method}` before `initialize` has completed"),
+            )
+        })
+    }
+
     pub(crate) fn check_incoming(
         &self,
         method: &str,
@@ -219,12 +230,7 @@ impl<S: Protocol> Shared<S> {
     ) -> Option<ErrorObject> {
         let negotiated = match &self.state().phase {
             Phase::Ready(negotiated) => negotiated.clone(),
-            _ => {
-                return Some(ErrorObject::new(
-                    ErrorCode::INVALID_REQUEST,
-                    format!("invalid request: `{method}` before `initialize` has completed"),
-                ))
-            }
+            _ => return self.refuse_before_ready(method),
         };
         if let Some(gate) = gates::find(self.incoming_gates(), method) {
             if !gate.is_open(&negotiated.own, params) {
