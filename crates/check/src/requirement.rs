@@ -274,6 +274,24 @@ pub const CLIENT: &[Requirement] = &[
     should("ACP-CLIENT-FS-002", "a read returns the file's text and a write stores the content sent", "file system"),
 ];
 
+/// Both tables as Markdown (the text of `crates/check/REQUIREMENTS.md`).
+pub fn markdown() -> String {
+    let mut out = String::from(
+        "# Requirements judged by `agentproto check`\n\n\
+         Generated from `crates/check/src/requirement.rs` (`agentproto check requirements --markdown`); \
+         a test keeps this file in step with the code. Ids are stable: a rule that goes away leaves its id \
+         unused. A MUST failure makes `agentproto check` exit 1.\n",
+    );
+    for (title, table) in [("`check agent`", AGENT), ("`check client`", CLIENT)] {
+        out.push_str(&format!("\n## {title}\n\n| Id | Level | Requirement | From |\n|---|---|---|---|\n"));
+        for r in table {
+            let statement = r.statement.replace('|', "\\|");
+            out.push_str(&format!("| `{}` | {} | {statement} | {} |\n", r.id, r.level, r.spec));
+        }
+    }
+    out
+}
+
 /// Looks a requirement up by id in both tables.
 pub fn find(id: &str) -> Option<&'static Requirement> {
     AGENT.iter().chain(CLIENT).find(|r| r.id == id)

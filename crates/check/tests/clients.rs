@@ -89,3 +89,14 @@ async fn a_client_that_never_starts_its_agent_fails_the_first_requirement() {
     let report = check.run(&NoProgress).await;
     assert_eq!(report.failed_ids(), ["ACP-CLIENT-INIT-001"], "{}", explain(&report));
 }
+
+#[test]
+fn the_requirements_document_is_generated_from_the_tables() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("REQUIREMENTS.md");
+    let text = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        text == agentproto_check::requirement::markdown(),
+        "{} is stale: run `cargo run -q -p agentproto-cli -- check requirements --markdown > crates/check/REQUIREMENTS.md`",
+        path.display()
+    );
+}

@@ -32,6 +32,15 @@ enum Target {
     /// closes the connection or stays silent for the timeout. Exit status: 0 when
     /// no MUST requirement failed, 1 otherwise.
     Client(ClientArgs),
+    /// Print the requirement tables (id, level, statement, source).
+    Requirements {
+        /// As JSON.
+        #[arg(long, conflicts_with = "markdown")]
+        json: bool,
+        /// As Markdown (the text of crates/check/REQUIREMENTS.md).
+        #[arg(long)]
+        markdown: bool,
+    },
     /// Relay stdin/stdout to a running `check client` (started in place of `{agent}`).
     #[command(hide = true)]
     Relay {
@@ -102,6 +111,45 @@ struct ClientArgs {
     command: Vec<String>,
 }
 
+/// Writes to stdout; a closed stdout (e.g. `| head`) is not an error worth a panic.
+fn emit(text: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+}
+
+fn print_requirements(json: bool, markdown: bool) {
+    use agentproto_check::requirement::{markdown as as_markdown, AGENT, CLIENT};
+    if markdown {
+        emit(&as_markdown());
+        return;
+    }
+    let tables = [("agent", AGENT), ("client", CLIENT)];
+    if json {
+        let value: serde_json::Value = tables
+            .iter()
+            .map(|(subject, table)| {
+                let rows = table.iter().map(|r| {
+                    serde_json::json!({"id": r.id, "level": r.level.as_str(), "statement": r.statement, "spec": r.spec})
+                });
+                (subject.to_string(), serde_json::Value::Array(rows.collect()))
+            })
+            .collect::<serde_json::Map<_, _>>()
+            .into();
+        emit(&format!("{}\n", serde_json::to_string_pretty(&value).unwrap_or_default()));
+        return;
+    }
+    let mut text = String::new();
+    for (subject, table) in tables {
+        text.push_str(&format!("check {subject}:\n"));
+        let width = table.iter().map(|r| r.id.len()).max().unwrap_or(0);
+        for r in table {
+            text.push_str(&format!("  {:width$}  {:6}  {}\n", r.id, r.level.as_str(), r.statement));
+        }
+        text.push('\n');
+    }
+    emit(&text);
+}
+
 fn seconds(value: f64) -> Duration {
     Duration::try_from_secs_f64(value.max(0.0)).unwrap_or(Duration::MAX)
 }
@@ -145,6 +193,10 @@ pub(crate) fn main(args: Args) -> ExitCode {
         }
     };
     let (report, json) = match args.target {
+        Target::Requirements { json, markdown } => {
+            print_requirements(json, markdown);
+            return ExitCode::SUCCESS;
+        }
         Target::Relay { address, token } => {
             let result = runtime.block_on(agentproto_check::relay::run(&address, &token));
             if let Err(e) = &result {
@@ -182,10 +234,10 @@ pub(crate) fn main(args: Args) -> ExitCode {
         }
     };
     if json {
-        println!("{}", serde_json::to_string_pretty(&report.to_json()).unwrap_or_default());
+        emit(&format!("{}\n", serde_json::to_string_pretty(&report.to_json()).unwrap_or_default()));
     } else {
         let colour = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
-        print!("{}", report.render_text(colour));
+        emit(&report.render_text(colour));
     }
     if report.conformant() {
         ExitCode::SUCCESS
