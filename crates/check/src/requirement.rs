@@ -141,7 +141,11 @@ pub const AGENT: &[Requirement] = &[
     ),
     must("ACP-RPC-001", "a request for a method that does not exist is answered -32601", "JSON-RPC 2.0 §5.1"),
     must("ACP-RPC-002", "a line that is not JSON is answered -32700 with id null", "JSON-RPC 2.0 §5, §5.1"),
-    must("ACP-RPC-003", "a request whose params have wrong types is answered -32602", "JSON-RPC 2.0 §5.1"),
+    must(
+        "ACP-RPC-003",
+        "a request whose params have wrong types or lack a required field is answered -32602",
+        "JSON-RPC 2.0 §5.1",
+    ),
     should("ACP-RPC-004", "a message with jsonrpc other than \"2.0\" is answered -32600", "JSON-RPC 2.0 §4, §5.1"),
     should(
         "ACP-RPC-005",

@@ -853,6 +853,16 @@ async fn run_probe(d: &mut Driver<'_, '_>, probe: Probe, session: &str) -> Resul
                 ErrorCode::INVALID_PARAMS,
                 timeout,
             );
+            let missing = json!({"sessionId": session});
+            let answer = step!(d, "ACP-RPC-003", d.call("session/prompt", &missing).await);
+            judge_error_code(
+                d.ctx,
+                "ACP-RPC-003",
+                "session/prompt without its required prompt",
+                answer,
+                ErrorCode::INVALID_PARAMS,
+                timeout,
+            );
         }
         Probe::JsonrpcVersion => {
             let id = d.allocate();
