@@ -242,6 +242,10 @@ impl<'a, 'o> Driver<'a, 'o> {
         if let Some(lost) = &self.lost {
             return Err(lost.clone());
         }
+        // A peer that never stops talking must not stretch a wait past its deadline.
+        if Instant::now() >= deadline {
+            return Ok(false);
+        }
         let Some(wire) = self.inbox.next_until(deadline).await else {
             return Ok(false);
         };
