@@ -113,7 +113,11 @@ pub const AGENT: &[Requirement] = &[
         "a text prompt ends with a valid PromptResponse (stopReason one of the defined values)",
         "prompt turn; schema PromptResponse, StopReason",
     ),
-    must("ACP-PROMPT-002", "every session/update sent during a turn names the prompted session", "prompt turn"),
+    must(
+        "ACP-PROMPT-002",
+        "every session/update sent during a turn names a session the agent created",
+        "prompt turn; schema SessionNotification.sessionId",
+    ),
     should(
         "ACP-PROMPT-003",
         "no session/update for a session arrives after its prompt response",

@@ -69,6 +69,7 @@ const BREAKS: &[(&str, &[&str])] = &[
     ("echo-version", &["ACP-INIT-003", "ACP-INIT-004"]),
     ("bad-update", &["ACP-WIRE-002"]),
     ("fs-unadvertised", &["ACP-CAP-001"]),
+    ("stranger-update", &["ACP-PROMPT-002"]),
 ];
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -70,6 +70,8 @@ pub(super) struct Driver<'a, 'o> {
     answers: HashMap<RequestId, Answer>,
     pub(super) strays: Vec<Stray>,
     pub(super) updates: Vec<Update>,
+    /// The sessions the agent created on this connection.
+    pub(super) sessions: std::collections::HashSet<String>,
     /// While set, permission requests are held unanswered (a turn about to be cancelled).
     pub(super) hold_permissions: bool,
     pub(super) held: Vec<RequestId>,
@@ -99,6 +101,7 @@ impl<'a, 'o> Driver<'a, 'o> {
             answers: HashMap::new(),
             strays: Vec::new(),
             updates: Vec::new(),
+            sessions: std::collections::HashSet::new(),
             hold_permissions: false,
             held: Vec::new(),
             lost: None,

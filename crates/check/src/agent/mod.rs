@@ -297,18 +297,23 @@ async fn prompt_turn(
     Ok(stop)
 }
 
-/// ACP-PROMPT-002: the updates since `mark` all name `session`.
+/// ACP-PROMPT-002: the updates since `mark` (a turn on `session`) name
+/// sessions the agent created. Another live session is fine: agents send
+/// updates such as `available_commands_update` for any session at any time.
 fn judge_turn_updates(d: &mut Driver<'_, '_>, session: &str, mark: usize) {
     let strangers: Vec<String> = d.updates[mark..]
         .iter()
-        .filter(|u| u.session.as_deref() != Some(session))
+        .filter(|u| u.session.as_ref().is_none_or(|s| !d.sessions.contains(s)))
         .map(|u| u.session.clone().unwrap_or_else(|| "no session".to_owned()))
         .collect();
     match strangers.first() {
         None => d.ctx.ledger.pass("ACP-PROMPT-002"),
         Some(other) => d.ctx.ledger.fail(
             "ACP-PROMPT-002",
-            format!("{} update(s) during a turn on {session:?} named another session ({other:?})", strangers.len()),
+            format!(
+                "{} update(s) during a turn on {session:?} named a session the agent never created ({other:?})",
+                strangers.len()
+            ),
         ),
     }
 }
@@ -450,6 +455,7 @@ async fn main_script(d: &mut Driver<'_, '_>) -> Result<(), Lost> {
         d.ctx.skip_all(MAIN_PART, "no session could be created");
         return Ok(());
     };
+    d.sessions.insert(session.clone());
 
     d.ctx.step("main", "session/new with _meta");
     let with_meta = json!({
@@ -469,6 +475,7 @@ async fn main_script(d: &mut Driver<'_, '_>) -> Result<(), Lost> {
         Some(Ok(raw)) => {
             d.ctx.ledger.pass("ACP-EXT-003");
             if let Some(second) = judge_session(d.ctx, "ACP-SESSION-001", Some(Ok(raw)), timeout) {
+                d.sessions.insert(second.clone());
                 d.ctx.ledger.check("ACP-SESSION-002", second != session, || {
                     format!("both session/new calls returned {session:?}")
                 });

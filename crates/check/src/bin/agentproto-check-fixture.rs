@@ -240,7 +240,8 @@ fn raw_agent(brk: &str) {
                     turn = Some((id, session.to_owned()));
                     continue;
                 }
-                let mut update = chunk_update(session, text);
+                let named = if brk == "stranger-update" { "raw-stranger" } else { session };
+                let mut update = chunk_update(named, text);
                 if brk == "bad-update" {
                     update["params"]["update"]["content"] = json!({"type": "text"});
                 }
