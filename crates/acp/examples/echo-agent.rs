@@ -6,11 +6,15 @@
 //! turn; this handler is simply dropped). Run it under any ACP client, e.g.
 //! `cargo run --example run-prompt -- --allow -- cargo run --example echo-agent`.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use agentproto_acp::v1::*;
 
-struct EchoAgent;
+#[derive(Default)]
+struct EchoAgent {
+    sessions: AtomicU64,
+}
 
 impl Agent for EchoAgent {
     async fn initialize(&self, _: AgentContext, _: InitializeRequest) -> Result<InitializeResponse, ErrorObject> {
@@ -20,7 +24,9 @@ impl Agent for EchoAgent {
     }
 
     async fn new_session(&self, _: AgentContext, _: NewSessionRequest) -> Result<NewSessionResponse, ErrorObject> {
-        Ok(NewSessionResponse::new(format!("echo-{}", std::process::id())))
+        // Every session gets its own id.
+        let n = self.sessions.fetch_add(1, Ordering::Relaxed) + 1;
+        Ok(NewSessionResponse::new(format!("echo-{n}")))
     }
 
     async fn prompt(&self, cx: AgentContext, request: PromptRequest) -> Result<PromptResponse, ErrorObject> {
@@ -56,7 +62,7 @@ impl Agent for EchoAgent {
 
 #[tokio::main]
 async fn main() {
-    if let Err(e) = serve_agent_stdio(EchoAgent, AcpOptions::default()).await {
+    if let Err(e) = serve_agent_stdio(EchoAgent::default(), AcpOptions::default()).await {
         eprintln!("echo-agent: {e}");
         std::process::exit(1);
     }

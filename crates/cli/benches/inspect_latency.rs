@@ -15,7 +15,8 @@ use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::Instant;
 
-const PARAMS: &str = r#"{"sessionId":"sess-001","note":"a payload of about the size of a streamed chunk, to be validated on its way"}"#;
+const PARAMS: &str =
+    r#"{"sessionId":"sess-001","note":"a payload of about the size of a streamed chunk, to be validated on its way"}"#;
 
 fn reflect() {
     let stdin = std::io::stdin();

@@ -12,7 +12,7 @@ fn the_findings_doc_lists_every_rule() {
     let start = text.find(BEGIN).expect("begin marker") + BEGIN.len();
     let end = text.find(END).expect("end marker");
     let expected = markdown_table();
-    if &text[start..end] == expected {
+    if text[start..end] == expected {
         return;
     }
     if std::env::var_os("AGENTPROTO_BLESS").is_some() {
