@@ -3,12 +3,12 @@
 PYTHON ?= python3
 CARGO ?= cargo
 
-.PHONY: help test lint fmt codegen codegen-test codegen-check pins-check vectors vectors-lint vectors-author rust-test doc clean
+.PHONY: help test lint fmt codegen codegen-test codegen-check pins-check vectors vectors-lint vectors-author rust-test doc clean bench bench-smoke bench-lint
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 18
 
-test: pins-check codegen-test codegen-check vectors-lint lint rust-test ## Every check and every test (what CI runs)
+test: pins-check codegen-test codegen-check vectors-lint lint rust-test bench-smoke ## Every check and every test (what CI runs)
 
 rust-test: ## All Rust tests: unit, integration, doc, property and vector tests
 	$(CARGO) test --workspace --all-features
@@ -44,6 +44,19 @@ vectors-author: ## Rewrite the vector files from vectors/tools/author.py
 
 doc: ## Build the Rust API docs
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --workspace --no-deps
+
+bench: ## The cross-SDK benchmark, report in bench/results/ (QUICK=1: fewer runs, under 2 minutes once built)
+	$(PYTHON) bench/run.py $(if $(QUICK),--quick)
+
+bench-smoke: ## Every benchmark adapter with tiny counts, its output checked (no timings; dev build)
+	$(CARGO) fmt --manifest-path bench/rust/Cargo.toml --all --check
+	$(PYTHON) bench/run.py --smoke
+
+bench-lint: ## clippy on the benchmark workspace, ruff on its Python
+	$(CARGO) fmt --manifest-path bench/rust/Cargo.toml --all --check
+	$(CARGO) clippy --manifest-path bench/rust/Cargo.toml --workspace --all-targets -- -D warnings
+	$(PYTHON) -m ruff check bench
+	$(PYTHON) -m ruff format --check bench
 
 clean: ## Remove build outputs
 	$(CARGO) clean

@@ -4,7 +4,7 @@ byte the same as bench/rust/harness), the timed loops and the one-line JSON repo
 An adapter supplies ``decode(kind, line) -> bool`` and two encoders; the loops, the
 clock and the output are this module's, as in the Rust and JavaScript harnesses.
 
-    python3 <adapter>.py --mode cold-start|roundtrip|throughput|codec|tokens|messages
+    python3 <adapter>.py --mode cold-start|roundtrip|throughput|codec|tokens|messages|reject
                          [--count N] [--tokens T] [--warmup W]
 
 Lines are ``str``, as in the seed's Python program, but compact (the seed's Python
@@ -26,6 +26,10 @@ MESSAGES = [
     '{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"sess-001","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"Hello, this is a test message."}}}}',  # noqa: E501
     '{"jsonrpc":"2.0","method":"session/prompt","params":{"sessionId":"sess-001","prompt":[{"type":"text","text":"What is 2+2?"}]},"id":2}',  # noqa: E501
 ]
+
+# A session/prompt whose text is a number: valid JSON-RPC, invalid ACP. ``--mode
+# reject`` says whether the adapter refuses it (a validating one must).
+INVALID_PROMPT = '{"jsonrpc":"2.0","method":"session/prompt","params":{"sessionId":"sess-001","prompt":[{"type":"text","text":5}]},"id":2}'  # noqa: E501
 
 # What each message is; session/update is received by a client, the rest by an agent.
 KINDS = ["initialize", "session/new", "session/update", "session/prompt"]
@@ -86,6 +90,9 @@ def main(adapter: Adapter) -> None:
     failed = 0
     if mode == "messages":
         print("\n".join([*MESSAGES, token_message(tokens)]))
+        return
+    if mode == "reject":
+        print(_line(status="ok", mode=mode, refused=not decode("session/prompt", INVALID_PROMPT)), flush=True)
         return
     if mode == "cold-start":
         start = now()

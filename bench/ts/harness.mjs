@@ -3,7 +3,7 @@
 // JSON report. An adapter supplies `decode(kind, line)` and two encoders; the
 // loops, the clock and the output are this file's, as in the Rust harness.
 //
-//   node <adapter>.mjs --mode cold-start|roundtrip|throughput|codec|tokens|messages
+//   node <adapter>.mjs --mode cold-start|roundtrip|throughput|codec|tokens|messages|reject
 //                      [--count N] [--tokens T] [--warmup W]
 //
 // Lines are JavaScript strings, as in the seed's TypeScript program: the step from
@@ -15,6 +15,10 @@ export const MESSAGES = [
   '{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"sess-001","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"Hello, this is a test message."}}}}',
   '{"jsonrpc":"2.0","method":"session/prompt","params":{"sessionId":"sess-001","prompt":[{"type":"text","text":"What is 2+2?"}]},"id":2}',
 ];
+
+// A session/prompt whose text is a number: valid JSON-RPC, invalid ACP. `--mode
+// reject` says whether the adapter refuses it (a validating one must).
+export const INVALID_PROMPT = '{"jsonrpc":"2.0","method":"session/prompt","params":{"sessionId":"sess-001","prompt":[{"type":"text","text":5}]},"id":2}';
 
 // What each message is; session/update is received by a client, the rest by an agent.
 export const KINDS = ["initialize", "session/new", "session/update", "session/prompt"];
@@ -66,6 +70,9 @@ export function main(adapter) {
   switch (mode) {
     case "messages":
       line = [...MESSAGES, tokenMessage(tokens)].join("\n");
+      break;
+    case "reject":
+      line = JSON.stringify({ status: "ok", mode, refused: !adapter.decode("session/prompt", INVALID_PROMPT) });
       break;
     case "cold-start": {
       const start = now();

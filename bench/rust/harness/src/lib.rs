@@ -6,13 +6,14 @@
 //! code for all of them, so the numbers differ only by what the adapters do.
 //!
 //! ```text
-//! <adapter> --mode cold-start|roundtrip|throughput|codec|tokens|messages
+//! <adapter> --mode cold-start|roundtrip|throughput|codec|tokens|messages|reject
 //!           [--count N] [--tokens T] [--warmup W]
 //! ```
 //!
 //! `--warmup W` runs W untimed iterations of the same loop first (the in-loop view;
 //! the seed ran none). `messages` prints the input lines, so the runner can check that
-//! every adapter decodes the same bytes.
+//! every adapter decodes the same bytes; `reject` decodes [`INVALID_PROMPT`] and says
+//! whether it was refused.
 
 use std::hint::black_box;
 use std::io::Write;
@@ -25,6 +26,11 @@ pub const MESSAGES: [&str; 4] = [
     r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"sess-001","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"Hello, this is a test message."}}}}"#,
     r#"{"jsonrpc":"2.0","method":"session/prompt","params":{"sessionId":"sess-001","prompt":[{"type":"text","text":"What is 2+2?"}]},"id":2}"#,
 ];
+
+/// A `session/prompt` whose text block's `text` is a number: valid JSON and a valid
+/// JSON-RPC request, invalid ACP. `--mode reject` says whether an adapter refuses it
+/// (every validating adapter must; a raw parse cannot).
+pub const INVALID_PROMPT: &str = r#"{"jsonrpc":"2.0","method":"session/prompt","params":{"sessionId":"sess-001","prompt":[{"type":"text","text":5}]},"id":2}"#;
 
 /// What each of [`MESSAGES`] is, which also says who receives it.
 pub const KINDS: [Kind; 4] = [Kind::Initialize, Kind::SessionNew, Kind::SessionUpdate, Kind::SessionPrompt];
@@ -149,6 +155,10 @@ pub fn run<A: Adapter>(adapter: &mut A, args: &Args) -> Result<Report, String> {
             }
             text.push_str(&token_message(args.tokens));
             Ok(Report { line: text, failed: 0 })
+        }
+        "reject" => {
+            let refused = !adapter.decode(Kind::SessionPrompt, INVALID_PROMPT.as_bytes());
+            Ok(Report { line: format!(r#"{{"status":"ok","mode":"reject","refused":{refused}}}"#), failed: 0 })
         }
         "cold-start" => {
             let start = Instant::now();
