@@ -24,6 +24,11 @@ MODE_TITLES = {
     "codec": "codec, 10,000 iterations (decode + encode = 20,000 ops)",
     "tokens": "tokens, 10,000 messages x 100 tokens (decode only)",
 }
+LOOP_TITLES = {
+    "throughput": "throughput (decode only)",
+    "codec": "codec (decode + encode, 2 ops per iteration)",
+    "tokens": "tokens, messages of 100 tokens (decode only)",
+}
 PER = {"throughput": ("message", 1000), "codec": ("op", 20000), "tokens": ("message", 10000)}
 COLORS = {"Rust": "#b7410e", "TypeScript": "#3178c6", "Python": "#3b7d3b"}
 
@@ -81,10 +86,10 @@ def baseline_of(results: dict, language: str) -> str | None:
 
 
 def per_op(results: dict, view: str, mode: str, impl_id: str) -> dict:
-    """In-loop nanoseconds per item of `mode` for one implementation."""
-    _, items = PER[mode]
-    samples = results[view]["cases"][mode][impl_id]["elapsed_ns"]
-    return stats([ns / items for ns in samples])
+    """In-loop nanoseconds per item (message or op) of `mode` for one implementation."""
+    slot = results[view]["cases"][mode][impl_id]
+    items = slot.get("items", PER[mode][1])
+    return stats([ns / items for ns in slot["elapsed_ns"]])
 
 
 def headline(results: dict) -> list[dict]:
@@ -106,16 +111,16 @@ def headline(results: dict) -> list[dict]:
 
     if "official-rust" in ids:
         r = loop("codec", "official-rust") / loop("codec", ours)
-        add("codec loop: agentproto vs official Rust SDK (in-loop, warmed)", r, "≥ 3×", r >= 3)
+        add("codec loop, in-loop warmed: agentproto speed-up over the official Rust SDK", r, "≥ 3×", r >= 3)
         r = loop("throughput", "official-rust") / loop("throughput", ours)
-        add("decode loop (throughput): agentproto vs official Rust SDK", r, "—", None)
+        add("decode loop (throughput): agentproto speed-up over the official Rust SDK", r, "—", None)
     if "serde-value" in ids:
         r = loop("codec", "serde-value") / loop("codec", ours)
-        add("codec loop: agentproto vs raw serde_json Value", r, "> 1× (faster)", r > 1)
+        add("codec loop: agentproto speed relative to raw serde_json Value (> 1× = faster)", r, "> 1× (faster)", r > 1)
         r = loop("throughput", "serde-value") / loop("throughput", ours)
-        add("decode loop (throughput): agentproto vs raw serde_json Value", r, "> 1×", r > 1)
+        add("decode loop (throughput): agentproto speed relative to raw serde_json Value", r, "> 1×", r > 1)
         r = loop("tokens", "serde-value") / loop("tokens", ours)
-        add("tokens loop: agentproto vs raw serde_json Value", r, "≥ 1× (raw-parse speed)", r >= 1)
+        add("tokens loop: agentproto speed relative to raw serde_json Value", r, "≥ 1× (raw-parse speed)", r >= 1)
     cold = stats(results["whole_process"]["cases"]["cold-start"][ours]["first_line_ns"])
     met = cold["median"] <= 1e6
     add("cold start, spawn → first response line (agentproto)", cold["median"] / 1e6, "≤ 1 ms", met, "ms")
@@ -132,7 +137,7 @@ def headline(results: dict) -> list[dict]:
             theirs = pairs.get(f"{other}<-{other}")
             if theirs:
                 t = stats([r["msgs_per_sec"] for r in theirs["runs"]])["median"]
-                add(f"end to end, msgs/s: agentproto vs {ids[other]['label']}", m / t, "—", None)
+                add(f"end to end, messages/s: agentproto speed-up over the {ids[other]['label']}", m / t, "—", None)
     return rows
 
 
@@ -211,8 +216,8 @@ def tables(results: dict) -> list[dict]:
             "title": "Cold start: spawn → first response line on stdout",
             "note": (
                 "The adapter decodes `initialize` and writes its answer; the runner times from before "
-                "spawning to reading that line. Includes process creation and the runtime's start-up "
-                "(the raw serde_json adapter is the floor of this machine)."
+                "spawning to reading that line. Includes process creation and the runtime's start-up; "
+                "`echo`, run in the same rounds, is the spawn floor of the machine."
             ),
             "header": ["implementation", "median", "quartiles", "min–max", "whole process (median)"],
             "rows": rows,
@@ -252,11 +257,11 @@ def tables(results: dict) -> list[dict]:
         out.append(
             {
                 "id": f"loop-{mode}",
-                "title": f"In-loop time per {unit}: {MODE_TITLES[mode]}",
+                "title": f"In-loop time per {unit}: {LOOP_TITLES[mode]}",
                 "note": (
                     f"The adapter's own clock around the loop only (no start-up), per {unit}. Warmed: "
-                    f"median of {loop['runs']} runs, each after as many untimed iterations in the same process "
-                    "(quartiles shown). Cold: the seed's runs, no warm-up (JIT and caches cold). "
+                    f"median of {loop['runs']} runs of 10,000 iterations, each after as many untimed ones in the "
+                    "same process (quartiles shown). Cold: the seed's runs, no warm-up (JIT and caches cold). "
                     "Ratios are time ratios (> 1× = slower than the reference)."
                 ),
                 "header": [

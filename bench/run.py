@@ -87,18 +87,24 @@ class Failure(Exception):
 
 
 class Progress:
+    """One status line on stderr, rewritten in place on a terminal; elsewhere (CI, a log
+    file) a line per phase and at most one every 10 seconds."""
+
     def __init__(self) -> None:
         self.start = time.monotonic()
         self.tty = sys.stderr.isatty()
-        self.last = ""
+        self.phase = ""
+        self.printed = 0.0
 
     def __call__(self, text: str, done: bool = False) -> None:
         stamp = f"[{self.clock()}] "
         if self.tty:
             sys.stderr.write("\r\x1b[K" + stamp + text + ("\n" if done else ""))
-        elif done or text.split(":")[0] != self.last:
-            sys.stderr.write(stamp + text + "\n")
-            self.last = text.split(":")[0]
+        else:
+            phase = text.split(":")[0]
+            if done or phase != self.phase or time.monotonic() - self.printed >= 10:
+                sys.stderr.write(stamp + text + "\n")
+                self.phase, self.printed = phase, time.monotonic()
         sys.stderr.flush()
 
     def clock(self) -> str:
@@ -311,8 +317,9 @@ def rotate(items: list, k: int) -> list:
 
 def seed_view(impls: list[dict], profile: str, plan: dict, progress: Progress, steady: bool) -> dict:
     """Seed 000's matrix, implementations interleaved and their order rotated each round.
-    Whole-process view: no in-process warm-up. In-loop view (`steady`): the same loops
-    after as many untimed iterations, only the in-loop time is used."""
+    Whole-process view: the seed's command lines, no in-process warm-up. In-loop view
+    (`steady`): the same loops with at least 10,000 iterations after as many untimed
+    ones; only the in-loop time is used."""
     cases = [c for c in SEED_CASES if not steady or "items" in c]
     warmup, runs = (plan["steady_warmup"], plan["steady_runs"]) if steady else (plan["warmup"], plan["runs"])
     data = {c["id"]: {i["id"]: {"wall_ns": [], "first_line_ns": [], "elapsed_ns": []} for i in impls} for c in cases}
@@ -323,9 +330,10 @@ def seed_view(impls: list[dict], profile: str, plan: dict, progress: Progress, s
         measured = round_no >= warmup
         for case in rotate(cases, round_no):
             args = list(case["args"])
-            if steady:
-                count = args[args.index("--count") + 1]
-                args += ["--warmup", count]
+            if steady:  # at least 10,000 iterations, after as many untimed ones
+                at = args.index("--count") + 1
+                args[at] = str(max(int(args[at]), 10000))
+                args += ["--warmup", args[at]]
             for impl in rotate(impls, round_no):
                 step += 1
                 label = "warm-up" if not measured else f"run {round_no - warmup + 1}/{runs}"
@@ -344,6 +352,7 @@ def seed_view(impls: list[dict], profile: str, plan: dict, progress: Progress, s
                     slot["wall_ns"].append(result["wall_ns"])
                     slot["first_line_ns"].append(result["first_line_ns"])
                     slot["elapsed_ns"].append(line["elapsed_ns"])
+                    slot["items"] = line.get("count") or line.get("ops") or line.get("messages") or 1
     progress(f"{view}: done ({runs} runs after {warmup} warm-up rounds)", done=True)
     return {"warmup_rounds": warmup, "runs": runs, "in_process_warmup": steady, "cases": data}
 
