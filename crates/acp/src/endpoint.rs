@@ -16,6 +16,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::gates::{self, Gate};
 use crate::role::{check_outgoing, AcpError, AcpEvent, AcpOptions, Context, Protocol};
+use crate::sessions::{may_name_unseen_session, session_effect, SessionEffect};
 use crate::{NotificationMethod, RequestMethod};
 
 /// Which role this side plays.
@@ -238,17 +239,11 @@ impl<S: Protocol> Shared<S> {
             }
         }
         if let Some(session) = session {
-            if !self.session_needs_no_record(method) && !self.knows_session(session) {
+            if !may_name_unseen_session(method) && !self.knows_session(session) {
                 return Some(unknown_session(session));
             }
         }
         None
-    }
-
-    /// Methods that may name a session this connection has not seen: they load,
-    /// resume or delete one that may have been created on another connection.
-    fn session_needs_no_record(&self, method: &str) -> bool {
-        matches!(method, "session/load" | "session/resume" | "session/delete" | "session/fork")
     }
 
     fn incoming_gates(&self) -> &'static [Gate] {
@@ -346,18 +341,8 @@ impl<S: Protocol> Shared<S> {
                 }
             }
             AnswerEffect::Session(effect, params_session) => {
-                if agentproto_codec::decode::<M::Result>(text, "$.result").is_err() {
-                    return;
-                }
-                let session = match effect {
-                    SessionEffect::CreatedByResult => result_session(text),
-                    _ => params_session,
-                };
-                if let Some(session) = session {
-                    match effect {
-                        SessionEffect::Removed => self.remove_session(&session),
-                        _ => self.add_session(&session),
-                    }
+                if agentproto_codec::decode::<M::Result>(text, "$.result").is_ok() {
+                    self.apply_session_effect(effect, params_session, text);
                 }
             }
         }
@@ -426,6 +411,16 @@ impl<S: Protocol> Shared<S> {
         Ok(())
     }
 
+    /// Applies the session effect of a successful request (either side's).
+    fn apply_session_effect(&self, effect: SessionEffect, params_session: Option<String>, result: &str) {
+        if let Some(session) = effect.session(params_session, || result_session(result)) {
+            match effect {
+                SessionEffect::Removed => self.remove_session(&session),
+                SessionEffect::CreatedByResult | SessionEffect::OpenedByParams => self.add_session(&session),
+            }
+        }
+    }
+
     /// A handler context for a message of this connection.
     pub(crate) fn context<P>(&self, peer: P, rpc: Option<RequestContext>, token: CancellationToken) -> Context<P> {
         Context {
@@ -460,38 +455,10 @@ fn answered_version(result: &str) -> Option<i64> {
     members.get("protocolVersion").and_then(|v| serde_json::from_str::<i64>(v.get()).ok())
 }
 
-/// How a successful call changes the set of known sessions.
-#[derive(Debug, Clone, Copy)]
-enum SessionEffect {
-    /// The result names a new session (`sessionId`).
-    CreatedByResult,
-    /// The params name the session that is now open.
-    OpenedByParams,
-    /// The params name a session that is gone.
-    Removed,
-}
-
-fn session_effect(method: &str) -> Option<SessionEffect> {
-    match method {
-        "session/new" | "session/fork" => Some(SessionEffect::CreatedByResult),
-        "session/load" | "session/resume" => Some(SessionEffect::OpenedByParams),
-        "session/close" | "session/delete" => Some(SessionEffect::Removed),
-        _ => None,
-    }
-}
-
 /// Records the session effect of a request this side handled successfully.
 pub(crate) fn track_handled<S: Protocol>(shared: &Shared<S>, method: &str, params: Option<&str>, result: &str) {
-    let Some(effect) = session_effect(method) else { return };
-    let session = match effect {
-        SessionEffect::CreatedByResult => result_session(result),
-        _ => params.and_then(|p| string_field(p, "sessionId")),
-    };
-    if let Some(session) = session {
-        match effect {
-            SessionEffect::Removed => shared.remove_session(&session),
-            _ => shared.add_session(&session),
-        }
+    if let Some(effect) = session_effect(method) {
+        shared.apply_session_effect(effect, params.and_then(|p| string_field(p, "sessionId")), result);
     }
 }
 

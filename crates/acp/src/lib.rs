@@ -226,6 +226,7 @@ mod gates;
 pub use gates::missing_capability;
 pub mod receive;
 mod role;
+pub mod sessions;
 
 pub use agent::ClientConnection;
 pub use client::{AgentConnection, AgentProcess};

@@ -10,6 +10,7 @@
 use std::collections::{HashMap, HashSet};
 
 use agentproto_acp::receive::{classify, AgentV1, CallFailure, ClientV1, Finding as Refusal, Incoming, Role};
+use agentproto_acp::sessions::{may_name_unseen_session, session_effect, SessionEffect};
 use agentproto_acp::v1::{
     self, AgentNotification, AgentResponse, ClientResponse, RequestPermissionOutcome, SessionUpdate, StopReason,
 };
@@ -65,12 +66,6 @@ struct Session {
     tool_calls: HashSet<String>,
     /// Unanswered permission requests: id → cancelled while pending.
     permissions: HashMap<RequestId, bool>,
-}
-
-/// Methods that may name a session this connection has not seen (they open or
-/// remove one that may have been created on another connection).
-fn opens_unknown_session(method: &str) -> bool {
-    matches!(method, "session/load" | "session/resume" | "session/delete" | "session/fork")
 }
 
 /// What the monitor needs to know from a decoded payload, beyond its method and session.
@@ -377,8 +372,8 @@ impl AcpMonitor {
             }
             if let Some(session) = &session {
                 if !self.sessions.contains_key(session) {
-                    if opens_unknown_session(method) {
-                        opened_session = matches!(method, "session/load" | "session/resume");
+                    if may_name_unseen_session(method) {
+                        opened_session = session_effect(method) == Some(SessionEffect::OpenedByParams);
                         if opened_session {
                             // Updates replaying the session's history may arrive before the answer.
                             self.sessions.insert(session.clone(), Session::default());
@@ -504,16 +499,20 @@ impl AcpMonitor {
                 self.agent_caps = member(line, &["result", "agentCapabilities"]);
             }
             ("initialize", Err(_)) => self.phase = Phase::Fresh,
-            ("session/close" | "session/delete", Ok(_)) => {
-                if let Some(session) = session {
-                    self.sessions.remove(session);
+            (method, Ok(payload)) => match session_effect(method) {
+                Some(SessionEffect::CreatedByResult) => {
+                    if let Some(created) = payload.created_session() {
+                        self.sessions.entry(created.to_owned()).or_default();
+                    }
                 }
-            }
-            (_, Ok(payload)) => {
-                if let Some(created) = payload.created_session() {
-                    self.sessions.entry(created.to_owned()).or_default();
+                Some(SessionEffect::Removed) => {
+                    if let Some(session) = session {
+                        self.sessions.remove(session);
+                    }
                 }
-            }
+                // Opened when the request was seen, so that replayed history counts.
+                Some(SessionEffect::OpenedByParams) | None => {}
+            },
             (_, Err(_)) => self.forget_failed_open(&call),
         }
         let Some(state) = session.and_then(|s| self.sessions.get_mut(s)) else { return };
