@@ -1,0 +1,1 @@
+//! Push notifications: the outbox worker, its retry policy and the SSRF guard.

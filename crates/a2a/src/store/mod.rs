@@ -1,0 +1,208 @@
+//! Where tasks, their event logs, push configurations, the push outbox and
+//! idempotency keys live.
+//!
+//! The store never parses protocol JSON: a task is kept as its ProtoJSON bytes next to
+//! the few columns the store must index or order by (tenant, id, context, state, status
+//! timestamp), and an event is an opaque body with a per-task sequence number. The
+//! typed layer above (`crate::tasks`) encodes and decodes. This keeps one store
+//! implementation per backend (memory, SQLite, PostgreSQL later) small, and lets
+//! several server processes share one database: every write that changes a task is one
+//! [`Store::commit`], which also appends the task's events and queues their push
+//! deliveries in the same transaction, with optimistic concurrency on the task version.
+
+use std::future::Future;
+use std::pin::Pin;
+
+pub mod memory;
+pub mod sqlite;
+
+/// A boxed future, so that `Arc<dyn Store>` works.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// A task's identity: the tenant it belongs to (`""` for the default tenant) and its id.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct TaskKey {
+    pub tenant: String,
+    pub id: String,
+}
+
+impl TaskKey {
+    pub fn new(tenant: impl Into<String>, id: impl Into<String>) -> Self {
+        TaskKey { tenant: tenant.into(), id: id.into() }
+    }
+}
+
+/// One task as stored.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaskRecord {
+    pub key: TaskKey,
+    pub context_id: String,
+    /// The proto enum name of the current state (`TASK_STATE_WORKING`).
+    pub state: String,
+    /// Whether `state` is terminal; terminal tasks are the only ones a store may evict.
+    pub terminal: bool,
+    /// The status timestamp in milliseconds since the Unix epoch: the list order.
+    pub status_ts_ms: i64,
+    /// Incremented by every commit; the first commit stores version 1.
+    pub version: u64,
+    /// The ProtoJSON bytes of the whole task (history and artifacts included).
+    pub body: Vec<u8>,
+}
+
+/// One event of a task's log.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EventRecord {
+    /// Per task, starting at 1, strictly increasing with no reuse.
+    pub seq: u64,
+    /// The ProtoJSON bytes of one `StreamResponse`.
+    pub body: Vec<u8>,
+    /// The last event of the task: a subscriber's stream ends after it.
+    pub last: bool,
+}
+
+/// A change to one task: its new record and the events it produces.
+#[derive(Debug, Clone)]
+pub struct Commit {
+    /// The new record. Its `version` field is ignored: the store assigns it.
+    pub task: TaskRecord,
+    /// `None`: the task must not exist yet (create). `Some(v)`: the stored version must
+    /// be `v` (update), otherwise [`StoreError::Conflict`].
+    pub expected_version: Option<u64>,
+    /// Event bodies (`StreamResponse` ProtoJSON) and whether each is the last one.
+    pub events: Vec<(Vec<u8>, bool)>,
+    /// Queue a push delivery of each event for every push config of the task.
+    pub push: bool,
+}
+
+/// What a commit stored.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Committed {
+    pub version: u64,
+    /// The sequence number given to each event, in order.
+    pub events: Vec<EventRecord>,
+}
+
+/// A page of a task's log.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EventPage {
+    pub events: Vec<EventRecord>,
+    /// The lowest sequence number still held (0 when the log is empty). When it is
+    /// greater than `after + 1`, events were evicted and the reader has a gap.
+    pub first_held: u64,
+    /// The highest sequence number written so far (0 when none).
+    pub last_written: u64,
+}
+
+/// The filter and page of `ListTasks`. Order: status timestamp descending, then id
+/// descending; the cursor is the `(status_ts_ms, id)` of the last task of the previous
+/// page, and the page holds the tasks strictly after it in that order.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ListQuery {
+    pub context_id: Option<String>,
+    pub state: Option<String>,
+    /// Only tasks whose status timestamp is at or after this instant (ms).
+    pub status_after_ms: Option<i64>,
+    pub page_size: usize,
+    pub after: Option<(i64, String)>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ListPage {
+    pub tasks: Vec<TaskRecord>,
+    /// How many tasks match the filter, counted before paging.
+    pub total_size: u64,
+    /// The cursor of the next page, `None` on the last page.
+    pub next: Option<(i64, String)>,
+}
+
+/// A push configuration as stored: the ProtoJSON bytes of one
+/// `TaskPushNotificationConfig` (with its assigned `id`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PushConfigRecord {
+    pub task: TaskKey,
+    pub id: String,
+    pub body: Vec<u8>,
+}
+
+/// One queued push delivery: an event to POST to one config's URL.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Delivery {
+    pub id: i64,
+    pub task: TaskKey,
+    pub config_id: String,
+    /// The config's bytes at the time the delivery was claimed.
+    pub config: Vec<u8>,
+    pub seq: u64,
+    pub event: Vec<u8>,
+    /// Attempts made before this one.
+    pub attempts: u32,
+}
+
+/// A delivery that was given up on.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeadLetter {
+    pub delivery: Delivery,
+    pub error: String,
+    pub at_ms: i64,
+}
+
+/// The outcome of claiming an idempotency key.
+#[derive(Debug, Clone, PartialEq)]
+pub enum IdempotencyClaim {
+    /// The key was free and is now held by the caller.
+    Claimed,
+    /// The key was claimed before, for a request with this fingerprint; `result` is the
+    /// stored response once the first request finished (`None` while it runs).
+    Seen { fingerprint: String, result: Option<Vec<u8>> },
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("task {0:?} already exists")]
+    Exists(TaskKey),
+    #[error("task {0:?} not found")]
+    NotFound(TaskKey),
+    #[error("task {key:?} changed concurrently (expected version {expected}, found {found})")]
+    Conflict { key: TaskKey, expected: u64, found: u64 },
+    #[error("store backend: {0}")]
+    Backend(String),
+}
+
+/// Everything a server keeps. Implementations must be safe to share between tasks and,
+/// for database backends, between processes.
+pub trait Store: Send + Sync + 'static {
+    /// Applies one change atomically: the task record, its events and their queued push
+    /// deliveries.
+    fn commit(&self, commit: Commit) -> BoxFuture<'_, Result<Committed, StoreError>>;
+    fn get_task(&self, key: &TaskKey) -> BoxFuture<'_, Result<Option<TaskRecord>, StoreError>>;
+    fn list_tasks(&self, tenant: &str, query: ListQuery) -> BoxFuture<'_, Result<ListPage, StoreError>>;
+    /// Events with `seq > after`, at most `limit` of them, in order.
+    fn read_events(&self, key: &TaskKey, after: u64, limit: usize) -> BoxFuture<'_, Result<EventPage, StoreError>>;
+
+    /// Inserts or replaces a push config.
+    fn put_push_config(&self, config: PushConfigRecord) -> BoxFuture<'_, Result<(), StoreError>>;
+    fn get_push_config(&self, task: &TaskKey, id: &str) -> BoxFuture<'_, Result<Option<PushConfigRecord>, StoreError>>;
+    /// Configs of a task ordered by id, those with `id > after`, at most `limit`.
+    fn list_push_configs(&self, task: &TaskKey, after: Option<&str>, limit: usize) -> BoxFuture<'_, Result<Vec<PushConfigRecord>, StoreError>>;
+    /// Returns whether a config was removed.
+    fn delete_push_config(&self, task: &TaskKey, id: &str) -> BoxFuture<'_, Result<bool, StoreError>>;
+
+    /// Takes up to `limit` deliveries due at `now_ms`, hiding them from other claimers for
+    /// `lease_ms` (a crashed worker's deliveries come back when the lease ends).
+    fn claim_deliveries(&self, now_ms: i64, lease_ms: i64, limit: usize) -> BoxFuture<'_, Result<Vec<Delivery>, StoreError>>;
+    fn delivery_done(&self, id: i64) -> BoxFuture<'_, Result<(), StoreError>>;
+    /// Records a failed attempt; the delivery is due again at `retry_at_ms`.
+    fn delivery_retry(&self, id: i64, retry_at_ms: i64, error: &str) -> BoxFuture<'_, Result<(), StoreError>>;
+    /// Moves a delivery to the dead letters.
+    fn delivery_dead(&self, id: i64, at_ms: i64, error: &str) -> BoxFuture<'_, Result<(), StoreError>>;
+    fn dead_letters(&self, limit: usize) -> BoxFuture<'_, Result<Vec<DeadLetter>, StoreError>>;
+    /// The earliest instant a queued delivery is due, if any (for the worker's sleep).
+    fn next_delivery_due(&self) -> BoxFuture<'_, Result<Option<i64>, StoreError>>;
+
+    /// Atomically claims `(tenant, key)` for a request with `fingerprint`.
+    fn claim_idempotency(&self, tenant: &str, key: &str, fingerprint: &str, now_ms: i64) -> BoxFuture<'_, Result<IdempotencyClaim, StoreError>>;
+    /// Stores the response of the request that claimed the key.
+    fn complete_idempotency(&self, tenant: &str, key: &str, result: Vec<u8>) -> BoxFuture<'_, Result<(), StoreError>>;
+    /// Frees a claim whose request failed before it created anything.
+    fn release_idempotency(&self, tenant: &str, key: &str) -> BoxFuture<'_, Result<(), StoreError>>;
+}

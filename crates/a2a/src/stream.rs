@@ -1,0 +1,1 @@
+//! Live fan-out of task events with replay from the log.
