@@ -15,7 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from . import acp, rust
+from . import acp, proto, rust, rust_a2a
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -25,6 +25,11 @@ ACP_SURFACES = [
     ("acp/v1/schema.unstable.json", "acp/v1/meta.unstable.json", "v1", "unstable", "crates/acp/src/generated/v1_unstable.rs"),
     ("acp/v2/schema.json", "acp/v2/meta.json", "v2", "stable", "crates/acp/src/generated/v2.rs"),
     ("acp/v2/schema.unstable.json", "acp/v2/meta.unstable.json", "v2", "unstable", "crates/acp/src/generated/v2_unstable.rs"),
+]
+
+# (proto file, output)
+A2A_SURFACES = [
+    ("a2a/v1.0/a2a.proto", "crates/a2a/src/generated/v1.rs"),
 ]
 
 
@@ -66,6 +71,9 @@ def generate(hashes: dict[str, str]) -> dict[str, str]:
         stable = None if surface == "stable" else stable_method_names(f"acp/{version}/meta.json")
         spec = acp.read_spec(str(ROOT / "spec" / schema), str(ROOT / "spec" / meta), hashes[schema], version, surface, stable)
         outputs[out] = rustfmt(rust.emit(spec))
+    for source, out in A2A_SURFACES:
+        pspec = proto.read_proto(str(ROOT / "spec" / source), source, hashes[source])
+        outputs[out] = rustfmt(rust_a2a.emit(pspec))
     return outputs
 
 

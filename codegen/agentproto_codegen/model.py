@@ -29,7 +29,7 @@ from typing import Any, Literal, Union as U
 # ---------------------------------------------------------------------------
 # Type references
 
-Prim = Literal["string", "bool", "i16", "i32", "i64", "u16", "u32", "u64", "f64"]
+Prim = Literal["string", "bool", "i16", "i32", "i64", "u16", "u32", "u64", "f64", "bytes", "timestamp"]
 
 
 @dataclass(frozen=True)
@@ -85,6 +85,8 @@ class Field:
     default_on_null: bool = False  # x-deserialize-default-on-null: `null` reads as absent/empty
     min_length: int | None = None  # minLength of a string
     min_items: int | None = None  # minItems of an array
+    aliases: list[str] = field(default_factory=list)  # other keys accepted on input (proto names)
+    omit_default: bool = False  # not written when it holds its default (proto3 implicit presence)
 
 
 @dataclass
@@ -98,7 +100,8 @@ class Variant:
 @dataclass
 class Union:
     name: str
-    strategy: Literal["tagged", "untagged"]
+    # "keyed": a protobuf oneof on its own, told apart by which member key is present.
+    strategy: Literal["tagged", "untagged", "keyed"]
     variants: list[Variant]
     tag_field: str | None = None
     open: bool = False  # an unknown tag is legal (kept without a warning)
@@ -108,6 +111,18 @@ class Union:
     # An unknown tag is first tried as the default variant (only where the schema
     # says so in prose; see acp.UNKNOWN_TAG_TO_DEFAULT).
     unknown_to_default: bool = False
+    aliases: dict[str, str] = field(default_factory=dict)  # keyed: member key -> other accepted key
+
+
+@dataclass
+class Oneof:
+    """A protobuf oneof inside a message: at most one of ``members`` may be present,
+    and the member key that is present says which."""
+
+    name: str
+    type_name: str  # the name of the generated choice type
+    members: list[Field]
+    doc: str = ""
 
 
 @dataclass
@@ -117,6 +132,7 @@ class Struct:
     flatten: str | None = None  # name of a Union flattened into this object
     doc: str = ""
     decl: str = "struct"
+    oneofs: list[Oneof] = field(default_factory=list)
 
 
 @dataclass
@@ -127,6 +143,7 @@ class Enum:
     doc: str = ""
     value_docs: list[str] = field(default_factory=list)
     decl: str = "enum"
+    strip_prefix: str = ""  # dropped from values to name variants (proto's `TASK_STATE_`)
 
 
 @dataclass

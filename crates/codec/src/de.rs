@@ -101,6 +101,17 @@ pub fn missing<E: de::Error>(key: &'static str) -> E {
     err(&format!("missing field `{key}`"))
 }
 
+/// The error for a second member of a protobuf `oneof` (the path is the second key).
+pub fn one_of_twice<E: de::Error>(first: &str, second: &'static str) -> E {
+    path::push(Seg::Key(second));
+    err(&format!("`{first}` and `{second}` are members of one oneof: at most one may be present"))
+}
+
+/// The error for an object that holds none of a required `oneof`'s members.
+pub fn missing_one_of<E: de::Error>(keys: &'static str) -> E {
+    err(&format!("missing field: expected one of {keys}"))
+}
+
 /// Decodes a member annotated `x-deserialize-default-on-null`: `null` gives `None`
 /// and a warning; the caller substitutes the empty value or absence.
 pub fn field_default_on_null<'de, A: MapAccess<'de>, T: Deserialize<'de>>(
@@ -296,6 +307,11 @@ impl<T> Default for OrderedMap<T> {
 }
 
 impl<T> OrderedMap<T> {
+    /// Whether the map has no entries.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
     /// The value under `key`, if any.
     pub fn get(&self, key: &str) -> Option<&T> {
         self.0.iter().find(|(k, _)| k == key).map(|(_, v)| v)

@@ -1,0 +1,3 @@
+//! Code generated from `spec/a2a/`: see `codegen/agentproto_codegen/proto.py`.
+
+pub mod v1;

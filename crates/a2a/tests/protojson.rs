@@ -1,0 +1,79 @@
+//! The generated ProtoJSON codecs: presence rules, oneofs by member, aliases, enums,
+//! scalars and error paths.
+
+use agentproto_a2a::v1::{Operation, Part, PartContent, Request, SendMessageRequest, StreamResponse, Task, TaskState};
+use agentproto_codec::decode_slice;
+
+fn decode<T: for<'a> serde::Deserialize<'a>>(json: &str) -> Result<T, String> {
+    decode_slice::<T>(json.as_bytes(), "$.params").map(|d| d.value).map_err(|e| e.to_string())
+}
+
+#[test]
+fn a_send_message_request_decodes_and_re_encodes_canonically() {
+    let json = r#"{"message":{"message_id":"m-1","role":"ROLE_USER","parts":[{"text":"hi","media_type":"text/plain"},{"raw":"dGNr","filename":"a.txt"},{"data":{"k":[1,null]}}],"unknown":1},"configuration":{"historyLength":0,"return_immediately":true}}"#;
+    let req: SendMessageRequest = decode(json).unwrap();
+    assert_eq!(req.message.message_id, "m-1");
+    assert_eq!(req.message.parts[1].content, PartContent::Raw(b"tck".to_vec().into()));
+    let cfg = req.configuration.as_ref().unwrap();
+    assert_eq!(cfg.history_length, Some(0));
+    assert!(cfg.return_immediately);
+    let out = serde_json::to_string(&req).unwrap();
+    assert_eq!(
+        out,
+        r#"{"message":{"messageId":"m-1","role":"ROLE_USER","parts":[{"mediaType":"text/plain","text":"hi"},{"filename":"a.txt","raw":"dGNr"},{"data":{"k":[1,null]}}]},"configuration":{"historyLength":0,"returnImmediately":true}}"#
+    );
+    let again: SendMessageRequest = decode(&out).unwrap();
+    assert_eq!(again, req);
+}
+
+#[test]
+fn errors_name_the_path_and_what_was_expected() {
+    let cases = [
+        (r#"{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"a","url":"b"}]}}"#, "$.params.message.parts[0].url", "at most one"),
+        (r#"{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"filename":"x"}]}}"#, "$.params.message.parts[0]", "expected one of `text`"),
+        (r#"{"message":{"messageId":"m","role":"ROLE_UNSPECIFIED","parts":[{"text":"a"}]}}"#, "$.params.message.role", "ROLE_UNSPECIFIED"),
+        (r#"{"message":{"messageId":"m","role":"ROLE_USER","parts":[]}}"#, "$.params.message.parts", "at least 1"),
+        (r#"{"message":{"role":"ROLE_USER","parts":[{"text":"a"}]}}"#, "$.params.message", "messageId"),
+        (r#"{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"raw":"@@"}]}}"#, "$.params.message.parts[0].raw", "base64"),
+        (r#"{"message":{"messageId":"m","messageId":"n","role":"ROLE_USER","parts":[{"text":"a"}]}}"#, "$.params.message.messageId", "duplicate"),
+        (r#"{"message":{"messageId":"m","message_id":"n","role":"ROLE_USER","parts":[{"text":"a"}]}}"#, "$.params.message.messageId", "duplicate"),
+    ];
+    for (json, path, what) in cases {
+        let err = decode::<SendMessageRequest>(json).unwrap_err();
+        assert!(err.contains(path) && err.contains(what), "{json}\n  -> {err}");
+    }
+}
+
+#[test]
+fn stream_responses_are_chosen_by_member() {
+    let ev: StreamResponse = decode(r#"{"status_update":{"taskId":"t","contextId":"c","status":{"state":"TASK_STATE_WORKING","timestamp":"2026-11-21T10:00:00Z"}}}"#).unwrap();
+    let StreamResponse::StatusUpdate(u) = &ev else { panic!("{ev:?}") };
+    assert_eq!(u.status.state, TaskState::Working);
+    assert_eq!(
+        serde_json::to_string(&ev).unwrap(),
+        r#"{"statusUpdate":{"taskId":"t","contextId":"c","status":{"state":"TASK_STATE_WORKING","timestamp":"2026-11-21T10:00:00.000Z"}}}"#
+    );
+    assert!(decode::<StreamResponse>(r#"{"task":{"id":"t","status":{"state":"TASK_STATE_COMPLETED"}},"message":{}}"#).unwrap_err().contains("at most one"));
+    assert!(decode::<StreamResponse>("{}").unwrap_err().contains("expected one of"));
+}
+
+#[test]
+fn implicit_presence_fields_are_omitted_at_their_zero_value() {
+    let t: Task = decode(r#"{"id":"t","contextId":"","status":{"state":"TASK_STATE_SUBMITTED"},"artifacts":[],"history":[]}"#).unwrap();
+    assert_eq!(serde_json::to_string(&t).unwrap(), r#"{"id":"t","status":{"state":"TASK_STATE_SUBMITTED"}}"#);
+    let p = Part::new(PartContent::Text("x".into()));
+    assert_eq!(serde_json::to_string(&p).unwrap(), r#"{"text":"x"}"#);
+}
+
+#[test]
+fn the_operation_table_follows_the_proto() {
+    assert_eq!(Operation::ALL.len(), 11);
+    assert_eq!(Operation::from_name("SendStreamingMessage"), Some(Operation::SendStreamingMessage));
+    assert!(Operation::SubscribeToTask.streaming());
+    assert_eq!(Operation::GetTask.http()[0].path, "/tasks/{id}");
+    assert_eq!(Operation::GetTask.http()[1].path, "/{tenant}/tasks/{id}");
+    let q: Vec<&str> = Operation::ListTasks.query_fields().iter().map(|(k, _)| *k).collect();
+    assert!(q.contains(&"pageSize") && q.contains(&"statusTimestampAfter") && !q.contains(&"tenant") || q.contains(&"tenant"));
+    let r = Request::decode(Operation::GetTask, br#"{"id":"t-1","historyLength":2}"#, "$.params").unwrap().value;
+    assert_eq!(r.operation(), Operation::GetTask);
+}
