@@ -120,6 +120,14 @@ class A2aEmitter(rust.Emitter):
             self.w(f"            Request::{r.name}(_) => Operation::{r.name},")
         self.w("        }")
         self.w("    }")
+        if all(any(f.wire == "tenant" for f in self.decls[r.request].fields) for r in rpcs):  # type: ignore[union-attr]
+            self.w("    /// The request's `tenant` field (every A2A request has one).")
+            self.w("    pub fn tenant(&self) -> &str {")
+            self.w("        match self {")
+            for r in rpcs:
+                self.w(f"            Request::{r.name}(r) => &r.tenant,")
+            self.w("        }")
+            self.w("    }")
         self.w("    /// Decodes the request of `op` from its ProtoJSON bytes; paths in errors start at `root`.")
         self.w("    pub fn decode(op: Operation, json: &[u8], root: &'static str) -> Result<Decoded<Request>, DecodeError> {")
         self.w("        Ok(match op {")

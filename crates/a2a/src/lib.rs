@@ -2,11 +2,16 @@
 //! with resumable streams and a push outbox, and a client.
 
 pub mod client;
+pub mod demo;
+pub mod errors;
+pub mod executor;
 pub mod generated;
 mod protojson;
 pub mod push;
+pub mod server;
 pub mod store;
 pub mod stream;
+pub mod tasks;
 
 pub use generated::v1;
 pub use protojson::{Bytes, Timestamp};

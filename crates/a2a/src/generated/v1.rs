@@ -5459,6 +5459,22 @@ impl Request {
             Request::DeleteTaskPushNotificationConfig(_) => Operation::DeleteTaskPushNotificationConfig,
         }
     }
+    /// The request's `tenant` field (every A2A request has one).
+    pub fn tenant(&self) -> &str {
+        match self {
+            Request::SendMessage(r) => &r.tenant,
+            Request::SendStreamingMessage(r) => &r.tenant,
+            Request::GetTask(r) => &r.tenant,
+            Request::ListTasks(r) => &r.tenant,
+            Request::CancelTask(r) => &r.tenant,
+            Request::SubscribeToTask(r) => &r.tenant,
+            Request::CreateTaskPushNotificationConfig(r) => &r.tenant,
+            Request::GetTaskPushNotificationConfig(r) => &r.tenant,
+            Request::ListTaskPushNotificationConfigs(r) => &r.tenant,
+            Request::GetExtendedAgentCard(r) => &r.tenant,
+            Request::DeleteTaskPushNotificationConfig(r) => &r.tenant,
+        }
+    }
     /// Decodes the request of `op` from its ProtoJSON bytes; paths in errors start at `root`.
     pub fn decode(op: Operation, json: &[u8], root: &'static str) -> Result<Decoded<Request>, DecodeError> {
         Ok(match op {

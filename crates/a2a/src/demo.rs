@@ -1,0 +1,193 @@
+//! The demo agent behind `agentproto serve`: it echoes text, and follows the a2a-tck's
+//! `messageId`-prefix contract so the official conformance kit can drive it.
+//!
+//! The TCK names its messages `tck-<scenario>-<run suffix>`; the agent picks the
+//! behaviour of the longest known prefix. Anything else is echoed back in a completed
+//! task.
+
+use std::time::Duration;
+
+use crate::errors::A2aError;
+use crate::executor::{AgentExecutor, RequestContext, TaskUpdater};
+use crate::v1::{AgentCapabilities, AgentCard, AgentInterface, AgentSkill, Artifact, Part, PartContent, RawJson};
+
+/// How long `tck-delayed-complete` waits (the TCK's streaming timeout is 2 s).
+const DELAY: Duration = Duration::from_secs(2);
+
+/// Known prefixes, longest first so that a prefix never shadows a longer one.
+const PREFIXES: &[&str] = &[
+    "tck-stream-artifact-chunked",
+    "tck-stream-artifact-text",
+    "tck-stream-artifact-file",
+    "tck-stream-ordering-001",
+    "tck-artifact-file-url",
+    "tck-delayed-complete",
+    "tck-message-response",
+    "tck-input-required",
+    "tck-complete-task",
+    "tck-artifact-text",
+    "tck-artifact-file",
+    "tck-artifact-data",
+    "tck-reject-task",
+    "tck-stream-001",
+    "tck-stream-002",
+    "tck-stream-003",
+    "test-resubscribe-message-id",
+];
+
+/// The behaviour a message id selects.
+pub fn scenario(message_id: &str) -> Option<&'static str> {
+    PREFIXES.iter().copied().find(|p| message_id.starts_with(p))
+}
+
+/// The demo agent.
+#[derive(Debug, Clone, Default)]
+pub struct DemoAgent {
+    /// Scales the waits of the delayed scenarios (tests use a shorter delay).
+    pub delay: Option<Duration>,
+}
+
+fn text(s: &str) -> Part {
+    Part::new(PartContent::Text(s.to_owned()))
+}
+
+fn artifact(parts: Vec<Part>) -> Artifact {
+    Artifact::new(uuid::Uuid::new_v4().to_string(), parts)
+}
+
+fn file_part(content: PartContent) -> Part {
+    let mut p = Part::new(content);
+    p.media_type = "text/plain".into();
+    p.filename = "output.txt".into();
+    p
+}
+
+impl AgentExecutor for DemoAgent {
+    async fn execute(&self, cx: RequestContext, task: TaskUpdater) -> Result<(), A2aError> {
+        let delay = self.delay.unwrap_or(DELAY);
+        let done = |t: &TaskUpdater, s: &str| Some(t.text(s));
+        match scenario(&cx.message.message_id) {
+            Some("tck-complete-task") => task.complete(done(&task, "Hello from TCK")).await,
+            Some("tck-delayed-complete") => {
+                task.working(None).await?;
+                tokio::select! {
+                    _ = tokio::time::sleep(delay) => task.complete(done(&task, "Done after delay")).await,
+                    _ = cx.cancelled.cancelled() => Ok(()),
+                }
+            }
+            Some("tck-artifact-text") => {
+                task.artifact(artifact(vec![text("Generated text content")]), false, true).await?;
+                task.complete(None).await
+            }
+            Some("tck-artifact-file" | "tck-stream-artifact-file") => {
+                task.artifact(artifact(vec![file_part(PartContent::Raw(b"tck".to_vec().into()))]), false, true).await?;
+                task.complete(None).await
+            }
+            Some("tck-artifact-file-url") => {
+                task.artifact(
+                    artifact(vec![file_part(PartContent::Url("https://example.com/output.txt".into()))]),
+                    false,
+                    true,
+                )
+                .await?;
+                task.complete(None).await
+            }
+            Some("tck-artifact-data") => {
+                let data = RawJson::from_text(r#"{"key":"value","count":42}"#)
+                    .map_err(|e| A2aError::new(crate::errors::ErrorKind::Internal).with_message(e.to_string()))?;
+                task.artifact(artifact(vec![Part::new(PartContent::Data(data))]), false, true).await?;
+                task.complete(None).await
+            }
+            Some("tck-message-response") => task.reply(task.text("Direct message response")).await,
+            Some("tck-input-required") => task.input_required(done(&task, "Please provide more input")).await,
+            Some("tck-reject-task") => task.reject(done(&task, "rejected")).await,
+            Some("tck-stream-001" | "tck-stream-003") => {
+                let words = if cx.message.message_id.starts_with("tck-stream-001") {
+                    "Stream hello from TCK"
+                } else {
+                    "Stream task lifecycle"
+                };
+                task.working(None).await?;
+                task.artifact(artifact(vec![text(words)]), false, true).await?;
+                task.complete(None).await
+            }
+            Some("tck-stream-artifact-text") => {
+                task.working(None).await?;
+                task.artifact(artifact(vec![text("Generated text content")]), false, true).await?;
+                task.complete(None).await
+            }
+            Some("tck-stream-artifact-chunked") => {
+                let a = artifact(vec![text("chunk-1 ")]);
+                let id = a.artifact_id.clone();
+                task.working(None).await?;
+                task.artifact(a, false, false).await?;
+                let mut b = artifact(vec![text("chunk-2")]);
+                b.artifact_id = id;
+                task.artifact(b, true, true).await?;
+                task.complete(None).await
+            }
+            Some("tck-stream-ordering-001") => {
+                task.working(None).await?;
+                task.artifact(artifact(vec![text("Ordered output")]), false, true).await?;
+                task.complete(None).await
+            }
+            Some("test-resubscribe-message-id") => {
+                task.working(None).await?;
+                tokio::select! {
+                    _ = tokio::time::sleep(delay * 2) => task.complete(None).await,
+                    _ = cx.cancelled.cancelled() => Ok(()),
+                }
+            }
+            Some(_) => task.complete(None).await,
+            None => {
+                // The echo agent: a follow-up to an input-required task completes it.
+                let said = cx.text();
+                task.working(None).await?;
+                task.artifact(artifact(vec![text(&said)]), false, true).await?;
+                task.complete(done(&task, &format!("echo: {said}"))).await
+            }
+        }
+    }
+}
+
+/// The demo agent's card for a server at `base` (e.g. `http://127.0.0.1:8080`): the
+/// JSON-RPC binding at `/` and HTTP+JSON at `/a2a/rest`, both A2A 1.0.
+pub fn card(base: &str) -> AgentCard {
+    let base = base.trim_end_matches('/');
+    let mut caps = AgentCapabilities::default();
+    caps.streaming = Some(true);
+    caps.push_notifications = Some(true);
+    let mut skill = AgentSkill::new(
+        "echo",
+        "Echo",
+        "Echoes text back; follows the a2a-tck messageId-prefix contract.",
+        vec!["echo".to_owned(), "test".to_owned()],
+    );
+    skill.examples = vec!["hello".to_owned()];
+    AgentCard::new(
+        "agentproto demo agent",
+        "A durable echo agent on agentproto (SQLite store, resumable streams, push outbox).",
+        vec![
+            AgentInterface::new(format!("{base}/"), "JSONRPC", "1.0"),
+            AgentInterface::new(format!("{base}/a2a/rest"), "HTTP+JSON", "1.0"),
+        ],
+        env!("CARGO_PKG_VERSION"),
+        caps,
+        vec!["text/plain".to_owned(), "application/json".to_owned()],
+        vec!["text/plain".to_owned(), "application/json".to_owned()],
+        vec![skill],
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_longest_prefix_wins() {
+        assert_eq!(scenario("tck-artifact-file-url-0a1b2c3d"), Some("tck-artifact-file-url"));
+        assert_eq!(scenario("tck-artifact-file-0a1b2c3d"), Some("tck-artifact-file"));
+        assert_eq!(scenario("tck-stream-artifact-chunked-x"), Some("tck-stream-artifact-chunked"));
+        assert_eq!(scenario("hello"), None);
+    }
+}

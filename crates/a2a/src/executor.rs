@@ -1,0 +1,252 @@
+//! The agent's side: an [`AgentExecutor`] turns one incoming message into task updates
+//! through a [`TaskUpdater`].
+//!
+//! The first thing the executor does decides the answer: [`TaskUpdater::reply`] answers
+//! with a direct message and no task is stored; any other update creates the task
+//! (state SUBMITTED, the user's message in its history) and then applies itself. After
+//! that, every update is a durable event that subscribers and push receivers see.
+
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::oneshot;
+use tokio_util::sync::CancellationToken;
+
+use crate::errors::A2aError;
+use crate::store::TaskKey;
+use crate::tasks::{Change, ChangeError, Tasks};
+use crate::v1::{Artifact, Message, Part, PartContent, Role, Task, TaskState, TaskStatus};
+
+/// What the executor is asked to do.
+#[derive(Debug, Clone)]
+pub struct RequestContext {
+    /// The caller's message.
+    pub message: Message,
+    /// The task this message continues, if it names one (its state before this message).
+    pub task: Option<Task>,
+    pub task_id: String,
+    pub context_id: String,
+    pub tenant: String,
+    /// `SendMessageRequest.metadata`.
+    pub metadata: Option<crate::v1::RawObject>,
+    /// Extensions the client activated (`A2A-Extensions`).
+    pub extensions: Vec<String>,
+    /// Fires when the task is canceled (or the server shuts down).
+    pub cancelled: CancellationToken,
+}
+
+impl RequestContext {
+    /// The text of the caller's message (its text parts, joined).
+    pub fn text(&self) -> String {
+        self.message
+            .parts
+            .iter()
+            .filter_map(|p| match &p.content {
+                PartContent::Text(t) => Some(t.as_str()),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join("")
+    }
+}
+
+/// Agent logic. `execute` runs once per incoming message, on its own tokio task.
+///
+/// Returning `Err` fails the task (or answers the error when no task exists yet);
+/// returning `Ok` with the task still active leaves it for later messages.
+pub trait AgentExecutor: Send + Sync + 'static {
+    fn execute(&self, cx: RequestContext, task: TaskUpdater) -> impl Future<Output = Result<(), A2aError>> + Send;
+
+    /// Called by `CancelTask` while `execute` may still run (its `cancelled` token has
+    /// fired). The default moves the task to CANCELED.
+    fn cancel(&self, task: TaskUpdater) -> impl Future<Output = Result<(), A2aError>> + Send {
+        async move { task.cancel().await }
+    }
+}
+
+/// What the first update of an execution was, for the request waiting on it.
+#[derive(Debug)]
+pub(crate) enum First {
+    /// A direct message; no task.
+    Message(Message),
+    /// The task exists; its creation event has this sequence number.
+    Task { seq: u64 },
+    /// The executor failed before it did anything.
+    Failed(A2aError),
+}
+
+struct Pending {
+    /// The task to create on the first update (None once created).
+    create: Option<Task>,
+    first: Option<oneshot::Sender<First>>,
+}
+
+/// Updates one task. Cheap to clone; all clones update the same task.
+#[derive(Clone)]
+pub struct TaskUpdater {
+    tasks: Arc<Tasks>,
+    key: TaskKey,
+    context_id: String,
+    pending: Arc<Mutex<Pending>>,
+}
+
+impl TaskUpdater {
+    pub(crate) fn new(
+        tasks: Arc<Tasks>,
+        key: TaskKey,
+        context_id: String,
+        create: Option<Task>,
+        first: Option<oneshot::Sender<First>>,
+    ) -> Self {
+        TaskUpdater { tasks, key, context_id, pending: Arc::new(Mutex::new(Pending { create, first })) }
+    }
+
+    pub(crate) fn key(&self) -> &TaskKey {
+        &self.key
+    }
+
+    pub fn task_id(&self) -> &str {
+        &self.key.id
+    }
+
+    pub fn context_id(&self) -> &str {
+        &self.context_id
+    }
+
+    /// A message from the agent, in this task's context.
+    pub fn agent_message(&self, parts: Vec<Part>) -> Message {
+        let mut m = Message::new(uuid::Uuid::new_v4().to_string(), Role::Agent, parts);
+        m.context_id = self.context_id.clone();
+        m.task_id = self.key.id.clone();
+        m
+    }
+
+    /// A text message from the agent.
+    pub fn text(&self, text: impl Into<String>) -> Message {
+        self.agent_message(vec![Part::new(PartContent::Text(text.into()))])
+    }
+
+    /// Answers with a direct message and no task. Only valid as the first update.
+    pub async fn reply(&self, mut message: Message) -> Result<(), A2aError> {
+        let sender = {
+            let mut p = self.lock();
+            if p.create.is_none() {
+                return Err(A2aError::new(crate::errors::ErrorKind::InvalidAgentResponse)
+                    .with_message("a direct reply must be the first thing an executor sends"));
+            }
+            p.create = None;
+            p.first.take()
+        };
+        message.task_id.clear();
+        if message.context_id.is_empty() {
+            message.context_id = self.context_id.clone();
+        }
+        if let Some(tx) = sender {
+            let _ = tx.send(First::Message(message));
+        }
+        Ok(())
+    }
+
+    /// Moves the task to `state`, with an optional status message.
+    pub async fn status(&self, state: TaskState, message: Option<Message>) -> Result<(), A2aError> {
+        let mut status = TaskStatus::new(state);
+        status.message = message;
+        self.change(Change::Status(status, None)).await
+    }
+
+    pub async fn working(&self, message: Option<Message>) -> Result<(), A2aError> {
+        self.status(TaskState::Working, message).await
+    }
+
+    pub async fn complete(&self, message: Option<Message>) -> Result<(), A2aError> {
+        self.status(TaskState::Completed, message).await
+    }
+
+    pub async fn fail(&self, message: Option<Message>) -> Result<(), A2aError> {
+        self.status(TaskState::Failed, message).await
+    }
+
+    pub async fn reject(&self, message: Option<Message>) -> Result<(), A2aError> {
+        self.status(TaskState::Rejected, message).await
+    }
+
+    pub async fn input_required(&self, message: Option<Message>) -> Result<(), A2aError> {
+        self.status(TaskState::InputRequired, message).await
+    }
+
+    pub async fn auth_required(&self, message: Option<Message>) -> Result<(), A2aError> {
+        self.status(TaskState::AuthRequired, message).await
+    }
+
+    pub async fn cancel(&self) -> Result<(), A2aError> {
+        self.status(TaskState::Canceled, None).await
+    }
+
+    /// Adds an artifact, or with `append` extends the artifact with the same id.
+    pub async fn artifact(&self, artifact: Artifact, append: bool, last_chunk: bool) -> Result<(), A2aError> {
+        self.change(Change::Artifact { artifact, append, last_chunk }).await
+    }
+
+    /// Whether the first update happened (the task exists or a reply was sent).
+    pub(crate) fn started(&self) -> bool {
+        self.lock().first.is_none()
+    }
+
+    /// Reports a failure to the waiting request when nothing was sent yet.
+    pub(crate) fn fail_before_start(&self, e: A2aError) -> bool {
+        let sender = {
+            let mut p = self.lock();
+            p.create = None;
+            p.first.take()
+        };
+        match sender {
+            Some(tx) => {
+                let _ = tx.send(First::Failed(e));
+                true
+            }
+            None => false,
+        }
+    }
+
+    async fn change(&self, change: Change) -> Result<(), A2aError> {
+        let (create, first) = {
+            let mut p = self.lock();
+            (p.create.take(), p.first.take())
+        };
+        if let Some(task) = create {
+            match self.tasks.create(&self.key.tenant, task).await {
+                Ok((_, events)) => {
+                    if let Some(tx) = first {
+                        let _ = tx.send(First::Task { seq: events.first().map(|e| e.seq).unwrap_or(0) });
+                    }
+                }
+                Err(e) => {
+                    let err: A2aError = e.into();
+                    if let Some(tx) = first {
+                        let _ = tx.send(First::Failed(err.clone()));
+                    }
+                    return Err(err);
+                }
+            }
+        } else if let Some(tx) = first {
+            // A follow-up to an existing task: its first update is its own event.
+            let result = self.tasks.apply(&self.key, change).await;
+            return match result {
+                Ok((_, events)) => {
+                    let _ = tx.send(First::Task { seq: events.first().map(|e| e.seq.saturating_sub(1)).unwrap_or(0) });
+                    Ok(())
+                }
+                Err(e) => {
+                    let err: A2aError = e.into();
+                    let _ = tx.send(First::Failed(err.clone()));
+                    Err(err)
+                }
+            };
+        }
+        self.tasks.apply(&self.key, change).await.map(|_| ()).map_err(|e: ChangeError| e.into())
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Pending> {
+        self.pending.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}

@@ -1,0 +1,632 @@
+//! The binding-neutral server: one decoded request in, one answer (a value or a stream
+//! of events) out. The JSON-RPC and HTTP+JSON bindings only translate to and from it.
+
+use std::collections::HashMap;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+
+use futures::{Stream, StreamExt};
+use sha2::{Digest, Sha256};
+use tokio::sync::oneshot;
+use tokio_util::sync::CancellationToken;
+
+use crate::errors::{A2aError, ErrorKind};
+use crate::executor::{AgentExecutor, First, RequestContext, TaskUpdater};
+use crate::store::{IdempotencyClaim, ListQuery, PushConfigRecord, TaskKey};
+use crate::stream::{StreamItem, Subscription};
+use crate::tasks::{decode_task, encode, is_terminal, view, Change, Tasks};
+use crate::v1::{
+    AgentCard, CancelTaskRequest, DeleteTaskPushNotificationConfigRequest, GetTaskPushNotificationConfigRequest,
+    GetTaskRequest, ListTaskPushNotificationConfigsRequest, ListTaskPushNotificationConfigsResponse, ListTasksRequest,
+    ListTasksResponse, Request, SendMessageRequest, SendMessageResponse, StreamResponse, SubscribeToTaskRequest, Task,
+    TaskPushNotificationConfig, TaskState, TaskStatus,
+};
+
+/// Who is calling and on whose behalf, as the binding and the authenticator found it.
+#[derive(Debug, Clone, Default)]
+pub struct CallContext {
+    /// The tenant every key of this call is scoped to (`""`: the default tenant).
+    pub tenant: String,
+    /// The authenticated principal, if any.
+    pub principal: Option<crate::server::auth::Principal>,
+    /// `Last-Event-ID` of a subscription (the sequence number of the last event seen).
+    pub last_event_id: Option<u64>,
+    /// The `Idempotency-Key` header of a SendMessage.
+    pub idempotency_key: Option<String>,
+    /// Extensions activated through `A2A-Extensions`.
+    pub extensions: Vec<String>,
+}
+
+/// One item of a streamed answer.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StreamOut {
+    /// An event; `seq` is its place in the task's log (`None` for a direct message).
+    Event { seq: Option<u64>, body: Vec<u8> },
+    /// Events after `after` up to `resumed_at` are no longer in the log.
+    Gap { after: u64, resumed_at: u64 },
+    /// The stream was cut off because its reader fell behind; resume with the last id.
+    Lagged,
+    /// An error after the stream started.
+    Error(A2aError),
+}
+
+pub type EventStream = Pin<Box<dyn Stream<Item = StreamOut> + Send>>;
+
+/// An operation's answer.
+pub enum Answer {
+    /// The response message's ProtoJSON bytes.
+    Value(Vec<u8>),
+    Stream(EventStream),
+}
+
+/// Options of the protocol core.
+#[derive(Clone)]
+pub struct CoreOptions {
+    pub card: AgentCard,
+    pub extended_card: Option<AgentCard>,
+    /// Media types the agent accepts in `raw`/`url` parts (`None`: anything). A part
+    /// whose `mediaType` is not in the list is refused with ContentTypeNotSupported.
+    pub accepted_media_types: Option<Vec<String>>,
+    /// Largest serialized `metadata` object accepted in a request, in bytes.
+    pub max_metadata_bytes: usize,
+}
+
+pub struct Core<E> {
+    pub(crate) executor: Arc<E>,
+    pub(crate) tasks: Arc<Tasks>,
+    pub(crate) options: CoreOptions,
+    running: Mutex<HashMap<TaskKey, Running>>,
+    pub(crate) shutdown: CancellationToken,
+}
+
+struct Running {
+    cancel: CancellationToken,
+    updater: TaskUpdater,
+}
+
+impl<E: AgentExecutor> Core<E> {
+    pub fn new(executor: Arc<E>, tasks: Arc<Tasks>, options: CoreOptions, shutdown: CancellationToken) -> Arc<Self> {
+        Arc::new(Core { executor, tasks, options, running: Mutex::new(HashMap::new()), shutdown })
+    }
+
+    fn running(&self) -> std::sync::MutexGuard<'_, HashMap<TaskKey, Running>> {
+        self.running.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Handles one request.
+    pub async fn handle(self: &Arc<Self>, cx: CallContext, req: Request) -> Result<Answer, A2aError> {
+        match req {
+            Request::SendMessage(r) => self.send(cx, r, false).await,
+            Request::SendStreamingMessage(r) => {
+                self.require_streaming()?;
+                self.send(cx, r, true).await
+            }
+            Request::GetTask(r) => self.get_task(&cx, r).await,
+            Request::ListTasks(r) => self.list_tasks(&cx, r).await,
+            Request::CancelTask(r) => self.cancel_task(&cx, r).await,
+            Request::SubscribeToTask(r) => {
+                self.require_streaming()?;
+                self.subscribe(&cx, r).await
+            }
+            Request::CreateTaskPushNotificationConfig(r) => self.create_push(&cx, r).await,
+            Request::GetTaskPushNotificationConfig(r) => self.get_push(&cx, r).await,
+            Request::ListTaskPushNotificationConfigs(r) => self.list_push(&cx, r).await,
+            Request::DeleteTaskPushNotificationConfig(r) => self.delete_push(&cx, r).await,
+            Request::GetExtendedAgentCard(_) => self.extended_card(&cx),
+        }
+    }
+
+    fn require_streaming(&self) -> Result<(), A2aError> {
+        if self.options.card.capabilities.streaming == Some(true) {
+            Ok(())
+        } else {
+            Err(A2aError::new(ErrorKind::UnsupportedOperation)
+                .with_message("this agent does not stream (capabilities.streaming is not true)"))
+        }
+    }
+
+    fn require_push(&self) -> Result<(), A2aError> {
+        if self.options.card.capabilities.push_notifications == Some(true) {
+            Ok(())
+        } else {
+            Err(A2aError::new(ErrorKind::PushNotificationNotSupported))
+        }
+    }
+
+    fn check_message(&self, req: &SendMessageRequest) -> Result<(), A2aError> {
+        let meta_len = |m: &Option<crate::v1::RawObject>| {
+            m.as_ref().map(|r| serde_json::to_vec(r).map(|v| v.len()).unwrap_or(0)).unwrap_or(0)
+        };
+        if meta_len(&req.metadata) > self.options.max_metadata_bytes
+            || meta_len(&req.message.metadata) > self.options.max_metadata_bytes
+        {
+            return Err(A2aError::new(ErrorKind::InvalidParams)
+                .with_message(format!("metadata is larger than the limit of {} bytes", self.options.max_metadata_bytes))
+                .with("path", "$.params.metadata"));
+        }
+        if let Some(accepted) = &self.options.accepted_media_types {
+            for (i, part) in req.message.parts.iter().enumerate() {
+                if !part.media_type.is_empty() && !accepted.iter().any(|a| media_matches(a, &part.media_type)) {
+                    return Err(A2aError::new(ErrorKind::ContentTypeNotSupported)
+                        .with_message(format!(
+                            "part {i} has media type {:?}, which this agent does not accept",
+                            part.media_type
+                        ))
+                        .with("path", format!("$.params.message.parts[{i}].mediaType"))
+                        .with("mediaType", part.media_type.clone()));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    async fn send(
+        self: &Arc<Self>,
+        cx: CallContext,
+        req: SendMessageRequest,
+        streaming: bool,
+    ) -> Result<Answer, A2aError> {
+        self.check_message(&req)?;
+        let Some(idem) = cx.idempotency_key.clone().filter(|_| !streaming) else {
+            return self.send_once(cx, req, streaming).await;
+        };
+        let fingerprint = hex(&Sha256::digest(serde_json::to_vec(&req).unwrap_or_default()));
+        let store = self.tasks.store();
+        match store.claim_idempotency(&cx.tenant, &idem, &fingerprint, now_ms()).await? {
+            IdempotencyClaim::Claimed => {}
+            IdempotencyClaim::Seen { fingerprint: f, .. } if f != fingerprint => {
+                return Err(A2aError::new(ErrorKind::InvalidRequest)
+                    .with_message("Idempotency-Key was already used for a different request")
+                    .with("idempotencyKey", idem));
+            }
+            IdempotencyClaim::Seen { result: Some(bytes), .. } => {
+                return self.replay_idempotent(&cx, bytes, &req).await
+            }
+            IdempotencyClaim::Seen { result: None, .. } => {
+                return Err(A2aError::new(ErrorKind::InvalidRequest)
+                    .with_message("a request with this Idempotency-Key is still being processed; retry later")
+                    .with("idempotencyKey", idem));
+            }
+        }
+        match self.send_once(cx.clone(), req, false).await {
+            Ok(Answer::Value(bytes)) => {
+                store.complete_idempotency(&cx.tenant, &idem, bytes.clone()).await?;
+                Ok(Answer::Value(bytes))
+            }
+            Ok(other) => Ok(other),
+            Err(e) => {
+                store.release_idempotency(&cx.tenant, &idem).await?;
+                Err(e)
+            }
+        }
+    }
+
+    /// A repeated idempotent send: the stored answer, refreshed when it was a task.
+    async fn replay_idempotent(
+        &self,
+        cx: &CallContext,
+        bytes: Vec<u8>,
+        req: &SendMessageRequest,
+    ) -> Result<Answer, A2aError> {
+        let prior = agentproto_codec::decode_slice::<SendMessageResponse>(&bytes, "$")
+            .map_err(|e| A2aError::new(ErrorKind::Internal).with_message(e.to_string()))?
+            .value;
+        if let SendMessageResponse::Task(t) = prior {
+            if let Some((task, _)) = self.tasks.get(&TaskKey::new(cx.tenant.clone(), t.id.clone())).await? {
+                let h = req.configuration.as_ref().and_then(|c| c.history_length);
+                return Ok(Answer::Value(encode(&SendMessageResponse::Task(view(task, h, true)))?));
+            }
+        }
+        Ok(Answer::Value(bytes))
+    }
+
+    async fn send_once(
+        self: &Arc<Self>,
+        cx: CallContext,
+        req: SendMessageRequest,
+        streaming: bool,
+    ) -> Result<Answer, A2aError> {
+        let mut message = req.message;
+        let existing = if message.task_id.is_empty() {
+            None
+        } else {
+            let key = TaskKey::new(cx.tenant.clone(), message.task_id.clone());
+            let Some((task, _)) = self.tasks.get(&key).await? else {
+                return Err(A2aError::task_not_found(&message.task_id));
+            };
+            if is_terminal(task.status.state) {
+                return Err(A2aError::new(ErrorKind::UnsupportedOperation)
+                    .with_message(format!("task {} is in a terminal state ({})", task.id, task.status.state.as_str()))
+                    .with("taskId", task.id.clone()));
+            }
+            if !message.context_id.is_empty() && message.context_id != task.context_id {
+                return Err(A2aError::new(ErrorKind::InvalidParams)
+                    .with_message(format!(
+                        "contextId {:?} does not match task {}'s context {:?}",
+                        message.context_id, task.id, task.context_id
+                    ))
+                    .with("path", "$.params.message.contextId"));
+            }
+            if self.running().contains_key(&key) {
+                return Err(A2aError::new(ErrorKind::UnsupportedOperation)
+                    .with_message(format!("task {} is still processing the previous message", task.id))
+                    .with("taskId", task.id.clone()));
+            }
+            Some(task)
+        };
+        let (task_id, context_id) = match &existing {
+            Some(t) => (t.id.clone(), t.context_id.clone()),
+            None => {
+                let ctx = if message.context_id.is_empty() {
+                    uuid::Uuid::new_v4().to_string()
+                } else {
+                    message.context_id.clone()
+                };
+                (uuid::Uuid::new_v4().to_string(), ctx)
+            }
+        };
+        message.task_id = task_id.clone();
+        message.context_id = context_id.clone();
+        let key = TaskKey::new(cx.tenant.clone(), task_id.clone());
+        let config = req.configuration.clone().unwrap_or_default();
+        if config.task_push_notification_config.is_some() {
+            self.require_push()?;
+        }
+
+        let (first_tx, first_rx) = oneshot::channel();
+        let create = if existing.is_none() {
+            let mut status = TaskStatus::new(TaskState::Submitted);
+            status.timestamp = Some(crate::Timestamp::from_millis(now_ms()));
+            let mut t = Task::new(task_id.clone(), status);
+            t.context_id = context_id.clone();
+            t.history.push(message.clone());
+            Some(t)
+        } else {
+            self.tasks.apply(&key, Change::History(message.clone())).await?;
+            None
+        };
+        let updater = TaskUpdater::new(self.tasks.clone(), key.clone(), context_id.clone(), create, Some(first_tx));
+        let cancel = self.shutdown.child_token();
+        let rcx = RequestContext {
+            message: message.clone(),
+            task: existing.clone(),
+            task_id: task_id.clone(),
+            context_id: context_id.clone(),
+            tenant: cx.tenant.clone(),
+            metadata: req.metadata.clone(),
+            extensions: cx.extensions.clone(),
+            cancelled: cancel.clone(),
+        };
+        self.running().insert(key.clone(), Running { cancel: cancel.clone(), updater: updater.clone() });
+        let (done_tx, done_rx) = oneshot::channel::<()>();
+        let core = self.clone();
+        let inline_push = config.task_push_notification_config.clone();
+        tokio::spawn(async move {
+            let result = core.executor.execute(rcx, updater.clone()).await;
+            match result {
+                Err(e) => {
+                    if !updater.fail_before_start(e.clone()) {
+                        let msg = updater.text(format!("agent failed: {}", e.message));
+                        let _ = updater.fail(Some(msg)).await;
+                    }
+                }
+                Ok(()) => {
+                    if !updater.started() {
+                        updater.fail_before_start(
+                            A2aError::new(ErrorKind::InvalidAgentResponse)
+                                .with_message("the agent finished without answering"),
+                        );
+                    }
+                }
+            }
+            core.running().remove(updater.key());
+            drop(done_tx);
+        });
+
+        match first_rx.await {
+            Err(_) => Err(A2aError::new(ErrorKind::Internal).with_message("the agent stopped before answering")),
+            Ok(First::Failed(e)) => Err(e),
+            Ok(First::Message(m)) => {
+                if streaming {
+                    let body = encode(&StreamResponse::Message(m))?;
+                    Ok(Answer::Stream(Box::pin(futures::stream::iter([StreamOut::Event { seq: None, body }]))))
+                } else {
+                    Ok(Answer::Value(encode(&SendMessageResponse::Message(m))?))
+                }
+            }
+            Ok(First::Task { seq }) => {
+                if let Some(mut pc) = inline_push {
+                    pc.task_id = task_id.clone();
+                    self.store_push_config(&cx, pc).await?;
+                }
+                let history = config.history_length;
+                if streaming {
+                    let sub =
+                        self.tasks.hub().subscribe(self.tasks.store().clone(), key.clone(), seq.saturating_sub(1));
+                    let mut prefix = Vec::new();
+                    if existing.is_some() {
+                        if let Some((t, _)) = self.tasks.get(&key).await? {
+                            prefix.push(StreamOut::Event { seq: None, body: encode(&StreamResponse::Task(t))? });
+                        }
+                    }
+                    return Ok(Answer::Stream(Box::pin(futures::stream::iter(prefix).chain(events(sub)))));
+                }
+                if !config.return_immediately {
+                    let mut sub =
+                        self.tasks.hub().subscribe(self.tasks.store().clone(), key.clone(), seq.saturating_sub(1));
+                    let mut done = done_rx;
+                    loop {
+                        tokio::select! {
+                            item = sub.next() => match item {
+                                Some(Ok(StreamItem::Event(ev))) if ev.last => break,
+                                Some(Ok(_)) => continue,
+                                Some(Err(e)) => return Err(e.into()),
+                                None => break,
+                            },
+                            _ = &mut done => break,
+                        }
+                    }
+                }
+                let (task, _) = self.tasks.get(&key).await?.ok_or_else(|| A2aError::task_not_found(&key.id))?;
+                Ok(Answer::Value(encode(&SendMessageResponse::Task(view(task, history, true)))?))
+            }
+        }
+    }
+
+    async fn get_task(&self, cx: &CallContext, r: GetTaskRequest) -> Result<Answer, A2aError> {
+        if r.history_length.is_some_and(|h| h < 0) {
+            return Err(invalid("$.params.historyLength", "a non-negative integer"));
+        }
+        let key = TaskKey::new(cx.tenant.clone(), r.id.clone());
+        let (task, _) = self.tasks.get(&key).await?.ok_or_else(|| A2aError::task_not_found(&r.id))?;
+        Ok(Answer::Value(encode(&view(task, r.history_length, true))?))
+    }
+
+    async fn list_tasks(&self, cx: &CallContext, r: ListTasksRequest) -> Result<Answer, A2aError> {
+        let page_size = r.page_size.unwrap_or(50);
+        if !(1..=100).contains(&page_size) {
+            return Err(invalid("$.params.pageSize", "an integer from 1 to 100"));
+        }
+        if r.history_length.is_some_and(|h| h < 0) {
+            return Err(invalid("$.params.historyLength", "a non-negative integer"));
+        }
+        let after = if r.page_token.is_empty() {
+            None
+        } else {
+            Some(
+                parse_page_token(&r.page_token)
+                    .ok_or_else(|| invalid("$.params.pageToken", "a token from a previous ListTasks answer"))?,
+            )
+        };
+        let query = ListQuery {
+            context_id: (!r.context_id.is_empty()).then(|| r.context_id.clone()),
+            state: r.status.map(|s| s.as_str().to_owned()),
+            status_after_ms: r.status_timestamp_after.map(|t| t.as_millis()),
+            page_size: page_size as usize,
+            after,
+        };
+        let page = self.tasks.store().list_tasks(&cx.tenant, query).await?;
+        let mut tasks_out = Vec::with_capacity(page.tasks.len());
+        for rec in &page.tasks {
+            let t = decode_task(&rec.body)?;
+            tasks_out.push(view(t, r.history_length, r.include_artifacts.unwrap_or(false)));
+        }
+        let mut resp = ListTasksResponse::new(
+            tasks_out,
+            page.next.map(|(ts, id)| page_token(ts, &id)).unwrap_or_default(),
+            page_size,
+            page.total_size.min(i32::MAX as u64) as i32,
+        );
+        resp.next_page_token = resp.next_page_token.clone();
+        Ok(Answer::Value(encode(&resp)?))
+    }
+
+    async fn cancel_task(&self, cx: &CallContext, r: CancelTaskRequest) -> Result<Answer, A2aError> {
+        let key = TaskKey::new(cx.tenant.clone(), r.id.clone());
+        let (task, _) = self.tasks.get(&key).await?.ok_or_else(|| A2aError::task_not_found(&r.id))?;
+        if is_terminal(task.status.state) {
+            return Err(A2aError::new(ErrorKind::TaskNotCancelable)
+                .with_message(format!("task {} is already {}", r.id, task.status.state.as_str()))
+                .with("taskId", r.id.clone()));
+        }
+        let running = self.running().get(&key).map(|r| (r.cancel.clone(), r.updater.clone()));
+        let result = match running {
+            Some((token, updater)) => {
+                token.cancel();
+                self.executor.cancel(updater).await
+            }
+            None => {
+                TaskUpdater::new(self.tasks.clone(), key.clone(), task.context_id.clone(), None, None).cancel().await
+            }
+        };
+        match result {
+            Ok(()) => {}
+            // Lost a race with the task finishing: report it as not cancelable.
+            Err(e) if e.kind == ErrorKind::UnsupportedOperation => {
+                return Err(A2aError::new(ErrorKind::TaskNotCancelable)
+                    .with_message(format!("task {} finished before it could be canceled", r.id))
+                    .with("taskId", r.id.clone()));
+            }
+            Err(e) => return Err(e),
+        }
+        let (task, _) = self.tasks.get(&key).await?.ok_or_else(|| A2aError::task_not_found(&r.id))?;
+        Ok(Answer::Value(encode(&task)?))
+    }
+
+    async fn subscribe(&self, cx: &CallContext, r: SubscribeToTaskRequest) -> Result<Answer, A2aError> {
+        let key = TaskKey::new(cx.tenant.clone(), r.id.clone());
+        if let Some(after) = cx.last_event_id {
+            // A resume continues the log after the last event the client saw, even when
+            // the task has ended since (the missing events are what it came for).
+            if self.tasks.store().get_task(&key).await?.is_none() {
+                return Err(A2aError::task_not_found(&r.id));
+            }
+            let sub = self.tasks.hub().subscribe(self.tasks.store().clone(), key, after);
+            return Ok(Answer::Stream(Box::pin(events(sub))));
+        }
+        // The last written sequence number first, then the task: the snapshot is at least
+        // that recent, so following the log after it loses nothing.
+        let last = self.tasks.store().read_events(&key, u64::MAX, 0).await?.last_written;
+        let (task, _) = self.tasks.get(&key).await?.ok_or_else(|| A2aError::task_not_found(&r.id))?;
+        if is_terminal(task.status.state) {
+            return Err(A2aError::new(ErrorKind::UnsupportedOperation)
+                .with_message(format!(
+                    "task {} is in a terminal state ({}); there is nothing to subscribe to",
+                    r.id,
+                    task.status.state.as_str()
+                ))
+                .with("taskId", r.id.clone()));
+        }
+        let sub = self.tasks.hub().subscribe(self.tasks.store().clone(), key, last);
+        let first = StreamOut::Event { seq: Some(last), body: encode(&StreamResponse::Task(task))? };
+        Ok(Answer::Stream(Box::pin(futures::stream::iter([first]).chain(events(sub)))))
+    }
+
+    async fn store_push_config(
+        &self,
+        cx: &CallContext,
+        mut c: TaskPushNotificationConfig,
+    ) -> Result<TaskPushNotificationConfig, A2aError> {
+        if c.id.is_empty() {
+            c.id = uuid::Uuid::new_v4().to_string();
+        }
+        c.tenant = cx.tenant.clone();
+        if !(c.url.starts_with("http://") || c.url.starts_with("https://")) {
+            return Err(invalid("$.params.url", "an absolute http or https URL"));
+        }
+        let key = TaskKey::new(cx.tenant.clone(), c.task_id.clone());
+        self.tasks.store().put_push_config(PushConfigRecord { task: key, id: c.id.clone(), body: encode(&c)? }).await?;
+        Ok(c)
+    }
+
+    async fn existing_task(&self, cx: &CallContext, id: &str) -> Result<TaskKey, A2aError> {
+        let key = TaskKey::new(cx.tenant.clone(), id.to_owned());
+        if self.tasks.store().get_task(&key).await?.is_none() {
+            return Err(A2aError::task_not_found(id));
+        }
+        Ok(key)
+    }
+
+    async fn create_push(&self, cx: &CallContext, r: TaskPushNotificationConfig) -> Result<Answer, A2aError> {
+        self.require_push()?;
+        if r.task_id.is_empty() {
+            return Err(invalid("$.params.taskId", "a task id"));
+        }
+        self.existing_task(cx, &r.task_id).await?;
+        let stored = self.store_push_config(cx, r).await?;
+        Ok(Answer::Value(encode(&stored)?))
+    }
+
+    async fn get_push(&self, cx: &CallContext, r: GetTaskPushNotificationConfigRequest) -> Result<Answer, A2aError> {
+        self.require_push()?;
+        let key = self.existing_task(cx, &r.task_id).await?;
+        let rec = self.tasks.store().get_push_config(&key, &r.id).await?.ok_or_else(|| {
+            A2aError::new(ErrorKind::TaskNotFound)
+                .with_message(format!("push notification config {} not found for task {}", r.id, r.task_id))
+                .with("taskId", r.task_id.clone())
+                .with("configId", r.id.clone())
+        })?;
+        Ok(Answer::Value(rec.body))
+    }
+
+    async fn list_push(&self, cx: &CallContext, r: ListTaskPushNotificationConfigsRequest) -> Result<Answer, A2aError> {
+        self.require_push()?;
+        let key = self.existing_task(cx, &r.task_id).await?;
+        if r.page_size < 0 || r.page_size > 100 {
+            return Err(invalid("$.params.pageSize", "an integer from 0 to 100 (0: the default)"));
+        }
+        let limit = if r.page_size == 0 { 100 } else { r.page_size as usize };
+        let after = (!r.page_token.is_empty()).then_some(r.page_token.as_str());
+        let recs = self.tasks.store().list_push_configs(&key, after, limit + 1).await?;
+        let more = recs.len() > limit;
+        let mut configs = Vec::new();
+        for rec in recs.iter().take(limit) {
+            let c = agentproto_codec::decode_slice::<TaskPushNotificationConfig>(&rec.body, "$")
+                .map_err(|e| A2aError::new(ErrorKind::Internal).with_message(e.to_string()))?
+                .value;
+            configs.push(c);
+        }
+        let next = if more { configs.last().map(|c| c.id.clone()).unwrap_or_default() } else { String::new() };
+        let mut resp = ListTaskPushNotificationConfigsResponse::default();
+        resp.configs = configs;
+        resp.next_page_token = next;
+        Ok(Answer::Value(encode(&resp)?))
+    }
+
+    async fn delete_push(
+        &self,
+        cx: &CallContext,
+        r: DeleteTaskPushNotificationConfigRequest,
+    ) -> Result<Answer, A2aError> {
+        self.require_push()?;
+        let key = self.existing_task(cx, &r.task_id).await?;
+        // Idempotent: deleting a config that is already gone succeeds.
+        self.tasks.store().delete_push_config(&key, &r.id).await?;
+        Ok(Answer::Value(b"{}".to_vec()))
+    }
+
+    fn extended_card(&self, cx: &CallContext) -> Result<Answer, A2aError> {
+        if self.options.card.capabilities.extended_agent_card != Some(true) {
+            return Err(A2aError::new(ErrorKind::UnsupportedOperation)
+                .with_message("this agent declares no extended agent card"));
+        }
+        if cx.principal.is_none() {
+            return Err(A2aError::new(ErrorKind::Unauthenticated)
+                .with_message("the extended agent card requires authentication"));
+        }
+        let card = self
+            .options
+            .extended_card
+            .as_ref()
+            .ok_or_else(|| A2aError::new(ErrorKind::ExtendedAgentCardNotConfigured))?;
+        Ok(Answer::Value(encode(card)?))
+    }
+}
+
+/// The events of a subscription as stream items; the stream ends after the last event.
+fn events(sub: Subscription) -> impl Stream<Item = StreamOut> + Send {
+    sub.into_stream().map(|item| match item {
+        Ok(StreamItem::Event(ev)) => StreamOut::Event { seq: Some(ev.seq), body: ev.body },
+        Ok(StreamItem::Gap { after, resumed_at }) => StreamOut::Gap { after, resumed_at },
+        Ok(StreamItem::Lagged) => StreamOut::Lagged,
+        Err(e) => StreamOut::Error(e.into()),
+    })
+}
+
+fn invalid(path: &str, expected: &str) -> A2aError {
+    A2aError::new(ErrorKind::InvalidParams)
+        .with_message(format!("Invalid parameters at {path}: expected {expected}"))
+        .with("path", path)
+        .with("expected", expected)
+}
+
+fn media_matches(pattern: &str, media: &str) -> bool {
+    let media = media.split(';').next().unwrap_or("").trim();
+    pattern == "*/*"
+        || pattern.eq_ignore_ascii_case(media)
+        || pattern
+            .strip_suffix("/*")
+            .is_some_and(|p| media.split('/').next().is_some_and(|m| m.eq_ignore_ascii_case(p)))
+}
+
+pub(crate) fn now_ms() -> i64 {
+    crate::Timestamp::now().as_millis()
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// A page token: the `(status timestamp, id)` cursor, base64url so it is opaque.
+fn page_token(ts: i64, id: &str) -> String {
+    use base64::Engine as _;
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(format!("{ts}:{id}"))
+}
+
+fn parse_page_token(token: &str) -> Option<(i64, String)> {
+    use base64::Engine as _;
+    let raw = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(token).ok()?;
+    let text = String::from_utf8(raw).ok()?;
+    let (ts, id) = text.split_once(':')?;
+    Some((ts.parse().ok()?, id.to_owned()))
+}

@@ -1,0 +1,693 @@
+//! The HTTP face of the server: the agent card, the JSON-RPC binding and the HTTP+JSON
+//! binding, both with SSE streams, on one axum router.
+//!
+//! REST routes are not written per operation: a path is matched against the
+//! `google.api.http` rules of the generated operation table, its variables and query
+//! parameters become request fields, and the request is decoded by the same generated
+//! codec the JSON-RPC binding uses. Both bindings then call the same [`Core`].
+
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+
+use agentproto_jsonrpc::{Message as RpcMessage, RequestId};
+use axum::body::{Body, Bytes};
+use axum::extract::{Request as HttpRequest, State};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::Router;
+use futures::{Stream, StreamExt};
+use http::{HeaderMap, HeaderValue, Method, StatusCode};
+use serde_json::{json, Map, Value};
+use sha2::{Digest, Sha256};
+
+use crate::errors::{A2aError, ErrorKind, ErrorTable};
+use crate::executor::AgentExecutor;
+use crate::server::auth::{percent_decode, Authenticator};
+use crate::server::core::{Answer, CallContext, Core, EventStream, StreamOut};
+use crate::v1::{Operation, QueryKind, Request};
+
+/// The media type of A2A 1.0.1 bodies; `application/json` is accepted as well.
+pub const A2A_JSON: &str = "application/a2a+json";
+
+/// What a request without an `A2A-Version` is taken to be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum MissingVersion {
+    /// A2A 0.3, as the specification requires (answered `-32009` when 0.3 is not served).
+    #[default]
+    V0_3,
+    /// A2A 1.0: a lenient mode for peers and test kits that omit the header.
+    V1_0,
+}
+
+/// Options of the HTTP layer.
+#[derive(Debug, Clone)]
+pub struct HttpOptions {
+    /// Where the JSON-RPC binding is served (`/`).
+    pub jsonrpc_path: String,
+    /// The prefix of the HTTP+JSON routes (`/a2a/rest`; `""` for the root).
+    pub rest_prefix: String,
+    pub error_table: ErrorTable,
+    /// Largest request body, in bytes; larger ones get 413.
+    pub max_body_bytes: usize,
+    pub missing_version: MissingVersion,
+    /// A header that names the tenant (for deployments that route tenants by header).
+    pub tenant_header: Option<String>,
+    /// How often an idle SSE stream gets a `: keep-alive` comment.
+    pub keep_alive: Duration,
+    /// `Cache-Control: max-age` of the agent card, in seconds.
+    pub card_max_age: u32,
+}
+
+impl Default for HttpOptions {
+    fn default() -> Self {
+        HttpOptions {
+            jsonrpc_path: "/".into(),
+            rest_prefix: "/a2a/rest".into(),
+            error_table: ErrorTable::V1_0_1,
+            max_body_bytes: 4 << 20,
+            missing_version: MissingVersion::V0_3,
+            tenant_header: None,
+            keep_alive: Duration::from_secs(15),
+            card_max_age: 300,
+        }
+    }
+}
+
+pub(crate) struct App<E> {
+    pub(crate) core: Arc<Core<E>>,
+    pub(crate) options: HttpOptions,
+    pub(crate) auth: Option<Arc<dyn Authenticator>>,
+    card: Bytes,
+    etag: String,
+}
+
+impl<E: AgentExecutor> App<E> {
+    pub(crate) fn new(core: Arc<Core<E>>, options: HttpOptions, auth: Option<Arc<dyn Authenticator>>) -> Arc<Self> {
+        let card = Bytes::from(serde_json::to_vec(&core.options.card).unwrap_or_default());
+        let digest = Sha256::digest(&card);
+        let etag = format!("\"{}\"", digest.iter().take(12).map(|b| format!("{b:02x}")).collect::<String>());
+        Arc::new(App { core, options, auth, card, etag })
+    }
+}
+
+/// The router of an application.
+pub(crate) fn router<E: AgentExecutor>(app: Arc<App<E>>) -> Router {
+    let jsonrpc_path = app.options.jsonrpc_path.clone();
+    Router::new()
+        .route("/.well-known/agent-card.json", get(card::<E>))
+        .route("/.well-known/agent.json", get(card::<E>))
+        .route(&jsonrpc_path, post(jsonrpc::<E>))
+        .fallback(rest::<E>)
+        .with_state(app)
+}
+
+async fn card<E: AgentExecutor>(State(app): State<Arc<App<E>>>, headers: HeaderMap) -> Response {
+    let fresh = headers
+        .get(http::header::IF_NONE_MATCH)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.split(',').any(|t| t.trim() == app.etag || t.trim() == "*"));
+    let mut resp = if fresh {
+        StatusCode::NOT_MODIFIED.into_response()
+    } else {
+        ([(http::header::CONTENT_TYPE, "application/json")], app.card.clone()).into_response()
+    };
+    let h = resp.headers_mut();
+    h.insert(http::header::ETAG, HeaderValue::from_str(&app.etag).unwrap_or(HeaderValue::from_static("\"0\"")));
+    h.insert(
+        http::header::CACHE_CONTROL,
+        HeaderValue::from_str(&format!("public, max-age={}", app.options.card_max_age))
+            .unwrap_or(HeaderValue::from_static("no-cache")),
+    );
+    resp
+}
+
+/// The protocol version a request asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Version {
+    V1,
+    V03,
+}
+
+fn version<E>(app: &App<E>, headers: &HeaderMap, query: Option<&str>) -> Result<Version, A2aError> {
+    let header = headers.get("a2a-version").and_then(|v| v.to_str().ok()).map(str::trim).map(str::to_owned);
+    let param = query.and_then(|q| {
+        q.split('&').find_map(|p| {
+            p.split_once('=').filter(|(k, _)| k.eq_ignore_ascii_case("A2A-Version")).map(|(_, v)| percent_decode(v))
+        })
+    });
+    let v = header.or(param).unwrap_or_default();
+    let mut parts = v.split('.');
+    match (parts.next(), parts.next()) {
+        (Some(""), None) => Ok(match app.options.missing_version {
+            MissingVersion::V0_3 => Version::V03,
+            MissingVersion::V1_0 => Version::V1,
+        }),
+        (Some("1"), Some("0")) => Ok(Version::V1),
+        (Some("0"), Some("3")) => Ok(Version::V03),
+        _ => Err(A2aError::new(ErrorKind::VersionNotSupported)
+            .with_message(format!("A2A version {v:?} is not supported; this agent speaks 1.0"))
+            .with("version", v)),
+    }
+}
+
+fn v03_refused() -> A2aError {
+    A2aError::new(ErrorKind::VersionNotSupported)
+        .with_message("A2A 0.3 is not served on this interface (a request without an A2A-Version header is 0.3); send A2A-Version: 1.0")
+        .with("version", "0.3")
+}
+
+/// Authentication, then the tenant: from the path, the request, a header, or the credential.
+fn call_context<E>(
+    app: &App<E>,
+    headers: &HeaderMap,
+    query: Option<&str>,
+    path_tenant: Option<&str>,
+    request_tenant: &str,
+) -> Result<CallContext, A2aError> {
+    let principal = match &app.auth {
+        Some(a) => a.authenticate(headers, query)?,
+        None => None,
+    };
+    let header_tenant = app
+        .options
+        .tenant_header
+        .as_deref()
+        .and_then(|h| headers.get(h))
+        .and_then(|v| v.to_str().ok())
+        .filter(|s| !s.is_empty());
+    let mut asked: Option<&str> = None;
+    for t in [path_tenant, (!request_tenant.is_empty()).then_some(request_tenant), header_tenant].into_iter().flatten()
+    {
+        match asked {
+            Some(prev) if prev != t => {
+                return Err(A2aError::new(ErrorKind::InvalidParams)
+                    .with_message(format!("the request names two tenants, {prev:?} and {t:?}"))
+                    .with("path", "$.params.tenant"));
+            }
+            _ => asked = Some(t),
+        }
+    }
+    let bound = principal.as_ref().and_then(|p| p.tenant.as_deref());
+    let tenant = match (asked, bound) {
+        (Some(a), Some(b)) if a != b => {
+            return Err(A2aError::new(ErrorKind::PermissionDenied)
+                .with_message(format!("these credentials do not give access to tenant {a:?}")))
+        }
+        (Some(a), _) => a.to_owned(),
+        (None, Some(b)) => b.to_owned(),
+        (None, None) => String::new(),
+    };
+    let last_event_id = headers.get("last-event-id").and_then(|v| v.to_str().ok()).and_then(|v| v.trim().parse().ok());
+    let idempotency_key = headers
+        .get("idempotency-key")
+        .and_then(|v| v.to_str().ok())
+        .map(|s| s.trim().to_owned())
+        .filter(|s| !s.is_empty() && s.len() <= 255);
+    let extensions = headers
+        .get_all("a2a-extensions")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(|s| s.trim().to_owned())
+        .filter(|s| !s.is_empty())
+        .collect();
+    Ok(CallContext { tenant, principal, last_event_id, idempotency_key, extensions })
+}
+
+fn content_type_ok(headers: &HeaderMap) -> bool {
+    match headers.get(http::header::CONTENT_TYPE).and_then(|v| v.to_str().ok()) {
+        None => true,
+        Some(ct) => {
+            let base = ct.split(';').next().unwrap_or("").trim();
+            base.eq_ignore_ascii_case("application/json") || base.eq_ignore_ascii_case(A2A_JSON)
+        }
+    }
+}
+
+async fn read_body<E>(app: &App<E>, body: Body) -> Result<Bytes, A2aError> {
+    axum::body::to_bytes(body, app.options.max_body_bytes).await.map_err(|_| {
+        A2aError::new(ErrorKind::PayloadTooLarge)
+            .with_message(format!("the request body is larger than {} bytes", app.options.max_body_bytes))
+    })
+}
+
+// ---------------------------------------------------------------------------
+// JSON-RPC
+
+fn rpc_error_body(id: Option<&RequestId>, error: Value) -> Vec<u8> {
+    let mut out = br#"{"jsonrpc":"2.0","id":"#.to_vec();
+    match id {
+        Some(id) => out.extend(serde_json::to_vec(id).unwrap_or_else(|_| b"null".to_vec())),
+        None => out.extend(b"null"),
+    }
+    out.extend(br#","error":"#);
+    out.extend(serde_json::to_vec(&error).unwrap_or_default());
+    out.push(b'}');
+    out
+}
+
+fn rpc_result_body(id: &RequestId, result: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(result.len() + 40);
+    out.extend(br#"{"jsonrpc":"2.0","id":"#);
+    out.extend(serde_json::to_vec(id).unwrap_or_else(|_| b"null".to_vec()));
+    out.extend(br#","result":"#);
+    out.extend(result);
+    out.push(b'}');
+    out
+}
+
+fn json_response(status: StatusCode, content_type: &'static str, body: Vec<u8>) -> Response {
+    (status, [(http::header::CONTENT_TYPE, content_type)], body).into_response()
+}
+
+fn rpc_error_response(e: &A2aError, id: Option<&RequestId>) -> Response {
+    // JSON-RPC errors travel with HTTP 200, except failed authentication, which keeps
+    // its HTTP meaning so that proxies and clients can react to it.
+    let status = match e.kind {
+        ErrorKind::Unauthenticated => StatusCode::UNAUTHORIZED,
+        ErrorKind::PermissionDenied => StatusCode::FORBIDDEN,
+        ErrorKind::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+        _ => StatusCode::OK,
+    };
+    let mut resp = json_response(status, "application/json", rpc_error_body(id, e.jsonrpc_error()));
+    if e.kind == ErrorKind::Unauthenticated {
+        resp.headers_mut().insert(http::header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+    }
+    resp
+}
+
+async fn jsonrpc<E: AgentExecutor>(State(app): State<Arc<App<E>>>, req: HttpRequest) -> Response {
+    let (parts, body) = req.into_parts();
+    let query = parts.uri.query().map(str::to_owned);
+    let body = match read_body(&app, body).await {
+        Ok(b) => b,
+        Err(e) => return rpc_error_response(&e, None),
+    };
+    let msg = match RpcMessage::decode(&body) {
+        Ok(m) => m,
+        Err(e) => {
+            let err = match e.code().0 {
+                -32700 => A2aError::new(ErrorKind::Parse),
+                -32602 => A2aError::new(ErrorKind::InvalidParams),
+                _ => A2aError::new(ErrorKind::InvalidRequest),
+            }
+            .with_message(e.message().to_owned());
+            return rpc_error_response(&err, e.id());
+        }
+    };
+    let RpcMessage::Request { id, method, params } = msg else {
+        return rpc_error_response(
+            &A2aError::new(ErrorKind::InvalidRequest)
+                .with_message("a JSON-RPC request with an id is expected (A2A has no notifications)"),
+            None,
+        );
+    };
+    if !content_type_ok(&parts.headers) {
+        return rpc_error_response(
+            &A2aError::new(ErrorKind::InvalidRequest)
+                .with_message("Content-Type must be application/json or application/a2a+json"),
+            Some(&id),
+        );
+    }
+    match version(&app, &parts.headers, query.as_deref()) {
+        Ok(Version::V1) => {}
+        Ok(Version::V03) => return rpc_error_response(&v03_refused(), Some(&id)),
+        Err(e) => return rpc_error_response(&e, Some(&id)),
+    }
+    let Some(op) = Operation::from_name(&method) else {
+        return rpc_error_response(
+            &A2aError::new(ErrorKind::MethodNotFound)
+                .with_message(format!("method {method:?} does not exist"))
+                .with("method", method.clone()),
+            Some(&id),
+        );
+    };
+    let raw = params.as_ref().map(|p| p.get().as_bytes()).unwrap_or(b"{}");
+    let request = match Request::decode(op, raw, "$.params") {
+        Ok(d) => d.value,
+        Err(e) => return rpc_error_response(&A2aError::invalid_params(&e), Some(&id)),
+    };
+    let cx = match call_context(&app, &parts.headers, query.as_deref(), None, request.tenant()) {
+        Ok(cx) => cx,
+        Err(e) => return rpc_error_response(&e, Some(&id)),
+    };
+    match app.core.handle(cx, request).await {
+        Ok(Answer::Value(bytes)) => json_response(StatusCode::OK, "application/json", rpc_result_body(&id, &bytes)),
+        Ok(Answer::Stream(events)) => {
+            let id2 = id.clone();
+            sse(&app, events, move |item| match item {
+                StreamOut::Event { seq, body } => Some(frame(seq, None, &rpc_result_body(&id2, &body))),
+                StreamOut::Gap { after, resumed_at } => Some(frame(
+                    None,
+                    Some("gap"),
+                    json!({"after": after, "resumedAt": resumed_at}).to_string().as_bytes(),
+                )),
+                StreamOut::Lagged => Some(frame(None, Some("lagged"), b"{}")),
+                StreamOut::Error(e) => Some(frame(None, None, &rpc_error_body(Some(&id2), e.jsonrpc_error()))),
+            })
+            .await
+            .unwrap_or_else(|e| rpc_error_response(&e, Some(&id)))
+        }
+        Err(e) => rpc_error_response(&e, Some(&id)),
+    }
+}
+
+// ---------------------------------------------------------------------------
+// SSE
+
+/// One SSE event: an optional `id:` and `event:` line, then the data (one JSON text, so
+/// one `data:` line), then a blank line.
+fn frame(seq: Option<u64>, event: Option<&str>, data: &[u8]) -> Bytes {
+    let mut out = Vec::with_capacity(data.len() + 32);
+    if let Some(seq) = seq {
+        out.extend(format!("id: {seq}\n").as_bytes());
+    }
+    if let Some(ev) = event {
+        out.extend(format!("event: {ev}\n").as_bytes());
+    }
+    out.extend(b"data: ");
+    out.extend(data);
+    out.extend(b"\n\n");
+    Bytes::from(out)
+}
+
+/// Answers with an SSE stream. The first item is awaited before the headers are sent,
+/// so a failure that happens at once is an ordinary HTTP error, not a stream.
+async fn sse<E, F>(app: &App<E>, mut events: EventStream, render: F) -> Result<Response, A2aError>
+where
+    F: Fn(StreamOut) -> Option<Bytes> + Send + 'static,
+{
+    let first = match events.next().await {
+        Some(StreamOut::Error(e)) => return Err(e),
+        other => other,
+    };
+    let keep_alive = app.options.keep_alive;
+    let shutdown = app.core.shutdown.clone();
+    let head = futures::stream::iter(first);
+    let body = keep_alive_stream(head.chain(events), keep_alive)
+        .take_until(async move { shutdown.cancelled().await })
+        .filter_map(move |item| {
+            let out = match item {
+                Tick::Event(ev) => render(ev),
+                Tick::KeepAlive => Some(Bytes::from_static(b": keep-alive\n\n")),
+            };
+            futures::future::ready(out.map(Ok::<_, Infallible>))
+        });
+    let mut resp = Response::new(Body::from_stream(body));
+    let h = resp.headers_mut();
+    h.insert(http::header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+    h.insert(http::header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    h.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    Ok(resp)
+}
+
+enum Tick {
+    Event(StreamOut),
+    KeepAlive,
+}
+
+/// Interleaves keep-alive ticks into an event stream while it waits; ends with it.
+fn keep_alive_stream(
+    events: impl Stream<Item = StreamOut> + Send + 'static,
+    every: Duration,
+) -> impl Stream<Item = Tick> + Send {
+    let events = Box::pin(events);
+    futures::stream::unfold(Some(events), move |state| async move {
+        let mut events = state?;
+        tokio::select! {
+            item = events.next() => item.map(|ev| (Tick::Event(ev), Some(events))),
+            _ = tokio::time::sleep(every) => Some((Tick::KeepAlive, Some(events))),
+        }
+    })
+}
+
+// ---------------------------------------------------------------------------
+// HTTP+JSON
+
+fn rest_error(e: &A2aError, table: ErrorTable) -> Response {
+    let status = StatusCode::from_u16(e.http_status(table)).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let mut resp =
+        json_response(status, "application/json", serde_json::to_vec(&e.rest_body(table)).unwrap_or_default());
+    if e.kind == ErrorKind::Unauthenticated {
+        resp.headers_mut().insert(http::header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+    }
+    resp
+}
+
+/// A path matched against an operation's rules: the operation and the path variables.
+struct Route {
+    op: Operation,
+    vars: Vec<(String, String)>,
+    body: bool,
+    method_ok: bool,
+}
+
+fn match_template(template: &str, path: &str) -> Option<Vec<(String, String)>> {
+    let t: Vec<&str> = template.trim_start_matches('/').split('/').collect();
+    let p: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+    if t.len() != p.len() {
+        return None;
+    }
+    let mut vars = Vec::new();
+    for (ts, ps) in t.iter().zip(&p) {
+        if let Some(rest) = ts.strip_prefix('{') {
+            let (name, suffix) = rest.split_once('}')?;
+            let value = ps.strip_suffix(suffix)?;
+            if value.is_empty() || (suffix.is_empty() && value.contains(':')) {
+                return None;
+            }
+            vars.push((name.to_owned(), percent_decode(value)));
+        } else if ts != ps {
+            return None;
+        }
+    }
+    Some(vars)
+}
+
+fn find_route(method: &Method, path: &str) -> Option<Route> {
+    let mut found: Option<Route> = None;
+    for op in Operation::ALL {
+        for rule in op.http() {
+            let Some(vars) = match_template(rule.path, path) else { continue };
+            let m = rule.method.eq_ignore_ascii_case(method.as_str())
+                // `:subscribe` is GET in the proto and POST in the prose: accept both.
+                || (op == Operation::SubscribeToTask && *method == Method::POST);
+            let route = Route { op, vars, body: rule.body, method_ok: m };
+            if m {
+                return Some(route);
+            }
+            found.get_or_insert(route);
+        }
+    }
+    found
+}
+
+fn camel(var: &str) -> String {
+    let mut out = String::new();
+    let mut up = false;
+    for c in var.chars() {
+        if c == '_' {
+            up = true;
+        } else if up {
+            out.extend(c.to_uppercase());
+            up = false;
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// The request object of a call without a body: path variables and query parameters,
+/// each typed by the request field it fills.
+fn query_object(op: Operation, vars: &[(String, String)], query: Option<&str>) -> Result<Map<String, Value>, A2aError> {
+    let mut obj = Map::new();
+    for (k, v) in vars {
+        if k != "tenant" {
+            obj.insert(camel(k), Value::String(v.clone()));
+        }
+    }
+    let fields = op.query_fields();
+    for pair in query.unwrap_or("").split('&').filter(|p| !p.is_empty()) {
+        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+        let (k, v) = (percent_decode(k), percent_decode(v));
+        let key = camel(&k);
+        let Some((name, kind)) = fields.iter().find(|(n, _)| *n == key) else { continue };
+        let bad = |what: &str| {
+            A2aError::new(ErrorKind::InvalidParams)
+                .with_message(format!("query parameter {name}: expected {what}, found {v:?}"))
+                .with("path", format!("$.{name}"))
+        };
+        let value = match kind {
+            QueryKind::Int => Value::from(v.parse::<i64>().map_err(|_| bad("an integer"))?),
+            QueryKind::Bool => match v.as_str() {
+                "true" | "1" => Value::Bool(true),
+                "false" | "0" => Value::Bool(false),
+                _ => return Err(bad("true or false")),
+            },
+            QueryKind::String | QueryKind::Enum | QueryKind::Timestamp => Value::String(v.clone()),
+        };
+        obj.insert((*name).to_owned(), value);
+    }
+    Ok(obj)
+}
+
+async fn rest<E: AgentExecutor>(State(app): State<Arc<App<E>>>, req: HttpRequest) -> Response {
+    let table = app.options.error_table;
+    let (parts, body) = req.into_parts();
+    let path = parts.uri.path();
+    let prefix = app.options.rest_prefix.trim_end_matches('/');
+    let Some(rel) = path.strip_prefix(prefix).filter(|r| r.starts_with('/')) else {
+        return rest_error(
+            &A2aError::new(ErrorKind::MethodNotFound).with_message(format!("no route for {path}")),
+            table,
+        );
+    };
+    let Some(route) = find_route(&parts.method, rel) else {
+        return rest_error(
+            &A2aError::new(ErrorKind::MethodNotFound).with_message(format!("no A2A operation at {path}")),
+            table,
+        );
+    };
+    if !route.method_ok {
+        let mut r = rest_error(
+            &A2aError::new(ErrorKind::MethodNotFound)
+                .with_message(format!("{} is not allowed on {path}", parts.method)),
+            table,
+        );
+        *r.status_mut() = StatusCode::METHOD_NOT_ALLOWED;
+        return r;
+    }
+    let query = parts.uri.query().map(str::to_owned);
+    match version(&app, &parts.headers, query.as_deref()) {
+        Ok(Version::V1) => {}
+        Ok(Version::V03) => return rest_error(&v03_refused(), table),
+        Err(e) => return rest_error(&e, table),
+    }
+    let body = match read_body(&app, body).await {
+        Ok(b) => b,
+        Err(e) => return rest_error(&e, table),
+    };
+    let op = route.op;
+    let path_tenant = route.vars.iter().find(|(k, _)| k == "tenant").map(|(_, v)| v.clone());
+    let bytes: Vec<u8> =
+        if route.body && parts.method == Method::POST && !(op == Operation::SubscribeToTask && body.is_empty()) {
+            if !content_type_ok(&parts.headers) {
+                return rest_error(
+                    &A2aError::new(ErrorKind::InvalidRequest)
+                        .with_message("Content-Type must be application/a2a+json or application/json"),
+                    table,
+                );
+            }
+            let vars: Vec<_> = route.vars.iter().filter(|(k, _)| k != "tenant").collect();
+            if vars.is_empty() {
+                body.to_vec()
+            } else {
+                let mut obj = if body.is_empty() {
+                    Map::new()
+                } else {
+                    match serde_json::from_slice::<Value>(&body) {
+                        Ok(Value::Object(o)) => o,
+                        Ok(_) => {
+                            return rest_error(
+                                &A2aError::new(ErrorKind::InvalidParams)
+                                    .with_message("the request body must be a JSON object")
+                                    .with("path", "$"),
+                                table,
+                            )
+                        }
+                        Err(e) => {
+                            return rest_error(
+                                &A2aError::new(ErrorKind::Parse)
+                                    .with_message(format!("the request body is not JSON: {e}")),
+                                table,
+                            )
+                        }
+                    }
+                };
+                for (k, v) in vars {
+                    obj.insert(camel(k), Value::String(v.clone()));
+                }
+                serde_json::to_vec(&obj).unwrap_or_default()
+            }
+        } else {
+            match query_object(op, &route.vars, query.as_deref()) {
+                Ok(obj) => serde_json::to_vec(&obj).unwrap_or_default(),
+                Err(e) => return rest_error(&e, table),
+            }
+        };
+    let request = match Request::decode(op, &bytes, "$") {
+        Ok(d) => d.value,
+        Err(e) => {
+            let err = if e.message.contains("expected value") || e.message.contains("EOF") {
+                A2aError::new(ErrorKind::Parse).with_message(e.to_string())
+            } else {
+                A2aError::invalid_params(&e)
+            };
+            return rest_error(&err, table);
+        }
+    };
+    let cx = match call_context(&app, &parts.headers, query.as_deref(), path_tenant.as_deref(), request.tenant()) {
+        Ok(cx) => cx,
+        Err(e) => return rest_error(&e, table),
+    };
+    match app.core.handle(cx, request).await {
+        Ok(Answer::Value(bytes)) => json_response(StatusCode::OK, A2A_JSON, bytes),
+        Ok(Answer::Stream(events)) => sse(&app, events, move |item| match item {
+            StreamOut::Event { seq, body } => Some(frame(seq, None, &body)),
+            StreamOut::Gap { after, resumed_at } => {
+                Some(frame(None, Some("gap"), json!({"after": after, "resumedAt": resumed_at}).to_string().as_bytes()))
+            }
+            StreamOut::Lagged => Some(frame(None, Some("lagged"), b"{}")),
+            StreamOut::Error(e) => Some(frame(
+                None,
+                Some("error"),
+                serde_json::to_string(&e.rest_body(table)).unwrap_or_default().as_bytes(),
+            )),
+        })
+        .await
+        .unwrap_or_else(|e| rest_error(&e, table)),
+        Err(e) => rest_error(&e, table),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_match_the_generated_rules() {
+        let r = find_route(&Method::POST, "/tasks/t-1:cancel").unwrap();
+        assert_eq!(r.op, Operation::CancelTask);
+        assert_eq!(r.vars, vec![("id".to_owned(), "t-1".to_owned())]);
+        let r = find_route(&Method::GET, "/acme/tasks/t-1:subscribe").unwrap();
+        assert_eq!(r.op, Operation::SubscribeToTask);
+        assert_eq!(r.vars[0], ("tenant".to_owned(), "acme".to_owned()));
+        assert!(find_route(&Method::POST, "/tasks/t-1:subscribe").unwrap().method_ok);
+        assert_eq!(find_route(&Method::GET, "/tasks/t-1").unwrap().op, Operation::GetTask);
+        assert_eq!(find_route(&Method::GET, "/tasks").unwrap().op, Operation::ListTasks);
+        assert_eq!(
+            find_route(&Method::DELETE, "/tasks/t/pushNotificationConfigs/c").unwrap().op,
+            Operation::DeleteTaskPushNotificationConfig
+        );
+        let wrong = find_route(&Method::DELETE, "/message:send").unwrap();
+        assert!(!wrong.method_ok);
+        assert!(find_route(&Method::GET, "/nothing/here/at/all").is_none());
+    }
+
+    #[test]
+    fn query_parameters_are_typed_by_their_field() {
+        let obj = query_object(
+            Operation::ListTasks,
+            &[],
+            Some("pageSize=5&includeArtifacts=true&status=TASK_STATE_WORKING&context_id=c%201"),
+        )
+        .unwrap();
+        assert_eq!(
+            Value::Object(obj),
+            json!({"pageSize": 5, "includeArtifacts": true, "status": "TASK_STATE_WORKING", "contextId": "c 1"})
+        );
+        assert!(query_object(Operation::ListTasks, &[], Some("pageSize=x")).is_err());
+    }
+}

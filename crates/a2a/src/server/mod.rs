@@ -1,0 +1,227 @@
+//! The A2A server: an [`AgentExecutor`] behind the JSON-RPC and HTTP+JSON bindings, on a
+//! [`Store`] (SQLite by default), with live streams, resumption and push delivery.
+//!
+//! ```no_run
+//! # use agentproto_a2a::{server::A2aServer, executor::*, errors::A2aError, v1::AgentCard};
+//! struct Echo;
+//! impl AgentExecutor for Echo {
+//!     async fn execute(&self, cx: RequestContext, task: TaskUpdater) -> Result<(), A2aError> {
+//!         task.complete(Some(task.text(cx.text()))).await
+//!     }
+//! }
+//! # async fn run(card: AgentCard) -> std::io::Result<()> {
+//! let server = A2aServer::builder(Echo, card).sqlite("agent.db").map_err(std::io::Error::other)?.build();
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
+//! server.serve(listener).await
+//! # }
+//! ```
+
+pub mod auth;
+pub mod core;
+pub mod http;
+
+use std::sync::Arc;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::errors::ErrorTable;
+use crate::executor::AgentExecutor;
+use crate::push::{PushOptions, PushWorker};
+use crate::store::memory::{MemoryOptions, MemoryStore};
+use crate::store::sqlite::SqliteStore;
+use crate::store::{Store, StoreError};
+use crate::stream::{EventHub, HubOptions};
+use crate::tasks::Tasks;
+use crate::v1::AgentCard;
+
+pub use self::core::{CallContext, CoreOptions};
+pub use self::http::{HttpOptions, MissingVersion};
+use auth::{Authenticator, CardAuthenticator, CredentialValidator};
+
+/// Configures an [`A2aServer`].
+pub struct Builder<E> {
+    executor: E,
+    card: AgentCard,
+    extended_card: Option<AgentCard>,
+    store: Option<Arc<dyn Store>>,
+    http: HttpOptions,
+    hub: HubOptions,
+    push: Option<PushOptions>,
+    auth: Option<Arc<dyn Authenticator>>,
+    accepted_media_types: Option<Vec<String>>,
+    max_metadata_bytes: usize,
+}
+
+impl<E: AgentExecutor> Builder<E> {
+    /// Keeps everything in an SQLite database file (created if missing).
+    pub fn sqlite(mut self, path: impl AsRef<std::path::Path>) -> Result<Self, StoreError> {
+        self.store = Some(Arc::new(SqliteStore::open(path.as_ref())?));
+        Ok(self)
+    }
+
+    /// Keeps everything in memory (lost on exit), bounded by `options`.
+    pub fn memory(mut self, options: MemoryOptions) -> Self {
+        self.store = Some(Arc::new(MemoryStore::new(options)));
+        self
+    }
+
+    /// Any store.
+    pub fn store(mut self, store: Arc<dyn Store>) -> Self {
+        self.store = Some(store);
+        self
+    }
+
+    pub fn http(mut self, options: HttpOptions) -> Self {
+        self.http = options;
+        self
+    }
+
+    pub fn error_table(mut self, table: ErrorTable) -> Self {
+        self.http.error_table = table;
+        self
+    }
+
+    pub fn hub(mut self, options: HubOptions) -> Self {
+        self.hub = options;
+        self
+    }
+
+    /// Delivers push notifications (the card must declare `pushNotifications`).
+    pub fn push(mut self, options: PushOptions) -> Self {
+        self.push = Some(options);
+        self
+    }
+
+    pub fn extended_card(mut self, card: AgentCard) -> Self {
+        self.extended_card = Some(card);
+        self
+    }
+
+    /// Enforces the card's security requirements with `validator`.
+    pub fn credentials(mut self, validator: impl CredentialValidator) -> Self {
+        self.auth = Some(Arc::new(CardAuthenticator::new(self.card.clone(), Arc::new(validator))));
+        self
+    }
+
+    /// Replaces the built-in authentication.
+    pub fn authenticator(mut self, auth: impl Authenticator) -> Self {
+        self.auth = Some(Arc::new(auth));
+        self
+    }
+
+    /// Refuses parts whose `mediaType` is not one of these (`type/*` and `*/*` allowed).
+    pub fn accepted_media_types(mut self, types: Vec<String>) -> Self {
+        self.accepted_media_types = Some(types);
+        self
+    }
+
+    pub fn max_metadata_bytes(mut self, n: usize) -> Self {
+        self.max_metadata_bytes = n;
+        self
+    }
+
+    pub fn build(self) -> A2aServer<E> {
+        let store = self.store.unwrap_or_else(|| Arc::new(MemoryStore::new(MemoryOptions::default())));
+        let hub = Arc::new(EventHub::new(self.hub));
+        let shutdown = CancellationToken::new();
+        let mut tasks = Tasks::new(store.clone(), hub);
+        let push_declared = self.card.capabilities.push_notifications == Some(true);
+        let worker = match (&self.push, push_declared) {
+            (Some(opts), true) => {
+                let handle = PushWorker::spawn(store.clone(), opts.clone(), shutdown.child_token());
+                let wake = handle.waker();
+                tasks.on_push = Some(Arc::new(move || wake.wake()));
+                tasks.push_enabled = true;
+                Some(handle)
+            }
+            _ => None,
+        };
+        let options = CoreOptions {
+            card: self.card,
+            extended_card: self.extended_card,
+            accepted_media_types: self.accepted_media_types,
+            max_metadata_bytes: self.max_metadata_bytes,
+        };
+        let core = self::core::Core::new(Arc::new(self.executor), Arc::new(tasks), options, shutdown.clone());
+        let app = http::App::new(core, self.http, self.auth);
+        A2aServer { router: http::router(app), shutdown, push: worker, store, _e: std::marker::PhantomData }
+    }
+}
+
+/// A configured server: an axum router plus its background work.
+pub struct A2aServer<E> {
+    router: axum::Router,
+    shutdown: CancellationToken,
+    push: Option<crate::push::PushWorkerHandle>,
+    store: Arc<dyn Store>,
+    #[allow(dead_code)]
+    _e: std::marker::PhantomData<fn() -> E>,
+}
+
+impl<E: AgentExecutor> A2aServer<E> {
+    pub fn builder(executor: E, card: AgentCard) -> Builder<E> {
+        Builder {
+            executor,
+            card,
+            extended_card: None,
+            store: None,
+            http: HttpOptions::default(),
+            hub: HubOptions::default(),
+            push: None,
+            auth: None,
+            accepted_media_types: None,
+            max_metadata_bytes: 64 << 10,
+        }
+    }
+
+    /// The router, to mount inside a larger axum application.
+    pub fn router(&self) -> axum::Router {
+        self.router.clone()
+    }
+
+    pub fn store(&self) -> &Arc<dyn Store> {
+        &self.store
+    }
+
+    /// Cancels running executions, ends open streams and stops the push worker.
+    pub fn shutdown_token(&self) -> CancellationToken {
+        self.shutdown.clone()
+    }
+
+    /// Serves until the shutdown token fires (or ctrl-c, see [`A2aServer::serve_until_signal`]);
+    /// in-flight requests finish, streams end, the push worker stops.
+    pub async fn serve(self, listener: tokio::net::TcpListener) -> std::io::Result<()> {
+        let token = self.shutdown.clone();
+        let result = axum::serve(listener, self.router.clone())
+            .with_graceful_shutdown(async move { token.cancelled().await })
+            .await;
+        if let Some(push) = self.push {
+            let _ = push.join().await;
+        }
+        result
+    }
+
+    /// [`A2aServer::serve`], shutting down on SIGINT or SIGTERM.
+    pub async fn serve_until_signal(self, listener: tokio::net::TcpListener) -> std::io::Result<()> {
+        let token = self.shutdown.clone();
+        tokio::spawn(async move {
+            let ctrl_c = tokio::signal::ctrl_c();
+            #[cfg(unix)]
+            {
+                let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                    Ok(s) => s,
+                    Err(_) => {
+                        let _ = ctrl_c.await;
+                        token.cancel();
+                        return;
+                    }
+                };
+                tokio::select! { _ = ctrl_c => {}, _ = term.recv() => {} }
+            }
+            #[cfg(not(unix))]
+            let _ = ctrl_c.await;
+            token.cancel();
+        });
+        self.serve(listener).await
+    }
+}

@@ -1,0 +1,296 @@
+//! Tasks: the state machine, and every change to a task as one store commit that also
+//! appends its events, queues their push deliveries and wakes live subscribers.
+//!
+//! Nothing leaves a terminal state: a change to a terminal task is refused, whoever
+//! makes it (the executor, a cancel, another server process). Writers never lock: each
+//! change reads the task, applies itself and commits against the version it read; on a
+//! conflict it reads again and re-applies, so concurrent writers (an executor and a
+//! cancel, or two processes on one database) serialise through the store.
+
+use std::sync::Arc;
+
+use agentproto_codec::decode_slice;
+
+use crate::errors::{A2aError, ErrorKind};
+use crate::store::{Commit, EventRecord, Store, StoreError, TaskKey, TaskRecord};
+use crate::stream::{EventBus, EventHub};
+use crate::v1::{
+    Artifact, Message, StreamResponse, Task, TaskArtifactUpdateEvent, TaskState, TaskStatus, TaskStatusUpdateEvent,
+};
+use crate::Timestamp;
+
+/// Completed, failed, canceled and rejected tasks never change again.
+pub fn is_terminal(s: TaskState) -> bool {
+    matches!(s, TaskState::Completed | TaskState::Failed | TaskState::Canceled | TaskState::Rejected)
+}
+
+/// Input-required and auth-required tasks wait for the client.
+pub fn is_interrupted(s: TaskState) -> bool {
+    matches!(s, TaskState::InputRequired | TaskState::AuthRequired)
+}
+
+/// A change to apply to a task.
+#[derive(Debug, Clone)]
+pub enum Change {
+    /// A new status; its message (if any) joins the history.
+    Status(TaskStatus, Option<crate::v1::RawObject>),
+    /// An artifact, or a chunk appended to an artifact with the same id.
+    Artifact { artifact: Artifact, append: bool, last_chunk: bool },
+    /// A message joins the history without an event (the client's follow-ups).
+    History(Message),
+}
+
+/// Why a change was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum ChangeError {
+    #[error("task {0} is in a terminal state")]
+    Terminal(String),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("stored task does not decode: {0}")]
+    Corrupt(String),
+}
+
+impl From<ChangeError> for A2aError {
+    fn from(e: ChangeError) -> Self {
+        match e {
+            ChangeError::Terminal(id) => A2aError::new(ErrorKind::UnsupportedOperation)
+                .with_message(format!("task {id} is in a terminal state"))
+                .with("taskId", id),
+            ChangeError::Store(s) => s.into(),
+            ChangeError::Corrupt(m) => A2aError::new(ErrorKind::Internal).with_message(m),
+        }
+    }
+}
+
+/// The task half of a server: store, live hub and push wake-up.
+pub struct Tasks {
+    pub(crate) store: Arc<dyn Store>,
+    pub(crate) hub: Arc<EventHub>,
+    pub(crate) on_push: Option<Arc<dyn Fn() + Send + Sync>>,
+    pub(crate) push_enabled: bool,
+}
+
+/// How many times a change is re-applied after losing a race before giving up.
+const MAX_RETRIES: usize = 64;
+
+impl Tasks {
+    pub fn new(store: Arc<dyn Store>, hub: Arc<EventHub>) -> Self {
+        Tasks { store, hub, on_push: None, push_enabled: false }
+    }
+
+    pub fn store(&self) -> &Arc<dyn Store> {
+        &self.store
+    }
+
+    pub fn hub(&self) -> &Arc<EventHub> {
+        &self.hub
+    }
+
+    /// Reads and decodes a task.
+    pub async fn get(&self, key: &TaskKey) -> Result<Option<(Task, TaskRecord)>, ChangeError> {
+        match self.store.get_task(key).await? {
+            None => Ok(None),
+            Some(rec) => Ok(Some((decode_task(&rec.body)?, rec))),
+        }
+    }
+
+    /// Stores a new task and its first event (the task itself).
+    pub async fn create(&self, tenant: &str, task: Task) -> Result<(TaskRecord, Vec<EventRecord>), ChangeError> {
+        let key = TaskKey::new(tenant, task.id.clone());
+        let rec = record(&key, &task)?;
+        let event = encode(&StreamResponse::Task(task.clone()))?;
+        let last = is_terminal(task.status.state) || is_interrupted(task.status.state);
+        let committed = self
+            .store
+            .commit(Commit {
+                task: rec.clone(),
+                expected_version: None,
+                events: vec![(event, last)],
+                push: self.push_enabled,
+            })
+            .await?;
+        self.after_commit(&key, &committed.events);
+        Ok((TaskRecord { version: committed.version, ..rec }, committed.events))
+    }
+
+    /// Applies a change; returns the new task and the events it produced.
+    pub async fn apply(&self, key: &TaskKey, change: Change) -> Result<(Task, Vec<EventRecord>), ChangeError> {
+        for _ in 0..MAX_RETRIES {
+            let Some((mut task, rec)) = self.get(key).await? else {
+                return Err(StoreError::NotFound(key.clone()).into());
+            };
+            if is_terminal(task.status.state) {
+                return Err(ChangeError::Terminal(key.id.clone()));
+            }
+            let event = apply_change(&mut task, &change);
+            let events = match &event {
+                Some(ev) => {
+                    let last = matches!(ev, StreamResponse::StatusUpdate(u) if is_terminal(u.status.state) || is_interrupted(u.status.state));
+                    vec![(encode(ev)?, last)]
+                }
+                None => Vec::new(),
+            };
+            let new_rec = record(key, &task)?;
+            match self
+                .store
+                .commit(Commit { task: new_rec, expected_version: Some(rec.version), events, push: self.push_enabled })
+                .await
+            {
+                Ok(committed) => {
+                    self.after_commit(key, &committed.events);
+                    return Ok((task, committed.events));
+                }
+                Err(StoreError::Conflict { .. }) => continue,
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Err(ChangeError::Store(StoreError::Backend(format!("task {}: too many concurrent writers", key.id))))
+    }
+
+    fn after_commit(&self, key: &TaskKey, events: &[EventRecord]) {
+        if events.is_empty() {
+            return;
+        }
+        self.hub.publish(key, events);
+        if self.push_enabled {
+            if let Some(wake) = &self.on_push {
+                wake();
+            }
+        }
+    }
+}
+
+/// Applies `change` to `task`; returns the event it produces.
+pub fn apply_change(task: &mut Task, change: &Change) -> Option<StreamResponse> {
+    match change {
+        Change::Status(status, metadata) => {
+            let mut status = status.clone();
+            if status.timestamp.is_none() {
+                status.timestamp = Some(Timestamp::from_millis(Timestamp::now().as_millis()));
+            }
+            if let Some(m) = &status.message {
+                task.history.push(m.clone());
+            }
+            task.status = status.clone();
+            let mut ev = TaskStatusUpdateEvent::new(task.id.clone(), task.context_id.clone(), status);
+            ev.metadata = metadata.clone();
+            Some(StreamResponse::StatusUpdate(ev))
+        }
+        Change::Artifact { artifact, append, last_chunk } => {
+            match task.artifacts.iter_mut().find(|a| a.artifact_id == artifact.artifact_id) {
+                Some(existing) if *append => existing.parts.extend(artifact.parts.iter().cloned()),
+                Some(existing) => *existing = artifact.clone(),
+                None => task.artifacts.push(artifact.clone()),
+            }
+            let mut ev = TaskArtifactUpdateEvent::new(task.id.clone(), task.context_id.clone(), artifact.clone());
+            ev.append = *append;
+            ev.last_chunk = *last_chunk;
+            Some(StreamResponse::ArtifactUpdate(ev))
+        }
+        Change::History(m) => {
+            task.history.push(m.clone());
+            None
+        }
+    }
+}
+
+/// The store record of a task.
+pub fn record(key: &TaskKey, task: &Task) -> Result<TaskRecord, ChangeError> {
+    Ok(TaskRecord {
+        key: key.clone(),
+        context_id: task.context_id.clone(),
+        state: task.status.state.as_str().to_owned(),
+        terminal: is_terminal(task.status.state),
+        status_ts_ms: task.status.timestamp.map(|t| t.as_millis()).unwrap_or(0),
+        version: 0,
+        body: encode(task)?,
+    })
+}
+
+pub fn decode_task(body: &[u8]) -> Result<Task, ChangeError> {
+    decode_slice::<Task>(body, "$").map(|d| d.value).map_err(|e| ChangeError::Corrupt(e.to_string()))
+}
+
+pub fn encode<T: serde::Serialize>(v: &T) -> Result<Vec<u8>, ChangeError> {
+    serde_json::to_vec(v).map_err(|e| ChangeError::Corrupt(e.to_string()))
+}
+
+/// The task as a caller asked to see it: at most `history_length` recent messages
+/// (none for 0, all when unset) and, unless `artifacts`, no artifacts.
+pub fn view(mut task: Task, history_length: Option<i32>, artifacts: bool) -> Task {
+    if let Some(n) = history_length {
+        let n = n.max(0) as usize;
+        let len = task.history.len();
+        if len > n {
+            task.history.drain(..len - n);
+        }
+    }
+    if !artifacts {
+        task.artifacts.clear();
+    }
+    task
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::memory::{MemoryOptions, MemoryStore};
+    use crate::stream::{EventHub, HubOptions};
+    use crate::v1::{Part, PartContent, Role};
+
+    fn tasks() -> Tasks {
+        Tasks::new(Arc::new(MemoryStore::new(MemoryOptions::default())), Arc::new(EventHub::new(HubOptions::default())))
+    }
+
+    fn new_task(id: &str) -> Task {
+        let mut t = Task::new(id, TaskStatus::new(TaskState::Submitted));
+        t.context_id = "c".into();
+        t
+    }
+
+    #[tokio::test]
+    async fn nothing_leaves_a_terminal_state() {
+        let t = tasks();
+        let key = TaskKey::new("", "t1");
+        t.create("", new_task("t1")).await.unwrap();
+        t.apply(&key, Change::Status(TaskStatus::new(TaskState::Working), None)).await.unwrap();
+        let (task, events) = t.apply(&key, Change::Status(TaskStatus::new(TaskState::Completed), None)).await.unwrap();
+        assert_eq!(task.status.state, TaskState::Completed);
+        assert!(events[0].last);
+        for s in [TaskState::Working, TaskState::Canceled, TaskState::Completed] {
+            assert!(matches!(
+                t.apply(&key, Change::Status(TaskStatus::new(s), None)).await,
+                Err(ChangeError::Terminal(_))
+            ));
+        }
+        let art = Artifact::new("a", vec![Part::new(PartContent::Text("x".into()))]);
+        assert!(matches!(
+            t.apply(&key, Change::Artifact { artifact: art, append: false, last_chunk: true }).await,
+            Err(ChangeError::Terminal(_))
+        ));
+    }
+
+    #[tokio::test]
+    async fn appended_chunks_extend_the_artifact_and_events_are_numbered() {
+        let t = tasks();
+        let key = TaskKey::new("", "t2");
+        let (_, first) = t.create("", new_task("t2")).await.unwrap();
+        let chunk = |s: &str| Artifact::new("a", vec![Part::new(PartContent::Text(s.into()))]);
+        let (_, e1) = t
+            .apply(&key, Change::Artifact { artifact: chunk("one "), append: false, last_chunk: false })
+            .await
+            .unwrap();
+        let (task, e2) =
+            t.apply(&key, Change::Artifact { artifact: chunk("two"), append: true, last_chunk: true }).await.unwrap();
+        assert_eq!(task.artifacts.len(), 1);
+        assert_eq!(task.artifacts[0].parts.len(), 2);
+        assert_eq!((first[0].seq, e1[0].seq, e2[0].seq), (1, 2, 3));
+        let m = Message::new("m", Role::User, vec![Part::new(PartContent::Text("hi".into()))]);
+        let (task, none) = t.apply(&key, Change::History(m)).await.unwrap();
+        assert!(none.is_empty());
+        assert_eq!(task.history.len(), 1);
+        assert_eq!(view(task.clone(), Some(0), false).history.len(), 0);
+        assert!(view(task, None, false).artifacts.is_empty());
+    }
+}
