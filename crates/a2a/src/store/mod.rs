@@ -102,6 +102,7 @@ pub struct ListQuery {
     pub state: Option<String>,
     /// Only tasks whose status timestamp is at or after this instant (ms).
     pub status_after_ms: Option<i64>,
+    /// At most this many tasks; 0 returns none (only `total_size`).
     pub page_size: usize,
     pub after: Option<(i64, String)>,
 }
@@ -138,7 +139,8 @@ pub struct Delivery {
     pub attempts: u32,
 }
 
-/// A delivery that was given up on.
+/// A delivery that was given up on. Its `delivery.attempts` counts every attempt made,
+/// the last failed one included.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DeadLetter {
     pub delivery: Delivery,
@@ -177,30 +179,55 @@ pub trait Store: Send + Sync + 'static {
     fn get_task(&self, key: &TaskKey) -> BoxFuture<'_, Result<Option<TaskRecord>, StoreError>>;
     fn list_tasks(&self, tenant: &str, query: ListQuery) -> BoxFuture<'_, Result<ListPage, StoreError>>;
     /// Events with `seq > after`, at most `limit` of them, in order.
+    /// [`StoreError::NotFound`] when the task does not exist (or was evicted).
     fn read_events(&self, key: &TaskKey, after: u64, limit: usize) -> BoxFuture<'_, Result<EventPage, StoreError>>;
 
-    /// Inserts or replaces a push config.
+    /// Inserts or replaces a push config. The task must exist ([`StoreError::NotFound`]
+    /// otherwise); a task's configs go when the task does.
     fn put_push_config(&self, config: PushConfigRecord) -> BoxFuture<'_, Result<(), StoreError>>;
     fn get_push_config(&self, task: &TaskKey, id: &str) -> BoxFuture<'_, Result<Option<PushConfigRecord>, StoreError>>;
     /// Configs of a task ordered by id, those with `id > after`, at most `limit`.
-    fn list_push_configs(&self, task: &TaskKey, after: Option<&str>, limit: usize) -> BoxFuture<'_, Result<Vec<PushConfigRecord>, StoreError>>;
+    fn list_push_configs(
+        &self,
+        task: &TaskKey,
+        after: Option<&str>,
+        limit: usize,
+    ) -> BoxFuture<'_, Result<Vec<PushConfigRecord>, StoreError>>;
     /// Returns whether a config was removed.
     fn delete_push_config(&self, task: &TaskKey, id: &str) -> BoxFuture<'_, Result<bool, StoreError>>;
 
     /// Takes up to `limit` deliveries due at `now_ms`, hiding them from other claimers for
     /// `lease_ms` (a crashed worker's deliveries come back when the lease ends).
-    fn claim_deliveries(&self, now_ms: i64, lease_ms: i64, limit: usize) -> BoxFuture<'_, Result<Vec<Delivery>, StoreError>>;
+    /// Deliveries are taken in the order they were queued, so one config receives a
+    /// task's events in sequence order; a new delivery is due at once. A delivery whose
+    /// config was deleted since it was queued is dropped instead of returned.
+    fn claim_deliveries(
+        &self,
+        now_ms: i64,
+        lease_ms: i64,
+        limit: usize,
+    ) -> BoxFuture<'_, Result<Vec<Delivery>, StoreError>>;
+    /// Removes a delivery that succeeded. Here and in the two calls below, an unknown id
+    /// (already done, or its task evicted) is not an error.
     fn delivery_done(&self, id: i64) -> BoxFuture<'_, Result<(), StoreError>>;
     /// Records a failed attempt; the delivery is due again at `retry_at_ms`.
     fn delivery_retry(&self, id: i64, retry_at_ms: i64, error: &str) -> BoxFuture<'_, Result<(), StoreError>>;
     /// Moves a delivery to the dead letters.
     fn delivery_dead(&self, id: i64, at_ms: i64, error: &str) -> BoxFuture<'_, Result<(), StoreError>>;
+    /// The oldest dead letters first.
     fn dead_letters(&self, limit: usize) -> BoxFuture<'_, Result<Vec<DeadLetter>, StoreError>>;
-    /// The earliest instant a queued delivery is due, if any (for the worker's sleep).
+    /// The earliest instant a queued delivery is due, if any (for the worker's sleep); a
+    /// leased delivery counts as due when its lease ends.
     fn next_delivery_due(&self) -> BoxFuture<'_, Result<Option<i64>, StoreError>>;
 
     /// Atomically claims `(tenant, key)` for a request with `fingerprint`.
-    fn claim_idempotency(&self, tenant: &str, key: &str, fingerprint: &str, now_ms: i64) -> BoxFuture<'_, Result<IdempotencyClaim, StoreError>>;
+    fn claim_idempotency(
+        &self,
+        tenant: &str,
+        key: &str,
+        fingerprint: &str,
+        now_ms: i64,
+    ) -> BoxFuture<'_, Result<IdempotencyClaim, StoreError>>;
     /// Stores the response of the request that claimed the key.
     fn complete_idempotency(&self, tenant: &str, key: &str, result: Vec<u8>) -> BoxFuture<'_, Result<(), StoreError>>;
     /// Frees a claim whose request failed before it created anything.
