@@ -8,9 +8,10 @@ use clap::{Parser, Subcommand};
 mod check;
 mod inspect;
 mod replay;
+mod serve;
 
 #[derive(Debug, Parser)]
-#[command(name = "agentproto", version, about = "Tools for ACP agents and clients", propagate_version = true)]
+#[command(name = "agentproto", version, about = "Tools for ACP and A2A agents and clients", propagate_version = true)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -30,6 +31,9 @@ enum Command {
     ///
     /// Exit status: 0 without error findings, 1 with some, 2 if the trace cannot be read.
     Replay(replay::Args),
+    /// Serve the demo A2A agent (card, JSON-RPC at /, HTTP+JSON at /a2a/rest) on an
+    /// SQLite file; it follows the a2a-tck messageId-prefix contract.
+    Serve(serve::Args),
 }
 
 fn main() -> ExitCode {
@@ -38,5 +42,6 @@ fn main() -> ExitCode {
         Command::Check(args) => check::main(args),
         Command::Inspect(args) => inspect::main(args),
         Command::Replay(args) => replay::main(args),
+        Command::Serve(args) => serve::main(args),
     }
 }

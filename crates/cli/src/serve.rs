@@ -1,0 +1,85 @@
+//! `agentproto serve`: the demo A2A agent on an SQLite file.
+//!
+//! It serves the agent card, the JSON-RPC binding at `/` and the HTTP+JSON binding
+//! at `/a2a/rest`, as the card declares them, and follows the a2a-tck's
+//! `messageId`-prefix contract, so the official TCK can be pointed at it.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use agentproto_a2a::demo::{card, DemoAgent};
+use agentproto_a2a::errors::ErrorTable;
+use agentproto_a2a::push::PushOptions;
+use agentproto_a2a::server::{A2aServer, HttpOptions, MissingVersion};
+use agentproto_a2a::store::memory::MemoryOptions;
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// Address to listen on (port 0 picks a free port; the chosen address is printed).
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    addr: SocketAddr,
+    /// The SQLite database file (created if missing).
+    #[arg(long, default_value = "agentproto.db")]
+    db: PathBuf,
+    /// Keep everything in memory instead of SQLite.
+    #[arg(long, conflicts_with = "db")]
+    memory: bool,
+    /// The URL the card advertises (default: http://<addr>).
+    #[arg(long)]
+    public_url: Option<String>,
+    /// Use the A2A 1.0.0 HTTP status table (the TCK still checks parts of it).
+    #[arg(long)]
+    errors_1_0_0: bool,
+    /// Treat requests without an A2A-Version header as 1.0 instead of 0.3.
+    #[arg(long)]
+    lenient_version: bool,
+    /// Let push notifications reach loopback and private addresses (tests, local receivers).
+    #[arg(long)]
+    push_allow_private: bool,
+    /// Seconds the delayed TCK scenarios wait.
+    #[arg(long, default_value_t = 2.0)]
+    delay: f64,
+}
+
+pub(crate) fn main(args: Args) -> ExitCode {
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("agentproto serve: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    match runtime.block_on(run(args)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("agentproto serve: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+async fn run(args: Args) -> Result<(), String> {
+    let listener = tokio::net::TcpListener::bind(args.addr).await.map_err(|e| format!("cannot listen on {}: {e}", args.addr))?;
+    let local = listener.local_addr().map_err(|e| e.to_string())?;
+    let base = args.public_url.clone().unwrap_or_else(|| format!("http://{local}"));
+    let agent = DemoAgent { delay: Some(Duration::from_secs_f64(args.delay.max(0.0))) };
+    let mut http = HttpOptions::default();
+    if args.lenient_version {
+        http.missing_version = MissingVersion::V1_0;
+    }
+    let mut push = PushOptions::default();
+    push.allow_loopback = args.push_allow_private;
+    if args.push_allow_private {
+        push.allow = ["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "fc00::/7"].iter().filter_map(|c| c.parse().ok()).collect();
+    }
+    let builder = A2aServer::builder(agent, card(&base)).http(http).push(push).error_table(if args.errors_1_0_0 { ErrorTable::V1_0_0 } else { ErrorTable::V1_0_1 });
+    let builder = if args.memory { builder.memory(MemoryOptions::default()) } else { builder.sqlite(&args.db).map_err(|e| format!("cannot open {}: {e}", args.db.display()))? };
+    let server = builder.build();
+    let store = if args.memory { "memory".to_owned() } else { args.db.display().to_string() };
+    println!("agentproto serve: listening on http://{local} (card {base}/.well-known/agent-card.json, store {store})");
+    use std::io::Write as _;
+    let _ = std::io::stdout().flush();
+    server.serve_until_signal(listener).await.map_err(|e| e.to_string())
+}
