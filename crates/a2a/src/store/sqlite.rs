@@ -14,6 +14,9 @@
 //! readers see the last commit without waiting for a write in progress, so a long list
 //! or replay never holds up a commit. An in-memory database has a single connection
 //! (separate connections would be separate databases).
+//! A future dropped after its blocking call started does not stop that call: a cancelled
+//! commit may still be stored, so a writer should publish what a commit returns and not
+//! cancel commits it has started.
 //!
 //! **Schema.** `PRAGMA user_version` holds the schema version; [`SqliteStore::open`]
 //! migrates from 0 (an empty file) to 1 in one transaction and refuses a newer version.
