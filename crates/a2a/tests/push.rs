@@ -41,10 +41,13 @@ struct Received {
     body: Bytes,
 }
 
+/// A scripted answer: a status and an optional `Retry-After` value.
+type Answer = (u16, Option<&'static str>);
+
 #[derive(Clone)]
 struct ReceiverState {
     /// Answers to give, in order; once empty, 200.
-    script: Arc<Mutex<VecDeque<(u16, Option<&'static str>)>>>,
+    script: Arc<Mutex<VecDeque<Answer>>>,
     seen: mpsc::UnboundedSender<Received>,
 }
 
@@ -72,7 +75,7 @@ struct Receiver {
 }
 
 impl Receiver {
-    async fn start(script: Vec<(u16, Option<&'static str>)>) -> Receiver {
+    async fn start(script: Vec<Answer>) -> Receiver {
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let addr = listener.local_addr().expect("local addr");
         let (tx, rx) = mpsc::unbounded_channel();
@@ -248,7 +251,8 @@ async fn two_503s_then_success_is_delivered_on_the_third_attempt() {
     let mut receiver = Receiver::start(vec![(503, None), (503, None)]).await;
     let store = store();
     let event = status_event("t1", "TASK_STATE_WORKING");
-    queue(&*store, "t1", v1::TaskPushNotificationConfig::new(receiver.url("/hook")), &[event.clone()]).await;
+    queue(&*store, "t1", v1::TaskPushNotificationConfig::new(receiver.url("/hook")), std::slice::from_ref(&event))
+        .await;
 
     let mut worker = Running::start(store.clone(), loopback_options());
     for _ in 0..3 {
@@ -281,7 +285,9 @@ async fn after_max_attempts_the_delivery_is_a_dead_letter_with_the_last_error() 
     let mut receiver = Receiver::start(script).await;
     let store = store();
     let event = status_event("t1", "TASK_STATE_WORKING");
-    let key = queue(&*store, "t1", v1::TaskPushNotificationConfig::new(receiver.url("/hook")), &[event.clone()]).await;
+    let key =
+        queue(&*store, "t1", v1::TaskPushNotificationConfig::new(receiver.url("/hook")), std::slice::from_ref(&event))
+            .await;
 
     let mut worker = Running::start(store.clone(), loopback_options());
     for _ in 0..4 {
@@ -298,6 +304,43 @@ async fn after_max_attempts_the_delivery_is_a_dead_letter_with_the_last_error() 
     assert_eq!(store.next_delivery_due().await.expect("due"), None);
     worker.stop().await;
     assert!(receiver.seen.try_recv().is_err(), "no fifth attempt");
+}
+
+#[tokio::test]
+async fn connection_errors_and_timeouts_are_retried() {
+    // Nothing listens on this port any more: every attempt is refused by the OS.
+    let closed = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let addr = closed.local_addr().expect("addr");
+    drop(closed);
+    let refused_store = store();
+    let url = format!("http://{addr}/hook");
+    queue(&*refused_store, "t1", v1::TaskPushNotificationConfig::new(url), &[status_event("t1", "W")]).await;
+    let mut worker = Running::start(refused_store.clone(), loopback_options());
+    let stats = worker.until("the dead letter", |s| s.dead == 1).await;
+    assert_eq!(stats.retried, 3, "connection errors are retried");
+    let dead = dead_letters(&*refused_store).await;
+    assert!(dead[0].error.contains("gave up after 4 attempts"), "{}", dead[0].error);
+    worker.stop().await;
+
+    // A receiver that accepts but never answers: the request timeout ends each attempt.
+    let silent = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let addr = silent.local_addr().expect("addr");
+    let silent_store = store();
+    queue(
+        &*silent_store,
+        "t1",
+        v1::TaskPushNotificationConfig::new(format!("http://{addr}/")),
+        &[status_event("t1", "W")],
+    )
+    .await;
+    let opts = PushOptions { max_attempts: 2, request_timeout: Duration::from_millis(100), ..loopback_options() };
+    let mut worker = Running::start(silent_store.clone(), opts);
+    let stats = worker.until("the dead letter", |s| s.dead == 1).await;
+    assert_eq!(stats.retried, 1, "a timeout is retried");
+    let dead = dead_letters(&*silent_store).await;
+    assert!(dead[0].error.contains("timed out") || dead[0].error.contains("timeout"), "{}", dead[0].error);
+    worker.stop().await;
+    drop(silent);
 }
 
 #[tokio::test]
@@ -417,7 +460,8 @@ async fn a_lease_left_by_a_stopped_worker_is_delivered_by_the_next_one() {
     let mut receiver = Receiver::start(Vec::new()).await;
     let store = store();
     let event = status_event("t1", "TASK_STATE_WORKING");
-    queue(&*store, "t1", v1::TaskPushNotificationConfig::new(receiver.url("/hook")), &[event.clone()]).await;
+    queue(&*store, "t1", v1::TaskPushNotificationConfig::new(receiver.url("/hook")), std::slice::from_ref(&event))
+        .await;
 
     // A worker that claimed the delivery and died before sending it.
     let lease_ms = 150;

@@ -26,7 +26,30 @@
 //!   hold up every later event for up to the whole retry schedule.
 //! - **Bounded effort.** An attempt is bounded by [`PushOptions::request_timeout`]; a
 //!   delivery is given up after [`PushOptions::max_attempts`] attempts, or at once on a
-//!   permanent failure (see [`RetryPolicy`] and the module `send` for the rules).
+//!   permanent failure (below). The delay between attempts is in [`RetryPolicy`].
+//!
+//! # What counts as what
+//!
+//! | Result of an attempt | Outcome |
+//! |---|---|
+//! | 2xx | delivered |
+//! | 408, 429, 5xx, timeout, connection or I/O error | retried after a backoff delay, or the `Retry-After` seconds of a 429/503 (capped at `max_delay`) |
+//! | any other 4xx | dead letter at once |
+//! | 3xx | dead letter at once: redirects are not followed |
+//! | a config that does not decode, an unusable token or credentials, a target the SSRF guard refuses, a non-http(s) URL | dead letter at once |
+//!
+//! Other 4xx answers are permanent because the receiver understood the request and
+//! rejected it (bad token, unknown task, endpoint gone): the same bytes would get the
+//! same answer, so retrying would only load the receiver and hide for up to the whole
+//! retry schedule the dead letter an operator needs to see. 408 and 429 are the two 4xx
+//! codes that say "later" rather than "no". The dead letter keeps the error of the last
+//! attempt, with a short excerpt of the receiver's answer.
+//!
+//! The request is `POST {url}` with `Content-Type: application/a2a+json`,
+//! `A2A-Version: 1.0`, the event bytes exactly as stored as the body, the config's token
+//! (if any) in both `X-A2A-Notification-Token` and `A2A-Notification-Token` (the SDKs
+//! disagree on the name), and `Authorization: {scheme} {credentials}` when the config
+//! has authentication.
 //! - **SSRF guard on by default.** See [`SsrfGuard`]; redirects are never followed and
 //!   system proxies are not used (a proxy would dial the target on our behalf, out of the
 //!   guard's sight).
