@@ -343,6 +343,22 @@ async fn connection_errors_and_timeouts_are_retried() {
     drop(silent);
 }
 
+/// This crate's reqwest is built without TLS: an https URL must fail at once with a clear
+/// reason, not after the whole retry schedule. (When TLS is enabled the handshake with
+/// this plain-HTTP receiver fails instead, which is retried; the test accepts both.)
+#[tokio::test]
+async fn an_https_url_without_tls_support_is_not_retried_forever() {
+    let receiver = Receiver::start(Vec::new()).await;
+    let store = store();
+    let url = format!("https://{}/hook", receiver.addr);
+    queue(&*store, "t1", v1::TaskPushNotificationConfig::new(url), &[status_event("t1", "W")]).await;
+    let mut worker = Running::start(store.clone(), loopback_options());
+    worker.until("the dead letter", |s| s.dead == 1).await;
+    let dead = dead_letters(&*store).await;
+    assert!(dead[0].error.contains("TLS") || dead[0].error.contains("gave up"), "{}", dead[0].error);
+    worker.stop().await;
+}
+
 #[tokio::test]
 async fn a_400_is_dead_lettered_at_once() {
     let mut receiver = Receiver::start(vec![(400, None)]).await;
