@@ -83,7 +83,8 @@ async fn jsonrpc_stream_reads_keepalives_multiline_data_and_crlf() {
     bounded(async {
         let mut server = Server::start(|req: &Recorded| {
             let id = req.json()["id"].clone();
-            let task = json!({"jsonrpc": "2.0", "id": id, "result": {"task": task_json("t-1", "TASK_STATE_SUBMITTED")}});
+            let task =
+                json!({"jsonrpc": "2.0", "id": id, "result": {"task": task_json("t-1", "TASK_STATE_SUBMITTED")}});
             // The task event spread over three data lines, with CRLF line ends.
             let text = serde_json::to_string_pretty(&task).unwrap();
             let mut lines: Vec<&str> = text.lines().collect();
@@ -201,7 +202,10 @@ async fn subscribe_posts_then_falls_back_to_get_on_405() {
             if req.method == "POST" {
                 return Reply::status(405);
             }
-            Reply::sse(&[&frame(None, None, &json!({"task": task_json("t 1", "TASK_STATE_COMPLETED")}), None)], End::Close)
+            Reply::sse(
+                &[&frame(None, None, &json!({"task": task_json("t 1", "TASK_STATE_COMPLETED")}), None)],
+                End::Close,
+            )
         })
         .await;
         let c = client(&format!("{}/api", server.base), "HTTP+JSON", ClientOptions::default());
@@ -367,7 +371,10 @@ async fn idle_timeout_counts_as_a_drop() {
         let c2 = calls.clone();
         let mut server = Server::start(move |_: &Recorded| {
             if c2.fetch_add(1, Ordering::SeqCst) == 0 {
-                return Reply::sse(&[&frame(Some(7), None, &json!({"task": task_json("t-1", "TASK_STATE_WORKING")}), None)], End::Hang);
+                return Reply::sse(
+                    &[&frame(Some(7), None, &json!({"task": task_json("t-1", "TASK_STATE_WORKING")}), None)],
+                    End::Hang,
+                );
             }
             Reply::sse(&[&frame(Some(8), None, &status("t-1", "TASK_STATE_INPUT_REQUIRED"), None)], End::Close)
         })
@@ -392,7 +399,10 @@ async fn no_resume_without_a_task_id_or_when_disabled() {
         assert!(matches!(&events[..], [Err(ClientError::StreamInterrupted { task_id: None, .. })]), "{events:?}");
 
         let server = Server::start(|_: &Recorded| {
-            Reply::sse(&[&frame(Some(1), None, &json!({"task": task_json("t-1", "TASK_STATE_WORKING")}), None)], End::Close)
+            Reply::sse(
+                &[&frame(Some(1), None, &json!({"task": task_json("t-1", "TASK_STATE_WORKING")}), None)],
+                End::Close,
+            )
         })
         .await;
         let mut opts = fast_resume();
@@ -415,7 +425,10 @@ async fn a_direct_message_ends_the_stream() {
         .await;
         let c = client(&server.base, "HTTP+JSON", fast_resume());
         let events = collect(c.send_streaming_message(message()).await.unwrap()).await;
-        assert!(matches!(&events[..], [Ok(StreamEvent { kind: StreamEventKind::Response(StreamResponse::Message(_)), .. })]));
+        assert!(matches!(
+            &events[..],
+            [Ok(StreamEvent { kind: StreamEventKind::Response(StreamResponse::Message(_)), .. })]
+        ));
         server.next().await;
         assert!(server.drain().is_empty(), "no resubscription after a Message");
     })

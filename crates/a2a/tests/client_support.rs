@@ -97,7 +97,10 @@ impl Server {
 
     /// The next request the server received.
     pub async fn next(&mut self) -> Recorded {
-        tokio::time::timeout(BOUND, self.requests.recv()).await.expect("a request within the bound").expect("server alive")
+        tokio::time::timeout(BOUND, self.requests.recv())
+            .await
+            .expect("a request within the bound")
+            .expect("server alive")
     }
 
     /// Every request received so far (none is awaited).
@@ -131,8 +134,7 @@ async fn read_request(sock: &mut TcpStream, buf: &mut Vec<u8>) -> Option<Recorde
         .filter_map(|l| l.split_once(':'))
         .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_owned()))
         .collect();
-    let len: usize =
-        headers.iter().find(|(n, _)| n == "content-length").and_then(|(_, v)| v.parse().ok()).unwrap_or(0);
+    let len: usize = headers.iter().find(|(n, _)| n == "content-length").and_then(|(_, v)| v.parse().ok()).unwrap_or(0);
     buf.drain(..head_end + 4);
     while buf.len() < len {
         let mut chunk = [0u8; 4096];

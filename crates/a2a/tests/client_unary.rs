@@ -42,12 +42,20 @@ fn rpc_script(req: &Recorded) -> Reply {
     let result = match body["method"].as_str().unwrap_or("") {
         "SendMessage" => json!({"task": task_json("t-1", "TASK_STATE_COMPLETED")}),
         "GetTask" | "CancelTask" => task_json("t-1", "TASK_STATE_CANCELED"),
-        "ListTasks" => json!({"tasks": [task_json("t-1", "TASK_STATE_WORKING")], "nextPageToken": "", "pageSize": 50, "totalSize": 1}),
+        "ListTasks" => {
+            json!({"tasks": [task_json("t-1", "TASK_STATE_WORKING")], "nextPageToken": "", "pageSize": 50, "totalSize": 1})
+        }
         "CreateTaskPushNotificationConfig" | "GetTaskPushNotificationConfig" => push_config_json(),
         "ListTaskPushNotificationConfigs" => json!({"configs": [push_config_json()]}),
         "DeleteTaskPushNotificationConfig" => json!({}),
         "GetExtendedAgentCard" => serde_json::from_str(&card(&[("http://x/rpc", "JSONRPC", "")])).unwrap(),
-        _ => return Reply::json(200, "application/json", br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32601,"message":"no"}}"#.to_vec()),
+        _ => {
+            return Reply::json(
+                200,
+                "application/json",
+                br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32601,"message":"no"}}"#.to_vec(),
+            )
+        }
     };
     Reply::json(200, "application/json", rpc_ok(&id, result))
 }
@@ -149,16 +157,24 @@ fn rest_script(req: &Recorded) -> Reply {
     let ok = |v: Value| Reply::json(200, "application/a2a+json", serde_json::to_vec(&v).unwrap());
     let path = req.path().trim_start_matches("/api").trim_start_matches("/t%201");
     match (req.method.as_str(), path) {
-        ("POST", "/message:send") => ok(json!({"message": {"messageId": "r-1", "role": "ROLE_AGENT", "parts": [{"text": "hi"}]}})),
+        ("POST", "/message:send") => {
+            ok(json!({"message": {"messageId": "r-1", "role": "ROLE_AGENT", "parts": [{"text": "hi"}]}}))
+        }
         ("GET", "/tasks/t%2F1") | ("POST", "/tasks/t%2F1:cancel") => ok(task_json("t/1", "TASK_STATE_WORKING")),
-        ("GET", "/tasks") => ok(json!({"tasks": [task_json("t-9", "TASK_STATE_WORKING")], "nextPageToken": "", "pageSize": 10, "totalSize": 0})),
+        ("GET", "/tasks") => ok(
+            json!({"tasks": [task_json("t-9", "TASK_STATE_WORKING")], "nextPageToken": "", "pageSize": 10, "totalSize": 0}),
+        ),
         ("POST", "/tasks/t-1/pushNotificationConfigs") | ("GET", "/tasks/t-1/pushNotificationConfigs/cfg-1") => {
             ok(push_config_json())
         }
-        ("GET", "/tasks/t-1/pushNotificationConfigs") => ok(json!({"configs": [push_config_json()], "nextPageToken": "n"})),
+        ("GET", "/tasks/t-1/pushNotificationConfigs") => {
+            ok(json!({"configs": [push_config_json()], "nextPageToken": "n"}))
+        }
         ("DELETE", "/tasks/t-1/pushNotificationConfigs/cfg-1") => Reply::status(200),
         ("GET", "/extendedAgentCard") => Reply::json(200, "application/json", card(&[("http://x", "HTTP+JSON", "")])),
-        _ => Reply::json(404, "application/json", r#"{"error":{"code":404,"status":"NOT_FOUND","message":"no route"}}"#),
+        _ => {
+            Reply::json(404, "application/json", r#"{"error":{"code":404,"status":"NOT_FOUND","message":"no route"}}"#)
+        }
     }
 }
 
@@ -188,7 +204,10 @@ async fn rest_requests_use_rule_verbs_paths_queries_and_tenant_prefix() {
         let mut cfg = TaskPushNotificationConfig::new("https://hooks.example/a2a");
         cfg.task_id = "t-1".into();
         client.create_task_push_notification_config(cfg).await.unwrap();
-        client.get_task_push_notification_config(GetTaskPushNotificationConfigRequest::new("t-1", "cfg-1")).await.unwrap();
+        client
+            .get_task_push_notification_config(GetTaskPushNotificationConfigRequest::new("t-1", "cfg-1"))
+            .await
+            .unwrap();
         let mut list_cfg = ListTaskPushNotificationConfigsRequest::new("t-1");
         list_cfg.page_size = 5;
         assert_eq!(client.list_task_push_notification_configs(list_cfg).await.unwrap().next_page_token, "n");
@@ -201,7 +220,11 @@ async fn rest_requests_use_rule_verbs_paths_queries_and_tenant_prefix() {
         let expected = [
             ("POST", "/api/t%201/message:send", true),
             ("GET", "/api/t%201/tasks/t%2F1?historyLength=2", false),
-            ("GET", "/api/t%201/tasks?contextId=ctx%201&status=TASK_STATE_WORKING&pageSize=10&includeArtifacts=true", false),
+            (
+                "GET",
+                "/api/t%201/tasks?contextId=ctx%201&status=TASK_STATE_WORKING&pageSize=10&includeArtifacts=true",
+                false,
+            ),
             ("POST", "/api/t%201/tasks/t%2F1:cancel", true),
             ("POST", "/api/t%201/tasks/t-1/pushNotificationConfigs", true),
             ("GET", "/api/t%201/tasks/t-1/pushNotificationConfigs/cfg-1", false),
@@ -332,9 +355,11 @@ async fn malformed_answers_are_typed_errors_with_paths() {
         assert!(matches!(client.cancel_task(CancelTaskRequest::new("t")).await, Err(ClientError::Protocol(_))));
         assert!(matches!(client.list_tasks(ListTasksRequest::default()).await, Err(ClientError::Decode { .. })));
 
-        let rest = Server::start(|_: &Recorded| Reply::json(200, "application/json", r#"{"id":"t","status":{}}"#)).await;
+        let rest =
+            Server::start(|_: &Recorded| Reply::json(200, "application/json", r#"{"id":"t","status":{}}"#)).await;
         let client =
-            A2aClient::from_card(decode_card(&card(&[(&rest.base, "HTTP+JSON", "")])), ClientOptions::default()).unwrap();
+            A2aClient::from_card(decode_card(&card(&[(&rest.base, "HTTP+JSON", "")])), ClientOptions::default())
+                .unwrap();
         match client.get_task(GetTaskRequest::new("t")).await.unwrap_err() {
             ClientError::Decode { error, .. } => assert!(error.path.starts_with("$.status"), "{}", error.path),
             other => panic!("{other:?}"),
@@ -368,7 +393,8 @@ async fn discovery_falls_back_to_agent_json_and_revalidates_with_etag() {
             _ => Reply::status(500),
         })
         .await;
-        let client = A2aClient::discover(&format!("{}/agents/x/", server.base), ClientOptions::default()).await.unwrap();
+        let client =
+            A2aClient::discover(&format!("{}/agents/x/", server.base), ClientOptions::default()).await.unwrap();
         assert_eq!(client.card_etag().as_deref(), Some("\"v1\""));
         assert_eq!(client.interface().binding, Binding::JsonRpc);
         assert!(client.card_url().unwrap().ends_with("/agents/x/.well-known/agent.json"));
@@ -428,7 +454,11 @@ async fn reads_retry_on_503_sends_only_with_an_idempotency_key() {
                 return Reply::status(503);
             }
             match req.path() {
-                "/message:send" => Reply::json(200, "application/json", json!({"task": task_json("t", "TASK_STATE_WORKING")}).to_string()),
+                "/message:send" => Reply::json(
+                    200,
+                    "application/json",
+                    json!({"task": task_json("t", "TASK_STATE_WORKING")}).to_string(),
+                ),
                 _ => Reply::json(200, "application/json", task_json("t", "TASK_STATE_WORKING").to_string()),
             }
         })
@@ -477,7 +507,10 @@ async fn connect_errors_surface_as_connect_after_retries() {
 #[test]
 fn a2a_error_kind_helpers() {
     assert_eq!(A2aErrorKind::from_code(-32007), Some(A2aErrorKind::ExtendedAgentCardNotConfigured));
-    assert_eq!(A2aErrorKind::from_reason("PUSH_NOTIFICATION_NOT_SUPPORTED"), Some(A2aErrorKind::PushNotificationNotSupported));
+    assert_eq!(
+        A2aErrorKind::from_reason("PUSH_NOTIFICATION_NOT_SUPPORTED"),
+        Some(A2aErrorKind::PushNotificationNotSupported)
+    );
     assert_eq!(A2aErrorKind::InvalidAgentResponse.code(), -32006);
     let _ = v1::Empty {};
 }

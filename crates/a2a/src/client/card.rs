@@ -6,7 +6,9 @@ use http::header::{ACCEPT, ETAG, IF_NONE_MATCH};
 use http::StatusCode;
 
 use super::error::parse_error_payload;
-use super::{common_headers, select_interface, send_retrying, A2aClient, CallOptions, CardState, ClientError, ClientOptions};
+use super::{
+    common_headers, select_interface, send_retrying, A2aClient, CallOptions, CardState, ClientError, ClientOptions,
+};
 use crate::v1::AgentCard;
 
 /// The well-known card path of A2A 1.0.
@@ -15,6 +17,7 @@ pub const CARD_PATH: &str = "/.well-known/agent-card.json";
 pub const LEGACY_CARD_PATH: &str = "/.well-known/agent.json";
 
 /// What one card request produced.
+#[allow(clippy::large_enum_variant)] // one per request, never stored
 enum Fetched {
     Card(AgentCard, Option<String>),
     NotModified,

@@ -120,7 +120,11 @@ pub struct RetryPolicy {
 
 impl Default for RetryPolicy {
     fn default() -> Self {
-        RetryPolicy { max_attempts: 3, initial_backoff: Duration::from_millis(100), max_backoff: Duration::from_secs(2) }
+        RetryPolicy {
+            max_attempts: 3,
+            initial_backoff: Duration::from_millis(100),
+            max_backoff: Duration::from_secs(2),
+        }
     }
 }
 
@@ -245,7 +249,12 @@ pub fn select_interface(
             Ok(u) => u,
             Err(_) => match base.map(|b| b.join(&iface.url)) {
                 Some(Ok(u)) => u,
-                _ => return Err(ClientError::NoSupportedInterface(format!("interface URL `{}` is not valid", iface.url))),
+                _ => {
+                    return Err(ClientError::NoSupportedInterface(format!(
+                        "interface URL `{}` is not valid",
+                        iface.url
+                    )))
+                }
             },
         };
         return Ok(SelectedInterface {
@@ -325,7 +334,10 @@ fn common_headers(opts: &ClientOptions, call: &CallOptions) -> Result<HeaderMap,
     let mut h = opts.headers.clone();
     h.insert(HeaderName::from_static("a2a-version"), HeaderValue::from_static(PROTOCOL_VERSION));
     if !opts.extensions.is_empty() {
-        h.insert(HeaderName::from_static("a2a-extensions"), header_value(&opts.extensions.join(", "), "A2A-Extensions")?);
+        h.insert(
+            HeaderName::from_static("a2a-extensions"),
+            header_value(&opts.extensions.join(", "), "A2A-Extensions")?,
+        );
     }
     match &opts.auth {
         Some(Auth::Bearer(token)) => {
@@ -372,7 +384,12 @@ async fn send_retrying(
 }
 
 impl A2aClient {
-    fn build(opts: ClientOptions, card: AgentCard, etag: Option<String>, card_url: Option<reqwest::Url>) -> Result<Self, ClientError> {
+    fn build(
+        opts: ClientOptions,
+        card: AgentCard,
+        etag: Option<String>,
+        card_url: Option<reqwest::Url>,
+    ) -> Result<Self, ClientError> {
         let iface = select_interface(&card, opts.binding, card_url.as_ref())?;
         let http = match &opts.http_client {
             Some(c) => c.clone(),
@@ -490,7 +507,11 @@ impl A2aClient {
             }
             Binding::HttpJson => {
                 let rc = wire::rest_call(&iface.url, op, &iface.tenant, &req)?;
-                let body = if rc.body { Some(serde_json::to_vec(&req).map_err(|e| ClientError::InvalidRequest(e.to_string()))?) } else { None };
+                let body = if rc.body {
+                    Some(serde_json::to_vec(&req).map_err(|e| ClientError::InvalidRequest(e.to_string()))?)
+                } else {
+                    None
+                };
                 let resp = self
                     .send_retrying(safe, &rc.url, || {
                         let mut b = http
@@ -617,6 +638,7 @@ impl A2aClient {
         last_event_id: Option<String>,
     ) -> Result<EventStream, ClientError> {
         let task = req.id.clone();
-        stream::open(self.clone(), Operation::SubscribeToTask, req, last_event_id, CallOptions::default(), Some(task)).await
+        stream::open(self.clone(), Operation::SubscribeToTask, req, last_event_id, CallOptions::default(), Some(task))
+            .await
     }
 }

@@ -27,14 +27,19 @@ pub struct StreamEvent {
 /// What a [`StreamEvent`] holds.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
+#[allow(clippy::large_enum_variant)] // the large variant is the common one; gaps are rare
 pub enum StreamEventKind {
     /// A task snapshot, a direct message, a status or an artifact update.
     Response(StreamResponse),
     /// An SSE event named `gap`: the server could not replay everything after the
-    /// `Last-Event-ID` it was sent (its log no longer holds those events). The data is
-    /// kept verbatim. A `GetTask` gives the current state.
+    /// `Last-Event-ID` it was sent (its log no longer holds those events). A `GetTask`
+    /// gives the current state.
     Gap {
-        /// The event's data.
+        /// The last sequence number before the hole (`after` in the data), if given.
+        after: Option<u64>,
+        /// The first sequence number the server still had (`resumedAt`), if given.
+        resumed_at: Option<u64>,
+        /// The event's data, verbatim.
         data: String,
     },
 }
@@ -46,6 +51,11 @@ impl StreamEvent {
             StreamEventKind::Response(r) => Some(r),
             StreamEventKind::Gap { .. } => None,
         }
+    }
+
+    /// Whether this is a gap marker.
+    pub fn is_gap(&self) -> bool {
+        matches!(self.kind, StreamEventKind::Gap { .. })
     }
 
     /// The response by value, unless this is a gap marker.
@@ -135,7 +145,10 @@ async fn connect<R: TenantRequest>(
             let id = client.inner.next_id.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             let body = wire::rpc_request(id, op, req)?;
             let resp = send_retrying(policy, safe, &iface.url, || {
-                http.post(&iface.url).headers(headers.clone()).header(CONTENT_TYPE, "application/json").body(body.clone())
+                http.post(&iface.url)
+                    .headers(headers.clone())
+                    .header(CONTENT_TYPE, "application/json")
+                    .body(body.clone())
             })
             .await?;
             (resp, iface.url.clone())
@@ -247,6 +260,7 @@ struct State {
     url: String,
 }
 
+#[allow(clippy::large_enum_variant)] // one per reconnection, never stored
 enum Resume {
     Reconnected,
     Final(StreamEvent),
@@ -265,8 +279,7 @@ impl State {
         self.events_this_conn = 0;
         self.body = conn.body;
         self.single_shot = conn.single.is_some();
-        self.pending =
-            conn.single.map(|data| SseEvent { event: "message".to_owned(), data, id: None });
+        self.pending = conn.single.map(|data| SseEvent { event: "message".to_owned(), data, id: None });
     }
 
     async fn next(&mut self) -> Option<Result<StreamEvent, ClientError>> {
@@ -299,7 +312,9 @@ impl State {
                         self.parser.push(&chunk);
                         continue;
                     }
-                    Some(Err(e)) => format!("the connection to {} failed: {}", self.url, ClientError::transport(&self.url, e)),
+                    Some(Err(e)) => {
+                        format!("the connection to {} failed: {}", self.url, ClientError::transport(&self.url, e))
+                    }
                     None => format!("{} closed the stream before the task ended", self.url),
                 },
                 None => format!("{} closed the stream before the task ended", self.url),
@@ -342,12 +357,18 @@ impl State {
             }
         }
         self.events_this_conn += 1;
-        if ev.event == "gap" {
-            self.failures = 0;
-            return Some(Ok(StreamEvent {
-                id: ev.id,
-                kind: StreamEventKind::Gap { data: String::from_utf8_lossy(&ev.data).into_owned() },
-            }));
+        match ev.event.as_str() {
+            "gap" => {
+                self.failures = 0;
+                let (after, resumed_at) = gap_bounds(&ev.data);
+                let data = String::from_utf8_lossy(&ev.data).into_owned();
+                return Some(Ok(StreamEvent { id: ev.id, kind: StreamEventKind::Gap { after, resumed_at, data } }));
+            }
+            // The server cut a slow reader off; the close that follows is resumed.
+            "lagged" => return None,
+            // `message` and any other name: the data is an event (some servers name
+            // their events by type).
+            _ => {}
         }
         let what = format!("{} event", self.op_name);
         let decoded = match self.binding {
@@ -435,6 +456,20 @@ impl State {
                 Err(e) => return Resume::Failed(e),
             }
         }
+    }
+}
+
+/// The `after` and `resumedAt` numbers of a gap marker, when present.
+fn gap_bounds(data: &[u8]) -> (Option<u64>, Option<u64>) {
+    #[derive(serde::Deserialize)]
+    struct Gap {
+        after: Option<u64>,
+        #[serde(rename = "resumedAt")]
+        resumed_at: Option<u64>,
+    }
+    match serde_json::from_slice::<Gap>(data) {
+        Ok(g) => (g.after, g.resumed_at),
+        Err(_) => (None, None),
     }
 }
 

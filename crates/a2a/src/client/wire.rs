@@ -82,7 +82,9 @@ pub(crate) fn rpc_result<T: DeserializeOwned>(
         .map_err(|e| ClientError::decode(format!("JSON-RPC response to {what}"), e))?
         .value;
     if envelope.jsonrpc != Some("2.0") {
-        return Err(ClientError::Protocol(format!("the response to {what} is not JSON-RPC 2.0 (`jsonrpc` is not \"2.0\")")));
+        return Err(ClientError::Protocol(format!(
+            "the response to {what} is not JSON-RPC 2.0 (`jsonrpc` is not \"2.0\")"
+        )));
     }
     if let Some(e) = envelope.error {
         return Err(ClientError::Rpc { code: e.code, message: e.message, data: e.data });
@@ -121,7 +123,9 @@ pub(crate) fn rpc_stream_item<'a>(data: &'a [u8], what: &str) -> Result<RpcStrea
     }
     match envelope.result {
         Some(raw) => Ok(RpcStreamItem::Result(raw.get().as_bytes())),
-        None => Err(ClientError::Protocol(format!("a JSON-RPC stream event of {what} has neither `result` nor `error`"))),
+        None => {
+            Err(ClientError::Protocol(format!("a JSON-RPC stream event of {what} has neither `result` nor `error`")))
+        }
     }
 }
 
@@ -175,7 +179,12 @@ fn scalar_text(v: &serde_json::Value) -> Option<String> {
 /// Builds the REST call of `op` for `req` (whose tenant is already set) against the
 /// interface URL `base`, from the operation's `google.api.http` rule: the tenant-less
 /// rule when `tenant` is empty, the `/{tenant}/…` rule otherwise.
-pub(crate) fn rest_call<R: Serialize>(base: &str, op: Operation, tenant: &str, req: &R) -> Result<RestCall, ClientError> {
+pub(crate) fn rest_call<R: Serialize>(
+    base: &str,
+    op: Operation,
+    tenant: &str,
+    req: &R,
+) -> Result<RestCall, ClientError> {
     let rules = op.http();
     let rule = if tenant.is_empty() { rules[0] } else { *rules.get(1).unwrap_or(&rules[0]) };
     let value = serde_json::to_value(req)
