@@ -247,7 +247,9 @@ def read_proto(path: str, source_file: str, sha256: str) -> ProtoSpec:
         if in_oneof:
             return fld
         if f.label in ("repeated", "map"):
-            if required and f.label == "repeated":
+            # A required list must hold an item, except in a response, where an empty
+            # result (a ListTasks page that matches nothing) is still an answer.
+            if required and f.label == "repeated" and not owner.endswith("Response"):
                 fld.min_items = 1
             elif not required:
                 fld.has_default = True

@@ -45,6 +45,9 @@ pub fn scenario(message_id: &str) -> Option<&'static str> {
 pub struct DemoAgent {
     /// Scales the waits of the delayed scenarios (tests use a shorter delay).
     pub delay: Option<Duration>,
+    /// How long a plain echo stays WORKING before it completes (0 by default; the
+    /// a2a-tck revisions that predate the prefix contract poll for WORKING).
+    pub echo_delay: Duration,
 }
 
 fn text(s: &str) -> Part {
@@ -143,6 +146,12 @@ impl AgentExecutor for DemoAgent {
                 // The echo agent: a follow-up to an input-required task completes it.
                 let said = cx.text();
                 task.working(None).await?;
+                if !self.echo_delay.is_zero() {
+                    tokio::select! {
+                        _ = tokio::time::sleep(self.echo_delay) => {}
+                        _ = cx.cancelled.cancelled() => return Ok(()),
+                    }
+                }
                 task.artifact(artifact(vec![text(&said)]), false, true).await?;
                 task.complete(done(&task, &format!("echo: {said}"))).await
             }

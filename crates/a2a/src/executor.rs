@@ -101,6 +101,11 @@ impl TaskUpdater {
         TaskUpdater { tasks, key, context_id, pending: Arc::new(Mutex::new(Pending { create, first })) }
     }
 
+    /// Whether two updaters are clones of one another (one execution).
+    pub(crate) fn same(&self, other: &TaskUpdater) -> bool {
+        Arc::ptr_eq(&self.pending, &other.pending)
+    }
+
     pub(crate) fn key(&self) -> &TaskKey {
         &self.key
     }

@@ -41,6 +41,9 @@ pub(crate) struct Args {
     /// Seconds the delayed TCK scenarios wait.
     #[arg(long, default_value_t = 2.0)]
     delay: f64,
+    /// Seconds a plain echo stays WORKING before completing (older a2a-tck revisions poll for it).
+    #[arg(long, default_value_t = 0.0)]
+    echo_delay: f64,
 }
 
 pub(crate) fn main(args: Args) -> ExitCode {
@@ -64,7 +67,7 @@ async fn run(args: Args) -> Result<(), String> {
     let listener = tokio::net::TcpListener::bind(args.addr).await.map_err(|e| format!("cannot listen on {}: {e}", args.addr))?;
     let local = listener.local_addr().map_err(|e| e.to_string())?;
     let base = args.public_url.clone().unwrap_or_else(|| format!("http://{local}"));
-    let agent = DemoAgent { delay: Some(Duration::from_secs_f64(args.delay.max(0.0))) };
+    let agent = DemoAgent { delay: Some(Duration::from_secs_f64(args.delay.max(0.0))), echo_delay: Duration::from_secs_f64(args.echo_delay.max(0.0)) };
     let mut http = HttpOptions::default();
     if args.lenient_version {
         http.missing_version = MissingVersion::V1_0;

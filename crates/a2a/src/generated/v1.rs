@@ -4386,7 +4386,6 @@ impl ListTasksResponse {
             Some(v) => v,
             None => return Err(de::missing::<A::Error>("tasks")),
         };
-        de::min_items::<_, A::Error>(&tasks, 1, "tasks")?;
         let next_page_token = match f_next_page_token {
             Some(v) => v,
             None => return Err(de::missing::<A::Error>("nextPageToken")),

@@ -319,7 +319,11 @@ impl<E: AgentExecutor> Core<E> {
                     }
                 }
             }
-            core.running().remove(updater.key());
+            let mut running = core.running();
+            // A later message to the same task may have replaced this execution's entry.
+            if running.get(updater.key()).is_some_and(|r| r.updater.same(&updater)) {
+                running.remove(updater.key());
+            }
             drop(done_tx);
         });
 
