@@ -29,6 +29,18 @@ pub fn is_interrupted(s: TaskState) -> bool {
     matches!(s, TaskState::InputRequired | TaskState::AuthRequired)
 }
 
+/// Whether an event ends a turn: a terminal or interrupted status (or the task in such
+/// a state). A `SendMessage` waits for it and a streamed send closes after it.
+pub fn ends_turn(body: &[u8]) -> bool {
+    let state = match decode_slice::<StreamResponse>(body, "$").map(|d| d.value) {
+        Ok(StreamResponse::StatusUpdate(u)) => u.status.state,
+        Ok(StreamResponse::Task(t)) => t.status.state,
+        Ok(StreamResponse::Message(_)) => return true,
+        _ => return false,
+    };
+    is_terminal(state) || is_interrupted(state)
+}
+
 /// A change to apply to a task.
 #[derive(Debug, Clone)]
 pub enum Change {
@@ -100,7 +112,7 @@ impl Tasks {
         let key = TaskKey::new(tenant, task.id.clone());
         let rec = record(&key, &task)?;
         let event = encode(&StreamResponse::Task(task.clone()))?;
-        let last = is_terminal(task.status.state) || is_interrupted(task.status.state);
+        let last = is_terminal(task.status.state);
         let committed = self
             .store
             .commit(Commit {
@@ -126,7 +138,9 @@ impl Tasks {
             let event = apply_change(&mut task, &change);
             let events = match &event {
                 Some(ev) => {
-                    let last = matches!(ev, StreamResponse::StatusUpdate(u) if is_terminal(u.status.state) || is_interrupted(u.status.state));
+                    // The log ends at a terminal state only: an interrupted task goes on
+                    // (a follow-up message, a cancel), and its subscribers with it.
+                    let last = matches!(ev, StreamResponse::StatusUpdate(u) if is_terminal(u.status.state));
                     vec![(encode(ev)?, last)]
                 }
                 None => Vec::new(),
@@ -258,6 +272,7 @@ mod tests {
         let (task, events) = t.apply(&key, Change::Status(TaskStatus::new(TaskState::Completed), None)).await.unwrap();
         assert_eq!(task.status.state, TaskState::Completed);
         assert!(events[0].last);
+        assert!(ends_turn(&events[0].body));
         for s in [TaskState::Working, TaskState::Canceled, TaskState::Completed] {
             assert!(matches!(
                 t.apply(&key, Change::Status(TaskStatus::new(s), None)).await,

@@ -14,7 +14,7 @@ use crate::errors::{A2aError, ErrorKind};
 use crate::executor::{AgentExecutor, First, RequestContext, TaskUpdater};
 use crate::store::{IdempotencyClaim, ListQuery, PushConfigRecord, TaskKey};
 use crate::stream::{StreamItem, Subscription};
-use crate::tasks::{decode_task, encode, is_terminal, view, Change, Tasks};
+use crate::tasks::{decode_task, encode, ends_turn, is_terminal, view, Change, Tasks};
 use crate::v1::{
     AgentCard, CancelTaskRequest, DeleteTaskPushNotificationConfigRequest, GetTaskPushNotificationConfigRequest,
     GetTaskRequest, ListTaskPushNotificationConfigsRequest, ListTaskPushNotificationConfigsResponse, ListTasksRequest,
@@ -353,7 +353,17 @@ impl<E: AgentExecutor> Core<E> {
                             prefix.push(StreamOut::Event { seq: None, body: encode(&StreamResponse::Task(t))? });
                         }
                     }
-                    return Ok(Answer::Stream(Box::pin(futures::stream::iter(prefix).chain(events(sub)))));
+                    // A streamed send ends with its turn: at a terminal or interrupted state.
+                    let turn = events(sub).scan(false, |ended, item| {
+                        if *ended {
+                            return futures::future::ready(None);
+                        }
+                        if let StreamOut::Event { body, .. } = &item {
+                            *ended = ends_turn(body);
+                        }
+                        futures::future::ready(Some(item))
+                    });
+                    return Ok(Answer::Stream(Box::pin(futures::stream::iter(prefix).chain(turn))));
                 }
                 if !config.return_immediately {
                     let mut sub =
@@ -362,7 +372,7 @@ impl<E: AgentExecutor> Core<E> {
                     loop {
                         tokio::select! {
                             item = sub.next() => match item {
-                                Some(Ok(StreamItem::Event(ev))) if ev.last => break,
+                                Some(Ok(StreamItem::Event(ev))) if ev.last || ends_turn(&ev.body) => break,
                                 Some(Ok(_)) => continue,
                                 Some(Err(e)) => return Err(e.into()),
                                 None => break,
