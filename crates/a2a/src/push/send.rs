@@ -52,10 +52,9 @@ pub(crate) async fn attempt(client: &reqwest::Client, guard: &SsrfGuard, deliver
         Ok(headers) => headers,
         Err(error) => return Attempt::Permanent { error },
     };
-    let https = url.scheme() == "https";
     match client.post(url).headers(headers).body(delivery.event.clone()).send().await {
         Ok(response) => judge_response(response).await,
-        Err(e) => judge_error(&e, https),
+        Err(e) => judge_error(&e),
     }
 }
 
@@ -142,18 +141,10 @@ fn retry_after_seconds(headers: &HeaderMap) -> Option<Duration> {
     value.parse::<u64>().ok().map(Duration::from_secs)
 }
 
-/// Sorts a transport error: a refusal by the guard's resolver, a request that could not
-/// be built and an https URL on a build without TLS are permanent; timeouts, connection
-/// and I/O errors are retried.
-fn judge_error(error: &reqwest::Error, https: bool) -> Attempt {
+/// Sorts a transport error: a refusal by the guard's resolver and a request that could
+/// not be built are permanent; timeouts, connection, TLS and I/O errors are retried.
+fn judge_error(error: &reqwest::Error) -> Attempt {
     let text = chain(error);
-    // Without a TLS feature reqwest's plain connector rejects https URLs with this
-    // message; no later attempt can succeed, so say so instead of retrying.
-    if https && text.contains("scheme is not http") {
-        return Attempt::Permanent {
-            error: format!("https push URLs need TLS support, which this build of the HTTP client lacks ({text})"),
-        };
-    }
     let mut source: Option<&(dyn StdError + 'static)> = Some(error);
     while let Some(e) = source {
         if let Some(refusal) = e.downcast_ref::<Refused>() {
