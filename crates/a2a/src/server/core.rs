@@ -247,11 +247,6 @@ impl<E: AgentExecutor> Core<E> {
                     ))
                     .with("path", "$.params.message.contextId"));
             }
-            if self.running().contains_key(&key) {
-                return Err(A2aError::new(ErrorKind::UnsupportedOperation)
-                    .with_message(format!("task {} is still processing the previous message", task.id))
-                    .with("taskId", task.id.clone()));
-            }
             Some(task)
         };
         let (task_id, context_id) = match &existing {
@@ -425,13 +420,15 @@ impl<E: AgentExecutor> Core<E> {
             let t = decode_task(&rec.body)?;
             tasks_out.push(view(t, r.history_length, r.include_artifacts.unwrap_or(false)));
         }
-        let mut resp = ListTasksResponse::new(
+        // `pageSize` reports the size of this page (what the TCK checks: 0 for an empty
+        // answer, the total when everything fits).
+        let size = tasks_out.len() as i32;
+        let resp = ListTasksResponse::new(
             tasks_out,
             page.next.map(|(ts, id)| page_token(ts, &id)).unwrap_or_default(),
-            page_size,
+            size,
             page.total_size.min(i32::MAX as u64) as i32,
         );
-        resp.next_page_token = resp.next_page_token.clone();
         Ok(Answer::Value(encode(&resp)?))
     }
 
