@@ -163,9 +163,7 @@ impl AgentExecutor for DemoAgent {
 /// JSON-RPC binding at `/` and HTTP+JSON at `/a2a/rest`, both A2A 1.0.
 pub fn card(base: &str) -> AgentCard {
     let base = base.trim_end_matches('/');
-    let mut caps = AgentCapabilities::default();
-    caps.streaming = Some(true);
-    caps.push_notifications = Some(true);
+    let caps = AgentCapabilities { streaming: Some(true), push_notifications: Some(true), ..Default::default() };
     let mut skill = AgentSkill::new(
         "echo",
         "Echo",

@@ -37,7 +37,11 @@ impl<'de> Deserialize<'de> for Bytes {
         let text = agentproto_codec::de::Str::deserialize(d)?;
         let t = text.as_str();
         let decoded = if t.contains(['-', '_']) {
-            if t.ends_with('=') { URL_SAFE.decode(t) } else { URL_SAFE_NO_PAD.decode(t) }
+            if t.ends_with('=') {
+                URL_SAFE.decode(t)
+            } else {
+                URL_SAFE_NO_PAD.decode(t)
+            }
         } else if t.ends_with('=') {
             STANDARD.decode(t)
         } else {
@@ -129,7 +133,13 @@ fn parse_rfc3339(t: &str) -> Option<Timestamp> {
     }
     let (year, month, day) = (num(0..4)?, num(5..7)?, num(8..10)?);
     let (hour, minute, second) = (num(11..13)?, num(14..16)?, num(17..19)?);
-    if !(1..=12).contains(&month) || day < 1 || day > days_in_month(year, month) || hour > 23 || minute > 59 || second > 59 {
+    if !(1..=12).contains(&month)
+        || day < 1
+        || day > days_in_month(year, month)
+        || hour > 23
+        || minute > 59
+        || second > 59
+    {
         return None;
     }
     let mut i = 19;
@@ -216,7 +226,16 @@ mod tests {
 
     #[test]
     fn bad_timestamps_are_refused() {
-        for bad in ["2026-13-01T00:00:00Z", "2023-02-29T00:00:00Z", "2026-11-21 10:00:00Z", "2026-11-21T10:00:00", "2026-11-21T10:00:00.Z", "2026-11-21T10:00:00.1234567890Z", "2026-11-21T24:00:00Z", "x"] {
+        for bad in [
+            "2026-13-01T00:00:00Z",
+            "2023-02-29T00:00:00Z",
+            "2026-11-21 10:00:00Z",
+            "2026-11-21T10:00:00",
+            "2026-11-21T10:00:00.Z",
+            "2026-11-21T10:00:00.1234567890Z",
+            "2026-11-21T24:00:00Z",
+            "x",
+        ] {
             assert!(Timestamp::parse(bad).is_err(), "{bad}");
         }
     }

@@ -37,7 +37,11 @@ async fn the_python_sdk_client_passes_its_scenario_against_our_server() {
     for binding in ["JSONRPC", "HTTP+JSON"] {
         let out = tokio::time::timeout(
             Duration::from_secs(60),
-            tokio::process::Command::new(&python).arg(&script).args(["--card-url", &base, "--binding", binding, "--timeout", "10"]).kill_on_drop(true).output(),
+            tokio::process::Command::new(&python)
+                .arg(&script)
+                .args(["--card-url", &base, "--binding", binding, "--timeout", "10"])
+                .kill_on_drop(true)
+                .output(),
         )
         .await
         .expect("the scenario finishes within 60 s")
@@ -45,8 +49,16 @@ async fn the_python_sdk_client_passes_its_scenario_against_our_server() {
         let stdout = String::from_utf8_lossy(&out.stdout);
         let steps: Vec<Value> = stdout.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
         let failed: Vec<&Value> = steps.iter().filter(|s| s["ok"] != Value::Bool(true)).collect();
-        assert!(steps.len() >= 11, "{binding}: too few steps\nstdout:\n{stdout}\nstderr:\n{}", String::from_utf8_lossy(&out.stderr));
-        assert!(failed.is_empty() && out.status.success(), "{binding}: failed steps {failed:#?}\nstderr:\n{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            steps.len() >= 11,
+            "{binding}: too few steps\nstdout:\n{stdout}\nstderr:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            failed.is_empty() && out.status.success(),
+            "{binding}: failed steps {failed:#?}\nstderr:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
     shutdown.cancel();
     tokio::time::timeout(Duration::from_secs(10), serving).await.expect("graceful shutdown").unwrap().unwrap();

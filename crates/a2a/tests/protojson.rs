@@ -29,14 +29,38 @@ fn a_send_message_request_decodes_and_re_encodes_canonically() {
 #[test]
 fn errors_name_the_path_and_what_was_expected() {
     let cases = [
-        (r#"{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"a","url":"b"}]}}"#, "$.params.message.parts[0].url", "at most one"),
-        (r#"{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"filename":"x"}]}}"#, "$.params.message.parts[0]", "expected one of `text`"),
-        (r#"{"message":{"messageId":"m","role":"ROLE_UNSPECIFIED","parts":[{"text":"a"}]}}"#, "$.params.message.role", "ROLE_UNSPECIFIED"),
+        (
+            r#"{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"a","url":"b"}]}}"#,
+            "$.params.message.parts[0].url",
+            "at most one",
+        ),
+        (
+            r#"{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"filename":"x"}]}}"#,
+            "$.params.message.parts[0]",
+            "expected one of `text`",
+        ),
+        (
+            r#"{"message":{"messageId":"m","role":"ROLE_UNSPECIFIED","parts":[{"text":"a"}]}}"#,
+            "$.params.message.role",
+            "ROLE_UNSPECIFIED",
+        ),
         (r#"{"message":{"messageId":"m","role":"ROLE_USER","parts":[]}}"#, "$.params.message.parts", "at least 1"),
         (r#"{"message":{"role":"ROLE_USER","parts":[{"text":"a"}]}}"#, "$.params.message", "messageId"),
-        (r#"{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"raw":"@@"}]}}"#, "$.params.message.parts[0].raw", "base64"),
-        (r#"{"message":{"messageId":"m","messageId":"n","role":"ROLE_USER","parts":[{"text":"a"}]}}"#, "$.params.message.messageId", "duplicate"),
-        (r#"{"message":{"messageId":"m","message_id":"n","role":"ROLE_USER","parts":[{"text":"a"}]}}"#, "$.params.message.messageId", "duplicate"),
+        (
+            r#"{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"raw":"@@"}]}}"#,
+            "$.params.message.parts[0].raw",
+            "base64",
+        ),
+        (
+            r#"{"message":{"messageId":"m","messageId":"n","role":"ROLE_USER","parts":[{"text":"a"}]}}"#,
+            "$.params.message.messageId",
+            "duplicate",
+        ),
+        (
+            r#"{"message":{"messageId":"m","message_id":"n","role":"ROLE_USER","parts":[{"text":"a"}]}}"#,
+            "$.params.message.messageId",
+            "duplicate",
+        ),
     ];
     for (json, path, what) in cases {
         let err = decode::<SendMessageRequest>(json).unwrap_err();
@@ -53,13 +77,17 @@ fn stream_responses_are_chosen_by_member() {
         serde_json::to_string(&ev).unwrap(),
         r#"{"statusUpdate":{"taskId":"t","contextId":"c","status":{"state":"TASK_STATE_WORKING","timestamp":"2026-11-21T10:00:00.000Z"}}}"#
     );
-    assert!(decode::<StreamResponse>(r#"{"task":{"id":"t","status":{"state":"TASK_STATE_COMPLETED"}},"message":{}}"#).unwrap_err().contains("at most one"));
+    assert!(decode::<StreamResponse>(r#"{"task":{"id":"t","status":{"state":"TASK_STATE_COMPLETED"}},"message":{}}"#)
+        .unwrap_err()
+        .contains("at most one"));
     assert!(decode::<StreamResponse>("{}").unwrap_err().contains("expected one of"));
 }
 
 #[test]
 fn implicit_presence_fields_are_omitted_at_their_zero_value() {
-    let t: Task = decode(r#"{"id":"t","contextId":"","status":{"state":"TASK_STATE_SUBMITTED"},"artifacts":[],"history":[]}"#).unwrap();
+    let t: Task =
+        decode(r#"{"id":"t","contextId":"","status":{"state":"TASK_STATE_SUBMITTED"},"artifacts":[],"history":[]}"#)
+            .unwrap();
     assert_eq!(serde_json::to_string(&t).unwrap(), r#"{"id":"t","status":{"state":"TASK_STATE_SUBMITTED"}}"#);
     let p = Part::new(PartContent::Text("x".into()));
     assert_eq!(serde_json::to_string(&p).unwrap(), r#"{"text":"x"}"#);
@@ -73,7 +101,10 @@ fn the_operation_table_follows_the_proto() {
     assert_eq!(Operation::GetTask.http()[0].path, "/tasks/{id}");
     assert_eq!(Operation::GetTask.http()[1].path, "/{tenant}/tasks/{id}");
     let q: Vec<&str> = Operation::ListTasks.query_fields().iter().map(|(k, _)| *k).collect();
-    assert!(q.contains(&"pageSize") && q.contains(&"statusTimestampAfter") && !q.contains(&"tenant") || q.contains(&"tenant"));
+    assert!(
+        q.contains(&"pageSize") && q.contains(&"statusTimestampAfter") && !q.contains(&"tenant")
+            || q.contains(&"tenant")
+    );
     let r = Request::decode(Operation::GetTask, br#"{"id":"t-1","historyLength":2}"#, "$.params").unwrap().value;
     assert_eq!(r.operation(), Operation::GetTask);
 }

@@ -64,21 +64,38 @@ pub(crate) fn main(args: Args) -> ExitCode {
 }
 
 async fn run(args: Args) -> Result<(), String> {
-    let listener = tokio::net::TcpListener::bind(args.addr).await.map_err(|e| format!("cannot listen on {}: {e}", args.addr))?;
+    let listener =
+        tokio::net::TcpListener::bind(args.addr).await.map_err(|e| format!("cannot listen on {}: {e}", args.addr))?;
     let local = listener.local_addr().map_err(|e| e.to_string())?;
     let base = args.public_url.clone().unwrap_or_else(|| format!("http://{local}"));
-    let agent = DemoAgent { delay: Some(Duration::from_secs_f64(args.delay.max(0.0))), echo_delay: Duration::from_secs_f64(args.echo_delay.max(0.0)) };
+    let agent = DemoAgent {
+        delay: Some(Duration::from_secs_f64(args.delay.max(0.0))),
+        echo_delay: Duration::from_secs_f64(args.echo_delay.max(0.0)),
+    };
     let mut http = HttpOptions::default();
     if args.lenient_version {
         http.missing_version = MissingVersion::V1_0;
     }
-    let mut push = PushOptions::default();
-    push.allow_loopback = args.push_allow_private;
-    if args.push_allow_private {
-        push.allow = ["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "fc00::/7"].iter().filter_map(|c| c.parse().ok()).collect();
-    }
-    let builder = A2aServer::builder(agent, card(&base)).http(http).push(push).error_table(if args.errors_1_0_0 { ErrorTable::V1_0_0 } else { ErrorTable::V1_0_1 });
-    let builder = if args.memory { builder.memory(MemoryOptions::default()) } else { builder.sqlite(&args.db).map_err(|e| format!("cannot open {}: {e}", args.db.display()))? };
+    let private = ["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "fc00::/7"];
+    let push = PushOptions {
+        allow_loopback: args.push_allow_private,
+        allow: if args.push_allow_private {
+            private.iter().filter_map(|c| c.parse().ok()).collect()
+        } else {
+            Vec::new()
+        },
+        ..PushOptions::default()
+    };
+    let builder = A2aServer::builder(agent, card(&base)).http(http).push(push).error_table(if args.errors_1_0_0 {
+        ErrorTable::V1_0_0
+    } else {
+        ErrorTable::V1_0_1
+    });
+    let builder = if args.memory {
+        builder.memory(MemoryOptions::default())
+    } else {
+        builder.sqlite(&args.db).map_err(|e| format!("cannot open {}: {e}", args.db.display()))?
+    };
     let server = builder.build();
     let store = if args.memory { "memory".to_owned() } else { args.db.display().to_string() };
     println!("agentproto serve: listening on http://{local} (card {base}/.well-known/agent-card.json, store {store})");

@@ -558,9 +558,7 @@ impl<E: AgentExecutor> Core<E> {
             configs.push(c);
         }
         let next = if more { configs.last().map(|c| c.id.clone()).unwrap_or_default() } else { String::new() };
-        let mut resp = ListTaskPushNotificationConfigsResponse::default();
-        resp.configs = configs;
-        resp.next_page_token = next;
+        let resp = ListTaskPushNotificationConfigsResponse { configs, next_page_token: next };
         Ok(Answer::Value(encode(&resp)?))
     }
 

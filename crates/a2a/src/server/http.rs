@@ -158,7 +158,7 @@ fn v03_refused() -> A2aError {
 }
 
 /// Authentication, then the tenant: from the path, the request, a header, or the credential.
-fn call_context<E>(
+pub(crate) fn call_context<E>(
     app: &App<E>,
     headers: &HeaderMap,
     query: Option<&str>,
@@ -312,7 +312,14 @@ async fn jsonrpc<E: AgentExecutor>(State(app): State<Arc<App<E>>>, req: HttpRequ
     }
     match version(&app, &parts.headers, query.as_deref()) {
         Ok(Version::V1) => {}
-        Ok(Version::V03) => return rpc_error_response(&v03_refused(), Some(&id)),
+        Ok(Version::V03) => match crate::compat::v03::method(&method) {
+            // A 0.3 method name: answered in 0.3 by the compat layer.
+            Some(m) => {
+                let raw = params.as_ref().map(|p| p.get().as_bytes()).unwrap_or(b"{}");
+                return crate::compat::serve_v03(&app, &parts.headers, query.as_deref(), id, m, raw).await;
+            }
+            None => return rpc_error_response(&v03_refused(), Some(&id)),
+        },
         Err(e) => return rpc_error_response(&e, Some(&id)),
     }
     let Some(op) = Operation::from_name(&method) else {
@@ -358,7 +365,7 @@ async fn jsonrpc<E: AgentExecutor>(State(app): State<Arc<App<E>>>, req: HttpRequ
 
 /// One SSE event: an optional `id:` and `event:` line, then the data (one JSON text, so
 /// one `data:` line), then a blank line.
-fn frame(seq: Option<u64>, event: Option<&str>, data: &[u8]) -> Bytes {
+pub(crate) fn frame(seq: Option<u64>, event: Option<&str>, data: &[u8]) -> Bytes {
     let mut out = Vec::with_capacity(data.len() + 32);
     if let Some(seq) = seq {
         out.extend(format!("id: {seq}\n").as_bytes());
@@ -374,7 +381,7 @@ fn frame(seq: Option<u64>, event: Option<&str>, data: &[u8]) -> Bytes {
 
 /// Answers with an SSE stream. The first item is awaited before the headers are sent,
 /// so a failure that happens at once is an ordinary HTTP error, not a stream.
-async fn sse<E, F>(app: &App<E>, mut events: EventStream, render: F) -> Result<Response, A2aError>
+pub(crate) async fn sse<E, F>(app: &App<E>, mut events: EventStream, render: F) -> Result<Response, A2aError>
 where
     F: Fn(StreamOut) -> Option<Bytes> + Send + 'static,
 {
