@@ -38,6 +38,10 @@ pub(crate) struct Args {
     /// Let push notifications reach loopback and private addresses (tests, local receivers).
     #[arg(long)]
     push_allow_private: bool,
+    /// Answer SendMessage before the task finishes unless the request asks to wait
+    /// (A2A 0.3's default; a2a-tck revisions from before 1.0 expect it).
+    #[arg(long)]
+    return_immediately: bool,
     /// Seconds the delayed TCK scenarios wait.
     #[arg(long, default_value_t = 2.0)]
     delay: f64,
@@ -86,11 +90,11 @@ async fn run(args: Args) -> Result<(), String> {
         },
         ..PushOptions::default()
     };
-    let builder = A2aServer::builder(agent, card(&base)).http(http).push(push).error_table(if args.errors_1_0_0 {
-        ErrorTable::V1_0_0
-    } else {
-        ErrorTable::V1_0_1
-    });
+    let builder = A2aServer::builder(agent, card(&base))
+        .http(http)
+        .push(push)
+        .return_immediately_by_default(args.return_immediately)
+        .error_table(if args.errors_1_0_0 { ErrorTable::V1_0_0 } else { ErrorTable::V1_0_1 });
     let builder = if args.memory {
         builder.memory(MemoryOptions::default())
     } else {

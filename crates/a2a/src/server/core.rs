@@ -69,6 +69,9 @@ pub struct CoreOptions {
     pub accepted_media_types: Option<Vec<String>>,
     /// Largest serialized `metadata` object accepted in a request, in bytes.
     pub max_metadata_bytes: usize,
+    /// Answer every `SendMessage` as if `returnImmediately` were set (A2A 0.3's default;
+    /// a2a-tck revisions from before 1.0 expect it). Off: 1.0 semantics, a send waits.
+    pub return_immediately_by_default: bool,
 }
 
 pub struct Core<E> {
@@ -360,7 +363,7 @@ impl<E: AgentExecutor> Core<E> {
                     });
                     return Ok(Answer::Stream(Box::pin(futures::stream::iter(prefix).chain(turn))));
                 }
-                if !config.return_immediately {
+                if !(config.return_immediately || self.options.return_immediately_by_default) {
                     let mut sub =
                         self.tasks.hub().subscribe(self.tasks.store().clone(), key.clone(), seq.saturating_sub(1));
                     let mut done = done_rx;

@@ -50,9 +50,16 @@ pub struct Builder<E> {
     auth: Option<Arc<dyn Authenticator>>,
     accepted_media_types: Option<Vec<String>>,
     max_metadata_bytes: usize,
+    return_immediately_by_default: bool,
 }
 
 impl<E: AgentExecutor> Builder<E> {
+    /// Answers sends at once unless they ask to wait (see [`CoreOptions`]); for old test kits.
+    pub fn return_immediately_by_default(mut self, on: bool) -> Self {
+        self.return_immediately_by_default = on;
+        self
+    }
+
     /// Keeps everything in an SQLite database file (created if missing).
     pub fn sqlite(mut self, path: impl AsRef<std::path::Path>) -> Result<Self, StoreError> {
         self.store = Some(Arc::new(SqliteStore::open(path.as_ref())?));
@@ -141,6 +148,7 @@ impl<E: AgentExecutor> Builder<E> {
             extended_card: self.extended_card,
             accepted_media_types: self.accepted_media_types,
             max_metadata_bytes: self.max_metadata_bytes,
+            return_immediately_by_default: self.return_immediately_by_default,
         };
         let core = self::core::Core::new(Arc::new(self.executor), Arc::new(tasks), options, shutdown.clone());
         let app = http::App::new(core, self.http, self.auth);
@@ -171,6 +179,7 @@ impl<E: AgentExecutor> A2aServer<E> {
             auth: None,
             accepted_media_types: None,
             max_metadata_bytes: 64 << 10,
+            return_immediately_by_default: false,
         }
     }
 
