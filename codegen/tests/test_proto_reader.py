@@ -1,0 +1,144 @@
+"""Unit tests of the proto3 reader (the ProtoJSON mapping) and the A2A emitter."""
+
+from __future__ import annotations
+
+import tempfile
+import unittest
+from pathlib import Path
+
+from agentproto_codegen import proto, rust_a2a
+from agentproto_codegen.model import ArrayRef, Enum, JsonRef, MapRef, NamedRef, PrimRef, Struct, Union
+
+ROOT = Path(__file__).resolve().parents[2]
+
+SMALL = """
+syntax = "proto3";
+package demo.v1;
+import "google/api/field_behavior.proto";
+
+service S {
+  // Gets a thing.
+  rpc GetThing(GetThingRequest) returns (Thing) {
+    option (google.api.http) = {
+      get: "/things/{thing_id=*}"
+      additional_bindings: { get: "/{tenant}/things/{thing_id=*}" }
+    };
+  }
+}
+
+// A thing.
+message Thing {
+  string id = 1 [(google.api.field_behavior) = REQUIRED];
+  // The parts.
+  repeated Part parts = 2 [(google.api.field_behavior) = REQUIRED];
+  optional int32 count = 3;
+  bool done = 4;
+  map<string, string> labels = 5;
+  Color color = 6;
+}
+
+message Part {
+  oneof content {
+    string text = 1;
+    bytes raw_bytes = 2;
+  }
+  google.protobuf.Struct metadata = 3;
+}
+
+message GetThingRequest {
+  string tenant = 1;
+  string thing_id = 2 [(google.api.field_behavior) = REQUIRED];
+  optional int32 page_size = 3;
+}
+
+message ThingsResponse {
+  repeated Thing things = 1 [(google.api.field_behavior) = REQUIRED];
+}
+
+message Either {
+  oneof payload {
+    Thing thing = 1;
+    Part part = 2;
+  }
+}
+
+enum Color {
+  COLOR_UNSPECIFIED = 0;
+  COLOR_RED = 1;
+}
+"""
+
+
+def read_small() -> proto.ProtoSpec:
+    with tempfile.NamedTemporaryFile("w", suffix=".proto", delete=False) as f:
+        f.write(SMALL)
+    return proto.read_proto(f.name, "demo.proto", "0" * 64)
+
+
+class ProtoReaderTests(unittest.TestCase):
+    def test_fields_follow_protojson_presence(self) -> None:
+        s = read_small()
+        thing = s.decls["Thing"]
+        assert isinstance(thing, Struct)
+        f = {x.wire: x for x in thing.fields}
+        self.assertTrue(f["id"].required)
+        self.assertEqual((f["parts"].required, f["parts"].min_items), (True, 1))
+        self.assertIsInstance(f["parts"].type, ArrayRef)
+        self.assertEqual((f["count"].required, f["count"].has_default), (False, False))
+        self.assertEqual((f["done"].default, f["done"].omit_default), (False, True))
+        self.assertIsInstance(f["labels"].type, MapRef)
+        self.assertEqual(f["color"].type, NamedRef("Color"))
+
+    def test_names_are_camel_case_with_proto_aliases(self) -> None:
+        req = read_small().decls["GetThingRequest"]
+        assert isinstance(req, Struct)
+        page = next(x for x in req.fields if x.wire == "pageSize")
+        self.assertEqual(page.aliases, ["page_size"])
+
+    def test_oneofs_become_keyed_unions(self) -> None:
+        s = read_small()
+        part = s.decls["Part"]
+        assert isinstance(part, Struct)
+        self.assertEqual([o.type_name for o in part.oneofs], ["PartContent"])
+        content = s.decls["PartContent"]
+        assert isinstance(content, Union)
+        self.assertEqual((content.strategy, [v.tag for v in content.variants]), ("keyed", ["text", "rawBytes"]))
+        self.assertEqual(content.aliases, {"rawBytes": "raw_bytes"})
+        self.assertEqual(content.variants[1].payload, PrimRef("bytes"))
+        self.assertEqual(part.fields[0].type, JsonRef(object_only=True))
+        either = s.decls["Either"]
+        assert isinstance(either, Union)
+        self.assertEqual(either.strategy, "keyed")
+
+    def test_responses_may_hold_empty_required_lists(self) -> None:
+        resp = read_small().decls["ThingsResponse"]
+        assert isinstance(resp, Struct)
+        self.assertEqual((resp.fields[0].required, resp.fields[0].min_items), (True, None))
+
+    def test_enums_drop_the_unspecified_zero(self) -> None:
+        color = read_small().decls["Color"]
+        assert isinstance(color, Enum)
+        self.assertEqual((color.values, color.strip_prefix), (["COLOR_RED"], "COLOR_"))
+
+    def test_rpcs_carry_their_http_rules(self) -> None:
+        rpc = read_small().rpcs[0]
+        self.assertEqual((rpc.name, rpc.request, rpc.response, rpc.streaming), ("GetThing", "GetThingRequest", "Thing", False))
+        self.assertEqual([(h.method, h.path) for h in rpc.http], [("get", "/things/{thing_id}"), ("get", "/{tenant}/things/{thing_id}")])
+
+    def test_unknown_constructs_fail_loudly(self) -> None:
+        with tempfile.NamedTemporaryFile("w", suffix=".proto", delete=False) as f:
+            f.write("message A { message B {} }")
+        with self.assertRaises(ValueError):
+            proto.read_proto(f.name, "x.proto", "0" * 64)
+
+    def test_the_pinned_a2a_proto_has_eleven_operations(self) -> None:
+        s = proto.read_proto(str(ROOT / "spec/a2a/v1.0/a2a.proto"), "a2a/v1.0/a2a.proto", "0" * 64)
+        self.assertEqual(len(s.rpcs), 11)
+        self.assertEqual(sum(r.streaming for r in s.rpcs), 2)
+        out = rust_a2a.emit(s)
+        self.assertIn("pub enum Operation", out)
+        self.assertIn('"pageSize", QueryKind::Int', out)
+
+
+if __name__ == "__main__":
+    unittest.main()
