@@ -78,6 +78,8 @@ pub(crate) enum First {
 struct Pending {
     /// The task to create on the first update (None once created).
     create: Option<Task>,
+    /// A push config sent with the message, stored with the task.
+    push: Option<crate::store::PushConfigRecord>,
     first: Option<oneshot::Sender<First>>,
 }
 
@@ -96,9 +98,10 @@ impl TaskUpdater {
         key: TaskKey,
         context_id: String,
         create: Option<Task>,
+        push: Option<crate::store::PushConfigRecord>,
         first: Option<oneshot::Sender<First>>,
     ) -> Self {
-        TaskUpdater { tasks, key, context_id, pending: Arc::new(Mutex::new(Pending { create, first })) }
+        TaskUpdater { tasks, key, context_id, pending: Arc::new(Mutex::new(Pending { create, push, first })) }
     }
 
     /// Whether two updaters are clones of one another (one execution).
@@ -216,10 +219,10 @@ impl TaskUpdater {
     async fn change(&self, change: Change) -> Result<(), A2aError> {
         let (create, first) = {
             let mut p = self.lock();
-            (p.create.take(), p.first.take())
+            (p.create.take().map(|t| (t, p.push.take())), p.first.take())
         };
-        if let Some(task) = create {
-            match self.tasks.create(&self.key.tenant, task).await {
+        if let Some((task, push)) = create {
+            match self.tasks.create(&self.key.tenant, task, push).await {
                 Ok((_, events)) => {
                     if let Some(tx) = first {
                         let _ = tx.send(First::Task { seq: events.first().map(|e| e.seq).unwrap_or(0) });

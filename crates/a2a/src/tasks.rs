@@ -12,7 +12,7 @@ use std::sync::Arc;
 use agentproto_codec::decode_slice;
 
 use crate::errors::{A2aError, ErrorKind};
-use crate::store::{Commit, EventRecord, Store, StoreError, TaskKey, TaskRecord};
+use crate::store::{Commit, EventRecord, PushConfigRecord, Store, StoreError, TaskKey, TaskRecord};
 use crate::stream::{EventBus, EventHub};
 use crate::v1::{
     Artifact, Message, StreamResponse, Task, TaskArtifactUpdateEvent, TaskState, TaskStatus, TaskStatusUpdateEvent,
@@ -107,17 +107,29 @@ impl Tasks {
         }
     }
 
-    /// Stores a new task and its first event (the task itself).
-    pub async fn create(&self, tenant: &str, task: Task) -> Result<(TaskRecord, Vec<EventRecord>), ChangeError> {
+    /// Stores a new task and its first event (the task itself). A push config given with
+    /// the task is stored between the two, so that its receiver gets that first event too.
+    pub async fn create(
+        &self,
+        tenant: &str,
+        task: Task,
+        push: Option<PushConfigRecord>,
+    ) -> Result<(TaskRecord, Vec<EventRecord>), ChangeError> {
         let key = TaskKey::new(tenant, task.id.clone());
         let rec = record(&key, &task)?;
         let event = encode(&StreamResponse::Task(task.clone()))?;
         let last = is_terminal(task.status.state);
+        let mut expected_version = None;
+        if let Some(config) = push {
+            let empty = Commit { task: rec.clone(), expected_version: None, events: Vec::new(), push: false };
+            expected_version = Some(self.store.commit(empty).await?.version);
+            self.store.put_push_config(config).await?;
+        }
         let committed = self
             .store
             .commit(Commit {
                 task: rec.clone(),
-                expected_version: None,
+                expected_version,
                 events: vec![(event, last)],
                 push: self.push_enabled,
             })
@@ -267,7 +279,7 @@ mod tests {
     async fn nothing_leaves_a_terminal_state() {
         let t = tasks();
         let key = TaskKey::new("", "t1");
-        t.create("", new_task("t1")).await.unwrap();
+        t.create("", new_task("t1"), None).await.unwrap();
         t.apply(&key, Change::Status(TaskStatus::new(TaskState::Working), None)).await.unwrap();
         let (task, events) = t.apply(&key, Change::Status(TaskStatus::new(TaskState::Completed), None)).await.unwrap();
         assert_eq!(task.status.state, TaskState::Completed);
@@ -290,7 +302,7 @@ mod tests {
     async fn appended_chunks_extend_the_artifact_and_events_are_numbered() {
         let t = tasks();
         let key = TaskKey::new("", "t2");
-        let (_, first) = t.create("", new_task("t2")).await.unwrap();
+        let (_, first) = t.create("", new_task("t2"), None).await.unwrap();
         let chunk = |s: &str| Artifact::new("a", vec![Part::new(PartContent::Text(s.into()))]);
         let (_, e1) = t
             .apply(&key, Change::Artifact { artifact: chunk("one "), append: false, last_chunk: false })

@@ -267,9 +267,14 @@ impl<E: AgentExecutor> Core<E> {
         message.context_id = context_id.clone();
         let key = TaskKey::new(cx.tenant.clone(), task_id.clone());
         let config = req.configuration.clone().unwrap_or_default();
-        if config.task_push_notification_config.is_some() {
-            self.require_push()?;
-        }
+        let inline_push = match config.task_push_notification_config.clone() {
+            Some(mut pc) => {
+                self.require_push()?;
+                pc.task_id = task_id.clone();
+                Some(self.push_record(&cx, pc)?.1)
+            }
+            None => None,
+        };
 
         let (first_tx, first_rx) = oneshot::channel();
         let create = if existing.is_none() {
@@ -280,10 +285,14 @@ impl<E: AgentExecutor> Core<E> {
             t.history.push(message.clone());
             Some(t)
         } else {
+            if let Some(pc) = inline_push.clone() {
+                self.tasks.store().put_push_config(pc).await?;
+            }
             self.tasks.apply(&key, Change::History(message.clone())).await?;
             None
         };
-        let updater = TaskUpdater::new(self.tasks.clone(), key.clone(), context_id.clone(), create, Some(first_tx));
+        let updater =
+            TaskUpdater::new(self.tasks.clone(), key.clone(), context_id.clone(), create, inline_push, Some(first_tx));
         let cancel = self.shutdown.child_token();
         let rcx = RequestContext {
             message: message.clone(),
@@ -298,7 +307,6 @@ impl<E: AgentExecutor> Core<E> {
         self.running().insert(key.clone(), Running { cancel: cancel.clone(), updater: updater.clone() });
         let (done_tx, done_rx) = oneshot::channel::<()>();
         let core = self.clone();
-        let inline_push = config.task_push_notification_config.clone();
         tokio::spawn(async move {
             let result = core.executor.execute(rcx, updater.clone()).await;
             match result {
@@ -337,10 +345,6 @@ impl<E: AgentExecutor> Core<E> {
                 }
             }
             Ok(First::Task { seq }) => {
-                if let Some(mut pc) = inline_push {
-                    pc.task_id = task_id.clone();
-                    self.store_push_config(&cx, pc).await?;
-                }
                 let history = config.history_length;
                 if streaming {
                     let sub =
@@ -450,7 +454,9 @@ impl<E: AgentExecutor> Core<E> {
                 self.executor.cancel(updater).await
             }
             None => {
-                TaskUpdater::new(self.tasks.clone(), key.clone(), task.context_id.clone(), None, None).cancel().await
+                TaskUpdater::new(self.tasks.clone(), key.clone(), task.context_id.clone(), None, None, None)
+                    .cancel()
+                    .await
             }
         };
         match result {
@@ -496,11 +502,12 @@ impl<E: AgentExecutor> Core<E> {
         Ok(Answer::Stream(Box::pin(futures::stream::iter([first]).chain(events(sub)))))
     }
 
-    async fn store_push_config(
+    /// A config checked and completed (id, tenant) with its store record.
+    fn push_record(
         &self,
         cx: &CallContext,
         mut c: TaskPushNotificationConfig,
-    ) -> Result<TaskPushNotificationConfig, A2aError> {
+    ) -> Result<(TaskPushNotificationConfig, PushConfigRecord), A2aError> {
         if c.id.is_empty() {
             c.id = uuid::Uuid::new_v4().to_string();
         }
@@ -509,7 +516,17 @@ impl<E: AgentExecutor> Core<E> {
             return Err(invalid("$.params.url", "an absolute http or https URL"));
         }
         let key = TaskKey::new(cx.tenant.clone(), c.task_id.clone());
-        self.tasks.store().put_push_config(PushConfigRecord { task: key, id: c.id.clone(), body: encode(&c)? }).await?;
+        let record = PushConfigRecord { task: key, id: c.id.clone(), body: encode(&c)? };
+        Ok((c, record))
+    }
+
+    async fn store_push_config(
+        &self,
+        cx: &CallContext,
+        c: TaskPushNotificationConfig,
+    ) -> Result<TaskPushNotificationConfig, A2aError> {
+        let (c, record) = self.push_record(cx, c)?;
+        self.tasks.store().put_push_config(record).await?;
         Ok(c)
     }
 
