@@ -162,6 +162,11 @@ impl AgentExecutor for DemoAgent {
 /// The demo agent's card for a server at `base` (e.g. `http://127.0.0.1:8080`): the
 /// JSON-RPC binding at `/` and HTTP+JSON at `/a2a/rest`, both A2A 1.0.
 pub fn card(base: &str) -> AgentCard {
+    card_with_rest_prefix(base, "/a2a/rest")
+}
+
+/// [`card`] with the HTTP+JSON binding under another prefix (`""`: the root).
+pub fn card_with_rest_prefix(base: &str, rest_prefix: &str) -> AgentCard {
     let base = base.trim_end_matches('/');
     let caps = AgentCapabilities { streaming: Some(true), push_notifications: Some(true), ..Default::default() };
     let mut skill = AgentSkill::new(
@@ -176,7 +181,7 @@ pub fn card(base: &str) -> AgentCard {
         "A durable echo agent on agentproto (SQLite store, resumable streams, push outbox).",
         vec![
             AgentInterface::new(format!("{base}/"), "JSONRPC", "1.0"),
-            AgentInterface::new(format!("{base}/a2a/rest"), "HTTP+JSON", "1.0"),
+            AgentInterface::new(format!("{base}{}", rest_prefix.trim_end_matches('/')), "HTTP+JSON", "1.0"),
         ],
         env!("CARGO_PKG_VERSION"),
         caps,

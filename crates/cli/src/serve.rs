@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use agentproto_a2a::demo::{card, DemoAgent};
+use agentproto_a2a::demo::{card_with_rest_prefix, DemoAgent};
 use agentproto_a2a::errors::ErrorTable;
 use agentproto_a2a::push::PushOptions;
 use agentproto_a2a::server::{A2aServer, HttpOptions, MissingVersion};
@@ -38,6 +38,10 @@ pub(crate) struct Args {
     /// Let push notifications reach loopback and private addresses (tests, local receivers).
     #[arg(long)]
     push_allow_private: bool,
+    /// Where the HTTP+JSON binding lives (`""` for the root; some a2a-tck revisions
+    /// ignore the prefix the card gives).
+    #[arg(long, default_value = "/a2a/rest")]
+    rest_prefix: String,
     /// Answer SendMessage before the task finishes unless the request asks to wait
     /// (A2A 0.3's default; a2a-tck revisions from before 1.0 expect it).
     #[arg(long)]
@@ -76,7 +80,7 @@ async fn run(args: Args) -> Result<(), String> {
         delay: Some(Duration::from_secs_f64(args.delay.max(0.0))),
         echo_delay: Duration::from_secs_f64(args.echo_delay.max(0.0)),
     };
-    let mut http = HttpOptions::default();
+    let mut http = HttpOptions { rest_prefix: args.rest_prefix.clone(), ..HttpOptions::default() };
     if args.lenient_version {
         http.missing_version = MissingVersion::V1_0;
     }
@@ -90,7 +94,7 @@ async fn run(args: Args) -> Result<(), String> {
         },
         ..PushOptions::default()
     };
-    let builder = A2aServer::builder(agent, card(&base))
+    let builder = A2aServer::builder(agent, card_with_rest_prefix(&base, &args.rest_prefix))
         .http(http)
         .push(push)
         .return_immediately_by_default(args.return_immediately)
