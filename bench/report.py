@@ -14,6 +14,9 @@ import statistics
 import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent / "a2a"))
+import a2a_report  # noqa: E402  (bench/a2a/a2a_report.py: the A2A section)
+
 README_BEGIN = "<!-- bench:results:begin -->"
 README_END = "<!-- bench:results:end -->"
 
@@ -93,7 +96,12 @@ def per_op(results: dict, view: str, mode: str, impl_id: str) -> dict:
 
 
 def headline(results: dict) -> list[dict]:
-    """The ratios the issue set goals for, computed from this run."""
+    """The ratios the issue set goals for, computed from this run (the A2A rows last)."""
+    acp = acp_headline(results) if results.get("whole_process") else []
+    return acp + a2a_report.headline(sys.modules[__name__], results)
+
+
+def acp_headline(results: dict) -> list[dict]:
     rows = []
     ids = impl_map(results)
     ours = "agentproto-rust"
@@ -155,6 +163,11 @@ def headline_text(results: dict) -> str:
 
 
 def tables(results: dict) -> list[dict]:
+    acp = acp_tables(results) if results.get("whole_process") else []
+    return acp + a2a_report.tables(sys.modules[__name__], results)
+
+
+def acp_tables(results: dict) -> list[dict]:
     ids = impl_map(results)
     order = [i["id"] for i in results["implementations"]]
     out = []
@@ -400,10 +413,14 @@ def md_table(header: list[str], rows: list[list[str]]) -> str:
 
 def machine_lines(results: dict) -> list[str]:
     m = results["machine"]
-    return [
+    lines = [
         f"- Machine: {m['cpu']}, {m['cores']} cores, {m['memory']}, {m['os']} ({m['arch']})",
         "- Versions: " + ", ".join(f"{k} {v}" for k, v in results["versions"].items()),
     ]
+    a2a_versions = (results.get("a2a") or {}).get("versions")
+    if a2a_versions:
+        lines.append("- A2A versions: " + ", ".join(f"{k} {v}" for k, v in a2a_versions.items()))
+    return lines
 
 
 def markdown(results: dict) -> str:
@@ -439,6 +456,13 @@ def markdown(results: dict) -> str:
             ],
         ),
     ]
+    if results.get("a2a"):
+        parts += [
+            "",
+            "## A2A servers",
+            "",
+            md_table(["id", "server", "version", "what it does"], a2a_report.implementations(results)),
+        ]
     for t in tables(results):
         parts += ["", f"## {t['title']}", "", t["note"], "", md_table(t["header"], t["rows"])]
     return "\n".join(parts) + "\n"
@@ -577,13 +601,17 @@ def html_page(results: dict) -> str:
             [[i["id"], i["label"], i["version"], "yes" if i["validating"] else "NO", i["does"]] for i in ids.values()],
         ),
     ]
+    if results.get("a2a"):
+        parts.append("<h2>A2A servers</h2>")
+        parts.append(html_table(["id", "server", "version", "what it does"], a2a_report.implementations(results)))
     for t in tables(results):
         parts.append(f"<h2>{html.escape(t['title'])}</h2><p class='note'>{html.escape(t['note'])}</p>")
         if t.get("chart"):
             parts.append(svg_chart(t["chart"]))
         parts.append(html_table(t["header"], t["rows"]))
     parts.append("<h2>Versions</h2>")
-    parts.append(html_table(["component", "version"], [[k, str(v)] for k, v in results["versions"].items()]))
+    versions = results["versions"] | ((results.get("a2a") or {}).get("versions") or {})
+    parts.append(html_table(["component", "version"], [[k, str(v)] for k, v in versions.items()]))
     parts.append("</body></html>")
     return "\n".join(parts)
 

@@ -9,8 +9,8 @@ Steps: build or install every implementation at its pinned version (bench/adapte
 check that every adapter reads the same bytes and that the validating ones refuse an
 invalid message, then run the seed-000 workloads with the implementations interleaved
 (whole-process view, then the in-loop view with an in-process warm-up), the seed-003
-analogue, and the end-to-end prompt turn. Medians with min/max and quartiles; nothing
-here asserts a timing.
+analogue, the end-to-end prompt turn, and seed 004's A2A workloads (bench/a2a/a2a_bench.py).
+Medians with min/max and quartiles; nothing here asserts a timing.
 """
 
 from __future__ import annotations
@@ -34,6 +34,9 @@ from pathlib import Path
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 sys.path.insert(0, str(BENCH))
+sys.path.insert(0, str(BENCH / "a2a"))
+
+import a2a_bench  # noqa: E402  (bench/a2a/a2a_bench.py: the A2A workloads)
 
 import report  # noqa: E402  (bench/report.py, next to this file)
 
@@ -127,7 +130,7 @@ def expand(argv: list[str], profile: str) -> list[str]:
     for arg in argv:
         arg = arg.replace("{python}", sys.executable).replace("{rust}", rust)
         arg = arg.replace("{cargo_profile}", cargo_profile)
-        if arg.startswith(("ts/", "python/", "rust/")):  # files under bench/: absolute, cwd-independent
+        if arg.startswith(("ts/", "python/", "rust/", "a2a/")):  # files under bench/: absolute, cwd-independent
             arg = str(BENCH / arg)
         out.append(arg)
     return out
@@ -451,16 +454,17 @@ def locked_crate(name: str) -> str:
     return match.group(1) if match else "?"
 
 
+def py_version(package: str) -> str:
+    script = f"import importlib.metadata as m; print(m.version({package!r}))"
+    return command_output([sys.executable, "-c", script]) or "not installed"
+
+
 def versions() -> dict:
     def npm_version(package: str) -> str:
         try:
             return json.loads((BENCH / "ts" / "node_modules" / package / "package.json").read_text())["version"]
         except (OSError, ValueError, KeyError):
             return "not installed"
-
-    def py_version(package: str) -> str:
-        script = f"import importlib.metadata as m; print(m.version({package!r}))"
-        return command_output([sys.executable, "-c", script]) or "not installed"
 
     commit = command_output(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"])
     dirty = command_output(["git", "-C", str(ROOT), "status", "--porcelain", "--", "crates", "bench"])
@@ -508,14 +512,22 @@ def main() -> int:
     )
     parser.add_argument("--out", type=Path, default=BENCH / "results", help="where the report goes")
     parser.add_argument("--no-readme", action="store_true", help="do not update the results table in README.md")
+    a2a = parser.add_mutually_exclusive_group()
+    a2a.add_argument("--no-a2a", action="store_true", help="leave out the A2A workloads")
+    a2a.add_argument("--a2a-only", action="store_true", help="only the A2A workloads (seed 004)")
     args = parser.parse_args()
     profile = args.profile or ("dev" if args.smoke else "release")
     progress = Progress()
 
     registry = load_registry()
     impls = registry["implementations"]
-    if args.only:
+    if args.only:  # `a2a` in the list: the A2A workloads too (otherwise they are left out)
         wanted = set(args.only.split(","))
+        if "a2a" in wanted:
+            wanted.discard("a2a")
+            args.a2a_only = not wanted
+        else:
+            args.no_a2a = True
         unknown = wanted - {i["id"] for i in impls}
         if unknown:
             parser.error(f"unknown implementations: {sorted(unknown)}")
@@ -524,24 +536,36 @@ def main() -> int:
         if shutil.which(tool) is None:
             parser.error(f"{tool} is not on PATH")
 
+    if args.a2a_only:
+        impls = []
+    a2a_env = a2a_bench.Env(expand, Failure, progress, profile)
+    whole = steady = s003 = e2e = a2a = None
     try:
-        build_seconds = build(registry, {i["build"] for i in impls}, profile, progress)
+        wanted = {i["build"] for i in impls} | (set() if args.no_a2a else a2a_bench.builds(registry))
+        build_seconds = build(registry, wanted, profile, progress)
         checks = check_adapters(registry, impls, profile, progress, tiny=args.smoke)
         if args.smoke:
+            if not args.no_a2a:
+                a2a_bench.smoke(registry, a2a_env)
             progress(f"smoke: {len(impls)} implementations, every adapter's output is well formed", done=True)
             return 0
         plan = PLANS["quick" if args.quick else "full"]
         started = time.monotonic()
-        whole = seed_view(impls, profile, plan, progress, steady=False)
-        steady = seed_view(impls, profile, plan, progress, steady=True)
-        s003 = seed003_view(impls, profile, plan, progress)
-        e2e = e2e_view(impls, profile, plan, progress, cross=not args.quick)
+        if impls:
+            whole = seed_view(impls, profile, plan, progress, steady=False)
+            steady = seed_view(impls, profile, plan, progress, steady=True)
+            s003 = seed003_view(impls, profile, plan, progress)
+            e2e = e2e_view(impls, profile, plan, progress, cross=not args.quick)
+        if not args.no_a2a:
+            a2a = a2a_bench.measure(registry, a2a_env, quick=args.quick)
     except Failure as failure:
         progress(f"FAILED: {failure}", done=True)
         return 1
 
     v = versions()
     fill_versions(impls, v)
+    if a2a:
+        a2a_bench.fill_versions(a2a, v, locked_crate, py_version)
     now = dt.datetime.now(dt.UTC)
     host = re.sub(r"[^A-Za-z0-9.-]+", "-", socket.gethostname()) or "host"
     results = {
@@ -561,11 +585,13 @@ def main() -> int:
         "in_loop": steady,
         "seed003": s003,
         "e2e": e2e,
+        "a2a": a2a,
     }
     args.out.mkdir(parents=True, exist_ok=True)
-    stem = f"{results['date']}-{host}" + ("-quick" if args.quick else "")
+    stem = f"{results['date']}-{host}" + ("-quick" if args.quick else "") + ("-a2a" if args.a2a_only else "")
     paths = report.write_all(results, args.out / stem)
-    if not args.quick and not args.no_readme and args.out.resolve() == (BENCH / "results").resolve():
+    in_results = args.out.resolve() == (BENCH / "results").resolve()
+    if not args.quick and not args.a2a_only and not args.no_readme and in_results:
         report.update_readmes(results, ROOT / "README.md", BENCH / "README.md", stem)
     shown = ", ".join(str(p.relative_to(ROOT)) if p.is_relative_to(ROOT) else str(p) for p in paths)
     progress(f"report: {shown}", done=True)

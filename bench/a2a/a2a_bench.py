@@ -1,0 +1,322 @@
+"""The A2A part of `make bench` (seed 004's cross-language workloads and raw-socket floor).
+Standard library only; bench/run.py calls `smoke` and `measure`.
+
+One load client (`bench-a2a-client`, Rust, raw TCP) sends byte-identical requests to every
+server: agentproto's A2A server, the community Rust SDK `a2a-protocol-sdk`, the official Python
+`a2a-sdk`, and the raw-socket floor. Each trial starts every server afresh (order rotated from
+trial to trial) and runs, on it: sequential latency for the floor request, the 256-byte echo, the
+no-op and the 3-event stream; 50 concurrent connections (batches and sustained); the CPU probe.
+The agent-card codec loop runs in process, interleaved the same way. Nothing asserts a timing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import os
+import select
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+# Seed 004's raw-socket request, exactly (the notes' "Raw-socket floor benchmark"); port 0 here.
+FLOOR_BODY = (
+    '{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"configuration":{"historyLength":0},'
+    '"message":{"messageId":"bench-fixed-id","role":"ROLE_USER","parts":[{"text":"hello"}]}}}'
+)
+FLOOR_REQUEST = (
+    "POST / HTTP/1.1\r\nHost: 127.0.0.1:0\r\nContent-Type: application/json\r\nA2A-Version: 1.0\r\n"
+    "Accept: application/json\r\nContent-Length: 181\r\n\r\n" + FLOOR_BODY
+)
+CANONICAL_CARD_SHA256 = "66ff3f40994dc47ea2d2cf2423f26d2fe744f26bb5daa7b9be09a4219ee44c4a"
+CARD_INPUTS = {
+    "1.0-clean": "a2a/vectors/agent_card_1.0.json",
+    "canonical (as published)": "a2a/vectors/canonical_agent_card.json",
+}
+
+DONE = "TASK_STATE_COMPLETED"
+ECHO = "Echo: benchmark"
+
+PLANS = {
+    # trials (a fresh server each); sequential: warm-up + timed requests; stream likewise;
+    # concurrent: connections, warm-up per connection, batches, requests per connection (sustained);
+    # CPU probe: warm-up, seconds; card codec: iterations (after 10 % as many untimed), rounds.
+    "full": {"trials": 5, "warmup": 500, "count": 3000, "stream_warmup": 200, "stream_count": 1000,
+             "connections": 50, "conc_warmup": 5, "batches": 50, "per_connection": 50,
+             "cpu_warmup": 200, "cpu_seconds": 3.0, "card_count": 100000, "card_rounds": 10},
+    "quick": {"trials": 3, "warmup": 100, "count": 500, "stream_warmup": 50, "stream_count": 200,
+              "connections": 50, "conc_warmup": 2, "batches": 20, "per_connection": 20,
+              "cpu_warmup": 100, "cpu_seconds": 1.0, "card_count": 20000, "card_rounds": 3},
+    "smoke": {"trials": 1, "warmup": 0, "count": 3, "stream_warmup": 0, "stream_count": 2,
+              "connections": 4, "conc_warmup": 1, "batches": 2, "per_connection": 2,
+              "cpu_warmup": 2, "cpu_seconds": 0.2, "card_count": 10, "card_rounds": 1},
+}  # fmt: skip
+
+# Sequential workloads: (id, client request, what every answer must and must not contain).
+SEQUENTIAL = [
+    ("floor-request", "floor", [DONE, ECHO], []),
+    ("echo", "echo", [DONE, ECHO], []),
+    ("noop", "noop", [DONE], [ECHO]),
+    ("stream", "stream", [DONE, ECHO], []),
+]
+
+
+class Env:
+    """What run.py lends: its path expansion, failure type, progress line and build profile."""
+
+    def __init__(self, expand, failure, progress, profile: str) -> None:
+        self.expand, self.Failure, self.progress, self.profile = expand, failure, progress, profile
+
+    def argv(self, argv: list[str]) -> list[str]:
+        return self.expand(argv, self.profile)
+
+
+def run_line(env: Env, argv: list[str], timeout: float = 600) -> dict:
+    """Runs one client or card process; returns its (last) JSON line."""
+    try:
+        out = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise env.Failure(f"timed out after {timeout} s: {' '.join(argv)}") from None
+    lines = [line for line in out.stdout.splitlines() if line.strip()]
+    if not lines:
+        raise env.Failure(f"no output from {' '.join(argv)} (exit {out.returncode}): {out.stderr[-2000:]}")
+    try:
+        line = json.loads(lines[-1])
+    except ValueError:
+        raise env.Failure(f"not JSON from {' '.join(argv)}: {lines[-1][:300]}") from None
+    if out.returncode != 0 or line.get("status") not in ("ok", "refused"):
+        raise env.Failure(f"{' '.join(argv)}: exit {out.returncode}: {str(line)[:600]} {out.stderr[-1000:]}")
+    return line
+
+
+class Server:
+    """One server process: started fresh, `LISTENING <port>` read from its stdout, stopped."""
+
+    def __init__(self, env: Env, spec: dict) -> None:
+        self.spec = spec
+        self.err = tempfile.TemporaryFile()
+        argv = env.argv(spec["server"])
+        self.proc = subprocess.Popen(
+            argv, stdout=subprocess.PIPE, stderr=self.err, stdin=subprocess.DEVNULL, bufsize=0
+        )  # unbuffered: select() below sees every byte not yet read
+        deadline = time.monotonic() + 30
+        line = b""
+        while not line.endswith(b"\n"):
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([self.proc.stdout], [], [], left)[0]:
+                raise env.Failure(f"{spec['id']}: no LISTENING line within 30 s: {self.stop()}")
+            byte = self.proc.stdout.read(1)
+            if not byte:
+                raise env.Failure(f"{spec['id']}: exited before listening: {self.stop()}")
+            line += byte
+        word, _, port = line.decode().strip().partition(" ")
+        if word != "LISTENING" or not port.isdigit():
+            raise env.Failure(f"{spec['id']}: first line {line!r}: {self.stop()}")
+        self.port = int(port)
+        self.pid = self.proc.pid
+
+    def stderr(self) -> str:
+        self.err.seek(0)
+        return self.err.read()[-2000:].decode("utf-8", "replace")
+
+    def stop(self) -> str:
+        """Stops the process (SIGTERM, then SIGKILL after 5 s); returns the end of its stderr."""
+        if self.err.closed:
+            return ""
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.proc.stdout.close()
+        text = self.stderr()
+        self.err.close()
+        return text
+
+
+def check_requests(env: Env, client: list[str]) -> dict:
+    """The client's requests: the floor request must be the seed's, byte for byte."""
+    line = run_line(env, client + ["requests"])
+    reqs = line["requests"]
+    if reqs.get("floor") != FLOOR_REQUEST:
+        raise env.Failure(f"the client's floor request is not seed 004's: {reqs.get('floor')!r}")
+    if len(FLOOR_BODY.encode()) != 181:
+        raise env.Failure("seed 004's floor body is 181 bytes")
+    out = {}
+    for name, raw in reqs.items():
+        head, _, body = raw.partition("\r\n\r\n")
+        out[name] = {
+            "bytes": len(raw.encode()),
+            "body_bytes": len(body.encode()),
+            "sha256": hashlib.sha256(raw.encode()).hexdigest(),
+            "body": body if len(body) < 400 else body[:200] + "…",
+        }
+    if '"text":"' + "A" * 256 + '"' not in reqs["echo"]:
+        raise env.Failure("the echo request does not carry 256 x 'A'")
+    return out
+
+
+def flags(expect: list[str], forbid: list[str]) -> list[str]:
+    out = []
+    for s in expect:
+        out += ["--expect", s]
+    for s in forbid:
+        out += ["--forbid", s]
+    return out
+
+
+def one_server(env: Env, spec: dict, client: list[str], plan: dict, clk_tck: int) -> dict:
+    """Every workload once on a fresh server process."""
+    server = Server(env, spec)
+    out = {}
+    try:
+        port = ["--port", str(server.port)]
+        floor = spec.get("floor", False)
+        for wid, req, expect, forbid in SEQUENTIAL:
+            if floor and wid != "floor-request":
+                continue
+            if floor:
+                expect, forbid = ['"result":{}'], []
+            stream = req == "stream"
+            warm, count = (plan["stream_warmup"], plan["stream_count"]) if stream else (plan["warmup"], plan["count"])
+            argv = client + ["latency"] + port + ["--request", req, "--warmup", str(warm), "--count", str(count)]
+            line = run_line(env, argv + flags(expect, forbid))
+            if line["count"] != count:
+                raise env.Failure(f"{spec['id']} {wid}: {line['count']} timed requests, expected {count}")
+            if stream and line["events"] < 3:
+                raise env.Failure(f"{spec['id']} stream: {line['events']} events, expected at least 3")
+            if floor and line["body_bytes"] != 259:
+                raise env.Failure(f"floor answered {line['body_bytes']} body bytes, expected 259")
+            out[wid] = line
+        if not floor:
+            argv = client + ["concurrent"] + port + ["--request", "echo"]
+            for key, opt in (
+                ("connections", "--connections"),
+                ("conc_warmup", "--warmup"),
+                ("batches", "--batches"),
+                ("per_connection", "--per-connection"),
+            ):
+                argv += [opt, str(plan[key])]
+            line = run_line(env, argv + flags([DONE, ECHO], []))
+            if line["sustained_requests"] != plan["connections"] * plan["per_connection"]:
+                raise env.Failure(f"{spec['id']} concurrent: {line}")
+            out["concurrent"] = line
+        expect = ['"result":{}'] if floor else [DONE]
+        argv = client + ["cpu"] + port + ["--pid", str(server.pid), "--clk-tck", str(clk_tck), "--request", "floor"]
+        argv += ["--warmup", str(plan["cpu_warmup"]), "--seconds", str(plan["cpu_seconds"])]
+        line = run_line(env, argv + flags(expect, []))
+        if line["requests"] < 1:
+            raise env.Failure(f"{spec['id']} cpu probe served no request")
+        out["cpu"] = line
+        if server.proc.poll() is not None:
+            raise env.Failure(f"{spec['id']} exited during the trial: {server.stop()}")
+    finally:
+        server.stop()
+    return out
+
+
+def card_round(env: Env, spec: dict, plan: dict, label: str, path: str) -> dict:
+    count = plan["card_count"]
+    argv = env.argv(spec["card"]) + ["--input", str(env.argv([path])[0]), "--count", str(count)]
+    line = run_line(env, argv + ["--warmup", str(max(1, count // 10))])
+    if line["status"] == "ok":
+        if line["count"] != count:
+            raise env.Failure(f"{spec['id']} card: {line}")
+        if label == "1.0-clean":  # what it re-encodes means the same as what it read
+            source = json.loads(Path(env.argv([path])[0]).read_text())
+            if json.loads(line["encoded"]) != source:
+                raise env.Failure(f"{spec['id']} card: its encoding differs from the input: {line['encoded']}")
+    return line
+
+
+def run_all(registry: dict, env: Env, plan_name: str) -> dict:
+    spec = registry["a2a"]
+    plan = PLANS[plan_name]
+    servers = spec["servers"]
+    client = env.argv(spec["client"])
+    clk_tck = os.sysconf("SC_CLK_TCK")
+    canonical = (HERE / "vectors" / "canonical_agent_card.json").read_bytes()
+    if hashlib.sha256(canonical).hexdigest() != CANONICAL_CARD_SHA256:
+        raise env.Failure("bench/a2a/vectors/canonical_agent_card.json is not seed 004's file")
+    requests = check_requests(env, client)
+    env.progress("a2a: requests checked (the floor request is seed 004's, byte for byte)", done=True)
+
+    runs: dict = {s["id"]: {} for s in servers}
+    for trial in range(plan["trials"]):
+        k = trial % len(servers)
+        for s in servers[k:] + servers[:k]:
+            env.progress(f"a2a: trial {trial + 1}/{plan['trials']} {s['id']}")
+            for wid, line in one_server(env, s, client, plan, clk_tck).items():
+                runs[s["id"]].setdefault(wid, []).append(line)
+    env.progress(f"a2a: servers done ({plan['trials']} trials)", done=True)
+
+    coders = [s for s in servers if "card" in s]
+    cases = [(s, label, path) for label, path in CARD_INPUTS.items() for s in coders]
+    card: dict = {s["id"]: {label: [] for label in CARD_INPUTS} for s in coders}
+    for r in range(plan["card_rounds"]):
+        k = r % len(cases)
+        for s, label, path in cases[k:] + cases[:k]:
+            env.progress(f"a2a: card codec round {r + 1}/{plan['card_rounds']} {s['id']} {label}")
+            card[s["id"]][label].append(card_round(env, s, plan, label, path))
+    env.progress(f"a2a: card codec done ({plan['card_rounds']} rounds)", done=True)
+    return {
+        "plan": plan_name,
+        "settings": plan,
+        "clk_tck": clk_tck,
+        "requests": requests,
+        "card_inputs": {label: path for label, path in CARD_INPUTS.items()},
+        "servers": servers,
+        "runs": runs,
+        "card": card,
+    }
+
+
+def fill_versions(results: dict, v: dict, locked_crate, py_version) -> None:
+    """Fills the servers' version strings (run.py's `versions()` and its look-ups)."""
+    has = [m for m in ("uvloop", "httptools") if importlib.util.find_spec(m) is not None]
+    impl = "+".join(has) if has else "asyncio + h11: uvloop and httptools are not installed"
+    values = {
+        "{commit}": v["agentproto"],
+        "{a2a_protocol_sdk}": locked_crate("a2a-protocol-sdk"),
+        "{a2a_sdk}": py_version("a2a-sdk"),
+        "{uvicorn}": py_version("uvicorn"),
+        "{uvicorn_impl}": impl,
+        "{protobuf}": py_version("protobuf"),
+        "{rustc}": v["rustc"].split(" (")[0].removeprefix("rustc "),
+    }
+    for server in results["servers"]:
+        for key, value in values.items():
+            server["version"] = server["version"].replace(key, value)
+    results["versions"] = {
+        "a2a-protocol-sdk (crate)": values["{a2a_protocol_sdk}"],
+        "a2a-protocol-types (crate)": locked_crate("a2a-protocol-types"),
+        "hyper (crate)": locked_crate("hyper"),
+        "axum (crate)": locked_crate("axum"),
+        "a2a-sdk (PyPI)": values["{a2a_sdk}"],
+        "uvicorn (PyPI)": values["{uvicorn}"],
+        "starlette (PyPI)": py_version("starlette"),
+        "protobuf (PyPI)": values["{protobuf}"],
+    }
+
+
+def builds(registry: dict) -> set[str]:
+    spec = registry["a2a"]
+    return {spec["client_build"]} | {s["build"] for s in spec["servers"]}
+
+
+def smoke(registry: dict, env: Env) -> dict:
+    """Every server and card adapter with tiny counts; output checked, no timing."""
+    out = run_all(registry, env, "smoke")
+    cards = sum(1 for s in out["servers"] if "card" in s)
+    env.progress(f"a2a smoke: {len(out['servers'])} servers and {cards} card codecs answer as they should", done=True)
+    return out
+
+
+def measure(registry: dict, env: Env, quick: bool) -> dict:
+    return run_all(registry, env, "quick" if quick else "full")

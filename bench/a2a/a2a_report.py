@@ -1,0 +1,288 @@
+"""The A2A section of the benchmark report (bench/report.py calls `headline` and `tables`,
+passing itself as `r` for its formatting helpers). Standard library only."""
+
+from __future__ import annotations
+
+OURS = "agentproto-a2a"
+FLOOR = "floor"
+WORKLOAD_TITLES = {
+    "floor-request": "SendMessage, seed 004's floor request (181-byte body, `hello`, EchoExecutor)",
+    "echo": "echo round trip: SendMessage, 256 × `A` (EchoExecutor)",
+    "noop": "minimal overhead: SendMessage to the NoopExecutor",
+    "stream": "stream: SendStreamingMessage, drained until the server ends it",
+}
+COLORS = {"Rust": "#b7410e", "Python": "#3b7d3b"}
+
+
+def _servers(a2a: dict) -> dict:
+    return {s["id"]: s for s in a2a["servers"]}
+
+
+def trial_stat(r, a2a: dict, server: str, workload: str, field: str) -> dict | None:
+    """Statistics over trials of one field (each trial's own percentile or total)."""
+    lines = a2a["runs"].get(server, {}).get(workload)
+    if not lines:
+        return None
+    return r.stats([line[field] for line in lines])
+
+
+def batch_stat(r, a2a: dict, server: str) -> dict | None:
+    """Median over trials of each trial's median batch time; spread: every batch."""
+    lines = a2a["runs"].get(server, {}).get("concurrent")
+    if not lines:
+        return None
+    s = r.stats([line["batch_p50_ns"] for line in lines])
+    every = [ns for line in lines for ns in line["batch_ns"]]
+    return s | {"min": min(every), "max": max(every)}
+
+
+def _median(r, a2a: dict, server: str, workload: str, field: str) -> float | None:
+    s = trial_stat(r, a2a, server, workload, field)
+    return s["median"] if s else None
+
+
+def headline(r, results: dict) -> list[dict]:
+    a2a = results.get("a2a")
+    if not a2a:
+        return []
+    ids = _servers(a2a)
+    rows = []
+
+    def add(what, value, goal="—", met=None, unit="×"):
+        if value is not None:
+            rows.append({"what": what, "value": value, "unit": unit, "goal": goal, "met": met})
+
+    ours = _median(r, a2a, OURS, "floor-request", "p50_ns")
+    floor = _median(r, a2a, FLOOR, "floor-request", "p50_ns")
+    if ours and floor:
+        ratio = ours / floor
+        add("A2A SendMessage p50 (seed 004's floor request): agentproto relative to the raw-socket floor",
+            ratio, "≤ 1.3×", ratio <= 1.3)  # fmt: skip
+        add("A2A SendMessage p50: agentproto above the floor", (ours - floor) / 1e3, unit="µs")
+    batch = batch_stat(r, a2a, OURS)
+    if batch:
+        add("A2A 50 concurrent sends (50 connections), total time (agentproto)", batch["median"] / 1e6,
+            "< 2 ms", batch["median"] < 2e6, "ms")  # fmt: skip
+    echo = _median(r, a2a, OURS, "echo", "p50_ns")
+    for other in ("a2a-protocol-sdk", "a2a-sdk-python"):
+        theirs = _median(r, a2a, other, "echo", "p50_ns")
+        if echo and theirs and other in ids:
+            add(f"A2A echo round trip p50: agentproto speed-up over {ids[other]['label']}", theirs / echo)
+        mine_b, their_b = batch_stat(r, a2a, OURS), batch_stat(r, a2a, other)
+        if mine_b and their_b:
+            add(f"A2A 50 concurrent sends: agentproto speed-up over {ids[other]['label']}",
+                their_b["median"] / mine_b["median"])  # fmt: skip
+    return rows
+
+
+def tables(r, results: dict) -> list[dict]:
+    a2a = results.get("a2a")
+    if not a2a:
+        return []
+    ids = _servers(a2a)
+    order = [s["id"] for s in a2a["servers"]]
+    plan = a2a["settings"]
+    out = []
+    floor_p50 = _median(r, a2a, FLOOR, "floor-request", "p50_ns")
+
+    # Sequential latency.
+    rows = []
+    bars = []
+    for wid, title in WORKLOAD_TITLES.items():
+        ours = _median(r, a2a, OURS, wid, "p50_ns")
+        first = True
+        for sid in order:
+            p50 = trial_stat(r, a2a, sid, wid, "p50_ns")
+            if not p50:
+                continue
+            p90 = trial_stat(r, a2a, sid, wid, "p90_ns")
+            p99 = trial_stat(r, a2a, sid, wid, "p99_ns")
+            last = a2a["runs"][sid][wid][-1]
+            answer = f"{last['response_bytes']} ({last['body_bytes']})"
+            if wid == "stream":
+                answer += f", {last['events']} events"
+            rows.append(
+                [
+                    title if first else "″",
+                    ids[sid]["label"],
+                    f"{r.fmt_time(p50['median'])} ({r.spread(p50)})",
+                    r.fmt_time(p90["median"]),
+                    r.fmt_time(p99["median"]),
+                    r.fmt_ratio(p50["median"] / floor_p50) if floor_p50 else "—",
+                    r.fmt_time(p50["median"] - floor_p50) if floor_p50 and sid != FLOOR else "—",
+                    r.fmt_ratio(p50["median"] / ours) if ours else "—",
+                    answer,
+                ]
+            )
+            first = False
+            if wid == "floor-request":
+                bars.append(
+                    {"label": ids[sid]["label"], "color": "#999" if sid == FLOOR else COLORS.get(ids[sid]["language"]),
+                     "median": p50["median"], "lo": p50["min"], "hi": p50["max"]}
+                )  # fmt: skip
+    out.append(
+        {
+            "id": "a2a-latency",
+            "title": "A2A: sequential latency, one warm keep-alive connection (seed 004)",
+            "note": (
+                f"One Rust raw-socket client (TCP_NODELAY, keep-alive) sends byte-identical requests to every "
+                f"server, one at a time: {plan['warmup']} warm-up then {plan['count']} timed requests per trial "
+                f"({plan['stream_warmup']} + {plan['stream_count']} for the stream), {plan['trials']} trials, each "
+                "on a freshly started server, servers in an order rotated per trial. Percentiles are nearest-rank "
+                "within a trial; shown: the median over trials of each trial's percentile, (min–max over trials) "
+                "for p50. Every answer is checked (200, completed task, the echo artifact where due). The floor "
+                "parses nothing and runs no agent: it bounds sequential latency only, and ratios of end-to-end "
+                "medians understate the servers' own cost ratio, so the time above the floor is given too. "
+                "Answer: bytes on the wire (body); the echo and floor requests set historyLength 0, so no server "
+                "echoes the 256 bytes back. Streams: every server sends the task (SUBMITTED) first, then "
+                "Working, the artifact, Completed."
+            ),
+            "header": ["workload", "server", "p50 (min–max)", "p90", "p99", "vs floor", "above floor",
+                       "vs agentproto", "answer bytes (body)"],
+            "rows": rows,
+            "chart": {"title": "A2A SendMessage (floor request), p50 (log scale)", "bars": bars},
+        }
+    )  # fmt: skip
+
+    # Concurrency.
+    rows = []
+    bars = []
+    mine = batch_stat(r, a2a, OURS)
+    for sid in order:
+        b = batch_stat(r, a2a, sid)
+        if not b:
+            continue
+        rps = r.stats([line["sustained_rps"] for line in a2a["runs"][sid]["concurrent"]])
+        rows.append(
+            [
+                ids[sid]["label"],
+                f"{r.fmt_time(b['median'])} ({r.spread(b)})",
+                r.fmt_rate(plan["connections"] / (b["median"] / 1e9)) + " sends/s",
+                f"{r.fmt_rate(rps['median'])} ({r.fmt_rate(rps['min'])}–{r.fmt_rate(rps['max'])})",
+                r.fmt_ratio(b["median"] / mine["median"]) if mine else "—",
+            ]
+        )
+        bars.append(
+            {"label": ids[sid]["label"], "color": COLORS.get(ids[sid]["language"], "#777"), "median": b["median"],
+             "lo": b["min"], "hi": b["max"]}
+        )  # fmt: skip
+    out.append(
+        {
+            "id": "a2a-concurrent",
+            "title": f"A2A: {plan['connections']} concurrent sends ({plan['connections']} connections, echo)",
+            "note": (
+                f"{plan['connections']} keep-alive connections driven by one client thread (tokio, current-thread), "
+                f"{plan['conc_warmup']} warm-up requests each. Batch: every connection sends the 256-byte echo at "
+                f"once; the time until all {plan['connections']} answers are in, {plan['batches']} batches per trial "
+                "(median of the trials' median batch; min–max over every batch). Sustained: every connection sends "
+                f"{plan['per_connection']} requests back to back. The floor is left out: a thread per connection "
+                "measures its own thread ceiling. Client and server share the machine's cores."
+            ),
+            "header": ["server", "batch of 50 (min–max)", "batch throughput", "sustained requests/s",
+                       "vs agentproto (batch time)"],
+            "rows": rows,
+            "chart": {"title": f"A2A {plan['connections']} concurrent sends, batch time (log scale)", "bars": bars},
+        }
+    )  # fmt: skip
+
+    # CPU per request.
+    rows = []
+    mine = _median(r, a2a, OURS, "cpu", "cpu_ns_per_request")
+    for sid in order:
+        s = trial_stat(r, a2a, sid, "cpu", "cpu_ns_per_request")
+        if not s:
+            continue
+        served = r.stats([line["requests"] for line in a2a["runs"][sid]["cpu"]])
+        rows.append(
+            [
+                ids[sid]["label"],
+                f"{r.fmt_time(s['median'])} ({r.spread(s)})",
+                f"{served['median']:.0f}",
+                r.fmt_ratio(s["median"] / mine) if mine else "—",
+            ]
+        )
+    out.append(
+        {
+            "id": "a2a-cpu",
+            "title": "A2A: server CPU per request (floor request, sequential)",
+            "note": (
+                f"After {plan['cpu_warmup']} warm-up requests, the server process's utime + stime from "
+                f"/proc/<pid>/stat (all threads; {a2a['clk_tck']} ticks/s) over {plan['cpu_seconds']:g} s of "
+                "back-to-back requests on one connection, divided by the requests served; median over trials "
+                "(min–max). Tick resolution: the fewer requests served, the coarser the figure."
+            ),
+            "header": ["server", "CPU per request (min–max)", "requests in the probe", "vs agentproto"],
+            "rows": rows,
+            "chart": None,
+        }
+    )
+
+    # Agent card codec.
+    rows = []
+    card = a2a["card"]
+    count = plan["card_count"]
+    for label in a2a["card_inputs"]:
+        mine = card.get(OURS, {}).get(label) or []
+        ours_rt = None
+        if mine and all(line["status"] == "ok" for line in mine):
+            ours_rt = r.stats([line["roundtrip_ns"] / line["count"] for line in mine])["median"]
+        for sid in order:
+            lines = card.get(sid, {}).get(label)
+            if not lines:
+                continue
+            if any(line["status"] != "ok" for line in lines):
+                rows.append([ids[sid]["label"], label, "refused: " + lines[0].get("error", "?"), "", "", "—"])
+                continue
+            cells = []
+            for op in ("decode_ns", "encode_ns", "roundtrip_ns"):
+                s = r.stats([line[op] / line["count"] for line in lines])
+                cells.append(f"{r.fmt_time(s['median'])} ({r.spread(s)})")
+            rt = r.stats([line["roundtrip_ns"] / line["count"] for line in lines])["median"]
+            ratio = r.fmt_ratio(rt / ours_rt) if ours_rt else "—"
+            rows.append([ids[sid]["label"], f"{label} ({lines[0]['input_bytes']} B)", *cells, ratio])
+    out.append(
+        {
+            "id": "a2a-card",
+            "title": "A2A: agent card decode / encode, in process (seed 004's serialize_agent_card)",
+            "note": (
+                f"Per operation, {count:,} iterations after {max(1, count // 10):,} untimed round trips, median of "
+                f"{plan['card_rounds']} process runs (min–max), implementations interleaved. Decode: agentproto's "
+                "`agentproto_codec::decode_slice` into the generated `v1::AgentCard` (validating); the community "
+                "SDK's `serde_json::from_slice` into `a2a_protocol_types::AgentCard`. Encode: `serde_json::to_vec` "
+                "(a fresh Vec per call) on both. Inputs: the 1.0-clean card (compact; the canonical one without its "
+                "top-level `url` and with protocolVersion `1.0`), and seed 004's canonical file as published "
+                "(595 B, pretty-printed, a 0.3 leftover top-level `url` that 1.0 decoders ignore as unknown, "
+                "protocolVersion `1.0.0`). Both re-encode the clean card to the same JSON as the input."
+            ),
+            "header": ["implementation", "input", "decode", "encode", "round trip", "round trip vs agentproto"],
+            "rows": rows,
+            "chart": None,
+        }
+    )
+
+    # Requests.
+    out.append(
+        {
+            "id": "a2a-requests",
+            "title": "A2A: the requests (identical bytes for every server; only the port in Host differs)",
+            "note": (
+                "Every request: `POST / HTTP/1.1`, `Host`, `Content-Type: application/json`, `A2A-Version: 1.0`, "
+                "`Accept` (`text/event-stream` for the stream), `Content-Length`. The floor request is seed 004's "
+                "byte for byte (checked by the runner). A message id starting with `noop` selects the NoopExecutor "
+                "on every server."
+            ),
+            "header": ["request", "bytes (port 0)", "body bytes", "body"],
+            "rows": [
+                [name, str(q["bytes"]), str(q["body_bytes"]), f"`{q['body']}`"] for name, q in a2a["requests"].items()
+            ],
+            "chart": None,
+        }
+    )
+    return out
+
+
+def implementations(results: dict) -> list[list[str]]:
+    a2a = results.get("a2a")
+    if not a2a:
+        return []
+    return [[f"`{s['id']}`", s["label"], s["version"], s["does"]] for s in a2a["servers"]]
