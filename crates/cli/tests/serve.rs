@@ -1,0 +1,312 @@
+//! `agentproto serve` as a process: what it acknowledged survives SIGKILL (SQLite), and
+//! SIGTERM shuts it down cleanly. HTTP is spoken by hand over loopback so the bytes
+//! compared before and after the restart are exactly the server's.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::net::TcpStream;
+use tokio::process::{Child, Command};
+
+/// Every wait is bounded by this.
+const WAIT: Duration = Duration::from_secs(30);
+
+async fn within<F: std::future::Future>(what: &str, f: F) -> F::Output {
+    tokio::time::timeout(WAIT, f).await.unwrap_or_else(|_| panic!("timed out waiting for {what}"))
+}
+
+/// A directory removed when dropped.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(tag: &str) -> Self {
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
+        let dir = std::env::temp_dir().join(format!("agentproto-serve-{tag}-{}-{nanos}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        TempDir(dir)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A running `agentproto serve`.
+struct Agent {
+    child: Child,
+    addr: String,
+}
+
+async fn spawn(db: &Path) -> Agent {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_agentproto"))
+        .args(["serve", "--addr", "127.0.0.1:0", "--delay", "0.2", "--db"])
+        .arg(db)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("the agentproto binary starts");
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let line = within("the listening line", lines.next_line()).await.unwrap().expect("serve printed nothing");
+    let rest = line.strip_prefix("agentproto serve: listening on http://").unwrap_or_else(|| panic!("{line}"));
+    let addr = rest.split_whitespace().next().unwrap().to_owned();
+    // Keep draining stdout so the child never blocks on a full pipe.
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    Agent { child, addr }
+}
+
+/// One HTTP/1.1 exchange; the answer's body is read as it arrives (chunked or not).
+struct Exchange {
+    conn: TcpStream,
+    status: u16,
+    chunked: bool,
+    raw: Vec<u8>,
+    body: Vec<u8>,
+    done: bool,
+}
+
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
+}
+
+async fn open(addr: &str, method: &str, path: &str, headers: &[(&str, &str)], body: Option<&Value>) -> Exchange {
+    let mut conn = within("connect", TcpStream::connect(addr)).await.unwrap();
+    let body = body.map(|b| serde_json::to_vec(b).unwrap()).unwrap_or_default();
+    let mut head = format!(
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nA2A-Version: 1.0\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    if !body.is_empty() {
+        head.push_str("Content-Type: application/a2a+json\r\n");
+    }
+    for (n, v) in headers {
+        head.push_str(&format!("{n}: {v}\r\n"));
+    }
+    head.push_str("\r\n");
+    conn.write_all(head.as_bytes()).await.unwrap();
+    conn.write_all(&body).await.unwrap();
+    let mut raw = Vec::new();
+    let end = loop {
+        if let Some(p) = find(&raw, b"\r\n\r\n") {
+            break p;
+        }
+        let mut buf = [0u8; 8192];
+        let n = within("the response head", conn.read(&mut buf)).await.unwrap();
+        assert!(n > 0, "closed before the response head");
+        raw.extend_from_slice(&buf[..n]);
+    };
+    let head = String::from_utf8_lossy(&raw[..end]).to_ascii_lowercase();
+    let status = head[9..12].parse().unwrap();
+    let chunked = head.contains("transfer-encoding: chunked");
+    raw.drain(..end + 4);
+    Exchange { conn, status, chunked, raw, body: Vec::new(), done: false }
+}
+
+impl Exchange {
+    /// Moves more of the body into `body`; false at its end.
+    async fn more(&mut self) -> bool {
+        loop {
+            if self.done {
+                return false;
+            }
+            if self.chunked {
+                if let Some(pos) = find(&self.raw, b"\r\n") {
+                    let size =
+                        usize::from_str_radix(std::str::from_utf8(&self.raw[..pos]).unwrap().trim(), 16).unwrap();
+                    if size == 0 {
+                        self.done = true;
+                        return false;
+                    }
+                    if self.raw.len() >= pos + size + 4 {
+                        self.body.extend_from_slice(&self.raw[pos + 2..pos + 2 + size]);
+                        self.raw.drain(..pos + size + 4);
+                        return true;
+                    }
+                }
+            } else if !self.raw.is_empty() {
+                self.body.append(&mut self.raw);
+                return true;
+            }
+            let mut buf = [0u8; 8192];
+            let n = within("body bytes", self.conn.read(&mut buf)).await.unwrap();
+            if n == 0 {
+                self.done = true;
+                return false;
+            }
+            self.raw.extend_from_slice(&buf[..n]);
+        }
+    }
+
+    async fn finish(mut self) -> (u16, Vec<u8>) {
+        while self.more().await {}
+        (self.status, self.body)
+    }
+
+    /// SSE events `(id, data)` read until `stop` says so or the stream ends.
+    async fn events_until(&mut self, stop: impl Fn(&Value) -> bool) -> Vec<(Option<u64>, String)> {
+        let mut out = Vec::new();
+        loop {
+            while let Some(pos) = find(&self.body, b"\n\n") {
+                let block = String::from_utf8(self.body[..pos].to_vec()).unwrap();
+                self.body.drain(..pos + 2);
+                let (mut id, mut data) = (None, None);
+                for line in block.lines() {
+                    if let Some(v) = line.strip_prefix("id: ") {
+                        id = Some(v.parse().unwrap());
+                    } else if let Some(v) = line.strip_prefix("data: ") {
+                        data = Some(v.to_owned());
+                    }
+                }
+                if let Some(data) = data {
+                    let end = stop(&serde_json::from_str(&data).unwrap());
+                    out.push((id, data));
+                    if end {
+                        return out;
+                    }
+                }
+            }
+            if !self.more().await {
+                return out;
+            }
+        }
+    }
+}
+
+async fn call(addr: &str, method: &str, path: &str, body: Option<&Value>) -> (u16, Value, Vec<u8>) {
+    let (status, bytes) = open(addr, method, path, &[], body).await.finish().await;
+    let v = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+    (status, v, bytes)
+}
+
+fn send(message_id: &str) -> Value {
+    json!({"message": {"messageId": message_id, "role": "ROLE_USER", "parts": [{"text": "hi"}]}})
+}
+
+fn state_of(ev: &Value) -> Option<&str> {
+    ev["statusUpdate"]["status"]["state"].as_str().or_else(|| ev["task"]["status"]["state"].as_str())
+}
+
+/// The task's whole log, replayed from the start (up to `until`).
+async fn log(addr: &str, id: &str, until: &'static str) -> Vec<(Option<u64>, String)> {
+    let mut ex = open(addr, "GET", &format!("/a2a/rest/tasks/{id}:subscribe"), &[("Last-Event-ID", "0")], None).await;
+    assert_eq!(ex.status, 200);
+    within("the replayed log", ex.events_until(|ev| state_of(ev) == Some(until))).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn acknowledged_tasks_and_events_survive_sigkill() {
+    let dir = TempDir::new("kill");
+    let db = dir.0.join("a.db");
+    let mut agent = spawn(&db).await;
+    let a = agent.addr.clone();
+
+    // (task id, the state its log ends with)
+    let mut tasks: Vec<(String, &'static str)> = Vec::new();
+    for prefix in
+        ["tck-complete-task", "tck-artifact-text", "tck-artifact-file", "tck-reject-task", "tck-input-required"]
+    {
+        let (status, v, _) = call(&a, "POST", "/a2a/rest/message:send", Some(&send(&format!("{prefix}-1")))).await;
+        assert_eq!(status, 200, "{v}");
+        let state = match v["task"]["status"]["state"].as_str().unwrap() {
+            "TASK_STATE_COMPLETED" => "TASK_STATE_COMPLETED",
+            "TASK_STATE_REJECTED" => "TASK_STATE_REJECTED",
+            "TASK_STATE_INPUT_REQUIRED" => "TASK_STATE_INPUT_REQUIRED",
+            other => panic!("{prefix}: {other}"),
+        };
+        tasks.push((v["task"]["id"].as_str().unwrap().to_owned(), state));
+    }
+    // Streamed ones: the events as the stream delivered them.
+    let mut streamed = Vec::new();
+    for prefix in ["tck-stream-001", "tck-stream-artifact-chunked"] {
+        let mut ex = open(&a, "POST", "/a2a/rest/message:stream", &[], Some(&send(&format!("{prefix}-1")))).await;
+        assert_eq!(ex.status, 200);
+        let evs = within("the stream", ex.events_until(|_| false)).await;
+        let first: Value = serde_json::from_str(&evs[0].1).unwrap();
+        let id = first["task"]["id"].as_str().unwrap().to_owned();
+        assert_eq!(state_of(&serde_json::from_str(&evs.last().unwrap().1).unwrap()), Some("TASK_STATE_COMPLETED"));
+        tasks.push((id.clone(), "TASK_STATE_COMPLETED"));
+        streamed.push((id, evs));
+    }
+
+    let mut before = Vec::new();
+    for (id, until) in &tasks {
+        let (status, _, body) = call(&a, "GET", &format!("/a2a/rest/tasks/{id}"), None).await;
+        assert_eq!(status, 200);
+        let events = log(&a, id, until).await;
+        assert!(events.len() >= 2, "{events:?}");
+        before.push((body, events));
+    }
+    for (id, evs) in &streamed {
+        let i = tasks.iter().position(|(t, _)| t == id).unwrap();
+        assert_eq!(&before[i].1, evs, "the replayed log is what the stream delivered");
+    }
+
+    // SIGKILL: no chance to flush or close anything.
+    within("SIGKILL", agent.child.kill()).await.unwrap();
+    drop(agent);
+
+    let agent = spawn(&db).await;
+    let b = agent.addr.clone();
+    for ((id, until), (body, events)) in tasks.iter().zip(&before) {
+        let (status, _, after) = call(&b, "GET", &format!("/a2a/rest/tasks/{id}"), None).await;
+        assert_eq!(status, 200, "task {id} is gone");
+        assert_eq!(String::from_utf8_lossy(&after), String::from_utf8_lossy(body), "task {id} changed");
+        assert_eq!(&log(&b, id, until).await, events, "the log of {id}");
+    }
+    let (status, list, _) = call(&b, "GET", "/a2a/rest/tasks?pageSize=100", None).await;
+    assert_eq!(status, 200);
+    let mut listed: Vec<(String, String)> = list["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| (t["id"].as_str().unwrap().to_owned(), t["status"]["state"].as_str().unwrap().to_owned()))
+        .collect();
+    listed.sort();
+    let mut want: Vec<(String, String)> = tasks.iter().map(|(i, s)| (i.clone(), (*s).to_owned())).collect();
+    want.sort();
+    assert_eq!(listed, want);
+
+    // The interrupted task goes on after the restart.
+    let i = tasks.iter().position(|(_, s)| *s == "TASK_STATE_INPUT_REQUIRED").unwrap();
+    let (id, _) = &tasks[i];
+    let mut follow = send("follow-up-1");
+    follow["message"]["taskId"] = json!(id);
+    let (status, v, _) = call(&b, "POST", "/a2a/rest/message:send", Some(&follow)).await;
+    assert_eq!(status, 200, "{v}");
+    assert_eq!(v["task"]["id"], json!(id));
+    let events = log(&b, id, "TASK_STATE_COMPLETED").await;
+    let old = &before[i].1;
+    assert_eq!(&events[..old.len()], &old[..], "the old events first");
+    assert_eq!(state_of(&serde_json::from_str(&events.last().unwrap().1).unwrap()), Some("TASK_STATE_COMPLETED"));
+    let ids: Vec<Option<u64>> = events.iter().map(|(i, _)| *i).collect();
+    assert_eq!(ids, (1..=events.len() as u64).map(Some).collect::<Vec<_>>(), "one log, numbered on from before");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_shuts_down_cleanly_even_with_an_open_stream() {
+    let dir = TempDir::new("term");
+    let mut agent = spawn(&dir.0.join("a.db")).await;
+    let a = agent.addr.clone();
+    let (status, v, _) = call(&a, "POST", "/a2a/rest/message:send", Some(&send("tck-input-required-1"))).await;
+    assert_eq!(status, 200, "{v}");
+    let id = v["task"]["id"].as_str().unwrap();
+    // A subscriber waiting on the task keeps a connection open.
+    let mut sub = open(&a, "POST", &format!("/a2a/rest/tasks/{id}:subscribe"), &[], None).await;
+    assert_eq!(sub.status, 200);
+    let first = within("the first event", sub.events_until(|_| true)).await;
+    assert_eq!(state_of(&serde_json::from_str(&first[0].1).unwrap()), Some("TASK_STATE_INPUT_REQUIRED"));
+
+    let pid = agent.child.id().unwrap();
+    let kill = std::process::Command::new("kill").args(["-TERM", &pid.to_string()]).status().unwrap();
+    assert!(kill.success());
+    let status = within("the process to exit after SIGTERM", agent.child.wait()).await.unwrap();
+    assert!(status.success(), "exit status {status:?}");
+    // The open stream ended rather than hanging.
+    within("the stream to end", async { while sub.more().await {} }).await;
+}
