@@ -241,7 +241,7 @@ impl TaskUpdater {
             let result = self.tasks.apply(&self.key, change).await;
             return match result {
                 Ok((_, events)) => {
-                    let _ = tx.send(First::Task { seq: events.first().map(|e| e.seq.saturating_sub(1)).unwrap_or(0) });
+                    let _ = tx.send(First::Task { seq: events.first().map(|e| e.seq).unwrap_or(0) });
                     Ok(())
                 }
                 Err(e) => {

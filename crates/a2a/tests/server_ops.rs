@@ -343,7 +343,6 @@ async fn context_id_is_kept_and_a_follow_up_continues_the_task() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "BUG: a blocking follow-up to an INPUT_REQUIRED task may return WORKING: it waits from the old INPUT_REQUIRED event (executor.rs sends seq-1, core.rs subtracts 1 again)"]
 async fn follow_up_right_after_input_required_is_accepted_every_time() {
     let srv = demo_server().await;
     for i in 0..200 {
@@ -567,7 +566,6 @@ async fn malformed_requests_get_the_standard_codes() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "BUG: REST answers a body that is not JSON with INVALID_PARAMS unless serde's message happens to say 'expected value'/'EOF'"]
 async fn rest_bad_json_is_always_a_parse_error() {
     let srv = demo_server().await;
     for body in ["{not json", "[1,", "{\"message\": }", "nul"] {
@@ -585,7 +583,6 @@ async fn rest_bad_json_is_always_a_parse_error() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "BUG: on REST, paths found by the core say $.params.… while decode errors say $.…"]
 async fn rest_error_paths_are_rooted_like_the_binding() {
     let srv = demo_server().await;
     let waiting = srv.task(B::Rest, &mid("tck-input-required")).await;

@@ -356,14 +356,15 @@ impl<E: AgentExecutor> Core<E> {
                         }
                     }
                     // A streamed send ends with its turn: at a terminal or interrupted state.
-                    let turn = events(sub).scan(false, |ended, item| {
-                        if *ended {
-                            return futures::future::ready(None);
+                    // Ends right after the event that ends the turn, without waiting for
+                    // another item.
+                    let turn = futures::stream::unfold((Box::pin(events(sub)), false), |(mut s, ended)| async move {
+                        if ended {
+                            return None;
                         }
-                        if let StreamOut::Event { body, .. } = &item {
-                            *ended = ends_turn(body);
-                        }
-                        futures::future::ready(Some(item))
+                        let item = s.next().await?;
+                        let end = matches!(&item, StreamOut::Event { body, .. } if ends_turn(body));
+                        Some((item, (s, end)))
                     });
                     return Ok(Answer::Stream(Box::pin(futures::stream::iter(prefix).chain(turn))));
                 }

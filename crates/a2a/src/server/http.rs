@@ -385,6 +385,8 @@ pub(crate) async fn sse<E, F>(app: &App<E>, mut events: EventStream, render: F) 
 where
     F: Fn(StreamOut) -> Option<Bytes> + Send + 'static,
 {
+    // Fused: an empty stream (a resume after the last event) must not be polled again.
+    let mut events = events.fuse();
     let first = match events.next().await {
         Some(StreamOut::Error(e)) => return Err(e),
         other => other,
@@ -433,6 +435,16 @@ fn keep_alive_stream(
 // HTTP+JSON
 
 fn rest_error(e: &A2aError, table: ErrorTable) -> Response {
+    // The core names request fields as JSON-RPC sees them (`$.params.…`); on this
+    // binding the request object is the body itself (`$.…`).
+    let mut e = e.clone();
+    e.message = e.message.replace("$.params", "$");
+    for (_, v) in e.metadata.iter_mut() {
+        if let Some(rest) = v.strip_prefix("$.params") {
+            *v = format!("${rest}");
+        }
+    }
+    let e = &e;
     let status = StatusCode::from_u16(e.http_status(table)).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let mut resp =
         json_response(status, "application/json", serde_json::to_vec(&e.rest_body(table)).unwrap_or_default());
@@ -627,7 +639,7 @@ async fn rest<E: AgentExecutor>(State(app): State<Arc<App<E>>>, req: HttpRequest
     let request = match Request::decode(op, &bytes, "$") {
         Ok(d) => d.value,
         Err(e) => {
-            let err = if e.message.contains("expected value") || e.message.contains("EOF") {
+            let err = if serde_json::from_slice::<serde::de::IgnoredAny>(&bytes).is_err() {
                 A2aError::new(ErrorKind::Parse).with_message(e.to_string())
             } else {
                 A2aError::invalid_params(&e)
