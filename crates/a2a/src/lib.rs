@@ -2,6 +2,7 @@
 //! with resumable streams and a push outbox, and a client.
 
 pub mod client;
+pub mod compat;
 pub mod demo;
 pub mod errors;
 pub mod executor;

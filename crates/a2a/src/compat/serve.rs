@@ -1,0 +1,120 @@
+//! Answering an A2A 0.3 JSON-RPC request with the 1.0 core.
+//!
+//! The params are converted to 1.0 and decoded by the generated codec, the core handles
+//! the request as any other, and its answer is converted back: unary results in the 0.3
+//! shape, each stream event as a JSON-RPC response carrying a 0.3 event, and errors in the
+//! 0.3 form (`data` a plain object).
+
+use std::sync::Arc;
+
+use agentproto_jsonrpc::RequestId;
+use axum::body::Bytes;
+use axum::response::{IntoResponse, Response};
+use http::{HeaderMap, HeaderValue, StatusCode};
+use serde_json::Value;
+
+use super::v03::Method;
+use crate::errors::{A2aError, ErrorKind};
+use crate::executor::AgentExecutor;
+use crate::server::core::{Answer, StreamOut};
+use crate::server::http::{call_context, frame, sse, App};
+use crate::v1::Request;
+
+fn envelope(id: &RequestId, member: &str, value: &Value) -> Vec<u8> {
+    let mut obj = serde_json::Map::new();
+    obj.insert("jsonrpc".into(), Value::String("2.0".into()));
+    obj.insert("id".into(), serde_json::to_value(id).unwrap_or(Value::Null));
+    obj.insert(member.into(), value.clone());
+    serde_json::to_vec(&Value::Object(obj)).unwrap_or_default()
+}
+
+fn error_response(e: &A2aError, id: &RequestId) -> Response {
+    let status = match e.kind {
+        ErrorKind::Unauthenticated => StatusCode::UNAUTHORIZED,
+        ErrorKind::PermissionDenied => StatusCode::FORBIDDEN,
+        ErrorKind::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+        _ => StatusCode::OK,
+    };
+    let body = envelope(id, "error", &e.jsonrpc_error_v03());
+    let mut resp = (status, [(http::header::CONTENT_TYPE, "application/json")], body).into_response();
+    if e.kind == ErrorKind::Unauthenticated {
+        resp.headers_mut().insert(http::header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+    }
+    resp
+}
+
+/// A failure to convert what the core produced is the server's fault, not the client's.
+fn internal(e: A2aError) -> A2aError {
+    A2aError::new(ErrorKind::Internal).with_message(format!("could not express the answer in A2A 0.3: {}", e.message))
+}
+
+/// One 1.0 `StreamResponse` as a 0.3 event.
+fn event_to_v03(method: &Method, body: &[u8]) -> Result<Value, A2aError> {
+    let v: Value = serde_json::from_slice(body)
+        .map_err(|e| A2aError::new(ErrorKind::Internal).with_message(format!("bad event from the core: {e}")))?;
+    method.result_to_v03(&v).map_err(internal)
+}
+
+/// Answers one 0.3 JSON-RPC request (`params` are the raw params, `{}` when absent).
+pub(crate) async fn serve_v03<E: AgentExecutor>(
+    app: &Arc<App<E>>,
+    headers: &HeaderMap,
+    query: Option<&str>,
+    id: RequestId,
+    method: &'static Method,
+    params: &[u8],
+) -> Response {
+    let params: Value = match serde_json::from_slice(params) {
+        Ok(v) => v,
+        Err(e) => {
+            return error_response(
+                &A2aError::new(ErrorKind::Parse).with_message(format!("the params are not JSON: {e}")),
+                &id,
+            )
+        }
+    };
+    let converted = match method.params_to_v1(&params) {
+        Ok(v) => v,
+        Err(e) => return error_response(&e, &id),
+    };
+    let bytes = serde_json::to_vec(&converted).unwrap_or_default();
+    let request = match Request::decode(method.operation, &bytes, "$.params") {
+        Ok(d) => d.value,
+        Err(e) => return error_response(&A2aError::invalid_params(&e), &id),
+    };
+    let cx = match call_context(app, headers, query, None, request.tenant()) {
+        Ok(cx) => cx,
+        Err(e) => return error_response(&e, &id),
+    };
+    match app.core.handle(cx, request).await {
+        Ok(Answer::Value(bytes)) => {
+            let result = serde_json::from_slice::<Value>(&bytes)
+                .map_err(|e| A2aError::new(ErrorKind::Internal).with_message(format!("bad answer from the core: {e}")))
+                .and_then(|v| method.result_to_v03(&v).map_err(internal));
+            match result {
+                Ok(r) => {
+                    (StatusCode::OK, [(http::header::CONTENT_TYPE, "application/json")], envelope(&id, "result", &r))
+                        .into_response()
+                }
+                Err(e) => error_response(&e, &id),
+            }
+        }
+        Ok(Answer::Stream(events)) => {
+            let id2 = id.clone();
+            let render = move |item: StreamOut| -> Option<Bytes> {
+                match item {
+                    StreamOut::Event { seq, body } => Some(match event_to_v03(method, &body) {
+                        Ok(ev) => frame(seq, None, &envelope(&id2, "result", &ev)),
+                        Err(e) => frame(seq, None, &envelope(&id2, "error", &e.jsonrpc_error_v03())),
+                    }),
+                    // Gaps and lag markers are agentproto's resumption extension, which 0.3
+                    // clients do not know: leave them out.
+                    StreamOut::Gap { .. } | StreamOut::Lagged => None,
+                    StreamOut::Error(e) => Some(frame(None, None, &envelope(&id2, "error", &e.jsonrpc_error_v03()))),
+                }
+            };
+            sse(app, events, render).await.unwrap_or_else(|e| error_response(&e, &id))
+        }
+        Err(e) => error_response(&e, &id),
+    }
+}
