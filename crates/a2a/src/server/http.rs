@@ -381,7 +381,7 @@ pub(crate) fn frame(seq: Option<u64>, event: Option<&str>, data: &[u8]) -> Bytes
 
 /// Answers with an SSE stream. The first item is awaited before the headers are sent,
 /// so a failure that happens at once is an ordinary HTTP error, not a stream.
-pub(crate) async fn sse<E, F>(app: &App<E>, mut events: EventStream, render: F) -> Result<Response, A2aError>
+pub(crate) async fn sse<E, F>(app: &App<E>, events: EventStream, render: F) -> Result<Response, A2aError>
 where
     F: Fn(StreamOut) -> Option<Bytes> + Send + 'static,
 {
