@@ -139,6 +139,39 @@ static TABLE: &[Row] = &[
     row(PayloadTooLarge, -32600, 413, 413, "RESOURCE_EXHAUSTED", "PAYLOAD_TOO_LARGE", "Request body too large"),
 ];
 
+impl ErrorKind {
+    /// The kind a JSON-RPC error code stands for.
+    pub fn from_code(code: i64) -> Option<Self> {
+        TABLE.iter().find(|r| r.code == code).map(|r| r.kind)
+    }
+
+    /// The kind a `google.rpc.ErrorInfo.reason` names.
+    pub fn from_reason(reason: &str) -> Option<Self> {
+        TABLE.iter().find(|r| r.reason == reason).map(|r| r.kind)
+    }
+
+    /// A guess from an HTTP status alone, for REST errors without an `ErrorInfo`: 404,
+    /// and the 1.0.0 statuses 409 and 415 that only one kind used.
+    pub fn from_http_status(status: u16) -> Option<Self> {
+        match status {
+            404 => Some(TaskNotFound),
+            409 => Some(TaskNotCancelable),
+            415 => Some(ContentTypeNotSupported),
+            _ => None,
+        }
+    }
+
+    /// The JSON-RPC code.
+    pub fn code(self) -> i64 {
+        lookup(self).code
+    }
+
+    /// The `ErrorInfo.reason`.
+    pub fn reason(self) -> &'static str {
+        lookup(self).reason
+    }
+}
+
 fn lookup(kind: ErrorKind) -> &'static Row {
     TABLE.iter().find(|r| r.kind == kind).unwrap_or(&TABLE[13])
 }

@@ -9,6 +9,23 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
 use base64::Engine as _;
 
+/// `task_id` → `taskId`: a proto field name as its ProtoJSON key.
+pub(crate) fn lower_camel(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    let mut upper = false;
+    for c in name.chars() {
+        if c == '_' {
+            upper = true;
+        } else if upper {
+            out.extend(c.to_uppercase());
+            upper = false;
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// A proto `bytes` value. Written as padded standard base64; read from standard or
 /// URL-safe base64, padded or not (ProtoJSON accepts all four).
 #[derive(Debug, Clone, PartialEq, Eq, Default, Hash)]

@@ -290,7 +290,7 @@ async fn errors_map_to_a2a_kinds_on_both_bindings() {
         let e = client.send_message(message()).await.unwrap_err();
         assert_eq!(e.kind(), Some(A2aErrorKind::VersionNotSupported));
         let e = client.list_tasks(ListTasksRequest::default()).await.unwrap_err();
-        assert_eq!(e.kind(), None);
+        assert_eq!(e.kind(), Some(A2aErrorKind::Internal));
 
         let rest = Server::start(|req: &Recorded| {
             let aip = |status: u16, s: &str, reason: &str| {

@@ -3,75 +3,9 @@
 use agentproto_codec::DecodeError;
 use serde::Deserialize;
 
-/// The A2A errors of the specification (codes `-32001..=-32009`), whichever binding
-/// carried them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum A2aErrorKind {
-    /// `-32001`, `TASK_NOT_FOUND`.
-    TaskNotFound,
-    /// `-32002`, `TASK_NOT_CANCELABLE`.
-    TaskNotCancelable,
-    /// `-32003`, `PUSH_NOTIFICATION_NOT_SUPPORTED`.
-    PushNotificationNotSupported,
-    /// `-32004`, `UNSUPPORTED_OPERATION`.
-    UnsupportedOperation,
-    /// `-32005`, `CONTENT_TYPE_NOT_SUPPORTED`.
-    ContentTypeNotSupported,
-    /// `-32006`, `INVALID_AGENT_RESPONSE`.
-    InvalidAgentResponse,
-    /// `-32007`, `EXTENDED_AGENT_CARD_NOT_CONFIGURED`.
-    ExtendedAgentCardNotConfigured,
-    /// `-32008`, `EXTENSION_SUPPORT_REQUIRED`.
-    ExtensionSupportRequired,
-    /// `-32009`, `VERSION_NOT_SUPPORTED`.
-    VersionNotSupported,
-}
-
-/// One row per kind: JSON-RPC code, `ErrorInfo.reason`.
-const TABLE: [(A2aErrorKind, i64, &str); 9] = [
-    (A2aErrorKind::TaskNotFound, -32001, "TASK_NOT_FOUND"),
-    (A2aErrorKind::TaskNotCancelable, -32002, "TASK_NOT_CANCELABLE"),
-    (A2aErrorKind::PushNotificationNotSupported, -32003, "PUSH_NOTIFICATION_NOT_SUPPORTED"),
-    (A2aErrorKind::UnsupportedOperation, -32004, "UNSUPPORTED_OPERATION"),
-    (A2aErrorKind::ContentTypeNotSupported, -32005, "CONTENT_TYPE_NOT_SUPPORTED"),
-    (A2aErrorKind::InvalidAgentResponse, -32006, "INVALID_AGENT_RESPONSE"),
-    (A2aErrorKind::ExtendedAgentCardNotConfigured, -32007, "EXTENDED_AGENT_CARD_NOT_CONFIGURED"),
-    (A2aErrorKind::ExtensionSupportRequired, -32008, "EXTENSION_SUPPORT_REQUIRED"),
-    (A2aErrorKind::VersionNotSupported, -32009, "VERSION_NOT_SUPPORTED"),
-];
-
-impl A2aErrorKind {
-    /// The kind a JSON-RPC error code stands for, if it is one of A2A's.
-    pub fn from_code(code: i64) -> Option<Self> {
-        TABLE.iter().find(|row| row.1 == code).map(|row| row.0)
-    }
-
-    /// The kind a `google.rpc.ErrorInfo.reason` names, if it is one of A2A's.
-    pub fn from_reason(reason: &str) -> Option<Self> {
-        TABLE.iter().find(|row| row.2 == reason).map(|row| row.0)
-    }
-
-    /// A guess from the HTTP status alone, for REST errors that carry no
-    /// `ErrorInfo`: 404, and the 1.0.0 statuses 409 and 415 that only one kind used.
-    pub fn from_http_status(status: u16) -> Option<Self> {
-        match status {
-            404 => Some(Self::TaskNotFound),
-            409 => Some(Self::TaskNotCancelable),
-            415 => Some(Self::ContentTypeNotSupported),
-            _ => None,
-        }
-    }
-
-    /// The JSON-RPC code.
-    pub fn code(self) -> i64 {
-        TABLE.iter().find(|row| row.0 == self).map_or(0, |row| row.1)
-    }
-
-    /// The `ErrorInfo.reason`.
-    pub fn reason(self) -> &'static str {
-        TABLE.iter().find(|row| row.0 == self).map_or("", |row| row.2)
-    }
-}
+/// The kind of an error a server answered, whichever binding carried it: the server's
+/// own table (`crate::errors`), so both sides read codes and reasons the same way.
+pub use crate::errors::ErrorKind as A2aErrorKind;
 
 /// How a transport failure happened, which decides whether a retry is safe.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -295,14 +229,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn table_round_trips() {
-        for (kind, code, reason) in TABLE {
-            assert_eq!(A2aErrorKind::from_code(code), Some(kind));
-            assert_eq!(A2aErrorKind::from_reason(reason), Some(kind));
+    fn the_a2a_codes_and_reasons_round_trip() {
+        for code in -32009..=-32001 {
+            let kind = A2aErrorKind::from_code(code).expect("every A2A code has a kind");
             assert_eq!(kind.code(), code);
-            assert_eq!(kind.reason(), reason);
+            assert_eq!(A2aErrorKind::from_reason(kind.reason()), Some(kind));
         }
-        assert_eq!(A2aErrorKind::from_code(-32600), None);
+        assert_eq!(A2aErrorKind::from_code(-32600), Some(A2aErrorKind::InvalidRequest));
+        assert_eq!(A2aErrorKind::from_code(-1), None);
     }
 
     #[test]

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
 use super::error::ClientError;
+use crate::protojson::lower_camel;
 use crate::v1::{self, Operation};
 
 /// A request message with a `tenant` field.
@@ -151,22 +152,6 @@ pub(crate) struct RestCall {
     pub(crate) body: bool,
 }
 
-fn snake_to_camel(name: &str) -> String {
-    let mut out = String::with_capacity(name.len());
-    let mut upper = false;
-    for c in name.chars() {
-        if c == '_' {
-            upper = true;
-        } else if upper {
-            out.extend(c.to_uppercase());
-            upper = false;
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
 fn scalar_text(v: &serde_json::Value) -> Option<String> {
     match v {
         serde_json::Value::String(s) => Some(s.clone()),
@@ -197,18 +182,15 @@ pub(crate) fn rest_call<R: Serialize>(
         url.push_str(&rest[..open]);
         let close = rest[open..].find('}').map_or(rest.len(), |c| open + c);
         let var = &rest[open + 1..close];
-        let text = if var == "tenant" {
-            Some(tenant.to_owned())
-        } else {
-            fields.get(&snake_to_camel(var)).and_then(scalar_text)
-        };
+        let text =
+            if var == "tenant" { Some(tenant.to_owned()) } else { fields.get(&lower_camel(var)).and_then(scalar_text) };
         match text {
             Some(t) if !t.is_empty() => encode_component(&t, &mut url),
             _ => {
                 return Err(ClientError::InvalidRequest(format!(
                     "{} needs `{}` (it is part of the REST path)",
                     op.name(),
-                    snake_to_camel(var)
+                    lower_camel(var)
                 )))
             }
         }

@@ -23,6 +23,7 @@ use sha2::{Digest, Sha256};
 
 use crate::errors::{A2aError, ErrorKind, ErrorTable};
 use crate::executor::AgentExecutor;
+use crate::protojson::lower_camel;
 use crate::server::auth::{percent_decode, Authenticator};
 use crate::server::core::{Answer, CallContext, Core, EventStream, StreamOut};
 use crate::v1::{Operation, QueryKind, Request};
@@ -502,36 +503,20 @@ fn find_route(method: &Method, path: &str) -> Option<Route> {
     found
 }
 
-fn camel(var: &str) -> String {
-    let mut out = String::new();
-    let mut up = false;
-    for c in var.chars() {
-        if c == '_' {
-            up = true;
-        } else if up {
-            out.extend(c.to_uppercase());
-            up = false;
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
 /// The request object of a call without a body: path variables and query parameters,
 /// each typed by the request field it fills.
 fn query_object(op: Operation, vars: &[(String, String)], query: Option<&str>) -> Result<Map<String, Value>, A2aError> {
     let mut obj = Map::new();
     for (k, v) in vars {
         if k != "tenant" {
-            obj.insert(camel(k), Value::String(v.clone()));
+            obj.insert(lower_camel(k), Value::String(v.clone()));
         }
     }
     let fields = op.query_fields();
     for pair in query.unwrap_or("").split('&').filter(|p| !p.is_empty()) {
         let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
         let (k, v) = (percent_decode(k), percent_decode(v));
-        let key = camel(&k);
+        let key = lower_camel(&k);
         let Some((name, kind)) = fields.iter().find(|(n, _)| *n == key) else { continue };
         let bad = |what: &str| {
             A2aError::new(ErrorKind::InvalidParams)
@@ -626,7 +611,7 @@ async fn rest<E: AgentExecutor>(State(app): State<Arc<App<E>>>, req: HttpRequest
                     }
                 };
                 for (k, v) in vars {
-                    obj.insert(camel(k), Value::String(v.clone()));
+                    obj.insert(lower_camel(k), Value::String(v.clone()));
                 }
                 serde_json::to_vec(&obj).unwrap_or_default()
             }
