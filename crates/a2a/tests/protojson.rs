@@ -101,10 +101,8 @@ fn the_operation_table_follows_the_proto() {
     assert_eq!(Operation::GetTask.http()[0].path, "/tasks/{id}");
     assert_eq!(Operation::GetTask.http()[1].path, "/{tenant}/tasks/{id}");
     let q: Vec<&str> = Operation::ListTasks.query_fields().iter().map(|(k, _)| *k).collect();
-    assert!(
-        q.contains(&"pageSize") && q.contains(&"statusTimestampAfter") && !q.contains(&"tenant")
-            || q.contains(&"tenant")
-    );
+    assert!(q.contains(&"pageSize") && q.contains(&"statusTimestampAfter"), "{q:?}");
+    assert!(!q.contains(&"tenant"), "the tenant travels in the path, not the query: {q:?}");
     let r = Request::decode(Operation::GetTask, br#"{"id":"t-1","historyLength":2}"#, "$.params").unwrap().value;
     assert_eq!(r.operation(), Operation::GetTask);
 }
