@@ -57,3 +57,21 @@ async fn send_then_get_on_both_bindings() {
     assert!(text.starts_with("id: 1\ndata: {\"task\""), "{text}");
     assert!(text.contains("TASK_STATE_COMPLETED"), "{text}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_streamed_send_shows_the_history_the_caller_asked_for() {
+    let base = start().await;
+    let body = json!({"message":{"messageId":"tck-stream-001-h","role":"ROLE_USER","parts":[{"text":"hi"}]},"configuration":{"historyLength":0}});
+    let s = reqwest::Client::new()
+        .post(format!("{base}/a2a/rest/message:stream"))
+        .header("A2A-Version", "1.0")
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    let text = s.text().await.unwrap();
+    let first = text.lines().find_map(|l| l.strip_prefix("data: ")).unwrap();
+    let first: Value = serde_json::from_str(first).unwrap();
+    assert!(first["task"].is_object(), "{first}");
+    assert!(first["task"].get("history").is_none(), "historyLength 0 leaves the history out: {first}");
+}

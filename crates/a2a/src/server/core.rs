@@ -352,20 +352,22 @@ impl<E: AgentExecutor> Core<E> {
                     let mut prefix = Vec::new();
                     if existing.is_some() {
                         if let Some((t, _)) = self.tasks.get(&key).await? {
+                            let t = view(t, history, true);
                             prefix.push(StreamOut::Event { seq: None, body: encode(&StreamResponse::Task(t))? });
                         }
                     }
                     // A streamed send ends with its turn: at a terminal or interrupted state.
                     // Ends right after the event that ends the turn, without waiting for
                     // another item.
-                    let turn = futures::stream::unfold((Box::pin(events(sub)), false), |(mut s, ended)| async move {
-                        if ended {
-                            return None;
-                        }
-                        let item = s.next().await?;
-                        let end = matches!(&item, StreamOut::Event { body, .. } if ends_turn(body));
-                        Some((item, (s, end)))
-                    });
+                    let turn =
+                        futures::stream::unfold((Box::pin(events(sub)), false), move |(mut s, ended)| async move {
+                            if ended {
+                                return None;
+                            }
+                            let item = trim_history(s.next().await?, history);
+                            let end = matches!(&item, StreamOut::Event { body, .. } if ends_turn(body));
+                            Some((item, (s, end)))
+                        });
                     return Ok(Answer::Stream(Box::pin(futures::stream::iter(prefix).chain(turn))));
                 }
                 if !(config.return_immediately || self.options.return_immediately_by_default) {
@@ -621,6 +623,18 @@ fn events(sub: Subscription) -> impl Stream<Item = StreamOut> + Send {
         Ok(StreamItem::Lagged) => StreamOut::Lagged,
         Err(e) => StreamOut::Error(e.into()),
     })
+}
+
+/// A `Task` event as the caller asked to see it (`historyLength`); other events as they are.
+fn trim_history(item: StreamOut, history: Option<i32>) -> StreamOut {
+    let (Some(_), StreamOut::Event { seq, body }) = (history, &item) else { return item };
+    match agentproto_codec::decode_slice::<StreamResponse>(body, "$").map(|d| d.value) {
+        Ok(StreamResponse::Task(t)) => match encode(&StreamResponse::Task(view(t, history, true))) {
+            Ok(body) => StreamOut::Event { seq: *seq, body },
+            Err(_) => item,
+        },
+        _ => item,
+    }
 }
 
 fn invalid(path: &str, expected: &str) -> A2aError {
