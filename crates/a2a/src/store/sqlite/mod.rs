@@ -1,0 +1,367 @@
+//! The SQLite store, the default one.
+//!
+//! **Durability.** The database runs in WAL mode with `synchronous=FULL`: a commit is
+//! written to the write-ahead log and the log is fsynced before [`Store::commit`]
+//! returns, so an acknowledged commit survives a SIGKILL of the process (and a power
+//! loss). `busy_timeout` makes a writer wait for another process's write lock instead
+//! of failing at once, and foreign keys are on, so that deleting a task removes its
+//! events, push configs and queued deliveries with it.
+//!
+//! **Blocking.** rusqlite is synchronous, so every call runs on
+//! [`tokio::task::spawn_blocking`] and never on an async worker thread. A file database
+//! has one writer connection and a few reader connections, each behind a
+//! [`std::sync::Mutex`]: SQLite admits one writer at a time anyway, and in WAL mode the
+//! readers see the last commit without waiting for a write in progress, so a long list
+//! or replay never holds up a commit. An in-memory database has a single connection
+//! (separate connections would be separate databases).
+//! A future dropped after its blocking call started does not stop that call: a cancelled
+//! commit may still be stored, so a writer should publish what a commit returns and not
+//! cancel commits it has started.
+//!
+//! **Schema.** `PRAGMA user_version` holds the schema version; [`SqliteStore::open`]
+//! migrates from 0 (an empty file) to 1 in one transaction and refuses a newer version.
+//!
+//! **PostgreSQL.** The SQL is kept portable where that costs nothing (`ON CONFLICT DO
+//! NOTHING`, `RETURNING`, explicit column lists, no SQLite-only functions in the
+//! queries). A PostgreSQL store for several server processes will differ in these
+//! places:
+//! - `INTEGER PRIMARY KEY` becomes `BIGINT GENERATED ALWAYS AS IDENTITY`, `BLOB`
+//!   becomes `BYTEA`, booleans are `BOOLEAN` rather than 0/1;
+//! - ids are compared byte-wise here (SQLite's default `BINARY` collation); PostgreSQL
+//!   needs `COLLATE "C"` on the id columns for the same list order and cursors;
+//! - `BEGIN IMMEDIATE` has no equivalent: a commit reads the task with
+//!   `SELECT … FOR UPDATE` (the update also repeats `WHERE version = $expected`, which
+//!   is what keeps a concurrent writer out under READ COMMITTED);
+//! - claiming deliveries becomes one `UPDATE outbox … WHERE id IN (SELECT id … FOR
+//!   UPDATE SKIP LOCKED) RETURNING …`, so that several workers never wait on each other;
+//! - `MAX(a, b)` of two columns is `GREATEST(a, b)`;
+//! - the commit also issues `NOTIFY` so that the event bus of other processes learns of
+//!   new events (see `crate::stream::EventBus`).
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rusqlite::types::Value;
+use rusqlite::{params, params_from_iter, Connection, OptionalExtension, TransactionBehavior};
+
+use super::{
+    BoxFuture, Commit, Committed, DeadLetter, Delivery, EventPage, EventRecord, IdempotencyClaim, ListPage, ListQuery,
+    PushConfigRecord, Store, StoreError, TaskKey, TaskRecord,
+};
+
+mod claims;
+mod schema;
+mod tasks;
+#[cfg(test)]
+mod tests;
+
+use claims::*;
+use schema::*;
+use tasks::*;
+
+/// The store on one SQLite database (a file, or memory for tests).
+#[derive(Debug, Clone)]
+pub struct SqliteStore {
+    pool: Arc<Pool>,
+}
+
+#[derive(Debug)]
+struct Pool {
+    writer: Mutex<Connection>,
+    /// Empty for an in-memory database: reads then go to the writer.
+    readers: Vec<Mutex<Connection>>,
+    next_reader: AtomicUsize,
+}
+
+/// Which connection a call needs.
+#[derive(Clone, Copy)]
+enum Access {
+    Read,
+    Write,
+}
+
+fn backend(context: &str, error: impl std::fmt::Display) -> StoreError {
+    StoreError::Backend(format!("sqlite {context}: {error}"))
+}
+
+fn to_i64(value: u64, what: &str) -> Result<i64, StoreError> {
+    i64::try_from(value).map_err(|_| StoreError::Backend(format!("{what} {value} is out of range")))
+}
+
+fn to_u64(value: i64, what: &str) -> Result<u64, StoreError> {
+    u64::try_from(value).map_err(|_| StoreError::Backend(format!("stored {what} {value} is negative")))
+}
+
+fn limit_i64(limit: usize) -> i64 {
+    i64::try_from(limit).unwrap_or(i64::MAX)
+}
+
+impl SqliteStore {
+    /// Opens (creating it if needed) the database at `path` and migrates it to the
+    /// current schema. This blocks while it opens and migrates; call it before serving,
+    /// or inside `spawn_blocking`.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
+        let path: PathBuf = path.as_ref().to_owned();
+        let writer = Connection::open(&path).map_err(|e| backend(&format!("open {}", path.display()), e))?;
+        configure(&writer, false)?;
+        migrate(&writer)?;
+        let mut readers = Vec::with_capacity(READERS);
+        for _ in 0..READERS {
+            // Opened read-write (a read-only connection cannot always map the WAL index)
+            // but set to query_only.
+            let reader =
+                Connection::open(&path).map_err(|e| backend(&format!("open {} for reading", path.display()), e))?;
+            configure(&reader, true)?;
+            readers.push(Mutex::new(reader));
+        }
+        Ok(SqliteStore {
+            pool: Arc::new(Pool { writer: Mutex::new(writer), readers, next_reader: AtomicUsize::new(0) }),
+        })
+    }
+
+    /// A fresh database in memory, gone when the store is dropped.
+    pub fn open_in_memory() -> Result<Self, StoreError> {
+        let writer = Connection::open_in_memory().map_err(|e| backend("open in memory", e))?;
+        configure(&writer, false)?;
+        migrate(&writer)?;
+        Ok(SqliteStore {
+            pool: Arc::new(Pool { writer: Mutex::new(writer), readers: Vec::new(), next_reader: AtomicUsize::new(0) }),
+        })
+    }
+
+    /// Runs `work` on a blocking thread with a connection of the given kind.
+    fn run<T, F>(&self, access: Access, work: F) -> BoxFuture<'_, Result<T, StoreError>>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static,
+    {
+        let pool = Arc::clone(&self.pool);
+        Box::pin(async move {
+            tokio::task::spawn_blocking(move || pool.with(access, work))
+                .await
+                .map_err(|e| StoreError::Backend(format!("sqlite worker thread failed: {e}")))?
+        })
+    }
+}
+
+impl Pool {
+    fn with<T>(
+        &self,
+        access: Access,
+        work: impl FnOnce(&mut Connection) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        fn poisoned<G>(_: G) -> StoreError {
+            StoreError::Backend("sqlite connection lock poisoned".into())
+        }
+        let connection = match access {
+            Access::Read if !self.readers.is_empty() => {
+                // A free reader if there is one, else wait for the next in turn.
+                let free = self.readers.iter().find_map(|reader| reader.try_lock().ok());
+                match free {
+                    Some(guard) => guard,
+                    None => {
+                        let turn = self.next_reader.fetch_add(1, Ordering::Relaxed) % self.readers.len();
+                        self.readers[turn].lock().map_err(poisoned)?
+                    }
+                }
+            }
+            _ => self.writer.lock().map_err(poisoned)?,
+        };
+        let mut connection = connection;
+        work(&mut connection)
+    }
+}
+
+impl Store for SqliteStore {
+    fn commit(&self, commit: Commit) -> BoxFuture<'_, Result<Committed, StoreError>> {
+        self.run(Access::Write, move |connection| commit_tx(connection, commit))
+    }
+
+    fn get_task(&self, key: &TaskKey) -> BoxFuture<'_, Result<Option<TaskRecord>, StoreError>> {
+        let key = key.clone();
+        self.run(Access::Read, move |connection| {
+            let row = connection
+                .query_row(
+                    &format!("SELECT {TASK_COLUMNS} FROM tasks WHERE tenant = ?1 AND id = ?2"),
+                    params![key.tenant, key.id],
+                    task_from_row,
+                )
+                .optional()
+                .map_err(|e| backend("read task", e))?;
+            row.map(task_record).transpose()
+        })
+    }
+
+    fn list_tasks(&self, tenant: &str, query: ListQuery) -> BoxFuture<'_, Result<ListPage, StoreError>> {
+        let tenant = tenant.to_owned();
+        self.run(Access::Read, move |connection| list_tasks_tx(connection, &tenant, &query))
+    }
+
+    fn read_events(&self, key: &TaskKey, after: u64, limit: usize) -> BoxFuture<'_, Result<EventPage, StoreError>> {
+        let key = key.clone();
+        self.run(Access::Read, move |connection| read_events_tx(connection, &key, after, limit))
+    }
+
+    fn put_push_config(&self, config: PushConfigRecord) -> BoxFuture<'_, Result<(), StoreError>> {
+        self.run(Access::Write, move |connection| {
+            let tx = connection
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .map_err(|e| backend("begin push config write", e))?;
+            let exists = tx
+                .query_row(
+                    "SELECT 1 FROM tasks WHERE tenant = ?1 AND id = ?2",
+                    params![config.task.tenant, config.task.id],
+                    |_| Ok(()),
+                )
+                .optional()
+                .map_err(|e| backend("read task", e))?;
+            if exists.is_none() {
+                return Err(StoreError::NotFound(config.task));
+            }
+            tx.execute(
+                "INSERT INTO push_configs (tenant, task_id, id, body) VALUES (?1, ?2, ?3, ?4) \
+                 ON CONFLICT (tenant, task_id, id) DO UPDATE SET body = excluded.body",
+                params![config.task.tenant, config.task.id, config.id, config.body],
+            )
+            .map_err(|e| backend("write push config", e))?;
+            tx.commit().map_err(|e| backend("commit push config", e))
+        })
+    }
+
+    fn get_push_config(&self, task: &TaskKey, id: &str) -> BoxFuture<'_, Result<Option<PushConfigRecord>, StoreError>> {
+        let (task, id) = (task.clone(), id.to_owned());
+        self.run(Access::Read, move |connection| {
+            let body: Option<Vec<u8>> = connection
+                .query_row(
+                    "SELECT body FROM push_configs WHERE tenant = ?1 AND task_id = ?2 AND id = ?3",
+                    params![task.tenant, task.id, id],
+                    |row| row.get(0),
+                )
+                .optional()
+                .map_err(|e| backend("read push config", e))?;
+            Ok(body.map(|body| PushConfigRecord { task, id, body }))
+        })
+    }
+
+    fn list_push_configs(
+        &self,
+        task: &TaskKey,
+        after: Option<&str>,
+        limit: usize,
+    ) -> BoxFuture<'_, Result<Vec<PushConfigRecord>, StoreError>> {
+        let (task, after) = (task.clone(), after.map(str::to_owned));
+        self.run(Access::Read, move |connection| {
+            let mut select = connection
+                .prepare_cached(
+                    "SELECT id, body FROM push_configs WHERE tenant = ?1 AND task_id = ?2 AND (?3 IS NULL OR id > ?3) \
+                     ORDER BY id LIMIT ?4",
+                )
+                .map_err(|e| backend("prepare push config list", e))?;
+            let rows = select
+                .query_map(params![task.tenant, task.id, after, limit_i64(limit)], |row| {
+                    Ok(PushConfigRecord { task: task.clone(), id: row.get(0)?, body: row.get(1)? })
+                })
+                .map_err(|e| backend("list push configs", e))?;
+            rows.collect::<Result<_, _>>().map_err(|e| backend("list push configs", e))
+        })
+    }
+
+    fn delete_push_config(&self, task: &TaskKey, id: &str) -> BoxFuture<'_, Result<bool, StoreError>> {
+        let (task, id) = (task.clone(), id.to_owned());
+        self.run(Access::Write, move |connection| {
+            let removed = connection
+                .execute(
+                    "DELETE FROM push_configs WHERE tenant = ?1 AND task_id = ?2 AND id = ?3",
+                    params![task.tenant, task.id, id],
+                )
+                .map_err(|e| backend("delete push config", e))?;
+            Ok(removed > 0)
+        })
+    }
+
+    fn claim_deliveries(
+        &self,
+        now_ms: i64,
+        lease_ms: i64,
+        limit: usize,
+    ) -> BoxFuture<'_, Result<Vec<Delivery>, StoreError>> {
+        self.run(Access::Write, move |connection| claim_tx(connection, now_ms, lease_ms, limit))
+    }
+
+    fn delivery_done(&self, id: i64) -> BoxFuture<'_, Result<(), StoreError>> {
+        self.run(Access::Write, move |connection| {
+            connection
+                .execute("DELETE FROM outbox WHERE id = ?1", params![id])
+                .map_err(|e| backend("delete delivery", e))?;
+            Ok(())
+        })
+    }
+
+    fn delivery_retry(&self, id: i64, retry_at_ms: i64, error: &str) -> BoxFuture<'_, Result<(), StoreError>> {
+        let error = error.to_owned();
+        self.run(Access::Write, move |connection| {
+            connection
+                .execute(
+                    "UPDATE outbox SET attempts = attempts + 1, due_ms = ?2, lease_until_ms = 0, last_error = ?3 \
+                     WHERE id = ?1",
+                    params![id, retry_at_ms, error],
+                )
+                .map_err(|e| backend("reschedule delivery", e))?;
+            Ok(())
+        })
+    }
+
+    fn delivery_dead(&self, id: i64, at_ms: i64, error: &str) -> BoxFuture<'_, Result<(), StoreError>> {
+        let error = error.to_owned();
+        self.run(Access::Write, move |connection| dead_tx(connection, id, at_ms, &error))
+    }
+
+    fn dead_letters(&self, limit: usize) -> BoxFuture<'_, Result<Vec<DeadLetter>, StoreError>> {
+        self.run(Access::Read, move |connection| dead_letters_read(connection, limit))
+    }
+
+    fn next_delivery_due(&self) -> BoxFuture<'_, Result<Option<i64>, StoreError>> {
+        self.run(Access::Read, |connection| {
+            // A leased delivery comes back when its lease ends.
+            connection
+                .query_row("SELECT MIN(MAX(due_ms, lease_until_ms)) FROM outbox", [], |row| row.get(0))
+                .map_err(|e| backend("read next due delivery", e))
+        })
+    }
+
+    fn claim_idempotency(
+        &self,
+        tenant: &str,
+        key: &str,
+        fingerprint: &str,
+        now_ms: i64,
+    ) -> BoxFuture<'_, Result<IdempotencyClaim, StoreError>> {
+        let (tenant, key, fingerprint) = (tenant.to_owned(), key.to_owned(), fingerprint.to_owned());
+        self.run(Access::Write, move |connection| claim_idempotency_tx(connection, &tenant, &key, &fingerprint, now_ms))
+    }
+
+    fn complete_idempotency(&self, tenant: &str, key: &str, result: Vec<u8>) -> BoxFuture<'_, Result<(), StoreError>> {
+        let (tenant, key) = (tenant.to_owned(), key.to_owned());
+        self.run(Access::Write, move |connection| {
+            connection
+                .execute(
+                    "UPDATE idempotency SET result = ?3 WHERE tenant = ?1 AND key = ?2",
+                    params![tenant, key, result],
+                )
+                .map_err(|e| backend("store idempotent result", e))?;
+            Ok(())
+        })
+    }
+
+    fn release_idempotency(&self, tenant: &str, key: &str) -> BoxFuture<'_, Result<(), StoreError>> {
+        let (tenant, key) = (tenant.to_owned(), key.to_owned());
+        self.run(Access::Write, move |connection| {
+            connection
+                .execute("DELETE FROM idempotency WHERE tenant = ?1 AND key = ?2", params![tenant, key])
+                .map_err(|e| backend("release idempotency key", e))?;
+            Ok(())
+        })
+    }
+}

@@ -1,0 +1,244 @@
+//! Tasks and their event logs: the commit transaction, lists and replays.
+
+use super::*;
+
+pub(super) const TASK_COLUMNS: &str = "tenant, id, context_id, state, terminal, status_ts_ms, version, body";
+
+/// The columns of [`TASK_COLUMNS`], read as they are stored.
+type TaskRow = (TaskKey, String, String, bool, i64, i64, Vec<u8>);
+
+pub(super) fn task_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<TaskRow> {
+    Ok((
+        TaskKey::new(row.get::<_, String>(0)?, row.get::<_, String>(1)?),
+        row.get(2)?,
+        row.get(3)?,
+        row.get(4)?,
+        row.get(5)?,
+        row.get(6)?,
+        row.get(7)?,
+    ))
+}
+
+pub(super) fn task_record(row: TaskRow) -> Result<TaskRecord, StoreError> {
+    let (key, context_id, state, terminal, status_ts_ms, version, body) = row;
+    Ok(TaskRecord { key, context_id, state, terminal, status_ts_ms, version: to_u64(version, "version")?, body })
+}
+
+pub(super) fn commit_tx(connection: &mut Connection, commit: Commit) -> Result<Committed, StoreError> {
+    let tx =
+        connection.transaction_with_behavior(TransactionBehavior::Immediate).map_err(|e| backend("begin commit", e))?;
+    let key = commit.task.key.clone();
+    let current: Option<(i64, i64)> = tx
+        .query_row(
+            "SELECT version, last_seq FROM tasks WHERE tenant = ?1 AND id = ?2",
+            params![key.tenant, key.id],
+            |row| Ok((row.get(0)?, row.get(1)?)),
+        )
+        .optional()
+        .map_err(|e| backend("read task version", e))?;
+    let record = &commit.task;
+    let (version, last_seq) = match (current, commit.expected_version) {
+        (Some(_), None) => return Err(StoreError::Exists(key)),
+        (None, Some(_)) => return Err(StoreError::NotFound(key)),
+        (Some((found, last_seq)), Some(expected)) => {
+            let found = to_u64(found, "version")?;
+            if found != expected {
+                return Err(StoreError::Conflict { key, expected, found });
+            }
+            let version = expected.checked_add(1).ok_or_else(|| StoreError::Backend("task version overflow".into()))?;
+            (version, to_u64(last_seq, "sequence number")?)
+        }
+        (None, None) => (1, 0),
+    };
+    let creating = current.is_none();
+    let new_last_seq = last_seq + commit.events.len() as u64;
+    let version_sql = to_i64(version, "version")?;
+    let last_seq_sql = to_i64(new_last_seq, "sequence number")?;
+    if creating {
+        tx.execute(
+            "INSERT INTO tasks (tenant, id, context_id, state, terminal, status_ts_ms, version, last_seq, body) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            params![
+                key.tenant,
+                key.id,
+                record.context_id,
+                record.state,
+                record.terminal,
+                record.status_ts_ms,
+                version_sql,
+                last_seq_sql,
+                record.body
+            ],
+        )
+        .map_err(|e| backend("insert task", e))?;
+    } else {
+        let updated = tx
+            .execute(
+                "UPDATE tasks SET context_id = ?3, state = ?4, terminal = ?5, status_ts_ms = ?6, version = ?7, \
+                 last_seq = ?8, body = ?9 WHERE tenant = ?1 AND id = ?2 AND version = ?10",
+                params![
+                    key.tenant,
+                    key.id,
+                    record.context_id,
+                    record.state,
+                    record.terminal,
+                    record.status_ts_ms,
+                    version_sql,
+                    last_seq_sql,
+                    record.body,
+                    version_sql - 1
+                ],
+            )
+            .map_err(|e| backend("update task", e))?;
+        if updated != 1 {
+            return Err(StoreError::Backend(format!("task {key:?} vanished during its commit")));
+        }
+    }
+
+    let mut appended = Vec::with_capacity(commit.events.len());
+    {
+        let mut insert = tx
+            .prepare_cached("INSERT INTO events (tenant, task_id, seq, body, last) VALUES (?1, ?2, ?3, ?4, ?5)")
+            .map_err(|e| backend("prepare event insert", e))?;
+        for (offset, (body, last)) in commit.events.into_iter().enumerate() {
+            let seq = last_seq + offset as u64 + 1;
+            insert
+                .execute(params![key.tenant, key.id, to_i64(seq, "sequence number")?, body, last])
+                .map_err(|e| backend("insert event", e))?;
+            appended.push(EventRecord { seq, body, last });
+        }
+    }
+
+    if commit.push && !appended.is_empty() {
+        let config_ids: Vec<String> = {
+            let mut select = tx
+                .prepare_cached("SELECT id FROM push_configs WHERE tenant = ?1 AND task_id = ?2 ORDER BY id")
+                .map_err(|e| backend("prepare push config query", e))?;
+            let rows = select
+                .query_map(params![key.tenant, key.id], |row| row.get(0))
+                .map_err(|e| backend("read push configs", e))?;
+            rows.collect::<Result<_, _>>().map_err(|e| backend("read push configs", e))?
+        };
+        let mut insert = tx
+            .prepare_cached(
+                "INSERT INTO outbox (tenant, task_id, config_id, seq, attempts, due_ms, lease_until_ms) \
+                 VALUES (?1, ?2, ?3, ?4, 0, 0, 0)",
+            )
+            .map_err(|e| backend("prepare outbox insert", e))?;
+        for event in &appended {
+            let seq = to_i64(event.seq, "sequence number")?;
+            for config_id in &config_ids {
+                insert
+                    .execute(params![key.tenant, key.id, config_id, seq])
+                    .map_err(|e| backend("queue delivery", e))?;
+            }
+        }
+    }
+    tx.commit().map_err(|e| backend("commit", e))?;
+    Ok(Committed { version, events: appended })
+}
+
+pub(super) fn list_tasks_tx(
+    connection: &mut Connection,
+    tenant: &str,
+    query: &ListQuery,
+) -> Result<ListPage, StoreError> {
+    let tx = connection.transaction().map_err(|e| backend("begin read", e))?;
+    let mut filter = String::from("tenant = ?");
+    let mut values = vec![Value::Text(tenant.to_owned())];
+    if let Some(context_id) = &query.context_id {
+        filter.push_str(" AND context_id = ?");
+        values.push(Value::Text(context_id.clone()));
+    }
+    if let Some(state) = &query.state {
+        filter.push_str(" AND state = ?");
+        values.push(Value::Text(state.clone()));
+    }
+    if let Some(after_ms) = query.status_after_ms {
+        filter.push_str(" AND status_ts_ms >= ?");
+        values.push(Value::Integer(after_ms));
+    }
+    let total: i64 = tx
+        .query_row(&format!("SELECT COUNT(*) FROM tasks WHERE {filter}"), params_from_iter(values.iter()), |row| {
+            row.get(0)
+        })
+        .map_err(|e| backend("count tasks", e))?;
+
+    let mut tasks = Vec::new();
+    let mut more = false;
+    if query.page_size > 0 {
+        let mut page_values = values;
+        let mut page_filter = filter;
+        if let Some((cursor_ts, cursor_id)) = &query.after {
+            page_filter.push_str(" AND (status_ts_ms < ? OR (status_ts_ms = ? AND id < ?))");
+            page_values.push(Value::Integer(*cursor_ts));
+            page_values.push(Value::Integer(*cursor_ts));
+            page_values.push(Value::Text(cursor_id.clone()));
+        }
+        // One row more than the page tells whether a next page exists.
+        page_values.push(Value::Integer(limit_i64(query.page_size).saturating_add(1)));
+        let sql =
+            format!("SELECT {TASK_COLUMNS} FROM tasks WHERE {page_filter} ORDER BY status_ts_ms DESC, id DESC LIMIT ?");
+        let mut select = tx.prepare(&sql).map_err(|e| backend("prepare task list", e))?;
+        let rows = select
+            .query_map(params_from_iter(page_values.iter()), task_from_row)
+            .map_err(|e| backend("list tasks", e))?;
+        for row in rows {
+            let record = task_record(row.map_err(|e| backend("list tasks", e))?)?;
+            if tasks.len() == query.page_size {
+                more = true;
+                break;
+            }
+            tasks.push(record);
+        }
+    }
+    let next = match tasks.last() {
+        Some(last) if more => Some((last.status_ts_ms, last.key.id.clone())),
+        _ => None,
+    };
+    Ok(ListPage { tasks, total_size: to_u64(total, "count")?, next })
+}
+
+pub(super) fn read_events_tx(
+    connection: &mut Connection,
+    key: &TaskKey,
+    after: u64,
+    limit: usize,
+) -> Result<EventPage, StoreError> {
+    let tx = connection.transaction().map_err(|e| backend("begin read", e))?;
+    let last_written: Option<i64> = tx
+        .query_row("SELECT last_seq FROM tasks WHERE tenant = ?1 AND id = ?2", params![key.tenant, key.id], |row| {
+            row.get(0)
+        })
+        .optional()
+        .map_err(|e| backend("read task", e))?;
+    let Some(last_written) = last_written else { return Err(StoreError::NotFound(key.clone())) };
+    let first_held: Option<i64> = tx
+        .query_row(
+            "SELECT MIN(seq) FROM events WHERE tenant = ?1 AND task_id = ?2",
+            params![key.tenant, key.id],
+            |row| row.get(0),
+        )
+        .map_err(|e| backend("read first event", e))?;
+    let after_sql = i64::try_from(after).unwrap_or(i64::MAX);
+    let mut select = tx
+        .prepare_cached(
+            "SELECT seq, body, last FROM events WHERE tenant = ?1 AND task_id = ?2 AND seq > ?3 ORDER BY seq LIMIT ?4",
+        )
+        .map_err(|e| backend("prepare event read", e))?;
+    let rows = select
+        .query_map(params![key.tenant, key.id, after_sql, limit_i64(limit)], |row| {
+            Ok((row.get::<_, i64>(0)?, row.get::<_, Vec<u8>>(1)?, row.get::<_, bool>(2)?))
+        })
+        .map_err(|e| backend("read events", e))?;
+    let mut events = Vec::new();
+    for row in rows {
+        let (seq, body, last) = row.map_err(|e| backend("read events", e))?;
+        events.push(EventRecord { seq: to_u64(seq, "sequence number")?, body, last });
+    }
+    Ok(EventPage {
+        events,
+        first_held: to_u64(first_held.unwrap_or(0), "sequence number")?,
+        last_written: to_u64(last_written, "sequence number")?,
+    })
+}
