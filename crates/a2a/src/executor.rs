@@ -81,6 +81,8 @@ struct Pending {
     /// A push config sent with the message, stored with the task.
     push: Option<crate::store::PushConfigRecord>,
     first: Option<oneshot::Sender<First>>,
+    /// Told when an update ends the turn (a terminal or interrupted state).
+    turn_end: Option<oneshot::Sender<()>>,
 }
 
 /// Updates one task. Cheap to clone; all clones update the same task.
@@ -101,7 +103,12 @@ impl TaskUpdater {
         push: Option<crate::store::PushConfigRecord>,
         first: Option<oneshot::Sender<First>>,
     ) -> Self {
-        TaskUpdater { tasks, key, context_id, pending: Arc::new(Mutex::new(Pending { create, push, first })) }
+        TaskUpdater {
+            tasks,
+            key,
+            context_id,
+            pending: Arc::new(Mutex::new(Pending { create, push, first, turn_end: None })),
+        }
     }
 
     /// Whether two updaters are clones of one another (one execution).
@@ -195,6 +202,22 @@ impl TaskUpdater {
         self.change(Change::Artifact { artifact, append, last_chunk }).await
     }
 
+    /// A signal for the first update that leaves the task terminal or interrupted: what
+    /// a blocking `SendMessage` waits for, without following the task's event stream.
+    pub(crate) fn turn_end(&self) -> oneshot::Receiver<()> {
+        let (tx, rx) = oneshot::channel();
+        self.lock().turn_end = Some(tx);
+        rx
+    }
+
+    fn note(&self, task: &crate::v1::Task) {
+        if crate::tasks::is_terminal(task.status.state) || crate::tasks::is_interrupted(task.status.state) {
+            if let Some(tx) = self.lock().turn_end.take() {
+                let _ = tx.send(());
+            }
+        }
+    }
+
     /// Whether the first update happened (the task exists or a reply was sent).
     pub(crate) fn started(&self) -> bool {
         self.lock().first.is_none()
@@ -240,8 +263,9 @@ impl TaskUpdater {
             // A follow-up to an existing task: its first update is its own event.
             let result = self.tasks.apply(&self.key, change).await;
             return match result {
-                Ok((_, events)) => {
+                Ok((task, events)) => {
                     let _ = tx.send(First::Task { seq: events.first().map(|e| e.seq).unwrap_or(0) });
+                    self.note(&task);
                     Ok(())
                 }
                 Err(e) => {
@@ -251,7 +275,9 @@ impl TaskUpdater {
                 }
             };
         }
-        self.tasks.apply(&self.key, change).await.map(|_| ()).map_err(|e: ChangeError| e.into())
+        let (task, _) = self.tasks.apply(&self.key, change).await.map_err(|e: ChangeError| A2aError::from(e))?;
+        self.note(&task);
+        Ok(())
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Pending> {

@@ -304,6 +304,7 @@ impl<E: AgentExecutor> Core<E> {
             extensions: cx.extensions.clone(),
             cancelled: cancel.clone(),
         };
+        let turn_end = updater.turn_end();
         self.running().insert(key.clone(), Running { cancel: cancel.clone(), updater: updater.clone() });
         let (done_tx, done_rx) = oneshot::channel::<()>();
         let core = self.clone();
@@ -371,19 +372,10 @@ impl<E: AgentExecutor> Core<E> {
                     return Ok(Answer::Stream(Box::pin(futures::stream::iter(prefix).chain(turn))));
                 }
                 if !(config.return_immediately || self.options.return_immediately_by_default) {
-                    let mut sub =
-                        self.tasks.hub().subscribe(self.tasks.store().clone(), key.clone(), seq.saturating_sub(1));
-                    let mut done = done_rx;
-                    loop {
-                        tokio::select! {
-                            item = sub.next() => match item {
-                                Some(Ok(StreamItem::Event(ev))) if ev.last || ends_turn(&ev.body) => break,
-                                Some(Ok(_)) => continue,
-                                Some(Err(e)) => return Err(e.into()),
-                                None => break,
-                            },
-                            _ = &mut done => break,
-                        }
+                    // The executor says when the turn ends; its end counts too.
+                    tokio::select! {
+                        _ = turn_end => {}
+                        _ = done_rx => {}
                     }
                 }
                 let (task, _) = self.tasks.get(&key).await?.ok_or_else(|| A2aError::task_not_found(&key.id))?;
