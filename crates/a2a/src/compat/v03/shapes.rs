@@ -266,8 +266,18 @@ fn default_config_id(
     out: &mut Map<String, Value>,
     _path: &str,
 ) -> Result<(), A2aError> {
+    default_id_from(dir, src, out, "taskId")
+}
+
+/// Going to 1.0, a config without an id gets the task's id (read from `task_key`).
+fn default_id_from(
+    dir: Direction,
+    src: &Map<String, Value>,
+    out: &mut Map<String, Value>,
+    task_key: &str,
+) -> Result<(), A2aError> {
     if dir == Direction::ToV1 && !out.contains_key("id") {
-        if let Some(t) = get(src, "taskId") {
+        if let Some(t) = get(src, task_key) {
             out.insert("id".into(), t.clone());
         }
     }
@@ -285,12 +295,7 @@ fn default_get_id(
     out: &mut Map<String, Value>,
     _path: &str,
 ) -> Result<(), A2aError> {
-    if dir == Direction::ToV1 && !out.contains_key("id") {
-        if let Some(t) = get(src, "id") {
-            out.insert("id".into(), t.clone());
-        }
-    }
-    Ok(())
+    default_id_from(dir, src, out, "id")
 }
 
 pub(crate) static DELETE_PUSH_PARAMS: Shape =
