@@ -33,7 +33,7 @@ pins-check: ## Verify every file under spec/ against spec/PINNED.json
 	cd codegen && $(PYTHON) -m agentproto_codegen --pins-only
 
 vectors: ## Run the conformance vectors through the Rust receive path
-	$(CARGO) test -p agentproto-vectors
+	$(CARGO) test -p agentproto-vector-runner
 
 vectors-lint: ## Check the vector files' format and check them against the schema
 	$(PYTHON) vectors/tools/author.py --check

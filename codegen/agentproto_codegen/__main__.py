@@ -70,6 +70,10 @@ def generate(hashes: dict[str, str]) -> dict[str, str]:
     for schema, meta, version, surface, out in ACP_SURFACES:
         stable = None if surface == "stable" else stable_method_names(f"acp/{version}/meta.json")
         spec = acp.read_spec(str(ROOT / "spec" / schema), str(ROOT / "spec" / meta), hashes[schema], version, surface, stable)
+        # Transitional: the unknown-tag rule from the rules file, until the surfaces are cut from the one model.
+        import tomllib
+        for name in tomllib.loads((ROOT / "rules/acp.toml").read_text()).get(version, {}).get("unions", {}).get("unknown_tag_to_default", []):
+            spec.decls[name].unknown_to_default = True  # type: ignore[union-attr]
         outputs[out] = rustfmt(rust.emit(spec))
     for source, out in A2A_SURFACES:
         pspec = proto.read_proto(str(ROOT / "spec" / source), source, hashes[source])

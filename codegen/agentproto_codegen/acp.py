@@ -23,6 +23,7 @@ from .model import (
     NamedRef,
     PrimRef,
     Spec,
+    Stability,
     Struct,
     TypeRef,
     Union,
@@ -32,12 +33,6 @@ from .model import (
 # Definitions the JSON-RPC layer owns: envelopes, ids and error objects.  The emitters
 # map the names below to runtime types instead of generating them.
 RUNTIME_TYPES = {"RequestId", "ErrorCode", "Error"}
-
-# Unions whose schema description says that an unknown tag value decodes as the
-# default (untagged) variant.  Elsewhere an unknown tag is an unknown variant.
-# `SetSessionConfigOptionRequest`: "Unknown `type` values with string payloads also
-# gracefully deserialize into this variant" (on its value_id branch).
-UNKNOWN_TAG_TO_DEFAULT = {"SetSessionConfigOptionRequestVariant"}
 
 FORMATS = {
     "uint16": "u16",
@@ -220,7 +215,7 @@ class Reader:
             vname = camel(value)
             payload = self.payload_of(name, c, vname, tag)
             variants.append(Variant(vname, value, payload, vdoc))
-        self.add(Union(name, "tagged", variants, tag, is_open, default, doc, unknown_to_default=name in UNKNOWN_TAG_TO_DEFAULT))
+        self.add(Union(name, "tagged", variants, tag, is_open, default, doc))
 
     def payload_of(self, union: str, c: dict[str, Any], vname: str, tag: str | None) -> TypeRef | None:
         """The body of a variant: a referenced type, an inline struct, or nothing."""
@@ -376,4 +371,113 @@ def read_spec(
             if t is not None and t not in decls:
                 raise SchemaError(f"{m.wire}: type {t} was not generated")
     rel = schema_path.split("spec/", 1)[-1]
-    return Spec("acp", version, surface, rel, sha256, int(meta["version"]), decls, methods)
+    spec = Spec("acp", version, surface, rel, sha256, int(meta["version"]), decls, methods)
+    spec.sources = [{"file": rel, "sha256": sha256}]
+    return spec
+
+
+def read_version(spec_dir: str, version: str, hashes: dict[str, str]) -> Spec:
+    """A whole wire version as one model: the UNSTABLE schema (a superset of the
+    stable one), each declaration, field, variant, enum value and method marked
+    ``unstable`` where the stable schema lacks it.  The rest is ``stable``, or
+    ``draft`` for a draft wire version (v2)."""
+    files = {
+        "stable": (f"acp/{version}/schema.json", f"acp/{version}/meta.json"),
+        "unstable": (f"acp/{version}/schema.unstable.json", f"acp/{version}/meta.unstable.json"),
+    }
+    def read(surface: str, stable_methods: set[str] | None) -> Spec:
+        schema, meta = files[surface]
+        return read_spec(f"{spec_dir}/{schema}", f"{spec_dir}/{meta}", hashes[schema], version, surface, stable_methods)
+
+    stable = read("stable", None)
+    full = read("unstable", {m.wire for m in stable.methods})
+    base = DRAFT_VERSIONS.get(version, "stable")
+    mark_stability(full, stable, base)  # type: ignore[arg-type]
+    full.decls = merged_order(stable.decls, full.decls)
+    full.sources = stable.sources + full.sources
+    return full
+
+
+def merged_order(stable: dict[str, Decl], full: dict[str, Decl]) -> dict[str, Decl]:
+    """``full``'s declarations in the stable schema's order, each unstable-only one
+    right after the declaration it follows in the unstable schema (so that the
+    stable surface cut out of the model is in the stable schema's order)."""
+    after: dict[str | None, list[str]] = {}
+    previous: str | None = None
+    for name in full:
+        if name not in stable:
+            after.setdefault(previous, []).append(name)
+        previous = name
+    order: list[str] = []
+
+    def place(anchor: str | None) -> None:
+        for name in after.pop(anchor, []):
+            order.append(name)
+            place(name)
+
+    place(None)
+    for name in stable:
+        order.append(name)
+        place(name)
+    for rest in list(after):  # anchors that were themselves unplaced cannot remain, but be safe
+        place(rest)
+    if sorted(order) != sorted(full):
+        raise SchemaError("merged declaration order lost a declaration")
+    return {name: full[name] for name in order}
+
+
+# Wire versions that are drafts as a whole (the pinned v2 schema says so of itself).
+DRAFT_VERSIONS = {"v2": "draft"}
+
+
+def mark_stability(full: Spec, stable: Spec, base: Stability) -> None:
+    """Marks what ``full`` has beyond ``stable`` as unstable, the rest as ``base``.
+
+    Fails if the stable schema has anything the unstable one lacks or holds
+    differently (then "unstable = stable + additions" would not hold and a
+    surface could not be cut out of the one model).  What both schemas have keeps
+    the stable schema's description (the unstable one links to draft pages)."""
+    for m in full.methods:
+        m.stability = base if m.stability == "stable" else "unstable"
+    for name, d in full.decls.items():
+        old = stable.decls.get(name)
+        if old is None:
+            _mark_all(d, "unstable")
+            continue
+        if type(old) is not type(d):
+            raise SchemaError(f"{name}: a {old.decl} in the stable schema, a {d.decl} in the unstable one")
+        _mark_all(d, base)
+        d.doc = old.doc
+        if isinstance(d, Struct) and isinstance(old, Struct):
+            known = {f.wire: f for f in old.fields}
+            for f in d.fields:
+                if f.wire not in known:
+                    f.stability = "unstable"
+                else:
+                    f.doc = known[f.wire].doc
+        elif isinstance(d, Union) and isinstance(old, Union):
+            known_v = {v.name: v for v in old.variants}
+            for v in d.variants:
+                if v.name not in known_v:
+                    v.stability = "unstable"
+                else:
+                    v.doc = known_v[v.name].doc
+        elif isinstance(d, Enum) and isinstance(old, Enum):
+            d.value_stability = [base if v in old.values else "unstable" for v in d.values]
+            old_docs = dict(zip(old.values, old.value_docs))
+            d.value_docs = [old_docs.get(v, doc) for v, doc in zip(d.values, d.value_docs)] if d.value_docs else d.value_docs
+    for name in stable.decls:
+        if name not in full.decls:
+            raise SchemaError(f"{name}: in the stable schema only")
+
+
+def _mark_all(d: Decl, stability: Stability) -> None:
+    d.stability = stability
+    if isinstance(d, Struct):
+        for f in d.fields:
+            f.stability = stability
+    elif isinstance(d, Union):
+        for v in d.variants:
+            v.stability = stability
+    elif isinstance(d, Enum):
+        d.value_stability = [stability] * len(d.values)

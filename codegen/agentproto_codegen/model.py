@@ -1,8 +1,11 @@
 """The language-neutral model every emitter works from.
 
-A schema reader (``acp.py`` today, an A2A reader later) turns a pinned spec into a
-``Spec``; an emitter (``rust.py`` today, Python and TypeScript later) turns a ``Spec``
-into source text.  Emitters never look at the JSON Schema itself.
+A reader turns a pinned spec into a ``Spec``: ``acp.py`` reads ACP's JSON Schemas,
+``proto.py`` reads A2A's proto3 file; ``rules.py`` then adds what the specs say only
+in prose, from the reviewed rules files in ``rules/``.  Emitters (``rust.py``, and the
+Python and TypeScript emitters) turn a ``Spec`` into source text and never look at a
+schema or a rules file themselves.  ``Spec.to_json`` is the documented dump of all of
+it (``codegen/MODEL.md``).
 
 The model is deliberately small.  A type is one of:
 
@@ -18,13 +21,23 @@ A ``TypeRef`` names what a field holds: a primitive, a named type, an array, a m
 or free-form JSON.  Presence (required / optional) and nullability are properties of
 the *field*, so every emitter can pick its own encoding of the three states
 "absent", ``null`` and "value".
+
+Every declaration, field, variant, enum value and method carries a ``stability``:
+``stable``, ``unstable`` (only in the UNSTABLE schema) or ``draft`` (a draft wire
+version such as ACP v2).  One model holds a version's whole unstable superset;
+``Spec.surface`` narrows it to what one surface (e.g. stable v1) contains.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal, Union as U
+
+# The dump format's version: bump it when a reader of the dump would misread the new one.
+MODEL_FORMAT = 1
+
+Stability = Literal["stable", "unstable", "draft"]
 
 # ---------------------------------------------------------------------------
 # Type references
@@ -87,6 +100,7 @@ class Field:
     min_items: int | None = None  # minItems of an array
     aliases: list[str] = field(default_factory=list)  # other keys accepted on input (proto names)
     omit_default: bool = False  # not written when it holds its default (proto3 implicit presence)
+    stability: Stability = "stable"
 
 
 @dataclass
@@ -95,6 +109,7 @@ class Variant:
     tag: str | None  # the tag value for tagged unions
     payload: TypeRef | None  # None: the variant has no body beyond its tag
     doc: str = ""
+    stability: Stability = "stable"
 
 
 @dataclass
@@ -112,6 +127,11 @@ class Union:
     # says so in prose; see acp.UNKNOWN_TAG_TO_DEFAULT).
     unknown_to_default: bool = False
     aliases: dict[str, str] = field(default_factory=dict)  # keyed: member key -> other accepted key
+    # What a receiver does with a variant it does not know (set from the rules file):
+    # "keep" (open union: kept with its raw JSON), "keep-warn" (closed union: kept,
+    # with a warning), "error" (a keyed oneof: nothing to keep it as).
+    on_unknown: str = "keep-warn"
+    stability: Stability = "stable"
 
 
 @dataclass
@@ -133,6 +153,7 @@ class Struct:
     doc: str = ""
     decl: str = "struct"
     oneofs: list[Oneof] = field(default_factory=list)
+    stability: Stability = "stable"
 
 
 @dataclass
@@ -144,6 +165,8 @@ class Enum:
     value_docs: list[str] = field(default_factory=list)
     decl: str = "enum"
     strip_prefix: str = ""  # dropped from values to name variants (proto's `TASK_STATE_`)
+    value_stability: list[Stability] = field(default_factory=list)  # one per value (empty: all as the enum)
+    stability: Stability = "stable"
 
 
 @dataclass
@@ -152,34 +175,144 @@ class Alias:
     target: TypeRef
     doc: str = ""
     decl: str = "alias"
+    stability: Stability = "stable"
 
 
 Decl = U[Struct, Union, Enum, Alias]
 
 
+# ---------------------------------------------------------------------------
+# Methods (ACP) and operations (A2A) are one kind of thing: a named call with a
+# params type, a result type, who handles it, and the rules that apply to it.
+
+
+@dataclass
+class HttpRule:
+    """One REST binding of an operation (A2A's ``google.api.http``)."""
+
+    method: str  # get, post, delete
+    path: str  # "/{tenant}/tasks/{id}:cancel", variables in braces (wire names of request fields)
+    body: bool  # the whole request message is the body (`body: "*"`)
+
+
+@dataclass
+class QueryField:
+    """A request field a body-less REST call carries in its query string."""
+
+    wire: str
+    kind: Literal["string", "int", "bool", "enum", "timestamp"]
+    repeated: bool = False
+
+
+@dataclass
+class Gate:
+    """A method the handling side must have advertised a capability for.
+
+    ``path`` walks the handling side's ``initialize`` message (``where``: the
+    client's params or the agent's result) to the capability.  A segment written
+    ``{name}`` stands for the value of the request's top-level ``name`` member
+    (elicitation: the capability depends on the requested mode)."""
+
+    where: Literal["initialize.params", "initialize.result"]
+    path: list[str]
+    test: Literal["advertised", "non-empty"] = "advertised"  # `true` or an object / a list with an item
+    # The answer when the gate is shut: -32601 (the method is not offered), or -32602
+    # naming the request member that selected an unadvertised capability.
+    refusal: int = -32601
+    section: str = ""
+
+
+@dataclass
+class SessionRule:
+    """How a successful call changes the set of sessions a connection knows."""
+
+    effect: Literal["created", "opened", "removed"] | None  # created: by the result's sessionId; else the params'
+    unseen_ok: bool = False  # may name a session this connection has not seen (another connection's)
+    section: str = ""
+
+
 @dataclass
 class Method:
-    wire: str  # e.g. "session/prompt"
+    wire: str  # e.g. "session/prompt", "SendMessage"
     kind: Literal["request", "notification"]
-    side: str  # who handles it: "agent", "client", "protocol", "proxy"
+    side: str  # who handles it: "agent", "client", "protocol", "proxy" (ACP); "server" (A2A)
     params: str | None  # type name
-    result: str | None  # type name, requests only
-    stability: str  # "stable", "unstable"
+    result: str | None  # type name, requests only (for a streaming call: the type of each item)
+    stability: Stability = "stable"
+    doc: str = ""
+    streaming: bool = False  # the answer is a stream of `result` items
+    http: list[HttpRule] = field(default_factory=list)
+    query: list[QueryField] = field(default_factory=list)
+    # Set from the rules file:
+    handler: str = ""  # the language-neutral snake_case name of its handler and typed call
+    required: bool = False  # a baseline handler: every implementation of `side` must have it
+    null_result: bool = False  # a `null` result reads as the (all-optional) result object
+    gate: Gate | None = None
+    session: SessionRule | None = None
 
 
 @dataclass
 class Spec:
-    protocol: str  # "acp"
+    protocol: str  # "acp", "a2a"
     version: str  # "v1", "v2"
-    surface: str  # "stable", "unstable"
-    source_file: str  # path under spec/
+    surface: str  # "stable", "unstable" (the unstable superset), "draft"
+    source_file: str  # path under spec/ of the schema this surface is read from
     source_sha256: str
-    wire_version: int
+    wire_version: int | str
     decls: dict[str, Decl]
     methods: list[Method]
+    package: str = ""  # the proto package (A2A)
+    # Every input the model was built from: spec files and rules files, with sha256.
+    sources: list[dict[str, str]] = field(default_factory=list)
+    # Protocol-wide rules (from the rules file), e.g. the lifecycle method names.
+    rules: dict[str, Any] = field(default_factory=dict)
+
+    def narrow(self, keep: set[str], surface: str, source_file: str, source_sha256: str) -> "Spec":
+        """The part of this model a surface contains: every declaration, field, variant,
+        enum value and method whose stability is in ``keep``."""
+        decls: dict[str, Decl] = {}
+        for name, d in self.decls.items():
+            if d.stability not in keep:
+                continue
+            if isinstance(d, Struct):
+                kept = [f for f in d.fields if f.stability in keep]
+                decls[name] = replace(d, fields=[self._narrow_default(f, keep) for f in kept])
+            elif isinstance(d, Union):
+                decls[name] = replace(d, variants=[v for v in d.variants if v.stability in keep])
+            elif isinstance(d, Enum):
+                pairs = [(v, dv, s) for v, dv, s in zip(d.values, d.value_docs or [""] * len(d.values), d.value_stability or [d.stability] * len(d.values)) if s in keep]
+                decls[name] = replace(
+                    d,
+                    values=[p[0] for p in pairs],
+                    value_docs=[p[1] for p in pairs] if d.value_docs else [],
+                    value_stability=[p[2] for p in pairs] if d.value_stability else [],
+                )
+            else:
+                decls[name] = d
+        methods = [m for m in self.methods if m.stability in keep]
+        return replace(self, surface=surface, source_file=source_file, source_sha256=source_sha256, decls=decls, methods=methods)
+
+    def _narrow_default(self, f: Field, keep: set[str]) -> Field:
+        """An object default loses the members of fields the surface does not have."""
+        if not isinstance(f.default, dict) or not f.default:
+            return f
+        return replace(f, default=self._narrow_value(f.type, f.default, keep))
+
+    def _narrow_value(self, t: TypeRef, value: Any, keep: set[str]) -> Any:
+        d = self.decls.get(t.name) if isinstance(t, NamedRef) else None
+        while isinstance(d, Alias):
+            d = self.decls.get(d.target.name) if isinstance(d.target, NamedRef) else None
+        if not isinstance(d, Struct) or not isinstance(value, dict):
+            return value
+        fields = {f.wire: f for f in d.fields}
+        return {
+            k: self._narrow_value(fields[k].type, v, keep)
+            for k, v in value.items()
+            if k not in fields or fields[k].stability in keep
+        }
 
     def to_json(self) -> str:
-        """A stable JSON dump of the model, for debugging and for other emitters."""
+        """The model as JSON: the documented input of every emitter (codegen/MODEL.md)."""
 
         def conv(o: Any) -> Any:
             if hasattr(o, "__dataclass_fields__"):
@@ -190,4 +323,7 @@ class Spec:
                 return [conv(v) for v in o]
             return o
 
-        return json.dumps(conv(self), indent=1, sort_keys=True)
+        body = conv(self)
+        body["format"] = "agentproto-model"
+        body["format_version"] = MODEL_FORMAT
+        return json.dumps(body, indent=1, sort_keys=True, ensure_ascii=False) + "\n"

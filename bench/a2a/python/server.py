@@ -3,7 +3,7 @@
 JSON-RPC at `/` on 127.0.0.1 (an ephemeral port unless --port is given): DefaultRequestHandler
 with the SDK's InMemoryTaskStore, Starlette, uvicorn with its default loop and HTTP
 implementation (whatever this interpreter has: asyncio + h11 when uvloop and httptools are not
-installed). The executors are the seed's, as in interop/a2a/python/server.py's set-up:
+installed). The executors are the seed's, as in interop/official/a2a-python/server.py's set-up:
 
 - a message whose id starts with `noop`: NoopExecutor, Working -> Completed;
 - any other: EchoExecutor, Working -> artifact "echo" with the text "Echo: benchmark" -> Completed.

@@ -1,5 +1,5 @@
 //! The client against the official Python SDK server
-//! (`interop/a2a/python/server.py`, a2a-sdk 1.3.0, installed by `.ci/run`) on both
+//! (`interop/official/a2a-python/server.py`, a2a-sdk 1.3.0, installed by `.ci/run`) on both
 //! bindings. `AGENTPROTO_A2A_PYTHON` names another interpreter; `0` skips the test
 //! (for machines without the SDK).
 
@@ -35,7 +35,7 @@ async fn client_against_the_python_sdk_server() {
         eprintln!("skipped: AGENTPROTO_A2A_PYTHON=0");
         return;
     };
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../interop/a2a/python/server.py");
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../interop/official/a2a-python/server.py");
     let mut child = tokio::process::Command::new(python)
         .arg(script)
         .args(["--port", "0"])

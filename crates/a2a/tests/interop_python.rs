@@ -1,4 +1,4 @@
-//! The official Python SDK's client (a2a-sdk 1.3.0, `interop/a2a/python/client.py`)
+//! The official Python SDK's client (a2a-sdk 1.3.0, `interop/official/a2a-python/client.py`)
 //! against our server, on both bindings, over real loopback HTTP. The scenario runs
 //! ten steps (send, direct message, get, list, stream, cancel, cancel of a finished
 //! task, unknown task, push-config CRUD, subscribe then cancel) and prints one JSON
@@ -33,7 +33,7 @@ async fn the_python_sdk_client_passes_its_scenario_against_our_server() {
     let server = A2aServer::builder(DemoAgent::default(), card(&base)).store(store).build();
     let shutdown = server.shutdown_token();
     let serving = tokio::spawn(server.serve(listener));
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../interop/a2a/python/client.py");
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../interop/official/a2a-python/client.py");
     for binding in ["JSONRPC", "HTTP+JSON"] {
         let out = tokio::time::timeout(
             Duration::from_secs(60),

@@ -23,8 +23,8 @@ fn interop(path: &str) -> String {
 }
 
 fn check_prerequisites() {
-    let sdk = repo().join("interop/ts/node_modules/@agentclientprotocol/sdk/package.json");
-    assert!(sdk.exists(), "the TypeScript SDK is not installed: run `npm ci --prefix interop/ts` (as .ci/run does)");
+    let sdk = repo().join("interop/official/acp-ts/node_modules/@agentclientprotocol/sdk/package.json");
+    assert!(sdk.exists(), "the TypeScript SDK is not installed: run `npm ci --prefix interop/official/acp-ts` (as .ci/run does)");
     let python = std::process::Command::new("python3")
         .args(["-c", "import acp"])
         .stdout(Stdio::null())

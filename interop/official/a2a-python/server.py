@@ -6,7 +6,7 @@ Serves, on 127.0.0.1 only:
   ...  /a2a/rest/...                  HTTP+JSON binding (e.g. POST /a2a/rest/message:send)
 
 The agent executor follows the a2a-tck SUT contract: behaviour is chosen by the
-longest matching `messageId` prefix (see interop/a2a/README.md).
+longest matching `messageId` prefix (see interop/official/a2a-python/README.md).
 
 Usage: server.py --port P      (P = 0 picks a free port)
 Prints `LISTENING <port>` on stdout (flushed) once it accepts connections.

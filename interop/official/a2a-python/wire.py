@@ -1,4 +1,4 @@
-"""Record raw HTTP exchanges with an A2A server (the source of interop/a2a/WIRE.md).
+"""Record raw HTTP exchanges with an A2A server (the source of interop/official/a2a-python/WIRE.md).
 
 Usage: wire.py --port P [--probes]
 

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use agentproto_acp::v1::*;
 use agentproto_acp::RawJson;
-use agentproto_interop::step_line;
+use agentproto_interop_peers::step_line;
 use tokio::sync::mpsc;
 
 const STEP_TIMEOUT: Duration = Duration::from_secs(10);

@@ -8,7 +8,7 @@
 
 use std::path::{Path, PathBuf};
 
-use agentproto_vectors::flows::{load_flows, run_flow, FLOWS_DIR};
+use agentproto_vector_runner::flows::{load_flows, run_flow, FLOWS_DIR};
 
 fn vectors_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../vectors")
@@ -18,7 +18,7 @@ fn vectors_root() -> PathBuf {
 fn every_flow_passes_or_is_baselined() {
     let root = vectors_root();
     let flows = load_flows(&root).expect("flows load");
-    let baseline = agentproto_vectors::baseline(&root, "rust").expect("baseline loads");
+    let baseline = agentproto_vector_runner::baseline(&root, "rust").expect("baseline loads");
     let filter = std::env::var("AGENTPROTO_VECTORS").ok();
     let prefix = format!("{FLOWS_DIR}/");
     let mut failures = Vec::new();
@@ -28,7 +28,7 @@ fn every_flow_passes_or_is_baselined() {
         let rel = path.strip_prefix(&root).unwrap_or(path).with_extension("");
         let rel = rel.to_string_lossy().replace('\\', "/");
         assert_eq!(flow.id, rel, "flow id must equal its path: {}", path.display());
-        if !agentproto_vectors::selected(filter.as_deref(), &flow.id) {
+        if !agentproto_vector_runner::selected(filter.as_deref(), &flow.id) {
             continue;
         }
         ran += 1;

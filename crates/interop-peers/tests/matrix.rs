@@ -73,15 +73,15 @@ fn program(side: &str, role: &str) -> Vec<String> {
     match (side, role) {
         ("rust", "agent") => vec![env!("CARGO_BIN_EXE_scenario-agent").to_owned()],
         ("rust", "client") => vec![env!("CARGO_BIN_EXE_scenario-client").to_owned()],
-        ("ts", role) => vec!["node".to_owned(), path(&format!("interop/ts/{role}.mjs"))],
-        ("python", role) => vec!["python3".to_owned(), path(&format!("interop/python/{role}.py"))],
+        ("ts", role) => vec!["node".to_owned(), path(&format!("interop/official/acp-ts/{role}.mjs"))],
+        ("python", role) => vec!["python3".to_owned(), path(&format!("interop/official/acp-python/{role}.py"))],
         _ => unreachable!("unknown side {side}"),
     }
 }
 
 fn check_prerequisites() {
-    let sdk = repo().join("interop/ts/node_modules/@agentclientprotocol/sdk/package.json");
-    assert!(sdk.exists(), "the TypeScript SDK is not installed: run `npm ci --prefix interop/ts` (as .ci/run does)");
+    let sdk = repo().join("interop/official/acp-ts/node_modules/@agentclientprotocol/sdk/package.json");
+    assert!(sdk.exists(), "the TypeScript SDK is not installed: run `npm ci --prefix interop/official/acp-ts` (as .ci/run does)");
     let python = std::process::Command::new("python3")
         .args(["-c", "import acp"])
         .stdout(Stdio::null())

@@ -1,7 +1,7 @@
 // Scenario client (interop/SCENARIO.md) on the official TypeScript SDK,
 // @agentclientprotocol/sdk 2.4.0.
 //
-//   node interop/ts/client.mjs -- <agent command> [args...]
+//   node interop/official/acp-ts/client.mjs -- <agent command> [args...]
 //
 // Spawns the agent, runs the steps over one connection and one session, and
 // prints one JSON line per step on stdout.

@@ -1,7 +1,7 @@
 """Scenario client (interop/SCENARIO.md) on the official Python SDK,
 agent-client-protocol 0.12.1 (module ``acp``).
 
-    python3 interop/python/client.py -- <agent command> [args...]
+    python3 interop/official/acp-python/client.py -- <agent command> [args...]
 
 Spawns the agent, runs the steps over one connection and one session, and
 prints one JSON line per step on stdout.

@@ -13,8 +13,8 @@ fn vectors_root() -> PathBuf {
 #[test]
 fn every_vector_passes_or_is_baselined() {
     let root = vectors_root();
-    let cases = agentproto_vectors::load(&root).expect("vectors load");
-    let baseline = agentproto_vectors::baseline(&root, "rust").expect("baseline loads");
+    let cases = agentproto_vector_runner::load(&root).expect("vectors load");
+    let baseline = agentproto_vector_runner::baseline(&root, "rust").expect("baseline loads");
     let filter = std::env::var("AGENTPROTO_VECTORS").ok();
     let mut failures = Vec::new();
     let mut stale = Vec::new();
@@ -23,11 +23,11 @@ fn every_vector_passes_or_is_baselined() {
         let rel = path.strip_prefix(&root).unwrap_or(path).with_extension("");
         let rel = rel.to_string_lossy().replace('\\', "/");
         assert_eq!(case.id, rel, "case id must equal its path: {}", path.display());
-        if !agentproto_vectors::selected(filter.as_deref(), &case.id) {
+        if !agentproto_vector_runner::selected(filter.as_deref(), &case.id) {
             continue;
         }
         ran += 1;
-        let result = agentproto_vectors::run(case);
+        let result = agentproto_vector_runner::run(case);
         match (result, baseline.get(&case.id)) {
             (Ok(()), Some(_)) => stale.push(case.id.clone()),
             (Ok(()), None) | (Err(_), Some(_)) => {}

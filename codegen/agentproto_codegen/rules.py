@@ -1,0 +1,278 @@
+"""Protocol rules the specs state only in prose, read from ``rules/<protocol>.toml``
+into the model.
+
+A rules file is reviewed by hand; this module makes sure it cannot drift from the
+schema it describes: every method it names must exist in the version, every
+capability path must lead through the ``initialize`` message's types to a field of
+the right kind, every session rule must find the ``sessionId`` it reads, and every
+``source`` must point at a description in the pinned schema.  A mistake fails
+``make codegen`` with the rule's name; nothing is silently skipped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from .model import (
+    Alias,
+    ArrayRef,
+    Decl,
+    Gate,
+    Method,
+    NamedRef,
+    PrimRef,
+    SessionRule,
+    Spec,
+    Struct,
+    TypeRef,
+    Union,
+)
+
+RULES_FORMAT = 1
+
+
+class RulesError(Exception):
+    pass
+
+
+def load(path: Path) -> tuple[dict[str, Any], dict[str, str]]:
+    """The parsed rules file and its source entry (file, sha256) for the model."""
+    data = path.read_bytes()
+    rules = tomllib.loads(data.decode("utf-8"))
+    if rules.get("format") != RULES_FORMAT:
+        raise RulesError(f"{path.name}: format {rules.get('format')!r}, this reader knows {RULES_FORMAT}")
+    return rules, {"file": f"rules/{path.name}", "sha256": hashlib.sha256(data).hexdigest()}
+
+
+def handler_words(m: Method) -> str:
+    """The default handler name: the params type without its suffix, in snake_case
+    (``PromptRequest`` -> ``prompt``, ``NewSessionRequest`` -> ``new_session``)."""
+    base = re.sub(r"(Request|Notification)$", "", m.params or m.wire)
+    s = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", base)
+    s = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1_\2", s)
+    return re.sub(r"[^A-Za-z0-9]+", "_", s).lower().strip("_")
+
+
+class AcpRules:
+    """Applies ``rules/acp.toml`` to one ACP version's model (the unstable superset)."""
+
+    def __init__(self, spec: Spec, rules: dict[str, Any], schema: dict[str, Any]):
+        self.spec = spec
+        self.rules = rules
+        self.schema = schema
+        self.version = spec.version
+        self.by_name: dict[tuple[str, str], Method] = {(m.wire, m.kind): m for m in spec.methods}
+
+    def fail(self, where: str, what: str) -> RulesError:
+        return RulesError(f"rules/acp.toml [{self.version}] {where}: {what}")
+
+    def request(self, wire: str, where: str) -> Method:
+        m = self.by_name.get((wire, "request"))
+        if m is None:
+            raise self.fail(where, f"`{wire}` is not a request of ACP {self.version}")
+        return m
+
+    def check_source(self, where: str, rule: dict[str, Any]) -> str:
+        """The rule's reference: its schema pointer (checked) and docs page."""
+        parts = []
+        pointer = rule.get("source")
+        if pointer is not None:
+            node: Any = self.schema
+            for seg in pointer.strip("/").split("/"):
+                if not isinstance(node, dict) or seg not in node:
+                    raise self.fail(where, f"source {pointer} is not in the pinned schema")
+                node = node[seg]
+            parts.append(f"spec/{self.spec.source_file}#{pointer}")
+        if "docs" in rule:
+            parts.append(rule["docs"])
+        if not parts:
+            raise self.fail(where, "a rule needs a `source` or `docs` reference")
+        return " ".join(parts)
+
+    # -- types ---------------------------------------------------------------
+
+    def decl(self, t: TypeRef | str | None) -> Decl | None:
+        name = t if isinstance(t, str) else t.name if isinstance(t, NamedRef) else None
+        seen = set()
+        while name is not None and name in self.spec.decls and name not in seen:
+            seen.add(name)
+            d = self.spec.decls[name]
+            if isinstance(d, Alias):
+                name = d.target.name if isinstance(d.target, NamedRef) else None
+                if name is None:
+                    return d
+                continue
+            return d
+        return None
+
+    def field(self, owner: Decl | None, wire: str):  # type: ignore[no-untyped-def]
+        if isinstance(owner, Struct):
+            for f in owner.fields:
+                if f.wire == wire:
+                    return f
+        return None
+
+    # -- apply ---------------------------------------------------------------
+
+    def apply(self) -> None:
+        section = self.rules.get(self.version)
+        if section is None:
+            raise self.fail("", "no rules for this version")
+        self.apply_unions(section.get("unions", {}))
+        self.apply_required(section.get("required", {}))
+        self.apply_names(self.rules.get("names", {}))
+        self.apply_results(self.rules.get("results", {}))
+        for wire, rule in section.get("gates", {}).items():
+            m = self.request(wire, f"gates.{wire!r}")
+            m.gate = self.gate(m, rule, f"gates.{wire!r}")
+        for wire, rule in section.get("sessions", {}).items():
+            m = self.request(wire, f"sessions.{wire!r}")
+            m.session = self.session(m, rule, f"sessions.{wire!r}")
+        lifecycle = self.rules.get("lifecycle", {})
+        for key in ("initialize", "cancel_request", "session_cancel"):
+            wire = lifecycle.get(key)
+            if wire is None or not any(m.wire == wire for m in self.spec.methods):
+                raise self.fail(f"lifecycle.{key}", f"`{wire}` is not a method of this version")
+        self.spec.rules = {
+            "lifecycle": {k: v for k, v in lifecycle.items() if k != "docs"},
+            "unions": {"open": self.rules["unions"]["open"], "closed": self.rules["unions"]["closed"]},
+            "results": {"null_reads_as_empty": bool(self.rules.get("results", {}).get("null_reads_as_empty"))},
+            # Where each side advertises its capabilities, from the gates' paths.
+            "capabilities": self.capability_roots(),
+        }
+
+    def apply_unions(self, here: dict[str, Any]) -> None:
+        policy = self.rules["unions"]
+        if here:
+            self.check_source("unions", here)
+        for name in here.get("unknown_tag_to_default", []):
+            d = self.spec.decls.get(name)
+            if not isinstance(d, Union) or d.default is None:
+                raise self.fail(f"unions.unknown_tag_to_default {name!r}", "not a union with a default variant")
+            d.unknown_to_default = True
+        for d in self.spec.decls.values():
+            if isinstance(d, Union):
+                if d.strategy == "keyed":
+                    d.on_unknown = "error"
+                else:
+                    d.on_unknown = policy["open"] if d.open else policy["closed"]
+
+    def apply_required(self, required: dict[str, Any]) -> None:
+        for side in ("agent", "client"):
+            for wire in required.get(side, []):
+                ms = [m for m in self.spec.methods if m.wire == wire]
+                if not ms or any(m.side != side for m in ms):
+                    raise self.fail(f"required.{side}", f"`{wire}` is not handled by the {side}")
+                for m in ms:
+                    m.required = True
+
+    def apply_names(self, names: dict[str, str]) -> None:
+        for m in self.spec.methods:
+            m.handler = handler_words(m)
+        for wire, name in names.items():
+            ms = [m for m in self.spec.methods if m.wire == wire]
+            if not ms:
+                continue  # named for another version
+            if not re.fullmatch(r"[a-z][a-z0-9_]*", name):
+                raise self.fail(f"names.{wire!r}", f"{name!r} is not snake_case")
+            for m in ms:
+                m.handler = name
+
+    def apply_results(self, results: dict[str, Any]) -> None:
+        if not results.get("null_reads_as_empty"):
+            return
+        for m in self.spec.methods:
+            d = self.decl(m.result)
+            m.null_result = (
+                m.kind == "request"
+                and isinstance(d, Struct)
+                and d.flatten is None
+                and not any(f.required for f in d.fields)
+            )
+
+    def gate(self, m: Method, rule: dict[str, Any], where: str) -> Gate:
+        if m.side not in ("agent", "client"):
+            raise self.fail(where, f"`{m.wire}` is handled by {m.side}, not by a role that advertises capabilities")
+        init = next(x for x in self.spec.methods if x.wire == "initialize" and x.kind == "request")
+        message, at = (init.result, "initialize.result") if m.side == "agent" else (init.params, "initialize.params")
+        path = rule["requires"].split(".")
+        test = rule.get("test", "advertised")
+        owner = self.decl(message)
+        refusal = -32601
+        for i, seg in enumerate(path):
+            last = i == len(path) - 1
+            placeholder = re.fullmatch(r"\{([A-Za-z_]+)\}", seg)
+            if placeholder:
+                member = placeholder.group(1)
+                values = self.member_values(m, member, where)
+                for value in values:
+                    if self.field(owner, value) is None:
+                        raise self.fail(where, f"`{'.'.join(path[:i])}` has no capability for {member} `{value}`")
+                refusal = -32602
+                if not last:
+                    raise self.fail(where, "a `{member}` segment must come last")
+                break
+            f = self.field(owner, seg)
+            if f is None:
+                raise self.fail(where, f"`{'.'.join(path[: i + 1])}` is not in {message}")
+            if last:
+                self.check_capability_type(f.type, test, where)
+            owner = self.decl(f.type)
+        return Gate(where=at, path=path, test=test, refusal=refusal, section=self.check_source(where, rule))  # type: ignore[arg-type]
+
+    def member_values(self, m: Method, member: str, where: str) -> list[str]:
+        """The values a request member may take: the tags of the params' union whose
+        tag it is (elicitation's `mode`), or a string enum's values."""
+        params = self.decl(m.params)
+        if isinstance(params, Struct) and params.flatten:
+            u = self.spec.decls.get(params.flatten)
+            if isinstance(u, Union) and u.tag_field == member:
+                return [v.tag for v in u.variants if v.tag is not None]
+        raise self.fail(where, f"`{m.params}` has no `{member}` tag to choose a capability by")
+
+    def check_capability_type(self, t: TypeRef, test: str, where: str) -> None:
+        d = self.decl(t)
+        if test == "non-empty":
+            if not isinstance(t, ArrayRef):
+                raise self.fail(where, "a non-empty test needs a list")
+        elif test == "advertised":
+            if not (isinstance(t, PrimRef) and t.prim == "bool") and not isinstance(d, Struct):
+                raise self.fail(where, "a capability is a boolean or an object")
+        else:
+            raise self.fail(where, f"unknown test {test!r}")
+
+    def session(self, m: Method, rule: dict[str, Any], where: str) -> SessionRule:
+        effect = rule.get("effect")
+        if effect not in ("created", "opened", "removed"):
+            raise self.fail(where, f"effect {effect!r}")
+        holder = m.result if effect == "created" else m.params
+        f = self.field(self.decl(holder), "sessionId")
+        if f is None or not f.required:
+            raise self.fail(where, f"`{holder}` has no required sessionId for a `{effect}` effect")
+        return SessionRule(effect=effect, unseen_ok=bool(rule.get("unseen", False)), section=self.check_source(where, rule))
+
+    def capability_roots(self) -> dict[str, str]:
+        """The member of each side's `initialize` message that holds its capabilities
+        (the field typed `AgentCapabilities` / `ClientCapabilities`)."""
+        init = next(x for x in self.spec.methods if x.wire == "initialize" and x.kind == "request")
+        roots = {}
+        for side, message, type_name in (("agent", init.result, "AgentCapabilities"), ("client", init.params, "ClientCapabilities")):
+            owner = self.decl(message)
+            found = [f.wire for f in owner.fields if f.type == NamedRef(type_name)] if isinstance(owner, Struct) else []
+            if len(found) != 1:
+                raise self.fail("capabilities", f"{message} has {len(found)} fields of type {type_name}")
+            roots[side] = found[0]
+        return roots
+
+
+def apply_acp(spec: Spec, rules_path: Path, schema_path: Path) -> None:
+    """Reads the ACP rules file into ``spec`` (one version's whole model)."""
+    rules, source = load(rules_path)
+    schema = json.loads(schema_path.read_text(encoding="utf-8"))
+    AcpRules(spec, rules, schema).apply()
+    spec.sources.append(source)
