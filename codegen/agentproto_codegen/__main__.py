@@ -1,8 +1,9 @@
 """`python3 -m agentproto_codegen [--check] [--dump-model DIR]` (run from codegen/).
 
-Verifies every pinned spec file against spec/PINNED.json, reads the specs into the
-model, and writes the generated sources.  With --check nothing is written; the run
-fails if any generated file differs from what is committed.
+Verifies every pinned spec file against spec/PINNED.json, reads the specs and the
+rules files into one model per protocol version, and writes the generated sources and
+the model dumps (codegen/model/).  With --check nothing is written; the run fails if
+any generated file differs from what is committed.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from . import acp, proto, rust, rust_a2a
+from . import acp, proto, rules, rust, rust_a2a
+from .model import Spec
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -26,6 +28,10 @@ ACP_SURFACES = [
     ("acp/v2/schema.json", "acp/v2/meta.json", "v2", "stable", "crates/acp/src/generated/v2.rs"),
     ("acp/v2/schema.unstable.json", "acp/v2/meta.unstable.json", "v2", "unstable", "crates/acp/src/generated/v2_unstable.rs"),
 ]
+
+# The model dumps: the documented input of every emitter (codegen/MODEL.md), committed
+# and checked like generated code, so a change to the model shows in review.
+MODEL_DIR = "codegen/model"
 
 # (proto file, output)
 A2A_SURFACES = [
@@ -65,8 +71,25 @@ def stable_method_names(meta_file: str) -> set[str]:
     return names
 
 
+def build_models(hashes: dict[str, str]) -> dict[str, Spec]:
+    """Every protocol version as one model, rules included: what every emitter reads
+    and what `--dump-model` writes (codegen/MODEL.md)."""
+    models: dict[str, Spec] = {}
+    for version in ("v1", "v2"):
+        full = acp.read_version(str(ROOT / "spec"), version, hashes)
+        rules.apply_acp(full, ROOT / "rules/acp.toml", ROOT / "spec" / f"acp/{version}/schema.unstable.json")
+        models[f"acp-{version}"] = full
+    for source, _ in A2A_SURFACES:
+        a2a_rules, rules_source = rules.load(ROOT / "rules/a2a.toml")
+        spec = proto.read_proto(str(ROOT / "spec" / source), source, hashes[source], a2a_rules)
+        spec.sources.append(rules_source)
+        models["a2a-v1"] = spec
+    return models
+
+
 def generate(hashes: dict[str, str]) -> dict[str, str]:
     outputs = {}
+    models = build_models(hashes)
     for schema, meta, version, surface, out in ACP_SURFACES:
         stable = None if surface == "stable" else stable_method_names(f"acp/{version}/meta.json")
         spec = acp.read_spec(str(ROOT / "spec" / schema), str(ROOT / "spec" / meta), hashes[schema], version, surface, stable)
@@ -76,8 +99,9 @@ def generate(hashes: dict[str, str]) -> dict[str, str]:
             spec.decls[name].unknown_to_default = True  # type: ignore[union-attr]
         outputs[out] = rustfmt(rust.emit(spec))
     for source, out in A2A_SURFACES:
-        pspec = proto.read_proto(str(ROOT / "spec" / source), source, hashes[source])
-        outputs[out] = rustfmt(rust_a2a.emit(pspec))
+        outputs[out] = rustfmt(rust_a2a.emit(models["a2a-v1"]))
+    for name, model in models.items():
+        outputs[f"{MODEL_DIR}/{name}.json"] = model.to_json()
     return outputs
 
 
@@ -96,7 +120,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(prog="agentproto_codegen")
     parser.add_argument("--check", action="store_true", help="fail if generated files are stale; write nothing")
     parser.add_argument("--pins-only", action="store_true", help="only verify spec/PINNED.json")
-    parser.add_argument("--dump-model", metavar="DIR", help="also write the language-neutral model as JSON")
+    parser.add_argument("--dump-model", metavar="DIR", help=f"also write the model dumps (as in {MODEL_DIR}/) to DIR")
     args = parser.parse_args()
 
     hashes = verify_pins()
@@ -107,9 +131,9 @@ def main() -> int:
     if args.dump_model:
         d = Path(args.dump_model)
         d.mkdir(parents=True, exist_ok=True)
-        for schema, meta, version, surface, _ in ACP_SURFACES:
-            spec = acp.read_spec(str(ROOT / "spec" / schema), str(ROOT / "spec" / meta), hashes[schema], version, surface, None)
-            (d / f"acp-{version}-{surface}.json").write_text(spec.to_json())
+        for rel, text in outputs.items():
+            if rel.startswith(MODEL_DIR + "/"):
+                (d / Path(rel).name).write_text(text)
     stale = []
     for rel, text in outputs.items():
         path = ROOT / rel

@@ -372,7 +372,7 @@ def read_spec(
                 raise SchemaError(f"{m.wire}: type {t} was not generated")
     rel = schema_path.split("spec/", 1)[-1]
     spec = Spec("acp", version, surface, rel, sha256, int(meta["version"]), decls, methods)
-    spec.sources = [{"file": rel, "sha256": sha256}]
+    spec.sources = [{"file": f"spec/{rel}", "sha256": sha256}]
     return spec
 
 

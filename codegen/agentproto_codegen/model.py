@@ -324,6 +324,10 @@ class Spec:
             return o
 
         body = conv(self)
-        body["format"] = "agentproto-model"
-        body["format_version"] = MODEL_FORMAT
-        return json.dumps(body, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+        # The dump is the whole version (every surface): which surface a generated
+        # file is cut for, and from which file, is the emitter's business.
+        for key in ("surface", "source_file", "source_sha256"):
+            del body[key]
+        head = {"format": "agentproto-model", "format_version": MODEL_FORMAT}
+        order = ["protocol", "version", "wire_version", "package", "sources", "rules", "methods", "decls"]
+        return json.dumps(head | {k: body[k] for k in order}, indent=1, ensure_ascii=False) + "\n"

@@ -24,18 +24,23 @@ loudly so that a new upstream construct is noticed, not skipped.  The mapping:
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import Any
 
 from .model import (
     ArrayRef,
     Decl,
     Enum,
     Field,
+    HttpRule,
     JsonRef,
     MapRef,
+    Method,
     NamedRef,
     Oneof,
     PrimRef,
+    QueryField,
+    Spec,
     Struct,
     TypeRef,
     Union,
@@ -54,32 +59,6 @@ WELL_KNOWN = {
     "google.protobuf.Timestamp": PrimRef("timestamp"),
 }
 ZERO = {"string": "", "bool": False, "i32": 0}
-
-
-@dataclass
-class HttpRule:
-    method: str  # get, post, delete
-    path: str  # "/tasks/{id}" (the `=*` segments reduced to the variable name)
-    body: str | None  # "*" or None
-
-
-@dataclass
-class Rpc:
-    name: str
-    request: str
-    response: str
-    streaming: bool
-    http: list[HttpRule]
-    doc: str = ""
-
-
-@dataclass
-class ProtoSpec:
-    package: str
-    source_file: str
-    source_sha256: str
-    decls: dict[str, Decl]
-    rpcs: list[Rpc] = field(default_factory=list)
 
 
 def lower_camel(name: str) -> str:
@@ -195,13 +174,17 @@ class RawField:
     doc: str
 
 
-def read_proto(path: str, source_file: str, sha256: str) -> ProtoSpec:
-    text = open(path, encoding="utf-8").read()
+def read_proto(path: str, source_file: str, sha256: str, rules: dict[str, Any]) -> Spec:
+    """The proto file as a model; ``rules`` is ``rules/a2a.toml`` (its `messages` and
+    `rest` sections decide what the types alone do not)."""
+    messages_rules = rules["messages"]
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
     p = Parser(tokenize(text))
     package = ""
     messages: dict[str, tuple[str, list[RawField], list[tuple[str, list[RawField], str]]]] = {}
     enums: dict[str, tuple[str, list[tuple[str, str]]]] = {}
-    rpcs: list[Rpc] = []
+    rpcs: list[Method] = []
     while not p.at_end():
         t = p.peek()
         if t.text in ("syntax", "import", "option"):
@@ -249,7 +232,8 @@ def read_proto(path: str, source_file: str, sha256: str) -> ProtoSpec:
         if f.label in ("repeated", "map"):
             # A required list must hold an item, except in a response, where an empty
             # result (a ListTasks page that matches nothing) is still an answer.
-            if required and f.label == "repeated" and not owner.endswith("Response"):
+            needs_item = messages_rules["required_list_needs_item"] and not owner.endswith(messages_rules["empty_list_allowed_suffix"])
+            if required and f.label == "repeated" and needs_item:
                 fld.min_items = 1
             elif not required:
                 fld.has_default = True
@@ -280,14 +264,54 @@ def read_proto(path: str, source_file: str, sha256: str) -> ProtoSpec:
             decls[name] = keyed(name, oneofs[0][1], doc)
             continue
         st = Struct(name=name, fields=[model_field(name, f, False) for f in fields], doc=doc)
+        if oneofs and not messages_rules["oneof_required"]:
+            raise ValueError("proto: optional oneofs are not supported by the emitters")
         for oname, members, odoc in oneofs:
-            # A oneof inside a message is required: A2A gives every such choice (a
-            # part's content) exactly one member.
+            # A oneof inside a message is required (rules/a2a.toml): A2A gives every
+            # such choice (a part's content) exactly one member.
             type_name = name + camel_ident(oname)
             st.oneofs.append(Oneof(name=oname, type_name=type_name, members=[model_field(name, m, True) for m in members], doc=odoc))
             decls[type_name] = keyed(type_name, members, odoc or f"What a `{name}` holds.")
         decls[name] = st
-    return ProtoSpec(package=package, source_file=source_file, source_sha256=sha256, decls=decls, rpcs=rpcs)
+    for m in rpcs:
+        add_rest_rules(m, decls, rules["rest"])
+    spec = Spec(
+        protocol="a2a", version="v1", surface="stable", source_file=source_file, source_sha256=sha256,
+        wire_version="1.0", decls=decls, methods=rpcs, package=package,
+    )
+    spec.sources = [{"file": f"spec/{source_file}", "sha256": sha256}]
+    spec.rules = {
+        "messages": {k: v for k, v in messages_rules.items() if k != "docs"},
+        "rest": {k: v for k, v in rules["rest"].items() if k not in ("docs", "also")},
+    }
+    return spec
+
+
+def add_rest_rules(m: Method, decls: dict[str, Decl], rest: dict[str, Any]) -> None:
+    """The verbs the rules file adds, and the query fields of a body-less call: every
+    request field that is not a path variable."""
+    for verb in rest.get("also", {}).get(m.wire, []):
+        m.http += [HttpRule(method=verb, path=h.path, body=h.body) for h in m.http if h.method != verb]
+    if rest["query"] != "non-path-fields":
+        raise ValueError(f"rules/a2a.toml: rest.query {rest['query']!r}")
+    if any(h.body for h in m.http):
+        return
+    d = decls[m.params or ""]
+    assert isinstance(d, Struct)
+    path_vars = {lower_camel(v) for h in m.http for v in re.findall(r"\{([a-z_]+)\}", h.path)}
+    for f in d.fields:
+        if f.wire in path_vars:
+            continue
+        item = f.type.item if isinstance(f.type, ArrayRef) else f.type
+        m.query.append(QueryField(wire=f.wire, kind=query_kind(item, decls), repeated=isinstance(f.type, ArrayRef)))
+
+
+def query_kind(t: TypeRef, decls: dict[str, Decl]) -> Any:
+    if isinstance(t, PrimRef):
+        return {"string": "string", "bool": "bool", "timestamp": "timestamp"}.get(t.prim, "int")
+    if isinstance(t, NamedRef) and isinstance(decls.get(t.name), Enum):
+        return "enum"
+    raise ValueError(f"a query parameter of type {t} cannot travel in a query string")
 
 
 def camel_ident(snake_name: str) -> str:
@@ -362,7 +386,7 @@ def read_enum(p: Parser) -> tuple[str, list[tuple[str, str]]]:
     return name, values
 
 
-def read_service(p: Parser) -> list[Rpc]:
+def read_service(p: Parser) -> list[Method]:
     p.expect("service")
     p.next()
     p.expect("{")
@@ -396,14 +420,15 @@ def read_service(p: Parser) -> list[Rpc]:
             p.expect(";")
         p.expect("}")
         resp = "Empty" if resp == "google.protobuf.Empty" else resp
-        rpcs.append(Rpc(name=name, request=req, response=resp, streaming=streaming, http=rules, doc=t.doc))
+        handler = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name).lower()
+        rpcs.append(Method(wire=name, kind="request", side="server", params=req, result=resp, doc=t.doc, streaming=streaming, http=rules, handler=handler))
     p.expect("}")
     return rpcs
 
 
 def read_http(p: Parser, rules: list[HttpRule]) -> None:
     p.expect("{")
-    rule = HttpRule(method="", path="", body=None)
+    rule = HttpRule(method="", path="", body=False)
     while p.peek().text != "}":
         key = p.next().text
         if p.peek().text == ":":
@@ -416,7 +441,9 @@ def read_http(p: Parser, rules: list[HttpRule]) -> None:
             rule.method = key
             rule.path = re.sub(r"\{([a-z_]+)=\*\}", r"{\1}", value)
         elif key == "body":
-            rule.body = value
+            if value != "*":
+                raise ValueError(f"proto: http body {value!r} (only the whole message is supported)")
+            rule.body = True
         else:
             raise ValueError(f"proto: http option {key!r}")
     p.expect("}")

@@ -4,14 +4,13 @@ the operation table read from the proto's service and its ``google.api.http`` ru
 from __future__ import annotations
 
 from . import rust
-from .model import ArrayRef, Enum, JsonRef, NamedRef, PrimRef, Struct
-from .proto import ProtoSpec, Rpc
+from .model import Spec
 
 
 class A2aEmitter(rust.Emitter):
-    def __init__(self, spec: ProtoSpec):
+    def __init__(self, spec: Spec):
         self.proto = spec
-        super().__init__(spec)  # type: ignore[arg-type]  # only .decls is read by the base
+        super().__init__(spec)
 
     def emit_header(self) -> None:
         s = self.proto
@@ -30,10 +29,15 @@ class A2aEmitter(rust.Emitter):
         self.w()
 
     def emit_methods(self) -> None:
-        rpcs = self.proto.rpcs
+        rpcs = self.proto.methods
+        rest = self.proto.rules["rest"]
         self.w("/// How a value travels in a REST query string or path segment.")
         self.w("#[derive(Debug, Clone, Copy, PartialEq, Eq)]")
         self.w("pub enum QueryKind { String, Int, Bool, Enum, Timestamp }")
+        self.w()
+        self.w("/// Query-string spellings of `true` and `false` (rules/a2a.toml).")
+        self.w(f"pub const QUERY_TRUE: &[&str] = &[{', '.join(rust.rstr(v) for v in rest['query_true'])}];")
+        self.w(f"pub const QUERY_FALSE: &[&str] = &[{', '.join(rust.rstr(v) for v in rest['query_false'])}];")
         self.w()
         self.w("/// One `google.api.http` rule of an operation: the REST binding's verb and path.")
         self.w("#[derive(Debug, Clone, Copy, PartialEq, Eq)]")
@@ -52,55 +56,56 @@ class A2aEmitter(rust.Emitter):
         for r in rpcs:
             for line in rust.doc_lines(r.doc, "    "):
                 self.w(line)
-            self.w(f"    {r.name},")
+            self.w(f"    {r.wire},")
         self.w("}")
         self.w()
         self.w("impl Operation {")
         self.w("    /// Every operation, in the proto's order.")
-        self.w(f"    pub const ALL: [Operation; {len(rpcs)}] = [{', '.join('Operation::' + r.name for r in rpcs)}];")
+        self.w(f"    pub const ALL: [Operation; {len(rpcs)}] = [{', '.join('Operation::' + r.wire for r in rpcs)}];")
         self.w("    /// The wire name (JSON-RPC method, gRPC rpc).")
         self.w("    pub fn name(self) -> &'static str {")
         self.w("        match self {")
         for r in rpcs:
-            self.w(f"            Operation::{r.name} => {rust.rstr(r.name)},")
+            self.w(f"            Operation::{r.wire} => {rust.rstr(r.wire)},")
         self.w("        }")
         self.w("    }")
         self.w("    /// The operation a wire name denotes.")
         self.w("    pub fn from_name(name: &str) -> Option<Operation> {")
         self.w("        Some(match name {")
         for r in rpcs:
-            self.w(f"            {rust.rstr(r.name)} => Operation::{r.name},")
+            self.w(f"            {rust.rstr(r.wire)} => Operation::{r.wire},")
         self.w("            _ => return None,")
         self.w("        })")
         self.w("    }")
         self.w("    /// Whether the answer is a stream of `StreamResponse`s.")
         self.w("    pub fn streaming(self) -> bool {")
-        streaming = [r.name for r in rpcs if r.streaming]
+        streaming = [r.wire for r in rpcs if r.streaming]
         self.w(f"        matches!(self, {' | '.join('Operation::' + n for n in streaming)})")
         self.w("    }")
         self.w("    /// The request and response message names.")
         self.w("    pub fn messages(self) -> (&'static str, &'static str) {")
         self.w("        match self {")
         for r in rpcs:
-            self.w(f"            Operation::{r.name} => ({rust.rstr(r.request)}, {rust.rstr(r.response)}),")
+            self.w(f"            Operation::{r.wire} => ({rust.rstr(r.params)}, {rust.rstr(r.result)}),")
         self.w("        }")
         self.w("    }")
-        self.w("    /// The REST rules, the tenant-less one first.")
+        self.w("    /// The REST rules, the tenant-less one first (then the verbs rules/a2a.toml adds).")
         self.w("    pub fn http(self) -> &'static [HttpRule] {")
         self.w("        match self {")
         for r in rpcs:
             rules = ", ".join(
-                f"HttpRule {{ method: {rust.rstr(h.method)}, path: {rust.rstr(h.path)}, body: {'true' if h.body == '*' else 'false'} }}"
+                f"HttpRule {{ method: {rust.rstr(h.method)}, path: {rust.rstr(h.path)}, body: {'true' if h.body else 'false'} }}"
                 for h in r.http
             )
-            self.w(f"            Operation::{r.name} => &[{rules}],")
+            self.w(f"            Operation::{r.wire} => &[{rules}],")
         self.w("        }")
         self.w("    }")
         self.w("    /// The request fields a REST call without a body may carry in its query string.")
         self.w("    pub fn query_fields(self) -> &'static [(&'static str, QueryKind)] {")
         self.w("        match self {")
         for r in rpcs:
-            self.w(f"            Operation::{r.name} => &[{', '.join(self.query_fields(r))}],")
+            fields = ", ".join(f"({rust.rstr(q.wire)}, QueryKind::{q.kind.title()})" for q in r.query)
+            self.w(f"            Operation::{r.wire} => &[{fields}],")
         self.w("        }")
         self.w("    }")
         self.w("}")
@@ -109,7 +114,7 @@ class A2aEmitter(rust.Emitter):
         self.w("#[derive(Debug, Clone, PartialEq)]")
         self.w("pub enum Request {")
         for r in rpcs:
-            self.w(f"    {r.name}({r.request}),")
+            self.w(f"    {r.wire}({r.params}),")
         self.w("}")
         self.w()
         self.w("impl Request {")
@@ -117,56 +122,26 @@ class A2aEmitter(rust.Emitter):
         self.w("    pub fn operation(&self) -> Operation {")
         self.w("        match self {")
         for r in rpcs:
-            self.w(f"            Request::{r.name}(_) => Operation::{r.name},")
+            self.w(f"            Request::{r.wire}(_) => Operation::{r.wire},")
         self.w("        }")
         self.w("    }")
-        if all(any(f.wire == "tenant" for f in self.decls[r.request].fields) for r in rpcs):  # type: ignore[union-attr]
+        if all(any(f.wire == "tenant" for f in self.decls[r.params].fields) for r in rpcs):  # type: ignore[union-attr]
             self.w("    /// The request's `tenant` field (every A2A request has one).")
             self.w("    pub fn tenant(&self) -> &str {")
             self.w("        match self {")
             for r in rpcs:
-                self.w(f"            Request::{r.name}(r) => &r.tenant,")
+                self.w(f"            Request::{r.wire}(r) => &r.tenant,")
             self.w("        }")
             self.w("    }")
         self.w("    /// Decodes the request of `op` from its ProtoJSON bytes; paths in errors start at `root`.")
         self.w("    pub fn decode(op: Operation, json: &[u8], root: &'static str) -> Result<Decoded<Request>, DecodeError> {")
         self.w("        Ok(match op {")
         for r in rpcs:
-            self.w(f"            Operation::{r.name} => agentproto_codec::decode_slice::<{r.request}>(json, root)?.map(Request::{r.name}),")
+            self.w(f"            Operation::{r.wire} => agentproto_codec::decode_slice::<{r.params}>(json, root)?.map(Request::{r.wire}),")
         self.w("        })")
         self.w("    }")
         self.w("}")
 
-    def query_fields(self, r: Rpc) -> list[str]:
-        if any(h.body == "*" for h in r.http):
-            return []
-        d = self.decls[r.request]
-        assert isinstance(d, Struct)
-        path_vars = {seg for h in r.http for seg in _vars(h.path)}
-        out = []
-        for f in d.fields:
-            if f.wire in path_vars or any(a in path_vars for a in f.aliases):
-                continue
-            out.append(f"({rust.rstr(f.wire)}, QueryKind::{self.query_kind(f.type)})")
-        return out
 
-    def query_kind(self, t) -> str:  # type: ignore[no-untyped-def]
-        if isinstance(t, ArrayRef):
-            return self.query_kind(t.item)
-        if isinstance(t, PrimRef):
-            return {"string": "String", "bool": "Bool", "timestamp": "Timestamp"}.get(t.prim, "Int")
-        if isinstance(t, NamedRef) and isinstance(self.decls.get(t.name), Enum):
-            return "Enum"
-        if isinstance(t, JsonRef):
-            raise ValueError("a JSON field cannot travel in a query string")
-        raise ValueError(f"query parameter of type {t}")
-
-
-def _vars(path: str) -> list[str]:
-    import re
-
-    return [v if "_" not in v else v.split("_")[0] + "".join(p.title() for p in v.split("_")[1:]) for v in re.findall(r"\{([a-z_]+)\}", path)]
-
-
-def emit(spec: ProtoSpec) -> str:
+def emit(spec: Spec) -> str:
     return A2aEmitter(spec).emit()

@@ -45,7 +45,6 @@ class ReaderTests(unittest.TestCase):
         assert isinstance(elicit, Union)
         self.assertTrue(elicit.open)
         self.assertEqual(d["EmbeddedResourceResource"].strategy, "untagged")  # type: ignore[union-attr]
-        self.assertTrue(d["SetSessionConfigOptionRequestVariant"].unknown_to_default)  # type: ignore[union-attr]
 
     def test_fields_keep_presence_nullability_and_annotations(self) -> None:
         update = self.v1.decls["ToolCallUpdate"]

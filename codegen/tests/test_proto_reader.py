@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import tempfile
 import unittest
 from pathlib import Path
 
-from agentproto_codegen import proto, rust_a2a
-from agentproto_codegen.model import ArrayRef, Enum, JsonRef, MapRef, NamedRef, PrimRef, Struct, Union
+from agentproto_codegen import proto, rules, rust_a2a
+from agentproto_codegen.model import ArrayRef, Enum, JsonRef, MapRef, NamedRef, PrimRef, Spec, Struct, Union
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -69,10 +70,13 @@ enum Color {
 """
 
 
-def read_small() -> proto.ProtoSpec:
+A2A_RULES, _ = rules.load(ROOT / "rules/a2a.toml")
+
+
+def read_small() -> Spec:
     with tempfile.NamedTemporaryFile("w", suffix=".proto", delete=False) as f:
         f.write(SMALL)
-    return proto.read_proto(f.name, "demo.proto", "0" * 64)
+    return proto.read_proto(f.name, "demo.proto", "0" * 64, A2A_RULES)
 
 
 class ProtoReaderTests(unittest.TestCase):
@@ -120,21 +124,38 @@ class ProtoReaderTests(unittest.TestCase):
         assert isinstance(color, Enum)
         self.assertEqual((color.values, color.strip_prefix), (["COLOR_RED"], "COLOR_"))
 
-    def test_rpcs_carry_their_http_rules(self) -> None:
-        rpc = read_small().rpcs[0]
-        self.assertEqual((rpc.name, rpc.request, rpc.response, rpc.streaming), ("GetThing", "GetThingRequest", "Thing", False))
-        self.assertEqual([(h.method, h.path) for h in rpc.http], [("get", "/things/{thing_id}"), ("get", "/{tenant}/things/{thing_id}")])
+    def test_rpcs_are_methods_with_their_http_rules_and_query_fields(self) -> None:
+        rpc = read_small().methods[0]
+        self.assertEqual((rpc.wire, rpc.kind, rpc.side, rpc.params, rpc.result, rpc.streaming), ("GetThing", "request", "server", "GetThingRequest", "Thing", False))
+        self.assertEqual([(h.method, h.path, h.body) for h in rpc.http], [("get", "/things/{thing_id}", False), ("get", "/{tenant}/things/{thing_id}", False)])
+        # Body-less: every field that is not a path variable (thing_id, tenant) travels in the query string.
+        self.assertEqual([(q.wire, q.kind) for q in rpc.query], [("pageSize", "int")])
+        self.assertEqual(rpc.handler, "get_thing")
+
+    def test_the_rules_file_decides_list_and_oneof_rules(self) -> None:
+        relaxed = json.loads(json.dumps(A2A_RULES))
+        relaxed["messages"]["required_list_needs_item"] = False
+        with tempfile.NamedTemporaryFile("w", suffix=".proto", delete=False) as f:
+            f.write(SMALL)
+        thing = proto.read_proto(f.name, "demo.proto", "0" * 64, relaxed).decls["Thing"]
+        assert isinstance(thing, Struct)
+        self.assertEqual(next(x for x in thing.fields if x.wire == "parts").min_items, None)
+        relaxed["messages"]["oneof_required"] = False
+        with self.assertRaises(ValueError):
+            proto.read_proto(f.name, "demo.proto", "0" * 64, relaxed)
 
     def test_unknown_constructs_fail_loudly(self) -> None:
         with tempfile.NamedTemporaryFile("w", suffix=".proto", delete=False) as f:
             f.write("message A { message B {} }")
         with self.assertRaises(ValueError):
-            proto.read_proto(f.name, "x.proto", "0" * 64)
+            proto.read_proto(f.name, "x.proto", "0" * 64, A2A_RULES)
 
     def test_the_pinned_a2a_proto_has_eleven_operations(self) -> None:
-        s = proto.read_proto(str(ROOT / "spec/a2a/v1.0/a2a.proto"), "a2a/v1.0/a2a.proto", "0" * 64)
-        self.assertEqual(len(s.rpcs), 11)
-        self.assertEqual(sum(r.streaming for r in s.rpcs), 2)
+        s = proto.read_proto(str(ROOT / "spec/a2a/v1.0/a2a.proto"), "a2a/v1.0/a2a.proto", "0" * 64, A2A_RULES)
+        self.assertEqual(len(s.methods), 11)
+        self.assertEqual(sum(r.streaming for r in s.methods), 2)
+        subscribe = next(m for m in s.methods if m.wire == "SubscribeToTask")
+        self.assertEqual(sorted({h.method for h in subscribe.http}), ["get", "post"], "rules/a2a.toml adds POST")
         out = rust_a2a.emit(s)
         self.assertIn("pub enum Operation", out)
         self.assertIn('"pageSize", QueryKind::Int', out)

@@ -5232,6 +5232,10 @@ pub enum QueryKind {
     Timestamp,
 }
 
+/// Query-string spellings of `true` and `false` (rules/a2a.toml).
+pub const QUERY_TRUE: &[&str] = &["true", "1"];
+pub const QUERY_FALSE: &[&str] = &["false", "0"];
+
 /// One `google.api.http` rule of an operation: the REST binding's verb and path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HttpRule {
@@ -5344,7 +5348,7 @@ impl Operation {
             Operation::DeleteTaskPushNotificationConfig => ("DeleteTaskPushNotificationConfigRequest", "Empty"),
         }
     }
-    /// The REST rules, the tenant-less one first.
+    /// The REST rules, the tenant-less one first (then the verbs rules/a2a.toml adds).
     pub fn http(self) -> &'static [HttpRule] {
         match self {
             Operation::SendMessage => &[
@@ -5370,6 +5374,8 @@ impl Operation {
             Operation::SubscribeToTask => &[
                 HttpRule { method: "get", path: "/tasks/{id}:subscribe", body: false },
                 HttpRule { method: "get", path: "/{tenant}/tasks/{id}:subscribe", body: false },
+                HttpRule { method: "post", path: "/tasks/{id}:subscribe", body: false },
+                HttpRule { method: "post", path: "/{tenant}/tasks/{id}:subscribe", body: false },
             ],
             Operation::CreateTaskPushNotificationConfig => &[
                 HttpRule { method: "post", path: "/tasks/{task_id}/pushNotificationConfigs", body: true },

@@ -26,7 +26,7 @@ use crate::executor::AgentExecutor;
 use crate::protojson::lower_camel;
 use crate::server::auth::{percent_decode, Authenticator};
 use crate::server::core::{Answer, CallContext, Core, EventStream, StreamOut};
-use crate::v1::{Operation, QueryKind, Request};
+use crate::v1::{Operation, QueryKind, Request, QUERY_FALSE, QUERY_TRUE};
 
 /// The media type of A2A 1.0.1 bodies; `application/json` is accepted as well.
 pub const A2A_JSON: &str = "application/a2a+json";
@@ -490,9 +490,8 @@ fn find_route(method: &Method, path: &str) -> Option<Route> {
     for op in Operation::ALL {
         for rule in op.http() {
             let Some(vars) = match_template(rule.path, path) else { continue };
-            let m = rule.method.eq_ignore_ascii_case(method.as_str())
-                // `:subscribe` is GET in the proto and POST in the prose: accept both.
-                || (op == Operation::SubscribeToTask && *method == Method::POST);
+            // The verbs come from the generated table (rules/a2a.toml adds POST to `:subscribe`).
+            let m = rule.method.eq_ignore_ascii_case(method.as_str());
             let route = Route { op, vars, body: rule.body, method_ok: m };
             if m {
                 return Some(route);
@@ -525,11 +524,9 @@ fn query_object(op: Operation, vars: &[(String, String)], query: Option<&str>) -
         };
         let value = match kind {
             QueryKind::Int => Value::from(v.parse::<i64>().map_err(|_| bad("an integer"))?),
-            QueryKind::Bool => match v.as_str() {
-                "true" | "1" => Value::Bool(true),
-                "false" | "0" => Value::Bool(false),
-                _ => return Err(bad("true or false")),
-            },
+            QueryKind::Bool if QUERY_TRUE.contains(&v.as_str()) => Value::Bool(true),
+            QueryKind::Bool if QUERY_FALSE.contains(&v.as_str()) => Value::Bool(false),
+            QueryKind::Bool => return Err(bad("true or false")),
             QueryKind::String | QueryKind::Enum | QueryKind::Timestamp => Value::String(v.clone()),
         };
         obj.insert((*name).to_owned(), value);
