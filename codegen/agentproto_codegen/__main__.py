@@ -21,12 +21,14 @@ from .model import Spec
 
 ROOT = Path(__file__).resolve().parents[2]
 
-# (schema file, meta file, version, surface, output)
+# (the schema the surface is, version, surface, the stability labels it keeps, output).
+# Rust keeps one module per surface (see ARCHITECTURE.md); each is cut out of its
+# version's one model by stability.
 ACP_SURFACES = [
-    ("acp/v1/schema.json", "acp/v1/meta.json", "v1", "stable", "crates/acp/src/generated/v1.rs"),
-    ("acp/v1/schema.unstable.json", "acp/v1/meta.unstable.json", "v1", "unstable", "crates/acp/src/generated/v1_unstable.rs"),
-    ("acp/v2/schema.json", "acp/v2/meta.json", "v2", "stable", "crates/acp/src/generated/v2.rs"),
-    ("acp/v2/schema.unstable.json", "acp/v2/meta.unstable.json", "v2", "unstable", "crates/acp/src/generated/v2_unstable.rs"),
+    ("acp/v1/schema.json", "v1", "stable", {"stable"}, "crates/acp/src/generated/v1.rs"),
+    ("acp/v1/schema.unstable.json", "v1", "unstable", {"stable", "unstable"}, "crates/acp/src/generated/v1_unstable.rs"),
+    ("acp/v2/schema.json", "v2", "stable", {"draft"}, "crates/acp/src/generated/v2.rs"),
+    ("acp/v2/schema.unstable.json", "v2", "unstable", {"draft", "unstable"}, "crates/acp/src/generated/v2_unstable.rs"),
 ]
 
 # The model dumps: the documented input of every emitter (codegen/MODEL.md), committed
@@ -63,14 +65,6 @@ def verify_pins() -> dict[str, str]:
     return hashes
 
 
-def stable_method_names(meta_file: str) -> set[str]:
-    meta = json.loads((ROOT / "spec" / meta_file).read_text())
-    names: set[str] = set()
-    for key in ("agentMethods", "clientMethods", "protocolMethods"):
-        names |= set(meta.get(key, {}).values())
-    return names
-
-
 def build_models(hashes: dict[str, str]) -> dict[str, Spec]:
     """Every protocol version as one model, rules included: what every emitter reads
     and what `--dump-model` writes (codegen/MODEL.md)."""
@@ -90,13 +84,8 @@ def build_models(hashes: dict[str, str]) -> dict[str, Spec]:
 def generate(hashes: dict[str, str]) -> dict[str, str]:
     outputs = {}
     models = build_models(hashes)
-    for schema, meta, version, surface, out in ACP_SURFACES:
-        stable = None if surface == "stable" else stable_method_names(f"acp/{version}/meta.json")
-        spec = acp.read_spec(str(ROOT / "spec" / schema), str(ROOT / "spec" / meta), hashes[schema], version, surface, stable)
-        # Transitional: the unknown-tag rule from the rules file, until the surfaces are cut from the one model.
-        import tomllib
-        for name in tomllib.loads((ROOT / "rules/acp.toml").read_text()).get(version, {}).get("unions", {}).get("unknown_tag_to_default", []):
-            spec.decls[name].unknown_to_default = True  # type: ignore[union-attr]
+    for schema, version, surface, keep, out in ACP_SURFACES:
+        spec = models[f"acp-{version}"].narrow(keep, surface, schema, hashes[schema])
         outputs[out] = rustfmt(rust.emit(spec))
     for source, out in A2A_SURFACES:
         outputs[out] = rustfmt(rust_a2a.emit(models["a2a-v1"]))

@@ -258,7 +258,7 @@ def read_proto(path: str, source_file: str, sha256: str, rules: dict[str, Any]) 
         def keyed(union_name: str, members: list[RawField], udoc: str) -> Union:
             variants = [Variant(name=camel_ident(m.name), tag=lower_camel(m.name), payload=ref(m.type), doc=m.doc) for m in members]
             aliases = {lower_camel(m.name): m.name for m in members if m.name != lower_camel(m.name)}
-            return Union(name=union_name, strategy="keyed", variants=variants, doc=udoc, aliases=aliases)
+            return Union(name=union_name, strategy="keyed", variants=variants, doc=udoc, aliases=aliases, on_unknown="error")
 
         if not fields and len(oneofs) == 1:
             decls[name] = keyed(name, oneofs[0][1], doc)

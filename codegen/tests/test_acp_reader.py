@@ -6,7 +6,8 @@ import json
 import unittest
 from pathlib import Path
 
-from agentproto_codegen import acp, rust
+from agentproto_codegen import __main__ as cli
+from agentproto_codegen import acp, rules, rust
 from agentproto_codegen.model import ArrayRef, JsonRef, NamedRef, Struct, Union
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -15,6 +16,15 @@ ROOT = Path(__file__).resolve().parents[2]
 def read(version: str = "v1", surface: str = "schema") -> acp.Spec:
     meta = surface.replace("schema", "meta")
     return acp.read_spec(str(ROOT / f"spec/acp/{version}/{surface}.json"), str(ROOT / f"spec/acp/{version}/{meta}.json"), "0" * 64, version, surface, None)
+
+
+def surface(version: str = "v1") -> acp.Spec:
+    """The stable surface as the generator emits it: cut from the one model, rules applied."""
+    hashes = cli.verify_pins()
+    model = acp.read_version(str(ROOT / "spec"), version, hashes)
+    rules.apply_acp(model, ROOT / "rules/acp.toml", ROOT / f"spec/acp/{version}/schema.unstable.json")
+    schema = f"acp/{version}/schema.json"
+    return model.narrow({"stable"} if version == "v1" else {"draft"}, "stable", schema, hashes[schema])
 
 
 class ReaderTests(unittest.TestCase):
@@ -80,14 +90,14 @@ class ReaderTests(unittest.TestCase):
 
 class RustEmitterTests(unittest.TestCase):
     def test_header_names_source_and_sha(self) -> None:
-        spec = read()
+        spec = surface()
         spec.source_sha256 = "ab" * 32
         text = rust.emit(spec)
         self.assertIn("// @generated", text.splitlines()[0])
         self.assertIn("ab" * 32, text.splitlines()[1])
 
     def test_field_types(self) -> None:
-        e = rust.Emitter(read())
+        e = rust.Emitter(surface())
         info = next(d for d in e.decls.values() if d.name == "SessionInfoUpdate")
         assert isinstance(info, Struct)
         title = next(f for f in info.fields if f.wire == "title")

@@ -22,7 +22,7 @@ use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio_util::sync::CancellationToken;
 
-use crate::endpoint::{field_of_text, string_field, track_handled, Negotiated, Role, Shared};
+use crate::endpoint::{object_of, string_field, track_handled, Negotiated, Role, Shared};
 use crate::role::{AcpError, AcpEvent, AcpOptions, Dispatch, Protocol};
 use crate::{DispatchError, NotificationMethod, Payload, RequestMethod};
 
@@ -163,7 +163,7 @@ where
                 return Err(ErrorObject::internal_error("internal error: connection not set up"));
             };
             let IncomingRequest { method, params, .. } = request;
-            if method != "initialize" {
+            if method != S::RULES.initialize {
                 if let Some(error) = shared.refuse_before_ready(&method) {
                     return Err(error);
                 }
@@ -173,7 +173,7 @@ where
             shared.report_warnings(&method, decoded.warnings);
             let request = decoded.value;
             let session = request.session_id().map(str::to_owned);
-            if method == "initialize" {
+            if method == S::RULES.initialize {
                 return initialize(agent, shared, rpc, request, params.as_deref()).await;
             }
             if let Some(error) = shared.check_incoming(&method, params.as_deref(), session.as_deref()) {
@@ -203,7 +203,7 @@ where
             else {
                 return;
             };
-            if method == "session/cancel" {
+            if method == S::RULES.session_cancel {
                 if let Some(session) = notification.session_id() {
                     if !shared.cancel_turn(session, rpc.index()) {
                         shared.report(AcpEvent::UnknownSession { method, session_id: session.to_owned() });
@@ -262,8 +262,9 @@ where
             "invalid request: `initialize` was already received on this connection",
         ));
     }
-    let params = params.map_or("{}", RawValue::get);
-    let client_caps = field_of_text(params, "clientCapabilities", "capabilities");
+    // The whole `initialize` messages are kept: the gate table's capability paths
+    // start at them (`clientCapabilities.fs.readTextFile`, `authMethods`).
+    let client_init = object_of(params.map_or("{}", RawValue::get));
     let token = rpc.cancellation_token().clone();
     let cx = shared.context(ClientConnection { shared: shared.clone(), turn: None }, Some(rpc), token);
     // A panic (or a dropped future) in the handler must not leave the phase
@@ -282,8 +283,8 @@ where
     // this connection speaks exactly one, so the answer is always `S::VERSION`.
     let version = S::VERSION;
     let result = with_protocol_version(result, version);
-    let own = field_of_text(result.get(), "agentCapabilities", "capabilities");
-    shared.finish_initialize(Some(Negotiated { version, own, peer: client_caps }));
+    let own = object_of(result.get());
+    shared.finish_initialize(Some(Negotiated { version, own, peer: client_init }));
     Ok(result)
 }
 

@@ -14,16 +14,32 @@ use serde_json::value::RawValue;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::gates::{self, Gate};
 use crate::role::{check_outgoing, AcpError, AcpEvent, AcpOptions, Context, Protocol};
-use crate::sessions::{may_name_unseen_session, session_effect, SessionEffect};
-use crate::{NotificationMethod, RequestMethod};
+use crate::rules::{self, SessionEffect};
+use crate::{MethodInfo, NotificationMethod, RequestMethod, Side};
 
 /// Which role this side plays.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Role {
     Agent,
     Client,
+}
+
+impl Role {
+    /// The side of the method table whose requests this role handles.
+    fn side(self) -> Side {
+        match self {
+            Role::Agent => Side::Agent,
+            Role::Client => Side::Client,
+        }
+    }
+
+    fn peer_side(self) -> Side {
+        match self {
+            Role::Agent => Side::Client,
+            Role::Client => Side::Agent,
+        }
+    }
 }
 
 /// Where the connection is in its lifecycle.
@@ -39,9 +55,10 @@ enum Phase {
 #[derive(Debug, Clone)]
 pub(crate) struct Negotiated {
     pub(crate) version: u16,
-    /// The capabilities this side advertised.
+    /// This side's `initialize` message (the client's params or the agent's result):
+    /// the gates' capability paths start there.
     pub(crate) own: Value,
-    /// The capabilities the peer advertised.
+    /// The peer's `initialize` message.
     pub(crate) peer: Value,
 }
 
@@ -233,45 +250,29 @@ impl<S: Protocol> Shared<S> {
             Phase::Ready(negotiated) => negotiated.clone(),
             _ => return self.refuse_before_ready(method),
         };
-        if let Some(gate) = gates::find(self.incoming_gates(), method) {
+        let info = self.incoming(method);
+        if let Some(gate) = info.and_then(|m| m.gate) {
             if !gate.is_open(&negotiated.own, params) {
-                return Some(gate.refusal(method, self.own_caps_name(), params));
+                return Some(gate.refusal(method, params));
             }
         }
         if let Some(session) = session {
-            if !may_name_unseen_session(method) && !self.knows_session(session) {
+            let unseen_ok = info.and_then(|m| m.session).is_some_and(|s| s.unseen_ok);
+            if !unseen_ok && !self.knows_session(session) {
                 return Some(unknown_session(session));
             }
         }
         None
     }
 
-    fn incoming_gates(&self) -> &'static [Gate] {
-        match self.role {
-            Role::Agent => gates::agent(S::VERSION),
-            Role::Client => gates::client(S::VERSION),
-        }
+    /// The table row of a request this side handles.
+    fn incoming(&self, method: &str) -> Option<&'static MethodInfo> {
+        rules::request(S::METHODS, self.role.side(), method)
     }
 
-    fn outgoing_gates(&self) -> &'static [Gate] {
-        match self.role {
-            Role::Agent => gates::client(S::VERSION),
-            Role::Client => gates::agent(S::VERSION),
-        }
-    }
-
-    fn own_caps_name(&self) -> &'static str {
-        match self.role {
-            Role::Agent => "agentCapabilities",
-            Role::Client => "clientCapabilities",
-        }
-    }
-
-    fn peer_caps_name(&self) -> &'static str {
-        match self.role {
-            Role::Agent => "clientCapabilities",
-            Role::Client => "agentCapabilities",
-        }
+    /// The table row of a request the peer handles.
+    fn outgoing(&self, method: &str) -> Option<&'static MethodInfo> {
+        rules::request(S::METHODS, self.role.peer_side(), method)
     }
 
     /// The generic typed call behind every generated request method.
@@ -283,7 +284,7 @@ impl<S: Protocol> Shared<S> {
     ) -> Result<M::Result, AcpError> {
         let method = M::NAME;
         let raw = encode_params(method, &params)?;
-        let initializing = self.role == Role::Client && method == "initialize";
+        let initializing = self.role == Role::Client && method == S::RULES.initialize;
         if !initializing {
             self.check_outgoing_state(method, &raw)?;
         }
@@ -292,16 +293,20 @@ impl<S: Protocol> Shared<S> {
                 .map_err(|error| AcpError::InvalidParams { method: method.to_owned(), error })?;
         }
         let effect = if initializing {
-            Some(AnswerEffect::Initialized { own: field_of(&raw, "clientCapabilities", "capabilities") })
+            Some(AnswerEffect::Initialized { own: object_of(raw.get()) })
         } else {
-            session_effect(method).map(|effect| AnswerEffect::Session(effect, session_of(&raw)))
+            self.outgoing(method)
+                .and_then(|m| m.session?.effect)
+                .map(|effect| AnswerEffect::Session(effect, session_of(&raw)))
         };
+        let null_result = self.outgoing(method).is_some_and(|m| m.null_result);
         // What the answer changes, later messages depend on (a request naming the
         // new session may follow it at once): apply it when the answer is read,
         // not when this continuation runs.
         let on_result = effect.map(|effect| {
             let shared = Arc::clone(self);
-            Box::new(move |result: &RawValue| shared.apply_answer::<M>(result_text(result), effect)) as ResultHook
+            Box::new(move |result: &RawValue| shared.apply_answer::<M>(result_text(result, null_result), effect))
+                as ResultHook
         });
         let call = self.peer.call_observing(method, Some(raw), cancel, on_result);
         let result = match turn {
@@ -313,7 +318,7 @@ impl<S: Protocol> Shared<S> {
             None => call.await,
         };
         let raw = result.map_err(|error| AcpError::from_call(method, error))?;
-        let text = result_text(&raw);
+        let text = result_text(&raw, null_result);
         if initializing {
             // Another version's answer need not match this version's result type:
             // check the version before the shape.
@@ -336,8 +341,7 @@ impl<S: Protocol> Shared<S> {
                 if answered_version(text).is_some_and(|v| v != i64::from(S::VERSION)) {
                     self.finish_initialize(None);
                 } else if agentproto_codec::decode::<M::Result>(text, "$.result").is_ok() {
-                    let peer = field_of_text(text, "agentCapabilities", "capabilities");
-                    self.finish_initialize(Some(Negotiated { version: S::VERSION, own, peer }));
+                    self.finish_initialize(Some(Negotiated { version: S::VERSION, own, peer: object_of(text) }));
                 }
             }
             AnswerEffect::Session(effect, params_session) => {
@@ -359,7 +363,8 @@ impl<S: Protocol> Shared<S> {
             check_outgoing::<M::Params>(raw.get(), "$.params")
                 .map_err(|error| AcpError::InvalidParams { method: method.to_owned(), error })?;
         }
-        let cancelled = if self.role == Role::Client && method == "session/cancel" { session_of(&raw) } else { None };
+        let cancelled =
+            if self.role == Role::Client && method == S::RULES.session_cancel { session_of(&raw) } else { None };
         self.peer.notify(method, Some(raw)).await.map_err(|error| AcpError::from_call(method, error))?;
         if let Some(session) = cancelled {
             // The protocol requires the client to answer its pending permission
@@ -400,11 +405,11 @@ impl<S: Protocol> Shared<S> {
         let Some(negotiated) = self.negotiated() else {
             return Err(AcpError::NotInitialized { method: method.to_owned() });
         };
-        if let Some(gate) = gates::find(self.outgoing_gates(), method) {
+        if let Some(gate) = self.outgoing(method).and_then(|m| m.gate) {
             if !gate.is_open(&negotiated.peer, Some(params)) {
                 return Err(AcpError::CapabilityNotAdvertised {
                     method: method.to_owned(),
-                    capability: gate.describe(self.peer_caps_name(), Some(params)),
+                    capability: gate.describe(Some(params)),
                 });
             }
         }
@@ -441,10 +446,11 @@ enum AnswerEffect {
     Session(SessionEffect, Option<String>),
 }
 
-/// ACP docs show `null` for some empty results (`session/load`): read it as `{}`.
-fn result_text(result: &RawValue) -> &str {
+/// ACP docs show `null` for some empty results (`session/load`): where the table
+/// says the result has no required member, read it as `{}`.
+fn result_text(result: &RawValue, null_result: bool) -> &str {
     match result.get() {
-        "null" => "{}",
+        "null" if null_result => "{}",
         text => text,
     }
 }
@@ -457,7 +463,7 @@ fn answered_version(result: &str) -> Option<i64> {
 
 /// Records the session effect of a request this side handled successfully.
 pub(crate) fn track_handled<S: Protocol>(shared: &Shared<S>, method: &str, params: Option<&str>, result: &str) {
-    if let Some(effect) = session_effect(method) {
+    if let Some(effect) = shared.incoming(method).and_then(|m| m.session?.effect) {
         shared.apply_session_effect(effect, params.and_then(|p| string_field(p, "sessionId")), result);
     }
 }
@@ -476,18 +482,12 @@ pub(crate) fn string_field(text: &str, key: &str) -> Option<String> {
     members.get(key).and_then(|value| serde_json::from_str::<String>(value.get()).ok())
 }
 
-/// A top-level member (under either name), as a tree; `{}` when absent.
-fn field_of(params: &RawValue, v1: &str, v2: &str) -> Value {
-    field_of_text(params.get(), v1, v2)
-}
-
-pub(crate) fn field_of_text(text: &str, v1: &str, v2: &str) -> Value {
-    let members: HashMap<std::borrow::Cow<'_, str>, &RawValue> = serde_json::from_str(text).unwrap_or_default();
-    members
-        .get(v1)
-        .or_else(|| members.get(v2))
-        .and_then(|raw| serde_json::from_str(raw.get()).ok())
-        .unwrap_or_else(|| Value::Object(Default::default()))
+/// A JSON object as a tree; `{}` when the text is not one.
+pub(crate) fn object_of(text: &str) -> Value {
+    match serde_json::from_str(text) {
+        Ok(value @ Value::Object(_)) => value,
+        _ => Value::Object(Default::default()),
+    }
 }
 
 /// `-32002` with `data.sessionId`.

@@ -73,10 +73,12 @@ pub enum MethodKind {
 /// Whether a method is part of the stable surface of its wire version.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Stability {
-    /// In the stable schema.
+    /// In the stable schema of a released wire version.
     Stable,
     /// Only in the UNSTABLE schema.
     Unstable,
+    /// In the schema of a draft wire version (v2).
+    Draft,
 }
 
 /// One row of a generated method table.
@@ -92,8 +94,16 @@ pub struct MethodInfo {
     pub params: &'static str,
     /// The schema type of its result (requests only).
     pub result: Option<&'static str>,
-    /// Stable or unstable.
+    /// Stable, unstable or draft.
     pub stability: Stability,
+    /// A baseline handler: every implementation of `side` provides it.
+    pub required: bool,
+    /// A `null` result reads as the (all-optional) result object.
+    pub null_result: bool,
+    /// The capability the handling side must have advertised, if any.
+    pub gate: Option<rules::Gate>,
+    /// What a success does to the connection's sessions, if anything.
+    pub session: Option<rules::SessionRule>,
 }
 
 /// A request method, as a type: its wire name and its params and result types.
@@ -222,11 +232,10 @@ pub trait Payload: Sized {
 pub mod agent;
 pub mod client;
 mod endpoint;
-mod gates;
-pub use gates::missing_capability;
 pub mod receive;
 mod role;
-pub mod sessions;
+pub mod rules;
+pub use rules::missing_capability;
 
 pub use agent::ClientConnection;
 pub use client::{AgentConnection, AgentProcess};

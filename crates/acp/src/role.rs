@@ -33,8 +33,10 @@ pub trait Protocol: Send + Sync + 'static {
     type AgentRequest: Payload + Send + 'static;
     /// Notifications the agent sends.
     type AgentNotification: Payload + Send + 'static;
-    /// The method table.
+    /// The method table, with each method's rules.
     const METHODS: &'static [MethodInfo];
+    /// The lifecycle method names and the capability members of `initialize`.
+    const RULES: &'static crate::rules::SurfaceRules;
 }
 
 /// Runs the typed handler of one role: generated for every type implementing a

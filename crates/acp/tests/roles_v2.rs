@@ -18,7 +18,10 @@ impl v2::Agent for V2Agent {
         _: v2::AgentContext,
         _: v2::InitializeRequest,
     ) -> Result<v2::InitializeResponse, v2::ErrorObject> {
-        Ok(v2::InitializeResponse::new(v2::PROTOCOL_VERSION, v2::Implementation::new("v2-agent", "0")))
+        // v2 gates the session methods on `capabilities.session`: `{}` offers the baseline ones.
+        let mut response = v2::InitializeResponse::new(v2::PROTOCOL_VERSION, v2::Implementation::new("v2-agent", "0"));
+        response.capabilities.session = v2::MaybeUndefined::Value(v2::SessionCapabilities::default());
+        Ok(response)
     }
     async fn new_session(
         &self,
@@ -89,6 +92,45 @@ async fn v2_roles_negotiate_2_and_prompt_returns_a_receipt() {
     let hello = v2::ContentBlock::Text(v2::TextContent::new("hi"));
     let receipt = within(agent.prompt(v2::PromptRequest::new(session, vec![hello]))).await.unwrap();
     assert_eq!(receipt.message_id.as_str(), "m1");
+}
+
+struct SessionlessAgent;
+
+impl v2::Agent for SessionlessAgent {
+    async fn initialize(
+        &self,
+        _: v2::AgentContext,
+        _: v2::InitializeRequest,
+    ) -> Result<v2::InitializeResponse, v2::ErrorObject> {
+        Ok(v2::InitializeResponse::new(v2::PROTOCOL_VERSION, v2::Implementation::new("no-sessions", "0")))
+    }
+    async fn new_session(
+        &self,
+        _: v2::AgentContext,
+        _: v2::NewSessionRequest,
+    ) -> Result<v2::NewSessionResponse, v2::ErrorObject> {
+        Ok(v2::NewSessionResponse::new("never"))
+    }
+    async fn prompt(&self, _: v2::AgentContext, _: v2::PromptRequest) -> Result<v2::PromptResponse, v2::ErrorObject> {
+        Ok(v2::PromptResponse::new("never"))
+    }
+}
+
+#[tokio::test]
+async fn a_v2_agent_without_session_capabilities_is_not_sent_session_new() {
+    let ((ar, aw), (cr, cw)) = streams();
+    let (agent_connection, _) = v2::connect_agent(SessionlessAgent, ar, aw, v2::AcpOptions::default());
+    let (client_connection, agent) = v2::connect_client(V2Client, cr, cw, v2::AcpOptions::default());
+    tokio::spawn(agent_connection.run());
+    tokio::spawn(client_connection.run());
+    let init = v2::InitializeRequest::new(v2::PROTOCOL_VERSION, v2::Implementation::new("c", "0"));
+    within(agent.initialize(init)).await.unwrap();
+    match within(agent.new_session(v2::NewSessionRequest::new("/tmp"))).await {
+        Err(agentproto_acp::AcpError::CapabilityNotAdvertised { capability, .. }) => {
+            assert_eq!(capability, "capabilities.session");
+        }
+        other => panic!("{other:?}"),
+    }
 }
 
 #[tokio::test]

@@ -10,11 +10,11 @@
 use std::collections::{HashMap, HashSet};
 
 use agentproto_acp::receive::{classify, AgentV1, CallFailure, ClientV1, Finding as Refusal, Incoming, Role};
-use agentproto_acp::sessions::{may_name_unseen_session, session_effect, SessionEffect};
+use agentproto_acp::rules::{SessionEffect, SessionRule};
 use agentproto_acp::v1::{
     self, AgentNotification, AgentResponse, ClientResponse, RequestPermissionOutcome, SessionUpdate, StopReason,
 };
-use agentproto_acp::{missing_capability, Payload, RequestId, Side, Warning, WarningKind};
+use agentproto_acp::{MethodKind, Payload, RequestId, Side, Warning, WarningKind};
 use agentproto_jsonrpc::{ErrorCode, ErrorObject, Message};
 use serde_json::value::RawValue;
 use serde_json::Value;
@@ -27,9 +27,10 @@ use crate::rules::{self, Rule};
 #[derive(Debug, Default)]
 pub struct AcpMonitor {
     phase: Phase,
-    /// What each side advertised in `initialize` (`Null` until then).
-    client_caps: Value,
-    agent_caps: Value,
+    /// Each side's `initialize` message, where the capability paths of the
+    /// SDK's gate table start (`Null` until seen).
+    client_init: Value,
+    agent_init: Value,
     /// Requests from the client the agent has not answered.
     to_agent: HashMap<RequestId, Call>,
     /// Requests from the agent the client has not answered.
@@ -340,7 +341,7 @@ impl AcpMonitor {
         if method == "initialize" {
             if self.phase == Phase::Fresh {
                 self.phase = Phase::Initializing;
-                self.client_caps = member(line, &["params", "clientCapabilities"]);
+                self.client_init = member(line, &["params"]);
             } else {
                 report.add(
                     &rules::DUPLICATE_INITIALIZE,
@@ -357,23 +358,30 @@ impl AcpMonitor {
                 format!("the {sender} sent `{method}` before `initialize` was answered"),
             );
         } else {
-            let (handler, caps) = match direction {
-                Direction::ToAgent => (Side::Agent, &self.agent_caps),
-                Direction::ToClient => (Side::Client, &self.client_caps),
+            let (handler, init) = match direction {
+                Direction::ToAgent => (Side::Agent, &self.agent_init),
+                Direction::ToClient => (Side::Client, &self.client_init),
             };
-            let params = if method == "elicitation/create" { raw_member(line, "params") } else { None };
-            if let Some(capability) = missing_capability(1, handler, method, caps, params.as_deref()) {
-                report.add(
-                    &rules::CAPABILITY_NOT_ADVERTISED,
-                    Some(method),
-                    session.as_deref(),
-                    format!("`{method}` needs `{capability}`, which was not advertised"),
-                );
+            // The SDK's generated gate table, as the receiving role applies it.
+            let row = agentproto_acp::rules::request(v1::method::ALL, handler, method);
+            if let Some(gate) = row.and_then(|row| row.gate) {
+                let params = raw_member(line, "params");
+                if !gate.is_open(init, params.as_deref()) {
+                    let capability = gate.describe(params.as_deref());
+                    report.add(
+                        &rules::CAPABILITY_NOT_ADVERTISED,
+                        Some(method),
+                        session.as_deref(),
+                        format!("`{method}` needs `{capability}`, which was not advertised"),
+                    );
+                }
             }
+            let session_rule = row.and_then(|row| row.session);
             if let Some(session) = &session {
                 if !self.sessions.contains_key(session) {
-                    if may_name_unseen_session(method) {
-                        opened_session = session_effect(method) == Some(SessionEffect::OpenedByParams);
+                    if session_rule.is_some_and(|rule| rule.unseen_ok) {
+                        opened_session =
+                            session_rule.and_then(|rule| rule.effect) == Some(SessionEffect::OpenedByParams);
                         if opened_session {
                             // Updates replaying the session's history may arrive before the answer.
                             self.sessions.insert(session.clone(), Session::default());
@@ -496,10 +504,10 @@ impl AcpMonitor {
         match (call.method.as_str(), &result) {
             ("initialize", Ok(_)) => {
                 self.phase = Phase::Ready;
-                self.agent_caps = member(line, &["result", "agentCapabilities"]);
+                self.agent_init = member(line, &["result"]);
             }
             ("initialize", Err(_)) => self.phase = Phase::Fresh,
-            (method, Ok(payload)) => match session_effect(method) {
+            (method, Ok(payload)) => match session_rule(method).and_then(|rule| rule.effect) {
                 Some(SessionEffect::CreatedByResult) => {
                     if let Some(created) = payload.created_session() {
                         self.sessions.entry(created.to_owned()).or_default();
@@ -704,6 +712,11 @@ fn string_member(line: &[u8], key: &str) -> Option<String> {
 }
 
 /// The value at `path` in the line (`Null` when absent).
+/// The session rule of a request (the session methods are the agent's in v1).
+fn session_rule(method: &str) -> Option<SessionRule> {
+    v1::method::ALL.iter().find(|m| m.name == method && m.kind == MethodKind::Request).and_then(|m| m.session)
+}
+
 fn member(line: &[u8], path: &[&str]) -> Value {
     let Ok(value) = serde_json::from_slice::<Value>(line) else { return Value::Null };
     path.iter().try_fold(&value, |value, key| value.get(key)).cloned().unwrap_or(Value::Null)

@@ -6,8 +6,8 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use agentproto_acp::v1::{AgentNotification, AgentRequest, PermissionOptionKind};
-use agentproto_acp::DispatchError;
+use agentproto_acp::v1::{self, AgentNotification, AgentRequest, PermissionOptionKind};
+use agentproto_acp::{DispatchError, Side};
 use agentproto_jsonrpc::message::{encode_notification, encode_request, encode_response};
 use agentproto_jsonrpc::{ErrorObject, Message, RequestId};
 use serde_json::value::RawValue;
@@ -349,7 +349,14 @@ impl<'a, 'o> Driver<'a, 'o> {
         } else {
             self.ctx_pass("ACP-WIRE-002");
         }
-        let unadvertised = |what: &str| format!("called {method} although the client did not advertise {what}");
+        // What this scripted client advertised, checked with the SDK's generated gate table.
+        let advertised = super::initialize_params(Value::from(1), self.ctx.options.client_fs);
+        let gate = agentproto_acp::rules::request(v1::method::ALL, Side::Client, method).and_then(|row| row.gate);
+        if let Some(gate) = gate.filter(|gate| !gate.is_open(&advertised, params)) {
+            let capability = gate.describe(params);
+            self.ctx_fail("ACP-CAP-001", format!("called {method} although the client did not advertise `{capability}`"));
+            return self.respond(&id, Err(gate.refusal(method, params))).await;
+        }
         let answer = match decoded.value {
             AgentRequest::SessionRequestPermission(request) => {
                 if self.hold_permissions {
@@ -368,7 +375,7 @@ impl<'a, 'o> Driver<'a, 'o> {
                     None => serde_json::json!({"outcome": {"outcome": "cancelled"}}),
                 })
             }
-            AgentRequest::FsReadTextFile(request) if self.ctx.options.client_fs => {
+            AgentRequest::FsReadTextFile(request) => {
                 self.files(&request.path).and_then(|path| {
                     let text = std::fs::read_to_string(&path)
                         .map_err(|e| ErrorObject::internal_error(format!("cannot read {}: {e}", path.display())))?;
@@ -378,30 +385,16 @@ impl<'a, 'o> Driver<'a, 'o> {
                     Ok(serde_json::json!({"content": content}))
                 })
             }
-            AgentRequest::FsWriteTextFile(request) if self.ctx.options.client_fs => {
+            AgentRequest::FsWriteTextFile(request) => {
                 self.files(&request.path).and_then(|path| {
                     std::fs::write(&path, &request.content)
                         .map_err(|e| ErrorObject::internal_error(format!("cannot write {}: {e}", path.display())))?;
                     Ok(serde_json::json!({}))
                 })
             }
-            AgentRequest::FsReadTextFile(_) | AgentRequest::FsWriteTextFile(_) => {
-                self.ctx_fail("ACP-CAP-001", unadvertised("fs.readTextFile / fs.writeTextFile"));
-                Err(ErrorObject::method_not_found(method))
-            }
-            AgentRequest::TerminalCreate(_)
-            | AgentRequest::TerminalOutput(_)
-            | AgentRequest::TerminalWaitForExit(_)
-            | AgentRequest::TerminalKill(_)
-            | AgentRequest::TerminalRelease(_) => {
-                self.ctx_fail("ACP-CAP-001", unadvertised("terminal"));
-                Err(ErrorObject::method_not_found(method))
-            }
-            AgentRequest::ElicitationCreate(_) => {
-                self.ctx_fail("ACP-CAP-001", unadvertised("elicitation"));
-                Err(ErrorObject::method_not_found(method))
-            }
-            AgentRequest::Ext(_) => Err(ErrorObject::method_not_found(method)),
+            // Everything else this client does not serve (terminals and elicitation are
+            // never advertised, so the gate above already refused them).
+            _ => Err(ErrorObject::method_not_found(method)),
         };
         self.respond(&id, answer).await
     }

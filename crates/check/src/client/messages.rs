@@ -2,8 +2,8 @@
 
 use std::sync::Arc;
 
-use agentproto_acp::v1::{ClientNotification, ClientRequest, ClientResponse, ContentBlock, RequestPermissionOutcome};
-use agentproto_acp::DispatchError;
+use agentproto_acp::v1::{self, ClientNotification, ClientRequest, ClientResponse, ContentBlock, RequestPermissionOutcome};
+use agentproto_acp::{DispatchError, Side};
 use agentproto_jsonrpc::{ErrorCode, ErrorObject, RequestId};
 use serde_json::json;
 use serde_json::value::RawValue;
@@ -146,8 +146,16 @@ pub(super) async fn on_request(
         }
         ClientRequest::Ext(_) => shared.respond(&id, Err(ErrorObject::method_not_found(method))).await,
         _ => {
-            shared.fail("ACP-CLIENT-CAP-001", format!("called {method}, which the agent did not advertise"));
-            shared.respond(&id, Err(ErrorObject::method_not_found(method))).await;
+            // A gated method gets the SDK's refusal, naming the capability this
+            // scripted agent did not advertise; any other it simply does not offer.
+            let advertised = crate::common::initialize_response();
+            let gate = agentproto_acp::rules::request(v1::method::ALL, Side::Agent, method).and_then(|row| row.gate);
+            let (detail, error) = match gate.filter(|gate| !gate.is_open(&advertised, params)) {
+                Some(gate) => (format!("needs `{}`", gate.describe(params)), gate.refusal(method, params)),
+                None => ("is not offered".to_owned(), ErrorObject::method_not_found(method)),
+            };
+            shared.fail("ACP-CLIENT-CAP-001", format!("called {method}, which the agent did not advertise: it {detail}"));
+            shared.respond(&id, Err(error)).await;
         }
     }
     None

@@ -1,0 +1,288 @@
+//! Protocol rules as data: what a method needs and does beyond its types.
+//!
+//! The rows live in the generated method tables ([`MethodInfo`] of each surface's
+//! `method::ALL`, and its [`SurfaceRules`]); they come from `rules/acp.toml` through
+//! the generator's model, like the types. This module only holds their shapes and
+//! the few functions that read them, so both roles, the inspector and the
+//! conformance checks follow one table (no I/O here).
+
+use agentproto_jsonrpc::{ErrorCode, ErrorObject};
+use serde_json::value::RawValue;
+use serde_json::Value;
+
+use crate::{MethodInfo, MethodKind, Side};
+
+/// The method names the runtimes treat specially, and where each side's
+/// capabilities sit in its `initialize` message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SurfaceRules {
+    /// The member of the agent's `initialize` result holding its capabilities.
+    pub agent_capabilities: &'static str,
+    /// The member of the client's `initialize` params holding its capabilities.
+    pub client_capabilities: &'static str,
+    /// The request that must come first, once.
+    pub initialize: &'static str,
+    /// The notification either side sends to cancel one of its requests.
+    pub cancel_request: &'static str,
+    /// The notification that ends a session's prompt turn.
+    pub session_cancel: &'static str,
+}
+
+/// Which `initialize` message advertises a gate's capability: the handling side's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InitMessage {
+    /// The client's `initialize` params (client-handled methods).
+    Params,
+    /// The agent's `initialize` result (agent-handled methods).
+    Result,
+}
+
+/// One step of a capability path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Segment {
+    /// An object member.
+    Key(&'static str),
+    /// The member named by the value of this top-level member of the request's
+    /// params (elicitation: `mode`).
+    Param(&'static str),
+}
+
+/// What the value at a gate's path must be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GateTest {
+    /// `true` or an object (absent, `null` and `false` are not advertised).
+    Advertised,
+    /// A list with at least one item.
+    NonEmpty,
+}
+
+/// A request the handling side only serves when it advertised a capability.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Gate {
+    /// Where the capability is advertised.
+    pub init: InitMessage,
+    /// The path to it inside that message.
+    pub path: &'static [Segment],
+    /// What it must hold.
+    pub test: GateTest,
+    /// The code a request that arrives anyway is answered with: -32601, or -32602
+    /// when a params member chose the capability.
+    pub refusal: ErrorCode,
+}
+
+/// How a successful request changes the set of known sessions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SessionEffect {
+    /// The result names a new session (`sessionId`): `session/new`, `session/fork`.
+    CreatedByResult,
+    /// The params name a session that is now open: `session/load`, `session/resume`.
+    OpenedByParams,
+    /// The params name a session that is gone: `session/close`, `session/delete`.
+    Removed,
+}
+
+/// What a request does to sessions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SessionRule {
+    /// How a success changes the known sessions, if it does.
+    pub effect: Option<SessionEffect>,
+    /// Whether it may name a session this connection has not seen (one from an
+    /// earlier connection); other requests naming an unknown session get -32002.
+    pub unseen_ok: bool,
+}
+
+impl SessionEffect {
+    /// The session concerned: from the result for a created one, else from the params.
+    pub fn session(
+        self,
+        params_session: Option<String>,
+        result_session: impl FnOnce() -> Option<String>,
+    ) -> Option<String> {
+        match self {
+            SessionEffect::CreatedByResult => result_session(),
+            SessionEffect::OpenedByParams | SessionEffect::Removed => params_session,
+        }
+    }
+}
+
+/// The row of `methods` for a request handled by `side`.
+pub fn request(methods: &'static [MethodInfo], side: Side, name: &str) -> Option<&'static MethodInfo> {
+    methods.iter().find(|m| m.name == name && m.side == side && m.kind == MethodKind::Request)
+}
+
+/// The session effect of the request `name` handled by `side`, if it has one.
+pub fn session_effect(methods: &'static [MethodInfo], side: Side, name: &str) -> Option<SessionEffect> {
+    request(methods, side, name).and_then(|m| m.session).and_then(|s| s.effect)
+}
+
+/// Whether the request `name` may name a session the connection has not seen.
+pub fn may_name_unseen_session(methods: &'static [MethodInfo], side: Side, name: &str) -> bool {
+    request(methods, side, name).and_then(|m| m.session).is_some_and(|s| s.unseen_ok)
+}
+
+/// For tools that watch a connection from outside (the inspector, the checks):
+/// the capability the request `method`, handled by `handler`, needs and that
+/// side's `initialize` message (`init`: the client's params or the agent's result)
+/// does not advertise, as a dotted path such as `clientCapabilities.fs.readTextFile`;
+/// `None` when the method is not gated or the capability was advertised.
+pub fn missing_capability(
+    methods: &'static [MethodInfo],
+    handler: Side,
+    method: &str,
+    init: &Value,
+    params: Option<&RawValue>,
+) -> Option<String> {
+    let gate = request(methods, handler, method)?.gate?;
+    (!gate.is_open(init, params)).then(|| gate.describe(params))
+}
+
+fn param_text(params: Option<&RawValue>, member: &str) -> Option<String> {
+    params.and_then(|p| crate::endpoint::string_field(p.get(), member))
+}
+
+impl Gate {
+    /// Whether the handling side's `initialize` message opens this gate.
+    pub fn is_open(&self, init: &Value, params: Option<&RawValue>) -> bool {
+        let mut at = init;
+        for segment in self.path {
+            let key = match segment {
+                Segment::Key(key) => (*key).to_owned(),
+                // No such member: the params are invalid anyway, and say so elsewhere.
+                Segment::Param(member) => match param_text(params, member) {
+                    Some(value) => value,
+                    None => return true,
+                },
+            };
+            match at.get(&key) {
+                Some(next) => at = next,
+                None => return false,
+            }
+        }
+        match self.test {
+            GateTest::Advertised => matches!(at, Value::Bool(true) | Value::Object(_)),
+            GateTest::NonEmpty => matches!(at, Value::Array(items) if !items.is_empty()),
+        }
+    }
+
+    /// The capability as a dotted path, e.g. `agentCapabilities.loadSession`.
+    pub fn describe(&self, params: Option<&RawValue>) -> String {
+        let parts: Vec<String> = self
+            .path
+            .iter()
+            .map(|segment| match segment {
+                Segment::Key(key) => (*key).to_owned(),
+                Segment::Param(member) => param_text(params, member).unwrap_or_else(|| format!("<{member}>")),
+            })
+            .collect();
+        parts.join(".")
+    }
+
+    /// What the capability must be, in words, for messages.
+    fn wanted(&self, params: Option<&RawValue>) -> String {
+        match self.test {
+            GateTest::Advertised => format!("`{}`", self.describe(params)),
+            GateTest::NonEmpty => format!("a non-empty `{}`", self.describe(params)),
+        }
+    }
+
+    /// The params member that chose the capability, if one did.
+    fn chooser(&self) -> Option<&'static str> {
+        self.path.iter().find_map(|segment| match segment {
+            Segment::Param(member) => Some(*member),
+            Segment::Key(_) => None,
+        })
+    }
+
+    /// The answer to a gated request this side did not advertise.
+    pub fn refusal(&self, method: &str, params: Option<&RawValue>) -> ErrorObject {
+        let capability = self.describe(params);
+        let wanted = self.wanted(params);
+        match self.chooser().filter(|_| self.refusal == ErrorCode::INVALID_PARAMS) {
+            Some(member) => {
+                let value = param_text(params, member).unwrap_or_default();
+                let mut error = ErrorObject::invalid_params(
+                    &format!("$.params.{member}"),
+                    &format!("a {member} this side advertised"),
+                    &value,
+                );
+                error.message =
+                    format!("invalid params: {member} `{value}` needs {wanted}, which this side did not advertise");
+                error
+            }
+            None => {
+                let data = serde_json::json!({ "method": method, "capability": capability });
+                let error = ErrorObject::new(
+                    self.refusal,
+                    format!("method not found: `{method}` needs {wanted}, which this side did not advertise"),
+                );
+                match serde_json::value::to_raw_value(&data) {
+                    Ok(data) => error.with_data(data),
+                    Err(_) => error,
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raw(text: &str) -> Box<RawValue> {
+        RawValue::from_string(text.to_owned()).unwrap()
+    }
+
+    fn gate(side: Side, method: &str) -> Gate {
+        request(crate::v1::method::ALL, side, method).and_then(|m| m.gate).unwrap()
+    }
+
+    #[test]
+    fn booleans_and_object_markers() {
+        let init = serde_json::json!({"agentCapabilities": {
+            "loadSession": true,
+            "sessionCapabilities": {"list": {}, "delete": null, "close": false},
+        }});
+        let open = |m| gate(Side::Agent, m).is_open(&init, None);
+        assert!(open("session/load"));
+        assert!(open("session/list"));
+        assert!(!open("session/delete"), "null means not advertised");
+        assert!(!open("session/close"), "false means not advertised");
+        assert!(!open("session/resume"), "absent means not advertised");
+        let prompt = request(crate::v1::method::ALL, Side::Agent, "session/prompt").unwrap();
+        assert!(prompt.gate.is_none(), "baseline methods are not gated");
+    }
+
+    #[test]
+    fn elicitation_is_gated_per_mode() {
+        let init = serde_json::json!({"clientCapabilities": {"elicitation": {"form": {}}}});
+        let gate = gate(Side::Client, "elicitation/create");
+        assert!(gate.is_open(&init, Some(&raw(r#"{"mode":"form"}"#))));
+        assert!(!gate.is_open(&init, Some(&raw(r#"{"mode":"url"}"#))));
+        let error = gate.refusal("elicitation/create", Some(&raw(r#"{"mode":"url"}"#)));
+        assert_eq!(error.code, ErrorCode::INVALID_PARAMS);
+        assert!(error.message.contains("clientCapabilities.elicitation.url"), "{}", error.message);
+        let data: Value = serde_json::from_str(error.data.unwrap().get()).unwrap();
+        assert_eq!(data["path"], "$.params.mode");
+    }
+
+    #[test]
+    fn refusal_names_the_capability() {
+        let error = gate(Side::Client, "fs/read_text_file").refusal("fs/read_text_file", None);
+        assert_eq!(error.code, ErrorCode::METHOD_NOT_FOUND);
+        let data: Value = serde_json::from_str(error.data.unwrap().get()).unwrap();
+        assert_eq!(data["capability"], "clientCapabilities.fs.readTextFile");
+    }
+
+    #[test]
+    fn sessions_come_from_the_table() {
+        let all = crate::v1::method::ALL;
+        assert_eq!(session_effect(all, Side::Agent, "session/new"), Some(SessionEffect::CreatedByResult));
+        assert_eq!(session_effect(all, Side::Agent, "session/load"), Some(SessionEffect::OpenedByParams));
+        assert_eq!(session_effect(all, Side::Agent, "session/close"), Some(SessionEffect::Removed));
+        assert_eq!(session_effect(all, Side::Agent, "session/prompt"), None);
+        assert!(may_name_unseen_session(all, Side::Agent, "session/load"));
+        assert!(may_name_unseen_session(all, Side::Agent, "session/delete"));
+        assert!(!may_name_unseen_session(all, Side::Agent, "session/prompt"));
+        assert!(!may_name_unseen_session(all, Side::Agent, "session/close"));
+    }
+}
