@@ -12,8 +12,11 @@
    those it accepts only with warnings (lenient decoding), must not validate strictly.
    Framing is cross-checked too: a case expects -32700 exactly when its bytes are not one
    strict JSON value (or nest deeper than 128).
-3. Counts per folder; fails when the corpus has fewer than 300 cases.
-4. Flows (acp/v1/flows/, README "Flows"): structure (fields, role, setup, step kinds,
+3. Golden files (lint_canonical.py): every case whose message decodes has its
+   `<case>.canonical` beside it, none is orphaned, each is strict JSON without a line
+   feed and equals as a value the case's `expect.params` / `expect.result`.
+4. Counts per folder; fails when the corpus has fewer than 300 cases.
+5. Flows (acp/v1/flows/, README "Flows"): structure (fields, role, setup, step kinds,
    variables bound before use, `call`/`expect_call` pairing) and, for what the flow
    itself writes, the schema: a `send` that is a complete ACP request or notification
    has its params validated against the method's type (params that fail are allowed
@@ -34,6 +37,8 @@ import json
 import re
 import sys
 from pathlib import Path
+
+import lint_canonical
 
 try:
     from jsonschema import Draft202012Validator, FormatChecker
@@ -727,6 +732,7 @@ def main() -> int:
             bad("requirements.json", f"{k}: empty text")
 
     cases: dict[str, dict] = {}
+    goldens: set[str] = set()
     for d in CASE_DIRS:
         for path in sorted((VECTORS / d).rglob("*")):
             if path.is_dir():
@@ -734,8 +740,11 @@ def main() -> int:
             rel = path.relative_to(VECTORS).as_posix()
             if rel.startswith(FLOWS_DIR + "/"):
                 continue
+            if path.suffix == lint_canonical.SUFFIX:
+                goldens.add(rel[: -len(lint_canonical.SUFFIX)])
+                continue
             if path.suffix != ".json":
-                bad(rel, "only .json case files belong here")
+                bad(rel, "only .json case files and .canonical golden files belong here")
                 continue
             cid = rel[:-5]
             try:
@@ -751,6 +760,7 @@ def main() -> int:
             if check_format(cid, c, requirements):
                 check_semantics(cid, c, oracle)
 
+    lint_canonical.check(VECTORS, cases, goldens, bad)
     flows = check_flows(oracle, requirements)
     used = {c.get("requirement") for c in [*cases.values(), *flows.values()]}
     for k in sorted(set(requirements) - used):

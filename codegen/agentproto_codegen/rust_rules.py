@@ -6,14 +6,8 @@ from __future__ import annotations
 
 import re
 
+from .emit import rust_str as _str
 from .model import Gate, Method, SessionRule, Spec
-
-
-def _str(s: str) -> str:
-    # Rule strings are ASCII identifiers and JSON keys; JSON quoting is valid Rust for them.
-    if not s.isascii() or '"' in s or "\\" in s:
-        raise ValueError(f"rule string {s!r} needs escaping")
-    return f'"{s}"'
 
 
 def _bool(b: bool) -> str:

@@ -117,8 +117,9 @@ def emit_tagged(e: Emitter, u: Union) -> None:
             else:
                 out.line(f"None => return Err(de::missing::<A::Error>({tag})),")
             with out.block("Some(other) => {"):
+                out.line("let at = buffered.len();")
                 out.line("if let Some(live) = live { de::drain(live, &mut buffered)?; }")
-                out.line(f"let raw = de::rebuild(Some(({tag}, other)), &buffered);")
+                out.line(f"let raw = de::rebuild(Some((at, {tag}, other)), &buffered);")
                 if default is not None and default.payload is not None and u.unknown_to_default:
                     dt, conv = e.dtype(default.payload)
                     ident = variant_ident(default.name)
@@ -156,9 +157,9 @@ def variant_visit(e: Emitter, v: Variant, tag: str) -> str:
         return f"Self::{ident}({direct}::visit_fields({rest})?)"
     # Bodies that need their raw bytes (flattened or untagged): rebuild them.
     dt, conv = e.dtype(v.payload)
-    tag_arg = f"Some(({tag}, {rstr(v.tag)}))" if v.tag is not None else "None"
+    tag_arg = f"Some((at, {tag}, {rstr(v.tag)}))" if v.tag is not None else "None"
     return (
-        f"{{ if let Some(live) = live {{ de::drain(live, &mut buffered)?; }} "
+        f"{{ let at = buffered.len(); if let Some(live) = live {{ de::drain(live, &mut buffered)?; }} "
         f"let raw = de::rebuild({tag_arg}, &buffered); "
         f"Self::{ident}(de::from_raw::<{dt}, A::Error>(raw.as_raw())?{conv}) }}"
     )

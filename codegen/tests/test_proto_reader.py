@@ -7,6 +7,7 @@ import tempfile
 import unittest
 from pathlib import Path
 
+from agentproto_codegen import __main__ as cli
 from agentproto_codegen import proto, rules, rust_a2a
 from agentproto_codegen.model import ArrayRef, Enum, JsonRef, MapRef, NamedRef, PrimRef, Spec, Struct, Union
 
@@ -151,7 +152,7 @@ class ProtoReaderTests(unittest.TestCase):
             proto.read_proto(f.name, "x.proto", "0" * 64, A2A_RULES)
 
     def test_the_pinned_a2a_proto_has_eleven_operations(self) -> None:
-        s = proto.read_proto(str(ROOT / "spec/a2a/v1.0/a2a.proto"), "a2a/v1.0/a2a.proto", "0" * 64, A2A_RULES)
+        s = cli.build_models(cli.verify_pins())["a2a-v1"]
         self.assertEqual(len(s.methods), 11)
         self.assertEqual(sum(r.streaming for r in s.methods), 2)
         subscribe = next(m for m in s.methods if m.wire == "SubscribeToTask")

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Authoring script for the conformance vectors.
 
-Re-running it rewrites vectors/jsonrpc/, vectors/acp/ (cases and flows) and
-vectors/requirements.json byte for byte (no random data). The committed artefacts are the JSON files; this
-script only exists to keep them consistent.
+Re-running it rewrites vectors/jsonrpc/, vectors/acp/ (cases, their canonical-encoding
+golden files and flows) and vectors/requirements.json byte for byte (no random data). The
+committed artefacts are the files; this script only exists to keep them consistent. The
+golden files (`<case>.canonical`) are computed by the reference encoder in canonical.py.
 
     python3 vectors/tools/author.py          # write the files
     python3 vectors/tools/author.py --check  # exit 1 if the files on disk differ
@@ -15,12 +16,15 @@ import json
 import shutil
 import sys
 
+import canonical
+
 from vectorlib import *  # noqa: F403
 from cases_jsonrpc import build_jsonrpc
 from cases_methods import build_methods
 from cases_types import *  # noqa: F403
 from cases_shapes import *  # noqa: F403
 from cases_flows import FLOWS, build_flows
+from cases_canonical import build_canonical
 
 
 def build_types():
@@ -107,6 +111,7 @@ def main():
     build_jsonrpc()
     build_methods()
     build_types()
+    build_canonical()
     build_flows()
 
     # every `max` input must carry every declared property (and no unknown ones)
@@ -117,25 +122,36 @@ def main():
         print("\n".join(problems))
         sys.exit(1)
 
-    files = {}
+    files: dict = {}
     for cid, c in [*CASES.items(), *FLOWS.items()]:
-        files[VECTORS / (cid + ".json")] = json.dumps(c, indent=2, ensure_ascii=False) + "\n"
+        files[VECTORS / (cid + ".json")] = (json.dumps(c, indent=2, ensure_ascii=False) + "\n").encode()
+    encoder = canonical.load_encoder()
+    goldens = 0
+    for cid, c in CASES.items():
+        try:
+            golden = canonical.payload_bytes(encoder, c)
+        except canonical.CanonicalError as ex:
+            print(f"canonical encoding: {ex}")
+            sys.exit(1)
+        if golden is not None:
+            files[VECTORS / (cid + ".canonical")] = golden
+            goldens += 1
     used = sorted({c["requirement"] for c in [*CASES.values(), *FLOWS.values()]})
     unused = sorted(set(REQUIREMENTS) - set(used))
     if unused:
         print("unused requirements:", ", ".join(unused))
         sys.exit(1)
-    files[VECTORS / "requirements.json"] = json.dumps(
-        {k: REQUIREMENTS[k] for k in sorted(REQUIREMENTS)}, indent=2, ensure_ascii=False) + "\n"
+    files[VECTORS / "requirements.json"] = (json.dumps(
+        {k: REQUIREMENTS[k] for k in sorted(REQUIREMENTS)}, indent=2, ensure_ascii=False) + "\n").encode()
 
     if "--check" in sys.argv:
-        bad = [str(p) for p, t in files.items() if not p.exists() or p.read_text() != t]
-        on_disk = {p for d in ("jsonrpc", "acp") for p in (VECTORS / d).rglob("*.json")}
+        bad = [str(p) for p, t in files.items() if not p.exists() or p.read_bytes() != t]
+        on_disk = {p for d in ("jsonrpc", "acp") for p in (VECTORS / d).rglob("*") if p.is_file()}
         extra = sorted(str(p) for p in on_disk - set(files))
         if bad or extra:
             print("differs:", *bad, *extra, sep="\n  ")
             sys.exit(1)
-        print(f"{len(CASES)} cases and {len(FLOWS)} flows up to date")
+        print(f"{len(CASES)} cases ({goldens} with a canonical golden file) and {len(FLOWS)} flows up to date")
         return
 
     for d in ("jsonrpc", "acp"):
@@ -143,8 +159,8 @@ def main():
             shutil.rmtree(VECTORS / d)
     for p, t in files.items():
         p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(t)
-    print(f"wrote {len(CASES)} cases and {len(FLOWS)} flows")
+        p.write_bytes(t)
+    print(f"wrote {len(CASES)} cases ({goldens} with a canonical golden file) and {len(FLOWS)} flows")
 
 
 if __name__ == "__main__":

@@ -253,7 +253,7 @@ def build_jsonrpc():
     case("jsonrpc/envelope/duplicate-unknown-key", D, "A request in which an unknown top-level key appears twice is dispatched normally (repeated unknown keys are not checked).",
          G, input_text='{"jsonrpc":"2.0","id":1,"method":"_test/echo","params":{"x":1},"extra":1,"extra":2}\n')
     case("jsonrpc/envelope/duplicate-key-in-extension-params", D, "Repeated keys inside the free-form params of an extension request are not checked and the request is dispatched.",
-         x_request(ECHO, 1, None), input_text='{"jsonrpc":"2.0","id":1,"method":"_test/echo","params":{"x":1,"x":2}}\n')
+         x_request(ECHO, 1, None, {"x": 2}), input_text='{"jsonrpc":"2.0","id":1,"method":"_test/echo","params":{"x":1,"x":2}}\n')
     K = "jsonrpc.envelope.unknown-keys"
     case("jsonrpc/envelope/unknown-top-level-keys", K, "A request with extra top-level members (`extra`, `trace`) is dispatched and the extra members are ignored.",
          G, input={"jsonrpc": "2.0", "id": 1, "method": ECHO, "params": {"x": 1}, "extra": True, "trace": {"t": 1}})
@@ -263,11 +263,11 @@ def build_jsonrpc():
     # params --------------------------------------------------------------------
     PN = "jsonrpc.params.null-is-absent"
     case("jsonrpc/params/absent-extension", PN, "An extension request without params is dispatched with type null.",
-         x_request(ECHO, 1, None), input=req(ECHO))
+         x_request(ECHO, 1, None, None), input=req(ECHO))
     case("jsonrpc/params/null-extension", PN, "An extension request with \"params\": null is dispatched just like one without params.",
-         x_request(ECHO, 1, None), input=req(ECHO, None))
+         x_request(ECHO, 1, None, None), input=req(ECHO, None))
     case("jsonrpc/params/absent-notification", PN, "An extension notification without params is dispatched with type null.",
-         x_notification(NOTE, None), input=notif(NOTE))
+         x_notification(NOTE, None, None), input=notif(NOTE))
     PS = "jsonrpc.params.structured"
     case("jsonrpc/params/scalar-number", PS, "An extension request whose params is the number 5 is answered with -32602 at `$.params`.",
          x_reply_error(-32602, 1, "$.params"), input=req(ECHO, 5))

@@ -41,7 +41,9 @@ def build_methods():
             suffix = "" if side != "protocol" else ("-from-client" if dd == C2A else "-from-agent")
             sender_name = "client" if dd == C2A else "agent"
             mx = spec.get("params_min_x", ABSENT)
-            extra = " and re-encodes with the schema defaults filled in" if mx is not ABSENT else ""
+            extra = " and re-encodes with the schema defaults filled in" if mx is not ABSENT else " and re-encodes unchanged"
+            if mx is ABSENT:
+                mx = spec["params_min"]
             case(f"{f}/params-min{suffix}", RP,
                  f"{a_(m)} `{m}` {noun} sent by the {sender_name} with only the required params is dispatched as `{pt}`{extra}.",
                  ok(mx), input=send(spec["params_min"]), direction=dd)
@@ -86,7 +88,9 @@ def build_methods():
         rd = other(d)
         P = pend(3, m)
         rmx = spec.get("result_min_x", ABSENT)
-        extra = " and re-encodes with the schema defaults filled in" if rmx is not ABSENT else ""
+        extra = " and re-encodes with the schema defaults filled in" if rmx is not ABSENT else " and re-encodes unchanged"
+        if rmx is ABSENT:
+            rmx = spec["result_min"]
         case(f"{f}/result-min", RR,
              f"A response to a pending `{m}` call whose result holds only the required members is decoded as `{rt}`{extra}.",
              x_response(3, m, rt, rmx), input=resp(3, spec["result_min"]), direction=rd, pending=P)
@@ -157,10 +161,10 @@ def build_method_extras():
          input=req("session/prompt", {"sessionId": SID, "prompt": []}))
     case("acp/v1/session.prompt/id-string", "jsonrpc.id.echo",
          "A `session/prompt` request with a string id is dispatched with that id.",
-         x_request("session/prompt", "p-1", "PromptRequest"), input=req("session/prompt", {"sessionId": SID, "prompt": [TEXT_MIN]}, id="p-1"))
+         x_request("session/prompt", "p-1", "PromptRequest", {"sessionId": SID, "prompt": [TEXT_MIN]}), input=req("session/prompt", {"sessionId": SID, "prompt": [TEXT_MIN]}, id="p-1"))
     case("acp/v1/session.prompt/id-null", "jsonrpc.id.null",
          "A `session/prompt` request with id null is dispatched as a request with id null.",
-         x_request("session/prompt", None, "PromptRequest"), input=req("session/prompt", {"sessionId": SID, "prompt": [TEXT_MIN]}, id=None))
+         x_request("session/prompt", None, "PromptRequest", {"sessionId": SID, "prompt": [TEXT_MIN]}), input=req("session/prompt", {"sessionId": SID, "prompt": [TEXT_MIN]}, id=None))
     K = "acp.v1.dispatch.kind"
     case("acp/v1/session.prompt/sent-as-notification", K,
          "A `session/prompt` message without an id is a notification the agent does not know (the method is a request) and is dropped.",

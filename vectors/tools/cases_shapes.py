@@ -537,7 +537,7 @@ def build_meta_and_unknown_fields():
     p = prompt(TEXT_MIN)
     case(f"{F}/duplicate-key-inside", R,
          "Repeated keys inside `_meta` are not checked (it is free-form JSON) and the request is dispatched.",
-         x_request(PR, 1, "PromptRequest"),
+         x_request(PR, 1, "PromptRequest", {"sessionId": "sess_1", "prompt": [{"type": "text", "text": "Hello"}], "_meta": {"k": 2}}),
          input_text='{"jsonrpc":"2.0","id":1,"method":"session/prompt","params":{"sessionId":"sess_1","prompt":[{"type":"text","text":"Hello"}],"_meta":{"k":1,"k":2}}}\n')
     r = {"stopReason": "end_turn", "_meta": {"usage": {"inputTokens": 10, "outputTokens": 20}}}
     case(f"{F}/in-result", R, "`_meta` on a prompt result is kept verbatim.",
@@ -584,7 +584,7 @@ def build_duplicate_keys():
          input_text='{"jsonrpc":"2.0","id":1,"method":"session/prompt","params":{"sessionId":"a","prompt":[],"x":1,"x":2}}\n')
     case(f"{F}/raw-input-key", R,
          "Repeated keys inside a tool call's free-form rawInput are not checked and the notification is dispatched.",
-         x_notification(SU, SN),
+         x_notification(SU, SN, {"sessionId": "a", "update": {"sessionUpdate": "tool_call", "toolCallId": "c", "title": "t", "rawInput": {"a": 2}}}),
          input_text='{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"a","update":{"sessionUpdate":"tool_call","toolCallId":"c","title":"t","rawInput":{"a":1,"a":2}}}}\n',
          direction=A2C)
     case(f"{F}/result-known-key", R,

@@ -39,7 +39,10 @@ fn gates_start_at_the_capability_member<S: Protocol>() -> usize {
 #[test]
 fn every_gate_of_v1_is_rooted_at_its_capabilities() {
     use agentproto_acp::v1::V1;
-    assert_eq!((V1::RULES.agent_capabilities, V1::RULES.client_capabilities), ("agentCapabilities", "clientCapabilities"));
+    assert_eq!(
+        (V1::RULES.agent_capabilities, V1::RULES.client_capabilities),
+        ("agentCapabilities", "clientCapabilities")
+    );
     assert!(gates_start_at_the_capability_member::<V1>() >= 12);
 }
 
@@ -48,7 +51,10 @@ fn every_gate_of_v1_is_rooted_at_its_capabilities() {
 fn every_gate_of_v1_unstable_is_rooted_at_its_capabilities() {
     use agentproto_acp::v1_unstable::V1Unstable;
     assert_eq!(V1Unstable::RULES.agent_capabilities, "agentCapabilities");
-    assert!(gates_start_at_the_capability_member::<V1Unstable>() > gates_start_at_the_capability_member::<agentproto_acp::v1::V1>());
+    assert!(
+        gates_start_at_the_capability_member::<V1Unstable>()
+            > gates_start_at_the_capability_member::<agentproto_acp::v1::V1>()
+    );
 }
 
 #[cfg(feature = "v2")]
@@ -160,7 +166,11 @@ async fn a_v2_agent_refuses_delete_naming_the_v2_path() {
 }
 
 #[cfg(all(feature = "v2", feature = "unstable"))]
-minimal_agent!(V2UnstableAgent, v2_unstable, InitializeResponse::new(PROTOCOL_VERSION, Implementation::new("gates", "0")));
+minimal_agent!(
+    V2UnstableAgent,
+    v2_unstable,
+    InitializeResponse::new(PROTOCOL_VERSION, Implementation::new("gates", "0"))
+);
 
 #[cfg(all(feature = "v2", feature = "unstable"))]
 #[tokio::test]

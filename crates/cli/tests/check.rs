@@ -1,6 +1,6 @@
 //! The `agentproto check` verb from the built binary: usage errors, the text
 //! and JSON reports, exit statuses, the hidden relay behind `{agent}`, and the
-//! official TypeScript and Python SDK programs of `interop/` as peers.
+//! official TypeScript and Python SDK programs of `interop/official/` as peers.
 //!
 //! The official SDKs' failures are listed with the reason; a change in either
 //! direction fails the test, so the list stays true (`crates/check/FINDINGS.md`
@@ -19,12 +19,15 @@ fn repo() -> PathBuf {
 }
 
 fn interop(path: &str) -> String {
-    repo().join("interop").join(path).display().to_string()
+    repo().join("interop/official").join(path).display().to_string()
 }
 
 fn check_prerequisites() {
     let sdk = repo().join("interop/official/acp-ts/node_modules/@agentclientprotocol/sdk/package.json");
-    assert!(sdk.exists(), "the TypeScript SDK is not installed: run `npm ci --prefix interop/official/acp-ts` (as .ci/run does)");
+    assert!(
+        sdk.exists(),
+        "the TypeScript SDK is not installed: run `npm ci --prefix interop/official/acp-ts` (as .ci/run does)"
+    );
     let python = std::process::Command::new("python3")
         .args(["-c", "import acp"])
         .stdout(Stdio::null())
@@ -104,7 +107,7 @@ type Expected = (&'static str, &'static [&'static str], &'static [(&'static str,
 const AGENTS: &[Expected] = &[
     (
         "ts",
-        &["node", "ts/agent.mjs"],
+        &["node", "acp-ts/agent.mjs"],
         &[
             (
                 "ACP-SESSION-003",
@@ -120,7 +123,7 @@ const AGENTS: &[Expected] = &[
     ),
     (
         "python",
-        &["python3", "python/agent.py"],
+        &["python3", "acp-python/agent.py"],
         &[
             ("ACP-INIT-008", "PY-A1: no initialize gate: session/new before initialize creates a session"),
             ("ACP-SESSION-003", "PY-A2: no session table: a prompt for an unknown session runs"),
@@ -181,7 +184,7 @@ async fn check_agent_against_the_official_sdk_agents() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn check_client_against_the_official_sdk_clients_through_the_relay() {
     check_prerequisites();
-    let clients = [("ts", ["node", "ts/client.mjs"]), ("python", ["python3", "python/client.py"])];
+    let clients = [("ts", ["node", "acp-ts/client.mjs"]), ("python", ["python3", "acp-python/client.py"])];
     let runs = clients.map(|(name, command)| {
         let client = interop(command[1]);
         async move {

@@ -415,8 +415,10 @@ pub fn drain<'de, A: MapAccess<'de>>(mut map: A, buffered: &mut Buffered<'de>) -
     Ok(())
 }
 
-/// Rebuilds a raw JSON object from its members (the tag, if any, first).
-pub fn rebuild(tag: Option<(&str, &str)>, members: &Buffered<'_>) -> RawJson {
+/// Rebuilds a raw JSON object from its members, the tag (if any) put back where it
+/// was read: `(index, key, value)`, `index` being the number of members before it.
+/// Member values keep their received text; keys and the tag value are re-spelled.
+pub fn rebuild(tag: Option<(usize, &str, &str)>, members: &Buffered<'_>) -> RawJson {
     let mut text =
         String::with_capacity(64 + members.iter().map(|(k, v)| k.as_str().len() + v.get().len() + 4).sum::<usize>());
     text.push('{');
@@ -429,11 +431,19 @@ pub fn rebuild(tag: Option<(&str, &str)>, members: &Buffered<'_>) -> RawJson {
         text.push(':');
         text.push_str(value);
     };
-    if let Some((key, value)) = tag {
-        push(&mut text, key, &serde_json::to_string(value).unwrap_or_default());
-    }
-    for (key, value) in members {
+    let at = tag.map_or(usize::MAX, |(index, _, _)| index.min(members.len()));
+    for (index, (key, value)) in members.iter().enumerate() {
+        if index == at {
+            if let Some((_, key, value)) = tag {
+                push(&mut text, key, &serde_json::to_string(value).unwrap_or_default());
+            }
+        }
         push(&mut text, key.as_str(), value.get());
+    }
+    if at == members.len() {
+        if let Some((_, key, value)) = tag {
+            push(&mut text, key, &serde_json::to_string(value).unwrap_or_default());
+        }
     }
     text.push('}');
     RawJson::from_text(&text).expect("members of a valid object rebuild into a valid object")

@@ -81,7 +81,10 @@ fn program(side: &str, role: &str) -> Vec<String> {
 
 fn check_prerequisites() {
     let sdk = repo().join("interop/official/acp-ts/node_modules/@agentclientprotocol/sdk/package.json");
-    assert!(sdk.exists(), "the TypeScript SDK is not installed: run `npm ci --prefix interop/official/acp-ts` (as .ci/run does)");
+    assert!(
+        sdk.exists(),
+        "the TypeScript SDK is not installed: run `npm ci --prefix interop/official/acp-ts` (as .ci/run does)"
+    );
     let python = std::process::Command::new("python3")
         .args(["-c", "import acp"])
         .stdout(Stdio::null())

@@ -3,7 +3,9 @@
 //! dispatch ([`agentproto_acp::receive::classify`]).
 //!
 //! The format is defined in `vectors/README.md`. A case passes when the outcome
-//! the receive path produced matches `expect` in every field the case states.
+//! the receive path produced matches `expect` in every field the case states and,
+//! for a message that decodes, when the SDK's encoder writes the decoded params or
+//! result byte for byte as the case's golden file (`<case>.canonical`) says.
 //!
 //! The flows (`vectors/acp/v1/flows/`, message sequences checking the protocol
 //! state rules through a live connection) are run by [`flows`].
@@ -46,6 +48,10 @@ pub struct Case {
     pub pending: BTreeMap<String, String>,
     /// The expected outcome.
     pub expect: Value,
+    /// The golden file beside the case: the canonical encoding of its decoded
+    /// params or result (README, "Canonical encoding"), when it has one.
+    #[serde(skip)]
+    pub canonical: Option<Vec<u8>>,
 }
 
 fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Box<RawValue>>, D::Error> {
@@ -60,7 +66,13 @@ pub fn load(root: &Path) -> Result<Vec<(PathBuf, Case)>, String> {
     let mut cases = Vec::new();
     for path in files {
         let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-        let case: Case = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+        let mut case: Case = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+        let golden = path.with_extension("canonical");
+        case.canonical = match std::fs::read(&golden) {
+            Ok(bytes) => Some(bytes),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(format!("{}: {e}", golden.display())),
+        };
         cases.push((path, case));
     }
     Ok(cases)
@@ -174,20 +186,64 @@ pub fn run(case: &Case) -> Result<(), String> {
         let key = serde_json::to_string(id).unwrap_or_default();
         case.pending.get(&key).cloned()
     };
-    let observed = match case.direction.as_str() {
+    let (observed, encoded) = match case.direction.as_str() {
         "client_to_agent" => observe(classify::<AgentV1>(line, pending)),
         "agent_to_client" => observe(classify::<ClientV1>(line, pending)),
         other => return Err(format!("unknown direction {other:?}")),
     }?;
-    compare(&case.expect, &observed)
+    compare(&case.expect, &observed)?;
+    match (encoded, &case.canonical) {
+        (Some(actual), Some(golden)) => compare_bytes(golden, &actual),
+        (Some(_), None) => Err("the message decodes but the case has no golden file (<case>.canonical)".into()),
+        (None, _) => Ok(()),
+    }
 }
 
-/// The outcome of a case in the vector format, for comparison with `expect`.
-fn observe<R: Role>(incoming: Incoming<R>) -> Result<Value, String> {
-    fn payload<P: Payload>(p: &P) -> Result<Value, String> {
+/// Byte equality of the SDK's encoding with the golden file; a difference names the
+/// first offset where they part and shows both.
+pub fn compare_bytes(golden: &[u8], actual: &[u8]) -> Result<(), String> {
+    if golden == actual {
+        return Ok(());
+    }
+    let at = golden.iter().zip(actual).take_while(|(g, a)| g == a).count();
+    Err(format!(
+        "canonical encoding differs at byte {at} (golden {} bytes, encoded {} bytes)\n  golden:  {}\n  encoded: {}\n  {}^",
+        golden.len(),
+        actual.len(),
+        printable(golden),
+        printable(actual),
+        " ".repeat("encoded: ".len() + printable(&actual[..at.min(actual.len())]).chars().count()),
+    ))
+}
+
+/// Bytes as text: valid UTF-8 as it is, except control characters and invalid
+/// bytes, which are written `\xNN` so that the line stays one line.
+fn printable(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len());
+    for chunk in bytes.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            if c.is_control() {
+                out.push_str(&format!("\\x{:02x}", u32::from(c)));
+            } else {
+                out.push(c);
+            }
+        }
+        for b in chunk.invalid() {
+            out.push_str(&format!("\\x{b:02x}"));
+        }
+    }
+    out
+}
+
+/// The outcome of a case in the vector format, for comparison with `expect`, and
+/// for a decoded message the bytes the SDK's encoder writes for its params or result.
+fn observe<R: Role>(incoming: Incoming<R>) -> Result<(Value, Option<Vec<u8>>), String> {
+    /// Encodes with the SDK's encoder (what the runtime sends) and reads the result back.
+    fn payload<P: Payload>(p: &P) -> Result<(Value, Vec<u8>), String> {
         let mut buf = Vec::new();
         p.encode_payload(&mut buf).map_err(|e| format!("re-encoding failed: {e}"))?;
-        serde_json::from_slice(&buf).map_err(|e| format!("re-encoded payload is not JSON: {e}"))
+        let value = serde_json::from_slice(&buf).map_err(|e| format!("re-encoded payload is not JSON: {e}"))?;
+        Ok((value, buf))
     }
     fn warnings(w: &[Warning]) -> Value {
         Value::Array(w.iter().map(|w| Value::String(w.path.clone())).collect())
@@ -196,34 +252,49 @@ fn observe<R: Role>(incoming: Incoming<R>) -> Result<Value, String> {
         serde_json::to_value(id).unwrap_or(Value::Null)
     }
     Ok(match incoming {
-        Incoming::Request { id: request_id, request } => serde_json::json!({
-            "outcome": "request",
-            "method": request.value.method(),
-            "id": id(&request_id),
-            "type": request.value.type_name(),
-            "params": payload(&request.value)?,
-            "warnings": warnings(&request.warnings),
-        }),
-        Incoming::Notification(n) => serde_json::json!({
-            "outcome": "notification",
-            "method": n.value.method(),
-            "type": n.value.type_name(),
-            "params": payload(&n.value)?,
-            "warnings": warnings(&n.warnings),
-        }),
-        Incoming::Response { id: call_id, method, result: Ok(r) } => serde_json::json!({
-            "outcome": "response",
-            "id": id(&call_id),
-            "method": method,
-            "type": r.value.type_name(),
-            "result": payload(&r.value)?,
-            "warnings": warnings(&r.warnings),
-        }),
-        Incoming::Response { id: call_id, result: Err(e), .. } => serde_json::json!({
-            "outcome": "error_reply",
-            "id": id(&call_id),
-            "error": {"code": e.code.0, "message": e.message},
-        }),
+        Incoming::Request { id: request_id, request } => {
+            let (params, bytes) = payload(&request.value)?;
+            let observed = serde_json::json!({
+                "outcome": "request",
+                "method": request.value.method(),
+                "id": id(&request_id),
+                "type": request.value.type_name(),
+                "params": params,
+                "warnings": warnings(&request.warnings),
+            });
+            (observed, Some(bytes))
+        }
+        Incoming::Notification(n) => {
+            let (params, bytes) = payload(&n.value)?;
+            let observed = serde_json::json!({
+                "outcome": "notification",
+                "method": n.value.method(),
+                "type": n.value.type_name(),
+                "params": params,
+                "warnings": warnings(&n.warnings),
+            });
+            (observed, Some(bytes))
+        }
+        Incoming::Response { id: call_id, method, result: Ok(r) } => {
+            let (result, bytes) = payload(&r.value)?;
+            let observed = serde_json::json!({
+                "outcome": "response",
+                "id": id(&call_id),
+                "method": method,
+                "type": r.value.type_name(),
+                "result": result,
+                "warnings": warnings(&r.warnings),
+            });
+            (observed, Some(bytes))
+        }
+        Incoming::Response { id: call_id, result: Err(e), .. } => (
+            serde_json::json!({
+                "outcome": "error_reply",
+                "id": id(&call_id),
+                "error": {"code": e.code.0, "message": e.message},
+            }),
+            None,
+        ),
         Incoming::Reply { reply, finding } => {
             let Message::Response { id: reply_id, result: Err(e) } = reply else {
                 return Err("a reply that is not an error response".into());
@@ -233,23 +304,30 @@ fn observe<R: Role>(incoming: Incoming<R>) -> Result<Value, String> {
                 Finding::BadEnvelope { path, .. } if !path.is_empty() => Value::String(path.clone()),
                 _ => Value::Null,
             };
-            serde_json::json!({
+            let observed = serde_json::json!({
                 "outcome": "reply_error",
                 "id": id(&reply_id),
                 "error": {"code": e.code.0, "message": e.message, "path": path},
-            })
+            });
+            (observed, None)
         }
-        Incoming::CallFailed { id: call_id, error, .. } => serde_json::json!({
-            "outcome": "call_failed",
-            "id": id(&call_id),
-            "path": error.path(),
-            "detail": match &error { CallFailure::InvalidResult(d) => d.message.clone(), CallFailure::InvalidResponse { message, .. } => message.clone() },
-        }),
-        Incoming::Ignored(finding) => serde_json::json!({
-            "outcome": "ignored",
-            "finding": finding.code(),
-            "detail": format!("{finding:?}"),
-        }),
+        Incoming::CallFailed { id: call_id, error, .. } => (
+            serde_json::json!({
+                "outcome": "call_failed",
+                "id": id(&call_id),
+                "path": error.path(),
+                "detail": match &error { CallFailure::InvalidResult(d) => d.message.clone(), CallFailure::InvalidResponse { message, .. } => message.clone() },
+            }),
+            None,
+        ),
+        Incoming::Ignored(finding) => (
+            serde_json::json!({
+                "outcome": "ignored",
+                "finding": finding.code(),
+                "detail": format!("{finding:?}"),
+            }),
+            None,
+        ),
     })
 }
 
@@ -345,6 +423,46 @@ mod tests {
     fn base64_round() {
         assert_eq!(base64_decode("/w==").unwrap(), vec![0xff]);
         assert_eq!(base64_decode("aGk=").unwrap(), b"hi");
+    }
+
+    #[test]
+    fn byte_mismatch_names_the_offset() {
+        assert!(compare_bytes(b"{\"a\":1}", b"{\"a\":1}").is_ok());
+        let why = compare_bytes(b"{\"a\":1.0}", b"{\"a\":1}").unwrap_err();
+        assert!(why.contains("differs at byte 6"), "{why}");
+        assert!(why.contains("golden:  {\"a\":1.0}") && why.contains("encoded: {\"a\":1}"), "{why}");
+        assert!(printable(b"a\n\xff").ends_with("a\\x0a\\xff"));
+    }
+
+    /// The number and string rules stated in `vectors/README.md` ("Canonical
+    /// encoding") are what serde_json writes; `vectors/tools/canonical.py` implements
+    /// the same table.
+    #[test]
+    fn canonical_scalars_are_serde_json() {
+        let f = |x: f64| serde_json::to_string(&x).unwrap();
+        for (x, text) in [
+            (1.0, "1.0"),
+            (-0.0, "-0.0"),
+            (-2.5e-8, "-2.5e-8"),
+            (0.1 + 0.2, "0.30000000000000004"),
+            (1e100, "1e+100"),
+            (0.5, "0.5"),
+            (1e15, "1000000000000000.0"),
+            (1e16, "1e+16"),
+            (1.5e16, "1.5e+16"),
+            (1e21, "1e+21"),
+            (123456.789, "123456.789"),
+            (0.00001, "0.00001"),
+            (0.000001, "1e-6"),
+            (1.5e-7, "1.5e-7"),
+            (f64::MAX, "1.7976931348623157e+308"),
+            (5e-324, "5e-324"),
+            (f64::NAN, "null"),
+        ] {
+            assert_eq!(f(x), text, "{x:e}");
+        }
+        let s = serde_json::to_string("\"\\/\u{8}\t\n\u{c}\r\u{1}\u{1f}\u{7f}é\u{2028}😀").unwrap();
+        assert_eq!(s, "\"\\\"\\\\/\\b\\t\\n\\f\\r\\u0001\\u001f\u{7f}é\u{2028}😀\"");
     }
 
     #[test]

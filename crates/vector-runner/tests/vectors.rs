@@ -1,4 +1,6 @@
-//! Runs every vector under `vectors/` through the Rust receive path.
+//! Runs every vector under `vectors/` through the Rust receive path and, for each
+//! message that decodes, compares the SDK's encoding of it with the case's golden
+//! file (`<case>.canonical`) byte for byte.
 //!
 //! An unlisted failure fails the test, and so does a case listed in
 //! `vectors/baselines/rust.json` that now passes (stale baseline).

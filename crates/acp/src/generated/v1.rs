@@ -866,10 +866,11 @@ impl ToolCallContent {
             Some("terminal") => Self::Terminal(Terminal::visit_fields(de::Replay::new(buffered, live))?),
             None => return Err(de::missing::<A::Error>("type")),
             Some(other) => {
+                let at = buffered.len();
                 if let Some(live) = live {
                     de::drain(live, &mut buffered)?;
                 }
-                let raw = de::rebuild(Some(("type", other)), &buffered);
+                let raw = de::rebuild(Some((at, "type", other)), &buffered);
                 de::warn_unknown("ToolCallContent", other);
                 Self::Unknown(raw)
             }
@@ -964,10 +965,11 @@ impl ContentBlock {
             Some("resource") => Self::Resource(EmbeddedResource::visit_fields(de::Replay::new(buffered, live))?),
             None => return Err(de::missing::<A::Error>("type")),
             Some(other) => {
+                let at = buffered.len();
                 if let Some(live) = live {
                     de::drain(live, &mut buffered)?;
                 }
-                let raw = de::rebuild(Some(("type", other)), &buffered);
+                let raw = de::rebuild(Some((at, "type", other)), &buffered);
                 de::warn_unknown("ContentBlock", other);
                 Self::Unknown(raw)
             }
@@ -3360,25 +3362,28 @@ impl CreateElicitationRequestVariant {
         let live = if tag.is_some() { Some(map) } else { None };
         Ok(match tag.as_ref().map(|t| t.as_str()) {
             Some("form") => {
+                let at = buffered.len();
                 if let Some(live) = live {
                     de::drain(live, &mut buffered)?;
                 }
-                let raw = de::rebuild(Some(("mode", "form")), &buffered);
+                let raw = de::rebuild(Some((at, "mode", "form")), &buffered);
                 Self::Form(de::from_raw::<ElicitationFormMode, A::Error>(raw.as_raw())?)
             }
             Some("url") => {
+                let at = buffered.len();
                 if let Some(live) = live {
                     de::drain(live, &mut buffered)?;
                 }
-                let raw = de::rebuild(Some(("mode", "url")), &buffered);
+                let raw = de::rebuild(Some((at, "mode", "url")), &buffered);
                 Self::Url(de::from_raw::<ElicitationUrlMode, A::Error>(raw.as_raw())?)
             }
             None => return Err(de::missing::<A::Error>("mode")),
             Some(other) => {
+                let at = buffered.len();
                 if let Some(live) = live {
                     de::drain(live, &mut buffered)?;
                 }
-                let raw = de::rebuild(Some(("mode", other)), &buffered);
+                let raw = de::rebuild(Some((at, "mode", other)), &buffered);
                 Self::Unknown(raw)
             }
         })
@@ -3887,10 +3892,11 @@ impl ElicitationPropertySchema {
             Some("array") => Self::Array(MultiSelectPropertySchema::visit_fields(de::Replay::new(buffered, live))?),
             None => return Err(de::missing::<A::Error>("type")),
             Some(other) => {
+                let at = buffered.len();
                 if let Some(live) = live {
                     de::drain(live, &mut buffered)?;
                 }
-                let raw = de::rebuild(Some(("type", other)), &buffered);
+                let raw = de::rebuild(Some((at, "type", other)), &buffered);
                 Self::Unknown(raw)
             }
         })
@@ -4771,10 +4777,11 @@ impl MultiSelectItems {
             Some("string") => Self::String(StringMultiSelectItems::visit_fields(de::Replay::new(buffered, live))?),
             None => Self::Titled(TitledMultiSelectItems::visit_fields(de::Replay::new(buffered, live))?),
             Some(other) => {
+                let at = buffered.len();
                 if let Some(live) = live {
                     de::drain(live, &mut buffered)?;
                 }
-                let raw = de::rebuild(Some(("type", other)), &buffered);
+                let raw = de::rebuild(Some((at, "type", other)), &buffered);
                 Self::Unknown(raw)
             }
         })
@@ -6618,10 +6625,11 @@ impl AuthMethod {
             Some("terminal") => Self::Terminal(AuthMethodTerminal::visit_fields(de::Replay::new(buffered, live))?),
             None => Self::Agent(AuthMethodAgent::visit_fields(de::Replay::new(buffered, live))?),
             Some(other) => {
+                let at = buffered.len();
                 if let Some(live) = live {
                     de::drain(live, &mut buffered)?;
                 }
-                let raw = de::rebuild(Some(("type", other)), &buffered);
+                let raw = de::rebuild(Some((at, "type", other)), &buffered);
                 de::warn_unknown("AuthMethod", other);
                 Self::Unknown(raw)
             }
@@ -7626,10 +7634,11 @@ impl SessionConfigOptionVariant {
             Some("boolean") => Self::Boolean(SessionConfigBoolean::visit_fields(de::Replay::new(buffered, live))?),
             None => return Err(de::missing::<A::Error>("type")),
             Some(other) => {
+                let at = buffered.len();
                 if let Some(live) = live {
                     de::drain(live, &mut buffered)?;
                 }
-                let raw = de::rebuild(Some(("type", other)), &buffered);
+                let raw = de::rebuild(Some((at, "type", other)), &buffered);
                 de::warn_unknown("SessionConfigOptionVariant", other);
                 Self::Unknown(raw)
             }
@@ -9503,10 +9512,11 @@ impl SessionUpdate {
             }
             None => return Err(de::missing::<A::Error>("sessionUpdate")),
             Some(other) => {
+                let at = buffered.len();
                 if let Some(live) = live {
                     de::drain(live, &mut buffered)?;
                 }
-                let raw = de::rebuild(Some(("sessionUpdate", other)), &buffered);
+                let raw = de::rebuild(Some((at, "sessionUpdate", other)), &buffered);
                 de::warn_unknown("SessionUpdate", other);
                 Self::Unknown(raw)
             }
@@ -12974,10 +12984,11 @@ impl McpServer {
             Some("sse") => Self::Sse(McpServerSse::visit_fields(de::Replay::new(buffered, live))?),
             None => Self::Stdio(McpServerStdio::visit_fields(de::Replay::new(buffered, live))?),
             Some(other) => {
+                let at = buffered.len();
                 if let Some(live) = live {
                     de::drain(live, &mut buffered)?;
                 }
-                let raw = de::rebuild(Some(("type", other)), &buffered);
+                let raw = de::rebuild(Some((at, "type", other)), &buffered);
                 de::warn_unknown("McpServer", other);
                 Self::Unknown(raw)
             }
@@ -14292,10 +14303,11 @@ impl SetSessionConfigOptionRequestVariant {
                 buffered, live,
             ))?),
             Some(other) => {
+                let at = buffered.len();
                 if let Some(live) = live {
                     de::drain(live, &mut buffered)?;
                 }
-                let raw = de::rebuild(Some(("type", other)), &buffered);
+                let raw = de::rebuild(Some((at, "type", other)), &buffered);
                 if let Some(v) = de::try_variant::<SetSessionConfigOptionRequestVariantValueId>(raw.as_raw()) {
                     return Ok(Self::ValueId(v));
                 }
@@ -14807,10 +14819,11 @@ impl RequestPermissionOutcome {
             }
             None => return Err(de::missing::<A::Error>("outcome")),
             Some(other) => {
+                let at = buffered.len();
                 if let Some(live) = live {
                     de::drain(live, &mut buffered)?;
                 }
-                let raw = de::rebuild(Some(("outcome", other)), &buffered);
+                let raw = de::rebuild(Some((at, "outcome", other)), &buffered);
                 de::warn_unknown("RequestPermissionOutcome", other);
                 Self::Unknown(raw)
             }
@@ -15538,10 +15551,11 @@ impl CreateElicitationResponseVariant {
             }
             None => return Err(de::missing::<A::Error>("action")),
             Some(other) => {
+                let at = buffered.len();
                 if let Some(live) = live {
                     de::drain(live, &mut buffered)?;
                 }
-                let raw = de::rebuild(Some(("action", other)), &buffered);
+                let raw = de::rebuild(Some((at, "action", other)), &buffered);
                 Self::Unknown(raw)
             }
         })

@@ -866,10 +866,11 @@ impl ToolCallContent {
             Some("terminal") => Self::Terminal(Terminal::visit_fields(de::Replay::new(buffered, live))?),
             None => return Err(de::missing::<A::Error>("type")),
             Some(other) => {
+                let at = buffered.len();
                 if let Some(live) = live {
                     de::drain(live, &mut buffered)?;
                 }
-                let raw = de::rebuild(Some(("type", other)), &buffered);
+                let raw = de::rebuild(Some((at, "type", other)), &buffered);
                 de::warn_unknown("ToolCallContent", other);
                 Self::Unknown(raw)
             }
@@ -964,10 +965,11 @@ impl ContentBlock {
             Some("resource") => Self::Resource(EmbeddedResource::visit_fields(de::Replay::new(buffered, live))?),
             None => return Err(de::missing::<A::Error>("type")),
             Some(other) => {
+                let at = buffered.len();
                 if let Some(live) = live {
                     de::drain(live, &mut buffered)?;
                 }
-                let raw = de::rebuild(Some(("type", other)), &buffered);
+                let raw = de::rebuild(Some((at, "type", other)), &buffered);
                 de::warn_unknown("ContentBlock", other);
                 Self::Unknown(raw)
             }
@@ -3360,25 +3362,28 @@ impl CreateElicitationRequestVariant {
         let live = if tag.is_some() { Some(map) } else { None };
         Ok(match tag.as_ref().map(|t| t.as_str()) {
             Some("form") => {
+                let at = buffered.len();
                 if let Some(live) = live {
                     de::drain(live, &mut buffered)?;
                 }
-                let raw = de::rebuild(Some(("mode", "form")), &buffered);
+                let raw = de::rebuild(Some((at, "mode", "form")), &buffered);
                 Self::Form(de::from_raw::<ElicitationFormMode, A::Error>(raw.as_raw())?)
             }
             Some("url") => {
+                let at = buffered.len();
                 if let Some(live) = live {
                     de::drain(live, &mut buffered)?;
                 }
-                let raw = de::rebuild(Some(("mode", "url")), &buffered);
+                let raw = de::rebuild(Some((at, "mode", "url")), &buffered);
                 Self::Url(de::from_raw::<ElicitationUrlMode, A::Error>(raw.as_raw())?)
             }
             None => return Err(de::missing::<A::Error>("mode")),
             Some(other) => {
+                let at = buffered.len();
                 if let Some(live) = live {
                     de::drain(live, &mut buffered)?;
                 }
-                let raw = de::rebuild(Some(("mode", other)), &buffered);
+                let raw = de::rebuild(Some((at, "mode", other)), &buffered);
                 Self::Unknown(raw)
             }
         })
@@ -3887,10 +3892,11 @@ impl ElicitationPropertySchema {
             Some("array") => Self::Array(MultiSelectPropertySchema::visit_fields(de::Replay::new(buffered, live))?),
             None => return Err(de::missing::<A::Error>("type")),
             Some(other) => {
+                let at = buffered.len();
                 if let Some(live) = live {
                     de::drain(live, &mut buffered)?;
                 }
-                let raw = de::rebuild(Some(("type", other)), &buffered);
+                let raw = de::rebuild(Some((at, "type", other)), &buffered);
                 Self::Unknown(raw)
             }
         })
@@ -4771,10 +4777,11 @@ impl MultiSelectItems {
             Some("string") => Self::String(StringMultiSelectItems::visit_fields(de::Replay::new(buffered, live))?),
             None => Self::Titled(TitledMultiSelectItems::visit_fields(de::Replay::new(buffered, live))?),
             Some(other) => {
+                let at = buffered.len();
                 if let Some(live) = live {
                     de::drain(live, &mut buffered)?;
                 }
-                let raw = de::rebuild(Some(("type", other)), &buffered);
+                let raw = de::rebuild(Some((at, "type", other)), &buffered);
                 Self::Unknown(raw)
             }
         })
@@ -7641,10 +7648,11 @@ impl AuthMethod {
             Some("terminal") => Self::Terminal(AuthMethodTerminal::visit_fields(de::Replay::new(buffered, live))?),
             None => Self::Agent(AuthMethodAgent::visit_fields(de::Replay::new(buffered, live))?),
             Some(other) => {
+                let at = buffered.len();
                 if let Some(live) = live {
                     de::drain(live, &mut buffered)?;
                 }
-                let raw = de::rebuild(Some(("type", other)), &buffered);
+                let raw = de::rebuild(Some((at, "type", other)), &buffered);
                 de::warn_unknown("AuthMethod", other);
                 Self::Unknown(raw)
             }
@@ -9505,10 +9513,11 @@ impl SessionConfigOptionVariant {
             Some("boolean") => Self::Boolean(SessionConfigBoolean::visit_fields(de::Replay::new(buffered, live))?),
             None => return Err(de::missing::<A::Error>("type")),
             Some(other) => {
+                let at = buffered.len();
                 if let Some(live) = live {
                     de::drain(live, &mut buffered)?;
                 }
-                let raw = de::rebuild(Some(("type", other)), &buffered);
+                let raw = de::rebuild(Some((at, "type", other)), &buffered);
                 de::warn_unknown("SessionConfigOptionVariant", other);
                 Self::Unknown(raw)
             }
@@ -12102,10 +12111,11 @@ impl SessionUpdate {
             }
             None => return Err(de::missing::<A::Error>("sessionUpdate")),
             Some(other) => {
+                let at = buffered.len();
                 if let Some(live) = live {
                     de::drain(live, &mut buffered)?;
                 }
-                let raw = de::rebuild(Some(("sessionUpdate", other)), &buffered);
+                let raw = de::rebuild(Some((at, "sessionUpdate", other)), &buffered);
                 de::warn_unknown("SessionUpdate", other);
                 Self::Unknown(raw)
             }
@@ -12817,10 +12827,11 @@ impl PlanUpdateContent {
             Some("markdown") => Self::Markdown(PlanMarkdown::visit_fields(de::Replay::new(buffered, live))?),
             None => return Err(de::missing::<A::Error>("type")),
             Some(other) => {
+                let at = buffered.len();
                 if let Some(live) = live {
                     de::drain(live, &mut buffered)?;
                 }
-                let raw = de::rebuild(Some(("type", other)), &buffered);
+                let raw = de::rebuild(Some((at, "type", other)), &buffered);
                 de::warn_unknown("PlanUpdateContent", other);
                 Self::Unknown(raw)
             }
@@ -14847,10 +14858,11 @@ impl StateUpdate {
         Ok(match tag.as_ref().map(|t| t.as_str()) {
             Some("running") => Self::Running(RunningStateUpdate::visit_fields(de::Replay::new(buffered, live))?),
             Some("idle") => {
+                let at = buffered.len();
                 if let Some(live) = live {
                     de::drain(live, &mut buffered)?;
                 }
-                let raw = de::rebuild(Some(("state", "idle")), &buffered);
+                let raw = de::rebuild(Some((at, "state", "idle")), &buffered);
                 Self::Idle(de::from_raw::<IdleStateUpdate, A::Error>(raw.as_raw())?)
             }
             Some("requires_action") => {
@@ -14859,10 +14871,11 @@ impl StateUpdate {
             Some("unknown") => Self::UnknownVariant(UnknownStateUpdate::visit_fields(de::Replay::new(buffered, live))?),
             None => return Err(de::missing::<A::Error>("state")),
             Some(other) => {
+                let at = buffered.len();
                 if let Some(live) = live {
                     de::drain(live, &mut buffered)?;
                 }
-                let raw = de::rebuild(Some(("state", other)), &buffered);
+                let raw = de::rebuild(Some((at, "state", other)), &buffered);
                 Self::Unknown(raw)
             }
         })
@@ -15117,10 +15130,11 @@ impl IdleStateUpdateVariant {
             Some("error") => Self::Error(ErrorStopReason::visit_fields(de::Replay::new(buffered, live))?),
             None => return Err(de::missing::<A::Error>("stopReason")),
             Some(other) => {
+                let at = buffered.len();
                 if let Some(live) = live {
                     de::drain(live, &mut buffered)?;
                 }
-                let raw = de::rebuild(Some(("stopReason", other)), &buffered);
+                let raw = de::rebuild(Some((at, "stopReason", other)), &buffered);
                 Self::Unknown(raw)
             }
         })
@@ -18021,10 +18035,11 @@ impl McpServer {
             Some("acp") => Self::Acp(McpServerAcp::visit_fields(de::Replay::new(buffered, live))?),
             None => Self::Stdio(McpServerStdio::visit_fields(de::Replay::new(buffered, live))?),
             Some(other) => {
+                let at = buffered.len();
                 if let Some(live) = live {
                     de::drain(live, &mut buffered)?;
                 }
-                let raw = de::rebuild(Some(("type", other)), &buffered);
+                let raw = de::rebuild(Some((at, "type", other)), &buffered);
                 de::warn_unknown("McpServer", other);
                 Self::Unknown(raw)
             }
@@ -20167,10 +20182,11 @@ impl SetSessionConfigOptionRequestVariant {
                 buffered, live,
             ))?),
             Some(other) => {
+                let at = buffered.len();
                 if let Some(live) = live {
                     de::drain(live, &mut buffered)?;
                 }
-                let raw = de::rebuild(Some(("type", other)), &buffered);
+                let raw = de::rebuild(Some((at, "type", other)), &buffered);
                 if let Some(v) = de::try_variant::<SetSessionConfigOptionRequestVariantValueId>(raw.as_raw()) {
                     return Ok(Self::ValueId(v));
                 }
@@ -20682,10 +20698,11 @@ impl RequestPermissionOutcome {
             }
             None => return Err(de::missing::<A::Error>("outcome")),
             Some(other) => {
+                let at = buffered.len();
                 if let Some(live) = live {
                     de::drain(live, &mut buffered)?;
                 }
-                let raw = de::rebuild(Some(("outcome", other)), &buffered);
+                let raw = de::rebuild(Some((at, "outcome", other)), &buffered);
                 de::warn_unknown("RequestPermissionOutcome", other);
                 Self::Unknown(raw)
             }
@@ -21413,10 +21430,11 @@ impl CreateElicitationResponseVariant {
             }
             None => return Err(de::missing::<A::Error>("action")),
             Some(other) => {
+                let at = buffered.len();
                 if let Some(live) = live {
                     de::drain(live, &mut buffered)?;
                 }
-                let raw = de::rebuild(Some(("action", other)), &buffered);
+                let raw = de::rebuild(Some((at, "action", other)), &buffered);
                 Self::Unknown(raw)
             }
         })

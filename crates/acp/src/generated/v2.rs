@@ -273,10 +273,11 @@ impl RequestPermissionSubject {
             Some("command") => Self::Command(CommandPermissionSubject::visit_fields(de::Replay::new(buffered, live))?),
             None => return Err(de::missing::<A::Error>("type")),
             Some(other) => {
+                let at = buffered.len();
                 if let Some(live) = live {
                     de::drain(live, &mut buffered)?;
                 }
-                let raw = de::rebuild(Some(("type", other)), &buffered);
+                let raw = de::rebuild(Some((at, "type", other)), &buffered);
                 Self::Unknown(raw)
             }
         })
@@ -784,10 +785,11 @@ impl ToolCallContent {
             Some("terminal") => Self::Terminal(Terminal::visit_fields(de::Replay::new(buffered, live))?),
             None => return Err(de::missing::<A::Error>("type")),
             Some(other) => {
+                let at = buffered.len();
                 if let Some(live) = live {
                     de::drain(live, &mut buffered)?;
                 }
-                let raw = de::rebuild(Some(("type", other)), &buffered);
+                let raw = de::rebuild(Some((at, "type", other)), &buffered);
                 Self::Unknown(raw)
             }
         })
@@ -881,10 +883,11 @@ impl ContentBlock {
             Some("resource") => Self::Resource(EmbeddedResource::visit_fields(de::Replay::new(buffered, live))?),
             None => return Err(de::missing::<A::Error>("type")),
             Some(other) => {
+                let at = buffered.len();
                 if let Some(live) = live {
                     de::drain(live, &mut buffered)?;
                 }
-                let raw = de::rebuild(Some(("type", other)), &buffered);
+                let raw = de::rebuild(Some((at, "type", other)), &buffered);
                 Self::Unknown(raw)
             }
         })
@@ -2367,10 +2370,11 @@ impl DiffChangeVariant {
             Some("copy") => Self::Copy(DiffPathPairChange::visit_fields(de::Replay::new(buffered, live))?),
             None => return Err(de::missing::<A::Error>("operation")),
             Some(other) => {
+                let at = buffered.len();
                 if let Some(live) = live {
                     de::drain(live, &mut buffered)?;
                 }
-                let raw = de::rebuild(Some(("operation", other)), &buffered);
+                let raw = de::rebuild(Some((at, "operation", other)), &buffered);
                 Self::Unknown(raw)
             }
         })
@@ -3797,25 +3801,28 @@ impl CreateElicitationRequestVariant {
         let live = if tag.is_some() { Some(map) } else { None };
         Ok(match tag.as_ref().map(|t| t.as_str()) {
             Some("form") => {
+                let at = buffered.len();
                 if let Some(live) = live {
                     de::drain(live, &mut buffered)?;
                 }
-                let raw = de::rebuild(Some(("mode", "form")), &buffered);
+                let raw = de::rebuild(Some((at, "mode", "form")), &buffered);
                 Self::Form(de::from_raw::<ElicitationFormMode, A::Error>(raw.as_raw())?)
             }
             Some("url") => {
+                let at = buffered.len();
                 if let Some(live) = live {
                     de::drain(live, &mut buffered)?;
                 }
-                let raw = de::rebuild(Some(("mode", "url")), &buffered);
+                let raw = de::rebuild(Some((at, "mode", "url")), &buffered);
                 Self::Url(de::from_raw::<ElicitationUrlMode, A::Error>(raw.as_raw())?)
             }
             None => return Err(de::missing::<A::Error>("mode")),
             Some(other) => {
+                let at = buffered.len();
                 if let Some(live) = live {
                     de::drain(live, &mut buffered)?;
                 }
-                let raw = de::rebuild(Some(("mode", other)), &buffered);
+                let raw = de::rebuild(Some((at, "mode", other)), &buffered);
                 Self::Unknown(raw)
             }
         })
@@ -4326,10 +4333,11 @@ impl ElicitationPropertySchema {
             Some("array") => Self::Array(MultiSelectPropertySchema::visit_fields(de::Replay::new(buffered, live))?),
             None => return Err(de::missing::<A::Error>("type")),
             Some(other) => {
+                let at = buffered.len();
                 if let Some(live) = live {
                     de::drain(live, &mut buffered)?;
                 }
-                let raw = de::rebuild(Some(("type", other)), &buffered);
+                let raw = de::rebuild(Some((at, "type", other)), &buffered);
                 Self::Unknown(raw)
             }
         })
@@ -5221,10 +5229,11 @@ impl MultiSelectItems {
             Some("string") => Self::String(StringMultiSelectItems::visit_fields(de::Replay::new(buffered, live))?),
             None => Self::Titled(TitledMultiSelectItems::visit_fields(de::Replay::new(buffered, live))?),
             Some(other) => {
+                let at = buffered.len();
                 if let Some(live) = live {
                     de::drain(live, &mut buffered)?;
                 }
-                let raw = de::rebuild(Some(("type", other)), &buffered);
+                let raw = de::rebuild(Some((at, "type", other)), &buffered);
                 Self::Unknown(raw)
             }
         })
@@ -7197,10 +7206,11 @@ impl AuthMethod {
             Some("agent") => Self::Agent(AuthMethodAgent::visit_fields(de::Replay::new(buffered, live))?),
             None => return Err(de::missing::<A::Error>("type")),
             Some(other) => {
+                let at = buffered.len();
                 if let Some(live) = live {
                     de::drain(live, &mut buffered)?;
                 }
-                let raw = de::rebuild(Some(("type", other)), &buffered);
+                let raw = de::rebuild(Some((at, "type", other)), &buffered);
                 Self::Unknown(raw)
             }
         })
@@ -7927,10 +7937,11 @@ impl SessionConfigOptionVariant {
             Some("boolean") => Self::Boolean(SessionConfigBoolean::visit_fields(de::Replay::new(buffered, live))?),
             None => return Err(de::missing::<A::Error>("type")),
             Some(other) => {
+                let at = buffered.len();
                 if let Some(live) = live {
                     de::drain(live, &mut buffered)?;
                 }
-                let raw = de::rebuild(Some(("type", other)), &buffered);
+                let raw = de::rebuild(Some((at, "type", other)), &buffered);
                 Self::Unknown(raw)
             }
         })
@@ -8681,10 +8692,11 @@ impl AvailableCommand {
             Some("command") => Self::Command(Command::visit_fields(de::Replay::new(buffered, live))?),
             None => return Err(de::missing::<A::Error>("type")),
             Some(other) => {
+                let at = buffered.len();
                 if let Some(live) = live {
                     de::drain(live, &mut buffered)?;
                 }
-                let raw = de::rebuild(Some(("type", other)), &buffered);
+                let raw = de::rebuild(Some((at, "type", other)), &buffered);
                 Self::Unknown(raw)
             }
         })
@@ -8750,10 +8762,11 @@ impl AvailableCommandInput {
             Some("text") => Self::Text(TextCommandInput::visit_fields(de::Replay::new(buffered, live))?),
             None => return Err(de::missing::<A::Error>("type")),
             Some(other) => {
+                let at = buffered.len();
                 if let Some(live) = live {
                     de::drain(live, &mut buffered)?;
                 }
-                let raw = de::rebuild(Some(("type", other)), &buffered);
+                let raw = de::rebuild(Some((at, "type", other)), &buffered);
                 Self::Unknown(raw)
             }
         })
@@ -10375,10 +10388,11 @@ impl SessionUpdate {
             }
             None => return Err(de::missing::<A::Error>("sessionUpdate")),
             Some(other) => {
+                let at = buffered.len();
                 if let Some(live) = live {
                     de::drain(live, &mut buffered)?;
                 }
-                let raw = de::rebuild(Some(("sessionUpdate", other)), &buffered);
+                let raw = de::rebuild(Some((at, "sessionUpdate", other)), &buffered);
                 Self::Unknown(raw)
             }
         })
@@ -10864,10 +10878,11 @@ impl BackgroundWork {
             Some("tool_call") => Self::ToolCall(BackgroundToolCall::visit_fields(de::Replay::new(buffered, live))?),
             None => return Err(de::missing::<A::Error>("type")),
             Some(other) => {
+                let at = buffered.len();
                 if let Some(live) = live {
                     de::drain(live, &mut buffered)?;
                 }
-                let raw = de::rebuild(Some(("type", other)), &buffered);
+                let raw = de::rebuild(Some((at, "type", other)), &buffered);
                 Self::Unknown(raw)
             }
         })
@@ -11312,10 +11327,11 @@ impl IdleStateUpdateVariant {
             Some("error") => Self::Error(ErrorStopReason::visit_fields(de::Replay::new(buffered, live))?),
             None => return Err(de::missing::<A::Error>("stopReason")),
             Some(other) => {
+                let at = buffered.len();
                 if let Some(live) = live {
                     de::drain(live, &mut buffered)?;
                 }
-                let raw = de::rebuild(Some(("stopReason", other)), &buffered);
+                let raw = de::rebuild(Some((at, "stopReason", other)), &buffered);
                 Self::Unknown(raw)
             }
         })
@@ -11579,10 +11595,11 @@ impl StateUpdate {
         Ok(match tag.as_ref().map(|t| t.as_str()) {
             Some("running") => Self::Running(RunningStateUpdate::visit_fields(de::Replay::new(buffered, live))?),
             Some("idle") => {
+                let at = buffered.len();
                 if let Some(live) = live {
                     de::drain(live, &mut buffered)?;
                 }
-                let raw = de::rebuild(Some(("state", "idle")), &buffered);
+                let raw = de::rebuild(Some((at, "state", "idle")), &buffered);
                 Self::Idle(de::from_raw::<IdleStateUpdate, A::Error>(raw.as_raw())?)
             }
             Some("requires_action") => {
@@ -11590,10 +11607,11 @@ impl StateUpdate {
             }
             None => return Err(de::missing::<A::Error>("state")),
             Some(other) => {
+                let at = buffered.len();
                 if let Some(live) = live {
                     de::drain(live, &mut buffered)?;
                 }
-                let raw = de::rebuild(Some(("state", other)), &buffered);
+                let raw = de::rebuild(Some((at, "state", other)), &buffered);
                 Self::Unknown(raw)
             }
         })
@@ -12490,10 +12508,11 @@ impl PlanUpdateContent {
             Some("items") => Self::Items(PlanItems::visit_fields(de::Replay::new(buffered, live))?),
             None => return Err(de::missing::<A::Error>("type")),
             Some(other) => {
+                let at = buffered.len();
                 if let Some(live) = live {
                     de::drain(live, &mut buffered)?;
                 }
-                let raw = de::rebuild(Some(("type", other)), &buffered);
+                let raw = de::rebuild(Some((at, "type", other)), &buffered);
                 Self::Unknown(raw)
             }
         })
@@ -14969,10 +14988,11 @@ impl McpServer {
             Some("stdio") => Self::Stdio(McpServerStdio::visit_fields(de::Replay::new(buffered, live))?),
             None => return Err(de::missing::<A::Error>("type")),
             Some(other) => {
+                let at = buffered.len();
                 if let Some(live) = live {
                     de::drain(live, &mut buffered)?;
                 }
-                let raw = de::rebuild(Some(("type", other)), &buffered);
+                let raw = de::rebuild(Some((at, "type", other)), &buffered);
                 Self::Unknown(raw)
             }
         })
@@ -15698,10 +15718,11 @@ impl ReplayFrom {
             Some("start") => Self::Start(ReplayFromStart::visit_fields(de::Replay::new(buffered, live))?),
             None => return Err(de::missing::<A::Error>("type")),
             Some(other) => {
+                let at = buffered.len();
                 if let Some(live) = live {
                     de::drain(live, &mut buffered)?;
                 }
-                let raw = de::rebuild(Some(("type", other)), &buffered);
+                let raw = de::rebuild(Some((at, "type", other)), &buffered);
                 Self::Unknown(raw)
             }
         })
@@ -16268,10 +16289,11 @@ impl SetSessionConfigOptionRequestVariant {
             )?),
             None => return Err(de::missing::<A::Error>("type")),
             Some(other) => {
+                let at = buffered.len();
                 if let Some(live) = live {
                     de::drain(live, &mut buffered)?;
                 }
-                let raw = de::rebuild(Some(("type", other)), &buffered);
+                let raw = de::rebuild(Some((at, "type", other)), &buffered);
                 Self::Unknown(raw)
             }
         })
@@ -16625,10 +16647,11 @@ impl RequestPermissionOutcome {
             }
             None => return Err(de::missing::<A::Error>("outcome")),
             Some(other) => {
+                let at = buffered.len();
                 if let Some(live) = live {
                     de::drain(live, &mut buffered)?;
                 }
-                let raw = de::rebuild(Some(("outcome", other)), &buffered);
+                let raw = de::rebuild(Some((at, "outcome", other)), &buffered);
                 Self::Unknown(raw)
             }
         })
@@ -16869,10 +16892,11 @@ impl CreateElicitationResponseVariant {
             }
             None => return Err(de::missing::<A::Error>("action")),
             Some(other) => {
+                let at = buffered.len();
                 if let Some(live) = live {
                     de::drain(live, &mut buffered)?;
                 }
-                let raw = de::rebuild(Some(("action", other)), &buffered);
+                let raw = de::rebuild(Some((at, "action", other)), &buffered);
                 Self::Unknown(raw)
             }
         })

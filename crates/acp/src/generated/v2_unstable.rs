@@ -273,10 +273,11 @@ impl RequestPermissionSubject {
             Some("command") => Self::Command(CommandPermissionSubject::visit_fields(de::Replay::new(buffered, live))?),
             None => return Err(de::missing::<A::Error>("type")),
             Some(other) => {
+                let at = buffered.len();
                 if let Some(live) = live {
                     de::drain(live, &mut buffered)?;
                 }
-                let raw = de::rebuild(Some(("type", other)), &buffered);
+                let raw = de::rebuild(Some((at, "type", other)), &buffered);
                 Self::Unknown(raw)
             }
         })
@@ -784,10 +785,11 @@ impl ToolCallContent {
             Some("terminal") => Self::Terminal(Terminal::visit_fields(de::Replay::new(buffered, live))?),
             None => return Err(de::missing::<A::Error>("type")),
             Some(other) => {
+                let at = buffered.len();
                 if let Some(live) = live {
                     de::drain(live, &mut buffered)?;
                 }
-                let raw = de::rebuild(Some(("type", other)), &buffered);
+                let raw = de::rebuild(Some((at, "type", other)), &buffered);
                 Self::Unknown(raw)
             }
         })
@@ -881,10 +883,11 @@ impl ContentBlock {
             Some("resource") => Self::Resource(EmbeddedResource::visit_fields(de::Replay::new(buffered, live))?),
             None => return Err(de::missing::<A::Error>("type")),
             Some(other) => {
+                let at = buffered.len();
                 if let Some(live) = live {
                     de::drain(live, &mut buffered)?;
                 }
-                let raw = de::rebuild(Some(("type", other)), &buffered);
+                let raw = de::rebuild(Some((at, "type", other)), &buffered);
                 Self::Unknown(raw)
             }
         })
@@ -2367,10 +2370,11 @@ impl DiffChangeVariant {
             Some("copy") => Self::Copy(DiffPathPairChange::visit_fields(de::Replay::new(buffered, live))?),
             None => return Err(de::missing::<A::Error>("operation")),
             Some(other) => {
+                let at = buffered.len();
                 if let Some(live) = live {
                     de::drain(live, &mut buffered)?;
                 }
-                let raw = de::rebuild(Some(("operation", other)), &buffered);
+                let raw = de::rebuild(Some((at, "operation", other)), &buffered);
                 Self::Unknown(raw)
             }
         })
@@ -3797,25 +3801,28 @@ impl CreateElicitationRequestVariant {
         let live = if tag.is_some() { Some(map) } else { None };
         Ok(match tag.as_ref().map(|t| t.as_str()) {
             Some("form") => {
+                let at = buffered.len();
                 if let Some(live) = live {
                     de::drain(live, &mut buffered)?;
                 }
-                let raw = de::rebuild(Some(("mode", "form")), &buffered);
+                let raw = de::rebuild(Some((at, "mode", "form")), &buffered);
                 Self::Form(de::from_raw::<ElicitationFormMode, A::Error>(raw.as_raw())?)
             }
             Some("url") => {
+                let at = buffered.len();
                 if let Some(live) = live {
                     de::drain(live, &mut buffered)?;
                 }
-                let raw = de::rebuild(Some(("mode", "url")), &buffered);
+                let raw = de::rebuild(Some((at, "mode", "url")), &buffered);
                 Self::Url(de::from_raw::<ElicitationUrlMode, A::Error>(raw.as_raw())?)
             }
             None => return Err(de::missing::<A::Error>("mode")),
             Some(other) => {
+                let at = buffered.len();
                 if let Some(live) = live {
                     de::drain(live, &mut buffered)?;
                 }
-                let raw = de::rebuild(Some(("mode", other)), &buffered);
+                let raw = de::rebuild(Some((at, "mode", other)), &buffered);
                 Self::Unknown(raw)
             }
         })
@@ -4326,10 +4333,11 @@ impl ElicitationPropertySchema {
             Some("array") => Self::Array(MultiSelectPropertySchema::visit_fields(de::Replay::new(buffered, live))?),
             None => return Err(de::missing::<A::Error>("type")),
             Some(other) => {
+                let at = buffered.len();
                 if let Some(live) = live {
                     de::drain(live, &mut buffered)?;
                 }
-                let raw = de::rebuild(Some(("type", other)), &buffered);
+                let raw = de::rebuild(Some((at, "type", other)), &buffered);
                 Self::Unknown(raw)
             }
         })
@@ -5221,10 +5229,11 @@ impl MultiSelectItems {
             Some("string") => Self::String(StringMultiSelectItems::visit_fields(de::Replay::new(buffered, live))?),
             None => Self::Titled(TitledMultiSelectItems::visit_fields(de::Replay::new(buffered, live))?),
             Some(other) => {
+                let at = buffered.len();
                 if let Some(live) = live {
                     de::drain(live, &mut buffered)?;
                 }
-                let raw = de::rebuild(Some(("type", other)), &buffered);
+                let raw = de::rebuild(Some((at, "type", other)), &buffered);
                 Self::Unknown(raw)
             }
         })
@@ -8294,10 +8303,11 @@ impl AuthMethod {
             Some("agent") => Self::Agent(AuthMethodAgent::visit_fields(de::Replay::new(buffered, live))?),
             None => return Err(de::missing::<A::Error>("type")),
             Some(other) => {
+                let at = buffered.len();
                 if let Some(live) = live {
                     de::drain(live, &mut buffered)?;
                 }
-                let raw = de::rebuild(Some(("type", other)), &buffered);
+                let raw = de::rebuild(Some((at, "type", other)), &buffered);
                 Self::Unknown(raw)
             }
         })
@@ -9880,10 +9890,11 @@ impl SessionConfigOptionVariant {
             Some("boolean") => Self::Boolean(SessionConfigBoolean::visit_fields(de::Replay::new(buffered, live))?),
             None => return Err(de::missing::<A::Error>("type")),
             Some(other) => {
+                let at = buffered.len();
                 if let Some(live) = live {
                     de::drain(live, &mut buffered)?;
                 }
-                let raw = de::rebuild(Some(("type", other)), &buffered);
+                let raw = de::rebuild(Some((at, "type", other)), &buffered);
                 Self::Unknown(raw)
             }
         })
@@ -10634,10 +10645,11 @@ impl AvailableCommand {
             Some("command") => Self::Command(Command::visit_fields(de::Replay::new(buffered, live))?),
             None => return Err(de::missing::<A::Error>("type")),
             Some(other) => {
+                let at = buffered.len();
                 if let Some(live) = live {
                     de::drain(live, &mut buffered)?;
                 }
-                let raw = de::rebuild(Some(("type", other)), &buffered);
+                let raw = de::rebuild(Some((at, "type", other)), &buffered);
                 Self::Unknown(raw)
             }
         })
@@ -10703,10 +10715,11 @@ impl AvailableCommandInput {
             Some("text") => Self::Text(TextCommandInput::visit_fields(de::Replay::new(buffered, live))?),
             None => return Err(de::missing::<A::Error>("type")),
             Some(other) => {
+                let at = buffered.len();
                 if let Some(live) = live {
                     de::drain(live, &mut buffered)?;
                 }
-                let raw = de::rebuild(Some(("type", other)), &buffered);
+                let raw = de::rebuild(Some((at, "type", other)), &buffered);
                 Self::Unknown(raw)
             }
         })
@@ -12784,10 +12797,11 @@ impl SessionUpdate {
             }
             None => return Err(de::missing::<A::Error>("sessionUpdate")),
             Some(other) => {
+                let at = buffered.len();
                 if let Some(live) = live {
                     de::drain(live, &mut buffered)?;
                 }
-                let raw = de::rebuild(Some(("sessionUpdate", other)), &buffered);
+                let raw = de::rebuild(Some((at, "sessionUpdate", other)), &buffered);
                 Self::Unknown(raw)
             }
         })
@@ -13280,10 +13294,11 @@ impl BackgroundWork {
             Some("subagent") => Self::Subagent(BackgroundSubagent::visit_fields(de::Replay::new(buffered, live))?),
             None => return Err(de::missing::<A::Error>("type")),
             Some(other) => {
+                let at = buffered.len();
                 if let Some(live) = live {
                     de::drain(live, &mut buffered)?;
                 }
-                let raw = de::rebuild(Some(("type", other)), &buffered);
+                let raw = de::rebuild(Some((at, "type", other)), &buffered);
                 Self::Unknown(raw)
             }
         })
@@ -13983,10 +13998,11 @@ impl IdleStateUpdateVariant {
             Some("error") => Self::Error(ErrorStopReason::visit_fields(de::Replay::new(buffered, live))?),
             None => return Err(de::missing::<A::Error>("stopReason")),
             Some(other) => {
+                let at = buffered.len();
                 if let Some(live) = live {
                     de::drain(live, &mut buffered)?;
                 }
-                let raw = de::rebuild(Some(("stopReason", other)), &buffered);
+                let raw = de::rebuild(Some((at, "stopReason", other)), &buffered);
                 Self::Unknown(raw)
             }
         })
@@ -14443,10 +14459,11 @@ impl StateUpdate {
         Ok(match tag.as_ref().map(|t| t.as_str()) {
             Some("running") => Self::Running(RunningStateUpdate::visit_fields(de::Replay::new(buffered, live))?),
             Some("idle") => {
+                let at = buffered.len();
                 if let Some(live) = live {
                     de::drain(live, &mut buffered)?;
                 }
-                let raw = de::rebuild(Some(("state", "idle")), &buffered);
+                let raw = de::rebuild(Some((at, "state", "idle")), &buffered);
                 Self::Idle(de::from_raw::<IdleStateUpdate, A::Error>(raw.as_raw())?)
             }
             Some("requires_action") => {
@@ -14455,10 +14472,11 @@ impl StateUpdate {
             Some("unknown") => Self::UnknownVariant(UnknownStateUpdate::visit_fields(de::Replay::new(buffered, live))?),
             None => return Err(de::missing::<A::Error>("state")),
             Some(other) => {
+                let at = buffered.len();
                 if let Some(live) = live {
                     de::drain(live, &mut buffered)?;
                 }
-                let raw = de::rebuild(Some(("state", other)), &buffered);
+                let raw = de::rebuild(Some((at, "state", other)), &buffered);
                 Self::Unknown(raw)
             }
         })
@@ -15369,10 +15387,11 @@ impl PlanUpdateContent {
             Some("markdown") => Self::Markdown(PlanMarkdown::visit_fields(de::Replay::new(buffered, live))?),
             None => return Err(de::missing::<A::Error>("type")),
             Some(other) => {
+                let at = buffered.len();
                 if let Some(live) = live {
                     de::drain(live, &mut buffered)?;
                 }
-                let raw = de::rebuild(Some(("type", other)), &buffered);
+                let raw = de::rebuild(Some((at, "type", other)), &buffered);
                 Self::Unknown(raw)
             }
         })
@@ -19241,10 +19260,11 @@ impl McpServer {
             Some("stdio") => Self::Stdio(McpServerStdio::visit_fields(de::Replay::new(buffered, live))?),
             None => return Err(de::missing::<A::Error>("type")),
             Some(other) => {
+                let at = buffered.len();
                 if let Some(live) = live {
                     de::drain(live, &mut buffered)?;
                 }
-                let raw = de::rebuild(Some(("type", other)), &buffered);
+                let raw = de::rebuild(Some((at, "type", other)), &buffered);
                 Self::Unknown(raw)
             }
         })
@@ -20792,10 +20812,11 @@ impl ReplayFrom {
             Some("start") => Self::Start(ReplayFromStart::visit_fields(de::Replay::new(buffered, live))?),
             None => return Err(de::missing::<A::Error>("type")),
             Some(other) => {
+                let at = buffered.len();
                 if let Some(live) = live {
                     de::drain(live, &mut buffered)?;
                 }
-                let raw = de::rebuild(Some(("type", other)), &buffered);
+                let raw = de::rebuild(Some((at, "type", other)), &buffered);
                 Self::Unknown(raw)
             }
         })
@@ -21362,10 +21383,11 @@ impl SetSessionConfigOptionRequestVariant {
             )?),
             None => return Err(de::missing::<A::Error>("type")),
             Some(other) => {
+                let at = buffered.len();
                 if let Some(live) = live {
                     de::drain(live, &mut buffered)?;
                 }
-                let raw = de::rebuild(Some(("type", other)), &buffered);
+                let raw = de::rebuild(Some((at, "type", other)), &buffered);
                 Self::Unknown(raw)
             }
         })
@@ -21719,10 +21741,11 @@ impl RequestPermissionOutcome {
             }
             None => return Err(de::missing::<A::Error>("outcome")),
             Some(other) => {
+                let at = buffered.len();
                 if let Some(live) = live {
                     de::drain(live, &mut buffered)?;
                 }
-                let raw = de::rebuild(Some(("outcome", other)), &buffered);
+                let raw = de::rebuild(Some((at, "outcome", other)), &buffered);
                 Self::Unknown(raw)
             }
         })
@@ -21963,10 +21986,11 @@ impl CreateElicitationResponseVariant {
             }
             None => return Err(de::missing::<A::Error>("action")),
             Some(other) => {
+                let at = buffered.len();
                 if let Some(live) = live {
                     de::drain(live, &mut buffered)?;
                 }
-                let raw = de::rebuild(Some(("action", other)), &buffered);
+                let raw = de::rebuild(Some((at, "action", other)), &buffered);
                 Self::Unknown(raw)
             }
         })

@@ -354,7 +354,10 @@ impl<'a, 'o> Driver<'a, 'o> {
         let gate = agentproto_acp::rules::request(v1::method::ALL, Side::Client, method).and_then(|row| row.gate);
         if let Some(gate) = gate.filter(|gate| !gate.is_open(&advertised, params)) {
             let capability = gate.describe(params);
-            self.ctx_fail("ACP-CAP-001", format!("called {method} although the client did not advertise `{capability}`"));
+            self.ctx_fail(
+                "ACP-CAP-001",
+                format!("called {method} although the client did not advertise `{capability}`"),
+            );
             return self.respond(&id, Err(gate.refusal(method, params))).await;
         }
         let answer = match decoded.value {
@@ -375,23 +378,19 @@ impl<'a, 'o> Driver<'a, 'o> {
                     None => serde_json::json!({"outcome": {"outcome": "cancelled"}}),
                 })
             }
-            AgentRequest::FsReadTextFile(request) => {
-                self.files(&request.path).and_then(|path| {
-                    let text = std::fs::read_to_string(&path)
-                        .map_err(|e| ErrorObject::internal_error(format!("cannot read {}: {e}", path.display())))?;
-                    let skip = request.line.value().map_or(0, |line| line.saturating_sub(1) as usize);
-                    let take = request.limit.value().map_or(usize::MAX, |limit| *limit as usize);
-                    let content: String = text.split_inclusive('\n').skip(skip).take(take).collect();
-                    Ok(serde_json::json!({"content": content}))
-                })
-            }
-            AgentRequest::FsWriteTextFile(request) => {
-                self.files(&request.path).and_then(|path| {
-                    std::fs::write(&path, &request.content)
-                        .map_err(|e| ErrorObject::internal_error(format!("cannot write {}: {e}", path.display())))?;
-                    Ok(serde_json::json!({}))
-                })
-            }
+            AgentRequest::FsReadTextFile(request) => self.files(&request.path).and_then(|path| {
+                let text = std::fs::read_to_string(&path)
+                    .map_err(|e| ErrorObject::internal_error(format!("cannot read {}: {e}", path.display())))?;
+                let skip = request.line.value().map_or(0, |line| line.saturating_sub(1) as usize);
+                let take = request.limit.value().map_or(usize::MAX, |limit| *limit as usize);
+                let content: String = text.split_inclusive('\n').skip(skip).take(take).collect();
+                Ok(serde_json::json!({"content": content}))
+            }),
+            AgentRequest::FsWriteTextFile(request) => self.files(&request.path).and_then(|path| {
+                std::fs::write(&path, &request.content)
+                    .map_err(|e| ErrorObject::internal_error(format!("cannot write {}: {e}", path.display())))?;
+                Ok(serde_json::json!({}))
+            }),
             // Everything else this client does not serve (terminals and elicitation are
             // never advertised, so the gate above already refused them).
             _ => Err(ErrorObject::method_not_found(method)),

@@ -2,7 +2,9 @@
 
 use std::sync::Arc;
 
-use agentproto_acp::v1::{self, ClientNotification, ClientRequest, ClientResponse, ContentBlock, RequestPermissionOutcome};
+use agentproto_acp::v1::{
+    self, ClientNotification, ClientRequest, ClientResponse, ContentBlock, RequestPermissionOutcome,
+};
 use agentproto_acp::{DispatchError, Side};
 use agentproto_jsonrpc::{ErrorCode, ErrorObject, RequestId};
 use serde_json::json;
@@ -154,7 +156,8 @@ pub(super) async fn on_request(
                 Some(gate) => (format!("needs `{}`", gate.describe(params)), gate.refusal(method, params)),
                 None => ("is not offered".to_owned(), ErrorObject::method_not_found(method)),
             };
-            shared.fail("ACP-CLIENT-CAP-001", format!("called {method}, which the agent did not advertise: it {detail}"));
+            shared
+                .fail("ACP-CLIENT-CAP-001", format!("called {method}, which the agent did not advertise: it {detail}"));
             shared.respond(&id, Err(error)).await;
         }
     }
