@@ -133,9 +133,11 @@ class AcpRules:
         for wire, rule in section.get("sessions", {}).items():
             m = self.request(wire, f"sessions.{wire!r}")
             m.session = self.session(m, rule, f"sessions.{wire!r}")
-        lifecycle = self.rules.get("lifecycle", {})
-        for key in ("initialize", "cancel_request", "session_cancel"):
+        lifecycle = self.rules.get("lifecycle", {}) | {"prompt_turn": None} | section.get("lifecycle", {})
+        for key in ("initialize", "cancel_request", "session_cancel", "prompt_turn"):
             wire = lifecycle.get(key)
+            if key == "prompt_turn" and wire is None:
+                continue
             if wire is None or not any(m.wire == wire for m in self.spec.methods):
                 raise self.fail(f"lifecycle.{key}", f"`{wire}` is not a method of this version")
         self.spec.rules = {

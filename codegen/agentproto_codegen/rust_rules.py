@@ -53,6 +53,7 @@ def surface_rules(spec: Spec) -> list[str]:
     """The ``RULES`` constant of a surface module."""
     caps = spec.rules["capabilities"]
     life = spec.rules["lifecycle"]
+    prompt_turn = "None" if life.get("prompt_turn") is None else f"Some({_str(life['prompt_turn'])})"
     return [
         "/// The lifecycle method names and where each side's `initialize` message holds its",
         "/// capabilities (from rules/acp.toml and the schema).",
@@ -62,5 +63,6 @@ def surface_rules(spec: Spec) -> list[str]:
         f"    initialize: {_str(life['initialize'])},",
         f"    cancel_request: {_str(life['cancel_request'])},",
         f"    session_cancel: {_str(life['session_cancel'])},",
+        f"    prompt_turn: {prompt_turn},",
         "};",
     ]

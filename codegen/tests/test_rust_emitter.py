@@ -27,7 +27,7 @@ def make_spec(decls: list[Decl], methods: list[Method] | None = None) -> Spec:
         sources=[{"file": "spec/acp/v1/schema.json", "sha256": "ab" * 32}, {"file": "rules/acp.toml", "sha256": "cd" * 32}],
         rules={
             "capabilities": {"agent": "agentCapabilities", "client": "clientCapabilities"},
-            "lifecycle": {"initialize": "initialize", "cancel_request": "$/cancel_request", "session_cancel": "session/cancel"},
+            "lifecycle": {"initialize": "initialize", "cancel_request": "$/cancel_request", "session_cancel": "session/cancel", "prompt_turn": "session/prompt"},
         },
     )
 

@@ -179,7 +179,7 @@ where
             if let Some(error) = shared.check_incoming(&method, params.as_deref(), session.as_deref()) {
                 return Err(error);
             }
-            if S::VERSION == 1 && method == "session/prompt" {
+            if S::RULES.prompt_turn == Some(method.as_str()) {
                 if let Some(session) = session {
                     return prompt(agent, shared, rpc, request, session).await;
                 }

@@ -26,6 +26,9 @@ pub struct SurfaceRules {
     pub cancel_request: &'static str,
     /// The notification that ends a session's prompt turn.
     pub session_cancel: &'static str,
+    /// The request that is a prompt turn its response ends, one at a time per
+    /// session (v1's `session/prompt`); `None` where a prompt answers at once (v2).
+    pub prompt_turn: Option<&'static str>,
 }
 
 /// Which `initialize` message advertises a gate's capability: the handling side's.
