@@ -28,7 +28,7 @@ from rawjson import Node
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "codegen"))
 
-from agentproto_codegen import acp  # noqa: E402
+from agentproto_codegen import acp, rules  # noqa: E402
 from agentproto_codegen.model import (  # noqa: E402
     Alias, ArrayRef, Enum, JsonRef, MapRef, NamedRef, PrimRef, Struct, Union,
 )
@@ -368,10 +368,15 @@ def _compatible(decoded, received) -> bool:
 # cases ---------------------------------------------------------------------------------
 
 def load_encoder(root: Path = ROOT) -> Encoder:
+    """The encoder of the stable v1 surface, cut out of the same model every emitter reads."""
     schema = root / "spec/acp/v1/schema.json"
     sha = hashlib.sha256(schema.read_bytes()).hexdigest()
-    spec = acp.read_spec(str(schema), str(root / "spec/acp/v1/meta.json"), sha, "v1", "stable", None)
-    return Encoder(spec.decls)
+    model = acp.read_version(str(root / "spec"), "v1", {
+        f: hashlib.sha256((root / "spec" / f).read_bytes()).hexdigest()
+        for f in ("acp/v1/schema.json", "acp/v1/schema.unstable.json")
+    })
+    rules.apply_acp(model, root / "rules/acp.toml", root / "spec/acp/v1/schema.unstable.json")
+    return Encoder(model.narrow({"stable"}, "stable", "acp/v1/schema.json", sha).decls)
 
 
 def input_line(case: dict) -> str:
