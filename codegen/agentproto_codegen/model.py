@@ -223,6 +223,25 @@ class Gate:
 
 
 @dataclass
+class ValueGate:
+    """Items of a list in the params that need a capability per variant.
+
+    Each item of the params member ``member`` is the tagged union ``union`` (tag
+    member ``tag``).  A tag in ``baseline`` is always allowed; a tag in ``gated``
+    needs the capability at that path of the handling side's ``initialize`` message
+    (``where``, as for ``Gate``); any other tag is refused.  ``""`` names the variant
+    without a tag.  A refusal is -32602 at the offending item."""
+
+    member: str
+    union: str
+    tag: str
+    where: Literal["initialize.params", "initialize.result"]
+    baseline: list[str]
+    gated: dict[str, list[str]]
+    section: str = ""
+
+
+@dataclass
 class SessionRule:
     """How a successful call changes the set of sessions a connection knows."""
 
@@ -248,6 +267,7 @@ class Method:
     required: bool = False  # a baseline handler: every implementation of `side` must have it
     null_result: bool = False  # a `null` result reads as the (all-optional) result object
     gate: Gate | None = None
+    values: list[ValueGate] = field(default_factory=list)
     session: SessionRule | None = None
 
 
@@ -289,8 +309,20 @@ class Spec:
                 )
             else:
                 decls[name] = d
-        methods = [m for m in self.methods if m.stability in keep]
+        methods = [self._narrow_values(m, decls) for m in self.methods if m.stability in keep]
         return replace(self, surface=surface, source_file=source_file, source_sha256=source_sha256, decls=decls, methods=methods)
+
+    @staticmethod
+    def _narrow_values(m: "Method", decls: dict[str, Decl]) -> "Method":
+        """A value gate keeps only the variants the surface has."""
+        if not m.values:
+            return m
+        values = []
+        for g in m.values:
+            u = decls.get(g.union)
+            tags = {v.tag or "" for v in u.variants} if isinstance(u, Union) else set()
+            values.append(replace(g, baseline=[t for t in g.baseline if t in tags], gated={t: p for t, p in g.gated.items() if t in tags}))
+        return replace(m, values=values)
 
     def _narrow_default(self, f: Field, keep: set[str]) -> Field:
         """An object default loses the members of fields the surface does not have."""

@@ -31,6 +31,7 @@ from .model import (
     Struct,
     TypeRef,
     Union,
+    ValueGate,
 )
 
 RULES_FORMAT = 1
@@ -130,6 +131,10 @@ class AcpRules:
         for wire, rule in section.get("gates", {}).items():
             m = self.request(wire, f"gates.{wire!r}")
             m.gate = self.gate(m, rule, f"gates.{wire!r}")
+        for i, rule in enumerate(section.get("values", [])):
+            for wire in rule["methods"]:
+                m = self.request(wire, f"values[{i}]")
+                m.values.append(self.value_gate(m, rule, f"values[{i}] {wire!r}"))
         for wire, rule in section.get("sessions", {}).items():
             m = self.request(wire, f"sessions.{wire!r}")
             m.session = self.session(m, rule, f"sessions.{wire!r}")
@@ -197,11 +202,46 @@ class AcpRules:
                 and not any(f.required for f in d.fields)
             )
 
-    def gate(self, m: Method, rule: dict[str, Any], where: str) -> Gate:
+    def init_message(self, m: Method, where: str) -> tuple[str | None, str]:
+        """The type of the handling side's `initialize` message, and which one it is."""
         if m.side not in ("agent", "client"):
             raise self.fail(where, f"`{m.wire}` is handled by {m.side}, not by a role that advertises capabilities")
         init = next(x for x in self.spec.methods if x.wire == "initialize" and x.kind == "request")
-        message, at = (init.result, "initialize.result") if m.side == "agent" else (init.params, "initialize.params")
+        return (init.result, "initialize.result") if m.side == "agent" else (init.params, "initialize.params")
+
+    def capability_path(self, message: str | None, dotted: str, where: str) -> list[str]:
+        """A plain capability path (no `{member}`), checked to end at a capability."""
+        path = dotted.split(".")
+        owner = self.decl(message)
+        for i, seg in enumerate(path):
+            f = self.field(owner, seg)
+            if f is None:
+                raise self.fail(where, f"`{'.'.join(path[: i + 1])}` is not in {message}")
+            if i == len(path) - 1:
+                self.check_capability_type(f.type, "advertised", where)
+            owner = self.decl(f.type)
+        return path
+
+    def value_gate(self, m: Method, rule: dict[str, Any], where: str) -> ValueGate:
+        message, at = self.init_message(m, where)
+        member = self.field(self.decl(m.params), rule["member"])
+        item = member.type.item if member is not None and isinstance(member.type, ArrayRef) else None
+        union = self.decl(item)
+        if not isinstance(union, Union) or union.strategy != "tagged" or union.tag_field is None:
+            raise self.fail(where, f"`{m.params}.{rule['member']}` is not a list of a tagged union")
+        tags = {v.tag or "" for v in union.variants}
+        baseline = list(rule.get("baseline", []))
+        gated = {tag: self.capability_path(message, dotted, where) for tag, dotted in rule.get("requires", {}).items()}
+        listed = baseline + list(gated)
+        if sorted(listed) != sorted(tags) or len(set(listed)) != len(listed):
+            raise self.fail(where, f"{union.name} has variants {sorted(tags)}; the rule lists {sorted(listed)} (each exactly once)")
+        return ValueGate(
+            member=rule["member"], union=union.name, tag=union.tag_field, where=at,  # type: ignore[arg-type]
+            baseline=baseline, gated=gated, section=self.check_source(where, rule),
+        )
+
+    def gate(self, m: Method, rule: dict[str, Any], where: str) -> Gate:
+        message, at = self.init_message(m, where)
         path = rule["requires"].split(".")
         test = rule.get("test", "advertised")
         owner = self.decl(message)

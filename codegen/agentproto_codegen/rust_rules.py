@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from .emit import rust_str as _str
-from .model import Gate, Method, SessionRule, Spec
+from .model import Gate, Method, SessionRule, Spec, ValueGate
 
 
 def _bool(b: bool) -> str:
@@ -29,6 +29,22 @@ def gate_expr(g: Gate | None) -> str:
     )
 
 
+def _init(where: str) -> str:
+    return "crate::rules::InitMessage::" + ("Params" if where == "initialize.params" else "Result")
+
+
+def _keys(path: list[str]) -> str:
+    return "&[" + ", ".join(_str(seg) for seg in path) + "]"
+
+
+def value_gate_expr(g: ValueGate) -> str:
+    gated = ", ".join(f"({_str(tag)}, {_keys(path)})" for tag, path in g.gated.items())
+    return (
+        f"crate::rules::ValueGate {{ member: {_str(g.member)}, tag: {_str(g.tag)}, init: {_init(g.where)}, "
+        f"baseline: &[{', '.join(_str(t) for t in g.baseline)}], gated: &[{gated}] }}"
+    )
+
+
 def session_expr(s: SessionRule | None) -> str:
     if s is None:
         return "None"
@@ -45,7 +61,8 @@ def method_rule_fields(m: Method) -> str:
     """The rule fields of a ``MethodInfo`` literal, after its name/kind/side/types."""
     return (
         f"required: {_bool(m.required)}, null_result: {_bool(m.null_result)}, "
-        f"gate: {gate_expr(m.gate)}, session: {session_expr(m.session)}"
+        f"gate: {gate_expr(m.gate)}, values: &[{', '.join(value_gate_expr(g) for g in m.values)}], "
+        f"session: {session_expr(m.session)}"
     )
 
 

@@ -224,6 +224,38 @@ def build_agent_flows():
     flow("agent-gates-not-advertised", G,
          "Each gated method the agent did not advertise (session/load, list, delete, resume, close, logout) is answered -32601 with data.capability naming the capability.",
          "agent", NO_CAPS, steps)
+    C = "acp.state.content-gate"
+    image = {"type": "image", "data": "aGk=", "mimeType": "image/png"}
+    hologram = {"type": "hologram", "frames": 3}
+    http_server = {"type": "http", "name": "tools", "url": "https://example.invalid/mcp", "headers": []}
+
+    def prompt_with(sid, id, *blocks):
+        return req("session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "echo ok"}, *blocks]}, id=id)
+
+    flow("agent-prompt-content-not-advertised", C,
+         "A prompt carrying an image the agent did not advertise, or a block type no schema lists, is answered -32602 at the offending block; the session stays usable.",
+         "agent", NO_CAPS,
+         [*a_ready(),
+          send(prompt_with("sess-1", 2, image)),
+          expect(err(2, error(-32602, path="$.params.prompt[1]", found="image"))),
+          send(prompt_with("sess-1", 3, hologram)),
+          expect(err(3, error(-32602, path="$.params.prompt[1]", found="hologram"))),
+          *a_echo(4, "sess-1", "still", "here")])
+    flow("agent-prompt-content-advertised", C,
+         "With promptCapabilities.image advertised, a prompt carrying an image is dispatched.",
+         "agent", {"agentCapabilities": {"promptCapabilities": {"image": True}}},
+         [*a_ready(),
+          send(prompt_with("sess-1", 2, image)),
+          expect(chunk("sess-1", "ok")),
+          expect(stop(2, "end_turn"))])
+    flow("agent-mcp-server-kind-not-advertised", C,
+         "`session/new` with an HTTP MCP server when mcpCapabilities.http is not advertised is answered -32602 at that server; stdio servers are baseline.",
+         "agent", NO_CAPS,
+         [*a_init(),
+          send(req("session/new", {"cwd": CWD, "mcpServers": [{"name": "local", "command": "/bin/true", "args": [], "env": []}, http_server]}, id=1)),
+          expect(err(1, error(-32602, path="$.params.mcpServers[1]", found="http"))),
+          *a_new(2, "sess-1")])
+
     flow("agent-gates-false-not-advertised", G,
          "Capabilities advertised as `false` (loadSession) or absent stay closed; only `true` or an object opens a gate.",
          "agent", {"agentCapabilities": {"loadSession": False, "sessionCapabilities": {}, "auth": {}}},
@@ -772,6 +804,8 @@ REQUIREMENTS.update({
         "text": "A client application's calls and notifications before `initialize` completed fail locally with NotInitialized and put nothing on the wire."},
     "acp.state.version-negotiation": {"source": "spec: notes/acp.md section 1 (Negotiation)",
         "text": "The agent answers the requested protocolVersion when it speaks it and otherwise its own (1 for a v1 agent); a client that does not speak the answered version fails `initialize` (UnsupportedVersion) and stays uninitialized."},
+    "acp.state.content-gate": {"source": "spec: schema $defs/PromptCapabilities (text and resource_link are baseline, other content must be opted in to) and $defs/McpCapabilities; rules/acp.toml [[v1.values]]",
+        "text": "A prompt block or MCP server kind the agent did not advertise, or one no schema lists, is answered -32602 with the path of the offending item; baseline kinds are always accepted."},
     "acp.state.capability-gate": {"source": "spec: notes/acp.md section 4.1 (Gate column) and section 5; spec: notes/acp.md section 3 (-32602 for an unadvertised elicitation mode)",
         "text": "A request for a gated method the receiving side did not advertise (absent, false or null) is answered -32601 with data.capability, an unadvertised elicitation mode -32602 at $.params.mode; an advertised one (true or an object) is dispatched."},
     "acp.state.outgoing-capability-gate": {"source": "spec: notes/acp.md section 5 (peers only use what the other side advertised); sdk: AcpError::CapabilityNotAdvertised",

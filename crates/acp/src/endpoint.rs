@@ -256,6 +256,12 @@ impl<S: Protocol> Shared<S> {
                 return Some(gate.refusal(method, params));
             }
         }
+        if let Some(row) = info {
+            if let Some(refused) = rules::refused_value(row, &negotiated.own, params) {
+                let accepted: Vec<&str> = row.values.iter().flat_map(|gate| gate.accepted(&negotiated.own)).collect();
+                return Some(refused.error(&accepted));
+            }
+        }
         if let Some(session) = session {
             let unseen_ok = info.and_then(|m| m.session).is_some_and(|s| s.unseen_ok);
             if !unseen_ok && !self.knows_session(session) {
@@ -412,6 +418,16 @@ impl<S: Protocol> Shared<S> {
                     capability: gate.describe(Some(params)),
                 });
             }
+        }
+        // Content the peer did not advertise (an image to an agent without
+        // `promptCapabilities.image`). A kind the schema does not list is left to
+        // validation: strict mode refuses it here, and the peer would answer -32602.
+        let refused = self.outgoing(method).and_then(|row| rules::refused_value(row, &negotiated.peer, Some(params)));
+        if let Some(capability) = refused.as_ref().and_then(|refused| refused.capability.as_ref()) {
+            return Err(AcpError::CapabilityNotAdvertised {
+                method: method.to_owned(),
+                capability: capability.clone(),
+            });
         }
         Ok(())
     }

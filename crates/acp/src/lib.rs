@@ -102,6 +102,8 @@ pub struct MethodInfo {
     pub null_result: bool,
     /// The capability the handling side must have advertised, if any.
     pub gate: Option<rules::Gate>,
+    /// Items of the params that need a capability each (prompt content, MCP servers).
+    pub values: &'static [rules::ValueGate],
     /// What a success does to the connection's sessions, if anything.
     pub session: Option<rules::SessionRule>,
 }

@@ -73,6 +73,36 @@ pub struct Gate {
     pub refusal: ErrorCode,
 }
 
+/// Items of a list in a request's params that need a capability per variant
+/// (prompt content blocks, MCP server kinds). Each item is a tagged union: a tag in
+/// `baseline` is always allowed, a tag in `gated` needs the capability at its path of
+/// the handling side's `initialize` message, and any other tag — one the schema does
+/// not list — cannot have been advertised. `""` is the variant without a tag.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ValueGate {
+    /// The list member of the params.
+    pub member: &'static str,
+    /// The tag member of each item.
+    pub tag: &'static str,
+    /// Where the capabilities are advertised.
+    pub init: InitMessage,
+    /// Tags every peer must accept.
+    pub baseline: &'static [&'static str],
+    /// Tags that need a capability, with its path.
+    pub gated: &'static [(&'static str, &'static [&'static str])],
+}
+
+/// An item a [`ValueGate`] refuses.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refused {
+    /// The item's JSON path, e.g. `$.params.prompt[2]`.
+    pub path: String,
+    /// The item's tag (`""` when it has none).
+    pub tag: String,
+    /// The capability it needs, as a dotted path; `None` for a tag the schema does not list.
+    pub capability: Option<String>,
+}
+
 /// How a successful request changes the set of known sessions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SessionEffect {
@@ -139,6 +169,76 @@ pub fn missing_capability(
     (!gate.is_open(init, params)).then(|| gate.describe(params))
 }
 
+/// The first item of `params` that a value gate of `row` refuses, given the handling
+/// side's `initialize` message; `None` when everything sent was advertised (or the
+/// params do not have the expected shape, which their decoding reports).
+pub fn refused_value(row: &MethodInfo, init: &Value, params: Option<&RawValue>) -> Option<Refused> {
+    if row.values.is_empty() {
+        return None;
+    }
+    let members: std::collections::HashMap<std::borrow::Cow<'_, str>, &RawValue> =
+        serde_json::from_str(params?.get()).ok()?;
+    row.values.iter().find_map(|gate| gate.refused(init, members.get(gate.member).copied()?))
+}
+
+impl ValueGate {
+    fn refused(&self, init: &Value, list: &RawValue) -> Option<Refused> {
+        let items: Vec<&RawValue> = serde_json::from_str(list.get()).ok()?;
+        items.iter().enumerate().find_map(|(index, item)| {
+            let tag = crate::endpoint::string_field(item.get(), self.tag).unwrap_or_default();
+            if self.baseline.contains(&tag.as_str()) {
+                return None;
+            }
+            let capability = match self.gated.iter().find(|(gated, _)| *gated == tag) {
+                Some((_, path)) if advertised(path.iter().try_fold(init, |at, key| at.get(key))) => return None,
+                Some((_, path)) => Some(path.join(".")),
+                None => None,
+            };
+            Some(Refused { path: format!("$.params.{}[{index}]", self.member), tag, capability })
+        })
+    }
+
+    /// The tags this gate accepts given the handling side's `initialize` message.
+    pub fn accepted(&self, init: &Value) -> Vec<&'static str> {
+        let gated = self
+            .gated
+            .iter()
+            .filter(|(_, path)| advertised(path.iter().try_fold(init, |at, key| at.get(key))))
+            .map(|(tag, _)| *tag);
+        self.baseline.iter().copied().chain(gated).collect()
+    }
+}
+
+impl Refused {
+    /// What it lacks, in words: the capability, or that the tag is not one the schema lists.
+    pub fn reason(&self) -> String {
+        match &self.capability {
+            Some(capability) => format!("`{}` needs `{capability}`, which this side did not advertise", self.shown_tag()),
+            None => format!("`{}` is not a kind this side can have advertised", self.shown_tag()),
+        }
+    }
+
+    fn shown_tag(&self) -> &str {
+        if self.tag.is_empty() {
+            "(untagged)"
+        } else {
+            &self.tag
+        }
+    }
+
+    /// The -32602 answer, naming the item's path.
+    pub fn error(&self, accepted: &[&str]) -> ErrorObject {
+        let expected = format!("one of the advertised kinds ({})", accepted.join(", "));
+        let mut error = ErrorObject::invalid_params(&self.path, &expected, self.shown_tag());
+        error.message = format!("invalid params: {}: {}", self.path, self.reason());
+        error
+    }
+}
+
+fn advertised(value: Option<&Value>) -> bool {
+    matches!(value, Some(Value::Bool(true)) | Some(Value::Object(_)))
+}
+
 fn param_text(params: Option<&RawValue>, member: &str) -> Option<String> {
     params.and_then(|p| crate::endpoint::string_field(p.get(), member))
 }
@@ -162,7 +262,7 @@ impl Gate {
             }
         }
         match self.test {
-            GateTest::Advertised => matches!(at, Value::Bool(true) | Value::Object(_)),
+            GateTest::Advertised => advertised(Some(at)),
             GateTest::NonEmpty => matches!(at, Value::Array(items) if !items.is_empty()),
         }
     }
@@ -274,6 +374,41 @@ mod tests {
         assert_eq!(error.code, ErrorCode::METHOD_NOT_FOUND);
         let data: Value = serde_json::from_str(error.data.unwrap().get()).unwrap();
         assert_eq!(data["capability"], "clientCapabilities.fs.readTextFile");
+    }
+
+    #[test]
+    fn prompt_content_is_gated_per_block_type() {
+        let row = request(crate::v1::method::ALL, Side::Agent, "session/prompt").unwrap();
+        let init = serde_json::json!({"agentCapabilities": {"promptCapabilities": {"image": true, "audio": false}}});
+        let prompt = |blocks: &str| raw(&format!(r#"{{"sessionId":"s","prompt":[{blocks}]}}"#));
+        let text = r#"{"type":"text","text":"hi"}"#;
+        let link = r#"{"type":"resource_link","uri":"file:///a","name":"a"}"#;
+        let image = r#"{"type":"image","data":"","mimeType":"image/png"}"#;
+        let audio = r#"{"type":"audio","data":"","mimeType":"audio/wav"}"#;
+        assert_eq!(refused_value(row, &init, Some(&prompt(&format!("{text},{link},{image}")))), None);
+        let refused = refused_value(row, &init, Some(&prompt(&format!("{text},{audio}")))).unwrap();
+        assert_eq!(refused.path, "$.params.prompt[1]");
+        assert_eq!(refused.capability.as_deref(), Some("agentCapabilities.promptCapabilities.audio"));
+        let unknown = refused_value(row, &init, Some(&prompt(r#"{"type":"hologram"}"#))).unwrap();
+        assert_eq!((unknown.tag.as_str(), unknown.capability.as_deref()), ("hologram", None));
+        let error = unknown.error(&row.values[0].accepted(&init));
+        assert_eq!(error.code, ErrorCode::INVALID_PARAMS);
+        let data: Value = serde_json::from_str(error.data.unwrap().get()).unwrap();
+        assert_eq!(data["path"], "$.params.prompt[0]");
+        assert_eq!(data["found"], "hologram");
+    }
+
+    #[test]
+    fn mcp_servers_are_gated_per_transport() {
+        let row = request(crate::v1::method::ALL, Side::Agent, "session/new").unwrap();
+        let init = serde_json::json!({"agentCapabilities": {"mcpCapabilities": {"http": true}}});
+        let new = |servers: &str| raw(&format!(r#"{{"cwd":"/","mcpServers":[{servers}]}}"#));
+        let stdio = r#"{"name":"a","command":"x","args":[],"env":[]}"#;
+        let http = r#"{"type":"http","name":"b","url":"http://x","headers":[]}"#;
+        let sse = r#"{"type":"sse","name":"c","url":"http://x","headers":[]}"#;
+        assert_eq!(refused_value(row, &init, Some(&new(&format!("{stdio},{http}")))), None);
+        let refused = refused_value(row, &init, Some(&new(&format!("{stdio},{sse}")))).unwrap();
+        assert_eq!(refused.capability.as_deref(), Some("agentCapabilities.mcpCapabilities.sse"));
     }
 
     #[test]

@@ -376,6 +376,18 @@ impl AcpMonitor {
                     );
                 }
             }
+            // Prompt content and MCP server kinds: each item against the receiver's capabilities.
+            if let Some(refused) = row.and_then(|row| {
+                let params = raw_member(line, "params");
+                agentproto_acp::rules::refused_value(row, init, params.as_deref())
+            }) {
+                report.add(
+                    &rules::CAPABILITY_NOT_ADVERTISED,
+                    Some(method),
+                    session.as_deref(),
+                    format!("`{method}` at {}: {}", refused.path, refused.reason()),
+                );
+            }
             let session_rule = row.and_then(|row| row.session);
             if let Some(session) = &session {
                 if !self.sessions.contains_key(session) {

@@ -98,23 +98,15 @@ pub(super) async fn on_request(
         }
         ClientRequest::SessionPrompt(request) => {
             let session = request.session_id.0.clone();
-            let mut accepted = true;
-            for block in &request.prompt {
-                let kind = match block {
-                    ContentBlock::Text(_) | ContentBlock::ResourceLink(_) => continue,
-                    ContentBlock::Image(_) => "image",
-                    ContentBlock::Audio(_) => "audio",
-                    ContentBlock::Resource(_) => "embedded resource",
-                    ContentBlock::Unknown(_) => "unknown",
-                };
-                accepted = false;
-                shared.fail(
+            // The SDK's value gates judge the content against what this scripted agent advertised.
+            let advertised = crate::common::initialize_response();
+            let row = agentproto_acp::rules::request(v1::method::ALL, Side::Agent, method);
+            match row.and_then(|row| agentproto_acp::rules::refused_value(row, &advertised, params)) {
+                Some(refused) => shared.fail(
                     "ACP-CLIENT-CAP-002",
-                    format!("a prompt carried {kind} content although the agent advertised no such capability"),
-                );
-            }
-            if accepted {
-                shared.pass("ACP-CLIENT-CAP-002");
+                    format!("a prompt carried content the agent did not advertise: {}: {}", refused.path, refused.reason()),
+                ),
+                None => shared.pass("ACP-CLIENT-CAP-002"),
             }
             let text = request.prompt.iter().find_map(|b| match b {
                 ContentBlock::Text(t) => Some(t.text.clone()),
