@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agentproto_codec::{DecodeError, Warning};
-use agentproto_jsonrpc::{CallError, ConnectionEvent, ConnectionOptions, ErrorObject, RequestContext};
+use agentproto_jsonrpc::{CallError, ConnectionEvent, ConnectionOptions, ErrorCode, ErrorObject, RequestContext};
 use futures::future::BoxFuture;
 use serde_json::value::RawValue;
 use tokio_util::sync::CancellationToken;
@@ -244,6 +244,39 @@ impl AcpError {
     }
 }
 
+/// Lets a handler use `?` on its own calls to the peer. A call that failed is an
+/// internal error of the handler (-32603), naming the call and, for an error the peer
+/// answered, its code and message in `data.cause` — the peer's code is not passed on
+/// as the handler's own (a -32601 from the peer does not mean this method is
+/// missing). A call abandoned because the turn was cancelled is -32800.
+impl From<AcpError> for ErrorObject {
+    fn from(error: AcpError) -> ErrorObject {
+        let code = match &error {
+            AcpError::Cancelled { .. } => ErrorCode::REQUEST_CANCELLED,
+            _ => ErrorCode::INTERNAL_ERROR,
+        };
+        let method = match &error {
+            AcpError::Rpc { method, .. }
+            | AcpError::Connection { method, .. }
+            | AcpError::InvalidResult { method, .. }
+            | AcpError::InvalidParams { method, .. }
+            | AcpError::NotInitialized { method }
+            | AcpError::CapabilityNotAdvertised { method, .. }
+            | AcpError::Cancelled { method } => Some(method.clone()),
+            AcpError::UnsupportedVersion { .. } => None,
+        };
+        let mut data = serde_json::json!({ "method": method });
+        if let AcpError::Rpc { error: cause, .. } = &error {
+            data["cause"] = serde_json::json!({ "code": cause.code.0, "message": cause.message });
+        }
+        let object = ErrorObject::new(code, error.to_string());
+        match serde_json::value::to_raw_value(&data) {
+            Ok(data) => object.with_data(data),
+            Err(_) => object,
+        }
+    }
+}
+
 /// Something an ACP connection noticed and did not pass to a handler, or passed
 /// on after salvaging it. Reported to [`AcpOptions::observer`].
 #[derive(Debug, Clone)]
@@ -372,5 +405,22 @@ impl AcpOptions {
     /// An observer that prints every event on stderr, one line each.
     pub fn log_to_stderr(self, prefix: &'static str) -> Self {
         self.observer(move |event| eprintln!("{prefix}: {event:?}"))
+    }
+}
+
+#[cfg(test)]
+mod error_tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_peer_call_becomes_an_internal_error_naming_it() {
+        let peer = ErrorObject::new(ErrorCode::METHOD_NOT_FOUND, "method not found");
+        let object = ErrorObject::from(AcpError::Rpc { method: "fs/read_text_file".to_owned(), error: peer });
+        assert_eq!(object.code, ErrorCode::INTERNAL_ERROR);
+        let data: serde_json::Value = serde_json::from_str(object.data.unwrap().get()).unwrap();
+        assert_eq!(data["method"], "fs/read_text_file");
+        assert_eq!(data["cause"]["code"], -32601);
+        let cancelled = ErrorObject::from(AcpError::Cancelled { method: "terminal/output".to_owned() });
+        assert_eq!(cancelled.code, ErrorCode::REQUEST_CANCELLED);
     }
 }
