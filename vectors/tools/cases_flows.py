@@ -199,6 +199,28 @@ def build_agent_flows():
           *a_init(id=1),
           *a_new(2, "sess-1")])
 
+    P = "acp.state.pipelining"
+    flow("agent-pipelined-after-initialize", P,
+         "`initialize`, `session/new`, a prompt for the session it creates and an extension request written without waiting for answers are all served: each waits for what was read before it.",
+         "agent", NO_CAPS,
+         [send(req("initialize", {"protocolVersion": 1, "clientCapabilities": {}}, id=0)),
+          send(req("session/new", new_session_params(), id=1)),
+          send(text_prompt("sess-1", "echo hi", 2)),
+          send(req("_test/echo", {"x": 1}, id=3)),
+          expect_unordered(resp(0, partial({"protocolVersion": 1})),
+                           resp(1, partial({"sessionId": "sess-1"})),
+                           chunk("sess-1", "hi"),
+                           stop(2, "end_turn"),
+                           resp(3, {"method": "_test/echo", "params": {"x": 1}}))])
+    flow("agent-pipelined-after-failed-initialize", P,
+         "A request written right after an `initialize` that fails waits for it and is answered -32600; a later `initialize` succeeds.",
+         "agent", NO_CAPS,
+         [send(req("initialize", {"protocolVersion": 1, "clientInfo": {"name": "fail", "version": "1"}}, id=0)),
+          send(req("session/new", new_session_params(), id=1)),
+          expect_unordered(err(0, error(4242)), err(1, error(-32600))),
+          *a_init(id=2),
+          *a_new(3, "sess-1")])
+
     V = "acp.state.version-negotiation"
     flow("agent-version-newer-answered-1", V,
          "A client that asks for protocolVersion 2 is answered with 1, the only version a v1 agent speaks (the test app echoes the requested number, so the role corrects it).",
@@ -577,6 +599,18 @@ def build_client_flows():
           call("session/cancel", {"sessionId": "s1"}),
           call_local("session/cancel", "NotInitialized"),
           SILENCE])
+    flow("client-call-while-initialize-in-flight", "acp.state.pipelining",
+         "A call the client application makes while its `initialize` is unanswered waits for the answer, sending nothing meanwhile, and then goes out.",
+         "client", client_setup(),
+         [call("initialize", {"protocolVersion": 1}),
+          expect(req("initialize", partial({"protocolVersion": 1}), id=var("init"))),
+          call("session/new", new_session_params()),
+          SILENCE,
+          send(resp(var("init"), {"protocolVersion": 1, "agentCapabilities": {}, "authMethods": []})),
+          expect(req("session/new", partial({"cwd": CWD}), id=var("new"))),
+          send(resp(var("new"), {"sessionId": "s1"})),
+          call_ok("initialize", partial({"protocolVersion": 1})),
+          call_ok("session/new", partial({"sessionId": "s1"}))])
 
     flow("client-initialize-error-can-retry", "acp.state.initialize-once",
          "An agent error answer to `initialize` ends the call with that error and leaves the client uninitialized; a second `initialize` then completes the handshake.",
@@ -797,11 +831,13 @@ def build_client_flows():
 
 REQUIREMENTS.update({
     "acp.state.initialize-first": {"source": "spec: notes/acp.md sections 4.1 and 5 (initialize is always the first message); sdk: -32600 as TS agents do",
-        "text": "Until `initialize` has completed, every other request is answered -32600 and every notification is dropped, on both sides; nothing reaches the application."},
+        "text": "Until `initialize` has completed, every other request is answered -32600 and every notification is dropped, on both sides; nothing reaches the application. (What the agent reads after `initialize`, before answering it, waits instead: acp.state.pipelining.)"},
+    "acp.state.pipelining": {"source": "spec: JSON-RPC 2.0 (a client need not wait for an answer before its next request); sdk: crates/acp endpoint module docs (Pipelined messages)",
+        "text": "The agent answers pipelined requests by read order, not by which handler runs first: one read after `initialize` waits for it and is served if it succeeded (-32600 if it failed), one naming a session waits for a `session/new` read before it. A client application's call made while its `initialize` is unanswered waits for the answer instead of failing."},
     "acp.state.initialize-once": {"source": "spec: notes/acp.md section 4.1 (initialize: first message); sdk: a repeated initialize is an invalid request",
         "text": "`initialize` succeeds once per connection: after a successful one, another is answered -32600 and the negotiated state is kept; one that failed (an error answer, a panicking handler) does not count and may be retried."},
     "acp.state.local-initialize-first": {"source": "sdk: crates/acp role documentation (calls before initialize fail locally)",
-        "text": "A client application's calls and notifications before `initialize` completed fail locally with NotInitialized and put nothing on the wire."},
+        "text": "A client application's calls and notifications before `initialize` completed fail locally with NotInitialized and put nothing on the wire (unless its `initialize` is in flight: acp.state.pipelining)."},
     "acp.state.version-negotiation": {"source": "spec: notes/acp.md section 1 (Negotiation)",
         "text": "The agent answers the requested protocolVersion when it speaks it and otherwise its own (1 for a v1 agent); a client that does not speak the answered version fails `initialize` (UnsupportedVersion) and stays uninitialized."},
     "acp.state.content-gate": {"source": "spec: schema $defs/PromptCapabilities (text and resource_link are baseline, other content must be opted in to) and $defs/McpCapabilities; rules/acp.toml [[v1.values]]",

@@ -6,6 +6,16 @@
 //! negotiated protocol version, the agent's own capability gates, known session
 //! ids (`-32002` with `data.sessionId`), one prompt turn per session, and
 //! `session/cancel`, which ends the turn with `stopReason: "cancelled"`.
+//!
+//! Requests written before the answer to an earlier one (pipelined) are checked
+//! in read order, whatever order their handlers run in: one read after
+//! `initialize` waits for it and is served if it succeeded; one read before any
+//! `initialize` is refused at once; one naming a session waits for a
+//! `session/new` (or load, resume, close) read before it that is still running.
+//! Notifications read after `initialize` wait for it too, on the serial
+//! notification worker: an `initialize` handler must therefore not wait for a
+//! call to the client (through [`Connection::peer`]) or anything else that needs
+//! a later notification handled. The details are in the `endpoint` module docs.
 
 use std::fmt;
 use std::pin::pin;
@@ -22,7 +32,9 @@ use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio_util::sync::CancellationToken;
 
-use crate::endpoint::{object_of, string_field, track_handled, Negotiated, Role, Shared};
+use crate::endpoint::{
+    before_ready, object_of, string_field, track_handled, Later, Negotiated, OnDrop, ReadPoint, Role, Shared,
+};
 use crate::role::{AcpError, AcpEvent, AcpOptions, Dispatch, Protocol};
 use crate::{DispatchError, NotificationMethod, Payload, RequestMethod};
 
@@ -31,9 +43,11 @@ use crate::{DispatchError, NotificationMethod, Payload, RequestMethod};
 /// surface as inherent methods, e.g. on `ClientConnection<v1::V1>`.
 ///
 /// Every call checks the state first and sends nothing when it fails: before
-/// `initialize` has completed ([`AcpError::NotInitialized`]) or for a method the
-/// client did not advertise ([`AcpError::CapabilityNotAdvertised`]). Results are
-/// validated against the method's result type.
+/// `initialize` has completed ([`AcpError::NotInitialized`], at once, also while
+/// it runs: the `initialize` handler itself must not wait for its own end) or
+/// for a method the client did not advertise
+/// ([`AcpError::CapabilityNotAdvertised`]). Results are validated against the
+/// method's result type.
 pub struct ClientConnection<S> {
     pub(crate) shared: Arc<Shared<S>>,
     /// Inside a prompt turn: the turn's token; calls end when it fires.
@@ -158,15 +172,21 @@ where
     ) -> BoxFuture<'static, Result<Box<RawValue>, ErrorObject>> {
         let agent = self.agent.clone();
         let shared = self.shared();
+        let index = rpc.index();
+        // Settles the request when its handler ends however it ends, also when
+        // its future is dropped before it first runs (cancelled, shut down).
+        let settle = shared.clone().map(|shared| OnDrop(Some(move || shared.settle(index))));
         Box::pin(async move {
+            // The first local: dropped last, after the handler's effect is applied.
+            let _settle = settle;
             let Some(shared) = shared else {
                 return Err(ErrorObject::internal_error("internal error: connection not set up"));
             };
             let IncomingRequest { method, params, .. } = request;
-            if method != S::RULES.initialize {
-                if let Some(error) = shared.refuse_before_ready(&method) {
-                    return Err(error);
-                }
+            // Read after an `initialize` that is still running: its outcome decides.
+            shared.settle_initialize(Later::Request(index)).await;
+            if method != S::RULES.initialize && !shared.ready_for(Later::Request(index)) {
+                return Err(before_ready(&method));
             }
             let decoded = S::ClientRequest::decode(&method, params.as_deref())
                 .map_err(|error: DispatchError| error.to_error_object(&method))?;
@@ -175,6 +195,9 @@ where
             let session = request.session_id().map(str::to_owned);
             if method == S::RULES.initialize {
                 return initialize(agent, shared, rpc, request, params.as_deref()).await;
+            }
+            if let Some(session) = session.as_deref() {
+                shared.settle_session(index, session).await;
             }
             if let Some(error) = shared.check_incoming(&method, params.as_deref(), session.as_deref()) {
                 return Err(error);
@@ -198,8 +221,11 @@ where
         Box::pin(async move {
             let Some(shared) = shared else { return };
             let IncomingNotification { method, params, .. } = notification;
+            let read = Later::Notification(rpc.index());
+            shared.settle_initialize(read).await;
+            let ready = shared.ready_for(read);
             let Some(notification) =
-                decode_notification::<S, S::ClientNotification>(&shared, &method, params.as_deref())
+                decode_notification_if::<S, S::ClientNotification>(&shared, &method, params.as_deref(), ready)
             else {
                 return;
             };
@@ -216,6 +242,12 @@ where
             agent.dispatch_notification(cx, notification).await;
         })
     }
+
+    fn request_read(&self, request: &IncomingRequest, rpc: &RequestContext) {
+        if let Some(shared) = self.shared.get() {
+            shared.note_read(&request.method, request.params.as_deref(), ReadPoint::of(rpc));
+        }
+    }
 }
 
 /// Decodes an incoming notification, reporting why it is dropped when it is.
@@ -224,9 +256,20 @@ pub(crate) fn decode_notification<S: Protocol, N: Payload>(
     method: &str,
     params: Option<&RawValue>,
 ) -> Option<N> {
+    decode_notification_if(shared, method, params, shared.is_ready())
+}
+
+/// [`decode_notification`] for a notification that counts as read after a
+/// successful `initialize` when `ready`.
+fn decode_notification_if<S: Protocol, N: Payload>(
+    shared: &Shared<S>,
+    method: &str,
+    params: Option<&RawValue>,
+    ready: bool,
+) -> Option<N> {
     match N::decode(method, params) {
         Ok(decoded) => {
-            if !shared.is_ready() {
+            if !ready {
                 shared.report(AcpEvent::NotificationBeforeInitialize { method: method.to_owned() });
                 return None;
             }
@@ -256,6 +299,7 @@ where
     S: Protocol,
     A: Dispatch<S::ClientRequest, S::ClientNotification, ClientConnection<S>>,
 {
+    let since = ReadPoint::of(&rpc);
     if !shared.begin_initialize() {
         return Err(ErrorObject::new(
             ErrorCode::INVALID_REQUEST,
@@ -269,13 +313,13 @@ where
     let cx = shared.context(ClientConnection { shared: shared.clone(), turn: None }, Some(rpc), token);
     // A panic (or a dropped future) in the handler must not leave the phase
     // `Initializing`: the guard resets it unless initialize completes.
-    let mut reset = OnDrop(Some(|| shared.finish_initialize(None)));
+    let mut reset = OnDrop(Some(|| shared.finish_initialize(None, None)));
     let outcome = agent.dispatch_request(cx, request).await;
     reset.0 = None;
     let result = match outcome {
         Ok(result) => result,
         Err(error) => {
-            shared.finish_initialize(None);
+            shared.finish_initialize(None, None);
             return Err(error);
         }
     };
@@ -284,7 +328,7 @@ where
     let version = S::VERSION;
     let result = with_protocol_version(result, version);
     let own = object_of(result.get());
-    shared.finish_initialize(Some(Negotiated { version, own, peer: client_init }));
+    shared.finish_initialize(Some(Negotiated { version, own, peer: client_init }), Some(since));
     Ok(result)
 }
 
@@ -351,15 +395,4 @@ where
         Some(Ok(result)) if string_field(result.get(), "stopReason").as_deref() == Some("cancelled") => result,
         _ => cancelled_prompt(),
     })
-}
-
-/// Runs its closure when dropped, unless it was taken out first.
-struct OnDrop<F: FnOnce()>(Option<F>);
-
-impl<F: FnOnce()> Drop for OnDrop<F> {
-    fn drop(&mut self) {
-        if let Some(f) = self.0.take() {
-            f();
-        }
-    }
 }

@@ -2,6 +2,43 @@
 //! `initialize` phase, the negotiated capabilities, the known sessions with their
 //! prompt turns, and the generic typed call and notification every generated
 //! method goes through.
+//!
+//! # Pipelined messages
+//!
+//! A peer may write a request before the answer to an earlier one (JSON-RPC
+//! allows it), and request handlers run concurrently, so the state a request is
+//! checked against must not depend on which handler the scheduler runs first.
+//! The agent side therefore orders by what was read, not by what ran:
+//!
+//! - `initialize` and the requests that create, open or remove a session are
+//!   recorded as *unsettled* on the reader as they are read
+//!   ([`Shared::note_read`]), and settle when their handler has finished (its
+//!   effect applied, or refused, failed, panicked, cancelled).
+//! - A request or notification read after an unsettled `initialize` waits for it,
+//!   then is served if an `initialize` read before it succeeded, and refused
+//!   `-32600` (dropped, for a notification) otherwise. One read before any
+//!   `initialize` is refused at once, never waits, even when its handler happens
+//!   to run after `initialize` finished.
+//! - A request naming a session waits for the unsettled requests read before it
+//!   that could change whether that session exists (a `session/new` while the
+//!   session is unknown; a load, resume, close or delete naming it), then is
+//!   checked. Notifications do not wait for sessions: the notification worker is
+//!   serial, and blocking it on a handler that may itself call the client (whose
+//!   answer waits for the worker) could deadlock.
+//!
+//! Waiting happens inside the request's own task, which holds one of the
+//! connection's request slots; the requests waited for were read earlier and so
+//! got their slots first, and nothing waits for a later message, so the waits
+//! cannot form a cycle. A `$/cancel_request` or the connection's shutdown ends a
+//! wait like any handler. Answers to concurrent requests still leave in any order;
+//! what no longer varies is the answer to each id.
+//!
+//! The client side pipelines through the typed calls: a call or notification made
+//! while this side's `initialize` call is in flight waits for its answer (or for
+//! the call to end) before the state check, instead of failing with
+//! [`AcpError::NotInitialized`]; the wait ends with the call's own cancellation.
+//! The agent side never waits so: its `initialize` handler may call the client,
+//! and such a call waiting for `initialize` would wait for itself.
 
 use std::collections::HashMap;
 use std::marker::PhantomData;
@@ -12,6 +49,7 @@ use agentproto_codec::{DecodeError, Warning};
 use agentproto_jsonrpc::{ErrorCode, ErrorObject, Peer, RequestContext, ResultHook};
 use serde_json::value::RawValue;
 use serde_json::Value;
+use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use crate::role::{check_outgoing, AcpError, AcpEvent, AcpOptions, Context, Protocol};
@@ -76,12 +114,67 @@ pub(crate) struct SessionState {
     pub(crate) cancel: CancellationToken,
 }
 
+/// Where a request was read (see the module docs, "Pipelined messages").
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ReadPoint {
+    /// Its number among the requests read ([`RequestContext::index`]).
+    request: u64,
+    /// How many notifications were read before it.
+    notifications: u64,
+}
+
+impl ReadPoint {
+    pub(crate) fn of(rpc: &RequestContext) -> ReadPoint {
+        ReadPoint { request: rpc.index(), notifications: rpc.notifications_before() }
+    }
+
+    /// Whether this point was read before `later`.
+    fn before(self, later: Later) -> bool {
+        match later {
+            Later::Request(index) => self.request < index,
+            Later::Notification(index) => self.notifications < index,
+        }
+    }
+}
+
+/// A message by its read position: a request by
+/// [`RequestContext::index`], a notification by
+/// [`NotificationContext::index`](agentproto_jsonrpc::NotificationContext::index).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Later {
+    Request(u64),
+    Notification(u64),
+}
+
+/// Agent side: a request read whose outcome later messages are checked against,
+/// whose handler has not finished.
+#[derive(Debug)]
+struct Unsettled {
+    at: ReadPoint,
+    kind: Unsettles,
+}
+
+#[derive(Debug)]
+enum Unsettles {
+    /// `initialize`: whether the connection becomes ready.
+    Initialize,
+    /// A request creating a session its result names (`None`), or opening or
+    /// removing the session its params name.
+    Session(Option<String>),
+}
+
 #[derive(Debug, Default)]
 struct State {
     phase: Phase,
     sessions: HashMap<String, SessionState>,
     /// Prompt turns started so far (numbers them).
     turns: u64,
+    /// Agent side: the unsettled requests, in read order.
+    unsettled: Vec<Unsettled>,
+    /// Agent side: where the `initialize` that made the connection ready was read.
+    ready_since: Option<ReadPoint>,
+    /// Client side: this side's `initialize` calls not answered yet.
+    initialize_calls: usize,
 }
 
 /// Everything the connection handles of one side share.
@@ -90,12 +183,22 @@ pub(crate) struct Shared<S> {
     pub(crate) role: Role,
     pub(crate) options: AcpOptions,
     state: Mutex<State>,
+    /// Changes whenever something a waiting message may wait for is done: an
+    /// unsettled request settled, or the answer to this side's `initialize` read.
+    settled: watch::Sender<u64>,
     _protocol: PhantomData<fn() -> S>,
 }
 
 impl<S: Protocol> Shared<S> {
     pub(crate) fn new(peer: Peer, role: Role, options: AcpOptions) -> Shared<S> {
-        Shared { peer, role, options, state: Mutex::new(State::default()), _protocol: PhantomData }
+        Shared {
+            peer,
+            role,
+            options,
+            state: Mutex::new(State::default()),
+            settled: watch::Sender::new(0),
+            _protocol: PhantomData,
+        }
     }
 
     fn state(&self) -> MutexGuard<'_, State> {
@@ -138,11 +241,141 @@ impl<S: Protocol> Shared<S> {
         }
     }
 
-    pub(crate) fn finish_initialize(&self, negotiated: Option<Negotiated>) {
-        self.state().phase = match negotiated {
-            Some(negotiated) => Phase::Ready(negotiated),
+    /// Ends the `initialize` phase: ready with `negotiated`, or back to
+    /// uninitialized. `since` is where the agent read the `initialize` request.
+    pub(crate) fn finish_initialize(&self, negotiated: Option<Negotiated>, since: Option<ReadPoint>) {
+        let mut state = self.state();
+        state.phase = match negotiated {
+            Some(negotiated) => {
+                state.ready_since = since;
+                Phase::Ready(negotiated)
+            }
             None => Phase::Uninitialized,
         };
+    }
+
+    /// Agent side, on the reader as a request is read: records it as unsettled
+    /// when later messages are checked against its outcome.
+    pub(crate) fn note_read(&self, method: &str, params: Option<&RawValue>, at: ReadPoint) {
+        let kind = if method == S::RULES.initialize {
+            Unsettles::Initialize
+        } else {
+            match self.incoming(method).and_then(|m| m.session?.effect) {
+                Some(SessionEffect::CreatedByResult) => Unsettles::Session(None),
+                // Params without a session id are refused; until then, treat the
+                // request like one that may create any session.
+                Some(SessionEffect::OpenedByParams | SessionEffect::Removed) => {
+                    Unsettles::Session(params.and_then(session_of))
+                }
+                None => return,
+            }
+        };
+        self.state().unsettled.push(Unsettled { at, kind });
+    }
+
+    /// Agent side: the handler of the request read as number `index` has
+    /// finished, its effect applied; messages waiting for it re-check.
+    pub(crate) fn settle(&self, index: u64) {
+        let settled = {
+            let mut state = self.state();
+            let before = state.unsettled.len();
+            state.unsettled.retain(|unsettled| unsettled.at.request != index);
+            state.unsettled.len() != before
+        };
+        if settled {
+            self.settled.send_modify(|changes| *changes = changes.wrapping_add(1));
+        }
+    }
+
+    /// Waits while `blocked` holds for the state, re-checking after each change
+    /// of `settled`.
+    async fn wait_while(&self, blocked: impl Fn(&State) -> bool) {
+        if !blocked(&self.state()) {
+            return;
+        }
+        // Subscribed before the next check: a change between that check and the
+        // wait is not missed.
+        let mut changes = self.settled.subscribe();
+        loop {
+            let waiting = blocked(&self.state());
+            // `self` owns the sender, so `changed` cannot fail while we wait.
+            if !waiting || changes.changed().await.is_err() {
+                return;
+            }
+        }
+    }
+
+    /// Agent side: waits until every `initialize` read before `later` has finished.
+    pub(crate) async fn settle_initialize(&self, later: Later) {
+        self.wait_while(|state| {
+            state.unsettled.iter().any(|u| matches!(u.kind, Unsettles::Initialize) && u.at.before(later))
+        })
+        .await;
+    }
+
+    /// Agent side: waits until no request read before request number `index`
+    /// that could make `session` exist or stop existing is still running.
+    pub(crate) async fn settle_session(&self, index: u64, session: &str) {
+        self.wait_while(|state| {
+            state.unsettled.iter().any(|u| {
+                u.at.request < index
+                    && match &u.kind {
+                        Unsettles::Initialize => false,
+                        Unsettles::Session(None) => !state.sessions.contains_key(session),
+                        Unsettles::Session(Some(named)) => named == session,
+                    }
+            })
+        })
+        .await;
+    }
+
+    /// Agent side: whether an `initialize` read before `later` made the
+    /// connection ready (the connection may be ready by now through one read
+    /// after it, which does not count).
+    pub(crate) fn ready_for(&self, later: Later) -> bool {
+        let state = self.state();
+        matches!(state.phase, Phase::Ready(_)) && state.ready_since.is_some_and(|since| since.before(later))
+    }
+
+    /// Client side: waits, while this side's `initialize` call is in flight and
+    /// its answer has not been read, until one of them changes; ends early when
+    /// `cancel` or `turn` fires.
+    async fn await_initialize_answer(
+        &self,
+        method: &str,
+        turn: Option<&CancellationToken>,
+        cancel: Option<&CancellationToken>,
+    ) -> Result<(), AcpError> {
+        if self.role != Role::Client {
+            return Ok(());
+        }
+        let waiting = self.wait_while(|state| state.initialize_calls > 0 && !matches!(state.phase, Phase::Ready(_)));
+        let cancelled = async {
+            match (turn, cancel) {
+                (Some(turn), Some(cancel)) => tokio::select! {
+                    () = turn.cancelled() => {}
+                    () = cancel.cancelled() => {}
+                },
+                (Some(token), None) | (None, Some(token)) => token.cancelled().await,
+                (None, None) => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            biased;
+            () = waiting => Ok(()),
+            () = cancelled => Err(AcpError::Cancelled { method: method.to_owned() }),
+        }
+    }
+
+    /// Client side: one more `initialize` call in flight, until the returned
+    /// guard is dropped (answered, failed or abandoned).
+    fn initialize_call(self: &Arc<Self>) -> OnDrop<impl FnOnce()> {
+        self.state().initialize_calls += 1;
+        let shared = Arc::clone(self);
+        OnDrop(Some(move || {
+            shared.state().initialize_calls -= 1;
+            shared.settled.send_modify(|changes| *changes = changes.wrapping_add(1));
+        }))
     }
 
     pub(crate) fn knows_session(&self, id: &str) -> bool {
@@ -232,12 +465,7 @@ impl<S: Protocol> Shared<S> {
     /// The answer to any request but `initialize` before the connection is ready:
     /// `-32600`, whatever the method or its params (checked before decoding them).
     pub(crate) fn refuse_before_ready(&self, method: &str) -> Option<ErrorObject> {
-        (!self.is_ready()).then(|| {
-            ErrorObject::new(
-                ErrorCode::INVALID_REQUEST,
-                format!("invalid request: `{method}` before `initialize` has completed"),
-            )
-        })
+        (!self.is_ready()).then(|| before_ready(method))
     }
 
     pub(crate) fn check_incoming(
@@ -291,7 +519,11 @@ impl<S: Protocol> Shared<S> {
         let method = M::NAME;
         let raw = encode_params(method, &params)?;
         let initializing = self.role == Role::Client && method == S::RULES.initialize;
+        // Counted from the first poll, before anything is awaited: a call made
+        // right after this one sees it in flight.
+        let _in_flight = initializing.then(|| self.initialize_call());
         if !initializing {
+            self.await_initialize_answer(method, turn, cancel).await?;
             self.check_outgoing_state(method, &raw)?;
         }
         if self.options.strict {
@@ -345,10 +577,12 @@ impl<S: Protocol> Shared<S> {
         match effect {
             AnswerEffect::Initialized { own } => {
                 if answered_version(text).is_some_and(|v| v != i64::from(S::VERSION)) {
-                    self.finish_initialize(None);
+                    self.finish_initialize(None, None);
                 } else if agentproto_codec::decode::<M::Result>(text, "$.result").is_ok() {
-                    self.finish_initialize(Some(Negotiated { version: S::VERSION, own, peer: object_of(text) }));
+                    self.finish_initialize(Some(Negotiated { version: S::VERSION, own, peer: object_of(text) }), None);
                 }
+                // Calls waiting for this answer check the state now.
+                self.settled.send_modify(|changes| *changes = changes.wrapping_add(1));
             }
             AnswerEffect::Session(effect, params_session) => {
                 if agentproto_codec::decode::<M::Result>(text, "$.result").is_ok() {
@@ -362,6 +596,7 @@ impl<S: Protocol> Shared<S> {
     pub(crate) async fn notify<M: NotificationMethod>(&self, params: M::Params) -> Result<(), AcpError> {
         let method = M::NAME;
         let raw = encode_params(method, &params)?;
+        self.await_initialize_answer(method, None, None).await?;
         if !self.is_ready() {
             return Err(AcpError::NotInitialized { method: method.to_owned() });
         }
@@ -390,6 +625,7 @@ impl<S: Protocol> Shared<S> {
         if !method.starts_with('_') {
             return Err(ext_name_error(method));
         }
+        self.await_initialize_answer(method, None, cancel).await?;
         if !self.is_ready() {
             return Err(AcpError::NotInitialized { method: method.to_owned() });
         }
@@ -401,6 +637,7 @@ impl<S: Protocol> Shared<S> {
         if !method.starts_with('_') {
             return Err(ext_name_error(method));
         }
+        self.await_initialize_answer(method, None, None).await?;
         if !self.is_ready() {
             return Err(AcpError::NotInitialized { method: method.to_owned() });
         }
@@ -506,6 +743,14 @@ pub(crate) fn object_of(text: &str) -> Value {
     }
 }
 
+/// `-32600` for a request before `initialize` has completed.
+pub(crate) fn before_ready(method: &str) -> ErrorObject {
+    ErrorObject::new(
+        ErrorCode::INVALID_REQUEST,
+        format!("invalid request: `{method}` before `initialize` has completed"),
+    )
+}
+
 /// `-32002` with `data.sessionId`.
 pub(crate) fn unknown_session(session: &str) -> ErrorObject {
     let data = serde_json::json!({ "sessionId": session });
@@ -545,4 +790,15 @@ fn encode_params<T: serde::Serialize>(method: &str, params: &T) -> Result<Box<Ra
             message: e.to_string(),
         },
     })
+}
+
+/// Runs its closure when dropped, unless it was taken out first.
+pub(crate) struct OnDrop<F: FnOnce()>(pub(crate) Option<F>);
+
+impl<F: FnOnce()> Drop for OnDrop<F> {
+    fn drop(&mut self) {
+        if let Some(f) = self.0.take() {
+            f();
+        }
+    }
 }

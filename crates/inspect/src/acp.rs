@@ -15,6 +15,7 @@ use agentproto_acp::v1::{
     self, AgentNotification, AgentResponse, ClientResponse, RequestPermissionOutcome, SessionUpdate, StopReason,
 };
 use agentproto_acp::{MethodKind, Payload, RequestId, Side, Warning, WarningKind};
+use agentproto_jsonrpc::frame::{Frame, FrameLimits, FrameReader, OversizeShape};
 use agentproto_jsonrpc::{ErrorCode, ErrorObject, Message};
 use serde_json::value::RawValue;
 use serde_json::Value;
@@ -36,6 +37,49 @@ pub struct AcpMonitor {
     /// Requests from the agent the client has not answered.
     to_client: HashMap<RequestId, Call>,
     sessions: HashMap<String, Session>,
+    /// By direction of travel ([`slot`]): error responses with `id: null` the
+    /// receiver of an unparsable or invalid line may send back (JSON-RPC
+    /// answers such a line with a null id when it cannot tell the line's id).
+    null_replies_owed: [u32; 2],
+    /// By direction of travel: lines over the size limit whose id could not be
+    /// read from their head. The other side may answer each of them once with
+    /// an id this monitor never saw.
+    unread_lines: [u32; 2],
+    /// Requests the client pipelined after `initialize`, before its answer:
+    /// their capabilities are checked once the agent's answer says what it has.
+    pipelined: Vec<Pipelined>,
+}
+
+/// A request sent while `initialize` was unanswered, kept for the capability checks.
+#[derive(Debug)]
+struct Pipelined {
+    index: u64,
+    method: String,
+    session: Option<String>,
+    params: Option<Box<RawValue>>,
+}
+
+/// What [`rules::MESSAGE_BEFORE_INITIALIZE`] says about `method`.
+fn before_initialize_message(direction: Direction, method: &str) -> String {
+    match direction {
+        Direction::ToAgent => format!("the client sent `{method}` before `initialize`"),
+        Direction::ToClient => format!("the agent sent `{method}` before answering `initialize`"),
+    }
+}
+
+/// The index of a direction in the per-direction counters.
+fn slot(direction: Direction) -> usize {
+    match direction {
+        Direction::ToAgent => 0,
+        Direction::ToClient => 1,
+    }
+}
+
+/// Takes one from a counter; `false` when it was zero.
+fn take_one(counter: &mut u32) -> bool {
+    let had = *counter > 0;
+    *counter = counter.saturating_sub(1);
+    had
 }
 
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -56,6 +100,10 @@ struct Call {
     /// `session/load` or `session/resume` of a session this connection did not
     /// know: forgotten again if the call fails.
     opened_session: bool,
+    /// A request over the size limit whose id was read from its head: any
+    /// answer settles it (an error for the size, or a result if the receiver's
+    /// limit is larger); its method and params were never seen.
+    unread: bool,
 }
 
 #[derive(Debug, Default)]
@@ -164,7 +212,21 @@ impl Report<'_> {
         session: Option<&str>,
         message: String,
     ) -> &mut Finding {
-        let mut finding = Finding::new(rule, self.index, Some(self.direction), message).session(session);
+        let (index, direction) = (self.index, self.direction);
+        self.add_for(index, direction, rule, method, session, message)
+    }
+
+    /// A finding about an earlier message, number `index`, that travelled `direction`.
+    fn add_for(
+        &mut self,
+        index: u64,
+        direction: Direction,
+        rule: &'static Rule,
+        method: Option<&str>,
+        session: Option<&str>,
+        message: String,
+    ) -> &mut Finding {
+        let mut finding = Finding::new(rule, index, Some(direction), message).session(session);
         finding.method = method.map(str::to_owned);
         self.verdict.findings.push(finding);
         self.verdict.findings.last_mut().expect("just pushed")
@@ -192,7 +254,7 @@ impl Monitor for AcpMonitor {
         }
     }
 
-    fn oversize(&mut self, index: u64, direction: Direction, len: usize) -> Verdict {
+    fn oversize(&mut self, index: u64, direction: Direction, len: u64, head: &[u8]) -> Verdict {
         let mut verdict = Verdict { findings: Vec::new(), answer: Some(Answer::Drop) };
         Report { index, direction, verdict: &mut verdict }.add(
             &rules::MAX_MESSAGE_BYTES,
@@ -200,6 +262,20 @@ impl Monitor for AcpMonitor {
             None,
             format!("a {len}-byte message from the {} was not read", direction.sender()),
         );
+        // Its answer must not read as a stray: remember what its head says.
+        match recover_id(head) {
+            Some((OversizeShape::Call, Some(id))) => {
+                let call =
+                    Call { method: String::new(), session: None, index, opened_session: false, unread: true };
+                self.calls(direction).entry(id).or_insert(call);
+            }
+            Some((OversizeShape::Response, Some(id))) if !id.is_null() => {
+                if let Some(call) = self.calls(direction.reverse()).remove(&id) {
+                    self.settle_unread_answer(&id, &call);
+                }
+            }
+            _ => self.unread_lines[slot(direction)] += 1,
+        }
         verdict
     }
 
@@ -215,7 +291,16 @@ impl Monitor for AcpMonitor {
         for (id, call, direction) in left {
             let session = call.session.as_deref().and_then(|s| self.sessions.get(s));
             let cancelled = session.and_then(|s| s.permissions.get(id)).copied().unwrap_or(false);
-            let (rule, message) = if cancelled {
+            let (rule, message) = if call.unread {
+                (
+                    &rules::REQUEST_NEVER_ANSWERED,
+                    format!(
+                        "request {id} (message #{}, over the size limit) from the {} was never answered",
+                        call.index,
+                        direction.sender()
+                    ),
+                )
+            } else if cancelled {
                 (
                     &rules::PERMISSION_UNANSWERED_AFTER_CANCEL,
                     format!(
@@ -234,7 +319,8 @@ impl Monitor for AcpMonitor {
                     ),
                 )
             };
-            let mut finding = Finding::new(rule, index, Some(direction), message).method(call.method.clone());
+            let mut finding = Finding::new(rule, index, Some(direction), message);
+            finding.method = (!call.unread).then(|| call.method.clone());
             finding.session = call.session.clone();
             findings.push(finding);
         }
@@ -243,6 +329,61 @@ impl Monitor for AcpMonitor {
 }
 
 impl AcpMonitor {
+    /// Whether a message travelling `direction` now comes before its sender's
+    /// part of `initialize`: the client's before it sent `initialize`, the agent's
+    /// before it answered it. A request the client pipelines after `initialize`,
+    /// before the answer, is not: the agent waits for `initialize` to finish and
+    /// then serves it.
+    fn before_initialize(&self, direction: Direction) -> bool {
+        match direction {
+            Direction::ToAgent => self.phase == Phase::Fresh,
+            Direction::ToClient => self.phase != Phase::Ready,
+        }
+    }
+
+    /// The capability findings of request number `index`, against the
+    /// receiver's `initialize` message, through the SDK's generated gate table as
+    /// the receiving role applies it.
+    fn check_capabilities(
+        &self,
+        report: &mut Report<'_>,
+        index: u64,
+        direction: Direction,
+        method: &str,
+        session: Option<&str>,
+        params: Option<&RawValue>,
+    ) {
+        let (handler, init) = match direction {
+            Direction::ToAgent => (Side::Agent, &self.agent_init),
+            Direction::ToClient => (Side::Client, &self.client_init),
+        };
+        let row = agentproto_acp::rules::request(v1::method::ALL, handler, method);
+        if let Some(gate) = row.and_then(|row| row.gate) {
+            if !gate.is_open(init, params) {
+                let capability = gate.describe(params);
+                report.add_for(
+                    index,
+                    direction,
+                    &rules::CAPABILITY_NOT_ADVERTISED,
+                    Some(method),
+                    session,
+                    format!("`{method}` needs `{capability}`, which was not advertised"),
+                );
+            }
+        }
+        // Prompt content and MCP server kinds: each item against the receiver's capabilities.
+        if let Some(refused) = row.and_then(|row| agentproto_acp::rules::refused_value(row, init, params)) {
+            report.add_for(
+                index,
+                direction,
+                &rules::CAPABILITY_NOT_ADVERTISED,
+                Some(method),
+                session,
+                format!("`{method}` at {}: {}", refused.path, refused.reason()),
+            );
+        }
+    }
+
     fn calls(&mut self, direction: Direction) -> &mut HashMap<RequestId, Call> {
         match direction {
             Direction::ToAgent => &mut self.to_agent,
@@ -259,8 +400,10 @@ impl AcpMonitor {
     {
         let incoming = {
             // Responses in this direction answer the other side's requests.
+            // An over-limit request's answer is taken apart from its method
+            // (never seen): it reaches `unmatched`.
             let pending = self.calls(direction.reverse());
-            classify::<R>(line, |id| pending.get(id).map(|call| call.method.clone()))
+            classify::<R>(line, |id| pending.get(id).filter(|call| !call.unread).map(|call| call.method.clone()))
         };
         let mut verdict = Verdict::default();
         let mut report = Report { index, direction, verdict: &mut verdict };
@@ -350,43 +493,29 @@ impl AcpMonitor {
                     "`initialize` was already sent on this connection".to_owned(),
                 );
             }
-        } else if self.phase != Phase::Ready {
+        } else if self.before_initialize(direction) {
             report.add(
-                &rules::INITIALIZE_NOT_FIRST,
+                &rules::MESSAGE_BEFORE_INITIALIZE,
                 Some(method),
                 session.as_deref(),
-                format!("the {sender} sent `{method}` before `initialize` was answered"),
+                before_initialize_message(direction, method),
             );
         } else {
-            let (handler, init) = match direction {
-                Direction::ToAgent => (Side::Agent, &self.agent_init),
-                Direction::ToClient => (Side::Client, &self.client_init),
+            let handler = match direction {
+                Direction::ToAgent => Side::Agent,
+                Direction::ToClient => Side::Client,
             };
-            // The SDK's generated gate table, as the receiving role applies it.
             let row = agentproto_acp::rules::request(v1::method::ALL, handler, method);
-            if let Some(gate) = row.and_then(|row| row.gate) {
-                let params = raw_member(line, "params");
-                if !gate.is_open(init, params.as_deref()) {
-                    let capability = gate.describe(params.as_deref());
-                    report.add(
-                        &rules::CAPABILITY_NOT_ADVERTISED,
-                        Some(method),
-                        session.as_deref(),
-                        format!("`{method}` needs `{capability}`, which was not advertised"),
-                    );
-                }
-            }
-            // Prompt content and MCP server kinds: each item against the receiver's capabilities.
-            if let Some(refused) = row.and_then(|row| {
-                let params = raw_member(line, "params");
-                agentproto_acp::rules::refused_value(row, init, params.as_deref())
-            }) {
-                report.add(
-                    &rules::CAPABILITY_NOT_ADVERTISED,
-                    Some(method),
-                    session.as_deref(),
-                    format!("`{method}` at {}: {}", refused.path, refused.reason()),
-                );
+            let params = raw_member(line, "params");
+            let index = report.index;
+            if self.phase == Phase::Ready {
+                self.check_capabilities(report, index, direction, method, session.as_deref(), params.as_deref());
+            } else {
+                // Pipelined after `initialize` (only the client gets here): JSON-RPC
+                // allows it and the agent serves it once `initialize` has finished.
+                // What the agent advertises is known from its answer; check then.
+                let session = session.clone();
+                self.pipelined.push(Pipelined { index, method: method.to_owned(), session, params });
             }
             let session_rule = row.and_then(|row| row.session);
             if let Some(session) = &session {
@@ -441,7 +570,7 @@ impl AcpMonitor {
                 }
             }
         }
-        let call = Call { method: method.to_owned(), session, index: report.index, opened_session };
+        let call = Call { method: method.to_owned(), session, index: report.index, opened_session, unread: false };
         self.calls(direction).insert(id, call);
     }
 
@@ -449,12 +578,13 @@ impl AcpMonitor {
         if method == "$/cancel_request" {
             return;
         }
-        if self.phase != Phase::Ready {
+        let direction = report.direction;
+        if self.before_initialize(direction) {
             report.add(
-                &rules::INITIALIZE_NOT_FIRST,
+                &rules::MESSAGE_BEFORE_INITIALIZE,
                 Some(method),
                 session,
-                format!("the {} sent `{method}` before `initialize` was answered", report.direction.sender()),
+                before_initialize_message(direction, method),
             );
             return;
         }
@@ -517,8 +647,17 @@ impl AcpMonitor {
             ("initialize", Ok(_)) => {
                 self.phase = Phase::Ready;
                 self.agent_init = member(line, &["result"]);
+                for request in std::mem::take(&mut self.pipelined) {
+                    let Pipelined { index, method, session, params } = request;
+                    let (session, params) = (session.as_deref(), params.as_deref());
+                    self.check_capabilities(report, index, Direction::ToAgent, &method, session, params);
+                }
             }
-            ("initialize", Err(_)) => self.phase = Phase::Fresh,
+            ("initialize", Err(_)) => {
+                self.phase = Phase::Fresh;
+                // The agent refuses what was pipelined after a failed `initialize`.
+                self.pipelined.clear();
+            }
             (method, Ok(payload)) => match session_rule(method).and_then(|rule| rule.effect) {
                 Some(SessionEffect::CreatedByResult) => {
                     if let Some(created) = payload.created_session() {
@@ -618,8 +757,14 @@ impl AcpMonitor {
         // The receiver answers it with an error: that answer must match a request.
         if let (Message::Response { id, .. }, Some(method)) = (reply, method) {
             if !id.is_null() && !self.calls(direction).contains_key(id) {
-                let call = Call { method, session, index: report.index, opened_session: false };
+                let call = Call { method, session, index: report.index, opened_session: false, unread: false };
                 self.calls(direction).insert(id.clone(), call);
+            }
+        }
+        // When the receiver cannot tell the line's id, its error answer has `id: null`.
+        if let Message::Response { id, .. } = reply {
+            if id.is_null() {
+                self.null_replies_owed[slot(direction.reverse())] += 1;
             }
         }
     }
@@ -640,15 +785,7 @@ impl AcpMonitor {
                 }
                 !name.starts_with('_')
             }
-            Refusal::UnmatchedResponse(id) => {
-                report.add(
-                    &rules::UNKNOWN_RESPONSE_ID,
-                    None,
-                    None,
-                    format!("the {} answered id {id}, which no unanswered request has", report.direction.sender()),
-                );
-                true
-            }
+            Refusal::UnmatchedResponse(id) => self.unmatched(report, id, line),
             Refusal::InvalidResponse(message) => {
                 report.add(&rules::INVALID_RESPONSE, None, None, message.clone());
                 true
@@ -661,6 +798,61 @@ impl AcpMonitor {
         if dropped {
             report.verdict.answer = Some(Answer::Drop);
         }
+    }
+
+    /// A response whose id no request seen is waiting for; `true` when a strict
+    /// proxy drops it. Three kinds of answer are expected although their id was
+    /// never seen: the answer to an over-limit request (its id read from the
+    /// head, or not at all), and a `null`-id error after an unparsable or
+    /// invalid line. An error with `id: null` that follows no such line is
+    /// reported as unprompted (a warning: valid JSON-RPC, and it settles
+    /// nothing, but the peer refused something the inspector saw as fine, or
+    /// saw nothing of); any other stray is an unknown id.
+    fn unmatched(&mut self, report: &mut Report<'_>, id: &RequestId, line: &[u8]) -> bool {
+        let direction = report.direction;
+        let asker = direction.reverse();
+        if self.calls(asker).get(id).is_some_and(|call| call.unread) {
+            self.calls(asker).remove(id);
+            return false;
+        }
+        let null_error = id.is_null() && raw_member(line, "error").is_some();
+        if null_error && take_one(&mut self.null_replies_owed[slot(direction)]) {
+            return false;
+        }
+        if take_one(&mut self.unread_lines[slot(asker)]) {
+            return false;
+        }
+        if null_error {
+            let code = member(line, &["error", "code"]);
+            report.add(
+                &rules::UNPROMPTED_NULL_ID_ERROR,
+                None,
+                None,
+                format!(
+                    "the {} sent error {code} with id null, but no line it received was unparsable, invalid or over the size limit",
+                    direction.sender()
+                ),
+            );
+            return false;
+        }
+        report.add(
+            &rules::UNKNOWN_RESPONSE_ID,
+            None,
+            None,
+            format!("the {} answered id {id}, which no unanswered request has", direction.sender()),
+        );
+        true
+    }
+
+    /// A call whose answer was over the size limit: the call is over, what the
+    /// answer said is unknown.
+    fn settle_unread_answer(&mut self, id: &RequestId, call: &Call) {
+        let Some(state) = call.session.as_deref().and_then(|s| self.sessions.get_mut(s)) else { return };
+        if state.prompt.as_ref().is_some_and(|(running, _)| running == id) {
+            state.prompt = None;
+            state.turn_over = true;
+        }
+        state.permissions.remove(id);
     }
 
     fn unknown_method(&self, report: &mut Report<'_>, name: &str, session: Option<&str>) {
@@ -723,13 +915,31 @@ fn string_member(line: &[u8], key: &str) -> Option<String> {
     raw_member(line, key).and_then(|raw| serde_json::from_str(raw.get()).ok())
 }
 
-/// The value at `path` in the line (`Null` when absent).
 /// The session rule of a request (the session methods are the agent's in v1).
 fn session_rule(method: &str) -> Option<SessionRule> {
     v1::method::ALL.iter().find(|m| m.name == method && m.kind == MethodKind::Request).and_then(|m| m.session)
 }
 
+/// The value at `path` in the line (`Null` when absent).
 fn member(line: &[u8], path: &[&str]) -> Value {
     let Ok(value) = serde_json::from_slice::<Value>(line) else { return Value::Null };
     path.iter().try_fold(&value, |value, key| value.get(key)).cloned().unwrap_or(Value::Null)
+}
+
+/// The id and shape the JSON-RPC framing recovers from the head of an
+/// oversize line: the best-effort scan an SDK connection makes before it
+/// answers an oversize request `-32600`. The head is run through
+/// `agentproto-jsonrpc`'s own frame reader with a limit of one byte, so the
+/// inspector expects exactly the id a receiver on that framing recovers.
+fn recover_id(head: &[u8]) -> Option<(OversizeShape, Option<RequestId>)> {
+    use std::future::Future;
+    use std::task::{Context, Poll, Waker};
+    let limits = FrameLimits { max_message_size: 1, read_chunk_size: head.len().max(1) };
+    let mut reader = FrameReader::with_limits(head, limits);
+    let mut next = std::pin::pin!(reader.next_frame());
+    // Reading from a byte slice never waits, so one poll finishes.
+    match next.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
+        Poll::Ready(Ok(Some(Frame::Oversize(line)))) => Some((line.shape, line.id.clone())),
+        _ => None,
+    }
 }

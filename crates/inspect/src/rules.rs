@@ -118,14 +118,16 @@ rules! {
         "An optional value was invalid and dropped, as the schema's lenient annotation allows.";
     UNKNOWN_VARIANT = "ACP.SCHEMA.UNKNOWN_VARIANT", Schema, Info,
         "A union variant this schema version does not list; it is passed on as raw JSON.";
-    INITIALIZE_NOT_FIRST = "ACP.PROTOCOL.INITIALIZE_NOT_FIRST", Protocol, Error,
-        "A message other than `initialize` before the connection was initialized.";
+    MESSAGE_BEFORE_INITIALIZE = "ACP.PROTOCOL.MESSAGE_BEFORE_INITIALIZE", Protocol, Error,
+        "A request or notification the client sent before `initialize`, or the agent before answering it.";
     DUPLICATE_INITIALIZE = "ACP.PROTOCOL.DUPLICATE_INITIALIZE", Protocol, Error,
         "A second `initialize` on a connection that already ran (or is running) one.";
     DUPLICATE_REQUEST_ID = "ACP.PROTOCOL.DUPLICATE_REQUEST_ID", Protocol, Error,
         "A request reuses the id of a request from the same side that is still unanswered.";
     UNKNOWN_RESPONSE_ID = "ACP.PROTOCOL.UNKNOWN_RESPONSE_ID", Protocol, Error,
         "A response whose id matches no unanswered request of the other side.";
+    UNPROMPTED_NULL_ID_ERROR = "ACP.PROTOCOL.UNPROMPTED_NULL_ID_ERROR", Protocol, Warning,
+        "An error response with `id: null` although no line from the other side was unparsable, invalid or over the limit.";
     REQUEST_NEVER_ANSWERED = "ACP.PROTOCOL.REQUEST_NEVER_ANSWERED", Protocol, Warning,
         "A request was still unanswered when the trace ended.";
     UNKNOWN_SESSION = "ACP.SESSION.UNKNOWN_SESSION", Session, Error,
@@ -145,6 +147,26 @@ rules! {
     CAPABILITY_NOT_ADVERTISED = "ACP.CAPABILITY.NOT_ADVERTISED", Capability, Error,
         "A gated method was used although the receiving side did not advertise its capability.";
 }
+
+/// A code that is no longer reported. It keeps its old meaning in old logs and
+/// is never given to another rule.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Retired {
+    /// The old code.
+    pub code: &'static str,
+    /// The rule that took over, if one did.
+    pub replaced_by: Option<&'static str>,
+    /// Why it was retired.
+    pub why: &'static str,
+}
+
+/// Every retired code (listed in `docs/findings.md` too).
+pub static RETIRED: &[Retired] = &[Retired {
+    code: "ACP.PROTOCOL.INITIALIZE_NOT_FIRST",
+    replaced_by: Some("ACP.PROTOCOL.MESSAGE_BEFORE_INITIALIZE"),
+    why: "it also fired on requests pipelined after `initialize` (sent before its answer), which JSON-RPC \
+          allows and the agent serves once `initialize` has finished",
+}];
 
 /// The rule with this code.
 pub fn find(code: &str) -> Option<&'static Rule> {
@@ -181,6 +203,16 @@ mod tests {
             assert_eq!(parts[1], rule.lane.as_str().to_uppercase(), "{}: lane and code disagree", rule.code);
             assert!(parts[2].chars().all(|c| c.is_ascii_uppercase() || c == '_' || c.is_ascii_digit()));
             assert!(!rule.summary.contains('\n'));
+        }
+    }
+
+    #[test]
+    fn retired_codes_are_not_reused() {
+        for retired in RETIRED {
+            assert!(find(retired.code).is_none(), "{} is retired but in use", retired.code);
+            if let Some(successor) = retired.replaced_by {
+                assert!(find(successor).is_some(), "{} is replaced by the unknown {successor}", retired.code);
+            }
         }
     }
 }

@@ -28,7 +28,14 @@
 //! handles.
 //!
 //! **Requests** run concurrently: each incoming request gets its own task, up to
-//! [`ConnectionOptions::max_concurrent_requests`] at once.
+//! [`ConnectionOptions::max_concurrent_requests`] at once. Those tasks may start
+//! in any order, so the read order is kept apart: [`Handler::request_read`] sees
+//! each request on the reader task as it is read, before its task starts, and the
+//! contexts carry the position ([`RequestContext::index`],
+//! [`RequestContext::notifications_before`], [`NotificationContext::index`]). A
+//! layer above records there what later messages depend on (a request that
+//! changes the state the next ones are checked against), so that a handler can
+//! wait for what was read before it and give the same answer to the same bytes.
 //!
 //! **Notifications** are handled one at a time, in arrival order, by a single
 //! notification worker fed by a bounded queue

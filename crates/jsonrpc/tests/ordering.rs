@@ -5,7 +5,7 @@ mod common;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use agentproto_jsonrpc::{memory, CallError, ConnectionOptions, ErrorCode, ErrorObject};
+use agentproto_jsonrpc::{memory, CallError, ConnectionEvent, ConnectionOptions, ErrorCode, ErrorObject};
 use common::{raw, within, TestHandler};
 use tokio::sync::{oneshot, Notify};
 
@@ -410,4 +410,48 @@ async fn contexts_carry_the_read_order() {
     remote.send(r#"{"jsonrpc":"2.0","id":2,"method":"r2"}"#).await;
     remote.recv().await;
     assert_eq!(*seen.lock().unwrap(), ["r1 before 0", "n1 is 1", "n2 is 2", "r2 before 2"]);
+}
+
+/// The read hook sees every request on the reader, in read order, numbered from
+/// 1, before its handler starts, even though the handlers start in any order.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requests_are_seen_in_read_order_before_their_handlers_start() {
+    let read = Arc::new(Mutex::new(Vec::new()));
+    let (reads, checked) = (read.clone(), read.clone());
+    let handler = TestHandler::new()
+        .on_read(move |request, cx| reads.lock().unwrap().push((request.method.clone(), cx.index())))
+        .on_request(move |request, cx| {
+            let seen = checked.lock().unwrap().contains(&(request.method.clone(), cx.index()));
+            Box::pin(async move { Ok(raw(if seen { "true" } else { "false" })) })
+        })
+        .build();
+    let (connection, _peer, mut remote) = common::raw_connection(handler, ConnectionOptions::default());
+    tokio::spawn(connection.run());
+    let lines: Vec<String> = (1..=50)
+        .map(|n| format!(r#"{{"jsonrpc":"2.0","id":{n},"method":"r{n}"}}"#))
+        .chain([r#"{"jsonrpc":"2.0","method":"between"}"#.to_owned()])
+        .collect();
+    remote.send(&lines.join("\n")).await;
+    for _ in 1..=50 {
+        let answer: serde_json::Value = serde_json::from_str(&remote.recv().await).unwrap();
+        assert_eq!(answer["result"], true, "{answer}");
+    }
+    let expected: Vec<(String, u64)> = (1..=50).map(|n| (format!("r{n}"), n)).collect();
+    assert_eq!(*read.lock().unwrap(), expected);
+}
+
+/// A panicking read hook is reported; the request is still handled.
+#[tokio::test]
+async fn a_panicking_read_hook_is_reported_and_the_request_handled() {
+    let events = common::Events::default();
+    let handler = TestHandler::new()
+        .on_read(|_, _| panic!("read hook failed"))
+        .on_request(|_, _| Box::pin(async { Ok(raw("1")) }))
+        .build();
+    let (connection, _peer, mut remote) = common::raw_connection(handler, events.options(ConnectionOptions::default()));
+    tokio::spawn(connection.run());
+    remote.send(r#"{"jsonrpc":"2.0","id":7,"method":"r"}"#).await;
+    assert_eq!(remote.recv().await, r#"{"jsonrpc":"2.0","id":7,"result":1}"#);
+    let event = events.wait_for(|e| matches!(e, ConnectionEvent::RequestHandlerPanicked { .. })).await;
+    assert!(format!("{event:?}").contains("read hook failed"), "{event:?}");
 }

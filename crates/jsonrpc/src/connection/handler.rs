@@ -38,6 +38,18 @@ pub trait Handler: Send + Sync + 'static {
     /// Handles one notification. Notifications are handled one at a time, in
     /// arrival order.
     fn notification(&self, notification: IncomingNotification, cx: NotificationContext) -> BoxFuture<'static, ()>;
+
+    /// Sees each request as it is read, on the reader task, in read order, before
+    /// its handler task is started. Handlers run concurrently and may start in any
+    /// order; this is where a layer above records what a later message depends on
+    /// (a request that changes the state the next ones are checked against), so
+    /// that a handler can tell, by [`RequestContext::index`], what was read before
+    /// it. It must be quick and must not block: the next line is read after it
+    /// returns. A panic here is reported and the request is still handled. The
+    /// default does nothing.
+    fn request_read(&self, request: &IncomingRequest, cx: &RequestContext) {
+        let _ = (request, cx);
+    }
 }
 
 /// An incoming request.
@@ -70,6 +82,7 @@ pub struct RequestContext {
     token: CancellationToken,
     handles_cancellation: Arc<AtomicBool>,
     notifications_before: u64,
+    index: u64,
 }
 
 impl RequestContext {
@@ -94,6 +107,14 @@ impl RequestContext {
     /// before notification number `n`).
     pub fn notifications_before(&self) -> u64 {
         self.notifications_before
+    }
+
+    /// The request's number in read order among the requests of this connection,
+    /// from 1 (every request line counts, also one its handler refuses). With
+    /// [`Handler::request_read`], this tells a handler which requests were read
+    /// before its own.
+    pub fn index(&self) -> u64 {
+        self.index
     }
 
     /// Opts out of the default cancellation: the handler keeps running when the
@@ -139,17 +160,41 @@ pub(super) fn panic_message(payload: &(dyn Any + Send)) -> String {
 /// Everything a request task needs.
 pub(super) struct RequestJob {
     pub(super) request: IncomingRequest,
-    pub(super) token: CancellationToken,
+    /// Built as the request is read; its `notifications_before` is the barrier:
+    /// the handler starts once the worker has handled that many notifications, so
+    /// a request never overtakes the notifications sent before it (a permission
+    /// request after its tool call).
+    pub(super) cx: RequestContext,
     pub(super) generation: u64,
-    /// The number of notifications read before the request: its handler starts
-    /// once the worker has handled them, so a request never overtakes the
-    /// notifications sent before it (a permission request after its tool call).
-    pub(super) barrier: u64,
+}
+
+impl RequestJob {
+    /// A job for a request just read: the `index`-th request, after `barrier` notifications.
+    pub(super) fn new(
+        request: IncomingRequest,
+        peer: Peer,
+        token: CancellationToken,
+        generation: u64,
+        barrier: u64,
+        index: u64,
+    ) -> RequestJob {
+        let cx = RequestContext {
+            peer,
+            id: request.id.clone(),
+            token,
+            handles_cancellation: Arc::new(AtomicBool::new(false)),
+            notifications_before: barrier,
+            index,
+        };
+        RequestJob { request, cx, generation }
+    }
 }
 
 /// Runs one request handler to its reply and sends the reply.
 pub(super) async fn run_request(handler: Arc<dyn Handler>, peer: Peer, in_flight: Arc<InFlight>, job: RequestJob) {
-    let RequestJob { request, token, generation, barrier } = job;
+    let RequestJob { request, cx, generation } = job;
+    let barrier = cx.notifications_before;
+    let token = cx.token.clone();
     if barrier > 0 {
         let mut done = peer.shared.notifications_done.clone();
         // An error means the worker is gone: nothing is left to wait for.
@@ -160,14 +205,7 @@ pub(super) async fn run_request(handler: Arc<dyn Handler>, peer: Peer, in_flight
     }
     let id = request.id.clone();
     let method = request.method.clone();
-    let handles_cancellation = Arc::new(AtomicBool::new(false));
-    let cx = RequestContext {
-        peer: peer.clone(),
-        id: id.clone(),
-        token: token.clone(),
-        handles_cancellation: handles_cancellation.clone(),
-        notifications_before: barrier,
-    };
+    let handles_cancellation = cx.handles_cancellation.clone();
     let reply = match std::panic::catch_unwind(AssertUnwindSafe(|| handler.request(request, cx))) {
         Err(payload) => Err(payload),
         Ok(future) => {

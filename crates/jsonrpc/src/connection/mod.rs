@@ -149,6 +149,7 @@ impl Connection {
             deferred_requests: VecDeque::new(),
             backlog: options.backlog,
             notifications_read: 0,
+            requests_read: 0,
             decode: DecodeOptions::default().allow_null_id(options.allow_null_id),
             skip_non_json_lines: options.skip_non_json_lines,
             max_message_size: options.max_message_size,

@@ -3,6 +3,7 @@
 
 use std::collections::VecDeque;
 use std::io;
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 use tokio::io::AsyncRead;
@@ -11,7 +12,7 @@ use tokio::task::{JoinError, JoinHandle};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use super::handler::{run_request, Handler, IncomingNotification, IncomingRequest, RequestJob};
+use super::handler::{panic_message, run_request, Handler, IncomingNotification, IncomingRequest, RequestJob};
 use super::options::{CancelNotification, ConnectionEvent};
 use super::peer::{Delivery, Peer};
 use super::InFlight;
@@ -50,6 +51,7 @@ pub(super) struct Reader {
     pub(super) deferred_requests: VecDeque<RequestJob>,
     pub(super) backlog: usize,
     pub(super) notifications_read: u64,
+    pub(super) requests_read: u64,
     pub(super) decode: DecodeOptions,
     pub(super) skip_non_json_lines: bool,
     pub(super) max_message_size: usize,
@@ -164,12 +166,25 @@ impl Reader {
             Message::Request { id, method, params } => {
                 let token = self.shutdown.child_token();
                 let generation = self.in_flight.register(&id, &token);
-                let job = RequestJob {
-                    request: IncomingRequest { id, method, params },
+                self.requests_read += 1;
+                let job = RequestJob::new(
+                    IncomingRequest { id, method, params },
+                    self.peer.clone(),
                     token,
                     generation,
-                    barrier: self.notifications_read,
-                };
+                    self.notifications_read,
+                    self.requests_read,
+                );
+                let handler = &self.handler;
+                if let Err(payload) =
+                    std::panic::catch_unwind(AssertUnwindSafe(|| handler.request_read(&job.request, &job.cx)))
+                {
+                    self.peer.shared.report(ConnectionEvent::RequestHandlerPanicked {
+                        id: job.request.id.clone(),
+                        method: job.request.method.clone(),
+                        message: panic_message(&*payload),
+                    });
+                }
                 if self.deferred_requests.is_empty() {
                     if let Ok(permit) = self.requests.clone().try_acquire_owned() {
                         self.spawn_request(job, permit);

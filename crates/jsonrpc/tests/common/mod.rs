@@ -34,11 +34,13 @@ pub fn raw(json: &str) -> Box<RawValue> {
 type RequestFn =
     dyn Fn(IncomingRequest, RequestContext) -> BoxFuture<'static, Result<Box<RawValue>, ErrorObject>> + Send + Sync;
 type NotificationFn = dyn Fn(IncomingNotification, NotificationContext) -> BoxFuture<'static, ()> + Send + Sync;
+type ReadFn = dyn Fn(&IncomingRequest, &RequestContext) + Send + Sync;
 
-/// A handler made of two closures.
+/// A handler made of closures.
 pub struct TestHandler {
     request: Box<RequestFn>,
     notification: Box<NotificationFn>,
+    read: Box<ReadFn>,
 }
 
 impl TestHandler {
@@ -49,7 +51,14 @@ impl TestHandler {
                 Box::pin(async move { Err(ErrorObject::method_not_found(&request.method)) })
             }),
             notification: Box::new(|_, _| Box::pin(async {})),
+            read: Box::new(|_, _| {}),
         }
+    }
+
+    /// Sets the closure that sees each request as it is read.
+    pub fn on_read(mut self, read: impl Fn(&IncomingRequest, &RequestContext) + Send + Sync + 'static) -> TestHandler {
+        self.read = Box::new(read);
+        self
     }
 
     /// Sets the request closure.
@@ -90,6 +99,10 @@ impl Handler for TestHandler {
 
     fn notification(&self, notification: IncomingNotification, cx: NotificationContext) -> BoxFuture<'static, ()> {
         (self.notification)(notification, cx)
+    }
+
+    fn request_read(&self, request: &IncomingRequest, cx: &RequestContext) {
+        (self.read)(request, cx)
     }
 }
 
