@@ -3,15 +3,23 @@
 PYTHON ?= python3
 CARGO ?= cargo
 
-.PHONY: help test lint fmt codegen codegen-test codegen-check pins-check vectors vectors-lint vectors-author rust-test doc clean bench bench-smoke bench-lint
+.PHONY: help test lint fmt codegen codegen-test codegen-check pins-check vectors vectors-lint vectors-author rust-test python-test python-lint doc clean bench bench-smoke bench-lint
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 18
 
-test: pins-check codegen-test codegen-check vectors-lint lint rust-test bench-smoke ## Every check and every test (what CI runs)
+test: pins-check codegen-test codegen-check vectors-lint lint rust-test python-lint python-test bench-smoke ## Every check and every test (what CI runs)
 
 rust-test: ## All Rust tests: unit, integration, doc, property and vector tests
 	$(CARGO) test --workspace --all-features
+
+python-test: ## The Python SDK's tests (pytest), every vector case included
+	cd python && $(PYTHON) -m pytest -q
+
+python-lint: ## ruff check, ruff format --check and mypy --strict on the Python SDK
+	cd python && $(PYTHON) -m ruff check src tests
+	cd python && $(PYTHON) -m ruff format --check src tests
+	cd python && $(PYTHON) -m mypy --strict src tests
 
 lint: ## rustfmt and clippy (warnings are errors)
 	$(CARGO) fmt --all --check

@@ -16,7 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from . import acp, proto, rules, rust, rust_a2a
+from . import acp, proto, python, python_decode, rules, rust, rust_a2a
 from .model import Spec
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -30,6 +30,10 @@ ACP_SURFACES = [
     ("acp/v2/schema.json", "v2", "stable", {"draft"}, "crates/acp/src/generated/v2.rs"),
     ("acp/v2/schema.unstable.json", "v2", "unstable", {"draft", "unstable"}, "crates/acp/src/generated/v2_unstable.rs"),
 ]
+
+# The Python SDK's generated modules: one types module and one slow-path decoder module
+# per ACP surface (the same cut as Rust's), plus the package's __init__.
+PYTHON_DIR = "python/src/agentproto/acp/generated"
 
 # The model dumps: the documented input of every emitter (codegen/MODEL.md), committed
 # and checked like generated code, so a change to the model shows in review.
@@ -87,6 +91,9 @@ def generate(hashes: dict[str, str]) -> dict[str, str]:
     for schema, version, surface, keep, out in ACP_SURFACES:
         spec = models[f"acp-{version}"].narrow(keep, surface, schema, hashes[schema])
         outputs[out] = rustfmt(rust.emit(spec))
+        outputs[f"{PYTHON_DIR}/{python.module_name(spec)}.py"] = python.emit(spec)
+        outputs[f"{PYTHON_DIR}/_{python.module_name(spec)}_decode.py"] = python_decode.emit(spec)
+    outputs[f"{PYTHON_DIR}/__init__.py"] = python.package_init()
     for source, out in A2A_SURFACES:
         outputs[out] = rustfmt(rust_a2a.emit(models["a2a-v1"]))
     for name, model in models.items():

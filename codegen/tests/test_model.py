@@ -88,7 +88,7 @@ class ModelTests(unittest.TestCase):
             cut = self.models[f"acp-{version}"].narrow(keep, "stable", alone.source_file, alone.source_sha256)
             self.assertEqual(list(cut.decls), list(alone.decls), version)
             # The stable reading knows no rules and labels everything stable.
-            noise = {"stability", "value_stability", "on_unknown", "unknown_to_default", "handler", "required", "null_result", "gate", "session"}
+            noise = {"stability", "value_stability", "on_unknown", "unknown_to_default", "handler", "required", "null_result", "gate", "values", "session"}
             a, b = without(asdict(cut), noise), without(asdict(alone), noise)
             for key in ("sources", "rules"):
                 a.pop(key), b.pop(key)

@@ -348,7 +348,7 @@ class MethodTableTests(unittest.TestCase):
         self.assertIn(
             '        MethodInfo { name: "session/update", kind: MethodKind::Notification, side: Side::Client, '
             'params: "SessionNotification", result: None, stability: Stability::Stable, '
-            "required: true, null_result: false, gate: None, session: None },\n    ];",
+            "required: true, null_result: false, gate: None, values: &[], session: None },\n    ];",
             self.text,
         )
 

@@ -1,0 +1,16 @@
+"""agentproto: SDKs for agent protocols (ACP over stdio), generated from the pinned spec.
+
+* `agentproto.jsonrpc`: the JSON-RPC 2.0 envelope, error codes and NDJSON framing.
+* `agentproto.acp.v1`: the stable ACP v1 types, codecs and method table
+  (`agentproto.acp.v1_unstable`, `agentproto.acp.v2`, `agentproto.acp.v2_unstable`
+  for the other surfaces).
+* `agentproto.acp.receive`: one incoming line in, what to do with it out.
+* `agentproto.codec`: decode errors, warnings and the canonical encoder.
+"""
+
+from __future__ import annotations
+
+from agentproto.errors import AgentprotoError
+
+__all__ = ["AgentprotoError"]
+__version__ = "0.1.0"

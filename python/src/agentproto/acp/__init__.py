@@ -1,0 +1,25 @@
+"""The Agent Client Protocol (ACP): generated types, codecs, method and rule tables.
+
+Import a surface explicitly: `agentproto.acp.v1` (stable), `agentproto.acp.v1_unstable`,
+`agentproto.acp.v2`, `agentproto.acp.v2_unstable`. Each is generated from the pinned
+schema and `rules/acp.toml` (see `codegen/`); `agentproto.acp.receive` classifies one
+incoming line for either side.
+"""
+
+from __future__ import annotations
+
+from agentproto.acp.receive import ExtMessage, Receiver, classify
+from agentproto.acp.rules import Gate, MethodInfo, SessionRule, SurfaceRules, ValueGate
+from agentproto.acp.surface import Surface
+
+__all__ = [
+    "ExtMessage",
+    "Gate",
+    "MethodInfo",
+    "Receiver",
+    "SessionRule",
+    "Surface",
+    "SurfaceRules",
+    "ValueGate",
+    "classify",
+]

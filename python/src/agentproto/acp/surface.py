@@ -1,0 +1,145 @@
+"""One ACP surface (v1, v1 unstable, v2, ...): its method table and the decoding of
+payloads by type, on two paths with one meaning.
+
+* Fast path: a cached `msgspec.json.Decoder(<type>)` over the raw bytes the envelope
+  kept. It accepts only what is plainly valid; any failure falls through.
+* Slow path (authoritative, and the source of every error and warning): the payload is
+  read with `agentproto.codec.reader` and walked by the generated validators
+  (`generated/_<surface>_decode.py`, imported on first use), which apply the lenient
+  annotations, keep unknown variants, and raise `DecodeError` with the Rust SDK's texts.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from collections.abc import Callable, Mapping
+from types import ModuleType
+from typing import Any
+
+import msgspec
+from msgspec import Raw
+
+from agentproto.acp.rules import MethodInfo, SurfaceRules
+from agentproto.codec.errors import Decoded, DecodeError
+from agentproto.codec.reader import JsonSyntaxError, parse
+from agentproto.codec.runtime import Ctx
+from agentproto.jsonrpc.message import has_duplicate_keys
+
+__all__ = ["Surface"]
+
+_FAST_ERRORS = (msgspec.ValidationError, msgspec.DecodeError, UnicodeDecodeError, ValueError, TypeError)
+_EMPTY = b"{}"
+
+
+# The number `-0`: msgspec reads the integer 0, the decoding model the double -0.0, so a
+# payload that holds it takes the slow path.
+_NEGATIVE_ZERO = re.compile(rb"-0(?![.0-9eE])")
+_UNKNOWN: Any = object()
+
+
+class Surface:
+    """The method table of one generated module and the decoders of its payload types."""
+
+    def __init__(self, types: ModuleType, decoders: str) -> None:
+        self.module = types
+        self.methods: tuple[MethodInfo, ...] = types.METHODS
+        self.rules: SurfaceRules = types.RULES
+        self.protocol_version: int = types.PROTOCOL_VERSION
+        self._decoders_name = decoders
+        self._slow: Mapping[str, Callable[[Any, str, Ctx], Any]] | None = None
+        self._fast: dict[str, Callable[[Raw | bytes], Any] | None] = {}
+        by_side: dict[tuple[str, str], dict[str, MethodInfo]] = {}
+        for m in self.methods:
+            by_side.setdefault((m.kind, m.side), {})[m.name] = m
+        for side in ("agent", "client", "proxy"):
+            protocol = by_side.get(("notification", "protocol"), {})
+            by_side[("notification", side)] = {**protocol, **by_side.get(("notification", side), {})}
+        self._by_side = by_side
+
+    def requests(self, side: str) -> dict[str, MethodInfo]:
+        """The requests `side` handles, by wire name."""
+        return self._by_side.get(("request", side), {})
+
+    def notifications(self, side: str) -> dict[str, MethodInfo]:
+        """The notifications `side` handles (its own and the `protocol` ones), by wire name."""
+        return self._by_side.get(("notification", side), {})
+
+    def type(self, name: str) -> type[Any]:
+        """The generated class of a payload type."""
+        cls: type[Any] = getattr(self.module, name)
+        return cls
+
+    def fast_decoder(self, type_name: str) -> Callable[[Raw | bytes], Any] | None:
+        """The msgspec decoder of a type, or `None` when msgspec cannot express it."""
+        try:
+            return self._fast[type_name]
+        except KeyError:
+            pass
+        cls = self.type(type_name)
+        decoder: Callable[[Raw | bytes], Any] | None
+        try:
+            decoder = msgspec.json.Decoder(cls).decode
+        except (TypeError, ValueError):
+            decoder = None
+        self._fast[type_name] = decoder
+        return decoder
+
+    def slow_decoders(self) -> Mapping[str, Callable[[Any, str, Ctx], Any]]:
+        if self._slow is None:
+            module = importlib.import_module(self._decoders_name)
+            self._slow = module.DECODERS
+        return self._slow
+
+    def decode(
+        self,
+        type_name: str,
+        payload: Raw | bytes | None,
+        root: str,
+        *,
+        check_duplicate_keys: bool = False,
+        fast: bool = True,
+    ) -> Decoded[Any]:
+        """Decodes a payload as `type_name`; absent or `null` payloads decode as `{}`.
+
+        Args:
+            type_name: the schema name of the payload type (a method's `params` or `result`).
+            payload: the raw bytes the envelope kept.
+            root: the JSON path of the payload in its message (`$.params`, `$.result`).
+            check_duplicate_keys: look for repeated keys before taking the fast path.
+            fast: take the fast path (`False`: the authoritative path only).
+
+        Raises:
+            DecodeError: the payload does not match the type.
+        """
+        return self._decode(type_name, payload, root, check_duplicate_keys, fast)
+
+    def _decode(
+        self, type_name: str, payload: Raw | bytes | None, root: str, check_duplicate_keys: bool, fast: bool
+    ) -> Decoded[Any]:
+        data: Raw | bytes = _EMPTY if payload is None or (len(payload) == 4 and bytes(payload) == b"null") else payload
+        if fast:
+            decoder = self._fast.get(type_name, _UNKNOWN)
+            if decoder is _UNKNOWN:
+                decoder = self.fast_decoder(type_name)
+            if (
+                decoder is not None
+                and _NEGATIVE_ZERO.search(data) is None
+                and not (check_duplicate_keys and has_duplicate_keys(bytes(data)))
+            ):
+                try:
+                    return Decoded(decoder(data))
+                except _FAST_ERRORS:
+                    pass
+        return self.decode_slow(type_name, bytes(data), root)
+
+    def decode_slow(self, type_name: str, data: bytes, root: str) -> Decoded[Any]:
+        """The authoritative path alone (what `decode` falls back to)."""
+        text = data.decode("utf-8")
+        try:
+            node = parse(text)
+        except JsonSyntaxError as e:
+            raise DecodeError(root, "", "", f"invalid json: {e}") from None
+        cx = Ctx(text)
+        value = self.slow_decoders()[type_name](node, root, cx)
+        return Decoded(value, cx.warnings)

@@ -1,0 +1,103 @@
+"""Wire errors: JSON-RPC error codes and the error object of a response.
+
+Wire errors are values that cross the wire; local failures (decode, framing, transport)
+are exceptions (`agentproto.AgentprotoError`). The two never mix.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+import msgspec
+from msgspec import UNSET, Raw, UnsetType
+
+__all__ = ["ErrorCode", "ErrorObject"]
+
+
+class ErrorCode:
+    """Named JSON-RPC error codes. Codes are plain `int`s: the set is open and unknown
+    codes round-trip unchanged."""
+
+    PARSE_ERROR: Final = -32700
+    """The line was not JSON (or not UTF-8, had trailing data, or nested too deep)."""
+    INVALID_REQUEST: Final = -32600
+    """The JSON was not a valid request object."""
+    METHOD_NOT_FOUND: Final = -32601
+    """The method does not exist or is not handled by the receiver."""
+    INVALID_PARAMS: Final = -32602
+    """The params are invalid for the method."""
+    INTERNAL_ERROR: Final = -32603
+    """An internal error of the receiver (for example a handler that raised)."""
+    REQUEST_CANCELLED: Final = -32800
+    """The request was cancelled (LSP and ACP convention)."""
+    AUTH_REQUIRED: Final = -32000
+    """Authentication required (an ACP convention in the server range)."""
+    RESOURCE_NOT_FOUND: Final = -32002
+    """Resource not found; in ACP, an unknown session."""
+    UNSUPPORTED_PROTOCOL_VERSION: Final = -32022
+    """Unsupported protocol version (ACP v2 draft)."""
+
+    _NAMES: Final = {
+        -32700: "parse error",
+        -32600: "invalid request",
+        -32601: "method not found",
+        -32602: "invalid params",
+        -32603: "internal error",
+        -32800: "request cancelled",
+        -32000: "authentication required",
+        -32002: "resource not found",
+        -32022: "unsupported protocol version",
+    }
+
+    @classmethod
+    def name(cls, code: int) -> str | None:
+        """The name of a known code (`"invalid params"`), `None` for others."""
+        return cls._NAMES.get(code)
+
+
+_encode = msgspec.json.Encoder().encode
+
+
+class ErrorObject(msgspec.Struct, kw_only=True):
+    """The `error` member of a JSON-RPC response."""
+
+    code: int
+    """The error code (see `ErrorCode`)."""
+    message: str
+    """A short, lowercase description."""
+    data: Raw | UnsetType = UNSET
+    """Structured detail, kept as raw JSON."""
+
+    @classmethod
+    def method_not_found(cls, method: str) -> ErrorObject:
+        """A -32601 error naming the method in `data`."""
+        data = b'{"method":' + _encode(method) + b"}"
+        return cls(code=ErrorCode.METHOD_NOT_FOUND, message=f"method not found: `{method}`", data=Raw(data))
+
+    @classmethod
+    def internal_error(cls, message: str) -> ErrorObject:
+        return cls(code=ErrorCode.INTERNAL_ERROR, message=message)
+
+    @classmethod
+    def request_cancelled(cls) -> ErrorObject:
+        return cls(code=ErrorCode.REQUEST_CANCELLED, message="request cancelled")
+
+    @classmethod
+    def invalid_params(cls, path: str, expected: str, found: str) -> ErrorObject:
+        """A -32602 error: ``invalid params: expected `X`, found `Y` at `$.params.z` `` with
+        `{"path", "expected", "found"}` as data."""
+        return cls.validation(ErrorCode.INVALID_PARAMS, "invalid params", path, expected, found)
+
+    @classmethod
+    def validation(cls, code: int, prefix: str, path: str, expected: str, found: str) -> ErrorObject:
+        """A validation error with any code and message prefix (see `invalid_params`)."""
+        data = b'{"path":' + _encode(path) + b',"expected":' + _encode(expected) + b',"found":' + _encode(found) + b"}"
+        message = f"{prefix}: expected `{expected}`, found `{found}` at `{path}`"
+        return cls(code=code, message=message, data=Raw(data))
+
+    def with_path(self, path: str) -> ErrorObject:
+        """A copy whose data is `{"path": path}` (envelope errors)."""
+        return ErrorObject(code=self.code, message=self.message, data=Raw(b'{"path":' + _encode(path) + b"}"))
+
+    def __str__(self) -> str:
+        return f"error {self.code}: {self.message}"
