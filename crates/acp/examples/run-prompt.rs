@@ -98,31 +98,34 @@ async fn main() {
     agent_command.args(rest);
     let (agent, process) =
         spawn_agent(agent_command, Printer { allow, files }, AcpOptions::default()).unwrap_or_else(|e| fail(e));
+    let outcome = run(&agent, cwd.display().to_string(), text).await;
+    // On every way out the agent goes, with whatever it started
+    // (`std::process::exit` would skip the `AgentProcess`'s drop).
+    process.close().await.ok();
+    if let Err(e) = outcome {
+        fail(e);
+    }
+}
 
+/// Initializes, opens a session and runs one prompt; Ctrl-C cancels it.
+async fn run(agent: &AgentConnection<V1>, cwd: String, text: String) -> Result<(), AcpError> {
     let mut init = InitializeRequest::new(PROTOCOL_VERSION);
     init.client_capabilities.fs.read_text_file = true;
     init.client_capabilities.fs.write_text_file = true;
     init.client_info = Implementation::new("run-prompt", env!("CARGO_PKG_VERSION")).into();
-    agent.initialize(init).await.unwrap_or_else(|e| fail(e));
-    let session = agent
-        .new_session(NewSessionRequest::new(cwd.display().to_string(), Vec::new()))
-        .await
-        .unwrap_or_else(|e| fail(e))
-        .session_id;
+    agent.initialize(init).await?;
+    let session = agent.new_session(NewSessionRequest::new(cwd, Vec::new())).await?.session_id;
     let prompt = PromptRequest::new(session.clone(), vec![ContentBlock::Text(TextContent::new(text))]);
     let turn = agent.prompt(prompt);
     tokio::pin!(turn);
     let response = tokio::select! {
         response = &mut turn => response,
         _ = tokio::signal::ctrl_c() => {
-            agent.cancel(CancelNotification::new(session)).await.unwrap_or_else(|e| fail(e));
+            agent.cancel(CancelNotification::new(session)).await?;
             turn.await
         }
     };
     println!();
-    match response {
-        Ok(response) => eprintln!("[stop] {}", response.stop_reason.as_str()),
-        Err(e) => fail(e),
-    }
-    process.close().await.ok();
+    eprintln!("[stop] {}", response?.stop_reason.as_str());
+    Ok(())
 }

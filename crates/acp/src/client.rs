@@ -21,6 +21,7 @@ use agentproto_jsonrpc::{
     Connection, ConnectionError, ConnectionOptions, ErrorObject, Handler, IncomingNotification, IncomingRequest,
     NotificationContext, RequestContext,
 };
+use agentproto_process::Group;
 use futures::future::BoxFuture;
 use serde_json::value::RawValue;
 use serde_json::Value;
@@ -144,6 +145,11 @@ where
 ///
 /// The connection runs on a spawned task. Dropping the [`AgentProcess`] kills
 /// the child and stops the connection; [`AgentProcess::close`] ends it gently.
+///
+/// The agent runs in a process group of its own, and both ways of ending it end
+/// the whole group: an agent command is often a launcher (a Node or Python
+/// shim) whose child is the real agent, and that child must not outlive the
+/// session. (A terminal's Ctrl-C therefore reaches this process, not the agent.)
 pub fn spawn<S, C>(
     mut command: Command,
     client: C,
@@ -154,7 +160,9 @@ where
     C: Dispatch<S::AgentRequest, S::AgentNotification, AgentConnection<S>>,
 {
     command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::inherit()).kill_on_drop(true);
+    agentproto_process::isolate(command.as_std_mut());
     let mut child = command.spawn()?;
+    let group = Group::new(child.id().ok_or_else(|| io::Error::other("the agent exited before it could be watched"))?);
     let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
         return Err(io::Error::other("the child's stdin and stdout were not captured"));
     };
@@ -164,13 +172,16 @@ where
     options.connection = options.connection.skip_non_json_lines(true);
     let (connection, agent) = connect::<S, C>(client, stdout, stdin.clone(), options);
     let run = tokio::spawn(connection.run());
-    Ok((agent, AgentProcess { child, stdin, run: Some(run), grace }))
+    Ok((agent, AgentProcess { group, child, stdin, run: Some(run), grace }))
 }
 
-/// A spawned agent process. Dropping it kills the process (tokio reaps it) and
-/// stops the connection.
+/// A spawned agent process. Dropping it kills the process and everything it
+/// started in its process group (tokio reaps the agent) and stops the connection.
 #[derive(Debug)]
 pub struct AgentProcess {
+    /// Declared before `child`, so that a drop ends the group while its leader
+    /// is not reaped yet.
+    group: Group,
     child: Child,
     stdin: ClosableStdin,
     run: Option<JoinHandle<Result<(), ConnectionError>>>,
@@ -184,12 +195,16 @@ impl AgentProcess {
     }
 
     /// Ends the session the way ACP asks: closes the agent's stdin, waits up to
-    /// [`AcpOptions::exit_grace`] for it to exit, then kills it. Returns its exit status.
+    /// [`AcpOptions::exit_grace`] for it to exit, then kills it; either way
+    /// whatever is left of its process group is killed. Returns its exit status.
     pub async fn close(mut self) -> io::Result<ExitStatus> {
         self.stdin.close();
-        let status = match tokio::time::timeout(self.grace, self.child.wait()).await {
+        let exited = tokio::time::timeout(self.grace, self.child.wait()).await;
+        self.group.end();
+        let status = match exited {
             Ok(status) => status?,
             Err(_) => {
+                // In case the agent left the group (`setsid`): the group's end missed it.
                 self.child.start_kill()?;
                 self.child.wait().await?
             }
@@ -207,7 +222,8 @@ impl Drop for AgentProcess {
         if let Some(run) = self.run.take() {
             run.abort();
         }
-        // `kill_on_drop` kills the child when `self.child` drops; tokio reaps it.
+        // `self.group` ends the whole group as it drops; `kill_on_drop` makes
+        // sure of the child, and tokio reaps it.
     }
 }
 

@@ -213,7 +213,9 @@ impl Refused {
     /// What it lacks, in words: the capability, or that the tag is not one the schema lists.
     pub fn reason(&self) -> String {
         match &self.capability {
-            Some(capability) => format!("`{}` needs `{capability}`, which this side did not advertise", self.shown_tag()),
+            Some(capability) => {
+                format!("`{}` needs `{capability}`, which this side did not advertise", self.shown_tag())
+            }
             None => format!("`{}` is not a kind this side can have advertised", self.shown_tag()),
         }
     }

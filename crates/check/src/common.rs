@@ -1,18 +1,44 @@
 //! Small pieces both checks use.
 
-use agentproto_acp::Warning;
+use agentproto_acp::{Warning, WarningKind};
 use serde_json::{json, Value};
 
-/// A decoded payload's salvaged fields as failure text, or `None` when clean.
+/// A decoded payload's salvaged values as failure text, or `None` when there
+/// is none.
 ///
-/// The schema lets a receiver salvage a malformed optional value; the sender
-/// still broke the schema, so a check reports it.
+/// The schema's lenient annotations let a receiver salvage a malformed
+/// optional value; the value itself does not match the schema, so the sender
+/// fails. A union variant this schema version does not list is no failure: the
+/// schema may accept it through a default branch (`AuthMethod`'s agent branch
+/// takes any object with `id` and `name`, so `{"type":"env_var",…}` is valid),
+/// and where it does not, ACP keeps unknown variants for forward compatibility
+/// (the inspector rates them info). [`unknown_variants`] words them as a note.
 pub(crate) fn warnings(what: &str, warnings: &[Warning]) -> Option<String> {
-    if warnings.is_empty() {
-        return None;
+    let list: Vec<String> = warnings
+        .iter()
+        .filter(|w| w.kind == WarningKind::Salvaged)
+        .map(|w| format!("{} at `{}`", w.message, w.path))
+        .collect();
+    (!list.is_empty()).then(|| format!("{what}: a value a lenient receiver would have to salvage: {}", list.join("; ")))
+}
+
+/// A decoded payload's variants this schema version does not list, as a note
+/// for the report, or `None` when there is none.
+pub(crate) fn unknown_variants(what: &str, warnings: &[Warning]) -> Option<String> {
+    let list: Vec<String> = warnings
+        .iter()
+        .filter(|w| w.kind == WarningKind::UnknownVariant)
+        .map(|w| format!("{} at `{}`", w.message, w.path))
+        .collect();
+    (!list.is_empty()).then(|| format!("{what}: kept as received, a variant v1 does not list: {}", list.join("; ")))
+}
+
+/// Adds `note` to `notes` unless it is there already (an update repeated on
+/// every turn is noted once).
+pub(crate) fn note_once(notes: &mut Vec<String>, note: Option<String>) {
+    if let Some(note) = note.filter(|note| !notes.contains(note)) {
+        notes.push(note);
     }
-    let list: Vec<String> = warnings.iter().map(|w| format!("{} at `{}`", w.message, w.path)).collect();
-    Some(format!("{what}: a value a lenient receiver would have to salvage: {}", list.join("; ")))
 }
 
 /// The scripted agent's `initialize` result: version 1, no optional capability.

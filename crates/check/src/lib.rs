@@ -14,8 +14,10 @@
 //! failed (with what was seen, and a JSON path where there is one) or not
 //! exercised. Everything the peer sends is decoded through the generated,
 //! validating types of `agentproto-acp`, so a wrong shape is a failure with its
-//! path. Every wait is bounded by the options' timeouts; nothing waits on a clock
-//! to synchronise.
+//! path (a union variant the schema version does not list is a note: see
+//! `common::warnings`). Every wait is bounded by the options' timeouts; nothing
+//! waits on a clock to synchronise. Every program a check starts runs in a
+//! process group of its own, which is ended when the check is done with it.
 //!
 //! The checks write raw lines (so they can send bad bytes on purpose) through a
 //! small transport over `agentproto-jsonrpc`'s framing and envelope decoder.
@@ -124,13 +126,16 @@ impl AgentCheck {
 /// Options of `check client`.
 #[derive(Debug, Clone)]
 pub struct ClientCheck {
-    /// The client's command line. An argument `{agent}` is replaced by the
-    /// relay command's arguments; `{agent}` inside a longer argument by the
-    /// relay command as one shell-quoted string. Without it, the client speaks
-    /// ACP on its own stdin/stdout.
+    /// The client's command line. An argument `{agent}` is replaced by one
+    /// word, the relay program (`relay[0]`), which the client starts with no
+    /// arguments; `{agent}` inside a longer argument by the whole relay command
+    /// with its address and token, as one shell-quoted string. Without it, the
+    /// client speaks ACP on its own stdin/stdout. See [`relay`].
     pub command: Vec<String>,
-    /// The command line that starts a relay (`agentproto check relay`); the
-    /// address and token are appended. Needed only with `{agent}`.
+    /// The command line that starts a relay (`agentproto check relay`), to
+    /// which the address and token are appended; its first word alone must
+    /// relay too when started with no arguments and [`relay::ENV`] set (as
+    /// `agentproto` does). Needed only with `{agent}`.
     pub relay: Vec<String>,
     /// How long any one answer may take, and how long the client may stay
     /// silent before the run ends.

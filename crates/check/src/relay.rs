@@ -3,6 +3,16 @@
 //! checker over loopback TCP, proves itself with a one-time token, and copies
 //! its stdin to the socket and the socket to its stdout, so the checker's
 //! scripted agent talks to the client as if it were the child.
+//!
+//! An argument that is exactly `{agent}` becomes one word: the relay program's
+//! path, which the client starts with no arguments; the program finds the
+//! checker's address and token in [`ENV`], which the client passes on to its
+//! children with the rest of its environment. So a client whose `--agent`
+//! option takes one string gets a command it can run, whether it runs that
+//! string as a path or splits it into words. `{agent}` inside a longer argument
+//! (`--agent={agent}`) becomes the whole relay command with the address and
+//! token as arguments, shell-quoted, for clients that do not pass their
+//! environment on.
 
 use std::hash::{BuildHasher, Hasher};
 use std::io;
@@ -66,6 +76,17 @@ impl Listener {
     }
 }
 
+/// The environment variable the checker sets for the client it starts:
+/// `ADDRESS TOKEN`. A relay program started with no arguments reads it.
+pub const ENV: &str = "AGENTPROTO_CHECK_RELAY";
+
+/// The address and token in [`ENV`], if it is set and well formed.
+pub fn from_env() -> Option<(String, String)> {
+    let value = std::env::var(ENV).ok()?;
+    let (address, token) = value.trim().split_once(' ')?;
+    Some((address.to_owned(), token.to_owned()))
+}
+
 /// Runs a relay (the hidden `agentproto check relay ADDRESS TOKEN`): connects
 /// to the checker and copies stdin → socket and socket → stdout. Returns when
 /// the checker closes the connection.
@@ -99,23 +120,20 @@ pub async fn run(address: &str, token: &str) -> io::Result<()> {
     }
 }
 
-/// Puts the relay command into a client's command line: an argument that is
-/// exactly `{agent}` becomes the relay's arguments; `{agent}` inside a longer
-/// argument becomes the relay command as one shell-quoted string. `None` when
-/// the command line has no placeholder.
-pub(crate) fn substitute(command: &[String], relay: &[String]) -> Option<Vec<String>> {
+/// Puts the relay into a client's command line: an argument that is exactly
+/// `{agent}` becomes `program`, one word that relays when started with no
+/// arguments and [`ENV`] set; `{agent}` inside a longer argument becomes
+/// `command` (the relay with its address and token) as one shell-quoted
+/// string. `None` when the command line has no placeholder.
+pub(crate) fn substitute(command: &[String], program: &str, relay: &[String]) -> Option<Vec<String>> {
     if !command.iter().any(|arg| arg.contains("{agent}")) {
         return None;
     }
     let quoted = relay.iter().map(|arg| shell_quote(arg)).collect::<Vec<_>>().join(" ");
-    let mut out = Vec::new();
-    for arg in command {
-        if arg == "{agent}" {
-            out.extend(relay.iter().cloned());
-        } else {
-            out.push(arg.replace("{agent}", &quoted));
-        }
-    }
+    let out = command
+        .iter()
+        .map(|arg| if arg == "{agent}" { program.to_owned() } else { arg.replace("{agent}", &quoted) })
+        .collect();
     Some(out)
 }
 
@@ -133,13 +151,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn placeholder_is_spliced_or_quoted() {
+    fn a_whole_placeholder_is_one_word_and_an_embedded_one_is_quoted() {
         let relay = vec!["/bin/agentproto".to_owned(), "check".to_owned(), "relay".to_owned(), "a b".to_owned()];
         let command: Vec<String> = ["client", "--agent", "{agent}", "--cmd={agent}"].map(str::to_owned).to_vec();
-        let out = substitute(&command, &relay).unwrap();
-        assert_eq!(out[..6], ["client", "--agent", "/bin/agentproto", "check", "relay", "a b"]);
-        assert_eq!(out[6], "--cmd=/bin/agentproto check relay 'a b'");
-        assert!(substitute(&["client".to_owned()], &relay).is_none());
+        let out = substitute(&command, "/bin/agentproto", &relay).unwrap();
+        assert_eq!(out, ["client", "--agent", "/bin/agentproto", "--cmd=/bin/agentproto check relay 'a b'"]);
+        assert!(substitute(&["client".to_owned()], "/bin/agentproto", &relay).is_none());
         assert_eq!(shell_quote("it's"), r"'it'\''s'");
     }
 }

@@ -2,8 +2,14 @@
 //!
 //! Ids never change meaning once published; a rule that goes away leaves its id
 //! unused. The statements are ours, one line each; `spec` says where the rule
-//! comes from (a page of the ACP documentation, a schema definition, or
-//! JSON-RPC 2.0 itself).
+//! comes from (a page of the ACP v1 documentation, a description in the pinned
+//! schema `spec/acp/v1/schema.json`, or JSON-RPC 2.0, which ACP adopts) and
+//! quotes the words that set its level.
+//!
+//! A requirement is MUST only where its source says MUST (or the schema's
+//! structure rules the message out: a required member, a type, a tag); where
+//! the source says should, or only describes the behaviour, or says nothing,
+//! it is SHOULD. A test keeps every MUST's source quoting a MUST.
 
 use std::fmt;
 
@@ -58,65 +64,80 @@ pub const AGENT: &[Requirement] = &[
     must(
         "ACP-INIT-001",
         "initialize asking for version 1 succeeds with a valid InitializeResponse (capabilities included)",
-        "initialization; schema InitializeResponse",
+        "initialization: \"The Agent MUST respond with the chosen protocol version and the capabilities it \
+         supports\"; schema InitializeResponse",
     ),
-    must("ACP-INIT-002", "asked for version 1, the agent agrees to version 1", "initialization: version negotiation"),
+    must(
+        "ACP-INIT-002",
+        "asked for version 1, the agent agrees to version 1",
+        "initialization: \"If the Agent supports the requested version, it MUST respond with the same version\"",
+    ),
     must(
         "ACP-INIT-003",
         "asked for an unknown newer version (65535), the agent answers a version it supports instead",
-        "initialization: version negotiation",
+        "initialization: \"Otherwise, the Agent MUST respond with the latest version it supports\"",
     ),
     must(
         "ACP-INIT-004",
         "asked for version 0, the agent answers a version it supports (1 or later)",
-        "initialization: version negotiation",
+        "initialization: \"Otherwise, the Agent MUST respond with the latest version it supports\"",
     ),
     must(
         "ACP-INIT-005",
         "initialize without the optional clientCapabilities and clientInfo succeeds",
-        "schema InitializeRequest (only protocolVersion is required)",
+        "initialization: \"All capabilities included in the initialize request are OPTIONAL\", \"The Agent MUST \
+         respond\"; schema InitializeRequest (only protocolVersion is required)",
     ),
     must(
         "ACP-INIT-006",
         "initialize with a non-integer protocolVersion (a pre-release date string) is refused with -32602 or \
          answered with a version the agent supports",
-        "schema ProtocolVersion (uint16); initialization: version negotiation",
+        "JSON-RPC 2.0 §5: \"the Server MUST reply with a Response\", §5.1 (-32602 invalid params); schema \
+         ProtocolVersion (uint16); initialization: version negotiation (MUST)",
     ),
     should(
         "ACP-INIT-007",
         "the initialize result names the agent (agentInfo with name and version)",
-        "initialization: implementation information",
+        "initialization: \"It SHOULD also provide a name and version to the Client\"",
     ),
     should(
         "ACP-INIT-008",
         "a session request sent before initialize is refused with an error",
-        "initialization (initialize comes first)",
+        "session setup: \"Before creating a session, Clients MUST first complete the initialization phase\" \
+         (a rule for clients; what an agent does otherwise is not said)",
     ),
     must(
         "ACP-SESSION-001",
         "session/new with an absolute cwd and no MCP servers returns a non-empty sessionId",
-        "session setup; schema NewSessionResponse",
+        "initialization: \"all Agents MUST support session/new\"; session setup: \"The Agent MUST respond with a \
+         unique Session ID\"",
     ),
-    must("ACP-SESSION-002", "two session/new calls return different session ids", "session setup (ids are unique)"),
     must(
+        "ACP-SESSION-002",
+        "two session/new calls return different session ids",
+        "session setup: \"The Agent MUST respond with a unique Session ID\"",
+    ),
+    should(
         "ACP-SESSION-003",
         "a prompt naming a session the agent never created is refused with an error",
-        "session setup; schema PromptRequest.sessionId",
+        "no text of the spec says what an agent does with an unknown session (acp-tck: informational); schema \
+         ErrorCode -32002 \"A given resource, such as a session or file, was not found\"",
     ),
     should(
         "ACP-SESSION-004",
         "that refusal uses -32002 (resource not found)",
-        "schema ErrorCode (-32002 resource not found)",
+        "schema ErrorCode -32002 \"A given resource, such as a session or file, was not found\" (no MUST)",
     ),
     must(
         "ACP-PROMPT-001",
         "a text prompt ends with a valid PromptResponse (stopReason one of the defined values)",
-        "prompt turn; schema PromptResponse, StopReason",
+        "initialization: \"all Agents MUST support ContentBlock::Text … in session/prompt requests\"; schema \
+         PromptResponse, StopReason",
     ),
-    must(
+    should(
         "ACP-PROMPT-002",
         "every session/update sent during a turn names a session the agent created",
-        "prompt turn; schema SessionNotification.sessionId",
+        "schema SessionNotification.sessionId: \"The ID of the session this update pertains to\" (no MUST)",
     ),
     should(
         "ACP-PROMPT-003",
@@ -126,29 +147,41 @@ pub const AGENT: &[Requirement] = &[
     must(
         "ACP-CANCEL-001",
         "session/cancel during a turn ends it with stopReason \"cancelled\" (a result, not an error)",
-        "prompt turn: cancellation",
+        "schema StopReason cancelled: \"This stop reason MUST be returned when the client sends a session/cancel \
+         notification\"",
     ),
     must(
         "ACP-CANCEL-002",
         "after a cancelled turn, the next prompt on the same session completes",
-        "prompt turn: cancellation",
+        "initialization: \"all Agents MUST support session/new, session/prompt, session/cancel\"",
     ),
     should(
         "ACP-CANCEL-003",
         "$/cancel_request naming an in-flight prompt gets it answered (-32800 or a result) without session/cancel",
-        "cancellation: $/cancel_request",
+        "cancellation: $/cancel_request is optional (\"MAY cancel\"); only an answer to the original request is a \
+         MUST",
     ),
     must(
         "ACP-CANCEL-004",
         "$/cancel_request naming an id that is not in flight gets no response and does no harm",
-        "cancellation: $/cancel_request; JSON-RPC 2.0 §4.1 (notifications)",
+        "JSON-RPC 2.0 §4.1: \"The Server MUST NOT reply to a Notification\"",
     ),
-    must("ACP-RPC-001", "a request for a method that does not exist is answered -32601", "JSON-RPC 2.0 §5.1"),
-    must("ACP-RPC-002", "a line that is not JSON is answered -32700 with id null", "JSON-RPC 2.0 §5, §5.1"),
+    must(
+        "ACP-RPC-001",
+        "a request for a method that does not exist is answered -32601",
+        "JSON-RPC 2.0 §5: \"the Server MUST reply with a Response\"; §5.1: it \"MUST contain the error member\" \
+         (-32601 method not found)",
+    ),
+    must(
+        "ACP-RPC-002",
+        "a line that is not JSON is answered -32700 with id null",
+        "JSON-RPC 2.0 §5: \"If there was an error in detecting the id in the Request object (e.g. Parse error…), \
+         it MUST be Null\"; §5.1 (-32700)",
+    ),
     must(
         "ACP-RPC-003",
         "a request whose params have wrong types or lack a required field is answered -32602",
-        "JSON-RPC 2.0 §5.1",
+        "JSON-RPC 2.0 §5: \"the Server MUST reply with a Response\"; §5.1 (-32602 invalid params)",
     ),
     should("ACP-RPC-004", "a message with jsonrpc other than \"2.0\" is answered -32600", "JSON-RPC 2.0 §4, §5.1"),
     should(
@@ -160,78 +193,109 @@ pub const AGENT: &[Requirement] = &[
     must(
         "ACP-RPC-007",
         "none of the bad input above closes the connection: a prompt afterwards completes",
-        "JSON-RPC 2.0 §5; transports",
+        "JSON-RPC 2.0 §5: \"the Server MUST reply with a Response\" (to every later request); initialization: \
+         \"all Agents MUST support … session/prompt\"",
     ),
-    must("ACP-EXT-001", "an unknown _-prefixed request is answered -32601", "extensibility: custom requests"),
+    should(
+        "ACP-EXT-001",
+        "an unknown _-prefixed request is answered -32601",
+        "extensibility: \"If the receiving end doesn't recognize the custom method name, it should respond with \
+         the standard Method not found error\"",
+    ),
     must(
         "ACP-EXT-002",
         "an unknown _-prefixed notification gets no response and does no harm",
-        "extensibility: custom notifications",
+        "JSON-RPC 2.0 §4.1: \"The Server MUST NOT reply to a Notification\"; extensibility: \"implementations \
+         SHOULD ignore unrecognized notifications\"",
     ),
-    must("ACP-EXT-003", "requests carrying _meta with unknown keys are accepted", "extensibility: the _meta field"),
+    must(
+        "ACP-EXT-003",
+        "requests carrying _meta with unknown keys are accepted",
+        "schema _meta: \"Implementations MUST NOT make assumptions about values at these keys\"",
+    ),
     must(
         "ACP-WIRE-001",
         "everything the agent writes to stdout is JSON-RPC 2.0, one message per line",
-        "transports: stdio",
+        "transports: \"The agent MUST NOT write anything to its stdout that is not a valid ACP message\"",
     ),
     must(
         "ACP-WIRE-002",
         "every request and notification the agent sends is valid for its method (v1 schema)",
-        "schema AgentRequest, AgentNotification",
+        "schema AgentRequest, AgentNotification (structure: a message that does not match MUST NOT be sent)",
     ),
-    must("ACP-WIRE-003", "every response carries the id of a request the client sent", "JSON-RPC 2.0 §5"),
+    must(
+        "ACP-WIRE-003",
+        "every response carries the id of a request the client sent",
+        "schema RequestId: \"The Server MUST reply with the same value in the Response object\"",
+    ),
     must(
         "ACP-CAP-001",
         "the agent calls no client method the client did not advertise (fs, terminal, elicitation)",
-        "initialization: client capabilities",
+        "initialization: \"Clients and Agents MUST treat all capabilities omitted in the initialize request as \
+         UNSUPPORTED\"",
     ),
     must(
         "ACP-ALIVE-001",
         "after the whole script (cancels, unknown session, unknown methods, extensions) a prompt still completes",
-        "JSON-RPC 2.0 §5 (errors do not end a connection)",
+        "JSON-RPC 2.0 §5: \"the Server MUST reply with a Response\" (errors do not end a connection)",
     ),
     should("ACP-EXIT-001", "the agent exits once its stdin is closed", "transports: stdio (shutdown)"),
 ];
 
 /// What `check client` judges, in report order.
 pub const CLIENT: &[Requirement] = &[
-    must("ACP-CLIENT-INIT-001", "the client's first message is an initialize request", "initialization"),
+    must(
+        "ACP-CLIENT-INIT-001",
+        "the client's first message is an initialize request",
+        "initialization: \"Before a Session can be created, Clients MUST initialize the connection\"",
+    ),
     must(
         "ACP-CLIENT-INIT-002",
         "initialize params are a valid InitializeRequest with protocolVersion 1 or later",
-        "initialization; schema InitializeRequest",
+        "initialization: \"The initialize request MUST include the latest protocol version the Client \
+         supports\"; schema InitializeRequest",
     ),
-    must("ACP-CLIENT-INIT-003", "the client sends initialize once", "initialization"),
+    should(
+        "ACP-CLIENT-INIT-003",
+        "the client sends initialize once",
+        "schema initialize: \"This method is called once at the beginning of the connection\" (no MUST)",
+    ),
     must(
         "ACP-CLIENT-WIRE-001",
         "everything the client writes is JSON-RPC 2.0, one message per line",
-        "transports: stdio",
+        "transports: \"The client MUST NOT write anything to the agent's stdin that is not a valid ACP message\"",
     ),
     must(
         "ACP-CLIENT-WIRE-002",
         "every request and notification the client sends is valid for its method (v1 schema)",
-        "schema ClientRequest, ClientNotification",
+        "schema ClientRequest, ClientNotification (structure: a message that does not match MUST NOT be sent)",
     ),
     must(
         "ACP-CLIENT-WIRE-003",
         "every response answers a request the agent sent, with a result valid for its method",
-        "JSON-RPC 2.0 §5; schema ClientResponse",
+        "schema RequestId: \"The Server MUST reply with the same value in the Response object\"; schema \
+         ClientResponse",
     ),
-    must("ACP-CLIENT-SESSION-001", "session/new carries an absolute cwd", "session setup (paths are absolute)"),
     must(
+        "ACP-CLIENT-SESSION-001",
+        "session/new carries an absolute cwd",
+        "session setup: the working directory \"MUST be an absolute path\"",
+    ),
+    should(
         "ACP-CLIENT-SESSION-002",
         "session requests and notifications name only sessions the agent created",
-        "session setup",
+        "session setup: \"Clients use this ID to send prompt requests\" (no MUST)",
     ),
     must(
         "ACP-CLIENT-CAP-001",
         "the client calls only baseline methods and methods the agent advertised",
-        "initialization: agent capabilities",
+        "initialization: \"Clients and Agents MUST treat all capabilities omitted in the initialize request as \
+         UNSUPPORTED\"; session setup: \"Clients MUST NOT attempt to call session/load\"",
     ),
     must(
         "ACP-CLIENT-CAP-002",
         "prompts carry only content the agent accepts (text, resource_link unless more is advertised)",
-        "content; initialization: prompt capabilities",
+        "schema PromptRequest.prompt: \"The Client MUST adapt its interface according to PromptCapabilities\"",
     ),
     should(
         "ACP-CLIENT-PROMPT-001",
@@ -241,33 +305,41 @@ pub const CLIENT: &[Requirement] = &[
     must(
         "ACP-CLIENT-PERM-001",
         "a permission request is answered with an offered optionId or \"cancelled\"",
-        "tool calls: requesting permission",
+        "JSON-RPC 2.0 §5: \"the Server MUST reply with a Response\"; schema RequestPermissionOutcome (selected \
+         option or cancelled)",
     ),
     must(
         "ACP-CLIENT-PERM-002",
         "after session/cancel, the session's pending permission requests are answered \"cancelled\"",
-        "prompt turn: cancellation",
+        "schema RequestPermissionOutcome: \"it MUST respond to all pending session/request_permission requests \
+         with this cancelled outcome\"",
     ),
-    must(
+    should(
         "ACP-CLIENT-RPC-001",
         "an unknown _-prefixed request from the agent is answered -32601",
-        "extensibility: custom requests",
+        "extensibility: \"If the receiving end doesn't recognize the custom method name, it should respond with \
+         the standard Method not found error\"",
     ),
-    must("ACP-CLIENT-RPC-002", "a request for a method that does not exist is answered -32601", "JSON-RPC 2.0 §5.1"),
+    must(
+        "ACP-CLIENT-RPC-002",
+        "a request for a method that does not exist is answered -32601",
+        "JSON-RPC 2.0 §5: \"the Server MUST reply with a Response\", §5.1 (-32601 method not found)",
+    ),
     must(
         "ACP-CLIENT-RPC-003",
         "a request the agent cancels with $/cancel_request is still answered (a result or -32800)",
-        "cancellation: $/cancel_request",
+        "schema $/cancel_request: \"MUST send one of these responses for the original request\"",
     ),
     must(
         "ACP-CLIENT-EXT-001",
         "an unknown _-prefixed notification is ignored and the client keeps working",
-        "extensibility: custom notifications",
+        "extensibility: \"Upon receiving a custom request, implementations MUST respond\" (the request after the \
+         notification); \"implementations SHOULD ignore unrecognized notifications\"",
     ),
     must(
         "ACP-CLIENT-EXT-002",
         "an update carrying _meta with unknown keys is accepted and the client keeps working",
-        "extensibility: the _meta field",
+        "schema _meta: \"Implementations MUST NOT make assumptions about values at these keys\"",
     ),
     should(
         "ACP-CLIENT-EXT-003",
@@ -277,7 +349,8 @@ pub const CLIENT: &[Requirement] = &[
     must(
         "ACP-CLIENT-FS-001",
         "fs/read_text_file and fs/write_text_file (when advertised) are answered with a valid result or an error",
-        "file system; schema ReadTextFileResponse, WriteTextFileResponse",
+        "JSON-RPC 2.0 §5: \"the Server MUST reply with a Response\"; schema ReadTextFileResponse, \
+         WriteTextFileResponse",
     ),
     should("ACP-CLIENT-FS-002", "a read returns the file's text and a write stores the content sent", "file system"),
 ];
@@ -321,5 +394,12 @@ mod tests {
         }
         assert!(CLIENT.iter().all(|r| r.id.starts_with("ACP-CLIENT-")));
         assert!(AGENT.iter().all(|r| !r.id.starts_with("ACP-CLIENT-")));
+    }
+
+    #[test]
+    fn every_must_quotes_a_must_of_its_source() {
+        for r in AGENT.iter().chain(CLIENT).filter(|r| r.level == Level::Must) {
+            assert!(r.spec.contains("MUST"), "{} is MUST but its source quotes no MUST: {}", r.id, r.spec);
+        }
     }
 }

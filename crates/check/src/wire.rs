@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use agentproto_jsonrpc::frame::{Frame, FrameLimits, FrameReader};
 use agentproto_jsonrpc::{DecodeOptions, EnvelopeError, Message};
+use agentproto_process::Group;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::process::{Child, Command};
 use tokio::sync::mpsc;
@@ -212,9 +213,13 @@ impl Tail {
     }
 }
 
-/// A program a check started.
+/// A program a check started, in a process group of its own: whatever it
+/// starts in turn (a launcher's real agent, a client's agent) is ended with it
+/// when the check is done with it, or when the `Program` is dropped.
 #[derive(Debug)]
 pub(crate) struct Program {
+    /// Declared first, so it is ended before `child` is reaped on a drop.
+    group: Group,
     child: Child,
     stderr: Tail,
 }
@@ -238,7 +243,18 @@ fn command(argv: &[String], stderr: StderrMode) -> io::Result<Command> {
         StderrMode::Inherit => Stdio::inherit(),
         StderrMode::Discard => Stdio::null(),
     });
+    agentproto_process::isolate(command.as_std_mut());
+    // Started from the runtime's worker threads, which live as long as the check:
+    // if the check is killed outright, the kernel kills its children.
+    agentproto_process::die_with_parent(command.as_std_mut());
     Ok(command)
+}
+
+impl Program {
+    fn new(child: Child, stderr: Tail) -> io::Result<Program> {
+        let pid = child.id().ok_or_else(|| io::Error::other("the child exited at once"))?;
+        Ok(Program { group: Group::new(pid), child, stderr })
+    }
 }
 
 impl Program {
@@ -257,14 +273,16 @@ impl Program {
         let stdin = child.stdin.take().ok_or_else(|| io::Error::other("no stdin pipe"))?;
         let stdout = child.stdout.take().ok_or_else(|| io::Error::other("no stdout pipe"))?;
         let (outbox, inbox) = link(stdout, stdin, max_message_size, write_timeout);
-        Ok((Program { child, stderr: tail }, outbox, inbox))
+        Ok((Program::new(child, tail)?, outbox, inbox))
     }
 
-    /// Starts `argv` with no link on its stdio: stdin is empty, and stdout is
-    /// kept with stderr.
-    pub(crate) fn spawn_detached(argv: &[String], stderr: StderrMode) -> io::Result<Program> {
+    /// Starts `argv` with no link on its stdio and `env` added to its
+    /// environment: stdin is empty, and stdout is kept with stderr.
+    pub(crate) fn spawn_detached(argv: &[String], stderr: StderrMode, env: &[(&str, String)]) -> io::Result<Program> {
         let stdout = if stderr == StderrMode::Capture { Stdio::piped() } else { Stdio::null() };
-        let mut child = command(argv, stderr)?.stdin(Stdio::null()).stdout(stdout).spawn()?;
+        let mut command = command(argv, stderr)?;
+        command.envs(env.iter().map(|(key, value)| (*key, value.as_str())));
+        let mut child = command.stdin(Stdio::null()).stdout(stdout).spawn()?;
         let tail = Tail::default();
         if let Some(err) = child.stderr.take() {
             tail.drain(err);
@@ -272,7 +290,7 @@ impl Program {
         if let Some(out) = child.stdout.take() {
             tail.drain(out);
         }
-        Ok(Program { child, stderr: tail })
+        Program::new(child, tail)
     }
 
     /// Resolves once it exits.
@@ -285,15 +303,19 @@ impl Program {
         matches!(self.child.try_wait(), Ok(Some(_)))
     }
 
-    /// Waits up to `grace` for it to exit, then kills it.
+    /// Waits up to `grace` for it to exit, then kills it; either way the rest
+    /// of its process group is ended.
     pub(crate) async fn finish(&mut self, grace: Duration) -> Exit {
-        match tokio::time::timeout(grace, self.child.wait()).await {
+        let exit = match tokio::time::timeout(grace, self.child.wait()).await {
             Ok(Ok(status)) => Exit::Exited(status),
-            _ => {
-                let _ = self.child.kill().await;
-                Exit::Killed
-            }
+            _ => Exit::Killed,
+        };
+        self.group.end();
+        if exit == Exit::Killed {
+            // Also by pid, in case the program left its group (`setsid`).
+            let _ = self.child.kill().await;
         }
+        exit
     }
 
     /// The last lines it wrote to stderr (empty unless captured).

@@ -88,6 +88,21 @@ async fn each_broken_agent_fails_exactly_what_it_breaks() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_auth_method_of_a_newer_schema_is_a_note_not_a_failure() {
+    // `{"type":"env_var",…}` matches v1's `AuthMethod` (its agent branch takes
+    // any object with `id` and `name`); a value the schema accepts never fails.
+    let mut check = check(&["raw-agent", "--break", "env-var-auth"]);
+    check.only = vec!["ACP-INIT-".to_owned()];
+    let report = check.run(&NoProgress).await;
+    assert!(report.failed_ids().is_empty(), "{}", explain(&report));
+    assert!(
+        report.notes.iter().any(|note| note.contains("initialize result") && note.contains("env_var")),
+        "{}",
+        explain(&report)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_agent_that_ignores_the_end_of_its_input_fails_only_the_exit_rule() {
     let mut check = check(&["raw-agent", "--break", "no-exit-on-eof"]);
     check.exit_grace = Duration::from_millis(300);

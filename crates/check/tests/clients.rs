@@ -42,6 +42,15 @@ async fn the_client_on_our_sdk_passes_behind_the_relay_and_cancels_pending_permi
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_whose_agent_option_takes_one_word_passes_behind_the_relay() {
+    // `--agent PROGRAM` runs its one word as a path, never split (as acpx's
+    // `--agent` takes one string): `{agent}` must be a command in one word.
+    let report = check(&["client", "--prompt", "hello", "--agent", "{agent}"]).run(&NoProgress).await;
+    assert!(report.failed_ids().is_empty(), "{}", explain(&report));
+    assert_eq!(report.peer, Some(("fixture-client".to_owned(), "1.0.0".to_owned())), "{}", explain(&report));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_hand_written_client_passes() {
     let report = check(&["raw-client"]).run(&NoProgress).await;
     assert!(report.failed_ids().is_empty(), "{}", explain(&report));

@@ -28,7 +28,10 @@ enum Target {
     /// By default the client speaks ACP on its own stdin/stdout. If its command
     /// line contains `{agent}`, that placeholder is replaced by a command that
     /// relays to the checker, so a client that starts its agent itself can be
-    /// checked (e.g. `-- my-editor --agent {agent}`). The run ends when the client
+    /// checked (e.g. `-- my-editor --agent {agent}`): a whole `{agent}` argument
+    /// becomes one word, this program's path, which relays when the client
+    /// starts it with no arguments (the address travels in the environment);
+    /// `--agent={agent}` gets the whole relay command, quoted. The run ends when the client
     /// closes the connection or stays silent for the timeout. Exit status: 0 when
     /// no MUST requirement failed, 1 otherwise.
     Client(ClientArgs),
@@ -197,15 +200,9 @@ pub(crate) fn main(args: Args) -> ExitCode {
             print_requirements(json, markdown);
             return ExitCode::SUCCESS;
         }
-        Target::Relay { address, token } => {
-            let result = runtime.block_on(agentproto_check::relay::run(&address, &token));
-            if let Err(e) = &result {
-                eprintln!("agentproto check relay: {e}");
-            }
-            // The relay's stdin reader may still be blocked; leave without waiting for it.
-            std::process::exit(i32::from(result.is_err()));
-        }
+        Target::Relay { address, token } => return relay(&address, &token),
         Target::Agent(a) => {
+            end_children_on_signals();
             let mut check = AgentCheck::new(a.command);
             check.timeout = seconds(a.common.timeout);
             check.exit_grace = seconds(a.common.exit_grace);
@@ -221,11 +218,14 @@ pub(crate) fn main(args: Args) -> ExitCode {
             (run(&runtime, |p| Box::pin(async move { check.run(p).await })), a.common.json)
         }
         Target::Client(c) => {
+            end_children_on_signals();
             let mut check = ClientCheck::new(c.command);
             check.timeout = seconds(c.common.timeout);
             check.exit_grace = seconds(c.common.exit_grace);
             check.only = c.common.only.clone();
             check.stderr = stderr_mode(&c.common);
+            // `agentproto` with no arguments and AGENTPROTO_CHECK_RELAY set is the relay
+            // too (`main`), so `{agent}` can be this one path.
             check.relay = match std::env::current_exe() {
                 Ok(exe) => vec![exe.display().to_string(), "check".to_owned(), "relay".to_owned()],
                 Err(_) => vec!["agentproto".to_owned(), "check".to_owned(), "relay".to_owned()],
@@ -244,6 +244,38 @@ pub(crate) fn main(args: Args) -> ExitCode {
     } else {
         ExitCode::FAILURE
     }
+}
+
+/// The peers run in process groups of their own, which a terminal's Ctrl-C
+/// does not reach: on SIGINT, SIGTERM or SIGHUP every one of them is ended and
+/// the check stops (its report is not printed).
+fn end_children_on_signals() {
+    let watched = crate::signals::watch(|signal| {
+        agentproto_process::end_all();
+        eprintln!("\nagentproto check: stopped by a signal; the programs it started were ended");
+        std::process::exit(i32::from(crate::signals::exit_status(signal)));
+    });
+    if let Err(error) = watched {
+        eprintln!("agentproto check: cannot watch for signals ({error})");
+    }
+}
+
+/// Runs the relay to a `check client` run (`agentproto check relay ADDRESS TOKEN`,
+/// or `agentproto` alone with `AGENTPROTO_CHECK_RELAY` set).
+pub(crate) fn relay(address: &str, token: &str) -> ExitCode {
+    let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("agentproto: cannot start the async runtime: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let result = runtime.block_on(agentproto_check::relay::run(address, token));
+    if let Err(e) = &result {
+        eprintln!("agentproto check relay: {e}");
+    }
+    // The relay's stdin reader may still be blocked; leave without waiting for it.
+    std::process::exit(i32::from(result.is_err()));
 }
 
 type Run<'a> = std::pin::Pin<Box<dyn std::future::Future<Output = Report> + 'a>>;

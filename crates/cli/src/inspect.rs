@@ -4,10 +4,14 @@ use std::ffi::OsString;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::Arc;
 
 use agentproto_inspect::engine::DEFAULT_MAX_MESSAGE_BYTES;
-use agentproto_inspect::proxy::{self, ProxyOptions};
+use agentproto_inspect::proxy::{self, ProxyOptions, Stop};
 use agentproto_inspect::{rules, Finding, Severity};
+
+use crate::signals;
 
 /// Options of `agentproto inspect`.
 #[derive(Debug, clap::Args)]
@@ -74,18 +78,37 @@ pub(crate) fn main(args: Args) -> ExitCode {
         print!("{}", rules::markdown_table());
         return ExitCode::SUCCESS;
     }
+    // SIGINT, SIGTERM and SIGHUP are passed on to the agent's process group;
+    // the session then ends as when the agent exits (findings, trace).
+    let stop = Stop::default();
+    let stopped_by = Arc::new(AtomicU8::new(0));
+    let watched = {
+        let (stop, stopped_by) = (stop.clone(), stopped_by.clone());
+        signals::watch(move |signal| {
+            let _ = stopped_by.compare_exchange(0, signals::exit_status(signal), Ordering::SeqCst, Ordering::SeqCst);
+            stop.request(signal);
+        })
+    };
+    if let Err(error) = watched {
+        eprintln!(
+            "agentproto inspect: cannot watch for signals ({error}); a signal ends the agent only when it reaches it"
+        );
+    }
     let options = ProxyOptions {
         command: args.command,
         strict: args.strict,
         trace: args.trace,
         max_message_bytes: args.max_message_bytes,
+        stop,
     };
     let on_finding = printer(args.json, args.min_severity);
     match proxy::run(options, std::io::stdin(), std::io::stdout(), on_finding) {
-        // Transparent to the editor: the agent's exit status is ours.
-        Ok(outcome) => match outcome.status.code() {
-            Some(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
-            None => ExitCode::FAILURE,
+        // Transparent to the editor: the agent's exit status is ours, unless a
+        // signal to this process ended the session.
+        Ok(outcome) => match (stopped_by.load(Ordering::SeqCst), outcome.status.code()) {
+            (0, Some(code)) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
+            (0, None) => ExitCode::FAILURE,
+            (signalled, _) => ExitCode::from(signalled),
         },
         Err(error) => {
             eprintln!("agentproto inspect: {error}");

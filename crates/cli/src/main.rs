@@ -9,6 +9,7 @@ mod check;
 mod inspect;
 mod replay;
 mod serve;
+mod signals;
 
 #[derive(Debug, Parser)]
 #[command(name = "agentproto", version, about = "Tools for ACP and A2A agents and clients", propagate_version = true)]
@@ -37,6 +38,13 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // The relay behind `check client … {agent}`, started by the client as this
+    // one path with no arguments (see `agentproto_check::relay`).
+    if std::env::args_os().len() == 1 {
+        if let Some((address, token)) = agentproto_check::relay::from_env() {
+            return check::relay(&address, &token);
+        }
+    }
     let cli = Cli::parse();
     match cli.command {
         Command::Check(args) => check::main(args),

@@ -32,16 +32,21 @@ enum Format {
     Json,
 }
 
-/// Exit status: 0 without error findings, 1 with some, 2 when the trace cannot be read.
+/// Exit status: 0 without error findings, 1 with some, 2 when the trace cannot
+/// be read. A last line cut short (a proxy killed mid-write) is skipped with a
+/// note on stderr.
 pub(crate) fn main(args: Args) -> ExitCode {
-    let records = match File::open(&args.trace).map_err(|e| e.to_string()).and_then(|f| trace::read(BufReader::new(f)))
-    {
-        Ok(records) => records,
+    let trace = match File::open(&args.trace).map_err(|e| e.to_string()).and_then(|f| trace::read(BufReader::new(f))) {
+        Ok(trace) => trace,
         Err(error) => {
             eprintln!("agentproto replay: {}: {error}", args.trace.display());
             return ExitCode::from(2);
         }
     };
+    if let Some(torn) = &trace.torn {
+        eprintln!("agentproto replay: note: {}: {torn}; the line was skipped", args.trace.display());
+    }
+    let records = trace.records;
     let findings = Engine::acp().max_message_bytes(args.max_message_bytes).replay(&records);
     let mut counts = [0usize; 3];
     for finding in &findings {

@@ -242,3 +242,31 @@ fn strict_inspect_answers_invalid_messages_itself() {
         .collect();
     assert_eq!(replayed, codes);
 }
+
+fn finding_codes(json_lines: &str) -> Vec<String> {
+    json_lines.lines().map(|l| serde_json::from_str::<Value>(l).unwrap()["code"].as_str().unwrap().to_owned()).collect()
+}
+
+#[test]
+fn an_oversize_request_and_its_answer_replay_to_the_live_findings() {
+    let mut steps = initialize();
+    // Over the limit: passed through unread, and answered by the agent, which
+    // recovered its id; the answer is no stray, live or replayed.
+    steps.push(Step::Send(line(json!({"jsonrpc":"2.0","id":9,"method":"_big","params":{"blob":"x".repeat(400)}}))));
+    steps.push(Step::Recv(line(json!({"jsonrpc":"2.0","id":9,"error":{"code":-32600,"message":"too large"}}))));
+    let dir = scratch("oversize");
+    let trace = dir.join("trace.jsonl");
+    let (stderr, _) = run(&dir, &["--json", "--max-message-bytes", "256", "--trace", trace.to_str().unwrap()], steps);
+    let live = finding_codes(&stderr);
+    assert_eq!(live, ["ACP.TRANSPORT.MAX_MESSAGE_BYTES_EXCEEDED"], "{stderr}");
+    let trace_text = std::fs::read_to_string(&trace).unwrap();
+    assert!(trace_text.contains("\"oversize\":"), "{trace_text}");
+
+    let replay = Command::new(env!("CARGO_BIN_EXE_agentproto"))
+        .args(["replay", "--format", "json"])
+        .arg(&trace)
+        .output()
+        .unwrap();
+    assert_eq!(replay.status.code(), Some(1), "the size finding is an error");
+    assert_eq!(finding_codes(&String::from_utf8(replay.stdout).unwrap()), live);
+}

@@ -265,8 +265,7 @@ impl Monitor for AcpMonitor {
         // Its answer must not read as a stray: remember what its head says.
         match recover_id(head) {
             Some((OversizeShape::Call, Some(id))) => {
-                let call =
-                    Call { method: String::new(), session: None, index, opened_session: false, unread: true };
+                let call = Call { method: String::new(), session: None, index, opened_session: false, unread: true };
                 self.calls(direction).entry(id).or_insert(call);
             }
             Some((OversizeShape::Response, Some(id))) if !id.is_null() => {

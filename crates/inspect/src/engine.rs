@@ -32,8 +32,9 @@ pub trait Monitor: Send {
     /// One complete message (without its newline), number `index` of the connection.
     fn observe(&mut self, index: u64, direction: Direction, line: &[u8]) -> Verdict;
 
-    /// A message of `len` bytes that exceeded the size limit and was not read.
-    fn oversize(&mut self, index: u64, direction: Direction, len: usize) -> Verdict;
+    /// A message of `len` bytes that exceeded the size limit and was not read
+    /// whole; `head` is its beginning ([`crate::trace::head`]).
+    fn oversize(&mut self, index: u64, direction: Direction, len: u64, head: &[u8]) -> Verdict;
 
     /// The connection ended after `index` messages: what was left undone.
     fn finish(&mut self, index: u64) -> Vec<Finding>;
@@ -82,10 +83,11 @@ impl Engine {
         self.next_index
     }
 
-    /// One message. Lines over the limit are treated as [`Engine::oversize`].
+    /// One message. Lines over the limit are treated as [`Engine::oversize`],
+    /// with their head.
     pub fn observe(&mut self, direction: Direction, line: &[u8]) -> Verdict {
         if line.len() > self.max_message_bytes {
-            return self.oversize(direction, line.len());
+            return self.oversize(direction, line.len() as u64, crate::trace::head(line));
         }
         let index = self.take_index();
         self.monitor.observe(index, direction, line)
@@ -99,10 +101,11 @@ impl Engine {
         let _ = self.monitor.observe(index, direction, line);
     }
 
-    /// A message that was too large to read.
-    pub fn oversize(&mut self, direction: Direction, len: usize) -> Verdict {
+    /// A message that was too large to read: its length and its head
+    /// ([`crate::trace::head`]).
+    pub fn oversize(&mut self, direction: Direction, len: u64, head: &[u8]) -> Verdict {
         let index = self.take_index();
-        self.monitor.oversize(index, direction, len)
+        self.monitor.oversize(index, direction, len, head)
     }
 
     /// The end of the connection.
@@ -114,9 +117,12 @@ impl Engine {
     pub fn replay(mut self, records: &[Record]) -> Vec<Finding> {
         let mut findings = Vec::new();
         for record in records {
-            match record.origin {
-                Origin::Peer => findings.extend(self.observe(record.direction, &record.bytes).findings),
-                Origin::Inspector => self.observe_own(record.direction, &record.bytes),
+            match (record.origin, record.oversize) {
+                (Origin::Peer, Some(len)) => {
+                    findings.extend(self.oversize(record.direction, len, &record.bytes).findings)
+                }
+                (Origin::Peer, None) => findings.extend(self.observe(record.direction, &record.bytes).findings),
+                (Origin::Inspector, _) => self.observe_own(record.direction, &record.bytes),
             }
         }
         findings.extend(self.finish());

@@ -9,19 +9,36 @@
 //! way a line enters the engine's order before it is written, so an answer is
 //! never observed before the request that caused it. Findings are rendered on
 //! their own thread, away from the forwarding path.
+//!
+//! The trace gets each message with one `write` as it enters that order (before
+//! it is forwarded), so whatever reached a peer is on disk even if the proxy is
+//! killed.
+//!
+//! The agent runs in a process group of its own (`agentproto-process`): when
+//! the agent exits, whatever is left of its group (a launcher's children) is
+//! ended with it; a [`Stop`] (a signal handler) ends the group from outside;
+//! and on Linux the kernel kills the agent if the proxy itself is killed
+//! outright (the thread that starts the agent is the one that waits for it).
 
 use std::ffi::OsString;
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
+use std::io::{self, BufRead, BufReader, Read, Write};
 use std::path::PathBuf;
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Command, ExitStatus, Stdio};
 use std::sync::mpsc;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread;
+use std::time::{Duration, Instant};
+
+use agentproto_process::{Group, Signal};
 
 use crate::engine::{Answer, Engine, Verdict};
 use crate::finding::{Direction, Finding};
-use crate::trace::{now_us, Origin, Record};
+use crate::trace::{self, now_us, Origin, Record};
+
+/// How long the agent has to exit after a [`Stop`] forwarded a signal to it,
+/// before its group gets SIGKILL.
+pub const STOP_GRACE: Duration = Duration::from_secs(3);
 
 /// What the proxy runs and how.
 #[derive(Debug, Clone)]
@@ -33,8 +50,10 @@ pub struct ProxyOptions {
     /// Where to record a JSON Lines trace.
     pub trace: Option<PathBuf>,
     /// Messages larger than this are passed through (or dropped when strict)
-    /// without being buffered or analysed.
+    /// without being buffered; only their head is analysed.
     pub max_message_bytes: usize,
+    /// Ends the agent from outside the proxy (see [`Stop`]).
+    pub stop: Stop,
 }
 
 impl ProxyOptions {
@@ -45,7 +64,68 @@ impl ProxyOptions {
             strict: false,
             trace: None,
             max_message_bytes: crate::engine::DEFAULT_MAX_MESSAGE_BYTES,
+            stop: Stop::default(),
         }
+    }
+}
+
+/// Ends the proxied agent from another thread, e.g. a SIGTERM handler's:
+/// [`Stop::request`] passes the signal on to the agent's whole process group,
+/// and SIGKILL follows if the agent has not exited [`STOP_GRACE`] later (or at
+/// once on a second request). [`run`] then finishes as when the agent exits by
+/// itself: queued lines are analysed and end-of-session findings reported.
+#[derive(Debug, Clone, Default)]
+pub struct Stop(Arc<(Mutex<StopState>, Condvar)>);
+
+#[derive(Debug, Default)]
+struct StopState {
+    /// The agent's process group while it runs.
+    group: Option<u32>,
+    requested: bool,
+}
+
+impl Stop {
+    /// Sends `signal` to the agent's group now (SIGKILL if a stop was already
+    /// requested) and SIGKILL after [`STOP_GRACE`]. Before the agent started,
+    /// it is killed as soon as it does.
+    pub fn request(&self, signal: Signal) {
+        let (state, _) = &*self.0;
+        let mut state = lock(state);
+        let again = std::mem::replace(&mut state.requested, true);
+        let Some(group) = state.group else { return };
+        let signal = if again { Signal::Kill } else { signal };
+        let _ = agentproto_process::signal_group(group, signal);
+        if signal != Signal::Kill {
+            let stop = self.clone();
+            thread::spawn(move || stop.kill_after_grace(group));
+        }
+    }
+
+    fn kill_after_grace(&self, group: u32) {
+        let (state, changed) = &*self.0;
+        let deadline = Instant::now() + STOP_GRACE;
+        let mut state = lock(state);
+        while state.group == Some(group) {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                let _ = agentproto_process::signal_group(group, Signal::Kill);
+                return;
+            }
+            state = changed.wait_timeout(state, left).unwrap_or_else(|poisoned| poisoned.into_inner()).0;
+        }
+    }
+
+    fn started(&self, group: u32) {
+        let mut state = lock(&self.0 .0);
+        state.group = Some(group);
+        if state.requested {
+            let _ = agentproto_process::signal_group(group, Signal::Kill);
+        }
+    }
+
+    fn exited(&self) {
+        lock(&self.0 .0).group = None;
+        self.0 .1.notify_all();
     }
 }
 
@@ -59,8 +139,9 @@ pub struct ProxyOutcome {
 }
 
 /// Runs the proxy between a client (`client_in`, `client_out`) and the agent it
-/// spawns, until the agent's output ends; calls `on_finding` for each finding
-/// (on a separate thread, in order). The agent's stderr is inherited.
+/// spawns, until the agent exits and its output ends; calls `on_finding` for
+/// each finding (on a separate thread, in order). The agent's stderr is
+/// inherited. When the agent exits, the rest of its process group is ended.
 pub fn run<I, O>(
     options: ProxyOptions,
     client_in: I,
@@ -75,18 +156,22 @@ where
         .command
         .split_first()
         .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no agent command given"))?;
-    let mut child: Child = Command::new(program)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()?;
-    let agent_in = child.stdin.take().expect("piped stdin");
-    let agent_out = child.stdout.take().expect("piped stdout");
+    // Opened first: nothing can fail between starting the agent and watching it.
     let trace = match &options.trace {
-        Some(path) => Some(BufWriter::new(File::create(path)?)),
+        Some(path) => Some(File::create(path)?),
         None => None,
     };
+    let mut command = Command::new(program);
+    command.args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::inherit());
+    agentproto_process::isolate(&mut command);
+    // This thread waits for the agent below, so it outlives it on purpose.
+    agentproto_process::die_with_parent(&mut command);
+    let mut child = command.spawn()?;
+    // Dropped on every way out of this function: the whole group goes.
+    let mut group = Group::new(child.id());
+    options.stop.started(group.id());
+    let agent_in = child.stdin.take().expect("piped stdin");
+    let agent_out = child.stdout.take().expect("piped stdout");
 
     let (findings_tx, findings_rx) = mpsc::channel::<Finding>();
     let renderer = thread::spawn(move || {
@@ -102,9 +187,9 @@ where
     let shared = Arc::new(Shared {
         analysis: Mutex::new(Analysis {
             engine: Engine::acp().max_message_bytes(options.max_message_bytes),
-            trace,
             findings: findings_tx,
         }),
+        trace: Mutex::new(trace),
         queue: Mutex::new(None),
         to_agent: Mutex::new(Some(Box::new(agent_in) as Box<dyn Write + Send>)),
         to_client: Mutex::new(Some(Box::new(client_out) as Box<dyn Write + Send>)),
@@ -114,23 +199,17 @@ where
     let analyser = if options.strict {
         None
     } else {
-        let (queue, items) = mpsc::channel::<Item>();
+        let (queue, items) = mpsc::channel::<Record>();
         *lock(&shared.queue) = Some(queue);
         let shared = shared.clone();
         Some(thread::spawn(move || {
-            for item in items {
+            for record in items {
                 let mut analysis = shared.analysis();
-                match item.bytes {
-                    Some(bytes) => {
-                        let verdict = analysis.engine.observe(item.direction, &bytes);
-                        analysis.record_at(item.time_us, item.direction, Origin::Peer, &bytes, verdict);
-                    }
-                    None => {
-                        let verdict = analysis.engine.oversize(item.direction, item.len);
-                        // The trace keeps no bytes of a message it could not hold.
-                        analysis.record_at(item.time_us, item.direction, Origin::Peer, b"", verdict);
-                    }
-                }
+                let verdict = match record.oversize {
+                    Some(len) => analysis.engine.oversize(record.direction, len, &record.bytes),
+                    None => analysis.engine.observe(record.direction, &record.bytes),
+                };
+                analysis.report(verdict);
             }
         }))
     };
@@ -149,8 +228,13 @@ where
         let max = options.max_message_bytes;
         thread::spawn(move || shared.pump(Direction::ToClient, agent_out, max))
     };
+    let status = child.wait();
+    options.stop.exited();
+    // What is left of the group (a launcher's children, which may hold the
+    // agent's stdout open) goes with the agent, so its output ends.
+    group.end();
+    let status = status?;
     let _ = downstream.join();
-    let status = child.wait()?;
     // The client may keep its end open after the agent exited; the upstream
     // thread is then left blocked on its read and ends with the process.
     if upstream.is_finished() {
@@ -169,9 +253,6 @@ where
         for finding in findings {
             let _ = analysis.findings.send(finding);
         }
-        if let Some(trace) = &mut analysis.trace {
-            trace.flush()?;
-        }
         // Closing the channel lets the renderer finish.
         let (closed, _) = mpsc::channel();
         std::mem::replace(&mut analysis.findings, closed)
@@ -183,40 +264,24 @@ where
 
 struct Analysis {
     engine: Engine,
-    trace: Option<BufWriter<File>>,
     findings: mpsc::Sender<Finding>,
 }
 
 impl Analysis {
-    fn record(&mut self, direction: Direction, origin: Origin, bytes: &[u8], verdict: Verdict) {
-        self.record_at(now_us(), direction, origin, bytes, verdict);
-    }
-
-    fn record_at(&mut self, time_us: u64, direction: Direction, origin: Origin, bytes: &[u8], verdict: Verdict) {
-        if let Some(trace) = &mut self.trace {
-            // A failing trace file must not break the session it records.
-            let record = Record { time_us, direction, origin, bytes: bytes.to_vec() };
-            let _ = record.write_to(trace);
-        }
+    fn report(&mut self, verdict: Verdict) {
         for finding in verdict.findings {
             let _ = self.findings.send(finding);
         }
     }
 }
 
-/// A line for the analysis thread (not strict).
-struct Item {
-    direction: Direction,
-    time_us: u64,
-    /// The line without its newline; `None` for a message over the limit.
-    bytes: Option<Vec<u8>>,
-    len: usize,
-}
-
 struct Shared {
     analysis: Mutex<Analysis>,
+    /// The trace file. Written under the lock that orders lines (the queue's,
+    /// or the analysis lock when strict), so records are in the engine's order.
+    trace: Mutex<Option<File>>,
     /// Lines waiting for analysis (not strict); closed at the end.
-    queue: Mutex<Option<mpsc::Sender<Item>>>,
+    queue: Mutex<Option<mpsc::Sender<Record>>>,
     to_agent: Mutex<Option<Box<dyn Write + Send>>>,
     to_client: Mutex<Option<Box<dyn Write + Send>>>,
     strict: bool,
@@ -229,6 +294,14 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 impl Shared {
     fn analysis(&self) -> MutexGuard<'_, Analysis> {
         lock(&self.analysis)
+    }
+
+    /// Appends one record to the trace with a single write. A failing trace
+    /// file must not break the session it records.
+    fn trace(&self, record: &Record) {
+        if let Some(file) = lock(&self.trace).as_mut() {
+            let _ = file.write_all(&record.to_line());
+        }
     }
 
     fn output(&self, direction: Direction) -> &Mutex<Option<Box<dyn Write + Send>>> {
@@ -248,9 +321,12 @@ impl Shared {
         }
     }
 
-    fn enqueue(&self, item: Item) {
-        if let Some(queue) = lock(&self.queue).as_ref() {
-            let _ = queue.send(item);
+    /// Traces a line and queues it for analysis (not strict), in one order.
+    fn enqueue(&self, record: Record) {
+        let queue = lock(&self.queue);
+        self.trace(&record);
+        if let Some(queue) = queue.as_ref() {
+            let _ = queue.send(record);
         }
     }
 
@@ -261,17 +337,31 @@ impl Shared {
     /// Copies one direction until its input ends.
     fn pump(&self, direction: Direction, input: impl Read, max: usize) {
         let mut lines = Lines::new(input, max);
+        // The first bytes of the line over the limit being passed through.
+        let mut head = Vec::new();
         loop {
             match lines.next() {
                 Ok(Some(Piece::Line(bytes))) => self.on_line(direction, &bytes),
                 Ok(Some(Piece::Oversize { bytes, end })) => {
+                    let room = trace::HEAD_BYTES.saturating_sub(head.len());
+                    head.extend_from_slice(&bytes[..room.min(bytes.len())]);
                     if let Some(len) = end {
+                        head.truncate(len);
+                        let record = Record {
+                            time_us: now_us(),
+                            direction,
+                            origin: Origin::Peer,
+                            bytes: trace::head(&head).to_vec(),
+                            oversize: Some(len as u64),
+                        };
+                        head.clear();
                         if self.strict {
                             let mut analysis = self.analysis();
-                            let verdict = analysis.engine.oversize(direction, len);
-                            analysis.record(direction, Origin::Peer, b"", verdict);
+                            let verdict = analysis.engine.oversize(direction, len as u64, &record.bytes);
+                            self.trace(&record);
+                            analysis.report(verdict);
                         } else {
-                            self.enqueue(Item { direction, time_us: now_us(), bytes: None, len });
+                            self.enqueue(record);
                         }
                     }
                     if !self.strict {
@@ -287,14 +377,15 @@ impl Shared {
         let content = strip_newline(bytes);
         if !self.strict {
             // Queued before it is written: whatever the line causes comes after it.
-            self.enqueue(Item { direction, time_us: now_us(), bytes: Some(content.to_vec()), len: content.len() });
+            self.enqueue(Record::now(direction, Origin::Peer, content));
             self.write(direction, bytes, true);
             return;
         }
         let mut analysis = self.analysis();
         let mut verdict = analysis.engine.observe(direction, content);
         let answer = verdict.answer.take();
-        analysis.record(direction, Origin::Peer, content, verdict);
+        self.trace(&Record::now(direction, Origin::Peer, content));
+        analysis.report(verdict);
         match answer {
             None => {
                 // Written under the analysis lock, so the receiver sees lines in
@@ -305,12 +396,12 @@ impl Shared {
             Some(Answer::ToSender(reply)) => {
                 let back = direction.reverse();
                 analysis.engine.observe_own(back, &reply);
-                analysis.record(back, Origin::Inspector, &reply, Verdict::default());
+                self.trace(&Record::now(back, Origin::Inspector, &reply));
                 self.write(back, &with_newline(reply), true);
             }
             Some(Answer::ToReceiver(replacement)) => {
                 analysis.engine.observe_own(direction, &replacement);
-                analysis.record(direction, Origin::Inspector, &replacement, Verdict::default());
+                self.trace(&Record::now(direction, Origin::Inspector, &replacement));
                 self.write(direction, &with_newline(replacement), true);
             }
         }

@@ -82,6 +82,7 @@ fn raw(text: String) -> Box<RawValue> {
     RawValue::from_string(text).expect("valid JSON")
 }
 
+use crate::common::unknown_variants;
 pub(super) use crate::common::warnings as warnings_text;
 
 impl<'a, 'o> Driver<'a, 'o> {
@@ -307,7 +308,9 @@ impl<'a, 'o> Driver<'a, 'o> {
     fn on_notification(&mut self, method: &str, params: Option<&RawValue>) {
         match AgentNotification::decode(method, params) {
             Ok(decoded) => {
-                if let Some(text) = warnings_text(&format!("{method} notification"), &decoded.warnings) {
+                let what = format!("{method} notification");
+                crate::common::note_once(&mut self.ctx.notes, unknown_variants(&what, &decoded.warnings));
+                if let Some(text) = warnings_text(&what, &decoded.warnings) {
                     self.ctx_fail("ACP-WIRE-002", text);
                 } else {
                     self.ctx_pass("ACP-WIRE-002");
@@ -344,7 +347,9 @@ impl<'a, 'o> Driver<'a, 'o> {
                 return self.respond(&id, Err(ErrorObject::method_not_found(method))).await;
             }
         };
-        if let Some(text) = warnings_text(&format!("{method} request"), &decoded.warnings) {
+        let what = format!("{method} request");
+        crate::common::note_once(&mut self.ctx.notes, unknown_variants(&what, &decoded.warnings));
+        if let Some(text) = warnings_text(&what, &decoded.warnings) {
             self.ctx_fail("ACP-WIRE-002", text);
         } else {
             self.ctx_pass("ACP-WIRE-002");

@@ -45,7 +45,10 @@ async fn main_script(d: &mut Driver<'_, '_>) -> Result<(), Lost> {
     let failure = match answer {
         None => Err(format!("no answer within {timeout:?}")),
         Some(Err(error)) => Err(format!("initialize was refused with {}", describe(&error))),
-        Some(Ok(raw)) => initialize_result(&raw),
+        Some(Ok(raw)) => {
+            crate::common::note_once(&mut d.ctx.notes, super::unknown_variants_note("initialize", &raw));
+            initialize_result(&raw)
+        }
     };
     let response = match failure {
         Ok((response, salvaged)) => {

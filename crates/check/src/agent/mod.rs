@@ -128,6 +128,13 @@ fn decode(method: &str, raw: &serde_json::value::RawValue) -> Result<(AgentRespo
     }
 }
 
+/// The note for variants of `method`'s result that v1 does not list (see
+/// `common::warnings` for why they are no failure).
+fn unknown_variants_note(method: &str, raw: &serde_json::value::RawValue) -> Option<String> {
+    let decoded = AgentResponse::decode(method, Some(raw)).ok()?;
+    crate::common::unknown_variants(&format!("{method} result"), &decoded.warnings)
+}
+
 fn initialize_result(raw: &serde_json::value::RawValue) -> Result<(InitializeResponse, Option<String>), String> {
     match decode("initialize", raw)? {
         (AgentResponse::Initialize(response), salvaged) => Ok((response, salvaged)),

@@ -3,10 +3,12 @@
 //! ```text
 //! agentproto-check-fixture agent                       an agent on our SDK (echoes; `wait` waits for a cancel)
 //! agentproto-check-fixture raw-agent [--break KIND]    a hand-written agent that breaks one rule on request
-//! agentproto-check-fixture client [--prompt TEXT]… [--cancel-on-permission] [-- AGENT…]
-//!                                                      a client on our SDK (its own stdio, or spawning AGENT)
+//! agentproto-check-fixture client [--prompt TEXT]… [--cancel-on-permission] [--agent PROGRAM | -- AGENT…]
+//!                                                      a client on our SDK (its own stdio, or spawning AGENT;
+//!                                                      `--agent` takes one word, run as a path, never split)
 //! agentproto-check-fixture raw-client [--break KIND]   a hand-written client that breaks one rule on request
 //! agentproto-check-fixture relay ADDRESS TOKEN         the relay of `check client … {agent}`
+//! agentproto-check-fixture                             the same relay, with AGENTPROTO_CHECK_RELAY set
 //! ```
 
 use std::collections::HashSet;
@@ -19,6 +21,10 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("runtime");
     let flag = |name: &str| args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned();
+    if let (true, Some((address, token))) = (args.is_empty(), agentproto_check::relay::from_env()) {
+        let result = runtime.block_on(agentproto_check::relay::run(&address, &token));
+        std::process::exit(i32::from(result.is_err()));
+    }
     match args.first().map(String::as_str) {
         Some("agent") => runtime.block_on(sdk_agent()),
         Some("raw-agent") => raw_agent(flag("--break").as_deref().unwrap_or("none")),
@@ -196,12 +202,19 @@ fn raw_agent(brk: &str) {
                 Some(asked) => {
                     initialized = true;
                     let version = if brk == "echo-version" { asked } else { 1 };
+                    // Not a break: an auth method of a newer schema, as codex-acp
+                    // sends it, which v1's `AuthMethod` accepts through its agent branch.
+                    let auth = if brk == "env-var-auth" {
+                        json!([{"type": "env_var", "id": "api-key", "name": "API key", "vars": [{"name": "API_KEY"}]}])
+                    } else {
+                        json!([])
+                    };
                     result(
                         &id,
                         json!({
                             "protocolVersion": version,
                             "agentCapabilities": {"loadSession": false},
-                            "authMethods": [],
+                            "authMethods": auth,
                             "agentInfo": {"name": "raw-fixture-agent", "version": "1.0.0"},
                         }),
                     )
@@ -312,6 +325,7 @@ impl Client for Script {
 async fn sdk_client(args: &[String]) {
     let split = args.iter().position(|a| a == "--").unwrap_or(args.len());
     let (own, agent_command) = (&args[..split], args.get(split + 1..).unwrap_or_default());
+    let mut agent_command = agent_command.to_vec();
     let mut prompts = Vec::new();
     let mut cancel_on_permission = false;
     let mut i = 0;
@@ -321,8 +335,16 @@ async fn sdk_client(args: &[String]) {
                 prompts.push(own.get(i + 1).cloned().unwrap_or_default());
                 i += 1;
             }
+            "--agent" => {
+                agent_command = own.get(i + 1).cloned().into_iter().collect();
+                i += 1;
+            }
             "--cancel-on-permission" => cancel_on_permission = true,
-            _ => {}
+            // As a real command-line parser does: what `--agent` did not take is an error.
+            other => {
+                eprintln!("fixture client: unexpected argument {other:?}");
+                std::process::exit(2);
+            }
         }
         i += 1;
     }

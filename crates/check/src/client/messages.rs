@@ -37,6 +37,7 @@ pub(super) async fn on_request(
             return None;
         }
     };
+    shared.note_unknown_variants(method, &decoded.warnings);
     match crate::common::warnings(method, &decoded.warnings) {
         Some(text) => shared.fail("ACP-CLIENT-WIRE-002", text),
         None => shared.pass("ACP-CLIENT-WIRE-002"),
@@ -104,7 +105,11 @@ pub(super) async fn on_request(
             match row.and_then(|row| agentproto_acp::rules::refused_value(row, &advertised, params)) {
                 Some(refused) => shared.fail(
                     "ACP-CLIENT-CAP-002",
-                    format!("a prompt carried content the agent did not advertise: {}: {}", refused.path, refused.reason()),
+                    format!(
+                        "a prompt carried content the agent did not advertise: {}: {}",
+                        refused.path,
+                        refused.reason()
+                    ),
                 ),
                 None => shared.pass("ACP-CLIENT-CAP-002"),
             }
@@ -171,6 +176,7 @@ pub(super) async fn on_notification(shared: &Arc<Shared>, method: &str, params: 
             return;
         }
     };
+    shared.note_unknown_variants(method, &decoded.warnings);
     match crate::common::warnings(method, &decoded.warnings) {
         Some(text) => shared.fail("ACP-CLIENT-WIRE-002", text),
         None => shared.pass("ACP-CLIENT-WIRE-002"),
@@ -233,6 +239,7 @@ pub(super) fn on_response(shared: &Arc<Shared>, id: RequestId, answer: Answer) {
     if let Ok(result) = &answer {
         match ClientResponse::decode(method, Some(result)) {
             Ok(decoded) => {
+                shared.note_unknown_variants(&format!("{method} result"), &decoded.warnings);
                 match crate::common::warnings(&format!("{method} result"), &decoded.warnings) {
                     Some(text) => shared.fail("ACP-CLIENT-WIRE-003", text),
                     None => shared.pass("ACP-CLIENT-WIRE-003"),

@@ -141,6 +141,11 @@ impl Shared {
         lock(&self.notes).push(text);
     }
 
+    /// Notes the variants v1 does not list in a decoded payload, once each.
+    fn note_unknown_variants(&self, what: &str, warnings: &[agentproto_acp::Warning]) {
+        crate::common::note_once(&mut lock(&self.notes), crate::common::unknown_variants(what, warnings));
+    }
+
     async fn send(&self, line: Vec<u8>) {
         // A failed write means the client is gone; the reader sees that too.
         let _ = self.out.send(&line).await;
@@ -294,10 +299,12 @@ async fn start(options: &ClientCheck) -> Result<(Program, Outbox, Inbox), String
         return Err("the command line has {agent} but no relay command was configured".to_owned());
     }
     let listener = Listener::bind().await.map_err(|e| format!("cannot listen on loopback: {e}"))?;
+    let [address, token] = listener.relay_args().map_err(|e| e.to_string())?;
     let mut relay = options.relay.clone();
-    relay.extend(listener.relay_args().map_err(|e| e.to_string())?);
-    let command = substitute(&options.command, &relay).unwrap_or_else(|| options.command.clone());
-    let mut program = Program::spawn_detached(&command, options.stderr).map_err(cannot)?;
+    relay.extend([address.clone(), token.clone()]);
+    let command = substitute(&options.command, &options.relay[0], &relay).unwrap_or_else(|| options.command.clone());
+    let env = (crate::relay::ENV, format!("{address} {token}"));
+    let mut program = Program::spawn_detached(&command, options.stderr, &[env]).map_err(cannot)?;
     let accepted = tokio::select! {
         accepted = tokio::time::timeout(options.timeout, listener.accept()) => accepted,
         () = program.exited() => return Err("the client exited without starting its agent command".to_owned()),
