@@ -120,12 +120,22 @@ def emit_dispatch_enum(e: Emitter, name: str, kind: str, ms: list[Method], doc: 
                 out.line(f"Self::{v}(_) => Some({rstr(t)}),")
             out.line("Self::Ext(_) => None,")
         out.line()
-        out.line(f"/// Decodes the {what} of `method` (absent or `null` {what} decode as `{{}}`).")
+        if kind == "response":
+            # A `null` result reads as `{}` only where the rule row says so (`null_result`:
+            # the result has no required member); elsewhere it is the type error it is.
+            out.line("/// Decodes the result of `method` (`null` as `{}` where the method's rule row allows it).")
+        else:
+            out.line(f"/// Decodes the {what} of `method` (absent or `null` {what} decode as `{{}}`).")
         with out.block(f"pub fn decode(method: &str, {what}: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> {{"):
-            out.line(f'let text = match {what} {{ Some(r) if r.get() != "null" => r.get(), _ => "{{}}" }};')
+            if kind == "response":
+                out.line(f'let text = {what}.map_or("null", |r| r.get());')
+                out.line('let empty = if text == "null" { "{}" } else { text };')
+            else:
+                out.line(f'let text = match {what} {{ Some(r) if r.get() != "null" => r.get(), _ => "{{}}" }};')
             with out.block("match method {"):
                 for m, v, t in zip(ms, variants, types):
-                    out.line(f"{rstr(m.wire)} => crate::decode_as::<{t}, Self>(text, {rstr(root)}, Self::{v}),")
+                    source = "empty" if kind == "response" and m.null_result else "text"
+                    out.line(f"{rstr(m.wire)} => crate::decode_as::<{t}, Self>({source}, {rstr(root)}, Self::{v}),")
                 out.line(f"m if m.starts_with('_') => Ok(Decoded {{ value: Self::Ext(crate::ExtMessage::new(m, {what})), warnings: Vec::new() }}),")
                 out.line("_ => Err(crate::DispatchError::MethodNotFound),")
         out.line()

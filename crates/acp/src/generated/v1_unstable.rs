@@ -23965,45 +23965,43 @@ impl AgentResponse {
         }
     }
 
-    /// Decodes the result of `method` (absent or `null` result decode as `{}`).
+    /// Decodes the result of `method` (`null` as `{}` where the method's rule row allows it).
     pub fn decode(method: &str, result: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> {
-        let text = match result {
-            Some(r) if r.get() != "null" => r.get(),
-            _ => "{}",
-        };
+        let text = result.map_or("null", |r| r.get());
+        let empty = if text == "null" { "{}" } else { text };
         match method {
             "auth/status" => crate::decode_as::<AuthStatusResponse, Self>(text, "$.result", Self::AuthStatus),
-            "authenticate" => crate::decode_as::<AuthenticateResponse, Self>(text, "$.result", Self::Authenticate),
+            "authenticate" => crate::decode_as::<AuthenticateResponse, Self>(empty, "$.result", Self::Authenticate),
             "initialize" => crate::decode_as::<InitializeResponse, Self>(text, "$.result", Self::Initialize),
-            "logout" => crate::decode_as::<LogoutResponse, Self>(text, "$.result", Self::Logout),
+            "logout" => crate::decode_as::<LogoutResponse, Self>(empty, "$.result", Self::Logout),
             "providers/disable" => {
-                crate::decode_as::<DisableProviderResponse, Self>(text, "$.result", Self::ProvidersDisable)
+                crate::decode_as::<DisableProviderResponse, Self>(empty, "$.result", Self::ProvidersDisable)
             }
             "providers/list" => crate::decode_as::<ListProvidersResponse, Self>(text, "$.result", Self::ProvidersList),
-            "providers/set" => crate::decode_as::<SetProviderResponse, Self>(text, "$.result", Self::ProvidersSet),
+            "providers/set" => crate::decode_as::<SetProviderResponse, Self>(empty, "$.result", Self::ProvidersSet),
             "session/archive" => {
-                crate::decode_as::<ArchiveSessionResponse, Self>(text, "$.result", Self::SessionArchive)
+                crate::decode_as::<ArchiveSessionResponse, Self>(empty, "$.result", Self::SessionArchive)
             }
-            "session/close" => crate::decode_as::<CloseSessionResponse, Self>(text, "$.result", Self::SessionClose),
-            "session/delete" => crate::decode_as::<DeleteSessionResponse, Self>(text, "$.result", Self::SessionDelete),
+            "session/close" => crate::decode_as::<CloseSessionResponse, Self>(empty, "$.result", Self::SessionClose),
+            "session/delete" => crate::decode_as::<DeleteSessionResponse, Self>(empty, "$.result", Self::SessionDelete),
             "session/fork" => crate::decode_as::<ForkSessionResponse, Self>(text, "$.result", Self::SessionFork),
             "session/list" => crate::decode_as::<ListSessionsResponse, Self>(text, "$.result", Self::SessionList),
-            "session/load" => crate::decode_as::<LoadSessionResponse, Self>(text, "$.result", Self::SessionLoad),
+            "session/load" => crate::decode_as::<LoadSessionResponse, Self>(empty, "$.result", Self::SessionLoad),
             "session/new" => crate::decode_as::<NewSessionResponse, Self>(text, "$.result", Self::SessionNew),
             "session/prompt" => crate::decode_as::<PromptResponse, Self>(text, "$.result", Self::SessionPrompt),
-            "session/resume" => crate::decode_as::<ResumeSessionResponse, Self>(text, "$.result", Self::SessionResume),
+            "session/resume" => crate::decode_as::<ResumeSessionResponse, Self>(empty, "$.result", Self::SessionResume),
             "session/set_config_option" => {
                 crate::decode_as::<SetSessionConfigOptionResponse, Self>(text, "$.result", Self::SessionSetConfigOption)
             }
             "session/set_mode" => {
-                crate::decode_as::<SetSessionModeResponse, Self>(text, "$.result", Self::SessionSetMode)
+                crate::decode_as::<SetSessionModeResponse, Self>(empty, "$.result", Self::SessionSetMode)
             }
             "session/set_title" => {
                 crate::decode_as::<SetSessionTitleResponse, Self>(text, "$.result", Self::SessionSetTitle)
             }
             "session/status" => crate::decode_as::<SessionStatusResponse, Self>(text, "$.result", Self::SessionStatus),
             "session/unarchive" => {
-                crate::decode_as::<UnarchiveSessionResponse, Self>(text, "$.result", Self::SessionUnarchive)
+                crate::decode_as::<UnarchiveSessionResponse, Self>(empty, "$.result", Self::SessionUnarchive)
             }
             m if m.starts_with('_') => {
                 Ok(Decoded { value: Self::Ext(crate::ExtMessage::new(m, result)), warnings: Vec::new() })
@@ -24370,12 +24368,10 @@ impl ClientResponse {
         }
     }
 
-    /// Decodes the result of `method` (absent or `null` result decode as `{}`).
+    /// Decodes the result of `method` (`null` as `{}` where the method's rule row allows it).
     pub fn decode(method: &str, result: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> {
-        let text = match result {
-            Some(r) if r.get() != "null" => r.get(),
-            _ => "{}",
-        };
+        let text = result.map_or("null", |r| r.get());
+        let empty = if text == "null" { "{}" } else { text };
         match method {
             "elicitation/create" => {
                 crate::decode_as::<CreateElicitationResponse, Self>(text, "$.result", Self::ElicitationCreate)
@@ -24384,7 +24380,7 @@ impl ClientResponse {
                 crate::decode_as::<ReadTextFileResponse, Self>(text, "$.result", Self::FsReadTextFile)
             }
             "fs/write_text_file" => {
-                crate::decode_as::<WriteTextFileResponse, Self>(text, "$.result", Self::FsWriteTextFile)
+                crate::decode_as::<WriteTextFileResponse, Self>(empty, "$.result", Self::FsWriteTextFile)
             }
             "mcp/message" => crate::decode_as::<MessageMcpResponse, Self>(text, "$.result", Self::McpMessage),
             "session/request_permission" => {
@@ -24393,15 +24389,15 @@ impl ClientResponse {
             "terminal/create" => {
                 crate::decode_as::<CreateTerminalResponse, Self>(text, "$.result", Self::TerminalCreate)
             }
-            "terminal/kill" => crate::decode_as::<KillTerminalResponse, Self>(text, "$.result", Self::TerminalKill),
+            "terminal/kill" => crate::decode_as::<KillTerminalResponse, Self>(empty, "$.result", Self::TerminalKill),
             "terminal/output" => {
                 crate::decode_as::<TerminalOutputResponse, Self>(text, "$.result", Self::TerminalOutput)
             }
             "terminal/release" => {
-                crate::decode_as::<ReleaseTerminalResponse, Self>(text, "$.result", Self::TerminalRelease)
+                crate::decode_as::<ReleaseTerminalResponse, Self>(empty, "$.result", Self::TerminalRelease)
             }
             "terminal/wait_for_exit" => {
-                crate::decode_as::<WaitForTerminalExitResponse, Self>(text, "$.result", Self::TerminalWaitForExit)
+                crate::decode_as::<WaitForTerminalExitResponse, Self>(empty, "$.result", Self::TerminalWaitForExit)
             }
             m if m.starts_with('_') => {
                 Ok(Decoded { value: Self::Ext(crate::ExtMessage::new(m, result)), warnings: Vec::new() })

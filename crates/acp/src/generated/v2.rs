@@ -18070,30 +18070,28 @@ impl AgentResponse {
         }
     }
 
-    /// Decodes the result of `method` (absent or `null` result decode as `{}`).
+    /// Decodes the result of `method` (`null` as `{}` where the method's rule row allows it).
     pub fn decode(method: &str, result: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> {
-        let text = match result {
-            Some(r) if r.get() != "null" => r.get(),
-            _ => "{}",
-        };
+        let text = result.map_or("null", |r| r.get());
+        let empty = if text == "null" { "{}" } else { text };
         match method {
-            "auth/login" => crate::decode_as::<LoginAuthResponse, Self>(text, "$.result", Self::AuthLogin),
-            "auth/logout" => crate::decode_as::<LogoutAuthResponse, Self>(text, "$.result", Self::AuthLogout),
+            "auth/login" => crate::decode_as::<LoginAuthResponse, Self>(empty, "$.result", Self::AuthLogin),
+            "auth/logout" => crate::decode_as::<LogoutAuthResponse, Self>(empty, "$.result", Self::AuthLogout),
             "initialize" => crate::decode_as::<InitializeResponse, Self>(text, "$.result", Self::Initialize),
-            "session/close" => crate::decode_as::<CloseSessionResponse, Self>(text, "$.result", Self::SessionClose),
-            "session/delete" => crate::decode_as::<DeleteSessionResponse, Self>(text, "$.result", Self::SessionDelete),
+            "session/close" => crate::decode_as::<CloseSessionResponse, Self>(empty, "$.result", Self::SessionClose),
+            "session/delete" => crate::decode_as::<DeleteSessionResponse, Self>(empty, "$.result", Self::SessionDelete),
             "session/list" => crate::decode_as::<ListSessionsResponse, Self>(text, "$.result", Self::SessionList),
             "session/new" => crate::decode_as::<NewSessionResponse, Self>(text, "$.result", Self::SessionNew),
             "session/prompt" => crate::decode_as::<PromptResponse, Self>(text, "$.result", Self::SessionPrompt),
-            "session/resume" => crate::decode_as::<ResumeSessionResponse, Self>(text, "$.result", Self::SessionResume),
+            "session/resume" => crate::decode_as::<ResumeSessionResponse, Self>(empty, "$.result", Self::SessionResume),
             "session/set_config_option" => {
                 crate::decode_as::<SetSessionConfigOptionResponse, Self>(text, "$.result", Self::SessionSetConfigOption)
             }
             "terminal/cancel" => {
-                crate::decode_as::<CancelTerminalResponse, Self>(text, "$.result", Self::TerminalCancel)
+                crate::decode_as::<CancelTerminalResponse, Self>(empty, "$.result", Self::TerminalCancel)
             }
             "tool_call/cancel" => {
-                crate::decode_as::<CancelToolCallResponse, Self>(text, "$.result", Self::ToolCallCancel)
+                crate::decode_as::<CancelToolCallResponse, Self>(empty, "$.result", Self::ToolCallCancel)
             }
             m if m.starts_with('_') => {
                 Ok(Decoded { value: Self::Ext(crate::ExtMessage::new(m, result)), warnings: Vec::new() })
@@ -18346,12 +18344,10 @@ impl ClientResponse {
         }
     }
 
-    /// Decodes the result of `method` (absent or `null` result decode as `{}`).
+    /// Decodes the result of `method` (`null` as `{}` where the method's rule row allows it).
     pub fn decode(method: &str, result: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> {
-        let text = match result {
-            Some(r) if r.get() != "null" => r.get(),
-            _ => "{}",
-        };
+        let text = result.map_or("null", |r| r.get());
+        let empty = if text == "null" { "{}" } else { text };
         match method {
             "elicitation/create" => {
                 crate::decode_as::<CreateElicitationResponse, Self>(text, "$.result", Self::ElicitationCreate)

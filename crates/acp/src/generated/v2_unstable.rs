@@ -24323,32 +24323,30 @@ impl AgentResponse {
         }
     }
 
-    /// Decodes the result of `method` (absent or `null` result decode as `{}`).
+    /// Decodes the result of `method` (`null` as `{}` where the method's rule row allows it).
     pub fn decode(method: &str, result: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> {
-        let text = match result {
-            Some(r) if r.get() != "null" => r.get(),
-            _ => "{}",
-        };
+        let text = result.map_or("null", |r| r.get());
+        let empty = if text == "null" { "{}" } else { text };
         match method {
-            "auth/login" => crate::decode_as::<LoginAuthResponse, Self>(text, "$.result", Self::AuthLogin),
-            "auth/logout" => crate::decode_as::<LogoutAuthResponse, Self>(text, "$.result", Self::AuthLogout),
+            "auth/login" => crate::decode_as::<LoginAuthResponse, Self>(empty, "$.result", Self::AuthLogin),
+            "auth/logout" => crate::decode_as::<LogoutAuthResponse, Self>(empty, "$.result", Self::AuthLogout),
             "auth/status" => crate::decode_as::<AuthStatusResponse, Self>(text, "$.result", Self::AuthStatus),
             "initialize" => crate::decode_as::<InitializeResponse, Self>(text, "$.result", Self::Initialize),
             "providers/disable" => {
-                crate::decode_as::<DisableProviderResponse, Self>(text, "$.result", Self::ProvidersDisable)
+                crate::decode_as::<DisableProviderResponse, Self>(empty, "$.result", Self::ProvidersDisable)
             }
             "providers/list" => crate::decode_as::<ListProvidersResponse, Self>(text, "$.result", Self::ProvidersList),
-            "providers/set" => crate::decode_as::<SetProviderResponse, Self>(text, "$.result", Self::ProvidersSet),
+            "providers/set" => crate::decode_as::<SetProviderResponse, Self>(empty, "$.result", Self::ProvidersSet),
             "session/archive" => {
-                crate::decode_as::<ArchiveSessionResponse, Self>(text, "$.result", Self::SessionArchive)
+                crate::decode_as::<ArchiveSessionResponse, Self>(empty, "$.result", Self::SessionArchive)
             }
-            "session/close" => crate::decode_as::<CloseSessionResponse, Self>(text, "$.result", Self::SessionClose),
-            "session/delete" => crate::decode_as::<DeleteSessionResponse, Self>(text, "$.result", Self::SessionDelete),
+            "session/close" => crate::decode_as::<CloseSessionResponse, Self>(empty, "$.result", Self::SessionClose),
+            "session/delete" => crate::decode_as::<DeleteSessionResponse, Self>(empty, "$.result", Self::SessionDelete),
             "session/fork" => crate::decode_as::<ForkSessionResponse, Self>(text, "$.result", Self::SessionFork),
             "session/list" => crate::decode_as::<ListSessionsResponse, Self>(text, "$.result", Self::SessionList),
             "session/new" => crate::decode_as::<NewSessionResponse, Self>(text, "$.result", Self::SessionNew),
             "session/prompt" => crate::decode_as::<PromptResponse, Self>(text, "$.result", Self::SessionPrompt),
-            "session/resume" => crate::decode_as::<ResumeSessionResponse, Self>(text, "$.result", Self::SessionResume),
+            "session/resume" => crate::decode_as::<ResumeSessionResponse, Self>(empty, "$.result", Self::SessionResume),
             "session/set_config_option" => {
                 crate::decode_as::<SetSessionConfigOptionResponse, Self>(text, "$.result", Self::SessionSetConfigOption)
             }
@@ -24357,13 +24355,13 @@ impl AgentResponse {
             }
             "session/status" => crate::decode_as::<SessionStatusResponse, Self>(text, "$.result", Self::SessionStatus),
             "session/unarchive" => {
-                crate::decode_as::<UnarchiveSessionResponse, Self>(text, "$.result", Self::SessionUnarchive)
+                crate::decode_as::<UnarchiveSessionResponse, Self>(empty, "$.result", Self::SessionUnarchive)
             }
             "terminal/cancel" => {
-                crate::decode_as::<CancelTerminalResponse, Self>(text, "$.result", Self::TerminalCancel)
+                crate::decode_as::<CancelTerminalResponse, Self>(empty, "$.result", Self::TerminalCancel)
             }
             "tool_call/cancel" => {
-                crate::decode_as::<CancelToolCallResponse, Self>(text, "$.result", Self::ToolCallCancel)
+                crate::decode_as::<CancelToolCallResponse, Self>(empty, "$.result", Self::ToolCallCancel)
             }
             m if m.starts_with('_') => {
                 Ok(Decoded { value: Self::Ext(crate::ExtMessage::new(m, result)), warnings: Vec::new() })
@@ -24643,12 +24641,10 @@ impl ClientResponse {
         }
     }
 
-    /// Decodes the result of `method` (absent or `null` result decode as `{}`).
+    /// Decodes the result of `method` (`null` as `{}` where the method's rule row allows it).
     pub fn decode(method: &str, result: Option<&RawValue>) -> Result<Decoded<Self>, crate::DispatchError> {
-        let text = match result {
-            Some(r) if r.get() != "null" => r.get(),
-            _ => "{}",
-        };
+        let text = result.map_or("null", |r| r.get());
+        let empty = if text == "null" { "{}" } else { text };
         match method {
             "elicitation/create" => {
                 crate::decode_as::<CreateElicitationResponse, Self>(text, "$.result", Self::ElicitationCreate)
