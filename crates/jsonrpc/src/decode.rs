@@ -50,7 +50,9 @@ pub(crate) fn decode(line: &[u8], options: &DecodeOptions) -> Result<Message, En
 /// values without a depth check, so the envelope enforces the limit itself; the
 /// exact scan only runs when there are enough brackets to possibly exceed it.
 fn nesting_exceeds(bytes: &[u8], limit: usize) -> bool {
-    let opening = bytes.iter().filter(|&&byte| byte == b'[' || byte == b'{').count();
+    // `[` (0x5B) and `{` (0x7B) differ only in bit 0x20, so one compare finds both;
+    // a branch-free sum that the compiler vectorises (this runs on every line).
+    let opening: usize = bytes.iter().map(|&byte| usize::from(byte | 0x20 == b'{')).sum();
     if opening <= limit {
         return false;
     }

@@ -414,3 +414,14 @@ fn encodes_exact_wire_strings() {
         assert_eq!(Message::decode(wire.as_bytes()).unwrap().to_vec(), wire.as_bytes());
     }
 }
+
+#[test]
+fn the_bracket_count_sees_both_kinds_and_nothing_else() {
+    // Every byte value once (but quotes, escapes and closers, which the exact scan
+    // interprets), plus brackets: only `[` and `{` may count as openings.
+    let mut line: Vec<u8> = (0u8..=255).filter(|b| !b"\"\\]}".contains(b)).collect();
+    assert!(!super::nesting_exceeds(&line, 2), "{{ and [ count once each");
+    line.extend_from_slice(b"[[{");
+    assert!(super::nesting_exceeds(&line, 4), "five openings, none closed");
+    assert!(!super::nesting_exceeds(br#"{"a":"[[[[[[[[[[[[["}"#, 2), "brackets inside a string do not nest");
+}
