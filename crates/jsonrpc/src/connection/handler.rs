@@ -247,8 +247,15 @@ pub(super) async fn notification_worker(
     while let Some((sequence, notification)) = queue.recv().await {
         let method = notification.method.clone();
         let cx = NotificationContext { peer: peer.clone(), index: sequence };
+        #[cfg(feature = "tracing")]
+        let span = tracing::debug_span!("jsonrpc.notification", method = %method, index = sequence);
         let outcome = match std::panic::catch_unwind(AssertUnwindSafe(|| handler.notification(notification, cx))) {
-            Ok(future) => IN_NOTIFICATION_HANDLER.scope(number, AssertUnwindSafe(future).catch_unwind()).await,
+            Ok(future) => {
+                let future = IN_NOTIFICATION_HANDLER.scope(number, AssertUnwindSafe(future).catch_unwind());
+                #[cfg(feature = "tracing")]
+                let future = tracing::Instrument::instrument(future, span);
+                future.await
+            }
             Err(payload) => Err(payload),
         };
         if let Err(payload) = outcome {

@@ -106,6 +106,8 @@ impl Shared {
     }
 
     pub(super) fn report(&self, event: ConnectionEvent) {
+        #[cfg(feature = "tracing")]
+        tracing::debug!(?event, "jsonrpc connection event");
         if let Some(observer) = &self.observer {
             observer(&event);
         }

@@ -152,13 +152,18 @@ impl Reader {
         let peer = self.peer.clone();
         let in_flight = self.in_flight.clone();
         let hard_stop = self.hard_stop.clone();
-        self.tracker.spawn(async move {
+        #[cfg(feature = "tracing")]
+        let span = tracing::debug_span!("jsonrpc.request", id = ?job.request.id, method = %job.request.method);
+        let task = async move {
             let _permit = permit;
             tokio::select! {
                 () = run_request(handler, peer, in_flight, job) => {}
                 () = hard_stop.cancelled() => {}
             }
-        });
+        };
+        #[cfg(feature = "tracing")]
+        let task = tracing::Instrument::instrument(task, span);
+        self.tracker.spawn(task);
     }
 
     fn on_message(&mut self, message: Message) {
