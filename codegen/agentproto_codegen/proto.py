@@ -15,6 +15,8 @@ loudly so that a new upstream construct is noticed, not skipped.  The mapping:
   is nothing but one oneof (``StreamResponse``) becomes a ``Union`` with the ``keyed``
   strategy;
 * enums are their value names; the ``*_UNSPECIFIED`` zero value is not a legal value;
+  the values must be numbered 0, 1, 2, ... in order, so that the emitters can read a
+  value given by its number (ProtoJSON accepts both) as the n-th legal value;
 * ``bytes`` is base64, ``google.protobuf.Timestamp`` an RFC 3339 string,
   ``google.protobuf.Struct`` a JSON object, ``google.protobuf.Value`` any JSON value,
   ``google.protobuf.Empty`` an empty object;
@@ -250,6 +252,9 @@ def read_proto(path: str, source_file: str, sha256: str, rules: dict[str, Any]) 
     decls: dict[str, Decl] = {}
     decls["Empty"] = Struct(name="Empty", fields=[], doc="An empty object (`google.protobuf.Empty`).")
     for name, (doc, values) in enums.items():
+        if not values or not values[0][0].endswith("_UNSPECIFIED") or any(v.endswith("_UNSPECIFIED") for v, _ in values[1:]):
+            # The legal values are then exactly numbers 1..n (see read_enum).
+            raise ValueError(f"proto: enum {name}: the zero value, and only it, must be *_UNSPECIFIED")
         legal = [v for v, _ in values if not v.endswith("_UNSPECIFIED")]
         vdocs = [d for v, d in values if not v.endswith("_UNSPECIFIED")]
         prefix = values[0][0].removesuffix("UNSPECIFIED") if values and values[0][0].endswith("_UNSPECIFIED") else ""
@@ -379,8 +384,12 @@ def read_enum(p: Parser) -> tuple[str, list[tuple[str, str]]]:
     while p.peek().text != "}":
         t = p.next()
         p.expect("=")
-        p.next()
+        number = p.next().text
         p.expect(";")
+        # ProtoJSON also accepts an enum value by its number; the emitters map number n
+        # to the n-th value, so the proto must number its values 0, 1, 2, ... in order.
+        if number != str(len(values)):
+            raise ValueError(f"proto: enum {name}: {t.text} = {number}, expected {len(values)} (values numbered in order)")
         values.append((t.text, t.doc))
     p.expect("}")
     return name, values

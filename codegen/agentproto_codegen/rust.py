@@ -57,7 +57,10 @@ VISIT_FIELDS_DOC = "/// Decodes the members of an object whose opening brace was
 
 def rules_sha(s: Spec) -> str:
     """The sha256 of the rules file the model was built with."""
-    return next(src["sha256"] for src in s.sources if src["file"].startswith("rules/"))
+    for src in s.sources:
+        if src["file"].startswith("rules/"):
+            return src["sha256"]
+    raise ValueError(f"{s.protocol} {s.version}: the model names no rules file among its sources")
 
 
 def snake(name: str) -> str:
@@ -571,7 +574,7 @@ class Emitter:
         out.line()
         with out.block(f"impl<'de> Deserialize<'de> for {d.name} {{"):
             with out.block("fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {"):
-                out.line("let s = de::Str::deserialize(d)?;")
+                out.line(f"let s = {self.enum_reader(d)};")
                 with out.block("Ok(match s.as_str() {", "})"):
                     for value in d.values:
                         out.line(f"{rstr(value)} => Self::{self.enum_variant(d, value)},")
@@ -579,6 +582,10 @@ class Emitter:
                         out.line(f"other => Self::{UNKNOWN}(other.to_owned()),")
                     else:
                         out.line("other => return Err(de::unknown_value::<D::Error>(other, Self::VALUES)),")
+
+    def enum_reader(self, d: Enum) -> str:
+        """The expression that reads an enum's wire value as a `de::Str` (its name)."""
+        return "de::Str::deserialize(d)?"
 
     # -- method names and baseline handlers (from the rules file, via the model) ----
 

@@ -6,12 +6,66 @@ from __future__ import annotations
 
 from . import rust
 from .emit import DocStyle, rust_str
-from .model import Method, Spec, Struct
+from .model import ArrayRef, Enum, Field, JsonRef, MapRef, Method, PrimRef, Spec, Struct, TypeRef
+
+# ProtoJSON readers of the A2A crate (crates/a2a/src/protojson.rs).
+INT32 = "crate::protojson::Int32"
+ENUM_NAME = "crate::protojson::enum_name"
 
 
 class A2aEmitter(rust.Emitter):
+    """The shared Rust emitter with what a ProtoJSON parser must also accept: an
+    ``int32`` as a string or in any integral number notation, an enum value by its
+    number, and ``null`` for any field as its default value (absent), except a
+    ``google.protobuf.Value``, for which ``null`` is a value."""
+
     def __init__(self, spec: Spec):
         super().__init__(spec)
+
+    def dtype(self, t: TypeRef) -> tuple[str, str]:
+        if isinstance(t, PrimRef) and t.prim == "i32":
+            return INT32, ".0"
+        for inner in (t.item if isinstance(t, ArrayRef) else None, t.value if isinstance(t, MapRef) else None):
+            if isinstance(inner, PrimRef) and inner.prim == "i32":
+                raise ValueError(f"repeated or map int32 ({t}) is not supported by the A2A emitter yet")
+        return super().dtype(t)
+
+    def enum_reader(self, d: Enum) -> str:
+        return f"{ENUM_NAME}(d, Self::VALUES)?"
+
+    @staticmethod
+    def null_is_a_value(t: TypeRef) -> bool:
+        """``google.protobuf.Value``: ``null`` is its NULL_VALUE, not "absent"."""
+        return isinstance(t, JsonRef) and not t.object_only
+
+    def decode_field(self, f: Field) -> list[str]:
+        if f.skip_invalid_items or f.lenient or f.default_on_null or f.nullable:
+            raise ValueError(f"{f.wire}: JSON Schema leniency annotations do not occur in a proto")
+        if self.null_is_a_value(f.type):
+            return super().decode_field(f)
+        dt, conv = self.dtype(f.type)
+        return [f"if let Some(v) = de::field::<A, Option<{dt}>>(&mut map, {rust_str(f.wire)})? {{ {self.slot(f)} = Some(v{conv}); }}"]
+
+    def emit_oneof_arms(self, type_name: str, members: list[tuple[str, list[str], str, TypeRef | None]], var: str) -> None:
+        out = self.out
+        for wire, aliases, ident, payload in members:
+            assert payload is not None
+            if self.null_is_a_value(payload):
+                super().emit_oneof_arms(type_name, [(wire, aliases, ident, payload)], var)
+                continue
+            keys = " | ".join(rust_str(k) for k in [wire, *aliases])
+            dt, conv = self.dtype(payload)
+            # A member given `null` is not set, so it neither chooses the oneof nor
+            # competes with the member that did (whose value is then not decoded).
+            key = rust_str(wire)
+            with out.block(f"{keys} => {{"):
+                out.line(
+                    f"if let Some(prev) = &{var} {{"
+                    f" if de::field::<A, Option<serde::de::IgnoredAny>>(&mut map, {key})?.is_some() {{"
+                    f" return Err(de::one_of_twice::<A::Error>(prev.key(), {key})); }}"
+                    f" }} else if let Some(v) = de::field::<A, Option<{dt}>>(&mut map, {key})? {{"
+                    f" {var} = Some({type_name}::{ident}(v{conv})); }}"
+                )
 
     def emit_header(self) -> None:
         s = self.spec

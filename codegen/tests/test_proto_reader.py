@@ -71,13 +71,15 @@ enum Color {
 """
 
 
-A2A_RULES, _ = rules.load(ROOT / "rules/a2a.toml")
+A2A_RULES, A2A_RULES_SOURCE = rules.load(ROOT / "rules/a2a.toml")
 
 
 def read_small() -> Spec:
     with tempfile.NamedTemporaryFile("w", suffix=".proto", delete=False) as f:
         f.write(SMALL)
-    return proto.read_proto(f.name, "demo.proto", "0" * 64, A2A_RULES)
+    spec = proto.read_proto(f.name, "demo.proto", "0" * 64, A2A_RULES)
+    spec.sources.append(A2A_RULES_SOURCE)
+    return spec
 
 
 class ProtoReaderTests(unittest.TestCase):
@@ -144,6 +146,19 @@ class ProtoReaderTests(unittest.TestCase):
         relaxed["messages"]["oneof_required"] = False
         with self.assertRaises(ValueError):
             proto.read_proto(f.name, "demo.proto", "0" * 64, relaxed)
+
+    def test_enum_values_must_be_numbered_in_order(self) -> None:
+        # The emitters read an enum given by number n as its n-th value (ProtoJSON
+        # accepts both spellings), so a proto that numbers them otherwise is refused.
+        with tempfile.NamedTemporaryFile("w", suffix=".proto", delete=False) as f:
+            f.write("enum Color { COLOR_UNSPECIFIED = 0; COLOR_RED = 2; }")
+        with self.assertRaises(ValueError):
+            proto.read_proto(f.name, "x.proto", "0" * 64, A2A_RULES)
+
+    def test_the_a2a_emitter_reads_protojson_leniently(self) -> None:
+        out = rust_a2a.emit(read_small())
+        self.assertIn("crate::protojson::Int32", out, "int32 accepts strings and integral numbers")
+        self.assertIn("crate::protojson::enum_name(", out, "enums accept their numbers")
 
     def test_unknown_constructs_fail_loudly(self) -> None:
         with tempfile.NamedTemporaryFile("w", suffix=".proto", delete=False) as f:

@@ -43,6 +43,13 @@ pub enum ErrorKind {
     PermissionDenied,
     /// The request body is over the configured limit (HTTP 413).
     PayloadTooLarge,
+    /// An HTTP+JSON path exists, but not with this verb (HTTP 405).
+    MethodNotAllowed,
+    /// The request did not arrive in time (HTTP 408): a body sent too slowly.
+    RequestTimeout,
+    /// The HTTP body could not be read: broken chunked framing, or a connection that
+    /// ended before the body did (HTTP 400, on both bindings).
+    MalformedBody,
 }
 
 struct Row {
@@ -137,6 +144,17 @@ static TABLE: &[Row] = &[
     row(Unauthenticated, -31401, 401, 401, "UNAUTHENTICATED", "UNAUTHENTICATED", "Authentication required"),
     row(PermissionDenied, -31403, 403, 403, "PERMISSION_DENIED", "PERMISSION_DENIED", "Permission denied"),
     row(PayloadTooLarge, -32600, 413, 413, "RESOURCE_EXHAUSTED", "PAYLOAD_TOO_LARGE", "Request body too large"),
+    row(MethodNotAllowed, -32601, 405, 405, "UNIMPLEMENTED", "METHOD_NOT_ALLOWED", "Method not allowed"),
+    row(
+        RequestTimeout,
+        -32600,
+        408,
+        408,
+        "DEADLINE_EXCEEDED",
+        "REQUEST_TIMEOUT",
+        "The request was not received in time",
+    ),
+    row(MalformedBody, -32600, 400, 400, "INVALID_ARGUMENT", "MALFORMED_BODY", "The request body could not be read"),
 ];
 
 impl ErrorKind {

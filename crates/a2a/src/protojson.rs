@@ -1,5 +1,7 @@
 //! The two ProtoJSON scalar encodings the generated types use that JSON has no type
-//! for: `bytes` (base64 text) and `google.protobuf.Timestamp` (RFC 3339 text).
+//! for: `bytes` (base64 text) and `google.protobuf.Timestamp` (RFC 3339 text); the
+//! readers the generated decoders call for what ProtoJSON accepts besides the canonical
+//! form ([`Int32`], [`enum_name`]); and HTTP dates for the agent card's `Last-Modified`.
 
 use serde::de::{Deserialize, Deserializer, Error as _};
 use serde::ser::{Serialize, Serializer};
@@ -24,6 +26,158 @@ pub(crate) fn lower_camel(name: &str) -> String {
         }
     }
     out
+}
+
+/// A proto `int32` as ProtoJSON reads it: a JSON number or a string holding one, in
+/// any notation (`5`, `"5"`, `5.0`, `1e0`) as long as the value is an integer in range.
+/// Written as a plain JSON number (the generated code writes the `i32` itself).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Int32(pub(crate) i32);
+
+impl<'de> Deserialize<'de> for Int32 {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Int32;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a 32-bit integer (a number or a string)")
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Int32, E> {
+                i32::try_from(v).map(Int32).map_err(|_| out_of_range(&v.to_string()))
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Int32, E> {
+                i32::try_from(v).map(Int32).map_err(|_| out_of_range(&v.to_string()))
+            }
+            fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Int32, E> {
+                if v.fract() != 0.0 || !v.is_finite() {
+                    return Err(E::custom(format!("invalid value: {v}, expected an integer")));
+                }
+                if v < f64::from(i32::MIN) || v > f64::from(i32::MAX) {
+                    return Err(out_of_range(&v.to_string()));
+                }
+                Ok(Int32(v as i32))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Int32, E> {
+                let n = parse_integer(v)
+                    .ok_or_else(|| E::custom(format!("invalid value: {v:?}, expected an integer in a string")))?;
+                i32::try_from(n).map(Int32).map_err(|_| out_of_range(v))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+fn out_of_range<E: serde::de::Error>(v: &str) -> E {
+    E::custom(format!("invalid value: {v} is out of the range of a 32-bit integer"))
+}
+
+/// The integer a JSON number's text denotes (`-12`, `1.0`, `2.5e1`; not `2.5` or
+/// `25e-2`), exactly; `None` when it is not a number, not integral, or beyond `i64`.
+fn parse_integer(text: &str) -> Option<i64> {
+    let (negative, rest) = match text.strip_prefix('-') {
+        Some(r) => (true, r),
+        None => (false, text),
+    };
+    let (mantissa, exponent) = match rest.split_once(['e', 'E']) {
+        Some((m, e)) => {
+            let e = e.strip_prefix('+').unwrap_or(e);
+            let digits = e.strip_prefix('-').unwrap_or(e);
+            if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+                return None;
+            }
+            (m, e.parse::<i64>().ok()?)
+        }
+        None => (rest, 0),
+    };
+    let (int, frac) = match mantissa.split_once('.') {
+        Some((i, f)) if !f.is_empty() => (i, f),
+        Some(_) => return None,
+        None => (mantissa, ""),
+    };
+    if int.is_empty() || !int.bytes().chain(frac.bytes()).all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    // The value is `digits` × 10^shift.
+    let digits = format!("{int}{frac}");
+    let digits = digits.trim_start_matches('0');
+    let shift = exponent.checked_sub(i64::try_from(frac.len()).ok()?)?;
+    if digits.is_empty() {
+        return Some(0);
+    }
+    let whole = if shift >= 0 {
+        if shift > 19 {
+            return None;
+        }
+        format!("{digits}{}", "0".repeat(shift as usize))
+    } else {
+        let cut = usize::try_from(-shift).ok()?;
+        if cut > digits.len() {
+            return None; // a non-zero value below 1
+        }
+        let (whole, fraction) = digits.split_at(digits.len() - cut);
+        if fraction.bytes().any(|b| b != b'0') {
+            return None;
+        }
+        if whole.is_empty() {
+            return None;
+        }
+        whole.to_owned()
+    };
+    let n: i64 = whole.parse().ok()?;
+    Some(if negative { -n } else { n })
+}
+
+/// Reads a ProtoJSON enum value: its name, or its proto number. `values` are the legal
+/// names in proto order, the `*_UNSPECIFIED` zero left out, so number `n` is
+/// `values[n - 1]` (the generator checks that the proto numbers its values so).
+pub(crate) fn enum_name<'de, D: Deserializer<'de>>(
+    d: D,
+    values: &'static [&'static str],
+) -> Result<agentproto_codec::de::Str<'de>, D::Error> {
+    use std::borrow::Cow;
+    struct V(&'static [&'static str]);
+    impl V {
+        fn number<E: serde::de::Error>(&self, n: i64) -> Result<agentproto_codec::de::Str<'static>, E> {
+            match usize::try_from(n).ok().and_then(|n| n.checked_sub(1)).and_then(|i| self.0.get(i)) {
+                Some(name) => Ok(agentproto_codec::de::Str(Cow::Borrowed(name))),
+                None => {
+                    let list = self.0.iter().enumerate().map(|(i, v)| format!("{} ({v})", i + 1));
+                    Err(E::custom(format!(
+                        "unknown enum number {n}, expected one of {}",
+                        list.collect::<Vec<_>>().join(", ")
+                    )))
+                }
+            }
+        }
+    }
+    impl<'de> serde::de::Visitor<'de> for V {
+        type Value = agentproto_codec::de::Str<'de>;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("an enum value name or number")
+        }
+        fn visit_borrowed_str<E: serde::de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+            Ok(agentproto_codec::de::Str(Cow::Borrowed(v)))
+        }
+        fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Self::Value, E> {
+            Ok(agentproto_codec::de::Str(Cow::Owned(v.to_owned())))
+        }
+        fn visit_string<E: serde::de::Error>(self, v: String) -> Result<Self::Value, E> {
+            Ok(agentproto_codec::de::Str(Cow::Owned(v)))
+        }
+        fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Self::Value, E> {
+            self.number(v)
+        }
+        fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Self::Value, E> {
+            self.number(i64::try_from(v).unwrap_or(i64::MAX))
+        }
+        fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Self::Value, E> {
+            if v.fract() != 0.0 || !v.is_finite() || v.abs() > 1e9 {
+                return Err(E::custom(format!("invalid value: {v}, expected an enum value name or number")));
+            }
+            self.number(v as i64)
+        }
+    }
+    d.deserialize_any(V(values))
 }
 
 /// A proto `bytes` value. Written as padded standard base64; read from standard or
@@ -193,6 +347,44 @@ fn parse_rfc3339(t: &str) -> Option<Timestamp> {
     (MIN_SECS..=MAX_SECS).contains(&secs).then_some(Timestamp { secs, nanos })
 }
 
+const WEEKDAYS: [&str; 7] = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
+const MONTHS: [&str; 12] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+
+/// An HTTP date (RFC 9110 IMF-fixdate, `Sun, 06 Nov 1994 08:49:37 GMT`) of a Unix time.
+pub(crate) fn http_date(secs: i64) -> String {
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    let (y, m, d) = civil_from_days(days);
+    // 1970-01-01 was a Thursday.
+    let weekday = WEEKDAYS[(days + 4).rem_euclid(7) as usize];
+    let month = MONTHS[(m - 1) as usize];
+    format!("{weekday}, {d:02} {month} {y:04} {:02}:{:02}:{:02} GMT", rem / 3600, rem % 3600 / 60, rem % 60)
+}
+
+/// The Unix time of an IMF-fixdate; `None` for anything else (the obsolete forms
+/// included, which a recipient may ignore).
+pub(crate) fn parse_http_date(text: &str) -> Option<i64> {
+    let b = text.as_bytes();
+    if b.len() != 29 || &text[3..5] != ", " || &text[25..] != " GMT" || !WEEKDAYS.contains(&&text[..3]) {
+        return None;
+    }
+    let num = |r: std::ops::Range<usize>| -> Option<i64> {
+        let s = text.get(r)?;
+        s.bytes().all(|c| c.is_ascii_digit()).then(|| s.parse().ok())?
+    };
+    let day = num(5..7)?;
+    let month = MONTHS.iter().position(|m| *m == &text[8..11])? as i64 + 1;
+    let year = num(12..16)?;
+    let (h, mi, sec) = (num(17..19)?, num(20..22)?, num(23..25)?);
+    if b[7] != b' ' || b[11] != b' ' || b[16] != b' ' || b[19] != b':' || b[22] != b':' {
+        return None;
+    }
+    if day < 1 || day > days_in_month(year, month) || h > 23 || mi > 59 || sec > 60 {
+        return None;
+    }
+    Some(days_from_civil(year, month, day) * 86_400 + h * 3600 + mi * 60 + sec)
+}
+
 fn days_in_month(y: i64, m: i64) -> i64 {
     match m {
         2 if (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 => 29,
@@ -254,6 +446,43 @@ mod tests {
             "x",
         ] {
             assert!(Timestamp::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn http_dates_round_trip() {
+        assert_eq!(http_date(784_111_777), "Sun, 06 Nov 1994 08:49:37 GMT");
+        assert_eq!(parse_http_date("Sun, 06 Nov 1994 08:49:37 GMT"), Some(784_111_777));
+        assert_eq!(http_date(0), "Thu, 01 Jan 1970 00:00:00 GMT");
+        let now = Timestamp::now().secs;
+        assert_eq!(parse_http_date(&http_date(now)), Some(now));
+        for bad in ["Sunday, 06-Nov-94 08:49:37 GMT", "Sun Nov  6 08:49:37 1994", "Sun, 31 Feb 1994 08:49:37 GMT", ""] {
+            assert_eq!(parse_http_date(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn integers_in_every_json_notation() {
+        for (text, want) in [
+            ("0", 0),
+            ("-0", 0),
+            ("12", 12),
+            ("-12", -12),
+            ("1.0", 1),
+            ("1e0", 1),
+            ("1E+2", 100),
+            ("2.5e1", 25),
+            ("2500e-2", 25),
+            ("0.0e5", 0),
+            ("00012", 12),
+            ("9223372036854775807", i64::MAX),
+        ] {
+            assert_eq!(parse_integer(text), Some(want), "{text}");
+        }
+        for bad in
+            ["", "-", "1.", ".5", "2.5", "25e-2", "1e", "1e+", "0x10", " 1", "1 ", "1e30", "9223372036854775808", "+1"]
+        {
+            assert_eq!(parse_integer(bad), None, "{bad}");
         }
     }
 

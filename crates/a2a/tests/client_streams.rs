@@ -182,7 +182,11 @@ async fn jsonrpc_errors_before_and_inside_a_stream() {
 async fn malformed_stream_event_is_a_decode_error() {
     bounded(async {
         let server = Server::start(|_: &Recorded| {
-            Reply::sse(&["data: {\"statusUpdate\":{\"taskId\":\"t\",\"status\":{\"state\":7}}}\n\n"], End::Close)
+            // (A number would be read as the enum value it stands for, as ProtoJSON allows.)
+            Reply::sse(
+                &["data: {\"statusUpdate\":{\"taskId\":\"t\",\"contextId\":\"c\",\"status\":{\"state\":true}}}\n\n"],
+                End::Close,
+            )
         })
         .await;
         let c = client(&server.base, "HTTP+JSON", ClientOptions::default());

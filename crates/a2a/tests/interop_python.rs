@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use agentproto_a2a::demo::{card, DemoAgent};
+use agentproto_a2a::push::PushOptions;
 use agentproto_a2a::server::A2aServer;
 use agentproto_a2a::store::sqlite::SqliteStore;
 use serde_json::Value;
@@ -30,7 +31,10 @@ async fn the_python_sdk_client_passes_its_scenario_against_our_server() {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     let store = std::sync::Arc::new(SqliteStore::open(dir.path().join("a.db")).unwrap());
-    let server = A2aServer::builder(DemoAgent::default(), card(&base)).store(store).build();
+    // The scenario registers push configs on loopback: let them through the SSRF guard,
+    // which refuses them when they are set otherwise.
+    let push = PushOptions { allow_loopback: true, ..PushOptions::default() };
+    let server = A2aServer::builder(DemoAgent::default(), card(&base)).store(store).push(push).build();
     let shutdown = server.shutdown_token();
     let serving = tokio::spawn(server.serve(listener));
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../interop/official/a2a-python/client.py");

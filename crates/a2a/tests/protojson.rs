@@ -106,3 +106,62 @@ fn the_operation_table_follows_the_proto() {
     let r = Request::decode(Operation::GetTask, br#"{"id":"t-1","historyLength":2}"#, "$.params").unwrap().value;
     assert_eq!(r.operation(), Operation::GetTask);
 }
+
+/// What the ProtoJSON mapping lets a parser accept beyond the canonical form: enum
+/// numbers, integers as strings or in exponent form, and `null` for "the default".
+#[test]
+fn protojson_input_leniency() {
+    // Enum values by their proto number (ROLE_USER = 1, TASK_STATE_WORKING = 2).
+    let req: SendMessageRequest = decode(r#"{"message":{"messageId":"m","role":1,"parts":[{"text":"a"}]}}"#).unwrap();
+    assert_eq!(req.message.role.as_str(), "ROLE_USER");
+    let ev: StreamResponse = decode(r#"{"statusUpdate":{"taskId":"t","contextId":"c","status":{"state":2}}}"#).unwrap();
+    let StreamResponse::StatusUpdate(u) = &ev else { panic!("{ev:?}") };
+    assert_eq!(u.status.state, TaskState::Working);
+    // The zero (`*_UNSPECIFIED`) and unknown numbers are refused like their names.
+    for bad in ["0", "3", "-1", "1.5"] {
+        let json = format!(r#"{{"message":{{"messageId":"m","role":{bad},"parts":[{{"text":"a"}}]}}}}"#);
+        let err = decode::<SendMessageRequest>(&json).unwrap_err();
+        assert!(err.contains("$.params.message.role"), "{bad} -> {err}");
+    }
+
+    // Integers as decimal strings, and numbers in exponent or fraction form when integral.
+    for (text, want) in
+        [(r#""5""#, 5), ("5", 5), ("1e0", 1), ("5.0", 5), ("2.5e1", 25), (r#""-3""#, -3), (r#""1e2""#, 100)]
+    {
+        let r = Request::decode(Operation::GetTask, format!(r#"{{"id":"t","historyLength":{text}}}"#).as_bytes(), "$")
+            .unwrap_or_else(|e| panic!("{text}: {e}"))
+            .value;
+        let Request::GetTask(r) = r else { unreachable!() };
+        assert_eq!(r.history_length, Some(want), "{text}");
+    }
+    for bad in ["1.5", r#""1.5""#, r#""x""#, r#"" 5""#, "2147483648", r#""99999999999""#, "1e10", "true", "[]"] {
+        let err = Request::decode(Operation::GetTask, format!(r#"{{"id":"t","historyLength":{bad}}}"#).as_bytes(), "$")
+            .map(|_| ())
+            .unwrap_err();
+        assert!(err.to_string().contains("$.historyLength"), "{bad} -> {err}");
+    }
+
+    // `null` means the field's default: absent for optional fields and messages, empty
+    // for lists; a required field given `null` is missing.
+    let req: SendMessageRequest = decode(
+        r#"{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"a","mediaType":null,"metadata":null}],"contextId":null,"referenceTaskIds":null,"extensions":null},"configuration":null,"metadata":null}"#,
+    )
+    .unwrap();
+    assert!(req.configuration.is_none() && req.metadata.is_none());
+    assert!(req.message.context_id.is_empty() && req.message.reference_task_ids.is_empty());
+    assert!(req.message.parts[0].media_type.is_empty());
+    let r =
+        Request::decode(Operation::GetTask, br#"{"id":"t","historyLength":null,"tenant":null}"#, "$").unwrap().value;
+    let Request::GetTask(r) = r else { unreachable!() };
+    assert_eq!(r.history_length, None);
+    // A oneof member given `null` is not chosen ...
+    let p: Part = decode(r#"{"text":null,"url":"https://x"}"#).unwrap();
+    assert_eq!(p.content, PartContent::Url("https://x".into()));
+    // ... except a `google.protobuf.Value`, for which `null` is a value.
+    let p: Part = decode(r#"{"data":null}"#).unwrap();
+    assert_eq!(serde_json::to_string(&p).unwrap(), r#"{"data":null}"#);
+    let err =
+        decode::<SendMessageRequest>(r#"{"message":{"messageId":null,"role":"ROLE_USER","parts":[{"text":"a"}]}}"#)
+            .unwrap_err();
+    assert!(err.contains("$.params.message") && err.contains("messageId"), "{err}");
+}

@@ -416,6 +416,35 @@ async fn refused(url: &str, opts: PushOptions) -> String {
     dead[0].error.clone()
 }
 
+/// Warnings logged by this test binary (the `log` facade), kept for the tests to read.
+static LOGGED: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+struct Capture;
+
+impl log::Log for Capture {
+    fn enabled(&self, m: &log::Metadata<'_>) -> bool {
+        m.level() <= log::Level::Warn
+    }
+    fn log(&self, record: &log::Record<'_>) {
+        if self.enabled(record.metadata()) {
+            LOGGED.lock().unwrap().push(format!("{} {}: {}", record.level(), record.target(), record.args()));
+        }
+    }
+    fn flush(&self) {}
+}
+
+fn capture_logs() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        log::set_logger(&Capture).expect("no other logger in this test binary");
+        log::set_max_level(log::LevelFilter::Warn);
+    });
+}
+
+fn logged(containing: &str) -> Vec<String> {
+    LOGGED.lock().unwrap().iter().filter(|l| l.contains(containing)).cloned().collect()
+}
+
 fn guarded_options() -> PushOptions {
     PushOptions { base_delay: Duration::from_millis(5), max_delay: Duration::from_millis(20), ..PushOptions::default() }
 }
@@ -436,10 +465,19 @@ async fn the_ssrf_guard_refuses_private_targets_by_default() {
         ("http://0.0.0.0/hook".to_owned(), "unspecified"),
         (format!("http://2130706433:{port}/hook"), "loopback"),
     ];
+    capture_logs();
     for (url, class) in &cases {
         let error = refused(url, guarded_options()).await;
         assert!(error.contains("SSRF"), "{url}: {error}");
         assert!(error.contains(class), "{url}: {error}");
+        // Not silent: the refusal is logged, as such, with the reason.
+        let lines = logged(&error);
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.starts_with("WARN agentproto_a2a::push:") && l.contains("refused by the SSRF guard")),
+            "{url}: {lines:?}"
+        );
     }
     assert!(receiver.seen.try_recv().is_err(), "nothing reached the loopback receiver");
 }

@@ -129,3 +129,53 @@ async fn every_event_reaches_every_config() {
         }
     }
 }
+
+/// A config the SSRF guard would refuse at delivery is refused when it is set, on
+/// either route, with an error that names the rule; one it accepts is stored.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_config_the_ssrf_guard_refuses_is_refused_when_set() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let server = A2aServer::builder(DemoAgent::default(), card(&base)).push(PushOptions::default()).build();
+    let token = server.shutdown_token();
+    tokio::spawn(server.serve(listener));
+    let http = reqwest::Client::new();
+    let rpc = |method: &str, params: Value| {
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+        let req = http.post(format!("{base}/")).header("A2A-Version", "1.0").json(&body).send();
+        async move { req.await.unwrap().json::<Value>().await.unwrap() }
+    };
+    let message = |id: &str| json!({"messageId": id, "role": "ROLE_USER", "parts": [{"text": "x"}]});
+    let r = rpc("SendMessage", json!({"message": message("tck-input-required-a")})).await;
+    let task_id = r["result"]["task"]["id"].as_str().expect("a task").to_owned();
+
+    for (url, class) in [
+        ("http://127.0.0.1:9/hook", "loopback"),
+        ("http://localhost:9/hook", "loopback"),
+        ("http://10.1.2.3/hook", "private"),
+        ("http://169.254.169.254/latest/meta-data/", "link-local"),
+    ] {
+        let r = rpc("CreateTaskPushNotificationConfig", json!({"taskId": task_id, "url": url})).await;
+        let e = &r["error"];
+        assert_eq!(e["code"], -32602, "{url}: {r}");
+        let message = e["message"].as_str().unwrap();
+        assert!(message.contains("SSRF") && message.contains(class), "{url}: {message}");
+        assert_eq!(e["data"][0]["metadata"]["path"], "$.params.url", "{r}");
+        // Inline with a send: refused before any task is created.
+        let config = json!({"taskPushNotificationConfig": {"url": url}});
+        let r = rpc("SendMessage", json!({"message": message_for(url), "configuration": config})).await;
+        assert_eq!(r["error"]["code"], -32602, "{url}: {r}");
+        assert_eq!(r["error"]["data"][0]["metadata"]["path"], "$.params.configuration.taskPushNotificationConfig.url");
+    }
+    let listed = rpc("ListTaskPushNotificationConfigs", json!({"taskId": task_id})).await;
+    assert_eq!(listed["result"]["configs"], Value::Null, "nothing was stored: {listed}");
+    // A public address is accepted (nothing is sent to it here: the task does not move).
+    let r =
+        rpc("CreateTaskPushNotificationConfig", json!({"taskId": task_id, "url": "https://203.0.114.7/hook"})).await;
+    assert!(r["result"]["id"].is_string(), "{r}");
+    token.cancel();
+}
+
+fn message_for(url: &str) -> Value {
+    json!({"messageId": format!("tck-complete-task-{}", url.len()), "role": "ROLE_USER", "parts": [{"text": "x"}]})
+}

@@ -238,7 +238,9 @@ async fn list_tasks_pages_sorts_and_filters() {
             let r = srv.call(b, "ListTasks", q).await;
             let v = r.ok();
             assert_eq!(v["totalSize"], 5, "{}", r.text);
-            assert_eq!(v["pageSize"], json!(v["tasks"].as_array().unwrap().len()), "the size of this page: {}", r.text);
+            // The page size used (a2a.proto: "The page size used for this response"), not
+            // the number of tasks on the page (the last page holds one).
+            assert_eq!(v["pageSize"], 2, "{}", r.text);
             for t in v["tasks"].as_array().unwrap() {
                 seen.push(t["id"].as_str().unwrap().to_owned());
                 stamps.push(t["status"]["timestamp"].as_str().unwrap().to_owned());
@@ -261,6 +263,9 @@ async fn list_tasks_pages_sorts_and_filters() {
         desc.sort_by(|a, b| b.cmp(a));
         assert_eq!(stamps, desc, "status timestamp descending");
 
+        // Without pageSize: the default page size, also on a page with nothing in it.
+        let r = srv.call(b, "ListTasks", json!({"contextId": "no-such-context"})).await;
+        assert_eq!((&r.ok()["pageSize"], &r.ok()["totalSize"]), (&json!(50), &json!(0)), "{}", r.text);
         let r = srv.call(b, "ListTasks", json!({"contextId": "ctx-a"})).await;
         let mut got: Vec<String> =
             r.ok()["tasks"].as_array().unwrap().iter().map(|t| t["id"].as_str().unwrap().to_owned()).collect();
@@ -485,9 +490,21 @@ async fn a2a_version_is_required_and_checked() {
     let srv = demo_server().await;
     for b in BOTH {
         let get = || Call::new("ListTasks", json!({}));
-        srv.run(b, get().without_header("A2A-Version")).await.err(VERSION);
-        let info = srv.run(b, get().header("A2A-Version", "2.0")).await.err(VERSION);
+        // The error says what this interface does serve: 0.3 and 1.0 on JSON-RPC (0.3
+        // through its own method names), 1.0 alone on HTTP+JSON.
+        let served = if b == B::Rpc { "1.0, 0.3" } else { "1.0" };
+        let r = srv.run(b, get().without_header("A2A-Version")).await;
+        let info = r.err(VERSION);
+        assert_eq!(info["metadata"]["supportedVersions"], served, "{}", r.text);
+        if b == B::Rpc {
+            let message = r.body["error"]["message"].as_str().unwrap();
+            assert!(message.contains("ListTasks") && message.contains("message/send"), "{message}");
+            assert!(!message.contains("not served"), "{message}");
+        }
+        let r = srv.run(b, get().header("A2A-Version", "2.0")).await;
+        let info = r.err(VERSION);
         assert_eq!(info["metadata"]["version"], "2.0");
+        assert_eq!(info["metadata"]["supportedVersions"], served, "{}", r.text);
         srv.run(b, get().header("A2A-Version", "0.2")).await.err(VERSION);
         // Patch numbers are ignored.
         srv.run(b, get().header("A2A-Version", "1.0.1")).await.ok();
@@ -553,7 +570,25 @@ async fn malformed_requests_get_the_standard_codes() {
         .send()
         .await
         .unwrap();
+    // A wrong verb: 405 with the verbs the path takes, and an AIP-193 body whose code
+    // is that status.
     assert_eq!(r.status(), 405);
+    assert_eq!(r.headers()["allow"], "POST");
+    let r = Reply::read(B::Rest, r).await;
+    assert_eq!(
+        (&r.body["error"]["code"], &r.body["error"]["details"][0]["reason"]),
+        (&json!(405), &json!("METHOD_NOT_ALLOWED")),
+        "{}",
+        r.text
+    );
+    let r = srv
+        .http
+        .put(format!("{}/a2a/rest/tasks/t-1:subscribe", srv.base))
+        .header("A2A-Version", "1.0")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!((r.status().as_u16(), r.headers()["allow"].to_str().unwrap()), (405, "GET, POST"));
     let r = srv
         .http
         .get(format!("{}/a2a/rest/tasks?pageSize=abc", srv.base))
@@ -638,6 +673,21 @@ async fn agent_card_at_both_paths_with_etag_and_cache_control() {
         let r = srv.http.get(format!("{}{path}", srv.base)).header("If-None-Match", "\"other\"").send().await.unwrap();
         assert_eq!(r.status(), 200);
         etags.push(etag);
+
+        // Last-Modified (the TCK's CARD-CACHE-003), an IMF-fixdate, and If-Modified-Since.
+        let r = srv.http.get(format!("{}{path}", srv.base)).send().await.unwrap();
+        let modified = r.headers()["last-modified"].to_str().unwrap().to_owned();
+        assert!(modified.ends_with(" GMT") && modified.len() == 29, "{modified}");
+        let since = |value: &str| srv.http.get(format!("{}{path}", srv.base)).header("If-Modified-Since", value);
+        let r = since(&modified).send().await.unwrap();
+        assert_eq!(r.status(), 304);
+        assert_eq!(r.headers()["last-modified"].to_str().unwrap(), modified);
+        assert_eq!(since("Tue, 01 Jan 2030 00:00:00 GMT").send().await.unwrap().status(), 304);
+        assert_eq!(since("Sat, 01 Jan 2000 00:00:00 GMT").send().await.unwrap().status(), 200);
+        assert_eq!(since("not a date").send().await.unwrap().status(), 200);
+        // If-None-Match decides when both are sent.
+        let r = since(&modified).header("If-None-Match", "\"other\"").send().await.unwrap();
+        assert_eq!(r.status(), 200);
     }
     assert_eq!(etags[0], etags[1]);
 }
@@ -702,5 +752,72 @@ async fn subscribe_answers_get_and_post() {
         srv.call(b, "SubscribeToTask", json!({"id": "nope"})).await.err(TASK_NOT_FOUND);
         let done = srv.task(b, &mid("tck-complete-task")).await;
         srv.call(b, "SubscribeToTask", json!({"id": done["id"]})).await.err(UNSUPPORTED);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn jsonrpc_ids_and_notifications_follow_json_rpc_2_0() {
+    let srv = demo_server().await;
+    let post = |body: String| {
+        srv.http
+            .post(format!("{}/", srv.base))
+            .header("A2A-Version", "1.0")
+            .header("Content-Type", "application/json")
+            .body(body)
+            .send()
+    };
+    // A request without an id is a notification: it is processed, and not answered.
+    let ctx = format!("notified-{}", uuid::Uuid::new_v4().simple());
+    let mut params = send(&mid("tck-complete-task"), "hi");
+    params["message"]["contextId"] = json!(ctx);
+    let body = json!({"jsonrpc": "2.0", "method": "SendMessage", "params": params});
+    let r = post(body.to_string()).await.unwrap();
+    assert_eq!(r.status(), 204);
+    assert!(r.bytes().await.unwrap().is_empty(), "no reply to a notification");
+    let listed = srv.call(B::Rpc, "ListTasks", json!({"contextId": ctx})).await;
+    assert_eq!(listed.ok()["totalSize"], 1, "the notification was processed: {}", listed.text);
+    // Even one that fails is not answered.
+    let r = post(r#"{"jsonrpc":"2.0","method":"NoSuchMethod","params":{}}"#.into()).await.unwrap();
+    assert_eq!(r.status(), 204);
+    assert!(r.bytes().await.unwrap().is_empty());
+
+    // `"id": null` is an id: the answer carries it.
+    let r = post(r#"{"jsonrpc":"2.0","id":null,"method":"ListTasks","params":{}}"#.into()).await.unwrap();
+    let r = Reply::read(B::Rpc, r).await;
+    assert!(r.body.get("id").is_some_and(Value::is_null), "{}", r.text);
+    assert!(r.body["result"]["tasks"].is_array(), "{}", r.text);
+
+    // Any JSON number is an id, echoed exactly, also beyond 64 bits.
+    for id in ["123456789012345678901234567890", "-9223372036854775809", "1.5", "1e3"] {
+        let body = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"GetTask","params":{{"id":"nope"}}}}"#);
+        let r = post(body).await.unwrap();
+        let text = r.text().await.unwrap();
+        assert!(text.starts_with(&format!(r#"{{"jsonrpc":"2.0","id":{id},"#)), "{id}: {text}");
+        assert!(text.contains("-32001"), "{id}: {text}");
+        let body = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ListTasks","params":{{}}}}"#);
+        let text = post(body).await.unwrap().text().await.unwrap();
+        assert!(text.starts_with(&format!(r#"{{"jsonrpc":"2.0","id":{id},"result":"#)), "{id}: {text}");
+    }
+    // Other types are still not ids.
+    let r = post(r#"{"jsonrpc":"2.0","id":{"a":1},"method":"ListTasks","params":{}}"#.into()).await.unwrap();
+    let r = Reply::read(B::Rpc, r).await;
+    assert_eq!((&r.body["id"], &r.body["error"]["code"]), (&Value::Null, &json!(-32600)), "{}", r.text);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn protojson_leniency_on_both_bindings() {
+    let srv = demo_server().await;
+    for b in BOTH {
+        // An enum by number, an int32 as a string, null for "the default".
+        let mut p = send(&mid("tck-input-required"), "hi");
+        p["message"]["role"] = json!(1);
+        p["message"]["contextId"] = Value::Null;
+        p["configuration"] = json!({"historyLength": "1e0", "returnImmediately": null});
+        let r = srv.call(b, "SendMessage", p).await;
+        let task = &r.ok()["task"];
+        assert_eq!(task["history"].as_array().map(Vec::len), Some(1), "{}", r.text);
+        let r = srv.call(b, "ListTasks", json!({"status": 6, "pageSize": "2"})).await;
+        assert_eq!(r.ok()["pageSize"], 2, "{}", r.text);
+        assert!(r.ok()["tasks"].as_array().unwrap().iter().all(|t| state(t) == "TASK_STATE_INPUT_REQUIRED"));
     }
 }

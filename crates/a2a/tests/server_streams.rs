@@ -157,7 +157,12 @@ async fn a_resubscribe_after_a_dropped_connection_loses_nothing() {
         gate.add_permits(4);
         emitted(&mut progress, 6).await;
         let mut again = srv.stream(b, subscribe(&id).header("Last-Event-ID", &last_id.to_string())).await;
-        let rest = again.rest().await;
+        let mut rest = again.rest().await;
+        // The Task first (§3.1.6), as it is now, without an `id:` (it is no place in the
+        // log, so the client's Last-Event-ID stays where it was); then what was missed.
+        let snapshot = rest.remove(0);
+        assert_eq!((snapshot.kind(), snapshot.id), ("task".to_owned(), None), "{}", snapshot.data);
+        assert_eq!(snapshot.state().as_deref(), Some("TASK_STATE_COMPLETED"));
         assert_consecutive(&rest, last_id + 1);
         let arts: Vec<usize> = rest.iter().filter(|e| e.kind() == "artifactUpdate").map(artifact_index).collect();
         assert_eq!(arts, vec![2, 3, 4, 5], "exactly the missing events, in order");
@@ -166,7 +171,9 @@ async fn a_resubscribe_after_a_dropped_connection_loses_nothing() {
 
         // The whole log is still there for a resume from the start, task ended or not.
         let mut all = srv.stream(b, subscribe(&id).header("Last-Event-ID", "0")).await;
-        let all = all.rest().await;
+        let mut all = all.rest().await;
+        assert_eq!((all[0].kind(), all[0].id), ("task".to_owned(), None));
+        all.remove(0);
         assert_consecutive(&all, 1);
         assert_eq!(all.len(), 9);
         assert_eq!(all[0].kind(), "task");
@@ -176,16 +183,36 @@ async fn a_resubscribe_after_a_dropped_connection_loses_nothing() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_resume_from_the_final_event_is_an_empty_stream() {
+async fn a_resume_from_the_final_event_is_the_task_alone() {
     let (srv, gate, _progress) = gated_server(8, HubOptions::default(), HttpOptions::default()).await;
     for b in BOTH {
         let id = gated_task(&srv, b, 0).await; // 1 Task, 2 WORKING, 3 COMPLETED
         gate.add_permits(1);
         let mut s = srv.stream(b, subscribe(&id).header("Last-Event-ID", "0")).await;
         assert_eq!(s.rest().await.last().unwrap().id, Some(3));
-        let r = srv.run(b, subscribe(&id).header("Last-Event-ID", "3")).await;
-        assert_eq!(r.status, 200);
-        assert!(r.text.trim().is_empty(), "{}", r.text);
+        let mut s = srv.stream(b, subscribe(&id).header("Last-Event-ID", "3")).await;
+        let evs = s.rest().await;
+        assert_eq!(evs.len(), 1, "{evs:?}");
+        assert_eq!((evs[0].kind(), evs[0].state().as_deref()), ("task".to_owned(), Some("TASK_STATE_COMPLETED")));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resume_with_nothing_missed_answers_at_once() {
+    // The task waits at its gate: no update comes until the test opens it, so the
+    // stream must start (headers, the Task) without waiting for one.
+    let (srv, gate, _progress) = gated_server(8, HubOptions::default(), HttpOptions::default()).await;
+    for b in BOTH {
+        // 1 Task, 2 WORKING (committed with the task, before the answer), then gated.
+        let id = gated_task(&srv, b, 2).await;
+        let mut s = srv.stream(b, subscribe(&id).header("Last-Event-ID", "2")).await;
+        let first = s.expect().await;
+        assert_eq!((first.kind(), first.id), ("task".to_owned(), None), "{}", first.data);
+        assert_eq!(first.state().as_deref(), Some("TASK_STATE_WORKING"));
+        gate.add_permits(2);
+        let rest = s.rest().await;
+        assert_consecutive(&rest, 3);
+        assert_eq!(rest.last().unwrap().state().as_deref(), Some("TASK_STATE_COMPLETED"));
     }
 }
 
@@ -205,6 +232,10 @@ async fn the_client_resumes_from_a_last_event_id() {
         )
         .await
         .unwrap();
+        // The Task first (no sequence number), then the missed event and the live ones.
+        let snapshot = within("event", events.next()).await.unwrap().unwrap();
+        assert!(matches!(snapshot.response(), Some(StreamResponse::Task(_))), "{snapshot:?}");
+        assert_eq!(snapshot.seq(), None);
         let first = within("event", events.next()).await.unwrap().unwrap();
         assert_eq!(first.seq(), Some(4));
         gate.add_permits(2);
@@ -272,7 +303,8 @@ async fn a_slow_subscriber_is_cut_off_without_holding_anyone_up() {
         // It resumes from the last id it saw and gets the rest.
         let last = head.last().unwrap().id.unwrap();
         let mut resumed = srv.stream(b, subscribe(&id).header("Last-Event-ID", &last.to_string())).await;
-        let rest = resumed.rest().await;
+        let mut rest = resumed.rest().await;
+        assert_eq!(rest.remove(0).kind(), "task", "a resume starts with the Task");
         assert_consecutive(&rest, last + 1);
         assert_eq!(rest.last().unwrap().id, got.last().unwrap().id);
         assert_eq!(rest.last().unwrap().state().as_deref(), Some("TASK_STATE_COMPLETED"));

@@ -52,6 +52,25 @@ pub(crate) struct Args {
     /// Seconds a plain echo stays WORKING before completing (older a2a-tck revisions poll for it).
     #[arg(long, default_value_t = 0.0)]
     echo_delay: f64,
+    /// Seconds a request's head (request line and headers) may take from its first byte.
+    #[arg(long, default_value_t = 15.0)]
+    header_timeout: f64,
+    /// Seconds a request's whole body may take once it is read (408 after that).
+    #[arg(long, default_value_t = 60.0)]
+    body_timeout: f64,
+    /// Seconds a connection with no request in progress stays open.
+    #[arg(long, default_value_t = 60.0)]
+    idle_timeout: f64,
+    /// The most connections served at once (one more is answered 503).
+    #[arg(long, default_value_t = 1024)]
+    max_connections: usize,
+    /// Seconds a shutdown (SIGTERM, ctrl-c) waits for requests in progress.
+    #[arg(long, default_value_t = 10.0)]
+    shutdown_timeout: f64,
+}
+
+fn seconds(s: f64) -> Duration {
+    Duration::from_secs_f64(if s.is_finite() { s.max(0.0) } else { 0.0 })
 }
 
 pub(crate) fn main(args: Args) -> ExitCode {
@@ -72,6 +91,8 @@ pub(crate) fn main(args: Args) -> ExitCode {
 }
 
 async fn run(args: Args) -> Result<(), String> {
+    // Warnings of the server (a push delivery the SSRF guard refused, a dead letter) on stderr.
+    agentproto_a2a::server::log_to_stderr();
     let listener =
         tokio::net::TcpListener::bind(args.addr).await.map_err(|e| format!("cannot listen on {}: {e}", args.addr))?;
     let local = listener.local_addr().map_err(|e| e.to_string())?;
@@ -80,7 +101,15 @@ async fn run(args: Args) -> Result<(), String> {
         delay: Some(Duration::from_secs_f64(args.delay.max(0.0))),
         echo_delay: Duration::from_secs_f64(args.echo_delay.max(0.0)),
     };
-    let mut http = HttpOptions { rest_prefix: args.rest_prefix.clone(), ..HttpOptions::default() };
+    let mut http = HttpOptions {
+        rest_prefix: args.rest_prefix.clone(),
+        header_timeout: seconds(args.header_timeout),
+        body_timeout: seconds(args.body_timeout),
+        idle_timeout: seconds(args.idle_timeout),
+        max_connections: args.max_connections.max(1),
+        shutdown_timeout: seconds(args.shutdown_timeout),
+        ..HttpOptions::default()
+    };
     if args.lenient_version {
         http.missing_version = MissingVersion::V1_0;
     }

@@ -43,8 +43,15 @@ struct Agent {
 }
 
 async fn spawn(db: &Path) -> Agent {
+    spawn_with(db, &[]).await
+}
+
+/// `agentproto serve` with `extra` arguments.
+async fn spawn_with(db: &Path, extra: &[&str]) -> Agent {
     let mut child = Command::new(env!("CARGO_BIN_EXE_agentproto"))
-        .args(["serve", "--addr", "127.0.0.1:0", "--delay", "0.2", "--db"])
+        .args(["serve", "--addr", "127.0.0.1:0", "--delay", "0.2"])
+        .args(extra)
+        .arg("--db")
         .arg(db)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -196,6 +203,9 @@ fn state_of(ev: &Value) -> Option<&str> {
 async fn log(addr: &str, id: &str, until: &'static str) -> Vec<(Option<u64>, String)> {
     let mut ex = open(addr, "GET", &format!("/a2a/rest/tasks/{id}:subscribe"), &[("Last-Event-ID", "0")], None).await;
     assert_eq!(ex.status, 200);
+    // A resume starts with the Task as it is now, outside the log (no `id:`).
+    let snapshot = within("the task", ex.events_until(|_| true)).await;
+    assert!(snapshot[0].0.is_none() && snapshot[0].1.starts_with("{\"task\""), "{snapshot:?}");
     within("the replayed log", ex.events_until(|ev| state_of(ev) == Some(until))).await
 }
 
@@ -291,7 +301,9 @@ async fn acknowledged_tasks_and_events_survive_sigkill() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_shuts_down_cleanly_even_with_an_open_stream() {
     let dir = TempDir::new("term");
-    let mut agent = spawn(&dir.0.join("a.db")).await;
+    // Timeouts far longer than the test may take: the shutdown deadline must end it.
+    let long = ["--header-timeout", "600", "--body-timeout", "600", "--idle-timeout", "600"];
+    let mut agent = spawn_with(&dir.0.join("a.db"), &[&long[..], &["--shutdown-timeout", "1"]].concat()).await;
     let a = agent.addr.clone();
     let (status, v, _) = call(&a, "POST", "/a2a/rest/message:send", Some(&send("tck-input-required-1"))).await;
     assert_eq!(status, 200, "{v}");
@@ -302,6 +314,19 @@ async fn sigterm_shuts_down_cleanly_even_with_an_open_stream() {
     let first = within("the first event", sub.events_until(|_| true)).await;
     assert_eq!(state_of(&serde_json::from_str(&first[0].1).unwrap()), Some("TASK_STATE_INPUT_REQUIRED"));
 
+    // Half-sent requests: a head, and a body its handler is waiting for.
+    let mut half_head = within("connect", TcpStream::connect(&a)).await.unwrap();
+    half_head.write_all(b"POST / HTTP/1.1\r\nHost: x\r\nA2A-Ver").await.unwrap();
+    let mut half_body = within("connect", TcpStream::connect(&a)).await.unwrap();
+    half_body
+        .write_all(b"POST / HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 500\r\n\r\n")
+        .await
+        .unwrap();
+    let mut continued = [0u8; 25];
+    within("100 Continue", half_body.read_exact(&mut continued)).await.unwrap();
+    assert!(continued.starts_with(b"HTTP/1.1 100"), "{}", String::from_utf8_lossy(&continued));
+    half_body.write_all(b"{\"jsonrpc\":").await.unwrap();
+
     let pid = agent.child.id().unwrap();
     let kill = std::process::Command::new("kill").args(["-TERM", &pid.to_string()]).status().unwrap();
     assert!(kill.success());
@@ -309,4 +334,26 @@ async fn sigterm_shuts_down_cleanly_even_with_an_open_stream() {
     assert!(status.success(), "exit status {status:?}");
     // The open stream ended rather than hanging.
     within("the stream to end", async { while sub.more().await {} }).await;
+    for conn in [&mut half_head, &mut half_body] {
+        let mut rest = Vec::new();
+        let _ = within("the half-sent request's connection to close", conn.read_to_end(&mut rest)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connection_limits_are_flags() {
+    let dir = TempDir::new("limits");
+    let agent = spawn_with(&dir.0.join("a.db"), &["--idle-timeout", "0.3", "--max-connections", "1"]).await;
+    let started = std::time::Instant::now();
+    let mut idle = within("connect", TcpStream::connect(&agent.addr)).await.unwrap();
+    // The only slot is taken: another connection is answered 503 and closed.
+    let mut other = within("connect", TcpStream::connect(&agent.addr)).await.unwrap();
+    let mut answer = Vec::new();
+    let _ = within("the 503", other.read_to_end(&mut answer)).await;
+    assert!(answer.starts_with(b"HTTP/1.1 503"), "{}", String::from_utf8_lossy(&answer));
+    // The idle one is closed after the idle timeout.
+    let mut rest = Vec::new();
+    let _ = within("the idle connection to close", idle.read_to_end(&mut rest)).await;
+    assert!(rest.is_empty(), "{}", String::from_utf8_lossy(&rest));
+    assert!(started.elapsed() >= Duration::from_millis(300));
 }

@@ -7,39 +7,31 @@
 
 use std::sync::Arc;
 
-use agentproto_jsonrpc::RequestId;
 use axum::body::Bytes;
 use axum::response::{IntoResponse, Response};
-use http::{HeaderMap, HeaderValue, StatusCode};
+use http::{HeaderMap, StatusCode};
 use serde_json::Value;
 
 use super::v03::Method;
 use crate::errors::{A2aError, ErrorKind};
 use crate::executor::AgentExecutor;
 use crate::server::core::{Answer, StreamOut};
-use crate::server::http::{call_context, frame, sse, App};
+use crate::server::http::{call_context, decorate_error, frame, rpc_http_status, sse, App, RpcId};
 use crate::v1::Request;
 
-fn envelope(id: &RequestId, member: &str, value: &Value) -> Vec<u8> {
-    let mut obj = serde_json::Map::new();
-    obj.insert("jsonrpc".into(), Value::String("2.0".into()));
-    obj.insert("id".into(), serde_json::to_value(id).unwrap_or(Value::Null));
-    obj.insert(member.into(), value.clone());
-    serde_json::to_vec(&Value::Object(obj)).unwrap_or_default()
+fn envelope(id: &RpcId, member: &str, value: &Value) -> Vec<u8> {
+    let mut out = br#"{"jsonrpc":"2.0","id":"#.to_vec();
+    out.extend(id.json());
+    out.extend(format!(",{}:", Value::String(member.to_owned())).as_bytes());
+    out.extend(serde_json::to_vec(value).unwrap_or_else(|_| b"null".to_vec()));
+    out.push(b'}');
+    out
 }
 
-fn error_response(e: &A2aError, id: &RequestId) -> Response {
-    let status = match e.kind {
-        ErrorKind::Unauthenticated => StatusCode::UNAUTHORIZED,
-        ErrorKind::PermissionDenied => StatusCode::FORBIDDEN,
-        ErrorKind::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
-        _ => StatusCode::OK,
-    };
+fn error_response(e: &A2aError, id: &RpcId) -> Response {
     let body = envelope(id, "error", &e.jsonrpc_error_v03());
-    let mut resp = (status, [(http::header::CONTENT_TYPE, "application/json")], body).into_response();
-    if e.kind == ErrorKind::Unauthenticated {
-        resp.headers_mut().insert(http::header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-    }
+    let mut resp = (rpc_http_status(e.kind), [(http::header::CONTENT_TYPE, "application/json")], body).into_response();
+    decorate_error(&mut resp, e);
     resp
 }
 
@@ -60,7 +52,7 @@ pub(crate) async fn serve_v03<E: AgentExecutor>(
     app: &Arc<App<E>>,
     headers: &HeaderMap,
     query: Option<&str>,
-    id: RequestId,
+    id: RpcId,
     method: &'static Method,
     params: &[u8],
 ) -> Response {

@@ -140,7 +140,7 @@ impl Serialize for TaskState {
 
 impl<'de> Deserialize<'de> for TaskState {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let s = de::Str::deserialize(d)?;
+        let s = crate::protojson::enum_name(d, Self::VALUES)?;
         Ok(match s.as_str() {
             "TASK_STATE_SUBMITTED" => Self::Submitted,
             "TASK_STATE_WORKING" => Self::Working,
@@ -186,7 +186,7 @@ impl Serialize for Role {
 
 impl<'de> Deserialize<'de> for Role {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let s = de::Str::deserialize(d)?;
+        let s = crate::protojson::enum_name(d, Self::VALUES)?;
         Ok(match s.as_str() {
             "ROLE_USER" => Self::User,
             "ROLE_AGENT" => Self::Agent,
@@ -283,21 +283,29 @@ impl SendMessageConfiguration {
             match key.as_str() {
                 "acceptedOutputModes" | "accepted_output_modes" => {
                     de::seen::<A::Error>(&mut seen, 0, "acceptedOutputModes")?;
-                    f_accepted_output_modes =
-                        Some(de::field::<A, de::List<String>>(&mut map, "acceptedOutputModes")?.0);
+                    if let Some(v) = de::field::<A, Option<de::List<String>>>(&mut map, "acceptedOutputModes")? {
+                        f_accepted_output_modes = Some(v.0);
+                    }
                 }
                 "taskPushNotificationConfig" | "task_push_notification_config" => {
                     de::seen::<A::Error>(&mut seen, 1, "taskPushNotificationConfig")?;
-                    f_task_push_notification_config =
-                        Some(de::field::<A, TaskPushNotificationConfig>(&mut map, "taskPushNotificationConfig")?);
+                    if let Some(v) =
+                        de::field::<A, Option<TaskPushNotificationConfig>>(&mut map, "taskPushNotificationConfig")?
+                    {
+                        f_task_push_notification_config = Some(v);
+                    }
                 }
                 "historyLength" | "history_length" => {
                     de::seen::<A::Error>(&mut seen, 2, "historyLength")?;
-                    f_history_length = Some(de::field::<A, i32>(&mut map, "historyLength")?);
+                    if let Some(v) = de::field::<A, Option<crate::protojson::Int32>>(&mut map, "historyLength")? {
+                        f_history_length = Some(v.0);
+                    }
                 }
                 "returnImmediately" | "return_immediately" => {
                     de::seen::<A::Error>(&mut seen, 3, "returnImmediately")?;
-                    f_return_immediately = Some(de::field::<A, bool>(&mut map, "returnImmediately")?);
+                    if let Some(v) = de::field::<A, Option<bool>>(&mut map, "returnImmediately")? {
+                        f_return_immediately = Some(v);
+                    }
                 }
                 _ => de::skip(&mut map)?,
             }
@@ -416,27 +424,39 @@ impl Task {
             match key.as_str() {
                 "id" => {
                     de::seen::<A::Error>(&mut seen, 0, "id")?;
-                    f_id = Some(de::field::<A, String>(&mut map, "id")?);
+                    if let Some(v) = de::field::<A, Option<String>>(&mut map, "id")? {
+                        f_id = Some(v);
+                    }
                 }
                 "contextId" | "context_id" => {
                     de::seen::<A::Error>(&mut seen, 1, "contextId")?;
-                    f_context_id = Some(de::field::<A, String>(&mut map, "contextId")?);
+                    if let Some(v) = de::field::<A, Option<String>>(&mut map, "contextId")? {
+                        f_context_id = Some(v);
+                    }
                 }
                 "status" => {
                     de::seen::<A::Error>(&mut seen, 2, "status")?;
-                    f_status = Some(de::field::<A, TaskStatus>(&mut map, "status")?);
+                    if let Some(v) = de::field::<A, Option<TaskStatus>>(&mut map, "status")? {
+                        f_status = Some(v);
+                    }
                 }
                 "artifacts" => {
                     de::seen::<A::Error>(&mut seen, 3, "artifacts")?;
-                    f_artifacts = Some(de::field::<A, de::List<Artifact>>(&mut map, "artifacts")?.0);
+                    if let Some(v) = de::field::<A, Option<de::List<Artifact>>>(&mut map, "artifacts")? {
+                        f_artifacts = Some(v.0);
+                    }
                 }
                 "history" => {
                     de::seen::<A::Error>(&mut seen, 4, "history")?;
-                    f_history = Some(de::field::<A, de::List<Message>>(&mut map, "history")?.0);
+                    if let Some(v) = de::field::<A, Option<de::List<Message>>>(&mut map, "history")? {
+                        f_history = Some(v.0);
+                    }
                 }
                 "metadata" => {
                     de::seen::<A::Error>(&mut seen, 5, "metadata")?;
-                    f_metadata = Some(de::field::<A, RawObject>(&mut map, "metadata")?);
+                    if let Some(v) = de::field::<A, Option<RawObject>>(&mut map, "metadata")? {
+                        f_metadata = Some(v);
+                    }
                 }
                 _ => de::skip(&mut map)?,
             }
@@ -534,15 +554,21 @@ impl TaskStatus {
             match key.as_str() {
                 "state" => {
                     de::seen::<A::Error>(&mut seen, 0, "state")?;
-                    f_state = Some(de::field::<A, TaskState>(&mut map, "state")?);
+                    if let Some(v) = de::field::<A, Option<TaskState>>(&mut map, "state")? {
+                        f_state = Some(v);
+                    }
                 }
                 "message" => {
                     de::seen::<A::Error>(&mut seen, 1, "message")?;
-                    f_message = Some(de::field::<A, Message>(&mut map, "message")?);
+                    if let Some(v) = de::field::<A, Option<Message>>(&mut map, "message")? {
+                        f_message = Some(v);
+                    }
                 }
                 "timestamp" => {
                     de::seen::<A::Error>(&mut seen, 2, "timestamp")?;
-                    f_timestamp = Some(de::field::<A, Timestamp>(&mut map, "timestamp")?);
+                    if let Some(v) = de::field::<A, Option<Timestamp>>(&mut map, "timestamp")? {
+                        f_timestamp = Some(v);
+                    }
                 }
                 _ => de::skip(&mut map)?,
             }
@@ -626,21 +652,30 @@ impl PartContent {
             match key.as_str() {
                 "text" => {
                     if let Some(prev) = &choice {
-                        return Err(de::one_of_twice::<A::Error>(prev.key(), "text"));
+                        if de::field::<A, Option<serde::de::IgnoredAny>>(&mut map, "text")?.is_some() {
+                            return Err(de::one_of_twice::<A::Error>(prev.key(), "text"));
+                        }
+                    } else if let Some(v) = de::field::<A, Option<String>>(&mut map, "text")? {
+                        choice = Some(PartContent::Text(v));
                     }
-                    choice = Some(PartContent::Text(de::field::<A, String>(&mut map, "text")?));
                 }
                 "raw" => {
                     if let Some(prev) = &choice {
-                        return Err(de::one_of_twice::<A::Error>(prev.key(), "raw"));
+                        if de::field::<A, Option<serde::de::IgnoredAny>>(&mut map, "raw")?.is_some() {
+                            return Err(de::one_of_twice::<A::Error>(prev.key(), "raw"));
+                        }
+                    } else if let Some(v) = de::field::<A, Option<Bytes>>(&mut map, "raw")? {
+                        choice = Some(PartContent::Raw(v));
                     }
-                    choice = Some(PartContent::Raw(de::field::<A, Bytes>(&mut map, "raw")?));
                 }
                 "url" => {
                     if let Some(prev) = &choice {
-                        return Err(de::one_of_twice::<A::Error>(prev.key(), "url"));
+                        if de::field::<A, Option<serde::de::IgnoredAny>>(&mut map, "url")?.is_some() {
+                            return Err(de::one_of_twice::<A::Error>(prev.key(), "url"));
+                        }
+                    } else if let Some(v) = de::field::<A, Option<String>>(&mut map, "url")? {
+                        choice = Some(PartContent::Url(v));
                     }
-                    choice = Some(PartContent::Url(de::field::<A, String>(&mut map, "url")?));
                 }
                 "data" => {
                     if let Some(prev) = &choice {
@@ -734,21 +769,30 @@ impl Part {
             match key.as_str() {
                 "text" => {
                     if let Some(prev) = &o_content {
-                        return Err(de::one_of_twice::<A::Error>(prev.key(), "text"));
+                        if de::field::<A, Option<serde::de::IgnoredAny>>(&mut map, "text")?.is_some() {
+                            return Err(de::one_of_twice::<A::Error>(prev.key(), "text"));
+                        }
+                    } else if let Some(v) = de::field::<A, Option<String>>(&mut map, "text")? {
+                        o_content = Some(PartContent::Text(v));
                     }
-                    o_content = Some(PartContent::Text(de::field::<A, String>(&mut map, "text")?));
                 }
                 "raw" => {
                     if let Some(prev) = &o_content {
-                        return Err(de::one_of_twice::<A::Error>(prev.key(), "raw"));
+                        if de::field::<A, Option<serde::de::IgnoredAny>>(&mut map, "raw")?.is_some() {
+                            return Err(de::one_of_twice::<A::Error>(prev.key(), "raw"));
+                        }
+                    } else if let Some(v) = de::field::<A, Option<Bytes>>(&mut map, "raw")? {
+                        o_content = Some(PartContent::Raw(v));
                     }
-                    o_content = Some(PartContent::Raw(de::field::<A, Bytes>(&mut map, "raw")?));
                 }
                 "url" => {
                     if let Some(prev) = &o_content {
-                        return Err(de::one_of_twice::<A::Error>(prev.key(), "url"));
+                        if de::field::<A, Option<serde::de::IgnoredAny>>(&mut map, "url")?.is_some() {
+                            return Err(de::one_of_twice::<A::Error>(prev.key(), "url"));
+                        }
+                    } else if let Some(v) = de::field::<A, Option<String>>(&mut map, "url")? {
+                        o_content = Some(PartContent::Url(v));
                     }
-                    o_content = Some(PartContent::Url(de::field::<A, String>(&mut map, "url")?));
                 }
                 "data" => {
                     if let Some(prev) = &o_content {
@@ -758,15 +802,21 @@ impl Part {
                 }
                 "metadata" => {
                     de::seen::<A::Error>(&mut seen, 0, "metadata")?;
-                    f_metadata = Some(de::field::<A, RawObject>(&mut map, "metadata")?);
+                    if let Some(v) = de::field::<A, Option<RawObject>>(&mut map, "metadata")? {
+                        f_metadata = Some(v);
+                    }
                 }
                 "filename" => {
                     de::seen::<A::Error>(&mut seen, 1, "filename")?;
-                    f_filename = Some(de::field::<A, String>(&mut map, "filename")?);
+                    if let Some(v) = de::field::<A, Option<String>>(&mut map, "filename")? {
+                        f_filename = Some(v);
+                    }
                 }
                 "mediaType" | "media_type" => {
                     de::seen::<A::Error>(&mut seen, 2, "mediaType")?;
-                    f_media_type = Some(de::field::<A, String>(&mut map, "mediaType")?);
+                    if let Some(v) = de::field::<A, Option<String>>(&mut map, "mediaType")? {
+                        f_media_type = Some(v);
+                    }
                 }
                 _ => de::skip(&mut map)?,
             }
@@ -895,35 +945,51 @@ impl Message {
             match key.as_str() {
                 "messageId" | "message_id" => {
                     de::seen::<A::Error>(&mut seen, 0, "messageId")?;
-                    f_message_id = Some(de::field::<A, String>(&mut map, "messageId")?);
+                    if let Some(v) = de::field::<A, Option<String>>(&mut map, "messageId")? {
+                        f_message_id = Some(v);
+                    }
                 }
                 "contextId" | "context_id" => {
                     de::seen::<A::Error>(&mut seen, 1, "contextId")?;
-                    f_context_id = Some(de::field::<A, String>(&mut map, "contextId")?);
+                    if let Some(v) = de::field::<A, Option<String>>(&mut map, "contextId")? {
+                        f_context_id = Some(v);
+                    }
                 }
                 "taskId" | "task_id" => {
                     de::seen::<A::Error>(&mut seen, 2, "taskId")?;
-                    f_task_id = Some(de::field::<A, String>(&mut map, "taskId")?);
+                    if let Some(v) = de::field::<A, Option<String>>(&mut map, "taskId")? {
+                        f_task_id = Some(v);
+                    }
                 }
                 "role" => {
                     de::seen::<A::Error>(&mut seen, 3, "role")?;
-                    f_role = Some(de::field::<A, Role>(&mut map, "role")?);
+                    if let Some(v) = de::field::<A, Option<Role>>(&mut map, "role")? {
+                        f_role = Some(v);
+                    }
                 }
                 "parts" => {
                     de::seen::<A::Error>(&mut seen, 4, "parts")?;
-                    f_parts = Some(de::field::<A, de::List<Part>>(&mut map, "parts")?.0);
+                    if let Some(v) = de::field::<A, Option<de::List<Part>>>(&mut map, "parts")? {
+                        f_parts = Some(v.0);
+                    }
                 }
                 "metadata" => {
                     de::seen::<A::Error>(&mut seen, 5, "metadata")?;
-                    f_metadata = Some(de::field::<A, RawObject>(&mut map, "metadata")?);
+                    if let Some(v) = de::field::<A, Option<RawObject>>(&mut map, "metadata")? {
+                        f_metadata = Some(v);
+                    }
                 }
                 "extensions" => {
                     de::seen::<A::Error>(&mut seen, 6, "extensions")?;
-                    f_extensions = Some(de::field::<A, de::List<String>>(&mut map, "extensions")?.0);
+                    if let Some(v) = de::field::<A, Option<de::List<String>>>(&mut map, "extensions")? {
+                        f_extensions = Some(v.0);
+                    }
                 }
                 "referenceTaskIds" | "reference_task_ids" => {
                     de::seen::<A::Error>(&mut seen, 7, "referenceTaskIds")?;
-                    f_reference_task_ids = Some(de::field::<A, de::List<String>>(&mut map, "referenceTaskIds")?.0);
+                    if let Some(v) = de::field::<A, Option<de::List<String>>>(&mut map, "referenceTaskIds")? {
+                        f_reference_task_ids = Some(v.0);
+                    }
                 }
                 _ => de::skip(&mut map)?,
             }
@@ -1052,27 +1118,39 @@ impl Artifact {
             match key.as_str() {
                 "artifactId" | "artifact_id" => {
                     de::seen::<A::Error>(&mut seen, 0, "artifactId")?;
-                    f_artifact_id = Some(de::field::<A, String>(&mut map, "artifactId")?);
+                    if let Some(v) = de::field::<A, Option<String>>(&mut map, "artifactId")? {
+                        f_artifact_id = Some(v);
+                    }
                 }
                 "name" => {
                     de::seen::<A::Error>(&mut seen, 1, "name")?;
-                    f_name = Some(de::field::<A, String>(&mut map, "name")?);
+                    if let Some(v) = de::field::<A, Option<String>>(&mut map, "name")? {
+                        f_name = Some(v);
+                    }
                 }
                 "description" => {
                     de::seen::<A::Error>(&mut seen, 2, "description")?;
-                    f_description = Some(de::field::<A, String>(&mut map, "description")?);
+                    if let Some(v) = de::field::<A, Option<String>>(&mut map, "description")? {
+                        f_description = Some(v);
+                    }
                 }
                 "parts" => {
                     de::seen::<A::Error>(&mut seen, 3, "parts")?;
-                    f_parts = Some(de::field::<A, de::List<Part>>(&mut map, "parts")?.0);
+                    if let Some(v) = de::field::<A, Option<de::List<Part>>>(&mut map, "parts")? {
+                        f_parts = Some(v.0);
+                    }
                 }
                 "metadata" => {
                     de::seen::<A::Error>(&mut seen, 4, "metadata")?;
-                    f_metadata = Some(de::field::<A, RawObject>(&mut map, "metadata")?);
+                    if let Some(v) = de::field::<A, Option<RawObject>>(&mut map, "metadata")? {
+                        f_metadata = Some(v);
+                    }
                 }
                 "extensions" => {
                     de::seen::<A::Error>(&mut seen, 5, "extensions")?;
-                    f_extensions = Some(de::field::<A, de::List<String>>(&mut map, "extensions")?.0);
+                    if let Some(v) = de::field::<A, Option<de::List<String>>>(&mut map, "extensions")? {
+                        f_extensions = Some(v.0);
+                    }
                 }
                 _ => de::skip(&mut map)?,
             }
@@ -1172,19 +1250,27 @@ impl TaskStatusUpdateEvent {
             match key.as_str() {
                 "taskId" | "task_id" => {
                     de::seen::<A::Error>(&mut seen, 0, "taskId")?;
-                    f_task_id = Some(de::field::<A, String>(&mut map, "taskId")?);
+                    if let Some(v) = de::field::<A, Option<String>>(&mut map, "taskId")? {
+                        f_task_id = Some(v);
+                    }
                 }
                 "contextId" | "context_id" => {
                     de::seen::<A::Error>(&mut seen, 1, "contextId")?;
-                    f_context_id = Some(de::field::<A, String>(&mut map, "contextId")?);
+                    if let Some(v) = de::field::<A, Option<String>>(&mut map, "contextId")? {
+                        f_context_id = Some(v);
+                    }
                 }
                 "status" => {
                     de::seen::<A::Error>(&mut seen, 2, "status")?;
-                    f_status = Some(de::field::<A, TaskStatus>(&mut map, "status")?);
+                    if let Some(v) = de::field::<A, Option<TaskStatus>>(&mut map, "status")? {
+                        f_status = Some(v);
+                    }
                 }
                 "metadata" => {
                     de::seen::<A::Error>(&mut seen, 3, "metadata")?;
-                    f_metadata = Some(de::field::<A, RawObject>(&mut map, "metadata")?);
+                    if let Some(v) = de::field::<A, Option<RawObject>>(&mut map, "metadata")? {
+                        f_metadata = Some(v);
+                    }
                 }
                 _ => de::skip(&mut map)?,
             }
@@ -1295,27 +1381,39 @@ impl TaskArtifactUpdateEvent {
             match key.as_str() {
                 "taskId" | "task_id" => {
                     de::seen::<A::Error>(&mut seen, 0, "taskId")?;
-                    f_task_id = Some(de::field::<A, String>(&mut map, "taskId")?);
+                    if let Some(v) = de::field::<A, Option<String>>(&mut map, "taskId")? {
+                        f_task_id = Some(v);
+                    }
                 }
                 "contextId" | "context_id" => {
                     de::seen::<A::Error>(&mut seen, 1, "contextId")?;
-                    f_context_id = Some(de::field::<A, String>(&mut map, "contextId")?);
+                    if let Some(v) = de::field::<A, Option<String>>(&mut map, "contextId")? {
+                        f_context_id = Some(v);
+                    }
                 }
                 "artifact" => {
                     de::seen::<A::Error>(&mut seen, 2, "artifact")?;
-                    f_artifact = Some(de::field::<A, Artifact>(&mut map, "artifact")?);
+                    if let Some(v) = de::field::<A, Option<Artifact>>(&mut map, "artifact")? {
+                        f_artifact = Some(v);
+                    }
                 }
                 "append" => {
                     de::seen::<A::Error>(&mut seen, 3, "append")?;
-                    f_append = Some(de::field::<A, bool>(&mut map, "append")?);
+                    if let Some(v) = de::field::<A, Option<bool>>(&mut map, "append")? {
+                        f_append = Some(v);
+                    }
                 }
                 "lastChunk" | "last_chunk" => {
                     de::seen::<A::Error>(&mut seen, 4, "lastChunk")?;
-                    f_last_chunk = Some(de::field::<A, bool>(&mut map, "lastChunk")?);
+                    if let Some(v) = de::field::<A, Option<bool>>(&mut map, "lastChunk")? {
+                        f_last_chunk = Some(v);
+                    }
                 }
                 "metadata" => {
                     de::seen::<A::Error>(&mut seen, 5, "metadata")?;
-                    f_metadata = Some(de::field::<A, RawObject>(&mut map, "metadata")?);
+                    if let Some(v) = de::field::<A, Option<RawObject>>(&mut map, "metadata")? {
+                        f_metadata = Some(v);
+                    }
                 }
                 _ => de::skip(&mut map)?,
             }
@@ -1408,11 +1506,15 @@ impl AuthenticationInfo {
             match key.as_str() {
                 "scheme" => {
                     de::seen::<A::Error>(&mut seen, 0, "scheme")?;
-                    f_scheme = Some(de::field::<A, String>(&mut map, "scheme")?);
+                    if let Some(v) = de::field::<A, Option<String>>(&mut map, "scheme")? {
+                        f_scheme = Some(v);
+                    }
                 }
                 "credentials" => {
                     de::seen::<A::Error>(&mut seen, 1, "credentials")?;
-                    f_credentials = Some(de::field::<A, String>(&mut map, "credentials")?);
+                    if let Some(v) = de::field::<A, Option<String>>(&mut map, "credentials")? {
+                        f_credentials = Some(v);
+                    }
                 }
                 _ => de::skip(&mut map)?,
             }
@@ -1518,19 +1620,27 @@ impl AgentInterface {
             match key.as_str() {
                 "url" => {
                     de::seen::<A::Error>(&mut seen, 0, "url")?;
-                    f_url = Some(de::field::<A, String>(&mut map, "url")?);
+                    if let Some(v) = de::field::<A, Option<String>>(&mut map, "url")? {
+                        f_url = Some(v);
+                    }
                 }
                 "protocolBinding" | "protocol_binding" => {
                     de::seen::<A::Error>(&mut seen, 1, "protocolBinding")?;
-                    f_protocol_binding = Some(de::field::<A, String>(&mut map, "protocolBinding")?);
+                    if let Some(v) = de::field::<A, Option<String>>(&mut map, "protocolBinding")? {
+                        f_protocol_binding = Some(v);
+                    }
                 }
                 "tenant" => {
                     de::seen::<A::Error>(&mut seen, 2, "tenant")?;
-                    f_tenant = Some(de::field::<A, String>(&mut map, "tenant")?);
+                    if let Some(v) = de::field::<A, Option<String>>(&mut map, "tenant")? {
+                        f_tenant = Some(v);
+                    }
                 }
                 "protocolVersion" | "protocol_version" => {
                     de::seen::<A::Error>(&mut seen, 3, "protocolVersion")?;
-                    f_protocol_version = Some(de::field::<A, String>(&mut map, "protocolVersion")?);
+                    if let Some(v) = de::field::<A, Option<String>>(&mut map, "protocolVersion")? {
+                        f_protocol_version = Some(v);
+                    }
                 }
                 _ => de::skip(&mut map)?,
             }
@@ -1708,61 +1818,90 @@ impl AgentCard {
             match key.as_str() {
                 "name" => {
                     de::seen::<A::Error>(&mut seen, 0, "name")?;
-                    f_name = Some(de::field::<A, String>(&mut map, "name")?);
+                    if let Some(v) = de::field::<A, Option<String>>(&mut map, "name")? {
+                        f_name = Some(v);
+                    }
                 }
                 "description" => {
                     de::seen::<A::Error>(&mut seen, 1, "description")?;
-                    f_description = Some(de::field::<A, String>(&mut map, "description")?);
+                    if let Some(v) = de::field::<A, Option<String>>(&mut map, "description")? {
+                        f_description = Some(v);
+                    }
                 }
                 "supportedInterfaces" | "supported_interfaces" => {
                     de::seen::<A::Error>(&mut seen, 2, "supportedInterfaces")?;
-                    f_supported_interfaces =
-                        Some(de::field::<A, de::List<AgentInterface>>(&mut map, "supportedInterfaces")?.0);
+                    if let Some(v) = de::field::<A, Option<de::List<AgentInterface>>>(&mut map, "supportedInterfaces")?
+                    {
+                        f_supported_interfaces = Some(v.0);
+                    }
                 }
                 "provider" => {
                     de::seen::<A::Error>(&mut seen, 3, "provider")?;
-                    f_provider = Some(de::field::<A, AgentProvider>(&mut map, "provider")?);
+                    if let Some(v) = de::field::<A, Option<AgentProvider>>(&mut map, "provider")? {
+                        f_provider = Some(v);
+                    }
                 }
                 "version" => {
                     de::seen::<A::Error>(&mut seen, 4, "version")?;
-                    f_version = Some(de::field::<A, String>(&mut map, "version")?);
+                    if let Some(v) = de::field::<A, Option<String>>(&mut map, "version")? {
+                        f_version = Some(v);
+                    }
                 }
                 "documentationUrl" | "documentation_url" => {
                     de::seen::<A::Error>(&mut seen, 5, "documentationUrl")?;
-                    f_documentation_url = Some(de::field::<A, String>(&mut map, "documentationUrl")?);
+                    if let Some(v) = de::field::<A, Option<String>>(&mut map, "documentationUrl")? {
+                        f_documentation_url = Some(v);
+                    }
                 }
                 "capabilities" => {
                     de::seen::<A::Error>(&mut seen, 6, "capabilities")?;
-                    f_capabilities = Some(de::field::<A, AgentCapabilities>(&mut map, "capabilities")?);
+                    if let Some(v) = de::field::<A, Option<AgentCapabilities>>(&mut map, "capabilities")? {
+                        f_capabilities = Some(v);
+                    }
                 }
                 "securitySchemes" | "security_schemes" => {
                     de::seen::<A::Error>(&mut seen, 7, "securitySchemes")?;
-                    f_security_schemes = Some(de::field::<A, OrderedMap<SecurityScheme>>(&mut map, "securitySchemes")?);
+                    if let Some(v) = de::field::<A, Option<OrderedMap<SecurityScheme>>>(&mut map, "securitySchemes")? {
+                        f_security_schemes = Some(v);
+                    }
                 }
                 "securityRequirements" | "security_requirements" => {
                     de::seen::<A::Error>(&mut seen, 8, "securityRequirements")?;
-                    f_security_requirements =
-                        Some(de::field::<A, de::List<SecurityRequirement>>(&mut map, "securityRequirements")?.0);
+                    if let Some(v) =
+                        de::field::<A, Option<de::List<SecurityRequirement>>>(&mut map, "securityRequirements")?
+                    {
+                        f_security_requirements = Some(v.0);
+                    }
                 }
                 "defaultInputModes" | "default_input_modes" => {
                     de::seen::<A::Error>(&mut seen, 9, "defaultInputModes")?;
-                    f_default_input_modes = Some(de::field::<A, de::List<String>>(&mut map, "defaultInputModes")?.0);
+                    if let Some(v) = de::field::<A, Option<de::List<String>>>(&mut map, "defaultInputModes")? {
+                        f_default_input_modes = Some(v.0);
+                    }
                 }
                 "defaultOutputModes" | "default_output_modes" => {
                     de::seen::<A::Error>(&mut seen, 10, "defaultOutputModes")?;
-                    f_default_output_modes = Some(de::field::<A, de::List<String>>(&mut map, "defaultOutputModes")?.0);
+                    if let Some(v) = de::field::<A, Option<de::List<String>>>(&mut map, "defaultOutputModes")? {
+                        f_default_output_modes = Some(v.0);
+                    }
                 }
                 "skills" => {
                     de::seen::<A::Error>(&mut seen, 11, "skills")?;
-                    f_skills = Some(de::field::<A, de::List<AgentSkill>>(&mut map, "skills")?.0);
+                    if let Some(v) = de::field::<A, Option<de::List<AgentSkill>>>(&mut map, "skills")? {
+                        f_skills = Some(v.0);
+                    }
                 }
                 "signatures" => {
                     de::seen::<A::Error>(&mut seen, 12, "signatures")?;
-                    f_signatures = Some(de::field::<A, de::List<AgentCardSignature>>(&mut map, "signatures")?.0);
+                    if let Some(v) = de::field::<A, Option<de::List<AgentCardSignature>>>(&mut map, "signatures")? {
+                        f_signatures = Some(v.0);
+                    }
                 }
                 "iconUrl" | "icon_url" => {
                     de::seen::<A::Error>(&mut seen, 13, "iconUrl")?;
-                    f_icon_url = Some(de::field::<A, String>(&mut map, "iconUrl")?);
+                    if let Some(v) = de::field::<A, Option<String>>(&mut map, "iconUrl")? {
+                        f_icon_url = Some(v);
+                    }
                 }
                 _ => de::skip(&mut map)?,
             }
@@ -1898,11 +2037,15 @@ impl AgentProvider {
             match key.as_str() {
                 "url" => {
                     de::seen::<A::Error>(&mut seen, 0, "url")?;
-                    f_url = Some(de::field::<A, String>(&mut map, "url")?);
+                    if let Some(v) = de::field::<A, Option<String>>(&mut map, "url")? {
+                        f_url = Some(v);
+                    }
                 }
                 "organization" => {
                     de::seen::<A::Error>(&mut seen, 1, "organization")?;
-                    f_organization = Some(de::field::<A, String>(&mut map, "organization")?);
+                    if let Some(v) = de::field::<A, Option<String>>(&mut map, "organization")? {
+                        f_organization = Some(v);
+                    }
                 }
                 _ => de::skip(&mut map)?,
             }
@@ -1993,19 +2136,27 @@ impl AgentCapabilities {
             match key.as_str() {
                 "streaming" => {
                     de::seen::<A::Error>(&mut seen, 0, "streaming")?;
-                    f_streaming = Some(de::field::<A, bool>(&mut map, "streaming")?);
+                    if let Some(v) = de::field::<A, Option<bool>>(&mut map, "streaming")? {
+                        f_streaming = Some(v);
+                    }
                 }
                 "pushNotifications" | "push_notifications" => {
                     de::seen::<A::Error>(&mut seen, 1, "pushNotifications")?;
-                    f_push_notifications = Some(de::field::<A, bool>(&mut map, "pushNotifications")?);
+                    if let Some(v) = de::field::<A, Option<bool>>(&mut map, "pushNotifications")? {
+                        f_push_notifications = Some(v);
+                    }
                 }
                 "extensions" => {
                     de::seen::<A::Error>(&mut seen, 2, "extensions")?;
-                    f_extensions = Some(de::field::<A, de::List<AgentExtension>>(&mut map, "extensions")?.0);
+                    if let Some(v) = de::field::<A, Option<de::List<AgentExtension>>>(&mut map, "extensions")? {
+                        f_extensions = Some(v.0);
+                    }
                 }
                 "extendedAgentCard" | "extended_agent_card" => {
                     de::seen::<A::Error>(&mut seen, 3, "extendedAgentCard")?;
-                    f_extended_agent_card = Some(de::field::<A, bool>(&mut map, "extendedAgentCard")?);
+                    if let Some(v) = de::field::<A, Option<bool>>(&mut map, "extendedAgentCard")? {
+                        f_extended_agent_card = Some(v);
+                    }
                 }
                 _ => de::skip(&mut map)?,
             }
@@ -2095,19 +2246,27 @@ impl AgentExtension {
             match key.as_str() {
                 "uri" => {
                     de::seen::<A::Error>(&mut seen, 0, "uri")?;
-                    f_uri = Some(de::field::<A, String>(&mut map, "uri")?);
+                    if let Some(v) = de::field::<A, Option<String>>(&mut map, "uri")? {
+                        f_uri = Some(v);
+                    }
                 }
                 "description" => {
                     de::seen::<A::Error>(&mut seen, 1, "description")?;
-                    f_description = Some(de::field::<A, String>(&mut map, "description")?);
+                    if let Some(v) = de::field::<A, Option<String>>(&mut map, "description")? {
+                        f_description = Some(v);
+                    }
                 }
                 "required" => {
                     de::seen::<A::Error>(&mut seen, 2, "required")?;
-                    f_required = Some(de::field::<A, bool>(&mut map, "required")?);
+                    if let Some(v) = de::field::<A, Option<bool>>(&mut map, "required")? {
+                        f_required = Some(v);
+                    }
                 }
                 "params" => {
                     de::seen::<A::Error>(&mut seen, 3, "params")?;
-                    f_params = Some(de::field::<A, RawObject>(&mut map, "params")?);
+                    if let Some(v) = de::field::<A, Option<RawObject>>(&mut map, "params")? {
+                        f_params = Some(v);
+                    }
                 }
                 _ => de::skip(&mut map)?,
             }
@@ -2234,36 +2393,53 @@ impl AgentSkill {
             match key.as_str() {
                 "id" => {
                     de::seen::<A::Error>(&mut seen, 0, "id")?;
-                    f_id = Some(de::field::<A, String>(&mut map, "id")?);
+                    if let Some(v) = de::field::<A, Option<String>>(&mut map, "id")? {
+                        f_id = Some(v);
+                    }
                 }
                 "name" => {
                     de::seen::<A::Error>(&mut seen, 1, "name")?;
-                    f_name = Some(de::field::<A, String>(&mut map, "name")?);
+                    if let Some(v) = de::field::<A, Option<String>>(&mut map, "name")? {
+                        f_name = Some(v);
+                    }
                 }
                 "description" => {
                     de::seen::<A::Error>(&mut seen, 2, "description")?;
-                    f_description = Some(de::field::<A, String>(&mut map, "description")?);
+                    if let Some(v) = de::field::<A, Option<String>>(&mut map, "description")? {
+                        f_description = Some(v);
+                    }
                 }
                 "tags" => {
                     de::seen::<A::Error>(&mut seen, 3, "tags")?;
-                    f_tags = Some(de::field::<A, de::List<String>>(&mut map, "tags")?.0);
+                    if let Some(v) = de::field::<A, Option<de::List<String>>>(&mut map, "tags")? {
+                        f_tags = Some(v.0);
+                    }
                 }
                 "examples" => {
                     de::seen::<A::Error>(&mut seen, 4, "examples")?;
-                    f_examples = Some(de::field::<A, de::List<String>>(&mut map, "examples")?.0);
+                    if let Some(v) = de::field::<A, Option<de::List<String>>>(&mut map, "examples")? {
+                        f_examples = Some(v.0);
+                    }
                 }
                 "inputModes" | "input_modes" => {
                     de::seen::<A::Error>(&mut seen, 5, "inputModes")?;
-                    f_input_modes = Some(de::field::<A, de::List<String>>(&mut map, "inputModes")?.0);
+                    if let Some(v) = de::field::<A, Option<de::List<String>>>(&mut map, "inputModes")? {
+                        f_input_modes = Some(v.0);
+                    }
                 }
                 "outputModes" | "output_modes" => {
                     de::seen::<A::Error>(&mut seen, 6, "outputModes")?;
-                    f_output_modes = Some(de::field::<A, de::List<String>>(&mut map, "outputModes")?.0);
+                    if let Some(v) = de::field::<A, Option<de::List<String>>>(&mut map, "outputModes")? {
+                        f_output_modes = Some(v.0);
+                    }
                 }
                 "securityRequirements" | "security_requirements" => {
                     de::seen::<A::Error>(&mut seen, 7, "securityRequirements")?;
-                    f_security_requirements =
-                        Some(de::field::<A, de::List<SecurityRequirement>>(&mut map, "securityRequirements")?.0);
+                    if let Some(v) =
+                        de::field::<A, Option<de::List<SecurityRequirement>>>(&mut map, "securityRequirements")?
+                    {
+                        f_security_requirements = Some(v.0);
+                    }
                 }
                 _ => de::skip(&mut map)?,
             }
@@ -2372,15 +2548,21 @@ impl AgentCardSignature {
             match key.as_str() {
                 "protected" => {
                     de::seen::<A::Error>(&mut seen, 0, "protected")?;
-                    f_protected = Some(de::field::<A, String>(&mut map, "protected")?);
+                    if let Some(v) = de::field::<A, Option<String>>(&mut map, "protected")? {
+                        f_protected = Some(v);
+                    }
                 }
                 "signature" => {
                     de::seen::<A::Error>(&mut seen, 1, "signature")?;
-                    f_signature = Some(de::field::<A, String>(&mut map, "signature")?);
+                    if let Some(v) = de::field::<A, Option<String>>(&mut map, "signature")? {
+                        f_signature = Some(v);
+                    }
                 }
                 "header" => {
                     de::seen::<A::Error>(&mut seen, 2, "header")?;
-                    f_header = Some(de::field::<A, RawObject>(&mut map, "header")?);
+                    if let Some(v) = de::field::<A, Option<RawObject>>(&mut map, "header")? {
+                        f_header = Some(v);
+                    }
                 }
                 _ => de::skip(&mut map)?,
             }
@@ -2492,27 +2674,39 @@ impl TaskPushNotificationConfig {
             match key.as_str() {
                 "tenant" => {
                     de::seen::<A::Error>(&mut seen, 0, "tenant")?;
-                    f_tenant = Some(de::field::<A, String>(&mut map, "tenant")?);
+                    if let Some(v) = de::field::<A, Option<String>>(&mut map, "tenant")? {
+                        f_tenant = Some(v);
+                    }
                 }
                 "id" => {
                     de::seen::<A::Error>(&mut seen, 1, "id")?;
-                    f_id = Some(de::field::<A, String>(&mut map, "id")?);
+                    if let Some(v) = de::field::<A, Option<String>>(&mut map, "id")? {
+                        f_id = Some(v);
+                    }
                 }
                 "taskId" | "task_id" => {
                     de::seen::<A::Error>(&mut seen, 2, "taskId")?;
-                    f_task_id = Some(de::field::<A, String>(&mut map, "taskId")?);
+                    if let Some(v) = de::field::<A, Option<String>>(&mut map, "taskId")? {
+                        f_task_id = Some(v);
+                    }
                 }
                 "url" => {
                     de::seen::<A::Error>(&mut seen, 3, "url")?;
-                    f_url = Some(de::field::<A, String>(&mut map, "url")?);
+                    if let Some(v) = de::field::<A, Option<String>>(&mut map, "url")? {
+                        f_url = Some(v);
+                    }
                 }
                 "token" => {
                     de::seen::<A::Error>(&mut seen, 4, "token")?;
-                    f_token = Some(de::field::<A, String>(&mut map, "token")?);
+                    if let Some(v) = de::field::<A, Option<String>>(&mut map, "token")? {
+                        f_token = Some(v);
+                    }
                 }
                 "authentication" => {
                     de::seen::<A::Error>(&mut seen, 5, "authentication")?;
-                    f_authentication = Some(de::field::<A, AuthenticationInfo>(&mut map, "authentication")?);
+                    if let Some(v) = de::field::<A, Option<AuthenticationInfo>>(&mut map, "authentication")? {
+                        f_authentication = Some(v);
+                    }
                 }
                 _ => de::skip(&mut map)?,
             }
@@ -2598,7 +2792,9 @@ impl StringList {
             match key.as_str() {
                 "list" => {
                     de::seen::<A::Error>(&mut seen, 0, "list")?;
-                    f_list = Some(de::field::<A, de::List<String>>(&mut map, "list")?.0);
+                    if let Some(v) = de::field::<A, Option<de::List<String>>>(&mut map, "list")? {
+                        f_list = Some(v.0);
+                    }
                 }
                 _ => de::skip(&mut map)?,
             }
@@ -2667,7 +2863,9 @@ impl SecurityRequirement {
             match key.as_str() {
                 "schemes" => {
                     de::seen::<A::Error>(&mut seen, 0, "schemes")?;
-                    f_schemes = Some(de::field::<A, OrderedMap<StringList>>(&mut map, "schemes")?);
+                    if let Some(v) = de::field::<A, Option<OrderedMap<StringList>>>(&mut map, "schemes")? {
+                        f_schemes = Some(v);
+                    }
                 }
                 _ => de::skip(&mut map)?,
             }
@@ -2755,49 +2953,61 @@ impl SecurityScheme {
             match key.as_str() {
                 "apiKeySecurityScheme" | "api_key_security_scheme" => {
                     if let Some(prev) = &choice {
-                        return Err(de::one_of_twice::<A::Error>(prev.key(), "apiKeySecurityScheme"));
+                        if de::field::<A, Option<serde::de::IgnoredAny>>(&mut map, "apiKeySecurityScheme")?.is_some() {
+                            return Err(de::one_of_twice::<A::Error>(prev.key(), "apiKeySecurityScheme"));
+                        }
+                    } else if let Some(v) =
+                        de::field::<A, Option<APIKeySecurityScheme>>(&mut map, "apiKeySecurityScheme")?
+                    {
+                        choice = Some(SecurityScheme::ApiKeySecurityScheme(v));
                     }
-                    choice = Some(SecurityScheme::ApiKeySecurityScheme(de::field::<A, APIKeySecurityScheme>(
-                        &mut map,
-                        "apiKeySecurityScheme",
-                    )?));
                 }
                 "httpAuthSecurityScheme" | "http_auth_security_scheme" => {
                     if let Some(prev) = &choice {
-                        return Err(de::one_of_twice::<A::Error>(prev.key(), "httpAuthSecurityScheme"));
+                        if de::field::<A, Option<serde::de::IgnoredAny>>(&mut map, "httpAuthSecurityScheme")?.is_some()
+                        {
+                            return Err(de::one_of_twice::<A::Error>(prev.key(), "httpAuthSecurityScheme"));
+                        }
+                    } else if let Some(v) =
+                        de::field::<A, Option<HTTPAuthSecurityScheme>>(&mut map, "httpAuthSecurityScheme")?
+                    {
+                        choice = Some(SecurityScheme::HttpAuthSecurityScheme(v));
                     }
-                    choice = Some(SecurityScheme::HttpAuthSecurityScheme(de::field::<A, HTTPAuthSecurityScheme>(
-                        &mut map,
-                        "httpAuthSecurityScheme",
-                    )?));
                 }
                 "oauth2SecurityScheme" | "oauth2_security_scheme" => {
                     if let Some(prev) = &choice {
-                        return Err(de::one_of_twice::<A::Error>(prev.key(), "oauth2SecurityScheme"));
+                        if de::field::<A, Option<serde::de::IgnoredAny>>(&mut map, "oauth2SecurityScheme")?.is_some() {
+                            return Err(de::one_of_twice::<A::Error>(prev.key(), "oauth2SecurityScheme"));
+                        }
+                    } else if let Some(v) =
+                        de::field::<A, Option<OAuth2SecurityScheme>>(&mut map, "oauth2SecurityScheme")?
+                    {
+                        choice = Some(SecurityScheme::Oauth2SecurityScheme(v));
                     }
-                    choice = Some(SecurityScheme::Oauth2SecurityScheme(de::field::<A, OAuth2SecurityScheme>(
-                        &mut map,
-                        "oauth2SecurityScheme",
-                    )?));
                 }
                 "openIdConnectSecurityScheme" | "open_id_connect_security_scheme" => {
                     if let Some(prev) = &choice {
-                        return Err(de::one_of_twice::<A::Error>(prev.key(), "openIdConnectSecurityScheme"));
+                        if de::field::<A, Option<serde::de::IgnoredAny>>(&mut map, "openIdConnectSecurityScheme")?
+                            .is_some()
+                        {
+                            return Err(de::one_of_twice::<A::Error>(prev.key(), "openIdConnectSecurityScheme"));
+                        }
+                    } else if let Some(v) =
+                        de::field::<A, Option<OpenIdConnectSecurityScheme>>(&mut map, "openIdConnectSecurityScheme")?
+                    {
+                        choice = Some(SecurityScheme::OpenIdConnectSecurityScheme(v));
                     }
-                    choice =
-                        Some(SecurityScheme::OpenIdConnectSecurityScheme(de::field::<A, OpenIdConnectSecurityScheme>(
-                            &mut map,
-                            "openIdConnectSecurityScheme",
-                        )?));
                 }
                 "mtlsSecurityScheme" | "mtls_security_scheme" => {
                     if let Some(prev) = &choice {
-                        return Err(de::one_of_twice::<A::Error>(prev.key(), "mtlsSecurityScheme"));
+                        if de::field::<A, Option<serde::de::IgnoredAny>>(&mut map, "mtlsSecurityScheme")?.is_some() {
+                            return Err(de::one_of_twice::<A::Error>(prev.key(), "mtlsSecurityScheme"));
+                        }
+                    } else if let Some(v) =
+                        de::field::<A, Option<MutualTlsSecurityScheme>>(&mut map, "mtlsSecurityScheme")?
+                    {
+                        choice = Some(SecurityScheme::MtlsSecurityScheme(v));
                     }
-                    choice = Some(SecurityScheme::MtlsSecurityScheme(de::field::<A, MutualTlsSecurityScheme>(
-                        &mut map,
-                        "mtlsSecurityScheme",
-                    )?));
                 }
                 _ => de::skip(&mut map)?,
             }
@@ -2871,15 +3081,21 @@ impl APIKeySecurityScheme {
             match key.as_str() {
                 "description" => {
                     de::seen::<A::Error>(&mut seen, 0, "description")?;
-                    f_description = Some(de::field::<A, String>(&mut map, "description")?);
+                    if let Some(v) = de::field::<A, Option<String>>(&mut map, "description")? {
+                        f_description = Some(v);
+                    }
                 }
                 "location" => {
                     de::seen::<A::Error>(&mut seen, 1, "location")?;
-                    f_location = Some(de::field::<A, String>(&mut map, "location")?);
+                    if let Some(v) = de::field::<A, Option<String>>(&mut map, "location")? {
+                        f_location = Some(v);
+                    }
                 }
                 "name" => {
                     de::seen::<A::Error>(&mut seen, 2, "name")?;
-                    f_name = Some(de::field::<A, String>(&mut map, "name")?);
+                    if let Some(v) = de::field::<A, Option<String>>(&mut map, "name")? {
+                        f_name = Some(v);
+                    }
                 }
                 _ => de::skip(&mut map)?,
             }
@@ -2970,15 +3186,21 @@ impl HTTPAuthSecurityScheme {
             match key.as_str() {
                 "description" => {
                     de::seen::<A::Error>(&mut seen, 0, "description")?;
-                    f_description = Some(de::field::<A, String>(&mut map, "description")?);
+                    if let Some(v) = de::field::<A, Option<String>>(&mut map, "description")? {
+                        f_description = Some(v);
+                    }
                 }
                 "scheme" => {
                     de::seen::<A::Error>(&mut seen, 1, "scheme")?;
-                    f_scheme = Some(de::field::<A, String>(&mut map, "scheme")?);
+                    if let Some(v) = de::field::<A, Option<String>>(&mut map, "scheme")? {
+                        f_scheme = Some(v);
+                    }
                 }
                 "bearerFormat" | "bearer_format" => {
                     de::seen::<A::Error>(&mut seen, 2, "bearerFormat")?;
-                    f_bearer_format = Some(de::field::<A, String>(&mut map, "bearerFormat")?);
+                    if let Some(v) = de::field::<A, Option<String>>(&mut map, "bearerFormat")? {
+                        f_bearer_format = Some(v);
+                    }
                 }
                 _ => de::skip(&mut map)?,
             }
@@ -3067,15 +3289,21 @@ impl OAuth2SecurityScheme {
             match key.as_str() {
                 "description" => {
                     de::seen::<A::Error>(&mut seen, 0, "description")?;
-                    f_description = Some(de::field::<A, String>(&mut map, "description")?);
+                    if let Some(v) = de::field::<A, Option<String>>(&mut map, "description")? {
+                        f_description = Some(v);
+                    }
                 }
                 "flows" => {
                     de::seen::<A::Error>(&mut seen, 1, "flows")?;
-                    f_flows = Some(de::field::<A, OAuthFlows>(&mut map, "flows")?);
+                    if let Some(v) = de::field::<A, Option<OAuthFlows>>(&mut map, "flows")? {
+                        f_flows = Some(v);
+                    }
                 }
                 "oauth2MetadataUrl" | "oauth2_metadata_url" => {
                     de::seen::<A::Error>(&mut seen, 2, "oauth2MetadataUrl")?;
-                    f_oauth2_metadata_url = Some(de::field::<A, String>(&mut map, "oauth2MetadataUrl")?);
+                    if let Some(v) = de::field::<A, Option<String>>(&mut map, "oauth2MetadataUrl")? {
+                        f_oauth2_metadata_url = Some(v);
+                    }
                 }
                 _ => de::skip(&mut map)?,
             }
@@ -3157,11 +3385,15 @@ impl OpenIdConnectSecurityScheme {
             match key.as_str() {
                 "description" => {
                     de::seen::<A::Error>(&mut seen, 0, "description")?;
-                    f_description = Some(de::field::<A, String>(&mut map, "description")?);
+                    if let Some(v) = de::field::<A, Option<String>>(&mut map, "description")? {
+                        f_description = Some(v);
+                    }
                 }
                 "openIdConnectUrl" | "open_id_connect_url" => {
                     de::seen::<A::Error>(&mut seen, 1, "openIdConnectUrl")?;
-                    f_open_id_connect_url = Some(de::field::<A, String>(&mut map, "openIdConnectUrl")?);
+                    if let Some(v) = de::field::<A, Option<String>>(&mut map, "openIdConnectUrl")? {
+                        f_open_id_connect_url = Some(v);
+                    }
                 }
                 _ => de::skip(&mut map)?,
             }
@@ -3234,7 +3466,9 @@ impl MutualTlsSecurityScheme {
             match key.as_str() {
                 "description" => {
                     de::seen::<A::Error>(&mut seen, 0, "description")?;
-                    f_description = Some(de::field::<A, String>(&mut map, "description")?);
+                    if let Some(v) = de::field::<A, Option<String>>(&mut map, "description")? {
+                        f_description = Some(v);
+                    }
                 }
                 _ => de::skip(&mut map)?,
             }
@@ -3320,39 +3554,52 @@ impl OAuthFlows {
             match key.as_str() {
                 "authorizationCode" | "authorization_code" => {
                     if let Some(prev) = &choice {
-                        return Err(de::one_of_twice::<A::Error>(prev.key(), "authorizationCode"));
+                        if de::field::<A, Option<serde::de::IgnoredAny>>(&mut map, "authorizationCode")?.is_some() {
+                            return Err(de::one_of_twice::<A::Error>(prev.key(), "authorizationCode"));
+                        }
+                    } else if let Some(v) =
+                        de::field::<A, Option<AuthorizationCodeOAuthFlow>>(&mut map, "authorizationCode")?
+                    {
+                        choice = Some(OAuthFlows::AuthorizationCode(v));
                     }
-                    choice = Some(OAuthFlows::AuthorizationCode(de::field::<A, AuthorizationCodeOAuthFlow>(
-                        &mut map,
-                        "authorizationCode",
-                    )?));
                 }
                 "clientCredentials" | "client_credentials" => {
                     if let Some(prev) = &choice {
-                        return Err(de::one_of_twice::<A::Error>(prev.key(), "clientCredentials"));
+                        if de::field::<A, Option<serde::de::IgnoredAny>>(&mut map, "clientCredentials")?.is_some() {
+                            return Err(de::one_of_twice::<A::Error>(prev.key(), "clientCredentials"));
+                        }
+                    } else if let Some(v) =
+                        de::field::<A, Option<ClientCredentialsOAuthFlow>>(&mut map, "clientCredentials")?
+                    {
+                        choice = Some(OAuthFlows::ClientCredentials(v));
                     }
-                    choice = Some(OAuthFlows::ClientCredentials(de::field::<A, ClientCredentialsOAuthFlow>(
-                        &mut map,
-                        "clientCredentials",
-                    )?));
                 }
                 "implicit" => {
                     if let Some(prev) = &choice {
-                        return Err(de::one_of_twice::<A::Error>(prev.key(), "implicit"));
+                        if de::field::<A, Option<serde::de::IgnoredAny>>(&mut map, "implicit")?.is_some() {
+                            return Err(de::one_of_twice::<A::Error>(prev.key(), "implicit"));
+                        }
+                    } else if let Some(v) = de::field::<A, Option<ImplicitOAuthFlow>>(&mut map, "implicit")? {
+                        choice = Some(OAuthFlows::Implicit(v));
                     }
-                    choice = Some(OAuthFlows::Implicit(de::field::<A, ImplicitOAuthFlow>(&mut map, "implicit")?));
                 }
                 "password" => {
                     if let Some(prev) = &choice {
-                        return Err(de::one_of_twice::<A::Error>(prev.key(), "password"));
+                        if de::field::<A, Option<serde::de::IgnoredAny>>(&mut map, "password")?.is_some() {
+                            return Err(de::one_of_twice::<A::Error>(prev.key(), "password"));
+                        }
+                    } else if let Some(v) = de::field::<A, Option<PasswordOAuthFlow>>(&mut map, "password")? {
+                        choice = Some(OAuthFlows::Password(v));
                     }
-                    choice = Some(OAuthFlows::Password(de::field::<A, PasswordOAuthFlow>(&mut map, "password")?));
                 }
                 "deviceCode" | "device_code" => {
                     if let Some(prev) = &choice {
-                        return Err(de::one_of_twice::<A::Error>(prev.key(), "deviceCode"));
+                        if de::field::<A, Option<serde::de::IgnoredAny>>(&mut map, "deviceCode")?.is_some() {
+                            return Err(de::one_of_twice::<A::Error>(prev.key(), "deviceCode"));
+                        }
+                    } else if let Some(v) = de::field::<A, Option<DeviceCodeOAuthFlow>>(&mut map, "deviceCode")? {
+                        choice = Some(OAuthFlows::DeviceCode(v));
                     }
-                    choice = Some(OAuthFlows::DeviceCode(de::field::<A, DeviceCodeOAuthFlow>(&mut map, "deviceCode")?));
                 }
                 _ => de::skip(&mut map)?,
             }
@@ -3452,23 +3699,33 @@ impl AuthorizationCodeOAuthFlow {
             match key.as_str() {
                 "authorizationUrl" | "authorization_url" => {
                     de::seen::<A::Error>(&mut seen, 0, "authorizationUrl")?;
-                    f_authorization_url = Some(de::field::<A, String>(&mut map, "authorizationUrl")?);
+                    if let Some(v) = de::field::<A, Option<String>>(&mut map, "authorizationUrl")? {
+                        f_authorization_url = Some(v);
+                    }
                 }
                 "tokenUrl" | "token_url" => {
                     de::seen::<A::Error>(&mut seen, 1, "tokenUrl")?;
-                    f_token_url = Some(de::field::<A, String>(&mut map, "tokenUrl")?);
+                    if let Some(v) = de::field::<A, Option<String>>(&mut map, "tokenUrl")? {
+                        f_token_url = Some(v);
+                    }
                 }
                 "refreshUrl" | "refresh_url" => {
                     de::seen::<A::Error>(&mut seen, 2, "refreshUrl")?;
-                    f_refresh_url = Some(de::field::<A, String>(&mut map, "refreshUrl")?);
+                    if let Some(v) = de::field::<A, Option<String>>(&mut map, "refreshUrl")? {
+                        f_refresh_url = Some(v);
+                    }
                 }
                 "scopes" => {
                     de::seen::<A::Error>(&mut seen, 3, "scopes")?;
-                    f_scopes = Some(de::field::<A, OrderedMap<String>>(&mut map, "scopes")?);
+                    if let Some(v) = de::field::<A, Option<OrderedMap<String>>>(&mut map, "scopes")? {
+                        f_scopes = Some(v);
+                    }
                 }
                 "pkceRequired" | "pkce_required" => {
                     de::seen::<A::Error>(&mut seen, 4, "pkceRequired")?;
-                    f_pkce_required = Some(de::field::<A, bool>(&mut map, "pkceRequired")?);
+                    if let Some(v) = de::field::<A, Option<bool>>(&mut map, "pkceRequired")? {
+                        f_pkce_required = Some(v);
+                    }
                 }
                 _ => de::skip(&mut map)?,
             }
@@ -3562,15 +3819,21 @@ impl ClientCredentialsOAuthFlow {
             match key.as_str() {
                 "tokenUrl" | "token_url" => {
                     de::seen::<A::Error>(&mut seen, 0, "tokenUrl")?;
-                    f_token_url = Some(de::field::<A, String>(&mut map, "tokenUrl")?);
+                    if let Some(v) = de::field::<A, Option<String>>(&mut map, "tokenUrl")? {
+                        f_token_url = Some(v);
+                    }
                 }
                 "refreshUrl" | "refresh_url" => {
                     de::seen::<A::Error>(&mut seen, 1, "refreshUrl")?;
-                    f_refresh_url = Some(de::field::<A, String>(&mut map, "refreshUrl")?);
+                    if let Some(v) = de::field::<A, Option<String>>(&mut map, "refreshUrl")? {
+                        f_refresh_url = Some(v);
+                    }
                 }
                 "scopes" => {
                     de::seen::<A::Error>(&mut seen, 2, "scopes")?;
-                    f_scopes = Some(de::field::<A, OrderedMap<String>>(&mut map, "scopes")?);
+                    if let Some(v) = de::field::<A, Option<OrderedMap<String>>>(&mut map, "scopes")? {
+                        f_scopes = Some(v);
+                    }
                 }
                 _ => de::skip(&mut map)?,
             }
@@ -3662,15 +3925,21 @@ impl ImplicitOAuthFlow {
             match key.as_str() {
                 "authorizationUrl" | "authorization_url" => {
                     de::seen::<A::Error>(&mut seen, 0, "authorizationUrl")?;
-                    f_authorization_url = Some(de::field::<A, String>(&mut map, "authorizationUrl")?);
+                    if let Some(v) = de::field::<A, Option<String>>(&mut map, "authorizationUrl")? {
+                        f_authorization_url = Some(v);
+                    }
                 }
                 "refreshUrl" | "refresh_url" => {
                     de::seen::<A::Error>(&mut seen, 1, "refreshUrl")?;
-                    f_refresh_url = Some(de::field::<A, String>(&mut map, "refreshUrl")?);
+                    if let Some(v) = de::field::<A, Option<String>>(&mut map, "refreshUrl")? {
+                        f_refresh_url = Some(v);
+                    }
                 }
                 "scopes" => {
                     de::seen::<A::Error>(&mut seen, 2, "scopes")?;
-                    f_scopes = Some(de::field::<A, OrderedMap<String>>(&mut map, "scopes")?);
+                    if let Some(v) = de::field::<A, Option<OrderedMap<String>>>(&mut map, "scopes")? {
+                        f_scopes = Some(v);
+                    }
                 }
                 _ => de::skip(&mut map)?,
             }
@@ -3762,15 +4031,21 @@ impl PasswordOAuthFlow {
             match key.as_str() {
                 "tokenUrl" | "token_url" => {
                     de::seen::<A::Error>(&mut seen, 0, "tokenUrl")?;
-                    f_token_url = Some(de::field::<A, String>(&mut map, "tokenUrl")?);
+                    if let Some(v) = de::field::<A, Option<String>>(&mut map, "tokenUrl")? {
+                        f_token_url = Some(v);
+                    }
                 }
                 "refreshUrl" | "refresh_url" => {
                     de::seen::<A::Error>(&mut seen, 1, "refreshUrl")?;
-                    f_refresh_url = Some(de::field::<A, String>(&mut map, "refreshUrl")?);
+                    if let Some(v) = de::field::<A, Option<String>>(&mut map, "refreshUrl")? {
+                        f_refresh_url = Some(v);
+                    }
                 }
                 "scopes" => {
                     de::seen::<A::Error>(&mut seen, 2, "scopes")?;
-                    f_scopes = Some(de::field::<A, OrderedMap<String>>(&mut map, "scopes")?);
+                    if let Some(v) = de::field::<A, Option<OrderedMap<String>>>(&mut map, "scopes")? {
+                        f_scopes = Some(v);
+                    }
                 }
                 _ => de::skip(&mut map)?,
             }
@@ -3871,19 +4146,27 @@ impl DeviceCodeOAuthFlow {
             match key.as_str() {
                 "deviceAuthorizationUrl" | "device_authorization_url" => {
                     de::seen::<A::Error>(&mut seen, 0, "deviceAuthorizationUrl")?;
-                    f_device_authorization_url = Some(de::field::<A, String>(&mut map, "deviceAuthorizationUrl")?);
+                    if let Some(v) = de::field::<A, Option<String>>(&mut map, "deviceAuthorizationUrl")? {
+                        f_device_authorization_url = Some(v);
+                    }
                 }
                 "tokenUrl" | "token_url" => {
                     de::seen::<A::Error>(&mut seen, 1, "tokenUrl")?;
-                    f_token_url = Some(de::field::<A, String>(&mut map, "tokenUrl")?);
+                    if let Some(v) = de::field::<A, Option<String>>(&mut map, "tokenUrl")? {
+                        f_token_url = Some(v);
+                    }
                 }
                 "refreshUrl" | "refresh_url" => {
                     de::seen::<A::Error>(&mut seen, 2, "refreshUrl")?;
-                    f_refresh_url = Some(de::field::<A, String>(&mut map, "refreshUrl")?);
+                    if let Some(v) = de::field::<A, Option<String>>(&mut map, "refreshUrl")? {
+                        f_refresh_url = Some(v);
+                    }
                 }
                 "scopes" => {
                     de::seen::<A::Error>(&mut seen, 3, "scopes")?;
-                    f_scopes = Some(de::field::<A, OrderedMap<String>>(&mut map, "scopes")?);
+                    if let Some(v) = de::field::<A, Option<OrderedMap<String>>>(&mut map, "scopes")? {
+                        f_scopes = Some(v);
+                    }
                 }
                 _ => de::skip(&mut map)?,
             }
@@ -3982,19 +4265,27 @@ impl SendMessageRequest {
             match key.as_str() {
                 "tenant" => {
                     de::seen::<A::Error>(&mut seen, 0, "tenant")?;
-                    f_tenant = Some(de::field::<A, String>(&mut map, "tenant")?);
+                    if let Some(v) = de::field::<A, Option<String>>(&mut map, "tenant")? {
+                        f_tenant = Some(v);
+                    }
                 }
                 "message" => {
                     de::seen::<A::Error>(&mut seen, 1, "message")?;
-                    f_message = Some(de::field::<A, Message>(&mut map, "message")?);
+                    if let Some(v) = de::field::<A, Option<Message>>(&mut map, "message")? {
+                        f_message = Some(v);
+                    }
                 }
                 "configuration" => {
                     de::seen::<A::Error>(&mut seen, 2, "configuration")?;
-                    f_configuration = Some(de::field::<A, SendMessageConfiguration>(&mut map, "configuration")?);
+                    if let Some(v) = de::field::<A, Option<SendMessageConfiguration>>(&mut map, "configuration")? {
+                        f_configuration = Some(v);
+                    }
                 }
                 "metadata" => {
                     de::seen::<A::Error>(&mut seen, 3, "metadata")?;
-                    f_metadata = Some(de::field::<A, RawObject>(&mut map, "metadata")?);
+                    if let Some(v) = de::field::<A, Option<RawObject>>(&mut map, "metadata")? {
+                        f_metadata = Some(v);
+                    }
                 }
                 _ => de::skip(&mut map)?,
             }
@@ -4084,15 +4375,21 @@ impl GetTaskRequest {
             match key.as_str() {
                 "tenant" => {
                     de::seen::<A::Error>(&mut seen, 0, "tenant")?;
-                    f_tenant = Some(de::field::<A, String>(&mut map, "tenant")?);
+                    if let Some(v) = de::field::<A, Option<String>>(&mut map, "tenant")? {
+                        f_tenant = Some(v);
+                    }
                 }
                 "id" => {
                     de::seen::<A::Error>(&mut seen, 1, "id")?;
-                    f_id = Some(de::field::<A, String>(&mut map, "id")?);
+                    if let Some(v) = de::field::<A, Option<String>>(&mut map, "id")? {
+                        f_id = Some(v);
+                    }
                 }
                 "historyLength" | "history_length" => {
                     de::seen::<A::Error>(&mut seen, 2, "historyLength")?;
-                    f_history_length = Some(de::field::<A, i32>(&mut map, "historyLength")?);
+                    if let Some(v) = de::field::<A, Option<crate::protojson::Int32>>(&mut map, "historyLength")? {
+                        f_history_length = Some(v.0);
+                    }
                 }
                 _ => de::skip(&mut map)?,
             }
@@ -4225,35 +4522,51 @@ impl ListTasksRequest {
             match key.as_str() {
                 "tenant" => {
                     de::seen::<A::Error>(&mut seen, 0, "tenant")?;
-                    f_tenant = Some(de::field::<A, String>(&mut map, "tenant")?);
+                    if let Some(v) = de::field::<A, Option<String>>(&mut map, "tenant")? {
+                        f_tenant = Some(v);
+                    }
                 }
                 "contextId" | "context_id" => {
                     de::seen::<A::Error>(&mut seen, 1, "contextId")?;
-                    f_context_id = Some(de::field::<A, String>(&mut map, "contextId")?);
+                    if let Some(v) = de::field::<A, Option<String>>(&mut map, "contextId")? {
+                        f_context_id = Some(v);
+                    }
                 }
                 "status" => {
                     de::seen::<A::Error>(&mut seen, 2, "status")?;
-                    f_status = Some(de::field::<A, TaskState>(&mut map, "status")?);
+                    if let Some(v) = de::field::<A, Option<TaskState>>(&mut map, "status")? {
+                        f_status = Some(v);
+                    }
                 }
                 "pageSize" | "page_size" => {
                     de::seen::<A::Error>(&mut seen, 3, "pageSize")?;
-                    f_page_size = Some(de::field::<A, i32>(&mut map, "pageSize")?);
+                    if let Some(v) = de::field::<A, Option<crate::protojson::Int32>>(&mut map, "pageSize")? {
+                        f_page_size = Some(v.0);
+                    }
                 }
                 "pageToken" | "page_token" => {
                     de::seen::<A::Error>(&mut seen, 4, "pageToken")?;
-                    f_page_token = Some(de::field::<A, String>(&mut map, "pageToken")?);
+                    if let Some(v) = de::field::<A, Option<String>>(&mut map, "pageToken")? {
+                        f_page_token = Some(v);
+                    }
                 }
                 "historyLength" | "history_length" => {
                     de::seen::<A::Error>(&mut seen, 5, "historyLength")?;
-                    f_history_length = Some(de::field::<A, i32>(&mut map, "historyLength")?);
+                    if let Some(v) = de::field::<A, Option<crate::protojson::Int32>>(&mut map, "historyLength")? {
+                        f_history_length = Some(v.0);
+                    }
                 }
                 "statusTimestampAfter" | "status_timestamp_after" => {
                     de::seen::<A::Error>(&mut seen, 6, "statusTimestampAfter")?;
-                    f_status_timestamp_after = Some(de::field::<A, Timestamp>(&mut map, "statusTimestampAfter")?);
+                    if let Some(v) = de::field::<A, Option<Timestamp>>(&mut map, "statusTimestampAfter")? {
+                        f_status_timestamp_after = Some(v);
+                    }
                 }
                 "includeArtifacts" | "include_artifacts" => {
                     de::seen::<A::Error>(&mut seen, 7, "includeArtifacts")?;
-                    f_include_artifacts = Some(de::field::<A, bool>(&mut map, "includeArtifacts")?);
+                    if let Some(v) = de::field::<A, Option<bool>>(&mut map, "includeArtifacts")? {
+                        f_include_artifacts = Some(v);
+                    }
                 }
                 _ => de::skip(&mut map)?,
             }
@@ -4365,19 +4678,27 @@ impl ListTasksResponse {
             match key.as_str() {
                 "tasks" => {
                     de::seen::<A::Error>(&mut seen, 0, "tasks")?;
-                    f_tasks = Some(de::field::<A, de::List<Task>>(&mut map, "tasks")?.0);
+                    if let Some(v) = de::field::<A, Option<de::List<Task>>>(&mut map, "tasks")? {
+                        f_tasks = Some(v.0);
+                    }
                 }
                 "nextPageToken" | "next_page_token" => {
                     de::seen::<A::Error>(&mut seen, 1, "nextPageToken")?;
-                    f_next_page_token = Some(de::field::<A, String>(&mut map, "nextPageToken")?);
+                    if let Some(v) = de::field::<A, Option<String>>(&mut map, "nextPageToken")? {
+                        f_next_page_token = Some(v);
+                    }
                 }
                 "pageSize" | "page_size" => {
                     de::seen::<A::Error>(&mut seen, 2, "pageSize")?;
-                    f_page_size = Some(de::field::<A, i32>(&mut map, "pageSize")?);
+                    if let Some(v) = de::field::<A, Option<crate::protojson::Int32>>(&mut map, "pageSize")? {
+                        f_page_size = Some(v.0);
+                    }
                 }
                 "totalSize" | "total_size" => {
                     de::seen::<A::Error>(&mut seen, 3, "totalSize")?;
-                    f_total_size = Some(de::field::<A, i32>(&mut map, "totalSize")?);
+                    if let Some(v) = de::field::<A, Option<crate::protojson::Int32>>(&mut map, "totalSize")? {
+                        f_total_size = Some(v.0);
+                    }
                 }
                 _ => de::skip(&mut map)?,
             }
@@ -4470,15 +4791,21 @@ impl CancelTaskRequest {
             match key.as_str() {
                 "tenant" => {
                     de::seen::<A::Error>(&mut seen, 0, "tenant")?;
-                    f_tenant = Some(de::field::<A, String>(&mut map, "tenant")?);
+                    if let Some(v) = de::field::<A, Option<String>>(&mut map, "tenant")? {
+                        f_tenant = Some(v);
+                    }
                 }
                 "id" => {
                     de::seen::<A::Error>(&mut seen, 1, "id")?;
-                    f_id = Some(de::field::<A, String>(&mut map, "id")?);
+                    if let Some(v) = de::field::<A, Option<String>>(&mut map, "id")? {
+                        f_id = Some(v);
+                    }
                 }
                 "metadata" => {
                     de::seen::<A::Error>(&mut seen, 2, "metadata")?;
-                    f_metadata = Some(de::field::<A, RawObject>(&mut map, "metadata")?);
+                    if let Some(v) = de::field::<A, Option<RawObject>>(&mut map, "metadata")? {
+                        f_metadata = Some(v);
+                    }
                 }
                 _ => de::skip(&mut map)?,
             }
@@ -4562,15 +4889,21 @@ impl GetTaskPushNotificationConfigRequest {
             match key.as_str() {
                 "tenant" => {
                     de::seen::<A::Error>(&mut seen, 0, "tenant")?;
-                    f_tenant = Some(de::field::<A, String>(&mut map, "tenant")?);
+                    if let Some(v) = de::field::<A, Option<String>>(&mut map, "tenant")? {
+                        f_tenant = Some(v);
+                    }
                 }
                 "taskId" | "task_id" => {
                     de::seen::<A::Error>(&mut seen, 1, "taskId")?;
-                    f_task_id = Some(de::field::<A, String>(&mut map, "taskId")?);
+                    if let Some(v) = de::field::<A, Option<String>>(&mut map, "taskId")? {
+                        f_task_id = Some(v);
+                    }
                 }
                 "id" => {
                     de::seen::<A::Error>(&mut seen, 2, "id")?;
-                    f_id = Some(de::field::<A, String>(&mut map, "id")?);
+                    if let Some(v) = de::field::<A, Option<String>>(&mut map, "id")? {
+                        f_id = Some(v);
+                    }
                 }
                 _ => de::skip(&mut map)?,
             }
@@ -4657,15 +4990,21 @@ impl DeleteTaskPushNotificationConfigRequest {
             match key.as_str() {
                 "tenant" => {
                     de::seen::<A::Error>(&mut seen, 0, "tenant")?;
-                    f_tenant = Some(de::field::<A, String>(&mut map, "tenant")?);
+                    if let Some(v) = de::field::<A, Option<String>>(&mut map, "tenant")? {
+                        f_tenant = Some(v);
+                    }
                 }
                 "taskId" | "task_id" => {
                     de::seen::<A::Error>(&mut seen, 1, "taskId")?;
-                    f_task_id = Some(de::field::<A, String>(&mut map, "taskId")?);
+                    if let Some(v) = de::field::<A, Option<String>>(&mut map, "taskId")? {
+                        f_task_id = Some(v);
+                    }
                 }
                 "id" => {
                     de::seen::<A::Error>(&mut seen, 2, "id")?;
-                    f_id = Some(de::field::<A, String>(&mut map, "id")?);
+                    if let Some(v) = de::field::<A, Option<String>>(&mut map, "id")? {
+                        f_id = Some(v);
+                    }
                 }
                 _ => de::skip(&mut map)?,
             }
@@ -4748,11 +5087,15 @@ impl SubscribeToTaskRequest {
             match key.as_str() {
                 "tenant" => {
                     de::seen::<A::Error>(&mut seen, 0, "tenant")?;
-                    f_tenant = Some(de::field::<A, String>(&mut map, "tenant")?);
+                    if let Some(v) = de::field::<A, Option<String>>(&mut map, "tenant")? {
+                        f_tenant = Some(v);
+                    }
                 }
                 "id" => {
                     de::seen::<A::Error>(&mut seen, 1, "id")?;
-                    f_id = Some(de::field::<A, String>(&mut map, "id")?);
+                    if let Some(v) = de::field::<A, Option<String>>(&mut map, "id")? {
+                        f_id = Some(v);
+                    }
                 }
                 _ => de::skip(&mut map)?,
             }
@@ -4843,19 +5186,27 @@ impl ListTaskPushNotificationConfigsRequest {
             match key.as_str() {
                 "tenant" => {
                     de::seen::<A::Error>(&mut seen, 0, "tenant")?;
-                    f_tenant = Some(de::field::<A, String>(&mut map, "tenant")?);
+                    if let Some(v) = de::field::<A, Option<String>>(&mut map, "tenant")? {
+                        f_tenant = Some(v);
+                    }
                 }
                 "taskId" | "task_id" => {
                     de::seen::<A::Error>(&mut seen, 1, "taskId")?;
-                    f_task_id = Some(de::field::<A, String>(&mut map, "taskId")?);
+                    if let Some(v) = de::field::<A, Option<String>>(&mut map, "taskId")? {
+                        f_task_id = Some(v);
+                    }
                 }
                 "pageSize" | "page_size" => {
                     de::seen::<A::Error>(&mut seen, 2, "pageSize")?;
-                    f_page_size = Some(de::field::<A, i32>(&mut map, "pageSize")?);
+                    if let Some(v) = de::field::<A, Option<crate::protojson::Int32>>(&mut map, "pageSize")? {
+                        f_page_size = Some(v.0);
+                    }
                 }
                 "pageToken" | "page_token" => {
                     de::seen::<A::Error>(&mut seen, 3, "pageToken")?;
-                    f_page_token = Some(de::field::<A, String>(&mut map, "pageToken")?);
+                    if let Some(v) = de::field::<A, Option<String>>(&mut map, "pageToken")? {
+                        f_page_token = Some(v);
+                    }
                 }
                 _ => de::skip(&mut map)?,
             }
@@ -4937,7 +5288,9 @@ impl GetExtendedAgentCardRequest {
             match key.as_str() {
                 "tenant" => {
                     de::seen::<A::Error>(&mut seen, 0, "tenant")?;
-                    f_tenant = Some(de::field::<A, String>(&mut map, "tenant")?);
+                    if let Some(v) = de::field::<A, Option<String>>(&mut map, "tenant")? {
+                        f_tenant = Some(v);
+                    }
                 }
                 _ => de::skip(&mut map)?,
             }
@@ -5011,15 +5364,21 @@ impl SendMessageResponse {
             match key.as_str() {
                 "task" => {
                     if let Some(prev) = &choice {
-                        return Err(de::one_of_twice::<A::Error>(prev.key(), "task"));
+                        if de::field::<A, Option<serde::de::IgnoredAny>>(&mut map, "task")?.is_some() {
+                            return Err(de::one_of_twice::<A::Error>(prev.key(), "task"));
+                        }
+                    } else if let Some(v) = de::field::<A, Option<Task>>(&mut map, "task")? {
+                        choice = Some(SendMessageResponse::Task(v));
                     }
-                    choice = Some(SendMessageResponse::Task(de::field::<A, Task>(&mut map, "task")?));
                 }
                 "message" => {
                     if let Some(prev) = &choice {
-                        return Err(de::one_of_twice::<A::Error>(prev.key(), "message"));
+                        if de::field::<A, Option<serde::de::IgnoredAny>>(&mut map, "message")?.is_some() {
+                            return Err(de::one_of_twice::<A::Error>(prev.key(), "message"));
+                        }
+                    } else if let Some(v) = de::field::<A, Option<Message>>(&mut map, "message")? {
+                        choice = Some(SendMessageResponse::Message(v));
                     }
-                    choice = Some(SendMessageResponse::Message(de::field::<A, Message>(&mut map, "message")?));
                 }
                 _ => de::skip(&mut map)?,
             }
@@ -5100,33 +5459,40 @@ impl StreamResponse {
             match key.as_str() {
                 "task" => {
                     if let Some(prev) = &choice {
-                        return Err(de::one_of_twice::<A::Error>(prev.key(), "task"));
+                        if de::field::<A, Option<serde::de::IgnoredAny>>(&mut map, "task")?.is_some() {
+                            return Err(de::one_of_twice::<A::Error>(prev.key(), "task"));
+                        }
+                    } else if let Some(v) = de::field::<A, Option<Task>>(&mut map, "task")? {
+                        choice = Some(StreamResponse::Task(v));
                     }
-                    choice = Some(StreamResponse::Task(de::field::<A, Task>(&mut map, "task")?));
                 }
                 "message" => {
                     if let Some(prev) = &choice {
-                        return Err(de::one_of_twice::<A::Error>(prev.key(), "message"));
+                        if de::field::<A, Option<serde::de::IgnoredAny>>(&mut map, "message")?.is_some() {
+                            return Err(de::one_of_twice::<A::Error>(prev.key(), "message"));
+                        }
+                    } else if let Some(v) = de::field::<A, Option<Message>>(&mut map, "message")? {
+                        choice = Some(StreamResponse::Message(v));
                     }
-                    choice = Some(StreamResponse::Message(de::field::<A, Message>(&mut map, "message")?));
                 }
                 "statusUpdate" | "status_update" => {
                     if let Some(prev) = &choice {
-                        return Err(de::one_of_twice::<A::Error>(prev.key(), "statusUpdate"));
+                        if de::field::<A, Option<serde::de::IgnoredAny>>(&mut map, "statusUpdate")?.is_some() {
+                            return Err(de::one_of_twice::<A::Error>(prev.key(), "statusUpdate"));
+                        }
+                    } else if let Some(v) = de::field::<A, Option<TaskStatusUpdateEvent>>(&mut map, "statusUpdate")? {
+                        choice = Some(StreamResponse::StatusUpdate(v));
                     }
-                    choice = Some(StreamResponse::StatusUpdate(de::field::<A, TaskStatusUpdateEvent>(
-                        &mut map,
-                        "statusUpdate",
-                    )?));
                 }
                 "artifactUpdate" | "artifact_update" => {
                     if let Some(prev) = &choice {
-                        return Err(de::one_of_twice::<A::Error>(prev.key(), "artifactUpdate"));
+                        if de::field::<A, Option<serde::de::IgnoredAny>>(&mut map, "artifactUpdate")?.is_some() {
+                            return Err(de::one_of_twice::<A::Error>(prev.key(), "artifactUpdate"));
+                        }
+                    } else if let Some(v) = de::field::<A, Option<TaskArtifactUpdateEvent>>(&mut map, "artifactUpdate")?
+                    {
+                        choice = Some(StreamResponse::ArtifactUpdate(v));
                     }
-                    choice = Some(StreamResponse::ArtifactUpdate(de::field::<A, TaskArtifactUpdateEvent>(
-                        &mut map,
-                        "artifactUpdate",
-                    )?));
                 }
                 _ => de::skip(&mut map)?,
             }
@@ -5201,11 +5567,16 @@ impl ListTaskPushNotificationConfigsResponse {
             match key.as_str() {
                 "configs" => {
                     de::seen::<A::Error>(&mut seen, 0, "configs")?;
-                    f_configs = Some(de::field::<A, de::List<TaskPushNotificationConfig>>(&mut map, "configs")?.0);
+                    if let Some(v) = de::field::<A, Option<de::List<TaskPushNotificationConfig>>>(&mut map, "configs")?
+                    {
+                        f_configs = Some(v.0);
+                    }
                 }
                 "nextPageToken" | "next_page_token" => {
                     de::seen::<A::Error>(&mut seen, 1, "nextPageToken")?;
-                    f_next_page_token = Some(de::field::<A, String>(&mut map, "nextPageToken")?);
+                    if let Some(v) = de::field::<A, Option<String>>(&mut map, "nextPageToken")? {
+                        f_next_page_token = Some(v);
+                    }
                 }
                 _ => de::skip(&mut map)?,
             }

@@ -38,6 +38,11 @@
 //! | 3xx | dead letter at once: redirects are not followed |
 //! | a config that does not decode, an unusable token or credentials, a target the SSRF guard refuses, a non-http(s) URL | dead letter at once |
 //!
+//! Every dead letter is also logged (the `log` crate, target `agentproto_a2a::push`,
+//! level warn), a refusal by the SSRF guard named as such. The server checks a
+//! config's URL against the same guard when the config is set and refuses it then
+//! (`InvalidParams`), so a refusal here means the name resolves elsewhere than it did.
+//!
 //! Other 4xx answers are permanent because the receiver understood the request and
 //! rejected it (bad token, unknown task, endpoint gone): the same bytes would get the
 //! same answer, so retrying would only load the receiver and hide for up to the whole
@@ -522,13 +527,43 @@ async fn record(
             let result = store.delivery_done(delivery.id).await;
             (Outcome::Delivered, result.map_err(|e| format!("recording push delivery {}: {e}", delivery.id)))
         }
+        Attempt::Refused { error } => {
+            // Configs are checked when they are set; a name that resolves elsewhere
+            // since, or a config stored before the check or by another server, ends here.
+            log::warn!(
+                target: "agentproto_a2a::push",
+                "push delivery {} (task {:?}, config {:?}, event {}) refused by the SSRF guard: {error}",
+                delivery.id,
+                delivery.task.id,
+                delivery.config_id,
+                delivery.seq
+            );
+            let result = store.delivery_dead(delivery.id, now, &error).await;
+            (Outcome::Dead { error }, result.map_err(|e| format!("dead-lettering push delivery {}: {e}", delivery.id)))
+        }
         Attempt::Permanent { error } => {
+            log::warn!(
+                target: "agentproto_a2a::push",
+                "push delivery {} (task {:?}, config {:?}, event {}) dead-lettered: {error}",
+                delivery.id,
+                delivery.task.id,
+                delivery.config_id,
+                delivery.seq
+            );
             let result = store.delivery_dead(delivery.id, now, &error).await;
             (Outcome::Dead { error }, result.map_err(|e| format!("dead-lettering push delivery {}: {e}", delivery.id)))
         }
         Attempt::Retry { error, retry_after } => {
             if !policy.may_retry(number) {
                 let error = format!("gave up after {number} attempts: {error}");
+                log::warn!(
+                    target: "agentproto_a2a::push",
+                    "push delivery {} (task {:?}, config {:?}, event {}) dead-lettered: {error}",
+                    delivery.id,
+                    delivery.task.id,
+                    delivery.config_id,
+                    delivery.seq
+                );
                 let result = store.delivery_dead(delivery.id, now, &error).await;
                 return (
                     Outcome::Dead { error },

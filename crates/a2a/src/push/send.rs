@@ -31,9 +31,11 @@ pub(crate) enum Attempt {
     /// A failure that may go away: a timeout, a connection error, 408, 429 or 5xx.
     /// `retry_after` is what the receiver asked for on 429 or 503.
     Retry { error: String, retry_after: Option<Duration> },
-    /// A failure that will not: a config that does not decode, a refused target, a
-    /// redirect, or any other 4xx.
+    /// A failure that will not: a config that does not decode, a redirect, or any
+    /// other 4xx.
     Permanent { error: String },
+    /// The SSRF guard refused the target (permanent too).
+    Refused { error: String },
 }
 
 /// Makes one attempt to deliver `delivery`.
@@ -46,7 +48,7 @@ pub(crate) async fn attempt(client: &reqwest::Client, guard: &SsrfGuard, deliver
     };
     let url = match guard.check_url(&config.url) {
         Ok(url) => url,
-        Err(refusal) => return Attempt::Permanent { error: refusal.to_string() },
+        Err(refusal) => return Attempt::Refused { error: refusal.to_string() },
     };
     let headers = match headers(&config) {
         Ok(headers) => headers,
@@ -148,7 +150,7 @@ fn judge_error(error: &reqwest::Error) -> Attempt {
     let mut source: Option<&(dyn StdError + 'static)> = Some(error);
     while let Some(e) = source {
         if let Some(refusal) = e.downcast_ref::<Refused>() {
-            return Attempt::Permanent { error: refusal.to_string() };
+            return Attempt::Refused { error: refusal.to_string() };
         }
         source = e.source();
     }

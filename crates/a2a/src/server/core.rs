@@ -12,6 +12,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::errors::{A2aError, ErrorKind};
 use crate::executor::{AgentExecutor, First, RequestContext, TaskUpdater};
+use crate::push::SsrfGuard;
 use crate::store::{IdempotencyClaim, ListQuery, PushConfigRecord, TaskKey};
 use crate::stream::{StreamItem, Subscription};
 use crate::tasks::{decode_task, encode, ends_turn, is_terminal, view, Change, Tasks};
@@ -72,6 +73,12 @@ pub struct CoreOptions {
     /// Answer every `SendMessage` as if `returnImmediately` were set (A2A 0.3's default;
     /// a2a-tck revisions from before 1.0 expect it). Off: 1.0 semantics, a send waits.
     pub return_immediately_by_default: bool,
+    /// The SSRF guard push URLs are checked against when a config is set (the one the
+    /// push worker delivers with), so that a config it would refuse is refused at once.
+    pub push_guard: SsrfGuard,
+    /// How long that check may wait for DNS; a name that does not resolve in time is
+    /// accepted (the worker checks again at every delivery).
+    pub push_resolve_timeout: std::time::Duration,
 }
 
 pub struct Core<E> {
@@ -271,7 +278,7 @@ impl<E: AgentExecutor> Core<E> {
             Some(mut pc) => {
                 self.require_push()?;
                 pc.task_id = task_id.clone();
-                Some(self.push_record(&cx, pc)?.1)
+                Some(self.push_record(&cx, pc, "$.params.configuration.taskPushNotificationConfig.url").await?.1)
             }
             None => None,
         };
@@ -422,13 +429,13 @@ impl<E: AgentExecutor> Core<E> {
             let t = decode_task(&rec.body)?;
             tasks_out.push(view(t, r.history_length, r.include_artifacts.unwrap_or(false)));
         }
-        // `pageSize` reports the size of this page (what the TCK checks: 0 for an empty
-        // answer, the total when everything fits).
-        let size = tasks_out.len() as i32;
+        // `pageSize` is the page size used for this answer (the request's, or the
+        // default), not the number of tasks on the page: a2a.proto says so, and so does
+        // the current TCK (an RC-era revision expected the count).
         let resp = ListTasksResponse::new(
             tasks_out,
             page.next.map(|(ts, id)| page_token(ts, &id)).unwrap_or_default(),
-            size,
+            page_size,
             page.total_size.min(i32::MAX as u64) as i32,
         );
         Ok(Answer::Value(encode(&resp)?))
@@ -472,12 +479,14 @@ impl<E: AgentExecutor> Core<E> {
         let key = TaskKey::new(cx.tenant.clone(), r.id.clone());
         if let Some(after) = cx.last_event_id {
             // A resume continues the log after the last event the client saw, even when
-            // the task has ended since (the missing events are what it came for).
-            if self.tasks.store().get_task(&key).await?.is_none() {
-                return Err(A2aError::task_not_found(&r.id));
-            }
-            let sub = self.tasks.hub().subscribe(self.tasks.store().clone(), key, after);
-            return Ok(Answer::Stream(Box::pin(events(sub))));
+            // the task has ended since (the missing events are what it came for). It
+            // still starts with the Task (§3.1.6), read after the subscription is
+            // registered and sent at once; it carries no `id:`, since it is no place in
+            // the log and must not move the client's Last-Event-ID past what it missed.
+            let sub = self.tasks.hub().subscribe(self.tasks.store().clone(), key.clone(), after);
+            let (task, _) = self.tasks.get(&key).await?.ok_or_else(|| A2aError::task_not_found(&r.id))?;
+            let first = StreamOut::Event { seq: None, body: encode(&StreamResponse::Task(task))? };
+            return Ok(Answer::Stream(Box::pin(futures::stream::iter([first]).chain(events(sub)))));
         }
         // The last written sequence number first, then the task: the snapshot is at least
         // that recent, so following the log after it loses nothing.
@@ -497,22 +506,64 @@ impl<E: AgentExecutor> Core<E> {
         Ok(Answer::Stream(Box::pin(futures::stream::iter([first]).chain(events(sub)))))
     }
 
-    /// A config checked and completed (id, tenant) with its store record.
-    fn push_record(
+    /// A config checked and completed (id, tenant) with its store record; `url_path`
+    /// names its `url` in errors.
+    async fn push_record(
         &self,
         cx: &CallContext,
         mut c: TaskPushNotificationConfig,
+        url_path: &str,
     ) -> Result<(TaskPushNotificationConfig, PushConfigRecord), A2aError> {
         if c.id.is_empty() {
             c.id = uuid::Uuid::new_v4().to_string();
         }
         c.tenant = cx.tenant.clone();
         if !(c.url.starts_with("http://") || c.url.starts_with("https://")) {
-            return Err(invalid("$.params.url", "an absolute http or https URL"));
+            return Err(invalid(url_path, "an absolute http or https URL"));
         }
+        self.check_push_target(&c.url, url_path).await?;
         let key = TaskKey::new(cx.tenant.clone(), c.task_id.clone());
         let record = PushConfigRecord { task: key, id: c.id.clone(), body: encode(&c)? };
         Ok((c, record))
+    }
+
+    /// Refuses a push URL the SSRF guard would refuse at delivery: a scheme other than
+    /// http(s), an address literal that is not public, or a name whose every address is
+    /// not (the same rule as the worker's resolver). A name that does not resolve now is
+    /// let through: it is checked again, and a refusal logged, when a delivery is made.
+    async fn check_push_target(&self, url: &str, url_path: &str) -> Result<(), A2aError> {
+        let guard = &self.options.push_guard;
+        let refused = |refusal: crate::push::Refused| {
+            A2aError::new(ErrorKind::InvalidParams)
+                .with_message(format!(
+                    "Invalid parameters at {url_path}: the push notification URL is refused: {refusal}"
+                ))
+                .with("path", url_path)
+                .with("rule", "ssrf-guard")
+        };
+        let parsed = guard.check_url(url).map_err(refused)?;
+        let Some(host) = parsed.host_str() else { return Ok(()) };
+        if host.starts_with('[') || host.parse::<std::net::IpAddr>().is_ok() {
+            return Ok(()); // an address literal, checked above
+        }
+        let port = parsed.port_or_known_default().unwrap_or(80);
+        let lookup = tokio::net::lookup_host((host, port));
+        let Ok(Ok(addrs)) = tokio::time::timeout(self.options.push_resolve_timeout, lookup).await else {
+            return Ok(());
+        };
+        let mut first_refusal = None;
+        for addr in addrs {
+            match guard.check_ip(host, addr.ip()) {
+                Ok(()) => return Ok(()),
+                Err(r) => {
+                    first_refusal.get_or_insert(r);
+                }
+            }
+        }
+        match first_refusal {
+            Some(r) => Err(refused(r)),
+            None => Ok(()),
+        }
     }
 
     async fn store_push_config(
@@ -520,7 +571,7 @@ impl<E: AgentExecutor> Core<E> {
         cx: &CallContext,
         c: TaskPushNotificationConfig,
     ) -> Result<TaskPushNotificationConfig, A2aError> {
-        let (c, record) = self.push_record(cx, c)?;
+        let (c, record) = self.push_record(cx, c, "$.params.url").await?;
         self.tasks.store().put_push_config(record).await?;
         Ok(c)
     }

@@ -10,7 +10,7 @@ use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
 
-use agentproto_jsonrpc::{Message as RpcMessage, RequestId};
+use agentproto_jsonrpc::{DecodeOptions, EnvelopeErrorKind, Message as RpcMessage, RequestId};
 use axum::body::{Body, Bytes};
 use axum::extract::{Request as HttpRequest, State};
 use axum::response::{IntoResponse, Response};
@@ -49,8 +49,24 @@ pub struct HttpOptions {
     /// The prefix of the HTTP+JSON routes (`/a2a/rest`; `""` for the root).
     pub rest_prefix: String,
     pub error_table: ErrorTable,
-    /// Largest request body, in bytes; larger ones get 413.
+    /// Largest request body, in bytes; larger ones get 413 (a `Content-Length` over it
+    /// before the body is read).
     pub max_body_bytes: usize,
+    /// A request's whole body must arrive within this, once its handler reads it;
+    /// otherwise 408 and the connection is closed.
+    pub body_timeout: Duration,
+    /// A request's head (request line and headers) must arrive within this from its
+    /// first byte; otherwise the connection is closed. Applies under [`crate::server::A2aServer::serve`].
+    pub header_timeout: Duration,
+    /// A connection with no request in progress is closed after this long without a new
+    /// one (before the first request too). Applies under [`crate::server::A2aServer::serve`].
+    pub idle_timeout: Duration,
+    /// The most connections served at once; one more is answered 503 and closed.
+    /// Applies under [`crate::server::A2aServer::serve`].
+    pub max_connections: usize,
+    /// How long a shutdown waits for requests in progress before it closes their
+    /// connections. Applies under [`crate::server::A2aServer::serve`].
+    pub shutdown_timeout: Duration,
     pub missing_version: MissingVersion,
     /// A header that names the tenant (for deployments that route tenants by header).
     pub tenant_header: Option<String>,
@@ -67,6 +83,11 @@ impl Default for HttpOptions {
             rest_prefix: "/a2a/rest".into(),
             error_table: ErrorTable::V1_0_1,
             max_body_bytes: 4 << 20,
+            body_timeout: Duration::from_secs(60),
+            header_timeout: Duration::from_secs(15),
+            idle_timeout: Duration::from_secs(60),
+            max_connections: 1024,
+            shutdown_timeout: Duration::from_secs(10),
             missing_version: MissingVersion::V0_3,
             tenant_header: None,
             keep_alive: Duration::from_secs(15),
@@ -81,6 +102,9 @@ pub(crate) struct App<E> {
     pub(crate) auth: Option<Arc<dyn Authenticator>>,
     card: Bytes,
     etag: String,
+    /// When this card began to be served (Unix seconds), and as an HTTP date.
+    modified: i64,
+    last_modified: String,
 }
 
 impl<E: AgentExecutor> App<E> {
@@ -88,7 +112,11 @@ impl<E: AgentExecutor> App<E> {
         let card = Bytes::from(serde_json::to_vec(&core.options.card).unwrap_or_default());
         let digest = Sha256::digest(&card);
         let etag = format!("\"{}\"", digest.iter().take(12).map(|b| format!("{b:02x}")).collect::<String>());
-        Arc::new(App { core, options, auth, card, etag })
+        // The card is fixed for the life of the server: it was last modified when the
+        // server was built.
+        let modified = crate::Timestamp::now().secs;
+        let last_modified = crate::protojson::http_date(modified);
+        Arc::new(App { core, options, auth, card, etag, modified, last_modified })
     }
 }
 
@@ -104,10 +132,15 @@ pub(crate) fn router<E: AgentExecutor>(app: Arc<App<E>>) -> Router {
 }
 
 async fn card<E: AgentExecutor>(State(app): State<Arc<App<E>>>, headers: HeaderMap) -> Response {
-    let fresh = headers
-        .get(http::header::IF_NONE_MATCH)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.split(',').any(|t| t.trim() == app.etag || t.trim() == "*"));
+    // RFC 9110 §13.2.2: If-None-Match decides when present; If-Modified-Since otherwise.
+    let fresh = match headers.get(http::header::IF_NONE_MATCH).and_then(|v| v.to_str().ok()) {
+        Some(v) => v.split(',').any(|t| t.trim() == app.etag || t.trim() == "*"),
+        None => headers
+            .get(http::header::IF_MODIFIED_SINCE)
+            .and_then(|v| v.to_str().ok())
+            .and_then(crate::protojson::parse_http_date)
+            .is_some_and(|since| since >= app.modified),
+    };
     let mut resp = if fresh {
         StatusCode::NOT_MODIFIED.into_response()
     } else {
@@ -115,6 +148,9 @@ async fn card<E: AgentExecutor>(State(app): State<Arc<App<E>>>, headers: HeaderM
     };
     let h = resp.headers_mut();
     h.insert(http::header::ETAG, HeaderValue::from_str(&app.etag).unwrap_or(HeaderValue::from_static("\"0\"")));
+    if let Ok(v) = HeaderValue::from_str(&app.last_modified) {
+        h.insert(http::header::LAST_MODIFIED, v);
+    }
     h.insert(
         http::header::CACHE_CONTROL,
         HeaderValue::from_str(&format!("public, max-age={}", app.options.card_max_age))
@@ -130,7 +166,25 @@ enum Version {
     V03,
 }
 
-fn version<E>(app: &App<E>, headers: &HeaderMap, query: Option<&str>) -> Result<Version, A2aError> {
+/// The two bindings this layer serves; they do not serve the same versions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Binding {
+    /// 1.0, and 0.3 through its own method names (`message/send`, …).
+    JsonRpc,
+    /// 1.0 only (0.3's REST paths were different: `/v1/message:send`).
+    Rest,
+}
+
+impl Binding {
+    fn supported_versions(self) -> &'static str {
+        match self {
+            Binding::JsonRpc => "1.0, 0.3",
+            Binding::Rest => "1.0",
+        }
+    }
+}
+
+fn version<E>(app: &App<E>, headers: &HeaderMap, query: Option<&str>, binding: Binding) -> Result<Version, A2aError> {
     let header = headers.get("a2a-version").and_then(|v| v.to_str().ok()).map(str::trim).map(str::to_owned);
     let param = query.and_then(|q| {
         q.split('&').find_map(|p| {
@@ -146,16 +200,36 @@ fn version<E>(app: &App<E>, headers: &HeaderMap, query: Option<&str>) -> Result<
         }),
         (Some("1"), Some("0")) => Ok(Version::V1),
         (Some("0"), Some("3")) => Ok(Version::V03),
-        _ => Err(A2aError::new(ErrorKind::VersionNotSupported)
-            .with_message(format!("A2A version {v:?} is not supported; this agent speaks 1.0"))
-            .with("version", v)),
+        _ => {
+            let served = match binding {
+                Binding::JsonRpc => "1.0 (with A2A-Version: 1.0) and 0.3 (without the header)",
+                Binding::Rest => "1.0",
+            };
+            Err(A2aError::new(ErrorKind::VersionNotSupported)
+                .with_message(format!("A2A version {v:?} is not supported; this interface serves {served}"))
+                .with("version", v)
+                .with("supportedVersions", binding.supported_versions()))
+        }
     }
 }
 
-fn v03_refused() -> A2aError {
+/// A request taken as 0.3 (no `A2A-Version`) that 0.3 cannot answer.
+fn v03_refused(binding: Binding, method: &str) -> A2aError {
+    let message = match binding {
+        Binding::JsonRpc => format!(
+            "a request without an A2A-Version header is A2A 0.3, and {method:?} is not a 0.3 method; this interface \
+             serves 0.3 under its own method names (message/send, message/stream, tasks/get, tasks/cancel, \
+             tasks/resubscribe, tasks/pushNotificationConfig/*, agent/getAuthenticatedExtendedCard) and 1.0 with \
+             A2A-Version: 1.0"
+        ),
+        Binding::Rest => "a request without an A2A-Version header is A2A 0.3, which the HTTP+JSON interface does not \
+                          serve (it serves 1.0); send A2A-Version: 1.0"
+            .to_owned(),
+    };
     A2aError::new(ErrorKind::VersionNotSupported)
-        .with_message("A2A 0.3 is not served on this interface (a request without an A2A-Version header is 0.3); send A2A-Version: 1.0")
+        .with_message(message)
         .with("version", "0.3")
+        .with("supportedVersions", binding.supported_versions())
 }
 
 /// Authentication, then the tenant: from the path, the request, a header, or the credential.
@@ -226,32 +300,125 @@ fn content_type_ok(headers: &HeaderMap) -> bool {
     }
 }
 
-async fn read_body<E>(app: &App<E>, body: Body) -> Result<Bytes, A2aError> {
-    axum::body::to_bytes(body, app.options.max_body_bytes).await.map_err(|_| {
-        A2aError::new(ErrorKind::PayloadTooLarge)
-            .with_message(format!("the request body is larger than {} bytes", app.options.max_body_bytes))
+/// Reads a request body within the limits: refused at once (before anything is read,
+/// so no `100 Continue` goes out) when its `Content-Length` is over the size limit;
+/// 413 as soon as more arrives than the limit, 408 when the whole body does not arrive
+/// within the body timeout, 400 when its framing is broken.
+async fn read_body<E>(app: &App<E>, headers: &HeaderMap, body: Body) -> Result<Bytes, A2aError> {
+    let max = app.options.max_body_bytes;
+    let too_large = || {
+        A2aError::new(ErrorKind::PayloadTooLarge).with_message(format!("the request body is larger than {max} bytes"))
+    };
+    let declared = headers.get(http::header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse().ok());
+    if declared.is_some_and(|n: u64| n > max as u64) {
+        return Err(too_large());
+    }
+    let read = async {
+        let mut stream = body.into_data_stream();
+        let mut out = bytes::BytesMut::new();
+        while let Some(chunk) = stream.next().await {
+            let chunk = chunk.map_err(|e| {
+                A2aError::new(ErrorKind::MalformedBody).with_message(format!("the request body could not be read: {e}"))
+            })?;
+            if out.len() + chunk.len() > max {
+                return Err(too_large());
+            }
+            out.extend_from_slice(&chunk);
+        }
+        Ok(out.freeze())
+    };
+    let timeout = app.options.body_timeout;
+    tokio::time::timeout(timeout, read).await.unwrap_or_else(|_| {
+        Err(A2aError::new(ErrorKind::RequestTimeout)
+            .with_message(format!("the request body did not arrive within {} ms", timeout.as_millis())))
     })
+}
+
+/// How deep a request object may nest (itself at level 1), on both bindings: the
+/// JSON-RPC envelope allows [`agentproto_jsonrpc::message::MAX_NESTING_DEPTH`] levels with
+/// itself at level 1, which leaves one less for its `params`.
+pub const MAX_REQUEST_DEPTH: usize = agentproto_jsonrpc::message::MAX_NESTING_DEPTH - 1;
+
+/// Refuses a request object nested deeper than [`MAX_REQUEST_DEPTH`] (a parse error,
+/// as the JSON-RPC envelope reports it).
+fn check_depth(json: &[u8]) -> Result<(), A2aError> {
+    if nesting_exceeds(json, MAX_REQUEST_DEPTH) {
+        return Err(A2aError::new(ErrorKind::Parse).with_message(format!(
+            "parse error: the request nests arrays and objects deeper than {MAX_REQUEST_DEPTH} levels"
+        )));
+    }
+    Ok(())
+}
+
+/// Whether `bytes` nests arrays and objects deeper than `limit` (strings skipped).
+fn nesting_exceeds(bytes: &[u8], limit: usize) -> bool {
+    if bytes.iter().filter(|&&b| b == b'[' || b == b'{').count() <= limit {
+        return false;
+    }
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    for &b in bytes {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > limit {
+                    return true;
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    false
 }
 
 // ---------------------------------------------------------------------------
 // JSON-RPC
 
-fn rpc_error_body(id: Option<&RequestId>, error: Value) -> Vec<u8> {
-    let mut out = br#"{"jsonrpc":"2.0","id":"#.to_vec();
-    match id {
-        Some(id) => out.extend(serde_json::to_vec(id).unwrap_or_else(|_| b"null".to_vec())),
-        None => out.extend(b"null"),
+/// A request id as it is written back: the JSON text the request gave (a string, an
+/// integer of any size, any other number, or `null`), so that the answer carries
+/// exactly that value, as JSON-RPC 2.0 requires.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct RpcId(String);
+
+impl RpcId {
+    /// `null`: the id of an answer to a request whose id could not be read.
+    pub(crate) fn null() -> Self {
+        RpcId("null".to_owned())
     }
+
+    fn from_id(id: &RequestId) -> Self {
+        RpcId(serde_json::to_string(id).unwrap_or_else(|_| "null".to_owned()))
+    }
+
+    /// The id's JSON text.
+    pub(crate) fn json(&self) -> &[u8] {
+        self.0.as_bytes()
+    }
+}
+
+fn rpc_error_body(id: Option<&RpcId>, error: Value) -> Vec<u8> {
+    let mut out = br#"{"jsonrpc":"2.0","id":"#.to_vec();
+    out.extend(id.map_or(&b"null"[..], RpcId::json));
     out.extend(br#","error":"#);
     out.extend(serde_json::to_vec(&error).unwrap_or_default());
     out.push(b'}');
     out
 }
 
-fn rpc_result_body(id: &RequestId, result: &[u8]) -> Vec<u8> {
+fn rpc_result_body(id: &RpcId, result: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(result.len() + 40);
     out.extend(br#"{"jsonrpc":"2.0","id":"#);
-    out.extend(serde_json::to_vec(id).unwrap_or_else(|_| b"null".to_vec()));
+    out.extend(id.json());
     out.extend(br#","result":"#);
     out.extend(result);
     out.push(b'}');
@@ -262,31 +429,69 @@ fn json_response(status: StatusCode, content_type: &'static str, body: Vec<u8>) 
     (status, [(http::header::CONTENT_TYPE, content_type)], body).into_response()
 }
 
-fn rpc_error_response(e: &A2aError, id: Option<&RequestId>) -> Response {
-    // JSON-RPC errors travel with HTTP 200, except failed authentication, which keeps
-    // its HTTP meaning so that proxies and clients can react to it.
-    let status = match e.kind {
+/// The HTTP status a JSON-RPC error travels with: 200, except where the HTTP meaning
+/// matters to proxies and clients (authentication, size, time).
+pub(crate) fn rpc_http_status(kind: ErrorKind) -> StatusCode {
+    match kind {
         ErrorKind::Unauthenticated => StatusCode::UNAUTHORIZED,
         ErrorKind::PermissionDenied => StatusCode::FORBIDDEN,
         ErrorKind::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+        ErrorKind::RequestTimeout => StatusCode::REQUEST_TIMEOUT,
+        ErrorKind::MalformedBody => StatusCode::BAD_REQUEST,
         _ => StatusCode::OK,
-    };
-    let mut resp = json_response(status, "application/json", rpc_error_body(id, e.jsonrpc_error()));
-    if e.kind == ErrorKind::Unauthenticated {
-        resp.headers_mut().insert(http::header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
     }
+}
+
+fn rpc_error_response(e: &A2aError, id: Option<&RpcId>) -> Response {
+    let mut resp = json_response(rpc_http_status(e.kind), "application/json", rpc_error_body(id, e.jsonrpc_error()));
+    decorate_error(&mut resp, e);
     resp
 }
 
-async fn jsonrpc<E: AgentExecutor>(State(app): State<Arc<App<E>>>, req: HttpRequest) -> Response {
-    let (parts, body) = req.into_parts();
-    let query = parts.uri.query().map(str::to_owned);
-    let body = match read_body(&app, body).await {
-        Ok(b) => b,
-        Err(e) => return rpc_error_response(&e, None),
+/// Headers some errors carry whatever the binding: a challenge with 401, and
+/// `Connection: close` when the request could not be read to its end.
+pub(crate) fn decorate_error(resp: &mut Response, e: &A2aError) {
+    match e.kind {
+        ErrorKind::Unauthenticated => {
+            resp.headers_mut().insert(http::header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        }
+        ErrorKind::PayloadTooLarge | ErrorKind::RequestTimeout | ErrorKind::MalformedBody => {
+            resp.headers_mut().insert(http::header::CONNECTION, HeaderValue::from_static("close"));
+        }
+        _ => {}
+    }
+}
+
+/// A call read from a JSON-RPC body: its id (`None` for a notification), method and params.
+struct RpcCall {
+    id: Option<RpcId>,
+    method: String,
+    params: Option<Box<serde_json::value::RawValue>>,
+}
+
+/// Reads the envelope. A request's `id` may be any JSON-RPC 2.0 id: a string, `null`,
+/// or any number (the envelope decoder keeps only 64-bit integers, so other numbers are
+/// taken aside here and echoed as they were written).
+fn read_envelope(body: &[u8]) -> Result<RpcCall, (A2aError, Option<RpcId>)> {
+    let options = DecodeOptions::default().allow_null_id(true);
+    let (decoded, raw_id) = match RpcMessage::decode_with(body, &options) {
+        Err(e) if e.kind() == EnvelopeErrorKind::InvalidRequest && e.path() == "$.id" => match numeric_id(body) {
+            Some((raw, rebuilt)) => (RpcMessage::decode_with(&rebuilt, &options), Some(raw)),
+            None => (Err(e), None),
+        },
+        other => (other, None),
     };
-    let msg = match RpcMessage::decode(&body) {
-        Ok(m) => m,
+    let echo = |id: Option<&RequestId>| match (&raw_id, id) {
+        (Some(raw), Some(_)) => Some(raw.clone()),
+        (_, id) => id.map(RpcId::from_id),
+    };
+    match decoded {
+        Ok(RpcMessage::Request { id, method, params }) => Ok(RpcCall { id: echo(Some(&id)), method, params }),
+        Ok(RpcMessage::Notification { method, params }) => Ok(RpcCall { id: None, method, params }),
+        Ok(RpcMessage::Response { .. }) => Err((
+            A2aError::new(ErrorKind::InvalidRequest).with_message("a JSON-RPC request is expected, not a response"),
+            None,
+        )),
         Err(e) => {
             let err = match e.code().0 {
                 -32700 => A2aError::new(ErrorKind::Parse),
@@ -294,16 +499,64 @@ async fn jsonrpc<E: AgentExecutor>(State(app): State<Arc<App<E>>>, req: HttpRequ
                 _ => A2aError::new(ErrorKind::InvalidRequest),
             }
             .with_message(e.message().to_owned());
-            return rpc_error_response(&err, e.id());
+            Err((err, echo(e.id())))
         }
+    }
+}
+
+/// When the body is an object whose one `id` member is a number: that number's text,
+/// and the body with the id replaced by `0` (for the envelope decoder).
+fn numeric_id(body: &[u8]) -> Option<(RpcId, Vec<u8>)> {
+    let raw: &serde_json::value::RawValue = serde_json::from_slice(body).ok()?;
+    let members = agentproto_codec::de::object_members(raw).ok()?;
+    let mut ids = members.iter().filter(|(k, _)| k == "id");
+    let (_, id) = ids.next()?;
+    if ids.next().is_some() || !id.get().starts_with(|c: char| c == '-' || c.is_ascii_digit()) {
+        return None;
+    }
+    let mut out = Vec::with_capacity(body.len());
+    out.push(b'{');
+    for (i, (key, value)) in members.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend(serde_json::to_vec(key.as_ref()).ok()?);
+        out.push(b':');
+        out.extend(if key == "id" { "0" } else { value.get() }.as_bytes());
+    }
+    out.push(b'}');
+    Some((RpcId(id.get().to_owned()), out))
+}
+
+async fn jsonrpc<E: AgentExecutor>(State(app): State<Arc<App<E>>>, req: HttpRequest) -> Response {
+    let (parts, body) = req.into_parts();
+    let body = match read_body(&app, &parts.headers, body).await {
+        Ok(b) => b,
+        Err(e) => return rpc_error_response(&e, None),
     };
-    let RpcMessage::Request { id, method, params } = msg else {
-        return rpc_error_response(
-            &A2aError::new(ErrorKind::InvalidRequest)
-                .with_message("a JSON-RPC request with an id is expected (A2A has no notifications)"),
-            None,
-        );
+    let call = match read_envelope(&body) {
+        Ok(call) => call,
+        Err((e, id)) => return rpc_error_response(&e, id.as_ref()),
     };
+    match call.id.clone() {
+        Some(id) => rpc_call(&app, &parts, id, call).await,
+        None => {
+            // A notification (JSON-RPC 2.0 §4.1): processed like a request, never
+            // answered, whatever its outcome; the HTTP exchange ends with 204.
+            drop(rpc_call(&app, &parts, RpcId::null(), call).await);
+            StatusCode::NO_CONTENT.into_response()
+        }
+    }
+}
+
+async fn rpc_call<E: AgentExecutor>(
+    app: &Arc<App<E>>,
+    parts: &http::request::Parts,
+    id: RpcId,
+    call: RpcCall,
+) -> Response {
+    let RpcCall { method, params, .. } = call;
+    let query = parts.uri.query();
     if !content_type_ok(&parts.headers) {
         return rpc_error_response(
             &A2aError::new(ErrorKind::InvalidRequest)
@@ -311,15 +564,13 @@ async fn jsonrpc<E: AgentExecutor>(State(app): State<Arc<App<E>>>, req: HttpRequ
             Some(&id),
         );
     }
-    match version(&app, &parts.headers, query.as_deref()) {
+    let raw = params.as_ref().map(|p| p.get().as_bytes()).unwrap_or(b"{}");
+    match version(app, &parts.headers, query, Binding::JsonRpc) {
         Ok(Version::V1) => {}
         Ok(Version::V03) => match crate::compat::v03::method(&method) {
             // A 0.3 method name: answered in 0.3 by the compat layer.
-            Some(m) => {
-                let raw = params.as_ref().map(|p| p.get().as_bytes()).unwrap_or(b"{}");
-                return crate::compat::serve_v03(&app, &parts.headers, query.as_deref(), id, m, raw).await;
-            }
-            None => return rpc_error_response(&v03_refused(), Some(&id)),
+            Some(m) => return crate::compat::serve_v03(app, &parts.headers, query, id, m, raw).await,
+            None => return rpc_error_response(&v03_refused(Binding::JsonRpc, &method), Some(&id)),
         },
         Err(e) => return rpc_error_response(&e, Some(&id)),
     }
@@ -331,12 +582,14 @@ async fn jsonrpc<E: AgentExecutor>(State(app): State<Arc<App<E>>>, req: HttpRequ
             Some(&id),
         );
     };
-    let raw = params.as_ref().map(|p| p.get().as_bytes()).unwrap_or(b"{}");
+    if let Err(e) = check_depth(raw) {
+        return rpc_error_response(&e, Some(&id));
+    }
     let request = match Request::decode(op, raw, "$.params") {
         Ok(d) => d.value,
         Err(e) => return rpc_error_response(&A2aError::invalid_params(&e), Some(&id)),
     };
-    let cx = match call_context(&app, &parts.headers, query.as_deref(), None, request.tenant()) {
+    let cx = match call_context(app, &parts.headers, query, None, request.tenant()) {
         Ok(cx) => cx,
         Err(e) => return rpc_error_response(&e, Some(&id)),
     };
@@ -344,7 +597,7 @@ async fn jsonrpc<E: AgentExecutor>(State(app): State<Arc<App<E>>>, req: HttpRequ
         Ok(Answer::Value(bytes)) => json_response(StatusCode::OK, "application/json", rpc_result_body(&id, &bytes)),
         Ok(Answer::Stream(events)) => {
             let id2 = id.clone();
-            sse(&app, events, move |item| match item {
+            sse(app, events, move |item| match item {
                 StreamOut::Event { seq, body } => Some(frame(seq, None, &rpc_result_body(&id2, &body))),
                 StreamOut::Gap { after, resumed_at } => Some(frame(
                     None,
@@ -449,9 +702,7 @@ fn rest_error(e: &A2aError, table: ErrorTable) -> Response {
     let status = StatusCode::from_u16(e.http_status(table)).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let mut resp =
         json_response(status, "application/json", serde_json::to_vec(&e.rest_body(table)).unwrap_or_default());
-    if e.kind == ErrorKind::Unauthenticated {
-        resp.headers_mut().insert(http::header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-    }
+    decorate_error(&mut resp, e);
     resp
 }
 
@@ -461,6 +712,8 @@ struct Route {
     vars: Vec<(String, String)>,
     body: bool,
     method_ok: bool,
+    /// The verbs the path takes (for the `Allow` header of a 405).
+    allowed: Vec<&'static str>,
 }
 
 fn match_template(template: &str, path: &str) -> Option<Vec<(String, String)>> {
@@ -487,19 +740,35 @@ fn match_template(template: &str, path: &str) -> Option<Vec<(String, String)>> {
 
 fn find_route(method: &Method, path: &str) -> Option<Route> {
     let mut found: Option<Route> = None;
+    let mut allowed: Vec<&'static str> = Vec::new();
     for op in Operation::ALL {
         for rule in op.http() {
             let Some(vars) = match_template(rule.path, path) else { continue };
             // The verbs come from the generated table (rules/a2a.toml adds POST to `:subscribe`).
             let m = rule.method.eq_ignore_ascii_case(method.as_str());
-            let route = Route { op, vars, body: rule.body, method_ok: m };
+            let route = Route { op, vars, body: rule.body, method_ok: m, allowed: Vec::new() };
             if m {
                 return Some(route);
+            }
+            let verb = match rule.method {
+                "get" => "GET",
+                "post" => "POST",
+                "delete" => "DELETE",
+                "put" => "PUT",
+                "patch" => "PATCH",
+                _ => continue,
+            };
+            if !allowed.contains(&verb) {
+                allowed.push(verb);
             }
             found.get_or_insert(route);
         }
     }
-    found
+    found.map(|mut r| {
+        allowed.sort_unstable();
+        r.allowed = allowed;
+        r
+    })
 }
 
 /// The request object of a call without a body: path variables and query parameters,
@@ -527,7 +796,12 @@ fn query_object(op: Operation, vars: &[(String, String)], query: Option<&str>) -
             QueryKind::Bool if QUERY_TRUE.contains(&v.as_str()) => Value::Bool(true),
             QueryKind::Bool if QUERY_FALSE.contains(&v.as_str()) => Value::Bool(false),
             QueryKind::Bool => return Err(bad("true or false")),
-            QueryKind::String | QueryKind::Enum | QueryKind::Timestamp => Value::String(v.clone()),
+            // An enum may be given by its proto number, as in a body (`status=2`).
+            QueryKind::Enum => match v.parse::<i64>() {
+                Ok(n) => Value::from(n),
+                Err(_) => Value::String(v.clone()),
+            },
+            QueryKind::String | QueryKind::Timestamp => Value::String(v.clone()),
         };
         obj.insert((*name).to_owned(), value);
     }
@@ -552,24 +826,31 @@ async fn rest<E: AgentExecutor>(State(app): State<Arc<App<E>>>, req: HttpRequest
         );
     };
     if !route.method_ok {
+        let allow = route.allowed.join(", ");
         let mut r = rest_error(
-            &A2aError::new(ErrorKind::MethodNotFound)
-                .with_message(format!("{} is not allowed on {path}", parts.method)),
+            &A2aError::new(ErrorKind::MethodNotAllowed)
+                .with_message(format!("{} is not allowed on {path} (allowed: {allow})", parts.method))
+                .with("allow", allow.clone()),
             table,
         );
-        *r.status_mut() = StatusCode::METHOD_NOT_ALLOWED;
+        if let Ok(v) = HeaderValue::from_str(&allow) {
+            r.headers_mut().insert(http::header::ALLOW, v);
+        }
         return r;
     }
     let query = parts.uri.query().map(str::to_owned);
-    match version(&app, &parts.headers, query.as_deref()) {
+    match version(&app, &parts.headers, query.as_deref(), Binding::Rest) {
         Ok(Version::V1) => {}
-        Ok(Version::V03) => return rest_error(&v03_refused(), table),
+        Ok(Version::V03) => return rest_error(&v03_refused(Binding::Rest, ""), table),
         Err(e) => return rest_error(&e, table),
     }
-    let body = match read_body(&app, body).await {
+    let body = match read_body(&app, &parts.headers, body).await {
         Ok(b) => b,
         Err(e) => return rest_error(&e, table),
     };
+    if let Err(e) = check_depth(&body) {
+        return rest_error(&e, table);
+    }
     let op = route.op;
     let path_tenant = route.vars.iter().find(|(k, _)| k == "tenant").map(|(_, v)| v.clone());
     let bytes: Vec<u8> =
@@ -690,5 +971,7 @@ mod tests {
             json!({"pageSize": 5, "includeArtifacts": true, "status": "TASK_STATE_WORKING", "contextId": "c 1"})
         );
         assert!(query_object(Operation::ListTasks, &[], Some("pageSize=x")).is_err());
+        let obj = query_object(Operation::ListTasks, &[], Some("status=2")).unwrap();
+        assert_eq!(Value::Object(obj), json!({"status": 2}));
     }
 }

@@ -19,8 +19,10 @@
 pub mod auth;
 pub mod core;
 pub mod http;
+mod listen;
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
@@ -37,6 +39,27 @@ use crate::v1::AgentCard;
 pub use self::core::{CallContext, CoreOptions};
 pub use self::http::{HttpOptions, MissingVersion};
 use auth::{Authenticator, CardAuthenticator, CredentialValidator};
+
+/// Installs a minimal logger for the `log` facade that writes warnings and errors to
+/// stderr, for programs that have none (the server logs push deliveries it gives up
+/// on, and why). Does nothing if a logger is already installed.
+pub fn log_to_stderr() {
+    struct Stderr;
+    impl log::Log for Stderr {
+        fn enabled(&self, m: &log::Metadata<'_>) -> bool {
+            m.level() <= log::Level::Warn
+        }
+        fn log(&self, record: &log::Record<'_>) {
+            if self.enabled(record.metadata()) {
+                eprintln!("{} {}: {}", record.level(), record.target(), record.args());
+            }
+        }
+        fn flush(&self) {}
+    }
+    if log::set_logger(&Stderr).is_ok() {
+        log::set_max_level(log::LevelFilter::Warn);
+    }
+}
 
 /// Configures an [`A2aServer`].
 pub struct Builder<E> {
@@ -149,10 +172,15 @@ impl<E: AgentExecutor> Builder<E> {
             accepted_media_types: self.accepted_media_types,
             max_metadata_bytes: self.max_metadata_bytes,
             return_immediately_by_default: self.return_immediately_by_default,
+            // Without push options no worker runs; configs are still checked with the
+            // default guard, so that none is accepted that a worker would refuse.
+            push_guard: self.push.as_ref().map(PushOptions::guard).unwrap_or_default(),
+            push_resolve_timeout: self.push.as_ref().map_or(Duration::from_secs(5), |p| p.connect_timeout),
         };
         let core = self::core::Core::new(Arc::new(self.executor), Arc::new(tasks), options, shutdown.clone());
+        let limits = listen::ConnLimits::from(&self.http);
         let app = http::App::new(core, self.http, self.auth);
-        A2aServer { router: http::router(app), shutdown, push: worker, store, _e: std::marker::PhantomData }
+        A2aServer { router: http::router(app), shutdown, push: worker, store, limits, _e: std::marker::PhantomData }
     }
 }
 
@@ -162,6 +190,7 @@ pub struct A2aServer<E> {
     shutdown: CancellationToken,
     push: Option<crate::push::PushWorkerHandle>,
     store: Arc<dyn Store>,
+    limits: listen::ConnLimits,
     #[allow(dead_code)]
     _e: std::marker::PhantomData<fn() -> E>,
 }
@@ -183,7 +212,9 @@ impl<E: AgentExecutor> A2aServer<E> {
         }
     }
 
-    /// The router, to mount inside a larger axum application.
+    /// The router, to mount inside a larger axum application. The connection limits of
+    /// [`HttpOptions`] (header, idle and shutdown timeouts, the connection limit) are
+    /// [`A2aServer::serve`]'s; a router served otherwise gets only the body limits.
     pub fn router(&self) -> axum::Router {
         self.router.clone()
     }
@@ -197,13 +228,17 @@ impl<E: AgentExecutor> A2aServer<E> {
         self.shutdown.clone()
     }
 
-    /// Serves until the shutdown token fires (or ctrl-c, see [`A2aServer::serve_until_signal`]);
-    /// in-flight requests finish, streams end, the push worker stops.
+    /// Serves HTTP/1.1 until the shutdown token fires (or a signal, see
+    /// [`A2aServer::serve_until_signal`]), within the connection limits of
+    /// [`HttpOptions`]: at most `max_connections` at once (503 beyond), idle connections
+    /// closed after `idle_timeout`, request heads due within `header_timeout`.
+    ///
+    /// On shutdown, running executions are canceled and streams end; connections
+    /// without a request in progress close at once, the others once their response is
+    /// sent, and any still open after `shutdown_timeout` are closed. Then the push
+    /// worker stops.
     pub async fn serve(self, listener: tokio::net::TcpListener) -> std::io::Result<()> {
-        let token = self.shutdown.clone();
-        let result = axum::serve(listener, self.router.clone())
-            .with_graceful_shutdown(async move { token.cancelled().await })
-            .await;
+        let result = listen::serve(listener, self.router.clone(), self.limits, self.shutdown.clone()).await;
         if let Some(push) = self.push {
             let _ = push.join().await;
         }

@@ -1,0 +1,241 @@
+"""Python for ACP's roles, all from ``Spec.methods`` (the Python twin of
+``rust_roles.py``), appended to each surface's types module:
+
+* ``AgentConnection`` / ``ClientConnection``: the handles each side calls the other
+  through, one typed ``async def`` per method the other side handles (requests return
+  the validated result, notifications ``None``), on the runtime's base classes;
+* ``AgentContext`` / ``ClientContext``: what a handler receives besides its params;
+* ``Agent`` / ``Client``: the handler base classes, one ``async def`` per method the
+  other side sends. Baseline handlers (``Method.required``) are abstract; every other
+  request answers -32601 and every other notification is ignored until overridden;
+  ``ext_method`` / ``ext_notification`` take extension messages;
+* ``connect_agent``, ``serve_agent_stdio``, ``connect_client``, ``spawn_agent``: the
+  runtime's entry points bound to this surface;
+* ``SURFACE``, last: the surface object (method table and payload decoders) the
+  runtime reads, built from this very module.
+
+Handler and call names are the model's ``Method.handler`` as they are: the runtime
+dispatches by that name, so a name that is not a valid, free Python identifier fails
+generation instead of being escaped silently.
+"""
+
+from __future__ import annotations
+
+import keyword
+from typing import TYPE_CHECKING
+
+from .emit import given
+from .model import Method, Struct
+
+if TYPE_CHECKING:
+    from .python import Emitter
+
+# The names the runtime's base classes use: a generated call or handler may not take one.
+RESERVED = frozenset(
+    {
+        "agent_capabilities",
+        "client_capabilities",
+        "ext_method",
+        "ext_notification",
+        "flush",
+        "is_closed",
+        "protocol_version",
+        "with_cancellation",
+    }
+)
+
+# The names this part adds to the module's `__all__`.
+EXPORTS = [
+    "SURFACE",
+    "Agent",
+    "AgentConnection",
+    "AgentContext",
+    "Client",
+    "ClientConnection",
+    "ClientContext",
+    "connect_agent",
+    "connect_client",
+    "serve_agent_stdio",
+    "spawn_agent",
+]
+
+# The imports the roles need, beyond the types module's own, as `ruff` orders them.
+STDLIB = ["import sys", "from abc import ABC, abstractmethod", "from collections.abc import Mapping, Sequence"]
+FIRST_PARTY = [
+    "from agentproto.acp import agent as _agent",
+    "from agentproto.acp import client as _client",
+    "from agentproto.acp import process as _process",
+    "from agentproto.acp.agent import ClientConnectionBase",
+    "from agentproto.acp.client import AgentConnectionBase",
+    "from agentproto.acp.context import Context",
+    "from agentproto.acp.options import AcpOptions",
+    "from agentproto.acp.process import AgentProcess",
+    "from agentproto.acp.receive import ExtMessage",
+]
+# Lines that merge into imports the types module may already have.
+TYPING = {"Final", "TypeAlias"}
+MSGSPEC = {"Raw"}
+JSONRPC = ["Connection", "RequestError"]
+
+
+def has_roles(spec_methods: list[Method]) -> bool:
+    return any(m.side in ("agent", "client") for m in spec_methods)
+
+
+def handler_name(m: Method) -> str:
+    name = given(m.handler or None, f"{m.wire}: handler name (rules not applied?)")
+    if not name.isidentifier() or keyword.iskeyword(name) or name in RESERVED:
+        raise ValueError(f"{m.wire}: handler name {name!r} is not a free Python identifier")
+    return name
+
+
+def emit(e: Emitter) -> None:
+    """Writes the roles part of the module (after the method table)."""
+    from .python import Call, write  # the layout helpers live with the types emitter
+
+    out = e.out
+    ms = [m for m in e.spec.methods if m.side in ("agent", "client")]
+    if not ms:
+        return
+    e.uses.update(TYPING | MSGSPEC)
+    e.exports.extend(EXPORTS)
+    for role in ("agent", "client"):
+        names = [handler_name(m) for m in ms if m.side == role]
+        if len(set(names)) != len(names):
+            raise ValueError(f"{role} handler names collide: {names}")
+
+    def types_of(m: Method) -> tuple[str, str | None]:
+        params = given(m.params, f"{m.wire}: params type")
+        for name in (m.params, m.result):
+            if name is not None and not isinstance(e.decls.get(name), Struct):
+                raise ValueError(f"{m.wire}: {name} is not an object type")
+        return params, m.result
+
+    def signature(head: str, args: list[str], returns: str) -> None:
+        write(out, "", Call(head, args, f") -> {returns}:"))
+
+    # -- the connections: typed calls ------------------------------------------------
+    for cls, base, handled_by, sender, doc in (
+        ("AgentConnection", "AgentConnectionBase", "agent", "client", "The client's handle to its agent"),
+        ("ClientConnection", "ClientConnectionBase", "client", "agent", "The agent's handle to its client"),
+    ):
+        e.blank(2)
+        out.line(f"class {cls}({base}):")
+        with out.indent():
+            out.line(f'"""{doc}: one typed call per method the {handled_by} handles."""')
+            out.line()
+            out.line("__slots__ = ()")
+            for m in ms:
+                if m.side != handled_by:
+                    continue
+                params, result = types_of(m)
+                name = handler_name(m)
+                out.line()
+                if m.kind == "request":
+                    signature(f"async def {name}(", ["self", f"params: {params}"], given(result, f"{m.wire}: result"))
+                    with out.indent():
+                        out.line(f'"""Sends `{m.wire}` and waits for its validated result."""')
+                        write(out, "return await ", Call("self._request(", [f'"{m.wire}"', "params", given(result, m.wire)], ")"))
+                else:
+                    signature(f"async def {name}(", ["self", f"params: {params}"], "None")
+                    with out.indent():
+                        out.line(f'"""Sends the `{m.wire}` notification."""')
+                        write(out, "await ", Call("self._notify(", [f'"{m.wire}"', "params"], ")"))
+
+    # -- the contexts ------------------------------------------------------------------
+    e.blank(2)
+    out.line("AgentContext: TypeAlias = Context[ClientConnection]")
+    out.line('"""What an `Agent` handler receives besides its params: the connection to the client, the cancellation."""')
+    out.line("ClientContext: TypeAlias = Context[AgentConnection]")
+    out.line('"""What a `Client` handler receives besides its params: the connection to the agent, the cancellation."""')
+
+    # -- the handler classes -----------------------------------------------------------
+    for role, sender, cx in (("agent", "client", "AgentContext"), ("client", "agent", "ClientContext")):
+        cls = role.capitalize()
+        e.blank(2)
+        out.line(f"class {cls}(ABC):")
+        with out.indent():
+            out.line(f'"""The {role} role: one handler per method the {sender} sends.')
+            out.line()
+            out.line("Implement the abstract (baseline) ones; every other request is answered -32601 and")
+            out.line("every other notification ignored until you override it. `$/cancel_request` is")
+            out.line("handled by the connection (see `Context.cancellation_token`).")
+            out.line('"""')
+            for m in ms:
+                if m.side != role:
+                    continue
+                params, result = types_of(m)
+                name = handler_name(m)
+                returns = "None" if m.kind == "notification" else given(result, f"{m.wire}: result")
+                out.line()
+                if m.required:
+                    out.line("@abstractmethod")
+                signature(f"async def {name}(", ["self", f"cx: {cx}", f"params: {params}"], returns)
+                with out.indent():
+                    if m.required:
+                        out.line(f'"""Handles `{m.wire}` ({m.stability}; every {role} implements it)."""')
+                    elif m.kind == "request":
+                        out.line(f'"""Handles `{m.wire}` ({m.stability}); answers -32601 until implemented."""')
+                        out.line(f'raise RequestError.method_not_found("{m.wire}")')
+                    else:
+                        out.line(f'"""Handles the `{m.wire}` notification ({m.stability}); ignored until implemented."""')
+                        out.line("return None")
+            out.line()
+            signature("async def ext_method(", ["self", f"cx: {cx}", "request: ExtMessage"], "Raw")
+            with out.indent():
+                out.line('"""Handles an extension request (a method starting with `_`, with its full name)."""')
+                out.line("raise RequestError.method_not_found(request.method)")
+            out.line()
+            signature("async def ext_notification(", ["self", f"cx: {cx}", "notification: ExtMessage"], "None")
+            with out.indent():
+                out.line('"""Handles an extension notification; ignored unless implemented."""')
+                out.line("return None")
+
+    # -- the entry points ----------------------------------------------------------------
+    e.blank(2)
+    signature(
+        "def connect_agent(",
+        ["agent: Agent", "input: ByteReader", "output: ByteWriter", "options: AcpOptions | None = None"],
+        "tuple[Connection, ClientConnection]",
+    )
+    with out.indent():
+        out.line('"""The agent side of a connection over any byte streams; run the returned connection."""')
+        out.line("return _agent.connect(SURFACE, agent, input, output, options, ClientConnection)")
+    e.blank(2)
+    signature("async def serve_agent_stdio(", ["agent: Agent", "options: AcpOptions | None = None"], "None")
+    with out.indent():
+        out.line('"""Serves `agent` on this process\'s stdin and stdout until stdin closes."""')
+        out.line("await _agent.serve_stdio(SURFACE, agent, options, ClientConnection)")
+    e.blank(2)
+    signature(
+        "def connect_client(",
+        ["client: Client", "input: ByteReader", "output: ByteWriter", "options: AcpOptions | None = None"],
+        "tuple[Connection, AgentConnection]",
+    )
+    with out.indent():
+        out.line('"""The client side of a connection over any byte streams; run the returned connection."""')
+        out.line("return _client.connect(SURFACE, client, input, output, options, AgentConnection)")
+    e.blank(2)
+    signature(
+        "async def spawn_agent(",
+        [
+            "command: Sequence[str]",
+            "client: Client",
+            "options: AcpOptions | None = None",
+            "*",
+            "cwd: str | None = None",
+            "env: Mapping[str, str] | None = None",
+        ],
+        "tuple[AgentConnection, AgentProcess]",
+    )
+    with out.indent():
+        out.line('"""Starts an agent command in a process group of its own and connects `client` to it')
+        out.line('(see `agentproto.acp.process`). Close the `AgentProcess` (or use it with `async with`)."""')
+        write(out, "return await ", Call("_process.spawn(", ["SURFACE", "command", "client", "options", "AgentConnection", "cwd=cwd", "env=env"], ")"))
+    e.blank(2)
+    write(out, "SURFACE: Final = ", Call("Surface(", ["sys.modules[__name__]", f'"agentproto.acp.generated._{module_of(e)}_decode"'], ")"))
+    out.line('"""This surface: its method table and payload decoders (built from this module)."""')
+
+
+def module_of(e: Emitter) -> str:
+    return e.spec.version + ("_unstable" if e.spec.surface == "unstable" else "")
