@@ -28,7 +28,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from . import names
+from . import names, python_roles
 from .emit import DocStyle, Writer, doc_comment, given, python_str
 from .model import Alias, ArrayRef, Decl, Enum, Field, JsonRef, MapRef, Method, NamedRef, PrimRef, Spec, Struct, TypeRef, Union
 
@@ -462,31 +462,44 @@ class Emitter:
     # -- the module ---------------------------------------------------------
 
     def emit(self) -> str:
+        roles = python_roles.has_roles(self.spec.methods)
         body = self.emit_body()
         out = Writer()
-        out.lines(header(self.spec, "types and method table"))
+        out.lines(header(self.spec, "types, method table and roles" if roles else "types and method table"))
         out.line()
         out.line("from __future__ import annotations")
         out.line()
+        stdlib = list(python_roles.STDLIB) if roles else []
         typing = sorted({"TYPE_CHECKING", "Annotated", "ClassVar", "Final", "Literal", "TypeAlias"} & self.uses, key=isort_key)
         if typing:
-            out.line(f"from typing import {', '.join(typing)}")
+            stdlib.append(f"from typing import {', '.join(typing)}")
+        if stdlib:
+            out.lines(stdlib)
             out.line()
         msgspec_names = sorted({"UNSET", "Meta", "Raw", "Struct", "UnsetType", "field"} & self.uses, key=isort_key)
         out.line(f"from msgspec import {', '.join(msgspec_names)}")
         out.line()
-        out.line("from agentproto.acp.rules import Gate, MethodInfo, SessionRule, SurfaceRules, ValueGate")
+        # First-party imports in ruff's order: by module, plain imports before aliased ones.
+        first: list[tuple[str, int, str]] = [
+            ("agentproto.acp.rules", 0, "from agentproto.acp.rules import Gate, MethodInfo, SessionRule, SurfaceRules, ValueGate")
+        ]
         codec = sorted({"Flattened", "Unknown"} & self.uses)
         if codec:
-            out.line(f"from agentproto.codec import {', '.join(codec)}")
+            first.append(("agentproto.codec", 0, f"from agentproto.codec import {', '.join(codec)}"))
         if "_rt" in self.uses:
-            out.line("from agentproto.codec import runtime as _rt")
+            first.append(("agentproto.codec", 1, "from agentproto.codec import runtime as _rt"))
         rt_names = sorted({"I16", "I32", "I64", "U16", "U32", "U64", "NullableRaw", "RequestId", "SlowOnly"} & self.uses, key=isort_key)
         if rt_names:
-            out.line(f"from agentproto.codec.runtime import {', '.join(rt_names)}")
-        jsonrpc = sorted({"ErrorObject"} & self.uses)
+            first.append(("agentproto.codec.runtime", 0, f"from agentproto.codec.runtime import {', '.join(rt_names)}"))
+        jsonrpc = sorted(({"ErrorObject"} & self.uses) | (set(python_roles.JSONRPC) if roles else set()))
         if jsonrpc:
-            out.line(f"from agentproto.jsonrpc import {', '.join(jsonrpc)}")
+            first.append(("agentproto.jsonrpc", 0, f"from agentproto.jsonrpc import {', '.join(jsonrpc)}"))
+        if roles:
+            for line in python_roles.FIRST_PARTY:
+                module = line.split()[1]
+                first.append((module, 1 if " as " in line else 0, line))
+        for _, _, line in sorted(first):
+            out.line(line)
         out.line()
         out.line("__all__ = [")
         with out.indent():
@@ -525,6 +538,7 @@ class Emitter:
             else:
                 self.emit_alias(d)
         self.emit_methods()
+        python_roles.emit(self)
         return out.text()
 
     def ordered_structs(self) -> list[Struct]:

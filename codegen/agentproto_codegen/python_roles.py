@@ -71,6 +71,8 @@ FIRST_PARTY = [
     "from agentproto.acp.options import AcpOptions",
     "from agentproto.acp.process import AgentProcess",
     "from agentproto.acp.receive import ExtMessage",
+    "from agentproto.acp.surface import Surface",
+    "from agentproto.jsonrpc.transport import ByteReader, ByteWriter",
 ]
 # Lines that merge into imports the types module may already have.
 TYPING = {"Final", "TypeAlias"}
@@ -91,7 +93,7 @@ def handler_name(m: Method) -> str:
 
 def emit(e: Emitter) -> None:
     """Writes the roles part of the module (after the method table)."""
-    from .python import Call, write  # the layout helpers live with the types emitter
+    from .python import Call, module_name, write  # the layout helpers live with the types emitter
 
     out = e.out
     ms = [m for m in e.spec.methods if m.side in ("agent", "client")]
@@ -106,10 +108,14 @@ def emit(e: Emitter) -> None:
 
     def types_of(m: Method) -> tuple[str, str | None]:
         params = given(m.params, f"{m.wire}: params type")
-        for name in (m.params, m.result):
-            if name is not None and not isinstance(e.decls.get(name), Struct):
-                raise ValueError(f"{m.wire}: {name} is not an object type")
+        if not isinstance(e.decls.get(params), Struct):
+            raise ValueError(f"{m.wire}: params {params} is not an object type")
         return params, m.result
+
+    def is_class(name: str) -> bool:
+        """Whether a type is a class (a struct), which the call checks its result against;
+        a union result (`mcp/message`) is an alias the runtime can only decode."""
+        return isinstance(e.decls.get(name), Struct)
 
     def signature(head: str, args: list[str], returns: str) -> None:
         write(out, "", Call(head, args, f") -> {returns}:"))
@@ -135,7 +141,12 @@ def emit(e: Emitter) -> None:
                     signature(f"async def {name}(", ["self", f"params: {params}"], given(result, f"{m.wire}: result"))
                     with out.indent():
                         out.line(f'"""Sends `{m.wire}` and waits for its validated result."""')
-                        write(out, "return await ", Call("self._request(", [f'"{m.wire}"', "params", given(result, m.wire)], ")"))
+                        result = given(result, m.wire)
+                        if is_class(result):
+                            write(out, "return await ", Call("self._request(", [f'"{m.wire}"', "params", result], ")"))
+                        else:
+                            write(out, f"value: {result} = await ", Call("self._request_value(", [f'"{m.wire}"', "params"], ")"))
+                            out.line("return value")
                 else:
                     signature(f"async def {name}(", ["self", f"params: {params}"], "None")
                     with out.indent():
@@ -179,7 +190,7 @@ def emit(e: Emitter) -> None:
                         out.line(f'raise RequestError.method_not_found("{m.wire}")')
                     else:
                         out.line(f'"""Handles the `{m.wire}` notification ({m.stability}); ignored until implemented."""')
-                        out.line("return None")
+                        out.line("return")
             out.line()
             signature("async def ext_method(", ["self", f"cx: {cx}", "request: ExtMessage"], "Raw")
             with out.indent():
@@ -189,7 +200,7 @@ def emit(e: Emitter) -> None:
             signature("async def ext_notification(", ["self", f"cx: {cx}", "notification: ExtMessage"], "None")
             with out.indent():
                 out.line('"""Handles an extension notification; ignored unless implemented."""')
-                out.line("return None")
+                out.line("return")
 
     # -- the entry points ----------------------------------------------------------------
     e.blank(2)
@@ -233,9 +244,6 @@ def emit(e: Emitter) -> None:
         out.line('(see `agentproto.acp.process`). Close the `AgentProcess` (or use it with `async with`)."""')
         write(out, "return await ", Call("_process.spawn(", ["SURFACE", "command", "client", "options", "AgentConnection", "cwd=cwd", "env=env"], ")"))
     e.blank(2)
-    write(out, "SURFACE: Final = ", Call("Surface(", ["sys.modules[__name__]", f'"agentproto.acp.generated._{module_of(e)}_decode"'], ")"))
+    decoders = f'"agentproto.acp.generated._{module_name(e.spec)}_decode"'
+    write(out, "SURFACE: Final = ", Call("Surface(", ["sys.modules[__name__]", decoders], ")"))
     out.line('"""This surface: its method table and payload decoders (built from this module)."""')
-
-
-def module_of(e: Emitter) -> str:
-    return e.spec.version + ("_unstable" if e.spec.surface == "unstable" else "")

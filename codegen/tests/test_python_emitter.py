@@ -10,7 +10,7 @@ import textwrap
 import unittest
 from pathlib import Path
 
-from agentproto_codegen import python, python_decode
+from agentproto_codegen import python, python_decode, python_roles
 from agentproto_codegen.model import (
     Alias,
     ArrayRef,
@@ -294,6 +294,98 @@ class DecodeTests(unittest.TestCase):
 
     def test_the_output_compiles(self) -> None:
         compile(self.text, "_v1_decode.py", "exec")
+
+
+NOTE = Method("session/update", "notification", "client", "Chunk", None, handler="session_update", required=True)
+ASK = Method("session/ask", "request", "client", "Thing", "Chunk", handler="ask")
+BYE = Method("session/bye", "notification", "agent", "Chunk", None, handler="bye")
+
+
+class RolesTests(unittest.TestCase):
+    text: str
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        spec = make_spec([THING, TEXT, CHUNK, BLOCK, UPDATE, KIND, SEVERITY], [PROMPT, NOTE, ASK, BYE])
+        cls.text = python.emit(spec)
+
+    def test_each_side_gets_typed_calls_for_what_the_other_handles(self) -> None:
+        self.assertIn(
+            block('''
+                async def prompt(self, params: Thing) -> Chunk:
+                    """Sends `session/prompt` and waits for its validated result."""
+                    return await self._request("session/prompt", params, Chunk)
+            ''', 4),
+            self.text,
+        )
+        self.assertIn(
+            block('''
+                async def session_update(self, params: Chunk) -> None:
+                    """Sends the `session/update` notification."""
+                    await self._notify("session/update", params)
+            ''', 4),
+            self.text,
+        )
+        agent_connection = self.text[self.text.index("class AgentConnection(") : self.text.index("class ClientConnection(")]
+        self.assertIn("async def bye(", agent_connection)
+        self.assertNotIn("async def ask(", agent_connection)
+
+    def test_baseline_handlers_are_abstract_and_the_others_have_defaults(self) -> None:
+        self.assertIn(
+            block('''
+                @abstractmethod
+                async def prompt(self, cx: AgentContext, params: Thing) -> Chunk:
+                    """Handles `session/prompt` (stable; every agent implements it)."""
+            ''', 4),
+            self.text,
+        )
+        self.assertIn(
+            block('''
+                async def ask(self, cx: ClientContext, params: Thing) -> Chunk:
+                    """Handles `session/ask` (stable); answers -32601 until implemented."""
+                    raise RequestError.method_not_found("session/ask")
+            ''', 4),
+            self.text,
+        )
+        self.assertIn(
+            block('''
+                async def bye(self, cx: AgentContext, params: Chunk) -> None:
+                    """Handles the `session/bye` notification (stable); ignored until implemented."""
+                    return
+            ''', 4),
+            self.text,
+        )
+
+    def test_the_entry_points_and_the_surface_close_the_module(self) -> None:
+        for name in python_roles.EXPORTS:
+            self.assertIn(f'    "{name}",\n', self.text)
+        self.assertIn("return _agent.connect(SURFACE, agent, input, output, options, ClientConnection)", self.text)
+        self.assertTrue(
+            self.text.rstrip().endswith(
+                'SURFACE: Final = Surface(sys.modules[__name__], "agentproto.acp.generated._v1_decode")\n'
+                '"""This surface: its method table and payload decoders (built from this module)."""'
+            )
+        )
+        compile(self.text, "v1.py", "exec")
+
+    def test_a_handler_name_that_is_not_a_free_identifier_fails(self) -> None:
+        for bad in ("class", "flush", "ext_method", "2fa"):
+            method = Method("x/y", "request", "agent", "Thing", "Chunk", handler=bad)
+            with self.subTest(bad), self.assertRaises(ValueError):
+                python.emit(make_spec([THING, TEXT, CHUNK, BLOCK], [method]))
+
+    def test_a_module_without_role_methods_has_no_roles(self) -> None:
+        text = python.emit(make_spec([THING]))
+        self.assertNotIn("class Agent(", text)
+        self.assertNotIn("import sys", text)
+
+    @unittest.skipUnless(shutil.which("ruff"), "ruff is not installed")
+    def test_the_roles_are_formatted_as_ruff_would(self) -> None:
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "v1.py"
+            path.write_text(self.text)
+            fmt = subprocess.run(["ruff", "format", "--diff", "--line-length", "120", str(path)], capture_output=True, text=True)
+            self.assertEqual(fmt.returncode, 0, fmt.stdout + fmt.stderr)
 
 
 class LayoutTests(unittest.TestCase):

@@ -4,7 +4,10 @@ Each generated surface module (`agentproto.acp.v1`, ...) holds `METHODS`, one
 `MethodInfo` per method with its rules (capability `Gate`, `ValueGate`s, `SessionRule`,
 baseline handler, `null` result), and `RULES`, the surface's lifecycle method names and
 where each side's capabilities sit. They come from `rules/acp.toml` through the code
-generator's model; nothing here is written per method.
+generator's model; nothing here is written per method. The few functions that read
+them (`Gate.is_open`, `describe`, `refusal_error`, `refused_value`) follow
+`crates/acp/src/rules.rs`, so both SDKs answer the same way. Capability and params
+arguments are parsed JSON (`dict`s); nothing here does I/O.
 """
 
 from __future__ import annotations
@@ -12,7 +15,28 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-__all__ = ["Gate", "MethodInfo", "SessionRule", "SurfaceRules", "ValueGate"]
+import msgspec
+
+from agentproto.jsonrpc.error import ErrorCode, ErrorObject
+
+__all__ = ["Gate", "MethodInfo", "Refused", "SessionRule", "SurfaceRules", "ValueGate", "refused_value"]
+
+_encode = msgspec.json.Encoder().encode
+
+
+def _param_text(params: Any, member: str) -> str | None:
+    value = params.get(member) if isinstance(params, dict) else None
+    return value if isinstance(value, str) else None
+
+
+def _advertised(init: Any, path: tuple[str, ...]) -> bool:
+    node = init
+    for key in path:
+        if not isinstance(node, dict) or key not in node:
+            return False
+        node = node[key]
+    return node is True or isinstance(node, dict)
+
 
 InitMessage = Literal["initialize.params", "initialize.result"]
 
@@ -35,22 +59,56 @@ class Gate:
 
     def is_open(self, initialize: Any, params: Any = None) -> bool:
         """Whether the capability is advertised in `initialize` (the handling side's
-        `initialize` message as parsed JSON); `params` (parsed) fills `{name}` segments."""
+        `initialize` message as parsed JSON); `params` (parsed) fills `{name}` segments.
+        A `{name}` member that is missing or not a string leaves the gate open: the params
+        are invalid anyway, and their validation says so."""
         node = initialize
         for segment in self.path:
-            key: Any = segment
+            key = segment
             if segment.startswith("{") and segment.endswith("}"):
-                if not isinstance(params, dict):
-                    return False
-                key = params.get(segment[1:-1])
-                if not isinstance(key, str):
-                    return False
+                chosen = _param_text(params, segment[1:-1])
+                if chosen is None:
+                    return True
+                key = chosen
             if not isinstance(node, dict) or key not in node:
                 return False
             node = node[key]
         if self.test == "non-empty":
             return isinstance(node, list) and len(node) > 0
         return node is True or isinstance(node, dict)
+
+    @property
+    def chooses(self) -> bool:
+        """Whether a params member chooses the capability (a `{name}` segment)."""
+        return any(s.startswith("{") for s in self.path)
+
+    def describe(self, params: Any = None) -> str:
+        """The capability as a dotted path, e.g. `agentCapabilities.loadSession`."""
+        parts = []
+        for segment in self.path:
+            if segment.startswith("{") and segment.endswith("}"):
+                member = segment[1:-1]
+                chosen = _param_text(params, member)
+                parts.append(chosen if chosen is not None else f"<{member}>")
+            else:
+                parts.append(segment)
+        return ".".join(parts)
+
+    def refusal_error(self, method: str, params: Any = None) -> ErrorObject:
+        """The answer to a request of `method` that arrives although the capability was
+        not advertised: -32601 with `{method, capability}` as data, or -32602 at the
+        params member that chose the capability."""
+        capability = self.describe(params)
+        wanted = f"`{capability}`" if self.test == "advertised" else f"a non-empty `{capability}`"
+        chooser = next((s[1:-1] for s in self.path if s.startswith("{") and s.endswith("}")), None)
+        if chooser is not None and self.refusal == ErrorCode.INVALID_PARAMS:
+            value = _param_text(params, chooser) or ""
+            error = ErrorObject.invalid_params(f"$.params.{chooser}", f"a {chooser} this side advertised", value)
+            error.message = f"invalid params: {chooser} `{value}` needs {wanted}, which this side did not advertise"
+            return error
+        data = b'{"method":' + _encode(method) + b',"capability":' + _encode(capability) + b"}"
+        message = f"method not found: `{method}` needs {wanted}, which this side did not advertise"
+        return ErrorObject(code=self.refusal, message=message, data=msgspec.Raw(data))
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +123,55 @@ class ValueGate:
     where: InitMessage
     baseline: tuple[str, ...]
     gated: tuple[tuple[str, tuple[str, ...]], ...]
+
+    def refused(self, initialize: Any, params: Any) -> Refused | None:
+        """The first item of the params list this gate refuses, given the handling side's
+        `initialize` message; `None` when all were advertised (or the params do not have
+        the expected shape, which their validation reports)."""
+        items = params.get(self.member) if isinstance(params, dict) else None
+        if not isinstance(items, list):
+            return None
+        for index, item in enumerate(items):
+            tag = item.get(self.tag) if isinstance(item, dict) else None
+            tag = tag if isinstance(tag, str) else ""
+            if tag in self.baseline:
+                continue
+            path = next((p for t, p in self.gated if t == tag), None)
+            if path is not None and _advertised(initialize, path):
+                continue
+            capability = None if path is None else ".".join(path)
+            return Refused(f"$.params.{self.member}[{index}]", tag, capability)
+        return None
+
+    def accepted(self, initialize: Any) -> list[str]:
+        """The tags this gate accepts given the handling side's `initialize` message."""
+        return [*self.baseline, *(t for t, p in self.gated if _advertised(initialize, p))]
+
+
+@dataclass(frozen=True, slots=True)
+class Refused:
+    """An item a `ValueGate` refuses."""
+
+    path: str
+    """Its JSON path, e.g. `$.params.prompt[2]`."""
+    tag: str
+    """Its tag (`""` when it has none)."""
+    capability: str | None
+    """The capability it needs, dotted; `None` for a tag the schema does not list."""
+
+    @property
+    def reason(self) -> str:
+        shown = self.tag or "(untagged)"
+        if self.capability is not None:
+            return f"`{shown}` needs `{self.capability}`, which this side did not advertise"
+        return f"`{shown}` is not a kind this side can have advertised"
+
+    def error(self, accepted: list[str]) -> ErrorObject:
+        """The -32602 answer, naming the item's path."""
+        expected = f"one of the advertised kinds ({', '.join(accepted)})"
+        error = ErrorObject.invalid_params(self.path, expected, self.tag or "(untagged)")
+        error.message = f"invalid params: {self.path}: {self.reason}"
+        return error
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,3 +221,12 @@ class SurfaceRules:
     session_cancel: str
     prompt_turn: str | None
     """The request whose response ends a prompt turn (`None` in v2)."""
+
+
+def refused_value(row: MethodInfo, initialize: Any, params: Any) -> Refused | None:
+    """The first params item a value gate of `row` refuses (see `ValueGate.refused`)."""
+    for gate in row.values:
+        refused = gate.refused(initialize, params)
+        if refused is not None:
+            return refused
+    return None

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib
 import re
+import typing
 from collections.abc import Callable, Mapping
 from types import ModuleType
 from typing import Any
@@ -24,6 +25,7 @@ from agentproto.acp.rules import MethodInfo, SurfaceRules
 from agentproto.codec.errors import Decoded, DecodeError
 from agentproto.codec.reader import JsonSyntaxError, parse
 from agentproto.codec.runtime import Ctx
+from agentproto.codec.values import Flattened
 from agentproto.jsonrpc.message import has_duplicate_keys
 
 __all__ = ["Surface"]
@@ -56,6 +58,7 @@ class Surface:
             protocol = by_side.get(("notification", "protocol"), {})
             by_side[("notification", side)] = {**protocol, **by_side.get(("notification", side), {})}
         self._by_side = by_side
+        self._session_scoped: dict[str, bool] = {}
 
     def requests(self, side: str) -> dict[str, MethodInfo]:
         """The requests `side` handles, by wire name."""
@@ -69,6 +72,22 @@ class Surface:
         """The generated class of a payload type."""
         cls: type[Any] = getattr(self.module, name)
         return cls
+
+    def session_scoped(self, type_name: str) -> bool:
+        """Whether a params type names its session in a required `sessionId` string (the
+        messages the session rules apply to)."""
+        scoped = self._session_scoped.get(type_name)
+        if scoped is None:
+            cls = self.type(type_name)
+            if isinstance(cls, type) and issubclass(cls, msgspec.Struct):
+                fields = msgspec.structs.fields(cls)
+                scoped = any(f.encode_name == "sessionId" and f.required and f.type is str for f in fields)
+            elif isinstance(cls, type) and issubclass(cls, Flattened):
+                scoped = "sessionId" in cls._wire and typing.get_type_hints(cls).get("session_id") is str
+            else:
+                scoped = False
+            self._session_scoped[type_name] = scoped
+        return scoped
 
     def fast_decoder(self, type_name: str) -> Callable[[Raw | bytes], Any] | None:
         """The msgspec decoder of a type, or `None` when msgspec cannot express it."""

@@ -1,7 +1,8 @@
 """Wire errors: JSON-RPC error codes and the error object of a response.
 
 Wire errors are values that cross the wire; local failures (decode, framing, transport)
-are exceptions (`agentproto.AgentprotoError`). The two never mix.
+are exceptions (`agentproto.AgentprotoError`). The two never mix: a handler that answers
+with an error raises `RequestError`, which carries the `ErrorObject` to send.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from typing import Final
 import msgspec
 from msgspec import UNSET, Raw, UnsetType
 
-__all__ = ["ErrorCode", "ErrorObject"]
+__all__ = ["ErrorCode", "ErrorObject", "RequestError"]
 
 
 class ErrorCode:
@@ -101,3 +102,39 @@ class ErrorObject(msgspec.Struct, kw_only=True):
 
     def __str__(self) -> str:
         return f"error {self.code}: {self.message}"
+
+
+class RequestError(Exception):
+    """Raised by a request handler to answer with this error object.
+
+    Not a local failure: it is how a handler says what goes on the wire
+    (`RequestError(-32002, "unknown thing")`, `RequestError.from_object(error)`).
+    """
+
+    def __init__(self, code: int, message: str, data: Raw | bytes | None = None) -> None:
+        super().__init__(f"error {code}: {message}")
+        raw = UNSET if data is None else data if isinstance(data, Raw) else Raw(data)
+        self.error = ErrorObject(code=code, message=message, data=raw)
+
+    @classmethod
+    def from_object(cls, error: ErrorObject) -> RequestError:
+        """The exception that answers with `error` as it is."""
+        exc = cls.__new__(cls)
+        Exception.__init__(exc, str(error))
+        exc.error = error
+        return exc
+
+    @classmethod
+    def method_not_found(cls, method: str) -> RequestError:
+        """-32601, naming the method in `data`."""
+        return cls.from_object(ErrorObject.method_not_found(method))
+
+    @classmethod
+    def invalid_params(cls, path: str, expected: str, found: str) -> RequestError:
+        """-32602 with `{path, expected, found}` as data."""
+        return cls.from_object(ErrorObject.invalid_params(path, expected, found))
+
+    @classmethod
+    def internal_error(cls, message: str) -> RequestError:
+        """-32603."""
+        return cls.from_object(ErrorObject.internal_error(message))

@@ -1,0 +1,684 @@
+"""The protocol state of one ACP connection, shared by both roles: the `initialize`
+phase, both sides' `initialize` messages (the capability gates' paths start there),
+the known sessions with their prompt turns, and the generic typed call and notification
+every generated method goes through. The Python twin of `crates/acp/src/endpoint.rs`;
+its module docs explain the rules, in short:
+
+**Pipelined messages.** A peer may write a request before the answer to an earlier
+one, and request handlers run concurrently, so the agent orders by what was *read*:
+`initialize` and the requests that create, open or remove a session are recorded as
+unsettled on the reader as they are read (`note_read`, from `Handler.request_read`) and
+settle when their handler has finished. A request or notification read after an
+unsettled `initialize` waits for it, then is served if an `initialize` read before it
+succeeded (else refused -32600, or dropped); one read before any `initialize` is refused
+at once. A request naming a session waits for the unsettled requests read before it
+that could change whether that session exists. Notifications never wait for sessions
+(the worker is serial: blocking it on a handler that calls the client could deadlock).
+On the client side, a typed call made while this side's `initialize` call is in flight
+waits for its answer instead of failing `NotInitialized`.
+
+**Read-time effects.** What the answer to one of this side's calls changes (the client
+becoming initialized, a session created or closed) is applied by a result hook on the
+reader as the answer is read, so a request read right after it is checked against the
+new state whenever the caller's continuation runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any, Literal, TypeVar
+
+import msgspec
+from msgspec import Raw
+
+from agentproto.acp.context import Context
+from agentproto.acp.errors import (
+    Cancelled,
+    CapabilityNotAdvertised,
+    ConnectionFailed,
+    InvalidParams,
+    InvalidResult,
+    NotInitialized,
+    PeerError,
+    UnsupportedVersion,
+)
+from agentproto.acp.options import (
+    AcpEvent,
+    AcpOptions,
+    InvalidNotification,
+    NotificationBeforeInitialize,
+    Salvaged,
+    UnknownNotification,
+)
+from agentproto.acp.receive import ExtMessage, invalid_params
+from agentproto.acp.rules import MethodInfo, refused_value
+from agentproto.acp.surface import Surface
+from agentproto.codec.errors import DecodeError, DecodeWarning
+from agentproto.codec.runtime import rust_debug_str
+from agentproto.codec.values import encode
+from agentproto.jsonrpc.cancellation import CancellationToken
+from agentproto.jsonrpc.error import ErrorCode, ErrorObject, RequestError
+from agentproto.jsonrpc.handler import RequestContext
+from agentproto.jsonrpc.local_error import CallAborted, CallError, RpcError
+from agentproto.jsonrpc.message import Notification, Request
+from agentproto.jsonrpc.peer import Peer
+
+__all__ = ["Endpoint", "Negotiated", "ReadPoint"]
+
+T = TypeVar("T")
+Role = Literal["agent", "client"]
+
+_NULL = b"null"
+_EMPTY = b"{}"
+_decode_json = msgspec.json.Decoder().decode
+_encode_json = msgspec.json.Encoder().encode
+
+
+class Negotiated:
+    """What `initialize` settled."""
+
+    __slots__ = ("own", "peer", "version")
+
+    def __init__(self, version: int, own: dict[str, Any], peer: dict[str, Any]) -> None:
+        self.version = version
+        self.own = own
+        """This side's `initialize` message (the client's params or the agent's result)."""
+        self.peer = peer
+        """The peer's `initialize` message."""
+
+
+class SessionState:
+    """What this side knows about one session."""
+
+    __slots__ = ("cancel", "cancelled_at", "turn")
+
+    def __init__(self) -> None:
+        self.turn: tuple[int, CancellationToken] | None = None
+        """Agent side: the number and token of the prompt turn in flight."""
+        self.cancelled_at = 0
+        """Agent side: the read index of the session's last `session/cancel`; a prompt read
+        before it but started after it starts cancelled."""
+        self.cancel = CancellationToken()
+        """Client side: fires when this side cancels the session (answers its pending
+        permission requests); replaced by a fresh token after each cancel."""
+
+
+class ReadPoint:
+    """Where a request was read: its number among requests, and how many notifications
+    were read before it."""
+
+    __slots__ = ("notifications", "request")
+
+    def __init__(self, request: int, notifications: int) -> None:
+        self.request = request
+        self.notifications = notifications
+
+    @classmethod
+    def of(cls, rpc: RequestContext) -> ReadPoint:
+        return cls(rpc.index, rpc.notifications_before)
+
+    def before(self, later: tuple[str, int]) -> bool:
+        """Whether this point was read before `later` (`("request", index)` or
+        `("notification", index)`)."""
+        kind, index = later
+        return self.request < index if kind == "request" else self.notifications < index
+
+
+class _Unsettled:
+    __slots__ = ("at", "initialize", "session")
+
+    def __init__(self, at: ReadPoint, initialize: bool, session: str | None) -> None:
+        self.at = at
+        self.initialize = initialize
+        self.session = session  # a session request: the session it names (None: any, created)
+
+
+def object_of(text: Raw | bytes) -> dict[str, Any]:
+    """A JSON object as a dict; `{}` when the text is not one."""
+    try:
+        value = _decode_json(text)
+    except msgspec.DecodeError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def before_ready(method: str) -> ErrorObject:
+    """-32600 for a request before `initialize` has completed."""
+    return ErrorObject(
+        code=ErrorCode.INVALID_REQUEST, message=f"invalid request: `{method}` before `initialize` has completed"
+    )
+
+
+def unknown_session(session: str) -> ErrorObject:
+    """-32002 with `data.sessionId`."""
+    return ErrorObject(
+        code=ErrorCode.RESOURCE_NOT_FOUND,
+        message=f"resource not found: unknown session `{session}`",
+        data=Raw(b'{"sessionId":' + _encode_json(session) + b"}"),
+    )
+
+
+class Endpoint:
+    """Everything the handlers and connection handles of one side share."""
+
+    def __init__(self, surface: Surface, role: Role, peer: Peer, options: AcpOptions) -> None:
+        self.surface = surface
+        self.rules = surface.rules
+        self.role: Role = role
+        self.peer = peer
+        self.options = options
+        self.strict = options.strict
+        self._check_duplicate_keys = options.check_duplicate_keys
+        peer_side = "client" if role == "agent" else "agent"
+        self._incoming = surface.requests(role)
+        self._incoming_notes = surface.notifications(role)
+        self._outgoing = surface.requests(peer_side)
+        self._outgoing_notes = surface.notifications(peer_side)
+        self._observer = options.observer
+        self.phase: Literal["uninitialized", "initializing", "ready"] = "uninitialized"
+        self.negotiated: Negotiated | None = None
+        self.sessions: dict[str, SessionState] = {}
+        self._turns = 0
+        self._unsettled: list[_Unsettled] = []
+        self._ready_since: ReadPoint | None = None
+        self._initialize_calls = 0  # client side: this side's `initialize` calls not answered yet
+        self._changes: list[asyncio.Future[None]] = []
+
+    # -- events ---------------------------------------------------------------------
+
+    def report(self, event: AcpEvent) -> None:
+        if self._observer is not None:
+            self._observer(event)
+
+    def report_warnings(self, method: str, warnings: list[DecodeWarning]) -> None:
+        if warnings and self._observer is not None:
+            self._observer(Salvaged(method, warnings))
+
+    # -- waiting for what was read before -------------------------------------------
+
+    def _changed(self) -> None:
+        """Something a waiting message may wait for is done: wake every waiter to re-check."""
+        changes, self._changes = self._changes, []
+        for future in changes:
+            if not future.done():
+                future.set_result(None)
+
+    async def _wait_while(self, blocked: Callable[[], bool]) -> None:
+        while blocked():
+            future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            self._changes.append(future)
+            await future
+
+    @property
+    def is_ready(self) -> bool:
+        return self.phase == "ready"
+
+    def begin_initialize(self) -> bool:
+        """Agent side: marks `initialize` as started; `False` if it already ran or runs."""
+        if self.phase != "uninitialized":
+            return False
+        self.phase = "initializing"
+        return True
+
+    def finish_initialize(self, negotiated: Negotiated | None, since: ReadPoint | None) -> None:
+        """Ends the `initialize` phase: ready with `negotiated`, or back to uninitialized."""
+        if negotiated is None:
+            self.phase = "uninitialized"
+            return
+        self.phase = "ready"
+        self.negotiated = negotiated
+        self._ready_since = since
+
+    def note_read(self, request: Request, at: ReadPoint) -> None:
+        """Agent side, on the reader as a request is read: records it as unsettled when
+        later messages are checked against its outcome."""
+        method = request.method
+        if method == self.rules.initialize:
+            self._unsettled.append(_Unsettled(at, True, None))
+            return
+        info = self._incoming.get(method)
+        effect = info.session.effect if info is not None and info.session is not None else None
+        if effect is None:
+            return
+        session = None
+        if effect != "created" and request.params is not None:
+            # Params without a session id are refused; until then, the request is treated
+            # like one that may create any session.
+            value = object_of(request.params).get("sessionId")
+            session = value if isinstance(value, str) else None
+        self._unsettled.append(_Unsettled(at, False, session))
+
+    def settle(self, index: int) -> None:
+        """Agent side: the handler of request number `index` has finished, its effect applied."""
+        before = len(self._unsettled)
+        if before:
+            self._unsettled = [u for u in self._unsettled if u.at.request != index]
+            if len(self._unsettled) != before:
+                self._changed()
+
+    async def settle_initialize(self, later: tuple[str, int]) -> None:
+        """Agent side: waits until every `initialize` read before `later` has finished."""
+        if not self._unsettled:
+            return
+        await self._wait_while(lambda: any(u.initialize and u.at.before(later) for u in self._unsettled))
+
+    async def settle_session(self, index: int, session: str) -> None:
+        """Agent side: waits until no request read before request number `index` that
+        could make `session` exist or stop existing is still running."""
+        if not self._unsettled:
+            return
+
+        def blocked() -> bool:
+            for u in self._unsettled:
+                if u.at.request >= index or u.initialize:
+                    continue
+                if (u.session is None and session not in self.sessions) or u.session == session:
+                    return True
+            return False
+
+        await self._wait_while(blocked)
+
+    def ready_for(self, later: tuple[str, int]) -> bool:
+        """Agent side: whether an `initialize` read before `later` made the connection ready."""
+        return self.phase == "ready" and self._ready_since is not None and self._ready_since.before(later)
+
+    async def _await_initialize_answer(
+        self, method: str, turn: CancellationToken | None, cancel: CancellationToken | None
+    ) -> None:
+        """Client side: while this side's `initialize` call is in flight and unanswered,
+        waits until that changes; ends early (`Cancelled`) when `cancel` or `turn` fires."""
+        if self.role != "client":
+            return
+        tokens = [t for t in (turn, cancel) if t is not None]
+        while self._initialize_calls > 0 and self.phase != "ready":
+            if any(t.is_cancelled for t in tokens):
+                raise Cancelled(method)
+            future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            self._changes.append(future)
+
+            def wake(future: asyncio.Future[None] = future) -> None:
+                if not future.done():
+                    future.set_result(None)
+
+            removers = [t.add_callback(wake) for t in tokens]
+            try:
+                await future
+            finally:
+                for remove in removers:
+                    remove()
+
+    # -- sessions ---------------------------------------------------------------------
+
+    def add_session(self, session: str) -> None:
+        if session not in self.sessions:
+            self.sessions[session] = SessionState()
+
+    def remove_session(self, session: str) -> None:
+        state = self.sessions.pop(session, None)
+        if state is not None:
+            if state.turn is not None:
+                state.turn[1].cancel()
+            state.cancel.cancel()
+
+    def begin_turn(
+        self, session: str, parent: CancellationToken, read_after: int
+    ) -> tuple[int, CancellationToken] | None:
+        """Agent side: starts a prompt turn whose token is a child of `parent`; `None` when
+        one is already in flight. `read_after` is the number of notifications read before
+        the prompt: a `session/cancel` read after it but handled before the turn started
+        has already cancelled the returned token."""
+        self._turns += 1
+        number = self._turns
+        state = self.sessions.setdefault(session, SessionState())
+        if state.turn is not None:
+            return None
+        token = parent.child()
+        if state.cancelled_at > read_after:
+            token.cancel()
+        state.turn = (number, token)
+        return number, token
+
+    def end_turn(self, session: str, number: int) -> None:
+        state = self.sessions.get(session)
+        if state is not None and state.turn is not None and state.turn[0] == number:
+            state.turn[1].detach()
+            state.turn = None
+
+    def cancel_turn(self, session: str, index: int) -> bool:
+        """Agent side: `session/cancel` number `index` (read order) arrived; `False` if
+        the session is unknown."""
+        state = self.sessions.get(session)
+        if state is None:
+            return False
+        state.cancelled_at = max(state.cancelled_at, index)
+        if state.turn is not None:
+            state.turn[1].cancel()
+        return True
+
+    def session_cancel_token(self, session: str) -> CancellationToken:
+        """Client side: the token that fires when this side cancels `session`."""
+        return self.sessions.setdefault(session, SessionState()).cancel
+
+    def fire_session_cancel(self, session: str) -> None:
+        """Client side: fires and replaces the session's cancel token."""
+        state = self.sessions.get(session)
+        if state is not None:
+            old, state.cancel = state.cancel, CancellationToken()
+            old.cancel()
+
+    def apply_session_effect(self, info: MethodInfo, params: Any, result: Any) -> None:
+        """Applies the session effect of a successful request (either side's)."""
+        effect = info.session.effect if info.session is not None else None
+        if effect == "created":
+            session = getattr(result, "session_id", None)
+        else:
+            session = getattr(params, "session_id", None)
+        if not isinstance(session, str) or effect is None:
+            return
+        if effect == "removed":
+            self.remove_session(session)
+        else:
+            self.add_session(session)
+
+    # -- incoming ---------------------------------------------------------------------
+
+    def context(self, peer: Any, rpc: RequestContext | None, token: CancellationToken) -> Context[Any]:
+        return Context(peer, rpc, token, self.strict)
+
+    def decode_request(self, request: Request) -> tuple[Any, MethodInfo | None]:
+        """The typed params of an incoming request and its table row (`None` for an
+        extension request, whose params are an `ExtMessage`).
+
+        Raises:
+            RequestError: -32601 for a method this side does not handle, -32602 for
+                invalid params.
+        """
+        method = request.method
+        info = self._incoming.get(method)
+        if info is None:
+            if method.startswith("_"):
+                return ExtMessage(method, request.params), None
+            not_found = ErrorObject(
+                code=ErrorCode.METHOD_NOT_FOUND, message=f"method not found: {rust_debug_str(method)}"
+            )
+            raise RequestError.from_object(not_found)
+        try:
+            decoded = self.surface._decode(info.params, request.params, "$.params", self._check_duplicate_keys, True)
+        except DecodeError as e:
+            raise RequestError.from_object(invalid_params(e)) from None
+        self.report_warnings(method, decoded.warnings)
+        return decoded.value, info
+
+    def decode_notification(self, notification: Notification, ready: bool) -> tuple[Any, MethodInfo | None] | None:
+        """The typed params of an incoming notification and its row, or `None` when it
+        is dropped (unknown, invalid, or read before a successful `initialize`)."""
+        method = notification.method
+        info = self._incoming_notes.get(method)
+        if info is None:
+            if not method.startswith("_"):
+                self.report(UnknownNotification(method))
+                return None
+            value: Any = ExtMessage(method, notification.params)
+        else:
+            try:
+                decoded = self.surface._decode(
+                    info.params, notification.params, "$.params", self._check_duplicate_keys, True
+                )
+            except DecodeError as e:
+                self.report(InvalidNotification(method, e))
+                return None
+            value = decoded.value
+            if decoded.warnings and ready:
+                self.report_warnings(method, decoded.warnings)
+        if not ready:
+            self.report(NotificationBeforeInitialize(method))
+            return None
+        return value, info
+
+    def session_of(self, info: MethodInfo | None, params: Any) -> str | None:
+        """The session a message names, for the methods the session rules apply to."""
+        if info is None or not self.surface.session_scoped(info.params):
+            return None
+        session = getattr(params, "session_id", None)
+        return session if isinstance(session, str) else None
+
+    def check_incoming(self, method: str, info: MethodInfo | None, raw: Raw | None, session: str | None) -> None:
+        """Checks an incoming request against the state.
+
+        Raises:
+            RequestError: -32600 before `initialize`, the gate's refusal, -32602 at a
+                value the side did not advertise, -32002 for an unknown session.
+        """
+        negotiated = self.negotiated
+        if self.phase != "ready" or negotiated is None:
+            raise RequestError.from_object(before_ready(method))
+        if info is not None:
+            params: Any = None
+            if (info.gate is not None and info.gate.chooses) or info.values:
+                params = object_of(raw) if raw is not None else {}
+            gate = info.gate
+            if gate is not None and not gate.is_open(negotiated.own, params):
+                raise RequestError.from_object(gate.refusal_error(method, params))
+            if info.values:
+                refused = refused_value(info, negotiated.own, params)
+                if refused is not None:
+                    accepted = [tag for g in info.values for tag in g.accepted(negotiated.own)]
+                    raise RequestError.from_object(refused.error(accepted))
+        unseen_ok = info is not None and info.session is not None and info.session.unseen_ok
+        if session is not None and session not in self.sessions and not unseen_ok:
+            raise RequestError.from_object(unknown_session(session))
+
+    def encode_result(self, method: str, info: MethodInfo | None, value: Any) -> bytes:
+        """A handler's result as JSON; in strict mode checked against the result type
+        (a violation is -32603)."""
+        if info is None:  # an extension handler returns raw JSON
+            return _NULL if value is None else bytes(value)
+        try:
+            raw = encode(value)
+        except (TypeError, ValueError, NotImplementedError) as e:
+            message = f"internal error: cannot encode the `{method}` result: {e}"
+            raise RequestError.internal_error(message) from None
+        if self.strict and info.result is not None:
+            problem = self._problem(info.result, raw, "$.result")
+            if problem is not None:
+                message = f"internal error: the `{method}` handler returned an invalid result: {problem}"
+                raise RequestError.internal_error(message)
+        return raw
+
+    def _problem(self, type_name: str, raw: bytes, root: str) -> DecodeError | None:
+        """What is wrong with outgoing bytes for `type_name` (strict mode): a decode
+        error, or a value the receiver would have to salvage."""
+        try:
+            decoded = self.surface._decode(type_name, raw, root, False, True)
+        except DecodeError as e:
+            return e
+        if decoded.warnings:
+            w = decoded.warnings[0]
+            return DecodeError(w.path, "", "", w.message)
+        return None
+
+    # -- outgoing ---------------------------------------------------------------------
+
+    async def request(
+        self,
+        method: str,
+        params: Any,
+        result_type: type[T] | None,
+        *,
+        turn: CancellationToken | None = None,
+        cancel: CancellationToken | None = None,
+    ) -> Any:
+        """The typed call behind every generated request method: state and gate checks
+        before anything is sent, strict re-decode of the params, the result decoded
+        against the method's result type (`null` read as `{}` where the row says so),
+        session bookkeeping at read time."""
+        info = self._outgoing.get(method)
+        if info is None or info.result is None:
+            raise ValueError(f"{method!r} is not a request the peer handles")
+        raw = self._encode_params(method, params)
+        initializing = self.role == "client" and method == self.rules.initialize
+        if initializing:
+            self._initialize_calls += 1
+        try:
+            if not initializing:
+                await self._await_initialize_answer(method, turn, cancel)
+                self._check_outgoing_state(method, info, raw)
+            if self.strict:
+                problem = self._problem(info.params, raw, "$.params")
+                if problem is not None:
+                    raise InvalidParams(method, problem)
+            hook: Callable[[Raw], None] | None = None
+            if initializing:
+                own = object_of(raw)
+                hook = lambda result: self._apply_initialized(info, own, result)
+            elif info.session is not None and info.session.effect is not None:
+                hook = lambda result: self._apply_answer(info, params, result)
+            try:
+                result = await self.peer.call(method, raw, cancel=cancel, abort=turn, on_result=hook)
+            except RpcError as e:
+                raise PeerError(method, e.error) from None
+            except CallAborted:
+                raise Cancelled(method) from None
+            except CallError as e:
+                raise ConnectionFailed(method, e) from None
+        finally:
+            if initializing:
+                self._initialize_calls -= 1
+                self._changed()
+        text = _EMPTY if info.null_result and bytes(result) == _NULL else result
+        if initializing:
+            # Another version's answer need not match this version's result type:
+            # check the version before the shape.
+            answered = _answered_version(text)
+            if answered is not None and answered != self.surface.protocol_version:
+                raise UnsupportedVersion(answered, self.surface.protocol_version)
+        try:
+            decoded = self.surface._decode(info.result, text, "$.result", self._check_duplicate_keys, True)
+        except DecodeError as e:
+            raise InvalidResult(method, e) from None
+        self.report_warnings(method, decoded.warnings)
+        value = decoded.value
+        if result_type is None:
+            return value  # a union result: the decoder's type is the alias's
+        if not isinstance(value, result_type):  # pragma: no cover - the table names the type
+            found = type(value).__name__
+            message = f"expected `{result_type.__name__}`, found `{found}`"
+            raise InvalidResult(method, DecodeError("$.result", result_type.__name__, found, message))
+        return value
+
+    def _apply_initialized(self, info: MethodInfo, own: dict[str, Any], result: Raw) -> None:
+        """Client side, on the reader: the agent's `initialize` answer was read."""
+        text = _EMPTY if info.null_result and bytes(result) == _NULL else result
+        answered = _answered_version(text)
+        version = self.surface.protocol_version
+        if answered is not None and answered != version:
+            self.finish_initialize(None, None)
+        elif info.result is not None and self._decodes(info.result, text):
+            self.finish_initialize(Negotiated(version, own, object_of(text)), None)
+        self._changed()
+
+    def _apply_answer(self, info: MethodInfo, params: Any, result: Raw) -> None:
+        """On the reader: a successful answer to a session call was read."""
+        text = _EMPTY if info.null_result and bytes(result) == _NULL else result
+        if info.result is None:  # pragma: no cover - requests have results
+            return
+        try:
+            value = self.surface._decode(info.result, text, "$.result", False, True).value
+        except DecodeError:
+            return  # an invalid answer changes nothing (the caller gets the error)
+        self.apply_session_effect(info, params, value)
+
+    def _decodes(self, type_name: str, text: Raw | bytes) -> bool:
+        try:
+            self.surface._decode(type_name, text, "$.result", False, True)
+        except DecodeError:
+            return False
+        return True
+
+    async def notify(self, method: str, params: Any) -> None:
+        """The notification behind every generated notification method."""
+        raw = self._encode_params(method, params)
+        if self._initialize_calls:
+            await self._await_initialize_answer(method, None, None)
+        if self.phase != "ready":
+            raise NotInitialized(method)
+        if self.strict:
+            info = self._outgoing_notes.get(method)
+            problem = None if info is None else self._problem(info.params, raw, "$.params")
+            if problem is not None:
+                raise InvalidParams(method, problem)
+        try:
+            await self.peer.notify(method, raw)
+        except CallError as e:
+            raise ConnectionFailed(method, e) from None
+        if self.role == "client" and method == self.rules.session_cancel:
+            # The protocol has the client answer its pending permission requests of the
+            # session with `cancelled`; the connection does it for the application.
+            session = getattr(params, "session_id", None)
+            if isinstance(session, str):
+                self.fire_session_cancel(session)
+
+    async def ext_request(self, method: str, params: Raw | bytes | None, cancel: CancellationToken | None) -> Raw:
+        """Sends an extension request (a `_`-prefixed name) with raw params."""
+        _check_ext_name(method)
+        await self._await_initialize_answer(method, None, cancel)
+        if self.phase != "ready":
+            raise NotInitialized(method)
+        try:
+            return await self.peer.call(method, params, cancel=cancel)
+        except RpcError as e:
+            raise PeerError(method, e.error) from None
+        except CallError as e:
+            raise ConnectionFailed(method, e) from None
+
+    async def ext_notify(self, method: str, params: Raw | bytes | None) -> None:
+        """Sends an extension notification with raw params."""
+        _check_ext_name(method)
+        await self._await_initialize_answer(method, None, None)
+        if self.phase != "ready":
+            raise NotInitialized(method)
+        try:
+            await self.peer.notify(method, params)
+        except CallError as e:
+            raise ConnectionFailed(method, e) from None
+
+    def _encode_params(self, method: str, params: Any) -> bytes:
+        try:
+            return encode(params)
+        except (TypeError, ValueError, NotImplementedError) as e:
+            raise InvalidParams(method, DecodeError("$.params", "", "", str(e))) from None
+
+    def _check_outgoing_state(self, method: str, info: MethodInfo, raw: bytes) -> None:
+        negotiated = self.negotiated
+        if self.phase != "ready" or negotiated is None:
+            raise NotInitialized(method)
+        params: Any = None
+        if (info.gate is not None and info.gate.chooses) or info.values:
+            params = object_of(raw)
+        if info.gate is not None and not info.gate.is_open(negotiated.peer, params):
+            raise CapabilityNotAdvertised(method, info.gate.describe(params))
+        # Content the peer did not advertise (an image to an agent without
+        # `promptCapabilities.image`). A kind the schema does not list is left to
+        # validation: strict mode refuses it, and the peer would answer -32602.
+        if info.values:
+            refused = refused_value(info, negotiated.peer, params)
+            if refused is not None and refused.capability is not None:
+                raise CapabilityNotAdvertised(method, refused.capability)
+
+
+def _answered_version(text: Raw | bytes) -> int | None:
+    """The `protocolVersion` of an `initialize` answer, when it is an integer."""
+    version = object_of(text).get("protocolVersion")
+    return version if isinstance(version, int) and not isinstance(version, bool) else None
+
+
+def _check_ext_name(method: str) -> None:
+    if not method.startswith("_"):
+        error = DecodeError(
+            "$.method",
+            "a method name starting with `_`",
+            rust_debug_str(method),
+            f"extension methods start with `_`, found {rust_debug_str(method)}",
+        )
+        raise InvalidParams(method, error)

@@ -1,0 +1,107 @@
+"""`AcpOptions`, and the `AcpEvent`s an ACP connection reports besides the JSON-RPC ones."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from agentproto.codec.errors import DecodeError, DecodeWarning
+from agentproto.jsonrpc.options import ConnectionEvent, ConnectionOptions
+
+__all__ = [
+    "AcpEvent",
+    "AcpObserver",
+    "AcpOptions",
+    "InvalidNotification",
+    "NotificationBeforeInitialize",
+    "Salvaged",
+    "UnknownNotification",
+    "UnknownSession",
+]
+
+
+class AcpEvent:
+    """Something an ACP connection noticed and did not pass to a handler, or passed on
+    after salvaging it (one of the subclasses below)."""
+
+    __slots__ = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Salvaged(AcpEvent):
+    """A message was accepted after dropping malformed optional values."""
+
+    method: str
+    warnings: list[DecodeWarning]
+
+
+@dataclass(frozen=True, slots=True)
+class InvalidNotification(AcpEvent):
+    """A notification whose params are invalid was dropped."""
+
+    method: str
+    error: DecodeError
+
+
+@dataclass(frozen=True, slots=True)
+class UnknownNotification(AcpEvent):
+    """A notification of a method this side does not handle was ignored."""
+
+    method: str
+
+
+@dataclass(frozen=True, slots=True)
+class NotificationBeforeInitialize(AcpEvent):
+    """A notification arrived before `initialize` completed and was dropped."""
+
+    method: str
+
+
+@dataclass(frozen=True, slots=True)
+class UnknownSession(AcpEvent):
+    """A notification named a session this side does not know. `session/update` is still
+    delivered (agents send updates before the `session/new` answer); `session/cancel` is
+    ignored."""
+
+    method: str
+    session_id: str
+
+
+AcpObserver = Callable[[ConnectionEvent | AcpEvent], None]
+"""Receives every JSON-RPC and ACP event; runs inline on the connection's tasks."""
+
+
+def _connection_defaults() -> ConnectionOptions:
+    return ConnectionOptions(allow_null_id=True)
+
+
+@dataclass(slots=True)
+class AcpOptions:
+    """How an ACP connection behaves: the JSON-RPC limits plus the ACP-level checks."""
+
+    connection: ConnectionOptions = field(default_factory=_connection_defaults)
+    """The JSON-RPC options (line size, queues, backlog, call timeout, shutdown grace).
+    ACP v1 allows `"id": null`, so `allow_null_id` is always turned on."""
+    strict: bool = False
+    """Validate everything this side sends (params of calls and notifications, results
+    of handlers) by decoding it again as the receiving side would: a violation fails the
+    call locally (`InvalidParams`) or becomes -32603. Off by default (it costs a decode
+    per message); the flow vectors run with it on."""
+    check_duplicate_keys: bool = False
+    """Check envelopes and payloads for repeated keys before the msgspec fast path."""
+    exit_grace: float = 2.0
+    """Seconds a spawned agent may take to exit after its stdin is closed before it is killed."""
+    observer: AcpObserver | None = None
+    """Receives every `AcpEvent` and `ConnectionEvent`."""
+
+    def connection_options(self) -> ConnectionOptions:
+        """The options the JSON-RPC connection runs with."""
+        options = dataclasses.replace(
+            self.connection,
+            allow_null_id=True,
+            check_duplicate_keys=self.connection.check_duplicate_keys or self.check_duplicate_keys,
+        )
+        if options.observer is None and self.observer is not None:
+            options.observer = self.observer
+        return options
