@@ -24,6 +24,7 @@ from msgspec import Raw
 from agentproto.acp.endpoint import Endpoint, Negotiated, ReadPoint, before_ready, object_of
 from agentproto.acp.errors import AcpError
 from agentproto.acp.options import AcpOptions, UnknownSession
+from agentproto.acp.peer_handle import PeerHandle
 from agentproto.acp.rules import MethodInfo
 from agentproto.acp.surface import Surface
 from agentproto.codec.values import encode
@@ -45,7 +46,7 @@ C = TypeVar("C", bound="ClientConnectionBase")
 _CANCELLED_PROMPT = b'{"stopReason":"cancelled"}'
 
 
-class ClientConnectionBase:
+class ClientConnectionBase(PeerHandle):
     """The agent's handle to its client. The typed calls (`request_permission`,
     `read_text_file`, ...) and notifications (`session_update`, ...) are generated per
     surface on its subclass (`v1.ClientConnection`).
@@ -57,10 +58,10 @@ class ClientConnectionBase:
     Inside a prompt turn, calls end with `Cancelled` when the turn is cancelled.
     """
 
-    __slots__ = ("_endpoint", "_turn")
+    __slots__ = ("_turn",)
 
     def __init__(self, endpoint: Endpoint, turn: CancellationToken | None = None) -> None:
-        self._endpoint = endpoint
+        super().__init__(endpoint)
         self._turn = turn
 
     def __repr__(self) -> str:
@@ -77,36 +78,10 @@ class ClientConnectionBase:
         """A call whose result type is a union (no class to check the value against)."""
         return await self._endpoint.request(method, params, None, turn=self._turn)
 
-    async def _notify(self, method: str, params: object) -> None:
-        await self._endpoint.notify(method, params)
-
-    async def ext_method(self, method: str, params: Raw | bytes | None = None) -> Raw:
-        """Sends an extension request (its name starts with `_`) and returns the raw result."""
-        return await self._endpoint.ext_request(method, params, None)
-
-    async def ext_notification(self, method: str, params: Raw | bytes | None = None) -> None:
-        """Sends an extension notification (its name starts with `_`)."""
-        await self._endpoint.ext_notify(method, params)
-
-    @property
-    def protocol_version(self) -> int | None:
-        """The version `initialize` negotiated, once it has completed."""
-        negotiated = self._endpoint.negotiated
-        return None if negotiated is None else negotiated.version
-
     @property
     def client_capabilities(self) -> Any:
-        """The client's capabilities as it advertised them (parsed JSON; `None` before `initialize`)."""
-        negotiated = self._endpoint.negotiated
-        return None if negotiated is None else negotiated.peer.get(self._endpoint.rules.client_capabilities)
-
-    async def flush(self) -> None:
-        """Waits until everything sent so far has been written out."""
-        await self._endpoint.peer.flush()
-
-    @property
-    def is_closed(self) -> bool:
-        return self._endpoint.peer.is_closed
+        """The peer's capabilities as it advertised them (parsed JSON; `None` before `initialize`)."""
+        return self._peer_capabilities(self._endpoint.rules.client_capabilities)
 
 
 class AgentRuntime(Handler, Generic[A, C]):

@@ -22,6 +22,7 @@ from msgspec import Raw
 from agentproto.acp.endpoint import Endpoint, before_ready
 from agentproto.acp.errors import AcpError
 from agentproto.acp.options import AcpOptions, UnknownSession
+from agentproto.acp.peer_handle import PeerHandle
 from agentproto.acp.rules import MethodInfo
 from agentproto.acp.surface import Surface
 from agentproto.jsonrpc.cancellation import CancellationToken, finished_before
@@ -43,7 +44,7 @@ _PERMISSION = "session/request_permission"
 _CANCELLED_OUTCOME = b'{"outcome":{"outcome":"cancelled"}}'
 
 
-class AgentConnectionBase:
+class AgentConnectionBase(PeerHandle):
     """The client's handle to its agent. The typed calls (`initialize`, `new_session`,
     `prompt`, ...) and notifications (`cancel`, ...) are generated per surface on its
     subclass (`v1.AgentConnection`).
@@ -55,10 +56,10 @@ class AgentConnectionBase:
     send `$/cancel_request` when a token fires and still wait for the answer.
     """
 
-    __slots__ = ("_cancel", "_endpoint")
+    __slots__ = ("_cancel",)
 
     def __init__(self, endpoint: Endpoint, cancel: CancellationToken | None = None) -> None:
-        self._endpoint = endpoint
+        super().__init__(endpoint)
         self._cancel = cancel
 
     def __repr__(self) -> str:
@@ -78,36 +79,13 @@ class AgentConnectionBase:
         """A call whose result type is a union (no class to check the value against)."""
         return await self._endpoint.request(method, params, None, cancel=self._cancel)
 
-    async def _notify(self, method: str, params: object) -> None:
-        await self._endpoint.notify(method, params)
-
-    async def ext_method(self, method: str, params: Raw | bytes | None = None) -> Raw:
-        """Sends an extension request (its name starts with `_`) and returns the raw result."""
-        return await self._endpoint.ext_request(method, params, self._cancel)
-
-    async def ext_notification(self, method: str, params: Raw | bytes | None = None) -> None:
-        """Sends an extension notification (its name starts with `_`)."""
-        await self._endpoint.ext_notify(method, params)
-
-    @property
-    def protocol_version(self) -> int | None:
-        """The version `initialize` negotiated, once it has completed."""
-        negotiated = self._endpoint.negotiated
-        return None if negotiated is None else negotiated.version
+    def _ext_cancel(self) -> CancellationToken | None:
+        return self._cancel
 
     @property
     def agent_capabilities(self) -> Any:
-        """The agent's capabilities as it advertised them (parsed JSON; `None` before `initialize`)."""
-        negotiated = self._endpoint.negotiated
-        return None if negotiated is None else negotiated.peer.get(self._endpoint.rules.agent_capabilities)
-
-    async def flush(self) -> None:
-        """Waits until everything sent so far has been written out."""
-        await self._endpoint.peer.flush()
-
-    @property
-    def is_closed(self) -> bool:
-        return self._endpoint.peer.is_closed
+        """The peer's capabilities as it advertised them (parsed JSON; `None` before `initialize`)."""
+        return self._peer_capabilities(self._endpoint.rules.agent_capabilities)
 
 
 class ClientRuntime(Handler, Generic[K, C]):
