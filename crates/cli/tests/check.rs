@@ -210,6 +210,47 @@ async fn check_client_against_the_official_sdk_clients_through_the_relay() {
     assert!(problems.is_empty(), "{}", problems.join("\n\n"));
 }
 
+/// Our Python SDK's example programs (`python/`, run from its sources) pass both checks.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn our_python_examples_are_conformant() {
+    let python_path = format!("PYTHONPATH={}", repo().join("python/src").display());
+    let agent = [
+        "check",
+        "agent",
+        "--json",
+        "--timeout",
+        "20",
+        "--prompt",
+        "echo hello world",
+        "--",
+        "env",
+        &python_path,
+        "python3",
+        "-m",
+        "agentproto.examples.echo_agent",
+    ];
+    let client = [
+        "check",
+        "client",
+        "--json",
+        "--timeout",
+        "20",
+        "--",
+        "env",
+        &python_path,
+        "python3",
+        "-m",
+        "agentproto.examples.run_prompt",
+        "--",
+        "{agent}",
+    ];
+    let (agent, client) = tokio::join!(agentproto(&agent), agentproto(&client));
+    for (name, run) in [("echo_agent", agent), ("run_prompt", client)] {
+        assert_eq!(run.status, Some(0), "{name}: {}\n{}", run.stdout, run.stderr);
+        assert!(run.ids("fail").is_empty(), "{name}: {}", run.stdout);
+    }
+}
+
 /// Runs futures concurrently and collects their outputs in order.
 async fn futures_join<F: std::future::Future + Send + 'static>(futures: impl IntoIterator<Item = F>) -> Vec<F::Output>
 where
