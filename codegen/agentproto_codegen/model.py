@@ -181,6 +181,21 @@ class Alias:
 Decl = U[Struct, Union, Enum, Alias]
 
 
+def resolve(decls: dict[str, Decl], t: TypeRef | None) -> Decl | None:
+    """The declaration a type reference ends at, aliases followed (``None`` for a
+    primitive, free-form JSON, a list or a map, or a name with no declaration)."""
+    seen: set[str] = set()
+    while isinstance(t, NamedRef) and t.name in decls:
+        if t.name in seen:
+            raise ValueError(f"alias cycle at {t.name}")
+        seen.add(t.name)
+        d = decls[t.name]
+        if not isinstance(d, Alias):
+            return d
+        t = d.target
+    return None
+
+
 # ---------------------------------------------------------------------------
 # Methods (ACP) and operations (A2A) are one kind of thing: a named call with a
 # params type, a result type, who handles it, and the rules that apply to it.

@@ -31,6 +31,7 @@ from typing import Any
 from . import names, python_roles
 from .emit import DocStyle, Writer, doc_comment, given, python_str
 from .model import Alias, ArrayRef, Decl, Enum, Field, JsonRef, MapRef, Method, NamedRef, PrimRef, Spec, Struct, TypeRef, Union
+from .model import resolve
 
 LINE = 120  # python/pyproject.toml [tool.ruff] line-length
 
@@ -276,17 +277,7 @@ class Model:
 
     def resolve(self, t: TypeRef) -> Decl | None:
         """The declaration a reference ends at, aliases followed."""
-        seen: set[str] = set()
-        while isinstance(t, NamedRef) and t.name in self.decls:
-            if t.name in seen:
-                raise ValueError(f"alias cycle at {t.name}")
-            seen.add(t.name)
-            d = self.decls[t.name]
-            if isinstance(d, Alias):
-                t = d.target
-                continue
-            return d
-        return None
+        return resolve(self.decls, t)
 
     def target(self, t: TypeRef) -> TypeRef:
         """The reference with aliases followed."""

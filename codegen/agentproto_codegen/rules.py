@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 from .model import (
-    Alias,
     ArrayRef,
     Decl,
     Gate,
@@ -32,6 +31,7 @@ from .model import (
     TypeRef,
     Union,
     ValueGate,
+    resolve,
 )
 
 RULES_FORMAT = 1
@@ -98,18 +98,7 @@ class AcpRules:
     # -- types ---------------------------------------------------------------
 
     def decl(self, t: TypeRef | str | None) -> Decl | None:
-        name = t if isinstance(t, str) else t.name if isinstance(t, NamedRef) else None
-        seen = set()
-        while name is not None and name in self.spec.decls and name not in seen:
-            seen.add(name)
-            d = self.spec.decls[name]
-            if isinstance(d, Alias):
-                name = d.target.name if isinstance(d.target, NamedRef) else None
-                if name is None:
-                    return d
-                continue
-            return d
-        return None
+        return resolve(self.spec.decls, NamedRef(t) if isinstance(t, str) else t)
 
     def field(self, owner: Decl | None, wire: str):  # type: ignore[no-untyped-def]
         if isinstance(owner, Struct):

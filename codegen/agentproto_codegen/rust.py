@@ -18,7 +18,6 @@ only churn the generated files.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -26,6 +25,7 @@ from typing import Any
 from . import names, rust_roles, rust_rules, rust_unions
 from .emit import DocStyle, Writer, doc_comment, given, rust_str
 from .model import Alias, ArrayRef, Decl, Enum, Field, JsonRef, MapRef, Method, NamedRef, PrimRef, Spec, Struct, TypeRef, Union
+from .model import resolve
 from .names import camel
 from .rust_unions import UNKNOWN
 
@@ -97,17 +97,7 @@ class Emitter:
 
     def resolve(self, t: TypeRef) -> Decl | None:
         """The declaration a reference ends at, following aliases."""
-        seen = set()
-        while isinstance(t, NamedRef) and t.name in self.decls:
-            if t.name in seen:
-                raise ValueError(f"alias cycle at {t.name}")
-            seen.add(t.name)
-            d = self.decls[t.name]
-            if isinstance(d, Alias):
-                t = d.target
-                continue
-            return d
-        return None
+        return resolve(self.decls, t)
 
     def rtype(self, t: TypeRef) -> str:
         if isinstance(t, PrimRef):

@@ -46,10 +46,12 @@ pub(crate) fn decode(line: &[u8], options: &DecodeOptions) -> Result<Message, En
     }
 }
 
-/// Whether `bytes` nests arrays/objects deeper than `limit`. serde_json skips raw
-/// values without a depth check, so the envelope enforces the limit itself; the
-/// exact scan only runs when there are enough brackets to possibly exceed it.
-fn nesting_exceeds(bytes: &[u8], limit: usize) -> bool {
+/// Whether `bytes` nests arrays/objects deeper than `limit` (brackets inside strings
+/// do not count). serde_json skips raw values without a depth check, so the envelope
+/// enforces the limit itself (and so do other bindings that take JSON bodies, such as
+/// A2A's HTTP+JSON); the exact scan only runs when there are enough brackets to
+/// possibly exceed it.
+pub fn nesting_exceeds(bytes: &[u8], limit: usize) -> bool {
     // `[` (0x5B) and `{` (0x7B) differ only in bit 0x20, so one compare finds both;
     // a branch-free sum that the compiler vectorises (this runs on every line).
     let opening: usize = bytes.iter().map(|&byte| usize::from(byte | 0x20 == b'{')).sum();

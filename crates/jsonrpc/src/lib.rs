@@ -162,4 +162,5 @@ pub use connection::{
 };
 pub use error::{CallError, ConnectionError, DecodeError, ErrorCode, ErrorObject};
 pub use id::RequestId;
+pub use decode::nesting_exceeds;
 pub use message::{DecodeOptions, EnvelopeError, EnvelopeErrorKind, Message};

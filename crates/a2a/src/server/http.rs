@@ -342,43 +342,12 @@ pub const MAX_REQUEST_DEPTH: usize = agentproto_jsonrpc::message::MAX_NESTING_DE
 /// Refuses a request object nested deeper than [`MAX_REQUEST_DEPTH`] (a parse error,
 /// as the JSON-RPC envelope reports it).
 fn check_depth(json: &[u8]) -> Result<(), A2aError> {
-    if nesting_exceeds(json, MAX_REQUEST_DEPTH) {
+    if agentproto_jsonrpc::nesting_exceeds(json, MAX_REQUEST_DEPTH) {
         return Err(A2aError::new(ErrorKind::Parse).with_message(format!(
             "parse error: the request nests arrays and objects deeper than {MAX_REQUEST_DEPTH} levels"
         )));
     }
     Ok(())
-}
-
-/// Whether `bytes` nests arrays and objects deeper than `limit` (strings skipped).
-fn nesting_exceeds(bytes: &[u8], limit: usize) -> bool {
-    if bytes.iter().filter(|&&b| b == b'[' || b == b'{').count() <= limit {
-        return false;
-    }
-    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
-    for &b in bytes {
-        if in_string {
-            match b {
-                _ if escaped => escaped = false,
-                b'\\' => escaped = true,
-                b'"' => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
-        match b {
-            b'"' => in_string = true,
-            b'[' | b'{' => {
-                depth += 1;
-                if depth > limit {
-                    return true;
-                }
-            }
-            b']' | b'}' => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-    }
-    false
 }
 
 // ---------------------------------------------------------------------------
