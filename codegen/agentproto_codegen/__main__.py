@@ -34,6 +34,9 @@ ACP_SURFACES = [
 # The Python SDK's generated modules: one types module and one slow-path decoder module
 # per ACP surface (the same cut as Rust's), plus the package's __init__.
 PYTHON_DIR = "python/src/agentproto/acp/generated"
+# Each surface's public module (`agentproto.acp.v1`, ...) is generated too: it differs
+# from the others only by names and rules.
+PYTHON_PUBLIC_DIR = "python/src/agentproto/acp"
 
 # The model dumps: the documented input of every emitter (codegen/MODEL.md), committed
 # and checked like generated code, so a change to the model shows in review.
@@ -93,6 +96,7 @@ def generate(hashes: dict[str, str]) -> dict[str, str]:
         outputs[out] = rustfmt(rust.emit(spec))
         outputs[f"{PYTHON_DIR}/{python.module_name(spec)}.py"] = python.emit(spec)
         outputs[f"{PYTHON_DIR}/_{python.module_name(spec)}_decode.py"] = python_decode.emit(spec)
+        outputs[f"{PYTHON_PUBLIC_DIR}/{python.module_name(spec)}.py"] = python.public_module(spec)
     outputs[f"{PYTHON_DIR}/__init__.py"] = python.package_init()
     for source, out in A2A_SURFACES:
         outputs[out] = rustfmt(rust_a2a.emit(models["a2a-v1"]))

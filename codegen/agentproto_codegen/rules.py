@@ -140,6 +140,8 @@ class AcpRules:
             "results": {"null_reads_as_empty": bool(self.rules.get("results", {}).get("null_reads_as_empty"))},
             # Where each side advertises its capabilities, from the gates' paths.
             "capabilities": self.capability_roots(),
+            # Whether a request id may be `null`: the schema's RequestId says (v1 yes, v2 no).
+            "envelope": {"null_request_id": self.null_request_id()},
         }
 
     def apply_unions(self, here: dict[str, Any]) -> None:
@@ -286,6 +288,13 @@ class AcpRules:
         if f is None or not f.required:
             raise self.fail(where, f"`{holder}` has no required sessionId for a `{effect}` effect")
         return SessionRule(effect=effect, unseen_ok=bool(rule.get("unseen", False)), section=self.check_source(where, rule))
+
+    def null_request_id(self) -> bool:
+        """Whether the schema's `RequestId` admits `null`."""
+        request_id = self.schema["$defs"].get("RequestId")
+        if not isinstance(request_id, dict) or "anyOf" not in request_id:
+            raise self.fail("envelope", "the schema has no RequestId union to read the null-id rule from")
+        return any(branch.get("type") == "null" for branch in request_id["anyOf"])
 
     def capability_roots(self) -> dict[str, str]:
         """The member of each side's `initialize` message that holds its capabilities

@@ -81,5 +81,6 @@ def surface_rules(spec: Spec) -> list[str]:
         f"    cancel_request: {_str(life['cancel_request'])},",
         f"    session_cancel: {_str(life['session_cancel'])},",
         f"    prompt_turn: {prompt_turn},",
+        f"    null_request_id: {_bool(spec.rules['envelope']['null_request_id'])},",
         "};",
     ]

@@ -118,6 +118,10 @@ class ModelTests(unittest.TestCase):
                 if m.gate and m.gate.test == "advertised":
                     self.assertEqual(m.gate.path[0], roots[m.side], f"{name} {m.wire}")
 
+    def test_the_null_id_rule_comes_from_each_schemas_request_id(self) -> None:
+        self.assertTrue(self.models["acp-v1"].rules["envelope"]["null_request_id"])
+        self.assertFalse(self.models["acp-v2"].rules["envelope"]["null_request_id"], "v2: an id MUST NOT be null")
+
     def test_sessions_required_handlers_names_and_null_results(self) -> None:
         load = self.method("acp-v1", "session/load")
         assert load.session is not None

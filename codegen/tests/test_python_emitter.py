@@ -52,6 +52,7 @@ def make_spec(decls: list[Decl], methods: list[Method] | None = None) -> Spec:
                 "session_cancel": "session/cancel",
                 "prompt_turn": "session/prompt",
             },
+            "envelope": {"null_request_id": True},
         },
     )
 

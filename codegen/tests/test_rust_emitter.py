@@ -28,6 +28,7 @@ def make_spec(decls: list[Decl], methods: list[Method] | None = None) -> Spec:
         rules={
             "capabilities": {"agent": "agentCapabilities", "client": "clientCapabilities"},
             "lifecycle": {"initialize": "initialize", "cancel_request": "$/cancel_request", "session_cancel": "session/cancel", "prompt_turn": "session/prompt"},
+            "envelope": {"null_request_id": True},
         },
     )
 

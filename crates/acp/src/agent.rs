@@ -127,7 +127,7 @@ where
     let runtime =
         Arc::new(AgentRuntime::<S, A> { agent: Arc::new(agent), shared: Arc::new(std::sync::OnceLock::new()) });
     let (connection, peer) =
-        Connection::new(input, output, runtime.clone(), crate::client::connection_options(&options));
+        Connection::new(input, output, runtime.clone(), crate::client::connection_options::<S>(&options));
     let shared = Arc::new(Shared::new(peer, Role::Agent, options));
     let _ = runtime.shared.set(shared.clone());
     (connection, ClientConnection { shared, turn: None })

@@ -107,10 +107,11 @@ impl<S: Protocol> AgentConnection<S> {
     }
 }
 
-/// The JSON-RPC options for an ACP connection: v1 allows `"id": null`, and the
-/// ACP observer also sees the JSON-RPC events.
-pub(crate) fn connection_options(options: &AcpOptions) -> ConnectionOptions {
-    let mut connection = options.connection.clone().allow_null_id(true);
+/// The JSON-RPC options for an ACP connection of surface `S`: `"id": null` as its
+/// rules say (v1 allows it, v2 does not), and the ACP observer also sees the
+/// JSON-RPC events.
+pub(crate) fn connection_options<S: Protocol>(options: &AcpOptions) -> ConnectionOptions {
+    let mut connection = options.connection.clone().allow_null_id(S::RULES.null_request_id);
     if let (Some(observer), None) = (&options.observer, &connection.observer) {
         let observer = observer.clone();
         connection = connection.observer(move |event| observer(&AcpEvent::Connection(event.clone())));
@@ -132,7 +133,7 @@ where
 {
     let runtime =
         Arc::new(ClientRuntime::<S, C> { client: Arc::new(client), shared: Arc::new(std::sync::OnceLock::new()) });
-    let (connection, peer) = Connection::new(input, output, runtime.clone(), connection_options(&options));
+    let (connection, peer) = Connection::new(input, output, runtime.clone(), connection_options::<S>(&options));
     let shared = Arc::new(Shared::new(peer, Role::Client, options));
     let _ = runtime.shared.set(shared.clone());
     (connection, AgentConnection { shared, cancel: None })

@@ -221,7 +221,7 @@ impl Role for AgentV1 {
     type Notification = crate::v1::ClientNotification;
     type Response = crate::v1::ClientResponse;
     fn decode_options() -> DecodeOptions {
-        DecodeOptions::default().allow_null_id(true)
+        DecodeOptions::default().allow_null_id(crate::v1::RULES.null_request_id)
     }
 }
 
@@ -234,6 +234,6 @@ impl Role for ClientV1 {
     type Notification = crate::v1::AgentNotification;
     type Response = crate::v1::AgentResponse;
     fn decode_options() -> DecodeOptions {
-        DecodeOptions::default().allow_null_id(true)
+        DecodeOptions::default().allow_null_id(crate::v1::RULES.null_request_id)
     }
 }

@@ -358,7 +358,8 @@ pub struct AcpOptions {
 impl Default for AcpOptions {
     fn default() -> Self {
         AcpOptions {
-            connection: ConnectionOptions::default().allow_null_id(true),
+            // `allow_null_id` is set per surface from its rules when a connection starts.
+            connection: ConnectionOptions::default(),
             strict: cfg!(debug_assertions),
             exit_grace: Duration::from_secs(2),
             observer: None,

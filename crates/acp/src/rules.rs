@@ -29,6 +29,8 @@ pub struct SurfaceRules {
     /// The request that is a prompt turn its response ends, one at a time per
     /// session (v1's `session/prompt`); `None` where a prompt answers at once (v2).
     pub prompt_turn: Option<&'static str>,
+    /// Whether a request id may be `null` (the schema's `RequestId`: v1 yes, v2 no).
+    pub null_request_id: bool,
 }
 
 /// Which `initialize` message advertises a gate's capability: the handling side's.

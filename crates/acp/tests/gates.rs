@@ -180,3 +180,22 @@ async fn a_v2_unstable_agent_refuses_delete_naming_the_v2_path() {
     let error = refused_delete(connect, init).await;
     assert_refusal(&error, "capabilities.session.delete");
 }
+
+/// The null-id rule comes from each schema's `RequestId`: v1 allows `"id": null`
+/// (JSON-RPC does), v2 forbids it; a v2 agent answers such a request -32600.
+#[cfg(feature = "v2")]
+#[tokio::test]
+async fn a_v2_agent_refuses_a_null_request_id() {
+    use agentproto_acp::v2::V2;
+    assert!(agentproto_acp::v1::V1::RULES.null_request_id);
+    assert!(!V2::RULES.null_request_id);
+    let (ours, theirs) = tokio::io::duplex(64 * 1024);
+    let (read, write) = tokio::io::split(theirs);
+    tokio::spawn(agentproto_acp::v2::connect_agent(V2Agent, read, write, Default::default()).0.run());
+    let (read, mut write) = tokio::io::split(ours);
+    let mut lines = BufReader::new(read).lines();
+    let init = r#"{"jsonrpc":"2.0","id":null,"method":"initialize","params":{"protocolVersion":2,"info":{"name":"t","version":"0"},"capabilities":{}}}"#;
+    write.write_all(format!("{init}\n").as_bytes()).await.unwrap();
+    let answer: Value = serde_json::from_str(&within(lines.next_line()).await.unwrap().unwrap()).unwrap();
+    assert_eq!(answer["error"]["code"], -32600, "{answer}");
+}

@@ -23,6 +23,7 @@ pub const RULES: crate::rules::SurfaceRules = crate::rules::SurfaceRules {
     cancel_request: "$/cancel_request",
     session_cancel: "session/cancel",
     prompt_turn: Some("session/prompt"),
+    null_request_id: true,
 };
 
 /// Request to write content to a text file.

@@ -23,6 +23,7 @@ pub const RULES: crate::rules::SurfaceRules = crate::rules::SurfaceRules {
     cancel_request: "$/cancel_request",
     session_cancel: "session/cancel",
     prompt_turn: None,
+    null_request_id: false,
 };
 
 /// Request for user permission to proceed with an operation.

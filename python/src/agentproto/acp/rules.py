@@ -221,6 +221,8 @@ class SurfaceRules:
     session_cancel: str
     prompt_turn: str | None
     """The request whose response ends a prompt turn (`None` in v2)."""
+    null_request_id: bool
+    """Whether a request id may be `null` (v1, as JSON-RPC allows; not v2)."""
 
 
 def refused_value(row: MethodInfo, initialize: Any, params: Any) -> Refused | None:

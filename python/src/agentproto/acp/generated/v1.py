@@ -240,6 +240,7 @@ RULES: Final = SurfaceRules(
     cancel_request="$/cancel_request",
     session_cancel="session/cancel",
     prompt_turn="session/prompt",
+    null_request_id=True,
 )
 """The lifecycle method names and where each side's `initialize` message holds its capabilities."""
 

@@ -335,6 +335,7 @@ RULES: Final = SurfaceRules(
     cancel_request="$/cancel_request",
     session_cancel="session/cancel",
     prompt_turn=None,
+    null_request_id=False,
 )
 """The lifecycle method names and where each side's `initialize` message holds its capabilities."""
 
