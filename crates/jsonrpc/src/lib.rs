@@ -160,7 +160,7 @@ pub use connection::{
     CancelNotification, Connection, ConnectionEvent, ConnectionOptions, Handler, IncomingNotification, IncomingRequest,
     NotificationContext, Observer, Peer, RequestContext, ResultHook,
 };
+pub use decode::nesting_exceeds;
 pub use error::{CallError, ConnectionError, DecodeError, ErrorCode, ErrorObject};
 pub use id::RequestId;
-pub use decode::nesting_exceeds;
 pub use message::{DecodeOptions, EnvelopeError, EnvelopeErrorKind, Message};
