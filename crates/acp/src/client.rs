@@ -162,6 +162,9 @@ where
 {
     command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::inherit()).kill_on_drop(true);
     agentproto_process::isolate(command.as_std_mut());
+    if options.die_with_parent {
+        agentproto_process::die_with_parent(command.as_std_mut());
+    }
     let mut child = command.spawn()?;
     let group = Group::new(child.id().ok_or_else(|| io::Error::other("the agent exited before it could be watched"))?);
     let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {

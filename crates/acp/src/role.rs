@@ -351,6 +351,13 @@ pub struct AcpOptions {
     /// How long a spawned agent may take to exit after its stdin is closed
     /// before it is killed. Default 2 s.
     pub exit_grace: Duration,
+    /// Linux only: the kernel SIGKILLs a spawned agent when the thread that
+    /// spawned it ends, which includes this whole process being killed
+    /// (`PR_SET_PDEATHSIG`, see [`agentproto_process::die_with_parent`] for its
+    /// limits: it follows the spawning *thread*, so spawn from a thread that
+    /// outlives the agent, e.g. a runtime worker, not a `spawn_blocking` one;
+    /// and it reaches the direct child only). Default off.
+    pub die_with_parent: bool,
     /// Receives every [`AcpEvent`]. Default none.
     pub observer: Option<AcpObserver>,
 }
@@ -362,6 +369,7 @@ impl Default for AcpOptions {
             connection: ConnectionOptions::default(),
             strict: cfg!(debug_assertions),
             exit_grace: Duration::from_secs(2),
+            die_with_parent: false,
             observer: None,
         }
     }
@@ -373,6 +381,7 @@ impl fmt::Debug for AcpOptions {
             .field("connection", &self.connection)
             .field("strict", &self.strict)
             .field("exit_grace", &self.exit_grace)
+            .field("die_with_parent", &self.die_with_parent)
             .field("observer", &self.observer.as_ref().map(|_| "Fn"))
             .finish()
     }
@@ -394,6 +403,12 @@ impl AcpOptions {
     /// Sets [`AcpOptions::exit_grace`].
     pub fn exit_grace(mut self, grace: Duration) -> Self {
         self.exit_grace = grace;
+        self
+    }
+
+    /// Sets [`AcpOptions::die_with_parent`].
+    pub fn die_with_parent(mut self, die: bool) -> Self {
+        self.die_with_parent = die;
         self
     }
 

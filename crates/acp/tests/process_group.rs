@@ -151,3 +151,38 @@ async fn run_prompt_ends_the_agents_group_when_it_fails() {
     );
     let _ = std::fs::remove_file(&path);
 }
+
+/// Spawns `sleep 600` as the agent from a thread of its own that then ends
+/// without closing it (the process handle is leaked, so no drop kills it), and
+/// returns the agent's pid.
+fn spawn_from_a_thread_that_ends(die_with_parent: bool) -> u32 {
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        runtime.block_on(async {
+            let mut command = tokio::process::Command::new("sleep");
+            command.arg("600");
+            let options = options().die_with_parent(die_with_parent);
+            let (_agent, process) = spawn_agent(command, Silent, options).unwrap();
+            let pid = process.id().unwrap();
+            std::mem::forget(process);
+            pid
+        })
+    })
+    .join()
+    .unwrap()
+}
+
+#[tokio::test]
+async fn with_die_with_parent_the_agent_ends_with_the_thread_that_spawned_it() {
+    let pid = spawn_from_a_thread_that_ends(true);
+    let _reaper = Reaper(Some(pid));
+    assert!(gone_within(pid, Duration::from_secs(20)).await, "the agent {pid} outlived the thread that spawned it");
+}
+
+#[tokio::test]
+async fn without_die_with_parent_the_agent_outlives_the_thread_that_spawned_it() {
+    let pid = spawn_from_a_thread_that_ends(false);
+    let _reaper = Reaper(Some(pid));
+    // The thread has ended (joined): a death signal would have been sent by now.
+    assert!(running(pid), "the agent {pid} ended without die_with_parent");
+}

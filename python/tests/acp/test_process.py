@@ -129,3 +129,57 @@ async def test_ctrl_c_in_run_prompt_cancels_the_turn() -> None:
     assert process.returncode == 0, err.decode()
     assert "[stop] cancelled" in err.decode()
     assert len(out.split()) < 400
+
+
+# A client that spawns `sleep 300` as its "agent" (it never reads stdin, so the end of
+# its input does not end it), prints the agent's pid, then waits to be killed.
+ORPHANING_CLIENT = """
+import asyncio, sys
+from agentproto.acp import v1
+from agentproto.acp.options import AcpOptions
+
+class Quiet(v1.Client):
+    async def request_permission(self, cx, params):
+        raise NotImplementedError
+    async def session_update(self, cx, params):
+        pass
+
+async def main():
+    options = AcpOptions(die_with_parent=sys.argv[1] == "on")
+    _, process = await v1.spawn_agent(["sleep", "300"], Quiet(), options)
+    print(process.pid, flush=True)
+    await asyncio.get_running_loop().create_future()
+
+asyncio.run(main())
+"""
+
+
+async def killed_client_leaves(die_with_parent: bool) -> int:
+    """Starts `ORPHANING_CLIENT`, SIGKILLs it once its agent runs, and returns the agent's pid."""
+    client = await asyncio.create_subprocess_exec(
+        PYTHON, "-c", ORPHANING_CLIENT, "on" if die_with_parent else "off", stdout=asyncio.subprocess.PIPE, env=ENV
+    )
+    assert client.stdout is not None
+    try:
+        agent = int(await asyncio.wait_for(client.stdout.readline(), WAIT))
+    finally:
+        client.kill()
+        await asyncio.wait_for(client.wait(), WAIT)
+    return agent
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux only")
+async def test_with_die_with_parent_a_killed_client_takes_its_agent_along() -> None:
+    agent = await killed_client_leaves(die_with_parent=True)
+    await asyncio.wait_for(exited(agent), WAIT)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux only")
+async def test_without_die_with_parent_the_agent_of_a_killed_client_lives_on() -> None:
+    agent = await killed_client_leaves(die_with_parent=False)
+    try:
+        # The client is dead and reaped; nothing was sent to the agent.
+        os.kill(agent, 0)
+    finally:
+        os.killpg(agent, signal.SIGKILL)
+    await asyncio.wait_for(exited(agent), WAIT)

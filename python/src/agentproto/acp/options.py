@@ -92,6 +92,10 @@ class AcpOptions:
     """Check envelopes and payloads for repeated keys before the msgspec fast path."""
     exit_grace: float = 2.0
     """Seconds a spawned agent may take to exit after its stdin is closed before it is killed."""
+    die_with_parent: bool = False
+    """Linux only: the kernel SIGKILLs a spawned agent when the thread that spawned it (the
+    event loop's) ends, so a client killed with SIGKILL leaves no agent behind. See
+    `agentproto.acp.process` for its limits."""
     observer: AcpObserver | None = None
     """Receives every `AcpEvent` and `ConnectionEvent`."""
 

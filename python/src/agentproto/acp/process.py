@@ -9,17 +9,27 @@ manager closes it on every way out, and a process left unclosed is killed (group
 all) when it is garbage collected or at interpreter exit. The agent's stderr is
 inherited; lines it prints on stdout that are not JSON are skipped and reported.
 (A terminal's Ctrl-C reaches this process, not the agent's group.)
+
+A client killed with SIGKILL runs none of that. With `AcpOptions.die_with_parent` (Linux
+only) the kernel sends SIGKILL to the agent when the thread that spawned it ends, which
+includes the whole client being killed (`PR_SET_PDEATHSIG`). It follows the *thread*: the
+event loop's thread spawns, so only use it where that thread outlives the agent (the
+usual `asyncio.run` in the main thread). It reaches the direct child only: a launcher's
+own children survive unless the launcher takes them down. And it makes `subprocess` fork
+with a hook instead of its faster spawn path.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import ctypes
 import dataclasses
 import os
 import signal
+import sys
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Self, TypeVar
 
@@ -35,6 +45,32 @@ C = TypeVar("C", bound=AgentConnectionBase)
 def _kill_group(pgid: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signal.SIGKILL)
+
+
+_PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+
+
+def _death_signal_hook() -> Callable[[], None]:
+    """A `preexec_fn` asking the kernel to SIGKILL the child when its parent thread ends.
+
+    It runs in the forked child before `exec`: one `prctl` through a function pointer
+    looked up here, in the parent, and a `getppid` check for a parent that died before
+    the `prctl` (no signal would come then)."""
+    if not sys.platform.startswith("linux"):
+        raise OSError("die_with_parent needs Linux (PR_SET_PDEATHSIG)")
+    prctl = ctypes.CDLL(None, use_errno=True).prctl
+    prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+    prctl.restype = ctypes.c_int
+    parent = os.getpid()
+    kill = int(signal.SIGKILL)
+
+    def hook() -> None:
+        if prctl(_PR_SET_PDEATHSIG, kill, 0, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG) failed")
+        if os.getppid() != parent:
+            raise OSError("the client exited while the agent was starting")
+
+    return hook
 
 
 def _pidfd(pid: int) -> int | None:
@@ -192,6 +228,7 @@ async def spawn(
         cwd=cwd,
         env=None if env is None else dict(env),
         process_group=0,
+        preexec_fn=_death_signal_hook() if options.die_with_parent else None,
     )
     try:
         assert process.stdin is not None and process.stdout is not None

@@ -8,7 +8,8 @@ to stderr. Permission requests are answered from the flag: `--allow` picks the f
 "allow" option, `--reject` (the default) the first "reject" one. Ctrl-C sends
 `session/cancel`. Files are served from the current directory only. The agent, and
 whatever it started in its process group, is gone when this program exits, whichever
-way it exits (exit status 1 when the prompt failed).
+way it exits (exit status 1 when the prompt failed); on Linux even a SIGKILL of this
+program takes the agent along (`AcpOptions.die_with_parent`).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import sys
 from agentproto import __version__
 from agentproto.acp import v1
 from agentproto.acp.fs import FsRoots
+from agentproto.acp.options import AcpOptions
 from agentproto.codec import Unknown, encode
 
 
@@ -89,7 +91,8 @@ async def run(agent: v1.AgentConnection, cwd: str, text: str) -> str:
 
 async def amain(allow: bool, text: str, command: list[str]) -> int:
     cwd = os.getcwd()
-    agent, process = await v1.spawn_agent(command, Printer(allow, FsRoots([cwd])))
+    options = AcpOptions(die_with_parent=sys.platform.startswith("linux"))
+    agent, process = await v1.spawn_agent(command, Printer(allow, FsRoots([cwd])), options)
     # `async with`: on every way out the agent goes, with whatever it started.
     async with process:
         try:
