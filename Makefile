@@ -24,6 +24,9 @@ python-lint: ## ruff check, ruff format --check and mypy --strict on the Python 
 lint: ## rustfmt and clippy (warnings are errors)
 	$(CARGO) fmt --all --check
 	$(CARGO) clippy --workspace --all-targets --all-features -- -D warnings
+	# agentproto-a2a's features build on their own: a client-only user builds no server or SQLite.
+	$(CARGO) clippy -p agentproto-a2a --no-default-features --features client --all-targets -- -D warnings
+	$(CARGO) clippy -p agentproto-a2a --no-default-features --features server --all-targets -- -D warnings
 
 fmt: ## Format the Rust sources
 	$(CARGO) fmt --all

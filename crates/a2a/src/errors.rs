@@ -17,6 +17,7 @@ pub enum ErrorTable {
 
 /// The kinds of error a server answers with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum ErrorKind {
     TaskNotFound,
     TaskNotCancelable,
@@ -311,6 +312,7 @@ impl std::fmt::Display for A2aError {
 
 impl std::error::Error for A2aError {}
 
+#[cfg(feature = "server")]
 impl From<crate::store::StoreError> for A2aError {
     fn from(e: crate::store::StoreError) -> Self {
         match e {

@@ -12,6 +12,7 @@ use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_S
 use base64::Engine as _;
 
 /// `task_id` → `taskId`: a proto field name as its ProtoJSON key.
+#[cfg(any(feature = "server", feature = "client"))]
 pub(crate) fn lower_camel(name: &str) -> String {
     let mut out = String::with_capacity(name.len());
     let mut upper = false;
@@ -347,10 +348,13 @@ fn parse_rfc3339(t: &str) -> Option<Timestamp> {
     (MIN_SECS..=MAX_SECS).contains(&secs).then_some(Timestamp { secs, nanos })
 }
 
+#[cfg(feature = "server")]
 const WEEKDAYS: [&str; 7] = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
+#[cfg(feature = "server")]
 const MONTHS: [&str; 12] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
 
 /// An HTTP date (RFC 9110 IMF-fixdate, `Sun, 06 Nov 1994 08:49:37 GMT`) of a Unix time.
+#[cfg(feature = "server")]
 pub(crate) fn http_date(secs: i64) -> String {
     let days = secs.div_euclid(86_400);
     let rem = secs.rem_euclid(86_400);
@@ -363,6 +367,7 @@ pub(crate) fn http_date(secs: i64) -> String {
 
 /// The Unix time of an IMF-fixdate; `None` for anything else (the obsolete forms
 /// included, which a recipient may ignore).
+#[cfg(feature = "server")]
 pub(crate) fn parse_http_date(text: &str) -> Option<i64> {
     let b = text.as_bytes();
     if b.len() != 29 || &text[3..5] != ", " || &text[25..] != " GMT" || !WEEKDAYS.contains(&&text[..3]) {
@@ -449,6 +454,7 @@ mod tests {
         }
     }
 
+    #[cfg(feature = "server")]
     #[test]
     fn http_dates_round_trip() {
         assert_eq!(http_date(784_111_777), "Sun, 06 Nov 1994 08:49:37 GMT");

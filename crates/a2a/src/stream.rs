@@ -407,6 +407,7 @@ mod tests {
 
     use super::*;
     use crate::store::memory::{MemoryOptions, MemoryStore};
+    #[cfg(feature = "sqlite")]
     use crate::store::sqlite::SqliteStore;
     use crate::store::{Commit, TaskRecord};
 
@@ -555,6 +556,7 @@ mod tests {
         assert!(cut_offs > 0);
     }
 
+    #[cfg(feature = "sqlite")]
     #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
     async fn replay_and_live_lose_and_repeat_nothing_on_sqlite() {
         replay_and_live_lose_and_repeat_nothing(Arc::new(SqliteStore::open_in_memory().unwrap()), 256).await;

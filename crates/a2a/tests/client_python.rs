@@ -2,6 +2,7 @@
 //! (`interop/official/a2a-python/server.py`, a2a-sdk 1.3.0, installed by `.ci/run`) on both
 //! bindings. `AGENTPROTO_A2A_PYTHON` names another interpreter; `0` skips the test
 //! (for machines without the SDK).
+#![cfg(feature = "client")]
 
 use std::path::PathBuf;
 use std::process::Stdio;

@@ -1,5 +1,6 @@
 //! The client's streams against a scripted loopback server: SSE parsing, in-stream
 //! errors, the POST→GET fallback of `:subscribe`, and automatic resumption.
+#![cfg(feature = "client")]
 
 #[path = "client_support.rs"]
 mod support;

@@ -1,5 +1,6 @@
 //! The client's unary calls against a scripted loopback server: the exact requests on
 //! both bindings, error mapping, malformed answers, card discovery and retries.
+#![cfg(feature = "client")]
 
 #[path = "client_support.rs"]
 mod support;

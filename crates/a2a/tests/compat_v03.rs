@@ -4,6 +4,7 @@
 //! Every 1.0 value the converters produce is decoded through the generated `v1` types,
 //! and every 0.3 value (the corpus and what the server answers) is checked against the
 //! pinned 0.3 JSON Schema by a small schema walk.
+#![cfg(feature = "server")]
 
 use std::time::Duration;
 

@@ -3,6 +3,7 @@
 //! ten steps (send, direct message, get, list, stream, cancel, cancel of a finished
 //! task, unknown task, push-config CRUD, subscribe then cancel) and prints one JSON
 //! line per step. `AGENTPROTO_A2A_PYTHON=0` skips it on machines without the SDK.
+#![cfg(all(feature = "server", feature = "sqlite"))]
 
 use std::path::PathBuf;
 use std::time::Duration;

@@ -2,6 +2,7 @@
 //!
 //! Every wait is on an event (a request reaching the receiver, the worker's counters)
 //! and bounded by a timeout; nothing sleeps to synchronise.
+#![cfg(feature = "server")]
 
 use std::collections::VecDeque;
 use std::future::Future;

@@ -1,6 +1,7 @@
 //! Push end to end: a server with push delivery on, a config registered inline with
 //! SendMessage and another with CreateTaskPushNotificationConfig, and a real receiver on
 //! loopback (allow-listed explicitly) that must get every event of the task.
+#![cfg(feature = "server")]
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

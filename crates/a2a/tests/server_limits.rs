@@ -2,6 +2,7 @@
 //! bodies sent a byte at a time, too many connections, a shutdown with half-sent
 //! requests, bodies declared too large, broken chunked framing, deep JSON. Timeouts
 //! are short here; every wait is bounded by [`WAIT`].
+#![cfg(feature = "server")]
 mod common;
 
 use std::time::Duration;

@@ -1,6 +1,7 @@
 //! The eleven operations on both bindings, their success and error paths, the exact
 //! wire codes (JSON-RPC code, REST status + AIP-193 body + ErrorInfo.reason), and the
 //! HTTP surface around them (card, versions, media types, body limit).
+#![cfg(feature = "server")]
 mod common;
 
 use std::time::Instant;

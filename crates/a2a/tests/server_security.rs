@@ -1,5 +1,6 @@
 //! Tenants, card-declared authentication, the extended card, and idempotency keys, on
 //! both bindings.
+#![cfg(feature = "server")]
 mod common;
 
 use agentproto_a2a::server::auth::{Principal, StaticCredentials};

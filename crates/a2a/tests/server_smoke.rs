@@ -1,4 +1,5 @@
 //! First light: the demo agent over both bindings.
+#![cfg(feature = "server")]
 use agentproto_a2a::demo::{card, DemoAgent};
 use agentproto_a2a::server::A2aServer;
 use serde_json::{json, Value};

@@ -1,5 +1,6 @@
 //! SSE streams on both bindings: ids, shape, resumption with `Last-Event-ID`, slow
 //! subscribers, keep-alives, several streams per task, cancel while subscribed.
+#![cfg(all(feature = "server", feature = "client"))]
 mod common;
 
 use std::time::Duration;

@@ -1,6 +1,7 @@
 //! One contract suite for every `Store`: each test below is a function of the store, and
 //! `contract!` runs it against the memory store, the SQLite store in memory and the
 //! SQLite store on a file (which adds the reader connections).
+#![cfg(all(feature = "server", feature = "sqlite"))]
 
 use std::collections::BTreeSet;
 use std::sync::Arc;

@@ -1,5 +1,6 @@
 //! The A2A server: an [`AgentExecutor`] behind the JSON-RPC and HTTP+JSON bindings, on a
-//! [`Store`] (SQLite by default), with live streams, resumption and push delivery.
+//! [`Store`] (in memory unless the builder is given another: SQLite with the `sqlite`
+//! feature, or any [`Store`]), with live streams, resumption and push delivery.
 //!
 //! ```no_run
 //! # use agentproto_a2a::{server::A2aServer, executor::*, errors::A2aError, v1::AgentCard};
@@ -30,8 +31,11 @@ use crate::errors::ErrorTable;
 use crate::executor::AgentExecutor;
 use crate::push::{PushOptions, PushWorker};
 use crate::store::memory::{MemoryOptions, MemoryStore};
+#[cfg(feature = "sqlite")]
 use crate::store::sqlite::SqliteStore;
-use crate::store::{Store, StoreError};
+use crate::store::Store;
+#[cfg(feature = "sqlite")]
+use crate::store::StoreError;
 use crate::stream::{EventHub, HubOptions};
 use crate::tasks::Tasks;
 use crate::v1::AgentCard;
@@ -84,6 +88,7 @@ impl<E: AgentExecutor> Builder<E> {
     }
 
     /// Keeps everything in an SQLite database file (created if missing).
+    #[cfg(feature = "sqlite")]
     pub fn sqlite(mut self, path: impl AsRef<std::path::Path>) -> Result<Self, StoreError> {
         self.store = Some(Arc::new(SqliteStore::open(path.as_ref())?));
         Ok(self)

@@ -14,6 +14,7 @@ use std::future::Future;
 use std::pin::Pin;
 
 pub mod memory;
+#[cfg(feature = "sqlite")]
 pub mod sqlite;
 
 /// A boxed future, so that `Arc<dyn Store>` works.
