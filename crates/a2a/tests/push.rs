@@ -417,28 +417,34 @@ async fn refused(url: &str, opts: PushOptions) -> String {
     dead[0].error.clone()
 }
 
-/// Warnings logged by this test binary (the `log` facade), kept for the tests to read.
+/// Warnings this test binary emitted through `tracing`, one formatted line each, kept
+/// for the tests to read.
 static LOGGED: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
 
+/// A writer that appends what the formatter writes to `LOGGED`, a line per event.
 struct Capture;
 
-impl log::Log for Capture {
-    fn enabled(&self, m: &log::Metadata<'_>) -> bool {
-        m.level() <= log::Level::Warn
+impl std::io::Write for Capture {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let mut logged = LOGGED.lock().unwrap();
+        logged.extend(String::from_utf8_lossy(buf).lines().map(str::to_owned));
+        Ok(buf.len())
     }
-    fn log(&self, record: &log::Record<'_>) {
-        if self.enabled(record.metadata()) {
-            LOGGED.lock().unwrap().push(format!("{} {}: {}", record.level(), record.target(), record.args()));
-        }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
     }
-    fn flush(&self) {}
 }
 
 fn capture_logs() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
-        log::set_logger(&Capture).expect("no other logger in this test binary");
-        log::set_max_level(log::LevelFilter::Warn);
+        tracing_subscriber::fmt()
+            .with_writer(|| Capture)
+            .with_ansi(false)
+            .without_time()
+            .with_max_level(tracing::Level::WARN)
+            .try_init()
+            .expect("no other subscriber in this test binary");
     });
 }
 
@@ -476,7 +482,8 @@ async fn the_ssrf_guard_refuses_private_targets_by_default() {
         assert!(
             lines
                 .iter()
-                .any(|l| l.starts_with("WARN agentproto_a2a::push:") && l.contains("refused by the SSRF guard")),
+                .any(|l| l.trim_start().starts_with("WARN agentproto_a2a::push")
+                    && l.contains("refused by the SSRF guard")),
             "{url}: {lines:?}"
         );
     }

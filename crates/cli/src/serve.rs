@@ -92,7 +92,11 @@ pub(crate) fn main(args: Args) -> ExitCode {
 
 async fn run(args: Args) -> Result<(), String> {
     // Warnings of the server (a push delivery the SSRF guard refused, a dead letter) on stderr.
-    agentproto_a2a::server::log_to_stderr();
+    let _ = tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .with_max_level(tracing::Level::WARN)
+        .try_init();
     let listener =
         tokio::net::TcpListener::bind(args.addr).await.map_err(|e| format!("cannot listen on {}: {e}", args.addr))?;
     let local = listener.local_addr().map_err(|e| e.to_string())?;

@@ -530,25 +530,25 @@ async fn record(
         Attempt::Refused { error } => {
             // Configs are checked when they are set; a name that resolves elsewhere
             // since, or a config stored before the check or by another server, ends here.
-            log::warn!(
-                target: "agentproto_a2a::push",
-                "push delivery {} (task {:?}, config {:?}, event {}) refused by the SSRF guard: {error}",
-                delivery.id,
-                delivery.task.id,
-                delivery.config_id,
-                delivery.seq
+            tracing::warn!(
+                delivery = delivery.id,
+                task = %delivery.task.id,
+                config = %delivery.config_id,
+                event = delivery.seq,
+                %error,
+                "push delivery refused by the SSRF guard"
             );
             let result = store.delivery_dead(delivery.id, now, &error).await;
             (Outcome::Dead { error }, result.map_err(|e| format!("dead-lettering push delivery {}: {e}", delivery.id)))
         }
         Attempt::Permanent { error } => {
-            log::warn!(
-                target: "agentproto_a2a::push",
-                "push delivery {} (task {:?}, config {:?}, event {}) dead-lettered: {error}",
-                delivery.id,
-                delivery.task.id,
-                delivery.config_id,
-                delivery.seq
+            tracing::warn!(
+                delivery = delivery.id,
+                task = %delivery.task.id,
+                config = %delivery.config_id,
+                event = delivery.seq,
+                %error,
+                "push delivery dead-lettered"
             );
             let result = store.delivery_dead(delivery.id, now, &error).await;
             (Outcome::Dead { error }, result.map_err(|e| format!("dead-lettering push delivery {}: {e}", delivery.id)))
@@ -556,13 +556,13 @@ async fn record(
         Attempt::Retry { error, retry_after } => {
             if !policy.may_retry(number) {
                 let error = format!("gave up after {number} attempts: {error}");
-                log::warn!(
-                    target: "agentproto_a2a::push",
-                    "push delivery {} (task {:?}, config {:?}, event {}) dead-lettered: {error}",
-                    delivery.id,
-                    delivery.task.id,
-                    delivery.config_id,
-                    delivery.seq
+                tracing::warn!(
+                    delivery = delivery.id,
+                    task = %delivery.task.id,
+                    config = %delivery.config_id,
+                    event = delivery.seq,
+                    %error,
+                    "push delivery dead-lettered"
                 );
                 let result = store.delivery_dead(delivery.id, now, &error).await;
                 return (

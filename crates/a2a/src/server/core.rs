@@ -9,6 +9,7 @@ use futures::{Stream, StreamExt};
 use sha2::{Digest, Sha256};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 
 use crate::errors::{A2aError, ErrorKind};
 use crate::executor::{AgentExecutor, First, RequestContext, TaskUpdater};
@@ -103,8 +104,14 @@ impl<E: AgentExecutor> Core<E> {
         self.running.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Handles one request.
+    /// Handles one request, in a `tracing` span `a2a_request` naming the operation and
+    /// the tenant (free when no subscriber is installed).
     pub async fn handle(self: &Arc<Self>, cx: CallContext, req: Request) -> Result<Answer, A2aError> {
+        let span = tracing::debug_span!("a2a_request", operation = req.operation().name(), tenant = %cx.tenant);
+        self.dispatch(cx, req).instrument(span).await
+    }
+
+    async fn dispatch(self: &Arc<Self>, cx: CallContext, req: Request) -> Result<Answer, A2aError> {
         match req {
             Request::SendMessage(r) => self.send(cx, r, false).await,
             Request::SendStreamingMessage(r) => {
@@ -315,8 +322,9 @@ impl<E: AgentExecutor> Core<E> {
         self.running().insert(key.clone(), Running { cancel: cancel.clone(), updater: updater.clone() });
         let (done_tx, done_rx) = oneshot::channel::<()>();
         let core = self.clone();
+        let span = tracing::debug_span!("a2a_task", task = %key.id, context = %context_id, tenant = %key.tenant);
         tokio::spawn(async move {
-            let result = core.executor.execute(rcx, updater.clone()).await;
+            let result = core.executor.execute(rcx, updater.clone()).instrument(span).await;
             match result {
                 Err(e) => {
                     if !updater.fail_before_start(e.clone()) {

@@ -44,27 +44,6 @@ pub use self::core::{CallContext, CoreOptions};
 pub use self::http::{HttpOptions, MissingVersion};
 use auth::{Authenticator, CardAuthenticator, CredentialValidator};
 
-/// Installs a minimal logger for the `log` facade that writes warnings and errors to
-/// stderr, for programs that have none (the server logs push deliveries it gives up
-/// on, and why). Does nothing if a logger is already installed.
-pub fn log_to_stderr() {
-    struct Stderr;
-    impl log::Log for Stderr {
-        fn enabled(&self, m: &log::Metadata<'_>) -> bool {
-            m.level() <= log::Level::Warn
-        }
-        fn log(&self, record: &log::Record<'_>) {
-            if self.enabled(record.metadata()) {
-                eprintln!("{} {}: {}", record.level(), record.target(), record.args());
-            }
-        }
-        fn flush(&self) {}
-    }
-    if log::set_logger(&Stderr).is_ok() {
-        log::set_max_level(log::LevelFilter::Warn);
-    }
-}
-
 /// Configures an [`A2aServer`].
 pub struct Builder<E> {
     executor: E,
