@@ -35,7 +35,10 @@
 //! [`Terminals`] runs each command as a child process (no shell, no pseudo
 //! terminal): the `args` are passed as they are, the `env` entries are added to
 //! the client's own environment, stdin is the null device, and stdout and stderr go
-//! into one output buffer in the order they are read. A client forwards the five
+//! into one output buffer in the order they are read. Each command runs in a
+//! process group of its own, which ends with it: what a command leaves running in
+//! the background is killed when it exits, and `terminal/kill`, `terminal/release`
+//! and dropping the `Terminals` kill the whole group. A client forwards the five
 //! requests to it:
 //!
 //! ```no_run

@@ -19,6 +19,8 @@ use tokio::sync::watch;
 use tokio::task::AbortHandle;
 use tokio_util::sync::CancellationToken;
 
+use agentproto_process::Group;
+
 use crate::fs::{FsError, FsRoots};
 use crate::v1::{self};
 
@@ -47,9 +49,12 @@ pub(super) const CWD_PATH: &str = "$.params.cwd";
 /// real processes (see the [module documentation](self)).
 ///
 /// Memory is bounded per terminal by its output limit; a terminal's buffer is
-/// freed when it is released. Every process still running is killed when the
-/// `Terminals` is dropped (the processes are started with `kill_on_drop`, and the
-/// tasks that own them are aborted).
+/// freed when it is released.
+///
+/// Each command runs in a process group of its own, and the whole group ends
+/// with the command: when it exits (whatever it left running in the background
+/// goes too), when it is killed or released, and when the `Terminals` is
+/// dropped.
 pub struct Terminals {
     roots: Option<FsRoots>,
     default_limit: usize,
@@ -160,14 +165,22 @@ impl Terminals {
         if let Some(cwd) = &cwd {
             command.current_dir(cwd);
         }
+        agentproto_process::isolate(command.as_std_mut());
         let child = command
             .spawn()
             .map_err(|error| ErrorObject::internal_error(format!("cannot start `{}`: {error}", request.command)))?;
+        let Some(pid) = child.id() else {
+            return Err(ErrorObject::internal_error(format!(
+                "`{}` exited before it could be watched",
+                request.command
+            )));
+        };
+        let group = Group::new(pid);
 
         let output = Arc::new(Mutex::new(OutputBuffer::new(limit)));
         let (exit_sender, exit) = watch::channel(None);
         let kill = CancellationToken::new();
-        let task = tokio::spawn(supervise(child, output.clone(), kill.clone(), exit_sender)).abort_handle();
+        let task = tokio::spawn(supervise(child, group, output.clone(), kill.clone(), exit_sender)).abort_handle();
         let id = format!("term-{}", self.next_id.fetch_add(1, Ordering::Relaxed) + 1);
         let live = Live { session_id: request.session_id.clone(), output, exit, kill, task };
         lock(&self.live).insert(id.clone(), live);
@@ -278,7 +291,7 @@ impl Drop for Terminals {
     fn drop(&mut self) {
         let live = self.live.get_mut().unwrap_or_else(PoisonError::into_inner);
         for terminal in live.values() {
-            // Dropping the task drops its `Child`, which `kill_on_drop` kills.
+            // Dropping the task drops its `Group`, which kills the command's group.
             terminal.task.abort();
         }
     }
@@ -362,10 +375,12 @@ async fn wait_exit(mut exit: watch::Receiver<Option<Exit>>) -> Option<Exit> {
     }
 }
 
-/// Owns the child: copies its output into the buffer, kills it when `kill`
-/// fires, and records its exit once the output has been read.
+/// Owns the child and its group: copies its output into the buffer, kills the
+/// group when `kill` fires or the child exits, and records the exit once the
+/// output has been read.
 async fn supervise(
     mut child: Child,
+    mut group: Group,
     output: Arc<Mutex<OutputBuffer>>,
     kill: CancellationToken,
     exit: watch::Sender<Option<Exit>>,
@@ -378,6 +393,10 @@ async fn supervise(
             status = child.wait() => Some(status),
             () = kill.cancelled() => None,
         };
+        // The group goes either way: what the command started must not outlive
+        // it. Right after the leader's exit, so its id cannot have been reused
+        // by an unrelated group yet.
+        group.end();
         match exited {
             Some(status) => status,
             None => {

@@ -237,6 +237,64 @@ async fn kill_stops_a_running_command_and_keeps_the_terminal() {
     release(&terminals, &id).await.unwrap();
 }
 
+/// The pid a command's background `sleep 30` wrote to `pidfile`, once written.
+async fn background_pid(pidfile: &std::path::Path) -> u32 {
+    bounded(async {
+        loop {
+            if let Ok(pid) = std::fs::read_to_string(pidfile).unwrap_or_default().trim().parse() {
+                return pid;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+}
+
+/// Whether `pid` ends within the bound (a zombie counts as ended).
+async fn ends(pid: u32) -> bool {
+    tokio::time::timeout(WAIT, async {
+        while agentproto_process::running(pid) {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .is_ok()
+}
+
+#[tokio::test]
+async fn what_a_command_leaves_running_ends_when_it_exits() {
+    let dir = TempDir::new();
+    let pidfile = dir.0.join("pid");
+    let script = format!("sleep 30 </dev/null >/dev/null 2>&1 & echo $! > '{}'; echo started", pidfile.display());
+    let terminals = Terminals::new();
+    let id = create(&terminals, sh(&script)).await;
+    assert_eq!(wait(&terminals, &id).await.unwrap().exit_code, MaybeUndefined::Value(0));
+    let straggler = background_pid(&pidfile).await;
+    let gone = ends(straggler).await;
+    if !gone {
+        let _ = std::process::Command::new("kill").args(["-KILL", &straggler.to_string()]).status();
+    }
+    assert!(gone, "the background process {straggler} outlived its command");
+    release(&terminals, &id).await.unwrap();
+}
+
+#[tokio::test]
+async fn kill_ends_the_commands_whole_group() {
+    let dir = TempDir::new();
+    let pidfile = dir.0.join("pid");
+    let script = format!("sleep 30 </dev/null >/dev/null 2>&1 & echo $! > '{}'; exec sleep 30", pidfile.display());
+    let terminals = Terminals::new();
+    let id = create(&terminals, sh(&script)).await;
+    let straggler = background_pid(&pidfile).await;
+    assert!(agentproto_process::running(straggler));
+    kill(&terminals, &id).await.unwrap();
+    let gone = ends(straggler).await;
+    if !gone {
+        let _ = std::process::Command::new("kill").args(["-KILL", &straggler.to_string()]).status();
+    }
+    assert!(gone, "the background process {straggler} survived terminal/kill");
+}
+
 #[tokio::test]
 async fn truncates_from_the_start_at_a_character_boundary() {
     let terminals = Terminals::new();

@@ -6,9 +6,16 @@ Import a surface explicitly: `agentproto.acp.v1` (stable), `agentproto.acp.v1_un
 schema and `rules/acp.toml` (see `codegen/`), roles included (`Agent`, `Client`, the
 typed connections and the entry points); `agentproto.acp.receive` classifies one
 incoming line for either side without a connection.
+
+Ready-made helpers for v1: `Terminals` (a client's `terminal/*` handlers) and
+`TerminalHandle` (an agent's terminal), from `agentproto.acp.terminal`, imported on first
+use so that `import agentproto.acp` does not load the v1 surface.
 """
 
 from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
 
 from agentproto.acp.context import Context
 from agentproto.acp.errors import AcpError
@@ -16,6 +23,9 @@ from agentproto.acp.options import AcpOptions
 from agentproto.acp.receive import ExtMessage, Receiver, classify
 from agentproto.acp.rules import Gate, MethodInfo, SessionRule, SurfaceRules, ValueGate
 from agentproto.acp.surface import Surface
+
+if TYPE_CHECKING:
+    from agentproto.acp.terminal import TerminalHandle, Terminals
 
 __all__ = [
     "AcpError",
@@ -28,6 +38,19 @@ __all__ = [
     "SessionRule",
     "Surface",
     "SurfaceRules",
+    "TerminalHandle",
+    "Terminals",
     "ValueGate",
     "classify",
 ]
+
+_LAZY = {"TerminalHandle": "agentproto.acp.terminal", "Terminals": "agentproto.acp.terminal"}
+
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
