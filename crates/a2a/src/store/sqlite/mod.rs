@@ -3,7 +3,15 @@
 //! **Durability.** The database runs in WAL mode with `synchronous=FULL`: a commit is
 //! written to the write-ahead log and the log is fsynced before [`Store::commit`]
 //! returns, so an acknowledged commit survives a SIGKILL of the process (and a power
-//! loss). `busy_timeout` makes a writer wait for another process's write lock instead
+//! loss).
+//!
+//! **Group commit.** Commits queue up; whichever caller gets the writer connection
+//! takes every queued commit (up to [`MAX_BATCH`]) into one transaction, each in a
+//! savepoint of its own so that one failing commit is rolled back alone, and pays one
+//! fsync for all of them. Each caller is answered only after that transaction is
+//! durable, so "acknowledged means durable" holds for every commit of a batch. Under
+//! load the batch is whatever arrived during the previous fsync; a lone commit is a
+//! batch of one and waits for nobody. `busy_timeout` makes a writer wait for another process's write lock instead
 //! of failing at once, and foreign keys are on, so that deleting a task removes its
 //! events, push configs and queued deliveries with it.
 //!
@@ -39,9 +47,11 @@
 //!   new events (see `crate::stream::EventBus`).
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
+
+use tokio::sync::oneshot;
 
 use rusqlite::types::Value;
 use rusqlite::{params, params_from_iter, Connection, OptionalExtension, TransactionBehavior};
@@ -67,12 +77,69 @@ pub struct SqliteStore {
     pool: Arc<Pool>,
 }
 
+/// The most commits one transaction takes from the queue.
+pub const MAX_BATCH: usize = 256;
+
+/// A commit waiting for the writer, and where its outcome goes.
+type Queued = (Commit, oneshot::Sender<Result<Committed, StoreError>>);
+
 #[derive(Debug)]
 struct Pool {
     writer: Mutex<Connection>,
     /// Empty for an in-memory database: reads then go to the writer.
     readers: Vec<Mutex<Connection>>,
     next_reader: AtomicUsize,
+    /// Commits not yet taken into a transaction (see "Group commit").
+    queue: Mutex<Vec<Queued>>,
+    /// Commit transactions run so far (the tests read it).
+    transactions: AtomicU64,
+}
+
+impl Pool {
+    fn new(writer: Connection, readers: Vec<Mutex<Connection>>) -> Pool {
+        Pool {
+            writer: Mutex::new(writer),
+            readers,
+            next_reader: AtomicUsize::new(0),
+            queue: Mutex::new(Vec::new()),
+            transactions: AtomicU64::new(0),
+        }
+    }
+
+    fn queue(&self) -> std::sync::MutexGuard<'_, Vec<Queued>> {
+        self.queue.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Takes the writer and commits what is queued, a batch per transaction, until the
+    /// queue is empty (at once, if earlier holders of the writer took everything).
+    /// Emptying the queue, not just taking one batch, is what guarantees that every
+    /// queued commit is taken by someone.
+    fn commit_queued(&self) {
+        loop {
+            let Ok(mut writer) = self.writer.lock() else {
+                for (_, reply) in self.queue().drain(..) {
+                    let _ = reply.send(Err(StoreError::Backend("sqlite connection lock poisoned".into())));
+                }
+                return;
+            };
+            let batch: Vec<Queued> = {
+                let mut queue = self.queue();
+                let take = queue.len().min(MAX_BATCH);
+                queue.drain(..take).collect()
+            };
+            if batch.is_empty() {
+                return;
+            }
+            let (commits, replies): (Vec<Commit>, Vec<_>) = batch.into_iter().unzip();
+            let results = commit_batch(&mut writer, commits);
+            self.transactions.fetch_add(1, Ordering::Relaxed);
+            drop(writer);
+            for (reply, result) in replies.into_iter().zip(results) {
+                // A caller that went away still had its commit stored (see "Blocking").
+                let _ = reply.send(result);
+            }
+        }
+    }
 }
 
 /// Which connection a call needs.
@@ -116,9 +183,7 @@ impl SqliteStore {
             configure(&reader, true)?;
             readers.push(Mutex::new(reader));
         }
-        Ok(SqliteStore {
-            pool: Arc::new(Pool { writer: Mutex::new(writer), readers, next_reader: AtomicUsize::new(0) }),
-        })
+        Ok(SqliteStore { pool: Arc::new(Pool::new(writer, readers)) })
     }
 
     /// A fresh database in memory, gone when the store is dropped.
@@ -126,9 +191,7 @@ impl SqliteStore {
         let writer = Connection::open_in_memory().map_err(|e| backend("open in memory", e))?;
         configure(&writer, false)?;
         migrate(&writer)?;
-        Ok(SqliteStore {
-            pool: Arc::new(Pool { writer: Mutex::new(writer), readers: Vec::new(), next_reader: AtomicUsize::new(0) }),
-        })
+        Ok(SqliteStore { pool: Arc::new(Pool::new(writer, Vec::new())) })
     }
 
     /// Runs `work` on a blocking thread with a connection of the given kind.
@@ -176,7 +239,15 @@ impl Pool {
 
 impl Store for SqliteStore {
     fn commit(&self, commit: Commit) -> BoxFuture<'_, Result<Committed, StoreError>> {
-        self.run(Access::Write, move |connection| commit_tx(connection, commit))
+        let pool = Arc::clone(&self.pool);
+        Box::pin(async move {
+            let (reply, outcome) = oneshot::channel();
+            pool.queue().push((commit, reply));
+            // Not awaited: the answer comes through `outcome`, from whichever committer
+            // takes this commit, as soon as its batch is durable.
+            drop(tokio::task::spawn_blocking(move || pool.commit_queued()));
+            outcome.await.map_err(|_| StoreError::Backend("sqlite commit lost: its committer failed".into()))?
+        })
     }
 
     fn get_task(&self, key: &TaskKey) -> BoxFuture<'_, Result<Option<TaskRecord>, StoreError>> {

@@ -24,9 +24,36 @@ pub(super) fn task_record(row: TaskRow) -> Result<TaskRecord, StoreError> {
     Ok(TaskRecord { key, context_id, state, terminal, status_ts_ms, version: to_u64(version, "version")?, body })
 }
 
-pub(super) fn commit_tx(connection: &mut Connection, commit: Commit) -> Result<Committed, StoreError> {
-    let tx =
-        connection.transaction_with_behavior(TransactionBehavior::Immediate).map_err(|e| backend("begin commit", e))?;
+/// Applies a batch of commits in one transaction, each inside a savepoint of its own:
+/// one that fails (a version conflict, a missing task) is rolled back alone and the
+/// others stand. One `COMMIT`, so one fsync, for the whole batch; if it fails, every
+/// commit of the batch fails with it.
+pub(super) fn commit_batch(connection: &mut Connection, commits: Vec<Commit>) -> Vec<Result<Committed, StoreError>> {
+    let count = commits.len();
+    let mut tx = match connection.transaction_with_behavior(TransactionBehavior::Immediate) {
+        Ok(tx) => tx,
+        Err(e) => return (0..count).map(|_| Err(backend("begin commit", &e))).collect(),
+    };
+    let mut results = Vec::with_capacity(count);
+    for commit in commits {
+        let result = match tx.savepoint() {
+            // Dropping the savepoint unreleased rolls its changes back.
+            Ok(savepoint) => apply_commit(&savepoint, commit).and_then(|committed| {
+                savepoint.commit().map(|()| committed).map_err(|e| backend("release savepoint", e))
+            }),
+            Err(e) => Err(backend("begin savepoint", e)),
+        };
+        results.push(result);
+    }
+    match tx.commit() {
+        Ok(()) => results,
+        Err(e) => results.into_iter().map(|result| result.and_then(|_| Err(backend("commit", &e)))).collect(),
+    }
+}
+
+/// One commit's writes, inside a transaction the caller opened: the version check,
+/// the task row, its events and their push deliveries.
+fn apply_commit(tx: &Connection, commit: Commit) -> Result<Committed, StoreError> {
     let key = commit.task.key.clone();
     let current: Option<(i64, i64)> = tx
         .query_row(
@@ -134,7 +161,6 @@ pub(super) fn commit_tx(connection: &mut Connection, commit: Commit) -> Result<C
             }
         }
     }
-    tx.commit().map_err(|e| backend("commit", e))?;
     Ok(Committed { version, events: appended })
 }
 

@@ -102,3 +102,91 @@ fn garbage_in_the_database_is_an_error_not_a_panic() {
     let error = runtime.block_on(store.get_task(&TaskKey::new("", "bad"))).unwrap_err();
     assert!(matches!(error, StoreError::Backend(_)), "{error:?}");
 }
+
+fn create(id: &str, events: usize) -> Commit {
+    Commit {
+        task: record(id),
+        expected_version: None,
+        events: (0..events).map(|i| (format!("e{i}").into_bytes(), i + 1 == events)).collect(),
+        push: false,
+    }
+}
+
+/// Queues `commits` as concurrent callers would, and returns where their outcomes go.
+fn enqueue(store: &SqliteStore, commits: Vec<Commit>) -> Vec<oneshot::Receiver<Result<Committed, StoreError>>> {
+    commits
+        .into_iter()
+        .map(|commit| {
+            let (reply, outcome) = oneshot::channel();
+            store.pool.queue().push((commit, reply));
+            outcome
+        })
+        .collect()
+}
+
+#[test]
+fn queued_commits_share_one_transaction_and_each_is_answered() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(dir.path().join("a2a.db")).unwrap();
+    let outcomes = enqueue(&store, (0..10).map(|i| create(&format!("t{i}"), 2)).collect());
+    store.pool.commit_queued();
+    assert_eq!(store.pool.transactions.load(Ordering::Relaxed), 1);
+    for mut outcome in outcomes {
+        let committed = outcome.try_recv().expect("answered").expect("committed");
+        assert_eq!((committed.version, committed.events.len()), (1, 2));
+    }
+    let writer = store.pool.writer.lock().unwrap();
+    let count = |table: &str| writer.query_row(&format!("SELECT COUNT(*) FROM {table}"), [], |r| r.get::<_, i64>(0));
+    assert_eq!((count("tasks").unwrap(), count("events").unwrap()), (10, 20));
+}
+
+#[test]
+fn a_failing_commit_is_rolled_back_alone_within_its_batch() {
+    let store = SqliteStore::open_in_memory().unwrap();
+    let stale = Commit { expected_version: Some(7), ..create("t1", 1) }; // t1 is at version 1 by then
+    let outcomes = enqueue(&store, vec![create("t1", 1), stale, create("t1", 1), create("t2", 3)]);
+    store.pool.commit_queued();
+    assert_eq!(store.pool.transactions.load(Ordering::Relaxed), 1);
+    let results: Vec<_> = outcomes.into_iter().map(|mut outcome| outcome.try_recv().expect("answered")).collect();
+    assert!(results[0].is_ok());
+    assert!(matches!(&results[1], Err(StoreError::Conflict { expected: 7, found: 1, .. })), "{:?}", results[1]);
+    assert!(matches!(&results[2], Err(StoreError::Exists(_))), "{:?}", results[2]);
+    assert_eq!(results[3].as_ref().unwrap().events.len(), 3);
+    let writer = store.pool.writer.lock().unwrap();
+    let events: i64 = writer.query_row("SELECT COUNT(*) FROM events", [], |r| r.get(0)).unwrap();
+    assert_eq!(events, 4, "the failed commits wrote nothing");
+}
+
+#[test]
+fn a_batch_is_at_most_max_batch_and_the_queue_is_emptied() {
+    let store = SqliteStore::open_in_memory().unwrap();
+    let outcomes = enqueue(&store, (0..MAX_BATCH + 3).map(|i| create(&format!("t{i}"), 1)).collect());
+    store.pool.commit_queued();
+    assert_eq!(store.pool.transactions.load(Ordering::Relaxed), 2);
+    assert!(store.pool.queue().is_empty());
+    for mut outcome in outcomes {
+        outcome.try_recv().expect("answered").expect("committed");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_commits_through_the_store_are_all_durable() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("a2a.db");
+    let store = SqliteStore::open(&path).unwrap();
+    let tasks: Vec<_> = (0..200)
+        .map(|i| {
+            let store = store.clone();
+            tokio::spawn(async move { store.commit(create(&format!("t{i}"), 1)).await })
+        })
+        .collect();
+    for task in tasks {
+        tokio::time::timeout(Duration::from_secs(30), task).await.unwrap().unwrap().unwrap();
+    }
+    let transactions = store.pool.transactions.load(Ordering::Relaxed);
+    assert!((1..=200).contains(&transactions), "{transactions}");
+    drop(store);
+    let reopened = SqliteStore::open(&path).unwrap();
+    let page = reopened.list_tasks("", ListQuery { page_size: 1000, ..ListQuery::default() }).await.unwrap();
+    assert_eq!(page.tasks.len(), 200);
+}
