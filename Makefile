@@ -3,12 +3,12 @@
 PYTHON ?= python3
 CARGO ?= cargo
 
-.PHONY: help test lint fmt codegen codegen-test codegen-check pins-check vectors vectors-lint vectors-author rust-test python-test python-lint doc clean bench bench-smoke bench-lint
+.PHONY: help test lint fmt codegen codegen-test codegen-check pins-check vectors vectors-lint vectors-author rust-test python-test python-lint ts-build ts-test ts-lint doc clean bench bench-smoke bench-lint
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 18
 
-test: pins-check codegen-test codegen-check vectors-lint lint rust-test python-lint python-test bench-smoke ## Every check and every test (what CI runs)
+test: pins-check codegen-test codegen-check vectors-lint lint rust-test python-lint python-test ts-lint ts-test bench-smoke ## Every check and every test (what CI runs)
 
 rust-test: ## All Rust tests: unit, integration, doc, property and vector tests
 	$(CARGO) test --workspace --all-features
@@ -20,6 +20,15 @@ python-lint: ## ruff check, ruff format --check and mypy --strict on the Python 
 	cd python && $(PYTHON) -m ruff check src tests
 	cd python && $(PYTHON) -m ruff format --check src tests
 	cd python && $(PYTHON) -m mypy --strict src tests
+
+ts-build: ## Build the TypeScript SDK into ts/dist (tsc; needs `npm ci --prefix ts`)
+	cd ts && node -e "require('node:fs').rmSync('dist', {recursive: true, force: true})" && ./node_modules/.bin/tsc -p tsconfig.json
+
+ts-test: ts-build ## The TypeScript SDK's tests (node:test), every vector case included
+	cd ts && node --test dist/test/
+
+ts-lint: ## tsc --noEmit (strict) over the TypeScript SDK's sources and tests
+	cd ts && ./node_modules/.bin/tsc -p tsconfig.json --noEmit
 
 lint: ## rustfmt and clippy (warnings are errors)
 	$(CARGO) fmt --all --check

@@ -16,7 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from . import acp, proto, python, python_decode, rules, rust, rust_a2a
+from . import acp, proto, python, python_decode, rules, rust, rust_a2a, typescript, typescript_codec
 from .model import Spec
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -37,6 +37,11 @@ PYTHON_DIR = "python/src/agentproto/acp/generated"
 # Each surface's public module (`agentproto.acp.v1`, ...) is generated too: it differs
 # from the others only by names and rules.
 PYTHON_PUBLIC_DIR = "python/src/agentproto/acp"
+
+# The TypeScript SDK's generated modules: types and method table, validators and encoders
+# per ACP surface; and each surface's public entry point (`agentproto/acp/<surface>`).
+TS_DIR = "ts/src/generated/acp"
+TS_PUBLIC_DIR = "ts/src/acp"
 
 # The model dumps: the documented input of every emitter (codegen/MODEL.md), committed
 # and checked like generated code, so a change to the model shows in review.
@@ -97,6 +102,10 @@ def generate(hashes: dict[str, str]) -> dict[str, str]:
         outputs[f"{PYTHON_DIR}/{python.module_name(spec)}.py"] = python.emit(spec)
         outputs[f"{PYTHON_DIR}/_{python.module_name(spec)}_decode.py"] = python_decode.emit(spec)
         outputs[f"{PYTHON_PUBLIC_DIR}/{python.module_name(spec)}.py"] = python.public_module(spec)
+        stem = typescript.module_name(spec)
+        outputs[f"{TS_DIR}/{stem}.ts"] = typescript.emit(spec)
+        outputs[f"{TS_DIR}/{stem}.codec.ts"] = typescript_codec.emit(spec)
+        outputs[f"{TS_PUBLIC_DIR}/{stem}.ts"] = typescript.public_module(spec)
     outputs[f"{PYTHON_DIR}/__init__.py"] = python.package_init()
     for source, out in A2A_SURFACES:
         outputs[out] = rustfmt(rust_a2a.emit(models["a2a-v1"]))

@@ -1,0 +1,15 @@
+/** The codec runtime: the strict reader, decode errors and warnings, and the value types
+ * generated code is made of (`agentproto/codec`). */
+
+export { DecodeError, splitMessage, type Decoded, type DecodeWarning, type WarningKind } from "./errors.js";
+export { JArray, JMember, JNumber, JObject, JsonSyntaxError, MAX_NESTING_DEPTH, parse, type JNode } from "./reader.js";
+export {
+  encodeDouble,
+  encodeInteger,
+  encodeString,
+  RawJson,
+  ReceivedJson,
+  UnknownVariant,
+  type Int64,
+  type Unknown,
+} from "./values.js";

@@ -1,0 +1,49 @@
+/** JSON-RPC error codes and the wire error object (kept apart from local errors). */
+
+import { encodeString, RawJson } from "../codec/values.js";
+
+/** The codes JSON-RPC 2.0 and ACP define. The set is open: any integer may arrive. */
+export const ErrorCode = {
+  PARSE_ERROR: -32700,
+  INVALID_REQUEST: -32600,
+  METHOD_NOT_FOUND: -32601,
+  INVALID_PARAMS: -32602,
+  INTERNAL_ERROR: -32603,
+  REQUEST_CANCELLED: -32800,
+  AUTH_REQUIRED: -32000,
+  RESOURCE_NOT_FOUND: -32002,
+} as const;
+
+/** The `error` member of a JSON-RPC response. */
+export interface ErrorObject {
+  /** The error code (see `ErrorCode`). */
+  code: number;
+  /** A short, lowercase description. */
+  message: string;
+  /** Structured detail, kept as raw JSON. */
+  data?: RawJson;
+}
+
+/** A validation error with any code and message prefix: ``<prefix>: expected `X`, found `Y` at `$.p` ``
+ * with `{"path", "expected", "found"}` as data. */
+export function validationError(code: number, prefix: string, path: string, expected: string, found: string): ErrorObject {
+  const data = `{"path":${encodeString(path)},"expected":${encodeString(expected)},"found":${encodeString(found)}}`;
+  return { code, message: `${prefix}: expected \`${expected}\`, found \`${found}\` at \`${path}\``, data: new RawJson(data) };
+}
+
+/** A -32602 error for a value that failed validation. */
+export function invalidParamsError(path: string, expected: string, found: string): ErrorObject {
+  return validationError(ErrorCode.INVALID_PARAMS, "invalid params", path, expected, found);
+}
+
+/** An error whose data is `{"path": path}` (envelope errors). */
+export function errorWithPath(code: number, message: string, path: string): ErrorObject {
+  return { code, message, data: new RawJson(`{"path":${encodeString(path)}}`) };
+}
+
+/** An error object as JSON text. */
+export function encodeErrorObject(error: ErrorObject): string {
+  let out = `{"code":${error.code},"message":${encodeString(error.message)}`;
+  if (error.data !== undefined) out += `,"data":${error.data.text}`;
+  return out + "}";
+}
