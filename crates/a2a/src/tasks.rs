@@ -99,6 +99,11 @@ impl Tasks {
         &self.hub
     }
 
+    /// Reads a task as stored, without decoding it.
+    pub async fn get_record(&self, key: &TaskKey) -> Result<Option<TaskRecord>, ChangeError> {
+        Ok(self.store.get_task(key).await?)
+    }
+
     /// Reads and decodes a task.
     pub async fn get(&self, key: &TaskKey) -> Result<Option<(Task, TaskRecord)>, ChangeError> {
         match self.store.get_task(key).await? {
@@ -117,8 +122,9 @@ impl Tasks {
     ) -> Result<(TaskRecord, Vec<EventRecord>), ChangeError> {
         let key = TaskKey::new(tenant, task.id.clone());
         let rec = record(&key, &task)?;
-        let event = encode(&StreamResponse::Task(task.clone()))?;
+        let event = task_event(&rec.body);
         let last = is_terminal(task.status.state);
+        drop(task);
         let mut expected_version = None;
         if let Some(config) = push {
             let empty = Commit { task: rec.clone(), expected_version: None, events: Vec::new(), push: false };
@@ -234,6 +240,18 @@ pub fn record(key: &TaskKey, task: &Task) -> Result<TaskRecord, ChangeError> {
     })
 }
 
+/// The `StreamResponse` event of a whole task, `{"task":<task>}`, from the task's
+/// encoding: the same bytes as encoding `StreamResponse::Task`, without cloning the
+/// task (whose history may hold megabytes of text) to build one.
+pub fn task_event(task_body: &[u8]) -> Vec<u8> {
+    const HEAD: &[u8] = br#"{"task":"#;
+    let mut event = Vec::with_capacity(HEAD.len() + task_body.len() + 1);
+    event.extend_from_slice(HEAD);
+    event.extend_from_slice(task_body);
+    event.push(b'}');
+    event
+}
+
 pub fn decode_task(body: &[u8]) -> Result<Task, ChangeError> {
     decode_slice::<Task>(body, "$").map(|d| d.value).map_err(|e| ChangeError::Corrupt(e.to_string()))
 }
@@ -273,6 +291,18 @@ mod tests {
         let mut t = Task::new(id, TaskStatus::new(TaskState::Submitted));
         t.context_id = "c".into();
         t
+    }
+
+    #[test]
+    fn a_task_event_is_the_encoding_of_stream_response_task() {
+        let mut task = new_task("t1");
+        task.history.push(crate::v1::Message::new(
+            "m1",
+            Role::User,
+            vec![Part::new(PartContent::Text("hi \u{1F600}".into()))],
+        ));
+        let body = encode(&task).unwrap();
+        assert_eq!(task_event(&body), encode(&StreamResponse::Task(task)).unwrap());
     }
 
     #[tokio::test]

@@ -16,7 +16,7 @@ use crate::executor::{AgentExecutor, First, RequestContext, TaskUpdater};
 use crate::push::SsrfGuard;
 use crate::store::{IdempotencyClaim, ListQuery, PushConfigRecord, TaskKey};
 use crate::stream::{StreamItem, Subscription};
-use crate::tasks::{decode_task, encode, ends_turn, is_terminal, view, Change, Tasks};
+use crate::tasks::{decode_task, encode, ends_turn, is_terminal, task_event, view, Change, Tasks};
 use crate::v1::{
     AgentCard, CancelTaskRequest, DeleteTaskPushNotificationConfigRequest, GetTaskPushNotificationConfigRequest,
     GetTaskRequest, ListTaskPushNotificationConfigsRequest, ListTaskPushNotificationConfigsResponse, ListTasksRequest,
@@ -393,6 +393,12 @@ impl<E: AgentExecutor> Core<E> {
                         _ = done_rx => {}
                     }
                 }
+                if history.is_none() {
+                    // The whole task as stored: `{"task":…}` around its bytes, with no
+                    // decode and re-encode of what may be megabytes of history.
+                    let rec = self.tasks.get_record(&key).await?.ok_or_else(|| A2aError::task_not_found(&key.id))?;
+                    return Ok(Answer::Value(task_event(&rec.body)));
+                }
                 let (task, _) = self.tasks.get(&key).await?.ok_or_else(|| A2aError::task_not_found(&key.id))?;
                 Ok(Answer::Value(encode(&SendMessageResponse::Task(view(task, history, true)))?))
             }
@@ -404,6 +410,11 @@ impl<E: AgentExecutor> Core<E> {
             return Err(invalid("$.params.historyLength", "a non-negative integer"));
         }
         let key = TaskKey::new(cx.tenant.clone(), r.id.clone());
+        if r.history_length.is_none() {
+            // The task as stored, without decoding and re-encoding it.
+            let rec = self.tasks.get_record(&key).await?.ok_or_else(|| A2aError::task_not_found(&r.id))?;
+            return Ok(Answer::Value(rec.body));
+        }
         let (task, _) = self.tasks.get(&key).await?.ok_or_else(|| A2aError::task_not_found(&r.id))?;
         Ok(Answer::Value(encode(&view(task, r.history_length, true))?))
     }

@@ -315,7 +315,9 @@ async fn read_body<E>(app: &App<E>, headers: &HeaderMap, body: Body) -> Result<B
     }
     let read = async {
         let mut stream = body.into_data_stream();
-        let mut out = bytes::BytesMut::new();
+        // Sized once from the declared length (already checked against the limit), so a
+        // large body is not copied from buffer to doubled buffer as it arrives.
+        let mut out = bytes::BytesMut::with_capacity(declared.map_or(0, |n| n as usize));
         while let Some(chunk) = stream.next().await {
             let chunk = chunk.map_err(|e| {
                 A2aError::new(ErrorKind::MalformedBody).with_message(format!("the request body could not be read: {e}"))
@@ -503,7 +505,10 @@ async fn jsonrpc<E: AgentExecutor>(State(app): State<Arc<App<E>>>, req: HttpRequ
         Ok(b) => b,
         Err(e) => return rpc_error_response(&e, None),
     };
-    let call = match read_envelope(&body) {
+    let call = read_envelope(&body);
+    // The envelope holds its own copy of the params: the body can go before the call runs.
+    drop(body);
+    let call = match call {
         Ok(call) => call,
         Err((e, id)) => return rpc_error_response(&e, id.as_ref()),
     };
@@ -534,30 +539,12 @@ async fn rpc_call<E: AgentExecutor>(
         );
     }
     let raw = params.as_ref().map(|p| p.get().as_bytes()).unwrap_or(b"{}");
-    match version(app, &parts.headers, query, Binding::JsonRpc) {
-        Ok(Version::V1) => {}
-        Ok(Version::V03) => match crate::compat::v03::method(&method) {
-            // A 0.3 method name: answered in 0.3 by the compat layer.
-            Some(m) => return crate::compat::serve_v03(app, &parts.headers, query, id, m, raw).await,
-            None => return rpc_error_response(&v03_refused(Binding::JsonRpc, &method), Some(&id)),
-        },
-        Err(e) => return rpc_error_response(&e, Some(&id)),
-    }
-    let Some(op) = Operation::from_name(&method) else {
-        return rpc_error_response(
-            &A2aError::new(ErrorKind::MethodNotFound)
-                .with_message(format!("method {method:?} does not exist"))
-                .with("method", method.clone()),
-            Some(&id),
-        );
+    let request = match decode_call(app, parts, &id, &method, raw).await {
+        Ok(request) => request,
+        Err(response) => return response,
     };
-    if let Err(e) = check_depth(raw) {
-        return rpc_error_response(&e, Some(&id));
-    }
-    let request = match Request::decode(op, raw, "$.params") {
-        Ok(d) => d.value,
-        Err(e) => return rpc_error_response(&A2aError::invalid_params(&e), Some(&id)),
-    };
+    // The decoded request owns what it needs; the params text goes before the call runs.
+    drop(params);
     let cx = match call_context(app, &parts.headers, query, None, request.tenant()) {
         Ok(cx) => cx,
         Err(e) => return rpc_error_response(&e, Some(&id)),
@@ -581,6 +568,39 @@ async fn rpc_call<E: AgentExecutor>(
         }
         Err(e) => rpc_error_response(&e, Some(&id)),
     }
+}
+
+/// The JSON-RPC call's version, method and params checked and decoded; an `Err` is the
+/// whole answer (an error, or a 0.3 call answered by the compat layer).
+async fn decode_call<E: AgentExecutor>(
+    app: &Arc<App<E>>,
+    parts: &http::request::Parts,
+    id: &RpcId,
+    method: &str,
+    raw: &[u8],
+) -> Result<Request, Response> {
+    let query = parts.uri.query();
+    match version(app, &parts.headers, query, Binding::JsonRpc) {
+        Ok(Version::V1) => {}
+        Ok(Version::V03) => match crate::compat::v03::method(method) {
+            // A 0.3 method name: answered in 0.3 by the compat layer.
+            Some(m) => return Err(crate::compat::serve_v03(app, &parts.headers, query, id.clone(), m, raw).await),
+            None => return Err(rpc_error_response(&v03_refused(Binding::JsonRpc, method), Some(id))),
+        },
+        Err(e) => return Err(rpc_error_response(&e, Some(id))),
+    }
+    let Some(op) = Operation::from_name(method) else {
+        return Err(rpc_error_response(
+            &A2aError::new(ErrorKind::MethodNotFound)
+                .with_message(format!("method {method:?} does not exist"))
+                .with("method", method.to_owned()),
+            Some(id),
+        ));
+    };
+    check_depth(raw).map_err(|e| rpc_error_response(&e, Some(id)))?;
+    Request::decode(op, raw, "$.params")
+        .map(|d| d.value)
+        .map_err(|e| rpc_error_response(&A2aError::invalid_params(&e), Some(id)))
 }
 
 // ---------------------------------------------------------------------------
