@@ -17,6 +17,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent / "a2a"))
 import a2a_report  # noqa: E402  (bench/a2a/a2a_report.py: the A2A section)
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import python_report  # noqa: E402  (bench/python_report.py: the Python goals, seed 001's table)
+
 README_BEGIN = "<!-- bench:results:begin -->"
 README_END = "<!-- bench:results:end -->"
 
@@ -98,7 +101,8 @@ def per_op(results: dict, view: str, mode: str, impl_id: str) -> dict:
 def headline(results: dict) -> list[dict]:
     """The ratios the issue set goals for, computed from this run (the A2A rows last)."""
     acp = acp_headline(results) if results.get("whole_process") else []
-    return acp + a2a_report.headline(sys.modules[__name__], results)
+    python = python_report.headline(sys.modules[__name__], results)
+    return acp + python + a2a_report.headline(sys.modules[__name__], results)
 
 
 def acp_headline(results: dict) -> list[dict]:
@@ -164,7 +168,8 @@ def headline_text(results: dict) -> str:
 
 def tables(results: dict) -> list[dict]:
     acp = acp_tables(results) if results.get("whole_process") else []
-    return acp + a2a_report.tables(sys.modules[__name__], results)
+    python = python_report.tables(sys.modules[__name__], results)
+    return acp + python + a2a_report.tables(sys.modules[__name__], results)
 
 
 def acp_tables(results: dict) -> list[dict]:

@@ -9,7 +9,8 @@ Steps: build or install every implementation at its pinned version (bench/adapte
 check that every adapter reads the same bytes and that the validating ones refuse an
 invalid message, then run the seed-000 workloads with the implementations interleaved
 (whole-process view, then the in-loop view with an in-process warm-up), the seed-003
-analogue, the end-to-end prompt turn, and seed 004's A2A workloads (bench/a2a/a2a_bench.py).
+analogue, the end-to-end prompt turn, seed 001's table (bench/seed001.py, when agentproto's
+Python SDK is selected) and seed 004's A2A workloads (bench/a2a/a2a_bench.py).
 Medians with min/max and quartiles; nothing here asserts a timing.
 """
 
@@ -39,6 +40,7 @@ sys.path.insert(0, str(BENCH / "a2a"))
 import a2a_bench  # noqa: E402  (bench/a2a/a2a_bench.py: the A2A workloads)
 
 import report  # noqa: E402  (bench/report.py, next to this file)
+import seed001  # noqa: E402  (bench/seed001.py: seed 001's pytest-benchmark table)
 
 # Seed 000's matrix (hyperfine: 5 warm-ups, 20 runs). Sizes of the four messages.
 SEED_CASES = [
@@ -467,7 +469,7 @@ def versions() -> dict:
             return "not installed"
 
     commit = command_output(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"])
-    dirty = command_output(["git", "-C", str(ROOT), "status", "--porcelain", "--", "crates", "bench"])
+    dirty = command_output(["git", "-C", str(ROOT), "status", "--porcelain", "--", "crates", "python", "bench"])
     return {
         "agentproto": commit + ("+local changes" if dirty else ""),
         "rustc": command_output(["rustc", "--version"]),
@@ -482,6 +484,9 @@ def versions() -> dict:
         "zod (npm)": npm_version("zod"),
         "agent-client-protocol (PyPI)": py_version("agent-client-protocol"),
         "pydantic (PyPI)": py_version("pydantic"),
+        "agentproto (python/)": py_version("agentproto"),
+        "msgspec (PyPI)": py_version("msgspec"),
+        "pytest-benchmark (PyPI)": py_version("pytest-benchmark"),
         "rust profile": "release: opt-level 3, lto fat, codegen-units 1 (both Rust SDKs alike)",
     }
 
@@ -494,11 +499,25 @@ def fill_versions(impls: list[dict], v: dict) -> None:
             .replace("{serde_json}", v["serde_json (crate)"])
             .replace("{node}", v["node"])
             .replace("{pydantic}", v["pydantic (PyPI)"])
+            .replace("{agentproto_python}", v["agentproto (python/)"])
+            .replace("{msgspec}", v["msgspec (PyPI)"])
             .replace("{python_version}", v["python"])
         )
 
 
 # ---------------------------------------------------------------------------
+
+
+def cache_python_bytecode() -> str:
+    """Python children start from cached bytecode, as an installed package does (pip
+    compiles it at install time), wherever the environment turned the cache off
+    (``PYTHONDONTWRITEBYTECODE``): otherwise a package run from its source tree, such as
+    an editable install, would be compiled again at every start and its cold start would
+    measure the compiler. The cache goes outside the repository; warm-up rounds fill it."""
+    prefix = os.environ.get("PYTHONPYCACHEPREFIX") or str(Path(tempfile.gettempdir()) / "agentproto-bench-pycache")
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    os.environ["PYTHONPYCACHEPREFIX"] = prefix
+    return prefix
 
 
 def main() -> int:
@@ -512,12 +531,17 @@ def main() -> int:
     )
     parser.add_argument("--out", type=Path, default=BENCH / "results", help="where the report goes")
     parser.add_argument("--no-readme", action="store_true", help="do not update the results table in README.md")
+    parser.add_argument(
+        "--zerodep-dir",
+        help=f"zerodep's acp/acp.py and jsonrpc/jsonrpc.py are there, for seed 001 (default: ${seed001.ZERODEP_ENV})",
+    )
     a2a = parser.add_mutually_exclusive_group()
     a2a.add_argument("--no-a2a", action="store_true", help="leave out the A2A workloads")
     a2a.add_argument("--a2a-only", action="store_true", help="only the A2A workloads (seed 004)")
     args = parser.parse_args()
     profile = args.profile or ("dev" if args.smoke else "release")
     progress = Progress()
+    pycache = cache_python_bytecode()
 
     registry = load_registry()
     impls = registry["implementations"]
@@ -538,13 +562,22 @@ def main() -> int:
 
     if args.a2a_only:
         impls = []
+    with_seed001 = any(i["id"] == seed001.IMPLEMENTATION for i in impls)
+    try:
+        zerodep = seed001.zerodep_dir(args.zerodep_dir) if with_seed001 else None
+    except ValueError as exc:
+        parser.error(str(exc))
     a2a_env = a2a_bench.Env(expand, Failure, progress, profile)
-    whole = steady = s003 = e2e = a2a = None
+    whole = steady = s003 = e2e = s001 = a2a = None
     try:
         wanted = {i["build"] for i in impls} | (set() if args.no_a2a else a2a_bench.builds(registry))
+        wanted |= seed001.BUILDS if with_seed001 else set()
         build_seconds = build(registry, wanted, profile, progress)
         checks = check_adapters(registry, impls, profile, progress, tiny=args.smoke)
         if args.smoke:
+            if with_seed001:
+                progress("smoke: seed 001 (each test once, untimed, checked; agentproto's dict path vs classify)")
+                seed001.smoke(zerodep, Failure)
             if not args.no_a2a:
                 a2a_bench.smoke(registry, a2a_env)
             progress(f"smoke: {len(impls)} implementations, every adapter's output is well formed", done=True)
@@ -556,6 +589,8 @@ def main() -> int:
             steady = seed_view(impls, profile, plan, progress, steady=True)
             s003 = seed003_view(impls, profile, plan, progress)
             e2e = e2e_view(impls, profile, plan, progress, cross=not args.quick)
+        if with_seed001:
+            s001 = seed001.measure("quick" if args.quick else "full", zerodep, progress, Failure)
         if not args.no_a2a:
             a2a = a2a_bench.measure(registry, a2a_env, quick=args.quick)
     except Failure as failure:
@@ -578,13 +613,14 @@ def main() -> int:
         "build_seconds": build_seconds,
         "machine": machine(),
         "versions": v,
-        "settings": plan | {"seed_cases": SEED_CASES},
+        "settings": plan | {"seed_cases": SEED_CASES, "python_bytecode_cache": pycache},
         "implementations": impls,
         "checks": checks,
         "whole_process": whole,
         "in_loop": steady,
         "seed003": s003,
         "e2e": e2e,
+        "seed001": s001,
         "a2a": a2a,
     }
     args.out.mkdir(parents=True, exist_ok=True)

@@ -37,6 +37,21 @@ _EMPTY = b"{}"
 # The number `-0`: msgspec reads the integer 0, the decoding model the double -0.0, so a
 # payload that holds it takes the slow path.
 _NEGATIVE_ZERO = re.compile(rb"-0(?![.0-9eE])")
+# What may precede a number in JSON text: a number starts the text or follows one of these.
+_BEFORE_A_NUMBER = frozenset(b":[, \t\n\r")
+
+
+def _holds_negative_zero(data: Raw | bytes) -> bool:
+    """Whether the JSON text may hold the number `-0`. A `-0` inside a string (an id such
+    as `"tc-0"`) is not preceded by what precedes a number and does not count, so such
+    payloads keep the fast path; a doubtful match (`"a,-0"` in a string) still counts."""
+    for match in _NEGATIVE_ZERO.finditer(data):
+        start = match.start()
+        if start == 0 or memoryview(data)[start - 1] in _BEFORE_A_NUMBER:
+            return True
+    return False
+
+
 _UNKNOWN: Any = object()
 
 
@@ -143,7 +158,7 @@ class Surface:
                 decoder = self.fast_decoder(type_name)
             if (
                 decoder is not None
-                and _NEGATIVE_ZERO.search(data) is None
+                and (_NEGATIVE_ZERO.search(data) is None or not _holds_negative_zero(data))
                 and not (check_duplicate_keys and has_duplicate_keys(bytes(data)))
             ):
                 try:
