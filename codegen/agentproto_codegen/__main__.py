@@ -99,7 +99,10 @@ def generate(hashes: dict[str, str]) -> dict[str, str]:
     for schema, version, surface, keep, out in ACP_SURFACES:
         spec = models[f"acp-{version}"].narrow(keep, surface, schema, hashes[schema])
         outputs[out] = rustfmt(rust.emit(spec))
-        outputs[f"{PYTHON_DIR}/{python.module_name(spec)}.py"] = python.emit(spec)
+        types_module, roles_module = python.emit_modules(spec)
+        outputs[f"{PYTHON_DIR}/{python.module_name(spec)}.py"] = types_module
+        if roles_module is not None:
+            outputs[f"{PYTHON_DIR}/{python.module_name(spec)}_roles.py"] = roles_module
         outputs[f"{PYTHON_DIR}/_{python.module_name(spec)}_decode.py"] = python_decode.emit(spec)
         outputs[f"{PYTHON_PUBLIC_DIR}/{python.module_name(spec)}.py"] = python.public_module(spec)
         stem = typescript.module_name(spec)

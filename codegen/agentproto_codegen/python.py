@@ -47,6 +47,12 @@ def natural_key(name: str) -> list[Any]:
     return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
 
 
+def import_key(name: str) -> tuple[int, str]:
+    """How ruff's isort orders the names of one `from … import`: constants, classes, then
+    the rest, each case-insensitively."""
+    return isort_key(name)[0], name.lower()
+
+
 def isort_key(name: str) -> tuple[int, list[Any]]:
     """How ruff sorts `__all__` (RUF022): SCREAMING_CASE, then CamelCase, then the rest."""
     if name.isupper() or (name.replace("_", "").isupper()):
@@ -453,14 +459,13 @@ class Emitter:
     # -- the module ---------------------------------------------------------
 
     def emit(self) -> str:
-        roles = python_roles.has_roles(self.spec.methods)
         body = self.emit_body()
         out = Writer()
-        out.lines(header(self.spec, "types, method table and roles" if roles else "types and method table"))
+        out.lines(header(self.spec, "types, method table and rules"))
         out.line()
         out.line("from __future__ import annotations")
         out.line()
-        stdlib = list(python_roles.STDLIB) if roles else []
+        stdlib = ["import sys"]
         typing = sorted({"TYPE_CHECKING", "Annotated", "ClassVar", "Final", "Literal", "TypeAlias"} & self.uses, key=isort_key)
         if typing:
             stdlib.append(f"from typing import {', '.join(typing)}")
@@ -482,19 +487,15 @@ class Emitter:
         rt_names = sorted({"I16", "I32", "I64", "U16", "U32", "U64", "NullableRaw", "RequestId", "SlowOnly"} & self.uses, key=isort_key)
         if rt_names:
             first.append(("agentproto.codec.runtime", 0, f"from agentproto.codec.runtime import {', '.join(rt_names)}"))
-        jsonrpc = sorted(({"ErrorObject"} & self.uses) | (set(python_roles.JSONRPC) if roles else set()))
-        if jsonrpc:
-            first.append(("agentproto.jsonrpc", 0, f"from agentproto.jsonrpc import {', '.join(jsonrpc)}"))
-        if roles:
-            for line in python_roles.FIRST_PARTY:
-                module = line.split()[1]
-                first.append((module, 1 if " as " in line else 0, line))
+        if "ErrorObject" in self.uses:
+            first.append(("agentproto.jsonrpc", 0, "from agentproto.jsonrpc import ErrorObject"))
+        first.append(("agentproto.acp.surface", 0, "from agentproto.acp.surface import Surface"))
         for _, _, line in sorted(first):
             out.line(line)
         out.line()
         out.line("__all__ = [")
         with out.indent():
-            for name in sorted(["METHODS", "PROTOCOL_VERSION", "RULES", *self.exports], key=isort_key):
+            for name in sorted(["METHODS", "PROTOCOL_VERSION", "RULES", "SURFACE", *self.exports], key=isort_key):
                 out.line(f"{pystr(name)},")
         out.line("]")
         return out.text() + body
@@ -529,8 +530,45 @@ class Emitter:
             else:
                 self.emit_alias(d)
         self.emit_methods()
-        python_roles.emit(self)
+        self.blank(2)
+        decoders = f'"agentproto.acp.generated._{module_name(spec)}_decode"'
+        write(out, "SURFACE: Final = ", Call("Surface(", ["sys.modules[__name__]", decoders], ")"))
+        out.line('"""This surface: its method table and payload decoders (built from this module)."""')
+        self.roles_body = python_roles.emit(self)
         return out.text()
+
+    def roles_module(self) -> str | None:
+        """`generated/<surface>_roles.py`, after `emit`: the roles, importing the types
+        they name from the types module (`None` for a surface without roles)."""
+        if not self.roles_body:
+            return None
+        name = module_name(self.spec)
+        defined = {"METHODS", "PROTOCOL_VERSION", "RULES", "SURFACE", *self.exports}
+        used = sorted(defined & set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", self.roles_body)), key=import_key)
+        out = Writer()
+        out.lines(header(self.spec, "roles"))
+        out.line()
+        out.line("from __future__ import annotations")
+        out.line()
+        out.lines(python_roles.STDLIB)
+        out.line()
+        out.lines(python_roles.THIRD_PARTY)
+        out.line()
+        first = [(line.split()[1], 1 if " as " in line else 0, line) for line in python_roles.FIRST_PARTY]
+        module = f"agentproto.acp.generated.{name}"
+        imported = f"from {module} import {', '.join(used)}"
+        if len(imported) > LINE:
+            imported = f"from {module} import (\n" + "".join(f"    {n},\n" for n in used) + ")"
+        first.append((module, 0, imported))
+        for _, _, line in sorted(first):
+            out.lines(line.split("\n"))
+        out.line()
+        out.line("__all__ = [")
+        with out.indent():
+            for export in sorted(python_roles.EXPORTS, key=isort_key):
+                out.line(f"{pystr(export)},")
+        out.line("]")
+        return out.text() + self.roles_body
 
     def ordered_structs(self) -> list[Struct]:
         """Structs in the model's order, each after the structs its defaults construct
@@ -987,6 +1025,13 @@ def emit(spec: Spec) -> str:
     return Emitter(spec).emit()
 
 
+def emit_modules(spec: Spec) -> tuple[str, str | None]:
+    """The types module and the roles module (`None` without roles) of a surface."""
+    e = Emitter(spec)
+    types = e.emit()
+    return types, e.roles_module()
+
+
 SURFACE_TITLES = {
     ("v1", "stable"): "Stable ACP, wire version 1",
     ("v1", "unstable"): "ACP wire version 1 with every UNSTABLE method and field",
@@ -997,41 +1042,71 @@ SURFACE_TITLES = {
 
 def public_module(spec: Spec) -> str:
     """`agentproto/acp/<surface>.py`: the surface's public module, re-exporting the
-    generated one and adding its two receiving sides (their null-id rule from the
-    surface's rules)."""
+    generated types module, adding its two receiving sides (their null-id rule from the
+    surface's rules), and the roles, imported on first use."""
     name = module_name(spec)
     title = SURFACE_TITLES[(spec.version, spec.surface)]
-    return f'''# @generated by `make codegen`. Do not edit: change codegen/ and regenerate.
+    roles = sorted(python_roles.EXPORTS, key=import_key) if python_roles.has_roles(spec.methods) else []
+    head = f'''# @generated by `make codegen`. Do not edit: change codegen/ and regenerate.
 """{title}: the generated types, method table, rules and roles, and this surface's receivers.
 
 Every name of `agentproto.acp.generated.{name}` is re-exported here. `SURFACE` decodes
 payloads by type (fast path, then the authoritative slow path); `AGENT` and `CLIENT`
 are the two receiving sides for `agentproto.acp.receive.classify`. The roles: `Agent` and
 `Client` (handler base classes), `AgentConnection` and `ClientConnection` (typed calls),
-`connect_agent`, `serve_agent_stdio`, `connect_client`, `spawn_agent`.
+`connect_agent`, `serve_agent_stdio`, `connect_client`, `spawn_agent`. They come from
+`agentproto.acp.generated.{name}_roles`, imported on first use, so that decoding
+messages does not load the asyncio runtime.
 """
 
 from __future__ import annotations
-
+'''
+    imports = "\nimport importlib\nfrom typing import TYPE_CHECKING\n" if roles else ""
+    body = f'''
 from agentproto.acp.generated import {name} as _generated
 from agentproto.acp.generated.{name} import *
 from agentproto.acp.generated.{name} import RULES, SURFACE
 from agentproto.acp.receive import Receiver
-
+'''
+    if roles:
+        body += "\nif TYPE_CHECKING:\n"
+        line = f"    from agentproto.acp.generated.{name}_roles import {', '.join(roles)}"
+        if len(line) > LINE:
+            line = f"    from agentproto.acp.generated.{name}_roles import (\n" + "".join(f"        {r},\n" for r in roles) + "    )"
+        body += line + "\n"
+    body += '''
 AGENT = Receiver(SURFACE, "agent", allow_null_id=RULES.null_request_id)
 """The agent's receiving side: client requests and notifications, results of its own calls."""
 CLIENT = Receiver(SURFACE, "client", allow_null_id=RULES.null_request_id)
 """The client's receiving side: agent requests and notifications, results of its own calls."""
+'''
+    if roles:
+        body += "\n_ROLES = frozenset(\n    {\n" + "".join(f"        {pystr(r)},\n" for r in roles) + "    }\n)\n"
+        names = sorted(["AGENT", "CLIENT", *roles], key=isort_key)
+        body += "\n__all__ = [\n" + "".join(f"    {pystr(n)},\n" for n in names) + "]\n"
+        body += f'''__all__ += _generated.__all__
 
+
+def __getattr__(name: str) -> object:
+    if name not in _ROLES:
+        raise AttributeError(f"module {{__name__!r}} has no attribute {{name!r}}")
+    value = getattr(importlib.import_module("agentproto.acp.generated.{name}_roles"), name)
+    globals()[name] = value
+    return value
+'''
+    else:
+        body += '''
 __all__ = ["AGENT", "CLIENT"]
 __all__ += _generated.__all__
 '''
+    return head + imports + body
 
 
 def package_init() -> str:
     """`generated/__init__.py`: the package of the generated modules."""
     return (
         "# @generated by `make codegen`. Do not edit: change codegen/ and regenerate.\n"
-        '"""Generated ACP modules: `<surface>` (types and method table) and `_<surface>_decode`\n'
+        '"""Generated ACP modules: `<surface>` (types, method table, rules, `SURFACE`),\n'
+        '`<surface>_roles` (the roles, which need asyncio) and `_<surface>_decode` (the slow path)\n'
         'for each surface (v1, v1_unstable, v2, v2_unstable). Import them through `agentproto.acp`."""\n'
     )

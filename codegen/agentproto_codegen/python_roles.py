@@ -1,5 +1,7 @@
 """Python for ACP's roles, all from ``Spec.methods`` (the Python twin of
-``rust_roles.py``), appended to each surface's types module:
+``rust_roles.py``), in a module of their own beside each surface's types module
+(``generated/<surface>_roles.py``), so that decoding a message never imports the
+asyncio runtime:
 
 * ``AgentConnection`` / ``ClientConnection``: the handles each side calls the other
   through, one typed ``async def`` per method the other side handles (requests return
@@ -10,9 +12,7 @@
   request answers -32601 and every other notification is ignored until overridden;
   ``ext_method`` / ``ext_notification`` take extension messages;
 * ``connect_agent``, ``serve_agent_stdio``, ``connect_client``, ``spawn_agent``: the
-  runtime's entry points bound to this surface;
-* ``SURFACE``, last: the surface object (method table and payload decoders) the
-  runtime reads, built from this very module.
+  runtime's entry points bound to this surface (its ``SURFACE``, from the types module).
 
 Handler and call names are the model's ``Method.handler`` as they are: the runtime
 dispatches by that name, so a name that is not a valid, free Python identifier fails
@@ -24,7 +24,7 @@ from __future__ import annotations
 import keyword
 from typing import TYPE_CHECKING
 
-from .emit import given
+from .emit import Writer, given
 from .model import Method, Struct
 
 if TYPE_CHECKING:
@@ -44,9 +44,8 @@ RESERVED = frozenset(
     }
 )
 
-# The names this part adds to the module's `__all__`.
+# The names of the roles module (its `__all__`).
 EXPORTS = [
-    "SURFACE",
     "Agent",
     "AgentConnection",
     "AgentContext",
@@ -59,8 +58,14 @@ EXPORTS = [
     "spawn_agent",
 ]
 
-# The imports the roles need, beyond the types module's own, as `ruff` orders them.
-STDLIB = ["import sys", "from abc import ABC, abstractmethod", "from collections.abc import Mapping, Sequence"]
+# The imports of the roles module, as `ruff` orders them (the types it names come from
+# the types module, on a line of their own).
+STDLIB = [
+    "from abc import ABC, abstractmethod",
+    "from collections.abc import Mapping, Sequence",
+    "from typing import TypeAlias",
+]
+THIRD_PARTY = ["from msgspec import Raw"]
 FIRST_PARTY = [
     "from agentproto.acp import agent as _agent",
     "from agentproto.acp import client as _client",
@@ -71,13 +76,9 @@ FIRST_PARTY = [
     "from agentproto.acp.options import AcpOptions",
     "from agentproto.acp.process import AgentProcess",
     "from agentproto.acp.receive import ExtMessage",
-    "from agentproto.acp.surface import Surface",
+    "from agentproto.jsonrpc import Connection, RequestError",
     "from agentproto.jsonrpc.transport import ByteReader, ByteWriter",
 ]
-# Lines that merge into imports the types module may already have.
-TYPING = {"Final", "TypeAlias"}
-MSGSPEC = {"Raw"}
-JSONRPC = ["Connection", "RequestError"]
 
 
 def has_roles(spec_methods: list[Method]) -> bool:
@@ -91,16 +92,20 @@ def handler_name(m: Method) -> str:
     return name
 
 
-def emit(e: Emitter) -> None:
-    """Writes the roles part of the module (after the method table)."""
-    from .python import Call, module_name, write  # the layout helpers live with the types emitter
+def emit(e: Emitter) -> str:
+    """The body of the roles module (everything after its imports); empty when the
+    surface has no roles."""
+    from .python import Call, write  # the layout helpers live with the types emitter
 
-    out = e.out
+    out = Writer()
     ms = [m for m in e.spec.methods if m.side in ("agent", "client")]
     if not ms:
-        return
-    e.uses.update(TYPING | MSGSPEC)
-    e.exports.extend(EXPORTS)
+        return ""
+
+    def blank(n: int) -> None:
+        for _ in range(n):
+            out.line()
+
     for role in ("agent", "client"):
         names = [handler_name(m) for m in ms if m.side == role]
         if len(set(names)) != len(names):
@@ -125,7 +130,7 @@ def emit(e: Emitter) -> None:
         ("AgentConnection", "AgentConnectionBase", "agent", "client", "The client's handle to its agent"),
         ("ClientConnection", "ClientConnectionBase", "client", "agent", "The agent's handle to its client"),
     ):
-        e.blank(2)
+        blank(2)
         out.line(f"class {cls}({base}):")
         with out.indent():
             out.line(f'"""{doc}: one typed call per method the {handled_by} handles."""')
@@ -154,7 +159,7 @@ def emit(e: Emitter) -> None:
                         write(out, "await ", Call("self._notify(", [f'"{m.wire}"', "params"], ")"))
 
     # -- the contexts ------------------------------------------------------------------
-    e.blank(2)
+    blank(2)
     out.line("AgentContext: TypeAlias = Context[ClientConnection]")
     out.line('"""What an `Agent` handler receives besides its params: the connection to the client, the cancellation."""')
     out.line("ClientContext: TypeAlias = Context[AgentConnection]")
@@ -163,7 +168,7 @@ def emit(e: Emitter) -> None:
     # -- the handler classes -----------------------------------------------------------
     for role, sender, cx in (("agent", "client", "AgentContext"), ("client", "agent", "ClientContext")):
         cls = role.capitalize()
-        e.blank(2)
+        blank(2)
         out.line(f"class {cls}(ABC):")
         with out.indent():
             out.line(f'"""The {role} role: one handler per method the {sender} sends.')
@@ -203,7 +208,7 @@ def emit(e: Emitter) -> None:
                 out.line("return")
 
     # -- the entry points ----------------------------------------------------------------
-    e.blank(2)
+    blank(2)
     signature(
         "def connect_agent(",
         ["agent: Agent", "input: ByteReader", "output: ByteWriter", "options: AcpOptions | None = None"],
@@ -212,12 +217,12 @@ def emit(e: Emitter) -> None:
     with out.indent():
         out.line('"""The agent side of a connection over any byte streams; run the returned connection."""')
         out.line("return _agent.connect(SURFACE, agent, input, output, options, ClientConnection)")
-    e.blank(2)
+    blank(2)
     signature("async def serve_agent_stdio(", ["agent: Agent", "options: AcpOptions | None = None"], "None")
     with out.indent():
         out.line('"""Serves `agent` on this process\'s stdin and stdout until stdin closes."""')
         out.line("await _agent.serve_stdio(SURFACE, agent, options, ClientConnection)")
-    e.blank(2)
+    blank(2)
     signature(
         "def connect_client(",
         ["client: Client", "input: ByteReader", "output: ByteWriter", "options: AcpOptions | None = None"],
@@ -226,7 +231,7 @@ def emit(e: Emitter) -> None:
     with out.indent():
         out.line('"""The client side of a connection over any byte streams; run the returned connection."""')
         out.line("return _client.connect(SURFACE, client, input, output, options, AgentConnection)")
-    e.blank(2)
+    blank(2)
     signature(
         "async def spawn_agent(",
         [
@@ -243,7 +248,4 @@ def emit(e: Emitter) -> None:
         out.line('"""Starts an agent command in a process group of its own and connects `client` to it')
         out.line('(see `agentproto.acp.process`). Close the `AgentProcess` (or use it with `async with`)."""')
         write(out, "return await ", Call("_process.spawn(", ["SURFACE", "command", "client", "options", "AgentConnection", "cwd=cwd", "env=env"], ")"))
-    e.blank(2)
-    decoders = f'"agentproto.acp.generated._{module_name(e.spec)}_decode"'
-    write(out, "SURFACE: Final = ", Call("Surface(", ["sys.modules[__name__]", decoders], ")"))
-    out.line('"""This surface: its method table and payload decoders (built from this module)."""')
+    return out.text()

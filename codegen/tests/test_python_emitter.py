@@ -304,11 +304,14 @@ BYE = Method("session/bye", "notification", "agent", "Chunk", None, handler="bye
 
 class RolesTests(unittest.TestCase):
     text: str
+    types: str
 
     @classmethod
     def setUpClass(cls) -> None:
         spec = make_spec([THING, TEXT, CHUNK, BLOCK, UPDATE, KIND, SEVERITY], [PROMPT, NOTE, ASK, BYE])
-        cls.text = python.emit(spec)
+        types, roles = python.emit_modules(spec)
+        assert roles is not None
+        cls.types, cls.text = types, roles
 
     def test_each_side_gets_typed_calls_for_what_the_other_handles(self) -> None:
         self.assertIn(
@@ -357,17 +360,24 @@ class RolesTests(unittest.TestCase):
             self.text,
         )
 
-    def test_the_entry_points_and_the_surface_close_the_module(self) -> None:
+    def test_the_entry_points_are_in_the_roles_module_and_the_surface_closes_the_types(self) -> None:
         for name in python_roles.EXPORTS:
             self.assertIn(f'    "{name}",\n', self.text)
+            self.assertNotIn(f'    "{name}",\n', self.types)
         self.assertIn("return _agent.connect(SURFACE, agent, input, output, options, ClientConnection)", self.text)
         self.assertTrue(
-            self.text.rstrip().endswith(
+            self.types.rstrip().endswith(
                 'SURFACE: Final = Surface(sys.modules[__name__], "agentproto.acp.generated._v1_decode")\n'
                 '"""This surface: its method table and payload decoders (built from this module)."""'
             )
         )
-        compile(self.text, "v1.py", "exec")
+        compile(self.text, "v1_roles.py", "exec")
+
+    def test_the_roles_import_the_types_they_name_and_the_types_import_no_runtime(self) -> None:
+        self.assertIn("from agentproto.acp.generated.v1 import SURFACE, Chunk, Thing\n", self.text)
+        for runtime in ("agentproto.acp.agent", "agentproto.acp.context", "agentproto.jsonrpc import Connection"):
+            self.assertNotIn(runtime, self.types)
+            self.assertIn(runtime, self.text)
 
     def test_a_handler_name_that_is_not_a_free_identifier_fails(self) -> None:
         for bad in ("class", "flush", "ext_method", "2fa"):
@@ -376,9 +386,9 @@ class RolesTests(unittest.TestCase):
                 python.emit(make_spec([THING, TEXT, CHUNK, BLOCK], [method]))
 
     def test_a_module_without_role_methods_has_no_roles(self) -> None:
-        text = python.emit(make_spec([THING]))
+        text, roles = python.emit_modules(make_spec([THING]))
+        self.assertIsNone(roles)
         self.assertNotIn("class Agent(", text)
-        self.assertNotIn("import sys", text)
 
     @unittest.skipUnless(shutil.which("ruff"), "ruff is not installed")
     def test_the_roles_are_formatted_as_ruff_would(self) -> None:

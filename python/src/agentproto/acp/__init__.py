@@ -9,7 +9,8 @@ incoming line for either side without a connection.
 
 Ready-made helpers for v1: `Terminals` (a client's `terminal/*` handlers) and
 `TerminalHandle` (an agent's terminal), from `agentproto.acp.terminal`, imported on first
-use so that `import agentproto.acp` does not load the v1 surface.
+use so that `import agentproto.acp` does not load the v1 surface; `Context` likewise, so
+that decoding messages does not load asyncio.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING
 
-from agentproto.acp.context import Context
 from agentproto.acp.errors import AcpError
 from agentproto.acp.options import AcpOptions
 from agentproto.acp.receive import ExtMessage, Receiver, classify
@@ -25,6 +25,7 @@ from agentproto.acp.rules import Gate, MethodInfo, SessionRule, SurfaceRules, Va
 from agentproto.acp.surface import Surface
 
 if TYPE_CHECKING:
+    from agentproto.acp.context import Context
     from agentproto.acp.terminal import TerminalHandle, Terminals
 
 __all__ = [
@@ -44,7 +45,12 @@ __all__ = [
     "classify",
 ]
 
-_LAZY = {"TerminalHandle": "agentproto.acp.terminal", "Terminals": "agentproto.acp.terminal"}
+# Imported on first use: `Context` needs asyncio, the terminals the v1 surface.
+_LAZY = {
+    "Context": "agentproto.acp.context",
+    "TerminalHandle": "agentproto.acp.terminal",
+    "Terminals": "agentproto.acp.terminal",
+}
 
 
 def __getattr__(name: str) -> object:

@@ -5,20 +5,75 @@ Every name of `agentproto.acp.generated.v2_unstable` is re-exported here. `SURFA
 payloads by type (fast path, then the authoritative slow path); `AGENT` and `CLIENT`
 are the two receiving sides for `agentproto.acp.receive.classify`. The roles: `Agent` and
 `Client` (handler base classes), `AgentConnection` and `ClientConnection` (typed calls),
-`connect_agent`, `serve_agent_stdio`, `connect_client`, `spawn_agent`.
+`connect_agent`, `serve_agent_stdio`, `connect_client`, `spawn_agent`. They come from
+`agentproto.acp.generated.v2_unstable_roles`, imported on first use, so that decoding
+messages does not load the asyncio runtime.
 """
 
 from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
 
 from agentproto.acp.generated import v2_unstable as _generated
 from agentproto.acp.generated.v2_unstable import *
 from agentproto.acp.generated.v2_unstable import RULES, SURFACE
 from agentproto.acp.receive import Receiver
 
+if TYPE_CHECKING:
+    from agentproto.acp.generated.v2_unstable_roles import (
+        Agent,
+        AgentConnection,
+        AgentContext,
+        Client,
+        ClientConnection,
+        ClientContext,
+        connect_agent,
+        connect_client,
+        serve_agent_stdio,
+        spawn_agent,
+    )
+
 AGENT = Receiver(SURFACE, "agent", allow_null_id=RULES.null_request_id)
 """The agent's receiving side: client requests and notifications, results of its own calls."""
 CLIENT = Receiver(SURFACE, "client", allow_null_id=RULES.null_request_id)
 """The client's receiving side: agent requests and notifications, results of its own calls."""
 
-__all__ = ["AGENT", "CLIENT"]
+_ROLES = frozenset(
+    {
+        "Agent",
+        "AgentConnection",
+        "AgentContext",
+        "Client",
+        "ClientConnection",
+        "ClientContext",
+        "connect_agent",
+        "connect_client",
+        "serve_agent_stdio",
+        "spawn_agent",
+    }
+)
+
+__all__ = [
+    "AGENT",
+    "CLIENT",
+    "Agent",
+    "AgentConnection",
+    "AgentContext",
+    "Client",
+    "ClientConnection",
+    "ClientContext",
+    "connect_agent",
+    "connect_client",
+    "serve_agent_stdio",
+    "spawn_agent",
+]
 __all__ += _generated.__all__
+
+
+def __getattr__(name: str) -> object:
+    if name not in _ROLES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module("agentproto.acp.generated.v2_unstable_roles"), name)
+    globals()[name] = value
+    return value

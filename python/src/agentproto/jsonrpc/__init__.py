@@ -1,14 +1,17 @@
 """JSON-RPC 2.0, protocol-agnostic: the envelope (decode once, params and results kept
 raw), error codes and the wire `ErrorObject`, NDJSON framing, and the asyncio
-`Connection` (ordered delivery, bounded queues, cancellation both ways)."""
+`Connection` (ordered delivery, bounded queues, cancellation both ways).
+
+The connection and what it is made of (`Connection`, `Handler`, the contexts, `Peer`,
+`CancellationToken`) are imported on first use: decoding messages does not load asyncio."""
 
 from __future__ import annotations
 
-from agentproto.jsonrpc.cancellation import CancellationToken
-from agentproto.jsonrpc.connection import Connection
+import importlib
+from typing import TYPE_CHECKING
+
 from agentproto.jsonrpc.error import ErrorCode, ErrorObject, RequestError
 from agentproto.jsonrpc.frame import DEFAULT_MAX_MESSAGE_SIZE, LineSplitter, Oversize, split_lines
-from agentproto.jsonrpc.handler import Handler, NotificationContext, RequestContext
 from agentproto.jsonrpc.local_error import (
     CallAborted,
     CallError,
@@ -35,8 +38,13 @@ from agentproto.jsonrpc.message import (
     encode_response,
 )
 from agentproto.jsonrpc.options import CancelNotification, ConnectionEvent, ConnectionOptions, Observer
-from agentproto.jsonrpc.peer import Peer
 from agentproto.jsonrpc.transport import ByteReader, ByteWriter
+
+if TYPE_CHECKING:
+    from agentproto.jsonrpc.cancellation import CancellationToken
+    from agentproto.jsonrpc.connection import Connection
+    from agentproto.jsonrpc.handler import Handler, NotificationContext, RequestContext
+    from agentproto.jsonrpc.peer import Peer
 
 __all__ = [
     "DEFAULT_MAX_MESSAGE_SIZE",
@@ -80,3 +88,22 @@ __all__ = [
     "encode_response",
     "split_lines",
 ]
+
+# The names that need asyncio, and the module each comes from.
+_LAZY = {
+    "CancellationToken": "agentproto.jsonrpc.cancellation",
+    "Connection": "agentproto.jsonrpc.connection",
+    "Handler": "agentproto.jsonrpc.handler",
+    "NotificationContext": "agentproto.jsonrpc.handler",
+    "Peer": "agentproto.jsonrpc.peer",
+    "RequestContext": "agentproto.jsonrpc.handler",
+}
+
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

@@ -1,0 +1,46 @@
+"""What importing the codec costs: decoding a message loads neither asyncio nor the roles
+(they come on first use), and the roles still arrive, typed, when asked for."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+SRC = str(Path(__file__).resolve().parents[1] / "src")
+
+DECODE_ONLY = """
+import sys
+from agentproto.acp import classify, v1
+line = b'{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi"}}}}'
+incoming = classify(line, v1.CLIENT, {})
+assert type(incoming).__name__ == "IncomingNotification", incoming
+print(sorted(m for m in ("asyncio", "agentproto.acp.generated.v1_roles", "agentproto.jsonrpc.connection") if m in sys.modules))
+"""
+
+ROLES_ON_DEMAND = """
+import sys
+from agentproto.acp import v1
+assert "agentproto.acp.generated.v1_roles" not in sys.modules
+from agentproto.acp.v1 import Agent, spawn_agent
+from agentproto.jsonrpc import Connection
+print(Agent.__module__, spawn_agent.__module__, Connection.__module__, "asyncio" in sys.modules)
+"""
+
+
+def run(code: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env={"PYTHONPATH": SRC}, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def test_decoding_a_message_loads_neither_asyncio_nor_the_roles() -> None:
+    assert run(DECODE_ONLY) == "[]"
+
+
+def test_the_roles_and_the_connection_come_on_first_use() -> None:
+    assert run(ROLES_ON_DEMAND) == (
+        "agentproto.acp.generated.v1_roles agentproto.acp.generated.v1_roles agentproto.jsonrpc.connection True"
+    )
