@@ -15,9 +15,9 @@ that decoding messages does not load asyncio.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
 
+from agentproto._lazy import lazy_names
 from agentproto.acp.errors import AcpError
 from agentproto.acp.options import AcpOptions
 from agentproto.acp.receive import ExtMessage, Receiver, classify
@@ -53,10 +53,4 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> object:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, globals(), _LAZY)

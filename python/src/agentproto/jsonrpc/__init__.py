@@ -7,9 +7,9 @@ The connection and what it is made of (`Connection`, `Handler`, the contexts, `P
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
 
+from agentproto._lazy import lazy_names
 from agentproto.jsonrpc.error import ErrorCode, ErrorObject, RequestError
 from agentproto.jsonrpc.frame import DEFAULT_MAX_MESSAGE_SIZE, LineSplitter, Oversize, split_lines
 from agentproto.jsonrpc.local_error import (
@@ -100,10 +100,4 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> object:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, globals(), _LAZY)
