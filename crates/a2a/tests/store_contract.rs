@@ -1,7 +1,13 @@
 //! One contract suite for every `Store`: each test below is a function of the store, and
-//! `contract!` runs it against the memory store, the SQLite store in memory and the
-//! SQLite store on a file (which adds the reader connections).
+//! `contract!` runs it against the memory store, the SQLite store in memory, the SQLite
+//! store on a file (which adds the reader connections) and, with the `postgres` feature,
+//! the PostgreSQL store on a fresh database of a throwaway server (`support/postgres.rs`;
+//! the PostgreSQL-only tests are in `store_postgres.rs`).
 #![cfg(all(feature = "server", feature = "sqlite"))]
+
+#[cfg(feature = "postgres")]
+#[path = "support/postgres.rs"]
+mod pg;
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -34,6 +40,16 @@ fn sqlite_file_store() -> (Arc<dyn Store>, Option<tempfile::TempDir>) {
     (Arc::new(store), Some(dir))
 }
 
+/// A PostgreSQL store on a fresh database; the database goes with the [`pg::TestDb`].
+#[cfg(feature = "postgres")]
+async fn postgres_store() -> (Arc<dyn Store>, pg::TestDb) {
+    use agentproto_a2a::store::postgres::{PostgresOptions, PostgresStore};
+    let cluster = tokio::task::spawn_blocking(pg::PgCluster::shared).await.expect("start PostgreSQL");
+    let db = cluster.database().await;
+    let store = PostgresStore::connect(&db.config, PostgresOptions::default()).await.expect("connect to PostgreSQL");
+    (Arc::new(store), db)
+}
+
 macro_rules! contract {
     ($($name:ident),* $(,)?) => {
         mod memory {
@@ -54,6 +70,15 @@ macro_rules! contract {
             $(#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
             async fn $name() {
                 let (store, _dir) = super::sqlite_file_store();
+                tokio::time::timeout(super::WAIT, super::$name(store)).await.expect("test timed out");
+            })*
+        }
+        #[cfg(feature = "postgres")]
+        mod postgres {
+            $(#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+            async fn $name() {
+                // Starting the server and creating the database are outside the bound.
+                let (store, _db) = super::postgres_store().await;
                 tokio::time::timeout(super::WAIT, super::$name(store)).await.expect("test timed out");
             })*
         }

@@ -1,6 +1,6 @@
 //! The A2A server: an [`AgentExecutor`] behind the JSON-RPC and HTTP+JSON bindings, on a
 //! [`Store`] (in memory unless the builder is given another: SQLite with the `sqlite`
-//! feature, or any [`Store`]), with live streams, resumption and push delivery.
+//! feature, PostgreSQL with the `postgres` feature, or any [`Store`]), with live streams, resumption and push delivery.
 //!
 //! ```no_run
 //! # use agentproto_a2a::{server::A2aServer, executor::*, errors::A2aError, v1::AgentCard};
@@ -31,10 +31,12 @@ use crate::errors::ErrorTable;
 use crate::executor::AgentExecutor;
 use crate::push::{PushOptions, PushWorker};
 use crate::store::memory::{MemoryOptions, MemoryStore};
+#[cfg(feature = "postgres")]
+use crate::store::postgres::{PostgresOptions, PostgresStore};
 #[cfg(feature = "sqlite")]
 use crate::store::sqlite::SqliteStore;
 use crate::store::Store;
-#[cfg(feature = "sqlite")]
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 use crate::store::StoreError;
 use crate::stream::{EventHub, HubOptions};
 use crate::tasks::Tasks;
@@ -70,6 +72,16 @@ impl<E: AgentExecutor> Builder<E> {
     #[cfg(feature = "sqlite")]
     pub fn sqlite(mut self, path: impl AsRef<std::path::Path>) -> Result<Self, StoreError> {
         self.store = Some(Arc::new(SqliteStore::open(path.as_ref())?));
+        Ok(self)
+    }
+
+    /// Keeps everything in the PostgreSQL database `config` names (a `postgresql://` URL
+    /// or a `key=value` string), with the default [`PostgresOptions`]; connects and
+    /// migrates the schema before it returns. For other options, or a pool of your own,
+    /// build a [`PostgresStore`] and pass it to [`Builder::store`].
+    #[cfg(feature = "postgres")]
+    pub async fn postgres(mut self, config: &str) -> Result<Self, StoreError> {
+        self.store = Some(Arc::new(PostgresStore::connect(config, PostgresOptions::default()).await?));
         Ok(self)
     }
 

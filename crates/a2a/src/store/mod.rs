@@ -5,7 +5,7 @@
 //! the few columns the store must index or order by (tenant, id, context, state, status
 //! timestamp), and an event is an opaque body with a per-task sequence number. The
 //! typed layer above (`crate::tasks`) encodes and decodes. This keeps one store
-//! implementation per backend (memory, SQLite, PostgreSQL later) small, and lets
+//! implementation per backend (memory, SQLite, PostgreSQL) small, and lets
 //! several server processes share one database: every write that changes a task is one
 //! [`Store::commit`], which also appends the task's events and queues their push
 //! deliveries in the same transaction, with optimistic concurrency on the task version.
@@ -14,6 +14,8 @@ use std::future::Future;
 use std::pin::Pin;
 
 pub mod memory;
+#[cfg(feature = "postgres")]
+pub mod postgres;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
 

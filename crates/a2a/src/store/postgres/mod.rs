@@ -1,0 +1,411 @@
+//! The PostgreSQL store, for several server processes sharing one database.
+//!
+//! It keeps the records of [`Store`] in the same shape as the SQLite store, with the
+//! differences that store's module documentation announces: identity columns for the
+//! outbox and the dead letters, `BYTEA` bodies, `BOOLEAN` flags, and `COLLATE "C"` on
+//! every key column so that ids compare byte by byte, as SQLite and the memory store
+//! compare them: the same list order and the same cursors on every backend.
+//!
+//! **Concurrency.** Transactions run at READ COMMITTED. A commit reads its task with
+//! `SELECT … FOR UPDATE`, so a concurrent commit to the same task (from this process or
+//! another) waits for the first and then sees its version; the update repeats
+//! `WHERE version = $expected`. Two creators of one task meet in the primary key
+//! (`INSERT … ON CONFLICT DO NOTHING`): the second waits for the first and gets
+//! [`StoreError::Exists`]. Delivery claims take the due outbox rows with
+//! `FOR UPDATE SKIP LOCKED`, so workers in several processes never wait on each other and
+//! never lease one delivery twice. Idempotency keys are claimed with
+//! `INSERT … ON CONFLICT DO NOTHING`.
+//!
+//! **Group commit.** As in the SQLite store, commits queue up and a committer takes every
+//! queued commit (up to [`MAX_BATCH`]) into one transaction, each commit in a savepoint
+//! of its own so that one that fails is rolled back alone. Up to
+//! [`PostgresOptions::commit_lanes`] committers run at once, each on its own connection,
+//! so commits to different tasks are not held behind one connection. A batch applies
+//! its commits sorted by task key (a stable sort: one task's commits keep their order),
+//! so every transaction takes its row locks in the same order and two batches never
+//! deadlock. A lone commit is a batch of one and runs without a savepoint. Each caller is
+//! answered once the transaction has committed; if `COMMIT` fails, every commit of the
+//! batch fails with it. The committer runs as a task of its own, so a caller that goes
+//! away does not stop it: a cancelled commit may still be stored, as with SQLite.
+//! [`PostgresStore::commit_batch`] runs a given batch directly.
+//!
+//! **NOTIFY.** A commit that appends events also runs `pg_notify` on
+//! [`NOTIFY_CHANNEL`] inside its transaction (so the notice is sent when, and only if,
+//! the commit is), with the payload `{"tenant":"…","id":"…","last_seq":N}` (JSON; `N` is
+//! the highest sequence number of the task after the commit). A key too long for
+//! PostgreSQL's payload limit (8,000 bytes) is sent as `{"tenant":null,"id":null,
+//! "last_seq":N}`: some task has new events, and a listener must re-read every task it
+//! follows. Only the sending side exists so far: the event bus that `LISTEN`s and feeds
+//! subscriptions in other processes (`crate::stream::EventBus`) is not written yet, so a
+//! server on this store still fans out through its in-process hub only.
+//!
+//! **Schema.** The table `a2a_schema` holds the schema version. [`PostgresStore::connect`]
+//! migrates in one transaction under an advisory lock (two processes starting at once
+//! migrate once), step by step from the version found to [`SCHEMA_VERSION`], and refuses
+//! a newer version. Tables are created in the connection's `search_path` (`public`
+//! unless the connection string sets `options=-csearch_path=…`), all named `a2a_*`.
+//!
+//! **Pool.** Connections come from a [`deadpool_postgres`] pool: it caches prepared
+//! statements per connection (every query here is prepared once per connection, not per
+//! call), drops connections that closed, and bounds the wait for a free connection. The
+//! store connects without TLS; for TLS build a pool with a TLS connector and use
+//! [`PostgresStore::from_pool`].
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
+use tokio::sync::{oneshot, Semaphore};
+use tokio_postgres::NoTls;
+
+use super::{
+    BoxFuture, Commit, Committed, DeadLetter, Delivery, EventPage, IdempotencyClaim, ListPage, ListQuery,
+    PushConfigRecord, Store, StoreError, TaskKey, TaskRecord,
+};
+
+pub use deadpool_postgres;
+pub use tokio_postgres;
+
+mod claims;
+mod schema;
+mod tasks;
+
+pub use schema::SCHEMA_VERSION;
+
+/// The most commits one transaction takes from the queue.
+pub const MAX_BATCH: usize = 256;
+
+/// The channel of the notices a commit sends (see "NOTIFY" above).
+pub const NOTIFY_CHANNEL: &str = "agentproto_a2a_events";
+
+/// The settings of a [`PostgresStore`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct PostgresOptions {
+    /// Connections the pool opens at most.
+    pub max_connections: usize,
+    /// Commit transactions that run at once (at least 1, at most `max_connections`).
+    pub commit_lanes: usize,
+    /// How long a call waits for a free connection before failing.
+    pub wait_timeout: Duration,
+    /// How long opening a connection may take.
+    pub connect_timeout: Duration,
+}
+
+impl Default for PostgresOptions {
+    /// 16 connections, 4 commit lanes, 30 s to get a connection, 10 s to open one.
+    fn default() -> Self {
+        PostgresOptions {
+            max_connections: 16,
+            commit_lanes: 4,
+            wait_timeout: Duration::from_secs(30),
+            connect_timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+/// The store on one PostgreSQL database. Cloning it gives another handle on the same
+/// pool and commit queue.
+#[derive(Debug, Clone)]
+pub struct PostgresStore {
+    inner: Arc<Inner>,
+}
+
+/// A commit waiting for a committer, and where its outcome goes.
+type Queued = (Commit, oneshot::Sender<Result<Committed, StoreError>>);
+
+#[derive(Debug)]
+struct Inner {
+    pool: Pool,
+    /// Commits not yet taken into a transaction (see "Group commit").
+    queue: Mutex<Vec<Queued>>,
+    /// One permit per commit lane.
+    lanes: Semaphore,
+    /// Commit transactions run so far.
+    transactions: AtomicU64,
+}
+
+pub(super) fn backend(context: &str, error: impl std::fmt::Display) -> StoreError {
+    StoreError::Backend(format!("postgres {context}: {error}"))
+}
+
+/// A driver error with the server's message and SQLSTATE when there is one (the
+/// driver's own `Display` says only "db error").
+fn pg(context: &str, error: tokio_postgres::Error) -> StoreError {
+    match error.as_db_error() {
+        Some(db) => backend(context, format_args!("{} (SQLSTATE {})", db.message(), db.code().code())),
+        None => backend(context, error),
+    }
+}
+
+fn pool_error(error: deadpool_postgres::PoolError) -> StoreError {
+    match error {
+        deadpool_postgres::PoolError::Backend(error) => pg("connect", error),
+        other => backend("connection pool", other),
+    }
+}
+
+fn to_i64(value: u64, what: &str) -> Result<i64, StoreError> {
+    i64::try_from(value).map_err(|_| StoreError::Backend(format!("{what} {value} is out of range")))
+}
+
+fn to_u64(value: i64, what: &str) -> Result<u64, StoreError> {
+    u64::try_from(value).map_err(|_| StoreError::Backend(format!("stored {what} {value} is negative")))
+}
+
+fn limit_i64(limit: usize) -> i64 {
+    i64::try_from(limit).unwrap_or(i64::MAX)
+}
+
+impl PostgresStore {
+    /// Connects to the database `config` names (a `postgresql://` URL or a
+    /// `key=value` string, as libpq takes them; a `host` that is a directory means a
+    /// Unix socket there) and migrates it to the current schema.
+    pub async fn connect(config: &str, options: PostgresOptions) -> Result<Self, StoreError> {
+        let config: tokio_postgres::Config = config.parse().map_err(|e| backend("read the connection string", e))?;
+        let manager = Manager::from_config(config, NoTls, ManagerConfig { recycling_method: RecyclingMethod::Fast });
+        let pool = Pool::builder(manager)
+            .max_size(options.max_connections.max(1))
+            .runtime(Runtime::Tokio1)
+            .wait_timeout(Some(options.wait_timeout))
+            .create_timeout(Some(options.connect_timeout))
+            .build()
+            .map_err(|e| backend("build the connection pool", e))?;
+        Self::from_pool(pool, options.commit_lanes).await
+    }
+
+    /// A store on a pool built by the caller (for TLS, or other pool settings); migrates
+    /// the database like [`PostgresStore::connect`]. `commit_lanes` is clamped to
+    /// `1..=` the pool's size.
+    pub async fn from_pool(pool: Pool, commit_lanes: usize) -> Result<Self, StoreError> {
+        let mut client = pool.get().await.map_err(pool_error)?;
+        schema::migrate(&mut client).await?;
+        drop(client);
+        let lanes = commit_lanes.clamp(1, pool.status().max_size.max(1));
+        let inner = Inner {
+            pool,
+            queue: Mutex::new(Vec::new()),
+            lanes: Semaphore::new(lanes),
+            transactions: AtomicU64::new(0),
+        };
+        Ok(PostgresStore { inner: Arc::new(inner) })
+    }
+
+    /// The pool the store runs on.
+    pub fn pool(&self) -> &Pool {
+        &self.inner.pool
+    }
+
+    /// Commit transactions run so far (a batch is one), through [`Store::commit`] and
+    /// [`PostgresStore::commit_batch`] alike.
+    pub fn commit_transactions(&self) -> u64 {
+        self.inner.transactions.load(Ordering::Relaxed)
+    }
+
+    /// Applies several commits in one transaction, each in a savepoint of its own (see
+    /// "Group commit"), and returns their outcomes in the order given. A commit that fails
+    /// is rolled back alone; if the transaction itself fails, every commit fails.
+    pub async fn commit_batch(&self, commits: Vec<Commit>) -> Vec<Result<Committed, StoreError>> {
+        self.inner.commit_batch(commits).await
+    }
+}
+
+impl Inner {
+    fn queue(&self) -> std::sync::MutexGuard<'_, Vec<Queued>> {
+        self.queue.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    async fn client(&self) -> Result<deadpool_postgres::Object, StoreError> {
+        self.pool.get().await.map_err(pool_error)
+    }
+
+    async fn commit_batch(&self, commits: Vec<Commit>) -> Vec<Result<Committed, StoreError>> {
+        let count = commits.len();
+        let results = match self.client().await {
+            Ok(mut client) => tasks::commit_batch(&mut client, commits).await,
+            Err(error) => {
+                let message = error.to_string();
+                return (0..count).map(|_| Err(StoreError::Backend(message.clone()))).collect();
+            }
+        };
+        self.transactions.fetch_add(1, Ordering::Relaxed);
+        results
+    }
+
+    /// Takes a commit lane and commits what is queued, a batch per transaction, until the
+    /// queue is empty (at once, if other committers took everything). Every commit is
+    /// queued before its committer is started, and each committer empties the queue, so
+    /// every queued commit is taken by someone.
+    async fn commit_queued(self: Arc<Self>) {
+        let Ok(_lane) = self.lanes.acquire().await else { return };
+        loop {
+            let batch: Vec<Queued> = {
+                let mut queue = self.queue();
+                let take = queue.len().min(MAX_BATCH);
+                queue.drain(..take).collect()
+            };
+            if batch.is_empty() {
+                return;
+            }
+            let (commits, replies): (Vec<Commit>, Vec<_>) = batch.into_iter().unzip();
+            let results = self.commit_batch(commits).await;
+            for (reply, result) in replies.into_iter().zip(results) {
+                // A caller that went away still had its commit stored.
+                let _ = reply.send(result);
+            }
+        }
+    }
+}
+
+impl Store for PostgresStore {
+    fn commit(&self, commit: Commit) -> BoxFuture<'_, Result<Committed, StoreError>> {
+        let inner = Arc::clone(&self.inner);
+        Box::pin(async move {
+            let (reply, outcome) = oneshot::channel();
+            inner.queue().push((commit, reply));
+            // Not awaited: the answer comes through `outcome` from whichever committer
+            // takes this commit.
+            drop(tokio::spawn(inner.commit_queued()));
+            outcome.await.map_err(|_| StoreError::Backend("postgres commit lost: its committer failed".into()))?
+        })
+    }
+
+    fn get_task(&self, key: &TaskKey) -> BoxFuture<'_, Result<Option<TaskRecord>, StoreError>> {
+        let key = key.clone();
+        Box::pin(async move {
+            let client = self.inner.client().await?;
+            tasks::get_task(&client, &key).await
+        })
+    }
+
+    fn list_tasks(&self, tenant: &str, query: ListQuery) -> BoxFuture<'_, Result<ListPage, StoreError>> {
+        let tenant = tenant.to_owned();
+        Box::pin(async move {
+            let client = self.inner.client().await?;
+            tasks::list_tasks(&client, &tenant, &query).await
+        })
+    }
+
+    fn read_events(&self, key: &TaskKey, after: u64, limit: usize) -> BoxFuture<'_, Result<EventPage, StoreError>> {
+        let key = key.clone();
+        Box::pin(async move {
+            let client = self.inner.client().await?;
+            tasks::read_events(&client, &key, after, limit).await
+        })
+    }
+
+    fn put_push_config(&self, config: PushConfigRecord) -> BoxFuture<'_, Result<(), StoreError>> {
+        Box::pin(async move {
+            let client = self.inner.client().await?;
+            claims::put_push_config(&client, config).await
+        })
+    }
+
+    fn get_push_config(&self, task: &TaskKey, id: &str) -> BoxFuture<'_, Result<Option<PushConfigRecord>, StoreError>> {
+        let (task, id) = (task.clone(), id.to_owned());
+        Box::pin(async move {
+            let client = self.inner.client().await?;
+            claims::get_push_config(&client, task, id).await
+        })
+    }
+
+    fn list_push_configs(
+        &self,
+        task: &TaskKey,
+        after: Option<&str>,
+        limit: usize,
+    ) -> BoxFuture<'_, Result<Vec<PushConfigRecord>, StoreError>> {
+        let (task, after) = (task.clone(), after.map(str::to_owned));
+        Box::pin(async move {
+            let client = self.inner.client().await?;
+            claims::list_push_configs(&client, &task, after.as_deref(), limit).await
+        })
+    }
+
+    fn delete_push_config(&self, task: &TaskKey, id: &str) -> BoxFuture<'_, Result<bool, StoreError>> {
+        let (task, id) = (task.clone(), id.to_owned());
+        Box::pin(async move {
+            let client = self.inner.client().await?;
+            claims::delete_push_config(&client, &task, &id).await
+        })
+    }
+
+    fn claim_deliveries(
+        &self,
+        now_ms: i64,
+        lease_ms: i64,
+        limit: usize,
+    ) -> BoxFuture<'_, Result<Vec<Delivery>, StoreError>> {
+        Box::pin(async move {
+            let mut client = self.inner.client().await?;
+            claims::claim_deliveries(&mut client, now_ms, lease_ms, limit).await
+        })
+    }
+
+    fn delivery_done(&self, id: i64) -> BoxFuture<'_, Result<(), StoreError>> {
+        Box::pin(async move {
+            let client = self.inner.client().await?;
+            claims::delivery_done(&client, id).await
+        })
+    }
+
+    fn delivery_retry(&self, id: i64, retry_at_ms: i64, error: &str) -> BoxFuture<'_, Result<(), StoreError>> {
+        let error = error.to_owned();
+        Box::pin(async move {
+            let client = self.inner.client().await?;
+            claims::delivery_retry(&client, id, retry_at_ms, &error).await
+        })
+    }
+
+    fn delivery_dead(&self, id: i64, at_ms: i64, error: &str) -> BoxFuture<'_, Result<(), StoreError>> {
+        let error = error.to_owned();
+        Box::pin(async move {
+            let client = self.inner.client().await?;
+            claims::delivery_dead(&client, id, at_ms, &error).await
+        })
+    }
+
+    fn dead_letters(&self, limit: usize) -> BoxFuture<'_, Result<Vec<DeadLetter>, StoreError>> {
+        Box::pin(async move {
+            let client = self.inner.client().await?;
+            claims::dead_letters(&client, limit).await
+        })
+    }
+
+    fn next_delivery_due(&self) -> BoxFuture<'_, Result<Option<i64>, StoreError>> {
+        Box::pin(async move {
+            let client = self.inner.client().await?;
+            claims::next_delivery_due(&client).await
+        })
+    }
+
+    fn claim_idempotency(
+        &self,
+        tenant: &str,
+        key: &str,
+        fingerprint: &str,
+        now_ms: i64,
+    ) -> BoxFuture<'_, Result<IdempotencyClaim, StoreError>> {
+        let (tenant, key, fingerprint) = (tenant.to_owned(), key.to_owned(), fingerprint.to_owned());
+        Box::pin(async move {
+            let client = self.inner.client().await?;
+            claims::claim_idempotency(&client, &tenant, &key, &fingerprint, now_ms).await
+        })
+    }
+
+    fn complete_idempotency(&self, tenant: &str, key: &str, result: Vec<u8>) -> BoxFuture<'_, Result<(), StoreError>> {
+        let (tenant, key) = (tenant.to_owned(), key.to_owned());
+        Box::pin(async move {
+            let client = self.inner.client().await?;
+            claims::complete_idempotency(&client, &tenant, &key, &result).await
+        })
+    }
+
+    fn release_idempotency(&self, tenant: &str, key: &str) -> BoxFuture<'_, Result<(), StoreError>> {
+        let (tenant, key) = (tenant.to_owned(), key.to_owned());
+        Box::pin(async move {
+            let client = self.inner.client().await?;
+            claims::release_idempotency(&client, &tenant, &key).await
+        })
+    }
+}
