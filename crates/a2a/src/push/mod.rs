@@ -530,40 +530,19 @@ async fn record(
         Attempt::Refused { error } => {
             // Configs are checked when they are set; a name that resolves elsewhere
             // since, or a config stored before the check or by another server, ends here.
-            tracing::warn!(
-                delivery = delivery.id,
-                task = %delivery.task.id,
-                config = %delivery.config_id,
-                event = delivery.seq,
-                %error,
-                "push delivery refused by the SSRF guard"
-            );
+            warn_dead(delivery, &error, "push delivery refused by the SSRF guard");
             let result = store.delivery_dead(delivery.id, now, &error).await;
             (Outcome::Dead { error }, result.map_err(|e| format!("dead-lettering push delivery {}: {e}", delivery.id)))
         }
         Attempt::Permanent { error } => {
-            tracing::warn!(
-                delivery = delivery.id,
-                task = %delivery.task.id,
-                config = %delivery.config_id,
-                event = delivery.seq,
-                %error,
-                "push delivery dead-lettered"
-            );
+            warn_dead(delivery, &error, "push delivery dead-lettered");
             let result = store.delivery_dead(delivery.id, now, &error).await;
             (Outcome::Dead { error }, result.map_err(|e| format!("dead-lettering push delivery {}: {e}", delivery.id)))
         }
         Attempt::Retry { error, retry_after } => {
             if !policy.may_retry(number) {
                 let error = format!("gave up after {number} attempts: {error}");
-                tracing::warn!(
-                    delivery = delivery.id,
-                    task = %delivery.task.id,
-                    config = %delivery.config_id,
-                    event = delivery.seq,
-                    %error,
-                    "push delivery dead-lettered"
-                );
+                warn_dead(delivery, &error, "push delivery dead-lettered");
                 let result = store.delivery_dead(delivery.id, now, &error).await;
                 return (
                     Outcome::Dead { error },
@@ -599,4 +578,16 @@ fn instant_at(at_ms: i64) -> Instant {
     let ahead = at_ms.saturating_sub(now_ms()).saturating_add(1).max(0);
     let ahead = Duration::from_millis(u64::try_from(ahead).unwrap_or(0)).min(Duration::from_secs(86_400));
     Instant::now() + ahead
+}
+
+/// A delivery that will not be retried, as a `tracing` warning with its identity.
+fn warn_dead(delivery: &Delivery, error: &str, what: &'static str) {
+    tracing::warn!(
+        delivery = delivery.id,
+        task = %delivery.task.id,
+        config = %delivery.config_id,
+        event = delivery.seq,
+        error,
+        "{what}"
+    );
 }
