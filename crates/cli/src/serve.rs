@@ -1,4 +1,5 @@
-//! `agentproto serve`: the demo A2A agent on an SQLite file.
+//! `agentproto serve`: the demo A2A agent on an SQLite file, or on a PostgreSQL database
+//! (`--db postgres://…`), where several `serve` processes share the tasks.
 //!
 //! It serves the agent card, the JSON-RPC binding at `/` and the HTTP+JSON binding
 //! at `/a2a/rest`, as the card declares them, and follows the a2a-tck's
@@ -20,7 +21,9 @@ pub(crate) struct Args {
     /// Address to listen on (port 0 picks a free port; the chosen address is printed).
     #[arg(long, default_value = "127.0.0.1:8080")]
     addr: SocketAddr,
-    /// The SQLite database file (created if missing).
+    /// The SQLite database file (created if missing), or a PostgreSQL URL
+    /// (`postgres://…` or `postgresql://…`; the schema is created if missing), which
+    /// several `serve` processes may share.
     #[arg(long, default_value = "agentproto.db")]
     db: PathBuf,
     /// Keep everything in memory instead of SQLite.
@@ -132,15 +135,39 @@ async fn run(args: Args) -> Result<(), String> {
         .push(push)
         .return_immediately_by_default(args.return_immediately)
         .error_table(if args.errors_1_0_0 { ErrorTable::V1_0_0 } else { ErrorTable::V1_0_1 });
-    let builder = if args.memory {
-        builder.memory(MemoryOptions::default())
+    let (builder, store) = if args.memory {
+        (builder.memory(MemoryOptions::default()), "memory".to_owned())
+    } else if let Some(url) = postgres_url(&args.db) {
+        // The URL may hold a password: it is not printed.
+        let builder = builder.postgres(url).await.map_err(|e| format!("cannot use the PostgreSQL database: {e}"))?;
+        (builder, "PostgreSQL".to_owned())
     } else {
-        builder.sqlite(&args.db).map_err(|e| format!("cannot open {}: {e}", args.db.display()))?
+        let builder = builder.sqlite(&args.db).map_err(|e| format!("cannot open {}: {e}", args.db.display()))?;
+        (builder, args.db.display().to_string())
     };
     let server = builder.build();
-    let store = if args.memory { "memory".to_owned() } else { args.db.display().to_string() };
     println!("agentproto serve: listening on http://{local} (card {base}/.well-known/agent-card.json, store {store})");
     use std::io::Write as _;
     let _ = std::io::stdout().flush();
     server.serve_until_signal(listener).await.map_err(|e| e.to_string())
+}
+
+/// `--db` as a PostgreSQL connection URL, when it is one.
+fn postgres_url(db: &std::path::Path) -> Option<&str> {
+    db.to_str().filter(|db| db.starts_with("postgres://") || db.starts_with("postgresql://"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_postgres_url_selects_postgres_and_anything_else_is_a_file() {
+        for url in ["postgres://u@h/db", "postgresql:///db?host=/tmp/x"] {
+            assert_eq!(postgres_url(std::path::Path::new(url)), Some(url));
+        }
+        for file in ["agentproto.db", "./postgres://x", "/var/lib/postgresql.db"] {
+            assert_eq!(postgres_url(std::path::Path::new(file)), None);
+        }
+    }
 }

@@ -251,6 +251,38 @@ async fn our_python_examples_are_conformant() {
     }
 }
 
+/// Our TypeScript SDK's example programs (`ts/`, compiled from its sources into this
+/// test's own directory, so a concurrent `make ts-build` cannot race it) pass both checks.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn our_typescript_examples_are_conformant() {
+    let ts = repo().join("ts");
+    let tsc = ts.join("node_modules/.bin/tsc");
+    assert!(tsc.exists(), "the TypeScript toolchain is not installed: run `npm ci --prefix ts` (as .ci/run does)");
+    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("ts-examples");
+    let built = std::process::Command::new(&tsc)
+        .args(["-p", "tsconfig.examples.json", "--outDir"])
+        .arg(&out)
+        .current_dir(&ts)
+        .output()
+        .expect("run tsc");
+    assert!(
+        built.status.success(),
+        "tsc failed:\n{}{}",
+        String::from_utf8_lossy(&built.stdout),
+        String::from_utf8_lossy(&built.stderr)
+    );
+    let echo_agent = out.join("examples/echo-agent.js").display().to_string();
+    let run_prompt = out.join("examples/run-prompt.js").display().to_string();
+    let agent =
+        ["check", "agent", "--json", "--timeout", "20", "--prompt", "echo hello world", "--", "node", &echo_agent];
+    let client = ["check", "client", "--json", "--timeout", "20", "--", "node", &run_prompt, "--", "{agent}"];
+    let (agent, client) = tokio::join!(agentproto(&agent), agentproto(&client));
+    for (name, run) in [("echo-agent", agent), ("run-prompt", client)] {
+        assert_eq!(run.status, Some(0), "{name}: {}\n{}", run.stdout, run.stderr);
+        assert!(run.ids("fail").is_empty(), "{name}: {}", run.stdout);
+    }
+}
+
 /// Runs futures concurrently and collects their outputs in order.
 async fn futures_join<F: std::future::Future + Send + 'static>(futures: impl IntoIterator<Item = F>) -> Vec<F::Output>
 where

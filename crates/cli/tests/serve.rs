@@ -357,3 +357,37 @@ async fn connection_limits_are_flags() {
     assert!(rest.is_empty(), "{}", String::from_utf8_lossy(&rest));
     assert!(started.elapsed() >= Duration::from_millis(300));
 }
+
+/// The throwaway PostgreSQL server of crates/a2a's tests.
+#[path = "../../a2a/tests/support/postgres.rs"]
+mod postgres;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_serve_processes_on_one_postgres_database_are_one_service() {
+    let cluster = postgres::PgCluster::shared();
+    let db = cluster.database().await;
+    let url = format!("postgresql:///{}?host={}&port=5432&user=postgres", db.name, cluster.socket_dir().display());
+    let mut a = spawn(Path::new(&url)).await;
+    let b = spawn(Path::new(&url)).await;
+
+    // Sent to A, served by B: the task, its place in the list, its whole log.
+    let (status, sent, _) = call(&a.addr, "POST", "/a2a/rest/message:send", Some(&send("tck-complete-task-pg"))).await;
+    assert_eq!(status, 200, "{sent}");
+    let id = sent["task"]["id"].as_str().unwrap().to_owned();
+    let (status, on_b, _) = call(&b.addr, "GET", &format!("/a2a/rest/tasks/{id}"), None).await;
+    assert_eq!(status, 200, "{on_b}");
+    assert_eq!(on_b["status"]["state"], json!("TASK_STATE_COMPLETED"));
+    let (status, list, _) = call(&b.addr, "GET", "/a2a/rest/tasks?pageSize=100", None).await;
+    assert_eq!(status, 200);
+    assert!(list["tasks"].as_array().unwrap().iter().any(|t| t["id"] == json!(id)), "{list}");
+    let on_a = log(&a.addr, &id, "TASK_STATE_COMPLETED").await;
+    assert_eq!(log(&b.addr, &id, "TASK_STATE_COMPLETED").await, on_a, "one log, whichever replica replays it");
+
+    // A goes (SIGKILL); B still has everything A acknowledged, and goes on with it.
+    within("SIGKILL", a.child.kill()).await.unwrap();
+    let (status, after, _) = call(&b.addr, "GET", &format!("/a2a/rest/tasks/{id}"), None).await;
+    assert_eq!(status, 200);
+    assert_eq!(after, on_b);
+    let (status, next, _) = call(&b.addr, "POST", "/a2a/rest/message:send", Some(&send("tck-complete-task-pg2"))).await;
+    assert_eq!((status, &next["task"]["status"]["state"]), (200, &json!("TASK_STATE_COMPLETED")), "{next}");
+}
