@@ -289,6 +289,8 @@ def fill_versions(results: dict, v: dict, locked_crate, py_version) -> None:
         "{uvicorn_impl}": impl,
         "{protobuf}": py_version("protobuf"),
         "{rustc}": v["rustc"].split(" (")[0].removeprefix("rustc "),
+        "{hyper}": locked_crate("hyper"),
+        "{serde_json}": locked_crate("serde_json"),
     }
     for server in results["servers"]:
         for key, value in values.items():

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 OURS = "agentproto-a2a"
 FLOOR = "floor"
+HYPER_FLOOR = "hyper-floor"
+COMMUNITY = "a2a-protocol-sdk"
 WORKLOAD_TITLES = {
     "floor-request": "SendMessage, seed 004's floor request (181-byte body, `hello`, EchoExecutor)",
     "echo": "echo round trip: SendMessage, 256 × `A` (EchoExecutor)",
@@ -59,6 +61,22 @@ def headline(r, results: dict) -> list[dict]:
         add("A2A SendMessage p50 (seed 004's floor request): agentproto relative to the raw-socket floor",
             ratio, "≤ 1.3×", ratio <= 1.3)  # fmt: skip
         add("A2A SendMessage p50: agentproto above the floor", (ours - floor) / 1e3, unit="µs")
+    hyper = _median(r, a2a, HYPER_FLOOR, "floor-request", "p50_ns")
+    if ours and hyper:
+        ratio = ours / hyper
+        add("A2A SendMessage p50 (seed 004's floor request): agentproto relative to the hyper + serde_json floor",
+            ratio, "≤ 1.5×", ratio <= 1.5)  # fmt: skip
+    community = _median(r, a2a, COMMUNITY, "floor-request", "p50_ns")
+    if ours and community:
+        ratio = community / ours
+        add("A2A SendMessage p50 (seed 004's floor request): agentproto speed-up over a2a-protocol-sdk",
+            ratio, "≥ 2×", ratio >= 2)  # fmt: skip
+    cpu_ours = _median(r, a2a, OURS, "cpu", "cpu_ns_per_request")
+    cpu_hyper = _median(r, a2a, HYPER_FLOOR, "cpu", "cpu_ns_per_request")
+    if cpu_ours and cpu_hyper:
+        ratio = cpu_ours / cpu_hyper
+        add("A2A server CPU per request (floor request): agentproto relative to the hyper + serde_json floor",
+            ratio, "≤ 2×", ratio <= 2)  # fmt: skip
     batch = batch_stat(r, a2a, OURS)
     if batch:
         add("A2A 50 concurrent sends (50 connections), total time (agentproto)", batch["median"] / 1e6,
