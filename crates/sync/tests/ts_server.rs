@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use agentproto_sync::frame::Limits;
 use agentproto_sync::{Client, ClientError, ClientOptions};
-use support::{repo_root, run_bounded, Watchdog, DEADLINE};
+use support::{fixture_cases, repo_root, run_bounded, Watchdog, DEADLINE};
 
 /// The compiled fixture, built once per test run into cargo's temporary
 /// directory for integration tests (`target/tmp`), replacing the last build.
@@ -55,23 +55,10 @@ fn spawn_fixture(options: ClientOptions) -> (Client, Watchdog) {
     (client, watchdog)
 }
 
-fn server_error(outcome: Result<&[u8], ClientError>) -> String {
-    match outcome {
-        Err(ClientError::Server(text)) => text,
-        other => panic!("expected a server error, got {other:?}"),
-    }
-}
-
 #[test]
 fn echo_round_trips_every_bin_size_class() {
     let (mut client, watchdog) = spawn_fixture(ClientOptions::default());
-    for length in [0usize, 1, 255, 256, 65_535, 65_536, 1 << 20] {
-        let payload: Vec<u8> = (0..length).map(|index| (index % 253) as u8).collect();
-        assert_eq!(client.request("echo", &payload).unwrap(), payload.as_slice(), "length {length}");
-    }
-    let result = client.request("repeat", b"3000000").unwrap();
-    assert_eq!(result.len(), 3_000_000);
-    assert!(result.iter().enumerate().all(|(index, &byte)| byte == (index % 251) as u8));
+    fixture_cases::echo_and_large_results(&mut client);
     watchdog.finish();
     client.close().unwrap();
 }
@@ -79,53 +66,28 @@ fn echo_round_trips_every_bin_size_class() {
 #[test]
 fn callbacks_are_answered_mid_request_and_failures_come_back() {
     let (mut client, watchdog) = spawn_fixture(ClientOptions::default());
-    let mut calls = 0;
-    client.register_callback("upper", move |payload, answer| {
-        calls += 1;
-        answer.extend(payload.iter().map(u8::to_ascii_uppercase));
-        answer.extend_from_slice(format!("#{calls}").as_bytes());
-        Ok(())
-    });
-    client.register_callback("refuse", |_, _| Err("not today".to_owned()));
-    client.register_callback("explode", |_, _| panic!("callback blew up"));
-    assert_eq!(client.request("callback", b"upper\0abc\0upper\0x").unwrap(), b"ABC#1\0X#2");
-    assert_eq!(server_error(client.request("callback", b"refuse\0x")), "client error: not today");
-    assert_eq!(server_error(client.request("callback", b"missing\0x")), "client error: unknown callback `missing`");
-    let text = server_error(client.request("callback", b"explode\0x"));
-    assert_eq!(text, "client error: callback `explode` panicked: callback blew up");
-    assert_eq!(server_error(client.request("callback", b"odd")), "expected name/argument pairs separated by NUL");
-    assert_eq!(client.request("echo", b"fine").unwrap(), b"fine");
+    fixture_cases::callbacks_and_their_failures(&mut client);
     watchdog.finish();
 }
 
 #[test]
 fn handler_errors_exceptions_and_unknown_methods_become_error_tuples() {
     let (mut client, watchdog) = spawn_fixture(ClientOptions::default());
-    assert_eq!(server_error(client.request("fail", b"no such file")), "no such file");
-    assert_eq!(server_error(client.request("panic", b"")), "handler `panic` panicked: the fixture was asked to panic");
-    assert_eq!(server_error(client.request("nope", b"")), "unknown method `nope`");
-    assert_eq!(server_error(client.request("repeat", b"many")), "expected a decimal count");
-    assert_eq!(client.request("echo", b"still serving").unwrap(), b"still serving");
+    fixture_cases::handler_failures(&mut client);
     watchdog.finish();
 }
 
 #[test]
 fn server_exiting_mid_request_is_child_exited_with_its_status() {
     let (mut client, watchdog) = spawn_fixture(ClientOptions::default());
-    let pid = client.id();
-    let outcome = client.request("exit", b"");
-    assert!(matches!(outcome, Err(ClientError::ChildExited(status)) if status.code() == Some(3)), "{outcome:?}");
-    assert!(!agentproto_process::running(pid));
+    fixture_cases::exit_mid_request(&mut client);
     watchdog.finish();
 }
 
 #[test]
 fn killed_server_is_a_clean_error() {
     let (mut client, watchdog) = spawn_fixture(ClientOptions::default());
-    assert_eq!(client.request("echo", b"x").unwrap(), b"x");
-    client.killer().kill();
-    let outcome = client.request("echo", b"x");
-    assert!(matches!(outcome, Err(ClientError::ChildExited(status)) if status.signal() == Some(9)), "{outcome:?}");
+    fixture_cases::killed_between_requests(&mut client);
     watchdog.finish();
 }
 

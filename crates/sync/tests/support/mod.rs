@@ -10,6 +10,8 @@ use std::sync::mpsc;
 use std::thread;
 use std::time::Duration;
 
+pub(crate) mod fixture_cases;
+
 use agentproto_sync::ast::SourceFile;
 use agentproto_sync::{Client, ClientOptions, Killer};
 
