@@ -108,6 +108,7 @@ def generate(hashes: dict[str, str]) -> dict[str, str]:
         stem = typescript.module_name(spec)
         outputs[f"{TS_DIR}/{stem}.ts"] = typescript.emit(spec)
         outputs[f"{TS_DIR}/{stem}.codec.ts"] = typescript_codec.emit(spec)
+        outputs[f"{TS_DIR}/{stem}.roles.ts"] = typescript.roles_module(spec)
         outputs[f"{TS_PUBLIC_DIR}/{stem}.ts"] = typescript.public_module(spec)
     outputs[f"{PYTHON_DIR}/__init__.py"] = python.package_init()
     for source, out in A2A_SURFACES:

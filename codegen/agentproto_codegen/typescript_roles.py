@@ -1,5 +1,10 @@
 """Emit the TypeScript method table and rule rows of a surface (``METHODS``, ``RULES``,
-``PROTOCOL_VERSION``), in the shapes of ``ts/src/acp/rules.ts``.
+``PROTOCOL_VERSION``), in the shapes of ``ts/src/acp/rules.ts``, and the roles built
+from the same table (``emit_roles_module``: the typed handles ``AgentConnection`` /
+``ClientConnection``, the ``Agent`` / ``Client`` handler interfaces, the contexts and
+``SESSION_SCOPED``; ``public_roles``: the entry points of the surface's public module).
+Nothing in the roles is written per method: the runtime (``ts/src/acp/``) dispatches by
+each row's handler name.
 
 Every row carries the method's rules from ``rules/acp.toml`` as the model holds them:
 the capability gate, the value gates, the session rule, whether it is a baseline
@@ -11,7 +16,7 @@ are the model's snake_case words spelled lowerCamelCase (``new_session`` ->
 from __future__ import annotations
 
 from .emit import Writer, given, ts_str
-from .model import Method, Spec
+from .model import Alias, Method, NamedRef, PrimRef, Spec, Struct
 from .names import lower_camel
 
 
@@ -88,3 +93,177 @@ def emit_rules(spec: Spec, out: Writer) -> None:
         out.line(f"sessionCancel: {ts_str(life['session_cancel'])},")
         out.line(f"promptTurn: {'null' if prompt is None else ts_str(prompt)},")
         out.line(f"nullRequestId: {'true' if spec.rules['envelope']['null_request_id'] else 'false'},")
+
+
+# ---------------------------------------------------------------------------------------
+# The roles module (`ts/src/generated/acp/<surface>.roles.ts`) and the role entry points
+# of the public module, both from `Spec.methods`.
+
+# The names the runtime's base classes use: a generated call may not take one.
+RESERVED = frozenset(
+    {
+        "agentCapabilities",
+        "clientCapabilities",
+        "constructor",
+        "endpoint",
+        "extMethod",
+        "extNotification",
+        "flush",
+        "isClosed",
+        "notifyTyped",
+        "protocolVersion",
+        "requestTyped",
+        "withCancellation",
+        "withTurn",
+    }
+)
+
+ROLE_DOCS = {
+    "agent": ("AgentConnection", "AgentConnectionBase", "client", "The client's handle to its agent"),
+    "client": ("ClientConnection", "ClientConnectionBase", "agent", "The agent's handle to its client"),
+}
+
+
+def role_methods(spec: Spec) -> list[Method]:
+    ms = [m for m in spec.methods if m.side in ("agent", "client")]
+    for role in ("agent", "client"):
+        names = [handler_name(m) for m in ms if m.side == role]
+        if len(set(names)) != len(names):
+            raise ValueError(f"{role} handler names collide: {names}")
+        for name in names:
+            if name in RESERVED or not name.isidentifier():
+                raise ValueError(f"{role} handler name {name!r} is reserved or not an identifier")
+    return ms
+
+
+def session_scoped(spec: Spec) -> list[str]:
+    """The params types that name their session in a required `sessionId` string (the
+    messages the session rules apply to), as the Python runtime decides it."""
+    def is_string(t: object) -> bool:
+        seen = 0
+        while isinstance(t, NamedRef) and isinstance(spec.decls.get(t.name), Alias) and seen < 32:
+            alias = spec.decls[t.name]
+            assert isinstance(alias, Alias)
+            t = alias.target
+            seen += 1
+        return isinstance(t, PrimRef) and t.prim == "string"
+
+    out: list[str] = []
+    for m in role_methods(spec):
+        d = spec.decls.get(given(m.params, f"{m.wire}: params"))
+        if not isinstance(d, Struct):
+            continue
+        scoped = any(f.wire == "sessionId" and f.required and not f.nullable and is_string(f.type) for f in d.fields)
+        if scoped and d.name not in out:
+            out.append(d.name)
+    return sorted(out)
+
+
+def emit_roles_module(spec: Spec, header: list[str], stem: str) -> str:
+    """The typed peer handles, contexts and handler interfaces of both roles."""
+    out = Writer("  ")
+    ms = role_methods(spec)
+    out.lines(header)
+    out.line()
+    out.line('import { ClientConnectionBase } from "../../acp/agent.js";')
+    out.line('import { AgentConnectionBase } from "../../acp/client.js";')
+    out.line('import type { Context } from "../../acp/context.js";')
+    out.line('import type { ExtMessage } from "../../acp/receive.js";')
+    out.line('import type { RawJson } from "../../codec/values.js";')
+    out.line(f'import type * as T from "./{stem}.js";')
+    for role in ("agent", "client"):
+        cls, base, sender, doc = ROLE_DOCS[role]
+        out.line()
+        out.line(f"/** {doc}: one typed call per method the {role} handles. */")
+        with out.block(f"export class {cls} extends {base} {{"):
+            first = True
+            for m in ms:
+                if m.side != role:
+                    continue
+                if not first:
+                    out.line()
+                first = False
+                name = handler_name(m)
+                params = given(m.params, m.wire)
+                if m.kind == "request":
+                    result = given(m.result, f"{m.wire}: result")
+                    out.line(f"/** Sends `{m.wire}` ({m.stability}) and resolves with its validated result. */")
+                    with out.block(f"{name}(params: T.{params}): Promise<T.{result}> {{"):
+                        out.line(f"return this.requestTyped({ts_str(m.wire)}, params) as Promise<T.{result}>;")
+                else:
+                    out.line(f"/** Sends the `{m.wire}` notification ({m.stability}). */")
+                    with out.block(f"{name}(params: T.{params}): Promise<void> {{"):
+                        out.line(f"return this.notifyTyped({ts_str(m.wire)}, params);")
+    out.line()
+    out.line("/** What an `Agent` handler receives besides its params: the connection to the client, the cancellation. */")
+    out.line("export type AgentContext = Context<ClientConnection>;")
+    out.line("/** What a `Client` handler receives besides its params: the connection to the agent, the cancellation. */")
+    out.line("export type ClientContext = Context<AgentConnection>;")
+    for role, cx in (("agent", "AgentContext"), ("client", "ClientContext")):
+        sender = "client" if role == "agent" else "agent"
+        out.line()
+        out.line("/**")
+        out.line(f" * The {role} role: one handler per method the {sender} sends. The baseline handlers")
+        out.line(" * are required; a request without a handler is answered -32601, a notification")
+        out.line(" * without one is ignored. `$/cancel_request` is the connection's (`cx.signal`).")
+        out.line(" */")
+        with out.block(f"export interface {role.capitalize()} {{"):
+            for m in ms:
+                if m.side != role:
+                    continue
+                name = handler_name(m)
+                params = given(m.params, m.wire)
+                returns = "void" if m.kind == "notification" else f"T.{given(m.result, m.wire)}"
+                what = "every " + role + " implements it" if m.required else "optional"
+                out.line(f"/** Handles `{m.wire}` ({m.stability}; {what}). */")
+                optional = "" if m.required else "?"
+                out.line(f"{name}{optional}(cx: {cx}, params: T.{params}): Promise<{returns}> | {returns};")
+            out.line("/** Handles an extension request (a method starting with `_`); answers -32601 when absent. */")
+            out.line(f"extMethod?(cx: {cx}, request: ExtMessage): Promise<RawJson | string | null> | RawJson | string | null;")
+            out.line("/** Handles an extension notification; ignored when absent. */")
+            out.line(f"extNotification?(cx: {cx}, notification: ExtMessage): Promise<void> | void;")
+    out.line()
+    out.line("/** The params types that name their session in a required `sessionId` (the session rules apply to them). */")
+    scoped = session_scoped(spec)
+    out.line(f"export const SESSION_SCOPED: ReadonlySet<string> = new Set({strings(scoped)});")
+    return out.text()
+
+
+def public_roles(stem: str) -> str:
+    """The role entry points of a surface's public module, bound to its `SURFACE`."""
+    return f"""
+export * from "../generated/acp/{stem}.roles.js";
+
+const ROLES: RoleSurface = {{ surface: SURFACE, sessionScoped: SESSION_SCOPED }};
+
+/** The agent side of a connection over any byte streams; run the returned connection. */
+export function connectAgent(agent: Agent, input: Input, output: Output, options?: AcpOptions): {{ connection: Connection; client: ClientConnection }} {{
+  return roles.connectAgent(ROLES, agent, input, output, options, ClientConnection);
+}}
+
+/** Serves `agent` on this process's stdin and stdout until stdin closes. */
+export function serveAgentStdio(agent: Agent, options?: AcpOptions): Promise<void> {{
+  return roles.serveAgentStdio(ROLES, agent, options, ClientConnection);
+}}
+
+/** The client side of a connection over any byte streams; run the returned connection. */
+export function connectClient(client: Client, input: Input, output: Output, options?: AcpOptions): {{ connection: Connection; agent: AgentConnection }} {{
+  return roles.connectClient(ROLES, client, input, output, options, AgentConnection);
+}}
+
+/** Starts an agent command in a process group of its own and connects `client` to it;
+ * `close()` the returned process when done (`agentproto/acp` process docs). */
+export function spawnAgent(command: readonly string[], client: Client, options?: SpawnOptions): Promise<{{ agent: AgentConnection; process: AgentProcess }}> {{
+  return spawn(ROLES, command, client, options, AgentConnection);
+}}
+"""
+
+
+PUBLIC_ROLE_IMPORTS = [
+    'import * as roles from "./roles.js";',
+    'import type { RoleSurface } from "./endpoint.js";',
+    'import type { AcpOptions } from "./options.js";',
+    'import { spawn, type AgentProcess, type SpawnOptions } from "./process.js";',
+    'import type { Connection } from "../jsonrpc/connection.js";',
+    'import type { Input, Output } from "../jsonrpc/transport.js";',
+]

@@ -1,5 +1,5 @@
 """The TypeScript emitter: types (`typescript.py`), validators and encoders
-(`typescript_codec.py`), method and rule tables (`typescript_roles.py`), on a small
+(`typescript_codec.py`), method and rule tables and roles (`typescript_roles.py`), on a small
 hand-made model, and the output compiled with the SDK's runtime under `tsc --strict`."""
 
 from __future__ import annotations
@@ -104,6 +104,23 @@ PROMPT = Method(
     session=SessionRule("created", unseen_ok=True),
 )
 DECLS: list[Decl] = [THING, TEXT, CHUNK, BLOCK, UPDATE, VALUE, KIND, SEVERITY, Alias("SessionId", STRING)]
+SESSION_SCOPED_PARAMS = Struct("Scoped", [Field("sessionId", NamedRef("SessionId"), required=True)])
+# What the generated public and roles modules import from `ts/src/acp` (besides `jsonrpc/`, `codec/`).
+RUNTIME_FILES = [
+    "agent.ts",
+    "client.ts",
+    "context.ts",
+    "endpoint.ts",
+    "errors.ts",
+    "gates.ts",
+    "options.ts",
+    "peer-handle.ts",
+    "process.ts",
+    "receive.ts",
+    "roles.ts",
+    "rules.ts",
+    "surface.ts",
+]
 
 
 class TypesTests(unittest.TestCase):
@@ -319,6 +336,57 @@ class CodecTests(unittest.TestCase):
         self.assertEqual(typescript_codec.emit(make_spec(DECLS, [PROMPT])), self.text)
 
 
+class RolesTests(unittest.TestCase):
+    text: str
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        notify = Method("session/cancel", "notification", "agent", "Thing", None, handler="cancel")
+        update = Method("session/update", "notification", "client", "Chunk", None, handler="session_update", required=True)
+        cls.text = typescript.roles_module(make_spec([*DECLS, SESSION_SCOPED_PARAMS], [PROMPT, notify, update]))
+
+    def test_the_handles_have_one_typed_call_per_method_the_peer_handles(self) -> None:
+        self.assertIn(
+            block(
+                """
+                export class AgentConnection extends AgentConnectionBase {
+                  /** Sends `session/prompt` (stable) and resolves with its validated result. */
+                  newPrompt(params: T.Thing): Promise<T.Chunk> {
+                    return this.requestTyped("session/prompt", params) as Promise<T.Chunk>;
+                  }
+                """
+            ),
+            self.text,
+        )
+        self.assertIn('  cancel(params: T.Thing): Promise<void> {\n    return this.notifyTyped("session/cancel", params);', self.text)
+        self.assertIn("export class ClientConnection extends ClientConnectionBase {", self.text)
+
+    def test_baseline_handlers_are_required_the_others_optional(self) -> None:
+        self.assertIn("  newPrompt(cx: AgentContext, params: T.Thing): Promise<T.Chunk> | T.Chunk;", self.text)
+        self.assertIn("  cancel?(cx: AgentContext, params: T.Thing): Promise<void> | void;", self.text)
+        self.assertIn("  sessionUpdate(cx: ClientContext, params: T.Chunk): Promise<void> | void;", self.text)
+        self.assertIn("  extMethod?(cx: ClientContext, request: ExtMessage)", self.text)
+
+    def test_session_scoped_params_are_listed(self) -> None:
+        self.assertNotIn('"Scoped"', self.text)  # no method takes it
+        spec = make_spec([*DECLS, SESSION_SCOPED_PARAMS], [Method("x", "request", "agent", "Scoped", "Chunk", handler="x")])
+        self.assertIn('export const SESSION_SCOPED: ReadonlySet<string> = new Set(["Scoped"]);', typescript.roles_module(spec))
+
+    def test_a_reserved_or_colliding_handler_name_is_refused(self) -> None:
+        reserved = Method("x", "request", "agent", "Thing", "Chunk", handler="flush")
+        with self.assertRaisesRegex(ValueError, "reserved"):
+            typescript.roles_module(make_spec(DECLS, [reserved]))
+        twice = Method("y", "request", "agent", "Thing", "Chunk", handler="new_prompt")
+        with self.assertRaisesRegex(ValueError, "collide"):
+            typescript.roles_module(make_spec(DECLS, [PROMPT, twice]))
+
+    def test_the_entry_point_binds_the_roles_to_the_surface(self) -> None:
+        text = typescript.public_module(make_spec(DECLS, [PROMPT]))
+        self.assertIn('export * from "../generated/acp/v1.roles.js";', text)
+        self.assertIn("return roles.connectAgent(ROLES, agent, input, output, options, ClientConnection);", text)
+        self.assertIn("return spawn(ROLES, command, client, options, AgentConnection);", text)
+
+
 @unittest.skipUnless(TSC.exists(), "ts/node_modules is not installed (npm ci --prefix ts)")
 class CompileTests(unittest.TestCase):
     def test_the_output_compiles_with_the_runtime_under_strict(self) -> None:
@@ -328,11 +396,14 @@ class CompileTests(unittest.TestCase):
             for part in ("codec", "jsonrpc"):
                 shutil.copytree(ROOT / "ts/src" / part, root / "src" / part)
             (root / "src/acp").mkdir()
-            for name in ("rules.ts", "surface.ts", "receive.ts"):
+            # The runtime the generated modules import (not the real surfaces, nor the
+            # helpers written against the real v1 types).
+            for name in RUNTIME_FILES:
                 shutil.copy(ROOT / "ts/src/acp" / name, root / "src/acp" / name)
             (root / "src/generated/acp").mkdir(parents=True)
             (root / "src/generated/acp/v1.ts").write_text(typescript.emit(spec))
             (root / "src/generated/acp/v1.codec.ts").write_text(typescript_codec.emit(spec))
+            (root / "src/generated/acp/v1.roles.ts").write_text(typescript.roles_module(spec))
             (root / "src/acp/v1.ts").write_text(typescript.public_module(spec))
             config = json.loads((ROOT / "ts/tsconfig.json").read_text())
             config["compilerOptions"]["typeRoots"] = [str(ROOT / "ts/node_modules/@types")]

@@ -1,5 +1,6 @@
-/** What every ACP surface shares: the receive path, the surface codec and the shapes of
- * the method and rule tables (`agentproto/acp`). A surface's own types and receivers are
+/** What every ACP surface shares: the receive path, the surface codec, the shapes of
+ * the method and rule tables, the role runtime (errors, options, contexts, spawned
+ * agents), `FsRoots` and `ToolCallStore` (`agentproto/acp`). A surface's own types, roles and receivers are
  * in `agentproto/acp/v1`, `agentproto/acp/v1-unstable`, `agentproto/acp/v2` and
  * `agentproto/acp/v2-unstable`. */
 
@@ -22,3 +23,23 @@ export {
 } from "./receive.js";
 export type { Gate, InitMessage, MethodInfo, SessionRule, SurfaceRules, ValueGate } from "./rules.js";
 export { Surface, type SurfaceView } from "./surface.js";
+export { ClientConnectionBase } from "./agent.js";
+export { AgentConnectionBase } from "./client.js";
+export { Context } from "./context.js";
+export type { Negotiated, RoleSurface } from "./endpoint.js";
+export {
+  AcpError,
+  Cancelled,
+  CapabilityNotAdvertised,
+  ConnectionFailed,
+  InvalidParams,
+  InvalidResult,
+  NotInitialized,
+  PeerError,
+  UnsupportedVersion,
+} from "./errors.js";
+export { FsError, FsRoots, RootError, sliceLines } from "./fs.js";
+export { acceptedBy, describeGate, gateOpen, refusalError, refusedValue, Refused } from "./gates.js";
+export type { AcpEvent, AcpObserver, AcpOptions } from "./options.js";
+export { AgentProcess, type SpawnOptions } from "./process.js";
+export { Change, ToolCallState, ToolCallStore, type ChangeKind } from "./tool-calls.js";

@@ -3,13 +3,22 @@
  * Stable ACP, wire version 1: the generated types, method table and rules, and this surface's receivers.
  *
  * `SURFACE` decodes and encodes payloads by type name; `AGENT` and `CLIENT` are the two
- * receiving sides for `classify` (`agentproto/acp/receive`).
+ * receiving sides for `classify` (`agentproto/acp/receive`). The two roles: the `Agent`
+ * and `Client` handler interfaces, the typed handles `AgentConnection` and
+ * `ClientConnection`, and `connectAgent`, `serveAgentStdio`, `connectClient`, `spawnAgent`.
  */
 
 import { Receiver } from "./receive.js";
 import { Surface } from "./surface.js";
 import { DECODERS, ENCODERS } from "../generated/acp/v1.codec.js";
 import { METHODS, PROTOCOL_VERSION, RULES, type Types } from "../generated/acp/v1.js";
+import { AgentConnection, ClientConnection, SESSION_SCOPED, type Agent, type Client } from "../generated/acp/v1.roles.js";
+import * as roles from "./roles.js";
+import type { RoleSurface } from "./endpoint.js";
+import type { AcpOptions } from "./options.js";
+import { spawn, type AgentProcess, type SpawnOptions } from "./process.js";
+import type { Connection } from "../jsonrpc/connection.js";
+import type { Input, Output } from "../jsonrpc/transport.js";
 
 export * from "../generated/acp/v1.js";
 export { RawJson, UnknownVariant } from "../codec/values.js";
@@ -20,3 +29,28 @@ export const SURFACE: Surface<Types> = new Surface<Types>(METHODS, RULES, PROTOC
 export const AGENT: Receiver = new Receiver(SURFACE, "agent", { allowNullId: RULES.nullRequestId });
 /** The client's receiving side: agent requests and notifications, results of its own calls. */
 export const CLIENT: Receiver = new Receiver(SURFACE, "client", { allowNullId: RULES.nullRequestId });
+
+export * from "../generated/acp/v1.roles.js";
+
+const ROLES: RoleSurface = { surface: SURFACE, sessionScoped: SESSION_SCOPED };
+
+/** The agent side of a connection over any byte streams; run the returned connection. */
+export function connectAgent(agent: Agent, input: Input, output: Output, options?: AcpOptions): { connection: Connection; client: ClientConnection } {
+  return roles.connectAgent(ROLES, agent, input, output, options, ClientConnection);
+}
+
+/** Serves `agent` on this process's stdin and stdout until stdin closes. */
+export function serveAgentStdio(agent: Agent, options?: AcpOptions): Promise<void> {
+  return roles.serveAgentStdio(ROLES, agent, options, ClientConnection);
+}
+
+/** The client side of a connection over any byte streams; run the returned connection. */
+export function connectClient(client: Client, input: Input, output: Output, options?: AcpOptions): { connection: Connection; agent: AgentConnection } {
+  return roles.connectClient(ROLES, client, input, output, options, AgentConnection);
+}
+
+/** Starts an agent command in a process group of its own and connects `client` to it;
+ * `close()` the returned process when done (`agentproto/acp` process docs). */
+export function spawnAgent(command: readonly string[], client: Client, options?: SpawnOptions): Promise<{ agent: AgentConnection; process: AgentProcess }> {
+  return spawn(ROLES, command, client, options, AgentConnection);
+}

@@ -1,9 +1,25 @@
-/** The JSON-RPC 2.0 core, protocol-agnostic: ids, error objects, the envelope and NDJSON
- * framing (`agentproto/jsonrpc`). */
+/** The JSON-RPC 2.0 core, protocol-agnostic: ids, error objects, the envelope, NDJSON
+ * framing and the connection (`agentproto/jsonrpc`). */
 
+export { ChildController, onAbort, settledBefore } from "./cancellation.js";
+export { Connection } from "./connection.js";
 export { encodeErrorObject, ErrorCode, errorWithPath, invalidParamsError, validationError, type ErrorObject } from "./error.js";
 export { DEFAULT_MAX_MESSAGE_SIZE, LineSplitter, OVERSIZE_PREFIX, Oversize, scanPrefix, splitLines, type Frame, type Shape } from "./frame.js";
+export { RequestContext, type Handler, type NotificationContext } from "./handler.js";
 export { idJson, idKey, type RequestId } from "./id.js";
+export {
+  CallAborted,
+  CallError,
+  CallTimeout,
+  ConnectionClosed,
+  InvalidResponse,
+  RequestError,
+  requestCancelled,
+  ResponseTooLarge,
+  RpcError,
+  TransportError,
+} from "./local-error.js";
+export { DEFAULT_PIPE_CAPACITY, duplex, pipe, PipeReader, PipeWriter, type End } from "./memory.js";
 export {
   decodeMessage,
   encodeMessage,
@@ -18,3 +34,18 @@ export {
   type Request,
   type Response,
 } from "./message.js";
+export { DEFAULT_CANCEL, type CancelNotification, type ConnectionEvent, type ConnectionOptions, type Observer } from "./options.js";
+export { Peer, type CallOptions, type ResultHook } from "./peer.js";
+export { stdioStreams } from "./stdio.js";
+export {
+  fromNodeReadable,
+  fromWebReadable,
+  toNodeWritable,
+  toSink,
+  toSource,
+  toWebWritable,
+  type ByteSink,
+  type ByteSource,
+  type Input,
+  type Output,
+} from "./transport.js";

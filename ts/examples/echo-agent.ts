@@ -1,0 +1,5 @@
+// The command `node ts/dist/examples/echo-agent.js [--delay SECONDS]` (a contract other
+// tools rely on): the example of `src/examples/echo-agent.ts` on stdin/stdout.
+import { main } from "../src/examples/echo-agent.js";
+
+process.exitCode = await main(process.argv.slice(2));

@@ -1,0 +1,5 @@
+// The command `node ts/dist/examples/run-prompt.js [--allow|--reject] [--prompt TEXT] -- <agent command…>`
+// (a contract other tools rely on): the example of `src/examples/run-prompt.ts`.
+import { main } from "../src/examples/run-prompt.js";
+
+process.exitCode = await main(process.argv.slice(2));

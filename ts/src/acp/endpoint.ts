@@ -1,0 +1,651 @@
+/**
+ * The protocol state of one ACP connection, shared by both roles: the `initialize`
+ * phase, both sides' `initialize` messages (the capability gates' paths start there),
+ * the known sessions with their prompt turns, and the typed call and notification
+ * every generated method goes through. The TypeScript twin of the Rust SDK's
+ * `endpoint.rs` and the Python SDK's `endpoint.py`:
+ *
+ * **Pipelined messages.** A peer may write a request before the answer to an earlier
+ * one, and request handlers run concurrently, so the agent orders by what was *read*:
+ * `initialize` and the requests that create, open or remove a session are recorded as
+ * unsettled as they are read (`noteRead`) and settle when their handler has finished.
+ * A message read after an unsettled `initialize` waits for it, then is served if an
+ * `initialize` read before it succeeded (else refused -32600, or dropped); one read
+ * before any `initialize` is refused at once. A request naming a session waits for the
+ * unsettled requests read before it that could change whether that session exists.
+ * On the client side, a typed call made while this side's `initialize` call is in
+ * flight waits for its answer instead of failing `NotInitialized`.
+ *
+ * **Read-time effects.** What the answer to one of this side's calls changes (the
+ * client becoming initialized, a session created or closed) is applied by a result hook
+ * on the reader as the answer is read.
+ */
+
+import { DecodeError, type Decoded, type DecodeWarning } from "../codec/errors.js";
+import { rustDebugStr } from "../codec/runtime.js";
+import { encodeString, RawJson } from "../codec/values.js";
+import { ChildController, onAbort } from "../jsonrpc/cancellation.js";
+import { ErrorCode, type ErrorObject } from "../jsonrpc/error.js";
+import type { RequestContext } from "../jsonrpc/handler.js";
+import { CallAborted, CallError, RequestError, RpcError } from "../jsonrpc/local-error.js";
+import type { Notification, Request } from "../jsonrpc/message.js";
+import type { Peer } from "../jsonrpc/peer.js";
+import { Context } from "./context.js";
+import { Cancelled, CapabilityNotAdvertised, ConnectionFailed, InvalidParams, InvalidResult, NotInitialized, PeerError, UnsupportedVersion } from "./errors.js";
+import { acceptedBy, describeGate, gateChooses, gateOpen, refusalError, refusedValue } from "./gates.js";
+import type { AcpEvent, AcpOptions } from "./options.js";
+import { invalidParams, type ExtMessage } from "./receive.js";
+import type { MethodInfo, SurfaceRules } from "./rules.js";
+import type { SurfaceView } from "./surface.js";
+
+/** What the role runtime needs of a surface: its codecs and rules, and which params types are session-scoped. */
+export interface RoleSurface {
+  readonly surface: SurfaceView & { readonly rules: SurfaceRules; readonly protocolVersion: number };
+  readonly sessionScoped: ReadonlySet<string>;
+}
+
+export type Role = "agent" | "client";
+type Json = unknown;
+
+/** What `initialize` settled. */
+export interface Negotiated {
+  readonly version: number;
+  /** This side's `initialize` message (the client's params or the agent's result), parsed. */
+  readonly own: Json;
+  /** The peer's `initialize` message, parsed. */
+  readonly peer: Json;
+}
+
+/** What this side knows about one session. */
+class SessionState {
+  /** Agent side: the number and controller of the prompt turn in flight. */
+  turn: { number: number; controller: ChildController } | null = null;
+  /** Agent side: the read index of the session's last `session/cancel`. */
+  cancelledAt = 0;
+  /** Client side: aborts when this side cancels the session; replaced after each cancel. */
+  cancel = new AbortController();
+}
+
+/** Where a message was read: its number among requests or notifications. */
+export interface Later {
+  readonly kind: "request" | "notification";
+  readonly index: number;
+}
+
+/** Where a request was read: its number among requests, and how many notifications were read before it. */
+export class ReadPoint {
+  constructor(
+    readonly request: number,
+    readonly notifications: number,
+  ) {}
+
+  static of(rpc: RequestContext): ReadPoint {
+    return new ReadPoint(rpc.index, rpc.notificationsBefore);
+  }
+
+  before(later: Later): boolean {
+    return later.kind === "request" ? this.request < later.index : this.notifications < later.index;
+  }
+}
+
+interface Unsettled {
+  readonly at: ReadPoint;
+  readonly initialize: boolean;
+  /** A session request: the session it names (`null`: any, created). */
+  readonly session: string | null;
+}
+
+/** A JSON object's members, or `{}` when the text is not an object. */
+export function objectOf(text: RawJson | string | null): Record<string, Json> {
+  if (text === null) return {};
+  try {
+    const value: Json = JSON.parse(typeof text === "string" ? text : text.text);
+    return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, Json>) : {};
+  } catch {
+    return {};
+  }
+}
+
+/** -32600 for a request before `initialize` has completed. */
+export function beforeReady(method: string): ErrorObject {
+  return { code: ErrorCode.INVALID_REQUEST, message: `invalid request: \`${method}\` before \`initialize\` has completed` };
+}
+
+/** -32002 with `data.sessionId`. */
+export function unknownSession(session: string): ErrorObject {
+  return {
+    code: ErrorCode.RESOURCE_NOT_FOUND,
+    message: `resource not found: unknown session \`${session}\``,
+    data: new RawJson(`{"sessionId":${encodeString(session)}}`),
+  };
+}
+
+const EMPTY = new RawJson("{}");
+
+/** Everything the handlers and connection handles of one side share. */
+export class Endpoint {
+  readonly surface: RoleSurface["surface"];
+  readonly rules: SurfaceRules;
+  readonly strict: boolean;
+  phase: "uninitialized" | "initializing" | "ready" = "uninitialized";
+  negotiated: Negotiated | null = null;
+  readonly sessions = new Map<string, SessionState>();
+  private readonly incoming: ReadonlyMap<string, MethodInfo>;
+  private readonly incomingNotes: ReadonlyMap<string, MethodInfo>;
+  private readonly outgoing: ReadonlyMap<string, MethodInfo>;
+  private readonly outgoingNotes: ReadonlyMap<string, MethodInfo>;
+  private turns = 0;
+  private unsettled: Unsettled[] = [];
+  private readySince: ReadPoint | null = null;
+  private initializeCalls = 0;
+  private changes: (() => void)[] = [];
+
+  constructor(
+    private readonly roles: RoleSurface,
+    readonly role: Role,
+    readonly peer: Peer,
+    readonly options: AcpOptions,
+  ) {
+    this.surface = roles.surface;
+    this.rules = roles.surface.rules;
+    this.strict = options.strict ?? false;
+    const other = role === "agent" ? "client" : "agent";
+    this.incoming = this.surface.requests(role);
+    this.incomingNotes = this.surface.notifications(role);
+    this.outgoing = this.surface.requests(other);
+    this.outgoingNotes = this.surface.notifications(other);
+  }
+
+  report(event: AcpEvent): void {
+    this.options.observer?.(event);
+  }
+
+  reportWarnings(method: string, warnings: readonly DecodeWarning[]): void {
+    if (warnings.length > 0) this.report({ kind: "salvaged", method, warnings });
+  }
+
+  // -- waiting for what was read before -------------------------------------------------
+
+  /** Something a waiting message may wait for is done: every waiter re-checks. */
+  changed(): void {
+    const changes = this.changes;
+    this.changes = [];
+    for (const wake of changes) wake();
+  }
+
+  private async waitWhile(blocked: () => boolean): Promise<void> {
+    while (blocked()) await new Promise<void>((resolve) => this.changes.push(resolve));
+  }
+
+  get isReady(): boolean {
+    return this.phase === "ready";
+  }
+
+  /** Agent side: marks `initialize` as started; `false` if it already ran or runs. */
+  beginInitialize(): boolean {
+    if (this.phase !== "uninitialized") return false;
+    this.phase = "initializing";
+    return true;
+  }
+
+  /** Ends the `initialize` phase: ready with `negotiated`, or back to uninitialized. */
+  finishInitialize(negotiated: Negotiated | null, since: ReadPoint | null): void {
+    if (negotiated === null) {
+      this.phase = "uninitialized";
+      return;
+    }
+    this.phase = "ready";
+    this.negotiated = negotiated;
+    this.readySince = since;
+  }
+
+  /** Agent side, on the reader as a request is read: records it as unsettled when later
+   * messages are checked against its outcome. */
+  noteRead(request: Request, at: ReadPoint): void {
+    if (request.method === this.rules.initialize) {
+      this.unsettled.push({ at, initialize: true, session: null });
+      return;
+    }
+    const effect = this.incoming.get(request.method)?.session?.effect ?? null;
+    if (effect === null) return;
+    let session: string | null = null;
+    if (effect !== "created" && request.params !== null) {
+      const value = objectOf(request.params)["sessionId"];
+      session = typeof value === "string" ? value : null;
+    }
+    this.unsettled.push({ at, initialize: false, session });
+  }
+
+  /** Agent side: the handler of request number `index` has finished, its effect applied. */
+  settle(index: number): void {
+    const before = this.unsettled.length;
+    if (before === 0) return;
+    this.unsettled = this.unsettled.filter((u) => u.at.request !== index);
+    if (this.unsettled.length !== before) this.changed();
+  }
+
+  /** Agent side: waits until every `initialize` read before `later` has finished. */
+  async settleInitialize(later: Later): Promise<void> {
+    if (this.unsettled.length === 0) return;
+    await this.waitWhile(() => this.unsettled.some((u) => u.initialize && u.at.before(later)));
+  }
+
+  /** Agent side: waits until no request read before request `index` that could make
+   * `session` exist or stop existing is still running. */
+  async settleSession(index: number, session: string): Promise<void> {
+    if (this.unsettled.length === 0) return;
+    await this.waitWhile(() =>
+      this.unsettled.some(
+        (u) => u.at.request < index && !u.initialize && ((u.session === null && !this.sessions.has(session)) || u.session === session),
+      ),
+    );
+  }
+
+  /** Agent side: whether an `initialize` read before `later` made the connection ready. */
+  readyFor(later: Later): boolean {
+    return this.phase === "ready" && this.readySince !== null && this.readySince.before(later);
+  }
+
+  /** Client side: while this side's `initialize` call is unanswered, waits until that
+   * changes; ends early (`Cancelled`) when a signal aborts. */
+  private async awaitInitializeAnswer(method: string, ...signals: (AbortSignal | undefined)[]): Promise<void> {
+    if (this.role !== "client") return;
+    const given = signals.filter((s): s is AbortSignal => s !== undefined);
+    while (this.initializeCalls > 0 && this.phase !== "ready") {
+      if (given.some((s) => s.aborted)) throw new Cancelled(method);
+      const removers: (() => void)[] = [];
+      await new Promise<void>((resolve) => {
+        this.changes.push(resolve);
+        for (const s of given) removers.push(onAbort(s, resolve));
+      });
+      for (const remove of removers) remove();
+    }
+  }
+
+  // -- sessions -----------------------------------------------------------------------
+
+  addSession(session: string): void {
+    if (!this.sessions.has(session)) this.sessions.set(session, new SessionState());
+  }
+
+  removeSession(session: string): void {
+    const state = this.sessions.get(session);
+    if (state === undefined) return;
+    this.sessions.delete(session);
+    state.turn?.controller.abort();
+    state.cancel.abort();
+  }
+
+  private state(session: string): SessionState {
+    let state = this.sessions.get(session);
+    if (state === undefined) {
+      state = new SessionState();
+      this.sessions.set(session, state);
+    }
+    return state;
+  }
+
+  /** Agent side: starts a prompt turn following `parent`; `null` when one is already in
+   * flight. `readAfter`: the notifications read before the prompt (a `session/cancel`
+   * read after it but handled before the turn started has already cancelled the turn). */
+  beginTurn(session: string, parent: AbortSignal, readAfter: number): { number: number; controller: ChildController } | null {
+    const number = ++this.turns;
+    const state = this.state(session);
+    if (state.turn !== null) return null;
+    const controller = new ChildController(parent);
+    if (state.cancelledAt > readAfter) controller.abort();
+    state.turn = { number, controller };
+    return state.turn;
+  }
+
+  endTurn(session: string, number: number): void {
+    const state = this.sessions.get(session);
+    if (state?.turn?.number === number) {
+      state.turn.controller.detach();
+      state.turn = null;
+    }
+  }
+
+  /** Agent side: `session/cancel` number `index` (read order) arrived; `false` if the session is unknown. */
+  cancelTurn(session: string, index: number): boolean {
+    const state = this.sessions.get(session);
+    if (state === undefined) return false;
+    state.cancelledAt = Math.max(state.cancelledAt, index);
+    state.turn?.controller.abort();
+    return true;
+  }
+
+  /** Client side: the signal that aborts when this side cancels `session`. */
+  sessionCancelSignal(session: string): AbortSignal {
+    return this.state(session).cancel.signal;
+  }
+
+  /** Client side: aborts and replaces the session's cancel controller. */
+  fireSessionCancel(session: string): void {
+    const state = this.sessions.get(session);
+    if (state === undefined) return;
+    const old = state.cancel;
+    state.cancel = new AbortController();
+    old.abort();
+  }
+
+  /** Applies the session effect of a successful request (either side's). */
+  applySessionEffect(info: MethodInfo, params: unknown, result: unknown): void {
+    const effect = info.session?.effect ?? null;
+    if (effect === null) return;
+    const source = effect === "created" ? result : params;
+    const session = (source as { sessionId?: unknown } | null)?.sessionId;
+    if (typeof session !== "string") return;
+    if (effect === "removed") this.removeSession(session);
+    else this.addSession(session);
+  }
+
+  // -- incoming -----------------------------------------------------------------------
+
+  context<P>(peer: P, rpc: RequestContext | null, signal: AbortSignal): Context<P> {
+    return new Context(peer, rpc, signal, this.strict);
+  }
+
+  private decode(name: string, payload: RawJson | null, root: string): Decoded<unknown> {
+    return this.surface.decodeNamed(name, payload, root);
+  }
+
+  /** The typed params of an incoming request and its row (`null` for an extension
+   * request, whose params are an `ExtMessage`). Throws `RequestError` -32601 / -32602. */
+  decodeRequest(request: Request): { params: unknown; info: MethodInfo | null } {
+    const method = request.method;
+    const info = this.incoming.get(method);
+    if (info === undefined) {
+      if (method.startsWith("_")) return { params: { kind: "ext", method, payload: request.params } satisfies ExtMessage, info: null };
+      throw new RequestError(ErrorCode.METHOD_NOT_FOUND, `method not found: ${rustDebugStr(method)}`);
+    }
+    let decoded: Decoded<unknown>;
+    try {
+      decoded = this.decode(info.params, request.params, "$.params");
+    } catch (err) {
+      if (err instanceof DecodeError) throw RequestError.from(invalidParams(err));
+      throw err;
+    }
+    this.reportWarnings(method, decoded.warnings);
+    return { params: decoded.value, info };
+  }
+
+  /** The typed params of an incoming notification and its row, or `null` when it is
+   * dropped (unknown, invalid, or read before a successful `initialize`). */
+  decodeNotification(notification: Notification, ready: boolean): { params: unknown; info: MethodInfo | null } | null {
+    const method = notification.method;
+    const info = this.incomingNotes.get(method);
+    let value: unknown;
+    if (info === undefined) {
+      if (!method.startsWith("_")) {
+        this.report({ kind: "unknown-notification", method });
+        return null;
+      }
+      value = { kind: "ext", method, payload: notification.params } satisfies ExtMessage;
+    } else {
+      let decoded: Decoded<unknown>;
+      try {
+        decoded = this.decode(info.params, notification.params, "$.params");
+      } catch (err) {
+        if (!(err instanceof DecodeError)) throw err;
+        this.report({ kind: "invalid-notification", method, error: err });
+        return null;
+      }
+      value = decoded.value;
+      if (ready) this.reportWarnings(method, decoded.warnings);
+    }
+    if (!ready) {
+      this.report({ kind: "notification-before-initialize", method });
+      return null;
+    }
+    return { params: value, info: info ?? null };
+  }
+
+  /** The session a message names, for the methods the session rules apply to. */
+  sessionOf(info: MethodInfo | null, params: unknown): string | null {
+    if (info === null || !this.roles.sessionScoped.has(info.params)) return null;
+    const session = (params as { sessionId?: unknown }).sessionId;
+    return typeof session === "string" ? session : null;
+  }
+
+  /** Checks an incoming request against the state; throws `RequestError` -32600 before
+   * `initialize`, the gate's refusal, -32602 at a value this side did not advertise,
+   * -32002 for an unknown session. */
+  checkIncoming(method: string, info: MethodInfo | null, raw: RawJson | null, session: string | null): void {
+    const negotiated = this.negotiated;
+    if (this.phase !== "ready" || negotiated === null) throw RequestError.from(beforeReady(method));
+    if (info !== null) {
+      const gate = info.gate;
+      const params = (gate !== null && gateChooses(gate)) || info.values.length > 0 ? objectOf(raw) : null;
+      if (gate !== null && !gateOpen(gate, negotiated.own, params)) throw RequestError.from(refusalError(gate, method, params));
+      if (info.values.length > 0) {
+        const refused = refusedValue(info, negotiated.own, params);
+        if (refused !== null) {
+          const accepted = info.values.flatMap((g) => acceptedBy(g, negotiated.own));
+          throw RequestError.from(refused.error(accepted));
+        }
+      }
+    }
+    const unseenOk = info?.session?.unseenOk ?? false;
+    if (session !== null && !this.sessions.has(session) && !unseenOk) throw RequestError.from(unknownSession(session));
+  }
+
+  /** A handler's result as JSON text; in strict mode checked against the result type (a violation is -32603). */
+  encodeResult(method: string, info: MethodInfo | null, value: unknown): string {
+    if (info === null) {
+      // An extension handler returns raw JSON.
+      if (value === null || value === undefined) return "null";
+      return typeof value === "string" ? value : (value as RawJson).text;
+    }
+    if (info.result === null) throw RequestError.internal(`internal error: \`${method}\` has no result type`);
+    let text: string;
+    try {
+      text = this.surface.encodeNamed(info.result, value);
+    } catch (err) {
+      throw RequestError.internal(`internal error: cannot encode the \`${method}\` result: ${String(err)}`);
+    }
+    if (this.strict) {
+      const problem = this.problem(info.result, text, "$.result");
+      if (problem !== null) {
+        throw RequestError.internal(`internal error: the \`${method}\` handler returned an invalid result: ${problem.message}`);
+      }
+    }
+    return text;
+  }
+
+  /** What is wrong with outgoing text for `typeName` (strict mode): a decode error, or a value the receiver would have to salvage. */
+  private problem(typeName: string, text: string, root: string): DecodeError | null {
+    let decoded: Decoded<unknown>;
+    try {
+      decoded = this.decode(typeName, new RawJson(text), root);
+    } catch (err) {
+      if (err instanceof DecodeError) return err;
+      throw err;
+    }
+    const w = decoded.warnings[0];
+    return w === undefined ? null : new DecodeError(w.path, "", "", w.message);
+  }
+
+  // -- outgoing -----------------------------------------------------------------------
+
+  /** The typed call behind every generated request method: state and gate checks before
+   * anything is sent, strict re-decode of the params, the result decoded against the
+   * method's result type, session bookkeeping at read time. `turn` abandons the call
+   * (`Cancelled`); `cancel` sends `$/cancel_request` and keeps waiting. */
+  async request(method: string, params: unknown, turn?: AbortSignal, cancel?: AbortSignal): Promise<unknown> {
+    const info = this.outgoing.get(method);
+    if (info === undefined || info.result === null) throw new TypeError(`${method} is not a request the peer handles`);
+    const resultType = info.result;
+    const raw = this.encodeParams(method, info.params, params);
+    const initializing = this.role === "client" && method === this.rules.initialize;
+    if (initializing) this.initializeCalls++;
+    let result: RawJson;
+    try {
+      if (!initializing) {
+        await this.awaitInitializeAnswer(method, turn, cancel);
+        this.checkOutgoingState(method, info, raw);
+      }
+      if (this.strict) {
+        const problem = this.problem(info.params, raw, "$.params");
+        if (problem !== null) throw new InvalidParams(method, problem);
+      }
+      let onResult: ((r: RawJson) => void) | undefined;
+      if (initializing) {
+        const own = objectOf(raw);
+        onResult = (r) => this.applyInitialized(info, own, r);
+      } else if (info.session?.effect != null) {
+        onResult = (r) => this.applyAnswer(info, params, r);
+      }
+      try {
+        const options: { signal?: AbortSignal; cancel?: AbortSignal; onResult?: (r: RawJson) => void } = {};
+        if (turn !== undefined) options.signal = turn;
+        if (cancel !== undefined) options.cancel = cancel;
+        if (onResult !== undefined) options.onResult = onResult;
+        result = await this.peer.call(method, raw, options);
+      } catch (err) {
+        if (err instanceof RpcError) throw new PeerError(method, err.error);
+        if (err instanceof CallAborted) throw new Cancelled(method);
+        if (err instanceof CallError) throw new ConnectionFailed(method, err);
+        throw err;
+      }
+    } finally {
+      if (initializing) {
+        this.initializeCalls--;
+        this.changed();
+      }
+    }
+    const text = info.nullResult && result.text === "null" ? EMPTY : result;
+    if (initializing) {
+      // Another version's answer need not match this version's result type: check the version first.
+      const answered = answeredVersion(text);
+      if (answered !== null && answered !== this.surface.protocolVersion) throw new UnsupportedVersion(answered, this.surface.protocolVersion);
+    }
+    let decoded: Decoded<unknown>;
+    try {
+      decoded = this.decode(resultType, text, "$.result");
+    } catch (err) {
+      if (err instanceof DecodeError) throw new InvalidResult(method, err);
+      throw err;
+    }
+    this.reportWarnings(method, decoded.warnings);
+    return decoded.value;
+  }
+
+  /** Client side, on the reader: the agent's `initialize` answer was read. */
+  private applyInitialized(info: MethodInfo, own: Json, result: RawJson): void {
+    const text = info.nullResult && result.text === "null" ? EMPTY : result;
+    const answered = answeredVersion(text);
+    const version = this.surface.protocolVersion;
+    if (answered !== null && answered !== version) this.finishInitialize(null, null);
+    else if (info.result !== null && this.decodes(info.result, text)) this.finishInitialize({ version, own, peer: objectOf(text) }, null);
+    this.changed();
+  }
+
+  /** On the reader: a successful answer to a session call was read. */
+  private applyAnswer(info: MethodInfo, params: unknown, result: RawJson): void {
+    if (info.result === null) return;
+    const text = info.nullResult && result.text === "null" ? EMPTY : result;
+    let value: unknown;
+    try {
+      value = this.decode(info.result, text, "$.result").value;
+    } catch {
+      return; // an invalid answer changes nothing (the caller gets the error)
+    }
+    this.applySessionEffect(info, params, value);
+  }
+
+  private decodes(typeName: string, text: RawJson): boolean {
+    try {
+      this.decode(typeName, text, "$.result");
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** The notification behind every generated notification method. */
+  async notify(method: string, params: unknown): Promise<void> {
+    const info = this.outgoingNotes.get(method);
+    if (info === undefined) throw new TypeError(`${method} is not a notification the peer handles`);
+    const raw = this.encodeParams(method, info.params, params);
+    if (this.initializeCalls > 0) await this.awaitInitializeAnswer(method);
+    if (this.phase !== "ready") throw new NotInitialized(method);
+    if (this.strict) {
+      const problem = this.problem(info.params, raw, "$.params");
+      if (problem !== null) throw new InvalidParams(method, problem);
+    }
+    try {
+      await this.peer.notify(method, raw);
+    } catch (err) {
+      if (err instanceof CallError) throw new ConnectionFailed(method, err);
+      throw err;
+    }
+    if (this.role === "client" && method === this.rules.sessionCancel) {
+      // The client answers its pending permission requests of the session with
+      // `cancelled`; the connection does it for the application.
+      const session = (params as { sessionId?: unknown }).sessionId;
+      if (typeof session === "string") this.fireSessionCancel(session);
+    }
+  }
+
+  /** Sends an extension request (a `_`-prefixed name) with raw params. */
+  async extRequest(method: string, params: RawJson | string | null, cancel?: AbortSignal): Promise<RawJson> {
+    checkExtName(method);
+    await this.awaitInitializeAnswer(method, cancel);
+    if (this.phase !== "ready") throw new NotInitialized(method);
+    try {
+      return await this.peer.call(method, params, cancel === undefined ? {} : { cancel });
+    } catch (err) {
+      if (err instanceof RpcError) throw new PeerError(method, err.error);
+      if (err instanceof CallError) throw new ConnectionFailed(method, err);
+      throw err;
+    }
+  }
+
+  /** Sends an extension notification with raw params. */
+  async extNotify(method: string, params: RawJson | string | null): Promise<void> {
+    checkExtName(method);
+    await this.awaitInitializeAnswer(method);
+    if (this.phase !== "ready") throw new NotInitialized(method);
+    try {
+      await this.peer.notify(method, params);
+    } catch (err) {
+      if (err instanceof CallError) throw new ConnectionFailed(method, err);
+      throw err;
+    }
+  }
+
+  private encodeParams(method: string, typeName: string, params: unknown): string {
+    try {
+      return this.surface.encodeNamed(typeName, params);
+    } catch (err) {
+      throw new InvalidParams(method, new DecodeError("$.params", "", "", String(err instanceof Error ? err.message : err)));
+    }
+  }
+
+  private checkOutgoingState(method: string, info: MethodInfo, raw: string): void {
+    const negotiated = this.negotiated;
+    if (this.phase !== "ready" || negotiated === null) throw new NotInitialized(method);
+    const gate = info.gate;
+    const params = (gate !== null && gateChooses(gate)) || info.values.length > 0 ? objectOf(raw) : null;
+    if (gate !== null && !gateOpen(gate, negotiated.peer, params)) throw new CapabilityNotAdvertised(method, describeGate(gate, params));
+    // Content the peer did not advertise; a kind the schema does not list is left to validation.
+    if (info.values.length > 0) {
+      const refused = refusedValue(info, negotiated.peer, params);
+      if (refused !== null && refused.capability !== null) throw new CapabilityNotAdvertised(method, refused.capability);
+    }
+  }
+}
+
+/** The `protocolVersion` of an `initialize` answer, when it is an integer. */
+function answeredVersion(text: RawJson): number | null {
+  const version = objectOf(text)["protocolVersion"];
+  return typeof version === "number" && Number.isInteger(version) ? version : null;
+}
+
+function checkExtName(method: string): void {
+  if (!method.startsWith("_")) {
+    const shown = rustDebugStr(method);
+    throw new InvalidParams(method, new DecodeError("$.method", "a method name starting with `_`", shown, `extension methods start with \`_\`, found ${shown}`));
+  }
+}

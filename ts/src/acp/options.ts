@@ -1,0 +1,41 @@
+/** `AcpOptions`, and the `AcpEvent`s an ACP connection reports besides the JSON-RPC ones. */
+
+import type { DecodeError, DecodeWarning } from "../codec/errors.js";
+import type { ConnectionEvent, ConnectionOptions } from "../jsonrpc/options.js";
+
+/** Something an ACP connection noticed and did not pass to a handler, or passed on after salvaging it. */
+export type AcpEvent =
+  /** A message was accepted after dropping malformed optional values. */
+  | { readonly kind: "salvaged"; readonly method: string; readonly warnings: readonly DecodeWarning[] }
+  /** A notification whose params are invalid was dropped. */
+  | { readonly kind: "invalid-notification"; readonly method: string; readonly error: DecodeError }
+  /** A notification of a method this side does not handle was ignored. */
+  | { readonly kind: "unknown-notification"; readonly method: string }
+  /** A notification arrived before `initialize` completed and was dropped. */
+  | { readonly kind: "notification-before-initialize"; readonly method: string }
+  /** A notification named a session this side does not know (`session/update` is still
+   * delivered; `session/cancel` is ignored). */
+  | { readonly kind: "unknown-session"; readonly method: string; readonly sessionId: string };
+
+/** Receives every JSON-RPC and ACP event, inline on the connection's tasks. */
+export type AcpObserver = (event: ConnectionEvent | AcpEvent) => void;
+
+/** How an ACP connection behaves: the JSON-RPC limits plus the ACP-level checks. */
+export interface AcpOptions {
+  /** The JSON-RPC options. ACP v1 allows `"id": null`, so `allowNullId` is always on. */
+  connection?: ConnectionOptions;
+  /** Validate everything this side sends by decoding it again as the receiver would: a
+   * violation fails the call locally (`InvalidParams`) or becomes -32603. Default off. */
+  strict?: boolean;
+  /** Milliseconds a spawned agent may take to exit after its stdin is closed before its group is killed. Default 2000. */
+  exitGrace?: number;
+  /** Receives every `AcpEvent` and `ConnectionEvent`. */
+  observer?: AcpObserver;
+}
+
+/** The JSON-RPC options an ACP connection runs with. */
+export function connectionOptions(options: AcpOptions): ConnectionOptions {
+  const base = options.connection ?? {};
+  const observer = base.observer ?? options.observer ?? null;
+  return { ...base, allowNullId: true, observer };
+}

@@ -1,0 +1,2 @@
+/** This package's version (`package.json`; a test keeps the two equal). */
+export const VERSION = "0.0.0";
