@@ -1,18 +1,19 @@
 //! The interop matrix: our scenario agent and client, in Rust and on our Python
-//! SDK, against each other and against the programs built on the official
-//! TypeScript and Python SDKs (`interop/SCENARIO.md`), over real pipes, every pair
-//! in its own process tree.
+//! and TypeScript SDKs, against each other and against the programs built on the
+//! official TypeScript and Python SDKs (`interop/SCENARIO.md`), over real pipes,
+//! every pair in its own process tree.
 //!
 //! Sides: `rust` (`scenario-agent`, `scenario-client`), `agentproto-python`
-//! (`interop/agentproto-python/`), `ts` and `python` (the official SDKs,
-//! `interop/official/`).
+//! (`interop/agentproto-python/`), `agentproto-ts` (`interop/agentproto-ts/`,
+//! compiled here first, see [`build_agentproto_ts`]), `ts` and `python` (the
+//! official SDKs, `interop/official/`).
 //!
 //! Each pair's expected outcome is listed below. A step expected to fail names
 //! the official SDK's defect that makes it fail (described in
 //! `interop/README.md`); ours is never bent to pass. A step that passes where a
 //! failure is expected fails the test as well, so the list stays true.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -107,6 +108,41 @@ const PAIRS: &[Pair] = &[
             ),
         ],
     },
+    // Our TypeScript SDK: as a client against every agent, as an agent under every client.
+    // Against our Rust and Python programs, and against itself, every step passes.
+    Pair { client: "agentproto-ts", agent: "agentproto-ts", expected_failures: &[] },
+    Pair { client: "agentproto-ts", agent: "rust", expected_failures: &[] },
+    Pair { client: "agentproto-ts", agent: "agentproto-python", expected_failures: &[] },
+    Pair { client: "agentproto-ts", agent: "ts", expected_failures: &[] },
+    Pair {
+        client: "agentproto-ts",
+        agent: "python",
+        expected_failures: &[(
+            "cancel_request",
+            "PY-2: the Python SDK 0.12.1 ignores an incoming $/cancel_request, so the request is never answered",
+        )],
+    },
+    Pair { client: "rust", agent: "agentproto-ts", expected_failures: &[] },
+    Pair { client: "agentproto-python", agent: "agentproto-ts", expected_failures: &[] },
+    Pair {
+        client: "ts",
+        agent: "agentproto-ts",
+        expected_failures: &[(
+            "unknown_update",
+            "TS-1: the TS SDK 2.4.0 client drops a session/update whose variant it does not know before the application sees it",
+        )],
+    },
+    Pair {
+        client: "python",
+        agent: "agentproto-ts",
+        expected_failures: &[
+            ("cancel_request", "PY-3: the Python SDK 0.12.1 cannot send $/cancel_request"),
+            (
+                "unknown_update",
+                "PY-4: the Python SDK 0.12.1 client fails validation of an unknown update and drops it",
+            ),
+        ],
+    },
 ];
 
 fn repo() -> PathBuf {
@@ -123,6 +159,9 @@ fn program(side: &str, role: &str) -> Vec<String> {
         ("python", role) => vec!["python3".to_owned(), path(&format!("interop/official/acp-python/{role}.py"))],
         ("agentproto-python", role) => {
             vec!["python3".to_owned(), path(&format!("interop/agentproto-python/{role}.py"))]
+        }
+        ("agentproto-ts", role) => {
+            vec!["node".to_owned(), agentproto_ts_dir().join(format!("{role}.js")).display().to_string()]
         }
         _ => unreachable!("unknown side {side}"),
     }
@@ -142,6 +181,98 @@ fn check_prerequisites() {
         python_imports("agentproto"),
         "agentproto's Python SDK is not installed: run `python3 -m pip install ./python` (as .ci/run does)"
     );
+    assert!(
+        typescript_compiler().is_file(),
+        "the TypeScript toolchain is not installed (no {}): run `npm ci --prefix ts` (as .ci/run does)",
+        typescript_compiler().display()
+    );
+}
+
+/// Where `interop/agentproto-ts/` is built: cargo's temporary directory for
+/// integration tests, so that neither `ts/dist` (built after the Rust tests by
+/// `make test`, and possibly by a concurrent `make ts-build`) nor the source tree
+/// is involved.
+fn agentproto_ts_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("agentproto-ts-interop")
+}
+
+/// The TypeScript compiler of `ts/`'s pinned `typescript` package: the native
+/// executable that `ts/node_modules/.bin/tsc` (a Node launcher) starts, run
+/// directly so that the process the test bounds and kills is the compiler itself.
+fn typescript_compiler() -> PathBuf {
+    let os = match std::env::consts::OS {
+        "macos" => "darwin",
+        "windows" => "win32",
+        other => other,
+    };
+    let arch = match std::env::consts::ARCH {
+        "x86_64" => "x64",
+        "aarch64" => "arm64",
+        other => other,
+    };
+    repo().join(format!("ts/node_modules/@typescript/typescript-{os}-{arch}/lib/tsc"))
+}
+
+/// Runs the compiler with `args` in `cwd`, bounded; panics with its output when it fails.
+async fn tsc(cwd: &Path, args: &[&str]) {
+    let run = tokio::process::Command::new(typescript_compiler())
+        .args(args)
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .kill_on_drop(true)
+        .output();
+    let output = tokio::time::timeout(Duration::from_secs(180), run)
+        .await
+        .unwrap_or_else(|_| panic!("tsc {args:?} did not finish within 180 s"))
+        .expect("run tsc");
+    assert!(
+        output.status.success(),
+        "tsc {args:?} (in {}) failed:\n{}{}",
+        cwd.display(),
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+/// Builds `interop/agentproto-ts/{agent,client}.ts` the way a user of the npm package
+/// would: the SDK's sources (`ts/src`, with `ts/tsconfig.json`'s options) compiled into
+/// `node_modules/agentproto/dist` beside a copy of `ts/package.json`, then the two
+/// programs, copied next to that `node_modules`, type-checked under `--strict` against
+/// the package's declarations (its `exports` map: the public entry points only) and
+/// compiled beside their copies.
+async fn build_agentproto_ts() {
+    // Without `..` components: tsc matches `include` patterns on the spelled path.
+    let root = repo().canonicalize().expect("the repository's root");
+    let ts = root.join("ts");
+    let out = agentproto_ts_dir();
+    if out.exists() {
+        std::fs::remove_dir_all(&out).expect("remove the previous build");
+    }
+    let package = out.join("node_modules/agentproto");
+    std::fs::create_dir_all(&package).expect("create the build directory");
+    std::fs::copy(ts.join("package.json"), package.join("package.json")).expect("copy ts/package.json");
+    let string = |p: &Path| serde_json::Value::String(p.display().to_string());
+    let config = serde_json::json!({
+        "extends": string(&ts.join("tsconfig.json")),
+        "compilerOptions": {
+            "rootDir": string(&ts),
+            "outDir": string(&package.join("dist")),
+            "sourceMap": false,
+            "typeRoots": [string(&ts.join("node_modules/@types"))],
+        },
+        "include": [string(&ts.join("src/**/*.ts"))],
+    });
+    std::fs::write(out.join("sdk.tsconfig.json"), config.to_string()).expect("write sdk.tsconfig.json");
+    tsc(&out, &["-p", "sdk.tsconfig.json"]).await;
+    for program in ["agent.ts", "client.ts"] {
+        std::fs::copy(root.join("interop/agentproto-ts").join(program), out.join(program))
+            .unwrap_or_else(|e| panic!("copy interop/agentproto-ts/{program}: {e}"));
+    }
+    std::fs::write(out.join("package.json"), r#"{"type":"module"}"#).expect("write package.json");
+    let types = ts.join("node_modules/@types").display().to_string();
+    let mut args = vec!["--strict", "--noUncheckedIndexedAccess", "--module", "nodenext", "--target", "es2022"];
+    args.extend(["--types", "node", "--typeRoots", &types, "--rootDir", ".", "--outDir", ".", "agent.ts", "client.ts"]);
+    tsc(&out, &args).await;
 }
 
 /// Whether `python3` can import `module`.
@@ -190,6 +321,7 @@ async fn run(pair: &Pair) -> Result<Vec<(String, bool, String)>, String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn official_sdks_interoperate_with_ours() {
     check_prerequisites();
+    build_agentproto_ts().await;
     let mut results: Vec<(usize, Result<_, _>)> = futures::stream::iter(PAIRS.iter().enumerate())
         .map(|(index, pair)| async move { (index, run(pair).await) })
         .buffer_unordered(CONCURRENT_PAIRS)
