@@ -19,6 +19,7 @@ import a2a_report  # noqa: E402  (bench/a2a/a2a_report.py: the A2A section)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import python_report  # noqa: E402  (bench/python_report.py: the Python goals, seed 001's table)
+import ts_report  # noqa: E402  (bench/ts_report.py: the TypeScript goals)
 
 README_BEGIN = "<!-- bench:results:begin -->"
 README_END = "<!-- bench:results:end -->"
@@ -102,7 +103,8 @@ def headline(results: dict) -> list[dict]:
     """The ratios the issue set goals for, computed from this run (the A2A rows last)."""
     acp = acp_headline(results) if results.get("whole_process") else []
     python = python_report.headline(sys.modules[__name__], results)
-    return acp + python + a2a_report.headline(sys.modules[__name__], results)
+    ts = ts_report.headline(sys.modules[__name__], results)
+    return acp + python + ts + a2a_report.headline(sys.modules[__name__], results)
 
 
 def acp_headline(results: dict) -> list[dict]:

@@ -469,7 +469,7 @@ def versions() -> dict:
             return "not installed"
 
     commit = command_output(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"])
-    dirty = command_output(["git", "-C", str(ROOT), "status", "--porcelain", "--", "crates", "python", "bench"])
+    dirty = command_output(["git", "-C", str(ROOT), "status", "--porcelain", "--", "crates", "python", "ts", "bench"])
     return {
         "agentproto": commit + ("+local changes" if dirty else ""),
         "rustc": command_output(["rustc", "--version"]),
