@@ -28,6 +28,10 @@ export interface SurfaceView {
 /** The method table of one generated module and the codecs of its payload types. */
 export class Surface<T> implements SurfaceView {
   private readonly bySide = new Map<string, Map<string, MethodInfo>>();
+  /** `requests(side)` and `notifications(side)` by side: looked up once per line, so no key is built per call. */
+  private readonly requestsOf = new Map<string, ReadonlyMap<string, MethodInfo>>();
+  private readonly notificationsOf = new Map<string, ReadonlyMap<string, MethodInfo>>();
+  private static readonly NONE: ReadonlyMap<string, MethodInfo> = new Map();
 
   constructor(
     readonly methods: readonly MethodInfo[],
@@ -44,6 +48,10 @@ export class Surface<T> implements SurfaceView {
       for (const [name, m] of own) merged.set(name, m);
       this.bySide.set(`notification ${side}`, merged);
     }
+    for (const [key, table] of this.bySide) {
+      const [kind, side] = key.split(" ") as [string, string];
+      (kind === "request" ? this.requestsOf : this.notificationsOf).set(side, table);
+    }
   }
 
   private table(kind: string, side: string): Map<string, MethodInfo> {
@@ -58,12 +66,12 @@ export class Surface<T> implements SurfaceView {
 
   /** The requests `side` handles, by wire name. */
   requests(side: string): ReadonlyMap<string, MethodInfo> {
-    return this.bySide.get(`request ${side}`) ?? new Map();
+    return this.requestsOf.get(side) ?? Surface.NONE;
   }
 
   /** The notifications `side` handles (its own and the `protocol` ones), by wire name. */
   notifications(side: string): ReadonlyMap<string, MethodInfo> {
-    return this.bySide.get(`notification ${side}`) ?? new Map();
+    return this.notificationsOf.get(side) ?? Surface.NONE;
   }
 
   /** Whether `name` is a type of this surface. */
