@@ -19,6 +19,24 @@ pub mod postgres;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
 
+/// A sequence number or version as the SQL stores keep it (`BIGINT`).
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(crate) fn to_i64(value: u64, what: &str) -> Result<i64, StoreError> {
+    i64::try_from(value).map_err(|_| StoreError::Backend(format!("{what} {value} is out of range")))
+}
+
+/// A stored `BIGINT` read back as a sequence number or version.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(crate) fn to_u64(value: i64, what: &str) -> Result<u64, StoreError> {
+    u64::try_from(value).map_err(|_| StoreError::Backend(format!("stored {what} {value} is negative")))
+}
+
+/// A page size as an SQL `LIMIT`.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(crate) fn limit_i64(limit: usize) -> i64 {
+    i64::try_from(limit).unwrap_or(i64::MAX)
+}
+
 /// A boxed future, so that `Arc<dyn Store>` works.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 

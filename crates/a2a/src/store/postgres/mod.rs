@@ -60,8 +60,8 @@ use tokio::sync::{oneshot, Semaphore};
 use tokio_postgres::NoTls;
 
 use super::{
-    BoxFuture, Commit, Committed, DeadLetter, Delivery, EventPage, IdempotencyClaim, ListPage, ListQuery,
-    PushConfigRecord, Store, StoreError, TaskKey, TaskRecord,
+    limit_i64, to_i64, to_u64, BoxFuture, Commit, Committed, DeadLetter, Delivery, EventPage, IdempotencyClaim,
+    ListPage, ListQuery, PushConfigRecord, Store, StoreError, TaskKey, TaskRecord,
 };
 
 pub use deadpool_postgres;
@@ -143,18 +143,6 @@ fn pool_error(error: deadpool_postgres::PoolError) -> StoreError {
         deadpool_postgres::PoolError::Backend(error) => pg("connect", error),
         other => backend("connection pool", other),
     }
-}
-
-fn to_i64(value: u64, what: &str) -> Result<i64, StoreError> {
-    i64::try_from(value).map_err(|_| StoreError::Backend(format!("{what} {value} is out of range")))
-}
-
-fn to_u64(value: i64, what: &str) -> Result<u64, StoreError> {
-    u64::try_from(value).map_err(|_| StoreError::Backend(format!("stored {what} {value} is negative")))
-}
-
-fn limit_i64(limit: usize) -> i64 {
-    i64::try_from(limit).unwrap_or(i64::MAX)
 }
 
 impl PostgresStore {

@@ -57,8 +57,8 @@ use rusqlite::types::Value;
 use rusqlite::{params, params_from_iter, Connection, OptionalExtension, TransactionBehavior};
 
 use super::{
-    BoxFuture, Commit, Committed, DeadLetter, Delivery, EventPage, EventRecord, IdempotencyClaim, ListPage, ListQuery,
-    PushConfigRecord, Store, StoreError, TaskKey, TaskRecord,
+    limit_i64, to_i64, to_u64, BoxFuture, Commit, Committed, DeadLetter, Delivery, EventPage, EventRecord,
+    IdempotencyClaim, ListPage, ListQuery, PushConfigRecord, Store, StoreError, TaskKey, TaskRecord,
 };
 
 mod claims;
@@ -151,18 +151,6 @@ enum Access {
 
 fn backend(context: &str, error: impl std::fmt::Display) -> StoreError {
     StoreError::Backend(format!("sqlite {context}: {error}"))
-}
-
-fn to_i64(value: u64, what: &str) -> Result<i64, StoreError> {
-    i64::try_from(value).map_err(|_| StoreError::Backend(format!("{what} {value} is out of range")))
-}
-
-fn to_u64(value: i64, what: &str) -> Result<u64, StoreError> {
-    u64::try_from(value).map_err(|_| StoreError::Backend(format!("stored {what} {value} is negative")))
-}
-
-fn limit_i64(limit: usize) -> i64 {
-    i64::try_from(limit).unwrap_or(i64::MAX)
 }
 
 impl SqliteStore {
