@@ -12,6 +12,8 @@ Goals, measured side by side in one run:
 
 from __future__ import annotations
 
+import sdk_goals
+
 OURS = "agentproto-python"
 RAW = "json-loads"
 OFFICIAL = "official-python"
@@ -76,26 +78,10 @@ def headline(r, results: dict) -> list[dict]:
                 "codec loop, in-loop warmed: agentproto (Python) speed-up over the official Python SDK",
                 loop("codec", OFFICIAL) / loop("codec", OURS),
             )
-    whole = results.get("whole_process")
-    if OURS in ids and RAW in ids and whole:
-        cold = whole["cases"]["cold-start"]
-        mine = r.stats(cold[OURS]["first_line_ns"])["median"]
-        raw = r.stats(cold[RAW]["first_line_ns"])["median"]
-        add("cold start, spawn → first response line: agentproto (Python) relative to the json.loads program",
-            mine / raw, "≤ 2×", mine / raw <= 2)  # fmt: skip
-        add("cold start of agentproto's Python adapter", mine / 1e6, "—", None, "ms")
-        add("cold start of the json.loads program", raw / 1e6, "—", None, "ms")
-    pairs = (results.get("e2e") or {}).get("pairs", {})
-    mine_e2e, theirs_e2e = pairs.get(f"{OURS}<-{OURS}"), pairs.get(f"{OFFICIAL}<-{OFFICIAL}")
-    if mine_e2e and theirs_e2e:
-        m = r.stats([x["msgs_per_sec"] for x in mine_e2e["runs"]])["median"]
-        t = r.stats([x["msgs_per_sec"] for x in theirs_e2e["runs"]])["median"]
-        add(
-            "end to end, messages/s: agentproto (Python) speed-up over the official Python SDK",
-            m / t,
-            "≥ 3×",
-            m >= 3 * t,
-        )
+    names = ("agentproto (Python)", "agentproto's Python adapter", "json.loads")
+    if OURS in ids:
+        sdk_goals.cold_start(r, results, OURS, RAW, names, 2, add)
+    sdk_goals.end_to_end(r, results, OURS, OFFICIAL, ("agentproto (Python)", "the official Python SDK"), add)
     return rows
 
 

@@ -13,6 +13,8 @@ Goals, measured side by side in one run:
 
 from __future__ import annotations
 
+import sdk_goals
+
 OURS = "agentproto-ts"
 RAW = "json-parse"
 OFFICIAL = "official-ts"
@@ -64,23 +66,7 @@ def headline(r, results: dict) -> list[dict]:
                 "the official TypeScript SDK",
                 loop("whole_process", "tokens", OFFICIAL) / loop("whole_process", "tokens", OURS),
             )
-        if RAW in ids:
-            cold = whole["cases"]["cold-start"]
-            mine = r.stats(cold[OURS]["first_line_ns"])["median"]
-            raw = r.stats(cold[RAW]["first_line_ns"])["median"]
-            add("cold start, spawn → first response line: agentproto (TypeScript) relative to the JSON.parse program",
-                mine / raw, "≤ 1.2×", mine / raw <= 1.2)  # fmt: skip
-            add("cold start of agentproto's TypeScript adapter", mine / 1e6, "—", None, "ms")
-            add("cold start of the JSON.parse program", raw / 1e6, "—", None, "ms")
-    pairs = (results.get("e2e") or {}).get("pairs", {})
-    mine_e2e, theirs_e2e = pairs.get(f"{OURS}<-{OURS}"), pairs.get(f"{OFFICIAL}<-{OFFICIAL}")
-    if mine_e2e and theirs_e2e:
-        m = r.stats([x["msgs_per_sec"] for x in mine_e2e["runs"]])["median"]
-        t = r.stats([x["msgs_per_sec"] for x in theirs_e2e["runs"]])["median"]
-        add(
-            "end to end, messages/s: agentproto (TypeScript) speed-up over the official TypeScript SDK",
-            m / t,
-            "≥ 3×",
-            m >= 3 * t,
-        )
+    names = ("agentproto (TypeScript)", "agentproto's TypeScript adapter", "JSON.parse")
+    sdk_goals.cold_start(r, results, OURS, RAW, names, 1.2, add)
+    sdk_goals.end_to_end(r, results, OURS, OFFICIAL, ("agentproto (TypeScript)", "the official TypeScript SDK"), add)
     return rows
