@@ -4,14 +4,13 @@
 mod support;
 
 use std::io::Write;
-use std::os::unix::process::ExitStatusExt;
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::thread;
 
 use agentproto_sync::frame::{encode, FrameReader, Limits, MessageType};
 use agentproto_sync::{Client, ClientError, ClientOptions};
-use support::{Watchdog, DEADLINE};
+use support::{fixture_cases, Watchdog, DEADLINE};
 
 const FIXTURE: &str = env!("CARGO_BIN_EXE_agentproto-sync-fixture");
 
@@ -19,13 +18,6 @@ fn spawn_fixture() -> (Client, Watchdog) {
     let client = Client::spawn(Command::new(FIXTURE), ClientOptions::default()).expect("spawn the fixture");
     let watchdog = Watchdog::new(client.killer(), DEADLINE);
     (client, watchdog)
-}
-
-fn server_error(outcome: Result<&[u8], ClientError>) -> String {
-    match outcome {
-        Err(ClientError::Server(text)) => text,
-        other => panic!("expected a server error, got {other:?}"),
-    }
 }
 
 #[test]
@@ -72,43 +64,28 @@ fn callbacks_are_answered_mid_request_in_order() {
 #[test]
 fn callback_failures_reach_the_server_as_call_errors() {
     let (mut client, watchdog) = spawn_fixture();
-    client.register_callback("refuse", |_, _| Err("not today".to_owned()));
-    client.register_callback("explode", |_, _| panic!("callback blew up"));
-    assert_eq!(server_error(client.request("callback", b"refuse\0x")), "client error: not today");
-    assert_eq!(server_error(client.request("callback", b"missing\0x")), "client error: unknown callback `missing`");
-    let text = server_error(client.request("callback", b"explode\0x"));
-    assert_eq!(text, "client error: callback `explode` panicked: callback blew up");
-    assert_eq!(client.request("echo", b"fine").unwrap(), b"fine");
+    fixture_cases::callbacks_and_their_failures(&mut client);
     watchdog.finish();
 }
 
 #[test]
 fn handler_errors_panics_and_unknown_methods_become_error_tuples() {
     let (mut client, watchdog) = spawn_fixture();
-    assert_eq!(server_error(client.request("fail", b"no such file")), "no such file");
-    let text = server_error(client.request("panic", b""));
-    assert_eq!(text, "handler `panic` panicked: the fixture was asked to panic");
-    assert_eq!(server_error(client.request("nope", b"")), "unknown method `nope`");
-    assert_eq!(client.request("echo", b"still serving").unwrap(), b"still serving");
+    fixture_cases::handler_failures(&mut client);
     watchdog.finish();
 }
 
 #[test]
 fn server_exiting_mid_request_is_child_exited_with_its_status() {
     let (mut client, watchdog) = spawn_fixture();
-    let pid = client.id();
-    let outcome = client.request("exit", b"");
-    assert!(matches!(outcome, Err(ClientError::ChildExited(status)) if status.code() == Some(3)), "{outcome:?}");
-    assert!(!agentproto_process::running(pid));
+    fixture_cases::exit_mid_request(&mut client);
     watchdog.finish();
 }
 
 #[test]
 fn killed_server_is_a_clean_error() {
     let (mut client, watchdog) = spawn_fixture();
-    client.killer().kill();
-    let outcome = client.request("echo", b"x");
-    assert!(matches!(outcome, Err(ClientError::ChildExited(status)) if status.signal() == Some(9)), "{outcome:?}");
+    fixture_cases::killed_between_requests(&mut client);
     watchdog.finish();
 }
 
