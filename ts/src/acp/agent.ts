@@ -109,9 +109,29 @@ export async function callHandler(app: object, info: MethodInfo | null, method: 
   try {
     return await (fn as AnyHandler).call(app, cx, params);
   } catch (err) {
-    if (err instanceof AcpError) throw RequestError.from(err.toErrorObject());
-    throw err;
+    throw acpToRequest(err);
   }
+}
+
+/** `callHandler` for a notification: the handler's own return value, so that one that
+ * finishes at once costs no promise (a returned promise is awaited by the worker). */
+export function callNotificationHandler(app: object, info: MethodInfo | null, method: string, cx: Context<unknown>, params: unknown): Promise<unknown> | undefined {
+  const fn = (app as Record<string, unknown>)[info === null ? "extNotification" : info.handler];
+  if (typeof fn !== "function") return undefined;
+  let out: unknown;
+  try {
+    out = (fn as AnyHandler).call(app, cx, params);
+  } catch (err) {
+    throw acpToRequest(err);
+  }
+  if (out === null || (typeof out !== "object" && typeof out !== "function") || typeof (out as PromiseLike<unknown>).then !== "function") return undefined;
+  return Promise.resolve(out as PromiseLike<unknown>).catch((err: unknown) => {
+    throw acpToRequest(err);
+  });
+}
+
+function acpToRequest(err: unknown): unknown {
+  return err instanceof AcpError ? RequestError.from(err.toErrorObject()) : err;
 }
 
 /** The JSON-RPC handler of the agent side. */

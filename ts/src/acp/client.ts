@@ -15,7 +15,7 @@ import { settledBefore } from "../jsonrpc/cancellation.js";
 import type { Handler, NotificationContext, RequestContext } from "../jsonrpc/handler.js";
 import { RequestError, requestCancelled } from "../jsonrpc/local-error.js";
 import type { Notification, Request } from "../jsonrpc/message.js";
-import { callHandler } from "./agent.js";
+import { callHandler, callNotificationHandler } from "./agent.js";
 import type { Context } from "./context.js";
 import { beforeReady, type Endpoint } from "./endpoint.js";
 import { PeerHandle } from "./peer-handle.js";
@@ -108,16 +108,16 @@ export class ClientRuntime implements Handler {
     return ep.encodeResult(info.name, info, await handler);
   }
 
-  async notification(notification: Notification, _cx: NotificationContext): Promise<void> {
+  notification(notification: Notification, _cx: NotificationContext): Promise<unknown> | undefined {
     const ep = this.endpoint;
     const decoded = ep.decodeNotification(notification, ep.isReady);
-    if (decoded === null) return;
+    if (decoded === null) return undefined;
     const { params, info } = decoded;
     if (info !== null) {
       const session = ep.sessionOf(info, params);
       // Still delivered: agents send updates before the `session/new` answer.
       if (session !== null && !ep.sessions.has(session)) ep.report({ kind: "unknown-session", method: notification.method, sessionId: session });
     }
-    await callHandler(this.client, info, notification.method, this.noteContext, params, true);
+    return callNotificationHandler(this.client, info, notification.method, this.noteContext, params);
   }
 }

@@ -121,6 +121,8 @@ export function unknownSession(session: string): ErrorObject {
 }
 
 const EMPTY = new RawJson("{}");
+/** What a notification queued at once returns (nothing to wait for). */
+const SENT: Promise<void> = Promise.resolve();
 
 /** Everything the handlers and connection handles of one side share. */
 export class Endpoint {
@@ -564,14 +566,29 @@ export class Endpoint {
   }
 
   /** The notification behind every generated notification method. */
-  async notify(method: string, params: unknown): Promise<void> {
+  notify(method: string, params: unknown): Promise<void> {
     const info = this.outgoingNotes.get(method);
-    if (info === undefined) throw new TypeError(`${method} is not a notification the peer handles`);
-    const raw = this.encodeParams(method, info.params, params);
+    if (info === undefined) return Promise.reject(new TypeError(`${method} is not a notification the peer handles`));
+    let raw: string;
+    try {
+      raw = this.encodeParams(method, info.params, params);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    // The common case, a stream of updates on a ready connection with room in the
+    // outgoing queue, is queued at once without a promise per message.
+    const plain = this.initializeCalls === 0 && this.phase === "ready" && !this.strict;
+    if (plain && !(this.role === "client" && method === this.rules.sessionCancel) && this.peer.tryNotify(method, raw)) {
+      return SENT;
+    }
+    return this.notifyEncoded(method, info.params, params, raw);
+  }
+
+  private async notifyEncoded(method: string, typeName: string, params: unknown, raw: string): Promise<void> {
     if (this.initializeCalls > 0) await this.awaitInitializeAnswer(method);
     if (this.phase !== "ready") throw new NotInitialized(method);
     if (this.strict) {
-      const problem = this.problem(info.params, raw, "$.params");
+      const problem = this.problem(typeName, raw, "$.params");
       if (problem !== null) throw new InvalidParams(method, problem);
     }
     try {

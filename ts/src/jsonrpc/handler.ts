@@ -69,8 +69,9 @@ export interface NotificationContext {
 export interface Handler {
   /** Handles one request; returns the encoded result, or throws `RequestError`. */
   request(request: Request, cx: RequestContext): Promise<RawJson | string>;
-  /** Handles one notification (one at a time, in arrival order). */
-  notification(notification: Notification, cx: NotificationContext): Promise<void>;
+  /** Handles one notification (one at a time, in arrival order). A handler that
+   * finishes at once may return nothing: the worker then goes on without a promise. */
+  notification(notification: Notification, cx: NotificationContext): Promise<unknown> | void;
   /** Sees each request on the reader as it is read, in read order, before its task
    * starts. Must be quick; a throw is reported and the request is still handled. */
   requestRead?(request: Request, cx: RequestContext): void;
@@ -179,7 +180,8 @@ export async function notificationWorker(
       room();
       const [index, notification] = item;
       try {
-        await inWorker.run(true, () => handler.notification(notification, { peer, index }));
+        const pending = inWorker.run(true, () => handler.notification(notification, { peer, index }));
+        if (pending !== undefined) await pending;
       } catch (error) {
         peer.report({ kind: "notification-handler-failed", method: notification.method, error });
       }

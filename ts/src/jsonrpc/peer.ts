@@ -44,6 +44,8 @@ export const LATE = 1;
 export const UNKNOWN = 2;
 
 const REMEMBERED = 1024;
+/** What a send that queued at once returns (nothing to wait for). */
+const SENT: Promise<void> = Promise.resolve();
 const ALL_DONE = Number.MAX_SAFE_INTEGER;
 
 /** The async context of the notification worker's handlers. */
@@ -161,8 +163,15 @@ export class Peer {
   }
 
   /** Sends a notification once there is room in the outgoing queue. */
-  async notify(method: string, params_: RawJson | string | null = null): Promise<void> {
-    await this.send(encodeNotification(method, params(params_)));
+  notify(method: string, params_: RawJson | string | null = null): Promise<void> {
+    const line = encodeNotification(method, params(params_));
+    return this.tryQueue(line) ? SENT : this.send(line);
+  }
+
+  /** Queues a notification if there is room now; whether it was queued. The sender of a
+   * stream of notifications calls this first and awaits nothing while it succeeds. */
+  tryNotify(method: string, params_: RawJson | string | null): boolean {
+    return this.tryQueue(encodeNotification(method, params(params_)));
   }
 
   /** Sends one already-encoded message (without its newline). */
@@ -260,6 +269,13 @@ export class Peer {
     if (this.out.length < this.options.outgoingQueue) this.out.push(line);
     else this.overflow.push(line);
     this.wakeWriter();
+  }
+
+  private tryQueue(item: Outgoing): boolean {
+    if (this.outputClosed || this.out.length >= this.options.outgoingQueue) return false;
+    this.out.push(item);
+    this.wakeWriter();
+    return true;
   }
 
   private async send(item: Outgoing): Promise<void> {

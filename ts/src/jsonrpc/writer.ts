@@ -1,8 +1,10 @@
 /**
- * The writer task: drains the peer's outgoing queue into the output. Everything queued
- * when it wakes goes out in one write, so messages are batched under load and a lone
- * message still leaves at once. Cancel notifications set aside while the queue was full
- * go first.
+ * The writer task: drains the peer's outgoing queue into the output. When there is
+ * something to send it first lets the current turn of the event loop finish, so that
+ * what the running handlers queue in that turn (a stream of notifications, each
+ * awaited) joins the same write: one system call for many messages under load, and a
+ * lone message still leaves in the next turn. Cancel notifications set aside while the
+ * queue was full go first.
  */
 
 import { Flushed, type Peer } from "./peer.js";
@@ -19,6 +21,7 @@ export async function writeLoop(peer: Peer, output: ByteSink): Promise<void> {
         await new Promise<void>((resolve) => (peer.writerWake = resolve));
         continue;
       }
+      await new Promise<void>((resolve) => setImmediate(resolve));
       const lines: string[] = peer.overflow.splice(0);
       for (const item of peer.out.splice(0)) {
         if (item instanceof Flushed) flushed.push(item);
