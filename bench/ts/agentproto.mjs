@@ -1,18 +1,19 @@
 // agentproto's TypeScript SDK (npm `agentproto`, this repository's ts/) in the seed-000
 // loops. It imports the BUILT SDK from ts/dist (`make ts-build`, or the `ts-agentproto`
-// build of bench/adapters.json), through the modules behind the package's public entry
-// points `agentproto/acp`, `agentproto/acp/v1` and `agentproto/jsonrpc`, as an
-// application loads them (the package is not installed under bench/ts, so by path).
+// build of bench/adapters.json), through the module behind the package's entry point
+// `agentproto/acp/v1/codec` (ACP v1's messages without a connection: what a tool that
+// reads and writes lines loads), as an application loads it (the package is not
+// installed under bench/ts, so by path).
 //
 // With one line it does what the SDK's connections do with a line they read: `classify`
-// (agentproto/acp: the envelope read once by the SDK's strict JSON reader with the params
-// kept raw, then the params validated and decoded by method by the generated decoder).
-// Requests are classified by the agent's receiving side (`v1.AGENT`), session/update by
-// the client's (`v1.CLIENT`), with no pending calls; a line counts as decoded when it
-// comes out as the expected request or notification with params of the method's type.
-// The line is handed over as the harness's string, which `classify` takes as it is (the
-// connection reads bytes and checks UTF-8 first; that step is left out here, as the
-// bytes-to-text step is on every JavaScript side: bench/README.md).
+// (the envelope read once by the SDK's strict JSON reader with the params kept raw, then
+// the params validated and decoded by method by the generated decoder). Requests are
+// classified by the agent's receiving side (`AGENT`), session/update by the client's
+// (`CLIENT`), with no pending calls; a line counts as decoded when it comes out as the
+// expected request or notification with params of the method's type. The line is
+// handed over as the harness's string, which `classify` takes as it is (the connection
+// reads bytes and checks UTF-8 first; that step is left out here, as the bytes-to-text
+// step is on every JavaScript side: bench/README.md).
 //
 // Answers are built as the agent role sends a handler's result: the value encoded by the
 // canonical encoder of the method's result type (`SURFACE.encodeNamed`, the type named
@@ -20,11 +21,10 @@
 // wrapped in the response envelope (`encodeResponse` around the raw result). Not
 // included: the connection machinery (queues, promises, handler tasks); the end-to-end
 // run covers it.
-import { classify } from "../../ts/dist/src/acp/index.js";
-import * as v1 from "../../ts/dist/src/acp/v1.js";
-import { encodeResponse } from "../../ts/dist/src/jsonrpc/index.js";
+import * as v1 from "../../ts/dist/src/acp/v1-codec.js";
 import { main } from "./harness.mjs";
 
+const { classify, encodeResponse } = v1;
 const noPending = () => undefined;
 // What each method's params decode to, from the SDK's method table.
 const agentRequests = v1.SURFACE.requests("agent");

@@ -110,6 +110,7 @@ def generate(hashes: dict[str, str]) -> dict[str, str]:
         outputs[f"{TS_DIR}/{stem}.codec.ts"] = typescript_codec.emit(spec)
         outputs[f"{TS_DIR}/{stem}.roles.ts"] = typescript.roles_module(spec)
         outputs[f"{TS_PUBLIC_DIR}/{stem}.ts"] = typescript.public_module(spec)
+        outputs[f"{TS_PUBLIC_DIR}/{stem}-codec.ts"] = typescript.codec_module(spec)
     outputs[f"{PYTHON_DIR}/__init__.py"] = python.package_init()
     for source, out in A2A_SURFACES:
         outputs[out] = rustfmt(rust_a2a.emit(models["a2a-v1"]))
