@@ -210,10 +210,19 @@ class TypesTests(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "RawJson: the name is taken"):
             typescript.emit(make_spec([Struct("RawJson", [])]))
 
-    def test_the_surface_entry_point_builds_the_receivers(self) -> None:
-        text = typescript.public_module(make_spec(DECLS))
+    def test_the_surface_codec_module_builds_the_receivers(self) -> None:
+        text = typescript.codec_module(make_spec(DECLS))
         self.assertIn('export * from "../generated/acp/v1.js";', text)
         self.assertIn('new Receiver(SURFACE, "agent", { allowNullId: RULES.nullRequestId })', text)
+        # Messages only: it imports nothing of the roles or the connection.
+        imports = [line for line in text.splitlines() if line.startswith(("import", "export"))]
+        for line in imports:
+            self.assertNotRegex(line, r"roles|endpoint|connection|process", line)
+
+    def test_the_surface_entry_point_re_exports_its_codec_module(self) -> None:
+        text = typescript.public_module(make_spec(DECLS))
+        self.assertIn('export * from "./v1-codec.js";', text)
+        self.assertIn('import { SURFACE } from "./v1-codec.js";', text)
 
 
 class CodecTests(unittest.TestCase):
@@ -405,6 +414,7 @@ class CompileTests(unittest.TestCase):
             (root / "src/generated/acp/v1.codec.ts").write_text(typescript_codec.emit(spec))
             (root / "src/generated/acp/v1.roles.ts").write_text(typescript.roles_module(spec))
             (root / "src/acp/v1.ts").write_text(typescript.public_module(spec))
+            (root / "src/acp/v1-codec.ts").write_text(typescript.codec_module(spec))
             config = json.loads((ROOT / "ts/tsconfig.json").read_text())
             config["compilerOptions"]["typeRoots"] = [str(ROOT / "ts/node_modules/@types")]
             config["include"] = ["src/**/*.ts"]
