@@ -14,6 +14,7 @@ import { isUtf8 } from "node:buffer";
 
 import {
   JArray,
+  type JMember,
   JNumber,
   JObject,
   JsonSyntaxError,
@@ -130,15 +131,17 @@ function parseError(message: string): EnvelopeError {
   return new EnvelopeError("parse", undefined, message, "$");
 }
 
-const KEYS = new Set(["jsonrpc", "id", "method", "params", "result", "error"]);
-
-interface Field {
-  readonly value: JNode;
-  readonly start: number;
-  readonly end: number;
+/** The envelope members of a message object (the first of each; later ones are repeats). */
+interface Fields {
+  jsonrpc?: JMember;
+  id?: JMember;
+  method?: JMember;
+  params?: JMember;
+  result?: JMember;
+  error?: JMember;
 }
 
-type Fields = Map<string, Field>;
+type Field = JMember;
 
 function countBrackets(text: string): number {
   let n = 0;
@@ -171,15 +174,16 @@ function decodeText(text: string, allowNullId: boolean): Message {
     const found = kind === "null" ? "null" : kind === "boolean" ? "a boolean" : kind === "string" ? "a string" : "a number";
     throw new EnvelopeError("invalid-request", undefined, `invalid request: expected an object, found ${found}`, "$");
   }
-  const fields: Fields = new Map();
+  const fields: Fields = {};
   let duplicate: string | null = null;
   for (const m of top.members) {
-    if (!KEYS.has(m.key)) continue;
-    if (fields.has(m.key)) {
-      if (duplicate === null) duplicate = m.key;
+    const key = m.key;
+    if (key !== "jsonrpc" && key !== "id" && key !== "method" && key !== "params" && key !== "result" && key !== "error") continue;
+    if (fields[key] !== undefined) {
+      if (duplicate === null) duplicate = key;
       continue;
     }
-    fields.set(m.key, { value: m.value, start: m.start, end: m.end });
+    fields[key] = m;
   }
   return classify(text, fields, duplicate, allowNullId);
 }
@@ -206,6 +210,7 @@ function probe(value: JNode): ProbeKind {
   if (value instanceof JArray) return "array";
   if (value instanceof JObject) return "object";
   if (!value.integer) return "fractional number";
+  if (value.text.length <= 15) return "integer"; // at most 15 digits: well inside i64
   const big = BigInt(value.text);
   if (big >= I64_MIN && big <= I64_MAX) return "integer";
   if (big >= 0n && big <= U64_MAX) return "integer out of range";
@@ -214,6 +219,7 @@ function probe(value: JNode): ProbeKind {
 
 /** An integer id as a `number` when it is safe, else a `bigint`. */
 function integerId(value: JNumber): RequestId {
+  if (value.text.length <= 15) return Number(value.text); // exact as a double
   const big = BigInt(value.text);
   return big >= -9007199254740991n && big <= 9007199254740991n ? Number(big) : big;
 }
@@ -225,7 +231,7 @@ type IdState =
   | { readonly state: "invalid"; readonly kind: ProbeKind };
 
 function idState(fields: Fields): IdState {
-  const field = fields.get("id");
+  const field = fields.id;
   if (field === undefined) return { state: "missing" };
   const kind = probe(field.value);
   if (kind === "integer") return { state: "valid", id: integerId(field.value as JNumber) };
@@ -235,7 +241,7 @@ function idState(fields: Fields): IdState {
 }
 
 function jsonrpcProblem(fields: Fields): [string, string] | null {
-  const field = fields.get("jsonrpc");
+  const field = fields.jsonrpc;
   if (field === undefined) return ["missing `jsonrpc`", "$"];
   const value = field.value;
   if (typeof value === "string") {
@@ -258,8 +264,8 @@ function raw(text: string, field: Field): ReceivedJson {
 
 function classify(text: string, fields: Fields, duplicate: string | null, allowNullId: boolean): Message {
   const id = idState(fields);
-  if (fields.has("method")) return classifyCall(text, fields, id, duplicate, allowNullId);
-  if (fields.has("result") || fields.has("error")) return classifyResponse(text, fields, id, duplicate);
+  if (fields.method !== undefined) return classifyCall(text, fields, id, duplicate, allowNullId);
+  if (fields.result !== undefined || fields.error !== undefined) return classifyResponse(text, fields, id, duplicate);
   const echo = id.state === "valid" ? id.id : undefined;
   if (duplicate !== null) throw duplicateError("invalid-request", echo, duplicate);
   throw new EnvelopeError("invalid-request", echo, "invalid request: missing `method`", "$");
@@ -278,16 +284,16 @@ function classifyCall(text: string, fields: Fields, id: IdState, duplicate: stri
     throw invalid(undefined, `invalid request: expected an integer or a string id, found ${id.kind}`, "$.id");
   }
   if (id.state === "null" && !allowNullId) throw invalid(undefined, "invalid request: `id` must not be null", "$.id");
-  const method = (fields.get("method") as Field).value;
+  const method = (fields.method as Field).value;
   if (typeof method !== "string") {
     throw invalid(echo, `invalid request: expected a string method, found ${probe(method)}`, "$.method");
   }
-  if (fields.has("result") || fields.has("error")) {
-    const path = fields.has("result") ? "$.result" : "$.error";
+  if (fields.result !== undefined || fields.error !== undefined) {
+    const path = fields.result !== undefined ? "$.result" : "$.error";
     throw invalid(echo, "invalid request: a request cannot carry `result` or `error`", path);
   }
   let params: RawJson | null = null;
-  const field = fields.get("params");
+  const field = fields.params;
   if (field !== undefined) {
     const value = field.value;
     if (value instanceof JObject || value instanceof JArray) params = raw(text, field);
@@ -314,8 +320,8 @@ function classifyResponse(text: string, fields: Fields, id: IdState, duplicate: 
   if (id.state === "missing") throw invalid(undefined, "missing `id`", "$");
   if (id.state === "invalid") throw invalid(undefined, `expected an integer, a string or null id, found ${id.kind}`, "$.id");
   const rid: RequestId = recovered === undefined ? null : recovered;
-  const result = fields.get("result");
-  const errorField = fields.get("error");
+  const result = fields.result;
+  const errorField = fields.error;
   if (result !== undefined && errorField !== undefined) throw invalid(rid, "both `result` and `error`", "$");
   if (result !== undefined) return { kind: "response", id: rid, result: raw(text, result), error: null };
   const value = (errorField as Field).value;
@@ -332,7 +338,7 @@ function classifyResponse(text: string, fields: Fields, id: IdState, duplicate: 
       dupPath ??= `$.error.${m.key}`;
       continue;
     }
-    members.set(m.key, { value: m.value, start: m.start, end: m.end });
+    members.set(m.key, m);
   }
   if (dupPath !== null) throw invalid(rid, "duplicate key in the error object", dupPath);
   const codeField = members.get("code");
