@@ -655,9 +655,13 @@ export class Endpoint {
 }
 
 /** The `protocolVersion` of an `initialize` answer, when it is an integer. */
+/** The `protocolVersion` of an `initialize` answer when it is a protocol version (a
+ * `uint16`). Any other value is no version at all: the answer is then judged by the
+ * result type like any other, so the call fails with the invalid result `classify`
+ * reports for the same line. */
 function answeredVersion(text: RawJson): number | null {
   const version = objectOf(text)["protocolVersion"];
-  return typeof version === "number" && Number.isInteger(version) ? version : null;
+  return typeof version === "number" && Number.isInteger(version) && version >= 0 && version <= 0xffff ? version : null;
 }
 
 function checkExtName(method: string): void {
