@@ -238,7 +238,7 @@ def connect(
     outside the handlers."""
     options = options if options is not None else AcpOptions()
     runtime = AgentRuntime(agent, connection_type)
-    connection = Connection(input, output, runtime, options.connection_options())
+    connection = Connection(input, output, runtime, options.connection_options(surface))
     endpoint = Endpoint(surface, "agent", connection.peer, options)
     runtime.bind(endpoint)
     return connection, connection_type(endpoint)

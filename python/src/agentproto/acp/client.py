@@ -178,7 +178,7 @@ def connect(
     `connect_client`). Run the returned connection; call the agent through the handle."""
     options = options if options is not None else AcpOptions()
     runtime = ClientRuntime(client, connection_type)
-    connection = Connection(input, output, runtime, options.connection_options())
+    connection = Connection(input, output, runtime, options.connection_options(surface))
     endpoint = Endpoint(surface, "client", connection.peer, options)
     runtime.bind(endpoint)
     return connection, connection_type(endpoint)

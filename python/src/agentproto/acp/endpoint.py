@@ -70,6 +70,7 @@ T = TypeVar("T")
 Role = Literal["agent", "client"]
 
 _NULL = b"null"
+_MAX_VERSION = 0xFFFF  # `ProtocolVersion` is a `uint16`
 _EMPTY = b"{}"
 _decode_json = msgspec.json.Decoder().decode
 _encode_json = msgspec.json.Encoder().encode
@@ -668,9 +669,14 @@ class Endpoint:
 
 
 def _answered_version(text: Raw | bytes) -> int | None:
-    """The `protocolVersion` of an `initialize` answer, when it is an integer."""
+    """The `protocolVersion` of an `initialize` answer, when it is a protocol version (a
+    `uint16`). Any other value is no version at all: the answer is then judged by the
+    result type like any other, so that an out-of-range version fails the call as the
+    invalid result `classify` says it is, not as another version."""
     version = object_of(text).get("protocolVersion")
-    return version if isinstance(version, int) and not isinstance(version, bool) else None
+    if isinstance(version, int) and not isinstance(version, bool) and 0 <= version <= _MAX_VERSION:
+        return version
+    return None
 
 
 def _check_ext_name(method: str) -> None:

@@ -5,9 +5,14 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
+from agentproto.acp.receive import cancel_id_reader
 from agentproto.codec.errors import DecodeError, DecodeWarning
 from agentproto.jsonrpc.options import ConnectionEvent, ConnectionOptions
+
+if TYPE_CHECKING:
+    from agentproto.acp.surface import Surface
 
 __all__ = [
     "AcpEvent",
@@ -99,13 +104,24 @@ class AcpOptions:
     observer: AcpObserver | None = None
     """Receives every `AcpEvent` and `ConnectionEvent`."""
 
-    def connection_options(self) -> ConnectionOptions:
-        """The options the JSON-RPC connection runs with."""
+    def connection_options(self, surface: Surface | None = None) -> ConnectionOptions:
+        """The options the JSON-RPC connection runs with; with `surface`, the cancel
+        notification's params are read by that surface's generated decoder."""
         options = dataclasses.replace(
             self.connection,
             allow_null_id=True,
             check_duplicate_keys=self.connection.check_duplicate_keys or self.check_duplicate_keys,
         )
+        cancel = options.cancel_notification
+        if (
+            surface is not None
+            and cancel is not None
+            and cancel.read_id is None
+            and cancel.method == surface.rules.cancel_request
+        ):
+            # The cancels the connection acts on are the ones `classify` dispatches.
+            reader = cancel_id_reader(surface, options.check_duplicate_keys)
+            options.cancel_notification = dataclasses.replace(cancel, read_id=reader)
         if options.observer is None and self.observer is not None:
             options.observer = self.observer
         return options

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import msgspec
-from msgspec import UNSET, Raw
+from msgspec import UNSET, Raw, UnsetType
 
 from agentproto.acp.surface import Surface
 from agentproto.codec.errors import DecodeError, DecodeWarning
@@ -42,6 +42,7 @@ __all__ = [
     "IncomingResponse",
     "Receiver",
     "Reply",
+    "cancel_id_reader",
     "classify",
     "invalid_params",
 ]
@@ -242,3 +243,28 @@ def _envelope_failure(e: EnvelopeError, pending: Pending) -> Incoming:
     if reply is None:  # pragma: no cover - every other kind is answered
         return Ignored(Finding("invalid-response", e.message, e.path))
     return Reply(reply, Finding("bad-envelope", e.message, e.path))
+
+
+def cancel_id_reader(
+    surface: Surface, check_duplicate_keys: bool = False
+) -> Callable[[Raw | None], RequestId | UnsetType]:
+    """How a connection of `surface` reads the request id of an incoming cancel
+    notification (`$/cancel_request`): with the generated decoder of its params, the one
+    `classify` dispatches it with, so that the connection cancels exactly when `classify`
+    says `IncomingNotification` and reports an invalid cancel exactly when it says
+    `invalid-notification`. Returns `UNSET` for params that do not decode."""
+    method = surface.rules.cancel_request
+    note = surface.notifications("agent").get(method) or surface.notifications("client").get(method)
+    if note is None:  # pragma: no cover - every surface has the cancel notification
+        raise ValueError(f"the surface has no {method!r} notification")
+    type_name = note.params
+
+    def read(params: Raw | None) -> RequestId | UnsetType:
+        try:
+            decoded = surface._decode(type_name, params, "$.params", check_duplicate_keys, True)
+        except DecodeError:
+            return UNSET
+        id: RequestId = decoded.value.request_id
+        return id
+
+    return read

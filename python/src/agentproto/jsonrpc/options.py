@@ -8,11 +8,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from msgspec import Raw, UnsetType
+
 from agentproto.jsonrpc.error import ErrorObject
 from agentproto.jsonrpc.frame import DEFAULT_MAX_MESSAGE_SIZE, Oversize
 from agentproto.jsonrpc.message import EnvelopeError, RequestId
 
 __all__ = [
+    "CancelIdReader",
     "CancelNotification",
     "ConnectionEvent",
     "ConnectionOptions",
@@ -121,12 +124,20 @@ Observer = Callable[[ConnectionEvent], None]
 """Receives every `ConnectionEvent`; runs inline on the connection's tasks (keep it short)."""
 
 
+CancelIdReader = Callable[[Raw | None], RequestId | UnsetType]
+"""Reads the id to cancel from a cancel notification's params; `UNSET` when they name none."""
+
+
 @dataclass(frozen=True, slots=True)
 class CancelNotification:
     """The method and params key of the cancel notification (`{"requestId": <id>}`)."""
 
     method: str = "$/cancel_request"
     id_key: str = "requestId"
+    read_id: CancelIdReader | None = None
+    """How incoming params are read. `None`: the `id_key` member, when it is an integer,
+    a string or `null`. A protocol layer passes the decoder of its params type, so that
+    the connection acts on exactly the cancels its validation accepts."""
 
 
 @dataclass(slots=True)

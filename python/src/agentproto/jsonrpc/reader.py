@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
+from typing import cast
 
 import msgspec
 from msgspec import UNSET
@@ -262,19 +263,16 @@ class Reader:
             peer.report_unresolved(response.id, outcome)
 
     def _on_cancel(self, notification: Notification) -> None:
-        assert self._cancel is not None
-        id: object = UNSET
-        if notification.params is not None:
-            try:
-                params = msgspec.json.decode(notification.params)
-            except msgspec.DecodeError:
-                params = None
-            if isinstance(params, dict):
-                id = params.get(self._cancel.id_key, UNSET)
-        if (isinstance(id, int) and not isinstance(id, bool)) or isinstance(id, str) or id is None:
-            self._in_flight.cancel(id)
+        cancel = self._cancel
+        assert cancel is not None
+        if cancel.read_id is not None:
+            id: object = cancel.read_id(notification.params)
         else:
+            id = _member_id(notification.params, cancel.id_key)
+        if id is UNSET:
             self._peer.report(InvalidCancel())
+        else:
+            self._in_flight.cancel(cast(RequestId, id))
 
     def _on_invalid(self, error: EnvelopeError, length: int) -> bytes | None:
         peer = self._peer
@@ -302,3 +300,17 @@ class Reader:
         if line.shape == "response" and line.id is not None:
             self._peer.resolve(line.id, ResponseTooLarge(line.length), self._notifications_read)
         return None
+
+
+def _member_id(params: msgspec.Raw | None, key: str) -> object:
+    """The request id under `key` of a cancel notification's params (`UNSET`: none)."""
+    if params is None:
+        return UNSET
+    try:
+        value = msgspec.json.decode(params)
+    except msgspec.DecodeError:
+        return UNSET
+    id = value.get(key, UNSET) if isinstance(value, dict) else UNSET
+    if (isinstance(id, int) and not isinstance(id, bool)) or isinstance(id, str) or id is None:
+        return id
+    return UNSET
