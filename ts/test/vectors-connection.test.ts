@@ -471,3 +471,40 @@ test.after(() => {
     `vectors through a live connection: ${counts.driven} driven (${counts.answered} answering outstanding calls, ${counts.consumed} cancel notifications consumed by the connection, ${counts.gated} refused by a value gate), ${counts.skipped.length} not driven:\n  ${counts.skipped.join("\n  ")}`,
   );
 });
+
+// The connection reads `$/cancel_request` itself (it cancels the request named): it must
+// accept exactly the params `classify` accepts, on both sides.
+const CANCEL_PARAMS = [
+  '{"requestId":7}',
+  '{"requestId":"req-1","_meta":{"k":1}}',
+  '{"requestId":null}',
+  '{"requestId":-0}',
+  '{"requestId":9223372036854775808}',
+  '{"requestId":1.5}',
+  '{"requestId":true}',
+  '{"requestId":7,"_meta":5}',
+  "{}",
+];
+
+test("the connection acts on exactly the cancel notifications classify accepts", async () => {
+  for (const side of ["agent", "client"] as const) {
+    for (const params of CANCEL_PARAMS) {
+      const line = `{"jsonrpc":"2.0","method":"$/cancel_request","params":${params}}`;
+      const expected = classify(line, side === "agent" ? v1.AGENT : v1.CLIENT, () => undefined);
+      const events: (ConnectionEvent | AcpEvent)[] = [];
+      const [ours, theirs] = duplex();
+      const options = { observer: (e: ConnectionEvent | AcpEvent) => events.push(e) };
+      const app = recorder([], () => "s", () => {});
+      const served = side === "agent" ? v1.connectAgent(app as v1.Agent, ours.input, ours.output, options) : v1.connectClient(app as v1.Client, ours.input, ours.output, options);
+      const run = served.connection.run();
+      const remote = new Remote(theirs);
+      await remote.write(Buffer.from(line + "\n"));
+      await remote.send({ jsonrpc: "2.0", id: "vectors-barrier", method: BARRIER });
+      await remote.next("the barrier's answer");
+      await remote.close();
+      await within(run, "the connection ends");
+      const invalid = events.some((e) => e.kind === "invalid-cancel");
+      assert.equal(invalid, expected.kind !== "notification", `${side} side, params ${params}: classify says ${expected.kind}`);
+    }
+  }
+});

@@ -1,7 +1,10 @@
 /** `AcpOptions`, and the `AcpEvent`s an ACP connection reports besides the JSON-RPC ones. */
 
-import type { DecodeError, DecodeWarning } from "../codec/errors.js";
-import type { ConnectionEvent, ConnectionOptions } from "../jsonrpc/options.js";
+import { DecodeError, type DecodeWarning } from "../codec/errors.js";
+import type { RawJson } from "../codec/values.js";
+import type { RequestId } from "../jsonrpc/id.js";
+import { DEFAULT_CANCEL, type ConnectionEvent, type ConnectionOptions } from "../jsonrpc/options.js";
+import type { SurfaceView } from "./surface.js";
 
 /** Something an ACP connection noticed and did not pass to a handler, or passed on after salvaging it. */
 export type AcpEvent =
@@ -34,8 +37,26 @@ export interface AcpOptions {
 }
 
 /** The JSON-RPC options an ACP connection runs with. */
-export function connectionOptions(options: AcpOptions): ConnectionOptions {
+export function connectionOptions(options: AcpOptions, surface: SurfaceView): ConnectionOptions {
   const base = options.connection ?? {};
   const observer = base.observer ?? options.observer ?? null;
-  return { ...base, allowNullId: true, observer };
+  const cancel = base.cancelNotification === undefined ? DEFAULT_CANCEL : base.cancelNotification;
+  // The cancel notification is read by the generated decoder of its params, as `classify`
+  // reads it: the connection cancels exactly on what validation accepts.
+  const note = cancel === null ? undefined : surface.notifications("agent").get(cancel.method);
+  const cancelNotification =
+    cancel === null || note === undefined || cancel.readId !== undefined ? cancel : { ...cancel, readId: cancelIdReader(surface, note.params, cancel.idKey) };
+  return { ...base, allowNullId: true, observer, cancelNotification };
+}
+
+function cancelIdReader(surface: SurfaceView, typeName: string, key: string): (params: RawJson | null) => RequestId | undefined {
+  return (params) => {
+    try {
+      const value = surface.decodeNamed(typeName, params, "$.params").value as Record<string, unknown>;
+      return value[key] as RequestId | undefined;
+    } catch (err) {
+      if (err instanceof DecodeError) return undefined;
+      throw err;
+    }
+  };
 }

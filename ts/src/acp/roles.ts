@@ -20,7 +20,7 @@ export function connectAgent<C extends ClientConnectionBase>(
   connectionType: new (endpoint: Endpoint) => C,
 ): { connection: Connection; client: C } {
   const runtime = new AgentRuntime(agent, connectionType);
-  const connection = new Connection(input, output, runtime, connectionOptions(options));
+  const connection = new Connection(input, output, runtime, connectionOptions(options, roles.surface));
   const endpoint = new Endpoint(roles, "agent", connection.peer, options);
   runtime.bind(endpoint);
   return { connection, client: new connectionType(endpoint) };
@@ -54,7 +54,7 @@ export function connectClient<A extends AgentConnectionBase>(
   connectionType: new (endpoint: Endpoint) => A,
 ): { connection: Connection; agent: A } {
   const runtime = new ClientRuntime(client, connectionType);
-  const connection = new Connection(input, output, runtime, connectionOptions(options));
+  const connection = new Connection(input, output, runtime, connectionOptions(options, roles.surface));
   const endpoint = new Endpoint(roles, "client", connection.peer, options);
   runtime.bind(endpoint);
   return { connection, agent: new connectionType(endpoint) };

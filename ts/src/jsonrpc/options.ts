@@ -1,6 +1,7 @@
 /** `ConnectionOptions`, and the `ConnectionEvent`s a connection reports to its observer.
  * The defaults are the Rust SDK's. */
 
+import type { RawJson } from "../codec/values.js";
 import type { ErrorObject } from "./error.js";
 import { DEFAULT_MAX_MESSAGE_SIZE, type Oversize } from "./frame.js";
 import type { RequestId } from "./id.js";
@@ -38,6 +39,11 @@ export type Observer = (event: ConnectionEvent) => void;
 export interface CancelNotification {
   readonly method: string;
   readonly idKey: string;
+  /** How incoming params are read: the id to cancel, or `undefined` when they name none.
+   * Absent: the `idKey` member, when it is an integer, a string or `null`. A protocol
+   * layer passes the decoder of its params type, so that the connection acts on exactly
+   * the cancel notifications its validation accepts. */
+  readonly readId?: (params: RawJson | null) => RequestId | undefined;
 }
 
 export const DEFAULT_CANCEL: CancelNotification = { method: "$/cancel_request", idKey: "requestId" };

@@ -18,7 +18,7 @@ import { idKey, type RequestId } from "./id.js";
 import { InvalidResponse, ResponseTooLarge, RpcError } from "./local-error.js";
 import { decodeMessage, encodeMessage, encodeResponse, EnvelopeError, type Notification, type Request, type Response } from "./message.js";
 import { notificationWorker, NotificationQueue, RequestContext, runRequest, type Handler, type RequestJob } from "./handler.js";
-import type { ResolvedOptions } from "./options.js";
+import type { CancelNotification, ResolvedOptions } from "./options.js";
 import type { Peer } from "./peer.js";
 import type { ByteSource } from "./transport.js";
 
@@ -173,7 +173,7 @@ export class Reader {
   private onNotification(notification: Notification): void {
     const cancel = this.options.cancelNotification;
     if (cancel !== null && notification.method === cancel.method) {
-      this.onCancel(notification, cancel.idKey);
+      this.onCancel(notification, cancel);
       return;
     }
     const item: [number, Notification] = [++this.notificationsRead, notification];
@@ -208,22 +208,8 @@ export class Reader {
     if (outcome !== 0) peer.reportUnresolved(response.id, outcome);
   }
 
-  private onCancel(notification: Notification, key: string): void {
-    let id: RequestId | undefined;
-    try {
-      const params = notification.params === null ? null : parse(notification.params.text);
-      if (params instanceof JObject) {
-        const member = params.members.find((m) => m.key === key);
-        const value = member?.value;
-        if (value === null || typeof value === "string") id = value;
-        else if (value instanceof JNumber && value.integer) {
-          const big = BigInt(value.text);
-          id = big >= BigInt(Number.MIN_SAFE_INTEGER) && big <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(big) : big;
-        }
-      }
-    } catch {
-      id = undefined;
-    }
+  private onCancel(notification: Notification, cancel: CancelNotification): void {
+    const id = cancel.readId !== undefined ? cancel.readId(notification.params) : memberId(notification, cancel.idKey);
     if (id === undefined) this.peer.report({ kind: "invalid-cancel" });
     else this.inFlight.cancel(id);
   }
@@ -259,5 +245,23 @@ export class Reader {
       this.peer.resolve(line.id, new ResponseTooLarge(line.length), this.notificationsRead);
     }
     return null;
+  }
+}
+
+/** The id under `key` in a cancel notification's params, when it is an integer, a
+ * string or `null`; `undefined` when they name none. */
+function memberId(notification: Notification, key: string): RequestId | undefined {
+  try {
+    const params = notification.params === null ? null : parse(notification.params.text);
+    if (!(params instanceof JObject)) return undefined;
+    const value = params.members.find((m) => m.key === key)?.value;
+    if (value === null || typeof value === "string") return value;
+    if (value instanceof JNumber && value.integer) {
+      const big = BigInt(value.text);
+      return big >= BigInt(Number.MIN_SAFE_INTEGER) && big <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(big) : big;
+    }
+    return undefined;
+  } catch {
+    return undefined;
   }
 }
