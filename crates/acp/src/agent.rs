@@ -126,8 +126,12 @@ where
 {
     let runtime =
         Arc::new(AgentRuntime::<S, A> { agent: Arc::new(agent), shared: Arc::new(std::sync::OnceLock::new()) });
-    let (connection, peer) =
-        Connection::new(input, output, runtime.clone(), crate::client::connection_options::<S>(&options));
+    let (connection, peer) = Connection::new(
+        input,
+        output,
+        runtime.clone(),
+        crate::client::connection_options::<S, S::ClientNotification>(&options),
+    );
     let shared = Arc::new(Shared::new(peer, Role::Agent, options));
     let _ = runtime.shared.set(shared.clone());
     (connection, ClientConnection { shared, turn: None })

@@ -107,16 +107,28 @@ impl<S: Protocol> AgentConnection<S> {
     }
 }
 
-/// The JSON-RPC options for an ACP connection of surface `S`: `"id": null` as its
-/// rules say (v1 allows it, v2 does not), and the ACP observer also sees the
-/// JSON-RPC events.
-pub(crate) fn connection_options<S: Protocol>(options: &AcpOptions) -> ConnectionOptions {
+/// The JSON-RPC options for an ACP connection of surface `S` receiving
+/// notifications `N`: `"id": null` as its rules say (v1 allows it, v2 does not),
+/// `$/cancel_request` acted on only when its params decode as `N` decodes them
+/// (as [`receive::classify`](crate::receive::classify) does), and the ACP
+/// observer also sees the JSON-RPC events.
+pub(crate) fn connection_options<S: Protocol, N: Payload>(options: &AcpOptions) -> ConnectionOptions {
     let mut connection = options.connection.clone().allow_null_id(S::RULES.null_request_id);
+    if let Some(cancel) = connection.cancel_notification.as_mut() {
+        if cancel.method == S::RULES.cancel_request && cancel.check.is_none() {
+            cancel.check = Some(valid_cancel::<S, N>);
+        }
+    }
     if let (Some(observer), None) = (&options.observer, &connection.observer) {
         let observer = observer.clone();
         connection = connection.observer(move |event| observer(&AcpEvent::Connection(event.clone())));
     }
     connection
+}
+
+/// Whether `params` are valid params of the surface's cancel notification.
+fn valid_cancel<S: Protocol, N: Payload>(params: Option<&RawValue>) -> bool {
+    N::decode(S::RULES.cancel_request, params).is_ok()
 }
 
 /// Builds the client side of a connection over any byte streams. Run the
@@ -133,7 +145,8 @@ where
 {
     let runtime =
         Arc::new(ClientRuntime::<S, C> { client: Arc::new(client), shared: Arc::new(std::sync::OnceLock::new()) });
-    let (connection, peer) = Connection::new(input, output, runtime.clone(), connection_options::<S>(&options));
+    let (connection, peer) =
+        Connection::new(input, output, runtime.clone(), connection_options::<S, S::AgentNotification>(&options));
     let shared = Arc::new(Shared::new(peer, Role::Client, options));
     let _ = runtime.shared.set(shared.clone());
     (connection, AgentConnection { shared, cancel: None })

@@ -708,10 +708,13 @@ fn result_text(result: &RawValue, null_result: bool) -> &str {
     }
 }
 
-/// The `protocolVersion` of an `initialize` answer, when it is a number.
+/// The `protocolVersion` of an `initialize` answer, when it is a protocol version
+/// (a `uint16`). Any other value is no version at all: the answer is then judged
+/// by the result type like any other, so a connection reports an out-of-range
+/// version as the invalid result that `receive::classify` says it is.
 fn answered_version(result: &str) -> Option<i64> {
     let members: HashMap<std::borrow::Cow<'_, str>, &RawValue> = serde_json::from_str(result).ok()?;
-    members.get("protocolVersion").and_then(|v| serde_json::from_str::<i64>(v.get()).ok())
+    members.get("protocolVersion").and_then(|v| serde_json::from_str::<u16>(v.get()).ok()).map(i64::from)
 }
 
 /// Records the session effect of a request this side handled successfully.

@@ -149,6 +149,40 @@ async fn strict_mode_refuses_invalid_outgoing_params() {
     }
 }
 
+/// Our client's `initialize` answered by a raw agent with `version` as the
+/// protocol version; how the call ends.
+async fn initialize_answered_with(version: &str) -> Result<InitializeResponse, AcpError> {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    let (ours, theirs) = tokio::io::duplex(64 * 1024);
+    let (read, write) = tokio::io::split(ours);
+    let (connection, agent) = connect_client(Recording::default(), read, write, AcpOptions::default());
+    tokio::spawn(connection.run());
+    let call = tokio::spawn(async move { agent.initialize(InitializeRequest::new(PROTOCOL_VERSION)).await });
+    let (their_read, mut their_write) = tokio::io::split(theirs);
+    let mut lines = BufReader::new(their_read).lines();
+    let request: serde_json::Value = serde_json::from_str(&within(lines.next_line()).await.unwrap().unwrap()).unwrap();
+    let answer = format!(r#"{{"jsonrpc":"2.0","id":{},"result":{{"protocolVersion":{version}}}}}"#, request["id"]);
+    their_write.write_all(format!("{answer}\n").as_bytes()).await.unwrap();
+    within(call).await.unwrap()
+}
+
+#[tokio::test]
+async fn an_initialize_answer_is_another_version_only_when_it_is_a_version() {
+    // Another uint16 is a version this connection does not speak.
+    match initialize_answered_with("2").await {
+        Err(AcpError::UnsupportedVersion { answered: 2, supported: 1 }) => {}
+        other => panic!("{other:?}"),
+    }
+    // A value that is no uint16 is no version: the result is invalid where it is, as
+    // `receive::classify` and the vector `acp/v1/initialize/result-invalid-protocol-version` say.
+    for not_a_version in ["-1", "65536", "\"2\""] {
+        match initialize_answered_with(not_a_version).await {
+            Err(AcpError::InvalidResult { error, .. }) => assert_eq!(error.path, "$.result.protocolVersion"),
+            other => panic!("{not_a_version}: {other:?}"),
+        }
+    }
+}
+
 #[tokio::test]
 async fn unknown_session_is_answered_with_its_id() {
     let agent = pair(Asking { load_session: false }, Recording::default(), AcpOptions::default());

@@ -157,8 +157,8 @@ pub mod memory;
 pub mod message;
 
 pub use connection::{
-    CancelNotification, Connection, ConnectionEvent, ConnectionOptions, Handler, IncomingNotification, IncomingRequest,
-    NotificationContext, Observer, Peer, RequestContext, ResultHook,
+    CancelCheck, CancelNotification, Connection, ConnectionEvent, ConnectionOptions, Handler, IncomingNotification,
+    IncomingRequest, NotificationContext, Observer, Peer, RequestContext, ResultHook,
 };
 pub use decode::nesting_exceeds;
 pub use error::{CallError, ConnectionError, DecodeError, ErrorCode, ErrorObject};

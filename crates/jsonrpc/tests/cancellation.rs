@@ -91,13 +91,41 @@ async fn cancel_for_an_unknown_id_is_ignored() {
 async fn custom_cancel_notification() {
     let (started, has_started) = oneshot::channel();
     let (dropped, was_dropped) = oneshot::channel();
-    let options = ConnectionOptions::default()
-        .cancel_notification(Some(CancelNotification { method: "cancel".into(), id_key: "id".into() }));
+    let options = ConnectionOptions::default().cancel_notification(Some(CancelNotification {
+        method: "cancel".into(),
+        id_key: "id".into(),
+        check: None,
+    }));
     let (connection, _peer, mut raw_peer) = raw_connection(slow_handler(started, dropped).build(), options);
     tokio::spawn(connection.run());
     raw_peer.send(r#"{"jsonrpc":"2.0","id":3,"method":"slow"}"#).await;
     within(has_started).await.unwrap();
     raw_peer.send(r#"{"jsonrpc":"2.0","method":"cancel","params":{"id":3}}"#).await;
+    within(was_dropped).await.unwrap();
+    assert_eq!(
+        raw_peer.recv().await,
+        r#"{"jsonrpc":"2.0","id":3,"error":{"code":-32800,"message":"request cancelled"}}"#
+    );
+}
+
+#[tokio::test]
+async fn a_cancel_whose_params_the_check_refuses_cancels_nothing() {
+    fn no_veto(params: Option<&serde_json::value::RawValue>) -> bool {
+        params.is_some_and(|params| !params.get().contains("veto"))
+    }
+    let (started, has_started) = oneshot::channel();
+    let (dropped, was_dropped) = oneshot::channel();
+    let events = Events::default();
+    let cancel = CancelNotification { check: Some(no_veto), ..CancelNotification::default() };
+    let options = events.options(ConnectionOptions::default().cancel_notification(Some(cancel)));
+    let (connection, _peer, mut raw_peer) = raw_connection(slow_handler(started, dropped).build(), options);
+    tokio::spawn(connection.run());
+    raw_peer.send(r#"{"jsonrpc":"2.0","id":3,"method":"slow"}"#).await;
+    within(has_started).await.unwrap();
+    raw_peer.send(r#"{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":3,"veto":1}}"#).await;
+    events.wait_for(|event| matches!(event, ConnectionEvent::InvalidCancel)).await;
+    // The request still runs; a cancel the check accepts ends it.
+    raw_peer.send(r#"{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":3}}"#).await;
     within(was_dropped).await.unwrap();
     assert_eq!(
         raw_peer.recv().await,

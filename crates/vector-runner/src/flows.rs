@@ -2,35 +2,31 @@
 //!
 //! A flow is an ordered list of steps (format in `vectors/README.md`, "Flows"). The
 //! side under test is our agent role ([`agentproto_acp::v1::connect_agent`]) or
-//! client role ([`agentproto_acp::v1::connect_client`]) serving one of the small
-//! deterministic applications below, connected through an in-memory duplex pipe.
-//! The runner plays the other side with raw NDJSON lines. Every wait is bounded
-//! by [`STEP_TIMEOUT`]; nothing sleeps.
+//! client role ([`agentproto_acp::v1::connect_client`]) serving one of the two small
+//! deterministic applications of the `apps` module, connected through an in-memory
+//! duplex pipe. The runner plays the other side with raw NDJSON lines (the `wire`
+//! module, shared with [`crate::live`]). Every wait is bounded by [`STEP_TIMEOUT`];
+//! nothing sleeps.
 
 use std::collections::BTreeMap;
-use std::future::Future;
 use std::path::{Path, PathBuf};
-use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use agentproto_acp::v1::*;
-use agentproto_acp::RawJson;
 use serde::Deserialize;
 use serde_json::{json, Value};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines, ReadHalf, WriteHalf};
-use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-/// How long any single wait of a flow may take before the flow fails.
-pub const STEP_TIMEOUT: Duration = Duration::from_secs(5);
+use crate::calls::{call_agent, Answer};
+use crate::wire::Wire;
+pub use crate::wire::STEP_TIMEOUT;
+
+mod apps;
+use apps::{quiet_deliberate_panics, TestAgent, TestClient};
 
 /// The folder of the flows, relative to `vectors/`.
 pub const FLOWS_DIR: &str = "acp/v1/flows";
-
-/// The method of the barrier behind `expect_silence` (a notification and a request).
-const BARRIER: &str = "_flow/barrier";
 
 /// One flow file, as written.
 #[derive(Debug, Deserialize)]
@@ -68,23 +64,6 @@ pub fn load_flows(root: &Path) -> Result<Vec<(PathBuf, Flow)>, String> {
         flows.push((path, flow));
     }
     Ok(flows)
-}
-
-/// The message of every panic the test applications raise on purpose.
-const DELIBERATE_PANIC: &str = "deliberate panic of the test application";
-
-/// Keeps the deliberate panics of the test applications out of the test output;
-/// every other panic is reported by the previous hook as usual.
-fn quiet_deliberate_panics() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        let previous = std::panic::take_hook();
-        std::panic::set_hook(Box::new(move |info| {
-            if info.payload().downcast_ref::<&str>() != Some(&DELIBERATE_PANIC) {
-                previous(info);
-            }
-        }));
-    });
 }
 
 /// Runs one flow on its own runtime; `Err` names the step and what differed.
@@ -133,13 +112,10 @@ async fn run_steps(flow: &Flow, events: Arc<Mutex<Vec<String>>>) -> Result<(), S
         }
         other => return Err(format!("unknown role {other:?}")),
     };
-    let (read, write) = tokio::io::split(theirs);
     let mut run = Run {
-        lines: BufReader::new(read).lines(),
-        write,
+        wire: Wire::new(theirs),
         vars: BTreeMap::new(),
         calls: Vec::new(),
-        barriers: 0,
         agent,
         client_caps: flow.setup.get("clientCapabilities").cloned(),
     };
@@ -159,11 +135,9 @@ struct Call {
 
 /// The flow side of the pipe and the flow's state.
 struct Run {
-    lines: Lines<BufReader<ReadHalf<DuplexStream>>>,
-    write: WriteHalf<DuplexStream>,
+    wire: Wire,
     vars: BTreeMap<String, Value>,
     calls: Vec<Call>,
-    barriers: u64,
     /// Client role: the application's handle to the agent (the flow).
     agent: Option<AgentConnection<V1>>,
     client_caps: Option<Value>,
@@ -177,41 +151,17 @@ impl Run {
         match kind.as_str() {
             "send" => {
                 let message = substitute(body, &self.vars)?;
-                self.send(&message).await
+                self.wire.send(&message).await
             }
             "expect" => {
-                let line = self.next_line().await.map_err(|e| format!("expected {body}, but {e}"))?;
+                let line = self.wire.next_line().await.map_err(|e| format!("expected {body}, but {e}"))?;
                 self.expect(body, &line)
             }
             "expect_unordered" => self.expect_unordered(body).await,
-            "expect_silence" => self.silence().await,
+            "expect_silence" => self.wire.silence().await,
             "call" => self.call(body),
             "expect_call" => self.expect_call(body).await,
             other => Err(format!("unknown step kind {other:?}")),
-        }
-    }
-
-    async fn send(&mut self, message: &Value) -> Result<(), String> {
-        let mut line = serde_json::to_string(message).map_err(|e| e.to_string())?;
-        line.push('\n');
-        let write = async {
-            self.write.write_all(line.as_bytes()).await?;
-            self.write.flush().await
-        };
-        match tokio::time::timeout(STEP_TIMEOUT, write).await {
-            Ok(Ok(())) => Ok(()),
-            Ok(Err(e)) => Err(format!("cannot send {message}: {e}")),
-            Err(_) => Err(format!("sending {message} did not complete within {STEP_TIMEOUT:?}")),
-        }
-    }
-
-    /// The next line our side writes.
-    async fn next_line(&mut self) -> Result<String, String> {
-        match tokio::time::timeout(STEP_TIMEOUT, self.lines.next_line()).await {
-            Ok(Ok(Some(line))) => Ok(line),
-            Ok(Ok(None)) => Err("our side closed its output".to_owned()),
-            Ok(Err(e)) => Err(format!("reading our side failed: {e}")),
-            Err(_) => Err(format!("nothing was written within {STEP_TIMEOUT:?}")),
         }
     }
 
@@ -233,10 +183,10 @@ impl Run {
         let patterns = patterns.as_array().ok_or("expect_unordered takes an array of messages")?;
         let mut lines = Vec::new();
         for _ in patterns {
-            let line = self
-                .next_line()
-                .await
-                .map_err(|e| format!("expected {} message(s) in any order, got {lines:?}, then {e}", patterns.len()))?;
+            let line =
+                self.wire.next_line().await.map_err(|e| {
+                    format!("expected {} message(s) in any order, got {lines:?}, then {e}", patterns.len())
+                })?;
             lines.push(line);
         }
         let actual: Vec<Value> = lines.iter().map(|l| serde_json::from_str(l).unwrap_or(Value::Null)).collect();
@@ -254,25 +204,6 @@ impl Run {
         }
     }
 
-    /// Sends the barrier notification and request; the next line must answer the request.
-    async fn silence(&mut self) -> Result<(), String> {
-        self.barriers += 1;
-        let n = self.barriers;
-        let id = format!("flow-barrier-{n}");
-        self.send(&json!({"jsonrpc": "2.0", "method": BARRIER, "params": {"n": n}})).await?;
-        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": BARRIER, "params": {"n": n}})).await?;
-        let line = self.next_line().await.map_err(|e| format!("expected the answer to barrier {id}, but {e}"))?;
-        let actual: Value = serde_json::from_str(&line).unwrap_or(Value::Null);
-        let answered = actual.get("id") == Some(&Value::String(id.clone()));
-        let fine =
-            actual.get("result").is_some() || actual.pointer("/error/code").and_then(Value::as_i64) == Some(-32600);
-        match (answered, fine) {
-            (true, true) => Ok(()),
-            (true, false) => Err(format!("barrier {id} was answered with an error: {line}")),
-            (false, _) => Err(format!("expected silence (up to barrier {id}), but our side wrote: {line}")),
-        }
-    }
-
     fn call(&mut self, body: &Value) -> Result<(), String> {
         let Some(agent) = self.agent.clone() else {
             return Err("`call` steps are for the client role only".to_owned());
@@ -284,8 +215,9 @@ impl Run {
                 object.entry("clientCapabilities").or_insert_with(|| caps.clone());
             }
         }
-        let future = start_call(agent, &method, &params)?;
-        self.calls.push(Call { method, handle: Some(tokio::spawn(future)) });
+        let future = call_agent(agent, &method, &params)?;
+        let outcome = async move { future.await.map(|answer: Answer| answer.value()) };
+        self.calls.push(Call { method, handle: Some(tokio::spawn(outcome)) });
         Ok(())
     }
 
@@ -375,48 +307,6 @@ fn variant_name(error: &AcpError) -> String {
     format!("{error:?}").chars().take_while(char::is_ascii_alphanumeric).collect()
 }
 
-type CallFuture = Pin<Box<dyn Future<Output = CallOutcome> + Send>>;
-
-/// Starts the typed call of `method` on the client application's handle.
-fn start_call(agent: AgentConnection<V1>, method: &str, params: &Value) -> Result<CallFuture, String> {
-    let text = params.to_string();
-    fn parse<T: for<'de> Deserialize<'de>>(text: &str, method: &str) -> Result<T, String> {
-        serde_json::from_str(text).map_err(|e| format!("the params of the `{method}` call do not decode: {e}"))
-    }
-    fn encode<T: serde::Serialize>(result: Result<T, AcpError>) -> CallOutcome {
-        result.map(|value| serde_json::to_value(&value).unwrap_or(Value::Null)).map_err(Box::new)
-    }
-    macro_rules! calls {
-        ($($name:literal => $call:ident),* $(,)?) => {
-            match method {
-                $($name => {
-                    let params = parse(&text, method)?;
-                    Box::pin(async move { encode(agent.$call(params).await) }) as CallFuture
-                })*
-                "session/cancel" => {
-                    let params = parse(&text, method)?;
-                    Box::pin(async move { agent.cancel(params).await.map(|()| Value::Null).map_err(Box::new) })
-                }
-                other => return Err(format!("the runner cannot call `{other}`")),
-            }
-        };
-    }
-    Ok(calls! {
-        "initialize" => initialize,
-        "authenticate" => authenticate,
-        "logout" => logout,
-        "session/new" => new_session,
-        "session/load" => load_session,
-        "session/list" => list_sessions,
-        "session/resume" => resume_session,
-        "session/close" => close_session,
-        "session/delete" => delete_session,
-        "session/set_mode" => set_session_mode,
-        "session/set_config_option" => set_session_config_option,
-        "session/prompt" => prompt,
-    })
-}
-
 // patterns -------------------------------------------------------------------------------
 
 fn var_name(text: &str) -> Option<&str> {
@@ -484,319 +374,6 @@ fn matches(pattern: &Value, actual: &Value, vars: &mut BTreeMap<String, Value>, 
         _ => Err(format!("at {at}: expected {pattern}, found {actual}")),
     }
 }
-
-// the applications under test ----------------------------------------------------------------
-
-/// Lets the `_flow/barrier` request wait until the notification with the same `n`
-/// has been handled (notifications are handled one at a time, in order).
-struct Barrier(watch::Sender<u64>);
-
-impl Barrier {
-    fn new() -> Barrier {
-        Barrier(watch::channel(0).0)
-    }
-
-    fn number(payload: Option<&RawJson>) -> u64 {
-        payload
-            .and_then(|p| serde_json::from_str::<Value>(p.get()).ok())
-            .and_then(|p| p.get("n").and_then(Value::as_u64))
-            .unwrap_or(0)
-    }
-
-    fn mark(&self, payload: Option<&RawJson>) {
-        let n = Barrier::number(payload);
-        self.0.send_modify(|seen| *seen = (*seen).max(n));
-    }
-
-    async fn wait(&self, payload: Option<&RawJson>) -> Result<RawJson, ErrorObject> {
-        let n = Barrier::number(payload);
-        let mut seen = self.0.subscribe();
-        let handled = matches!(tokio::time::timeout(STEP_TIMEOUT, seen.wait_for(|seen| *seen >= n)).await, Ok(Ok(_)));
-        if handled {
-            raw(&json!({ "n": n }))
-        } else {
-            Err(ErrorObject::internal_error(format!("barrier notification {n} was not handled")))
-        }
-    }
-}
-
-fn raw(value: &Value) -> Result<RawJson, ErrorObject> {
-    RawJson::from_text(&value.to_string()).map_err(|e| ErrorObject::internal_error(e.to_string()))
-}
-
-/// Decodes a value of a protocol type from JSON (for the fixed answers of the apps).
-fn typed<T: for<'de> Deserialize<'de>>(value: &Value) -> Result<T, ErrorObject> {
-    serde_json::from_str(&value.to_string()).map_err(|e| ErrorObject::internal_error(e.to_string()))
-}
-
-/// Extension requests both applications answer: the barrier and `_test/echo`.
-async fn ext_request(barrier: &Barrier, request: agentproto_acp::ExtMessage) -> Result<RawJson, ErrorObject> {
-    match request.method.as_str() {
-        BARRIER => barrier.wait(request.payload.as_ref()).await,
-        "_test/echo" => {
-            let params = serde_json::from_str::<Value>(request.payload_text()).unwrap_or(Value::Null);
-            raw(&json!({ "method": request.method, "params": params }))
-        }
-        _ => Err(ErrorObject::method_not_found(&request.method)),
-    }
-}
-
-/// The agent application of the flows (README, "The test applications").
-struct TestAgent {
-    capabilities: AgentCapabilities,
-    sessions: AtomicU64,
-    barrier: Barrier,
-}
-
-impl TestAgent {
-    fn new(setup: &Value) -> Result<TestAgent, String> {
-        let capabilities = typed(setup.get("agentCapabilities").unwrap_or(&json!({}))).map_err(|e| e.message)?;
-        Ok(TestAgent { capabilities, sessions: AtomicU64::new(0), barrier: Barrier::new() })
-    }
-}
-
-async fn say(cx: &AgentContext, session: &SessionId, text: &str) -> Result<(), ErrorObject> {
-    let chunk = ContentChunk::new(ContentBlock::Text(TextContent::new(text)));
-    let notification = SessionNotification::new(session.clone(), SessionUpdate::AgentMessageChunk(chunk));
-    cx.peer().session_update(notification).await.map_err(|e| ErrorObject::internal_error(e.to_string()))
-}
-
-impl Agent for TestAgent {
-    async fn initialize(&self, _: AgentContext, params: InitializeRequest) -> Result<InitializeResponse, ErrorObject> {
-        let name = match &params.client_info {
-            MaybeUndefined::Value(info) => info.name.as_str(),
-            _ => "",
-        };
-        match name {
-            "panic" => std::panic::panic_any(DELIBERATE_PANIC),
-            "fail" => return Err(ErrorObject::new(ErrorCode(4242), "initialize fails on request")),
-            _ => {}
-        }
-        // Echoes the requested version on purpose: the role must answer its own.
-        let mut response = InitializeResponse::new(params.protocol_version);
-        response.agent_capabilities = self.capabilities.clone();
-        Ok(response)
-    }
-
-    async fn new_session(&self, _: AgentContext, _: NewSessionRequest) -> Result<NewSessionResponse, ErrorObject> {
-        let n = self.sessions.fetch_add(1, Ordering::SeqCst) + 1;
-        Ok(NewSessionResponse::new(format!("sess-{n}")))
-    }
-
-    async fn load_session(&self, _: AgentContext, _: LoadSessionRequest) -> Result<LoadSessionResponse, ErrorObject> {
-        typed(&json!({}))
-    }
-
-    async fn resume_session(
-        &self,
-        _: AgentContext,
-        _: ResumeSessionRequest,
-    ) -> Result<ResumeSessionResponse, ErrorObject> {
-        typed(&json!({}))
-    }
-
-    async fn close_session(
-        &self,
-        _: AgentContext,
-        _: CloseSessionRequest,
-    ) -> Result<CloseSessionResponse, ErrorObject> {
-        typed(&json!({}))
-    }
-
-    async fn delete_session(
-        &self,
-        _: AgentContext,
-        _: DeleteSessionRequest,
-    ) -> Result<DeleteSessionResponse, ErrorObject> {
-        typed(&json!({}))
-    }
-
-    async fn list_sessions(
-        &self,
-        _: AgentContext,
-        _: ListSessionsRequest,
-    ) -> Result<ListSessionsResponse, ErrorObject> {
-        typed(&json!({ "sessions": [] }))
-    }
-
-    async fn logout(&self, _: AgentContext, _: LogoutRequest) -> Result<LogoutResponse, ErrorObject> {
-        typed(&json!({}))
-    }
-
-    async fn set_session_mode(
-        &self,
-        _: AgentContext,
-        _: SetSessionModeRequest,
-    ) -> Result<SetSessionModeResponse, ErrorObject> {
-        typed(&json!({}))
-    }
-
-    async fn prompt(&self, cx: AgentContext, params: PromptRequest) -> Result<PromptResponse, ErrorObject> {
-        let text = match params.prompt.first() {
-            Some(ContentBlock::Text(text)) => text.text.clone(),
-            _ => String::new(),
-        };
-        let (command, argument) = text.split_once(' ').unwrap_or((text.as_str(), ""));
-        let session = params.session_id;
-        let stop = match command {
-            "echo" => {
-                for word in argument.split_whitespace() {
-                    say(&cx, &session, word).await?;
-                }
-                StopReason::EndTurn
-            }
-            "permission" => {
-                cx.handle_cancellation();
-                let options = vec![
-                    PermissionOption::new("allow", "Allow", PermissionOptionKind::AllowOnce),
-                    PermissionOption::new("reject", "Reject", PermissionOptionKind::RejectOnce),
-                ];
-                let request = RequestPermissionRequest::new(session.clone(), ToolCallUpdate::new("call-1"), options);
-                let outcome = match cx.peer().request_permission(request).await {
-                    Ok(response) => match response.outcome {
-                        RequestPermissionOutcome::Selected(selected) => selected.option_id.to_string(),
-                        _ => "cancelled".to_owned(),
-                    },
-                    Err(AcpError::Cancelled { .. }) => "cancelled".to_owned(),
-                    Err(e) => format!("error:{}", variant_name(&e)),
-                };
-                say(&cx, &session, &format!("permission:{outcome}")).await?;
-                if outcome == "cancelled" {
-                    StopReason::Cancelled
-                } else {
-                    StopReason::EndTurn
-                }
-            }
-            "wait" => {
-                say(&cx, &session, "waiting").await?;
-                std::future::pending::<()>().await;
-                StopReason::EndTurn
-            }
-            "hang" => std::future::pending().await,
-            "linger" => {
-                cx.handle_cancellation();
-                say(&cx, &session, "waiting").await?;
-                cx.cancellation_token().cancelled().await;
-                if argument == "fail" {
-                    return Err(ErrorObject::new(ErrorCode(4242), "failed after the cancel"));
-                }
-                StopReason::EndTurn
-            }
-            "read" => {
-                let request = ReadTextFileRequest::new(session.clone(), argument);
-                let report = match cx.peer().read_text_file(request).await {
-                    Ok(response) => format!("read:{}", response.content),
-                    Err(AcpError::Rpc { error, .. }) => format!("read:error:{}", error.code.0),
-                    Err(e) => format!("read:local:{}", variant_name(&e)),
-                };
-                say(&cx, &session, &report).await?;
-                StopReason::EndTurn
-            }
-            "panic" => std::panic::panic_any(DELIBERATE_PANIC),
-            "error" => {
-                let data = raw(&json!({ "reason": "test" }))?;
-                return Err(ErrorObject::new(ErrorCode(4242), "test failure").with_data(data.into_raw()));
-            }
-            _ => StopReason::EndTurn,
-        };
-        Ok(PromptResponse::new(stop))
-    }
-
-    async fn ext_method(&self, _: AgentContext, request: agentproto_acp::ExtMessage) -> Result<RawJson, ErrorObject> {
-        ext_request(&self.barrier, request).await
-    }
-
-    async fn ext_notification(&self, _: AgentContext, notification: agentproto_acp::ExtMessage) {
-        if notification.method == BARRIER {
-            self.barrier.mark(notification.payload.as_ref());
-        }
-    }
-}
-
-/// The client application of the flows (README, "The test applications").
-struct TestClient {
-    /// `Some(option)`: permission requests are answered with it; `None`: left pending.
-    permission: Option<String>,
-    barrier: Barrier,
-}
-
-impl TestClient {
-    fn new(setup: &Value) -> Result<TestClient, String> {
-        let permission = match setup.get("permission") {
-            None | Some(Value::Null) => None,
-            Some(Value::String(option)) => Some(option.clone()),
-            Some(other) => return Err(format!("setup.permission must be a string or null, found {other}")),
-        };
-        Ok(TestClient { permission, barrier: Barrier::new() })
-    }
-}
-
-/// Tells the flow what the client application saw, as a `_test/seen` notification.
-async fn report_seen(cx: &ClientContext, seen: Value) {
-    if let Ok(params) = RawJson::from_text(&seen.to_string()) {
-        let _ = cx.peer().ext_notification("_test/seen", Some(params)).await;
-    }
-}
-
-impl Client for TestClient {
-    async fn request_permission(
-        &self,
-        cx: ClientContext,
-        params: RequestPermissionRequest,
-    ) -> Result<RequestPermissionResponse, ErrorObject> {
-        let seen = json!({ "method": "session/request_permission", "sessionId": params.session_id.to_string() });
-        report_seen(&cx, seen).await;
-        match &self.permission {
-            Some(option) => Ok(RequestPermissionResponse::new(RequestPermissionOutcome::Selected(
-                SelectedPermissionOutcome::new(option.clone()),
-            ))),
-            // Left pending: the role answers `cancelled` when this side cancels the session.
-            None => std::future::pending().await,
-        }
-    }
-
-    async fn session_update(&self, cx: ClientContext, params: SessionNotification) {
-        let update = serde_json::to_value(&params.update).unwrap_or(Value::Null);
-        let kind = update.get("sessionUpdate").cloned().unwrap_or(Value::Null);
-        let seen = json!({ "method": "session/update", "sessionId": params.session_id.to_string(), "update": kind });
-        report_seen(&cx, seen).await;
-    }
-
-    async fn read_text_file(
-        &self,
-        _: ClientContext,
-        params: ReadTextFileRequest,
-    ) -> Result<ReadTextFileResponse, ErrorObject> {
-        Ok(ReadTextFileResponse::new(format!("text of {}", params.path)))
-    }
-
-    async fn write_text_file(
-        &self,
-        _: ClientContext,
-        _: WriteTextFileRequest,
-    ) -> Result<WriteTextFileResponse, ErrorObject> {
-        typed(&json!({}))
-    }
-
-    async fn create_elicitation(
-        &self,
-        _: ClientContext,
-        _: CreateElicitationRequest,
-    ) -> Result<CreateElicitationResponse, ErrorObject> {
-        typed(&json!({ "action": "decline" }))
-    }
-
-    async fn ext_method(&self, _: ClientContext, request: agentproto_acp::ExtMessage) -> Result<RawJson, ErrorObject> {
-        ext_request(&self.barrier, request).await
-    }
-
-    async fn ext_notification(&self, _: ClientContext, notification: agentproto_acp::ExtMessage) {
-        if notification.method == BARRIER {
-            self.barrier.mark(notification.payload.as_ref());
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -20,7 +20,12 @@ use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+mod calls;
 pub mod flows;
+pub mod live;
+mod wire;
+
+pub use wire::STEP_TIMEOUT;
 
 /// One case file, as written.
 #[derive(Debug, Deserialize)]
@@ -346,7 +351,7 @@ pub(crate) fn same(a: &Value, b: &Value) -> bool {
     }
 }
 
-fn compare(expect: &Value, observed: &Value) -> Result<(), String> {
+pub(crate) fn compare(expect: &Value, observed: &Value) -> Result<(), String> {
     let mismatch = |what: &str| Err(format!("{what}: expected {expect}, observed {observed}"));
     let get = |v: &Value, k: &str| v.get(k).cloned().unwrap_or(Value::Null);
     if get(expect, "outcome") != get(observed, "outcome") {

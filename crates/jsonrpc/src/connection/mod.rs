@@ -19,7 +19,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 pub use handler::{Handler, IncomingNotification, IncomingRequest, NotificationContext, RequestContext};
-pub use options::{CancelNotification, ConnectionEvent, ConnectionOptions, Observer};
+pub use options::{CancelCheck, CancelNotification, ConnectionEvent, ConnectionOptions, Observer};
 pub use peer::{Peer, ResultHook};
 
 use crate::error::ConnectionError;

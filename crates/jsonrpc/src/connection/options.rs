@@ -4,6 +4,8 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+use serde_json::value::RawValue;
+
 use crate::error::ErrorObject;
 use crate::frame::{OversizeLine, DEFAULT_MAX_MESSAGE_SIZE, DEFAULT_READ_CHUNK_SIZE};
 use crate::id::RequestId;
@@ -57,17 +59,40 @@ pub struct ConnectionOptions {
 }
 
 /// The method and params key of the cancel notification (`{"requestId": <id>}`).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct CancelNotification {
     /// The method name, e.g. `$/cancel_request`.
     pub method: String,
     /// The params key holding the id of the request to cancel, e.g. `requestId`.
     pub id_key: String,
+    /// Judges the whole params (absent when the notification had none) before the
+    /// id is read: params it refuses cancel nothing and are reported as
+    /// [`ConnectionEvent::InvalidCancel`]. A protocol sets it to its own decoder of
+    /// the notification, so that the connection acts on exactly the cancel
+    /// notifications that decoder accepts. Default none: any params with a valid
+    /// id under [`CancelNotification::id_key`] act.
+    pub check: Option<CancelCheck>,
 }
+
+/// See [`CancelNotification::check`]: whether the params of a cancel notification are valid.
+pub type CancelCheck = fn(Option<&RawValue>) -> bool;
+
+impl PartialEq for CancelNotification {
+    /// Checks compare by address: the same function is the same check.
+    fn eq(&self, other: &CancelNotification) -> bool {
+        let same_check = match (self.check, other.check) {
+            (Some(a), Some(b)) => std::ptr::fn_addr_eq(a, b),
+            (a, b) => a.is_none() && b.is_none(),
+        };
+        self.method == other.method && self.id_key == other.id_key && same_check
+    }
+}
+
+impl Eq for CancelNotification {}
 
 impl Default for CancelNotification {
     fn default() -> CancelNotification {
-        CancelNotification { method: "$/cancel_request".to_owned(), id_key: "requestId".to_owned() }
+        CancelNotification { method: "$/cancel_request".to_owned(), id_key: "requestId".to_owned(), check: None }
     }
 }
 

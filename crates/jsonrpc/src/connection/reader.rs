@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use super::handler::{panic_message, run_request, Handler, IncomingNotification, IncomingRequest, RequestJob};
-use super::options::{CancelNotification, ConnectionEvent};
+use super::options::{CancelCheck, CancelNotification, ConnectionEvent};
 use super::peer::{Delivery, Peer};
 use super::InFlight;
 use crate::error::{CallError, ErrorCode, ErrorObject};
@@ -201,7 +201,8 @@ impl Reader {
             Message::Notification { method, params } => {
                 if let Some(cancel) = &self.cancel {
                     if method == cancel.method {
-                        self.on_cancel(params.as_deref(), &cancel.id_key.clone());
+                        let (id_key, check) = (cancel.id_key.clone(), cancel.check);
+                        self.on_cancel(params.as_deref(), &id_key, check);
                         return;
                     }
                 }
@@ -237,7 +238,11 @@ impl Reader {
         }
     }
 
-    fn on_cancel(&mut self, params: Option<&serde_json::value::RawValue>, id_key: &str) {
+    fn on_cancel(&mut self, params: Option<&serde_json::value::RawValue>, id_key: &str, check: Option<CancelCheck>) {
+        if check.is_some_and(|valid| !valid(params)) {
+            self.peer.shared.report(ConnectionEvent::InvalidCancel);
+            return;
+        }
         let id = params
             .and_then(|params| serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(params.get()).ok())
             .and_then(|mut params| params.remove(id_key))
