@@ -46,7 +46,7 @@ pub(super) const CWD_PATH: &str = "$.params.cwd";
 
 /// The client's terminals: answers `terminal/create`, `terminal/output`,
 /// `terminal/wait_for_exit`, `terminal/kill` and `terminal/release` by running
-/// real processes (see the [module documentation](self)).
+/// real processes (see the [module documentation](crate::terminal)).
 ///
 /// Memory is bounded per terminal by its output limit; a terminal's buffer is
 /// freed when it is released.
