@@ -13,8 +13,9 @@ use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 use crate::errors::A2aError;
+use crate::recovery::TurnGuard;
 use crate::store::TaskKey;
-use crate::tasks::{Change, ChangeError, Tasks};
+use crate::tasks::{Change, ChangeError, Tasks, Writer};
 use crate::v1::{Artifact, Message, Part, PartContent, Role, Task, TaskState, TaskStatus};
 
 /// What the executor is asked to do.
@@ -54,6 +55,11 @@ impl RequestContext {
 ///
 /// Returning `Err` fails the task (or answers the error when no task exists yet);
 /// returning `Ok` with the task still active leaves it for later messages.
+///
+/// While `execute` runs (and while any clone of its [`TaskUpdater`] is alive) the server
+/// holds a lease on the task and renews it; if the server dies, the lease runs out and
+/// another server, or this one after a restart, marks the task FAILED. Turns are never
+/// run again after such a loss (see [`crate::recovery`]).
 pub trait AgentExecutor: Send + Sync + 'static {
     fn execute(&self, cx: RequestContext, task: TaskUpdater) -> impl Future<Output = Result<(), A2aError>> + Send;
 
@@ -83,6 +89,9 @@ struct Pending {
     first: Option<oneshot::Sender<First>>,
     /// Told when an update ends the turn (a terminal or interrupted state).
     turn_end: Option<oneshot::Sender<()>>,
+    /// Present when the updater belongs to a running turn: it holds the turn's lease,
+    /// which ends when the last clone of the updater is dropped.
+    turn: Option<TurnGuard>,
 }
 
 /// Updates one task. Cheap to clone; all clones update the same task.
@@ -102,12 +111,13 @@ impl TaskUpdater {
         create: Option<Task>,
         push: Option<crate::store::PushConfigRecord>,
         first: Option<oneshot::Sender<First>>,
+        turn: Option<TurnGuard>,
     ) -> Self {
         TaskUpdater {
             tasks,
             key,
             context_id,
-            pending: Arc::new(Mutex::new(Pending { create, push, first, turn_end: None })),
+            pending: Arc::new(Mutex::new(Pending { create, push, first, turn_end: None, turn })),
         }
     }
 
@@ -240,12 +250,13 @@ impl TaskUpdater {
     }
 
     async fn change(&self, change: Change) -> Result<(), A2aError> {
-        let (create, first) = {
+        let (create, first, writer) = {
             let mut p = self.lock();
-            (p.create.take().map(|t| (t, p.push.take())), p.first.take())
+            let writer = if p.turn.is_some() { Writer::Turn } else { Writer::Other };
+            (p.create.take().map(|t| (t, p.push.take())), p.first.take(), writer)
         };
         if let Some((task, push)) = create {
-            match self.tasks.create(&self.key.tenant, task, push).await {
+            match self.tasks.create_as(&self.key.tenant, task, push, writer).await {
                 Ok((_, events)) => {
                     if let Some(tx) = first {
                         let _ = tx.send(First::Task { seq: events.first().map(|e| e.seq).unwrap_or(0) });
@@ -261,7 +272,7 @@ impl TaskUpdater {
             }
         } else if let Some(tx) = first {
             // A follow-up to an existing task: its first update is its own event.
-            let result = self.tasks.apply(&self.key, change).await;
+            let result = self.tasks.apply_as(&self.key, change, writer).await;
             return match result {
                 Ok((task, events)) => {
                     let _ = tx.send(First::Task { seq: events.first().map(|e| e.seq).unwrap_or(0) });
@@ -275,7 +286,8 @@ impl TaskUpdater {
                 }
             };
         }
-        let (task, _) = self.tasks.apply(&self.key, change).await.map_err(|e: ChangeError| A2aError::from(e))?;
+        let (task, _) =
+            self.tasks.apply_as(&self.key, change, writer).await.map_err(|e: ChangeError| A2aError::from(e))?;
         self.note(&task);
         Ok(())
     }

@@ -1,5 +1,9 @@
-//! A2A 1.0.1 for Rust: the generated ProtoJSON types, a server on SQLite (or in memory)
-//! with resumable streams and a push outbox, and a client.
+//! A2A 1.0.1 for Rust: the generated ProtoJSON types, a server on SQLite, PostgreSQL or
+//! in memory with resumable streams and a push outbox, and a client.
+//!
+//! A server that dies mid-turn does not leave its tasks WORKING for ever: turns hold
+//! leases, and a task whose lease ran out is marked FAILED by the next sweep; terminal
+//! tasks expire after a configurable retention ([`recovery`]).
 
 #[cfg(feature = "client")]
 pub mod client;
@@ -15,6 +19,8 @@ pub mod generated;
 mod protojson;
 #[cfg(feature = "server")]
 pub mod push;
+#[cfg(feature = "server")]
+pub mod recovery;
 #[cfg(feature = "server")]
 pub mod server;
 #[cfg(feature = "server")]

@@ -431,6 +431,7 @@ mod tests {
             status_ts_ms: 0,
             version: 0,
             body: Vec::new(),
+            lease: None,
         }
     }
 
@@ -457,7 +458,13 @@ mod tests {
                     (format!("event {seq}").into_bytes(), end && n + 1 == count)
                 })
                 .collect();
-            let commit = Commit { task: record(), expected_version: self.version, events, push: false };
+            let commit = Commit {
+                task: record(),
+                expected_version: self.version,
+                events,
+                push: false,
+                lease: Default::default(),
+            };
             let committed = self.store.commit(commit).await.unwrap();
             self.version = Some(committed.version);
             self.next += count as u64;

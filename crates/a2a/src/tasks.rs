@@ -6,16 +6,22 @@
 //! change reads the task, applies itself and commits against the version it read; on a
 //! conflict it reads again and re-applies, so concurrent writers (an executor and a
 //! cancel, or two processes on one database) serialise through the store.
+//!
+//! Each commit also decides the task's turn lease (`crate::recovery`): a commit made by a
+//! running turn that leaves the task SUBMITTED or WORKING sets this replica's lease, any
+//! commit that leaves it in another state clears it, and other commits keep it.
 
 use std::sync::Arc;
 
 use agentproto_codec::decode_slice;
 
 use crate::errors::{A2aError, ErrorKind};
-use crate::store::{Commit, EventRecord, PushConfigRecord, Store, StoreError, TaskKey, TaskRecord};
+use crate::recovery::{Leases, RecoveryOptions};
+use crate::store::{Commit, EventRecord, LeaseChange, PushConfigRecord, Store, StoreError, TaskKey, TaskRecord};
 use crate::stream::{EventBus, EventHub};
 use crate::v1::{
-    Artifact, Message, StreamResponse, Task, TaskArtifactUpdateEvent, TaskState, TaskStatus, TaskStatusUpdateEvent,
+    Artifact, Message, Part, PartContent, Role, StreamResponse, Task, TaskArtifactUpdateEvent, TaskState, TaskStatus,
+    TaskStatusUpdateEvent,
 };
 use crate::Timestamp;
 
@@ -27,6 +33,11 @@ pub fn is_terminal(s: TaskState) -> bool {
 /// Input-required and auth-required tasks wait for the client.
 pub fn is_interrupted(s: TaskState) -> bool {
     matches!(s, TaskState::InputRequired | TaskState::AuthRequired)
+}
+
+/// Submitted and working tasks have a turn running (or lost: see `crate::recovery`).
+pub fn is_active(s: TaskState) -> bool {
+    matches!(s, TaskState::Submitted | TaskState::Working)
 }
 
 /// Whether an event ends a turn: a terminal or interrupted status (or the task in such
@@ -75,20 +86,50 @@ impl From<ChangeError> for A2aError {
     }
 }
 
-/// The task half of a server: store, live hub and push wake-up.
+/// The task half of a server: store, live hub, push wake-up and this replica's turn
+/// leases.
 pub struct Tasks {
     pub(crate) store: Arc<dyn Store>,
     pub(crate) hub: Arc<EventHub>,
     pub(crate) on_push: Option<Arc<dyn Fn() + Send + Sync>>,
     pub(crate) push_enabled: bool,
+    pub(crate) leases: Arc<Leases>,
+}
+
+/// Who makes a change, which decides what it does to the turn lease.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Writer {
+    /// A running turn of this replica.
+    Turn,
+    /// Anyone else (a cancel without a running turn, a client's follow-up message).
+    Other,
+}
+
+/// What sweeping one expired lease did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Swept {
+    /// The task was SUBMITTED or WORKING: it is FAILED now. `owner` held the lease.
+    Failed { owner: String },
+    /// The task was in another state: only its lease was removed.
+    Cleared,
+    /// The lease was renewed, released or swept by someone else first.
+    Live,
 }
 
 /// How many times a change is re-applied after losing a race before giving up.
 const MAX_RETRIES: usize = 64;
 
 impl Tasks {
+    /// Tasks on `store` and `hub`, with leases of a fresh replica id (see
+    /// [`RecoveryOptions::default`]); nothing renews them unless the server does.
     pub fn new(store: Arc<dyn Store>, hub: Arc<EventHub>) -> Self {
-        Tasks { store, hub, on_push: None, push_enabled: false }
+        let leases = Leases::new(store.clone(), &RecoveryOptions::default(), Default::default());
+        Tasks { store, hub, on_push: None, push_enabled: false, leases: Arc::new(leases) }
+    }
+
+    /// This replica's turn leases.
+    pub fn leases(&self) -> &Arc<Leases> {
+        &self.leases
     }
 
     pub fn store(&self) -> &Arc<dyn Store> {
@@ -120,14 +161,31 @@ impl Tasks {
         task: Task,
         push: Option<PushConfigRecord>,
     ) -> Result<(TaskRecord, Vec<EventRecord>), ChangeError> {
+        self.create_as(tenant, task, push, Writer::Other).await
+    }
+
+    pub(crate) async fn create_as(
+        &self,
+        tenant: &str,
+        task: Task,
+        push: Option<PushConfigRecord>,
+        writer: Writer,
+    ) -> Result<(TaskRecord, Vec<EventRecord>), ChangeError> {
         let key = TaskKey::new(tenant, task.id.clone());
         let rec = record(&key, &task)?;
         let event = task_event(&rec.body);
         let last = is_terminal(task.status.state);
+        let lease = self.lease_change(writer, task.status.state);
         drop(task);
         let mut expected_version = None;
         if let Some(config) = push {
-            let empty = Commit { task: rec.clone(), expected_version: None, events: Vec::new(), push: false };
+            let empty = Commit {
+                task: rec.clone(),
+                expected_version: None,
+                events: Vec::new(),
+                push: false,
+                lease: lease.clone(),
+            };
             expected_version = Some(self.store.commit(empty).await?.version);
             self.store.put_push_config(config).await?;
         }
@@ -138,14 +196,25 @@ impl Tasks {
                 expected_version,
                 events: vec![(event, last)],
                 push: self.push_enabled,
+                lease: lease.clone(),
             })
             .await?;
+        self.leases.committed(&key, &lease);
         self.after_commit(&key, &committed.events);
         Ok((TaskRecord { version: committed.version, ..rec }, committed.events))
     }
 
     /// Applies a change; returns the new task and the events it produced.
     pub async fn apply(&self, key: &TaskKey, change: Change) -> Result<(Task, Vec<EventRecord>), ChangeError> {
+        self.apply_as(key, change, Writer::Other).await
+    }
+
+    pub(crate) async fn apply_as(
+        &self,
+        key: &TaskKey,
+        change: Change,
+        writer: Writer,
+    ) -> Result<(Task, Vec<EventRecord>), ChangeError> {
         for _ in 0..MAX_RETRIES {
             let Some((mut task, rec)) = self.get(key).await? else {
                 return Err(StoreError::NotFound(key.clone()).into());
@@ -164,16 +233,87 @@ impl Tasks {
                 None => Vec::new(),
             };
             let new_rec = record(key, &task)?;
-            match self
-                .store
-                .commit(Commit { task: new_rec, expected_version: Some(rec.version), events, push: self.push_enabled })
-                .await
-            {
+            let lease = self.lease_change(writer, task.status.state);
+            let commit = Commit {
+                task: new_rec,
+                expected_version: Some(rec.version),
+                events,
+                push: self.push_enabled,
+                lease: lease.clone(),
+            };
+            match self.store.commit(commit).await {
                 Ok(committed) => {
+                    self.leases.committed(key, &lease);
                     self.after_commit(key, &committed.events);
                     return Ok((task, committed.events));
                 }
                 Err(StoreError::Conflict { .. }) => continue,
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Err(ChangeError::Store(StoreError::Backend(format!("task {}: too many concurrent writers", key.id))))
+    }
+
+    fn lease_change(&self, writer: Writer, state: TaskState) -> LeaseChange {
+        match writer {
+            _ if !is_active(state) => LeaseChange::Clear,
+            Writer::Turn => LeaseChange::Set(self.leases.lease()),
+            Writer::Other => LeaseChange::Keep,
+        }
+    }
+
+    /// Ends the turn of a task whose lease expired before `now_ms`: a SUBMITTED or WORKING
+    /// task becomes FAILED, with a final event; any other task only loses its lease. The
+    /// commit is conditional on the lease still being expired (see `crate::recovery`).
+    pub(crate) async fn sweep_orphan(&self, key: &TaskKey, now_ms: i64) -> Result<Swept, ChangeError> {
+        for _ in 0..MAX_RETRIES {
+            let Some(rec) = self.store.get_task(key).await? else { return Ok(Swept::Live) };
+            let Some(lease) = rec.lease.clone().filter(|lease| lease.until_ms < now_ms) else {
+                return Ok(Swept::Live);
+            };
+            let expired = LeaseChange::ClearExpired(now_ms);
+            let mut task = match decode_task(&rec.body) {
+                Ok(task) if is_active(task.status.state) => task,
+                // Nothing to end (or a body that does not decode, which no status can be
+                // written into): the lease goes, and the task stays as it is.
+                _ => {
+                    let version = rec.version;
+                    let clear = Commit {
+                        task: rec,
+                        expected_version: Some(version),
+                        events: Vec::new(),
+                        push: false,
+                        lease: expired,
+                    };
+                    match self.store.commit(clear).await {
+                        Ok(_) => return Ok(Swept::Cleared),
+                        Err(StoreError::Conflict { .. }) => continue,
+                        Err(StoreError::LeaseLive(_)) => return Ok(Swept::Live),
+                        Err(e) => return Err(e.into()),
+                    }
+                }
+            };
+            let change = interrupted(&task, &lease);
+            let event = apply_change(&mut task, &change);
+            let events = match &event {
+                Some(ev) => vec![(encode(ev)?, true)],
+                None => Vec::new(),
+            };
+            let commit = Commit {
+                task: record(key, &task)?,
+                expected_version: Some(rec.version),
+                events,
+                push: self.push_enabled,
+                lease: expired.clone(),
+            };
+            match self.store.commit(commit).await {
+                Ok(committed) => {
+                    self.leases.committed(key, &expired);
+                    self.after_commit(key, &committed.events);
+                    return Ok(Swept::Failed { owner: lease.owner });
+                }
+                Err(StoreError::Conflict { .. }) => continue,
+                Err(StoreError::LeaseLive(_)) => return Ok(Swept::Live),
                 Err(e) => return Err(e.into()),
             }
         }
@@ -191,6 +331,23 @@ impl Tasks {
             }
         }
     }
+}
+
+/// The FAILED status that ends a turn lost with its replica.
+fn interrupted(task: &Task, lease: &crate::store::TurnLease) -> Change {
+    let text = "The turn working on this task was interrupted: the server running it stopped (a restart, or a \
+                lost replica) before it finished. Turns are not run again; send the request again to start a new \
+                task.";
+    let mut message =
+        Message::new(uuid::Uuid::new_v4().to_string(), Role::Agent, vec![Part::new(PartContent::Text(text.into()))]);
+    message.context_id = task.context_id.clone();
+    message.task_id = task.id.clone();
+    let mut status = TaskStatus::new(TaskState::Failed);
+    status.message = Some(message);
+    let metadata = serde_json::json!({
+        "agentproto": {"interrupted": {"replica": lease.owner, "leaseUntilMs": lease.until_ms}}
+    });
+    Change::Status(status, crate::v1::RawObject::from_value(&metadata).ok())
 }
 
 /// Applies `change` to `task`; returns the event it produces.
@@ -237,6 +394,7 @@ pub fn record(key: &TaskKey, task: &Task) -> Result<TaskRecord, ChangeError> {
         status_ts_ms: task.status.timestamp.map(|t| t.as_millis()).unwrap_or(0),
         version: 0,
         body: encode(task)?,
+        lease: None,
     })
 }
 

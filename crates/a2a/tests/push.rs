@@ -14,7 +14,7 @@ use agentproto_a2a::push::{
     classify, AddressClass, Cidr, PushOptions, PushStats, PushWorker, PushWorkerHandle, RetryPolicy, SsrfGuard,
 };
 use agentproto_a2a::store::memory::{MemoryOptions, MemoryStore};
-use agentproto_a2a::store::{Commit, DeadLetter, PushConfigRecord, Store, TaskKey, TaskRecord};
+use agentproto_a2a::store::{Commit, DeadLetter, LeaseChange, PushConfigRecord, Store, TaskKey, TaskRecord};
 use agentproto_a2a::v1;
 use axum::body::Bytes;
 use axum::extract::State;
@@ -122,6 +122,7 @@ fn record(key: &TaskKey, state: &str) -> TaskRecord {
         status_ts_ms: now_ms(),
         version: 0,
         body: format!(r#"{{"id":"{}","contextId":"ctx","status":{{"state":"{state}"}}}}"#, key.id).into_bytes(),
+        lease: None,
     }
 }
 
@@ -138,6 +139,7 @@ async fn queue(store: &dyn Store, id: &str, config: v1::TaskPushNotificationConf
             expected_version: None,
             events: Vec::new(),
             push: false,
+            lease: LeaseChange::Keep,
         })
         .await
         .expect("create task");
@@ -154,6 +156,7 @@ async fn queue(store: &dyn Store, id: &str, config: v1::TaskPushNotificationConf
             expected_version: Some(created.version),
             events: events.iter().map(|e| (e.clone(), false)).collect(),
             push: true,
+            lease: LeaseChange::Keep,
         })
         .await
         .expect("commit events");
@@ -380,7 +383,13 @@ async fn a_config_that_does_not_decode_is_dead_lettered() {
     let store = store();
     let key = TaskKey::new("", "t1");
     let created = store
-        .commit(Commit { task: record(&key, "S"), expected_version: None, events: Vec::new(), push: false })
+        .commit(Commit {
+            task: record(&key, "S"),
+            expected_version: None,
+            events: Vec::new(),
+            push: false,
+            lease: LeaseChange::Keep,
+        })
         .await
         .expect("create");
     store
@@ -393,6 +402,7 @@ async fn a_config_that_does_not_decode_is_dead_lettered() {
             expected_version: Some(created.version),
             events: vec![(status_event("t1", "W"), false)],
             push: true,
+            lease: LeaseChange::Keep,
         })
         .await
         .expect("commit");

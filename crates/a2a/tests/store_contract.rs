@@ -16,7 +16,8 @@ use std::time::Duration;
 use agentproto_a2a::store::memory::{MemoryOptions, MemoryStore};
 use agentproto_a2a::store::sqlite::SqliteStore;
 use agentproto_a2a::store::{
-    Commit, IdempotencyClaim, ListQuery, PushConfigRecord, Store, StoreError, TaskKey, TaskRecord,
+    Commit, IdempotencyClaim, LeaseChange, ListQuery, Purged, PushConfigRecord, Store, StoreError, TaskKey, TaskRecord,
+    TurnLease,
 };
 
 /// Every wait of this suite is bounded by this.
@@ -107,6 +108,12 @@ contract!(
     idempotency_key_is_claimed_seen_completed_and_released,
     concurrent_idempotency_claims_have_one_winner,
     concurrent_commits_keep_sequence_numbers_strictly_increasing,
+    commits_set_keep_and_clear_the_turn_lease,
+    renewal_gives_a_lease_to_tasks_that_are_not_terminal,
+    release_ends_only_the_owners_lease,
+    expired_leases_are_listed_earliest_first,
+    a_clear_expired_commit_is_refused_while_the_lease_is_live,
+    purge_deletes_old_terminal_tasks_with_everything_of_theirs,
 );
 
 fn key(id: &str) -> TaskKey {
@@ -122,6 +129,7 @@ fn task(id: &str, context_id: &str, state: &str, status_ts_ms: i64) -> TaskRecor
         status_ts_ms,
         version: 0,
         body: format!("{{\"id\":\"{id}\"}}").into_bytes(),
+        lease: None,
     }
 }
 
@@ -131,6 +139,7 @@ fn create(record: TaskRecord, events: &[&str]) -> Commit {
         expected_version: None,
         events: events.iter().map(|body| (body.as_bytes().to_vec(), false)).collect(),
         push: false,
+        lease: LeaseChange::Keep,
     }
 }
 
@@ -140,6 +149,7 @@ fn update(record: TaskRecord, expected: u64, events: &[&str], push: bool) -> Com
         expected_version: Some(expected),
         events: events.iter().map(|body| (body.as_bytes().to_vec(), false)).collect(),
         push,
+        lease: LeaseChange::Keep,
     }
 }
 
@@ -191,6 +201,7 @@ async fn events_get_consecutive_sequence_numbers_across_commits(store: Arc<dyn S
         expected_version: Some(1),
         events: vec![(b"c".to_vec(), false), (b"d".to_vec(), true)],
         push: false,
+        lease: LeaseChange::Keep,
     };
     let second = store.commit(commit).await.unwrap();
     assert_eq!(second.events.iter().map(|e| (e.seq, e.last)).collect::<Vec<_>>(), [(3, false), (4, true)]);
@@ -512,4 +523,151 @@ async fn concurrent_commits_keep_sequence_numbers_strictly_increasing(store: Arc
     assert_eq!(stored.version, total + 1);
     let page = store.read_events(&key("t1"), 0, 1_000).await.unwrap();
     assert_eq!(page.events.iter().map(|e| e.seq).collect::<Vec<_>>(), (1..=total).collect::<Vec<_>>());
+}
+
+fn lease(owner: &str, until_ms: i64) -> TurnLease {
+    TurnLease { owner: owner.into(), until_ms }
+}
+
+/// Creates a WORKING task `id` holding `lease` (if any).
+async fn leased(store: &Arc<dyn Store>, id: &str, lease: Option<TurnLease>) {
+    let mut commit = create(task(id, "c1", "TASK_STATE_WORKING", 10), &[]);
+    commit.lease = lease.map_or(LeaseChange::Keep, LeaseChange::Set);
+    store.commit(commit).await.unwrap();
+}
+
+async fn stored_lease(store: &Arc<dyn Store>, id: &str) -> Option<TurnLease> {
+    store.get_task(&key(id)).await.unwrap().expect("task").lease
+}
+
+async fn commits_set_keep_and_clear_the_turn_lease(store: Arc<dyn Store>) {
+    leased(&store, "t1", Some(lease("a", 100))).await;
+    assert_eq!(stored_lease(&store, "t1").await, Some(lease("a", 100)));
+    store.commit(update(task("t1", "c1", "TASK_STATE_WORKING", 11), 1, &["e"], false)).await.unwrap();
+    assert_eq!(stored_lease(&store, "t1").await, Some(lease("a", 100)), "Keep keeps it");
+    let mut set = update(task("t1", "c1", "TASK_STATE_WORKING", 12), 2, &[], false);
+    set.lease = LeaseChange::Set(lease("b", 200));
+    store.commit(set).await.unwrap();
+    assert_eq!(stored_lease(&store, "t1").await, Some(lease("b", 200)));
+    let mut clear = update(task("t1", "c1", "TASK_STATE_INPUT_REQUIRED", 13), 3, &[], false);
+    clear.lease = LeaseChange::Clear;
+    store.commit(clear).await.unwrap();
+    let stored = store.get_task(&key("t1")).await.unwrap().unwrap();
+    assert_eq!((stored.lease, stored.version), (None, 4));
+    // The lease field of the record given is not what is stored.
+    let mut ignored = create(task("t2", "c1", "TASK_STATE_WORKING", 10), &[]);
+    ignored.task.lease = Some(lease("x", 1));
+    store.commit(ignored).await.unwrap();
+    assert_eq!(stored_lease(&store, "t2").await, None);
+}
+
+async fn renewal_gives_a_lease_to_tasks_that_are_not_terminal(store: Arc<dyn Store>) {
+    leased(&store, "t1", Some(lease("a", 100))).await;
+    leased(&store, "t2", None).await;
+    store.commit(create(task("t3", "c1", "TASK_STATE_COMPLETED", 10), &[])).await.unwrap();
+    let keys = vec![key("t1"), key("t2"), key("t3"), key("missing")];
+    assert_eq!(store.renew_leases("b", keys, 500).await.unwrap(), 2);
+    assert_eq!(stored_lease(&store, "t1").await, Some(lease("b", 500)));
+    assert_eq!(stored_lease(&store, "t2").await, Some(lease("b", 500)));
+    assert_eq!(stored_lease(&store, "t3").await, None, "a terminal task gets no lease");
+    let t1 = store.get_task(&key("t1")).await.unwrap().unwrap();
+    assert_eq!(t1.version, 1, "a renewal is not a commit");
+    assert_eq!(store.renew_leases("b", Vec::new(), 500).await.unwrap(), 0);
+}
+
+async fn release_ends_only_the_owners_lease(store: Arc<dyn Store>) {
+    leased(&store, "t1", Some(lease("a", 100))).await;
+    assert!(!store.release_lease(&key("t1"), "b", false).await.unwrap());
+    assert_eq!(stored_lease(&store, "t1").await, Some(lease("a", 100)));
+    assert!(store.release_lease(&key("t1"), "a", true).await.unwrap());
+    assert_eq!(stored_lease(&store, "t1").await, Some(lease("a", 0)), "expired, not removed");
+    assert!(store.release_lease(&key("t1"), "a", false).await.unwrap());
+    assert_eq!(stored_lease(&store, "t1").await, None);
+    assert!(!store.release_lease(&key("t1"), "a", false).await.unwrap());
+    assert!(!store.release_lease(&key("missing"), "a", false).await.unwrap());
+    assert_eq!(store.get_task(&key("t1")).await.unwrap().unwrap().version, 1);
+}
+
+async fn expired_leases_are_listed_earliest_first(store: Arc<dyn Store>) {
+    for (id, until) in [("t1", Some(300)), ("t2", Some(100)), ("t3", Some(200)), ("t4", None), ("t5", Some(1_000))] {
+        leased(&store, id, until.map(|until| lease("a", until))).await;
+    }
+    assert_eq!(store.expired_leases(301, 10).await.unwrap(), [key("t2"), key("t3"), key("t1")]);
+    assert_eq!(store.expired_leases(301, 2).await.unwrap(), [key("t2"), key("t3")]);
+    assert!(store.expired_leases(100, 10).await.unwrap().is_empty(), "a deadline of now has not passed");
+}
+
+async fn a_clear_expired_commit_is_refused_while_the_lease_is_live(store: Arc<dyn Store>) {
+    leased(&store, "t1", Some(lease("a", 500))).await;
+    let sweep = |expected, before| {
+        let mut commit = update(task("t1", "c1", "TASK_STATE_FAILED", 20), expected, &["failed"], false);
+        commit.events[0].1 = true;
+        commit.lease = LeaseChange::ClearExpired(before);
+        commit
+    };
+    let refused = store.commit(sweep(1, 500)).await.unwrap_err();
+    assert!(matches!(refused, StoreError::LeaseLive(_)), "{refused:?}");
+    let stale = store.commit(sweep(7, 501)).await.unwrap_err();
+    assert!(matches!(stale, StoreError::Conflict { .. }), "{stale:?}");
+    let stored = store.get_task(&key("t1")).await.unwrap().unwrap();
+    assert_eq!((stored.version, stored.state.as_str()), (1, "TASK_STATE_WORKING"), "nothing written");
+    assert_eq!(store.read_events(&key("t1"), 0, 10).await.unwrap().last_written, 0);
+
+    let swept = store.commit(sweep(1, 501)).await.unwrap();
+    assert_eq!((swept.version, swept.events[0].seq), (2, 1));
+    assert_eq!(stored_lease(&store, "t1").await, None);
+    assert!(store.expired_leases(i64::MAX, 10).await.unwrap().is_empty());
+
+    leased(&store, "t2", None).await;
+    let mut unleased = update(task("t2", "c1", "TASK_STATE_FAILED", 20), 1, &[], false);
+    unleased.lease = LeaseChange::ClearExpired(i64::MAX);
+    let refused = store.commit(unleased).await.unwrap_err();
+    assert!(matches!(refused, StoreError::LeaseLive(_)), "a task without a lease is not an orphan: {refused:?}");
+}
+
+async fn purge_deletes_old_terminal_tasks_with_everything_of_theirs(store: Arc<dyn Store>) {
+    // An old terminal task with a log, a push config and a queued delivery.
+    store.commit(create(task("old-1", "c1", "TASK_STATE_WORKING", 50), &["e1"])).await.unwrap();
+    store.put_push_config(config("old-1", "a", "https://a.example")).await.unwrap();
+    store.commit(update(task("old-1", "c1", "TASK_STATE_COMPLETED", 100), 1, &["e2"], true)).await.unwrap();
+    store.commit(create(task("old-2", "c1", "TASK_STATE_COMPLETED", 200), &["e1"])).await.unwrap();
+    store.commit(create(task("young", "c1", "TASK_STATE_COMPLETED", 5_000), &["e1"])).await.unwrap();
+    store.commit(create(task("live", "c1", "TASK_STATE_WORKING", 10), &["e1"])).await.unwrap();
+    // A dead letter recorded long ago, on the live task.
+    store.put_push_config(config("live", "b", "https://b.example")).await.unwrap();
+    store.commit(update(task("live", "c1", "TASK_STATE_WORKING", 10), 1, &["e2"], true)).await.unwrap();
+    let live_delivery = store.claim_deliveries(NOW, 1_000, 10).await.unwrap();
+    let live_delivery = live_delivery.iter().find(|d| d.task == key("live")).expect("the live task's delivery");
+    store.delivery_dead(live_delivery.id, 100, "410 gone").await.unwrap();
+    assert_eq!(store.claim_idempotency("", "old-key", "fp", 100).await.unwrap(), IdempotencyClaim::Claimed);
+    assert_eq!(store.claim_idempotency("", "young-key", "fp", 5_000).await.unwrap(), IdempotencyClaim::Claimed);
+
+    let first = store.purge(1_000, 1).await.unwrap();
+    assert_eq!(first, Purged { tasks: 1, idempotency_keys: 1, dead_letters: 1 });
+    assert!(first.full(1));
+    assert_eq!(store.get_task(&key("old-1")).await.unwrap(), None, "the oldest goes first");
+    assert!(store.get_task(&key("old-2")).await.unwrap().is_some());
+    let second = store.purge(1_000, 10).await.unwrap();
+    assert_eq!(second, Purged { tasks: 1, idempotency_keys: 0, dead_letters: 0 });
+    assert!(!second.full(10));
+    assert_eq!(store.purge(1_000, 10).await.unwrap(), Purged::default());
+
+    for gone in ["old-1", "old-2"] {
+        assert_eq!(store.get_task(&key(gone)).await.unwrap(), None);
+        let error = store.read_events(&key(gone), 0, 10).await.unwrap_err();
+        assert!(matches!(error, StoreError::NotFound(_)), "{error:?}");
+        assert!(store.list_push_configs(&key(gone), None, 10).await.unwrap().is_empty());
+    }
+    assert!(store.claim_deliveries(NOW + 10_000, 1_000, 10).await.unwrap().is_empty(), "its delivery went too");
+    let page = store.list_tasks("", ListQuery { page_size: 10, ..ListQuery::default() }).await.unwrap();
+    let mut left: Vec<String> = page.tasks.iter().map(|t| t.key.id.clone()).collect();
+    left.sort();
+    assert_eq!(left, ["live", "young"], "active and young tasks are kept");
+    assert_eq!(store.read_events(&key("live"), 0, 10).await.unwrap().events.len(), 2);
+    assert!(store.dead_letters(10).await.unwrap().is_empty());
+    assert_eq!(store.claim_idempotency("", "old-key", "fp", 6_000).await.unwrap(), IdempotencyClaim::Claimed);
+    assert!(matches!(
+        store.claim_idempotency("", "young-key", "fp", 6_000).await.unwrap(),
+        IdempotencyClaim::Seen { .. }
+    ));
 }

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agentproto_a2a::store::postgres::{PostgresOptions, PostgresStore, NOTIFY_CHANNEL, SCHEMA_VERSION};
-use agentproto_a2a::store::{Commit, PushConfigRecord, Store, StoreError, TaskKey, TaskRecord};
+use agentproto_a2a::store::{Commit, LeaseChange, PushConfigRecord, Store, StoreError, TaskKey, TaskRecord};
 use futures::StreamExt;
 use tokio::sync::mpsc;
 use tokio_postgres::AsyncMessage;
@@ -49,6 +49,7 @@ fn task(id: &str, context_id: &str) -> TaskRecord {
         status_ts_ms: 10,
         version: 0,
         body: b"{}".to_vec(),
+        lease: None,
     }
 }
 
@@ -58,6 +59,7 @@ fn commit(id: &str, expected_version: Option<u64>, events: &[&str], push: bool) 
         expected_version,
         events: events.iter().map(|body| (body.as_bytes().to_vec(), false)).collect(),
         push,
+        lease: LeaseChange::Keep,
     }
 }
 

@@ -13,6 +13,7 @@ use std::time::Duration;
 use agentproto_a2a::demo::{card_with_rest_prefix, DemoAgent};
 use agentproto_a2a::errors::ErrorTable;
 use agentproto_a2a::push::PushOptions;
+use agentproto_a2a::recovery::{RecoveryOptions, Retention};
 use agentproto_a2a::server::{A2aServer, HttpOptions, MissingVersion};
 use agentproto_a2a::store::memory::MemoryOptions;
 
@@ -70,6 +71,48 @@ pub(crate) struct Args {
     /// Seconds a shutdown (SIGTERM, ctrl-c) waits for requests in progress.
     #[arg(long, default_value_t = 10.0)]
     shutdown_timeout: f64,
+    /// How long a running turn's lease lasts without renewal (`500ms`, `30s`, `2m`;
+    /// renewed every third of it). A task whose turn was running on a server that died is
+    /// marked FAILED about one and a half leases later, by whichever server sweeps first.
+    #[arg(long, default_value = "30s", value_parser = parse_duration)]
+    turn_lease: Duration,
+    /// How long a terminal task is kept after it ends, with its event log, push
+    /// deliveries and idempotency keys (`90m`, `24h`, `7d`; `forever` keeps everything).
+    #[arg(long, default_value = "24h", value_parser = parse_retention)]
+    retain_terminal: Retain,
+    /// How long after a task ends a client may still resume its stream with
+    /// Last-Event-ID; --retain-terminal may not be shorter.
+    #[arg(long, default_value = "5m", value_parser = parse_duration)]
+    resume_window: Duration,
+}
+
+/// `--retain-terminal`: an age, or none (`forever`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Retain(Option<Duration>);
+
+/// A duration: a non-negative number with a unit (`ms`, `s`, `m`, `h`, `d`), or a bare
+/// number of seconds.
+fn parse_duration(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let split = text.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let value: f64 = number.trim().parse().map_err(|_| format!("{text:?} is not a duration such as 30s or 24h"))?;
+    let scale = match unit {
+        "ms" => 0.001,
+        "" | "s" => 1.0,
+        "m" => 60.0,
+        "h" => 3_600.0,
+        "d" => 86_400.0,
+        other => return Err(format!("unknown unit {other:?} in {text:?} (ms, s, m, h or d)")),
+    };
+    Duration::try_from_secs_f64(value * scale).map_err(|_| format!("{text:?} is not a duration such as 30s or 24h"))
+}
+
+fn parse_retention(text: &str) -> Result<Retain, String> {
+    if text.trim().eq_ignore_ascii_case("forever") {
+        return Ok(Retain(None));
+    }
+    parse_duration(text).map(|age| Retain(Some(age)))
 }
 
 fn seconds(s: f64) -> Duration {
@@ -130,11 +173,18 @@ async fn run(args: Args) -> Result<(), String> {
         },
         ..PushOptions::default()
     };
+    let recovery = RecoveryOptions { lease: args.turn_lease, ..RecoveryOptions::default() };
+    let retention =
+        Retention { terminal_age: args.retain_terminal.0, resume_window: args.resume_window, ..Retention::default() };
     let builder = A2aServer::builder(agent, card_with_rest_prefix(&base, &args.rest_prefix))
         .http(http)
         .push(push)
         .return_immediately_by_default(args.return_immediately)
-        .error_table(if args.errors_1_0_0 { ErrorTable::V1_0_0 } else { ErrorTable::V1_0_1 });
+        .error_table(if args.errors_1_0_0 { ErrorTable::V1_0_0 } else { ErrorTable::V1_0_1 })
+        .recovery(recovery)
+        .map_err(|e| format!("--turn-lease: {e}"))?
+        .retention(retention)
+        .map_err(|e| format!("--retain-terminal: {e}"))?;
     let (builder, store) = if args.memory {
         (builder.memory(MemoryOptions::default()), "memory".to_owned())
     } else if let Some(url) = postgres_url(&args.db) {
@@ -160,6 +210,21 @@ fn postgres_url(db: &std::path::Path) -> Option<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn durations_take_a_unit_and_retention_may_be_forever() {
+        assert_eq!(parse_duration("30s"), Ok(Duration::from_secs(30)));
+        assert_eq!(parse_duration("1.5"), Ok(Duration::from_millis(1_500)));
+        assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
+        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
+        assert_eq!(parse_duration("24h"), Ok(Duration::from_secs(86_400)));
+        assert_eq!(parse_duration("7d"), Ok(Duration::from_secs(7 * 86_400)));
+        for bad in ["", "h", "-1s", "1w", "NaNs", "1e400s", "ten"] {
+            assert!(parse_duration(bad).is_err(), "{bad:?}");
+        }
+        assert_eq!(parse_retention("forever"), Ok(Retain(None)));
+        assert_eq!(parse_retention("1h"), Ok(Retain(Some(Duration::from_secs(3_600)))));
+    }
 
     #[test]
     fn a_postgres_url_selects_postgres_and_anything_else_is_a_file() {

@@ -1,5 +1,5 @@
-//! `agentproto serve` as a process: what it acknowledged survives SIGKILL (SQLite), and
-//! SIGTERM shuts it down cleanly. HTTP is spoken by hand over loopback so the bytes
+//! `agentproto serve` as a process: what it acknowledged survives SIGKILL (SQLite), a
+//! turn killed with it is failed after the restart, and SIGTERM shuts it down cleanly. HTTP is spoken by hand over loopback so the bytes
 //! compared before and after the restart are exactly the server's.
 
 use std::path::{Path, PathBuf};
@@ -48,8 +48,10 @@ async fn spawn(db: &Path) -> Agent {
 
 /// `agentproto serve` with `extra` arguments.
 async fn spawn_with(db: &Path, extra: &[&str]) -> Agent {
+    let delay: &[&str] = if extra.contains(&"--delay") { &[] } else { &["--delay", "0.2"] };
     let mut child = Command::new(env!("CARGO_BIN_EXE_agentproto"))
-        .args(["serve", "--addr", "127.0.0.1:0", "--delay", "0.2"])
+        .args(["serve", "--addr", "127.0.0.1:0"])
+        .args(delay)
         .args(extra)
         .arg("--db")
         .arg(db)
@@ -296,6 +298,59 @@ async fn acknowledged_tasks_and_events_survive_sigkill() {
     assert_eq!(state_of(&serde_json::from_str(&events.last().unwrap().1).unwrap()), Some("TASK_STATE_COMPLETED"));
     let ids: Vec<Option<u64>> = events.iter().map(|(i, _)| *i).collect();
     assert_eq!(ids, (1..=events.len() as u64).map(Some).collect::<Vec<_>>(), "one log, numbered on from before");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_turn_killed_with_its_server_is_failed_after_the_restart() {
+    let dir = TempDir::new("orphan");
+    let db = dir.0.join("a.db");
+    // A one-second lease, and a delayed scenario that would stay WORKING for ten minutes.
+    let flags = ["--turn-lease", "1s", "--delay", "600"];
+    let mut agent = spawn_with(&db, &flags).await;
+    let mut ex =
+        open(&agent.addr, "POST", "/a2a/rest/message:stream", &[], Some(&send("tck-delayed-complete-1"))).await;
+    assert_eq!(ex.status, 200);
+    let seen = within("WORKING", ex.events_until(|ev| state_of(ev) == Some("TASK_STATE_WORKING"))).await;
+    let first: Value = serde_json::from_str(&seen[0].1).unwrap();
+    let id = first["task"]["id"].as_str().unwrap().to_owned();
+    let last_seen = seen.last().and_then(|(id, _)| *id).expect("WORKING has an id");
+
+    within("SIGKILL", agent.child.kill()).await.unwrap();
+    drop(agent);
+    drop(ex);
+
+    // The client resumes on the restarted server: the Task, the final event, the end.
+    let agent = spawn_with(&db, &flags).await;
+    let last_id = last_seen.to_string();
+    let path = format!("/a2a/rest/tasks/{id}:subscribe");
+    let mut ex = open(&agent.addr, "GET", &path, &[("Last-Event-ID", last_id.as_str())], None).await;
+    assert_eq!(ex.status, 200);
+    let events = within("the final event and the end of the stream", ex.events_until(|_| false)).await;
+    assert!(ex.done, "the stream ended");
+    assert!(events[0].0.is_none() && events[0].1.starts_with("{\"task\""), "{events:?}");
+    let (final_id, final_event) = events.last().unwrap();
+    assert_eq!(*final_id, Some(last_seen + 1), "{events:?}");
+    let final_event: Value = serde_json::from_str(final_event).unwrap();
+    assert_eq!(final_event["statusUpdate"]["status"]["state"], json!("TASK_STATE_FAILED"), "{final_event}");
+    let text = final_event["statusUpdate"]["status"]["message"]["parts"][0]["text"].as_str().unwrap_or_default();
+    assert!(text.contains("interrupted"), "{final_event}");
+    let (status, task, _) = call(&agent.addr, "GET", &format!("/a2a/rest/tasks/{id}"), None).await;
+    assert_eq!((status, &task["status"]["state"]), (200, &json!("TASK_STATE_FAILED")));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retention_shorter_than_the_resume_window_is_refused() {
+    let dir = TempDir::new("retention");
+    let run = Command::new(env!("CARGO_BIN_EXE_agentproto"))
+        .args(["serve", "--addr", "127.0.0.1:0", "--retain-terminal", "1m", "--resume-window", "5m", "--db"])
+        .arg(dir.0.join("a.db"))
+        .stdin(Stdio::null())
+        .kill_on_drop(true)
+        .output();
+    let output = within("serve to refuse", run).await.unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("--retain-terminal") && stderr.contains("resume"), "{stderr}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

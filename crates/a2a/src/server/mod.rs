@@ -21,6 +21,7 @@ pub mod auth;
 pub mod core;
 pub mod http;
 mod listen;
+mod push_configs;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -30,6 +31,7 @@ use tokio_util::sync::CancellationToken;
 use crate::errors::ErrorTable;
 use crate::executor::AgentExecutor;
 use crate::push::{PushOptions, PushWorker};
+use crate::recovery::{ConfigError, Leases, RecoveryOptions, Retention, Sweeper};
 use crate::store::memory::{MemoryOptions, MemoryStore};
 #[cfg(feature = "postgres")]
 use crate::store::postgres::{PostgresOptions, PostgresStore};
@@ -59,9 +61,27 @@ pub struct Builder<E> {
     accepted_media_types: Option<Vec<String>>,
     max_metadata_bytes: usize,
     return_immediately_by_default: bool,
+    recovery: RecoveryOptions,
+    retention: Retention,
 }
 
 impl<E: AgentExecutor> Builder<E> {
+    /// How turns hold leases and how orphaned turns are found (see [`crate::recovery`]).
+    /// Refuses a lease shorter than [`crate::recovery::MIN_LEASE`] or an empty replica id.
+    pub fn recovery(mut self, options: RecoveryOptions) -> Result<Self, ConfigError> {
+        options.validate()?;
+        self.recovery = options;
+        Ok(self)
+    }
+
+    /// How long terminal tasks are kept (24 h unless set; see [`crate::recovery`]).
+    /// Refuses a retention shorter than its resume window.
+    pub fn retention(mut self, retention: Retention) -> Result<Self, ConfigError> {
+        retention.validate()?;
+        self.retention = retention;
+        Ok(self)
+    }
+
     /// Answers sends at once unless they ask to wait (see [`CoreOptions`]); for old test kits.
     pub fn return_immediately_by_default(mut self, on: bool) -> Self {
         self.return_immediately_by_default = on;
@@ -146,11 +166,17 @@ impl<E: AgentExecutor> Builder<E> {
         self
     }
 
+    /// Builds the server and, inside a tokio runtime, starts its background work: the
+    /// push worker (when configured), the renewal of turn leases and the sweeper, which
+    /// sweeps once at once and then every half lease (outside a runtime they start with
+    /// [`A2aServer::serve`]).
     pub fn build(self) -> A2aServer<E> {
         let store = self.store.unwrap_or_else(|| Arc::new(MemoryStore::new(MemoryOptions::default())));
         let hub = Arc::new(EventHub::new(self.hub));
         let shutdown = CancellationToken::new();
         let mut tasks = Tasks::new(store.clone(), hub);
+        let leases = Arc::new(Leases::new(store.clone(), &self.recovery, shutdown.clone()));
+        tasks.leases = Arc::clone(&leases);
         let push_declared = self.card.capabilities.push_notifications == Some(true);
         let worker = match (&self.push, push_declared) {
             (Some(opts), true) => {
@@ -173,10 +199,58 @@ impl<E: AgentExecutor> Builder<E> {
             push_guard: self.push.as_ref().map(PushOptions::guard).unwrap_or_default(),
             push_resolve_timeout: self.push.as_ref().map_or(Duration::from_secs(5), |p| p.connect_timeout),
         };
-        let core = self::core::Core::new(Arc::new(self.executor), Arc::new(tasks), options, shutdown.clone());
+        let tasks = Arc::new(tasks);
+        let sweeper = Sweeper::new(Arc::clone(&tasks), self.retention, Arc::clone(&self.recovery.clock));
+        let mut background = Background {
+            pending: self.recovery.background.then(|| (Arc::clone(&leases), sweeper.clone())),
+            renew_every: self.recovery.renew_every(),
+            sweep_every: self.recovery.sweep_every(),
+            stop: shutdown.clone(),
+            running: Vec::new(),
+        };
+        if tokio::runtime::Handle::try_current().is_ok() {
+            background.start();
+        }
+        let core = self::core::Core::new(Arc::new(self.executor), tasks, options, shutdown.clone());
         let limits = listen::ConnLimits::from(&self.http);
         let app = http::App::new(core, self.http, self.auth);
-        A2aServer { router: http::router(app), shutdown, push: worker, store, limits, _e: std::marker::PhantomData }
+        A2aServer {
+            router: http::router(app),
+            shutdown,
+            push: worker,
+            store,
+            limits,
+            leases,
+            sweeper,
+            background,
+            _e: std::marker::PhantomData,
+        }
+    }
+}
+
+/// The lease renewal and the sweeper of a server, started once.
+struct Background {
+    /// Not started yet (`None` once started, or when the application runs them itself).
+    pending: Option<(Arc<Leases>, Sweeper)>,
+    renew_every: Duration,
+    sweep_every: Duration,
+    stop: CancellationToken,
+    running: Vec<tokio::task::JoinHandle<()>>,
+}
+
+impl Background {
+    /// Spawns the loops; call inside a tokio runtime.
+    fn start(&mut self) {
+        let Some((leases, sweeper)) = self.pending.take() else { return };
+        self.running.push(tokio::spawn(leases.run(self.renew_every, self.stop.clone())));
+        self.running.push(tokio::spawn(sweeper.run(self.sweep_every, self.stop.clone())));
+    }
+
+    /// Waits for the loops, which end once the shutdown token fired.
+    async fn join(self) {
+        for task in self.running {
+            let _ = task.await;
+        }
     }
 }
 
@@ -187,6 +261,9 @@ pub struct A2aServer<E> {
     push: Option<crate::push::PushWorkerHandle>,
     store: Arc<dyn Store>,
     limits: listen::ConnLimits,
+    leases: Arc<Leases>,
+    sweeper: Sweeper,
+    background: Background,
     #[allow(dead_code)]
     _e: std::marker::PhantomData<fn() -> E>,
 }
@@ -205,6 +282,8 @@ impl<E: AgentExecutor> A2aServer<E> {
             accepted_media_types: None,
             max_metadata_bytes: 64 << 10,
             return_immediately_by_default: false,
+            recovery: RecoveryOptions::default(),
+            retention: Retention::default(),
         }
     }
 
@@ -217,6 +296,16 @@ impl<E: AgentExecutor> A2aServer<E> {
 
     pub fn store(&self) -> &Arc<dyn Store> {
         &self.store
+    }
+
+    /// This server's turn leases (its replica id, and [`Leases::renew`]).
+    pub fn leases(&self) -> &Arc<Leases> {
+        &self.leases
+    }
+
+    /// A handle on the sweeper, to sweep now (see [`crate::recovery`]).
+    pub fn sweeper(&self) -> Sweeper {
+        self.sweeper.clone()
     }
 
     /// Cancels running executions, ends open streams and stops the push worker.
@@ -232,12 +321,16 @@ impl<E: AgentExecutor> A2aServer<E> {
     /// On shutdown, running executions are canceled and streams end; connections
     /// without a request in progress close at once, the others once their response is
     /// sent, and any still open after `shutdown_timeout` are closed. Then the push
-    /// worker stops.
-    pub async fn serve(self, listener: tokio::net::TcpListener) -> std::io::Result<()> {
+    /// worker, the lease renewal and the sweeper stop. Turns the shutdown interrupted
+    /// leave their leases expired, so the next sweep (the next start, or another replica
+    /// on the same database) fails their tasks (see [`crate::recovery`]).
+    pub async fn serve(mut self, listener: tokio::net::TcpListener) -> std::io::Result<()> {
+        self.background.start();
         let result = listen::serve(listener, self.router.clone(), self.limits, self.shutdown.clone()).await;
         if let Some(push) = self.push {
             let _ = push.join().await;
         }
+        self.background.join().await;
         result
     }
 

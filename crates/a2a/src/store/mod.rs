@@ -9,6 +9,11 @@
 //! several server processes share one database: every write that changes a task is one
 //! [`Store::commit`], which also appends the task's events and queues their push
 //! deliveries in the same transaction, with optimistic concurrency on the task version.
+//!
+//! Two more things keep a durable store from filling up with the dead: a task whose turn
+//! is running carries a [`TurnLease`] (renewed by the replica running the turn; a task
+//! whose lease ran out lost its turn, see `crate::recovery`), and [`Store::purge`]
+//! deletes terminal tasks past their retention, with everything that belongs to them.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -68,6 +73,35 @@ pub struct TaskRecord {
     pub version: u64,
     /// The ProtoJSON bytes of the whole task (history and artifacts included).
     pub body: Vec<u8>,
+    /// The lease of the turn running on the task, if one is (as stored; a commit writes
+    /// what [`Commit::lease`] says, not this field).
+    pub lease: Option<TurnLease>,
+}
+
+/// Who runs a task's turn, and until when it is presumed alive: the replica renews the
+/// deadline while the turn runs. Deadlines are milliseconds since the Unix epoch by the
+/// writers' clocks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TurnLease {
+    /// The replica holding the lease (`""` for a task written before leases existed).
+    pub owner: String,
+    pub until_ms: i64,
+}
+
+/// What a commit does to the task's [`TurnLease`].
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum LeaseChange {
+    /// Leaves the stored lease as it is (none, for a new task).
+    #[default]
+    Keep,
+    /// Stores this lease.
+    Set(TurnLease),
+    /// Removes the lease.
+    Clear,
+    /// Removes the lease, and refuses the whole commit with [`StoreError::LeaseLive`]
+    /// unless the stored task has a lease whose deadline is before this instant: how a
+    /// sweeper ends an orphaned turn without ever touching a live one.
+    ClearExpired(i64),
 }
 
 /// One event of a task's log.
@@ -93,6 +127,8 @@ pub struct Commit {
     pub events: Vec<(Vec<u8>, bool)>,
     /// Queue a push delivery of each event for every push config of the task.
     pub push: bool,
+    /// What happens to the task's turn lease.
+    pub lease: LeaseChange,
 }
 
 /// What a commit stored.
@@ -179,6 +215,22 @@ pub enum IdempotencyClaim {
     Seen { fingerprint: String, result: Option<Vec<u8>> },
 }
 
+/// What one [`Store::purge`] deleted.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Purged {
+    /// Terminal tasks, each with its events, push configs and queued deliveries.
+    pub tasks: usize,
+    pub idempotency_keys: usize,
+    pub dead_letters: usize,
+}
+
+impl Purged {
+    /// Whether any kind of row filled a batch of `limit` (so more may be due).
+    pub fn full(&self, limit: usize) -> bool {
+        self.tasks >= limit || self.idempotency_keys >= limit || self.dead_letters >= limit
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     #[error("task {0:?} already exists")]
@@ -187,6 +239,8 @@ pub enum StoreError {
     NotFound(TaskKey),
     #[error("task {key:?} changed concurrently (expected version {expected}, found {found})")]
     Conflict { key: TaskKey, expected: u64, found: u64 },
+    #[error("task {0:?} has a live turn lease (or none), so its turn was not lost")]
+    LeaseLive(TaskKey),
     #[error("store backend: {0}")]
     Backend(String),
 }
@@ -253,4 +307,22 @@ pub trait Store: Send + Sync + 'static {
     fn complete_idempotency(&self, tenant: &str, key: &str, result: Vec<u8>) -> BoxFuture<'_, Result<(), StoreError>>;
     /// Frees a claim whose request failed before it created anything.
     fn release_idempotency(&self, tenant: &str, key: &str) -> BoxFuture<'_, Result<(), StoreError>>;
+
+    /// Gives each of `keys` that exists and is not terminal the lease `(owner,
+    /// until_ms)`, whatever lease it had (a replica renews the tasks it runs turns of);
+    /// returns how many it did. Not a commit: the version does not change, and no event
+    /// is written.
+    fn renew_leases(&self, owner: &str, keys: Vec<TaskKey>, until_ms: i64) -> BoxFuture<'_, Result<usize, StoreError>>;
+    /// Ends `owner`'s lease on a task: removed, or with `expire` kept with a deadline of
+    /// 0, so that the next sweep takes the task at once. Nothing changes when the task
+    /// has no lease or another owner's; returns whether `owner` held it. Not a commit.
+    fn release_lease(&self, key: &TaskKey, owner: &str, expire: bool) -> BoxFuture<'_, Result<bool, StoreError>>;
+    /// The tasks whose lease deadline is before `now_ms`, earliest deadline first, at
+    /// most `limit`.
+    fn expired_leases(&self, now_ms: i64, limit: usize) -> BoxFuture<'_, Result<Vec<TaskKey>, StoreError>>;
+    /// Deletes up to `limit` terminal tasks whose status timestamp is before `before_ms`,
+    /// oldest first, each with its events, push configs and queued deliveries; and up to
+    /// `limit` idempotency keys claimed before `before_ms` and as many dead letters
+    /// recorded before it. Non-terminal tasks are never deleted.
+    fn purge(&self, before_ms: i64, limit: usize) -> BoxFuture<'_, Result<Purged, StoreError>>;
 }

@@ -53,6 +53,28 @@ pub async fn start<E: AgentExecutor>(build: impl FnOnce(&str) -> Builder<E>) -> 
     Server { base, addr, http: reqwest::Client::new(), token }
 }
 
+/// [`start`], also handing back the server's sweeper and leases (built with the
+/// background work off, a test drives them itself).
+pub async fn start_driven<E: AgentExecutor>(
+    build: impl FnOnce(&str) -> Builder<E>,
+) -> (Server, agentproto_a2a::recovery::Sweeper, Arc<agentproto_a2a::recovery::Leases>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let base = format!("http://{addr}");
+    let server: A2aServer<E> = build(&base).build();
+    let (sweeper, leases) = (server.sweeper(), Arc::clone(server.leases()));
+    let token = server.shutdown_token();
+    tokio::spawn(server.serve(listener));
+    (Server { base, addr, http: reqwest::Client::new(), token }, sweeper, leases)
+}
+
+impl Server {
+    /// Shuts the server down (as dropping it does), keeping the value.
+    pub fn shut_down(&self) {
+        self.token.cancel();
+    }
+}
+
 /// The demo agent's card with `edit` applied to its JSON form.
 pub fn card_with(base: &str, edit: impl FnOnce(&mut Value)) -> AgentCard {
     let mut v = serde_json::to_value(agentproto_a2a::demo::card(base)).unwrap();

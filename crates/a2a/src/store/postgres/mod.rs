@@ -45,6 +45,11 @@
 //! a newer version. Tables are created in the connection's `search_path` (`public`
 //! unless the connection string sets `options=-csearch_path=…`), all named `a2a_*`.
 //!
+//! **Leases and retention.** Several replicas sweep one database: every replica lists
+//! the same expired leases, and the version check of the commit that ends an orphaned
+//! turn lets exactly one of them end it (`crate::recovery`). Purges take their rows with
+//! `FOR UPDATE SKIP LOCKED`, so concurrent purges split the work (`recovery.rs`).
+//!
 //! **Pool.** Connections come from a [`deadpool_postgres`] pool: it caches prepared
 //! statements per connection (every query here is prepared once per connection, not per
 //! call), drops connections that closed, and bounds the wait for a free connection. The
@@ -61,13 +66,14 @@ use tokio_postgres::NoTls;
 
 use super::{
     limit_i64, to_i64, to_u64, BoxFuture, Commit, Committed, DeadLetter, Delivery, EventPage, IdempotencyClaim,
-    ListPage, ListQuery, PushConfigRecord, Store, StoreError, TaskKey, TaskRecord,
+    ListPage, ListQuery, Purged, PushConfigRecord, Store, StoreError, TaskKey, TaskRecord,
 };
 
 pub use deadpool_postgres;
 pub use tokio_postgres;
 
 mod claims;
+mod recovery;
 mod schema;
 mod tasks;
 
@@ -394,6 +400,36 @@ impl Store for PostgresStore {
         Box::pin(async move {
             let client = self.inner.client().await?;
             claims::release_idempotency(&client, &tenant, &key).await
+        })
+    }
+
+    fn renew_leases(&self, owner: &str, keys: Vec<TaskKey>, until_ms: i64) -> BoxFuture<'_, Result<usize, StoreError>> {
+        let owner = owner.to_owned();
+        Box::pin(async move {
+            let client = self.inner.client().await?;
+            recovery::renew_leases(&client, &owner, &keys, until_ms).await
+        })
+    }
+
+    fn release_lease(&self, key: &TaskKey, owner: &str, expire: bool) -> BoxFuture<'_, Result<bool, StoreError>> {
+        let (key, owner) = (key.clone(), owner.to_owned());
+        Box::pin(async move {
+            let client = self.inner.client().await?;
+            recovery::release_lease(&client, &key, &owner, expire).await
+        })
+    }
+
+    fn expired_leases(&self, now_ms: i64, limit: usize) -> BoxFuture<'_, Result<Vec<TaskKey>, StoreError>> {
+        Box::pin(async move {
+            let client = self.inner.client().await?;
+            recovery::expired_leases(&client, now_ms, limit).await
+        })
+    }
+
+    fn purge(&self, before_ms: i64, limit: usize) -> BoxFuture<'_, Result<Purged, StoreError>> {
+        Box::pin(async move {
+            let client = self.inner.client().await?;
+            recovery::purge(&client, before_ms, limit).await
         })
     }
 }

@@ -3,14 +3,14 @@
 use super::{backend, pg, StoreError};
 
 /// The schema version this build writes.
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 
 /// The advisory lock migrations run under ("a2aschem" in ASCII), so that processes
 /// starting at once migrate one after the other.
 const MIGRATION_LOCK: i64 = 0x6132_6173_6368_656d;
 
 /// `MIGRATIONS[n]` takes the schema from version `n` to `n + 1`.
-const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [SCHEMA_V1];
+const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [SCHEMA_V1, SCHEMA_V2];
 
 /// Version 1. Key columns are `COLLATE "C"`: byte-wise comparison, the order of the
 /// other stores (see the module documentation).
@@ -81,6 +81,21 @@ CREATE TABLE a2a_idempotency (
     created_ms BIGINT NOT NULL,
     PRIMARY KEY (tenant, key)
 );
+"#;
+
+/// Version 2: turn leases, and the indexes retention deletes by. A task that was
+/// SUBMITTED or WORKING when a build without leases last wrote it had a turn running
+/// then, which nothing runs now once every replica runs this build: it gets a lease that
+/// has already expired (owner `''`), so the first sweep ends it. Upgrade every replica
+/// at once (a replica of the old build still running a turn would see it failed).
+const SCHEMA_V2: &str = r#"
+ALTER TABLE a2a_tasks ADD COLUMN lease_owner TEXT COLLATE "C", ADD COLUMN lease_until_ms BIGINT;
+UPDATE a2a_tasks SET lease_owner = '', lease_until_ms = 0
+    WHERE state IN ('TASK_STATE_SUBMITTED', 'TASK_STATE_WORKING');
+CREATE INDEX a2a_tasks_by_lease ON a2a_tasks (lease_until_ms) WHERE lease_until_ms IS NOT NULL;
+CREATE INDEX a2a_tasks_terminal_by_age ON a2a_tasks (status_ts_ms) WHERE terminal;
+CREATE INDEX a2a_idempotency_by_age ON a2a_idempotency (created_ms);
+CREATE INDEX a2a_dead_letters_by_age ON a2a_dead_letters (at_ms);
 "#;
 
 /// Brings the database to [`SCHEMA_VERSION`] in one transaction: a failure halfway

@@ -8,18 +8,23 @@ use super::{
     limit_i64, pg, to_i64, to_u64, Commit, Committed, EventPage, ListPage, ListQuery, StoreError, TaskKey, TaskRecord,
     NOTIFY_CHANNEL,
 };
-use crate::store::EventRecord;
+use crate::store::{EventRecord, LeaseChange, TurnLease};
 
-const TASK_COLUMNS: &str = "tenant, id, context_id, state, terminal, status_ts_ms, version, body";
+const TASK_COLUMNS: &str =
+    "tenant, id, context_id, state, terminal, status_ts_ms, version, body, lease_owner, lease_until_ms";
 
-const LOCK_TASK: &str = "SELECT version, last_seq FROM a2a_tasks WHERE tenant = $1 AND id = $2 FOR UPDATE";
+const LOCK_TASK: &str =
+    "SELECT version, last_seq, lease_until_ms FROM a2a_tasks WHERE tenant = $1 AND id = $2 FOR UPDATE";
 
 const INSERT_TASK: &str = "INSERT INTO a2a_tasks \
-     (tenant, id, context_id, state, terminal, status_ts_ms, version, last_seq, body) \
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (tenant, id) DO NOTHING";
+     (tenant, id, context_id, state, terminal, status_ts_ms, version, last_seq, body, lease_owner, lease_until_ms) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (tenant, id) DO NOTHING";
 
+/// `$11` true keeps the stored lease; otherwise `$12` and `$13` replace it.
 const UPDATE_TASK: &str = "UPDATE a2a_tasks SET context_id = $3, state = $4, terminal = $5, status_ts_ms = $6, \
-     version = $7, last_seq = $8, body = $9 WHERE tenant = $1 AND id = $2 AND version = $10";
+     version = $7, last_seq = $8, body = $9, lease_owner = CASE WHEN $11 THEN lease_owner ELSE $12 END, \
+     lease_until_ms = CASE WHEN $11 THEN lease_until_ms ELSE $13 END \
+     WHERE tenant = $1 AND id = $2 AND version = $10";
 
 const INSERT_EVENTS: &str = "INSERT INTO a2a_events (tenant, task_id, seq, body, last) \
      SELECT $1::TEXT, $2::TEXT, e.seq, e.body, e.last FROM UNNEST($3::BIGINT[], $4::BYTEA[], $5::BOOLEAN[]) AS e (seq, body, last)";
@@ -107,20 +112,26 @@ async fn write_commit(tx: &Transaction<'_>, commit: Commit) -> Result<Committed,
     let key = commit.task.key.clone();
     let lock = tx.prepare_cached(LOCK_TASK).await.map_err(|e| pg("prepare task lock", e))?;
     let current = tx.query_opt(&lock, &[&key.tenant, &key.id]).await.map_err(|e| pg("lock task", e))?;
-    let current: Option<(i64, i64)> = match current {
+    let current: Option<(i64, i64, Option<i64>)> = match current {
         Some(row) => Some((
             row.try_get(0).map_err(|e| pg("read task version", e))?,
             row.try_get(1).map_err(|e| pg("read task version", e))?,
+            row.try_get(2).map_err(|e| pg("read task lease", e))?,
         )),
         None => None,
     };
     let (version, last_seq) = match (current, commit.expected_version) {
         (Some(_), None) => return Err(StoreError::Exists(key)),
         (None, Some(_)) => return Err(StoreError::NotFound(key)),
-        (Some((found, last_seq)), Some(expected)) => {
+        (Some((found, last_seq, lease_until_ms)), Some(expected)) => {
             let found = to_u64(found, "version")?;
             if found != expected {
                 return Err(StoreError::Conflict { key, expected, found });
+            }
+            if let LeaseChange::ClearExpired(before_ms) = commit.lease {
+                if lease_until_ms.is_none_or(|until_ms| until_ms >= before_ms) {
+                    return Err(StoreError::LeaseLive(key));
+                }
             }
             let version = expected.checked_add(1).ok_or_else(|| StoreError::Backend("task version overflow".into()))?;
             (version, to_u64(last_seq, "sequence number")?)
@@ -131,6 +142,11 @@ async fn write_commit(tx: &Transaction<'_>, commit: Commit) -> Result<Committed,
     let new_last_seq = last_seq + commit.events.len() as u64;
     let version_sql = to_i64(version, "version")?;
     let last_seq_sql = to_i64(new_last_seq, "sequence number")?;
+    let (keep_lease, lease_owner, lease_until_ms): (bool, Option<&str>, Option<i64>) = match &commit.lease {
+        LeaseChange::Keep => (true, None, None),
+        LeaseChange::Set(lease) => (false, Some(lease.owner.as_str()), Some(lease.until_ms)),
+        LeaseChange::Clear | LeaseChange::ClearExpired(_) => (false, None, None),
+    };
     let columns: [&(dyn ToSql + Sync); 9] = [
         &key.tenant,
         &key.id,
@@ -143,8 +159,10 @@ async fn write_commit(tx: &Transaction<'_>, commit: Commit) -> Result<Committed,
         &record.body,
     ];
     if current.is_none() {
+        let mut params = columns.to_vec();
+        params.extend_from_slice(&[&lease_owner, &lease_until_ms]);
         let insert = tx.prepare_cached(INSERT_TASK).await.map_err(|e| pg("prepare task insert", e))?;
-        let inserted = tx.execute(&insert, &columns).await.map_err(|e| pg("insert task", e))?;
+        let inserted = tx.execute(&insert, &params).await.map_err(|e| pg("insert task", e))?;
         if inserted != 1 {
             // Created by a concurrent commit since the lock found nothing.
             return Err(StoreError::Exists(key));
@@ -152,7 +170,7 @@ async fn write_commit(tx: &Transaction<'_>, commit: Commit) -> Result<Committed,
     } else {
         let expected_sql = version_sql - 1;
         let mut params = columns.to_vec();
-        params.push(&expected_sql);
+        params.extend_from_slice(&[&expected_sql, &keep_lease, &lease_owner, &lease_until_ms]);
         let update = tx.prepare_cached(UPDATE_TASK).await.map_err(|e| pg("prepare task update", e))?;
         let updated = tx.execute(&update, &params).await.map_err(|e| pg("update task", e))?;
         if updated != 1 {
@@ -281,6 +299,11 @@ fn task_record_at(row: &Row, first: usize) -> Result<TaskRecord, StoreError> {
         status_ts_ms: row.try_get(first + 5).map_err(read)?,
         version: to_u64(row.try_get(first + 6).map_err(read)?, "version")?,
         body: row.try_get(first + 7).map_err(read)?,
+        lease: {
+            let owner: Option<String> = row.try_get(first + 8).map_err(read)?;
+            let until_ms: Option<i64> = row.try_get(first + 9).map_err(read)?;
+            until_ms.map(|until_ms| TurnLease { owner: owner.unwrap_or_default(), until_ms })
+        },
     })
 }
 

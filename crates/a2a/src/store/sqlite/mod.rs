@@ -27,7 +27,13 @@
 //! cancel commits it has started.
 //!
 //! **Schema.** `PRAGMA user_version` holds the schema version; [`SqliteStore::open`]
-//! migrates from 0 (an empty file) to 1 in one transaction and refuses a newer version.
+//! migrates from the version found (0 for an empty file) to the current one (2: turn
+//! leases and the retention indexes) in one transaction, and refuses a newer version.
+//!
+//! **Leases and retention.** Renewing and releasing a turn lease and purging expired
+//! tasks take the writer connection like any write, outside the commit queue
+//! (`recovery.rs`). A purge deletes a bounded batch per transaction; the pages it frees
+//! are reused, so the file stops growing once tasks expire as fast as they are made.
 //!
 //! **PostgreSQL.** The SQL is kept portable where that costs nothing (`ON CONFLICT DO
 //! NOTHING`, `RETURNING`, explicit column lists, no SQLite-only functions in the
@@ -58,16 +64,19 @@ use rusqlite::{params, params_from_iter, Connection, OptionalExtension, Transact
 
 use super::{
     limit_i64, to_i64, to_u64, BoxFuture, Commit, Committed, DeadLetter, Delivery, EventPage, EventRecord,
-    IdempotencyClaim, ListPage, ListQuery, PushConfigRecord, Store, StoreError, TaskKey, TaskRecord,
+    IdempotencyClaim, LeaseChange, ListPage, ListQuery, Purged, PushConfigRecord, Store, StoreError, TaskKey,
+    TaskRecord, TurnLease,
 };
 
 mod claims;
+mod recovery;
 mod schema;
 mod tasks;
 #[cfg(test)]
 mod tests;
 
 use claims::*;
+use recovery::*;
 use schema::*;
 use tasks::*;
 
@@ -422,5 +431,23 @@ impl Store for SqliteStore {
                 .map_err(|e| backend("release idempotency key", e))?;
             Ok(())
         })
+    }
+
+    fn renew_leases(&self, owner: &str, keys: Vec<TaskKey>, until_ms: i64) -> BoxFuture<'_, Result<usize, StoreError>> {
+        let owner = owner.to_owned();
+        self.run(Access::Write, move |connection| renew_leases_tx(connection, &owner, &keys, until_ms))
+    }
+
+    fn release_lease(&self, key: &TaskKey, owner: &str, expire: bool) -> BoxFuture<'_, Result<bool, StoreError>> {
+        let (key, owner) = (key.clone(), owner.to_owned());
+        self.run(Access::Write, move |connection| release_lease_tx(connection, &key, &owner, expire))
+    }
+
+    fn expired_leases(&self, now_ms: i64, limit: usize) -> BoxFuture<'_, Result<Vec<TaskKey>, StoreError>> {
+        self.run(Access::Read, move |connection| expired_leases_read(connection, now_ms, limit))
+    }
+
+    fn purge(&self, before_ms: i64, limit: usize) -> BoxFuture<'_, Result<Purged, StoreError>> {
+        self.run(Access::Write, move |connection| purge_tx(connection, before_ms, limit))
     }
 }

@@ -3,7 +3,10 @@
 use super::*;
 
 /// The schema version this build writes.
-pub(super) const SCHEMA_VERSION: i64 = 1;
+pub(super) const SCHEMA_VERSION: i64 = 2;
+
+/// `MIGRATIONS[n]` takes the schema from version `n` to `n + 1`.
+const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [SCHEMA_V1, SCHEMA_V2];
 
 /// How long a connection waits for another connection's lock before failing.
 pub(super) const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
@@ -80,6 +83,26 @@ CREATE TABLE idempotency (
 );
 ";
 
+/// Version 2: turn leases, and the indexes retention deletes by. A task that was
+/// SUBMITTED or WORKING when the database was last written by a build without leases
+/// had a turn running then, which no process runs now: it gets a lease that has already
+/// expired (owner `""`), so the first sweep ends it. (The state names are the stored
+/// column, not parsed JSON.)
+pub(super) const SCHEMA_V2: &str = "
+ALTER TABLE tasks ADD COLUMN lease_owner TEXT;
+ALTER TABLE tasks ADD COLUMN lease_until_ms INTEGER;
+UPDATE tasks SET lease_owner = '', lease_until_ms = 0
+    WHERE state IN ('TASK_STATE_SUBMITTED', 'TASK_STATE_WORKING');
+CREATE INDEX tasks_by_lease ON tasks (lease_until_ms) WHERE lease_until_ms IS NOT NULL;
+CREATE INDEX tasks_terminal_by_age ON tasks (status_ts_ms) WHERE terminal = 1;
+CREATE INDEX idempotency_by_age ON idempotency (created_ms);
+CREATE INDEX dead_letters_by_age ON dead_letters (at_ms);
+";
+
+/// The write-ahead log is cut back to this size after a checkpoint, so a burst of
+/// writes does not leave a large log file behind.
+pub(super) const JOURNAL_SIZE_LIMIT: i64 = 64 << 20;
+
 pub(super) fn configure(connection: &Connection, reader: bool) -> Result<(), StoreError> {
     connection.busy_timeout(BUSY_TIMEOUT).map_err(|e| backend("set busy_timeout", e))?;
     connection.pragma_update(None, "foreign_keys", "ON").map_err(|e| backend("enable foreign keys", e))?;
@@ -95,6 +118,9 @@ pub(super) fn configure(connection: &Connection, reader: bool) -> Result<(), Sto
         return Err(StoreError::Backend(format!("sqlite refused WAL mode (journal_mode is {mode:?})")));
     }
     connection.pragma_update(None, "synchronous", "FULL").map_err(|e| backend("set synchronous", e))?;
+    connection
+        .pragma_update(None, "journal_size_limit", JOURNAL_SIZE_LIMIT)
+        .map_err(|e| backend("set journal_size_limit", e))?;
     Ok(())
 }
 
@@ -102,18 +128,21 @@ pub(super) fn migrate(connection: &Connection) -> Result<(), StoreError> {
     let version: i64 = connection
         .query_row("PRAGMA user_version", [], |row| row.get(0))
         .map_err(|e| backend("read user_version", e))?;
-    match version {
-        SCHEMA_VERSION => Ok(()),
-        0 => {
-            // One transaction: a crash halfway leaves an empty database at version 0.
-            let script = format!("BEGIN IMMEDIATE;\n{SCHEMA_V1}\nPRAGMA user_version = {SCHEMA_VERSION};\nCOMMIT;");
-            connection.execute_batch(&script).map_err(|e| {
-                let _ = connection.execute_batch("ROLLBACK");
-                backend("create schema", e)
-            })
-        }
-        newer => Err(StoreError::Backend(format!(
-            "sqlite schema version {newer} is newer than this build's ({SCHEMA_VERSION})"
-        ))),
+    if version == SCHEMA_VERSION {
+        return Ok(());
     }
+    if version > SCHEMA_VERSION {
+        return Err(StoreError::Backend(format!(
+            "sqlite schema version {version} is newer than this build's ({SCHEMA_VERSION})"
+        )));
+    }
+    let from = usize::try_from(version)
+        .map_err(|_| StoreError::Backend(format!("sqlite schema version {version} is not a version")))?;
+    // One transaction for every step: a crash halfway leaves the database as it was.
+    let steps: String = MIGRATIONS[from..].concat();
+    let script = format!("BEGIN IMMEDIATE;\n{steps}\nPRAGMA user_version = {SCHEMA_VERSION};\nCOMMIT;");
+    connection.execute_batch(&script).map_err(|e| {
+        let _ = connection.execute_batch("ROLLBACK");
+        backend(&format!("migrate schema from version {version}"), e)
+    })
 }

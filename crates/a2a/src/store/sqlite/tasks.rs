@@ -2,26 +2,60 @@
 
 use super::*;
 
-pub(super) const TASK_COLUMNS: &str = "tenant, id, context_id, state, terminal, status_ts_ms, version, body";
+pub(super) const TASK_COLUMNS: &str =
+    "tenant, id, context_id, state, terminal, status_ts_ms, version, body, lease_owner, lease_until_ms";
 
 /// The columns of [`TASK_COLUMNS`], read as they are stored.
-type TaskRow = (TaskKey, String, String, bool, i64, i64, Vec<u8>);
+pub(super) struct TaskRow {
+    key: TaskKey,
+    context_id: String,
+    state: String,
+    terminal: bool,
+    status_ts_ms: i64,
+    version: i64,
+    body: Vec<u8>,
+    lease_owner: Option<String>,
+    lease_until_ms: Option<i64>,
+}
 
 pub(super) fn task_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<TaskRow> {
-    Ok((
-        TaskKey::new(row.get::<_, String>(0)?, row.get::<_, String>(1)?),
-        row.get(2)?,
-        row.get(3)?,
-        row.get(4)?,
-        row.get(5)?,
-        row.get(6)?,
-        row.get(7)?,
-    ))
+    Ok(TaskRow {
+        key: TaskKey::new(row.get::<_, String>(0)?, row.get::<_, String>(1)?),
+        context_id: row.get(2)?,
+        state: row.get(3)?,
+        terminal: row.get(4)?,
+        status_ts_ms: row.get(5)?,
+        version: row.get(6)?,
+        body: row.get(7)?,
+        lease_owner: row.get(8)?,
+        lease_until_ms: row.get(9)?,
+    })
 }
 
 pub(super) fn task_record(row: TaskRow) -> Result<TaskRecord, StoreError> {
-    let (key, context_id, state, terminal, status_ts_ms, version, body) = row;
-    Ok(TaskRecord { key, context_id, state, terminal, status_ts_ms, version: to_u64(version, "version")?, body })
+    let lease = match (row.lease_owner, row.lease_until_ms) {
+        (owner, Some(until_ms)) => Some(TurnLease { owner: owner.unwrap_or_default(), until_ms }),
+        (_, None) => None,
+    };
+    Ok(TaskRecord {
+        key: row.key,
+        context_id: row.context_id,
+        state: row.state,
+        terminal: row.terminal,
+        status_ts_ms: row.status_ts_ms,
+        version: to_u64(row.version, "version")?,
+        body: row.body,
+        lease,
+    })
+}
+
+/// The lease columns a commit writes, and whether it keeps the stored ones instead.
+pub(super) fn lease_columns(change: &LeaseChange) -> (bool, Option<&str>, Option<i64>) {
+    match change {
+        LeaseChange::Keep => (true, None, None),
+        LeaseChange::Set(lease) => (false, Some(lease.owner.as_str()), Some(lease.until_ms)),
+        LeaseChange::Clear | LeaseChange::ClearExpired(_) => (false, None, None),
+    }
 }
 
 /// Applies a batch of commits in one transaction, each inside a savepoint of its own:
@@ -55,11 +89,11 @@ pub(super) fn commit_batch(connection: &mut Connection, commits: Vec<Commit>) ->
 /// the task row, its events and their push deliveries.
 fn apply_commit(tx: &Connection, commit: Commit) -> Result<Committed, StoreError> {
     let key = commit.task.key.clone();
-    let current: Option<(i64, i64)> = tx
+    let current: Option<(i64, i64, Option<i64>)> = tx
         .query_row(
-            "SELECT version, last_seq FROM tasks WHERE tenant = ?1 AND id = ?2",
+            "SELECT version, last_seq, lease_until_ms FROM tasks WHERE tenant = ?1 AND id = ?2",
             params![key.tenant, key.id],
-            |row| Ok((row.get(0)?, row.get(1)?)),
+            |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
         )
         .optional()
         .map_err(|e| backend("read task version", e))?;
@@ -67,10 +101,15 @@ fn apply_commit(tx: &Connection, commit: Commit) -> Result<Committed, StoreError
     let (version, last_seq) = match (current, commit.expected_version) {
         (Some(_), None) => return Err(StoreError::Exists(key)),
         (None, Some(_)) => return Err(StoreError::NotFound(key)),
-        (Some((found, last_seq)), Some(expected)) => {
+        (Some((found, last_seq, lease_until_ms)), Some(expected)) => {
             let found = to_u64(found, "version")?;
             if found != expected {
                 return Err(StoreError::Conflict { key, expected, found });
+            }
+            if let LeaseChange::ClearExpired(before_ms) = commit.lease {
+                if lease_until_ms.is_none_or(|until_ms| until_ms >= before_ms) {
+                    return Err(StoreError::LeaseLive(key));
+                }
             }
             let version = expected.checked_add(1).ok_or_else(|| StoreError::Backend("task version overflow".into()))?;
             (version, to_u64(last_seq, "sequence number")?)
@@ -81,10 +120,11 @@ fn apply_commit(tx: &Connection, commit: Commit) -> Result<Committed, StoreError
     let new_last_seq = last_seq + commit.events.len() as u64;
     let version_sql = to_i64(version, "version")?;
     let last_seq_sql = to_i64(new_last_seq, "sequence number")?;
+    let (keep_lease, lease_owner, lease_until_ms) = lease_columns(&commit.lease);
     if creating {
         tx.execute(
-            "INSERT INTO tasks (tenant, id, context_id, state, terminal, status_ts_ms, version, last_seq, body) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            "INSERT INTO tasks (tenant, id, context_id, state, terminal, status_ts_ms, version, last_seq, body, \
+             lease_owner, lease_until_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
             params![
                 key.tenant,
                 key.id,
@@ -94,7 +134,9 @@ fn apply_commit(tx: &Connection, commit: Commit) -> Result<Committed, StoreError
                 record.status_ts_ms,
                 version_sql,
                 last_seq_sql,
-                record.body
+                record.body,
+                lease_owner,
+                lease_until_ms
             ],
         )
         .map_err(|e| backend("insert task", e))?;
@@ -102,7 +144,9 @@ fn apply_commit(tx: &Connection, commit: Commit) -> Result<Committed, StoreError
         let updated = tx
             .execute(
                 "UPDATE tasks SET context_id = ?3, state = ?4, terminal = ?5, status_ts_ms = ?6, version = ?7, \
-                 last_seq = ?8, body = ?9 WHERE tenant = ?1 AND id = ?2 AND version = ?10",
+                 last_seq = ?8, body = ?9, lease_owner = CASE WHEN ?11 THEN lease_owner ELSE ?12 END, \
+                 lease_until_ms = CASE WHEN ?11 THEN lease_until_ms ELSE ?13 END \
+                 WHERE tenant = ?1 AND id = ?2 AND version = ?10",
                 params![
                     key.tenant,
                     key.id,
@@ -113,7 +157,10 @@ fn apply_commit(tx: &Connection, commit: Commit) -> Result<Committed, StoreError
                     version_sql,
                     last_seq_sql,
                     record.body,
-                    version_sql - 1
+                    version_sql - 1,
+                    keep_lease,
+                    lease_owner,
+                    lease_until_ms
                 ],
             )
             .map_err(|e| backend("update task", e))?;

@@ -11,6 +11,7 @@ fn record(id: &str) -> TaskRecord {
         status_ts_ms: 7,
         version: 0,
         body: b"{}".to_vec(),
+        lease: None,
     }
 }
 
@@ -26,7 +27,7 @@ fn pragma(connection: &Connection, name: &str) -> String {
 }
 
 #[test]
-fn open_creates_schema_1_in_wal_mode_with_full_sync() {
+fn open_creates_the_schema_in_wal_mode_with_full_sync() {
     let dir = tempfile::tempdir().unwrap();
     let store = SqliteStore::open(dir.path().join("a2a.db")).unwrap();
     let writer = store.pool.writer.lock().unwrap();
@@ -54,6 +55,7 @@ async fn committed_tasks_and_events_survive_reopening() {
             expected_version: None,
             events: vec![(b"e1".to_vec(), false), (b"e2".to_vec(), true)],
             push: false,
+            lease: LeaseChange::Keep,
         };
         store.commit(commit).await.unwrap();
     }
@@ -86,6 +88,40 @@ fn migration_from_0_is_all_or_nothing() {
 }
 
 #[test]
+fn a_version_1_database_migrates_and_its_running_turns_get_an_expired_lease() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("a2a.db");
+    {
+        let connection = Connection::open(&path).unwrap();
+        connection.execute_batch(&format!("{SCHEMA_V1}\nPRAGMA user_version = 1;")).unwrap();
+        for (id, state, terminal) in [
+            ("submitted", "TASK_STATE_SUBMITTED", false),
+            ("working", "TASK_STATE_WORKING", false),
+            ("waiting", "TASK_STATE_INPUT_REQUIRED", false),
+            ("done", "TASK_STATE_COMPLETED", true),
+        ] {
+            connection
+                .execute(
+                    "INSERT INTO tasks (tenant, id, context_id, state, terminal, status_ts_ms, version, body) \
+                     VALUES ('', ?1, 'c', ?2, ?3, 5, 1, X'7B7D')",
+                    params![id, state, terminal],
+                )
+                .unwrap();
+        }
+    }
+    let store = SqliteStore::open(&path).unwrap();
+    assert_eq!(pragma(&store.pool.writer.lock().unwrap(), "user_version"), "2");
+    let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    let mut expired = runtime.block_on(store.expired_leases(1, 10)).unwrap();
+    expired.sort();
+    assert_eq!(expired, [TaskKey::new("", "submitted"), TaskKey::new("", "working")]);
+    let working = runtime.block_on(store.get_task(&TaskKey::new("", "working"))).unwrap().unwrap();
+    assert_eq!(working.lease, Some(TurnLease { owner: String::new(), until_ms: 0 }));
+    let waiting = runtime.block_on(store.get_task(&TaskKey::new("", "waiting"))).unwrap().unwrap();
+    assert_eq!((waiting.lease, waiting.version), (None, 1));
+}
+
+#[test]
 fn garbage_in_the_database_is_an_error_not_a_panic() {
     let store = SqliteStore::open_in_memory().unwrap();
     {
@@ -109,6 +145,7 @@ fn create(id: &str, events: usize) -> Commit {
         expected_version: None,
         events: (0..events).map(|i| (format!("e{i}").into_bytes(), i + 1 == events)).collect(),
         push: false,
+        lease: LeaseChange::Keep,
     }
 }
 
