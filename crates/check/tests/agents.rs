@@ -103,6 +103,30 @@ async fn an_auth_method_of_a_newer_schema_is_a_note_not_a_failure() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reply_without_an_id_to_a_notification_is_not_silence() {
+    // What codex-acp 0.16.0 does with `$/cancel_request` (crates/check/FINDINGS.md).
+    let report = check(&["raw-agent", "--break", "idless-cancel-reply"]).run(&NoProgress).await;
+    let failed = report.failed_ids();
+    for id in ["ACP-CANCEL-004", "ACP-WIRE-001"] {
+        assert!(failed.contains(&id), "{id} must fail\n{}", explain(&report));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_without_sessions_still_gets_the_envelope_probes() {
+    let report = check(&["raw-agent", "--break", "no-sessions"]).run(&NoProgress).await;
+    assert!(report.failed_ids().contains(&"ACP-SESSION-001"), "{}", explain(&report));
+    let unexercised = report.not_exercised_ids();
+    for id in ["ACP-RPC-002", "ACP-RPC-004", "ACP-RPC-005", "ACP-RPC-006"] {
+        assert!(!unexercised.contains(&id), "{id} needs no session and must be judged\n{}", explain(&report));
+        assert!(!report.failed_ids().contains(&id), "{id}\n{}", explain(&report));
+    }
+    for id in ["ACP-RPC-003", "ACP-RPC-007"] {
+        assert!(unexercised.contains(&id), "{id} needs a session\n{}", explain(&report));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_agent_that_ignores_the_end_of_its_input_fails_only_the_exit_rule() {
     let mut check = check(&["raw-agent", "--break", "no-exit-on-eof"]);
     check.exit_grace = Duration::from_millis(300);

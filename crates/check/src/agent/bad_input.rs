@@ -47,10 +47,13 @@ pub(super) async fn bad_input_part(ctx: &mut Ctx<'_>) {
     loop {
         let Some(mut d) = start(ctx, PART, BAD_INPUT_PART) else { return };
         d.ctx.step(PART, "initialize and session/new");
+        // Most probes are about the envelope and need no session: an agent that cannot
+        // create one (no credentials, say) is still probed with them.
         let session = match ready(&mut d).await {
-            Ok(Some(session)) => session,
-            Ok(None) | Err(_) => {
-                d.ctx.skip_all(BAD_INPUT_PART, "initialize or session/new failed in this run");
+            Ok(Ready::Session(session)) => Some(session),
+            Ok(Ready::NoSession) => None,
+            Ok(Ready::NotInitialized) | Err(_) => {
+                d.ctx.skip_all(BAD_INPUT_PART, "initialize failed in this run");
                 d.close(PART).await;
                 return;
             }
@@ -58,17 +61,19 @@ pub(super) async fn bad_input_part(ctx: &mut Ctx<'_>) {
         let mut lost = false;
         for probe in probes.by_ref() {
             d.ctx.step(PART, probe.label());
-            if let Err(Lost(why)) = run_probe(&mut d, probe, &session).await {
+            if let Err(Lost(why)) = run_probe(&mut d, probe, session.as_deref()).await {
                 d.ctx.ledger.fail("ACP-RPC-007", format!("{}: the connection ended ({why})", probe.label()));
                 lost = true;
                 break;
             }
         }
-        if !lost {
+        if session.is_none() {
+            d.ctx.skip_all(&["ACP-RPC-003", "ACP-RPC-007"], "no session could be created in this run");
+        } else if let (false, Some(session)) = (lost, session.as_deref()) {
             d.ctx.step(PART, "a prompt after all that");
             let options = d.ctx.options;
             let timeout = d.timeout();
-            match d.call("session/prompt", &prompt_params(&session, &options.prompt)).await {
+            match d.call("session/prompt", &prompt_params(session, &options.prompt)).await {
                 Ok(answer) => {
                     judge_prompt(d.ctx, "ACP-RPC-007", answer, timeout);
                 }
@@ -83,22 +88,29 @@ pub(super) async fn bad_input_part(ctx: &mut Ctx<'_>) {
     }
 }
 
-/// `initialize` and `session/new` on a fresh agent; the session if both worked.
-async fn ready(d: &mut Driver<'_, '_>) -> Result<Option<String>, Lost> {
+/// How far a fresh agent got before the probes.
+enum Ready {
+    NotInitialized,
+    NoSession,
+    Session(String),
+}
+
+/// `initialize` and `session/new` on a fresh agent.
+async fn ready(d: &mut Driver<'_, '_>) -> Result<Ready, Lost> {
     let cwd = d.ctx.cwd.clone();
     let initialized = match d.call("initialize", &initialize_params(json!(1), d.ctx.options.client_fs)).await? {
         Some(Ok(raw)) => initialize_result(&raw).is_ok(),
         _ => false,
     };
     if !initialized {
-        return Ok(None);
+        return Ok(Ready::NotInitialized);
     }
     Ok(match d.call("session/new", &json!({"cwd": cwd, "mcpServers": []})).await? {
         Some(Ok(raw)) => match decode("session/new", &raw) {
-            Ok((AgentResponse::SessionNew(response), _)) => Some(response.session_id.0),
-            _ => None,
+            Ok((AgentResponse::SessionNew(response), _)) => Ready::Session(response.session_id.0),
+            _ => Ready::NoSession,
         },
-        _ => None,
+        _ => Ready::NoSession,
     })
 }
 
@@ -127,7 +139,9 @@ async fn probe_reply(d: &mut Driver<'_, '_>, id: Option<&RequestId>) -> Result<O
     Ok(first.map(|stray| (stray.id, stray.answer)))
 }
 
-async fn run_probe(d: &mut Driver<'_, '_>, probe: Probe, session: &str) -> Result<(), Lost> {
+/// Runs one probe; `session` is `None` when none could be created (the probes that
+/// need one are then left unjudged by the caller).
+async fn run_probe(d: &mut Driver<'_, '_>, probe: Probe, session: Option<&str>) -> Result<(), Lost> {
     const PART: &str = "bad input";
     let timeout = d.timeout();
     let options = d.ctx.options;
@@ -148,6 +162,7 @@ async fn run_probe(d: &mut Driver<'_, '_>, probe: Probe, session: &str) -> Resul
             }
         }
         Probe::WrongTypes => {
+            let Some(session) = session else { return Ok(()) };
             let answer = step!(d, "ACP-RPC-003", d.call("session/new", &json!({"cwd": 42, "mcpServers": []})).await);
             judge_error_code(
                 d.ctx,

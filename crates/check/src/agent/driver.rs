@@ -9,7 +9,7 @@ use std::time::Duration;
 use agentproto_acp::v1::{self, AgentNotification, AgentRequest, PermissionOptionKind};
 use agentproto_acp::{DispatchError, Side};
 use agentproto_jsonrpc::message::{encode_notification, encode_request, encode_response};
-use agentproto_jsonrpc::{ErrorObject, Message, RequestId};
+use agentproto_jsonrpc::{EnvelopeErrorKind, ErrorCode, ErrorObject, Message, RequestId};
 use serde_json::value::RawValue;
 use serde_json::Value;
 use tokio::time::Instant;
@@ -269,10 +269,20 @@ impl<'a, 'o> Driver<'a, 'o> {
                     Message::Request { id, method, params } => self.on_request(id, &method, params.as_deref()).await?,
                 }
             }
-            Wire::Invalid { excerpt, error } => self.ctx_fail(
-                "ACP-WIRE-001",
-                format!("wrote a line that is not a JSON-RPC message ({error}): {excerpt:?}"),
-            ),
+            Wire::Invalid { excerpt, error } => {
+                // A malformed response (one without `id`, say) still answers something:
+                // it counts where silence is judged, so a reply to a notification shows.
+                if error.kind() == EnvelopeErrorKind::InvalidResponse {
+                    let id = error.id().cloned().unwrap_or(RequestId::NULL);
+                    let message = format!("a malformed response ({}): {excerpt:?}", error.message());
+                    let answer = Err(ErrorObject { code: ErrorCode::INVALID_REQUEST, message, data: None });
+                    self.strays.push(Stray { id, answer });
+                }
+                self.ctx_fail(
+                    "ACP-WIRE-001",
+                    format!("wrote a line that is not a JSON-RPC message ({error}): {excerpt:?}"),
+                )
+            }
             Wire::Oversize(len) => {
                 self.ctx_fail("ACP-WIRE-001", format!("wrote a line of {len} bytes, over the bound"))
             }

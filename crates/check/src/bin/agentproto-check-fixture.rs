@@ -180,6 +180,13 @@ fn raw_agent(brk: &str) {
                         write_line(&mut out, &answer);
                     }
                 }
+                // Not valid JSON-RPC: a reply to a notification that has no `id` at all.
+                "$/cancel_request" if brk == "idless-cancel-reply" => {
+                    write_line(
+                        &mut out,
+                        &json!({"jsonrpc": "2.0", "error": {"code": -32601, "message": "method not found"}}),
+                    );
+                }
                 "$/cancel_request" if brk != "ignore-cancel-request" => {
                     if let Some((prompt, _)) = turn.take_if(|(p, _)| params["requestId"] == *p) {
                         write_line(&mut out, &error(&prompt, -32800, "request cancelled"));
@@ -220,6 +227,8 @@ fn raw_agent(brk: &str) {
                     )
                 }
             },
+            // Every session refused, as by an agent without credentials.
+            "session/new" if brk == "no-sessions" => error(&id, -32000, "authentication required"),
             "session/new" => {
                 if params["cwd"].is_string() && params["mcpServers"].is_array() {
                     let session = format!("raw-{}", sessions.len() + 1);
