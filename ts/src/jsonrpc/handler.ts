@@ -17,7 +17,7 @@ import { ErrorCode } from "./error.js";
 import type { RequestId } from "./id.js";
 import { ConnectionClosed, RequestError, requestCancelled } from "./local-error.js";
 import { encodeResponse, type Notification, type Request } from "./message.js";
-import { inWorker, type Peer } from "./peer.js";
+import type { Peer } from "./peer.js";
 
 /** What a request handler gets besides the request. */
 export class RequestContext {
@@ -180,7 +180,7 @@ export async function notificationWorker(
       room();
       const [index, notification] = item;
       try {
-        const pending = inWorker.run(true, () => handler.notification(notification, { peer, index }));
+        const pending = handler.notification(notification, { peer, index });
         if (pending !== undefined) await pending;
       } catch (error) {
         peer.report({ kind: "notification-handler-failed", method: notification.method, error });

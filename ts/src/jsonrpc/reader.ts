@@ -19,7 +19,7 @@ import { InvalidResponse, ResponseTooLarge, RpcError } from "./local-error.js";
 import { decodeMessage, encodeMessage, encodeResponse, EnvelopeError, type Notification, type Request, type Response } from "./message.js";
 import { notificationWorker, NotificationQueue, RequestContext, runRequest, type Handler, type RequestJob } from "./handler.js";
 import type { CancelNotification, ResolvedOptions } from "./options.js";
-import type { Peer } from "./peer.js";
+import { inWorker, type Peer } from "./peer.js";
 import type { ByteSource } from "./transport.js";
 
 /** The controllers of incoming requests not answered yet, for the cancel notification. */
@@ -72,7 +72,9 @@ export class Reader {
   }
 
   startWorker(): Promise<void> {
-    return notificationWorker(this.handler, this.peer, this.queue, () => this.room(), () => this.hardStop.signal.aborted);
+    // The whole worker runs in the notification handlers' async context (entered once,
+    // not per notification): a call made from a handler skips the ordering wait.
+    return inWorker.run(true, () => notificationWorker(this.handler, this.peer, this.queue, () => this.room(), () => this.hardStop.signal.aborted));
   }
 
   /** Something the blocked reader may wait for happened (room, a call registered). */
