@@ -17,6 +17,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent / "a2a"))
 import a2a_report  # noqa: E402  (bench/a2a/a2a_report.py: the A2A section)
 
+sys.path.insert(0, str(Path(__file__).resolve().parent / "sync"))
+import sync_report  # noqa: E402  (bench/sync/sync_report.py: the sync-channel section, seed 002)
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import python_report  # noqa: E402  (bench/python_report.py: the Python goals, seed 001's table)
 import ts_report  # noqa: E402  (bench/ts_report.py: the TypeScript goals)
@@ -100,11 +103,12 @@ def per_op(results: dict, view: str, mode: str, impl_id: str) -> dict:
 
 
 def headline(results: dict) -> list[dict]:
-    """The ratios the issue set goals for, computed from this run (the A2A rows last)."""
+    """The ratios the issue set goals for, computed from this run (the sync and A2A rows last)."""
     acp = acp_headline(results) if results.get("whole_process") else []
     python = python_report.headline(sys.modules[__name__], results)
     ts = ts_report.headline(sys.modules[__name__], results)
-    return acp + python + ts + a2a_report.headline(sys.modules[__name__], results)
+    sync = sync_report.headline(sys.modules[__name__], results)
+    return acp + python + ts + sync + a2a_report.headline(sys.modules[__name__], results)
 
 
 def acp_headline(results: dict) -> list[dict]:
@@ -171,7 +175,8 @@ def headline_text(results: dict) -> str:
 def tables(results: dict) -> list[dict]:
     acp = acp_tables(results) if results.get("whole_process") else []
     python = python_report.tables(sys.modules[__name__], results)
-    return acp + python + a2a_report.tables(sys.modules[__name__], results)
+    sync = sync_report.tables(sys.modules[__name__], results)
+    return acp + python + sync + a2a_report.tables(sys.modules[__name__], results)
 
 
 def acp_tables(results: dict) -> list[dict]:
@@ -424,6 +429,9 @@ def machine_lines(results: dict) -> list[str]:
         f"- Machine: {m['cpu']}, {m['cores']} cores, {m['memory']}, {m['os']} ({m['arch']})",
         "- Versions: " + ", ".join(f"{k} {v}" for k, v in results["versions"].items()),
     ]
+    sync_versions = (results.get("sync") or {}).get("versions")
+    if sync_versions:
+        lines.append("- Sync-channel versions: " + ", ".join(f"{k} {v}" for k, v in sync_versions.items()))
     a2a_versions = (results.get("a2a") or {}).get("versions")
     if a2a_versions:
         lines.append("- A2A versions: " + ", ".join(f"{k} {v}" for k, v in a2a_versions.items()))
@@ -452,17 +460,27 @@ def markdown(results: dict) -> str:
                 for r in headline(results)
             ],
         ),
-        "",
-        "## Implementations",
-        "",
-        md_table(
-            ["id", "implementation", "version", "validating", "what it does"],
-            [
-                [f"`{i['id']}`", i["label"], i["version"], "yes" if i["validating"] else "**no**", i["does"]]
-                for i in ids.values()
-            ],
-        ),
     ]
+    if ids:
+        parts += [
+            "",
+            "## Implementations",
+            "",
+            md_table(
+                ["id", "implementation", "version", "validating", "what it does"],
+                [
+                    [f"`{i['id']}`", i["label"], i["version"], "yes" if i["validating"] else "**no**", i["does"]]
+                    for i in ids.values()
+                ],
+            ),
+        ]
+    if results.get("sync"):
+        parts += [
+            "",
+            "## Sync-channel implementations",
+            "",
+            md_table(["id", "implementation", "version", "what it does"], sync_report.implementations(results)),
+        ]
     if results.get("a2a"):
         parts += [
             "",
@@ -608,6 +626,11 @@ def html_page(results: dict) -> str:
             [[i["id"], i["label"], i["version"], "yes" if i["validating"] else "NO", i["does"]] for i in ids.values()],
         ),
     ]
+    if results.get("sync"):
+        parts.append("<h2>Sync-channel implementations</h2>")
+        parts.append(
+            html_table(["id", "implementation", "version", "what it does"], sync_report.implementations(results))
+        )
     if results.get("a2a"):
         parts.append("<h2>A2A servers</h2>")
         parts.append(html_table(["id", "server", "version", "what it does"], a2a_report.implementations(results)))
@@ -617,7 +640,8 @@ def html_page(results: dict) -> str:
             parts.append(svg_chart(t["chart"]))
         parts.append(html_table(t["header"], t["rows"]))
     parts.append("<h2>Versions</h2>")
-    versions = results["versions"] | ((results.get("a2a") or {}).get("versions") or {})
+    versions = results["versions"] | ((results.get("sync") or {}).get("versions") or {})
+    versions |= (results.get("a2a") or {}).get("versions") or {}
     parts.append(html_table(["component", "version"], [[k, str(v)] for k, v in versions.items()]))
     parts.append("</body></html>")
     return "\n".join(parts)

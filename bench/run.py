@@ -10,7 +10,8 @@ check that every adapter reads the same bytes and that the validating ones refus
 invalid message, then run the seed-000 workloads with the implementations interleaved
 (whole-process view, then the in-loop view with an in-process warm-up), the seed-003
 analogue, the end-to-end prompt turn, seed 001's table (bench/seed001.py, when agentproto's
-Python SDK is selected) and seed 004's A2A workloads (bench/a2a/a2a_bench.py).
+Python SDK is selected), seed 002's sync-channel workloads against `tsc --api`
+(bench/sync/sync_bench.py) and seed 004's A2A workloads (bench/a2a/a2a_bench.py).
 Medians with min/max and quartiles; nothing here asserts a timing.
 """
 
@@ -36,8 +37,10 @@ BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 sys.path.insert(0, str(BENCH))
 sys.path.insert(0, str(BENCH / "a2a"))
+sys.path.insert(0, str(BENCH / "sync"))
 
 import a2a_bench  # noqa: E402  (bench/a2a/a2a_bench.py: the A2A workloads)
+import sync_bench  # noqa: E402  (bench/sync/sync_bench.py: seed 002's sync-channel workloads)
 
 import report  # noqa: E402  (bench/report.py, next to this file)
 import seed001  # noqa: E402  (bench/seed001.py: seed 001's pytest-benchmark table)
@@ -132,7 +135,8 @@ def expand(argv: list[str], profile: str) -> list[str]:
     for arg in argv:
         arg = arg.replace("{python}", sys.executable).replace("{rust}", rust)
         arg = arg.replace("{cargo_profile}", cargo_profile)
-        if arg.startswith(("ts/", "python/", "rust/", "a2a/")):  # files under bench/: absolute, cwd-independent
+        # Files under bench/: absolute, cwd-independent.
+        if arg.startswith(("ts/", "python/", "rust/", "a2a/", "sync/")):
             arg = str(BENCH / arg)
         out.append(arg)
     return out
@@ -525,7 +529,10 @@ def main() -> int:
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--quick", action="store_true", help="fewer runs (QUICK=1)")
     mode.add_argument("--smoke", action="store_true", help="tiny counts, output checks only (CI)")
-    parser.add_argument("--only", help="comma-separated implementation ids (default: all)")
+    parser.add_argument(
+        "--only",
+        help="comma-separated implementation ids (default: all); `a2a` and `sync` select those sections",
+    )
     parser.add_argument(
         "--profile", choices=["release", "dev"], help="Rust build profile (default: release; dev for --smoke)"
     )
@@ -538,6 +545,7 @@ def main() -> int:
     a2a = parser.add_mutually_exclusive_group()
     a2a.add_argument("--no-a2a", action="store_true", help="leave out the A2A workloads")
     a2a.add_argument("--a2a-only", action="store_true", help="only the A2A workloads (seed 004)")
+    parser.add_argument("--no-sync", action="store_true", help="leave out the sync-channel workloads (seed 002)")
     args = parser.parse_args()
     profile = args.profile or ("dev" if args.smoke else "release")
     progress = Progress()
@@ -545,11 +553,14 @@ def main() -> int:
 
     registry = load_registry()
     impls = registry["implementations"]
-    if args.only:  # `a2a` in the list: the A2A workloads too (otherwise they are left out)
+    with_sync = not args.no_sync and not args.a2a_only
+    if args.only:  # `a2a` / `sync` in the list: those sections too (otherwise they are left out)
         wanted = set(args.only.split(","))
+        with_sync = "sync" in wanted and not args.no_sync
+        wanted.discard("sync")
         if "a2a" in wanted:
             wanted.discard("a2a")
-            args.a2a_only = not wanted
+            args.a2a_only = not wanted and not with_sync
         else:
             args.no_a2a = True
         unknown = wanted - {i["id"] for i in impls}
@@ -568,16 +579,19 @@ def main() -> int:
     except ValueError as exc:
         parser.error(str(exc))
     a2a_env = a2a_bench.Env(expand, Failure, progress, profile)
-    whole = steady = s003 = e2e = s001 = a2a = None
+    whole = steady = s003 = e2e = s001 = a2a = sync = None
     try:
         wanted = {i["build"] for i in impls} | (set() if args.no_a2a else a2a_bench.builds(registry))
         wanted |= seed001.BUILDS if with_seed001 else set()
+        wanted |= sync_bench.builds(registry) if with_sync else set()
         build_seconds = build(registry, wanted, profile, progress)
         checks = check_adapters(registry, impls, profile, progress, tiny=args.smoke)
         if args.smoke:
             if with_seed001:
                 progress("smoke: seed 001 (each test once, untimed, checked; agentproto's dict path vs classify)")
                 seed001.smoke(zerodep, Failure)
+            if with_sync:
+                sync_bench.smoke(registry, a2a_env)
             if not args.no_a2a:
                 a2a_bench.smoke(registry, a2a_env)
             progress(f"smoke: {len(impls)} implementations, every adapter's output is well formed", done=True)
@@ -591,6 +605,8 @@ def main() -> int:
             e2e = e2e_view(impls, profile, plan, progress, cross=not args.quick)
         if with_seed001:
             s001 = seed001.measure("quick" if args.quick else "full", zerodep, progress, Failure)
+        if with_sync:
+            sync = sync_bench.measure(registry, a2a_env, quick=args.quick)
         if not args.no_a2a:
             a2a = a2a_bench.measure(registry, a2a_env, quick=args.quick)
     except Failure as failure:
@@ -601,6 +617,8 @@ def main() -> int:
     fill_versions(impls, v)
     if a2a:
         a2a_bench.fill_versions(a2a, v, locked_crate, py_version)
+    if sync:
+        sync_bench.fill_versions(sync, v)
     now = dt.datetime.now(dt.UTC)
     host = re.sub(r"[^A-Za-z0-9.-]+", "-", socket.gethostname()) or "host"
     results = {
@@ -621,13 +639,15 @@ def main() -> int:
         "seed003": s003,
         "e2e": e2e,
         "seed001": s001,
+        "sync": sync,
         "a2a": a2a,
     }
     args.out.mkdir(parents=True, exist_ok=True)
-    stem = f"{results['date']}-{host}" + ("-quick" if args.quick else "") + ("-a2a" if args.a2a_only else "")
+    only = "-a2a" if args.a2a_only else "-sync" if sync and not impls and not a2a else ""
+    stem = f"{results['date']}-{host}" + ("-quick" if args.quick else "") + only
     paths = report.write_all(results, args.out / stem)
     in_results = args.out.resolve() == (BENCH / "results").resolve()
-    if not args.quick and not args.a2a_only and not args.no_readme and in_results:
+    if not args.quick and impls and not args.no_readme and in_results:
         report.update_readmes(results, ROOT / "README.md", BENCH / "README.md", stem)
     shown = ", ".join(str(p.relative_to(ROOT)) if p.is_relative_to(ROOT) else str(p) for p in paths)
     progress(f"report: {shown}", done=True)
