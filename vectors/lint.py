@@ -495,10 +495,12 @@ def check_folder(cid: str, oracle: Oracle) -> None:
 
 FLOW_KEYS = {"id", "requirement", "description", "role", "setup", "steps"}
 STEP_KINDS = {"send", "expect", "expect_unordered", "expect_silence", "call", "expect_call"}
-SETUP_KEYS = {"agent": {"agentCapabilities"}, "client": {"clientCapabilities", "permission"}}
+SETUP_KEYS = {"agent": {"agentCapabilities", "modes"}, "client": {"clientCapabilities", "permission"}}
+# setup.modes: the opening requests whose answers the agent test application gives `modes`
+MODE_OPENERS = {"session/new", "session/load", "session/resume"}
 CALL_OUTCOMES = {"ok", "error", "local_error"}
 LOCAL_ERRORS = {"Connection", "InvalidResult", "InvalidParams", "NotInitialized", "CapabilityNotAdvertised",
-                "UnsupportedVersion", "Cancelled"}
+                "NotAnnounced", "UnsupportedVersion", "Cancelled"}
 VAR = re.compile(r"^\$\{([A-Za-z0-9_-]+)\}$")
 # what the runner's test applications handle (README, "The test applications")
 FLOW_EXT = {"_test/echo", "_flow/barrier"}
@@ -549,6 +551,15 @@ def check_flow(fid: str, f: dict, oracle: Oracle, requirements: dict) -> None:
         bad(fid, f"setup capabilities are not a valid {caps_type}: {e}")
     if "permission" in setup and not (setup["permission"] is None or isinstance(setup["permission"], str)):
         bad(fid, "setup.permission must be an option id or null")
+    modes = setup.get("modes", {})
+    if not isinstance(modes, dict):
+        bad(fid, "setup.modes must map opening methods to a SessionModeState")
+        modes = {}
+    for m, state in modes.items():
+        if m not in MODE_OPENERS:
+            bad(fid, f"setup.modes names {m!r}, not one of {sorted(MODE_OPENERS)}")
+        for e in oracle.errors("SessionModeState", state):
+            bad(fid, f"setup.modes[{m!r}] is not a valid SessionModeState: {e}")
     steps = f["steps"]
     if not isinstance(steps, list) or not steps:
         bad(fid, "steps must be a non-empty list")

@@ -266,6 +266,22 @@ class SessionRule:
 
 
 @dataclass
+class SessionGate:
+    """A session-scoped request that is served for a session only when the answer
+    that opened that session announced something.
+
+    ``member`` is a member of the results of the requests in ``opened_by`` (the ones
+    that create or open a session); the session announced it when that member held
+    an object in the latest such answer for it (absent and ``null`` do not announce
+    anything).  A request naming a session whose opening answer did not announce it
+    is refused -32602 at ``$.params.sessionId``."""
+
+    member: str
+    opened_by: list[str]
+    section: str = ""
+
+
+@dataclass
 class Method:
     wire: str  # e.g. "session/prompt", "SendMessage"
     kind: Literal["request", "notification"]
@@ -284,6 +300,7 @@ class Method:
     gate: Gate | None = None
     values: list[ValueGate] = field(default_factory=list)
     session: SessionRule | None = None
+    session_gate: SessionGate | None = None
 
 
 @dataclass
@@ -325,6 +342,7 @@ class Spec:
             else:
                 decls[name] = d
         methods = [self._narrow_values(m, decls) for m in self.methods if m.stability in keep]
+        methods = [self._narrow_session_gate(m, methods, decls) for m in methods]
         return replace(self, surface=surface, source_file=source_file, source_sha256=source_sha256, decls=decls, methods=methods)
 
     @staticmethod
@@ -338,6 +356,21 @@ class Spec:
             tags = {v.tag or "" for v in u.variants} if isinstance(u, Union) else set()
             values.append(replace(g, baseline=[t for t in g.baseline if t in tags], gated={t: p for t, p in g.gated.items() if t in tags}))
         return replace(m, values=values)
+
+    @staticmethod
+    def _narrow_session_gate(m: "Method", methods: list["Method"], decls: dict[str, Decl]) -> "Method":
+        """A session gate keeps only the opening requests the surface has whose result
+        there still carries the member."""
+        g = m.session_gate
+        if g is None:
+            return m
+        results = {x.wire: x.result for x in methods if x.kind == "request"}
+
+        def carries(wire: str) -> bool:
+            d = decls.get(results[wire] or "") if wire in results else None
+            return isinstance(d, Struct) and any(f.wire == g.member for f in d.fields)
+
+        return replace(m, session_gate=replace(g, opened_by=[w for w in g.opened_by if carries(w)]))
 
     def _narrow_default(self, f: Field, keep: set[str]) -> Field:
         """An object default loses the members of fields the surface does not have."""

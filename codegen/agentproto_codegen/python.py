@@ -476,8 +476,11 @@ class Emitter:
         out.line(f"from msgspec import {', '.join(msgspec_names)}")
         out.line()
         # First-party imports in ruff's order: by module, plain imports before aliased ones.
+        rule_names = ["Gate", "MethodInfo", "SessionRule", "SurfaceRules", "ValueGate"]
+        if any(m.session_gate is not None for m in self.spec.methods):
+            rule_names.insert(2, "SessionGate")
         first: list[tuple[str, int, str]] = [
-            ("agentproto.acp.rules", 0, "from agentproto.acp.rules import Gate, MethodInfo, SessionRule, SurfaceRules, ValueGate")
+            ("agentproto.acp.rules", 0, f"from agentproto.acp.rules import {', '.join(rule_names)}")
         ]
         codec = sorted({"Flattened", "Unknown"} & self.uses)
         if codec:
@@ -1018,6 +1021,10 @@ def method_fields(m: Method) -> list[Node]:
     if m.session is not None:
         effect = "None" if m.session.effect is None else pystr(m.session.effect)
         fields.append(Kw("session", Call("SessionRule(", [Kw("effect", effect), Kw("unseen_ok", str(m.session.unseen_ok))], ")")))
+    if m.session_gate is not None:
+        g = m.session_gate
+        gate_args = [Kw("member", pystr(g.member)), Kw("opened_by", tup([pystr(w) for w in g.opened_by]))]
+        fields.append(Kw("session_gate", Call("SessionGate(", gate_args, ")")))
     return fields
 
 

@@ -4,8 +4,9 @@ into the model.
 A rules file is reviewed by hand; this module makes sure it cannot drift from the
 schema it describes: every method it names must exist in the version, every
 capability path must lead through the ``initialize`` message's types to a field of
-the right kind, every session rule must find the ``sessionId`` it reads, and every
-``source`` must point at a description in the pinned schema.  A mistake fails
+the right kind, every session rule must find the ``sessionId`` it reads, every session
+gate must name a session-scoped request and exactly the opening requests whose results
+carry its member, and every ``source`` must point at a description in the pinned schema.  A mistake fails
 ``make codegen`` with the rule's name; nothing is silently skipped.
 """
 
@@ -25,6 +26,7 @@ from .model import (
     Method,
     NamedRef,
     PrimRef,
+    SessionGate,
     SessionRule,
     Spec,
     Struct,
@@ -85,6 +87,9 @@ class AcpRules:
         if pointer is not None:
             node: Any = self.schema
             for seg in pointer.strip("/").split("/"):
+                if isinstance(node, list) and seg.isdigit() and int(seg) < len(node):
+                    node = node[int(seg)]  # a JSON pointer indexes arrays by position
+                    continue
                 if not isinstance(node, dict) or seg not in node:
                     raise self.fail(where, f"source {pointer} is not in the pinned schema")
                 node = node[seg]
@@ -127,6 +132,10 @@ class AcpRules:
         for wire, rule in section.get("sessions", {}).items():
             m = self.request(wire, f"sessions.{wire!r}")
             m.session = self.session(m, rule, f"sessions.{wire!r}")
+        # After the session effects: a session gate names requests that open sessions.
+        for wire, rule in section.get("session_gates", {}).items():
+            m = self.request(wire, f"session_gates.{wire!r}")
+            m.session_gate = self.session_gate(m, rule, f"session_gates.{wire!r}")
         lifecycle = self.rules.get("lifecycle", {}) | {"prompt_turn": None} | section.get("lifecycle", {})
         for key in ("initialize", "cancel_request", "session_cancel", "prompt_turn"):
             wire = lifecycle.get(key)
@@ -288,6 +297,48 @@ class AcpRules:
         if f is None or not f.required:
             raise self.fail(where, f"`{holder}` has no required sessionId for a `{effect}` effect")
         return SessionRule(effect=effect, unseen_ok=bool(rule.get("unseen", False)), section=self.check_source(where, rule))
+
+    def session_gate(self, m: Method, rule: dict[str, Any], where: str) -> SessionGate:
+        """A request served only for sessions whose opening answer carried `member`:
+        the request names its session, does not open or remove one itself, and every
+        request of the same side that opens a session with a result carrying
+        `member` is listed in `opened_by` (none more: each must carry it, optional)."""
+        if m.side not in ("agent", "client"):
+            raise self.fail(where, f"`{m.wire}` is handled by {m.side}, not by a role that tracks sessions")
+        f = self.field(self.decl(m.params), "sessionId")
+        if f is None or not f.required:
+            raise self.fail(where, f"`{m.params}` has no required sessionId: the request is not session-scoped")
+        if m.session is not None and m.session.effect is not None:
+            raise self.fail(where, f"`{m.wire}` changes sessions itself ({m.session.effect})")
+        member = rule.get("member")
+        opened_by = rule.get("opened_by")
+        if not isinstance(member, str) or not isinstance(opened_by, list) or not opened_by:
+            raise self.fail(where, "a session gate needs a `member` and a non-empty `opened_by` list")
+        if len(set(opened_by)) != len(opened_by):
+            raise self.fail(where, "`opened_by` lists a request twice")
+        for wire in opened_by:
+            opener = self.request(wire, where)
+            if opener.side != m.side:
+                raise self.fail(where, f"`{wire}` is handled by {opener.side}, `{m.wire}` by {m.side}")
+            if opener.session is None or opener.session.effect not in ("created", "opened"):
+                raise self.fail(where, f"`{wire}` neither creates nor opens a session (see [sessions])")
+            carried = self.field(self.decl(opener.result), member)
+            if carried is None:
+                raise self.fail(where, f"`{opener.result}` (the result of `{wire}`) has no `{member}`")
+            if carried.required and not carried.nullable:
+                raise self.fail(where, f"`{opener.result}.{member}` is always there: the gate could never shut")
+            if not isinstance(self.decl(carried.type), Struct):
+                raise self.fail(where, f"`{opener.result}.{member}` is not an object; announcing it means holding one")
+        unlisted = [
+            x.wire
+            for x in self.spec.methods
+            if x.kind == "request" and x.side == m.side and x.wire not in opened_by
+            and x.session is not None and x.session.effect in ("created", "opened")
+            and self.field(self.decl(x.result), member) is not None
+        ]
+        if unlisted:
+            raise self.fail(where, f"{unlisted} also open sessions with `{member}` in their result; list them in `opened_by`")
+        return SessionGate(member=member, opened_by=list(opened_by), section=self.check_source(where, rule))
 
     def null_request_id(self) -> bool:
         """Whether the schema's `RequestId` admits `null`."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from .emit import rust_str as _str
-from .model import Gate, Method, SessionRule, Spec, ValueGate
+from .model import Gate, Method, SessionGate, SessionRule, Spec, ValueGate
 
 
 def _bool(b: bool) -> str:
@@ -57,12 +57,21 @@ def session_expr(s: SessionRule | None) -> str:
     return f"Some(crate::rules::SessionRule {{ effect: {effect}, unseen_ok: {_bool(s.unseen_ok)} }})"
 
 
+def session_gate_expr(g: SessionGate | None) -> str:
+    if g is None:
+        return "None"
+    return (
+        f"Some(crate::rules::SessionGate {{ member: {_str(g.member)}, "
+        f"opened_by: &[{', '.join(_str(w) for w in g.opened_by)}] }})"
+    )
+
+
 def method_rule_fields(m: Method) -> str:
     """The rule fields of a ``MethodInfo`` literal, after its name/kind/side/types."""
     return (
         f"required: {_bool(m.required)}, null_result: {_bool(m.null_result)}, "
         f"gate: {gate_expr(m.gate)}, values: &[{', '.join(value_gate_expr(g) for g in m.values)}], "
-        f"session: {session_expr(m.session)}"
+        f"session: {session_expr(m.session)}, session_gate: {session_gate_expr(m.session_gate)}"
     )
 
 

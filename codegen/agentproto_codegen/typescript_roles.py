@@ -7,10 +7,10 @@ Nothing in the roles is written per method: the runtime (``ts/src/acp/``) dispat
 each row's handler name.
 
 Every row carries the method's rules from ``rules/acp.toml`` as the model holds them:
-the capability gate, the value gates, the session rule, whether it is a baseline
-handler and whether a ``null`` result reads as the empty result object.  Handler names
-are the model's snake_case words spelled lowerCamelCase (``new_session`` ->
-``newSession``).
+the capability gate, the value gates, the session rule and the session gate, whether
+it is a baseline handler and whether a ``null`` result reads as the empty result
+object.  Handler names are the model's snake_case words spelled lowerCamelCase
+(``new_session`` -> ``newSession``).
 """
 
 from __future__ import annotations
@@ -64,6 +64,11 @@ def method_row(m: Method) -> list[str]:
     else:
         effect = "null" if m.session.effect is None else ts_str(m.session.effect)
         rows.append(f"session: {{ effect: {effect}, unseenOk: {'true' if m.session.unseen_ok else 'false'} }},")
+    if m.session_gate is None:
+        rows.append("sessionGate: null,")
+    else:
+        g = m.session_gate
+        rows.append(f"sessionGate: {{ member: {ts_str(g.member)}, openedBy: {strings(g.opened_by)} }},")
     return rows
 
 

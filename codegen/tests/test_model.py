@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import unittest
 from dataclasses import asdict
 from pathlib import Path
@@ -88,7 +89,7 @@ class ModelTests(unittest.TestCase):
             cut = self.models[f"acp-{version}"].narrow(keep, "stable", alone.source_file, alone.source_sha256)
             self.assertEqual(list(cut.decls), list(alone.decls), version)
             # The stable reading knows no rules and labels everything stable.
-            noise = {"stability", "value_stability", "on_unknown", "unknown_to_default", "handler", "required", "null_result", "gate", "values", "session"}
+            noise = {"stability", "value_stability", "on_unknown", "unknown_to_default", "handler", "required", "null_result", "gate", "values", "session", "session_gate"}
             a, b = without(asdict(cut), noise), without(asdict(alone), noise)
             for key in ("sources", "rules"):
                 a.pop(key), b.pop(key)
@@ -132,6 +133,53 @@ class ModelTests(unittest.TestCase):
         self.assertEqual(self.method("acp-v1", "session/update", "notification").handler, "session_update")
         self.assertEqual(self.method("acp-v1", "session/new").handler, "new_session")
         self.assertFalse(any(m.wire == "session/load" for m in self.models["acp-v2"].methods))
+
+    def test_session_gates_list_the_requests_whose_answers_announce_the_member(self) -> None:
+        set_mode = self.method("acp-v1", "session/set_mode").session_gate
+        assert set_mode is not None
+        self.assertEqual(set_mode.member, "modes")
+        self.assertEqual(set_mode.opened_by, ["session/new", "session/load", "session/resume", "session/fork"])
+        self.assertIn("#/$defs/ClientRequest/properties/params/anyOf/0/anyOf/18", set_mode.section)
+        # The stable surface has no `session/fork`: its gate lists only the requests it has.
+        schema = "acp/v1/schema.json"
+        stable = self.models["acp-v1"].narrow({"stable"}, "stable", schema, self.hashes[schema])
+        cut = next(m for m in stable.methods if m.wire == "session/set_mode").session_gate
+        assert cut is not None
+        self.assertEqual(cut.opened_by, ["session/new", "session/load", "session/resume"])
+        self.assertFalse(any(m.session_gate for m in self.models["acp-v2"].methods), "v2 has no modes")
+        gated = [m.wire for m in self.models["acp-v1"].methods if m.session_gate]
+        self.assertEqual(gated, ["session/set_mode"])
+
+    def test_a_session_gate_that_drifts_from_the_schema_fails(self) -> None:
+        good, _ = rules.load(ROOT / "rules/acp.toml")
+        schema = json.loads((ROOT / "spec/acp/v1/schema.unstable.json").read_text())
+        openers = ["session/new", "session/load", "session/resume", "session/fork"]
+        source = {"docs": "x"}
+        # Each broken rule, and a piece of the error that must name what is wrong.
+        broken = [
+            ("session/set_mode", {"member": "nope", "opened_by": openers, **source}, "has no `nope`"),
+            ("session/set_mode", {"member": "modes", "opened_by": [*openers, "session/prompt"], **source}, "neither creates nor opens"),
+            ("session/set_mode", {"member": "modes", "opened_by": openers[:3], **source}, "['session/fork'] also open sessions"),
+            ("session/set_mode", {"member": "modes", "opened_by": [*openers, "session/new"], **source}, "lists a request twice"),
+            ("session/set_mode", {"member": "modes", "opened_by": [], **source}, "non-empty `opened_by`"),
+            ("session/list", {"member": "modes", "opened_by": openers, **source}, "not session-scoped"),
+            ("session/load", {"member": "modes", "opened_by": openers, **source}, "changes sessions itself"),
+            ("fs/read_text_file", {"member": "modes", "opened_by": openers, **source}, "is handled by agent"),
+            ("session/set_mode", {"member": "sessionId", "opened_by": ["session/new", "session/fork"], **source}, "could never shut"),
+            ("session/set_mode", {"member": "configOptions", "opened_by": openers, **source}, "is not an object"),
+            ("session/set_mode", {"member": "modes", "opened_by": openers, "source": "/$defs/ClientRequest/anyOf/99"}, "not in the pinned schema"),
+            ("session/set_mode", {"member": "modes", "opened_by": openers}, "needs a `source` or `docs`"),
+            ("session/nope", {"member": "modes", "opened_by": openers, **source}, "is not a request of ACP v1"),
+        ]
+        for method, rule, why in broken:
+            bad = copy.deepcopy(good)
+            bad["v1"]["session_gates"] = {method: rule}
+            model = acp.read_version(str(ROOT / "spec"), "v1", self.hashes)
+            with self.assertRaisesRegex(rules.RulesError, re.escape(why), msg=f"{method} {rule}"):
+                rules.AcpRules(model, bad, schema).apply()
+        # The same reader accepts the rule as written.
+        model = acp.read_version(str(ROOT / "spec"), "v1", self.hashes)
+        rules.AcpRules(model, copy.deepcopy(good), schema).apply()
 
     def test_union_policies_come_from_the_rules_file(self) -> None:
         v1 = self.models["acp-v1"].decls

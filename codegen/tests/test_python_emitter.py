@@ -8,6 +8,7 @@ import subprocess
 import tempfile
 import textwrap
 import unittest
+from dataclasses import replace
 from pathlib import Path
 
 from agentproto_codegen import python, python_decode, python_roles
@@ -22,6 +23,7 @@ from agentproto_codegen.model import (
     Method,
     NamedRef,
     PrimRef,
+    SessionGate,
     SessionRule,
     Spec,
     Struct,
@@ -189,6 +191,14 @@ class TypesTests(unittest.TestCase):
 
     def test_the_output_compiles(self) -> None:
         compile(self.text, "v1.py", "exec")
+
+    def test_a_session_gate_is_emitted_and_imported_only_where_used(self) -> None:
+        self.assertNotIn("SessionGate", self.text)
+        gated = replace(PROMPT, session_gate=SessionGate("modes", ["session/new", "session/load"]))
+        text = python.emit(make_spec([THING, TEXT, CHUNK, BLOCK, UPDATE, KIND, SEVERITY, Alias("SessionId", STRING)], [gated]))
+        self.assertIn("from agentproto.acp.rules import Gate, MethodInfo, SessionGate, SessionRule, SurfaceRules, ValueGate", text)
+        self.assertIn('session_gate=SessionGate(member="modes", opened_by=("session/new", "session/load")),', text)
+        compile(text, "v1.py", "exec")
 
     def test_a_flattened_object_is_a_plain_class_that_writes_its_members(self) -> None:
         option = Struct("Option", [Field("id", STRING, required=True), META], flatten="OptionKind")

@@ -349,7 +349,7 @@ class MethodTableTests(unittest.TestCase):
         self.assertIn(
             '        MethodInfo { name: "session/update", kind: MethodKind::Notification, side: Side::Client, '
             'params: "SessionNotification", result: None, stability: Stability::Stable, '
-            "required: true, null_result: false, gate: None, values: &[], session: None },\n    ];",
+            "required: true, null_result: false, gate: None, values: &[], session: None, session_gate: None },\n    ];",
             self.text,
         )
 
@@ -451,3 +451,14 @@ class RuleRowTests(unittest.TestCase):
             "Some(crate::rules::SessionRule { effect: Some(crate::rules::SessionEffect::OpenedByParams), unseen_ok: true })",
         )
         self.assertIn('Segment::Key("a\\"b")', rust_rules.gate_expr(Gate(where="initialize.result", path=['a"b'])))
+
+    def test_session_gate_rows(self) -> None:
+        from agentproto_codegen import rust_rules
+        from agentproto_codegen.model import SessionGate
+
+        gate = SessionGate(member="modes", opened_by=["session/new", "session/load"])
+        self.assertEqual(
+            rust_rules.session_gate_expr(gate),
+            'Some(crate::rules::SessionGate { member: "modes", opened_by: &["session/new", "session/load"] })',
+        )
+        self.assertEqual(rust_rules.session_gate_expr(None), "None")

@@ -10,6 +10,7 @@ import subprocess
 import tempfile
 import textwrap
 import unittest
+from dataclasses import replace
 from pathlib import Path
 
 from agentproto_codegen import typescript, typescript_codec
@@ -173,6 +174,13 @@ class TypesTests(unittest.TestCase):
         self.assertIn('export type Severity =\n  | "info"\n  | (string & {});', self.text)
         self.assertIn("export type SessionId = string;", self.text)
 
+    def test_a_session_gate_row_lists_its_member_and_openers(self) -> None:
+        from agentproto_codegen import typescript_roles
+        from agentproto_codegen.model import SessionGate
+
+        gated = replace(PROMPT, session_gate=SessionGate("modes", ["session/new", "session/load"]))
+        self.assertIn('sessionGate: { member: "modes", openedBy: ["session/new", "session/load"] },', typescript_roles.method_row(gated))
+
     def test_the_method_table_carries_the_rules(self) -> None:
         self.assertIn(
             block(
@@ -190,6 +198,7 @@ class TypesTests(unittest.TestCase):
                   gate: { where: "initialize.result", path: ["promptCapabilities", "image"], test: "advertised", refusal: -32601 },
                   values: [],
                   session: { effect: "created", unseenOk: true },
+                  sessionGate: null,
                 },
                 """,
                 2,

@@ -87,6 +87,11 @@ class FlowAgent(v1.Agent):
     def __init__(self, setup: dict[str, Any]) -> None:
         caps = json.dumps(setup.get("agentCapabilities", {})).encode()
         self.capabilities = v1.SURFACE.decode("AgentCapabilities", caps, "$").value
+        # `setup.modes`: the `modes` the answer of each opening request carries.
+        self.modes: dict[str, v1.SessionModeState] = {
+            method: v1.SURFACE.decode("SessionModeState", json.dumps(state).encode(), "$").value
+            for method, state in setup.get("modes", {}).items()
+        }
         self.sessions = 0
         self.barrier = Barrier()
 
@@ -102,13 +107,14 @@ class FlowAgent(v1.Agent):
 
     async def new_session(self, cx: v1.AgentContext, params: v1.NewSessionRequest) -> v1.NewSessionResponse:
         self.sessions += 1
-        return v1.NewSessionResponse(session_id=f"sess-{self.sessions}")
+        modes = self.modes.get("session/new", msgspec.UNSET)
+        return v1.NewSessionResponse(session_id=f"sess-{self.sessions}", modes=modes)
 
     async def load_session(self, cx: v1.AgentContext, params: v1.LoadSessionRequest) -> v1.LoadSessionResponse:
-        return v1.LoadSessionResponse()
+        return v1.LoadSessionResponse(modes=self.modes.get("session/load", msgspec.UNSET))
 
     async def resume_session(self, cx: v1.AgentContext, params: v1.ResumeSessionRequest) -> v1.ResumeSessionResponse:
-        return v1.ResumeSessionResponse()
+        return v1.ResumeSessionResponse(modes=self.modes.get("session/resume", msgspec.UNSET))
 
     async def close_session(self, cx: v1.AgentContext, params: v1.CloseSessionRequest) -> v1.CloseSessionResponse:
         return v1.CloseSessionResponse()

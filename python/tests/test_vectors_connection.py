@@ -133,7 +133,8 @@ def result_json(method: str, session: str) -> Any:
     """A minimal valid result of `method`, as JSON."""
     results: dict[str, Any] = {
         "initialize": AGENT_INIT,
-        "session/new": {"sessionId": session},
+        # With `modes`: the session-gated requests (`session/set_mode`) apply to the session.
+        "session/new": {"sessionId": session, "modes": {"currentModeId": "live", "availableModes": []}},
         "session/prompt": {"stopReason": "end_turn"},
         "session/list": {"sessions": []},
         "session/set_config_option": {"configOptions": []},
@@ -362,7 +363,7 @@ async def drive(case: Case, check_duplicate_keys: bool) -> tuple[dict[str, Any],
                 await request("vectors-init", "initialize", CLIENT_INIT)
                 if session is not None and method not in OPENS:
                     opened = await request("vectors-new", "session/new", {"cwd": "/", "mcpServers": []})
-                    assert opened == {"sessionId": session}, f"`session/new` answered {opened}"
+                    assert opened == result_json("session/new", session), f"`session/new` answered {opened}"
         else:
             if "initialize" not in pending.values():
                 init = decoded("InitializeRequest", CLIENT_INIT)
@@ -371,7 +372,7 @@ async def drive(case: Case, check_duplicate_keys: bool) -> tuple[dict[str, Any],
             if session is not None:
                 new = decoded("NewSessionRequest", {"cwd": "/", "mcpServers": []})
                 id, task = await call(lambda: handle.new_session(new), "session/new")
-                await answer(id, {"sessionId": session}, task)
+                await answer(id, result_json("session/new", session), task)
         # The case's pending calls, under the case's ids.
         seen = Seen()
         callee = "client" if side == "agent" else "agent"

@@ -72,12 +72,23 @@ const aborted = (signal: AbortSignal): Promise<void> =>
 /** The agent application of the flows. */
 export class FlowAgent implements v1.Agent {
   private readonly capabilities: v1.AgentCapabilities;
+  /** `setup.modes`: the `modes` the answer of each opening request carries. */
+  private readonly modes = new Map<string, v1.SessionModeState>();
   private sessions = 0;
   private readonly barrier = new Barrier();
 
   constructor(setup: Record<string, unknown>) {
     const caps = JSON.stringify(setup["agentCapabilities"] ?? {});
     this.capabilities = v1.SURFACE.decode("AgentCapabilities", new RawJson(caps), "$").value;
+    for (const [method, state] of Object.entries((setup["modes"] ?? {}) as Record<string, unknown>)) {
+      this.modes.set(method, v1.SURFACE.decode("SessionModeState", new RawJson(JSON.stringify(state)), "$").value);
+    }
+  }
+
+  /** The answer of `method` with `setup.modes[method]` as its `modes`, when the setup has one. */
+  private withModes<T extends object>(method: string, answer: T): T {
+    const modes = this.modes.get(method);
+    return modes === undefined ? answer : { ...answer, modes };
   }
 
   initialize(_cx: v1.AgentContext, params: v1.InitializeRequest): v1.InitializeResponse {
@@ -89,15 +100,15 @@ export class FlowAgent implements v1.Agent {
   }
 
   newSession(): v1.NewSessionResponse {
-    return { sessionId: `sess-${++this.sessions}` };
+    return this.withModes("session/new", { sessionId: `sess-${++this.sessions}` });
   }
 
   loadSession(): v1.LoadSessionResponse {
-    return {};
+    return this.withModes("session/load", {});
   }
 
   resumeSession(): v1.ResumeSessionResponse {
-    return {};
+    return this.withModes("session/resume", {});
   }
 
   closeSession(): v1.CloseSessionResponse {

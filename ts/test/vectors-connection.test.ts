@@ -126,6 +126,9 @@ const RESULTS: Record<string, unknown> = {
   listSessions: { sessions: [] },
 };
 
+/** The `modes` the opening answers carry: session-gated requests (`session/set_mode`) then apply to the session. */
+const LIVE_MODES = { currentModeId: "live", availableModes: [] };
+
 /** An application whose every handler records its call and answers with a valid result. */
 function recorder(calls: Call[], session: () => string, marks: () => void): object {
   return new Proxy(
@@ -140,7 +143,7 @@ function recorder(calls: Call[], session: () => string, marks: () => void): obje
           }
           if (name === "extMethod" && (params as ExtMessage).method === BARRIER) return new RawJson("{}");
           calls.push({ handler: name, params });
-          if (name === "newSession" || name === "loadSession" || name === "resumeSession") return { sessionId: session() };
+          if (name === "newSession" || name === "loadSession" || name === "resumeSession") return { sessionId: session(), modes: LIVE_MODES };
           if (name === "extMethod") return new RawJson("{}");
           return RESULTS[name] ?? {};
         };
@@ -333,7 +336,7 @@ async function drive(c: Case): Promise<void> {
       if (!answersInitialize && (named !== null || plan.length > 0)) {
         const opened = agent.newSession({ cwd: "/", mcpServers: [] });
         const next = JSON.parse(await remote.next("the client's session/new")) as { id: number };
-        await remote.send({ jsonrpc: "2.0", id: next.id, result: { sessionId } });
+        await remote.send({ jsonrpc: "2.0", id: next.id, result: { sessionId, modes: LIVE_MODES } });
         await within(opened, "the client's session/new call");
         nextId = 2;
       }

@@ -149,6 +149,9 @@ def a_echo(id, sid, *words):
 
 NO_CAPS = {"agentCapabilities": {}}
 
+# A session's modes, as an agent announces them when it opens the session.
+MODES = {"currentModeId": "ask", "availableModes": [{"id": "ask", "name": "Ask"}, {"id": "code", "name": "Code"}]}
+
 
 def build_agent_flows():
     R = "acp.state.initialize-first"
@@ -277,6 +280,50 @@ def build_agent_flows():
           send(req("session/new", {"cwd": CWD, "mcpServers": [{"name": "local", "command": "/bin/true", "args": [], "env": []}, http_server]}, id=1)),
           expect(err(1, error(-32602, path="$.params.mcpServers[1]", found="http"))),
           *a_new(2, "sess-1")])
+
+    M = "acp.state.session-gate"
+
+    def set_mode(id, sid, mode="code"):
+        return req("session/set_mode", {"sessionId": sid, "modeId": mode}, id=id)
+
+    flow("agent-set-mode-without-modes", M,
+         "`session/set_mode` for a session whose `session/new` answer carried no `modes` is answered -32602 at $.params.sessionId naming the session, before the application sees it; the session stays usable.",
+         "agent", NO_CAPS,
+         [*a_init(),
+          send(req("session/new", new_session_params(), id=1)),
+          expect(resp(1, {"sessionId": "sess-1"})),
+          send(set_mode(2, "sess-1")),
+          expect(err(2, error(-32602, path="$.params.sessionId", found="sess-1"))),
+          *a_echo(3, "sess-1", "still", "here")])
+    flow("agent-set-mode-with-modes", M,
+         "`session/set_mode` for a session whose `session/new` answer carried `modes` is dispatched to the application.",
+         "agent", {"agentCapabilities": {}, "modes": {"session/new": MODES}},
+         [*a_init(),
+          send(req("session/new", new_session_params(), id=1)),
+          expect(resp(1, {"sessionId": "sess-1", "modes": MODES})),
+          send(set_mode(2, "sess-1")),
+          expect(resp(2, {}))])
+    flow("agent-set-mode-after-load-with-modes", M,
+         "A session created without `modes` and loaded again with an answer that carries them follows the latest answer: `session/set_mode` is refused -32602 before the load and dispatched after it.",
+         "agent", {"agentCapabilities": {"loadSession": True}, "modes": {"session/load": MODES}},
+         [*a_init(),
+          send(req("session/new", new_session_params(), id=1)),
+          expect(resp(1, {"sessionId": "sess-1"})),
+          send(set_mode(2, "sess-1")),
+          expect(err(2, error(-32602, path="$.params.sessionId", found="sess-1"))),
+          send(req("session/load", {"sessionId": "sess-1", "cwd": CWD, "mcpServers": []}, id=3)),
+          expect(resp(3, {"modes": MODES})),
+          send(set_mode(4, "sess-1")),
+          expect(resp(4, {}))])
+    flow("agent-set-mode-pipelined-after-load", M,
+         "`session/set_mode` written right after a `session/load` whose answer carries `modes`, before that answer, waits for the load and is dispatched: it is judged by the answer read before it, not by the earlier `session/new` answer without modes.",
+         "agent", {"agentCapabilities": {"loadSession": True}, "modes": {"session/load": MODES}},
+         [*a_init(),
+          send(req("session/new", new_session_params(), id=1)),
+          expect(resp(1, {"sessionId": "sess-1"})),
+          send(req("session/load", {"sessionId": "sess-1", "cwd": CWD, "mcpServers": []}, id=2)),
+          send(set_mode(3, "sess-1")),
+          expect_unordered(resp(2, {"modes": MODES}), resp(3, {}))])
 
     flow("agent-gates-false-not-advertised", G,
          "Capabilities advertised as `false` (loadSession) or absent stay closed; only `true` or an object opens a gate.",
@@ -819,6 +866,47 @@ def build_client_flows():
           call("session/load", {"sessionId": "old-7", "cwd": CWD, "mcpServers": []}),
           call_local("session/load", "CapabilityNotAdvertised"),
           SILENCE])
+    M = "acp.state.session-gate"
+    flow("client-set-mode-without-modes", M,
+         "The client application's `session/set_mode` for a session whose `session/new` answer carried no `modes` fails locally (NotAnnounced) and nothing is sent.",
+         "client", client_setup(),
+         [*c_ready(),
+          call("session/set_mode", {"sessionId": "s1", "modeId": "code"}),
+          call_local("session/set_mode", "NotAnnounced"),
+          SILENCE])
+    flow("client-set-mode-with-modes", M,
+         "The client application's `session/set_mode` for a session whose `session/new` answer carried `modes` is sent, and the agent's answer ends the call.",
+         "client", client_setup(),
+         [*c_init(),
+          call_ok("initialize", partial({"protocolVersion": 1})),
+          call("session/new", new_session_params()),
+          expect(req("session/new", partial({"cwd": CWD}), id=var("new"))),
+          send(resp(var("new"), {"sessionId": "s1", "modes": MODES})),
+          call_ok("session/new", partial({"sessionId": "s1"})),
+          call("session/set_mode", {"sessionId": "s1", "modeId": "code"}),
+          expect(req("session/set_mode", {"sessionId": "s1", "modeId": "code"}, id=var("mode"))),
+          send(resp(var("mode"), {})),
+          call_ok("session/set_mode", {})])
+    flow("client-set-mode-after-load-without-modes", M,
+         "A session loaded again with an answer without `modes` (a null result) follows the latest answer: the client sends `session/set_mode` while the `session/new` answer's `modes` stand, and refuses it locally (NotAnnounced) after the load.",
+         "client", client_setup(),
+         [*c_init({"loadSession": True}),
+          call_ok("initialize", partial({"protocolVersion": 1})),
+          call("session/new", new_session_params()),
+          expect(req("session/new", partial({"cwd": CWD}), id=var("new"))),
+          send(resp(var("new"), {"sessionId": "s1", "modes": MODES})),
+          call_ok("session/new", partial({"sessionId": "s1"})),
+          call("session/set_mode", {"sessionId": "s1", "modeId": "code"}),
+          expect(req("session/set_mode", {"sessionId": "s1", "modeId": "code"}, id=var("mode"))),
+          send(resp(var("mode"), {})),
+          call_ok("session/set_mode", {}),
+          call("session/load", {"sessionId": "s1", "cwd": CWD, "mcpServers": []}),
+          expect(req("session/load", partial({"sessionId": "s1"}), id=var("load"))),
+          send(resp(var("load"), None)),
+          call_ok("session/load", {}),
+          call("session/set_mode", {"sessionId": "s1", "modeId": "ask"}),
+          call_local("session/set_mode", "NotAnnounced"),
+          SILENCE])
     flow("client-error-reply", "acp.v1.error-reply",
          "An agent error answer to a call (-32002 with data) ends the call with that error object.",
          "client", client_setup(),
@@ -844,6 +932,8 @@ REQUIREMENTS.update({
         "text": "A prompt block or MCP server kind the agent did not advertise, or one no schema lists, is answered -32602 with the path of the offending item; baseline kinds are always accepted."},
     "acp.state.capability-gate": {"source": "spec: notes/acp.md section 4.1 (Gate column) and section 5; spec: notes/acp.md section 3 (-32602 for an unadvertised elicitation mode)",
         "text": "A request for a gated method the receiving side did not advertise (absent, false or null) is answered -32601 with data.capability, an unadvertised elicitation mode -32602 at $.params.mode; an advertised one (true or an object) is dispatched."},
+    "acp.state.session-gate": {"source": "spec: schema ClientRequest session/set_mode (\"The mode must be one of the modes advertised in `availableModes` during session creation or loading\") and NewSessionResponse.modes (\"Initial mode state if supported by the Agent\"); rules/acp.toml [v1.session_gates]",
+        "text": "`session/set_mode` for a session whose latest opening answer (new, load, resume, fork) carried no `modes` is answered -32602 at $.params.sessionId, and a client application's call for it fails locally with NotAnnounced and sends nothing; with `modes` it is served."},
     "acp.state.outgoing-capability-gate": {"source": "spec: notes/acp.md section 5 (peers only use what the other side advertised); sdk: AcpError::CapabilityNotAdvertised",
         "text": "A call to a gated method the peer did not advertise fails locally with CapabilityNotAdvertised and nothing is sent."},
     "acp.state.unknown-session": {"source": "spec: notes/acp.md section 3 (-32002 with data.sessionId) and section 10 trap 6",

@@ -4,7 +4,9 @@
 //! The connection enforces the protocol around the application's handlers:
 //! `initialize` first and once (anything else before it is answered `-32600`), the
 //! negotiated protocol version, the agent's own capability gates, known session
-//! ids (`-32002` with `data.sessionId`), one prompt turn per session, and
+//! ids (`-32002` with `data.sessionId`), requests a session's opening answer did not
+//! announce (`session/set_mode` for a session answered without `modes`: `-32602` at
+//! `$.params.sessionId`), one prompt turn per session, and
 //! `session/cancel`, which ends the turn with `stopReason: "cancelled"`.
 //!
 //! Requests written before the answer to an earlier one (pipelined) are checked

@@ -3,7 +3,9 @@
 //! agent (`initialize`, `new_session`, `prompt`, `cancel`, …).
 //!
 //! The connection enforces on the client side: calls before `initialize` has
-//! completed and calls the agent did not advertise fail locally and send nothing;
+//! completed, calls the agent did not advertise and calls for a session whose
+//! opening answer did not announce what they need (`session/set_mode` without
+//! `modes`: [`AcpError::NotAnnounced`]) fail locally and send nothing;
 //! the agent's answered protocol version must be the one this side speaks;
 //! requests from the agent must be for capabilities this side advertised and for
 //! known sessions; and sending `session/cancel` answers every pending permission

@@ -1,7 +1,8 @@
 //! The protocol state of one ACP connection, shared by both roles: the
 //! `initialize` phase, the negotiated capabilities, the known sessions with their
-//! prompt turns, and the generic typed call and notification every generated
-//! method goes through.
+//! prompt turns and what their opening answers announced (the session gates'
+//! members, e.g. `modes`), and the generic typed call and notification every
+//! generated method goes through.
 //!
 //! # Pipelined messages
 //!
@@ -112,6 +113,10 @@ pub(crate) struct SessionState {
     /// Client side: fires when this side cancels the session (answers pending
     /// permission requests); replaced by a fresh token after each cancel.
     pub(crate) cancel: CancellationToken,
+    /// What the latest answer that created or opened the session announced (the
+    /// members the session gates read, e.g. `modes`); `None` while this side has
+    /// seen no such answer for it.
+    pub(crate) announced: Option<Vec<&'static str>>,
 }
 
 /// Where a request was read (see the module docs, "Pipelined messages").
@@ -382,8 +387,18 @@ impl<S: Protocol> Shared<S> {
         self.state().sessions.contains_key(id)
     }
 
-    pub(crate) fn add_session(&self, id: &str) {
-        self.state().sessions.entry(id.to_owned()).or_default();
+    /// A session created or opened by an answer that announced `announced`; a
+    /// session opened again takes what the new answer announced.
+    pub(crate) fn open_session(&self, id: &str, announced: Vec<&'static str>) {
+        self.state().sessions.entry(id.to_owned()).or_default().announced = Some(announced);
+    }
+
+    /// Whether the answer that opened `session` announced `member`: `None` when no
+    /// such answer was seen (an unknown session, which other checks judge).
+    fn announces(&self, session: &str, member: &str) -> Option<bool> {
+        let state = self.state();
+        let announced = state.sessions.get(session)?.announced.as_ref()?;
+        Some(announced.contains(&member))
     }
 
     pub(crate) fn remove_session(&self, id: &str) {
@@ -495,6 +510,12 @@ impl<S: Protocol> Shared<S> {
             if !unseen_ok && !self.knows_session(session) {
                 return Some(unknown_session(session));
             }
+            // `session/set_mode` for a session whose opening answer had no `modes`.
+            if let Some(gate) = info.and_then(|m| m.session_gate) {
+                if self.announces(session, gate.member) == Some(false) {
+                    return Some(gate.refusal(method, session));
+                }
+            }
         }
         None
     }
@@ -586,7 +607,7 @@ impl<S: Protocol> Shared<S> {
             }
             AnswerEffect::Session(effect, params_session) => {
                 if agentproto_codec::decode::<M::Result>(text, "$.result").is_ok() {
-                    self.apply_session_effect(effect, params_session, text);
+                    self.apply_session_effect(self.role.peer_side(), M::NAME, effect, params_session, text);
                 }
             }
         }
@@ -666,15 +687,39 @@ impl<S: Protocol> Shared<S> {
                 capability: capability.clone(),
             });
         }
+        // A session whose opening answer did not announce what the method needs
+        // (`session/set_mode` without `modes`). A session this side saw no answer
+        // for is left to the peer, which knows its sessions.
+        if let Some(gate) = self.outgoing(method).and_then(|m| m.session_gate) {
+            if let Some(session) = session_of(params) {
+                if self.announces(&session, gate.member) == Some(false) {
+                    return Err(AcpError::NotAnnounced {
+                        method: method.to_owned(),
+                        session,
+                        member: gate.member.to_owned(),
+                    });
+                }
+            }
+        }
         Ok(())
     }
 
-    /// Applies the session effect of a successful request (either side's).
-    fn apply_session_effect(&self, effect: SessionEffect, params_session: Option<String>, result: &str) {
+    /// Applies the session effect of a successful request `method` handled by
+    /// `side` (either side's), with what its answer announced for the session.
+    fn apply_session_effect(
+        &self,
+        side: Side,
+        method: &str,
+        effect: SessionEffect,
+        params_session: Option<String>,
+        result: &str,
+    ) {
         if let Some(session) = effect.session(params_session, || result_session(result)) {
             match effect {
                 SessionEffect::Removed => self.remove_session(&session),
-                SessionEffect::CreatedByResult | SessionEffect::OpenedByParams => self.add_session(&session),
+                SessionEffect::CreatedByResult | SessionEffect::OpenedByParams => {
+                    self.open_session(&session, rules::announced(S::METHODS, side, method, result))
+                }
             }
         }
     }
@@ -720,7 +765,8 @@ fn answered_version(result: &str) -> Option<i64> {
 /// Records the session effect of a request this side handled successfully.
 pub(crate) fn track_handled<S: Protocol>(shared: &Shared<S>, method: &str, params: Option<&str>, result: &str) {
     if let Some(effect) = shared.incoming(method).and_then(|m| m.session?.effect) {
-        shared.apply_session_effect(effect, params.and_then(|p| string_field(p, "sessionId")), result);
+        let session = params.and_then(|p| string_field(p, "sessionId"));
+        shared.apply_session_effect(shared.role.side(), method, effect, session, result);
     }
 }
 

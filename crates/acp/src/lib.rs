@@ -106,6 +106,8 @@ pub struct MethodInfo {
     pub values: &'static [rules::ValueGate],
     /// What a success does to the connection's sessions, if anything.
     pub session: Option<rules::SessionRule>,
+    /// What the answer that opened the named session must have announced, if anything.
+    pub session_gate: Option<rules::SessionGate>,
 }
 
 /// A request method, as a type: its wire name and its params and result types.

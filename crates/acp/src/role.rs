@@ -211,6 +211,18 @@ pub enum AcpError {
         /// The capability path, e.g. `agentCapabilities.loadSession`.
         capability: String,
     },
+    /// The answer that opened the session did not announce what this method needs
+    /// (`session/set_mode` for a session whose opening answer had no `modes`); nothing
+    /// was sent.
+    #[error("`{method}` needs `{member}`, which the answer that opened session `{session}` did not announce")]
+    NotAnnounced {
+        /// The method.
+        method: String,
+        /// The session the call names.
+        session: String,
+        /// The member of the opening answer it needs, e.g. `modes`.
+        member: String,
+    },
     /// The agent answered `initialize` with a protocol version this side does not speak.
     #[error("the agent answered protocol version {answered}; this connection speaks {supported}")]
     UnsupportedVersion {
@@ -262,6 +274,7 @@ impl From<AcpError> for ErrorObject {
             | AcpError::InvalidParams { method, .. }
             | AcpError::NotInitialized { method }
             | AcpError::CapabilityNotAdvertised { method, .. }
+            | AcpError::NotAnnounced { method, .. }
             | AcpError::Cancelled { method } => Some(method.clone()),
             AcpError::UnsupportedVersion { .. } => None,
         };

@@ -140,6 +140,57 @@ impl SessionEffect {
     }
 }
 
+/// A session-scoped request served only for a session whose opening answer
+/// announced `member` (v1's `session/set_mode` needs `modes`): the latest answer
+/// to one of `opened_by` for that session held an object there (absent and `null`
+/// announce nothing). A request naming a session whose answer did not is refused
+/// -32602 at `$.params.sessionId`; one naming a session this side saw no opening
+/// answer for is left to the other checks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SessionGate {
+    /// The member of the opening requests' results.
+    pub member: &'static str,
+    /// The requests that create or open a session with `member` in their result.
+    pub opened_by: &'static [&'static str],
+}
+
+impl SessionGate {
+    /// The -32602 answer to `method` naming `session`, whose opening answer did not
+    /// announce the member.
+    pub fn refusal(&self, method: &str, session: &str) -> ErrorObject {
+        let member = self.member;
+        let expected = format!("a session whose opening answer announced `{member}`");
+        let mut error = ErrorObject::invalid_params("$.params.sessionId", &expected, session);
+        error.message = format!(
+            "invalid params: `{method}` needs `{member}`, which the answer that opened session `{session}` did not announce"
+        );
+        error
+    }
+}
+
+/// What the answer to `method` (a request handled by `side` that creates or opens a
+/// session) announces for that session: the members the session gates of `methods`
+/// read from it that hold an object in `result`.
+pub fn announced(methods: &'static [MethodInfo], side: Side, method: &str, result: &str) -> Vec<&'static str> {
+    let mut members: Vec<&'static str> = Vec::new();
+    let gates =
+        methods.iter().filter(|m| m.side == side && m.kind == MethodKind::Request).filter_map(|m| m.session_gate);
+    for gate in gates {
+        if gate.opened_by.contains(&method) && !members.contains(&gate.member) {
+            members.push(gate.member);
+        }
+    }
+    if members.is_empty() {
+        return members;
+    }
+    let Ok(object) = serde_json::from_str::<std::collections::HashMap<std::borrow::Cow<'_, str>, &RawValue>>(result)
+    else {
+        return Vec::new();
+    };
+    members.retain(|member| object.get(*member).is_some_and(|value| value.get().trim_start().starts_with('{')));
+    members
+}
+
 /// The row of `methods` for a request handled by `side`.
 pub fn request(methods: &'static [MethodInfo], side: Side, name: &str) -> Option<&'static MethodInfo> {
     methods.iter().find(|m| m.name == name && m.side == side && m.kind == MethodKind::Request)
@@ -413,6 +464,29 @@ mod tests {
         assert_eq!(refused_value(row, &init, Some(&new(&format!("{stdio},{http}")))), None);
         let refused = refused_value(row, &init, Some(&new(&format!("{stdio},{sse}")))).unwrap();
         assert_eq!(refused.capability.as_deref(), Some("agentCapabilities.mcpCapabilities.sse"));
+    }
+
+    #[test]
+    fn set_mode_needs_modes_from_the_opening_answer() {
+        let all = crate::v1::method::ALL;
+        let gate = request(all, Side::Agent, "session/set_mode").and_then(|m| m.session_gate).unwrap();
+        assert_eq!(gate.member, "modes");
+        assert_eq!(gate.opened_by, &["session/new", "session/load", "session/resume"], "stable v1 has no fork");
+        #[cfg(feature = "unstable")]
+        {
+            let unstable = request(crate::v1_unstable::method::ALL, Side::Agent, "session/set_mode").unwrap();
+            assert!(unstable.session_gate.unwrap().opened_by.contains(&"session/fork"));
+        }
+        let modes = r#"{"sessionId":"s","modes":{"currentModeId":"a","availableModes":[]}}"#;
+        assert_eq!(announced(all, Side::Agent, "session/new", modes), ["modes"]);
+        assert!(announced(all, Side::Agent, "session/new", r#"{"sessionId":"s","modes":null}"#).is_empty());
+        assert!(announced(all, Side::Agent, "session/load", "{}").is_empty());
+        assert!(announced(all, Side::Agent, "session/prompt", modes).is_empty(), "not an opening request");
+        let error = gate.refusal("session/set_mode", "s1");
+        assert_eq!(error.code, ErrorCode::INVALID_PARAMS);
+        assert!(error.message.contains("session `s1`"), "{}", error.message);
+        let data: Value = serde_json::from_str(error.data.unwrap().get()).unwrap();
+        assert_eq!((data["path"].as_str(), data["found"].as_str()), (Some("$.params.sessionId"), Some("s1")));
     }
 
     #[test]

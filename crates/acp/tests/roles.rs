@@ -134,6 +134,63 @@ async fn calls_the_agent_did_not_advertise_fail_locally() {
     within(agent.load_session(load)).await.unwrap();
 }
 
+/// An agent that creates sessions without modes and loads them with some.
+struct Moded;
+
+impl Agent for Moded {
+    async fn initialize(&self, _: AgentContext, _: InitializeRequest) -> Result<InitializeResponse, ErrorObject> {
+        let mut response = InitializeResponse::new(PROTOCOL_VERSION);
+        response.agent_capabilities.load_session = true;
+        Ok(response)
+    }
+
+    async fn new_session(&self, _: AgentContext, _: NewSessionRequest) -> Result<NewSessionResponse, ErrorObject> {
+        Ok(NewSessionResponse::new("s1"))
+    }
+
+    async fn load_session(&self, _: AgentContext, _: LoadSessionRequest) -> Result<LoadSessionResponse, ErrorObject> {
+        let mut response = LoadSessionResponse::default();
+        let modes = vec![SessionMode::new("ask", "Ask")];
+        response.modes = MaybeUndefined::Value(SessionModeState::new("ask", modes));
+        Ok(response)
+    }
+
+    async fn set_session_mode(
+        &self,
+        _: AgentContext,
+        _: SetSessionModeRequest,
+    ) -> Result<SetSessionModeResponse, ErrorObject> {
+        Ok(SetSessionModeResponse::default())
+    }
+
+    async fn prompt(&self, _: AgentContext, _: PromptRequest) -> Result<PromptResponse, ErrorObject> {
+        Ok(PromptResponse::new(StopReason::EndTurn))
+    }
+}
+
+#[tokio::test]
+async fn set_mode_follows_the_modes_of_the_latest_opening_answer() {
+    let (a, b) = tokio::io::duplex(64 * 1024);
+    let (agent_read, agent_write) = tokio::io::split(a);
+    let (client_read, client_write) = tokio::io::split(b);
+    let (agent_connection, _) = connect_agent(Moded, agent_read, agent_write, AcpOptions::default());
+    let (client_connection, agent) =
+        connect_client(Recording::default(), client_read, client_write, AcpOptions::default());
+    tokio::spawn(agent_connection.run());
+    tokio::spawn(client_connection.run());
+    let session = ready(&agent).await;
+    // `session/new` answered without modes: refused here, nothing sent.
+    match within(agent.set_session_mode(SetSessionModeRequest::new(session.clone(), "ask"))).await {
+        Err(AcpError::NotAnnounced { method, session, member }) => {
+            assert_eq!((method.as_str(), session.as_str(), member.as_str()), ("session/set_mode", "s1", "modes"));
+        }
+        other => panic!("{other:?}"),
+    }
+    // Loaded again with modes: the latest answer counts, on both sides.
+    within(agent.load_session(LoadSessionRequest::new(Vec::new(), "/tmp", session.clone()))).await.unwrap();
+    within(agent.set_session_mode(SetSessionModeRequest::new(session, "ask"))).await.unwrap();
+}
+
 #[tokio::test]
 async fn strict_mode_refuses_invalid_outgoing_params() {
     let agent = pair(Asking { load_session: false }, Recording::default(), AcpOptions::default().strict(true));

@@ -146,6 +146,8 @@ rules! {
         "A permission request of a cancelled session was answered with another outcome than `cancelled`.";
     CAPABILITY_NOT_ADVERTISED = "ACP.CAPABILITY.NOT_ADVERTISED", Capability, Error,
         "A gated method was used although the receiving side did not advertise its capability.";
+    SESSION_NOT_ANNOUNCED = "ACP.CAPABILITY.SESSION_NOT_ANNOUNCED", Capability, Warning,
+        "A request for a session whose opening answer did not announce what it needs (`session/set_mode` without `modes`).";
 }
 
 /// A code that is no longer reported. It keeps its old meaning in old logs and

@@ -1,5 +1,5 @@
 """The two roles talking to each other in memory: typed handlers and calls, the rules
-enforced on both sides (gates, value gates, `NotInitialized`, strict mode), cancellation
+enforced on both sides (gates, value gates, session gates, `NotInitialized`, strict mode), cancellation
 of a turn from the client, errors crossing the wire, and pipelined requests answered by
 read order, run many times. Every wait is bounded."""
 
@@ -10,12 +10,13 @@ import json
 from typing import Any
 
 import pytest
-from msgspec import Raw
+from msgspec import UNSET, Raw
 
 from agentproto.acp import v1
 from agentproto.acp.errors import (
     CapabilityNotAdvertised,
     InvalidParams,
+    NotAnnounced,
     NotInitialized,
     PeerError,
 )
@@ -27,6 +28,7 @@ from tests.jsonrpc.wire import WAIT, Wire
 
 INIT = v1.InitializeRequest(protocol_version=1)
 NEW = v1.NewSessionRequest(cwd="/tmp", mcp_servers=[])
+MODES = v1.SessionModeState(current_mode_id="m", available_modes=[v1.SessionMode(id="m", name="M")])
 
 
 def text_prompt(session: str, text: str) -> v1.PromptRequest:
@@ -37,8 +39,11 @@ class Agent(v1.Agent):
     """Streams `n` updates for a prompt `stream n`; asks permission for `ask`; reads a
     file for `read <path>`; waits for cancellation for `wait`."""
 
-    def __init__(self, capabilities: v1.AgentCapabilities | None = None) -> None:
+    def __init__(
+        self, capabilities: v1.AgentCapabilities | None = None, modes: v1.SessionModeState | None = None
+    ) -> None:
         self.capabilities = capabilities if capabilities is not None else v1.AgentCapabilities()
+        self.modes = modes  # announced by `session/new` when given
         self.cancelled = asyncio.Event()
         self.waiting = asyncio.Event()
 
@@ -46,7 +51,7 @@ class Agent(v1.Agent):
         return v1.InitializeResponse(protocol_version=1, agent_capabilities=self.capabilities)
 
     async def new_session(self, cx: v1.AgentContext, params: v1.NewSessionRequest) -> v1.NewSessionResponse:
-        return v1.NewSessionResponse(session_id="s1")
+        return v1.NewSessionResponse(session_id="s1", modes=self.modes if self.modes is not None else UNSET)
 
     async def prompt(self, cx: v1.AgentContext, params: v1.PromptRequest) -> v1.PromptResponse:
         block = params.prompt[0]
@@ -148,7 +153,8 @@ async def test_calls_before_initialize_fail_locally_and_gates_are_checked_before
 
 
 async def test_an_unimplemented_handler_answers_method_not_found() -> None:
-    async with Pair(Agent(), Client()) as agent:
+    # The session announces modes, so `session/set_mode` passes its session gate.
+    async with Pair(Agent(modes=MODES), Client()) as agent:
         await asyncio.wait_for(agent.initialize(INIT), WAIT)
         with pytest.raises(PeerError) as raised:
             await asyncio.wait_for(agent.set_session_mode(v1.SetSessionModeRequest(session_id="s", mode_id="m")), WAIT)
@@ -158,6 +164,40 @@ async def test_an_unimplemented_handler_answers_method_not_found() -> None:
         with pytest.raises(PeerError) as raised:
             await agent.set_session_mode(v1.SetSessionModeRequest(session_id=session, mode_id="m"))
         assert raised.value.error.code == -32601
+
+
+async def test_set_mode_needs_modes_in_the_answer_that_opened_the_session() -> None:
+    """The client refuses to send `session/set_mode` for a session answered without
+    `modes`; the agent answers one that arrives anyway -32602 naming the session."""
+    async with Pair(Agent(), Client()) as agent:
+        await asyncio.wait_for(agent.initialize(INIT), WAIT)
+        session = (await agent.new_session(NEW)).session_id
+        with pytest.raises(NotAnnounced) as refused:
+            await agent.set_session_mode(v1.SetSessionModeRequest(session_id=session, mode_id="m"))
+        assert (refused.value.method, refused.value.session, refused.value.member) == (
+            "session/set_mode",
+            "s1",
+            "modes",
+        )
+    (ours_in, ours_out), (theirs_in, theirs_out) = duplex()
+    connection, _ = v1.connect_agent(Agent(), ours_in, ours_out, AcpOptions())
+    running = asyncio.create_task(connection.run())
+    wire = Wire(theirs_in, theirs_out)
+    await wire.send({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 1}})
+    await wire.send({"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": {"cwd": "/", "mcpServers": []}})
+    await wire.send(
+        {"jsonrpc": "2.0", "id": 2, "method": "session/set_mode", "params": {"sessionId": "s1", "modeId": "m"}}
+    )
+    answers: dict[int, Any] = {}
+    while len(answers) < 3:
+        message = await wire.message()
+        answers[message["id"]] = message
+    assert answers[1]["result"] == {"sessionId": "s1"}
+    error = answers[2]["error"]
+    assert error["code"] == -32602
+    assert (error["data"]["path"], error["data"]["found"]) == ("$.params.sessionId", "s1")
+    theirs_out.close()
+    await asyncio.wait_for(running, WAIT)
 
 
 async def test_a_failed_call_let_through_by_a_handler_names_the_call_and_its_cause() -> None:
@@ -272,6 +312,7 @@ async def test_pipelined_requests_are_answered_by_read_order_every_time(round: i
             message = await wire.message()
             if "id" in message:
                 answers[message["id"]] = message.get("error", {}).get("code", "ok")
-        assert answers == {0: "ok", 1: "ok", 2: "ok", 3: -32601, 4: -32002}
+        # 3: the session `session/new` created (read before it) announced no modes.
+        assert answers == {0: "ok", 1: "ok", 2: "ok", 3: -32602, 4: -32002}
         theirs_out.close()
         await asyncio.wait_for(running, WAIT)

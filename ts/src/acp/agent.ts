@@ -6,7 +6,8 @@
  * first and once (anything else before it is answered -32600), the negotiated protocol
  * version (the answer always names the version this surface speaks), the agent's own
  * capability gates and value gates, known session ids (-32002 with `data.sessionId`),
- * one prompt turn per session, and `session/cancel`, which ends the turn with
+ * the session gates (`session/set_mode` for a session answered without `modes`: -32602
+ * at `$.params.sessionId`), one prompt turn per session, and `session/cancel`, which ends the turn with
  * `stopReason: "cancelled"`, never an error. Requests written before the answer to an
  * earlier one are checked in read order (`endpoint.ts`, "Pipelined messages").
  */
@@ -173,7 +174,7 @@ export class AgentRuntime implements Handler {
       if (session !== null && info !== null && method === ep.rules.promptTurn) return await this.prompt(rpc, info, params, session);
       const value = await callHandler(this.agent, info, method, ep.context(this.plain, rpc, rpc.signal), params);
       const text = ep.encodeResult(method, info, value);
-      if (info !== null) ep.applySessionEffect(info, params, value);
+      if (info !== null) ep.applySessionEffect(info, params, value, text);
       return text;
     } finally {
       // However the handler ended, messages waiting for this one re-check.

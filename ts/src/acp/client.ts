@@ -28,7 +28,8 @@ const CANCELLED_OUTCOME = '{"outcome":{"outcome":"cancelled"}}';
 
 /** The client's handle to its agent; the typed calls are generated on `AgentConnection`.
  * Calls check the state first and send nothing when that fails (`NotInitialized`,
- * `CapabilityNotAdvertised`; a call made while `initialize` is in flight waits for its
+ * `CapabilityNotAdvertised`, `NotAnnounced` for a session whose opening answer lacked
+ * what the call needs; a call made while `initialize` is in flight waits for its
  * answer). `withCancellation(signal)` gives calls that send `$/cancel_request` when the
  * signal aborts and still wait for the answer. */
 export class AgentConnectionBase extends PeerHandle {
@@ -88,7 +89,7 @@ export class ClientRuntime implements Handler {
     if (method === PERMISSION && session !== null && info !== null) return await this.permission(rpc, info, params, session);
     const value = await callHandler(this.client, info, method, ep.context(this.plain, rpc, rpc.signal), params);
     const text = ep.encodeResult(method, info, value);
-    if (info !== null) ep.applySessionEffect(info, params, value);
+    if (info !== null) ep.applySessionEffect(info, params, value, text);
     return text;
   }
 

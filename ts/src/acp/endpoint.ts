@@ -1,8 +1,9 @@
 /**
  * The protocol state of one ACP connection, shared by both roles: the `initialize`
  * phase, both sides' `initialize` messages (the capability gates' paths start there),
- * the known sessions with their prompt turns, and the typed call and notification
- * every generated method goes through. The TypeScript twin of the Rust SDK's
+ * the known sessions with their prompt turns and what their opening answers announced
+ * (the session gates' members, e.g. `modes`), and the typed call and notification every
+ * generated method goes through. The TypeScript twin of the Rust SDK's
  * `endpoint.rs` and the Python SDK's `endpoint.py`:
  *
  * **Pipelined messages.** A peer may write a request before the answer to an earlier
@@ -31,8 +32,28 @@ import { CallAborted, CallError, RequestError, RpcError } from "../jsonrpc/local
 import type { Notification, Request } from "../jsonrpc/message.js";
 import type { Peer } from "../jsonrpc/peer.js";
 import { Context } from "./context.js";
-import { Cancelled, CapabilityNotAdvertised, ConnectionFailed, InvalidParams, InvalidResult, NotInitialized, PeerError, UnsupportedVersion } from "./errors.js";
-import { acceptedBy, describeGate, gateChooses, gateOpen, refusalError, refusedValue } from "./gates.js";
+import {
+  Cancelled,
+  CapabilityNotAdvertised,
+  ConnectionFailed,
+  InvalidParams,
+  InvalidResult,
+  NotAnnounced,
+  NotInitialized,
+  PeerError,
+  UnsupportedVersion,
+} from "./errors.js";
+import {
+  acceptedBy,
+  announcedBy,
+  describeGate,
+  gateChooses,
+  gateOpen,
+  openingMembers,
+  refusalError,
+  refusedValue,
+  sessionGateRefusal,
+} from "./gates.js";
 import type { AcpEvent, AcpOptions } from "./options.js";
 import { invalidParams, type ExtMessage } from "./receive.js";
 import type { MethodInfo, SurfaceRules } from "./rules.js";
@@ -64,6 +85,9 @@ class SessionState {
   cancelledAt = 0;
   /** Client side: aborts when this side cancels the session; replaced after each cancel. */
   cancel = new AbortController();
+  /** What the latest answer that created or opened the session announced (the members
+   * the session gates read, e.g. `modes`); `null` while this side has seen no such answer. */
+  announced: Set<string> | null = null;
 }
 
 /** Where a message was read: its number among requests or notifications. */
@@ -136,6 +160,9 @@ export class Endpoint {
   private readonly incomingNotes: ReadonlyMap<string, MethodInfo>;
   private readonly outgoing: ReadonlyMap<string, MethodInfo>;
   private readonly outgoingNotes: ReadonlyMap<string, MethodInfo>;
+  /** What the answers of the requests that open sessions may announce, per request. */
+  private readonly incomingOpeners: ReadonlyMap<string, string[]>;
+  private readonly outgoingOpeners: ReadonlyMap<string, string[]>;
   private turns = 0;
   private unsettled: Unsettled[] = [];
   private readySince: ReadPoint | null = null;
@@ -156,6 +183,8 @@ export class Endpoint {
     this.incomingNotes = this.surface.notifications(role);
     this.outgoing = this.surface.requests(other);
     this.outgoingNotes = this.surface.notifications(other);
+    this.incomingOpeners = openingMembers(this.incoming.values());
+    this.outgoingOpeners = openingMembers(this.outgoing.values());
   }
 
   report(event: AcpEvent): void {
@@ -266,8 +295,10 @@ export class Endpoint {
 
   // -- sessions -----------------------------------------------------------------------
 
-  addSession(session: string): void {
-    if (!this.sessions.has(session)) this.sessions.set(session, new SessionState());
+  /** A session created or opened by an answer that announced `announced`; a session
+   * opened again takes what the new answer announced. */
+  openSession(session: string, announced: Set<string>): void {
+    this.state(session).announced = announced;
   }
 
   removeSession(session: string): void {
@@ -331,15 +362,27 @@ export class Endpoint {
     old.abort();
   }
 
-  /** Applies the session effect of a successful request (either side's). */
-  applySessionEffect(info: MethodInfo, params: unknown, result: unknown): void {
+  /** Applies the session effect of a successful request (either side's): `result` is
+   * its decoded answer, `raw` the answer's JSON (what it announced is read there). */
+  applySessionEffect(info: MethodInfo, params: unknown, result: unknown, raw: RawJson | string): void {
     const effect = info.session?.effect ?? null;
     if (effect === null) return;
     const source = effect === "created" ? result : params;
     const session = (source as { sessionId?: unknown } | null)?.sessionId;
     if (typeof session !== "string") return;
-    if (effect === "removed") this.removeSession(session);
-    else this.addSession(session);
+    if (effect === "removed") {
+      this.removeSession(session);
+      return;
+    }
+    const members = (info.side === this.role ? this.incomingOpeners : this.outgoingOpeners).get(info.name);
+    this.openSession(session, members === undefined ? new Set() : announcedBy(members, objectOf(raw)));
+  }
+
+  /** Whether the answer that opened `session` announced `member`; `null` when no such
+   * answer was seen (an unknown session, which other checks judge). */
+  private announces(session: string, member: string): boolean | null {
+    const announced = this.sessions.get(session)?.announced ?? null;
+    return announced === null ? null : announced.has(member);
   }
 
   // -- incoming -----------------------------------------------------------------------
@@ -412,7 +455,8 @@ export class Endpoint {
 
   /** Checks an incoming request against the state; throws `RequestError` -32600 before
    * `initialize`, the gate's refusal, -32602 at a value this side did not advertise,
-   * -32002 for an unknown session. */
+   * -32002 for an unknown session, -32602 at the session of a request its opening answer
+   * did not announce. */
   checkIncoming(method: string, info: MethodInfo | null, raw: RawJson | null, session: string | null): void {
     const negotiated = this.negotiated;
     if (this.phase !== "ready" || negotiated === null) throw RequestError.from(beforeReady(method));
@@ -430,6 +474,11 @@ export class Endpoint {
     }
     const unseenOk = info?.session?.unseenOk ?? false;
     if (session !== null && !this.sessions.has(session) && !unseenOk) throw RequestError.from(unknownSession(session));
+    // `session/set_mode` for a session whose opening answer had no `modes`.
+    const sessionGate = info?.sessionGate ?? null;
+    if (sessionGate !== null && session !== null && this.announces(session, sessionGate.member) === false) {
+      throw RequestError.from(sessionGateRefusal(sessionGate, method, session));
+    }
   }
 
   /** A handler's result as JSON text; in strict mode checked against the result type (a violation is -32603). */
@@ -553,7 +602,7 @@ export class Endpoint {
     } catch {
       return; // an invalid answer changes nothing (the caller gets the error)
     }
-    this.applySessionEffect(info, params, value);
+    this.applySessionEffect(info, params, value, text);
   }
 
   private decodes(typeName: string, text: RawJson): boolean {
@@ -650,6 +699,16 @@ export class Endpoint {
     if (info.values.length > 0) {
       const refused = refusedValue(info, negotiated.peer, params);
       if (refused !== null && refused.capability !== null) throw new CapabilityNotAdvertised(method, refused.capability);
+    }
+    // A session whose opening answer did not announce what the method needs
+    // (`session/set_mode` without `modes`); a session this side saw no answer for is
+    // left to the peer, which knows its sessions.
+    const sessionGate = info.sessionGate;
+    if (sessionGate !== null) {
+      const session = objectOf(raw)["sessionId"];
+      if (typeof session === "string" && this.announces(session, sessionGate.member) === false) {
+        throw new NotAnnounced(method, session, sessionGate.member);
+      }
     }
   }
 }

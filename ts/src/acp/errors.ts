@@ -87,6 +87,22 @@ export class CapabilityNotAdvertised extends AcpError {
   }
 }
 
+/** The answer that opened the session did not announce what this method needs
+ * (`session/set_mode` for a session whose opening answer had no `modes`); nothing was sent. */
+export class NotAnnounced extends AcpError {
+  readonly variant = "NotAnnounced";
+  override name = "NotAnnounced";
+  constructor(
+    method: string,
+    /** The session the call names. */
+    readonly session: string,
+    /** The member of the opening answer it needs, e.g. `modes`. */
+    readonly member: string,
+  ) {
+    super(method, `\`${method}\` needs \`${member}\`, which the answer that opened session \`${session}\` did not announce`);
+  }
+}
+
 /** The agent answered `initialize` with a protocol version this side does not speak. */
 export class UnsupportedVersion extends AcpError {
   readonly variant = "UnsupportedVersion";

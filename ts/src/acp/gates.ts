@@ -1,13 +1,14 @@
 /**
  * Reading the rule rows of the method table (`rules.ts`): whether a capability gate is
- * open, how it is described, the refusal it answers with, and the first params item a
- * value gate refuses. They follow the Rust SDK's `rules.rs`, so every SDK answers the
+ * open, how it is described, the refusal it answers with, the first params item a
+ * value gate refuses, and what a session's opening answer announces for the session
+ * gates. They follow the Rust SDK's `rules.rs`, so every SDK answers the
  * same way. Capability and params arguments are parsed JSON.
  */
 
 import { encodeString, RawJson } from "../codec/values.js";
 import { ErrorCode, invalidParamsError, type ErrorObject } from "../jsonrpc/error.js";
-import type { Gate, MethodInfo, ValueGate } from "./rules.js";
+import type { Gate, MethodInfo, SessionGate, ValueGate } from "./rules.js";
 
 type Json = unknown;
 
@@ -139,4 +140,34 @@ export function refusedValue(row: MethodInfo, init: Json, params: Json): Refused
     if (refused !== null) return refused;
   }
   return null;
+}
+
+/** For each request that creates or opens a session, the members its answer may announce
+ * (the session gates of `methods` that list it); rows of one side only. */
+export function openingMembers(methods: Iterable<MethodInfo>): Map<string, string[]> {
+  const members = new Map<string, string[]>();
+  for (const row of methods) {
+    const gate = row.sessionGate;
+    if (gate === null) continue;
+    for (const opener of gate.openedBy) {
+      const listed = members.get(opener) ?? [];
+      if (!listed.includes(gate.member)) listed.push(gate.member);
+      members.set(opener, listed);
+    }
+  }
+  return members;
+}
+
+/** Which of `members` an opening answer announces: those holding an object in `result`
+ * (the answer, parsed). */
+export function announcedBy(members: readonly string[], result: Json): Set<string> {
+  return new Set(isObject(result) ? members.filter((m) => isObject(result[m])) : []);
+}
+
+/** The -32602 answer to `method` naming `session`, whose opening answer did not announce
+ * the gate's member. */
+export function sessionGateRefusal(gate: SessionGate, method: string, session: string): ErrorObject {
+  const error = invalidParamsError("$.params.sessionId", `a session whose opening answer announced \`${gate.member}\``, session);
+  error.message = `invalid params: \`${method}\` needs \`${gate.member}\`, which the answer that opened session \`${session}\` did not announce`;
+  return error;
 }

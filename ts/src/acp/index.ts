@@ -21,7 +21,7 @@ export {
   type ReceiverOptions,
   type Reply,
 } from "./receive.js";
-export type { Gate, InitMessage, MethodInfo, SessionRule, SurfaceRules, ValueGate } from "./rules.js";
+export type { Gate, InitMessage, MethodInfo, SessionGate, SessionRule, SurfaceRules, ValueGate } from "./rules.js";
 export { Surface, type SurfaceView } from "./surface.js";
 export { ClientConnectionBase } from "./agent.js";
 export { AgentConnectionBase } from "./client.js";
@@ -34,12 +34,23 @@ export {
   ConnectionFailed,
   InvalidParams,
   InvalidResult,
+  NotAnnounced,
   NotInitialized,
   PeerError,
   UnsupportedVersion,
 } from "./errors.js";
 export { FsError, FsRoots, RootError, sliceLines } from "./fs.js";
-export { acceptedBy, describeGate, gateOpen, refusalError, refusedValue, Refused } from "./gates.js";
+export {
+  acceptedBy,
+  announcedBy,
+  describeGate,
+  gateOpen,
+  openingMembers,
+  refusalError,
+  refusedValue,
+  Refused,
+  sessionGateRefusal,
+} from "./gates.js";
 export type { AcpEvent, AcpObserver, AcpOptions } from "./options.js";
 export { AgentProcess, type SpawnOptions } from "./process.js";
 export { Change, ToolCallState, ToolCallStore, type ChangeKind } from "./tool-calls.js";

@@ -3,8 +3,8 @@
  *
  * Each generated surface module (`agentproto/acp/v1`, ...) holds `METHODS`, one
  * `MethodInfo` per method with its rules (capability `Gate`, `ValueGate`s,
- * `SessionRule`, baseline handler, `null` result), and `RULES`, the surface's lifecycle
- * method names and where each side's capabilities sit. They come from `rules/acp.toml`
+ * `SessionRule`, `SessionGate`, baseline handler, `null` result), and `RULES`, the
+ * surface's lifecycle method names and where each side's capabilities sit. They come from `rules/acp.toml`
  * through the code generator's model; nothing here is written per method.
  */
 
@@ -43,6 +43,17 @@ export interface SessionRule {
   readonly unseenOk: boolean;
 }
 
+/** A session-scoped request served only for a session whose opening answer announced
+ * `member` (v1's `session/set_mode` needs `modes`): the latest answer to one of
+ * `openedBy` for that session held an object there (absent and `null` announce
+ * nothing). A request naming a session whose answer did not is refused -32602 at
+ * `$.params.sessionId`; one naming a session this side saw no opening answer for is left
+ * to the other checks. */
+export interface SessionGate {
+  readonly member: string;
+  readonly openedBy: readonly string[];
+}
+
 /** One row of a surface's method table. */
 export interface MethodInfo {
   /** The wire name (`session/prompt`). */
@@ -64,6 +75,8 @@ export interface MethodInfo {
   readonly gate: Gate | null;
   readonly values: readonly ValueGate[];
   readonly session: SessionRule | null;
+  /** What the answer that opened the named session must have announced. */
+  readonly sessionGate: SessionGate | null;
 }
 
 /** The lifecycle method names of a surface and where each side's `initialize` message

@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { CapabilityNotAdvertised, InvalidParams, NotInitialized, PeerError } from "../../src/acp/errors.js";
+import { CapabilityNotAdvertised, InvalidParams, NotAnnounced, NotInitialized, PeerError } from "../../src/acp/errors.js";
 import type { AcpEvent } from "../../src/acp/options.js";
 import type { ExtMessage } from "../../src/acp/receive.js";
 import * as v1 from "../../src/acp/v1.js";
@@ -15,6 +15,7 @@ import { gate, Remote, within } from "../jsonrpc/harness.js";
 
 const INIT: v1.InitializeRequest = { protocolVersion: 1 };
 const NEW: v1.NewSessionRequest = { cwd: "/", mcpServers: [] };
+const MODES: v1.SessionModeState = { currentModeId: "m", availableModes: [{ id: "m", name: "M" }] };
 const text = (sessionId: string, words: string): v1.PromptRequest => ({ sessionId, prompt: [{ type: "text", text: words }] });
 
 class Agent implements v1.Agent {
@@ -22,11 +23,15 @@ class Agent implements v1.Agent {
   readonly waiting = gate();
   cancelledSeen = false;
 
+  /** `modes`: what `session/new` announces (nothing when absent). */
+  constructor(private readonly modes?: v1.SessionModeState) {}
+
   initialize(): v1.InitializeResponse {
     return { protocolVersion: 1 };
   }
   newSession(): v1.NewSessionResponse {
-    return { sessionId: `s${++this.sessions}` };
+    const sessionId = `s${++this.sessions}`;
+    return this.modes === undefined ? { sessionId } : { sessionId, modes: this.modes };
   }
   async prompt(cx: v1.AgentContext, params: v1.PromptRequest): Promise<v1.PromptResponse> {
     const first = params.prompt[0];
@@ -113,12 +118,40 @@ test("calls before initialize fail locally; gates and value gates are checked be
 });
 
 test("an unknown session is -32002; a known one reaches the -32601 of a missing handler", async () => {
-  const { agent, close } = pair(new Agent(), new Client());
+  // The session announces modes, so `session/set_mode` passes its session gate.
+  const { agent, close } = pair(new Agent(MODES), new Client());
   await within(agent.initialize(INIT), "initialize");
   await assert.rejects(within(agent.setSessionMode({ sessionId: "s", modeId: "m" }), "set_mode"), (e: unknown) => e instanceof PeerError && e.error.code === -32002);
   const { sessionId } = await agent.newSession(NEW);
   await assert.rejects(within(agent.setSessionMode({ sessionId, modeId: "m" }), "set_mode"), (e: unknown) => e instanceof PeerError && e.error.code === -32601);
   await close();
+});
+
+test("session/set_mode needs modes in the answer that opened the session, on both sides", async () => {
+  const { agent, close } = pair(new Agent(), new Client());
+  await within(agent.initialize(INIT), "initialize");
+  const { sessionId } = await agent.newSession(NEW);
+  await assert.rejects(agent.setSessionMode({ sessionId, modeId: "m" }), (e: unknown) => e instanceof NotAnnounced && e.session === sessionId && e.member === "modes");
+  await close();
+  // Sent anyway, it is refused -32602 naming the session.
+  const [ours, theirs] = duplex();
+  const { connection } = v1.connectAgent(new Agent(), ours.input, ours.output, {});
+  const running = connection.run();
+  const remote = new Remote(theirs);
+  await remote.send({ jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: 1 } });
+  await remote.send({ jsonrpc: "2.0", id: 1, method: "session/new", params: NEW });
+  await remote.send({ jsonrpc: "2.0", id: 2, method: "session/set_mode", params: { sessionId: "s1", modeId: "m" } });
+  const answers = new Map<number, any>();
+  while (answers.size < 3) {
+    const message = await remote.next();
+    answers.set(message.id, message);
+  }
+  assert.deepEqual(answers.get(1).result, { sessionId: "s1" });
+  assert.equal(answers.get(2).error.code, -32602);
+  assert.equal(answers.get(2).error.data.path, "$.params.sessionId");
+  assert.equal(answers.get(2).error.data.found, "s1");
+  await remote.close();
+  await within(running, "run ends");
 });
 
 test("a failed call let through by a handler is -32603 naming the call and its cause", async () => {
@@ -224,7 +257,8 @@ test("pipelined requests are answered by read order, every time", async () => {
     assert.equal(answers.get(1).result.protocolVersion, 1);
     assert.equal(answers.get(2).result.sessionId, "s1");
     assert.equal(answers.get(3).result.stopReason, "end_turn");
-    assert.equal(answers.get(4).error.code, -32601);
+    // The session `session/new` created (read before it) announced no modes.
+    assert.equal(answers.get(4).error.code, -32602);
     await remote.close();
     await within(running, "run ends");
   }

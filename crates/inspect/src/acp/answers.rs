@@ -13,6 +13,13 @@ use super::{receiver, slot, take_one, AcpMonitor, Call, Phase, Pipelined};
 use crate::finding::Direction;
 use crate::rules;
 
+/// What the answer `line` to `method` (handled by `handler`) announces for the session
+/// it creates or opens: the members the table's session gates read that hold an object.
+fn announced_by(handler: agentproto_acp::Side, method: &str, line: &[u8]) -> Vec<&'static str> {
+    let result = raw_member(line, "result");
+    rules_of_acp::announced(v1::method::ALL, handler, method, result.as_deref().map_or("null", |r| r.get()))
+}
+
 impl AcpMonitor {
     pub(super) fn on_response(
         &mut self,
@@ -43,7 +50,8 @@ impl AcpMonitor {
             (method, Ok(payload)) => match rules_of_acp::session_effect(v1::method::ALL, handler, method) {
                 Some(SessionEffect::CreatedByResult) => {
                     if let Some(created) = payload.created_session() {
-                        self.sessions.entry(created.to_owned()).or_default();
+                        let announced = announced_by(handler, method, line);
+                        self.sessions.entry(created.to_owned()).or_default().announced = Some(announced);
                     }
                 }
                 Some(SessionEffect::Removed) => {
@@ -51,8 +59,14 @@ impl AcpMonitor {
                         self.sessions.remove(session);
                     }
                 }
-                // Opened when the request was seen, so that replayed history counts.
-                Some(SessionEffect::OpenedByParams) | None => {}
+                // Opened when the request was seen, so that replayed history counts;
+                // what the answer announced replaces what an earlier one did.
+                Some(SessionEffect::OpenedByParams) => {
+                    if let Some(state) = session.and_then(|s| self.sessions.get_mut(s)) {
+                        state.announced = Some(announced_by(handler, method, line));
+                    }
+                }
+                None => {}
             },
             (_, Err(_)) => self.forget_failed_open(&call),
         }

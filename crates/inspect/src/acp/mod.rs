@@ -126,6 +126,9 @@ struct Session {
     tool_calls: HashSet<String>,
     /// Unanswered permission requests: id → cancelled while pending.
     permissions: HashMap<RequestId, bool>,
+    /// What the latest answer that created or opened the session announced (the
+    /// members the session gates read, e.g. `modes`); `None` until such an answer.
+    announced: Option<Vec<&'static str>>,
 }
 
 /// The side that handles a request travelling `direction` (its receiver).

@@ -131,6 +131,24 @@ impl AcpMonitor {
                     }
                 }
             }
+            // The session gates of the SDK's table: `session/set_mode` for a session
+            // whose opening answer carried no `modes`.
+            if let (Some(gate), Some(session)) = (row.and_then(|row| row.session_gate), session.as_deref()) {
+                let announced = self.sessions.get(session).and_then(|state| state.announced.as_ref());
+                if announced.is_some_and(|members| !members.contains(&gate.member)) {
+                    report
+                        .add(
+                            &rules::SESSION_NOT_ANNOUNCED,
+                            Some(method),
+                            Some(session),
+                            format!(
+                                "`{method}` needs `{}`, which the answer that opened session `{session}` did not announce",
+                                gate.member
+                            ),
+                        )
+                        .path = Some("$.params.sessionId".to_owned());
+                }
+            }
             if let Some(state) = session.as_deref().and_then(|s| self.sessions.get_mut(s)) {
                 match method {
                     "session/prompt" => {

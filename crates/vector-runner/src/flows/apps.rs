@@ -42,6 +42,8 @@ async fn ext_request(barrier: &Barrier, request: agentproto_acp::ExtMessage) -> 
 /// The agent application of the flows (README, "The test applications").
 pub(super) struct TestAgent {
     capabilities: AgentCapabilities,
+    /// `setup.modes`: the `modes` the answer of each opening request carries.
+    modes: std::collections::HashMap<String, SessionModeState>,
     sessions: AtomicU64,
     barrier: Barrier,
 }
@@ -49,7 +51,13 @@ pub(super) struct TestAgent {
 impl TestAgent {
     pub(super) fn new(setup: &Value) -> Result<TestAgent, String> {
         let capabilities = typed(setup.get("agentCapabilities").unwrap_or(&json!({}))).map_err(|e| e.message)?;
-        Ok(TestAgent { capabilities, sessions: AtomicU64::new(0), barrier: Barrier::new() })
+        let modes = typed(setup.get("modes").unwrap_or(&json!({}))).map_err(|e| e.message)?;
+        Ok(TestAgent { capabilities, modes, sessions: AtomicU64::new(0), barrier: Barrier::new() })
+    }
+
+    /// The `modes` member of the answer to `method`: `setup.modes[method]`, or absent.
+    fn modes(&self, method: &str) -> MaybeUndefined<SessionModeState> {
+        self.modes.get(method).cloned().map_or(MaybeUndefined::Undefined, MaybeUndefined::Value)
     }
 }
 
@@ -78,11 +86,15 @@ impl Agent for TestAgent {
 
     async fn new_session(&self, _: AgentContext, _: NewSessionRequest) -> Result<NewSessionResponse, ErrorObject> {
         let n = self.sessions.fetch_add(1, Ordering::SeqCst) + 1;
-        Ok(NewSessionResponse::new(format!("sess-{n}")))
+        let mut response = NewSessionResponse::new(format!("sess-{n}"));
+        response.modes = self.modes("session/new");
+        Ok(response)
     }
 
     async fn load_session(&self, _: AgentContext, _: LoadSessionRequest) -> Result<LoadSessionResponse, ErrorObject> {
-        typed(&json!({}))
+        let mut response: LoadSessionResponse = typed(&json!({}))?;
+        response.modes = self.modes("session/load");
+        Ok(response)
     }
 
     async fn resume_session(
@@ -90,7 +102,9 @@ impl Agent for TestAgent {
         _: AgentContext,
         _: ResumeSessionRequest,
     ) -> Result<ResumeSessionResponse, ErrorObject> {
-        typed(&json!({}))
+        let mut response: ResumeSessionResponse = typed(&json!({}))?;
+        response.modes = self.modes("session/resume");
+        Ok(response)
     }
 
     async fn close_session(

@@ -45,7 +45,8 @@ pub(crate) fn agent_capabilities() -> Value {
 pub(crate) fn minimal_result(method: &str, session: &str) -> Value {
     match method {
         "initialize" => json!({"protocolVersion": 1, "agentCapabilities": agent_capabilities(), "authMethods": []}),
-        "session/new" => json!({ "sessionId": session }),
+        // With `modes`: the session-gated requests (`session/set_mode`) apply to the session.
+        "session/new" => json!({ "sessionId": session, "modes": {"currentModeId": "live", "availableModes": []} }),
         "session/list" => json!({"sessions": []}),
         "session/set_config_option" => json!({"configOptions": []}),
         "session/prompt" => json!({"stopReason": "end_turn"}),

@@ -21,7 +21,7 @@ from agentproto._lazy import lazy_names
 from agentproto.acp.errors import AcpError
 from agentproto.acp.options import AcpOptions
 from agentproto.acp.receive import ExtMessage, Receiver, classify
-from agentproto.acp.rules import Gate, MethodInfo, SessionRule, SurfaceRules, ValueGate
+from agentproto.acp.rules import Gate, MethodInfo, SessionGate, SessionRule, SurfaceRules, ValueGate
 from agentproto.acp.surface import Surface
 
 if TYPE_CHECKING:
@@ -36,6 +36,7 @@ __all__ = [
     "Gate",
     "MethodInfo",
     "Receiver",
+    "SessionGate",
     "SessionRule",
     "Surface",
     "SurfaceRules",

@@ -5,8 +5,9 @@ handlers use to call the client back.
 The runtime enforces the protocol around the application's handlers: `initialize`
 first and once (anything else before it is answered -32600), the negotiated protocol
 version (the answer always names the version this surface speaks), the agent's own
-capability gates and value gates, known session ids (-32002 with `data.sessionId`), one
-prompt turn per session, and `session/cancel`, which ends the turn with
+capability gates and value gates, known session ids (-32002 with `data.sessionId`), the
+session gates (`session/set_mode` for a session answered without `modes`: -32602 at
+`$.params.sessionId`), one prompt turn per session, and `session/cancel`, which ends the turn with
 `stopReason: "cancelled"`, never an error. Requests written before the answer to an
 earlier one are checked in read order (`endpoint` module docs, "Pipelined messages").
 Notifications read after `initialize` wait for it on the serial worker, so an
@@ -123,7 +124,7 @@ class AgentRuntime(Handler, Generic[A, C]):
             value = await self._call(info, method, ep.context(self._plain, cx, cx.token), params)
             raw = ep.encode_result(method, info, value)
             if info is not None:
-                ep.apply_session_effect(info, params, value)
+                ep.apply_session_effect(info, params, value, raw)
             return raw
         finally:
             # However the handler ended, messages waiting for this one re-check.

@@ -50,7 +50,8 @@ class AgentConnectionBase(PeerHandle):
     subclass (`v1.AgentConnection`).
 
     Calls check the state first and send nothing when that fails (`NotInitialized`,
-    `CapabilityNotAdvertised`; a call made while `initialize` is in flight waits for its
+    `CapabilityNotAdvertised`, `NotAnnounced` for a session whose opening answer lacked
+    what the call needs; a call made while `initialize` is in flight waits for its
     answer). Cancelling the task awaiting a call cancels the request with
     `$/cancel_request` and abandons the answer; `with_cancellation` gives calls that
     send `$/cancel_request` when a token fires and still wait for the answer.
@@ -115,7 +116,7 @@ class ClientRuntime(Handler, Generic[K, C]):
         value = await self._call(info, ep.context(self._plain, cx, cx.token), params)
         raw = ep.encode_result(method, info, value)
         if info is not None:
-            ep.apply_session_effect(info, params, value)
+            ep.apply_session_effect(info, params, value, raw)
         return raw
 
     async def _permission(self, cx: RequestContext, info: MethodInfo, params: Any, session: str) -> bytes:

@@ -1,7 +1,8 @@
 """The protocol state of one ACP connection, shared by both roles: the `initialize`
 phase, both sides' `initialize` messages (the capability gates' paths start there),
-the known sessions with their prompt turns, and the generic typed call and notification
-every generated method goes through. The Python twin of `crates/acp/src/endpoint.rs`;
+the known sessions with their prompt turns and what their opening answers announced (the
+session gates' members, e.g. `modes`), and the generic typed call and notification every
+generated method goes through. The Python twin of `crates/acp/src/endpoint.rs`;
 its module docs explain the rules, in short:
 
 **Pipelined messages.** A peer may write a request before the answer to an earlier
@@ -39,6 +40,7 @@ from agentproto.acp.errors import (
     ConnectionFailed,
     InvalidParams,
     InvalidResult,
+    NotAnnounced,
     NotInitialized,
     PeerError,
     UnsupportedVersion,
@@ -52,7 +54,7 @@ from agentproto.acp.options import (
     UnknownNotification,
 )
 from agentproto.acp.receive import ExtMessage, invalid_params
-from agentproto.acp.rules import MethodInfo, refused_value
+from agentproto.acp.rules import MethodInfo, announced, opening_members, refused_value
 from agentproto.acp.surface import Surface
 from agentproto.codec.errors import DecodeError, DecodeWarning
 from agentproto.codec.runtime import rust_debug_str
@@ -92,7 +94,7 @@ class Negotiated:
 class SessionState:
     """What this side knows about one session."""
 
-    __slots__ = ("cancel", "cancelled_at", "turn")
+    __slots__ = ("announced", "cancel", "cancelled_at", "turn")
 
     def __init__(self) -> None:
         self.turn: tuple[int, CancellationToken] | None = None
@@ -103,6 +105,10 @@ class SessionState:
         self.cancel = CancellationToken()
         """Client side: fires when this side cancels the session (answers its pending
         permission requests); replaced by a fresh token after each cancel."""
+        self.announced: frozenset[str] | None = None
+        """What the latest answer that created or opened the session announced (the
+        members the session gates read, e.g. `modes`); `None` while this side has seen no
+        such answer for it."""
 
 
 class ReadPoint:
@@ -177,6 +183,9 @@ class Endpoint:
         self._outgoing = surface.requests(peer_side)
         self._outgoing_notes = surface.notifications(peer_side)
         self._observer = options.observer
+        # What the answers of the requests that open sessions may announce, per request.
+        self._incoming_openers = opening_members(self._incoming.values())
+        self._outgoing_openers = opening_members(self._outgoing.values())
         self.phase: Literal["uninitialized", "initializing", "ready"] = "uninitialized"
         self.negotiated: Negotiated | None = None
         self.sessions: dict[str, SessionState] = {}
@@ -311,9 +320,18 @@ class Endpoint:
 
     # -- sessions ---------------------------------------------------------------------
 
-    def add_session(self, session: str) -> None:
-        if session not in self.sessions:
-            self.sessions[session] = SessionState()
+    def open_session(self, session: str, announced: frozenset[str]) -> None:
+        """A session created or opened by an answer that announced `announced`; a session
+        opened again takes what the new answer announced."""
+        self.sessions.setdefault(session, SessionState()).announced = announced
+
+    def _announces(self, session: str, member: str) -> bool | None:
+        """Whether the answer that opened `session` announced `member`; `None` when no
+        such answer was seen (an unknown session, which other checks judge)."""
+        state = self.sessions.get(session)
+        if state is None or state.announced is None:
+            return None
+        return member in state.announced
 
     def remove_session(self, session: str) -> None:
         state = self.sessions.pop(session, None)
@@ -368,8 +386,9 @@ class Endpoint:
             old, state.cancel = state.cancel, CancellationToken()
             old.cancel()
 
-    def apply_session_effect(self, info: MethodInfo, params: Any, result: Any) -> None:
-        """Applies the session effect of a successful request (either side's)."""
+    def apply_session_effect(self, info: MethodInfo, params: Any, result: Any, raw: Raw | bytes) -> None:
+        """Applies the session effect of a successful request (either side's): `result`
+        is its decoded answer, `raw` the answer's JSON (what it announced is read there)."""
         effect = info.session.effect if info.session is not None else None
         if effect == "created":
             session = getattr(result, "session_id", None)
@@ -379,8 +398,10 @@ class Endpoint:
             return
         if effect == "removed":
             self.remove_session(session)
-        else:
-            self.add_session(session)
+            return
+        openers = self._incoming_openers if info.side == self.role else self._outgoing_openers
+        members = openers.get(info.name, ())
+        self.open_session(session, announced(members, object_of(raw)) if members else frozenset())
 
     # -- incoming ---------------------------------------------------------------------
 
@@ -449,7 +470,8 @@ class Endpoint:
 
         Raises:
             RequestError: -32600 before `initialize`, the gate's refusal, -32602 at a
-                value the side did not advertise, -32002 for an unknown session.
+                value the side did not advertise, -32002 for an unknown session, -32602 at
+                the session of a request its opening answer did not announce.
         """
         negotiated = self.negotiated
         if self.phase != "ready" or negotiated is None:
@@ -469,6 +491,10 @@ class Endpoint:
         unseen_ok = info is not None and info.session is not None and info.session.unseen_ok
         if session is not None and session not in self.sessions and not unseen_ok:
             raise RequestError.from_object(unknown_session(session))
+        # `session/set_mode` for a session whose opening answer had no `modes`.
+        session_gate = info.session_gate if info is not None else None
+        if session_gate is not None and session is not None and self._announces(session, session_gate.member) is False:
+            raise RequestError.from_object(session_gate.refusal_error(method, session))
 
     def encode_result(self, method: str, info: MethodInfo | None, value: Any) -> bytes:
         """A handler's result as JSON; in strict mode checked against the result type
@@ -588,7 +614,7 @@ class Endpoint:
             value = self.surface._decode(info.result, text, "$.result", False, True).value
         except DecodeError:
             return  # an invalid answer changes nothing (the caller gets the error)
-        self.apply_session_effect(info, params, value)
+        self.apply_session_effect(info, params, value, text)
 
     def _decodes(self, type_name: str, text: Raw | bytes) -> bool:
         try:
@@ -666,6 +692,14 @@ class Endpoint:
             refused = refused_value(info, negotiated.peer, params)
             if refused is not None and refused.capability is not None:
                 raise CapabilityNotAdvertised(method, refused.capability)
+        # A session whose opening answer did not announce what the method needs
+        # (`session/set_mode` without `modes`). A session this side saw no answer for is
+        # left to the peer, which knows its sessions.
+        session_gate = info.session_gate
+        if session_gate is not None:
+            session = object_of(raw).get("sessionId")
+            if isinstance(session, str) and self._announces(session, session_gate.member) is False:
+                raise NotAnnounced(method, session, session_gate.member)
 
 
 def _answered_version(text: Raw | bytes) -> int | None:

@@ -26,6 +26,7 @@ __all__ = [
     "ConnectionFailed",
     "InvalidParams",
     "InvalidResult",
+    "NotAnnounced",
     "NotInitialized",
     "PeerError",
     "UnsupportedVersion",
@@ -111,6 +112,22 @@ class CapabilityNotAdvertised(AcpError):
     def __init__(self, method: str, capability: str) -> None:
         super().__init__(method, f"`{method}` needs the peer capability `{capability}`, which it did not advertise")
         self.capability = capability
+
+
+class NotAnnounced(AcpError):
+    """The answer that opened the session did not announce what this method needs
+    (`session/set_mode` for a session whose opening answer had no `modes`); nothing was sent."""
+
+    variant = "NotAnnounced"
+
+    def __init__(self, method: str, session: str, member: str) -> None:
+        super().__init__(
+            method, f"`{method}` needs `{member}`, which the answer that opened session `{session}` did not announce"
+        )
+        self.session = session
+        """The session the call names."""
+        self.member = member
+        """The member of the opening answer it needs, e.g. `modes`."""
 
 
 class UnsupportedVersion(AcpError):

@@ -2,16 +2,17 @@
 
 Each generated surface module (`agentproto.acp.v1`, ...) holds `METHODS`, one
 `MethodInfo` per method with its rules (capability `Gate`, `ValueGate`s, `SessionRule`,
-baseline handler, `null` result), and `RULES`, the surface's lifecycle method names and
+`SessionGate`, baseline handler, `null` result), and `RULES`, the surface's lifecycle method names and
 where each side's capabilities sit. They come from `rules/acp.toml` through the code
 generator's model; nothing here is written per method. The few functions that read
-them (`Gate.is_open`, `describe`, `refusal_error`, `refused_value`) follow
+them (`Gate.is_open`, `describe`, `refusal_error`, `refused_value`, `announced`) follow
 `crates/acp/src/rules.rs`, so both SDKs answer the same way. Capability and params
 arguments are parsed JSON (`dict`s); nothing here does I/O.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -19,7 +20,18 @@ import msgspec
 
 from agentproto.jsonrpc.error import ErrorCode, ErrorObject
 
-__all__ = ["Gate", "MethodInfo", "Refused", "SessionRule", "SurfaceRules", "ValueGate", "refused_value"]
+__all__ = [
+    "Gate",
+    "MethodInfo",
+    "Refused",
+    "SessionGate",
+    "SessionRule",
+    "SurfaceRules",
+    "ValueGate",
+    "announced",
+    "opening_members",
+    "refused_value",
+]
 
 _encode = msgspec.json.Encoder().encode
 
@@ -185,6 +197,30 @@ class SessionRule:
 
 
 @dataclass(frozen=True, slots=True)
+class SessionGate:
+    """A session-scoped request served only for a session whose opening answer announced
+    `member` (v1's `session/set_mode` needs `modes`): the latest answer to one of
+    `opened_by` for that session held an object there (absent and `null` announce
+    nothing). A request naming a session whose answer did not is refused -32602 at
+    `$.params.sessionId`; one naming a session this side saw no opening answer for is
+    left to the other checks."""
+
+    member: str
+    opened_by: tuple[str, ...]
+
+    def refusal_error(self, method: str, session: str) -> ErrorObject:
+        """The -32602 answer to `method` naming `session`, whose opening answer did not
+        announce the member."""
+        expected = f"a session whose opening answer announced `{self.member}`"
+        error = ErrorObject.invalid_params("$.params.sessionId", expected, session)
+        error.message = (
+            f"invalid params: `{method}` needs `{self.member}`, "
+            f"which the answer that opened session `{session}` did not announce"
+        )
+        return error
+
+
+@dataclass(frozen=True, slots=True)
 class MethodInfo:
     """One row of a surface's method table."""
 
@@ -207,6 +243,8 @@ class MethodInfo:
     gate: Gate | None = None
     values: tuple[ValueGate, ...] = ()
     session: SessionRule | None = None
+    session_gate: SessionGate | None = None
+    """What the answer that opened the named session must have announced."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,3 +270,26 @@ def refused_value(row: MethodInfo, initialize: Any, params: Any) -> Refused | No
         if refused is not None:
             return refused
     return None
+
+
+def opening_members(methods: Iterable[MethodInfo]) -> dict[str, tuple[str, ...]]:
+    """For each request that creates or opens a session, the members its answer may
+    announce (the session gates of `methods` that list it); requests of one side only."""
+    members: dict[str, list[str]] = {}
+    for row in methods:
+        gate = row.session_gate
+        if gate is None:
+            continue
+        for opener in gate.opened_by:
+            listed = members.setdefault(opener, [])
+            if gate.member not in listed:
+                listed.append(gate.member)
+    return {opener: tuple(listed) for opener, listed in members.items()}
+
+
+def announced(members: tuple[str, ...], result: Any) -> frozenset[str]:
+    """Which of `members` an opening answer announces: those holding an object in
+    `result` (the answer's parsed JSON)."""
+    if not isinstance(result, dict):
+        return frozenset()
+    return frozenset(m for m in members if isinstance(result.get(m), dict))
