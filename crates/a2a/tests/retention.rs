@@ -167,12 +167,15 @@ async fn an_sqlite_file_stops_growing_once_tasks_expire() {
     let kept = store.list_tasks("", Default::default()).await.unwrap().total_size;
     assert_eq!(kept, 2 * PER_ROUND as u64, "two rounds kept");
     // The file grows while nothing has expired yet, then the purged pages are reused.
+    // Checkpoints that a busy machine delays can leave some pages in use a while longer,
+    // so the bound allows a third over the early plateau; without retention the file
+    // would end near five times that plateau.
     let plateau = sizes[3..6].iter().map(|(db, _)| *db).max().unwrap();
     let (db, log) = *sizes.last().unwrap();
-    assert!(db <= plateau + plateau / 10, "the database file kept growing: {sizes:?}");
+    assert!(db <= plateau + plateau / 3, "the database file kept growing: {sizes:?}");
     let written = (ROUNDS as u64) * (PER_ROUND as u64) * 3_500;
     assert!(written > 4 * db, "{written} bytes written, a {db}-byte file: {sizes:?}");
     // The log is checkpointed back into the file every thousand pages or so.
     let log_plateau = sizes[3..6].iter().map(|(_, log)| *log).max().unwrap();
-    assert!(log <= log_plateau + log_plateau / 5, "the write-ahead log kept growing: {sizes:?}");
+    assert!(log <= log_plateau + log_plateau / 3, "the write-ahead log kept growing: {sizes:?}");
 }
