@@ -2,8 +2,11 @@
 //! `messageId`-prefix contract so the official conformance kit can drive it.
 //!
 //! The TCK names its messages `tck-<scenario>-<run suffix>`; the agent picks the
-//! behaviour of the longest known prefix. Anything else is echoed back in a completed
-//! task.
+//! behaviour of the longest known prefix. One more prefix is ours, for tests that need a
+//! turn that streams slowly: `agentproto-ticks` moves to WORKING, then appends one chunk
+//! (`"tick 1"`, `"tick 2"`, …) to one artifact after each delay, as many as the message's
+//! text says (10 unless it is a number; at most [`MAX_TICKS`]), then completes; a cancel
+//! stops it between two ticks. Anything else is echoed back in a completed task.
 
 use std::time::Duration;
 
@@ -14,8 +17,12 @@ use crate::v1::{AgentCapabilities, AgentCard, AgentInterface, AgentSkill, Artifa
 /// How long `tck-delayed-complete` waits (the TCK's streaming timeout is 2 s).
 const DELAY: Duration = Duration::from_secs(2);
 
+/// The most ticks an `agentproto-ticks` turn writes.
+pub const MAX_TICKS: u64 = 10_000;
+
 /// Known prefixes, longest first so that a prefix never shadows a longer one.
 const PREFIXES: &[&str] = &[
+    "agentproto-ticks",
     "tck-stream-artifact-chunked",
     "tck-stream-artifact-text",
     "tck-stream-artifact-file",
@@ -141,6 +148,7 @@ impl AgentExecutor for DemoAgent {
                     _ = cx.cancelled.cancelled() => Ok(()),
                 }
             }
+            Some("agentproto-ticks") => ticks(&cx, &task, delay).await,
             Some(_) => task.complete(None).await,
             None => {
                 // The echo agent: a follow-up to an input-required task completes it.
@@ -157,6 +165,23 @@ impl AgentExecutor for DemoAgent {
             }
         }
     }
+}
+
+/// The `agentproto-ticks` scenario (see the module documentation).
+async fn ticks(cx: &RequestContext, task: &TaskUpdater, delay: Duration) -> Result<(), A2aError> {
+    let count = cx.text().trim().parse::<u64>().unwrap_or(10).min(MAX_TICKS);
+    task.working(None).await?;
+    let id = uuid::Uuid::new_v4().to_string();
+    for tick in 1..=count {
+        tokio::select! {
+            _ = tokio::time::sleep(delay) => {}
+            _ = cx.cancelled.cancelled() => return Ok(()),
+        }
+        let mut chunk = artifact(vec![text(&format!("tick {tick}"))]);
+        chunk.artifact_id = id.clone();
+        task.artifact(chunk, tick > 1, tick == count).await?;
+    }
+    task.complete(None).await
 }
 
 /// The demo agent's card for a server at `base` (e.g. `http://127.0.0.1:8080`): the
@@ -201,5 +226,6 @@ mod tests {
         assert_eq!(scenario("tck-artifact-file-0a1b2c3d"), Some("tck-artifact-file"));
         assert_eq!(scenario("tck-stream-artifact-chunked-x"), Some("tck-stream-artifact-chunked"));
         assert_eq!(scenario("hello"), None);
+        assert_eq!(scenario("agentproto-ticks-1"), Some("agentproto-ticks"));
     }
 }

@@ -1,5 +1,7 @@
 //! `agentproto serve`: the demo A2A agent on an SQLite file, or on a PostgreSQL database
-//! (`--db postgres://…`), where several `serve` processes share the tasks.
+//! (`--db postgres://…`), where several `serve` processes are one service: they share the
+//! tasks, and live streams, cancels and push deliveries work across them
+//! (`agentproto_a2a::server`'s replica bus).
 //!
 //! It serves the agent card, the JSON-RPC binding at `/` and the HTTP+JSON binding
 //! at `/a2a/rest`, as the card declares them, and follows the a2a-tck's

@@ -100,9 +100,10 @@ pub struct PushOptions {
     pub batch: usize,
     /// The most requests in flight at once.
     pub max_in_flight: usize,
-    /// The longest the worker sleeps without looking at the store. Wake-ups
-    /// ([`PushWorkerHandle::wake`]) only reach workers in this process; this interval is
-    /// how a worker notices deliveries queued by another process sharing the database.
+    /// The longest the worker sleeps without looking at the store. A server wakes its
+    /// worker ([`PushWorkerHandle::wake`]) after its own commits and, on PostgreSQL, after
+    /// every commit of another server on the same database (the replica bus); this
+    /// interval is the safety net for anything else that queues deliveries.
     pub poll_interval: Duration,
     /// Networks the SSRF guard lets through even though they are not public.
     pub allow: Vec<Cidr>,

@@ -85,6 +85,12 @@ impl Leases {
         TurnLease { owner: self.owner.clone(), until_ms: self.clock.now_ms().saturating_add(duration_ms(self.lease)) }
     }
 
+    /// Whether `lease` is held by another replica and still live by this replica's clock:
+    /// that replica runs the task's turn.
+    pub(crate) fn held_elsewhere(&self, lease: &TurnLease) -> bool {
+        !lease.owner.is_empty() && lease.owner != self.owner && lease.until_ms >= self.clock.now_ms()
+    }
+
     pub(crate) fn start_turn(self: &Arc<Self>, key: TaskKey) -> TurnGuard {
         self.lock().entry(key.clone()).or_default().live += 1;
         TurnGuard { leases: Arc::clone(self), key }

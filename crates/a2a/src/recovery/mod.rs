@@ -41,9 +41,9 @@
 //! - **Several replicas** on one PostgreSQL database all sweep; each lists the same
 //!   expired leases, and the version check lets exactly one of them fail each orphan.
 //!   Only expired leases are listed, so the turns of live replicas are left alone.
-//!   Subscribers on the replica that wins are woken at once; a subscriber on another
-//!   replica gets the final event when it resumes (there is no cross-process event bus
-//!   yet).
+//!   The final event reaches live subscribers on every replica: on the one that wins
+//!   through its in-process hub, on the others through the replica bus
+//!   (`crate::server`'s `replicas` module).
 //! - A task that was SUBMITTED or WORKING when its database was written by a build
 //!   without leases gets an expired lease from the schema migration, so the first sweep
 //!   ends it too.

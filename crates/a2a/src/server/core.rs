@@ -11,6 +11,7 @@ use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
+use super::replicas::Replicas;
 use crate::errors::{A2aError, ErrorKind};
 use crate::executor::{AgentExecutor, First, RequestContext, TaskUpdater};
 use crate::push::SsrfGuard;
@@ -18,8 +19,8 @@ use crate::store::{IdempotencyClaim, ListQuery, TaskKey};
 use crate::stream::{StreamItem, Subscription};
 use crate::tasks::{decode_task, encode, ends_turn, is_terminal, task_event, view, Change, Tasks};
 use crate::v1::{
-    AgentCard, CancelTaskRequest, GetTaskRequest, ListTasksRequest, ListTasksResponse, Request, SendMessageRequest,
-    SendMessageResponse, StreamResponse, SubscribeToTaskRequest, Task, TaskState, TaskStatus,
+    AgentCard, GetTaskRequest, ListTasksRequest, ListTasksResponse, Request, SendMessageRequest, SendMessageResponse,
+    StreamResponse, SubscribeToTaskRequest, Task, TaskState, TaskStatus,
 };
 
 /// Who is calling and on whose behalf, as the binding and the authenticator found it.
@@ -86,19 +87,31 @@ pub struct Core<E> {
     pub(crate) options: CoreOptions,
     running: Mutex<HashMap<TaskKey, Running>>,
     pub(crate) shutdown: CancellationToken,
+    /// The other server processes on the same database, when there are any to reach.
+    pub(crate) replicas: Option<Arc<Replicas>>,
 }
 
-struct Running {
-    cancel: CancellationToken,
-    updater: TaskUpdater,
+pub(crate) struct Running {
+    pub(crate) cancel: CancellationToken,
+    pub(crate) updater: TaskUpdater,
 }
 
 impl<E: AgentExecutor> Core<E> {
     pub fn new(executor: Arc<E>, tasks: Arc<Tasks>, options: CoreOptions, shutdown: CancellationToken) -> Arc<Self> {
-        Arc::new(Core { executor, tasks, options, running: Mutex::new(HashMap::new()), shutdown })
+        Self::with_replicas(executor, tasks, options, shutdown, None)
     }
 
-    fn running(&self) -> std::sync::MutexGuard<'_, HashMap<TaskKey, Running>> {
+    pub(crate) fn with_replicas(
+        executor: Arc<E>,
+        tasks: Arc<Tasks>,
+        options: CoreOptions,
+        shutdown: CancellationToken,
+        replicas: Option<Arc<Replicas>>,
+    ) -> Arc<Self> {
+        Arc::new(Core { executor, tasks, options, running: Mutex::new(HashMap::new()), shutdown, replicas })
+    }
+
+    pub(crate) fn running(&self) -> std::sync::MutexGuard<'_, HashMap<TaskKey, Running>> {
         self.running.lock().unwrap_or_else(|p| p.into_inner())
     }
 
@@ -464,40 +477,6 @@ impl<E: AgentExecutor> Core<E> {
             page.total_size.min(i32::MAX as u64) as i32,
         );
         Ok(Answer::Value(encode(&resp)?))
-    }
-
-    async fn cancel_task(&self, cx: &CallContext, r: CancelTaskRequest) -> Result<Answer, A2aError> {
-        let key = TaskKey::new(cx.tenant.clone(), r.id.clone());
-        let (task, _) = self.tasks.get(&key).await?.ok_or_else(|| A2aError::task_not_found(&r.id))?;
-        if is_terminal(task.status.state) {
-            return Err(A2aError::new(ErrorKind::TaskNotCancelable)
-                .with_message(format!("task {} is already {}", r.id, task.status.state.as_str()))
-                .with("taskId", r.id.clone()));
-        }
-        let running = self.running().get(&key).map(|r| (r.cancel.clone(), r.updater.clone()));
-        let result = match running {
-            Some((token, updater)) => {
-                token.cancel();
-                self.executor.cancel(updater).await
-            }
-            None => {
-                TaskUpdater::new(self.tasks.clone(), key.clone(), task.context_id.clone(), None, None, None, None)
-                    .cancel()
-                    .await
-            }
-        };
-        match result {
-            Ok(()) => {}
-            // Lost a race with the task finishing: report it as not cancelable.
-            Err(e) if e.kind == ErrorKind::UnsupportedOperation => {
-                return Err(A2aError::new(ErrorKind::TaskNotCancelable)
-                    .with_message(format!("task {} finished before it could be canceled", r.id))
-                    .with("taskId", r.id.clone()));
-            }
-            Err(e) => return Err(e),
-        }
-        let (task, _) = self.tasks.get(&key).await?.ok_or_else(|| A2aError::task_not_found(&r.id))?;
-        Ok(Answer::Value(encode(&task)?))
     }
 
     async fn subscribe(&self, cx: &CallContext, r: SubscribeToTaskRequest) -> Result<Answer, A2aError> {

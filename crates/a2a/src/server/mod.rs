@@ -16,12 +16,18 @@
 //! server.serve(listener).await
 //! # }
 //! ```
+//!
+//! Several servers on one PostgreSQL database are one service: any of them serves, streams,
+//! resumes and cancels any task (see the `replicas` module for the rules, and
+//! `Builder::postgres`, feature `postgres`).
 
 pub mod auth;
+mod cancel;
 pub mod core;
 pub mod http;
 mod listen;
 mod push_configs;
+mod replicas;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -34,7 +40,7 @@ use crate::push::{PushOptions, PushWorker};
 use crate::recovery::{ConfigError, Leases, RecoveryOptions, Retention, Sweeper};
 use crate::store::memory::{MemoryOptions, MemoryStore};
 #[cfg(feature = "postgres")]
-use crate::store::postgres::{PostgresOptions, PostgresStore};
+use crate::store::postgres::{ListenOptions, ListenStatus, PgListener, PostgresOptions, PostgresStore};
 #[cfg(feature = "sqlite")]
 use crate::store::sqlite::SqliteStore;
 use crate::store::Store;
@@ -44,9 +50,11 @@ use crate::stream::{EventHub, HubOptions};
 use crate::tasks::Tasks;
 use crate::v1::AgentCard;
 
+use self::core::Core;
 pub use self::core::{CallContext, CoreOptions};
 pub use self::http::{HttpOptions, MissingVersion};
 use auth::{Authenticator, CardAuthenticator, CredentialValidator};
+pub use replicas::{ControlChannel, DEFAULT_CANCEL_WAIT};
 
 /// Configures an [`A2aServer`].
 pub struct Builder<E> {
@@ -63,6 +71,10 @@ pub struct Builder<E> {
     return_immediately_by_default: bool,
     recovery: RecoveryOptions,
     retention: Retention,
+    cancel_wait: Duration,
+    /// The store and listener of a PostgreSQL database shared with other replicas.
+    #[cfg(feature = "postgres")]
+    bus: Option<(PostgresStore, PgListener)>,
 }
 
 impl<E: AgentExecutor> Builder<E> {
@@ -90,30 +102,56 @@ impl<E: AgentExecutor> Builder<E> {
 
     /// Keeps everything in an SQLite database file (created if missing).
     #[cfg(feature = "sqlite")]
-    pub fn sqlite(mut self, path: impl AsRef<std::path::Path>) -> Result<Self, StoreError> {
-        self.store = Some(Arc::new(SqliteStore::open(path.as_ref())?));
-        Ok(self)
+    pub fn sqlite(self, path: impl AsRef<std::path::Path>) -> Result<Self, StoreError> {
+        Ok(self.store(Arc::new(SqliteStore::open(path.as_ref())?)))
     }
 
     /// Keeps everything in the PostgreSQL database `config` names (a `postgresql://` URL
-    /// or a `key=value` string), with the default [`PostgresOptions`]; connects and
-    /// migrates the schema before it returns. For other options, or a pool of your own,
-    /// build a [`PostgresStore`] and pass it to [`Builder::store`].
+    /// or a `key=value` string), with the default [`PostgresOptions`], and joins the other
+    /// servers on that database: one more connection `LISTEN`s for their events and
+    /// messages, so that streams and cancels work across them (see the `replicas`
+    /// module). Connects, migrates the schema and starts listening before it returns.
+    /// For other options, or a pool of your own, see [`Builder::postgres_store`].
     #[cfg(feature = "postgres")]
-    pub async fn postgres(mut self, config: &str) -> Result<Self, StoreError> {
-        self.store = Some(Arc::new(PostgresStore::connect(config, PostgresOptions::default()).await?));
-        Ok(self)
+    pub async fn postgres(self, config: &str) -> Result<Self, StoreError> {
+        let store = PostgresStore::connect(config, PostgresOptions::default()).await?;
+        let mut listener = PgListener::new(config, ListenOptions::default())?;
+        listener.connect().await?;
+        Ok(self.postgres_store(store, listener))
     }
 
-    /// Keeps everything in memory (lost on exit), bounded by `options`.
-    pub fn memory(mut self, options: MemoryOptions) -> Self {
-        self.store = Some(Arc::new(MemoryStore::new(options)));
+    /// [`Builder::postgres`] with a store and a listener built by the caller (pool
+    /// options, TLS for the pool, listener backoff). The listener connects when the
+    /// server starts unless it was connected already.
+    #[cfg(feature = "postgres")]
+    pub fn postgres_store(mut self, store: PostgresStore, listener: PgListener) -> Self {
+        self.store = Some(Arc::new(store.clone()));
+        self.bus = Some((store, listener));
         self
     }
 
-    /// Any store.
+    /// How long a `CancelTask` waits for the replica running the task's turn before it
+    /// cancels the task itself ([`DEFAULT_CANCEL_WAIT`] unless set; see the `replicas`
+    /// module).
+    pub fn cancel_wait(mut self, wait: Duration) -> Self {
+        self.cancel_wait = wait;
+        self
+    }
+
+    /// Keeps everything in memory (lost on exit), bounded by `options`.
+    pub fn memory(self, options: MemoryOptions) -> Self {
+        self.store(Arc::new(MemoryStore::new(options)))
+    }
+
+    /// Any store. Events reach only this server's subscribers: for several servers on
+    /// one PostgreSQL database use `Builder::postgres` or `Builder::postgres_store`
+    /// (feature `postgres`).
     pub fn store(mut self, store: Arc<dyn Store>) -> Self {
         self.store = Some(store);
+        #[cfg(feature = "postgres")]
+        {
+            self.bus = None;
+        }
         self
     }
 
@@ -167,9 +205,9 @@ impl<E: AgentExecutor> Builder<E> {
     }
 
     /// Builds the server and, inside a tokio runtime, starts its background work: the
-    /// push worker (when configured), the renewal of turn leases and the sweeper, which
-    /// sweeps once at once and then every half lease (outside a runtime they start with
-    /// [`A2aServer::serve`]).
+    /// push worker (when configured), the renewal of turn leases, the sweeper, which
+    /// sweeps once at once and then every half lease, and on PostgreSQL the listener of
+    /// the replica bus (outside a runtime they start with [`A2aServer::serve`]).
     pub fn build(self) -> A2aServer<E> {
         let store = self.store.unwrap_or_else(|| Arc::new(MemoryStore::new(MemoryOptions::default())));
         let hub = Arc::new(EventHub::new(self.hub));
@@ -207,11 +245,34 @@ impl<E: AgentExecutor> Builder<E> {
             sweep_every: self.recovery.sweep_every(),
             stop: shutdown.clone(),
             running: Vec::new(),
+            #[cfg(feature = "postgres")]
+            listener: None,
         };
+        #[cfg(feature = "postgres")]
+        let (replicas, bus_status) = match self.bus {
+            Some((store, listener)) => {
+                let replicas = Arc::new(replicas::Replicas::new(leases.owner(), Arc::new(store), self.cancel_wait));
+                let sink = replicas::ReplicaBus {
+                    replicas: Arc::clone(&replicas),
+                    hub: Arc::clone(tasks.hub()),
+                    push: worker.as_ref().map(crate::push::PushWorkerHandle::waker),
+                };
+                let status = listener.status();
+                background.listener = Some((listener, Arc::new(sink)));
+                (Some(replicas), Some(status))
+            }
+            None => (None, None),
+        };
+        #[cfg(not(feature = "postgres"))]
+        let replicas: Option<Arc<replicas::Replicas>> = None;
         if tokio::runtime::Handle::try_current().is_ok() {
             background.start();
         }
-        let core = self::core::Core::new(Arc::new(self.executor), tasks, options, shutdown.clone());
+        let core = Core::with_replicas(Arc::new(self.executor), tasks, options, shutdown.clone(), replicas.clone());
+        if let Some(replicas) = &replicas {
+            let canceler: std::sync::Weak<Core<E>> = Arc::downgrade(&core);
+            replicas.set_canceler(canceler as std::sync::Weak<dyn replicas::TurnCanceler>);
+        }
         let limits = listen::ConnLimits::from(&self.http);
         let app = http::App::new(core, self.http, self.auth);
         A2aServer {
@@ -223,12 +284,15 @@ impl<E: AgentExecutor> Builder<E> {
             leases,
             sweeper,
             background,
+            #[cfg(feature = "postgres")]
+            bus_status,
             _e: std::marker::PhantomData,
         }
     }
 }
 
-/// The lease renewal and the sweeper of a server, started once.
+/// The lease renewal, the sweeper and the replica bus's listener of a server, started
+/// once.
 struct Background {
     /// Not started yet (`None` once started, or when the application runs them itself).
     pending: Option<(Arc<Leases>, Sweeper)>,
@@ -236,11 +300,18 @@ struct Background {
     sweep_every: Duration,
     stop: CancellationToken,
     running: Vec<tokio::task::JoinHandle<()>>,
+    /// Not started yet (always runs, whatever `RecoveryOptions::background` says).
+    #[cfg(feature = "postgres")]
+    listener: Option<(PgListener, Arc<dyn crate::store::postgres::NoticeSink>)>,
 }
 
 impl Background {
     /// Spawns the loops; call inside a tokio runtime.
     fn start(&mut self) {
+        #[cfg(feature = "postgres")]
+        if let Some((listener, sink)) = self.listener.take() {
+            self.running.push(tokio::spawn(listener.run(sink, self.stop.clone())));
+        }
         let Some((leases, sweeper)) = self.pending.take() else { return };
         self.running.push(tokio::spawn(leases.run(self.renew_every, self.stop.clone())));
         self.running.push(tokio::spawn(sweeper.run(self.sweep_every, self.stop.clone())));
@@ -264,6 +335,8 @@ pub struct A2aServer<E> {
     leases: Arc<Leases>,
     sweeper: Sweeper,
     background: Background,
+    #[cfg(feature = "postgres")]
+    bus_status: Option<tokio::sync::watch::Receiver<ListenStatus>>,
     #[allow(dead_code)]
     _e: std::marker::PhantomData<fn() -> E>,
 }
@@ -284,6 +357,9 @@ impl<E: AgentExecutor> A2aServer<E> {
             return_immediately_by_default: false,
             recovery: RecoveryOptions::default(),
             retention: Retention::default(),
+            cancel_wait: DEFAULT_CANCEL_WAIT,
+            #[cfg(feature = "postgres")]
+            bus: None,
         }
     }
 
@@ -301,6 +377,13 @@ impl<E: AgentExecutor> A2aServer<E> {
     /// This server's turn leases (its replica id, and [`Leases::renew`]).
     pub fn leases(&self) -> &Arc<Leases> {
         &self.leases
+    }
+
+    /// The state of the replica bus's `LISTEN` connection, for a server on PostgreSQL
+    /// ([`Builder::postgres`]); `None` otherwise.
+    #[cfg(feature = "postgres")]
+    pub fn bus_status(&self) -> Option<tokio::sync::watch::Receiver<ListenStatus>> {
+        self.bus_status.clone()
     }
 
     /// A handle on the sweeper, to sweep now (see [`crate::recovery`]).

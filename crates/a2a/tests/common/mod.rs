@@ -44,10 +44,19 @@ impl Drop for Server {
 
 /// Binds a port, builds the server with `build(base)` and serves it.
 pub async fn start<E: AgentExecutor>(build: impl FnOnce(&str) -> Builder<E>) -> Server {
+    start_with(build, |_| {}).await
+}
+
+/// [`start`], showing the built server to `inspect` before it serves.
+pub async fn start_with<E: AgentExecutor>(
+    build: impl FnOnce(&str) -> Builder<E>,
+    inspect: impl FnOnce(&A2aServer<E>),
+) -> Server {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let base = format!("http://{addr}");
     let server: A2aServer<E> = build(&base).build();
+    inspect(&server);
     let token = server.shutdown_token();
     tokio::spawn(server.serve(listener));
     Server { base, addr, http: reqwest::Client::new(), token }

@@ -25,13 +25,20 @@
 //! static is never dropped. Dropping a cluster also waits for the supervisor (bounded),
 //! then SIGKILLs the whole group and removes the directory whatever happened. Every wait
 //! here is bounded.
+//!
+//! **Restarting.** The lifeline also carries commands, one a line: `stop` shuts the
+//! server down as `pg_ctl stop -m fast` does (SIGINT: sessions are terminated and open
+//! transactions rolled back) and waits for it, `start` starts it again on the same data
+//! directory and socket. [`PgCluster::stop_server`] and [`PgCluster::start_server`] send
+//! them and wait for the answer (and for the server to accept connections); a test that
+//! restarts the server starts a cluster of its own, never the shared one.
 #![allow(dead_code, unreachable_pub)]
 
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Output, Stdio};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{mpsc, OnceLock};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::{mpsc, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
 use agentproto_process::{isolate, Group};
@@ -71,14 +78,34 @@ else
     set -- "$bin/postgres" -D "$dir/data" -k "$dir" "$@"
     "$bin/initdb" -U postgres -A trust -E UTF8 --locale=C --no-sync -D "$dir/data" >"$dir/initdb.log" 2>&1
 fi
+ok=
 if [ $? -eq 0 ]; then
+    ok=1
     "$@" >>"$dir/postgres.log" 2>&1 </dev/null &
     server=$!
     echo "$server"
 else
     echo initdb-failed
 fi
-while read -r _; do :; done
+while read -r command; do
+    case $command in
+    stop)
+        if [ -n "$server" ]; then
+            kill -INT "$server" 2>/dev/null
+            wait "$server"
+            server=
+        fi
+        echo stopped
+        ;;
+    start)
+        if [ -z "$server" ] && [ -n "$ok" ]; then
+            "$@" >>"$dir/postgres.log" 2>&1 </dev/null &
+            server=$!
+        fi
+        echo "started ${server:-none}"
+        ;;
+    esac
+done
 if [ -n "$server" ]; then
     kill -TERM "$server" 2>/dev/null
     kill -QUIT "$server" 2>/dev/null
@@ -95,11 +122,13 @@ pub struct PgCluster {
     socket_dir: PathBuf,
     /// The supervisor, leader of the group.
     supervisor: Option<Child>,
-    /// Its standard input: closing it stops everything.
-    lifeline: Option<ChildStdin>,
+    /// Its standard input: commands, and closing it stops everything.
+    lifeline: Mutex<Option<ChildStdin>>,
+    /// The lines the supervisor prints, read by a thread of their own.
+    answers: Mutex<mpsc::Receiver<String>>,
     group: Group,
-    /// The server's pid.
-    server_pid: u32,
+    /// The server's pid (0 while it is stopped).
+    server_pid: AtomicU32,
     next_db: AtomicU64,
 }
 
@@ -155,29 +184,80 @@ impl PgCluster {
         let mut child = supervisor.spawn().map_err(|e| format!("start sh: {e}"))?;
         let group = Group::new(child.id());
         let lifeline = child.stdin.take();
-        let stdout = child.stdout.take();
-        let mut cluster = PgCluster {
+        let (lines, answers) = mpsc::channel();
+        // Not joined: the pipe closes when the supervisor ends, and so does this thread.
+        if let Some(stdout) = child.stdout.take() {
+            std::thread::spawn(move || {
+                for line in BufReader::new(stdout).lines() {
+                    let Ok(line) = line else { return };
+                    if lines.send(line).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+        let cluster = PgCluster {
             dir: Some(dir),
             socket_dir: root,
             supervisor: Some(child),
-            lifeline,
+            lifeline: Mutex::new(lifeline),
+            answers: Mutex::new(answers),
             group,
-            server_pid: 0,
+            server_pid: AtomicU32::new(0),
             next_db: AtomicU64::new(0),
         };
         // The supervisor prints the pid once `initdb` is done (or exits, ending the line).
-        let line = match stdout {
-            Some(stdout) => read_line_bounded(stdout, INITDB_TIMEOUT),
-            None => Err("no pipe from the supervisor".into()),
-        }
-        .map_err(|e| format!("initdb: {e}"))?;
+        let line = cluster.answer(INITDB_TIMEOUT).map_err(|e| format!("initdb: {e}"))?;
         if line.trim() == "initdb-failed" {
             return Err(format!("initdb failed: {}", cluster.read("initdb.log")));
         }
-        cluster.server_pid =
-            line.trim().parse().map_err(|_| format!("the supervisor did not start postgres ({line:?})"))?;
+        let pid = line.trim().parse().map_err(|_| format!("the supervisor did not start postgres ({line:?})"))?;
+        cluster.server_pid.store(pid, Ordering::SeqCst);
         cluster.wait_ready()?;
         Ok(cluster)
+    }
+
+    /// The supervisor's next line, within `timeout`.
+    fn answer(&self, timeout: Duration) -> Result<String, String> {
+        let answers = self.answers.lock().unwrap_or_else(PoisonError::into_inner);
+        answers.recv_timeout(timeout).map_err(|e| match e {
+            mpsc::RecvTimeoutError::Timeout => format!("no answer from the supervisor within {timeout:?}"),
+            mpsc::RecvTimeoutError::Disconnected => "the supervisor is gone".to_owned(),
+        })
+    }
+
+    /// Sends the supervisor a command and returns its answer.
+    fn command(&self, command: &str, timeout: Duration) -> Result<String, String> {
+        {
+            let mut lifeline = self.lifeline.lock().unwrap_or_else(PoisonError::into_inner);
+            let pipe = lifeline.as_mut().ok_or("the cluster is stopped")?;
+            writeln!(pipe, "{command}").and_then(|()| pipe.flush()).map_err(|e| format!("tell the supervisor: {e}"))?;
+        }
+        self.answer(timeout)
+    }
+
+    /// Shuts the server down as `pg_ctl stop -m fast` does and waits until it has exited;
+    /// the data directory and the socket directory stay.
+    pub fn stop_server(&self) -> Result<(), String> {
+        let answer = self.command("stop", STOP_TIMEOUT)?;
+        if answer.trim() != "stopped" {
+            return Err(format!("unexpected answer to stop: {answer:?}"));
+        }
+        self.server_pid.store(0, Ordering::SeqCst);
+        Ok(())
+    }
+
+    /// Starts the server again after [`PgCluster::stop_server`], and waits until it
+    /// accepts connections.
+    pub fn start_server(&self) -> Result<(), String> {
+        let answer = self.command("start", START_TIMEOUT)?;
+        let pid = answer
+            .trim()
+            .strip_prefix("started ")
+            .and_then(|pid| pid.parse().ok())
+            .ok_or_else(|| format!("the supervisor did not start postgres ({answer:?})"))?;
+        self.server_pid.store(pid, Ordering::SeqCst);
+        self.wait_ready()
     }
 
     /// Waits until `postmaster.pid` says the server accepts connections (PostgreSQL
@@ -191,7 +271,7 @@ impl PgCluster {
                     return Ok(());
                 }
             }
-            if !agentproto_process::running(self.server_pid) {
+            if !agentproto_process::running(self.server_pid()) {
                 return Err(format!("postgres exited during start-up; its log:\n{}", self.log()));
             }
             if Instant::now() >= deadline {
@@ -211,7 +291,7 @@ impl PgCluster {
     }
 
     pub fn server_pid(&self) -> u32 {
-        self.server_pid
+        self.server_pid.load(Ordering::SeqCst)
     }
 
     /// The server's log so far.
@@ -242,7 +322,7 @@ impl PgCluster {
     /// Stops the server and removes the directory: closes the lifeline, waits (bounded)
     /// for the supervisor, then SIGKILLs whatever is left of the group.
     pub fn stop(&mut self) {
-        self.lifeline.take();
+        self.lifeline.get_mut().unwrap_or_else(PoisonError::into_inner).take();
         if let Some(child) = self.supervisor.take() {
             let _ = wait_bounded(child, STOP_TIMEOUT);
         }
@@ -355,21 +435,6 @@ fn id(args: &[&str]) -> Result<u32, String> {
         return Err(format!("id {}: {}", args.join(" "), String::from_utf8_lossy(&output.stderr)));
     }
     String::from_utf8_lossy(&output.stdout).trim().parse().map_err(|e| format!("id {}: {e}", args.join(" ")))
-}
-
-/// The first line `stdout` gives within `timeout`.
-fn read_line_bounded(stdout: std::process::ChildStdout, timeout: Duration) -> Result<String, String> {
-    let (done, outcome) = mpsc::channel();
-    // Not joined: if the line never comes, the caller ends the supervisor, which closes
-    // the pipe and so ends this thread.
-    std::thread::spawn(move || {
-        let mut line = String::new();
-        let _ = done.send(BufReader::new(stdout).read_line(&mut line).map(|_| line));
-    });
-    match outcome.recv_timeout(timeout) {
-        Ok(line) => line.map_err(|e| format!("read from the supervisor: {e}")),
-        Err(_) => Err(format!("not done within {timeout:?}")),
-    }
 }
 
 /// Runs `command` in a process group of its own and collects its output; past

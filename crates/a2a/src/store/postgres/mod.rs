@@ -35,9 +35,12 @@
 //! the highest sequence number of the task after the commit). A key too long for
 //! PostgreSQL's payload limit (8,000 bytes) is sent as `{"tenant":null,"id":null,
 //! "last_seq":N}`: some task has new events, and a listener must re-read every task it
-//! follows. Only the sending side exists so far: the event bus that `LISTEN`s and feeds
-//! subscriptions in other processes (`crate::stream::EventBus`) is not written yet, so a
-//! server on this store still fans out through its in-process hub only.
+//! follows. [`PgListener`] (`listener.rs`) is the receiving side: one connection per
+//! server process, outside the pool, that `LISTEN`s on this channel and on
+//! [`CONTROL_CHANNEL`] (messages between replicas, sent with
+//! [`PostgresStore::notify_control`]), and reconnects with backoff when the connection
+//! drops; the server's replica bus feeds what it hears to live subscribers and to the
+//! push worker (`crate::server`).
 //!
 //! **Schema.** The table `a2a_schema` holds the schema version. [`PostgresStore::connect`]
 //! migrates in one transaction under an advisory lock (two processes starting at once
@@ -73,10 +76,12 @@ pub use deadpool_postgres;
 pub use tokio_postgres;
 
 mod claims;
+mod listener;
 mod recovery;
 mod schema;
 mod tasks;
 
+pub use listener::{ListenOptions, ListenStatus, NoticeSink, PgListener, APPLICATION_NAME, CONTROL_CHANNEL};
 pub use schema::SCHEMA_VERSION;
 
 /// The most commits one transaction takes from the queue.

@@ -40,7 +40,7 @@ const QUEUE_DELIVERIES: &str =
 const NOTIFY: &str = "SELECT pg_notify($1, $2)";
 
 /// PostgreSQL refuses a notification payload of 8,000 bytes or more.
-const MAX_PAYLOAD: usize = 7_999;
+pub(super) const MAX_PAYLOAD: usize = 7_999;
 
 /// Applies a batch of commits in one transaction (see "Group commit" in the module
 /// documentation) and returns their outcomes in the order given.

@@ -1,0 +1,191 @@
+//! [`EventHub`]: the in-process [`EventBus`], and the wake-ups a bus that spans
+//! processes hands it (`notify_written`, `notify_all`).
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
+
+use tokio::sync::mpsc;
+use tokio::sync::mpsc::error::TrySendError;
+
+use super::{subscribe, EventBus, Listener, Notice, Subscription};
+use crate::store::{EventRecord, Store, TaskKey};
+
+/// The options of an [`EventHub`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HubOptions {
+    /// The number of notices queued per subscriber before it is cut off.
+    pub queue: usize,
+}
+
+impl Default for HubOptions {
+    /// 256 notices per subscriber.
+    fn default() -> Self {
+        HubOptions { queue: 256 }
+    }
+}
+
+/// The in-process [`EventBus`]. Cloning it gives another handle on the same hub.
+///
+/// Events committed in this process reach its subscribers through
+/// [`EventBus::publish`], with their bodies (the fast path). Events committed by other
+/// processes arrive as wake-ups without bodies: [`EventHub::notify_written`] for one task,
+/// [`EventHub::notify_all`] when the bus cannot say which tasks changed. A woken
+/// subscription reads the log from the store after the last sequence number it
+/// produced, so a wake-up about events it already has costs one read at most and
+/// delivers nothing twice.
+#[derive(Debug, Clone)]
+pub struct EventHub {
+    pub(super) inner: Arc<HubInner>,
+}
+
+#[derive(Debug)]
+pub(super) struct HubInner {
+    queue: usize,
+    next_id: AtomicU64,
+    subscribers: Mutex<HashMap<TaskKey, Followers>>,
+}
+
+/// The subscribers of one task.
+#[derive(Debug, Default)]
+pub(super) struct Followers {
+    slots: Vec<Slot>,
+    /// The highest sequence number handed to them by [`EventBus::publish`]: a wake-up
+    /// about events up to it has nothing to tell them (each had those events, or
+    /// subscribed after they were committed and read them from the store).
+    published: u64,
+}
+
+#[derive(Debug)]
+pub(super) struct Slot {
+    id: u64,
+    sender: mpsc::Sender<Notice>,
+    cut_off: Arc<AtomicBool>,
+}
+
+/// Removes its slot from the hub when the listener is dropped.
+struct Registration {
+    hub: Weak<HubInner>,
+    key: TaskKey,
+    id: u64,
+}
+
+impl Drop for Registration {
+    fn drop(&mut self) {
+        let Some(hub) = self.hub.upgrade() else { return };
+        let mut subscribers = hub.lock();
+        if let Some(followers) = subscribers.get_mut(&self.key) {
+            followers.slots.retain(|slot| slot.id != self.id);
+            if followers.slots.is_empty() {
+                subscribers.remove(&self.key);
+            }
+        }
+    }
+}
+
+impl HubInner {
+    /// The subscriber table. No code panics while holding the lock, so a poisoned lock
+    /// still guards a consistent table and is used as it is.
+    pub(super) fn lock(&self) -> MutexGuard<'_, HashMap<TaskKey, Followers>> {
+        self.subscribers.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl EventHub {
+    /// A hub with no subscribers.
+    pub fn new(options: HubOptions) -> Self {
+        EventHub {
+            inner: Arc::new(HubInner {
+                queue: options.queue.max(1),
+                next_id: AtomicU64::new(0),
+                subscribers: Mutex::new(HashMap::new()),
+            }),
+        }
+    }
+
+    /// Follows a task's events after sequence number `after` (0 for all of them): see
+    /// [`subscribe`].
+    pub fn subscribe(&self, store: Arc<dyn Store>, key: TaskKey, after: u64) -> Subscription {
+        subscribe(self, store, key, after)
+    }
+
+    /// The number of live subscribers over all tasks.
+    pub fn subscriber_count(&self) -> usize {
+        self.inner.lock().values().map(|followers| followers.slots.len()).sum()
+    }
+
+    /// Tells the subscribers of `key` that its log holds events up to `last_seq` (written
+    /// by another process): each one behind that reads them from the store. Nothing is
+    /// sent when this hub published events up to `last_seq` itself (the notice of a
+    /// commit made in this process). Never waits; a subscriber whose queue is full is cut
+    /// off, as by [`EventBus::publish`].
+    pub fn notify_written(&self, key: &TaskKey, last_seq: u64) {
+        let mut subscribers = self.inner.lock();
+        let Some(followers) = subscribers.get_mut(key) else { return };
+        if last_seq <= followers.published {
+            return;
+        }
+        followers.slots.retain(|slot| offer(slot, Notice::Written { last_seq }));
+        if followers.slots.is_empty() {
+            subscribers.remove(key);
+        }
+    }
+
+    /// Makes every subscriber of every task read the log after its cursor once: for a
+    /// bus that may have missed notices (its connection was down) or got one that names
+    /// no task.
+    pub fn notify_all(&self) {
+        let mut subscribers = self.inner.lock();
+        subscribers.retain(|_, followers| {
+            followers.slots.retain(|slot| offer(slot, Notice::Written { last_seq: u64::MAX }));
+            !followers.slots.is_empty()
+        });
+    }
+}
+
+/// Queues `notice` for one subscriber; false when the slot is to be dropped (its
+/// subscriber is gone, or its queue was full and it is cut off now).
+fn offer(slot: &Slot, notice: Notice) -> bool {
+    match slot.sender.try_send(notice) {
+        Ok(()) => true,
+        Err(TrySendError::Full(_)) => {
+            // Set before the sender is dropped, so the subscriber that sees its queue
+            // close also sees why.
+            slot.cut_off.store(true, Ordering::Release);
+            false
+        }
+        Err(TrySendError::Closed(_)) => false,
+    }
+}
+
+impl Default for EventHub {
+    fn default() -> Self {
+        EventHub::new(HubOptions::default())
+    }
+}
+
+impl EventBus for EventHub {
+    fn publish(&self, key: &TaskKey, events: &[EventRecord]) {
+        if events.is_empty() {
+            return;
+        }
+        let mut subscribers = self.inner.lock();
+        let Some(followers) = subscribers.get_mut(key) else { return };
+        if let Some(last) = events.last() {
+            followers.published = followers.published.max(last.seq);
+        }
+        followers.slots.retain(|slot| events.iter().all(|event| offer(slot, Notice::Event(event.clone()))));
+        if followers.slots.is_empty() {
+            subscribers.remove(key);
+        }
+    }
+
+    fn listen(&self, key: &TaskKey) -> Listener {
+        let (sender, receiver) = mpsc::channel(self.inner.queue);
+        let cut_off = Arc::new(AtomicBool::new(false));
+        let id = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
+        let slot = Slot { id, sender, cut_off: Arc::clone(&cut_off) };
+        self.inner.lock().entry(key.clone()).or_default().slots.push(slot);
+        Listener::new(receiver, cut_off, Registration { hub: Arc::downgrade(&self.inner), key: key.clone(), id })
+    }
+}
