@@ -27,7 +27,10 @@ pytestmark = pytest.mark.skipif(not hasattr(os, "pidfd_open"), reason="needs pid
 
 async def exited(pid: int) -> None:
     """Returns once the process `pid` has ended (a pidfd becomes readable)."""
-    fd = os.pidfd_open(pid)
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return  # already ended and reaped (an orphan's parent, init, reaps it at once)
     loop = asyncio.get_running_loop()
     done: asyncio.Future[None] = loop.create_future()
 
