@@ -316,10 +316,12 @@ def acp_tables(results: dict) -> list[dict]:
             ),
             (
                 "stages",
-                "Where a validating decode goes (agentproto): stages of `classify`",
+                "Where a validating decode goes (agentproto): `classify` and its two-pass route",
+                "`classify`: envelope and params in one pass (these messages name `method` before `params`); "
+                "the two passes it falls back to for anything else, and that the connections take: "
                 "`envelope`: `Message::decode_with` (params kept raw); `params`: params decoded by method; "
-                "`value`: serde_json `Value` of the whole line (not validating, for scale); `prescan`: one pass "
-                "counting `[`/`{` over the line, which the envelope does before parsing to bound nesting.",
+                "`value`: serde_json `Value` of the whole line (not validating, for scale); `prescan`: the "
+                "nesting bound the envelope checks before parsing (`nesting_exceeds`).",
             ),
         ):
             variants = list(dict.fromkeys(r["variant"] for r in s003["rows"] if r["op"] == op))

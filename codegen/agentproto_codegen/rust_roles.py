@@ -138,6 +138,22 @@ def emit_dispatch_enum(e: Emitter, name: str, kind: str, ms: list[Method], doc: 
                     out.line(f"{rstr(m.wire)} => crate::decode_as::<{t}, Self>({source}, {rstr(root)}, Self::{v}),")
                 out.line(f"m if m.starts_with('_') => Ok(Decoded {{ value: Self::Ext(crate::ExtMessage::new(m, {what})), warnings: Vec::new() }}),")
                 out.line("_ => Err(crate::DispatchError::MethodNotFound),")
+        if kind != "response":
+            # The one-pass receive path (`receive::classify`): params decoded while the
+            # envelope is read, falling back to `decode` above for anything else.
+            out.line()
+            out.line(f"/// Whether `method` is one of this enum's methods (extension methods are not).")
+            with out.block("pub fn knows(method: &str) -> bool {"):
+                names = " | ".join(rstr(m.wire) for m in ms) if ms else None
+                out.line(f"matches!(method, {names})" if names else "let _ = method; false")
+            out.line()
+            out.line(f"/// Decodes the {what} of `method` (one that [`Self::knows`]) from a deserializer positioned")
+            out.line(f"/// at them, as [`Self::decode`] decodes their text; anything else is an error.")
+            with out.block(f"pub fn decode_in<'de, D: Deserializer<'de>>(method: &str, {what}: D) -> Result<Decoded<Self>, D::Error> {{"):
+                with out.block("match method {"):
+                    for m, v, t in zip(ms, variants, types):
+                        out.line(f"{rstr(m.wire)} => crate::decode_in_as::<{t}, Self, D>({what}, {rstr(root)}, Self::{v}),")
+                    out.line(f"_ => Err(D::Error::custom(format_args!(\"no {what} type for method {{method:?}}\"))),")
         out.line()
         out.line(f"/// Encodes the {what} alone (not the envelope) into `buf`.")
         with out.block("pub fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> {"), out.block("match self {"):
@@ -150,6 +166,10 @@ def emit_dispatch_enum(e: Emitter, name: str, kind: str, ms: list[Method], doc: 
         out.line("fn method(&self) -> &str { Self::method(self) }")
         out.line("fn type_name(&self) -> Option<&'static str> { Self::type_name(self) }")
         out.line("fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> { Self::encode_payload(self, buf) }")
+        if kind != "response":
+            out.line("fn knows(method: &str) -> bool { Self::knows(method) }")
+            out.line("fn decode_in<'de, D: Deserializer<'de>>(method: &str, payload: D) -> Result<Decoded<Self>, D::Error> { Self::decode_in(method, payload) }")
+
         scoped = [v for m, v in zip(ms, variants) if kind != "response" and session_scoped(e, m.params)]
         if scoped:
             with out.block("fn session_id(&self) -> Option<&str> {"), out.block("match self {"):

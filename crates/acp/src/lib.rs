@@ -216,11 +216,35 @@ pub fn decode_as<'a, T: serde::Deserialize<'a>, E>(
     agentproto_codec::decode::<T>(text, root).map(|d| d.map(wrap)).map_err(DispatchError::Invalid)
 }
 
+/// Decodes a `T` at `root` from a deserializer positioned at it and wraps it (used by
+/// generated dispatch on the one-pass receive path).
+#[doc(hidden)]
+pub fn decode_in_as<'de, T: serde::Deserialize<'de>, E, D: serde::Deserializer<'de>>(
+    payload: D,
+    root: &'static str,
+    wrap: impl FnOnce(T) -> E,
+) -> Result<Decoded<E>, D::Error> {
+    agentproto_codec::decode_in::<T, D>(payload, root).map(|d| d.map(wrap))
+}
+
 /// A decoded payload of one direction: every generated `*Request`,
 /// `*Notification` and `*Response` enum implements it.
 pub trait Payload: Sized {
     /// Decodes the payload of `method` (absent or `null` decode as `{}`).
     fn decode(method: &str, payload: Option<&RawValue>) -> Result<Decoded<Self>, DispatchError>;
+    /// Whether `method` is one this payload decodes by [`Payload::decode_in`] (the
+    /// one-pass receive path); extension methods never are. Results answer `false`.
+    fn knows(method: &str) -> bool {
+        let _ = method;
+        false
+    }
+    /// Decodes the payload of a method this payload [`knows`](Payload::knows) from a
+    /// deserializer positioned at it, exactly as [`Payload::decode`] decodes its text;
+    /// the error is the deserializer's (the caller then takes the two-pass path).
+    fn decode_in<'de, D: serde::Deserializer<'de>>(method: &str, payload: D) -> Result<Decoded<Self>, D::Error> {
+        let _ = payload;
+        Err(serde::de::Error::custom(format_args!("no one-pass decoding for method {method:?}")))
+    }
     /// The wire method name.
     fn method(&self) -> &str;
     /// The schema type name of the payload (`None` for extensions).

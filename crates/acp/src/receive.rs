@@ -7,7 +7,7 @@
 //! conformance vectors all run exactly this code.
 
 use crate::{DecodeError, Decoded, DispatchError, Payload};
-use agentproto_jsonrpc::{DecodeOptions, EnvelopeErrorKind, ErrorObject, Message, RequestId};
+use agentproto_jsonrpc::{decode_call_eager, DecodeOptions, EagerParams, EnvelopeErrorKind, ErrorObject, Message, RequestId};
 
 /// Which peer is receiving, with the payload types it decodes.
 pub trait Role {
@@ -132,6 +132,46 @@ impl Finding {
 /// Classifies one line. `pending` maps an id this side is waiting on to the method
 /// of that request.
 pub fn classify<R: Role>(line: &[u8], pending: impl Fn(&RequestId) -> Option<String>) -> Incoming<R> {
+    // One pass for the common case (see `decode_call_eager`); its `None` means "take the
+    // two-pass path", which gives the same answer for what the one pass accepts and is
+    // the one that explains everything else.
+    let mut one_pass = OnePass::<R> { request: None, notification: None };
+    if let Some(call) = decode_call_eager(line, &R::decode_options(), &mut one_pass) {
+        match (call.id, one_pass.request, one_pass.notification) {
+            (Some(id), Some(request), None) => return Incoming::Request { id, request },
+            (None, None, Some(notification)) => return Incoming::Notification(notification),
+            // A request method sent as a notification or the reverse: the two-pass
+            // path says what that is.
+            _ => {}
+        }
+    }
+    classify_two_pass(line, pending)
+}
+
+/// Decodes the params of the methods `R` handles while the envelope is read, and keeps
+/// them.
+struct OnePass<R: Role> {
+    request: Option<Decoded<R::Request>>,
+    notification: Option<Decoded<R::Notification>>,
+}
+
+impl<'de, R: Role> EagerParams<'de> for OnePass<R> {
+    fn wants(&self, method: &str) -> bool {
+        R::Request::knows(method) || R::Notification::knows(method)
+    }
+
+    fn decode<D: serde::Deserializer<'de>>(&mut self, method: &str, params: D) -> Result<(), D::Error> {
+        if R::Request::knows(method) {
+            self.request = Some(R::Request::decode_in(method, params)?);
+        } else {
+            self.notification = Some(R::Notification::decode_in(method, params)?);
+        }
+        Ok(())
+    }
+}
+
+/// The envelope, then the params decoded from their text by method.
+fn classify_two_pass<R: Role>(line: &[u8], pending: impl Fn(&RequestId) -> Option<String>) -> Incoming<R> {
     let message = match Message::decode_with(line, &R::decode_options()) {
         Ok(message) => message,
         Err(e) => {

@@ -134,6 +134,12 @@ pub fn field_lenient<'de, A: MapAccess<'de>, T: Deserialize<'de>>(
     key: &'static str,
 ) -> Result<Option<T>, A::Error> {
     path::push(Seg::Key(key));
+    if path::optimistic() {
+        // A bad value fails the whole attempt, and the careful one salvages it.
+        let value = map.next_value::<T>()?;
+        path::pop();
+        return Ok(Some(value));
+    }
     let raw = map.next_value::<&'de RawValue>()?;
     let out = lenient::<T>(raw);
     path::pop();
@@ -184,6 +190,16 @@ pub fn field_items<'de, A: MapAccess<'de>, T: Deserialize<'de>>(
     lenient_whole: bool,
 ) -> Result<Option<Option<Vec<T>>>, A::Error> {
     path::push(Seg::Key(key));
+    if path::optimistic() {
+        // Every item must decode; the careful attempt drops the bad ones.
+        let items = if nullable {
+            map.next_value::<Option<List<T>>>()?.map(|items| items.0)
+        } else {
+            Some(map.next_value::<List<T>>()?.0)
+        };
+        path::pop();
+        return Ok(Some(items));
+    }
     let raw = map.next_value::<&'de RawValue>()?;
     if raw.get() == "null" && nullable {
         path::pop();

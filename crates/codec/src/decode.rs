@@ -1,6 +1,6 @@
 //! Entry points: decode with paths and warnings, encode into reusable buffers.
 
-use crate::path::{self, Seg, STATE};
+use crate::path::{self, Attempt, Seg, STATE};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -76,16 +76,50 @@ impl<T> Decoded<T> {
 /// Decodes `json` as `T`. `root` is the path of the value inside its message
 /// (`"$.params"`, `"$.result"`, or `"$"`), used as the prefix of every path.
 pub fn decode<'a, T: Deserialize<'a>>(json: &'a str, root: &'static str) -> Result<Decoded<T>, DecodeError> {
-    reset(root);
-    let result = serde_json::from_str::<T>(json);
-    finish(result)
+    attempts(root, || serde_json::from_str::<T>(json))
 }
 
 /// [`decode`] over bytes; invalid UTF-8 is reported like any other syntax error.
 pub fn decode_slice<'a, T: Deserialize<'a>>(json: &'a [u8], root: &'static str) -> Result<Decoded<T>, DecodeError> {
+    attempts(root, || serde_json::from_slice::<T>(json))
+}
+
+/// Runs `parse` optimistically, and again carefully when that fails (see
+/// `path::Attempt`): the careful attempt's answer is the one returned then.
+fn attempts<T>(root: &'static str, parse: impl Fn() -> Result<T, serde_json::Error>) -> Result<Decoded<T>, DecodeError> {
+    if !path::careful_only() {
+        let _optimistic = Attempt::new(true);
+        reset(root);
+        if let Ok(value) = parse() {
+            let warnings = STATE.with(|s| std::mem::take(&mut s.borrow_mut().warnings));
+            return Ok(Decoded { value, warnings });
+        }
+    }
+    let _careful = Attempt::new(false);
     reset(root);
-    let result = serde_json::from_slice::<T>(json);
-    finish(result)
+    finish(parse())
+}
+
+/// Decodes a `T` from a deserializer already positioned at it — a value inside a larger
+/// document read in one pass, such as a message's params read with its envelope — with
+/// paths under `root` and warnings as [`decode`] gives them. This is only the
+/// optimistic attempt (a deserializer cannot be rewound for a careful one): any bad
+/// value fails it, even one that [`decode`] would salvage with a warning, and the error
+/// is the deserializer's own. A caller that gets an error decodes the value's text with
+/// [`decode`], whose answer (value and warnings, or the error with its path) is the one
+/// that counts.
+pub fn decode_in<'de, T: Deserialize<'de>, D: serde::Deserializer<'de>>(
+    deserializer: D,
+    root: &'static str,
+) -> Result<Decoded<T>, D::Error> {
+    if path::careful_only() {
+        return Err(serde::de::Error::custom("one-pass decoding is turned off on this thread"));
+    }
+    let _optimistic = Attempt::new(true);
+    reset(root);
+    let value = T::deserialize(deserializer)?;
+    let warnings = STATE.with(|s| std::mem::take(&mut s.borrow_mut().warnings));
+    Ok(Decoded { value, warnings })
 }
 
 fn reset(root: &'static str) {

@@ -1,6 +1,6 @@
 //! The per-thread decode state: where we are, what was salvaged, what failed first.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::fmt::Write;
 
 /// One step of a JSON path.
@@ -22,6 +22,63 @@ pub(crate) struct State {
 
 thread_local! {
     pub(crate) static STATE: RefCell<State> = RefCell::new(State::default());
+}
+
+thread_local! {
+    /// Whether the decode running on this thread is the optimistic attempt (see
+    /// [`Attempt`]).
+    static OPTIMISTIC: Cell<bool> = const { Cell::new(false) };
+}
+
+thread_local! {
+    /// Set by tests that compare the optimistic path with the careful one.
+    static CAREFUL_ONLY: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Whether lenient members may decode straight from the input (the optimistic attempt).
+pub(crate) fn optimistic() -> bool {
+    OPTIMISTIC.with(Cell::get)
+}
+
+/// Whether optimistic attempts are turned off on this thread.
+pub(crate) fn careful_only() -> bool {
+    CAREFUL_ONLY.with(Cell::get)
+}
+
+/// Turns optimistic attempts off (or back on) for decodes on this thread: every decode
+/// then takes the careful attempt only, and one-pass decoding ([`crate::decode_in`])
+/// fails at once so that its callers take their two-pass route. For differential tests,
+/// which check that both ways give the same answers.
+#[doc(hidden)]
+pub fn set_careful_only(on: bool) {
+    CAREFUL_ONLY.with(|cell| cell.set(on));
+}
+
+/// One decode attempt, optimistic or careful, for as long as it lives.
+///
+/// Lenient members (`x-deserialize-default-on-error`, `x-deserialize-skip-invalid-items`)
+/// must be able to drop a bad value and go on, so the careful attempt first captures
+/// each one as raw JSON and then decodes that text — every such value read twice, and
+/// again for each lenient member nested inside it. Almost every message is valid, so
+/// decoding first tries the optimistic attempt, in which lenient members decode straight
+/// from the input and any bad value fails the attempt; only then does the careful
+/// attempt run, and it alone produces errors and salvage warnings. What the optimistic
+/// attempt accepts, the careful one accepts with the same value and the same warnings
+/// (the same deserializers over the same bytes, along the same paths).
+pub(crate) struct Attempt {
+    previous: bool,
+}
+
+impl Attempt {
+    pub(crate) fn new(optimistic: bool) -> Attempt {
+        Attempt { previous: OPTIMISTIC.with(|cell| cell.replace(optimistic)) }
+    }
+}
+
+impl Drop for Attempt {
+    fn drop(&mut self) {
+        OPTIMISTIC.with(|cell| cell.set(self.previous));
+    }
 }
 
 pub(crate) fn push(seg: Seg) {

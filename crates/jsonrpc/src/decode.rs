@@ -7,7 +7,7 @@
 
 use std::fmt;
 
-use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::de::{self, Deserialize, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 
 use crate::error::{ErrorCode, ErrorObject};
@@ -15,21 +15,7 @@ use crate::id::RequestId;
 use crate::message::{DecodeOptions, EnvelopeError, EnvelopeErrorKind, Message, Probe, MAX_NESTING_DEPTH};
 
 pub(crate) fn decode(line: &[u8], options: &DecodeOptions) -> Result<Message, EnvelopeError> {
-    let parse_error = |message: &'static str| EnvelopeError::new(EnvelopeErrorKind::Parse, None, message, "$");
-    let text = std::str::from_utf8(line).map_err(|_| parse_error("parse error: invalid utf-8"))?;
-    if nesting_exceeds(line, MAX_NESTING_DEPTH) {
-        return Err(parse_error("parse error: nesting too deep"));
-    }
-    let mut deserializer = serde_json::Deserializer::from_str(text);
-    let top =
-        deserializer.deserialize_any(TopVisitor).and_then(|top| deserializer.end().map(|()| top)).map_err(|error| {
-            if error.is_eof() {
-                parse_error("parse error: unexpected end of input")
-            } else {
-                parse_error("parse error: invalid json")
-            }
-        })?;
-    match top {
+    match parse(line, None::<&mut NoEager>)? {
         TopLevel::Array => Err(EnvelopeError::new(
             EnvelopeErrorKind::InvalidRequest,
             None,
@@ -46,16 +32,109 @@ pub(crate) fn decode(line: &[u8], options: &DecodeOptions) -> Result<Message, En
     }
 }
 
+/// Checks and parses one line: UTF-8, the nesting bound, then the one-pass visitor,
+/// which hands `params` to `eager` when it wants them.
+fn parse<'de, E: EagerParams<'de>>(line: &'de [u8], eager: Option<&mut E>) -> Result<TopLevel<'de>, EnvelopeError> {
+    let parse_error = |message: &'static str| EnvelopeError::new(EnvelopeErrorKind::Parse, None, message, "$");
+    let text = std::str::from_utf8(line).map_err(|_| parse_error("parse error: invalid utf-8"))?;
+    if nesting_exceeds(line, MAX_NESTING_DEPTH) {
+        return Err(parse_error("parse error: nesting too deep"));
+    }
+    let mut deserializer = serde_json::Deserializer::from_str(text);
+    deserializer.deserialize_any(TopVisitor { eager }).and_then(|top| deserializer.end().map(|()| top)).map_err(
+        |error| {
+            if error.is_eof() {
+                parse_error("parse error: unexpected end of input")
+            } else {
+                parse_error("parse error: invalid json")
+            }
+        },
+    )
+}
+
+/// A decoder for the params of the methods a receiver knows, run while the envelope is
+/// read (see [`decode_call_eager`]). It keeps what it decodes itself: a decoded payload
+/// can be large, and handing it back through the parser would copy it at every level.
+pub trait EagerParams<'de> {
+    /// Whether this decoder takes the params of `method` (the others are kept raw).
+    fn wants(&self, method: &str) -> bool;
+    /// Decodes and keeps the params of `method`, from the deserializer positioned at them.
+    fn decode<D: Deserializer<'de>>(&mut self, method: &str, params: D) -> Result<(), D::Error>;
+}
+
+/// The envelope of a request or notification whose params an [`EagerParams`] decoded
+/// and kept.
+#[derive(Debug)]
+pub struct EagerCall {
+    /// The request's id; `None` for a notification.
+    pub id: Option<RequestId>,
+    /// The method.
+    pub method: String,
+}
+
+/// Decodes a request or notification and its params in one pass over the line, when
+/// `method` comes before `params` and `eager` wants that method.
+///
+/// This is a fast path with no verdict of its own: it gives `Some` only for a line that
+/// [`Message::decode_with`] accepts as a request or notification whose params `eager`
+/// decodes without error, and then the params are exactly what decoding the raw params
+/// afterwards would give (the same deserializer over the same bytes). For everything
+/// else — any envelope problem, params before `method`, params the decoder refuses or
+/// does not want, responses — it gives `None`, and the caller takes the two-pass path,
+/// which is the one that explains failures.
+pub fn decode_call_eager<'de, E: EagerParams<'de>>(
+    line: &'de [u8],
+    options: &DecodeOptions,
+    eager: &mut E,
+) -> Option<EagerCall> {
+    let TopLevel::Object(fields) = parse(line, Some(eager)).ok()? else {
+        return None;
+    };
+    if !fields.eager {
+        return None;
+    }
+    match classify(fields, options).ok()? {
+        Message::Request { id, method, params: None } => Some(EagerCall { id: Some(id), method }),
+        Message::Notification { method, params: None } => Some(EagerCall { id: None, method }),
+        _ => None,
+    }
+}
+
+/// The decoder of a plain envelope: it wants nothing.
+enum NoEager {}
+
+impl<'de> EagerParams<'de> for NoEager {
+    fn wants(&self, _: &str) -> bool {
+        match *self {}
+    }
+    fn decode<D: Deserializer<'de>>(&mut self, _: &str, _: D) -> Result<(), D::Error> {
+        match *self {}
+    }
+}
+
+/// Hands the `params` value to an [`EagerParams`].
+struct EagerSeed<'a, 'm, E> {
+    eager: &'a mut E,
+    method: &'m str,
+}
+
+impl<'de, E: EagerParams<'de>> DeserializeSeed<'de> for EagerSeed<'_, '_, E> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        self.eager.decode(self.method, deserializer)
+    }
+}
+
 /// Whether `bytes` nests arrays/objects deeper than `limit` (brackets inside strings
 /// do not count). serde_json skips raw values without a depth check, so the envelope
 /// enforces the limit itself (and so do other bindings that take JSON bodies, such as
 /// A2A's HTTP+JSON); the exact scan only runs when there are enough brackets to
 /// possibly exceed it.
 pub fn nesting_exceeds(bytes: &[u8], limit: usize) -> bool {
-    // `[` (0x5B) and `{` (0x7B) differ only in bit 0x20, so one compare finds both;
-    // a branch-free sum that the compiler vectorises (this runs on every line).
-    let opening: usize = bytes.iter().map(|&byte| usize::from(byte | 0x20 == b'{')).sum();
-    if opening <= limit {
+    if bytes.len() <= limit {
+        return false;
+    }
+    if count_opening(bytes) <= limit {
         return false;
     }
     let mut depth = 0usize;
@@ -85,6 +164,21 @@ pub fn nesting_exceeds(bytes: &[u8], limit: usize) -> bool {
         }
     }
     false
+}
+
+/// How many bytes of `bytes` are `[` or `{`, strings included (an upper bound on
+/// the nesting depth). This runs on every line, so it is written for the vectoriser:
+/// `[` (0x5B) and `{` (0x7B) differ only in bit 0x20, so one compare finds both, and
+/// the matches are summed in byte lanes over blocks of at most 255 bytes (a byte lane
+/// cannot overflow within one block) before being widened once per block. Summing
+/// straight into a `usize` makes the compiler widen every byte and runs ~8× slower.
+fn count_opening(bytes: &[u8]) -> usize {
+    let mut total = 0usize;
+    for block in bytes.chunks(255) {
+        let in_block: u8 = block.iter().fold(0u8, |n, &byte| n.wrapping_add(u8::from(byte | 0x20 == b'{')));
+        total += usize::from(in_block);
+    }
+    total
 }
 
 /// The known envelope keys.
@@ -168,54 +262,58 @@ struct Fields<'de> {
     result: Option<Box<RawValue>>,
     error: Option<ErrorProbe<'de>>,
     duplicate: Option<Field>,
+    /// Whether `params` went to an [`EagerParams`] (then `params` stays `None`).
+    eager: bool,
 }
 
-struct TopVisitor;
+struct TopVisitor<'a, E> {
+    eager: Option<&'a mut E>,
+}
 
-impl<'de> Visitor<'de> for TopVisitor {
+impl<'de, E: EagerParams<'de>> Visitor<'de> for TopVisitor<'_, E> {
     type Value = TopLevel<'de>;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("a JSON-RPC message")
     }
 
-    fn visit_unit<E: de::Error>(self) -> Result<TopLevel<'de>, E> {
+    fn visit_unit<X: de::Error>(self) -> Result<Self::Value, X> {
         Ok(TopLevel::Scalar("null"))
     }
 
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<TopLevel<'de>, E> {
+    fn visit_bool<X: de::Error>(self, _: bool) -> Result<Self::Value, X> {
         Ok(TopLevel::Scalar("a boolean"))
     }
 
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<TopLevel<'de>, E> {
+    fn visit_i64<X: de::Error>(self, _: i64) -> Result<Self::Value, X> {
         Ok(TopLevel::Scalar("a number"))
     }
 
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<TopLevel<'de>, E> {
+    fn visit_u64<X: de::Error>(self, _: u64) -> Result<Self::Value, X> {
         Ok(TopLevel::Scalar("a number"))
     }
 
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<TopLevel<'de>, E> {
+    fn visit_f64<X: de::Error>(self, _: f64) -> Result<Self::Value, X> {
         Ok(TopLevel::Scalar("a number"))
     }
 
-    fn visit_str<E: de::Error>(self, _: &str) -> Result<TopLevel<'de>, E> {
+    fn visit_str<X: de::Error>(self, _: &str) -> Result<Self::Value, X> {
         Ok(TopLevel::Scalar("a string"))
     }
 
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<TopLevel<'de>, A::Error> {
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
         while seq.next_element::<IgnoredAny>()?.is_some() {}
         Ok(TopLevel::Array)
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TopLevel<'de>, A::Error> {
+    fn visit_map<A: MapAccess<'de>>(mut self, mut map: A) -> Result<Self::Value, A::Error> {
         let mut fields = Fields::default();
         while let Some(key) = map.next_key::<Field>()? {
             let seen = match key {
                 Field::Jsonrpc => fields.jsonrpc.is_some(),
                 Field::Id => fields.id.is_some(),
                 Field::Method => fields.method.is_some(),
-                Field::Params => fields.params.is_some(),
+                Field::Params => fields.params.is_some() || fields.eager,
                 Field::Result => fields.result.is_some(),
                 Field::Error => fields.error.is_some(),
                 Field::Other => false,
@@ -229,7 +327,13 @@ impl<'de> Visitor<'de> for TopVisitor {
                 Field::Jsonrpc => fields.jsonrpc = Some(map.next_value()?),
                 Field::Id => fields.id = Some(map.next_value()?),
                 Field::Method => fields.method = Some(map.next_value()?),
-                Field::Params => fields.params = Some(map.next_value()?),
+                Field::Params => match (&mut self.eager, &fields.method) {
+                    (Some(eager), Some(Probe::Str(method))) if eager.wants(method) => {
+                        map.next_value_seed(EagerSeed { eager: &mut **eager, method })?;
+                        fields.eager = true;
+                    }
+                    _ => fields.params = Some(map.next_value()?),
+                },
                 Field::Result => fields.result = Some(map.next_value()?),
                 Field::Error => fields.error = Some(map.next_value()?),
                 Field::Other => {
@@ -378,7 +482,7 @@ impl IdState {
 }
 
 fn classify(fields: Fields<'_>, options: &DecodeOptions) -> Result<Message, EnvelopeError> {
-    let Fields { jsonrpc, id, method, params, result, error, duplicate } = fields;
+    let Fields { jsonrpc, id, method, params, result, error, duplicate, eager: _ } = fields;
     let id = IdState::from_probe(id);
     if let Some(method) = method {
         return classify_call(jsonrpc, id, method, params, result.is_some(), error.is_some(), duplicate, options);

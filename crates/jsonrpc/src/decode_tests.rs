@@ -194,6 +194,21 @@ fn nesting_beyond_the_limit_is_a_parse_error() {
 }
 
 #[test]
+fn opening_brackets_are_counted_across_block_boundaries() {
+    // The count runs in blocks of 255 bytes with byte-wide sums: lengths around the
+    // block size and runs of brackets longer than a block must count exactly.
+    for len in [0, 1, 254, 255, 256, 509, 510, 511, 1_000, 70_000] {
+        for pattern in [&b"{"[..], b"[", b"a{b[c", b"{}[]\"x"] {
+            let bytes: Vec<u8> = pattern.iter().copied().cycle().take(len).collect();
+            let expected = bytes.iter().filter(|&&b| b == b'[' || b == b'{').count();
+            assert_eq!(super::count_opening(&bytes), expected, "len {len}, pattern {pattern:?}");
+        }
+    }
+    // `;` (0x3B) and `[` (0x5B) differ in one bit too, but not in 0x20.
+    assert_eq!(super::count_opening(b";K;k"), 0);
+}
+
+#[test]
 fn batch_is_one_invalid_request_with_null_id() {
     check(
         r#"[{"jsonrpc":"2.0","id":1,"method":"a"},{"jsonrpc":"2.0","id":2,"method":"b"}]"#,

@@ -160,7 +160,7 @@ pub use connection::{
     CancelCheck, CancelNotification, Connection, ConnectionEvent, ConnectionOptions, Handler, IncomingNotification,
     IncomingRequest, NotificationContext, Observer, Peer, RequestContext, ResultHook,
 };
-pub use decode::nesting_exceeds;
+pub use decode::{decode_call_eager, nesting_exceeds, EagerCall, EagerParams};
 pub use error::{CallError, ConnectionError, DecodeError, ErrorCode, ErrorObject};
 pub use id::RequestId;
 pub use message::{DecodeOptions, EnvelopeError, EnvelopeErrorKind, Message};

@@ -16760,6 +16760,61 @@ impl ClientRequest {
         }
     }
 
+    /// Whether `method` is one of this enum's methods (extension methods are not).
+    pub fn knows(method: &str) -> bool {
+        matches!(
+            method,
+            "authenticate"
+                | "initialize"
+                | "logout"
+                | "session/close"
+                | "session/delete"
+                | "session/list"
+                | "session/load"
+                | "session/new"
+                | "session/prompt"
+                | "session/resume"
+                | "session/set_config_option"
+                | "session/set_mode"
+        )
+    }
+
+    /// Decodes the params of `method` (one that [`Self::knows`]) from a deserializer positioned
+    /// at them, as [`Self::decode`] decodes their text; anything else is an error.
+    pub fn decode_in<'de, D: Deserializer<'de>>(method: &str, params: D) -> Result<Decoded<Self>, D::Error> {
+        match method {
+            "authenticate" => {
+                crate::decode_in_as::<AuthenticateRequest, Self, D>(params, "$.params", Self::Authenticate)
+            }
+            "initialize" => crate::decode_in_as::<InitializeRequest, Self, D>(params, "$.params", Self::Initialize),
+            "logout" => crate::decode_in_as::<LogoutRequest, Self, D>(params, "$.params", Self::Logout),
+            "session/close" => {
+                crate::decode_in_as::<CloseSessionRequest, Self, D>(params, "$.params", Self::SessionClose)
+            }
+            "session/delete" => {
+                crate::decode_in_as::<DeleteSessionRequest, Self, D>(params, "$.params", Self::SessionDelete)
+            }
+            "session/list" => {
+                crate::decode_in_as::<ListSessionsRequest, Self, D>(params, "$.params", Self::SessionList)
+            }
+            "session/load" => crate::decode_in_as::<LoadSessionRequest, Self, D>(params, "$.params", Self::SessionLoad),
+            "session/new" => crate::decode_in_as::<NewSessionRequest, Self, D>(params, "$.params", Self::SessionNew),
+            "session/prompt" => crate::decode_in_as::<PromptRequest, Self, D>(params, "$.params", Self::SessionPrompt),
+            "session/resume" => {
+                crate::decode_in_as::<ResumeSessionRequest, Self, D>(params, "$.params", Self::SessionResume)
+            }
+            "session/set_config_option" => crate::decode_in_as::<SetSessionConfigOptionRequest, Self, D>(
+                params,
+                "$.params",
+                Self::SessionSetConfigOption,
+            ),
+            "session/set_mode" => {
+                crate::decode_in_as::<SetSessionModeRequest, Self, D>(params, "$.params", Self::SessionSetMode)
+            }
+            _ => Err(D::Error::custom(format_args!("no params type for method {method:?}"))),
+        }
+    }
+
     /// Encodes the params alone (not the envelope) into `buf`.
     pub fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> {
         match self {
@@ -16795,6 +16850,12 @@ impl crate::Payload for ClientRequest {
     }
     fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> {
         Self::encode_payload(self, buf)
+    }
+    fn knows(method: &str) -> bool {
+        Self::knows(method)
+    }
+    fn decode_in<'de, D: Deserializer<'de>>(method: &str, payload: D) -> Result<Decoded<Self>, D::Error> {
+        Self::decode_in(method, payload)
     }
     fn session_id(&self) -> Option<&str> {
         match self {
@@ -16858,6 +16919,25 @@ impl ClientNotification {
         }
     }
 
+    /// Whether `method` is one of this enum's methods (extension methods are not).
+    pub fn knows(method: &str) -> bool {
+        matches!(method, "$/cancel_request" | "session/cancel")
+    }
+
+    /// Decodes the params of `method` (one that [`Self::knows`]) from a deserializer positioned
+    /// at them, as [`Self::decode`] decodes their text; anything else is an error.
+    pub fn decode_in<'de, D: Deserializer<'de>>(method: &str, params: D) -> Result<Decoded<Self>, D::Error> {
+        match method {
+            "$/cancel_request" => {
+                crate::decode_in_as::<CancelRequestNotification, Self, D>(params, "$.params", Self::CancelRequest)
+            }
+            "session/cancel" => {
+                crate::decode_in_as::<CancelNotification, Self, D>(params, "$.params", Self::SessionCancel)
+            }
+            _ => Err(D::Error::custom(format_args!("no params type for method {method:?}"))),
+        }
+    }
+
     /// Encodes the params alone (not the envelope) into `buf`.
     pub fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> {
         match self {
@@ -16883,6 +16963,12 @@ impl crate::Payload for ClientNotification {
     }
     fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> {
         Self::encode_payload(self, buf)
+    }
+    fn knows(method: &str) -> bool {
+        Self::knows(method)
+    }
+    fn decode_in<'de, D: Deserializer<'de>>(method: &str, payload: D) -> Result<Decoded<Self>, D::Error> {
+        Self::decode_in(method, payload)
     }
     fn session_id(&self) -> Option<&str> {
         match self {
@@ -17125,6 +17211,61 @@ impl AgentRequest {
         }
     }
 
+    /// Whether `method` is one of this enum's methods (extension methods are not).
+    pub fn knows(method: &str) -> bool {
+        matches!(
+            method,
+            "elicitation/create"
+                | "fs/read_text_file"
+                | "fs/write_text_file"
+                | "session/request_permission"
+                | "terminal/create"
+                | "terminal/kill"
+                | "terminal/output"
+                | "terminal/release"
+                | "terminal/wait_for_exit"
+        )
+    }
+
+    /// Decodes the params of `method` (one that [`Self::knows`]) from a deserializer positioned
+    /// at them, as [`Self::decode`] decodes their text; anything else is an error.
+    pub fn decode_in<'de, D: Deserializer<'de>>(method: &str, params: D) -> Result<Decoded<Self>, D::Error> {
+        match method {
+            "elicitation/create" => {
+                crate::decode_in_as::<CreateElicitationRequest, Self, D>(params, "$.params", Self::ElicitationCreate)
+            }
+            "fs/read_text_file" => {
+                crate::decode_in_as::<ReadTextFileRequest, Self, D>(params, "$.params", Self::FsReadTextFile)
+            }
+            "fs/write_text_file" => {
+                crate::decode_in_as::<WriteTextFileRequest, Self, D>(params, "$.params", Self::FsWriteTextFile)
+            }
+            "session/request_permission" => crate::decode_in_as::<RequestPermissionRequest, Self, D>(
+                params,
+                "$.params",
+                Self::SessionRequestPermission,
+            ),
+            "terminal/create" => {
+                crate::decode_in_as::<CreateTerminalRequest, Self, D>(params, "$.params", Self::TerminalCreate)
+            }
+            "terminal/kill" => {
+                crate::decode_in_as::<KillTerminalRequest, Self, D>(params, "$.params", Self::TerminalKill)
+            }
+            "terminal/output" => {
+                crate::decode_in_as::<TerminalOutputRequest, Self, D>(params, "$.params", Self::TerminalOutput)
+            }
+            "terminal/release" => {
+                crate::decode_in_as::<ReleaseTerminalRequest, Self, D>(params, "$.params", Self::TerminalRelease)
+            }
+            "terminal/wait_for_exit" => crate::decode_in_as::<WaitForTerminalExitRequest, Self, D>(
+                params,
+                "$.params",
+                Self::TerminalWaitForExit,
+            ),
+            _ => Err(D::Error::custom(format_args!("no params type for method {method:?}"))),
+        }
+    }
+
     /// Encodes the params alone (not the envelope) into `buf`.
     pub fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> {
         match self {
@@ -17157,6 +17298,12 @@ impl crate::Payload for AgentRequest {
     }
     fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> {
         Self::encode_payload(self, buf)
+    }
+    fn knows(method: &str) -> bool {
+        Self::knows(method)
+    }
+    fn decode_in<'de, D: Deserializer<'de>>(method: &str, payload: D) -> Result<Decoded<Self>, D::Error> {
+        Self::decode_in(method, payload)
     }
     fn session_id(&self) -> Option<&str> {
         match self {
@@ -17228,6 +17375,30 @@ impl AgentNotification {
         }
     }
 
+    /// Whether `method` is one of this enum's methods (extension methods are not).
+    pub fn knows(method: &str) -> bool {
+        matches!(method, "$/cancel_request" | "elicitation/complete" | "session/update")
+    }
+
+    /// Decodes the params of `method` (one that [`Self::knows`]) from a deserializer positioned
+    /// at them, as [`Self::decode`] decodes their text; anything else is an error.
+    pub fn decode_in<'de, D: Deserializer<'de>>(method: &str, params: D) -> Result<Decoded<Self>, D::Error> {
+        match method {
+            "$/cancel_request" => {
+                crate::decode_in_as::<CancelRequestNotification, Self, D>(params, "$.params", Self::CancelRequest)
+            }
+            "elicitation/complete" => crate::decode_in_as::<CompleteElicitationNotification, Self, D>(
+                params,
+                "$.params",
+                Self::ElicitationComplete,
+            ),
+            "session/update" => {
+                crate::decode_in_as::<SessionNotification, Self, D>(params, "$.params", Self::SessionUpdate)
+            }
+            _ => Err(D::Error::custom(format_args!("no params type for method {method:?}"))),
+        }
+    }
+
     /// Encodes the params alone (not the envelope) into `buf`.
     pub fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> {
         match self {
@@ -17254,6 +17425,12 @@ impl crate::Payload for AgentNotification {
     }
     fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> {
         Self::encode_payload(self, buf)
+    }
+    fn knows(method: &str) -> bool {
+        Self::knows(method)
+    }
+    fn decode_in<'de, D: Deserializer<'de>>(method: &str, payload: D) -> Result<Decoded<Self>, D::Error> {
+        Self::decode_in(method, payload)
     }
     fn session_id(&self) -> Option<&str> {
         match self {

@@ -17885,6 +17885,61 @@ impl ClientRequest {
         }
     }
 
+    /// Whether `method` is one of this enum's methods (extension methods are not).
+    pub fn knows(method: &str) -> bool {
+        matches!(
+            method,
+            "auth/login"
+                | "auth/logout"
+                | "initialize"
+                | "session/close"
+                | "session/delete"
+                | "session/list"
+                | "session/new"
+                | "session/prompt"
+                | "session/resume"
+                | "session/set_config_option"
+                | "terminal/cancel"
+                | "tool_call/cancel"
+        )
+    }
+
+    /// Decodes the params of `method` (one that [`Self::knows`]) from a deserializer positioned
+    /// at them, as [`Self::decode`] decodes their text; anything else is an error.
+    pub fn decode_in<'de, D: Deserializer<'de>>(method: &str, params: D) -> Result<Decoded<Self>, D::Error> {
+        match method {
+            "auth/login" => crate::decode_in_as::<LoginAuthRequest, Self, D>(params, "$.params", Self::AuthLogin),
+            "auth/logout" => crate::decode_in_as::<LogoutAuthRequest, Self, D>(params, "$.params", Self::AuthLogout),
+            "initialize" => crate::decode_in_as::<InitializeRequest, Self, D>(params, "$.params", Self::Initialize),
+            "session/close" => {
+                crate::decode_in_as::<CloseSessionRequest, Self, D>(params, "$.params", Self::SessionClose)
+            }
+            "session/delete" => {
+                crate::decode_in_as::<DeleteSessionRequest, Self, D>(params, "$.params", Self::SessionDelete)
+            }
+            "session/list" => {
+                crate::decode_in_as::<ListSessionsRequest, Self, D>(params, "$.params", Self::SessionList)
+            }
+            "session/new" => crate::decode_in_as::<NewSessionRequest, Self, D>(params, "$.params", Self::SessionNew),
+            "session/prompt" => crate::decode_in_as::<PromptRequest, Self, D>(params, "$.params", Self::SessionPrompt),
+            "session/resume" => {
+                crate::decode_in_as::<ResumeSessionRequest, Self, D>(params, "$.params", Self::SessionResume)
+            }
+            "session/set_config_option" => crate::decode_in_as::<SetSessionConfigOptionRequest, Self, D>(
+                params,
+                "$.params",
+                Self::SessionSetConfigOption,
+            ),
+            "terminal/cancel" => {
+                crate::decode_in_as::<CancelTerminalRequest, Self, D>(params, "$.params", Self::TerminalCancel)
+            }
+            "tool_call/cancel" => {
+                crate::decode_in_as::<CancelToolCallRequest, Self, D>(params, "$.params", Self::ToolCallCancel)
+            }
+            _ => Err(D::Error::custom(format_args!("no params type for method {method:?}"))),
+        }
+    }
+
     /// Encodes the params alone (not the envelope) into `buf`.
     pub fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> {
         match self {
@@ -17920,6 +17975,12 @@ impl crate::Payload for ClientRequest {
     }
     fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> {
         Self::encode_payload(self, buf)
+    }
+    fn knows(method: &str) -> bool {
+        Self::knows(method)
+    }
+    fn decode_in<'de, D: Deserializer<'de>>(method: &str, payload: D) -> Result<Decoded<Self>, D::Error> {
+        Self::decode_in(method, payload)
     }
     fn session_id(&self) -> Option<&str> {
         match self {
@@ -17985,6 +18046,25 @@ impl ClientNotification {
         }
     }
 
+    /// Whether `method` is one of this enum's methods (extension methods are not).
+    pub fn knows(method: &str) -> bool {
+        matches!(method, "$/cancel_request" | "session/cancel")
+    }
+
+    /// Decodes the params of `method` (one that [`Self::knows`]) from a deserializer positioned
+    /// at them, as [`Self::decode`] decodes their text; anything else is an error.
+    pub fn decode_in<'de, D: Deserializer<'de>>(method: &str, params: D) -> Result<Decoded<Self>, D::Error> {
+        match method {
+            "$/cancel_request" => {
+                crate::decode_in_as::<CancelRequestNotification, Self, D>(params, "$.params", Self::CancelRequest)
+            }
+            "session/cancel" => {
+                crate::decode_in_as::<CancelSessionNotification, Self, D>(params, "$.params", Self::SessionCancel)
+            }
+            _ => Err(D::Error::custom(format_args!("no params type for method {method:?}"))),
+        }
+    }
+
     /// Encodes the params alone (not the envelope) into `buf`.
     pub fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> {
         match self {
@@ -18010,6 +18090,12 @@ impl crate::Payload for ClientNotification {
     }
     fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> {
         Self::encode_payload(self, buf)
+    }
+    fn knows(method: &str) -> bool {
+        Self::knows(method)
+    }
+    fn decode_in<'de, D: Deserializer<'de>>(method: &str, payload: D) -> Result<Decoded<Self>, D::Error> {
+        Self::decode_in(method, payload)
     }
     fn session_id(&self) -> Option<&str> {
         match self {
@@ -18207,6 +18293,27 @@ impl AgentRequest {
         }
     }
 
+    /// Whether `method` is one of this enum's methods (extension methods are not).
+    pub fn knows(method: &str) -> bool {
+        matches!(method, "elicitation/create" | "session/request_permission")
+    }
+
+    /// Decodes the params of `method` (one that [`Self::knows`]) from a deserializer positioned
+    /// at them, as [`Self::decode`] decodes their text; anything else is an error.
+    pub fn decode_in<'de, D: Deserializer<'de>>(method: &str, params: D) -> Result<Decoded<Self>, D::Error> {
+        match method {
+            "elicitation/create" => {
+                crate::decode_in_as::<CreateElicitationRequest, Self, D>(params, "$.params", Self::ElicitationCreate)
+            }
+            "session/request_permission" => crate::decode_in_as::<RequestPermissionRequest, Self, D>(
+                params,
+                "$.params",
+                Self::SessionRequestPermission,
+            ),
+            _ => Err(D::Error::custom(format_args!("no params type for method {method:?}"))),
+        }
+    }
+
     /// Encodes the params alone (not the envelope) into `buf`.
     pub fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> {
         match self {
@@ -18232,6 +18339,12 @@ impl crate::Payload for AgentRequest {
     }
     fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> {
         Self::encode_payload(self, buf)
+    }
+    fn knows(method: &str) -> bool {
+        Self::knows(method)
+    }
+    fn decode_in<'de, D: Deserializer<'de>>(method: &str, payload: D) -> Result<Decoded<Self>, D::Error> {
+        Self::decode_in(method, payload)
     }
     fn session_id(&self) -> Option<&str> {
         match self {
@@ -18298,6 +18411,30 @@ impl AgentNotification {
         }
     }
 
+    /// Whether `method` is one of this enum's methods (extension methods are not).
+    pub fn knows(method: &str) -> bool {
+        matches!(method, "$/cancel_request" | "elicitation/complete" | "session/update")
+    }
+
+    /// Decodes the params of `method` (one that [`Self::knows`]) from a deserializer positioned
+    /// at them, as [`Self::decode`] decodes their text; anything else is an error.
+    pub fn decode_in<'de, D: Deserializer<'de>>(method: &str, params: D) -> Result<Decoded<Self>, D::Error> {
+        match method {
+            "$/cancel_request" => {
+                crate::decode_in_as::<CancelRequestNotification, Self, D>(params, "$.params", Self::CancelRequest)
+            }
+            "elicitation/complete" => crate::decode_in_as::<CompleteElicitationNotification, Self, D>(
+                params,
+                "$.params",
+                Self::ElicitationComplete,
+            ),
+            "session/update" => {
+                crate::decode_in_as::<UpdateSessionNotification, Self, D>(params, "$.params", Self::SessionUpdate)
+            }
+            _ => Err(D::Error::custom(format_args!("no params type for method {method:?}"))),
+        }
+    }
+
     /// Encodes the params alone (not the envelope) into `buf`.
     pub fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> {
         match self {
@@ -18324,6 +18461,12 @@ impl crate::Payload for AgentNotification {
     }
     fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> {
         Self::encode_payload(self, buf)
+    }
+    fn knows(method: &str) -> bool {
+        Self::knows(method)
+    }
+    fn decode_in<'de, D: Deserializer<'de>>(method: &str, payload: D) -> Result<Decoded<Self>, D::Error> {
+        Self::decode_in(method, payload)
     }
     fn session_id(&self) -> Option<&str> {
         match self {

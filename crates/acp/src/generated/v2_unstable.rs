@@ -24095,6 +24095,93 @@ impl ClientRequest {
         }
     }
 
+    /// Whether `method` is one of this enum's methods (extension methods are not).
+    pub fn knows(method: &str) -> bool {
+        matches!(
+            method,
+            "auth/login"
+                | "auth/logout"
+                | "auth/status"
+                | "initialize"
+                | "providers/disable"
+                | "providers/list"
+                | "providers/set"
+                | "session/archive"
+                | "session/close"
+                | "session/delete"
+                | "session/fork"
+                | "session/list"
+                | "session/new"
+                | "session/prompt"
+                | "session/resume"
+                | "session/set_config_option"
+                | "session/set_title"
+                | "session/status"
+                | "session/unarchive"
+                | "terminal/cancel"
+                | "tool_call/cancel"
+        )
+    }
+
+    /// Decodes the params of `method` (one that [`Self::knows`]) from a deserializer positioned
+    /// at them, as [`Self::decode`] decodes their text; anything else is an error.
+    pub fn decode_in<'de, D: Deserializer<'de>>(method: &str, params: D) -> Result<Decoded<Self>, D::Error> {
+        match method {
+            "auth/login" => crate::decode_in_as::<LoginAuthRequest, Self, D>(params, "$.params", Self::AuthLogin),
+            "auth/logout" => crate::decode_in_as::<LogoutAuthRequest, Self, D>(params, "$.params", Self::AuthLogout),
+            "auth/status" => crate::decode_in_as::<AuthStatusRequest, Self, D>(params, "$.params", Self::AuthStatus),
+            "initialize" => crate::decode_in_as::<InitializeRequest, Self, D>(params, "$.params", Self::Initialize),
+            "providers/disable" => {
+                crate::decode_in_as::<DisableProviderRequest, Self, D>(params, "$.params", Self::ProvidersDisable)
+            }
+            "providers/list" => {
+                crate::decode_in_as::<ListProvidersRequest, Self, D>(params, "$.params", Self::ProvidersList)
+            }
+            "providers/set" => {
+                crate::decode_in_as::<SetProviderRequest, Self, D>(params, "$.params", Self::ProvidersSet)
+            }
+            "session/archive" => {
+                crate::decode_in_as::<ArchiveSessionRequest, Self, D>(params, "$.params", Self::SessionArchive)
+            }
+            "session/close" => {
+                crate::decode_in_as::<CloseSessionRequest, Self, D>(params, "$.params", Self::SessionClose)
+            }
+            "session/delete" => {
+                crate::decode_in_as::<DeleteSessionRequest, Self, D>(params, "$.params", Self::SessionDelete)
+            }
+            "session/fork" => crate::decode_in_as::<ForkSessionRequest, Self, D>(params, "$.params", Self::SessionFork),
+            "session/list" => {
+                crate::decode_in_as::<ListSessionsRequest, Self, D>(params, "$.params", Self::SessionList)
+            }
+            "session/new" => crate::decode_in_as::<NewSessionRequest, Self, D>(params, "$.params", Self::SessionNew),
+            "session/prompt" => crate::decode_in_as::<PromptRequest, Self, D>(params, "$.params", Self::SessionPrompt),
+            "session/resume" => {
+                crate::decode_in_as::<ResumeSessionRequest, Self, D>(params, "$.params", Self::SessionResume)
+            }
+            "session/set_config_option" => crate::decode_in_as::<SetSessionConfigOptionRequest, Self, D>(
+                params,
+                "$.params",
+                Self::SessionSetConfigOption,
+            ),
+            "session/set_title" => {
+                crate::decode_in_as::<SetSessionTitleRequest, Self, D>(params, "$.params", Self::SessionSetTitle)
+            }
+            "session/status" => {
+                crate::decode_in_as::<SessionStatusRequest, Self, D>(params, "$.params", Self::SessionStatus)
+            }
+            "session/unarchive" => {
+                crate::decode_in_as::<UnarchiveSessionRequest, Self, D>(params, "$.params", Self::SessionUnarchive)
+            }
+            "terminal/cancel" => {
+                crate::decode_in_as::<CancelTerminalRequest, Self, D>(params, "$.params", Self::TerminalCancel)
+            }
+            "tool_call/cancel" => {
+                crate::decode_in_as::<CancelToolCallRequest, Self, D>(params, "$.params", Self::ToolCallCancel)
+            }
+            _ => Err(D::Error::custom(format_args!("no params type for method {method:?}"))),
+        }
+    }
+
     /// Encodes the params alone (not the envelope) into `buf`.
     pub fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> {
         match self {
@@ -24139,6 +24226,12 @@ impl crate::Payload for ClientRequest {
     }
     fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> {
         Self::encode_payload(self, buf)
+    }
+    fn knows(method: &str) -> bool {
+        Self::knows(method)
+    }
+    fn decode_in<'de, D: Deserializer<'de>>(method: &str, payload: D) -> Result<Decoded<Self>, D::Error> {
+        Self::decode_in(method, payload)
     }
     fn session_id(&self) -> Option<&str> {
         match self {
@@ -24216,6 +24309,28 @@ impl ClientNotification {
         }
     }
 
+    /// Whether `method` is one of this enum's methods (extension methods are not).
+    pub fn knows(method: &str) -> bool {
+        matches!(method, "$/cancel_request" | "mcp/message" | "session/cancel")
+    }
+
+    /// Decodes the params of `method` (one that [`Self::knows`]) from a deserializer positioned
+    /// at them, as [`Self::decode`] decodes their text; anything else is an error.
+    pub fn decode_in<'de, D: Deserializer<'de>>(method: &str, params: D) -> Result<Decoded<Self>, D::Error> {
+        match method {
+            "$/cancel_request" => {
+                crate::decode_in_as::<CancelRequestNotification, Self, D>(params, "$.params", Self::CancelRequest)
+            }
+            "mcp/message" => {
+                crate::decode_in_as::<MessageMcpNotification, Self, D>(params, "$.params", Self::McpMessageNotification)
+            }
+            "session/cancel" => {
+                crate::decode_in_as::<CancelSessionNotification, Self, D>(params, "$.params", Self::SessionCancel)
+            }
+            _ => Err(D::Error::custom(format_args!("no params type for method {method:?}"))),
+        }
+    }
+
     /// Encodes the params alone (not the envelope) into `buf`.
     pub fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> {
         match self {
@@ -24242,6 +24357,12 @@ impl crate::Payload for ClientNotification {
     }
     fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> {
         Self::encode_payload(self, buf)
+    }
+    fn knows(method: &str) -> bool {
+        Self::knows(method)
+    }
+    fn decode_in<'de, D: Deserializer<'de>>(method: &str, payload: D) -> Result<Decoded<Self>, D::Error> {
+        Self::decode_in(method, payload)
     }
     fn session_id(&self) -> Option<&str> {
         match self {
@@ -24506,6 +24627,28 @@ impl AgentRequest {
         }
     }
 
+    /// Whether `method` is one of this enum's methods (extension methods are not).
+    pub fn knows(method: &str) -> bool {
+        matches!(method, "elicitation/create" | "mcp/message" | "session/request_permission")
+    }
+
+    /// Decodes the params of `method` (one that [`Self::knows`]) from a deserializer positioned
+    /// at them, as [`Self::decode`] decodes their text; anything else is an error.
+    pub fn decode_in<'de, D: Deserializer<'de>>(method: &str, params: D) -> Result<Decoded<Self>, D::Error> {
+        match method {
+            "elicitation/create" => {
+                crate::decode_in_as::<CreateElicitationRequest, Self, D>(params, "$.params", Self::ElicitationCreate)
+            }
+            "mcp/message" => crate::decode_in_as::<MessageMcpRequest, Self, D>(params, "$.params", Self::McpMessage),
+            "session/request_permission" => crate::decode_in_as::<RequestPermissionRequest, Self, D>(
+                params,
+                "$.params",
+                Self::SessionRequestPermission,
+            ),
+            _ => Err(D::Error::custom(format_args!("no params type for method {method:?}"))),
+        }
+    }
+
     /// Encodes the params alone (not the envelope) into `buf`.
     pub fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> {
         match self {
@@ -24532,6 +24675,12 @@ impl crate::Payload for AgentRequest {
     }
     fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> {
         Self::encode_payload(self, buf)
+    }
+    fn knows(method: &str) -> bool {
+        Self::knows(method)
+    }
+    fn decode_in<'de, D: Deserializer<'de>>(method: &str, payload: D) -> Result<Decoded<Self>, D::Error> {
+        Self::decode_in(method, payload)
     }
     fn session_id(&self) -> Option<&str> {
         match self {
@@ -24605,6 +24754,33 @@ impl AgentNotification {
         }
     }
 
+    /// Whether `method` is one of this enum's methods (extension methods are not).
+    pub fn knows(method: &str) -> bool {
+        matches!(method, "$/cancel_request" | "auth/status_update" | "elicitation/complete" | "session/update")
+    }
+
+    /// Decodes the params of `method` (one that [`Self::knows`]) from a deserializer positioned
+    /// at them, as [`Self::decode`] decodes their text; anything else is an error.
+    pub fn decode_in<'de, D: Deserializer<'de>>(method: &str, params: D) -> Result<Decoded<Self>, D::Error> {
+        match method {
+            "$/cancel_request" => {
+                crate::decode_in_as::<CancelRequestNotification, Self, D>(params, "$.params", Self::CancelRequest)
+            }
+            "auth/status_update" => {
+                crate::decode_in_as::<AuthStatusUpdateNotification, Self, D>(params, "$.params", Self::AuthStatusUpdate)
+            }
+            "elicitation/complete" => crate::decode_in_as::<CompleteElicitationNotification, Self, D>(
+                params,
+                "$.params",
+                Self::ElicitationComplete,
+            ),
+            "session/update" => {
+                crate::decode_in_as::<UpdateSessionNotification, Self, D>(params, "$.params", Self::SessionUpdate)
+            }
+            _ => Err(D::Error::custom(format_args!("no params type for method {method:?}"))),
+        }
+    }
+
     /// Encodes the params alone (not the envelope) into `buf`.
     pub fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> {
         match self {
@@ -24632,6 +24808,12 @@ impl crate::Payload for AgentNotification {
     }
     fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> {
         Self::encode_payload(self, buf)
+    }
+    fn knows(method: &str) -> bool {
+        Self::knows(method)
+    }
+    fn decode_in<'de, D: Deserializer<'de>>(method: &str, payload: D) -> Result<Decoded<Self>, D::Error> {
+        Self::decode_in(method, payload)
     }
     fn session_id(&self) -> Option<&str> {
         match self {

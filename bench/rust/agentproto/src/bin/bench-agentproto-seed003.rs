@@ -15,12 +15,13 @@
 //! * `bufread`: lines read with `BufRead::read_until` into a reused buffer, then decoded;
 //! * `frames`: lines read by the async `FrameReader` (the connection's framing), then decoded.
 //!
-//! Decode stages (where the time of `slice` goes): `envelope` (`Message::decode_with`,
-//! params kept raw), `params` (the raw params decoded by method, `Payload::decode`),
-//! `classify` (both, the `slice` figure again), and for scale `value`
-//! (`serde_json::Value` of the whole line, not validating) and `prescan` (one pass
-//! over the line counting `[` and `{`, as the envelope does before parsing to bound
-//! the nesting depth).
+//! Decode stages: `classify` (the `slice` figure again: for these messages, `method`
+//! before `params`, the envelope and the params in one pass), the two passes it falls
+//! back to for anything else and that the connections take — `envelope`
+//! (`Message::decode_with`, params kept raw) and `params` (the raw params decoded by
+//! method, `Payload::decode`) — and for scale `value` (`serde_json::Value` of the whole
+//! line, not validating) and `prescan` (the nesting bound the envelope checks before
+//! parsing, `nesting_exceeds`).
 //!
 //! Every variant runs the same number of operations per message, the variants take
 //! turns within each round, and the result is the median of the rounds.
@@ -39,7 +40,8 @@ use agentproto_acp::v1::{
 };
 use agentproto_codec::{encode_into, encode_to_writer};
 use agentproto_jsonrpc::frame::{Frame, FrameReader};
-use agentproto_jsonrpc::Message;
+use agentproto_jsonrpc::message::MAX_NESTING_DEPTH;
+use agentproto_jsonrpc::{nesting_exceeds, Message};
 use bench_harness::{token_message, Kind, KINDS, MESSAGES};
 use serde_json::value::RawValue;
 
@@ -158,7 +160,7 @@ fn stage(name: &str, input: &Input, n: usize) -> u128 {
         }
         "prescan" => {
             for _ in 0..n {
-                black_box(black_box(line).iter().filter(|&&b| b == b'[' || b == b'{').count());
+                black_box(nesting_exceeds(black_box(line), MAX_NESTING_DEPTH));
             }
         }
         other => unreachable!("{other}"),
