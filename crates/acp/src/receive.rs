@@ -7,7 +7,9 @@
 //! conformance vectors all run exactly this code.
 
 use crate::{DecodeError, Decoded, DispatchError, Payload};
-use agentproto_jsonrpc::{decode_call_eager, DecodeOptions, EagerParams, EnvelopeErrorKind, ErrorObject, Message, RequestId};
+use agentproto_jsonrpc::{
+    decode_call_eager, DecodeOptions, EagerParams, EnvelopeErrorKind, ErrorObject, Message, RequestId,
+};
 
 /// Which peer is receiving, with the payload types it decodes.
 pub trait Role {

@@ -86,7 +86,10 @@ pub fn decode_slice<'a, T: Deserialize<'a>>(json: &'a [u8], root: &'static str) 
 
 /// Runs `parse` optimistically, and again carefully when that fails (see
 /// `path::Attempt`): the careful attempt's answer is the one returned then.
-fn attempts<T>(root: &'static str, parse: impl Fn() -> Result<T, serde_json::Error>) -> Result<Decoded<T>, DecodeError> {
+fn attempts<T>(
+    root: &'static str,
+    parse: impl Fn() -> Result<T, serde_json::Error>,
+) -> Result<Decoded<T>, DecodeError> {
     if !path::careful_only() {
         let _optimistic = Attempt::new(true);
         reset(root);

@@ -24,7 +24,9 @@ mod maybe;
 mod path;
 mod raw;
 
-pub use decode::{decode, decode_in, decode_slice, encode_into, encode_to_writer, DecodeError, Decoded, Warning, WarningKind};
+pub use decode::{
+    decode, decode_in, decode_slice, encode_into, encode_to_writer, DecodeError, Decoded, Warning, WarningKind,
+};
 pub use maybe::MaybeUndefined;
 #[doc(hidden)]
 pub use path::set_careful_only;
