@@ -8,7 +8,7 @@ impl AgentExecutor for Echo {
     async fn execute(&self, cx: RequestContext, task: TaskUpdater) -> Result<(), A2aError> {
         task.working(None).await?;
         let part = Part::new(PartContent::Text(cx.text()));
-        task.artifact(Artifact::new("echo", vec![part]), false, true).await?;
+        task.artifact(Artifact::new("echo", vec![part])).await?;
         task.complete(Some(task.text("done"))).await
     }
 }

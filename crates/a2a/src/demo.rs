@@ -11,8 +11,8 @@
 use std::time::Duration;
 
 use crate::errors::A2aError;
-use crate::executor::{AgentExecutor, RequestContext, TaskUpdater};
-use crate::v1::{AgentCapabilities, AgentCard, AgentInterface, AgentSkill, Artifact, Part, PartContent, RawJson};
+use crate::executor::{AgentExecutor, Chunk, RequestContext, TaskUpdater};
+use crate::v1::{AgentCard, AgentSkill, Artifact, Part, PartContent, RawJson};
 
 /// How long `tck-delayed-complete` waits (the TCK's streaming timeout is 2 s).
 const DELAY: Duration = Duration::from_secs(2);
@@ -86,26 +86,22 @@ impl AgentExecutor for DemoAgent {
                 }
             }
             Some("tck-artifact-text") => {
-                task.artifact(artifact(vec![text("Generated text content")]), false, true).await?;
+                task.artifact(artifact(vec![text("Generated text content")])).await?;
                 task.complete(None).await
             }
             Some("tck-artifact-file" | "tck-stream-artifact-file") => {
-                task.artifact(artifact(vec![file_part(PartContent::Raw(b"tck".to_vec().into()))]), false, true).await?;
+                task.artifact(artifact(vec![file_part(PartContent::Raw(b"tck".to_vec().into()))])).await?;
                 task.complete(None).await
             }
             Some("tck-artifact-file-url") => {
-                task.artifact(
-                    artifact(vec![file_part(PartContent::Url("https://example.com/output.txt".into()))]),
-                    false,
-                    true,
-                )
-                .await?;
+                task.artifact(artifact(vec![file_part(PartContent::Url("https://example.com/output.txt".into()))]))
+                    .await?;
                 task.complete(None).await
             }
             Some("tck-artifact-data") => {
                 let data = RawJson::from_text(r#"{"key":"value","count":42}"#)
                     .map_err(|e| A2aError::new(crate::errors::ErrorKind::Internal).with_message(e.to_string()))?;
-                task.artifact(artifact(vec![Part::new(PartContent::Data(data))]), false, true).await?;
+                task.artifact(artifact(vec![Part::new(PartContent::Data(data))])).await?;
                 task.complete(None).await
             }
             Some("tck-message-response") => task.reply(task.text("Direct message response")).await,
@@ -118,27 +114,27 @@ impl AgentExecutor for DemoAgent {
                     "Stream task lifecycle"
                 };
                 task.working(None).await?;
-                task.artifact(artifact(vec![text(words)]), false, true).await?;
+                task.artifact(artifact(vec![text(words)])).await?;
                 task.complete(None).await
             }
             Some("tck-stream-artifact-text") => {
                 task.working(None).await?;
-                task.artifact(artifact(vec![text("Generated text content")]), false, true).await?;
+                task.artifact(artifact(vec![text("Generated text content")])).await?;
                 task.complete(None).await
             }
             Some("tck-stream-artifact-chunked") => {
                 let a = artifact(vec![text("chunk-1 ")]);
                 let id = a.artifact_id.clone();
                 task.working(None).await?;
-                task.artifact(a, false, false).await?;
+                task.artifact_chunk(a, Chunk::First).await?;
                 let mut b = artifact(vec![text("chunk-2")]);
                 b.artifact_id = id;
-                task.artifact(b, true, true).await?;
+                task.artifact_chunk(b, Chunk::Last).await?;
                 task.complete(None).await
             }
             Some("tck-stream-ordering-001") => {
                 task.working(None).await?;
-                task.artifact(artifact(vec![text("Ordered output")]), false, true).await?;
+                task.artifact(artifact(vec![text("Ordered output")])).await?;
                 task.complete(None).await
             }
             Some("test-resubscribe-message-id") => {
@@ -160,7 +156,7 @@ impl AgentExecutor for DemoAgent {
                         _ = cx.cancelled.cancelled() => return Ok(()),
                     }
                 }
-                task.artifact(artifact(vec![text(&said)]), false, true).await?;
+                task.artifact(artifact(vec![text(&said)])).await?;
                 task.complete(done(&task, &format!("echo: {said}"))).await
             }
         }
@@ -179,7 +175,8 @@ async fn ticks(cx: &RequestContext, task: &TaskUpdater, delay: Duration) -> Resu
         }
         let mut chunk = artifact(vec![text(&format!("tick {tick}"))]);
         chunk.artifact_id = id.clone();
-        task.artifact(chunk, tick > 1, tick == count).await?;
+        let index = usize::try_from(tick - 1).unwrap_or(usize::MAX);
+        task.artifact_chunk(chunk, Chunk::nth(index, usize::try_from(count).unwrap_or(usize::MAX))).await?;
     }
     task.complete(None).await
 }
@@ -193,7 +190,6 @@ pub fn card(base: &str) -> AgentCard {
 /// [`card`] with the HTTP+JSON binding under another prefix (`""`: the root).
 pub fn card_with_rest_prefix(base: &str, rest_prefix: &str) -> AgentCard {
     let base = base.trim_end_matches('/');
-    let caps = AgentCapabilities { streaming: Some(true), push_notifications: Some(true), ..Default::default() };
     let mut skill = AgentSkill::new(
         "echo",
         "Echo",
@@ -201,19 +197,19 @@ pub fn card_with_rest_prefix(base: &str, rest_prefix: &str) -> AgentCard {
         vec!["echo".to_owned(), "test".to_owned()],
     );
     skill.examples = vec!["hello".to_owned()];
-    AgentCard::new(
+    AgentCard::builder(
         "agentproto demo agent",
         "A durable echo agent on agentproto (SQLite store, resumable streams, push outbox).",
-        vec![
-            AgentInterface::new(format!("{base}/"), "JSONRPC", "1.0"),
-            AgentInterface::new(format!("{base}{}", rest_prefix.trim_end_matches('/')), "HTTP+JSON", "1.0"),
-        ],
         env!("CARGO_PKG_VERSION"),
-        caps,
-        vec!["text/plain".to_owned(), "application/json".to_owned()],
-        vec!["text/plain".to_owned(), "application/json".to_owned()],
-        vec![skill],
     )
+    .jsonrpc_interface(format!("{base}/"))
+    .http_json_interface(format!("{base}{}", rest_prefix.trim_end_matches('/')))
+    .streaming()
+    .push_notifications()
+    .input_modes(["text/plain", "application/json"])
+    .output_modes(["text/plain", "application/json"])
+    .skill(skill)
+    .build()
 }
 
 #[cfg(test)]

@@ -19,14 +19,23 @@ pub enum ErrorTable {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum ErrorKind {
+    /// A2A -32001: no such task (or not visible to this caller).
     TaskNotFound,
+    /// A2A -32002: the task is in a state that cannot be canceled.
     TaskNotCancelable,
+    /// A2A -32003: the agent does not declare push notifications.
     PushNotificationNotSupported,
+    /// A2A -32004: the operation is not available (e.g. subscribing to a finished task).
     UnsupportedOperation,
+    /// A2A -32005: a part's media type is not one the agent accepts.
     ContentTypeNotSupported,
+    /// A2A -32006: the agent produced something the protocol does not allow.
     InvalidAgentResponse,
+    /// A2A -32007: the agent has no extended card.
     ExtendedAgentCardNotConfigured,
+    /// A2A -32008: the agent requires an extension the client did not activate.
     ExtensionSupportRequired,
+    /// A2A -32009: the requested A2A version is not served.
     VersionNotSupported,
     /// JSON-RPC -32700: the body is not JSON.
     Parse,
@@ -51,6 +60,11 @@ pub enum ErrorKind {
     /// The HTTP body could not be read: broken chunked framing, or a connection that
     /// ended before the body did (HTTP 400, on both bindings).
     MalformedBody,
+    /// The caller sent more requests than the server's rate limit allows (HTTP 429 with
+    /// `Retry-After` on both bindings). A2A names no code for it and lists "rate limit
+    /// exceeded" among the system errors, so on JSON-RPC it is `-32603` with the
+    /// `ErrorInfo` reason `RATE_LIMIT_EXCEEDED`.
+    RateLimited,
 }
 
 struct Row {
@@ -156,6 +170,7 @@ static TABLE: &[Row] = &[
         "The request was not received in time",
     ),
     row(MalformedBody, -32600, 400, 400, "INVALID_ARGUMENT", "MALFORMED_BODY", "The request body could not be read"),
+    row(RateLimited, -32603, 429, 429, "RESOURCE_EXHAUSTED", "RATE_LIMIT_EXCEEDED", "Too many requests"),
 ];
 
 impl ErrorKind {
@@ -202,7 +217,9 @@ pub const DOMAIN: &str = "a2a-protocol.org";
 /// (and, for invalid params, the JSON path, what was expected and what was found).
 #[derive(Debug, Clone, PartialEq)]
 pub struct A2aError {
+    /// What went wrong; decides the code and status on every binding.
     pub kind: ErrorKind,
+    /// The human-readable message (the kind's default unless set).
     pub message: String,
     /// String pairs for `ErrorInfo.metadata` (`taskId`, `path`, …).
     pub metadata: Vec<(String, String)>,
@@ -226,6 +243,7 @@ impl A2aError {
         self
     }
 
+    /// `TaskNotFound` naming the task in its metadata (`taskId`).
     pub fn task_not_found(id: &str) -> Self {
         Self::new(TaskNotFound).with("taskId", id)
     }
@@ -240,10 +258,12 @@ impl A2aError {
             .with("found", e.found.clone())
     }
 
+    /// The JSON-RPC error code.
     pub fn code(&self) -> i64 {
         lookup(self.kind).code
     }
 
+    /// The HTTP status on the HTTP+JSON binding under `table`.
     pub fn http_status(&self, table: ErrorTable) -> u16 {
         let r = lookup(self.kind);
         match table {
@@ -252,10 +272,12 @@ impl A2aError {
         }
     }
 
+    /// The gRPC status name (`NOT_FOUND`, …), also the `status` of an AIP-193 body.
     pub fn grpc_status(&self) -> &'static str {
         lookup(self.kind).grpc
     }
 
+    /// The `google.rpc.ErrorInfo.reason`.
     pub fn reason(&self) -> &'static str {
         lookup(self.kind).reason
     }

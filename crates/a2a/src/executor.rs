@@ -18,15 +18,19 @@ use crate::store::TaskKey;
 use crate::tasks::{Change, ChangeError, Tasks, Writer};
 use crate::v1::{Artifact, Message, Part, PartContent, Role, Task, TaskState, TaskStatus};
 
-/// What the executor is asked to do.
+/// What the executor is asked to do. Built by the server only; fields may be added.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct RequestContext {
     /// The caller's message.
     pub message: Message,
     /// The task this message continues, if it names one (its state before this message).
     pub task: Option<Task>,
+    /// The task this message belongs to: the one it names, or a new id.
     pub task_id: String,
+    /// The context: the message's, the task's, or a new id.
     pub context_id: String,
+    /// The tenant the call was made for (`""` for the default one).
     pub tenant: String,
     /// `SendMessageRequest.metadata`.
     pub metadata: Option<crate::v1::RawObject>,
@@ -61,12 +65,40 @@ impl RequestContext {
 /// another server, or this one after a restart, marks the task FAILED. Turns are never
 /// run again after such a loss (see [`crate::recovery`]).
 pub trait AgentExecutor: Send + Sync + 'static {
+    /// Handles one incoming message `cx`, reporting through `task` (see the trait's
+    /// documentation for what the result means).
     fn execute(&self, cx: RequestContext, task: TaskUpdater) -> impl Future<Output = Result<(), A2aError>> + Send;
 
     /// Called by `CancelTask` while `execute` may still run (its `cancelled` token has
     /// fired). The default moves the task to CANCELED.
     fn cancel(&self, task: TaskUpdater) -> impl Future<Output = Result<(), A2aError>> + Send {
         async move { task.cancel().await }
+    }
+}
+
+/// Which piece of an artifact an update carries (see [`TaskUpdater::artifact_chunk`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Chunk {
+    /// The whole artifact in one event.
+    Whole,
+    /// The first piece of an artifact that later pieces extend.
+    First,
+    /// A further piece, appended to what was sent; more follow.
+    More,
+    /// The final piece, appended to what was sent.
+    Last,
+}
+
+impl Chunk {
+    /// The piece number `index` (from 0) of an artifact sent in `count` pieces:
+    /// `Whole` when there is one piece, otherwise `First`, then `More`, then `Last`.
+    pub fn nth(index: usize, count: usize) -> Chunk {
+        match (index, count) {
+            (_, 0 | 1) => Chunk::Whole,
+            (0, _) => Chunk::First,
+            (i, n) if i + 1 >= n => Chunk::Last,
+            _ => Chunk::More,
+        }
     }
 }
 
@@ -130,10 +162,12 @@ impl TaskUpdater {
         &self.key
     }
 
+    /// The id of the task this updater writes.
     pub fn task_id(&self) -> &str {
         &self.key.id
     }
 
+    /// The context of that task.
     pub fn context_id(&self) -> &str {
         &self.context_id
     }
@@ -179,36 +213,58 @@ impl TaskUpdater {
         self.change(Change::Status(status, None)).await
     }
 
+    /// Moves the task to WORKING.
     pub async fn working(&self, message: Option<Message>) -> Result<(), A2aError> {
         self.status(TaskState::Working, message).await
     }
 
+    /// Moves the task to COMPLETED (terminal), usually with the answer as `message`.
     pub async fn complete(&self, message: Option<Message>) -> Result<(), A2aError> {
         self.status(TaskState::Completed, message).await
     }
 
+    /// Moves the task to FAILED (terminal).
     pub async fn fail(&self, message: Option<Message>) -> Result<(), A2aError> {
         self.status(TaskState::Failed, message).await
     }
 
+    /// Moves the task to REJECTED (terminal): the agent will not do it.
     pub async fn reject(&self, message: Option<Message>) -> Result<(), A2aError> {
         self.status(TaskState::Rejected, message).await
     }
 
+    /// Moves the task to INPUT_REQUIRED: the turn ends, and the next message on the task
+    /// starts another.
     pub async fn input_required(&self, message: Option<Message>) -> Result<(), A2aError> {
         self.status(TaskState::InputRequired, message).await
     }
 
+    /// Moves the task to AUTH_REQUIRED: the turn ends until the caller has authenticated.
     pub async fn auth_required(&self, message: Option<Message>) -> Result<(), A2aError> {
         self.status(TaskState::AuthRequired, message).await
     }
 
+    /// Moves the task to CANCELED (terminal).
     pub async fn cancel(&self) -> Result<(), A2aError> {
         self.status(TaskState::Canceled, None).await
     }
 
-    /// Adds an artifact, or with `append` extends the artifact with the same id.
-    pub async fn artifact(&self, artifact: Artifact, append: bool, last_chunk: bool) -> Result<(), A2aError> {
+    /// Adds a whole artifact in one event (an artifact with the same id is replaced).
+    pub async fn artifact(&self, artifact: Artifact) -> Result<(), A2aError> {
+        self.artifact_chunk(artifact, Chunk::Whole).await
+    }
+
+    /// Sends one piece of an artifact streamed in several events; `chunk` says which
+    /// (the event's `append` and `lastChunk`). The pieces of one artifact share its
+    /// `artifactId`; each [`Chunk::More`] or [`Chunk::Last`] adds its parts to those
+    /// already sent.
+    pub async fn artifact_chunk(&self, artifact: Artifact, chunk: Chunk) -> Result<(), A2aError> {
+        let (append, last_chunk) = match chunk {
+            Chunk::Whole => (false, true),
+            Chunk::First => (false, false),
+            Chunk::More => (true, false),
+            Chunk::Last => (true, true),
+        };
         self.change(Change::Artifact { artifact, append, last_chunk }).await
     }
 
@@ -294,5 +350,19 @@ impl TaskUpdater {
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Pending> {
         self.pending.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Chunk;
+
+    #[test]
+    fn pieces_are_numbered_first_more_last_or_whole() {
+        assert_eq!(Chunk::nth(0, 1), Chunk::Whole);
+        assert_eq!(Chunk::nth(0, 0), Chunk::Whole);
+        let three: Vec<Chunk> = (0..3).map(|i| Chunk::nth(i, 3)).collect();
+        assert_eq!(three, [Chunk::First, Chunk::More, Chunk::Last]);
+        assert_eq!(Chunk::nth(1, 2), Chunk::Last);
     }
 }

@@ -5,6 +5,9 @@
 //! leases, and a task whose lease ran out is marked FAILED by the next sweep; terminal
 //! tasks expire after a configurable retention ([`recovery`]).
 
+#![deny(missing_docs)]
+
+mod card;
 #[cfg(feature = "client")]
 pub mod client;
 #[cfg(feature = "server")]
@@ -21,6 +24,8 @@ mod protojson;
 pub mod push;
 #[cfg(feature = "server")]
 pub mod recovery;
+#[cfg(any(feature = "client", feature = "server"))]
+pub mod retry;
 #[cfg(feature = "server")]
 pub mod server;
 #[cfg(feature = "server")]
@@ -30,5 +35,6 @@ pub mod stream;
 #[cfg(feature = "server")]
 pub mod tasks;
 
+pub use card::AgentCardBuilder;
 pub use generated::v1;
 pub use protojson::{Bytes, Timestamp};

@@ -58,7 +58,14 @@ pub enum Change {
     /// A new status; its message (if any) joins the history.
     Status(TaskStatus, Option<crate::v1::RawObject>),
     /// An artifact, or a chunk appended to an artifact with the same id.
-    Artifact { artifact: Artifact, append: bool, last_chunk: bool },
+    Artifact {
+        /// The artifact, or the piece of it.
+        artifact: Artifact,
+        /// Adds the parts to the artifact with the same id instead of replacing it.
+        append: bool,
+        /// This piece is the artifact's last (the event's `lastChunk`).
+        last_chunk: bool,
+    },
     /// A message joins the history without an event (the client's follow-ups).
     History(Message),
 }
@@ -66,10 +73,13 @@ pub enum Change {
 /// Why a change was refused.
 #[derive(Debug, thiserror::Error)]
 pub enum ChangeError {
+    /// Nothing leaves a terminal state; the task id.
     #[error("task {0} is in a terminal state")]
     Terminal(String),
+    /// The store failed or refused the commit.
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// A stored task that does not decode (or a value that does not encode).
     #[error("stored task does not decode: {0}")]
     Corrupt(String),
 }
@@ -132,10 +142,12 @@ impl Tasks {
         &self.leases
     }
 
+    /// The store tasks are committed to.
     pub fn store(&self) -> &Arc<dyn Store> {
         &self.store
     }
 
+    /// The hub live subscribers listen on.
     pub fn hub(&self) -> &Arc<EventHub> {
         &self.hub
     }
@@ -410,17 +422,19 @@ pub fn task_event(task_body: &[u8]) -> Vec<u8> {
     event
 }
 
+/// Decodes a stored task's ProtoJSON bytes.
 pub fn decode_task(body: &[u8]) -> Result<Task, ChangeError> {
     decode_slice::<Task>(body, "$").map(|d| d.value).map_err(|e| ChangeError::Corrupt(e.to_string()))
 }
 
+/// Encodes a protocol value as ProtoJSON bytes.
 pub fn encode<T: serde::Serialize>(v: &T) -> Result<Vec<u8>, ChangeError> {
     serde_json::to_vec(v).map_err(|e| ChangeError::Corrupt(e.to_string()))
 }
 
 /// The task as a caller asked to see it: at most `history_length` recent messages
 /// (none for 0, all when unset) and, unless `artifacts`, no artifacts.
-pub fn view(mut task: Task, history_length: Option<i32>, artifacts: bool) -> Task {
+pub(crate) fn view(mut task: Task, history_length: Option<i32>, artifacts: bool) -> Task {
     if let Some(n) = history_length {
         let n = n.max(0) as usize;
         let len = task.history.len();

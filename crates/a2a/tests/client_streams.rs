@@ -10,7 +10,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agentproto_a2a::client::{
-    A2aClient, A2aErrorKind, ClientError, ClientOptions, EventStream, ResumePolicy, StreamEvent, StreamEventKind,
+    A2aClient, A2aErrorKind, ClientError, ClientOptions, EventStream, ResumePolicy, RetryPolicy, StreamEvent,
+    StreamEventKind,
 };
 use agentproto_a2a::v1::{
     AgentCard, Message, Part, PartContent, Role, SendMessageRequest, StreamResponse, SubscribeToTaskRequest, TaskState,
@@ -29,9 +30,11 @@ fn fast_resume() -> ClientOptions {
     ClientOptions {
         resume: ResumePolicy {
             enabled: true,
-            max_attempts: 3,
-            initial_backoff: Duration::from_millis(1),
-            max_backoff: Duration::from_millis(5),
+            reconnect: RetryPolicy {
+                max_attempts: 3,
+                initial_backoff: Duration::from_millis(1),
+                max_backoff: Duration::from_millis(5),
+            },
         },
         ..ClientOptions::default()
     }

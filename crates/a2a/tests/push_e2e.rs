@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use agentproto_a2a::demo::{card, DemoAgent};
-use agentproto_a2a::push::PushOptions;
+use agentproto_a2a::push::{PushOptions, RetryPolicy};
 use agentproto_a2a::server::A2aServer;
 use axum::body::Bytes;
 use axum::extract::State;
@@ -52,7 +52,8 @@ async fn every_event_reaches_every_config() {
 
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
-    let push = PushOptions { allow_loopback: true, base_delay: Duration::from_millis(5), ..PushOptions::default() };
+    let retry = RetryPolicy { initial_backoff: Duration::from_millis(5), ..PushOptions::default().retry };
+    let push = PushOptions { allow_loopback: true, retry, ..PushOptions::default() };
     let server = A2aServer::builder(DemoAgent::default(), card(&base)).push(push).build();
     tokio::spawn(server.serve(listener));
     let http = reqwest::Client::new();

@@ -16,6 +16,7 @@ use agentproto_a2a::demo::{card_with_rest_prefix, DemoAgent};
 use agentproto_a2a::errors::ErrorTable;
 use agentproto_a2a::push::PushOptions;
 use agentproto_a2a::recovery::{RecoveryOptions, Retention};
+use agentproto_a2a::server::layers::{Cors, RateLimit, RateLimitKey};
 use agentproto_a2a::server::{A2aServer, HttpOptions, MissingVersion};
 use agentproto_a2a::store::memory::MemoryOptions;
 
@@ -86,6 +87,55 @@ pub(crate) struct Args {
     /// Last-Event-ID; --retain-terminal may not be shorter.
     #[arg(long, default_value = "5m", value_parser = parse_duration)]
     resume_window: Duration,
+    /// Limit each client to this many requests per period (`100/s`, `6000/m`, `5/10s`);
+    /// over it, requests are answered 429 with Retry-After. Off unless given.
+    #[arg(long, value_parser = parse_rate)]
+    rate_limit: Option<Rate>,
+    /// The most requests a client may send at once within --rate-limit (default: the
+    /// rate's count).
+    #[arg(long, requires = "rate_limit")]
+    rate_limit_burst: Option<u32>,
+    /// Who a --rate-limit bucket belongs to: `ip` (the client address) or `principal`
+    /// (the authenticated caller; anonymous callers count by address).
+    #[arg(long, default_value = "ip", value_parser = parse_rate_key, requires = "rate_limit")]
+    rate_limit_by: RateLimitKey,
+    /// Let browser pages from this origin call the agent (CORS), e.g.
+    /// `https://app.example`; repeat for more, `*` for any.
+    #[arg(long = "cors-origin", value_name = "ORIGIN")]
+    cors_origins: Vec<String>,
+}
+
+/// `--rate-limit`: a number of requests per period.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Rate {
+    requests: u32,
+    per: Duration,
+}
+
+/// `N/period`, where the period is a unit (`s`, `m`, `h`, `d`) or a duration (`10s`).
+fn parse_rate(text: &str) -> Result<Rate, String> {
+    let bad = || format!("{text:?} is not a rate such as 100/s or 6000/m");
+    let (count, period) = text.trim().split_once('/').ok_or_else(bad)?;
+    let requests: u32 = count.trim().parse().map_err(|_| bad())?;
+    let period = period.trim();
+    let per = if matches!(period, "s" | "m" | "h" | "d") {
+        parse_duration(&format!("1{period}"))
+    } else {
+        parse_duration(period)
+    }
+    .map_err(|_| bad())?;
+    if requests == 0 || per.is_zero() {
+        return Err(format!("{text:?}: the count and the period must not be zero"));
+    }
+    Ok(Rate { requests, per })
+}
+
+fn parse_rate_key(text: &str) -> Result<RateLimitKey, String> {
+    match text.trim().to_ascii_lowercase().as_str() {
+        "ip" => Ok(RateLimitKey::ClientIp),
+        "principal" => Ok(RateLimitKey::Principal),
+        _ => Err(format!("{text:?}: expected ip or principal")),
+    }
 }
 
 /// `--retain-terminal`: an age, or none (`forever`).
@@ -181,12 +231,28 @@ async fn run(args: Args) -> Result<(), String> {
     let builder = A2aServer::builder(agent, card_with_rest_prefix(&base, &args.rest_prefix))
         .http(http)
         .push(push)
-        .return_immediately_by_default(args.return_immediately)
         .error_table(if args.errors_1_0_0 { ErrorTable::V1_0_0 } else { ErrorTable::V1_0_1 })
         .recovery(recovery)
         .map_err(|e| format!("--turn-lease: {e}"))?
         .retention(retention)
         .map_err(|e| format!("--retain-terminal: {e}"))?;
+    let builder = if args.return_immediately { builder.return_immediately_by_default() } else { builder };
+    let builder = match args.rate_limit {
+        Some(rate) => builder.rate_limit(RateLimit {
+            requests: rate.requests,
+            per: rate.per,
+            burst: args.rate_limit_burst.unwrap_or(rate.requests).max(1),
+            key: args.rate_limit_by,
+        }),
+        None => builder,
+    };
+    let builder = if args.cors_origins.is_empty() {
+        builder
+    } else if args.cors_origins.iter().any(|o| o.trim() == "*") {
+        builder.cors(Cors::any_origin())
+    } else {
+        builder.cors(Cors::origins(args.cors_origins.iter().map(|o| o.trim().to_owned())))
+    };
     let (builder, store) = if args.memory {
         (builder.memory(MemoryOptions::default()), "memory".to_owned())
     } else if let Some(url) = postgres_url(&args.db) {
@@ -226,6 +292,21 @@ mod tests {
         }
         assert_eq!(parse_retention("forever"), Ok(Retain(None)));
         assert_eq!(parse_retention("1h"), Ok(Retain(Some(Duration::from_secs(3_600)))));
+    }
+
+    #[test]
+    fn rates_take_a_count_and_a_period() {
+        let rate = |requests, secs| Ok(Rate { requests, per: Duration::from_secs(secs) });
+        assert_eq!(parse_rate("100/s"), rate(100, 1));
+        assert_eq!(parse_rate("6000/m"), rate(6000, 60));
+        assert_eq!(parse_rate("5/10s"), rate(5, 10));
+        assert_eq!(parse_rate(" 7 / h "), rate(7, 3_600));
+        for bad in ["", "100", "0/s", "1/0s", "x/s", "1/w", "-1/s"] {
+            assert!(parse_rate(bad).is_err(), "{bad:?}");
+        }
+        assert_eq!(parse_rate_key("IP"), Ok(RateLimitKey::ClientIp));
+        assert_eq!(parse_rate_key("principal"), Ok(RateLimitKey::Principal));
+        assert!(parse_rate_key("user").is_err());
     }
 
     #[test]

@@ -216,6 +216,42 @@ async fn connection_limits_are_flags() {
     assert!(started.elapsed() >= Duration::from_millis(300));
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rate_limit_and_cors_are_flags() {
+    let dir = TempDir::new("layers");
+    let page = "https://app.example";
+    let flags = ["--rate-limit", "1/m", "--rate-limit-burst", "2", "--cors-origin", page];
+    let agent = spawn_with(&dir.0.join("a.db"), &flags).await;
+    // A preflight from the page is answered before the rate limit counts anything.
+    let preflight = [("Origin", page), ("Access-Control-Request-Method", "POST")];
+    let answer = open(&agent.addr, "OPTIONS", "/", &preflight, None).await;
+    assert_eq!(answer.status, 200, "{}", answer.head);
+    assert!(answer.head.contains(&format!("access-control-allow-origin: {page}")), "{}", answer.head);
+    let other = open(&agent.addr, "OPTIONS", "/", &[("Origin", "https://evil.example")], None).await;
+    assert!(!other.head.contains("access-control-allow-origin"), "{}", other.head);
+    // A burst of two, then 429 with Retry-After (still marked for the page).
+    for _ in 0..2 {
+        let (status, body, _) = call(&agent.addr, "GET", "/a2a/rest/tasks", None).await;
+        assert_eq!(status, 200, "{body}");
+    }
+    let refused = open(&agent.addr, "GET", "/a2a/rest/tasks", &[("Origin", page)], None).await;
+    let head = refused.head.clone();
+    let (status, body) = refused.finish().await;
+    assert_eq!(status, 429, "{}", String::from_utf8_lossy(&body));
+    assert!(head.contains("retry-after: "), "{head}");
+    assert!(head.contains(&format!("access-control-allow-origin: {page}")), "{head}");
+    let body: Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(body["error"]["details"][0]["reason"], "RATE_LIMIT_EXCEEDED", "{body}");
+    // A rate the flag cannot read is refused at start.
+    let status = Command::new(env!("CARGO_BIN_EXE_agentproto"))
+        .args(["serve", "--addr", "127.0.0.1:0", "--memory", "--rate-limit", "0/s"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
+    let status = within("serve to refuse the flag", status).await.unwrap();
+    assert_eq!(status.code(), Some(2));
+}
+
 /// The throwaway PostgreSQL server of crates/a2a's tests.
 #[path = "../../a2a/tests/support/postgres.rs"]
 mod postgres;

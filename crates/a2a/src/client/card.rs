@@ -97,7 +97,7 @@ impl ProbeClient {
             }
         }
         let timeout = self.opts.request_timeout;
-        let resp = send_retrying(&self.opts.retry, true, url, || {
+        let resp = send_retrying(&self.opts.retry, crate::retry::Repeat::Harmless, url, || {
             let b = self.http.get(url).headers(headers.clone()).header(ACCEPT, "application/json");
             match timeout {
                 Some(t) => b.timeout(t),

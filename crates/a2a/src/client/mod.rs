@@ -55,6 +55,9 @@ pub use error::{A2aErrorKind, ClientError, TransportKind};
 pub use stream::{EventStream, StreamEvent, StreamEventKind};
 pub use wire::TenantRequest;
 
+pub use crate::retry::RetryPolicy;
+use crate::retry::{retry_after_seconds, Failure, Repeat};
+
 use crate::v1::{self, AgentCard, Operation};
 
 /// The protocol version this client speaks and sends in `A2A-Version`.
@@ -107,48 +110,29 @@ pub enum Auth {
     },
 }
 
-/// When and how often to repeat a failed request.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RetryPolicy {
-    /// Attempts in total, the first included (1 disables retries).
-    pub max_attempts: u32,
-    /// The wait before the first retry; it doubles each time, with jitter.
-    pub initial_backoff: Duration,
-    /// The longest wait between attempts.
-    pub max_backoff: Duration,
-}
-
-impl Default for RetryPolicy {
-    fn default() -> Self {
-        RetryPolicy {
-            max_attempts: 3,
-            initial_backoff: Duration::from_millis(100),
-            max_backoff: Duration::from_secs(2),
-        }
-    }
-}
-
 /// How a broken stream is resumed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ResumePolicy {
     /// Resume at all (when false, a dropped stream ends with
     /// [`ClientError::StreamInterrupted`]).
     pub enabled: bool,
-    /// Reconnections in a row that may fail (or bring nothing new) before giving up.
-    pub max_attempts: u32,
-    /// The wait before the second attempt (the first is immediate); doubles, with jitter.
-    pub initial_backoff: Duration,
-    /// The longest wait between attempts.
-    pub max_backoff: Duration,
+    /// The reconnections: `max_attempts` is how many in a row may fail (or bring
+    /// nothing new) before giving up; the first is immediate, the others wait as the
+    /// policy's backoff says.
+    pub reconnect: RetryPolicy,
 }
 
 impl Default for ResumePolicy {
+    /// Resuming on, five reconnections in a row, waits growing from up to 250 ms to at
+    /// most 5 s.
     fn default() -> Self {
         ResumePolicy {
             enabled: true,
-            max_attempts: 5,
-            initial_backoff: Duration::from_millis(250),
-            max_backoff: Duration::from_secs(5),
+            reconnect: RetryPolicy {
+                max_attempts: 5,
+                initial_backoff: Duration::from_millis(250),
+                max_backoff: Duration::from_secs(5),
+            },
         }
     }
 }
@@ -217,6 +201,7 @@ impl CallOptions {
 
 /// The interface the client talks to.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct SelectedInterface {
     /// Its absolute URL.
     pub url: String,
@@ -310,22 +295,17 @@ fn header_value(v: &str, what: &str) -> Result<HeaderValue, ClientError> {
 }
 
 /// Whether an operation may be repeated when the first attempt's fate is unknown.
-fn is_safe(op: Operation, call: &CallOptions) -> bool {
-    match op {
+fn repeat(op: Operation, call: &CallOptions) -> Repeat {
+    let harmless = match op {
         Operation::SendMessage | Operation::SendStreamingMessage => call.idempotency_key.is_some(),
         Operation::CreateTaskPushNotificationConfig => false,
         _ => true,
+    };
+    if harmless {
+        Repeat::Harmless
+    } else {
+        Repeat::Unsafe
     }
-}
-
-/// The wait before retry number `attempt` (1-based): exponential with full jitter.
-pub(crate) fn backoff(attempt: u32, initial: Duration, max: Duration) -> Duration {
-    let exp = initial.saturating_mul(1u32 << attempt.saturating_sub(1).min(16)).min(max);
-    let millis = u64::try_from(exp.as_millis()).unwrap_or(u64::MAX);
-    if millis == 0 {
-        return Duration::ZERO;
-    }
-    Duration::from_millis(rand::random_range(millis / 2..=millis))
 }
 
 /// Headers every request carries: version, extensions, auth, the configured extras
@@ -361,24 +341,35 @@ fn common_headers(opts: &ClientOptions, call: &CallOptions) -> Result<HeaderMap,
     Ok(h)
 }
 
-/// Sends a request, retrying connect errors always and 502/503/504 when `safe`, as
-/// the policy allows.
+/// Sends a request, repeating it as the policy says for a request that `repeat`
+/// describes (see [`crate::retry`]). The last answer is returned whatever its status;
+/// the caller reads errors out of it.
 async fn send_retrying(
     policy: &RetryPolicy,
-    safe: bool,
+    repeat: Repeat,
     url: &str,
     build: impl Fn() -> reqwest::RequestBuilder,
 ) -> Result<reqwest::Response, ClientError> {
     let mut attempt = 1;
     loop {
-        let retry = attempt < policy.max_attempts.max(1);
-        match build().send().await {
-            Err(e) if retry && e.is_connect() => {}
-            Err(e) => return Err(ClientError::transport(url, e)),
-            Ok(resp) if retry && safe && matches!(resp.status().as_u16(), 502..=504) => {}
-            Ok(resp) => return Ok(resp),
-        }
-        tokio::time::sleep(backoff(attempt, policy.initial_backoff, policy.max_backoff)).await;
+        let delay = match build().send().await {
+            Ok(resp) if resp.status().is_success() => return Ok(resp),
+            Ok(resp) => {
+                let asked = retry_after_seconds(resp.headers());
+                match policy.next_delay(attempt, Failure::Status(resp.status().as_u16()), repeat, asked) {
+                    Some(delay) => delay,
+                    None => return Ok(resp),
+                }
+            }
+            Err(e) => {
+                let failure = if e.is_connect() { Failure::NotSent } else { Failure::Lost };
+                match policy.next_delay(attempt, failure, repeat, None) {
+                    Some(delay) => delay,
+                    None => return Err(ClientError::transport(url, e)),
+                }
+            }
+        };
+        tokio::time::sleep(delay).await;
         attempt += 1;
     }
 }
@@ -455,11 +446,11 @@ impl A2aClient {
 
     async fn send_retrying(
         &self,
-        safe: bool,
+        repeat: Repeat,
         url: &str,
         build: impl Fn() -> reqwest::RequestBuilder,
     ) -> Result<reqwest::Response, ClientError> {
-        send_retrying(&self.options().retry, safe, url, build).await
+        send_retrying(&self.options().retry, repeat, url, build).await
     }
 
     /// One unary call on the selected binding: `req` gets the tenant, the answer is
@@ -473,7 +464,7 @@ impl A2aClient {
         let iface = self.interface();
         req.set_tenant(&iface.tenant);
         let headers = self.common_headers(call)?;
-        let safe = is_safe(op, call);
+        let repeat = repeat(op, call);
         let what = format!("{} result", op.name());
         let empty_ok = op == Operation::DeleteTaskPushNotificationConfig;
         let timeout = self.options().request_timeout;
@@ -483,7 +474,7 @@ impl A2aClient {
                 let id = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
                 let body = wire::rpc_request(id, op, &req)?;
                 let resp = self
-                    .send_retrying(safe, &iface.url, || {
+                    .send_retrying(repeat, &iface.url, || {
                         let mut b = http
                             .post(&iface.url)
                             .headers(headers.clone())
@@ -513,7 +504,7 @@ impl A2aClient {
                     None
                 };
                 let resp = self
-                    .send_retrying(safe, &rc.url, || {
+                    .send_retrying(repeat, &rc.url, || {
                         let mut b = http
                             .request(rc.method.clone(), &rc.url)
                             .headers(headers.clone())

@@ -11,11 +11,12 @@ use http::StatusCode;
 use super::error::{parse_error_payload, A2aErrorKind, ClientError};
 use super::sse::{SseEvent, SseParser};
 use super::wire::{self, RpcStreamItem, TenantRequest};
-use super::{backoff, is_safe, send_retrying, A2aClient, Binding, CallOptions, A2A_JSON};
+use super::{repeat, send_retrying, A2aClient, Binding, CallOptions, A2A_JSON};
 use crate::v1::{GetTaskRequest, Operation, StreamResponse, SubscribeToTaskRequest, TaskState};
 
 /// One item of a stream.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct StreamEvent {
     /// The SSE `id:` of this event, when the server gave one. agentproto servers send
     /// the task's event sequence number; other servers may send anything (or nothing).
@@ -137,14 +138,14 @@ async fn connect<R: TenantRequest>(
             .map_err(|_| ClientError::InvalidRequest("Last-Event-ID is not a valid header value".into()))?;
         headers.insert(HeaderName::from_static("last-event-id"), v);
     }
-    let safe = is_safe(op, call);
+    let repeat = repeat(op, call);
     let policy = &client.options().retry;
     let http = &client.inner.http;
     let (resp, url) = match iface.binding {
         Binding::JsonRpc => {
             let id = client.inner.next_id.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             let body = wire::rpc_request(id, op, req)?;
-            let resp = send_retrying(policy, safe, &iface.url, || {
+            let resp = send_retrying(policy, repeat, &iface.url, || {
                 http.post(&iface.url)
                     .headers(headers.clone())
                     .header(CONTENT_TYPE, "application/json")
@@ -168,11 +169,11 @@ async fn connect<R: TenantRequest>(
                     b.header(CONTENT_TYPE, A2A_JSON).body(body.clone())
                 }
             };
-            let mut resp = send_retrying(policy, safe, &url, || build(get)).await?;
+            let mut resp = send_retrying(policy, repeat, &url, || build(get)).await?;
             if op == Operation::SubscribeToTask && !get && resp.status() == StatusCode::METHOD_NOT_ALLOWED {
                 // The proto says GET, the prose POST (a2a notes §4.4): try the other one.
                 client.inner.subscribe_with_get.store(true, std::sync::atomic::Ordering::Relaxed);
-                resp = send_retrying(policy, safe, &url, || build(true)).await?;
+                resp = send_retrying(policy, repeat, &url, || build(true)).await?;
             }
             (resp, url)
         }
@@ -423,14 +424,15 @@ impl State {
         };
         let mut reason = reason;
         loop {
-            if self.failures >= policy.max_attempts {
+            if self.failures >= policy.reconnect.max_attempts {
                 return Resume::Failed(interrupted(
                     self,
                     format!("{reason}; gave up after {} reconnection attempts", self.failures),
                 ));
             }
             if self.failures > 0 {
-                tokio::time::sleep(backoff(self.failures, policy.initial_backoff, policy.max_backoff)).await;
+                let delay = policy.reconnect.backoff(self.failures, &mut rand::rng());
+                tokio::time::sleep(delay).await;
             }
             self.failures += 1;
             let mut req = SubscribeToTaskRequest::new(task_id.clone());
@@ -473,11 +475,15 @@ fn gap_bounds(data: &[u8]) -> (Option<u64>, Option<u64>) {
     }
 }
 
-/// Whether a failed reconnection is worth another try.
+/// Whether a failed reconnection is worth another try: a subscription is harmless to
+/// repeat, so every transient failure of [`RetryPolicy`](crate::retry::RetryPolicy) is.
 fn retryable(e: &ClientError) -> bool {
-    match e {
-        ClientError::Transport { .. } => true,
-        ClientError::Status { http_status: Some(s), .. } => matches!(s, 502..=504),
-        _ => false,
-    }
+    use crate::retry::{Failure, Repeat, RetryPolicy};
+    let failure = match e {
+        ClientError::Transport { kind: super::TransportKind::Connect, .. } => Failure::NotSent,
+        ClientError::Transport { .. } => Failure::Lost,
+        ClientError::Status { http_status: Some(s), .. } => Failure::Status(*s),
+        _ => return false,
+    };
+    RetryPolicy::is_transient(failure, Repeat::Harmless)
 }

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use axum::body::Bytes;
 use axum::response::{IntoResponse, Response};
-use http::{HeaderMap, StatusCode};
+use http::StatusCode;
 use serde_json::Value;
 
 use super::v03::Method;
@@ -50,8 +50,7 @@ fn event_to_v03(method: &Method, body: &[u8]) -> Result<Value, A2aError> {
 /// Answers one 0.3 JSON-RPC request (`params` are the raw params, `{}` when absent).
 pub(crate) async fn serve_v03<E: AgentExecutor>(
     app: &Arc<App<E>>,
-    headers: &HeaderMap,
-    query: Option<&str>,
+    parts: &http::request::Parts,
     id: RpcId,
     method: &'static Method,
     params: &[u8],
@@ -74,7 +73,7 @@ pub(crate) async fn serve_v03<E: AgentExecutor>(
         Ok(d) => d.value,
         Err(e) => return error_response(&A2aError::invalid_params(&e), &id),
     };
-    let cx = match call_context(app, headers, query, None, request.tenant()) {
+    let cx = match call_context(app, parts, None, request.tenant()) {
         Ok(cx) => cx,
         Err(e) => return error_response(&e, &id),
     };

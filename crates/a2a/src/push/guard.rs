@@ -35,7 +35,9 @@ pub struct Cidr {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("invalid CIDR {input:?}: {reason}")]
 pub struct CidrError {
+    /// The text that was read.
     pub input: String,
+    /// What is wrong with it.
     pub reason: &'static str,
 }
 
@@ -264,12 +266,30 @@ fn classify_v6(ip: Ipv6Addr) -> Option<AddressClass> {
 /// URL cannot make it acceptable.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Refused {
+    /// The URL does not parse, or is not absolute.
     #[error("push URL {url:?} is not a valid absolute URL: {reason}")]
-    BadUrl { url: String, reason: String },
+    BadUrl {
+        /// The URL as configured.
+        url: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The scheme is neither `http` nor `https`.
     #[error("push URL scheme {scheme:?} is not allowed (only http and https)")]
-    Scheme { scheme: String },
+    Scheme {
+        /// The scheme found.
+        scheme: String,
+    },
+    /// The host is, or resolves to, an address that is not public and not allow-listed.
     #[error("push target {host} resolves to {ip}, {class}; refused by the SSRF guard (allow-list it to permit)")]
-    Address { host: String, ip: IpAddr, class: AddressClass },
+    Address {
+        /// The host of the URL.
+        host: String,
+        /// The address refused.
+        ip: IpAddr,
+        /// Why that address is not public.
+        class: AddressClass,
+    },
 }
 
 /// The address policy: refuse every non-public address except those allow-listed.
@@ -280,10 +300,15 @@ pub struct SsrfGuard {
 }
 
 impl SsrfGuard {
-    /// A guard that lets through public addresses, the addresses in `allow`, and loopback
-    /// addresses when `allow_loopback` is set.
-    pub fn new(allow: Vec<Cidr>, allow_loopback: bool) -> SsrfGuard {
-        SsrfGuard { allow, allow_loopback }
+    /// A guard that lets through public addresses and the addresses in `allow`.
+    pub fn new(allow: Vec<Cidr>) -> SsrfGuard {
+        SsrfGuard { allow, allow_loopback: false }
+    }
+
+    /// The same guard, letting loopback addresses (`127.0.0.0/8`, `::1`) through too:
+    /// for tests and receivers on the same machine.
+    pub fn with_loopback(self) -> SsrfGuard {
+        SsrfGuard { allow_loopback: true, ..self }
     }
 
     /// Accepts `ip` or says why not; `host` only names the target in the refusal.
@@ -332,6 +357,7 @@ pub struct GuardedResolver {
 }
 
 impl GuardedResolver {
+    /// A resolver that refuses names resolving to addresses `guard` refuses.
     pub fn new(guard: Arc<SsrfGuard>) -> GuardedResolver {
         GuardedResolver { guard }
     }

@@ -25,15 +25,17 @@
 //!   by arrival. Strict head-of-line ordering was not chosen: one failing event would
 //!   hold up every later event for up to the whole retry schedule.
 //! - **Bounded effort.** An attempt is bounded by [`PushOptions::request_timeout`]; a
-//!   delivery is given up after [`PushOptions::max_attempts`] attempts, or at once on a
-//!   permanent failure (below). The delay between attempts is in [`RetryPolicy`].
+//!   delivery is given up after `max_attempts` of [`PushOptions::retry`] attempts, or at
+//!   once on a permanent failure (below). The delay between attempts follows that
+//!   [`RetryPolicy`], the same type the client retries with (deliveries count as
+//!   [`Repeat::Harmless`](crate::retry::Repeat::Harmless): receivers deduplicate).
 //!
 //! # What counts as what
 //!
 //! | Result of an attempt | Outcome |
 //! |---|---|
 //! | 2xx | delivered |
-//! | 408, 429, 5xx, timeout, connection or I/O error | retried after a backoff delay, or the `Retry-After` seconds of a 429/503 (capped at `max_delay`) |
+//! | 408, 429, 5xx, timeout, connection or I/O error | retried after a backoff delay, or the `Retry-After` seconds of a 429/503 (capped at `max_backoff`) |
 //! | any other 4xx | dead letter at once |
 //! | 3xx | dead letter at once: redirects are not followed |
 //! | a config that does not decode, an unusable token or credentials, a target the SSRF guard refuses, a non-http(s) URL | dead letter at once |
@@ -60,7 +62,6 @@
 //!   guard's sight).
 
 mod guard;
-mod policy;
 mod send;
 
 use std::collections::{HashMap, HashSet, VecDeque};
@@ -72,8 +73,8 @@ use tokio::task::{JoinHandle, JoinSet};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+pub use crate::retry::RetryPolicy;
 pub use guard::{classify, AddressClass, Cidr, CidrError, GuardedResolver, Refused, SsrfGuard};
-pub use policy::RetryPolicy;
 pub use send::{CONTENT_TYPE_A2A, TOKEN_HEADER, TOKEN_HEADER_X, VERSION_HEADER};
 
 use crate::store::{Delivery, Store, TaskKey};
@@ -82,12 +83,9 @@ use send::Attempt;
 /// How a [`PushWorker`] delivers.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PushOptions {
-    /// Attempts per delivery, the first included, before it goes to the dead letters.
-    pub max_attempts: u32,
-    /// The backoff ceiling after the first failure; it doubles with every failure.
-    pub base_delay: Duration,
-    /// The largest delay between two attempts (also caps `Retry-After`).
-    pub max_delay: Duration,
+    /// Attempts per delivery (the first included) before it goes to the dead letters,
+    /// and the waits between them.
+    pub retry: RetryPolicy,
     /// The whole request, connection included, must finish within this.
     pub request_timeout: Duration,
     /// Establishing the TCP connection must finish within this.
@@ -117,9 +115,11 @@ impl Default for PushOptions {
     /// list.
     fn default() -> Self {
         PushOptions {
-            max_attempts: 8,
-            base_delay: Duration::from_secs(1),
-            max_delay: Duration::from_secs(300),
+            retry: RetryPolicy {
+                max_attempts: 8,
+                initial_backoff: Duration::from_secs(1),
+                max_backoff: Duration::from_secs(300),
+            },
             request_timeout: Duration::from_secs(10),
             connect_timeout: Duration::from_secs(5),
             lease: Duration::from_secs(60),
@@ -133,14 +133,14 @@ impl Default for PushOptions {
 }
 
 impl PushOptions {
-    /// The retry part of these options.
-    pub fn retry_policy(&self) -> RetryPolicy {
-        RetryPolicy { max_attempts: self.max_attempts, base_delay: self.base_delay, max_delay: self.max_delay }
-    }
-
     /// The address policy of these options.
     pub fn guard(&self) -> SsrfGuard {
-        SsrfGuard::new(self.allow.clone(), self.allow_loopback)
+        let guard = SsrfGuard::new(self.allow.clone());
+        if self.allow_loopback {
+            guard.with_loopback()
+        } else {
+            guard
+        }
     }
 }
 
@@ -163,8 +163,10 @@ pub struct PushStats {
 /// Why a worker stopped other than by its shutdown token.
 #[derive(Debug, thiserror::Error)]
 pub enum PushError {
+    /// The HTTP client could not be built (TLS roots, resolver).
     #[error("cannot build the push HTTP client: {0}")]
     Client(String),
+    /// The worker's task panicked or was aborted.
     #[error("the push worker task failed: {0}")]
     Worker(String),
 }
@@ -194,7 +196,7 @@ impl PushWorker {
             Ok(client) => {
                 let worker = Worker {
                     store,
-                    policy: opts.retry_policy(),
+                    policy: opts.retry,
                     opts,
                     client,
                     guard,

@@ -4,10 +4,11 @@
 use std::error::Error as StdError;
 use std::time::Duration;
 
-use http::header::{HeaderMap, HeaderName, HeaderValue, AUTHORIZATION, CONTENT_TYPE, RETRY_AFTER};
+use http::header::{HeaderMap, HeaderName, HeaderValue, AUTHORIZATION, CONTENT_TYPE};
 use http::StatusCode;
 
 use super::guard::{Refused, SsrfGuard};
+use crate::retry::{retry_after_seconds, Failure, Repeat, RetryPolicy};
 use crate::store::Delivery;
 use crate::v1;
 
@@ -95,7 +96,8 @@ fn headers(config: &v1::TaskPushNotificationConfig) -> Result<HeaderMap, String>
 ///
 /// - 2xx: delivered.
 /// - 408, 429 and 5xx: the receiver is busy, down or slow; the same request can succeed
-///   later, so it is retried.
+///   later, so it is retried ([`RetryPolicy::is_transient`] decides, with deliveries
+///   counted as harmless to repeat).
 /// - 3xx: redirects are never followed (a redirect could lead past the SSRF guard to an
 ///   address it refuses), and the same request will be redirected again: permanent.
 /// - Any other 4xx: the receiver understood the request and rejected it (bad token,
@@ -125,22 +127,14 @@ async fn judge_response(mut response: reqwest::Response) -> Attempt {
             error.push_str(excerpt);
         }
     }
-    let retryable = status == StatusCode::REQUEST_TIMEOUT
-        || status == StatusCode::TOO_MANY_REQUESTS
-        || status.is_server_error()
-        || status.is_informational();
+    // 1xx cannot end an exchange; a client that reports one saw a broken peer.
+    let retryable =
+        RetryPolicy::is_transient(Failure::Status(status.as_u16()), Repeat::Harmless) || status.is_informational();
     if retryable {
         Attempt::Retry { error, retry_after }
     } else {
         Attempt::Permanent { error }
     }
-}
-
-/// `Retry-After` in its delta-seconds form. The HTTP-date form is ignored (the normal
-/// backoff applies): it needs a clock agreement the two sides may not have.
-fn retry_after_seconds(headers: &HeaderMap) -> Option<Duration> {
-    let value = headers.get(RETRY_AFTER)?.to_str().ok()?.trim();
-    value.parse::<u64>().ok().map(Duration::from_secs)
 }
 
 /// Sorts a transport error: a refusal by the guard's resolver and a request that could
@@ -157,6 +151,8 @@ fn judge_error(error: &reqwest::Error) -> Attempt {
     if error.is_builder() || error.is_redirect() {
         return Attempt::Permanent { error: text };
     }
+    // Timeouts, connection, TLS and I/O errors: `Failure::NotSent` or `Failure::Lost`,
+    // both transient for a delivery (see `RetryPolicy::is_transient`).
     Attempt::Retry { error: text, retry_after: None }
 }
 
@@ -207,14 +203,5 @@ mod tests {
         let mut config = v1::TaskPushNotificationConfig::new("https://example.com/hook");
         config.token = "a\r\nX-Evil: 1".into();
         assert!(headers(&config).is_err());
-    }
-
-    #[test]
-    fn retry_after_is_read_in_seconds_only() {
-        let mut headers = HeaderMap::new();
-        headers.insert(RETRY_AFTER, HeaderValue::from_static("7"));
-        assert_eq!(retry_after_seconds(&headers), Some(Duration::from_secs(7)));
-        headers.insert(RETRY_AFTER, HeaderValue::from_static("Wed, 21 Oct 2015 07:28:00 GMT"));
-        assert_eq!(retry_after_seconds(&headers), None);
     }
 }

@@ -85,6 +85,7 @@ use crate::store::LeaseChange;
 /// Where lease deadlines and retention ages are read from: milliseconds since the Unix
 /// epoch. [`SystemClock`] in a server; [`ManualClock`] in tests.
 pub trait Clock: std::fmt::Debug + Send + Sync + 'static {
+    /// The current time, in milliseconds since the Unix epoch.
     fn now_ms(&self) -> i64;
 }
 
@@ -108,6 +109,7 @@ pub struct ManualClock {
 }
 
 impl ManualClock {
+    /// A clock reading `now_ms` until moved.
     pub fn new(now_ms: i64) -> Self {
         ManualClock { now_ms: AtomicI64::new(now_ms) }
     }
@@ -117,10 +119,12 @@ impl ManualClock {
         ManualClock::new(SystemClock.now_ms())
     }
 
+    /// Sets the time.
     pub fn set(&self, now_ms: i64) {
         self.now_ms.store(now_ms, Ordering::SeqCst);
     }
 
+    /// Moves the time forward by `by`.
     pub fn advance(&self, by: Duration) {
         self.now_ms.fetch_add(duration_ms(by), Ordering::SeqCst);
     }
@@ -169,6 +173,7 @@ impl Default for RecoveryOptions {
 }
 
 impl RecoveryOptions {
+    /// Checks the options: a lease of at least [`MIN_LEASE`] and a replica id.
     pub fn validate(&self) -> Result<(), ConfigError> {
         if self.lease < MIN_LEASE {
             return Err(ConfigError::LeaseTooShort { lease: self.lease, minimum: MIN_LEASE });
@@ -240,13 +245,27 @@ impl Retention {
 /// A recovery or retention setting that cannot work.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ConfigError {
+    /// Terminal tasks would be deleted before clients stop being allowed to resume
+    /// their streams.
     #[error(
         "terminal tasks would be deleted after {retention:?}, before the {resume_window:?} in which clients may \
          resume their streams"
     )]
-    RetentionShorterThanResumeWindow { retention: Duration, resume_window: Duration },
+    RetentionShorterThanResumeWindow {
+        /// The retention asked for.
+        retention: Duration,
+        /// The resume window it must not be shorter than.
+        resume_window: Duration,
+    },
+    /// The lease is shorter than [`MIN_LEASE`].
     #[error("a turn lease of {lease:?} is too short (at least {minimum:?})")]
-    LeaseTooShort { lease: Duration, minimum: Duration },
+    LeaseTooShort {
+        /// The lease asked for.
+        lease: Duration,
+        /// The shortest allowed.
+        minimum: Duration,
+    },
+    /// The replica id is empty, so leases could not say who holds them.
     #[error("the replica id is empty")]
     EmptyReplicaId,
 }

@@ -17,6 +17,7 @@ use crate::v1::{AgentCard, SecurityScheme};
 /// An authenticated caller.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Principal {
+    /// Who the caller is (a user or service name, as the validator says).
     pub subject: String,
     /// The tenant this caller is bound to, if its credential maps to one.
     pub tenant: Option<String>,
@@ -35,6 +36,7 @@ pub struct StaticCredentials {
 }
 
 impl StaticCredentials {
+    /// An empty table, accepting nothing.
     pub fn new() -> Self {
         Self::default()
     }
@@ -54,6 +56,9 @@ impl CredentialValidator for StaticCredentials {
 
 /// Decides who is calling. `Ok(None)`: anonymous (allowed when the card requires nothing).
 pub trait Authenticator: Send + Sync + 'static {
+    /// Reads the credentials of a request from its `headers` and `query` string: the
+    /// caller, `Ok(None)` for an anonymous one, or the error to refuse it with
+    /// (`Unauthenticated`, `PermissionDenied`). Runs on every request; keep it fast.
     fn authenticate(&self, headers: &HeaderMap, query: Option<&str>) -> Result<Option<Principal>, A2aError>;
 }
 
@@ -64,6 +69,7 @@ pub struct CardAuthenticator {
 }
 
 impl CardAuthenticator {
+    /// Enforces `card`'s security requirements, asking `validator` about each credential.
     pub fn new(card: AgentCard, validator: Arc<dyn CredentialValidator>) -> Self {
         CardAuthenticator { card, validator }
     }

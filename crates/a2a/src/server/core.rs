@@ -24,7 +24,9 @@ use crate::v1::{
 };
 
 /// Who is calling and on whose behalf, as the binding and the authenticator found it.
+/// Fields may be added: build one from `CallContext::default()`.
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 pub struct CallContext {
     /// The tenant every key of this call is scoped to (`""`: the default tenant).
     pub tenant: String,
@@ -42,28 +44,42 @@ pub struct CallContext {
 #[derive(Debug, Clone, PartialEq)]
 pub enum StreamOut {
     /// An event; `seq` is its place in the task's log (`None` for a direct message).
-    Event { seq: Option<u64>, body: Vec<u8> },
+    Event {
+        /// The event's sequence number (the SSE `id:`), if it has one.
+        seq: Option<u64>,
+        /// The `StreamResponse` ProtoJSON bytes.
+        body: Vec<u8>,
+    },
     /// Events after `after` up to `resumed_at` are no longer in the log.
-    Gap { after: u64, resumed_at: u64 },
+    Gap {
+        /// The last sequence number the reader had.
+        after: u64,
+        /// The first one still held, where the stream goes on.
+        resumed_at: u64,
+    },
     /// The stream was cut off because its reader fell behind; resume with the last id.
     Lagged,
     /// An error after the stream started.
     Error(A2aError),
 }
 
+/// A streamed answer: items until the task's last event, an error, or a cut.
 pub type EventStream = Pin<Box<dyn Stream<Item = StreamOut> + Send>>;
 
 /// An operation's answer.
 pub enum Answer {
     /// The response message's ProtoJSON bytes.
     Value(Vec<u8>),
+    /// The events of a streaming operation.
     Stream(EventStream),
 }
 
 /// Options of the protocol core.
 #[derive(Clone)]
 pub struct CoreOptions {
+    /// The public agent card.
     pub card: AgentCard,
+    /// The card served to authenticated callers by `GetExtendedAgentCard`, if any.
     pub extended_card: Option<AgentCard>,
     /// Media types the agent accepts in `raw`/`url` parts (`None`: anything). A part
     /// whose `mediaType` is not in the list is refused with ContentTypeNotSupported.
@@ -79,8 +95,13 @@ pub struct CoreOptions {
     /// How long that check may wait for DNS; a name that does not resolve in time is
     /// accepted (the worker checks again at every delivery).
     pub push_resolve_timeout: std::time::Duration,
+    /// Checks run on every call, in order, once its operation and caller are known.
+    pub interceptors: Vec<Arc<dyn crate::server::layers::Interceptor>>,
 }
 
+/// The binding-neutral server: runs the eleven operations for an executor `E` on a
+/// task layer. Bindings decode requests into [`Request`] values and call
+/// [`Core::handle`].
 pub struct Core<E> {
     pub(crate) executor: Arc<E>,
     pub(crate) tasks: Arc<Tasks>,
@@ -97,6 +118,9 @@ pub(crate) struct Running {
 }
 
 impl<E: AgentExecutor> Core<E> {
+    /// A core for one process; `shutdown` cancels its running executions. Most servers
+    /// are built with [`crate::server::A2aServer::builder`] instead, which also starts the
+    /// background work.
     pub fn new(executor: Arc<E>, tasks: Arc<Tasks>, options: CoreOptions, shutdown: CancellationToken) -> Arc<Self> {
         Self::with_replicas(executor, tasks, options, shutdown, None)
     }
@@ -119,6 +143,9 @@ impl<E: AgentExecutor> Core<E> {
     /// the tenant (free when no subscriber is installed).
     pub async fn handle(self: &Arc<Self>, cx: CallContext, req: Request) -> Result<Answer, A2aError> {
         let span = tracing::debug_span!("a2a_request", operation = req.operation().name(), tenant = %cx.tenant);
+        for interceptor in &self.options.interceptors {
+            interceptor.before(&cx, &req)?;
+        }
         self.dispatch(cx, req).instrument(span).await
     }
 

@@ -24,8 +24,9 @@ use sha2::{Digest, Sha256};
 use crate::errors::{A2aError, ErrorKind, ErrorTable};
 use crate::executor::AgentExecutor;
 use crate::protojson::lower_camel;
-use crate::server::auth::{percent_decode, Authenticator};
+use crate::server::auth::percent_decode;
 use crate::server::core::{Answer, CallContext, Core, EventStream, StreamOut};
+use crate::server::layers::Authentication;
 use crate::v1::{Operation, QueryKind, Request, QUERY_FALSE, QUERY_TRUE};
 
 /// The media type of A2A 1.0.1 bodies; `application/json` is accepted as well.
@@ -48,6 +49,7 @@ pub struct HttpOptions {
     pub jsonrpc_path: String,
     /// The prefix of the HTTP+JSON routes (`/a2a/rest`; `""` for the root).
     pub rest_prefix: String,
+    /// Which A2A revision's HTTP statuses errors use (1.0.1 unless set).
     pub error_table: ErrorTable,
     /// Largest request body, in bytes; larger ones get 413 (a `Content-Length` over it
     /// before the body is read).
@@ -67,6 +69,7 @@ pub struct HttpOptions {
     /// How long a shutdown waits for requests in progress before it closes their
     /// connections. Applies under [`crate::server::A2aServer::serve`].
     pub shutdown_timeout: Duration,
+    /// What a request without `A2A-Version` is taken to be.
     pub missing_version: MissingVersion,
     /// A header that names the tenant (for deployments that route tenants by header).
     pub tenant_header: Option<String>,
@@ -99,7 +102,6 @@ impl Default for HttpOptions {
 pub(crate) struct App<E> {
     pub(crate) core: Arc<Core<E>>,
     pub(crate) options: HttpOptions,
-    pub(crate) auth: Option<Arc<dyn Authenticator>>,
     card: Bytes,
     etag: String,
     /// When this card began to be served (Unix seconds), and as an HTTP date.
@@ -108,7 +110,7 @@ pub(crate) struct App<E> {
 }
 
 impl<E: AgentExecutor> App<E> {
-    pub(crate) fn new(core: Arc<Core<E>>, options: HttpOptions, auth: Option<Arc<dyn Authenticator>>) -> Arc<Self> {
+    pub(crate) fn new(core: Arc<Core<E>>, options: HttpOptions) -> Arc<Self> {
         let card = Bytes::from(serde_json::to_vec(&core.options.card).unwrap_or_default());
         let digest = Sha256::digest(&card);
         let etag = format!("\"{}\"", digest.iter().take(12).map(|b| format!("{b:02x}")).collect::<String>());
@@ -116,7 +118,7 @@ impl<E: AgentExecutor> App<E> {
         // server was built.
         let modified = crate::Timestamp::now().secs;
         let last_modified = crate::protojson::http_date(modified);
-        Arc::new(App { core, options, auth, card, etag, modified, last_modified })
+        Arc::new(App { core, options, card, etag, modified, last_modified })
     }
 }
 
@@ -232,16 +234,18 @@ fn v03_refused(binding: Binding, method: &str) -> A2aError {
         .with("supportedVersions", binding.supported_versions())
 }
 
-/// Authentication, then the tenant: from the path, the request, a header, or the credential.
+/// The verdict of the authentication layer (anonymous without one), then the tenant:
+/// from the path, the request, a header, or the credential.
 pub(crate) fn call_context<E>(
     app: &App<E>,
-    headers: &HeaderMap,
-    query: Option<&str>,
+    parts: &http::request::Parts,
     path_tenant: Option<&str>,
     request_tenant: &str,
 ) -> Result<CallContext, A2aError> {
-    let principal = match &app.auth {
-        Some(a) => a.authenticate(headers, query)?,
+    let headers = &parts.headers;
+    let principal = match parts.extensions.get::<Authentication>().map(Authentication::outcome) {
+        Some(Ok(principal)) => principal.cloned(),
+        Some(Err(e)) => return Err(e.clone()),
         None => None,
     };
     let header_tenant = app
@@ -409,11 +413,12 @@ pub(crate) fn rpc_http_status(kind: ErrorKind) -> StatusCode {
         ErrorKind::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
         ErrorKind::RequestTimeout => StatusCode::REQUEST_TIMEOUT,
         ErrorKind::MalformedBody => StatusCode::BAD_REQUEST,
+        ErrorKind::RateLimited => StatusCode::TOO_MANY_REQUESTS,
         _ => StatusCode::OK,
     }
 }
 
-fn rpc_error_response(e: &A2aError, id: Option<&RpcId>) -> Response {
+pub(crate) fn rpc_error_response(e: &A2aError, id: Option<&RpcId>) -> Response {
     let mut resp = json_response(rpc_http_status(e.kind), "application/json", rpc_error_body(id, e.jsonrpc_error()));
     decorate_error(&mut resp, e);
     resp
@@ -530,7 +535,6 @@ async fn rpc_call<E: AgentExecutor>(
     call: RpcCall,
 ) -> Response {
     let RpcCall { method, params, .. } = call;
-    let query = parts.uri.query();
     if !content_type_ok(&parts.headers) {
         return rpc_error_response(
             &A2aError::new(ErrorKind::InvalidRequest)
@@ -545,7 +549,7 @@ async fn rpc_call<E: AgentExecutor>(
     };
     // The decoded request owns what it needs; the params text goes before the call runs.
     drop(params);
-    let cx = match call_context(app, &parts.headers, query, None, request.tenant()) {
+    let cx = match call_context(app, parts, None, request.tenant()) {
         Ok(cx) => cx,
         Err(e) => return rpc_error_response(&e, Some(&id)),
     };
@@ -584,7 +588,7 @@ async fn decode_call<E: AgentExecutor>(
         Ok(Version::V1) => {}
         Ok(Version::V03) => match crate::compat::v03::method(method) {
             // A 0.3 method name: answered in 0.3 by the compat layer.
-            Some(m) => return Err(crate::compat::serve_v03(app, &parts.headers, query, id.clone(), m, raw).await),
+            Some(m) => return Err(crate::compat::serve_v03(app, parts, id.clone(), m, raw).await),
             None => return Err(rpc_error_response(&v03_refused(Binding::JsonRpc, method), Some(id))),
         },
         Err(e) => return Err(rpc_error_response(&e, Some(id))),
@@ -677,7 +681,7 @@ fn keep_alive_stream(
 // ---------------------------------------------------------------------------
 // HTTP+JSON
 
-fn rest_error(e: &A2aError, table: ErrorTable) -> Response {
+pub(crate) fn rest_error(e: &A2aError, table: ErrorTable) -> Response {
     // The core names request fields as JSON-RPC sees them (`$.params.…`); on this
     // binding the request object is the body itself (`$.…`).
     let mut e = e.clone();
@@ -899,7 +903,7 @@ async fn rest<E: AgentExecutor>(State(app): State<Arc<App<E>>>, req: HttpRequest
             return rest_error(&err, table);
         }
     };
-    let cx = match call_context(&app, &parts.headers, query.as_deref(), path_tenant.as_deref(), request.tenant()) {
+    let cx = match call_context(&app, &parts, path_tenant.as_deref(), request.tenant()) {
         Ok(cx) => cx,
         Err(e) => return rest_error(&e, table),
     };

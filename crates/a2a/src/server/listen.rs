@@ -79,11 +79,12 @@ pub(crate) async fn serve(
         tokio::select! {
             _ = shutdown.cancelled() => break,
             accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => {
+                Ok((stream, peer)) => {
                     let _ = stream.set_nodelay(true);
                     match slots.clone().try_acquire_owned() {
                         Ok(slot) => {
-                            connections.spawn(connection(stream, router.clone(), limits, shutdown.clone(), slot));
+                            let conn = connection(stream, peer, router.clone(), limits, shutdown.clone(), slot);
+                            connections.spawn(conn);
                         }
                         Err(_) => {
                             connections.spawn(refuse(stream));
@@ -274,6 +275,7 @@ impl http_body::Body for Tracked {
 /// Serves one connection under its watchdog.
 async fn connection(
     stream: TcpStream,
+    peer: std::net::SocketAddr,
     router: Router,
     limits: ConnLimits,
     shutdown: CancellationToken,
@@ -282,7 +284,9 @@ async fn connection(
     let watch = Watch::new();
     let io = TokioIo::new(Watched { stream, watch: Arc::clone(&watch) });
     let service_watch = Arc::clone(&watch);
-    let service = hyper::service::service_fn(move |req: http::Request<Incoming>| {
+    let service = hyper::service::service_fn(move |mut req: http::Request<Incoming>| {
+        // The client's address, where axum handlers and the rate limit look for it.
+        req.extensions_mut().insert(axum::extract::ConnectInfo(peer));
         let in_flight = service_watch.begin();
         let router = TowerToHyperService::new(router.clone());
         async move {

@@ -25,6 +25,7 @@ pub mod auth;
 mod cancel;
 pub mod core;
 pub mod http;
+pub mod layers;
 mod listen;
 mod push_configs;
 mod replicas;
@@ -54,6 +55,7 @@ use self::core::Core;
 pub use self::core::{CallContext, CoreOptions};
 pub use self::http::{HttpOptions, MissingVersion};
 use auth::{Authenticator, CardAuthenticator, CredentialValidator};
+use layers::{Cors, Interceptor, RateLimit, RateLimitLayer};
 pub use replicas::{ControlChannel, DEFAULT_CANCEL_WAIT};
 
 /// Configures an [`A2aServer`].
@@ -66,6 +68,9 @@ pub struct Builder<E> {
     hub: HubOptions,
     push: Option<PushOptions>,
     auth: Option<Arc<dyn Authenticator>>,
+    rate_limit: Option<RateLimit>,
+    cors: Option<Cors>,
+    interceptors: Vec<Arc<dyn Interceptor>>,
     accepted_media_types: Option<Vec<String>>,
     max_metadata_bytes: usize,
     return_immediately_by_default: bool,
@@ -95,8 +100,8 @@ impl<E: AgentExecutor> Builder<E> {
     }
 
     /// Answers sends at once unless they ask to wait (see [`CoreOptions`]); for old test kits.
-    pub fn return_immediately_by_default(mut self, on: bool) -> Self {
-        self.return_immediately_by_default = on;
+    pub fn return_immediately_by_default(mut self) -> Self {
+        self.return_immediately_by_default = true;
         self
     }
 
@@ -155,16 +160,19 @@ impl<E: AgentExecutor> Builder<E> {
         self
     }
 
+    /// The HTTP options: paths, body and connection limits, timeouts, card caching.
     pub fn http(mut self, options: HttpOptions) -> Self {
         self.http = options;
         self
     }
 
+    /// Which A2A revision's HTTP statuses errors use (1.0.1 unless set).
     pub fn error_table(mut self, table: ErrorTable) -> Self {
         self.http.error_table = table;
         self
     }
 
+    /// How live streams buffer events for slow readers.
     pub fn hub(mut self, options: HubOptions) -> Self {
         self.hub = options;
         self
@@ -176,6 +184,8 @@ impl<E: AgentExecutor> Builder<E> {
         self
     }
 
+    /// The card `GetExtendedAgentCard` answers authenticated callers with (the public
+    /// card must declare `extendedAgentCard`).
     pub fn extended_card(mut self, card: AgentCard) -> Self {
         self.extended_card = Some(card);
         self
@@ -193,12 +203,33 @@ impl<E: AgentExecutor> Builder<E> {
         self
     }
 
+    /// Limits how often each client may call (see [`layers::RateLimit`]); over the
+    /// limit a request is answered 429 with `Retry-After`.
+    pub fn rate_limit(mut self, limit: RateLimit) -> Self {
+        self.rate_limit = Some(limit);
+        self
+    }
+
+    /// Lets browser pages from these origins call the agent (see [`layers::Cors`]).
+    pub fn cors(mut self, cors: Cors) -> Self {
+        self.cors = Some(cors);
+        self
+    }
+
+    /// Adds a check run before every operation, after those added earlier (see
+    /// [`layers::Interceptor`]).
+    pub fn interceptor(mut self, interceptor: impl Interceptor) -> Self {
+        self.interceptors.push(Arc::new(interceptor));
+        self
+    }
+
     /// Refuses parts whose `mediaType` is not one of these (`type/*` and `*/*` allowed).
     pub fn accepted_media_types(mut self, types: Vec<String>) -> Self {
         self.accepted_media_types = Some(types);
         self
     }
 
+    /// The largest `metadata` object a request may carry, in bytes (64 KiB unless set).
     pub fn max_metadata_bytes(mut self, n: usize) -> Self {
         self.max_metadata_bytes = n;
         self
@@ -236,6 +267,7 @@ impl<E: AgentExecutor> Builder<E> {
             // default guard, so that none is accepted that a worker would refuse.
             push_guard: self.push.as_ref().map(PushOptions::guard).unwrap_or_default(),
             push_resolve_timeout: self.push.as_ref().map_or(Duration::from_secs(5), |p| p.connect_timeout),
+            interceptors: self.interceptors,
         };
         let tasks = Arc::new(tasks);
         let sweeper = Sweeper::new(Arc::clone(&tasks), self.retention, Arc::clone(&self.recovery.clock));
@@ -274,9 +306,13 @@ impl<E: AgentExecutor> Builder<E> {
             replicas.set_canceler(canceler as std::sync::Weak<dyn replicas::TurnCanceler>);
         }
         let limits = listen::ConnLimits::from(&self.http);
-        let app = http::App::new(core, self.http, self.auth);
+        let rate_limit = self.rate_limit.map(|limit| {
+            RateLimitLayer::new(limit).jsonrpc_path(&self.http.jsonrpc_path).error_table(self.http.error_table)
+        });
+        let stack = layers::Stack { auth: self.auth, rate_limit, cors: self.cors };
+        let app = http::App::new(core, self.http);
         A2aServer {
-            router: http::router(app),
+            router: stack.wrap(http::router(app)),
             shutdown,
             push: worker,
             store,
@@ -325,7 +361,8 @@ impl Background {
     }
 }
 
-/// A configured server: an axum router plus its background work.
+/// A configured server: an axum router (the bindings inside the [`layers`]) plus its
+/// background work.
 pub struct A2aServer<E> {
     router: axum::Router,
     shutdown: CancellationToken,
@@ -342,6 +379,7 @@ pub struct A2aServer<E> {
 }
 
 impl<E: AgentExecutor> A2aServer<E> {
+    /// Starts configuring a server that runs `executor` and publishes `card`.
     pub fn builder(executor: E, card: AgentCard) -> Builder<E> {
         Builder {
             executor,
@@ -352,6 +390,9 @@ impl<E: AgentExecutor> A2aServer<E> {
             hub: HubOptions::default(),
             push: None,
             auth: None,
+            rate_limit: None,
+            cors: None,
+            interceptors: Vec::new(),
             accepted_media_types: None,
             max_metadata_bytes: 64 << 10,
             return_immediately_by_default: false,
@@ -363,13 +404,16 @@ impl<E: AgentExecutor> A2aServer<E> {
         }
     }
 
-    /// The router, to mount inside a larger axum application. The connection limits of
-    /// [`HttpOptions`] (header, idle and shutdown timeouts, the connection limit) are
-    /// [`A2aServer::serve`]'s; a router served otherwise gets only the body limits.
+    /// The router, to mount inside a larger axum application, inside its [`layers`]. The
+    /// connection limits of [`HttpOptions`] (header, idle and shutdown timeouts, the
+    /// connection limit) are [`A2aServer::serve`]'s; a router served otherwise gets only
+    /// the body limits, and its rate limit sees client addresses only when served with
+    /// `into_make_service_with_connect_info::<SocketAddr>()`.
     pub fn router(&self) -> axum::Router {
         self.router.clone()
     }
 
+    /// The store the server keeps its tasks in.
     pub fn store(&self) -> &Arc<dyn Store> {
         &self.store
     }

@@ -18,9 +18,12 @@
 use std::future::Future;
 use std::pin::Pin;
 
+/// The in-memory store: bounded, lost on exit; the default of a server built without one.
 pub mod memory;
+/// The PostgreSQL store, shared by several server processes (feature `postgres`).
 #[cfg(feature = "postgres")]
 pub mod postgres;
+/// The SQLite store, one file, durable across restarts (feature `sqlite`).
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
 
@@ -48,11 +51,14 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 /// A task's identity: the tenant it belongs to (`""` for the default tenant) and its id.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct TaskKey {
+    /// The tenant (`""` for the default one).
     pub tenant: String,
+    /// The task id, unique within its tenant.
     pub id: String,
 }
 
 impl TaskKey {
+    /// The key of task `id` in `tenant`.
     pub fn new(tenant: impl Into<String>, id: impl Into<String>) -> Self {
         TaskKey { tenant: tenant.into(), id: id.into() }
     }
@@ -61,7 +67,9 @@ impl TaskKey {
 /// One task as stored.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TaskRecord {
+    /// Which task this is.
     pub key: TaskKey,
+    /// The context the task belongs to (the `ListTasks` filter).
     pub context_id: String,
     /// The proto enum name of the current state (`TASK_STATE_WORKING`).
     pub state: String,
@@ -85,6 +93,7 @@ pub struct TaskRecord {
 pub struct TurnLease {
     /// The replica holding the lease (`""` for a task written before leases existed).
     pub owner: String,
+    /// The deadline, in milliseconds since the Unix epoch.
     pub until_ms: i64,
 }
 
@@ -134,6 +143,7 @@ pub struct Commit {
 /// What a commit stored.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Committed {
+    /// The version the commit gave the task.
     pub version: u64,
     /// The sequence number given to each event, in order.
     pub events: Vec<EventRecord>,
@@ -142,6 +152,7 @@ pub struct Committed {
 /// A page of a task's log.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EventPage {
+    /// The events of the page, by increasing sequence number.
     pub events: Vec<EventRecord>,
     /// The lowest sequence number still held (0 when the log is empty). When it is
     /// greater than `after + 1`, events were evicted and the reader has a gap.
@@ -155,17 +166,22 @@ pub struct EventPage {
 /// page, and the page holds the tasks strictly after it in that order.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ListQuery {
+    /// Only tasks of this context.
     pub context_id: Option<String>,
+    /// Only tasks in this state (its proto enum name).
     pub state: Option<String>,
     /// Only tasks whose status timestamp is at or after this instant (ms).
     pub status_after_ms: Option<i64>,
     /// At most this many tasks; 0 returns none (only `total_size`).
     pub page_size: usize,
+    /// The cursor: the `(status_ts_ms, id)` of the previous page's last task.
     pub after: Option<(i64, String)>,
 }
 
+/// One page of `ListTasks`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ListPage {
+    /// The tasks of the page, in list order.
     pub tasks: Vec<TaskRecord>,
     /// How many tasks match the filter, counted before paging.
     pub total_size: u64,
@@ -177,20 +193,28 @@ pub struct ListPage {
 /// `TaskPushNotificationConfig` (with its assigned `id`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct PushConfigRecord {
+    /// The task the config belongs to.
     pub task: TaskKey,
+    /// The config id, unique within its task.
     pub id: String,
+    /// The config's ProtoJSON bytes.
     pub body: Vec<u8>,
 }
 
 /// One queued push delivery: an event to POST to one config's URL.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Delivery {
+    /// The delivery's row id in the outbox.
     pub id: i64,
+    /// The task whose event this is.
     pub task: TaskKey,
+    /// The push config it goes to.
     pub config_id: String,
     /// The config's bytes at the time the delivery was claimed.
     pub config: Vec<u8>,
+    /// The event's sequence number in the task's log.
     pub seq: u64,
+    /// The event's bytes, the body of the POST.
     pub event: Vec<u8>,
     /// Attempts made before this one.
     pub attempts: u32,
@@ -200,8 +224,11 @@ pub struct Delivery {
 /// the last failed one included.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DeadLetter {
+    /// The delivery given up on.
     pub delivery: Delivery,
+    /// Why: the error of the last attempt.
     pub error: String,
+    /// When it was given up on, in milliseconds since the Unix epoch.
     pub at_ms: i64,
 }
 
@@ -212,7 +239,12 @@ pub enum IdempotencyClaim {
     Claimed,
     /// The key was claimed before, for a request with this fingerprint; `result` is the
     /// stored response once the first request finished (`None` while it runs).
-    Seen { fingerprint: String, result: Option<Vec<u8>> },
+    Seen {
+        /// The fingerprint of the request that claimed the key first.
+        fingerprint: String,
+        /// Its stored response, once it finished.
+        result: Option<Vec<u8>>,
+    },
 }
 
 /// What one [`Store::purge`] deleted.
@@ -220,7 +252,9 @@ pub enum IdempotencyClaim {
 pub struct Purged {
     /// Terminal tasks, each with its events, push configs and queued deliveries.
     pub tasks: usize,
+    /// Idempotency keys older than the retention.
     pub idempotency_keys: usize,
+    /// Dead letters older than the retention.
     pub dead_letters: usize,
 }
 
@@ -231,16 +265,30 @@ impl Purged {
     }
 }
 
+/// A store operation that failed. The first four are answers the caller acts on;
+/// `Backend` is the database failing.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
+    /// A create found the task already there.
     #[error("task {0:?} already exists")]
     Exists(TaskKey),
+    /// The task does not exist (or was evicted).
     #[error("task {0:?} not found")]
     NotFound(TaskKey),
+    /// An update found another version than it read: someone committed in between.
     #[error("task {key:?} changed concurrently (expected version {expected}, found {found})")]
-    Conflict { key: TaskKey, expected: u64, found: u64 },
+    Conflict {
+        /// The task.
+        key: TaskKey,
+        /// The version the commit expected.
+        expected: u64,
+        /// The version stored.
+        found: u64,
+    },
+    /// A [`LeaseChange::ClearExpired`] commit found the lease alive (or absent).
     #[error("task {0:?} has a live turn lease (or none), so its turn was not lost")]
     LeaseLive(TaskKey),
+    /// The database failed (I/O, connection, corruption); the text says how.
     #[error("store backend: {0}")]
     Backend(String),
 }
@@ -251,7 +299,9 @@ pub trait Store: Send + Sync + 'static {
     /// Applies one change atomically: the task record, its events and their queued push
     /// deliveries.
     fn commit(&self, commit: Commit) -> BoxFuture<'_, Result<Committed, StoreError>>;
+    /// The task, or `None` when it does not exist.
     fn get_task(&self, key: &TaskKey) -> BoxFuture<'_, Result<Option<TaskRecord>, StoreError>>;
+    /// One page of the tenant's tasks matching `query` (see [`ListQuery`]).
     fn list_tasks(&self, tenant: &str, query: ListQuery) -> BoxFuture<'_, Result<ListPage, StoreError>>;
     /// Events with `seq > after`, at most `limit` of them, in order.
     /// [`StoreError::NotFound`] when the task does not exist (or was evicted).
@@ -260,6 +310,7 @@ pub trait Store: Send + Sync + 'static {
     /// Inserts or replaces a push config. The task must exist ([`StoreError::NotFound`]
     /// otherwise); a task's configs go when the task does.
     fn put_push_config(&self, config: PushConfigRecord) -> BoxFuture<'_, Result<(), StoreError>>;
+    /// One push config of a task, or `None`.
     fn get_push_config(&self, task: &TaskKey, id: &str) -> BoxFuture<'_, Result<Option<PushConfigRecord>, StoreError>>;
     /// Configs of a task ordered by id, those with `id > after`, at most `limit`.
     fn list_push_configs(

@@ -58,7 +58,10 @@ pub enum Notice {
     /// An event that was just committed.
     Event(EventRecord),
     /// Events up to this sequence number were committed; read them from the store.
-    Written { last_seq: u64 },
+    Written {
+        /// The highest sequence number committed.
+        last_seq: u64,
+    },
 }
 
 /// One listener's end of an [`EventBus`]: a bounded queue of notices for one task.
@@ -121,7 +124,12 @@ pub enum StreamItem {
     Event(EventRecord),
     /// The events with sequence numbers strictly between `after` and `resumed_at` were
     /// evicted from the log before they could be read; the stream goes on at `resumed_at`.
-    Gap { after: u64, resumed_at: u64 },
+    Gap {
+        /// The last sequence number the subscriber had.
+        after: u64,
+        /// The first one still held.
+        resumed_at: u64,
+    },
     /// The subscriber fell behind and was cut off; the stream ends here. Subscribe again
     /// after the last sequence number received.
     Lagged,

@@ -652,7 +652,7 @@ impl AgentExecutor for Gated {
             // One artifact id, replaced each time: the task stays small while every
             // event carries the payload.
             let art = Artifact::new("gated", vec![Part::new(PartContent::Text(body))]);
-            task.artifact(art, false, true).await?;
+            task.artifact(art).await?;
             let _ = self.progress.send(i + 1);
         }
         task.complete(None).await

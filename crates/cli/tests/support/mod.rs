@@ -77,6 +77,8 @@ pub async fn spawn_with(db: &Path, extra: &[&str]) -> Agent {
 pub struct Exchange {
     pub conn: TcpStream,
     pub status: u16,
+    /// The response head (status line and headers), lowercased.
+    pub head: String,
     chunked: bool,
     raw: Vec<u8>,
     body: Vec<u8>,
@@ -117,7 +119,7 @@ pub async fn open(addr: &str, method: &str, path: &str, headers: &[(&str, &str)]
     let status = head[9..12].parse().unwrap();
     let chunked = head.contains("transfer-encoding: chunked");
     raw.drain(..end + 4);
-    Exchange { conn, status, chunked, raw, body: Vec::new(), done: false }
+    Exchange { conn, status, head, chunked, raw, body: Vec::new(), done: false }
 }
 
 impl Exchange {

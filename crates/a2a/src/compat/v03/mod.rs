@@ -30,12 +30,19 @@ use crate::v1::Operation;
 /// The A2A types the converters know, named as in 0.3.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Type {
+    /// 0.3 `Message` ↔ 1.0 `Message`.
     Message,
+    /// 0.3 `Part` (`kind`-tagged) ↔ 1.0 `Part`.
     Part,
+    /// 0.3 `Artifact` ↔ 1.0 `Artifact`.
     Artifact,
+    /// 0.3 `TaskStatus` ↔ 1.0 `TaskStatus`.
     TaskStatus,
+    /// 0.3 `Task` ↔ 1.0 `Task`.
     Task,
+    /// 0.3 `TaskStatusUpdateEvent` ↔ 1.0 `TaskStatusUpdateEvent`.
     TaskStatusUpdateEvent,
+    /// 0.3 `TaskArtifactUpdateEvent` ↔ 1.0 `TaskArtifactUpdateEvent`.
     TaskArtifactUpdateEvent,
     /// One event of a 0.3 stream (Task, Message, status or artifact update) ↔ 1.0
     /// `StreamResponse`.
@@ -48,6 +55,7 @@ pub enum Type {
     TaskPushNotificationConfig,
     /// 0.3 `MessageSendParams` ↔ 1.0 `SendMessageRequest`.
     MessageSendParams,
+    /// 0.3 `AgentCard` ↔ 1.0 `AgentCard`.
     AgentCard,
 }
 
