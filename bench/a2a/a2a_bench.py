@@ -16,10 +16,13 @@ import importlib.util
 import json
 import os
 import select
+import shutil
 import subprocess
 import tempfile
 import time
 from pathlib import Path
+
+import a2a_pg
 
 HERE = Path(__file__).resolve().parent
 
@@ -93,13 +96,12 @@ def run_line(env: Env, argv: list[str], timeout: float = 600) -> dict:
     return line
 
 
-class Server:
-    """One server process: started fresh, `LISTENING <port>` read from its stdout, stopped."""
+class Process:
+    """One server process: started, `LISTENING <port>` read from its stdout, stopped."""
 
-    def __init__(self, env: Env, spec: dict) -> None:
-        self.spec = spec
+    def __init__(self, env: Env, sid: str, argv: list[str]) -> None:
+        self.sid = sid
         self.err = tempfile.TemporaryFile()
-        argv = env.argv(spec["server"])
         self.proc = subprocess.Popen(
             argv, stdout=subprocess.PIPE, stderr=self.err, stdin=subprocess.DEVNULL, bufsize=0
         )  # unbuffered: select() below sees every byte not yet read
@@ -108,14 +110,14 @@ class Server:
         while not line.endswith(b"\n"):
             left = deadline - time.monotonic()
             if left <= 0 or not select.select([self.proc.stdout], [], [], left)[0]:
-                raise env.Failure(f"{spec['id']}: no LISTENING line within 30 s: {self.stop()}")
+                raise env.Failure(f"{sid}: no LISTENING line within 30 s: {self.stop()}")
             byte = self.proc.stdout.read(1)
             if not byte:
-                raise env.Failure(f"{spec['id']}: exited before listening: {self.stop()}")
+                raise env.Failure(f"{sid}: exited before listening: {self.stop()}")
             line += byte
         word, _, port = line.decode().strip().partition(" ")
         if word != "LISTENING" or not port.isdigit():
-            raise env.Failure(f"{spec['id']}: first line {line!r}: {self.stop()}")
+            raise env.Failure(f"{sid}: first line {line!r}: {self.stop()}")
         self.port = int(port)
         self.pid = self.proc.pid
 
@@ -137,6 +139,42 @@ class Server:
         self.proc.stdout.close()
         text = self.stderr()
         self.err.close()
+        return text
+
+
+class Server:
+    """One server, started fresh: `replicas` processes (default 1) of the spec's command on one
+    store. In the command, `{tmpdir}` is a new temporary directory (removed at stop) and `{pg}`
+    a new database on the benchmark's PostgreSQL cluster."""
+
+    def __init__(self, env: Env, spec: dict, pg: a2a_pg.Cluster | None) -> None:
+        self.spec = spec
+        self.tmp = tempfile.mkdtemp(prefix="agentproto-bench-a2a-")
+        self.procs: list[Process] = []
+        argv = env.argv(spec["server"])
+        if any("{pg}" in a for a in argv):
+            if pg is None:
+                raise env.Failure(f"{spec['id']}: needs the PostgreSQL cluster")
+            db = pg.database()
+            argv = [a.replace("{pg}", db) for a in argv]
+        argv = [a.replace("{tmpdir}", self.tmp) for a in argv]
+        try:
+            for k in range(spec.get("replicas", 1)):
+                self.procs.append(Process(env, f"{spec['id']} (replica {k + 1})", argv))
+        except BaseException:
+            self.stop()
+            raise
+        self.ports = [p.port for p in self.procs]
+        self.pids = [p.pid for p in self.procs]
+        self.port, self.pid = self.ports[0], self.pids[0]
+
+    def exited(self) -> bool:
+        return any(p.proc.poll() is not None for p in self.procs)
+
+    def stop(self) -> str:
+        """Stops every process; returns the end of their stderr."""
+        text = "\n".join(p.stop() for p in self.procs)
+        shutil.rmtree(self.tmp, ignore_errors=True)
         return text
 
 
@@ -171,9 +209,10 @@ def flags(expect: list[str], forbid: list[str]) -> list[str]:
     return out
 
 
-def one_server(env: Env, spec: dict, client: list[str], plan: dict, clk_tck: int) -> dict:
-    """Every workload once on a fresh server process."""
-    server = Server(env, spec)
+def one_server(env: Env, spec: dict, client: list[str], plan: dict, clk_tck: int, pg) -> dict:
+    """Every workload once on a fresh server (sequential and CPU workloads on its first replica,
+    concurrent connections spread over all of them; CPU counted for all of them)."""
+    server = Server(env, spec, pg)
     out = {}
     try:
         port = ["--port", str(server.port)]
@@ -195,7 +234,9 @@ def one_server(env: Env, spec: dict, client: list[str], plan: dict, clk_tck: int
                 raise env.Failure(f"floor answered {line['body_bytes']} body bytes, expected 259")
             out[wid] = line
         if not floor:
-            argv = client + ["concurrent"] + port + ["--request", "echo"]
+            argv = (
+                client + ["concurrent"] + [a for p in server.ports for a in ("--port", str(p))] + ["--request", "echo"]
+            )
             for key, opt in (
                 ("connections", "--connections"),
                 ("conc_warmup", "--warmup"),
@@ -208,13 +249,14 @@ def one_server(env: Env, spec: dict, client: list[str], plan: dict, clk_tck: int
                 raise env.Failure(f"{spec['id']} concurrent: {line}")
             out["concurrent"] = line
         expect = ['"result":{}'] if floor else [DONE]
-        argv = client + ["cpu"] + port + ["--pid", str(server.pid), "--clk-tck", str(clk_tck), "--request", "floor"]
+        pids = [a for pid in server.pids for a in ("--pid", str(pid))]
+        argv = client + ["cpu"] + port + pids + ["--clk-tck", str(clk_tck), "--request", "floor"]
         argv += ["--warmup", str(plan["cpu_warmup"]), "--seconds", str(plan["cpu_seconds"])]
         line = run_line(env, argv + flags(expect, []))
         if line["requests"] < 1:
             raise env.Failure(f"{spec['id']} cpu probe served no request")
         out["cpu"] = line
-        if server.proc.poll() is not None:
+        if server.exited():
             raise env.Failure(f"{spec['id']} exited during the trial: {server.stop()}")
     finally:
         server.stop()
@@ -248,12 +290,17 @@ def run_all(registry: dict, env: Env, plan_name: str) -> dict:
     env.progress("a2a: requests checked (the floor request is seed 004's, byte for byte)", done=True)
 
     runs: dict = {s["id"]: {} for s in servers}
-    for trial in range(plan["trials"]):
-        k = trial % len(servers)
-        for s in servers[k:] + servers[:k]:
-            env.progress(f"a2a: trial {trial + 1}/{plan['trials']} {s['id']}")
-            for wid, line in one_server(env, s, client, plan, clk_tck).items():
-                runs[s["id"]].setdefault(wid, []).append(line)
+    pg = a2a_pg.Cluster(env.Failure) if any("{pg}" in a for s in servers for a in s["server"]) else None
+    try:
+        for trial in range(plan["trials"]):
+            k = trial % len(servers)
+            for s in servers[k:] + servers[:k]:
+                env.progress(f"a2a: trial {trial + 1}/{plan['trials']} {s['id']}")
+                for wid, line in one_server(env, s, client, plan, clk_tck, pg).items():
+                    runs[s["id"]].setdefault(wid, []).append(line)
+    finally:
+        if pg is not None:
+            pg.stop()
     env.progress(f"a2a: servers done ({plan['trials']} trials)", done=True)
 
     coders = [s for s in servers if "card" in s]
@@ -290,6 +337,7 @@ def fill_versions(results: dict, v: dict, locked_crate, py_version) -> None:
         "{protobuf}": py_version("protobuf"),
         "{rustc}": v["rustc"].split(" (")[0].removeprefix("rustc "),
         "{hyper}": locked_crate("hyper"),
+        "{postgresql}": a2a_pg.version(),
         "{serde_json}": locked_crate("serde_json"),
     }
     for server in results["servers"]:

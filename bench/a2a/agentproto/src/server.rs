@@ -1,6 +1,6 @@
 //! agentproto's A2A server (`agentproto-a2a`, by path) for the A2A benchmark: the JSON-RPC
-//! binding at `/` on `127.0.0.1:0`, the in-memory store (`MemoryOptions::default()`), and
-//! the seed's executors. Prints `LISTENING <port>`.
+//! binding at `/` on `127.0.0.1:0`, the in-memory store (`MemoryOptions::default()`) unless
+//! `--store` names SQLite or PostgreSQL, and the seed's executors. Prints `LISTENING <port>`.
 //!
 //! A message whose id starts with `noop` runs the NoopExecutor (Working → Completed);
 //! any other runs the EchoExecutor (Working → artifact "echo" with the text
@@ -12,7 +12,7 @@ use agentproto_a2a::errors::A2aError;
 use agentproto_a2a::executor::{AgentExecutor, RequestContext, TaskUpdater};
 use agentproto_a2a::server::A2aServer;
 use agentproto_a2a::store::memory::MemoryOptions;
-use agentproto_a2a::v1::{AgentCapabilities, AgentCard, AgentInterface, AgentSkill, Artifact, Part, PartContent};
+use agentproto_a2a::v1::{AgentCard, AgentSkill, Artifact, Part, PartContent};
 
 struct Bench;
 
@@ -21,30 +21,43 @@ impl AgentExecutor for Bench {
         task.working(None).await?;
         if !cx.message.message_id.starts_with("noop") {
             let part = Part::new(PartContent::Text("Echo: benchmark".to_owned()));
-            task.artifact(Artifact::new("echo", vec![part]), false, true).await?;
+            task.artifact(Artifact::new("echo", vec![part])).await?;
         }
         task.complete(None).await
     }
 }
 
 fn card() -> AgentCard {
-    let caps = AgentCapabilities { streaming: Some(true), ..Default::default() };
     let skill = AgentSkill::new("echo", "Echo", "Echoes input", vec!["echo".to_owned(), "benchmark".to_owned()]);
-    AgentCard::new(
-        "Bench Agent",
-        "Benchmark agent",
-        vec![AgentInterface::new("http://127.0.0.1/", "JSONRPC", "1.0")],
-        "1.0.0",
-        caps,
-        vec!["text/plain".to_owned()],
-        vec!["text/plain".to_owned()],
-        vec![skill],
-    )
+    AgentCard::builder("Bench Agent", "Benchmark agent", "1.0.0")
+        .jsonrpc_interface("http://127.0.0.1/")
+        .streaming()
+        .skill(skill)
+        .build()
+}
+
+/// `--store memory` (the default), `--store sqlite PATH` or `--store postgres CONFIG` (a
+/// tokio-postgres connection string; several processes on one database form one service).
+async fn server() -> std::io::Result<A2aServer<Bench>> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let builder = A2aServer::builder(Bench, card());
+    let failed = |e: agentproto_a2a::store::StoreError| std::io::Error::other(e.to_string());
+    let builder = match args.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
+        [] | ["--store", "memory"] => builder.memory(MemoryOptions::default()),
+        ["--store", "sqlite", path] => builder.sqlite(path).map_err(failed)?,
+        ["--store", "postgres", config] => builder.postgres(config).await.map_err(failed)?,
+        other => {
+            return Err(std::io::Error::other(format!(
+                "usage: [--store memory|sqlite PATH|postgres CONFIG], got {other:?}"
+            )))
+        }
+    };
+    Ok(builder.build())
 }
 
 #[tokio::main]
 async fn main() -> std::io::Result<()> {
-    let server = A2aServer::builder(Bench, card()).memory(MemoryOptions::default()).build();
+    let server = server().await?;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let mut out = std::io::stdout();
     writeln!(out, "LISTENING {}", listener.local_addr()?.port())?;

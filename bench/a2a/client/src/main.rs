@@ -6,9 +6,13 @@
 //! ```text
 //! bench-a2a-client requests
 //! bench-a2a-client latency    --port P --request floor|echo|noop|stream [--warmup W] [--count N] [--expect S]… [--forbid S]…
-//! bench-a2a-client concurrent --port P [--request echo] [--connections C] [--warmup W] [--batches B] [--per-connection K] [--expect S]…
-//! bench-a2a-client cpu        --port P --pid PID --clk-tck T [--request floor] [--warmup W] [--seconds S] [--expect S]…
+//! bench-a2a-client concurrent --port P [--port P2]… [--request echo] [--connections C] [--warmup W] [--batches B] [--per-connection K] [--expect S]…
+//! bench-a2a-client cpu        --port P --pid PID [--pid PID2]… --clk-tck T [--request floor] [--warmup W] [--seconds S] [--expect S]…
 //! ```
+//!
+//! Several `--port`s (replicas of one service): the concurrent connections are spread
+//! over them in turn (connection k to port k mod n); the other modes use the first.
+//! Several `--pid`s: the CPU probe counts the time of all of them.
 //!
 //! Each mode prints one JSON line. Every response must be `200` and contain every
 //! `--expect` string and no `--forbid` string (for a stream: the events together);
@@ -297,13 +301,15 @@ fn fail(what: &str) -> ! {
 struct Args {
     mode: String,
     port: u16,
+    /// Every `--port` given, the first being `port`.
+    ports: Vec<u16>,
     request: String,
     warmup: usize,
     count: usize,
     connections: usize,
     batches: usize,
     per_connection: usize,
-    pid: u32,
+    pids: Vec<u32>,
     clk_tck: u64,
     seconds: f64,
     checks: Checks,
@@ -315,13 +321,14 @@ fn parse_args() -> Args {
     let mut a = Args {
         mode,
         port: 0,
+        ports: Vec::new(),
         request: "echo".to_owned(),
         warmup: 100,
         count: 1000,
         connections: 50,
         batches: 20,
         per_connection: 20,
-        pid: 0,
+        pids: Vec::new(),
         clk_tck: 100,
         seconds: 1.0,
         checks: Checks { expect: Vec::new(), forbid: Vec::new() },
@@ -330,20 +337,24 @@ fn parse_args() -> Args {
         let value = it.next().unwrap_or_else(|| fail(&format!("{flag} needs a value")));
         let num = |v: &str| v.parse::<u64>().unwrap_or_else(|_| fail(&format!("{flag}: not a number: {v}")));
         match flag.as_str() {
-            "--port" => a.port = num(&value) as u16,
+            "--port" => a.ports.push(num(&value) as u16),
             "--request" => a.request = value,
             "--warmup" => a.warmup = num(&value) as usize,
             "--count" => a.count = num(&value) as usize,
             "--connections" => a.connections = num(&value) as usize,
             "--batches" => a.batches = num(&value) as usize,
             "--per-connection" => a.per_connection = num(&value) as usize,
-            "--pid" => a.pid = num(&value) as u32,
+            "--pid" => a.pids.push(num(&value) as u32),
             "--clk-tck" => a.clk_tck = num(&value),
             "--seconds" => a.seconds = value.parse().unwrap_or_else(|_| fail("--seconds: not a number")),
             "--expect" => a.checks.expect.push(value),
             "--forbid" => a.checks.forbid.push(value),
             _ => fail(&format!("unknown flag {flag}")),
         }
+    }
+    a.port = a.ports.first().copied().unwrap_or(0);
+    if a.ports.is_empty() {
+        a.ports.push(0);
     }
     a
 }
@@ -426,8 +437,8 @@ fn concurrent(a: Args) -> io::Result<()> {
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     rt.block_on(async move {
         let mut conns = Vec::with_capacity(a.connections);
-        for _ in 0..a.connections {
-            conns.push(AsyncConn::open(a.port).await?);
+        for k in 0..a.connections {
+            conns.push(AsyncConn::open(a.ports[k % a.ports.len()]).await?);
         }
         conns = run_all(conns, req, a.warmup, checks).await;
         // Batches: every connection sends one request at once; the time until all answered.
@@ -471,9 +482,10 @@ fn cpu_ticks(pid: u32) -> io::Result<u64> {
 }
 
 fn cpu(a: &Args) -> io::Result<()> {
-    if a.pid == 0 {
+    if a.pids.is_empty() {
         fail("cpu needs --pid");
     }
+    let ticks_now = || a.pids.iter().try_fold(0u64, |sum, &pid| Ok::<u64, io::Error>(sum + cpu_ticks(pid)?));
     let req = request(&a.request, a.port);
     let mut conn = Conn::open(a.port)?;
     for i in 0..a.warmup {
@@ -483,7 +495,7 @@ fn cpu(a: &Args) -> io::Result<()> {
         }
     }
     let budget = Duration::from_secs_f64(a.seconds);
-    let before = cpu_ticks(a.pid)?;
+    let before = ticks_now()?;
     let start = Instant::now();
     let mut served = 0u64;
     while start.elapsed() < budget {
@@ -494,7 +506,7 @@ fn cpu(a: &Args) -> io::Result<()> {
         served += 1;
     }
     let wall = start.elapsed().as_nanos() as u64;
-    let ticks = cpu_ticks(a.pid)? - before;
+    let ticks = ticks_now()? - before;
     let cpu_ns = ticks * 1_000_000_000 / a.clk_tck.max(1);
     println!(
         r#"{{"status":"ok","mode":"cpu","request":{},"warmup":{},"requests":{},"wall_ns":{},"cpu_ticks":{},"clk_tck":{},"cpu_ns":{},"cpu_ns_per_request":{}}}"#,
