@@ -338,3 +338,64 @@ fn a_stopped_cluster_leaves_no_process_and_no_directory() {
     assert!(!agentproto_process::running(pid), "the server was stopped");
     assert!(!dir.exists(), "{} was removed", dir.display());
 }
+
+/// A batch that PostgreSQL picks as a deadlock victim is run again, not failed. Another
+/// session holds task B, the batch locks A and waits for B, then the other session asks
+/// for A: a cycle. The batch's session waited first, and the other one set a longer
+/// `deadlock_timeout`, so the batch's session finds the cycle and PostgreSQL aborts the
+/// batch's transaction. The store runs the batch again; once the other session ends,
+/// both commits land, each exactly once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_batch_that_loses_a_deadlock_is_run_again() {
+    let (db, store) = fresh().await;
+    for id in ["dl-a", "dl-b"] {
+        within("create", store.commit(commit(id, None, &["created"], false))).await.expect("create");
+    }
+    let (other, connection) =
+        within("connect", tokio_postgres::connect(&db.config, tokio_postgres::NoTls)).await.expect("connect");
+    tokio::spawn(connection);
+    let hold_b = "SET deadlock_timeout = '60s'; BEGIN; \
+                  SELECT 1 FROM a2a_tasks WHERE tenant = '' AND id = 'dl-b' FOR UPDATE";
+    within("hold B", other.batch_execute(hold_b)).await.expect("hold B");
+
+    let batch_store = store.clone();
+    let batch = tokio::spawn(async move {
+        batch_store
+            .commit_batch(vec![commit("dl-a", Some(1), &["a2"], false), commit("dl-b", Some(1), &["b2"], false)])
+            .await
+    });
+    // Until the batch's session waits for B's row (it holds A by then).
+    let mut waiting = 0i64;
+    for _ in 0..3_000 {
+        let row = within(
+            "pg_stat_activity",
+            other.query_one(
+                "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND pid <> pg_backend_pid()",
+                &[],
+            ),
+        )
+        .await
+        .expect("pg_stat_activity");
+        waiting = row.get(0);
+        if waiting > 0 {
+            break;
+        }
+        tokio::task::yield_now().await;
+    }
+    assert_eq!(waiting, 1, "the batch never waited for task B");
+    // Asking for A closes the cycle; this returns once the batch's transaction is aborted.
+    within("lock A", other.batch_execute("SELECT 1 FROM a2a_tasks WHERE tenant = '' AND id = 'dl-a' FOR UPDATE"))
+        .await
+        .expect("lock A after the batch lost the deadlock");
+    within("end the other transaction", other.batch_execute("ROLLBACK")).await.expect("rollback");
+
+    let results = within("the batch", batch).await.expect("batch task");
+    let versions: Vec<Result<u64, String>> =
+        results.iter().map(|r| r.as_ref().map(|c| c.version).map_err(ToString::to_string)).collect();
+    assert_eq!(versions, vec![Ok(2), Ok(2)], "both commits land once the batch is run again");
+    for (id, body) in [("dl-a", "a2"), ("dl-b", "b2")] {
+        let page = within("events", store.read_events(&key(id), 0, 10)).await.expect("events");
+        let bodies: Vec<&[u8]> = page.events.iter().map(|e| e.body.as_slice()).collect();
+        assert_eq!(bodies, vec![&b"created"[..], body.as_bytes()], "the log of {id}: each event once");
+    }
+}

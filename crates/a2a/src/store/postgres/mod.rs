@@ -149,6 +149,16 @@ fn pg(context: &str, error: tokio_postgres::Error) -> StoreError {
     }
 }
 
+/// Whether `error` is PostgreSQL aborting a transaction that may well succeed if run
+/// again: a deadlock victim (SQLSTATE 40P01) or a serialization failure (40001). Read
+/// from the text [`pg`] writes, which always ends with the SQLSTATE of a server error.
+fn retryable(error: &StoreError) -> bool {
+    match error {
+        StoreError::Backend(text) => text.ends_with("(SQLSTATE 40P01)") || text.ends_with("(SQLSTATE 40001)"),
+        _ => false,
+    }
+}
+
 fn pool_error(error: deadpool_postgres::PoolError) -> StoreError {
     match error {
         deadpool_postgres::PoolError::Backend(error) => pg("connect", error),

@@ -9,10 +9,15 @@ use deadpool_postgres::Object;
 
 use super::{limit_i64, pg, Purged, StoreError, TaskKey};
 
-/// One statement for every key: the rows of `$3`/`$4` (tenants, ids) not terminal.
-const RENEW: &str = "UPDATE a2a_tasks t SET lease_owner = $1, lease_until_ms = $2 \
-     FROM UNNEST($3::TEXT[], $4::TEXT[]) AS k (tenant, id) \
-     WHERE t.tenant = k.tenant AND t.id = k.id AND NOT t.terminal";
+/// One statement for every key: the rows of `$3`/`$4` (tenants, ids) not terminal. The
+/// rows are locked in key order first, as every commit batch locks them: an update
+/// joined straight to the keys would lock them in whatever order the join yields and
+/// could deadlock with a batch.
+const RENEW: &str = "WITH locked AS (SELECT t.tenant, t.id FROM a2a_tasks t \
+         JOIN UNNEST($3::TEXT[], $4::TEXT[]) AS k (tenant, id) ON t.tenant = k.tenant AND t.id = k.id \
+         WHERE NOT t.terminal ORDER BY t.tenant, t.id FOR UPDATE OF t) \
+     UPDATE a2a_tasks t SET lease_owner = $1, lease_until_ms = $2 \
+     FROM locked l WHERE t.tenant = l.tenant AND t.id = l.id";
 
 const RELEASE: &str = "UPDATE a2a_tasks SET lease_owner = CASE WHEN $4 THEN lease_owner ELSE NULL END, \
      lease_until_ms = CASE WHEN $4 THEN 0 ELSE NULL END \

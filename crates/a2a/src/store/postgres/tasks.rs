@@ -42,59 +42,94 @@ const NOTIFY: &str = "SELECT pg_notify($1, $2)";
 /// PostgreSQL refuses a notification payload of 8,000 bytes or more.
 pub(super) const MAX_PAYLOAD: usize = 7_999;
 
+/// How many times a batch is tried when PostgreSQL aborts its transaction for a reason a
+/// retry can cure (see [`retryable`](super::retryable)).
+const ATTEMPTS: u32 = 5;
+
+/// What one commit of a batch wrote: the version it gave the task and the task's last
+/// sequence number before it (its events follow).
+type Written = (u64, u64);
+
 /// Applies a batch of commits in one transaction (see "Group commit" in the module
 /// documentation) and returns their outcomes in the order given.
+///
+/// A transaction that PostgreSQL aborts as a deadlock victim or for a serialization
+/// failure kept nothing, so the whole batch is run again (up to [`ATTEMPTS`] times): a
+/// caller never sees those errors unless they persist. Row locks are taken in key order
+/// by every writer, so deadlocks should not happen; the retry covers lock orders this
+/// code does not control.
 pub(super) async fn commit_batch(client: &mut Object, commits: Vec<Commit>) -> Vec<Result<Committed, StoreError>> {
+    let mut attempt = 1;
+    let written = loop {
+        match try_batch(client, &commits).await {
+            Ok(written) => break written,
+            Err(error) if super::retryable(&error) && attempt < ATTEMPTS => attempt += 1,
+            Err(error) => return commits.iter().map(|_| Err(same(&error))).collect(),
+        }
+    };
+    commits
+        .into_iter()
+        .zip(written)
+        .map(|(commit, written)| {
+            written.map(|(version, last_seq)| Committed {
+                version,
+                events: (commit.events.into_iter().enumerate())
+                    .map(|(offset, (body, last))| EventRecord { seq: last_seq + offset as u64 + 1, body, last })
+                    .collect(),
+            })
+        })
+        .collect()
+}
+
+/// The same failure again, for each commit of a failed batch.
+fn same(error: &StoreError) -> StoreError {
+    match error {
+        StoreError::Backend(text) => StoreError::Backend(text.clone()),
+        other => StoreError::Backend(other.to_string()),
+    }
+}
+
+/// One try of a batch. `Err` means the transaction failed as a whole and nothing of the
+/// batch was kept.
+async fn try_batch(client: &mut Object, commits: &[Commit]) -> Result<Vec<Result<Written, StoreError>>, StoreError> {
     let count = commits.len();
-    let fail_all = |error: &StoreError| (0..count).map(|_| Err(StoreError::Backend(error.to_string()))).collect();
     // Row locks in key order in every transaction: batches never deadlock. The sort is
     // stable, so one task's commits keep their queue order.
     let mut order: Vec<usize> = (0..count).collect();
     order.sort_by(|&a, &b| commits[a].task.key.cmp(&commits[b].task.key));
-    let mut pending: Vec<Option<Commit>> = commits.into_iter().map(Some).collect();
 
-    let tx = match client.transaction().await {
-        Ok(tx) => tx,
-        Err(e) => return fail_all(&pg("begin commit", e)),
-    };
+    let tx = client.transaction().await.map_err(|e| pg("begin commit", e))?;
     let savepoints = count > 1;
-    let mut results: Vec<Option<Result<Committed, StoreError>>> = (0..count).map(|_| None).collect();
+    let mut results: Vec<Option<Result<Written, StoreError>>> = (0..count).map(|_| None).collect();
     for index in order {
-        let Some(commit) = pending[index].take() else { continue };
-        let result = if savepoints { in_savepoint(&tx, commit).await } else { Ok(write_commit(&tx, commit).await) };
+        let commit = &commits[index];
+        let result = if savepoints { in_savepoint(&tx, commit).await? } else { write_commit(&tx, commit).await };
         match result {
-            Ok(outcome) => results[index] = Some(outcome),
-            // The transaction is unusable: nothing of the batch can be kept.
-            Err(broken) => return fail_all(&broken),
+            // Aborted (a lone commit) or about to be run again anyway: drop it all.
+            Err(error) if super::retryable(&error) => return Err(error),
+            result => results[index] = Some(result),
         }
     }
-    let results: Vec<Result<Committed, StoreError>> = results
+    let results: Vec<Result<Written, StoreError>> = results
         .into_iter()
         .map(|result| result.unwrap_or_else(|| Err(StoreError::Backend("commit skipped".into()))))
         .collect();
     if results.iter().all(Result::is_err) {
         // Nothing to keep (and a lone commit that failed left the transaction aborted).
-        if let Err(e) = tx.rollback().await {
-            return fail_all(&pg("roll back", e));
-        }
-        return results;
+        tx.rollback().await.map_err(|e| pg("roll back", e))?;
+        return Ok(results);
     }
-    match tx.commit().await {
-        Ok(()) => results,
-        Err(e) => {
-            let error = pg("commit", e);
-            results.into_iter().map(|result| result.and_then(|_| Err(StoreError::Backend(error.to_string())))).collect()
-        }
-    }
+    tx.commit().await.map_err(|e| pg("commit", e))?;
+    Ok(results)
 }
 
 /// One commit inside a savepoint. The outer `Err` means the transaction itself failed.
-async fn in_savepoint(tx: &Transaction<'_>, commit: Commit) -> Result<Result<Committed, StoreError>, StoreError> {
+async fn in_savepoint(tx: &Transaction<'_>, commit: &Commit) -> Result<Result<Written, StoreError>, StoreError> {
     tx.batch_execute("SAVEPOINT a2a_commit").await.map_err(|e| pg("begin savepoint", e))?;
     match write_commit(tx, commit).await {
-        Ok(committed) => {
+        Ok(written) => {
             tx.batch_execute("RELEASE SAVEPOINT a2a_commit").await.map_err(|e| pg("release savepoint", e))?;
-            Ok(Ok(committed))
+            Ok(Ok(written))
         }
         Err(refused) => {
             tx.batch_execute("ROLLBACK TO SAVEPOINT a2a_commit; RELEASE SAVEPOINT a2a_commit")
@@ -108,7 +143,7 @@ async fn in_savepoint(tx: &Transaction<'_>, commit: Commit) -> Result<Result<Com
 /// One commit's writes: the version check, the task row, its events, their push
 /// deliveries and the notice. A statement that fails fails the commit; the caller rolls
 /// its savepoint (or the whole transaction) back.
-async fn write_commit(tx: &Transaction<'_>, commit: Commit) -> Result<Committed, StoreError> {
+async fn write_commit(tx: &Transaction<'_>, commit: &Commit) -> Result<Written, StoreError> {
     let key = commit.task.key.clone();
     let lock = tx.prepare_cached(LOCK_TASK).await.map_err(|e| pg("prepare task lock", e))?;
     let current = tx.query_opt(&lock, &[&key.tenant, &key.id]).await.map_err(|e| pg("lock task", e))?;
@@ -178,14 +213,12 @@ async fn write_commit(tx: &Transaction<'_>, commit: Commit) -> Result<Committed,
         }
     }
 
-    let mut appended = Vec::with_capacity(commit.events.len());
-    for (offset, (body, last)) in commit.events.into_iter().enumerate() {
-        appended.push(EventRecord { seq: last_seq + offset as u64 + 1, body, last });
-    }
-    if !appended.is_empty() {
-        let seqs = appended.iter().map(|event| to_i64(event.seq, "sequence number")).collect::<Result<Vec<_>, _>>()?;
-        let bodies: Vec<&[u8]> = appended.iter().map(|event| event.body.as_slice()).collect();
-        let lasts: Vec<bool> = appended.iter().map(|event| event.last).collect();
+    if !commit.events.is_empty() {
+        let seqs = (1..=commit.events.len() as u64)
+            .map(|offset| to_i64(last_seq + offset, "sequence number"))
+            .collect::<Result<Vec<_>, _>>()?;
+        let bodies: Vec<&[u8]> = commit.events.iter().map(|(body, _)| body.as_slice()).collect();
+        let lasts: Vec<bool> = commit.events.iter().map(|&(_, last)| last).collect();
         let insert = tx.prepare_cached(INSERT_EVENTS).await.map_err(|e| pg("prepare event insert", e))?;
         tx.execute(&insert, &[&key.tenant, &key.id, &seqs, &bodies, &lasts])
             .await
@@ -198,7 +231,7 @@ async fn write_commit(tx: &Transaction<'_>, commit: Commit) -> Result<Committed,
         let notify = tx.prepare_cached(NOTIFY).await.map_err(|e| pg("prepare notify", e))?;
         tx.execute(&notify, &[&NOTIFY_CHANNEL, &payload]).await.map_err(|e| pg("notify", e))?;
     }
-    Ok(Committed { version, events: appended })
+    Ok((version, last_seq))
 }
 
 /// The payload of the notice of a commit (see "NOTIFY" in the module documentation).
