@@ -203,7 +203,7 @@ where
                 return initialize(agent, shared, rpc, request, params.as_deref()).await;
             }
             if let Some(session) = session.as_deref() {
-                shared.settle_session(index, session).await;
+                shared.settle_session(Later::Request(index), session).await;
             }
             if let Some(error) = shared.check_incoming(&method, params.as_deref(), session.as_deref()) {
                 return Err(error);
@@ -235,13 +235,20 @@ where
             else {
                 return;
             };
-            if method == S::RULES.session_cancel {
-                if let Some(session) = notification.session_id() {
-                    if !shared.cancel_turn(session, rpc.index()) {
-                        shared.report(AcpEvent::UnknownSession { method, session_id: session.to_owned() });
-                        return;
-                    }
+            let cancels = (method == S::RULES.session_cancel).then(|| notification.session_id().map(str::to_owned));
+            if let Some(Some(session)) = cancels {
+                if shared.session_unsettled(read, &session) {
+                    // A `session/new`, load or resume read before it is still opening
+                    // the session, and its outcome decides. The wait runs on a task of
+                    // its own (module docs of `endpoint`, "Pipelined messages").
+                    tokio::spawn(async move {
+                        shared.settle_session(read, &session).await;
+                        cancel_session(agent, shared, method, session, rpc.index(), notification).await;
+                    });
+                    return;
                 }
+                cancel_session(agent, shared, method, session, rpc.index(), notification).await;
+                return;
             }
             let cx =
                 shared.context(ClientConnection { shared: shared.clone(), turn: None }, None, CancellationToken::new());
@@ -254,6 +261,27 @@ where
             shared.note_read(&request.method, request.params.as_deref(), ReadPoint::of(rpc));
         }
     }
+}
+
+/// `session/cancel` number `index` (in read order) for `session`: ends its turn and
+/// hands the notification to the agent, or reports it as naming an unknown session.
+async fn cancel_session<S, A>(
+    agent: Arc<A>,
+    shared: Arc<Shared<S>>,
+    method: String,
+    session: String,
+    index: u64,
+    notification: S::ClientNotification,
+) where
+    S: Protocol,
+    A: Dispatch<S::ClientRequest, S::ClientNotification, ClientConnection<S>>,
+{
+    if !shared.cancel_turn(&session, index) {
+        shared.report(AcpEvent::UnknownSession { method, session_id: session });
+        return;
+    }
+    let cx = shared.context(ClientConnection { shared: shared.clone(), turn: None }, None, CancellationToken::new());
+    agent.dispatch_notification(cx, notification).await;
 }
 
 /// Decodes an incoming notification, reporting why it is dropped when it is.

@@ -23,9 +23,12 @@
 //! - A request naming a session waits for the unsettled requests read before it
 //!   that could change whether that session exists (a `session/new` while the
 //!   session is unknown; a load, resume, close or delete naming it), then is
-//!   checked. Notifications do not wait for sessions: the notification worker is
+//!   checked. Notifications do not block on sessions: the notification worker is
 //!   serial, and blocking it on a handler that may itself call the client (whose
-//!   answer waits for the worker) could deadlock.
+//!   answer waits for the worker) could deadlock. A `session/cancel` for a session
+//!   such a request is still opening waits on a task of its own instead, then
+//!   cancels (or is reported as naming an unknown session) as if read then; the
+//!   notifications after it go on meanwhile.
 //!
 //! Waiting happens inside the request's own task, which holds one of the
 //! connection's request slots; the requests waited for were read earlier and so
@@ -166,6 +169,20 @@ enum Unsettles {
     /// A request creating a session its result names (`None`), or opening or
     /// removing the session its params name.
     Session(Option<String>),
+}
+
+impl State {
+    /// See [`Shared::session_unsettled`].
+    fn opening(&self, later: Later, session: &str) -> bool {
+        self.unsettled.iter().any(|u| {
+            u.at.before(later)
+                && match &u.kind {
+                    Unsettles::Initialize => false,
+                    Unsettles::Session(None) => !self.sessions.contains_key(session),
+                    Unsettles::Session(Some(named)) => named == session,
+                }
+        })
+    }
 }
 
 #[derive(Debug, Default)]
@@ -318,20 +335,16 @@ impl<S: Protocol> Shared<S> {
         .await;
     }
 
-    /// Agent side: waits until no request read before request number `index`
-    /// that could make `session` exist or stop existing is still running.
-    pub(crate) async fn settle_session(&self, index: u64, session: &str) {
-        self.wait_while(|state| {
-            state.unsettled.iter().any(|u| {
-                u.at.request < index
-                    && match &u.kind {
-                        Unsettles::Initialize => false,
-                        Unsettles::Session(None) => !state.sessions.contains_key(session),
-                        Unsettles::Session(Some(named)) => named == session,
-                    }
-            })
-        })
-        .await;
+    /// Agent side: waits until no request read before `later` that could make
+    /// `session` exist or stop existing is still running.
+    pub(crate) async fn settle_session(&self, later: Later, session: &str) {
+        self.wait_while(|state| state.opening(later, session)).await;
+    }
+
+    /// Agent side: whether a request read before `later` that could make `session`
+    /// exist or stop existing is still running.
+    pub(crate) fn session_unsettled(&self, later: Later, session: &str) -> bool {
+        self.state().opening(later, session)
     }
 
     /// Agent side: whether an `initialize` read before `later` made the

@@ -2,7 +2,8 @@
 //! after `initialize`, before its answer, waits for `initialize` to finish and is
 //! then served (or refused when `initialize` failed); one written before any
 //! `initialize` is refused at once. A request naming a session that a pipelined
-//! `session/new` read before it is still creating waits for it too. On the client
+//! `session/new` read before it is still creating waits for it too, and so does a
+//! `session/cancel` notification naming it. On the client
 //! side, a typed call made while `initialize` is in flight waits for its answer
 //! instead of failing locally.
 //!
@@ -61,6 +62,10 @@ impl Agent for Pipelined {
 
     async fn ext_notification(&self, _: AgentContext, notification: agentproto_acp::ExtMessage) {
         self.notes.lock().unwrap().push(notification.method);
+    }
+
+    async fn cancel(&self, _: AgentContext, notification: CancelNotification) {
+        self.notes.lock().unwrap().push(format!("cancel {}", notification.session_id));
     }
 }
 
@@ -139,6 +144,25 @@ async fn a_prompt_pipelined_after_session_new_is_always_served() {
     assert_eq!(outcome[&1]["result"]["protocolVersion"], 1, "{outcome:?}");
     assert_eq!(outcome[&2]["result"]["sessionId"], "s1", "{outcome:?}");
     assert_eq!(outcome[&3]["result"]["stopReason"], "end_turn", "{outcome:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_cancel_pipelined_while_its_session_opens_waits_for_it() {
+    // The cancel names the session the pipelined `session/new` is still creating: it
+    // waits for that answer in read order and reaches the agent, never dropped as a
+    // cancel for an unknown session.
+    let cancel = r#"{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s1"}}"#;
+    let mut dropped = 0;
+    for _ in 0..RUNS {
+        let notes = Arc::new(Mutex::new(Vec::new()));
+        let agent = Pipelined { yields: 3, notes: notes.clone(), ..Default::default() };
+        let outcome = answers(agent, &[INITIALIZE, NEW_SESSION, cancel], 2).await;
+        assert_eq!(outcome[&2]["result"]["sessionId"], "s1", "{outcome:?}");
+        if *notes.lock().unwrap() != ["cancel s1"] {
+            dropped += 1;
+        }
+    }
+    assert_eq!(dropped, 0, "the cancel was dropped in {dropped} of {RUNS} runs");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -291,4 +315,59 @@ async fn a_client_call_waiting_on_a_failed_initialize_fails_locally() {
     assert!(matches!(init, Err(AcpError::Rpc { .. })), "{init:?}");
     assert!(matches!(session, Err(AcpError::NotInitialized { .. })), "{session:?}");
     assert!(matches!(cancel, Err(AcpError::NotInitialized { .. })), "{cancel:?}");
+}
+
+/// An agent whose `session/new` asks the client something and waits for the answer.
+struct AsksWhileOpening {
+    notes: Arc<Mutex<Vec<String>>>,
+}
+
+impl Agent for AsksWhileOpening {
+    async fn initialize(&self, _: AgentContext, _: InitializeRequest) -> Result<InitializeResponse, ErrorObject> {
+        Ok(InitializeResponse::new(PROTOCOL_VERSION))
+    }
+
+    async fn new_session(&self, cx: AgentContext, _: NewSessionRequest) -> Result<NewSessionResponse, ErrorObject> {
+        cx.peer().ext_method("_ask", None).await.map_err(|e| ErrorObject::internal_error(e.to_string()))?;
+        Ok(NewSessionResponse::new("s1"))
+    }
+
+    async fn prompt(&self, _: AgentContext, _: PromptRequest) -> Result<PromptResponse, ErrorObject> {
+        Ok(PromptResponse::new(StopReason::EndTurn))
+    }
+
+    async fn cancel(&self, _: AgentContext, notification: CancelNotification) {
+        self.notes.lock().unwrap().push(format!("cancel {}", notification.session_id));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancel_waiting_for_its_session_does_not_hold_up_the_answers_the_opener_waits_for() {
+    // `session/new` waits for the client's answer to its `_ask`; the answer is read
+    // after the pipelined `session/cancel`, and answers are delivered after the
+    // notifications read before them. Were the cancel to wait on the serial
+    // notification worker for `session/new`, nothing would move again.
+    let notes = Arc::new(Mutex::new(Vec::new()));
+    let (ours, theirs) = tokio::io::duplex(64 * 1024);
+    let (read, write) = tokio::io::split(theirs);
+    let (connection, _) = connect_agent(AsksWhileOpening { notes: notes.clone() }, read, write, AcpOptions::default());
+    let running = tokio::spawn(connection.run());
+    let (read, mut write) = tokio::io::split(ours);
+    let mut lines = BufReader::new(read).lines();
+    let cancel = r#"{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s1"}}"#;
+    write.write_all(format!("{INITIALIZE}\n{NEW_SESSION}\n{cancel}\n").as_bytes()).await.unwrap();
+    let mut answered_new = None;
+    while answered_new.is_none() {
+        let message = next_answer(&mut lines).await;
+        if message["method"] == "_ask" {
+            let answer = serde_json::json!({"jsonrpc": "2.0", "id": message["id"], "result": {}});
+            write.write_all(format!("{answer}\n").as_bytes()).await.unwrap();
+        } else if message["id"] == 2 {
+            answered_new = Some(message);
+        }
+    }
+    assert_eq!(answered_new.unwrap()["result"]["sessionId"], "s1");
+    write.shutdown().await.unwrap();
+    within(running).await.unwrap().unwrap();
+    assert_eq!(*notes.lock().unwrap(), ["cancel s1"], "the cancel reached the agent once its session existed");
 }

@@ -20,7 +20,7 @@ from agentproto.acp.errors import (
     NotInitialized,
     PeerError,
 )
-from agentproto.acp.options import AcpEvent, AcpOptions, NotificationBeforeInitialize
+from agentproto.acp.options import AcpEvent, AcpOptions, NotificationBeforeInitialize, UnknownSession
 from agentproto.acp.receive import ExtMessage
 from agentproto.jsonrpc import ConnectionEvent, RequestError
 from agentproto.jsonrpc.memory import duplex
@@ -316,3 +316,74 @@ async def test_pipelined_requests_are_answered_by_read_order_every_time(round: i
         assert answers == {0: "ok", 1: "ok", 2: "ok", 3: -32602, 4: -32002}
         theirs_out.close()
         await asyncio.wait_for(running, WAIT)
+
+
+class SlowToOpen(Agent):
+    """Yields to the event loop a few times before creating its session."""
+
+    async def new_session(self, cx: v1.AgentContext, params: v1.NewSessionRequest) -> v1.NewSessionResponse:
+        for _ in range(3):
+            await asyncio.sleep(0)
+        return await super().new_session(cx, params)
+
+
+async def test_a_session_cancel_pipelined_while_its_session_opens_waits_for_it() -> None:
+    """A `session/cancel` naming the session a pipelined `session/new` is still creating
+    waits for that request (read order) and is never dropped as a cancel for an unknown
+    session (200 runs)."""
+    for _ in range(200):
+        events: list[Any] = []
+        (ours_in, ours_out), (theirs_in, theirs_out) = duplex()
+        connection, _ = v1.connect_agent(SlowToOpen(), ours_in, ours_out, AcpOptions(observer=events.append))
+        running = asyncio.create_task(connection.run())
+        wire = Wire(theirs_in, theirs_out)
+        await wire.send_raw(
+            b'{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}\n'
+            b'{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/","mcpServers":[]}}\n'
+            b'{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s1"}}\n'
+        )
+        answers: dict[int, Any] = {}
+        while len(answers) < 2:
+            message = await wire.message()
+            answers[message["id"]] = message
+        assert answers[1]["result"]["sessionId"] == "s1"
+        theirs_out.close()
+        await asyncio.wait_for(running, WAIT)
+        assert [e for e in events if isinstance(e, UnknownSession)] == []
+
+
+class AsksWhileOpening(Agent):
+    """Asks the client something from `session/new` and waits for the answer."""
+
+    async def new_session(self, cx: v1.AgentContext, params: v1.NewSessionRequest) -> v1.NewSessionResponse:
+        await cx.peer.ext_method("_ask")
+        return await super().new_session(cx, params)
+
+
+async def test_a_cancel_waiting_for_its_session_does_not_hold_up_the_answers_the_opener_waits_for() -> None:
+    """`session/new` waits for the client's answer to `_ask`, read after a pipelined
+    `session/cancel`; answers are delivered after the notifications read before them, so
+    a cancel blocking the serial notification worker until `session/new` ends would
+    stall the connection."""
+    events: list[Any] = []
+    agent_app = AsksWhileOpening()
+    (ours_in, ours_out), (theirs_in, theirs_out) = duplex()
+    connection, _ = v1.connect_agent(agent_app, ours_in, ours_out, AcpOptions(observer=events.append))
+    running = asyncio.create_task(connection.run())
+    wire = Wire(theirs_in, theirs_out)
+    await wire.send_raw(
+        b'{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}\n'
+        b'{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/","mcpServers":[]}}\n'
+        b'{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s1"}}\n'
+    )
+    opened = None
+    while opened is None:
+        message = await wire.message()
+        if message.get("method") == "_ask":
+            await wire.send({"jsonrpc": "2.0", "id": message["id"], "result": {}})
+        elif message.get("id") == 1:
+            opened = message
+    assert opened["result"]["sessionId"] == "s1"
+    theirs_out.close()
+    await asyncio.wait_for(running, WAIT)
+    assert [e for e in events if isinstance(e, UnknownSession)] == []

@@ -169,7 +169,7 @@ export class AgentRuntime implements Handler {
       const { params, info } = ep.decodeRequest(request);
       if (initialize && info !== null) return await this.initialize(rpc, info, params, request.params);
       const session = ep.sessionOf(info, params);
-      if (session !== null) await ep.settleSession(index, session);
+      if (session !== null) await ep.settleSession({ kind: "request", index }, session);
       ep.checkIncoming(method, info, request.params, session);
       if (session !== null && info !== null && method === ep.rules.promptTurn) return await this.prompt(rpc, info, params, session);
       const value = await callHandler(this.agent, info, method, ep.context(this.plain, rpc, rpc.signal), params);
@@ -192,10 +192,30 @@ export class AgentRuntime implements Handler {
     const method = notification.method;
     if (method === ep.rules.sessionCancel) {
       const session = ep.sessionOf(info, params);
-      if (session !== null && !ep.cancelTurn(session, cx.index)) {
-        ep.report({ kind: "unknown-session", method, sessionId: session });
+      if (session !== null && ep.sessionUnsettled(later, session)) {
+        // A `session/new`, load or resume read before it is still opening the session,
+        // and its outcome decides. The wait runs apart from the notification worker,
+        // which is serial: the opening handler may be waiting for an answer that waits
+        // for the worker.
+        const index = cx.index;
+        void ep
+          .settleSession(later, session)
+          .then(() => this.cancel(session, index, info, method, params))
+          .catch((error: unknown) => cx.peer.report({ kind: "notification-handler-failed", method, error }));
         return;
       }
+      if (session !== null) return this.cancel(session, cx.index, info, method, params);
+    }
+    await callHandler(this.agent, info, method, this.noteContext, params, true);
+  }
+
+  /** `session/cancel` number `index` (in read order): ends the session's turn and hands
+   * the notification to the agent, or reports an unknown session. */
+  private async cancel(session: string, index: number, info: MethodInfo | null, method: string, params: unknown): Promise<void> {
+    const ep = this.endpoint;
+    if (!ep.cancelTurn(session, index)) {
+      ep.report({ kind: "unknown-session", method, sessionId: session });
+      return;
     }
     await callHandler(this.agent, info, method, this.noteContext, params, true);
   }

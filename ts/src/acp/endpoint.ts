@@ -261,14 +261,18 @@ export class Endpoint {
     await this.waitWhile(() => this.unsettled.some((u) => u.initialize && u.at.before(later)));
   }
 
-  /** Agent side: waits until no request read before request `index` that could make
-   * `session` exist or stop existing is still running. */
-  async settleSession(index: number, session: string): Promise<void> {
+  /** Agent side: waits until no request read before `later` (a request or a
+   * notification) that could make `session` exist or stop existing is still running. */
+  async settleSession(later: Later, session: string): Promise<void> {
     if (this.unsettled.length === 0) return;
-    await this.waitWhile(() =>
-      this.unsettled.some(
-        (u) => u.at.request < index && !u.initialize && ((u.session === null && !this.sessions.has(session)) || u.session === session),
-      ),
+    await this.waitWhile(() => this.sessionUnsettled(later, session));
+  }
+
+  /** Agent side: whether a request read before `later` that could make `session` exist
+   * or stop existing is still running. */
+  sessionUnsettled(later: Later, session: string): boolean {
+    return this.unsettled.some(
+      (u) => u.at.before(later) && !u.initialize && ((u.session === null && !this.sessions.has(session)) || u.session === session),
     );
   }
 

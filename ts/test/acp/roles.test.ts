@@ -29,7 +29,7 @@ class Agent implements v1.Agent {
   initialize(): v1.InitializeResponse {
     return { protocolVersion: 1 };
   }
-  newSession(): v1.NewSessionResponse {
+  async newSession(_cx?: v1.AgentContext): Promise<v1.NewSessionResponse> {
     const sessionId = `s${++this.sessions}`;
     return this.modes === undefined ? { sessionId } : { sessionId, modes: this.modes };
   }
@@ -262,4 +262,73 @@ test("pipelined requests are answered by read order, every time", async () => {
     await remote.close();
     await within(running, "run ends");
   }
+});
+
+/** Yields to the event loop a few times before creating its session. */
+class SlowToOpen extends Agent {
+  override async newSession(): Promise<v1.NewSessionResponse> {
+    for (let i = 0; i < 3; i++) await new Promise<void>((resolve) => setImmediate(resolve));
+    return super.newSession();
+  }
+}
+
+test("a session/cancel pipelined while its session opens waits for it, every time", async () => {
+  for (let round = 0; round < 200; round++) {
+    const events: (ConnectionEvent | AcpEvent)[] = [];
+    const [ours, theirs] = duplex();
+    const { connection } = v1.connectAgent(new SlowToOpen(), ours.input, ours.output, { observer: (e) => events.push(e) });
+    const running = connection.run();
+    const remote = new Remote(theirs);
+    const lines = [
+      { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1 } },
+      { jsonrpc: "2.0", id: 2, method: "session/new", params: NEW },
+      { jsonrpc: "2.0", method: "session/cancel", params: { sessionId: "s1" } },
+    ];
+    await remote.sendRaw(lines.map((l) => JSON.stringify(l)).join("\n"));
+    const answers = new Map<number, any>();
+    while (answers.size < 2) {
+      const message = await remote.next();
+      if (message.id !== undefined) answers.set(message.id, message);
+    }
+    assert.equal(answers.get(2).result.sessionId, "s1");
+    await remote.close();
+    await within(running, "run ends");
+    // Never dropped as a cancel for a session that does not exist.
+    assert.deepEqual(events.filter((e) => e.kind === "unknown-session"), []);
+  }
+});
+
+/** Asks the client something from `session/new` and waits for the answer. */
+class AsksWhileOpening extends Agent {
+  override async newSession(cx: v1.AgentContext): Promise<v1.NewSessionResponse> {
+    await cx.peer.extMethod("_ask");
+    return super.newSession();
+  }
+}
+
+test("a cancel waiting for its session does not hold up the answers the opener waits for", async () => {
+  // `session/new` waits for the client's answer to `_ask`, read after a pipelined
+  // `session/cancel`; answers are delivered after the notifications read before them,
+  // so a cancel blocking the serial notification worker would stall the connection.
+  const events: (ConnectionEvent | AcpEvent)[] = [];
+  const [ours, theirs] = duplex();
+  const { connection } = v1.connectAgent(new AsksWhileOpening(), ours.input, ours.output, { observer: (e) => events.push(e) });
+  const running = connection.run();
+  const remote = new Remote(theirs);
+  const lines = [
+    { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1 } },
+    { jsonrpc: "2.0", id: 2, method: "session/new", params: NEW },
+    { jsonrpc: "2.0", method: "session/cancel", params: { sessionId: "s1" } },
+  ];
+  await remote.sendRaw(lines.map((l) => JSON.stringify(l)).join("\n"));
+  let opened: any = null;
+  while (opened === null) {
+    const message = await within(remote.next(), "the next message");
+    if (message.method === "_ask") await remote.send({ jsonrpc: "2.0", id: message.id, result: {} });
+    else if (message.id === 2) opened = message;
+  }
+  assert.equal(opened.result.sessionId, "s1");
+  await remote.close();
+  await within(running, "run ends");
+  assert.deepEqual(events.filter((e) => e.kind === "unknown-session"), []);
 });

@@ -92,6 +92,8 @@ class AgentRuntime(Handler, Generic[A, C]):
         self._agent: Any = agent
         self._connection_type = connection_type
         self.endpoint: Endpoint
+        # `session/cancel`s waiting for their session to be opened (kept referenced).
+        self._waiting: set[asyncio.Task[None]] = set()
 
     def bind(self, endpoint: Endpoint) -> None:
         self.endpoint = endpoint
@@ -117,7 +119,7 @@ class AgentRuntime(Handler, Generic[A, C]):
                 return await self._initialize(cx, info, params, request.params)
             session = ep.session_of(info, params)
             if session is not None:
-                await ep.settle_session(index, session)
+                await ep.settle_session(("request", index), session)
             ep.check_incoming(method, info, request.params, session)
             if session is not None and info is not None and method == ep.rules.prompt_turn:
                 return await self._prompt(cx, info, params, session)
@@ -141,9 +143,34 @@ class AgentRuntime(Handler, Generic[A, C]):
         method = notification.method
         if method == ep.rules.session_cancel:
             session = ep.session_of(info, params)
-            if session is not None and not ep.cancel_turn(session, cx.index):
-                ep.report(UnknownSession(method, session))
+            if session is not None and ep.session_unsettled(read, session):
+                # A `session/new`, load or resume read before it is still opening the
+                # session, and its outcome decides. The wait runs on a task of its own:
+                # the notification worker is serial, and the opening handler may be
+                # waiting for an answer that waits for the worker.
+                task = asyncio.get_running_loop().create_task(self._cancel_later(read, session, cx.index, info, params))
+                self._waiting.add(task)
+                task.add_done_callback(self._waiting.discard)
                 return
+            if session is not None:
+                await self._cancel(session, cx.index, info, params)
+                return
+        await self._notify(info, params)
+
+    async def _cancel_later(self, read: tuple[str, int], session: str, index: int, info: Any, params: Any) -> None:
+        await self.endpoint.settle_session(read, session)
+        await self._cancel(session, index, info, params)
+
+    async def _cancel(self, session: str, index: int, info: Any, params: Any) -> None:
+        """`session/cancel` number `index` (in read order): ends the session's turn and
+        hands the notification to the agent, or reports an unknown session."""
+        ep = self.endpoint
+        if not ep.cancel_turn(session, index):
+            ep.report(UnknownSession(ep.rules.session_cancel, session))
+            return
+        await self._notify(info, params)
+
+    async def _notify(self, info: Any, params: Any) -> None:
         # `$/cancel_request` reaches here only when the connection's cancel notification
         # is turned off; no handler exists for it then.
         handler = self._agent.ext_notification if info is None else getattr(self._agent, info.handler, None)

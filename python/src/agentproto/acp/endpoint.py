@@ -273,21 +273,22 @@ class Endpoint:
             return
         await self._wait_while(lambda: any(u.initialize and u.at.before(later) for u in self._unsettled))
 
-    async def settle_session(self, index: int, session: str) -> None:
-        """Agent side: waits until no request read before request number `index` that
-        could make `session` exist or stop existing is still running."""
+    async def settle_session(self, later: tuple[str, int], session: str) -> None:
+        """Agent side: waits until no request read before `later` (a request or a
+        notification) that could make `session` exist or stop existing is still running."""
         if not self._unsettled:
             return
+        await self._wait_while(lambda: self.session_unsettled(later, session))
 
-        def blocked() -> bool:
-            for u in self._unsettled:
-                if u.at.request >= index or u.initialize:
-                    continue
-                if (u.session is None and session not in self.sessions) or u.session == session:
-                    return True
-            return False
-
-        await self._wait_while(blocked)
+    def session_unsettled(self, later: tuple[str, int], session: str) -> bool:
+        """Agent side: whether a request read before `later` that could make `session`
+        exist or stop existing is still running."""
+        for u in self._unsettled:
+            if not u.at.before(later) or u.initialize:
+                continue
+            if (u.session is None and session not in self.sessions) or u.session == session:
+                return True
+        return False
 
     def ready_for(self, later: tuple[str, int]) -> bool:
         """Agent side: whether an `initialize` read before `later` made the connection ready."""
