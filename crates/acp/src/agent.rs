@@ -378,8 +378,9 @@ fn with_protocol_version(result: Box<RawValue>, version: u16) -> Box<RawValue> {
     serde_json::value::to_raw_value(&value).unwrap_or(result)
 }
 
-/// `session/prompt` (v1): one turn per session; `session/cancel` ends it with
-/// `stopReason: "cancelled"`, never with an error.
+/// `session/prompt` (v1): one turn per session at a time (a prompt read while an earlier
+/// one runs waits for it); `session/cancel` ends it with `stopReason: "cancelled"`,
+/// never with an error.
 async fn prompt<S, A>(
     agent: Arc<A>,
     shared: Arc<Shared<S>>,
@@ -392,6 +393,8 @@ where
     A: Dispatch<S::ClientRequest, S::ClientNotification, ClientConnection<S>>,
 {
     let request_token = rpc.cancellation_token().clone();
+    // Prompts pipelined on one session take turns in read order.
+    shared.settle_prompts(Later::Request(rpc.index()), &session).await;
     let Some((number, turn)) = shared.begin_turn(&session, &request_token, rpc.notifications_before()) else {
         let data = serde_json::json!({ "sessionId": session });
         let error = ErrorObject::new(

@@ -29,6 +29,13 @@
 //!   such a request is still opening waits on a task of its own instead, then
 //!   cancels (or is reported as naming an unknown session) as if read then; the
 //!   notifications after it go on meanwhile.
+//! - A prompt read while a prompt read before it on the same session is still
+//!   running waits for that one to finish, then runs: one turn at a time, in read
+//!   order, whatever the timing. A client should not send it (`check client`'s
+//!   ACP-CLIENT-PROMPT-001); the agent does not refuse it, because whether the
+//!   earlier turn has ended by the time the later prompt is looked at depends on
+//!   scheduling, and the same bytes must get the same answers. A `session/cancel`
+//!   read after both cancels both.
 //!
 //! Waiting happens inside the request's own task, which holds one of the
 //! connection's request slots; the requests waited for were read earlier and so
@@ -169,6 +176,8 @@ enum Unsettles {
     /// A request creating a session its result names (`None`), or opening or
     /// removing the session its params name.
     Session(Option<String>),
+    /// A prompt turn on the session its params name.
+    Prompt(String),
 }
 
 impl State {
@@ -177,11 +186,16 @@ impl State {
         self.unsettled.iter().any(|u| {
             u.at.before(later)
                 && match &u.kind {
-                    Unsettles::Initialize => false,
+                    Unsettles::Initialize | Unsettles::Prompt(_) => false,
                     Unsettles::Session(None) => !self.sessions.contains_key(session),
                     Unsettles::Session(Some(named)) => named == session,
                 }
         })
+    }
+
+    /// Whether a prompt on `session` read before `later` is still running.
+    fn prompting(&self, later: Later, session: &str) -> bool {
+        self.unsettled.iter().any(|u| u.at.before(later) && matches!(&u.kind, Unsettles::Prompt(s) if s == session))
     }
 }
 
@@ -281,6 +295,11 @@ impl<S: Protocol> Shared<S> {
     pub(crate) fn note_read(&self, method: &str, params: Option<&RawValue>, at: ReadPoint) {
         let kind = if method == S::RULES.initialize {
             Unsettles::Initialize
+        } else if S::RULES.prompt_turn == Some(method) {
+            match params.and_then(session_of) {
+                Some(session) => Unsettles::Prompt(session),
+                None => return,
+            }
         } else {
             match self.incoming(method).and_then(|m| m.session?.effect) {
                 Some(SessionEffect::CreatedByResult) => Unsettles::Session(None),
@@ -339,6 +358,13 @@ impl<S: Protocol> Shared<S> {
     /// `session` exist or stop existing is still running.
     pub(crate) async fn settle_session(&self, later: Later, session: &str) {
         self.wait_while(|state| state.opening(later, session)).await;
+    }
+
+    /// Agent side: waits until no prompt on `session` read before `later` is still
+    /// running, so that prompts pipelined on one session run one after the other, in
+    /// read order.
+    pub(crate) async fn settle_prompts(&self, later: Later, session: &str) {
+        self.wait_while(|state| state.prompting(later, session)).await;
     }
 
     /// Agent side: whether a request read before `later` that could make `session`

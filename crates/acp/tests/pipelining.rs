@@ -3,7 +3,8 @@
 //! then served (or refused when `initialize` failed); one written before any
 //! `initialize` is refused at once. A request naming a session that a pipelined
 //! `session/new` read before it is still creating waits for it too, and so does a
-//! `session/cancel` notification naming it. On the client
+//! `session/cancel` notification naming it; prompts pipelined on one session run
+//! one after the other. On the client
 //! side, a typed call made while `initialize` is in flight waits for its answer
 //! instead of failing locally.
 //!
@@ -163,6 +164,21 @@ async fn a_session_cancel_pipelined_while_its_session_opens_waits_for_it() {
         }
     }
     assert_eq!(dropped, 0, "the cancel was dropped in {dropped} of {RUNS} runs");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prompts_pipelined_on_one_session_take_turns_in_read_order() {
+    // A client should wait for a turn to end before the next prompt; one that does not
+    // still gets the same answers every time: the second prompt waits for the first.
+    let second = r#"{"jsonrpc":"2.0","id":4,"method":"session/prompt","params":{"sessionId":"s1","prompt":[]}}"#;
+    let outcome = same_answer_every_time(
+        || Pipelined { yields: 3, ..Default::default() },
+        &[INITIALIZE, NEW_SESSION, PROMPT, second],
+        4,
+    )
+    .await;
+    assert_eq!(outcome[&3]["result"]["stopReason"], "end_turn", "{outcome:?}");
+    assert_eq!(outcome[&4]["result"]["stopReason"], "end_turn", "{outcome:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -387,3 +387,28 @@ async def test_a_cancel_waiting_for_its_session_does_not_hold_up_the_answers_the
     theirs_out.close()
     await asyncio.wait_for(running, WAIT)
     assert [e for e in events if isinstance(e, UnknownSession)] == []
+
+
+async def test_prompts_pipelined_on_one_session_take_turns_in_read_order() -> None:
+    """A client should wait for a turn to end before the next prompt; one that does not
+    still gets the same answers every time: the second prompt waits for the first (200 runs)."""
+    for _ in range(200):
+        (ours_in, ours_out), (theirs_in, theirs_out) = duplex()
+        connection, _ = v1.connect_agent(SlowToOpen(), ours_in, ours_out, AcpOptions())
+        running = asyncio.create_task(connection.run())
+        wire = Wire(theirs_in, theirs_out)
+        prompt = b'"method":"session/prompt","params":{"sessionId":"s1","prompt":[{"type":"text","text":"stream 1"}]}}'
+        await wire.send_raw(
+            b'{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}\n'
+            b'{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/","mcpServers":[]}}\n'
+            b'{"jsonrpc":"2.0","id":2,' + prompt + b"\n"
+            b'{"jsonrpc":"2.0","id":3,' + prompt + b"\n"
+        )
+        answers: dict[int, Any] = {}
+        while len(answers) < 4:
+            message = await wire.message()
+            if "id" in message:
+                answers[message["id"]] = message.get("result", {}).get("stopReason", message.get("error"))
+        assert answers[2] == "end_turn" and answers[3] == "end_turn", answers
+        theirs_out.close()
+        await asyncio.wait_for(running, WAIT)

@@ -245,6 +245,8 @@ export class AgentRuntime implements Handler {
   /** A v1 prompt turn: one per session; `session/cancel` ends it with `stopReason: "cancelled"`, never an error. */
   private async prompt(rpc: RequestContext, info: MethodInfo, params: unknown, session: string): Promise<string> {
     const ep = this.endpoint;
+    // Prompts pipelined on one session take turns in read order (same bytes, same answers).
+    await ep.settlePrompts({ kind: "request", index: rpc.index }, session);
     const begun = ep.beginTurn(session, rpc.signal, rpc.notificationsBefore);
     if (begun === null) {
       const message = `invalid request: a prompt turn is already running in session \`${session}\``;

@@ -117,6 +117,8 @@ interface Unsettled {
   readonly initialize: boolean;
   /** A session request: the session it names (`null`: any, created). */
   readonly session: string | null;
+  /** A prompt turn on `session`. */
+  readonly prompt?: boolean;
 }
 
 /** A JSON object's members, or `{}` when the text is not an object. */
@@ -237,6 +239,11 @@ export class Endpoint {
       this.unsettled.push({ at, initialize: true, session: null });
       return;
     }
+    if (request.method === this.rules.promptTurn) {
+      const value = request.params === null ? undefined : objectOf(request.params)["sessionId"];
+      if (typeof value === "string") this.unsettled.push({ at, initialize: false, session: value, prompt: true });
+      return;
+    }
     const effect = this.incoming.get(request.method)?.session?.effect ?? null;
     if (effect === null) return;
     let session: string | null = null;
@@ -272,8 +279,16 @@ export class Endpoint {
    * or stop existing is still running. */
   sessionUnsettled(later: Later, session: string): boolean {
     return this.unsettled.some(
-      (u) => u.at.before(later) && !u.initialize && ((u.session === null && !this.sessions.has(session)) || u.session === session),
+      (u) =>
+        u.at.before(later) && !u.initialize && u.prompt !== true && ((u.session === null && !this.sessions.has(session)) || u.session === session),
     );
+  }
+
+  /** Agent side: waits until no prompt on `session` read before `later` is still running,
+   * so that prompts pipelined on one session run one after the other, in read order. */
+  async settlePrompts(later: Later, session: string): Promise<void> {
+    if (this.unsettled.length === 0) return;
+    await this.waitWhile(() => this.unsettled.some((u) => u.prompt === true && u.session === session && u.at.before(later)));
   }
 
   /** Agent side: whether an `initialize` read before `later` made the connection ready. */

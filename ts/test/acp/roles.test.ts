@@ -332,3 +332,30 @@ test("a cancel waiting for its session does not hold up the answers the opener w
   await within(running, "run ends");
   assert.deepEqual(events.filter((e) => e.kind === "unknown-session"), []);
 });
+
+test("prompts pipelined on one session take turns in read order, every time", async () => {
+  // A client should wait for a turn to end before the next prompt; one that does not still
+  // gets the same answers every time: the second prompt waits for the first.
+  for (let round = 0; round < 200; round++) {
+    const [ours, theirs] = duplex();
+    const { connection } = v1.connectAgent(new SlowToOpen(), ours.input, ours.output, {});
+    const running = connection.run();
+    const remote = new Remote(theirs);
+    const lines = [
+      { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1 } },
+      { jsonrpc: "2.0", id: 2, method: "session/new", params: NEW },
+      { jsonrpc: "2.0", id: 3, method: "session/prompt", params: text("s1", "stream 1") },
+      { jsonrpc: "2.0", id: 4, method: "session/prompt", params: text("s1", "stream 1") },
+    ];
+    await remote.sendRaw(lines.map((l) => JSON.stringify(l)).join("\n"));
+    const answers = new Map<number, any>();
+    while (answers.size < 4) {
+      const message = await within(remote.next(), "the next message");
+      if (message.id !== undefined) answers.set(message.id, message);
+    }
+    assert.equal(answers.get(3).result?.stopReason, "end_turn", JSON.stringify(answers.get(3)));
+    assert.equal(answers.get(4).result?.stopReason, "end_turn", JSON.stringify(answers.get(4)));
+    await remote.close();
+    await within(running, "run ends");
+  }
+});

@@ -204,10 +204,13 @@ class AgentRuntime(Handler, Generic[A, C]):
         return result
 
     async def _prompt(self, cx: RequestContext, info: MethodInfo, params: Any, session: str) -> bytes:
-        """A v1 prompt turn: one per session; `session/cancel` ends it with
-        `stopReason: "cancelled"`, never with an error."""
+        """A v1 prompt turn: one per session at a time (a prompt read while an earlier one
+        on its session runs waits for it, whatever the timing: the same bytes get the same
+        answers); `session/cancel` ends it with `stopReason: "cancelled"`, never with an
+        error."""
         ep = self.endpoint
         request_token = cx.token
+        await ep.settle_prompts(("request", cx.index), session)
         begun = ep.begin_turn(session, request_token, cx.notifications_before)
         if begun is None:
             message = f"invalid request: a prompt turn is already running in session `{session}`"

@@ -133,12 +133,13 @@ class ReadPoint:
 
 
 class _Unsettled:
-    __slots__ = ("at", "initialize", "session")
+    __slots__ = ("at", "initialize", "prompt", "session")
 
-    def __init__(self, at: ReadPoint, initialize: bool, session: str | None) -> None:
+    def __init__(self, at: ReadPoint, initialize: bool, session: str | None, prompt: bool = False) -> None:
         self.at = at
         self.initialize = initialize
         self.session = session  # a session request: the session it names (None: any, created)
+        self.prompt = prompt  # a prompt turn on `session`
 
 
 def object_of(text: Raw | bytes) -> dict[str, Any]:
@@ -247,6 +248,11 @@ class Endpoint:
         if method == self.rules.initialize:
             self._unsettled.append(_Unsettled(at, True, None))
             return
+        if method == self.rules.prompt_turn:
+            value = object_of(request.params).get("sessionId") if request.params is not None else None
+            if isinstance(value, str):
+                self._unsettled.append(_Unsettled(at, False, value, prompt=True))
+            return
         info = self._incoming.get(method)
         effect = info.session.effect if info is not None and info.session is not None else None
         if effect is None:
@@ -284,11 +290,21 @@ class Endpoint:
         """Agent side: whether a request read before `later` that could make `session`
         exist or stop existing is still running."""
         for u in self._unsettled:
-            if not u.at.before(later) or u.initialize:
+            if not u.at.before(later) or u.initialize or u.prompt:
                 continue
             if (u.session is None and session not in self.sessions) or u.session == session:
                 return True
         return False
+
+    async def settle_prompts(self, later: tuple[str, int], session: str) -> None:
+        """Agent side: waits until no prompt on `session` read before `later` is still
+        running, so that prompts pipelined on one session run one after the other, in
+        read order (see `agentproto.acp.agent`, pipelined prompts)."""
+        if not self._unsettled:
+            return
+        await self._wait_while(
+            lambda: any(u.prompt and u.session == session and u.at.before(later) for u in self._unsettled)
+        )
 
     def ready_for(self, later: tuple[str, int]) -> bool:
         """Agent side: whether an `initialize` read before `later` made the connection ready."""
