@@ -36,6 +36,8 @@ lint: ## rustfmt and clippy (warnings are errors)
 	# agentproto-a2a's features build on their own: a client-only user builds no server or SQLite.
 	$(CARGO) clippy -p agentproto-a2a --no-default-features --features client --all-targets -- -D warnings
 	$(CARGO) clippy -p agentproto-a2a --no-default-features --features server --all-targets -- -D warnings
+	$(CARGO) clippy -p agentproto-a2a --no-default-features --features client,grpc --all-targets -- -D warnings
+	$(CARGO) clippy -p agentproto-a2a --no-default-features --features server,grpc --all-targets -- -D warnings
 
 fmt: ## Format the Rust sources
 	$(CARGO) fmt --all

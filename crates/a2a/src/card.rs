@@ -78,6 +78,12 @@ impl AgentCardBuilder {
         self.interface(AgentInterface::new(url, "HTTP+JSON", INTERFACE_VERSION))
     }
 
+    /// Adds the gRPC binding of A2A 1.0 at `url` (`host:port`, as the proto's comment
+    /// and the official SDKs give it).
+    pub fn grpc_interface(self, url: impl Into<String>) -> Self {
+        self.interface(AgentInterface::new(url, "GRPC", INTERFACE_VERSION))
+    }
+
     /// Replaces the capabilities as a whole.
     pub fn capabilities(mut self, capabilities: AgentCapabilities) -> Self {
         self.card.capabilities = capabilities;

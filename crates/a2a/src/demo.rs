@@ -189,6 +189,12 @@ pub fn card(base: &str) -> AgentCard {
 
 /// [`card`] with the HTTP+JSON binding under another prefix (`""`: the root).
 pub fn card_with_rest_prefix(base: &str, rest_prefix: &str) -> AgentCard {
+    card_with_bindings(base, rest_prefix, None)
+}
+
+/// [`card_with_rest_prefix`], also declaring the gRPC binding at `grpc` (`host:port`)
+/// when given, after the other two.
+pub fn card_with_bindings(base: &str, rest_prefix: &str, grpc: Option<&str>) -> AgentCard {
     let base = base.trim_end_matches('/');
     let mut skill = AgentSkill::new(
         "echo",
@@ -197,19 +203,22 @@ pub fn card_with_rest_prefix(base: &str, rest_prefix: &str) -> AgentCard {
         vec!["echo".to_owned(), "test".to_owned()],
     );
     skill.examples = vec!["hello".to_owned()];
-    AgentCard::builder(
+    let mut card = AgentCard::builder(
         "agentproto demo agent",
         "A durable echo agent on agentproto (SQLite store, resumable streams, push outbox).",
         env!("CARGO_PKG_VERSION"),
     )
     .jsonrpc_interface(format!("{base}/"))
-    .http_json_interface(format!("{base}{}", rest_prefix.trim_end_matches('/')))
-    .streaming()
-    .push_notifications()
-    .input_modes(["text/plain", "application/json"])
-    .output_modes(["text/plain", "application/json"])
-    .skill(skill)
-    .build()
+    .http_json_interface(format!("{base}{}", rest_prefix.trim_end_matches('/')));
+    if let Some(grpc) = grpc {
+        card = card.grpc_interface(grpc);
+    }
+    card.streaming()
+        .push_notifications()
+        .input_modes(["text/plain", "application/json"])
+        .output_modes(["text/plain", "application/json"])
+        .skill(skill)
+        .build()
 }
 
 #[cfg(test)]

@@ -272,9 +272,22 @@ impl A2aError {
         }
     }
 
-    /// The gRPC status name (`NOT_FOUND`, …), also the `status` of an AIP-193 body.
+    /// The gRPC status name (`NOT_FOUND`, …) under A2A 1.0.1, also the `status` of an
+    /// AIP-193 body.
     pub fn grpc_status(&self) -> &'static str {
         lookup(self.kind).grpc
+    }
+
+    /// The gRPC status name on the gRPC binding under `table`: A2A 1.0.0 answered
+    /// PushNotificationNotSupported, UnsupportedOperation and VersionNotSupported with
+    /// `UNIMPLEMENTED`, where 1.0.1 says `FAILED_PRECONDITION`.
+    pub fn grpc_status_in(&self, table: ErrorTable) -> &'static str {
+        match (table, self.kind) {
+            (ErrorTable::V1_0_0, PushNotificationNotSupported | UnsupportedOperation | VersionNotSupported) => {
+                "UNIMPLEMENTED"
+            }
+            _ => self.grpc_status(),
+        }
     }
 
     /// The `google.rpc.ErrorInfo.reason`.

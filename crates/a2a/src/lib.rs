@@ -19,6 +19,8 @@ pub mod errors;
 #[cfg(feature = "server")]
 pub mod executor;
 pub mod generated;
+#[cfg(all(feature = "grpc", any(feature = "client", feature = "server")))]
+pub mod grpc;
 mod protojson;
 #[cfg(feature = "server")]
 pub mod push;

@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use agentproto_a2a::demo::{card_with_rest_prefix, DemoAgent};
+use agentproto_a2a::demo::{card_with_bindings, DemoAgent};
 use agentproto_a2a::errors::ErrorTable;
 use agentproto_a2a::push::PushOptions;
 use agentproto_a2a::recovery::{RecoveryOptions, Retention};
@@ -36,6 +36,10 @@ pub(crate) struct Args {
     /// The URL the card advertises (default: http://<addr>).
     #[arg(long)]
     public_url: Option<String>,
+    /// Also serve the gRPC binding (`lf.a2a.v1.A2AService`, HTTP/2 without TLS) on this
+    /// address, declared in the card after JSON-RPC and HTTP+JSON (port 0 picks one).
+    #[arg(long, value_name = "ADDR")]
+    grpc_listen: Option<SocketAddr>,
     /// Use the A2A 1.0.0 HTTP status table (the TCK still checks parts of it).
     #[arg(long)]
     errors_1_0_0: bool,
@@ -199,6 +203,15 @@ async fn run(args: Args) -> Result<(), String> {
         tokio::net::TcpListener::bind(args.addr).await.map_err(|e| format!("cannot listen on {}: {e}", args.addr))?;
     let local = listener.local_addr().map_err(|e| e.to_string())?;
     let base = args.public_url.clone().unwrap_or_else(|| format!("http://{local}"));
+    let grpc = match args.grpc_listen {
+        Some(addr) => {
+            let l = tokio::net::TcpListener::bind(addr).await.map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+            let at = l.local_addr().map_err(|e| e.to_string())?;
+            Some((l, at))
+        }
+        None => None,
+    };
+    let grpc_url = grpc.as_ref().map(|(_, at)| at.to_string());
     let agent = DemoAgent {
         delay: Some(Duration::from_secs_f64(args.delay.max(0.0))),
         echo_delay: Duration::from_secs_f64(args.echo_delay.max(0.0)),
@@ -228,7 +241,7 @@ async fn run(args: Args) -> Result<(), String> {
     let recovery = RecoveryOptions { lease: args.turn_lease, ..RecoveryOptions::default() };
     let retention =
         Retention { terminal_age: args.retain_terminal.0, resume_window: args.resume_window, ..Retention::default() };
-    let builder = A2aServer::builder(agent, card_with_rest_prefix(&base, &args.rest_prefix))
+    let builder = A2aServer::builder(agent, card_with_bindings(&base, &args.rest_prefix, grpc_url.as_deref()))
         .http(http)
         .push(push)
         .error_table(if args.errors_1_0_0 { ErrorTable::V1_0_0 } else { ErrorTable::V1_0_1 })
@@ -263,8 +276,17 @@ async fn run(args: Args) -> Result<(), String> {
         let builder = builder.sqlite(&args.db).map_err(|e| format!("cannot open {}: {e}", args.db.display()))?;
         (builder, args.db.display().to_string())
     };
-    let server = builder.build();
-    println!("agentproto serve: listening on http://{local} (card {base}/.well-known/agent-card.json, store {store})");
+    let mut server = builder.build();
+    let grpc_note = match grpc {
+        Some((listener, at)) => {
+            server = server.grpc(listener);
+            format!(", gRPC on {at}")
+        }
+        None => String::new(),
+    };
+    println!(
+        "agentproto serve: listening on http://{local} (card {base}/.well-known/agent-card.json, store {store}{grpc_note})"
+    );
     use std::io::Write as _;
     let _ = std::io::stdout().flush();
     server.serve_until_signal(listener).await.map_err(|e| e.to_string())

@@ -72,6 +72,9 @@ pub enum Binding {
     JsonRpc,
     /// HTTP+JSON, the REST binding (`HTTP+JSON`).
     HttpJson,
+    /// gRPC (`GRPC`), with the `grpc` feature.
+    #[cfg(feature = "grpc")]
+    Grpc,
 }
 
 impl Binding {
@@ -80,6 +83,8 @@ impl Binding {
         match self {
             Binding::JsonRpc => "JSONRPC",
             Binding::HttpJson => "HTTP+JSON",
+            #[cfg(feature = "grpc")]
+            Binding::Grpc => "GRPC",
         }
     }
 
@@ -90,6 +95,11 @@ impl Binding {
             Some(Binding::JsonRpc)
         } else if name.eq_ignore_ascii_case("HTTP+JSON") {
             Some(Binding::HttpJson)
+        } else if cfg!(feature = "grpc") && name.eq_ignore_ascii_case("GRPC") {
+            #[cfg(feature = "grpc")]
+            return Some(Binding::Grpc);
+            #[cfg(not(feature = "grpc"))]
+            None
         } else {
             None
         }
@@ -230,6 +240,20 @@ pub fn select_interface(
         if pin.is_some_and(|p| p != binding) || !version_supported(&iface.protocol_version) {
             continue;
         }
+        // gRPC interfaces are usually given as a bare `host:port`.
+        #[cfg(feature = "grpc")]
+        if binding == Binding::Grpc {
+            let url = if iface.url.contains("://") { iface.url.clone() } else { format!("http://{}", iface.url) };
+            if let Err(e) = reqwest::Url::parse(&url) {
+                return Err(ClientError::NoSupportedInterface(format!("gRPC interface URL `{}`: {e}", iface.url)));
+            }
+            return Ok(SelectedInterface {
+                url,
+                binding,
+                tenant: iface.tenant.clone(),
+                protocol_version: iface.protocol_version.clone(),
+            });
+        }
         let url = match reqwest::Url::parse(&iface.url) {
             Ok(u) => u,
             Err(_) => match base.map(|b| b.join(&iface.url)) {
@@ -256,7 +280,10 @@ pub fn select_interface(
         .collect();
     Err(ClientError::NoSupportedInterface(format!(
         "wanted {} with version {PROTOCOL_VERSION}; the card lists [{}]",
-        pin.map_or("JSONRPC or HTTP+JSON", Binding::as_str),
+        pin.map_or(
+            if cfg!(feature = "grpc") { "JSONRPC, HTTP+JSON or GRPC" } else { "JSONRPC or HTTP+JSON" },
+            Binding::as_str
+        ),
         seen.join(", ")
     )))
 }
@@ -275,6 +302,9 @@ struct Inner {
     next_id: AtomicU64,
     /// The server answered 405 to `POST …:subscribe`: use GET from now on.
     subscribe_with_get: AtomicBool,
+    /// The gRPC channel and the URL it goes to, made at the first gRPC call.
+    #[cfg(feature = "grpc")]
+    grpc: std::sync::Mutex<Option<(String, tonic::transport::Channel)>>,
 }
 
 /// An A2A client bound to one agent. Cheap to clone; clones share the card and the
@@ -394,6 +424,8 @@ impl A2aClient {
                 state: RwLock::new(CardState { card, etag, iface }),
                 next_id: AtomicU64::new(1),
                 subscribe_with_get: AtomicBool::new(false),
+                #[cfg(feature = "grpc")]
+                grpc: std::sync::Mutex::new(None),
             }),
         })
     }
@@ -438,6 +470,21 @@ impl A2aClient {
 
     fn options(&self) -> &ClientOptions {
         &self.inner.opts
+    }
+
+    /// The gRPC channel to `url`, shared by every call (and remade if the selected
+    /// interface moved).
+    #[cfg(feature = "grpc")]
+    fn grpc_channel(&self, url: &str) -> Result<tonic::transport::Channel, ClientError> {
+        let mut slot = self.inner.grpc.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        match &*slot {
+            Some((u, channel)) if u == url => Ok(channel.clone()),
+            _ => {
+                let channel = crate::grpc::client::channel(url, self.options())?;
+                *slot = Some((url.to_owned(), channel.clone()));
+                Ok(channel)
+            }
+        }
     }
 
     fn common_headers(&self, call: &CallOptions) -> Result<HeaderMap, ClientError> {
@@ -525,6 +572,14 @@ impl A2aClient {
                 }
                 let bytes: &[u8] = if empty_ok && bytes.iter().all(u8::is_ascii_whitespace) { b"{}" } else { &bytes };
                 decode_slice::<T>(bytes, "$").map(|d| d.value).map_err(|e| ClientError::decode(what, e))
+            }
+            #[cfg(feature = "grpc")]
+            Binding::Grpc => {
+                let json = serde_json::to_vec(&req).map_err(|e| ClientError::InvalidRequest(e.to_string()))?;
+                let channel = self.grpc_channel(&iface.url)?;
+                let policy = &self.options().retry;
+                let answer = crate::grpc::client::unary(policy, repeat, channel, op, json, headers, timeout).await?;
+                decode_slice::<T>(&answer, "$").map(|d| d.value).map_err(|e| ClientError::decode(what, e))
             }
         }
     }

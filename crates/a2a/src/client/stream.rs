@@ -111,9 +111,17 @@ impl Stream for EventStream {
     }
 }
 
-type Body = Pin<Box<dyn Stream<Item = reqwest::Result<bytes::Bytes>> + Send>>;
+/// Where a connection's events come from.
+enum Body {
+    /// An SSE body, parsed into events.
+    Sse(Pin<Box<dyn Stream<Item = reqwest::Result<bytes::Bytes>> + Send>>),
+    /// A gRPC stream, one `StreamResponse` per message.
+    #[cfg(feature = "grpc")]
+    Grpc(Box<crate::grpc::client::Events>),
+}
 
-/// An open response: an SSE body, or a single JSON answer where a stream was expected.
+/// An open response: an SSE body or a gRPC stream, or a single JSON answer where a
+/// stream was expected.
 struct Conn {
     binding: Binding,
     body: Option<Body>,
@@ -141,6 +149,18 @@ async fn connect<R: TenantRequest>(
     let repeat = repeat(op, call);
     let policy = &client.options().retry;
     let http = &client.inner.http;
+    #[cfg(feature = "grpc")]
+    if iface.binding == Binding::Grpc {
+        let json = serde_json::to_vec(req).map_err(|e| ClientError::InvalidRequest(e.to_string()))?;
+        let channel = client.grpc_channel(&iface.url)?;
+        let events = crate::grpc::client::streaming(channel, op, json, headers).await?;
+        return Ok(Conn {
+            binding: iface.binding,
+            body: Some(Body::Grpc(Box::new(events))),
+            single: None,
+            url: iface.url,
+        });
+    }
     let (resp, url) = match iface.binding {
         Binding::JsonRpc => {
             let id = client.inner.next_id.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -177,6 +197,8 @@ async fn connect<R: TenantRequest>(
             }
             (resp, url)
         }
+        #[cfg(feature = "grpc")]
+        Binding::Grpc => unreachable!("gRPC streams are opened above"),
     };
     let status = resp.status();
     let is_sse = resp
@@ -189,7 +211,12 @@ async fn connect<R: TenantRequest>(
         return Err(parse_error_payload(&bytes, Some(status.as_u16())));
     }
     if is_sse {
-        return Ok(Conn { binding: iface.binding, body: Some(Box::pin(resp.bytes_stream())), single: None, url });
+        return Ok(Conn {
+            binding: iface.binding,
+            body: Some(Body::Sse(Box::pin(resp.bytes_stream()))),
+            single: None,
+            url,
+        });
     }
     let bytes = resp.bytes().await.map_err(|e| ClientError::transport(&url, e))?;
     if iface.binding == Binding::JsonRpc {
@@ -308,7 +335,24 @@ impl State {
                 Ok(None) => {}
             }
             let reason = match self.body.as_mut() {
-                Some(body) => match body.next().await {
+                #[cfg(feature = "grpc")]
+                Some(Body::Grpc(events)) => match events.next().await {
+                    Some(Ok(data)) => {
+                        if let Some(item) = self.handle(SseEvent { event: "message".to_owned(), data, id: None }) {
+                            return Some(item);
+                        }
+                        continue;
+                    }
+                    Some(Err(status)) if crate::grpc::client::interrupted(&status) => {
+                        format!("the gRPC stream from {} ended: {status}", self.url)
+                    }
+                    Some(Err(status)) => {
+                        self.done = true;
+                        return Some(Err(crate::grpc::client::error(&status)));
+                    }
+                    None => format!("{} closed the stream before the task ended", self.url),
+                },
+                Some(Body::Sse(body)) => match body.next().await {
                     Some(Ok(chunk)) => {
                         self.parser.push(&chunk);
                         continue;
@@ -381,6 +425,8 @@ impl State {
                 }
             },
             Binding::HttpJson => decode_slice::<StreamResponse>(&ev.data, "$"),
+            #[cfg(feature = "grpc")]
+            Binding::Grpc => decode_slice::<StreamResponse>(&ev.data, "$"),
         };
         let resp = match decoded {
             Ok(d) => d.value,
@@ -483,6 +529,8 @@ fn retryable(e: &ClientError) -> bool {
         ClientError::Transport { kind: super::TransportKind::Connect, .. } => Failure::NotSent,
         ClientError::Transport { .. } => Failure::Lost,
         ClientError::Status { http_status: Some(s), .. } => Failure::Status(*s),
+        // A gRPC channel that could not reach the server.
+        ClientError::Status { http_status: None, status: Some(s), .. } if s == "UNAVAILABLE" => Failure::Lost,
         _ => return false,
     };
     RetryPolicy::is_transient(failure, Repeat::Harmless)

@@ -242,8 +242,18 @@ pub(crate) fn call_context<E>(
     path_tenant: Option<&str>,
     request_tenant: &str,
 ) -> Result<CallContext, A2aError> {
-    let headers = &parts.headers;
-    let principal = match parts.extensions.get::<Authentication>().map(Authentication::outcome) {
+    call_context_of(app, &parts.headers, parts.extensions.get::<Authentication>(), path_tenant, request_tenant)
+}
+
+/// [`call_context`] from a request's headers and the authentication layer's verdict.
+pub(crate) fn call_context_of<E>(
+    app: &App<E>,
+    headers: &HeaderMap,
+    authentication: Option<&Authentication>,
+    path_tenant: Option<&str>,
+    request_tenant: &str,
+) -> Result<CallContext, A2aError> {
+    let principal = match authentication.map(Authentication::outcome) {
         Some(Ok(principal)) => principal.cloned(),
         Some(Err(e)) => return Err(e.clone()),
         None => None,

@@ -309,9 +309,15 @@ impl<E: AgentExecutor> Builder<E> {
         let rate_limit = self.rate_limit.map(|limit| {
             RateLimitLayer::new(limit).jsonrpc_path(&self.http.jsonrpc_path).error_table(self.http.error_table)
         });
+        #[cfg(feature = "grpc")]
+        let grpc_auth = self.auth.clone();
         let stack = layers::Stack { auth: self.auth, rate_limit, cors: self.cors };
         let app = http::App::new(core, self.http);
         A2aServer {
+            #[cfg(feature = "grpc")]
+            grpc: crate::grpc::server::GrpcService::new(Arc::clone(&app), grpc_auth),
+            #[cfg(feature = "grpc")]
+            grpc_listener: None,
             router: stack.wrap(http::router(app)),
             shutdown,
             push: worker,
@@ -365,6 +371,10 @@ impl Background {
 /// background work.
 pub struct A2aServer<E> {
     router: axum::Router,
+    #[cfg(feature = "grpc")]
+    grpc: crate::grpc::server::GrpcService<E>,
+    #[cfg(feature = "grpc")]
+    grpc_listener: Option<tokio::net::TcpListener>,
     shutdown: CancellationToken,
     push: Option<crate::push::PushWorkerHandle>,
     store: Arc<dyn Store>,
@@ -413,6 +423,24 @@ impl<E: AgentExecutor> A2aServer<E> {
         self.router.clone()
     }
 
+    /// The gRPC binding (`lf.a2a.v1.A2AService`), to serve with tonic's transport or
+    /// mount beside other gRPC services; [`A2aServer::grpc`] has [`A2aServer::serve`]
+    /// serve it. Authentication is the server's authenticator, read from the metadata;
+    /// the rate limit and CORS layers are the HTTP bindings' only.
+    #[cfg(feature = "grpc")]
+    pub fn grpc_service(&self) -> crate::grpc::GrpcService<E> {
+        self.grpc.clone()
+    }
+
+    /// Has [`A2aServer::serve`] also serve the gRPC binding on `listener` (HTTP/2
+    /// without TLS), until the same shutdown. The card should declare it
+    /// ([`crate::AgentCardBuilder::grpc_interface`]).
+    #[cfg(feature = "grpc")]
+    pub fn grpc(mut self, listener: tokio::net::TcpListener) -> Self {
+        self.grpc_listener = Some(listener);
+        self
+    }
+
     /// The store the server keeps its tasks in.
     pub fn store(&self) -> &Arc<dyn Store> {
         &self.store
@@ -453,7 +481,21 @@ impl<E: AgentExecutor> A2aServer<E> {
     /// on the same database) fails their tasks (see [`crate::recovery`]).
     pub async fn serve(mut self, listener: tokio::net::TcpListener) -> std::io::Result<()> {
         self.background.start();
+        #[cfg(feature = "grpc")]
+        let grpc = self
+            .grpc_listener
+            .take()
+            .map(|l| tokio::spawn(crate::grpc::server::serve(l, self.grpc.clone(), self.shutdown.clone())));
         let result = listen::serve(listener, self.router.clone(), self.limits, self.shutdown.clone()).await;
+        #[cfg(feature = "grpc")]
+        let result = match grpc {
+            Some(grpc) => {
+                self.shutdown.cancel();
+                let served = grpc.await.unwrap_or_else(|e| Err(std::io::Error::other(e)));
+                result.and(served)
+            }
+            None => result,
+        };
         if let Some(push) = self.push {
             let _ = push.join().await;
         }

@@ -21,6 +21,11 @@ use crate::server::auth::{Authenticator, Principal};
 pub struct Authentication(Result<Option<Principal>, A2aError>);
 
 impl Authentication {
+    /// The verdict of an authenticator.
+    pub(crate) fn new(outcome: Result<Option<Principal>, A2aError>) -> Self {
+        Authentication(outcome)
+    }
+
     /// The verdict: `Ok(None)` for an anonymous caller the card allows, `Ok(Some(_))`
     /// for an authenticated one, `Err` for a caller to refuse.
     pub fn outcome(&self) -> Result<Option<&Principal>, &A2aError> {
@@ -88,7 +93,7 @@ where
 
     fn call(&mut self, mut request: http::Request<B>) -> Self::Future {
         let outcome = self.authenticator.authenticate(request.headers(), request.uri().query());
-        request.extensions_mut().insert(Authentication(outcome));
+        request.extensions_mut().insert(Authentication::new(outcome));
         self.inner.call(request)
     }
 }

@@ -1,0 +1,235 @@
+//! The server's gRPC binding: `lf.a2a.v1.A2AService` over HTTP/2, a tower service
+//! that tonic's transport serves (or any HTTP/2 server that speaks gRPC).
+//!
+//! Each call goes the way the other bindings' calls go: the request message is
+//! transcoded to ProtoJSON and decoded by the generated decoder (so a field that is
+//! wrong is named by its JSON path, as on JSON-RPC), the call context comes from the
+//! metadata (`authorization` and API keys through the server's authenticator,
+//! `a2a-version`, `a2a-extensions`, `idempotency-key`, `last-event-id`) and the tenant
+//! from the request's `tenant` field, then the binding-neutral core runs it. Answers
+//! are transcoded back; streams send one `StreamResponse` per event.
+//!
+//! How a stream ends when the core cannot go on: an error is the stream's status; a
+//! reader too slow for the event buffer gets `ABORTED` and one whose resume point is
+//! no longer in the log gets `DATA_LOSS` — both resubscribe, and `SubscribeToTask`
+//! begins with the task as it is now. The rate limit layer of the HTTP bindings does
+//! not apply here.
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use futures::{Stream, StreamExt};
+use tonic::server::{Grpc, NamedService, ServerStreamingService, UnaryService};
+use tonic::{Request as GrpcRequest, Response as GrpcResponse, Status};
+
+use super::{operation_at, status, Transcoder};
+use crate::errors::{A2aError, ErrorKind, ErrorTable};
+use crate::executor::AgentExecutor;
+use crate::server::auth::Authenticator;
+use crate::server::core::{Answer, StreamOut};
+use crate::server::http::{call_context_of, App};
+use crate::server::layers::Authentication;
+use crate::v1::{Operation, Request};
+
+type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
+type Events = Pin<Box<dyn Stream<Item = Result<Vec<u8>, Status>> + Send>>;
+
+/// The A2A gRPC service of one server ([`crate::server::A2aServer::grpc_service`]).
+pub struct GrpcService<E> {
+    app: Arc<App<E>>,
+    auth: Option<Arc<dyn Authenticator>>,
+}
+
+impl<E> Clone for GrpcService<E> {
+    fn clone(&self) -> Self {
+        GrpcService { app: Arc::clone(&self.app), auth: self.auth.clone() }
+    }
+}
+
+impl<E> std::fmt::Debug for GrpcService<E> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GrpcService").finish_non_exhaustive()
+    }
+}
+
+impl<E: AgentExecutor> GrpcService<E> {
+    pub(crate) fn new(app: Arc<App<E>>, auth: Option<Arc<dyn Authenticator>>) -> Self {
+        GrpcService { app, auth }
+    }
+
+    fn table(&self) -> ErrorTable {
+        self.app.options.error_table
+    }
+}
+
+impl<E> NamedService for GrpcService<E> {
+    const NAME: &'static str = super::SERVICE;
+}
+
+impl<E, B> tower_service::Service<http::Request<B>> for GrpcService<E>
+where
+    E: AgentExecutor,
+    B: http_body::Body + Send + 'static,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>> + Send + 'static,
+{
+    type Response = http::Response<tonic::body::Body>;
+    type Error = Infallible;
+    type Future = BoxFuture<Result<Self::Response, Infallible>>;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, mut req: http::Request<B>) -> Self::Future {
+        let table = self.table();
+        let Some(op) = operation_at(req.uri().path()) else {
+            let e = A2aError::new(ErrorKind::MethodNotFound).with_message(format!(
+                "{} is not a method of {}",
+                req.uri().path(),
+                super::SERVICE
+            ));
+            return Box::pin(async move { Ok(status(&e, table).into_http()) });
+        };
+        if let Some(auth) = &self.auth {
+            let outcome = auth.authenticate(req.headers(), None);
+            req.extensions_mut().insert(Authentication::new(outcome));
+        }
+        let call = Call { app: Arc::clone(&self.app), op };
+        let limit = self.app.options.max_body_bytes;
+        Box::pin(async move {
+            let mut grpc = Grpc::new(Transcoder::server(op, table))
+                .max_decoding_message_size(limit)
+                .max_encoding_message_size(usize::MAX);
+            Ok(if op.streaming() { grpc.server_streaming(call, req).await } else { grpc.unary(call, req).await })
+        })
+    }
+}
+
+/// One call of one operation.
+struct Call<E> {
+    app: Arc<App<E>>,
+    op: Operation,
+}
+
+impl<E: AgentExecutor> Call<E> {
+    /// Runs the call through the core; `Err` is the call's status.
+    async fn run(self, request: GrpcRequest<Vec<u8>>) -> Result<Answer, Status> {
+        let table = self.app.options.error_table;
+        let fail = |e: A2aError| status(&e, table);
+        let (metadata, extensions, json) = request.into_parts();
+        let headers = metadata.into_headers();
+        check_version(&headers).map_err(fail)?;
+        let request = Request::decode(self.op, &json, "$").map_err(|e| fail(A2aError::invalid_params(&e)))?.value;
+        let cx = call_context_of(&self.app, &headers, extensions.get::<Authentication>(), None, request.tenant())
+            .map_err(fail)?;
+        self.app.core.handle(cx, request).await.map_err(fail)
+    }
+}
+
+/// `a2a-version`: this service is A2A 1.0 (0.3's gRPC service was `a2a.v1`, another
+/// path), so a call without the key is a 1.0 call; any other version is refused.
+fn check_version(headers: &http::HeaderMap) -> Result<(), A2aError> {
+    let v = headers.get("a2a-version").and_then(|v| v.to_str().ok()).map(str::trim).unwrap_or("");
+    let mut parts = v.split('.');
+    match (parts.next(), parts.next()) {
+        (Some(""), None) | (Some("1"), Some("0")) => Ok(()),
+        _ => Err(A2aError::new(ErrorKind::VersionNotSupported)
+            .with_message(format!("A2A version {v:?} is not supported; this gRPC service serves 1.0"))
+            .with("version", v)
+            .with("supportedVersions", "1.0")),
+    }
+}
+
+impl<E: AgentExecutor> UnaryService<Vec<u8>> for Call<E> {
+    type Response = Vec<u8>;
+    type Future = BoxFuture<Result<GrpcResponse<Vec<u8>>, Status>>;
+
+    fn call(&mut self, request: GrpcRequest<Vec<u8>>) -> Self::Future {
+        let call = Call { app: Arc::clone(&self.app), op: self.op };
+        Box::pin(async move {
+            let table = call.app.options.error_table;
+            match call.run(request).await? {
+                Answer::Value(json) => Ok(GrpcResponse::new(json)),
+                Answer::Stream(_) => Err(status(
+                    &A2aError::new(ErrorKind::Internal).with_message("a unary operation was answered with a stream"),
+                    table,
+                )),
+            }
+        })
+    }
+}
+
+impl<E: AgentExecutor> ServerStreamingService<Vec<u8>> for Call<E> {
+    type Response = Vec<u8>;
+    type ResponseStream = Events;
+    type Future = BoxFuture<Result<GrpcResponse<Events>, Status>>;
+
+    fn call(&mut self, request: GrpcRequest<Vec<u8>>) -> Self::Future {
+        let call = Call { app: Arc::clone(&self.app), op: self.op };
+        Box::pin(async move {
+            let table = call.app.options.error_table;
+            let shutdown = call.app.core.shutdown.clone();
+            let events = match call.run(request).await? {
+                Answer::Stream(events) => events,
+                Answer::Value(_) => {
+                    return Err(status(
+                        &A2aError::new(ErrorKind::Internal)
+                            .with_message("a streaming operation was answered with a single value"),
+                        table,
+                    ))
+                }
+            };
+            // The first item is awaited here, so a failure at once is the call's
+            // status before any message, as on the SSE bindings.
+            let mut events = events.fuse();
+            let first = events.next().await;
+            if let Some(StreamOut::Error(e)) = &first {
+                return Err(status(e, table));
+            }
+            let items = futures::stream::iter(first)
+                .chain(events)
+                .take_until(async move { shutdown.cancelled().await })
+                .map(move |item| event(item, table))
+                // Everything after the first error is dropped: the error ends the call.
+                .scan(false, |ended, item| {
+                    let out = if *ended { None } else { Some(item) };
+                    *ended |= matches!(&out, Some(Err(_)));
+                    futures::future::ready(out)
+                });
+            Ok(GrpcResponse::new(Box::pin(items) as Events))
+        })
+    }
+}
+
+/// One item of the core's stream as a message or as the status that ends the call.
+fn event(item: StreamOut, table: ErrorTable) -> Result<Vec<u8>, Status> {
+    match item {
+        StreamOut::Event { body, .. } => Ok(body),
+        StreamOut::Gap { after, resumed_at } => Err(Status::data_loss(format!(
+            "events after {after} up to {resumed_at} are no longer held; subscribe again for the task as it is now"
+        ))),
+        StreamOut::Lagged => {
+            Err(Status::aborted("this reader fell behind the task's events; subscribe again to resume"))
+        }
+        StreamOut::Error(e) => Err(status(&e, table)),
+    }
+}
+
+/// Serves `service` on `listener` (HTTP/2 without TLS) until `shutdown` fires; calls in
+/// progress then finish (their streams end with the core's shutdown).
+pub(crate) async fn serve<E: AgentExecutor>(
+    listener: tokio::net::TcpListener,
+    service: GrpcService<E>,
+    shutdown: tokio_util::sync::CancellationToken,
+) -> std::io::Result<()> {
+    let incoming = tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true));
+    tonic::transport::Server::builder()
+        .http2_keepalive_interval(Some(std::time::Duration::from_secs(30)))
+        .add_service(service)
+        .serve_with_incoming_shutdown(incoming, shutdown.cancelled_owned())
+        .await
+        .map_err(std::io::Error::other)
+}
