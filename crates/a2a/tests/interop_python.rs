@@ -1,5 +1,6 @@
 //! The official Python SDK's client (a2a-sdk 1.3.0, `interop/official/a2a-python/client.py`)
-//! against our server, on both bindings, over real loopback HTTP. The scenario runs
+//! against our server, on every binding, over real loopback HTTP (and HTTP/2 for gRPC,
+//! with the `grpc` feature). The scenario runs
 //! ten steps (send, direct message, get, list, stream, cancel, cancel of a finished
 //! task, unknown task, push-config CRUD, subscribe then cancel) and prints one JSON
 //! line per step. `AGENTPROTO_A2A_PYTHON=0` skips it on machines without the SDK.
@@ -8,7 +9,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use agentproto_a2a::demo::{card, DemoAgent};
+use agentproto_a2a::demo::{card_with_bindings, DemoAgent};
 use agentproto_a2a::push::PushOptions;
 use agentproto_a2a::server::A2aServer;
 use agentproto_a2a::store::sqlite::SqliteStore;
@@ -35,11 +36,22 @@ async fn the_python_sdk_client_passes_its_scenario_against_our_server() {
     // The scenario registers push configs on loopback: let them through the SSRF guard,
     // which refuses them when they are set otherwise.
     let push = PushOptions { allow_loopback: true, ..PushOptions::default() };
-    let server = A2aServer::builder(DemoAgent::default(), card(&base)).store(store).push(push).build();
+    #[cfg(feature = "grpc")]
+    let grpc = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    #[cfg(feature = "grpc")]
+    let grpc_at = Some(grpc.local_addr().unwrap().to_string());
+    #[cfg(not(feature = "grpc"))]
+    let grpc_at: Option<String> = None;
+    let card = card_with_bindings(&base, "/a2a/rest", grpc_at.as_deref());
+    let server = A2aServer::builder(DemoAgent::default(), card).store(store).push(push).build();
+    #[cfg(feature = "grpc")]
+    let server = server.grpc(grpc);
     let shutdown = server.shutdown_token();
     let serving = tokio::spawn(server.serve(listener));
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../interop/official/a2a-python/client.py");
-    for binding in ["JSONRPC", "HTTP+JSON"] {
+    let bindings: &[&str] =
+        if cfg!(feature = "grpc") { &["JSONRPC", "HTTP+JSON", "GRPC"] } else { &["JSONRPC", "HTTP+JSON"] };
+    for &binding in bindings {
         let out = tokio::time::timeout(
             Duration::from_secs(60),
             tokio::process::Command::new(&python)

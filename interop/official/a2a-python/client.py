@@ -1,6 +1,6 @@
 """A2A 1.0 scenario runner on the official Python SDK's client (a2a-sdk 1.3.0).
 
-Usage: client.py --card-url http://127.0.0.1:P [--binding JSONRPC|HTTP+JSON]
+Usage: client.py --card-url http://127.0.0.1:P [--binding JSONRPC|HTTP+JSON|GRPC]
                  [--timeout SECONDS]
 
 Resolves the agent card, then runs the steps below against the server and prints
@@ -21,6 +21,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import urlsplit
 
+import grpc
 import httpx
 from a2a.client import (
     A2ACardResolver,
@@ -332,6 +333,8 @@ async def run(card_url: str, binding: str, timeout: float) -> bool:
             config = ClientConfig(
                 streaming=streaming,
                 httpx_client=http,
+                # gRPC interfaces are `host:port`; the SDK opens a plaintext channel.
+                grpc_channel_factory=grpc.aio.insecure_channel,
                 supported_protocol_bindings=[binding],
                 use_client_preference=True,
             )
@@ -364,7 +367,7 @@ def main() -> None:
         "--card-url", required=True, help="base URL or full agent-card URL"
     )
     parser.add_argument(
-        "--binding", default="JSONRPC", choices=["JSONRPC", "HTTP+JSON"]
+        "--binding", default="JSONRPC", choices=["JSONRPC", "HTTP+JSON", "GRPC"]
     )
     parser.add_argument("--timeout", type=float, default=10.0, help="per step, seconds")
     args = parser.parse_args()
