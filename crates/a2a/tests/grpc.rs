@@ -257,6 +257,21 @@ async fn credentials_and_tenants_come_from_the_metadata() {
     assert_eq!(status_of(&e), (Some("PERMISSION_DENIED"), Some("PERMISSION_DENIED")), "{e}");
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_timeout_bounds_a_unary_call() {
+    let server = demo_server().await;
+    let opts = ClientOptions {
+        binding: Some(Binding::Grpc),
+        request_timeout: Some(std::time::Duration::from_millis(50)),
+        ..ClientOptions::default()
+    };
+    let c = A2aClient::from_card(server.card.clone(), opts).unwrap();
+    // The delayed scenario takes 300 ms, and a blocking send waits for it.
+    let e = within("timeout", c.send_message(send(&mid("tck-delayed-complete")))).await.unwrap_err();
+    assert!(e.is_timeout(), "{e}");
+    assert_eq!(status_of(&e).0, Some("DEADLINE_EXCEEDED"));
+}
+
 #[test]
 fn the_card_builder_declares_grpc() {
     let card = AgentCard::builder("a", "b", "1").grpc_interface("127.0.0.1:50051").build();

@@ -113,9 +113,13 @@ impl ClientError {
         matches!(self, ClientError::Transport { kind: TransportKind::Connect, .. })
     }
 
-    /// Whether a timeout expired.
+    /// Whether a timeout expired (on gRPC: a call that ended `DEADLINE_EXCEEDED`).
     pub fn is_timeout(&self) -> bool {
-        matches!(self, ClientError::Transport { kind: TransportKind::Timeout, .. })
+        match self {
+            ClientError::Transport { kind, .. } => *kind == TransportKind::Timeout,
+            ClientError::Status { http_status: None, status: Some(s), .. } => s == "DEADLINE_EXCEEDED",
+            _ => false,
+        }
     }
 
     pub(crate) fn transport(url: &str, source: reqwest::Error) -> Self {

@@ -70,12 +70,16 @@ pub(crate) async fn unary(
 ) -> Result<Vec<u8>, ClientError> {
     let mut attempt = 1;
     loop {
-        let outcome = match ready(channel.clone()).await {
-            Ok(mut grpc) => {
-                grpc.unary(request(json.clone(), headers.clone(), timeout), method_path(op), Transcoder::client(op))
-                    .await
-            }
-            Err(status) => Err(status),
+        let call = async {
+            let mut grpc = ready(channel.clone()).await?;
+            grpc.unary(request(json.clone(), headers.clone(), timeout), method_path(op), Transcoder::client(op)).await
+        };
+        // `grpc-timeout` tells the server; the client enforces the bound itself.
+        let outcome = match timeout {
+            Some(t) => tokio::time::timeout(t, call)
+                .await
+                .unwrap_or_else(|_| Err(Status::deadline_exceeded(format!("no answer within {t:?}")))),
+            None => call.await,
         };
         let status = match outcome {
             Ok(resp) => return Ok(resp.into_inner()),
