@@ -213,6 +213,8 @@ def one_server(env: Env, spec: dict, client: list[str], plan: dict, clk_tck: int
     """Every workload once on a fresh server (sequential and CPU workloads on its first replica,
     concurrent connections spread over all of them; CPU counted for all of them)."""
     server = Server(env, spec, pg)
+    # A gRPC row: the same workloads as gRPC calls (the client's --grpc flag).
+    grpc = ["--grpc"] if spec.get("transport") == "grpc" else []
     out = {}
     try:
         port = ["--port", str(server.port)]
@@ -224,7 +226,7 @@ def one_server(env: Env, spec: dict, client: list[str], plan: dict, clk_tck: int
                 expect, forbid = ['"result":{}'], []
             stream = req == "stream"
             warm, count = (plan["stream_warmup"], plan["stream_count"]) if stream else (plan["warmup"], plan["count"])
-            argv = client + ["latency"] + port + ["--request", req, "--warmup", str(warm), "--count", str(count)]
+            argv = client + ["latency"] + grpc + port + ["--request", req, "--warmup", str(warm), "--count", str(count)]
             line = run_line(env, argv + flags(expect, forbid))
             if line["count"] != count:
                 raise env.Failure(f"{spec['id']} {wid}: {line['count']} timed requests, expected {count}")
@@ -235,7 +237,11 @@ def one_server(env: Env, spec: dict, client: list[str], plan: dict, clk_tck: int
             out[wid] = line
         if not floor:
             argv = (
-                client + ["concurrent"] + [a for p in server.ports for a in ("--port", str(p))] + ["--request", "echo"]
+                client
+                + ["concurrent"]
+                + grpc
+                + [a for p in server.ports for a in ("--port", str(p))]
+                + ["--request", "echo"]
             )
             for key, opt in (
                 ("connections", "--connections"),
@@ -250,7 +256,7 @@ def one_server(env: Env, spec: dict, client: list[str], plan: dict, clk_tck: int
             out["concurrent"] = line
         expect = ['"result":{}'] if floor else [DONE]
         pids = [a for pid in server.pids for a in ("--pid", str(pid))]
-        argv = client + ["cpu"] + port + pids + ["--clk-tck", str(clk_tck), "--request", "floor"]
+        argv = client + ["cpu"] + grpc + port + pids + ["--clk-tck", str(clk_tck), "--request", "floor"]
         argv += ["--warmup", str(plan["cpu_warmup"]), "--seconds", str(plan["cpu_seconds"])]
         line = run_line(env, argv + flags(expect, []))
         if line["requests"] < 1:
@@ -339,6 +345,8 @@ def fill_versions(results: dict, v: dict, locked_crate, py_version) -> None:
         "{hyper}": locked_crate("hyper"),
         "{postgresql}": a2a_pg.version(),
         "{serde_json}": locked_crate("serde_json"),
+        "{tonic}": locked_crate("tonic"),
+        "{grpcio}": py_version("grpcio"),
     }
     for server in results["servers"]:
         for key, value in values.items():
@@ -352,6 +360,8 @@ def fill_versions(results: dict, v: dict, locked_crate, py_version) -> None:
         "uvicorn (PyPI)": values["{uvicorn}"],
         "starlette (PyPI)": py_version("starlette"),
         "protobuf (PyPI)": values["{protobuf}"],
+        "tonic (crate)": values["{tonic}"],
+        "grpcio (PyPI)": values["{grpcio}"],
     }
 
 

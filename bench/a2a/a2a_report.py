@@ -105,6 +105,18 @@ def headline(r, results: dict) -> list[dict]:
         if mine_b and their_b:
             add(f"A2A 50 concurrent sends: agentproto speed-up over {ids[other]['label']}",
                 their_b["median"] / mine_b["median"])  # fmt: skip
+    # The gRPC binding: ours against the official Python SDK's, and against our JSON-RPC.
+    ours_grpc = _median(r, a2a, "agentproto-a2a-grpc", "echo", "p50_ns")
+    theirs_grpc = _median(r, a2a, "a2a-sdk-python-grpc", "echo", "p50_ns")
+    if ours_grpc and theirs_grpc:
+        add("A2A echo round trip p50 over gRPC: agentproto speed-up over a2a-sdk (Python, official) gRPC",
+            theirs_grpc / ours_grpc)  # fmt: skip
+    mine_b, their_b = batch_stat(r, a2a, "agentproto-a2a-grpc"), batch_stat(r, a2a, "a2a-sdk-python-grpc")
+    if mine_b and their_b:
+        add("A2A 50 concurrent sends over gRPC: agentproto speed-up over a2a-sdk (Python, official) gRPC",
+            their_b["median"] / mine_b["median"])  # fmt: skip
+    if ours_grpc and echo:
+        add("A2A echo round trip p50: agentproto over gRPC relative to agentproto over JSON-RPC", ours_grpc / echo)
     return rows
 
 

@@ -10,6 +10,9 @@ installed). The executors are the seed's, as in interop/official/a2a-python/serv
 
 The SDK requires the executor to create the task first (state SUBMITTED), as the interop server
 does. Prints `LISTENING <port>` on stdout once uvicorn accepts connections.
+
+With --grpc, the same handler is served over the SDK's gRPC binding instead (GrpcHandler on a
+grpc.aio server, HTTP/2 without TLS), and the port printed is the gRPC one.
 """
 
 from __future__ import annotations
@@ -21,11 +24,12 @@ import logging
 import socket
 import sys
 
+import grpc
 import uvicorn
 from a2a.helpers import new_text_part
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.events import EventQueue
-from a2a.server.request_handlers import DefaultRequestHandler
+from a2a.server.request_handlers import DefaultRequestHandler, GrpcHandler
 from a2a.server.routes import create_jsonrpc_routes
 from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
 from a2a.types.a2a_pb2 import (
@@ -37,6 +41,7 @@ from a2a.types.a2a_pb2 import (
     TaskState,
     TaskStatus,
 )
+from a2a.types.a2a_pb2_grpc import add_A2AServiceServicer_to_server
 from starlette.applications import Starlette
 
 
@@ -103,13 +108,27 @@ async def serve(port: int) -> None:
     await task
 
 
+async def serve_grpc(port: int) -> None:
+    server = grpc.aio.server()
+    port = server.add_insecure_port(f"127.0.0.1:{port}")
+    card = agent_card(f"127.0.0.1:{port}")
+    card.supported_interfaces[0].url = f"127.0.0.1:{port}"
+    card.supported_interfaces[0].protocol_binding = "GRPC"
+    handler = DefaultRequestHandler(agent_executor=BenchExecutor(), task_store=InMemoryTaskStore(), agent_card=card)
+    add_A2AServiceServicer_to_server(GrpcHandler(handler), server)
+    await server.start()
+    print(f"LISTENING {port}", flush=True)
+    await server.wait_for_termination()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--grpc", action="store_true", help="serve the gRPC binding instead of JSON-RPC")
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(serve(args.port))
+        asyncio.run(serve_grpc(args.port) if args.grpc else serve(args.port))
 
 
 if __name__ == "__main__":

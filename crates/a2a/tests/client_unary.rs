@@ -425,7 +425,7 @@ async fn discovery_falls_back_to_agent_json_and_revalidates_with_etag() {
 #[test]
 fn interface_selection_skips_what_is_unsupported_and_honours_a_pin() {
     let mut text: Value = serde_json::from_str(&card(&[
-        ("http://h/grpc", "GRPC", ""),
+        ("http://h/slim", "SLIMRPC", ""),
         ("http://h/old", "JSONRPC", ""),
         ("http://h/rest", "HTTP+JSON", "t"),
         ("http://h/rpc", "JSONRPC", ""),
@@ -438,10 +438,24 @@ fn interface_selection_skips_what_is_unsupported_and_honours_a_pin() {
     let pinned = ClientOptions { binding: Some(Binding::JsonRpc), ..ClientOptions::default() };
     assert_eq!(A2aClient::from_card(card.clone(), pinned).unwrap().interface().url, "http://h/rpc");
 
-    let mut only_grpc = card;
-    only_grpc.supported_interfaces.retain(|i| i.protocol_binding == "GRPC");
-    let e = A2aClient::from_card(only_grpc, ClientOptions::default()).unwrap_err();
-    assert!(matches!(e, ClientError::NoSupportedInterface(ref m) if m.contains("GRPC")), "{e:?}");
+    let mut only_slim = card;
+    only_slim.supported_interfaces.retain(|i| i.protocol_binding == "SLIMRPC");
+    let e = A2aClient::from_card(only_slim, ClientOptions::default()).unwrap_err();
+    assert!(matches!(e, ClientError::NoSupportedInterface(ref m) if m.contains("SLIMRPC")), "{e:?}");
+}
+
+/// A `GRPC` interface: chosen in its place with the `grpc` feature (its bare `host:port`
+/// read as plaintext HTTP/2), skipped without it.
+#[test]
+fn a_grpc_interface_is_used_only_with_the_grpc_feature() {
+    let card = decode_card(&card(&[("127.0.0.1:50051", "GRPC", ""), ("http://h/rpc", "JSONRPC", "")]));
+    let c = A2aClient::from_card(card, ClientOptions::default()).unwrap();
+    if cfg!(feature = "grpc") {
+        assert_eq!(c.interface().url, "http://127.0.0.1:50051");
+        assert_eq!(c.interface().binding.as_str(), "GRPC");
+    } else {
+        assert_eq!(c.interface().url, "http://h/rpc");
+    }
 }
 
 #[tokio::test]

@@ -1,6 +1,8 @@
 //! agentproto's A2A server (`agentproto-a2a`, by path) for the A2A benchmark: the JSON-RPC
 //! binding at `/` on `127.0.0.1:0`, the in-memory store (`MemoryOptions::default()`) unless
 //! `--store` names SQLite or PostgreSQL, and the seed's executors. Prints `LISTENING <port>`.
+//! With `--grpc`, the port printed is the gRPC binding's (`lf.a2a.v1.A2AService`, HTTP/2
+//! without TLS; JSON-RPC stays on another ephemeral port).
 //!
 //! A message whose id starts with `noop` runs the NoopExecutor (Working → Completed);
 //! any other runs the EchoExecutor (Working → artifact "echo" with the text
@@ -38,8 +40,7 @@ fn card() -> AgentCard {
 
 /// `--store memory` (the default), `--store sqlite PATH` or `--store postgres CONFIG` (a
 /// tokio-postgres connection string; several processes on one database form one service).
-async fn server() -> std::io::Result<A2aServer<Bench>> {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+async fn server(args: &[String]) -> std::io::Result<A2aServer<Bench>> {
     let builder = A2aServer::builder(Bench, card());
     let failed = |e: agentproto_a2a::store::StoreError| std::io::Error::other(e.to_string());
     let builder = match args.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
@@ -57,10 +58,18 @@ async fn server() -> std::io::Result<A2aServer<Bench>> {
 
 #[tokio::main]
 async fn main() -> std::io::Result<()> {
-    let server = server().await?;
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let grpc = args.iter().position(|a| a == "--grpc").map(|at| args.remove(at)).is_some();
+    let mut server = server(&args).await?;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let mut port = listener.local_addr()?.port();
+    if grpc {
+        let grpc_listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        port = grpc_listener.local_addr()?.port();
+        server = server.grpc(grpc_listener);
+    }
     let mut out = std::io::stdout();
-    writeln!(out, "LISTENING {}", listener.local_addr()?.port())?;
+    writeln!(out, "LISTENING {port}")?;
     out.flush()?;
     server.serve(listener).await
 }

@@ -14,6 +14,9 @@
 //! over them in turn (connection k to port k mod n); the other modes use the first.
 //! Several `--pid`s: the CPU probe counts the time of all of them.
 //!
+//! `--grpc`: the same workloads as gRPC calls (`lf.a2a.v1.A2AService`, HTTP/2 without
+//! TLS, one HTTP/2 connection per client connection), see `grpc.rs`.
+//!
 //! Each mode prints one JSON line. Every response must be `200` and contain every
 //! `--expect` string and no `--forbid` string (for a stream: the events together);
 //! otherwise the line has `"status":"error"` and the exit code is 1. Percentiles are
@@ -24,6 +27,8 @@ use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+mod grpc;
 
 /// The seed's floor request body, exactly (181 bytes, no trailing newline).
 const FLOOR_BODY: &str = r#"{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"configuration":{"historyLength":0},"message":{"messageId":"bench-fixed-id","role":"ROLE_USER","parts":[{"text":"hello"}]}}}"#;
@@ -313,6 +318,7 @@ struct Args {
     clk_tck: u64,
     seconds: f64,
     checks: Checks,
+    grpc: bool,
 }
 
 fn parse_args() -> Args {
@@ -332,8 +338,13 @@ fn parse_args() -> Args {
         clk_tck: 100,
         seconds: 1.0,
         checks: Checks { expect: Vec::new(), forbid: Vec::new() },
+        grpc: false,
     };
     while let Some(flag) = it.next() {
+        if flag == "--grpc" {
+            a.grpc = true;
+            continue;
+        }
         let value = it.next().unwrap_or_else(|| fail(&format!("{flag} needs a value")));
         let num = |v: &str| v.parse::<u64>().unwrap_or_else(|_| fail(&format!("{flag}: not a number: {v}")));
         match flag.as_str() {
@@ -390,12 +401,26 @@ fn latency(a: &Args) -> io::Result<()> {
         (wire, body_bytes, evs) = (ex.wire_bytes, conn.body.len(), events(&conn.body));
     }
     let sample = String::from_utf8_lossy(&conn.body).into_owned();
+    print_latency(a, req.len(), times, (wire, body_bytes, evs), conn.reconnects, &sample);
+    Ok(())
+}
+
+/// The latency line; `sizes` are the last answer's wire bytes, body bytes and events.
+fn print_latency(
+    a: &Args,
+    request_bytes: usize,
+    mut times: Vec<u64>,
+    sizes: (usize, usize, usize),
+    reconnects: u64,
+    sample: &str,
+) {
+    let (wire, body_bytes, evs) = sizes;
     let total: u64 = times.iter().sum();
     times.sort_unstable();
     println!(
         r#"{{"status":"ok","mode":"latency","request":{},"request_bytes":{},"warmup":{},"count":{},"p50_ns":{},"p90_ns":{},"p99_ns":{},"min_ns":{},"max_ns":{},"mean_ns":{},"response_bytes":{},"body_bytes":{},"events":{},"reconnects":{},"sample":{}}}"#,
         json_str(&a.request),
-        req.len(),
+        request_bytes,
         a.warmup,
         times.len(),
         percentile(&times, 0.5),
@@ -407,10 +432,9 @@ fn latency(a: &Args) -> io::Result<()> {
         wire,
         body_bytes,
         evs,
-        conn.reconnects,
-        json_str(&sample),
+        reconnects,
+        json_str(sample),
     );
-    Ok(())
 }
 
 async fn run_all(conns: Vec<AsyncConn>, req: &'static [u8], each: usize, checks: &'static Checks) -> Vec<AsyncConn> {
@@ -433,7 +457,8 @@ async fn run_all(conns: Vec<AsyncConn>, req: &'static [u8], each: usize, checks:
 
 fn concurrent(a: Args) -> io::Result<()> {
     let req: &'static [u8] = request(&a.request, a.port).leak();
-    let checks: &'static Checks = Box::leak(Box::new(a.checks));
+    let checks: &'static Checks =
+        Box::leak(Box::new(Checks { expect: a.checks.expect.clone(), forbid: a.checks.forbid.clone() }));
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     rt.block_on(async move {
         let mut conns = Vec::with_capacity(a.connections);
@@ -452,24 +477,29 @@ fn concurrent(a: Args) -> io::Result<()> {
         let start = Instant::now();
         run_all(conns, req, a.per_connection, checks).await;
         let sustained = start.elapsed().as_nanos() as u64;
-        let served = (a.connections * a.per_connection) as u64;
-        batch.sort_unstable();
-        println!(
-            r#"{{"status":"ok","mode":"concurrent","request":{},"connections":{},"warmup":{},"batches":{},"batch_p50_ns":{},"batch_min_ns":{},"batch_max_ns":{},"batch_ns":[{}],"sustained_requests":{},"sustained_ns":{},"sustained_rps":{}}}"#,
-            json_str(&a.request),
-            a.connections,
-            a.warmup,
-            batch.len(),
-            percentile(&batch, 0.5),
-            batch.first().copied().unwrap_or(0),
-            batch.last().copied().unwrap_or(0),
-            batch.iter().map(u64::to_string).collect::<Vec<_>>().join(","),
-            served,
-            sustained,
-            (served as f64 * 1e9 / sustained.max(1) as f64).round() as u64,
-        );
+        print_concurrent(&a, batch, sustained);
         Ok(())
     })
+}
+
+/// The concurrent line: the batch times and the sustained phase's duration.
+fn print_concurrent(a: &Args, mut batch: Vec<u64>, sustained: u64) {
+    let served = (a.connections * a.per_connection) as u64;
+    batch.sort_unstable();
+    println!(
+        r#"{{"status":"ok","mode":"concurrent","request":{},"connections":{},"warmup":{},"batches":{},"batch_p50_ns":{},"batch_min_ns":{},"batch_max_ns":{},"batch_ns":[{}],"sustained_requests":{},"sustained_ns":{},"sustained_rps":{}}}"#,
+        json_str(&a.request),
+        a.connections,
+        a.warmup,
+        batch.len(),
+        percentile(&batch, 0.5),
+        batch.first().copied().unwrap_or(0),
+        batch.last().copied().unwrap_or(0),
+        batch.iter().map(u64::to_string).collect::<Vec<_>>().join(","),
+        served,
+        sustained,
+        (served as f64 * 1e9 / sustained.max(1) as f64).round() as u64,
+    );
 }
 
 /// utime + stime of a process, in clock ticks (`/proc/<pid>/stat`, fields 14 and 15).
@@ -507,6 +537,12 @@ fn cpu(a: &Args) -> io::Result<()> {
     }
     let wall = start.elapsed().as_nanos() as u64;
     let ticks = ticks_now()? - before;
+    print_cpu(a, served, wall, ticks);
+    Ok(())
+}
+
+/// The CPU line: requests served, wall time and the servers' CPU ticks meanwhile.
+fn print_cpu(a: &Args, served: u64, wall: u64, ticks: u64) {
     let cpu_ns = ticks * 1_000_000_000 / a.clk_tck.max(1);
     println!(
         r#"{{"status":"ok","mode":"cpu","request":{},"warmup":{},"requests":{},"wall_ns":{},"cpu_ticks":{},"clk_tck":{},"cpu_ns":{},"cpu_ns_per_request":{}}}"#,
@@ -519,7 +555,6 @@ fn cpu(a: &Args) -> io::Result<()> {
         cpu_ns,
         cpu_ns / served.max(1),
     );
-    Ok(())
 }
 
 fn main() {
@@ -529,6 +564,9 @@ fn main() {
             requests();
             Ok(())
         }
+        "latency" if a.grpc => grpc_modes::latency(&a),
+        "concurrent" if a.grpc => grpc_modes::concurrent(a),
+        "cpu" if a.grpc => grpc_modes::cpu(&a),
         "latency" => latency(&a),
         "concurrent" => concurrent(a),
         "cpu" => cpu(&a),
@@ -536,5 +574,118 @@ fn main() {
     };
     if let Err(e) = result {
         fail(&e.to_string());
+    }
+}
+
+/// The three timed modes over gRPC; same lines as over HTTP.
+mod grpc_modes {
+    use super::*;
+
+    fn runtime() -> io::Result<tokio::runtime::Runtime> {
+        tokio::runtime::Builder::new_current_thread().enable_all().build()
+    }
+
+    fn workload(a: &Args) -> (String, Vec<u8>, bool) {
+        let (path, body) =
+            grpc::request(&a.request).unwrap_or_else(|| fail(&format!("unknown request {:?}", a.request)));
+        (path, body, a.request == "stream")
+    }
+
+    async fn checked(conn: &mut grpc::Conn, a: &Args, path: &str, body: &[u8], streaming: bool, what: &str) -> usize {
+        let wire = conn.call(path, body, streaming).await.unwrap_or_else(|e| fail(&format!("{what}: {e}")));
+        if let Err(e) = grpc::verify(&conn.messages, &a.checks.expect, &a.checks.forbid) {
+            fail(&format!("{what}: {e}"));
+        }
+        wire
+    }
+
+    pub(super) fn latency(a: &Args) -> io::Result<()> {
+        let (path, body, streaming) = workload(a);
+        runtime()?.block_on(async {
+            let mut conn = grpc::Conn::open(a.port).await?;
+            let mut times = Vec::with_capacity(a.count);
+            let mut wire = 0;
+            for i in 0..a.warmup + a.count {
+                let start = Instant::now();
+                wire = checked(&mut conn, a, &path, &body, streaming, &format!("request {i}")).await;
+                let ns = start.elapsed().as_nanos() as u64;
+                if i >= a.warmup {
+                    times.push(ns);
+                }
+            }
+            let body_bytes = conn.messages.iter().map(Vec::len).sum();
+            // Binary: the first answer message in hex, cut at 128 bytes.
+            let first = conn.messages.first().map(Vec::as_slice).unwrap_or_default();
+            let sample: String = first.iter().take(128).map(|b| format!("{b:02x}")).collect();
+            print_latency(a, body.len(), times, (wire, body_bytes, conn.messages.len()), 0, &sample);
+            Ok(())
+        })
+    }
+
+    async fn run_all(
+        conns: Vec<grpc::Conn>,
+        a: &'static Args,
+        req: &'static (String, Vec<u8>, bool),
+        each: usize,
+    ) -> Vec<grpc::Conn> {
+        let mut set = tokio::task::JoinSet::new();
+        for (k, mut conn) in conns.into_iter().enumerate() {
+            set.spawn(async move {
+                for _ in 0..each {
+                    checked(&mut conn, a, &req.0, &req.1, req.2, &format!("connection {k}")).await;
+                }
+                (k, conn)
+            });
+        }
+        let mut out: Vec<(usize, grpc::Conn)> = set.join_all().await;
+        out.sort_by_key(|(k, _)| *k);
+        out.into_iter().map(|(_, c)| c).collect()
+    }
+
+    pub(super) fn concurrent(a: Args) -> io::Result<()> {
+        let a: &'static Args = Box::leak(Box::new(a));
+        let req: &'static (String, Vec<u8>, bool) = Box::leak(Box::new(workload(a)));
+        runtime()?.block_on(async move {
+            let mut conns = Vec::with_capacity(a.connections);
+            for k in 0..a.connections {
+                conns.push(grpc::Conn::open(a.ports[k % a.ports.len()]).await?);
+            }
+            conns = run_all(conns, a, req, a.warmup).await;
+            let mut batch = Vec::with_capacity(a.batches);
+            for _ in 0..a.batches {
+                let start = Instant::now();
+                conns = run_all(conns, a, req, 1).await;
+                batch.push(start.elapsed().as_nanos() as u64);
+            }
+            let start = Instant::now();
+            run_all(conns, a, req, a.per_connection).await;
+            print_concurrent(a, batch, start.elapsed().as_nanos() as u64);
+            Ok(())
+        })
+    }
+
+    pub(super) fn cpu(a: &Args) -> io::Result<()> {
+        if a.pids.is_empty() {
+            fail("cpu needs --pid");
+        }
+        let ticks_now = || a.pids.iter().try_fold(0u64, |sum, &pid| Ok::<u64, io::Error>(sum + cpu_ticks(pid)?));
+        let (path, body, streaming) = workload(a);
+        runtime()?.block_on(async {
+            let mut conn = grpc::Conn::open(a.port).await?;
+            for i in 0..a.warmup {
+                checked(&mut conn, a, &path, &body, streaming, &format!("warm-up request {i}")).await;
+            }
+            let budget = Duration::from_secs_f64(a.seconds);
+            let before = ticks_now()?;
+            let start = Instant::now();
+            let mut served = 0u64;
+            while start.elapsed() < budget {
+                checked(&mut conn, a, &path, &body, streaming, &format!("request {served}")).await;
+                served += 1;
+            }
+            let wall = start.elapsed().as_nanos() as u64;
+            print_cpu(a, served, wall, ticks_now()? - before);
+            Ok(())
+        })
     }
 }

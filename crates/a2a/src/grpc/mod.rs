@@ -342,9 +342,16 @@ mod tests {
         let desc = request_type(Operation::SendMessage);
         let wire = json_to_message(&desc, json).unwrap().encode_to_vec();
         let back = wire_to_json(&desc, wire.as_slice()).unwrap();
-        let a: serde_json::Value = serde_json::from_slice(json).unwrap();
+        // The same request for the generated decoder (the JSON also spells out defaults).
+        let read = |j: &[u8]| {
+            agentproto_codec::decode_slice::<crate::v1::SendMessageRequest>(j, "$")
+                .unwrap_or_else(|e| panic!("{e:?} in {}", String::from_utf8_lossy(j)))
+                .value
+        };
+        assert_eq!(read(json), read(&back), "{}", String::from_utf8_lossy(&back));
         let b: serde_json::Value = serde_json::from_slice(&back).unwrap();
-        assert_eq!(a, b, "{}", String::from_utf8_lossy(&back));
+        assert_eq!(b["message"]["parts"][2]["data"], serde_json::json!({"k": [1, "x", null]}));
+        assert_eq!(b["message"]["role"], "ROLE_USER");
     }
 
     #[test]
