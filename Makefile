@@ -8,7 +8,7 @@ CARGO ?= cargo
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 18
 
-test: pins-check codegen-test codegen-check vectors-lint lint rust-test python-lint python-test ts-lint ts-test bench-smoke ## Every check and every test (what CI runs)
+test: pins-check codegen-test codegen-check vectors-lint lint doc rust-test python-lint python-test ts-lint ts-test bench-smoke ## Every check and every test (what CI runs)
 
 rust-test: ## All Rust tests: unit, integration, doc, property and vector tests
 	$(CARGO) test --workspace --all-features
@@ -65,7 +65,7 @@ vectors-author: ## Rewrite the vector files from vectors/tools/author.py
 	$(PYTHON) vectors/tools/author.py
 
 doc: ## Build the Rust API docs
-	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --workspace --no-deps
+	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --workspace --no-deps --all-features
 
 bench: ## The cross-SDK benchmark, report in bench/results/ (QUICK=1: fewer runs, under 2 minutes once built)
 	$(PYTHON) bench/run.py $(if $(QUICK),--quick)

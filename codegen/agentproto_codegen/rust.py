@@ -79,6 +79,10 @@ def rstr(s: str) -> str:
     return rust_str(s)
 
 
+# The most fields a public generated constructor takes by position.
+MAX_POSITIONAL = 4
+
+
 class Emitter:
     """One generated Rust module: `emit()` writes the header, every declaration in
     the model's order, then the method table (`emit_methods`, which the A2A emitter
@@ -356,9 +360,17 @@ class Emitter:
             [f"{snake(f.wire)}: impl Into<{self.field_type(f)}>" for f in required]
             + [f"{snake(o.name)}: {o.type_name}" for o in d.oneofs]
         )
+        # A long positional list is no public API (a caller cannot tell the arguments
+        # apart): past MAX_POSITIONAL the constructor stays inside the crate, whose public
+        # way to build the type is a builder written beside it (e.g. `AgentCard::builder`).
+        public = len(required) + len(d.oneofs) <= MAX_POSITIONAL
         with out.block(f"impl {d.name} {{"):
             out.line(f"/// A `{d.name}` from its required fields; the others are absent or at their defaults.")
-            with out.block(f"pub fn new({args}) -> Self {{"), out.block("Self {"):
+            if not public:
+                out.line(f"/// Crate-internal: more than {MAX_POSITIONAL} positional fields; the crate offers a builder.")
+                out.line("#[allow(dead_code)]")
+            vis = "pub" if public else "pub(crate)"
+            with out.block(f"{vis} fn new({args}) -> Self {{"), out.block("Self {"):
                 for f in d.fields:
                     name = snake(f.wire)
                     if f.required and not f.has_default:

@@ -33,7 +33,7 @@ pub(crate) struct Args {
     /// Keep everything in memory instead of SQLite.
     #[arg(long, conflicts_with = "db")]
     memory: bool,
-    /// The URL the card advertises (default: http://<addr>).
+    /// The URL the card advertises (default: http:// and the address listened on).
     #[arg(long)]
     public_url: Option<String>,
     /// Also serve the gRPC binding (`lf.a2a.v1.A2AService`, HTTP/2 without TLS) on this

@@ -1710,7 +1710,9 @@ pub struct AgentCard {
 
 impl AgentCard {
     /// A `AgentCard` from its required fields; the others are absent or at their defaults.
-    pub fn new(
+    /// Crate-internal: more than 4 positional fields; the crate offers a builder.
+    #[allow(dead_code)]
+    pub(crate) fn new(
         name: impl Into<String>,
         description: impl Into<String>,
         supported_interfaces: impl Into<Vec<AgentInterface>>,

@@ -5,7 +5,7 @@
 //! server core read and write it). The gRPC binding does not add a second set of Rust
 //! types: `build.rs` compiles the pinned `spec/a2a/v1.0/a2a.proto` into a descriptor
 //! set, and each message crossing the binding is transcoded through a dynamic message
-//! of the operation's input or output type ([`Transcoder`], a tonic codec). The proto
+//! of the operation's input or output type (`Transcoder`, a tonic codec). The proto
 //! is the one source: the service name, each method's types and whether it streams
 //! come from its descriptors, and a test checks the generated [`Operation`] table
 //! against them.

@@ -18,12 +18,9 @@
 use std::future::Future;
 use std::pin::Pin;
 
-/// The in-memory store: bounded, lost on exit; the default of a server built without one.
 pub mod memory;
-/// The PostgreSQL store, shared by several server processes (feature `postgres`).
 #[cfg(feature = "postgres")]
 pub mod postgres;
-/// The SQLite store, one file, durable across restarts (feature `sqlite`).
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
 
