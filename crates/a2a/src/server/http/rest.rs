@@ -88,7 +88,11 @@ pub(super) fn find_route(method: &Method, path: &str) -> Option<Route> {
 
 /// The request object of a call without a body: path variables and query parameters,
 /// each typed by the request field it fills.
-pub(super) fn query_object(op: Operation, vars: &[(String, String)], query: Option<&str>) -> Result<Map<String, Value>, A2aError> {
+pub(super) fn query_object(
+    op: Operation,
+    vars: &[(String, String)],
+    query: Option<&str>,
+) -> Result<Map<String, Value>, A2aError> {
     let mut obj = Map::new();
     for (k, v) in vars {
         if k != "tenant" {
