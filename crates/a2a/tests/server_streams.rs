@@ -258,7 +258,8 @@ async fn a_slow_subscriber_is_cut_off_without_holding_anyone_up() {
     const N: usize = 200;
     // 32 KiB per event: far more than socket buffers hold in total, so the stalled
     // reader's queue (4 notices) must overflow.
-    let (srv, gate, mut progress) = gated_server(32 * 1024, HubOptions { queue: 4 }, HttpOptions::default()).await;
+    let (srv, gate, mut progress) =
+        gated_server(32 * 1024, HubOptions { queue: 4, ..HubOptions::default() }, HttpOptions::default()).await;
     for b in BOTH {
         let id = gated_task(&srv, b, N).await;
         let mut stalled = raw_stream(&srv, b, &subscribe(&id)).await;

@@ -2,12 +2,10 @@
 //! processes hands it (`notify_written`, `notify_all`).
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 
-use tokio::sync::mpsc;
-use tokio::sync::mpsc::error::TrySendError;
-
+use super::queue::{Budget, Queue, Refused};
 use super::{subscribe, EventBus, Listener, Notice, Subscription};
 use crate::store::{EventRecord, Store, TaskKey};
 
@@ -16,12 +14,17 @@ use crate::store::{EventRecord, Store, TaskKey};
 pub struct HubOptions {
     /// The number of notices queued per subscriber before it is cut off.
     pub queue: usize,
+    /// The bytes of event bodies queued for all subscribers together. An event that
+    /// would pass it cuts off the subscriber holding the most, whose queue is emptied at
+    /// once (it reads the log from the store when it resumes): subscribers that stopped
+    /// reading cannot hold more than this.
+    pub budget_bytes: usize,
 }
 
 impl Default for HubOptions {
-    /// 256 notices per subscriber.
+    /// 256 notices per subscriber, 64 MiB for all of them.
     fn default() -> Self {
-        HubOptions { queue: 256 }
+        HubOptions { queue: 256, budget_bytes: 64 << 20 }
     }
 }
 
@@ -42,6 +45,7 @@ pub struct EventHub {
 #[derive(Debug)]
 pub(super) struct HubInner {
     queue: usize,
+    budget: Arc<Budget>,
     next_id: AtomicU64,
     subscribers: Mutex<HashMap<TaskKey, Followers>>,
 }
@@ -59,8 +63,7 @@ pub(super) struct Followers {
 #[derive(Debug)]
 pub(super) struct Slot {
     id: u64,
-    sender: mpsc::Sender<Notice>,
-    cut_off: Arc<AtomicBool>,
+    queue: Arc<Queue>,
 }
 
 /// Removes its slot from the hub when the listener is dropped.
@@ -75,7 +78,13 @@ impl Drop for Registration {
         let Some(hub) = self.hub.upgrade() else { return };
         let mut subscribers = hub.lock();
         if let Some(followers) = subscribers.get_mut(&self.key) {
-            followers.slots.retain(|slot| slot.id != self.id);
+            followers.slots.retain(|slot| {
+                let gone = slot.id == self.id;
+                if gone {
+                    slot.queue.hang_up();
+                }
+                !gone
+            });
             if followers.slots.is_empty() {
                 subscribers.remove(&self.key);
             }
@@ -97,6 +106,7 @@ impl EventHub {
         EventHub {
             inner: Arc::new(HubInner {
                 queue: options.queue.max(1),
+                budget: Budget::new(options.budget_bytes),
                 next_id: AtomicU64::new(0),
                 subscribers: Mutex::new(HashMap::new()),
             }),
@@ -112,6 +122,12 @@ impl EventHub {
     /// The number of live subscribers over all tasks.
     pub fn subscriber_count(&self) -> usize {
         self.inner.lock().values().map(|followers| followers.slots.len()).sum()
+    }
+
+    /// The bytes of event bodies queued for subscribers now (at most
+    /// [`HubOptions::budget_bytes`], plus the one event being delivered).
+    pub fn queued_bytes(&self) -> usize {
+        self.inner.budget.used()
     }
 
     /// Tells the subscribers of `key` that its log holds events up to `last_seq` (written
@@ -146,15 +162,28 @@ impl EventHub {
 /// Queues `notice` for one subscriber; false when the slot is to be dropped (its
 /// subscriber is gone, or its queue was full and it is cut off now).
 fn offer(slot: &Slot, notice: Notice) -> bool {
-    match slot.sender.try_send(notice) {
+    match slot.queue.offer(notice) {
         Ok(()) => true,
-        Err(TrySendError::Full(_)) => {
-            // Set before the sender is dropped, so the subscriber that sees its queue
-            // close also sees why.
-            slot.cut_off.store(true, Ordering::Release);
-            false
+        Err(Refused::Full | Refused::Closed) => false,
+    }
+}
+
+/// Makes room for `bytes` more under the hub's budget: while it would be passed, the
+/// subscriber holding the most (of every task) is cut off and its queue emptied. Its
+/// slot is dropped from the table by the next offer to it (it refuses as closed).
+fn make_room(budget: &Budget, subscribers: &HashMap<TaskKey, Followers>, bytes: usize) {
+    while budget.would_exceed(bytes) {
+        let fattest = subscribers
+            .values()
+            .flat_map(|f| f.slots.iter())
+            .map(|slot| (slot.queue.bytes(), slot))
+            .filter(|(held, _)| *held > 0)
+            .max_by_key(|(held, _)| *held);
+        match fattest {
+            Some((_, slot)) => slot.queue.cut_off(),
+            // Nothing queued to free: the event alone is larger than the budget.
+            None => return,
         }
-        Err(TrySendError::Closed(_)) => false,
     }
 }
 
@@ -170,6 +199,9 @@ impl EventBus for EventHub {
             return;
         }
         let mut subscribers = self.inner.lock();
+        let Some(count) = subscribers.get(key).map(|f| f.slots.len()) else { return };
+        let bytes = events.iter().map(|e| e.body.len()).sum::<usize>() * count;
+        make_room(&self.inner.budget, &subscribers, bytes);
         let Some(followers) = subscribers.get_mut(key) else { return };
         if let Some(last) = events.last() {
             followers.published = followers.published.max(last.seq);
@@ -181,11 +213,10 @@ impl EventBus for EventHub {
     }
 
     fn listen(&self, key: &TaskKey) -> Listener {
-        let (sender, receiver) = mpsc::channel(self.inner.queue);
-        let cut_off = Arc::new(AtomicBool::new(false));
+        let queue = Queue::new(self.inner.queue, Arc::clone(&self.inner.budget));
         let id = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
-        let slot = Slot { id, sender, cut_off: Arc::clone(&cut_off) };
+        let slot = Slot { id, queue: Arc::clone(&queue) };
         self.inner.lock().entry(key.clone()).or_default().slots.push(slot);
-        Listener::new(receiver, cut_off, Registration { hub: Arc::downgrade(&self.inner), key: key.clone(), id })
+        Listener::on_queue(queue, Registration { hub: Arc::downgrade(&self.inner), key: key.clone(), id })
     }
 }

@@ -37,6 +37,7 @@ use tokio::sync::mpsc::error::TryRecvError;
 use crate::store::{EventRecord, Store, StoreError, TaskKey};
 
 mod hub;
+mod queue;
 #[cfg(test)]
 mod tests;
 
@@ -68,9 +69,16 @@ pub enum Notice {
 ///
 /// Dropping it unregisters the listener.
 pub struct Listener {
-    receiver: mpsc::Receiver<Notice>,
-    cut_off: Arc<AtomicBool>,
+    source: Source,
     _registration: Box<dyn Any + Send + Sync>,
+}
+
+/// Where a listener's notices come from.
+enum Source {
+    /// A bus of the application's ([`Listener::new`]).
+    Channel { receiver: mpsc::Receiver<Notice>, cut_off: Arc<AtomicBool> },
+    /// An [`EventHub`] queue, which the hub can empty (its byte budget).
+    Hub(Arc<queue::Queue>),
 }
 
 impl std::fmt::Debug for Listener {
@@ -88,23 +96,40 @@ impl Listener {
         cut_off: Arc<AtomicBool>,
         registration: impl Any + Send + Sync,
     ) -> Self {
-        Listener { receiver, cut_off, _registration: Box::new(registration) }
+        Listener { source: Source::Channel { receiver, cut_off }, _registration: Box::new(registration) }
+    }
+
+    /// A listener on a hub queue.
+    fn on_queue(queue: Arc<queue::Queue>, registration: impl Any + Send + Sync) -> Self {
+        Listener { source: Source::Hub(queue), _registration: Box::new(registration) }
     }
 
     /// The next notice; `None` once the bus dropped this listener (see
     /// [`Listener::is_cut_off`]) or shut down.
     pub async fn recv(&mut self) -> Option<Notice> {
-        self.receiver.recv().await
+        match &mut self.source {
+            Source::Channel { receiver, .. } => receiver.recv().await,
+            Source::Hub(queue) => queue.take().await,
+        }
     }
 
     /// The next notice if one is queued.
     pub fn try_recv(&mut self) -> Result<Notice, TryRecvError> {
-        self.receiver.try_recv()
+        match &mut self.source {
+            Source::Channel { receiver, .. } => receiver.try_recv(),
+            Source::Hub(queue) => {
+                queue.try_take().map_err(|closed| if closed { TryRecvError::Disconnected } else { TryRecvError::Empty })
+            }
+        }
     }
 
-    /// Whether the bus cut this listener off because its queue was full.
+    /// Whether the bus cut this listener off: its queue was full, or (on an
+    /// [`EventHub`]) it held the most of a hub over its byte budget.
     pub fn is_cut_off(&self) -> bool {
-        self.cut_off.load(Ordering::Acquire)
+        match &self.source {
+            Source::Channel { cut_off, .. } => cut_off.load(Ordering::Acquire),
+            Source::Hub(queue) => queue.is_cut_off(),
+        }
     }
 }
 

@@ -109,7 +109,7 @@ async fn read_all(hub: EventHub, store: Arc<dyn Store>, after: u64) -> (Vec<u64>
 /// Returns how many times readers were cut off.
 async fn replay_and_live_lose_and_repeat_nothing(store: Arc<dyn Store>, queue: usize) -> usize {
     const EVENTS: u64 = 1_000;
-    let hub = EventHub::new(HubOptions { queue });
+    let hub = EventHub::new(HubOptions { queue, ..HubOptions::default() });
     let mut writer = Writer::new(Arc::clone(&store), hub.clone()).await;
     let (progress_tx, progress) = tokio::sync::watch::channel(0u64);
     let mut rng = StdRng::seed_from_u64(7);
@@ -169,7 +169,7 @@ async fn replay_and_live_lose_and_repeat_nothing_on_sqlite() {
 async fn stalled_subscriber_is_cut_off_while_another_receives_everything() {
     const EVENTS: u64 = 100;
     let store = memory_store(10_000);
-    let hub = EventHub::new(HubOptions { queue: 8 });
+    let hub = EventHub::new(HubOptions { queue: 8, ..HubOptions::default() });
     let mut writer = Writer::new(Arc::clone(&store), hub.clone()).await;
     let mut stalled = hub.subscribe(Arc::clone(&store), key(), 0);
     let mut active = hub.subscribe(Arc::clone(&store), key(), 0);
@@ -305,7 +305,7 @@ async fn written_notice_makes_the_subscription_read_the_store() {
 #[tokio::test]
 async fn dropped_subscriptions_leave_the_hub() {
     let store = memory_store(100);
-    let hub = EventHub::new(HubOptions { queue: 1 });
+    let hub = EventHub::new(HubOptions { queue: 1, ..HubOptions::default() });
     let mut writer = Writer::new(Arc::clone(&store), hub.clone()).await;
     let subscriptions: Vec<_> = (0..10).map(|_| hub.subscribe(Arc::clone(&store), key(), 0)).collect();
     let other = hub.subscribe(Arc::clone(&store), TaskKey::new("", "other"), 0);
@@ -375,7 +375,7 @@ async fn a_notice_about_events_already_published_here_delivers_nothing_twice() {
 #[tokio::test]
 async fn a_full_queue_cuts_a_subscriber_off_on_wake_ups_too() {
     let store = memory_store(100);
-    let hub = EventHub::new(HubOptions { queue: 2 });
+    let hub = EventHub::new(HubOptions { queue: 2, ..HubOptions::default() });
     let _writer = Writer::new(Arc::clone(&store), hub.clone()).await;
     let mut stalled = hub.subscribe(Arc::clone(&store), key(), 0);
     for last_seq in 1..=3 {
@@ -500,7 +500,7 @@ async fn next_raw(subscription: &mut Subscription) -> Option<Result<StreamItem, 
 #[tokio::test]
 async fn the_notice_of_a_commit_published_here_sends_nothing() {
     let store = memory_store(100);
-    let hub = EventHub::new(HubOptions { queue: 2 });
+    let hub = EventHub::new(HubOptions { queue: 2, ..HubOptions::default() });
     let mut writer = Writer::new(Arc::clone(&store), hub.clone()).await;
     let mut subscription = hub.subscribe(Arc::clone(&store), key(), 0);
     writer.write(1, false, true).await;
@@ -514,4 +514,66 @@ async fn the_notice_of_a_commit_published_here_sends_nothing() {
     hub.notify_written(&key(), 2);
     assert_eq!(seq(next(&mut subscription).await), 2);
     assert_eq!(next(&mut subscription).await, None);
+}
+
+fn event(seq: u64, size: usize) -> EventRecord {
+    EventRecord { seq, body: vec![b'x'; size], last: false }
+}
+
+#[tokio::test]
+async fn the_hub_budget_bounds_what_stalled_listeners_hold_and_frees_it_at_once() {
+    // 20 listeners on 20 tasks that never read, 10 events of 200 bytes each: 40,000
+    // bytes would be queued; the budget is 10,000.
+    let hub = EventHub::new(HubOptions { queue: 1_000, budget_bytes: 10_000 });
+    let keys: Vec<_> = (0..20).map(|t| TaskKey::new("", format!("task-{t}"))).collect();
+    let mut listeners: Vec<_> = keys.iter().map(|k| hub.listen(k)).collect();
+    for seq in 1..=10 {
+        for k in &keys {
+            hub.publish(k, &[event(seq, 200)]);
+            assert!(hub.queued_bytes() <= 10_000, "{} bytes queued", hub.queued_bytes());
+        }
+    }
+    let cut: Vec<_> = listeners.iter().map(Listener::is_cut_off).collect();
+    assert!(cut.iter().any(|c| *c) && !cut.iter().all(|c| *c), "{cut:?}");
+    for (listener, was_cut) in listeners.iter_mut().zip(&cut) {
+        if *was_cut {
+            // Emptied when it was cut off, not when its reader comes back.
+            assert_eq!(listener.try_recv(), Err(TryRecvError::Disconnected));
+        } else {
+            // The others hold their events in order, nothing missing.
+            let seqs: Vec<u64> = std::iter::from_fn(|| match listener.try_recv() {
+                Ok(Notice::Event(e)) => Some(e.seq),
+                _ => None,
+            })
+            .collect();
+            assert_eq!(seqs.first(), Some(&1), "{seqs:?}");
+            assert!(seqs.windows(2).all(|w| w[1] == w[0] + 1), "{seqs:?}");
+        }
+    }
+    assert_eq!(hub.queued_bytes(), 0, "every queued byte was taken or freed");
+    drop(listeners);
+    assert_eq!(hub.queued_bytes(), 0);
+}
+
+#[tokio::test]
+async fn over_budget_the_stalled_subscriber_is_cut_off_and_resumes_from_the_store() {
+    let store = memory_store(1_000);
+    // Events are ~10 bytes ("event N"): 30 fit.
+    let hub = EventHub::new(HubOptions { queue: 1_000, budget_bytes: 300 });
+    let mut writer = Writer::new(Arc::clone(&store), hub.clone()).await;
+    let mut stalled = hub.subscribe(Arc::clone(&store), key(), 0);
+    let mut reading = hub.subscribe(Arc::clone(&store), key(), 0);
+    for round in 0..10 {
+        writer.write(5, round == 9, true).await;
+        // The reader keeps up; the stalled one only accumulates.
+        for _ in 0..5 {
+            seq(next(&mut reading).await);
+        }
+        assert!(hub.queued_bytes() <= 300 + 5 * 10, "{}", hub.queued_bytes());
+    }
+    assert_eq!(next(&mut reading).await, None, "the reader got all 50 and the end");
+    assert_eq!(next(&mut stalled).await, Some(StreamItem::Lagged));
+    // Resumed after its last event (none): it gets all 50 from the store.
+    let (received, _) = read_all(hub.clone(), Arc::clone(&store), stalled.last_seq()).await;
+    assert_eq!(received, (1..=50).collect::<Vec<u64>>());
 }
