@@ -19,6 +19,7 @@ use agentproto_a2a::recovery::{RecoveryOptions, Retention};
 use agentproto_a2a::server::layers::{Cors, RateLimit, RateLimitKey};
 use agentproto_a2a::server::{A2aServer, HttpOptions, MissingVersion};
 use agentproto_a2a::store::memory::MemoryOptions;
+use agentproto_a2a::stream::HubOptions;
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
@@ -78,6 +79,10 @@ pub(crate) struct Args {
     /// Seconds a shutdown (SIGTERM, ctrl-c) waits for requests in progress.
     #[arg(long, default_value_t = 10.0)]
     shutdown_timeout: f64,
+    /// MiB of stream events held for all subscribers that have not read them yet; past
+    /// it the one holding the most is cut off (`event: lagged`, it resumes from the log).
+    #[arg(long, default_value_t = 64)]
+    stream_budget_mib: usize,
     /// How long a running turn's lease lasts without renewal (`500ms`, `30s`, `2m`;
     /// renewed every third of it). A task whose turn was running on a server that died is
     /// marked FAILED about one and a half leases later, by whichever server sweeps first.
@@ -241,8 +246,10 @@ async fn run(args: Args) -> Result<(), String> {
     let recovery = RecoveryOptions { lease: args.turn_lease, ..RecoveryOptions::default() };
     let retention =
         Retention { terminal_age: args.retain_terminal.0, resume_window: args.resume_window, ..Retention::default() };
+    let hub = HubOptions { budget_bytes: args.stream_budget_mib.saturating_mul(1 << 20), ..HubOptions::default() };
     let builder = A2aServer::builder(agent, card_with_bindings(&base, &args.rest_prefix, grpc_url.as_deref()))
         .http(http)
+        .hub(hub)
         .push(push)
         .error_table(if args.errors_1_0_0 { ErrorTable::V1_0_0 } else { ErrorTable::V1_0_1 })
         .recovery(recovery)
