@@ -156,7 +156,8 @@ async fn a_resubscribe_after_a_dropped_connection_loses_nothing() {
         let last_id = seen.last().unwrap().id.unwrap();
         drop(s); // the connection drops
         gate.add_permits(4);
-        emitted(&mut progress, 6).await;
+        emitted(&mut progress, 7).await; // the 6 artifacts, then COMPLETED
+
         let mut again = srv.stream(b, subscribe(&id).header("Last-Event-ID", &last_id.to_string())).await;
         let mut rest = again.rest().await;
         // The Task first (§3.1.6), as it is now, without an `id:` (it is no place in the

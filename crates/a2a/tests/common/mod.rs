@@ -655,11 +655,14 @@ impl AgentExecutor for Gated {
             task.artifact(art).await?;
             let _ = self.progress.send(i + 1);
         }
-        task.complete(None).await
+        task.complete(None).await?;
+        // `n + 1`: the turn is over, COMPLETED committed.
+        let _ = self.progress.send(n + 1);
+        Ok(())
     }
 }
 
-/// Waits until the executor reports `n` events emitted.
+/// Waits until the executor reports `n` events emitted (`payload count + 1`: completed).
 pub async fn emitted(progress: &mut mpsc::UnboundedReceiver<usize>, n: usize) {
     within(&format!("the executor to emit {n} events"), async {
         loop {
