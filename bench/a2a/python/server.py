@@ -69,12 +69,12 @@ class BenchExecutor(AgentExecutor):
         await TaskUpdater(event_queue, context.task_id or "", context.context_id or "").cancel()
 
 
-def agent_card(base: str) -> AgentCard:
+def agent_card(url: str, binding: str = "JSONRPC") -> AgentCard:
     return AgentCard(
         name="Bench Agent",
         description="Benchmark agent",
         version="1.0.0",
-        supported_interfaces=[AgentInterface(url=base + "/", protocol_binding="JSONRPC", protocol_version="1.0")],
+        supported_interfaces=[AgentInterface(url=url, protocol_binding=binding, protocol_version="1.0")],
         capabilities=AgentCapabilities(streaming=True),
         default_input_modes=["text/plain"],
         default_output_modes=["text/plain"],
@@ -90,7 +90,7 @@ async def serve(port: int) -> None:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", port))
     port = sock.getsockname()[1]
-    card = agent_card(f"http://127.0.0.1:{port}")
+    card = agent_card(f"http://127.0.0.1:{port}/")
     handler = DefaultRequestHandler(agent_executor=BenchExecutor(), task_store=InMemoryTaskStore(), agent_card=card)
     app = Starlette(routes=create_jsonrpc_routes(handler, rpc_url="/"))
     config = uvicorn.Config(app, log_level="warning", lifespan="off", timeout_graceful_shutdown=1)
@@ -111,9 +111,7 @@ async def serve(port: int) -> None:
 async def serve_grpc(port: int) -> None:
     server = grpc.aio.server()
     port = server.add_insecure_port(f"127.0.0.1:{port}")
-    card = agent_card(f"127.0.0.1:{port}")
-    card.supported_interfaces[0].url = f"127.0.0.1:{port}"
-    card.supported_interfaces[0].protocol_binding = "GRPC"
+    card = agent_card(f"127.0.0.1:{port}", "GRPC")
     handler = DefaultRequestHandler(agent_executor=BenchExecutor(), task_store=InMemoryTaskStore(), agent_card=card)
     add_A2AServiceServicer_to_server(GrpcHandler(handler), server)
     await server.start()

@@ -73,104 +73,168 @@ struct Row {
     http: u16,
     http_1_0_0: u16,
     grpc: &'static str,
+    grpc_1_0_0: &'static str,
     reason: &'static str,
     message: &'static str,
 }
 
+/// A row; each status pair is (A2A 1.0.1, A2A 1.0.0).
 const fn row(
     kind: ErrorKind,
     code: i64,
-    http: u16,
-    http_1_0_0: u16,
-    grpc: &'static str,
+    http: [u16; 2],
+    grpc: [&'static str; 2],
     reason: &'static str,
     message: &'static str,
 ) -> Row {
-    Row { kind, code, http, http_1_0_0, grpc, reason, message }
+    Row { kind, code, http: http[0], http_1_0_0: http[1], grpc: grpc[0], grpc_1_0_0: grpc[1], reason, message }
 }
 
 use ErrorKind::*;
 
-/// One row per kind: JSON-RPC code, HTTP status (1.0.1, then 1.0.0), gRPC status, the
-/// `ErrorInfo.reason`, and the default message.
+/// One row per kind: JSON-RPC code, HTTP status (1.0.1, then 1.0.0), gRPC status (1.0.1,
+/// then 1.0.0), the `ErrorInfo.reason`, and the default message.
 static TABLE: &[Row] = &[
-    row(TaskNotFound, -32001, 404, 404, "NOT_FOUND", "TASK_NOT_FOUND", "Task not found"),
-    row(TaskNotCancelable, -32002, 400, 409, "FAILED_PRECONDITION", "TASK_NOT_CANCELABLE", "Task cannot be canceled"),
+    row(TaskNotFound, -32001, [404, 404], ["NOT_FOUND", "NOT_FOUND"], "TASK_NOT_FOUND", "Task not found"),
+    row(
+        TaskNotCancelable,
+        -32002,
+        [400, 409],
+        ["FAILED_PRECONDITION", "FAILED_PRECONDITION"],
+        "TASK_NOT_CANCELABLE",
+        "Task cannot be canceled",
+    ),
     row(
         PushNotificationNotSupported,
         -32003,
-        400,
-        400,
-        "FAILED_PRECONDITION",
+        [400, 400],
+        ["FAILED_PRECONDITION", "UNIMPLEMENTED"],
         "PUSH_NOTIFICATION_NOT_SUPPORTED",
         "Push notifications are not supported",
     ),
     row(
         UnsupportedOperation,
         -32004,
-        400,
-        400,
-        "FAILED_PRECONDITION",
+        [400, 400],
+        ["FAILED_PRECONDITION", "UNIMPLEMENTED"],
         "UNSUPPORTED_OPERATION",
         "This operation is not supported",
     ),
     row(
         ContentTypeNotSupported,
         -32005,
-        400,
-        415,
-        "INVALID_ARGUMENT",
+        [400, 415],
+        ["INVALID_ARGUMENT", "INVALID_ARGUMENT"],
         "CONTENT_TYPE_NOT_SUPPORTED",
         "Incompatible content types",
     ),
-    row(InvalidAgentResponse, -32006, 500, 502, "INTERNAL", "INVALID_AGENT_RESPONSE", "Invalid agent response"),
+    row(
+        InvalidAgentResponse,
+        -32006,
+        [500, 502],
+        ["INTERNAL", "INTERNAL"],
+        "INVALID_AGENT_RESPONSE",
+        "Invalid agent response",
+    ),
     row(
         ExtendedAgentCardNotConfigured,
         -32007,
-        400,
-        400,
-        "FAILED_PRECONDITION",
+        [400, 400],
+        ["FAILED_PRECONDITION", "FAILED_PRECONDITION"],
         "EXTENDED_AGENT_CARD_NOT_CONFIGURED",
         "Extended agent card is not configured",
     ),
     row(
         ExtensionSupportRequired,
         -32008,
-        400,
-        400,
-        "FAILED_PRECONDITION",
+        [400, 400],
+        ["FAILED_PRECONDITION", "FAILED_PRECONDITION"],
         "EXTENSION_SUPPORT_REQUIRED",
         "A required extension was not activated",
     ),
     row(
         VersionNotSupported,
         -32009,
-        400,
-        400,
-        "FAILED_PRECONDITION",
+        [400, 400],
+        ["FAILED_PRECONDITION", "UNIMPLEMENTED"],
         "VERSION_NOT_SUPPORTED",
         "This A2A version is not supported",
     ),
-    row(Parse, -32700, 400, 400, "INVALID_ARGUMENT", "PARSE_ERROR", "Invalid JSON payload"),
-    row(InvalidRequest, -32600, 400, 400, "INVALID_ARGUMENT", "INVALID_REQUEST", "Request payload validation error"),
-    row(MethodNotFound, -32601, 404, 404, "UNIMPLEMENTED", "METHOD_NOT_FOUND", "Method not found"),
-    row(InvalidParams, -32602, 400, 400, "INVALID_ARGUMENT", "INVALID_PARAMS", "Invalid parameters"),
-    row(Internal, -32603, 500, 500, "INTERNAL", "INTERNAL_ERROR", "Internal error"),
-    row(Unauthenticated, -31401, 401, 401, "UNAUTHENTICATED", "UNAUTHENTICATED", "Authentication required"),
-    row(PermissionDenied, -31403, 403, 403, "PERMISSION_DENIED", "PERMISSION_DENIED", "Permission denied"),
-    row(PayloadTooLarge, -32600, 413, 413, "RESOURCE_EXHAUSTED", "PAYLOAD_TOO_LARGE", "Request body too large"),
-    row(MethodNotAllowed, -32601, 405, 405, "UNIMPLEMENTED", "METHOD_NOT_ALLOWED", "Method not allowed"),
+    row(Parse, -32700, [400, 400], ["INVALID_ARGUMENT", "INVALID_ARGUMENT"], "PARSE_ERROR", "Invalid JSON payload"),
+    row(
+        InvalidRequest,
+        -32600,
+        [400, 400],
+        ["INVALID_ARGUMENT", "INVALID_ARGUMENT"],
+        "INVALID_REQUEST",
+        "Request payload validation error",
+    ),
+    row(MethodNotFound, -32601, [404, 404], ["UNIMPLEMENTED", "UNIMPLEMENTED"], "METHOD_NOT_FOUND", "Method not found"),
+    row(
+        InvalidParams,
+        -32602,
+        [400, 400],
+        ["INVALID_ARGUMENT", "INVALID_ARGUMENT"],
+        "INVALID_PARAMS",
+        "Invalid parameters",
+    ),
+    row(Internal, -32603, [500, 500], ["INTERNAL", "INTERNAL"], "INTERNAL_ERROR", "Internal error"),
+    row(
+        Unauthenticated,
+        -31401,
+        [401, 401],
+        ["UNAUTHENTICATED", "UNAUTHENTICATED"],
+        "UNAUTHENTICATED",
+        "Authentication required",
+    ),
+    row(
+        PermissionDenied,
+        -31403,
+        [403, 403],
+        ["PERMISSION_DENIED", "PERMISSION_DENIED"],
+        "PERMISSION_DENIED",
+        "Permission denied",
+    ),
+    row(
+        PayloadTooLarge,
+        -32600,
+        [413, 413],
+        ["RESOURCE_EXHAUSTED", "RESOURCE_EXHAUSTED"],
+        "PAYLOAD_TOO_LARGE",
+        "Request body too large",
+    ),
+    row(
+        MethodNotAllowed,
+        -32601,
+        [405, 405],
+        ["UNIMPLEMENTED", "UNIMPLEMENTED"],
+        "METHOD_NOT_ALLOWED",
+        "Method not allowed",
+    ),
     row(
         RequestTimeout,
         -32600,
-        408,
-        408,
-        "DEADLINE_EXCEEDED",
+        [408, 408],
+        ["DEADLINE_EXCEEDED", "DEADLINE_EXCEEDED"],
         "REQUEST_TIMEOUT",
         "The request was not received in time",
     ),
-    row(MalformedBody, -32600, 400, 400, "INVALID_ARGUMENT", "MALFORMED_BODY", "The request body could not be read"),
-    row(RateLimited, -32603, 429, 429, "RESOURCE_EXHAUSTED", "RATE_LIMIT_EXCEEDED", "Too many requests"),
+    row(
+        MalformedBody,
+        -32600,
+        [400, 400],
+        ["INVALID_ARGUMENT", "INVALID_ARGUMENT"],
+        "MALFORMED_BODY",
+        "The request body could not be read",
+    ),
+    row(
+        RateLimited,
+        -32603,
+        [429, 429],
+        ["RESOURCE_EXHAUSTED", "RESOURCE_EXHAUSTED"],
+        "RATE_LIMIT_EXCEEDED",
+        "Too many requests",
+    ),
 ];
 
 impl ErrorKind {
@@ -278,15 +342,13 @@ impl A2aError {
         lookup(self.kind).grpc
     }
 
-    /// The gRPC status name on the gRPC binding under `table`: A2A 1.0.0 answered
-    /// PushNotificationNotSupported, UnsupportedOperation and VersionNotSupported with
-    /// `UNIMPLEMENTED`, where 1.0.1 says `FAILED_PRECONDITION`.
+    /// The gRPC status name on the gRPC binding under `table` (A2A 1.0.0 answered
+    /// some errors `UNIMPLEMENTED` where 1.0.1 says `FAILED_PRECONDITION`).
     pub fn grpc_status_in(&self, table: ErrorTable) -> &'static str {
-        match (table, self.kind) {
-            (ErrorTable::V1_0_0, PushNotificationNotSupported | UnsupportedOperation | VersionNotSupported) => {
-                "UNIMPLEMENTED"
-            }
-            _ => self.grpc_status(),
+        let r = lookup(self.kind);
+        match table {
+            ErrorTable::V1_0_1 => r.grpc,
+            ErrorTable::V1_0_0 => r.grpc_1_0_0,
         }
     }
 

@@ -78,6 +78,14 @@ pub enum Binding {
 }
 
 impl Binding {
+    /// Every binding this build of the client speaks.
+    pub const ALL: &'static [Binding] = &[
+        Binding::JsonRpc,
+        Binding::HttpJson,
+        #[cfg(feature = "grpc")]
+        Binding::Grpc,
+    ];
+
     /// The name agent cards use in `protocolBinding`.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -91,18 +99,7 @@ impl Binding {
     /// The binding a card's `protocolBinding` names (case-insensitively).
     pub fn from_card_name(name: &str) -> Option<Binding> {
         let name = name.trim();
-        if name.eq_ignore_ascii_case("JSONRPC") {
-            Some(Binding::JsonRpc)
-        } else if name.eq_ignore_ascii_case("HTTP+JSON") {
-            Some(Binding::HttpJson)
-        } else if cfg!(feature = "grpc") && name.eq_ignore_ascii_case("GRPC") {
-            #[cfg(feature = "grpc")]
-            return Some(Binding::Grpc);
-            #[cfg(not(feature = "grpc"))]
-            None
-        } else {
-            None
-        }
+        Binding::ALL.iter().copied().find(|b| b.as_str().eq_ignore_ascii_case(name))
     }
 }
 
@@ -278,12 +275,12 @@ pub fn select_interface(
         .iter()
         .map(|i| format!("{} {} (version {:?})", i.protocol_binding, i.url, i.protocol_version))
         .collect();
+    let wanted = match pin {
+        Some(b) => b.as_str().to_owned(),
+        None => Binding::ALL.iter().map(|b| b.as_str()).collect::<Vec<_>>().join(" or "),
+    };
     Err(ClientError::NoSupportedInterface(format!(
-        "wanted {} with version {PROTOCOL_VERSION}; the card lists [{}]",
-        pin.map_or(
-            if cfg!(feature = "grpc") { "JSONRPC, HTTP+JSON or GRPC" } else { "JSONRPC or HTTP+JSON" },
-            Binding::as_str
-        ),
+        "wanted {wanted} with version {PROTOCOL_VERSION}; the card lists [{}]",
         seen.join(", ")
     )))
 }

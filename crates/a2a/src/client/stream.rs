@@ -149,18 +149,6 @@ async fn connect<R: TenantRequest>(
     let repeat = repeat(op, call);
     let policy = &client.options().retry;
     let http = &client.inner.http;
-    #[cfg(feature = "grpc")]
-    if iface.binding == Binding::Grpc {
-        let json = serde_json::to_vec(req).map_err(|e| ClientError::InvalidRequest(e.to_string()))?;
-        let channel = client.grpc_channel(&iface.url)?;
-        let events = crate::grpc::client::streaming(channel, op, json, headers).await?;
-        return Ok(Conn {
-            binding: iface.binding,
-            body: Some(Body::Grpc(Box::new(events))),
-            single: None,
-            url: iface.url,
-        });
-    }
     let (resp, url) = match iface.binding {
         Binding::JsonRpc => {
             let id = client.inner.next_id.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -197,8 +185,15 @@ async fn connect<R: TenantRequest>(
             }
             (resp, url)
         }
+        // No HTTP answer to read: the gRPC stream is the connection.
         #[cfg(feature = "grpc")]
-        Binding::Grpc => unreachable!("gRPC streams are opened above"),
+        Binding::Grpc => {
+            let json = serde_json::to_vec(req).map_err(|e| ClientError::InvalidRequest(e.to_string()))?;
+            let channel = client.grpc_channel(&iface.url)?;
+            let events = crate::grpc::client::streaming(channel, op, json, headers).await?;
+            let body = Some(Body::Grpc(Box::new(events)));
+            return Ok(Conn { binding: iface.binding, body, single: None, url: iface.url });
+        }
     };
     let status = resp.status();
     let is_sse = resp

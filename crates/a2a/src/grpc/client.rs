@@ -132,40 +132,15 @@ pub(crate) fn interrupted(status: &Status) -> bool {
 }
 
 /// The client error a status stands for: the server's `google.rpc.Status`, with the
-/// `ErrorInfo` reason when it sent one.
+/// `ErrorInfo` reason when it sent one in the A2A domain.
 pub(crate) fn error(status: &Status) -> ClientError {
-    let e = super::error_of(status);
-    let has_info = tonic_types::StatusExt::get_error_details(status).error_info().is_some();
-    let details = has_info.then(|| serde_json::Value::Array(vec![e.error_info()]));
+    let (e, has_info) = super::error_of(status);
     ClientError::Status {
         http_status: None,
         code: Some(i64::from(status.code() as i32)),
-        status: Some(code_name(status.code()).to_owned()),
+        status: Some(super::code_name(status.code()).to_owned()),
         message: status.message().to_owned(),
         reason: has_info.then(|| e.reason().to_owned()),
-        details,
-    }
-}
-
-/// The canonical name of a gRPC code (`NOT_FOUND`, …).
-fn code_name(code: Code) -> &'static str {
-    match code {
-        Code::Ok => "OK",
-        Code::Cancelled => "CANCELLED",
-        Code::Unknown => "UNKNOWN",
-        Code::InvalidArgument => "INVALID_ARGUMENT",
-        Code::DeadlineExceeded => "DEADLINE_EXCEEDED",
-        Code::NotFound => "NOT_FOUND",
-        Code::AlreadyExists => "ALREADY_EXISTS",
-        Code::PermissionDenied => "PERMISSION_DENIED",
-        Code::ResourceExhausted => "RESOURCE_EXHAUSTED",
-        Code::FailedPrecondition => "FAILED_PRECONDITION",
-        Code::Aborted => "ABORTED",
-        Code::OutOfRange => "OUT_OF_RANGE",
-        Code::Unimplemented => "UNIMPLEMENTED",
-        Code::Internal => "INTERNAL",
-        Code::Unavailable => "UNAVAILABLE",
-        Code::DataLoss => "DATA_LOSS",
-        Code::Unauthenticated => "UNAUTHENTICATED",
+        details: has_info.then(|| serde_json::Value::Array(vec![e.error_info()])),
     }
 }

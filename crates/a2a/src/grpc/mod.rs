@@ -37,13 +37,6 @@ use crate::v1::Operation;
 /// The fully qualified name of the A2A service.
 pub const SERVICE: &str = "lf.a2a.v1.A2AService";
 
-/// The name agent cards give this binding in `protocolBinding`.
-pub const BINDING: &str = "GRPC";
-
-/// The metadata key of a subscription's resume point (an agentproto extension: the
-/// sequence number of the last event seen, as in the SSE bindings' `Last-Event-ID`).
-pub const LAST_EVENT_ID: &str = "last-event-id";
-
 /// The descriptor set `build.rs` compiled from the pinned proto.
 static DESCRIPTORS: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/a2a_descriptors.bin"));
 
@@ -127,11 +120,12 @@ fn drop_unset_enums(desc: &MessageDescriptor, tree: &mut serde_json::Value) {
     for field in desc.fields() {
         let Some(value) = obj.get_mut(field.json_name()) else { continue };
         match field.kind() {
-            Kind::Enum(e) if !field.is_list() && !field.is_map() => {
-                let zero = e.get_value(0).map(|v| v.name().to_owned());
-                if zero.is_some() && value.as_str() == zero.as_deref() {
-                    obj.remove(field.json_name());
-                }
+            Kind::Enum(e)
+                if !field.is_list()
+                    && !field.is_map()
+                    && e.get_value(0).is_some_and(|zero| value.as_str() == Some(zero.name())) =>
+            {
+                obj.remove(field.json_name());
             }
             Kind::Message(m) if field.is_map() => {
                 let values = m.map_entry_value_field();
@@ -261,26 +255,37 @@ impl Decoder for WireToJson {
     }
 }
 
+/// Every gRPC code with its canonical name, both ways (the error table names codes;
+/// the client reports them by name).
+const CODES: [(Code, &str); 17] = [
+    (Code::Ok, "OK"),
+    (Code::Cancelled, "CANCELLED"),
+    (Code::Unknown, "UNKNOWN"),
+    (Code::InvalidArgument, "INVALID_ARGUMENT"),
+    (Code::DeadlineExceeded, "DEADLINE_EXCEEDED"),
+    (Code::NotFound, "NOT_FOUND"),
+    (Code::AlreadyExists, "ALREADY_EXISTS"),
+    (Code::PermissionDenied, "PERMISSION_DENIED"),
+    (Code::ResourceExhausted, "RESOURCE_EXHAUSTED"),
+    (Code::FailedPrecondition, "FAILED_PRECONDITION"),
+    (Code::Aborted, "ABORTED"),
+    (Code::OutOfRange, "OUT_OF_RANGE"),
+    (Code::Unimplemented, "UNIMPLEMENTED"),
+    (Code::Internal, "INTERNAL"),
+    (Code::Unavailable, "UNAVAILABLE"),
+    (Code::DataLoss, "DATA_LOSS"),
+    (Code::Unauthenticated, "UNAUTHENTICATED"),
+];
+
 /// The gRPC code a status name of the error table denotes.
 fn code_named(name: &str) -> Code {
-    match name {
-        "CANCELLED" => Code::Cancelled,
-        "INVALID_ARGUMENT" => Code::InvalidArgument,
-        "DEADLINE_EXCEEDED" => Code::DeadlineExceeded,
-        "NOT_FOUND" => Code::NotFound,
-        "ALREADY_EXISTS" => Code::AlreadyExists,
-        "PERMISSION_DENIED" => Code::PermissionDenied,
-        "RESOURCE_EXHAUSTED" => Code::ResourceExhausted,
-        "FAILED_PRECONDITION" => Code::FailedPrecondition,
-        "ABORTED" => Code::Aborted,
-        "OUT_OF_RANGE" => Code::OutOfRange,
-        "UNIMPLEMENTED" => Code::Unimplemented,
-        "UNAVAILABLE" => Code::Unavailable,
-        "DATA_LOSS" => Code::DataLoss,
-        "UNAUTHENTICATED" => Code::Unauthenticated,
-        "INTERNAL" => Code::Internal,
-        _ => Code::Unknown,
-    }
+    CODES.iter().find(|(_, n)| *n == name).map_or(Code::Unknown, |(c, _)| *c)
+}
+
+/// The canonical name of a gRPC code (`NOT_FOUND`, …).
+#[cfg(feature = "client")]
+pub(crate) fn code_name(code: Code) -> &'static str {
+    CODES.iter().find(|(c, _)| *c == code).map_or("UNKNOWN", |(_, n)| n)
 }
 
 /// An A2A error as a gRPC status: the table's code, the message, and an `ErrorInfo`
@@ -292,9 +297,10 @@ pub(crate) fn status(e: &A2aError, table: ErrorTable) -> Status {
 }
 
 /// The A2A error a status from a server carries: its `ErrorInfo` reason when it has
-/// one in the A2A domain, otherwise the kind its code stands for.
+/// one in the A2A domain, otherwise the kind its code stands for; and whether it had
+/// such an `ErrorInfo`.
 #[cfg(feature = "client")]
-pub(crate) fn error_of(status: &Status) -> A2aError {
+pub(crate) fn error_of(status: &Status) -> (A2aError, bool) {
     let details = status.get_error_details();
     let info = details.error_info().filter(|i| i.domain == DOMAIN);
     let kind = info.and_then(|i| ErrorKind::from_reason(&i.reason)).unwrap_or(match status.code() {
@@ -313,7 +319,7 @@ pub(crate) fn error_of(status: &Status) -> A2aError {
         pairs.sort();
         e.metadata = pairs;
     }
-    e
+    (e, info.is_some())
 }
 
 #[cfg(test)]
@@ -371,6 +377,9 @@ mod tests {
         assert_eq!(info.reason, "TASK_NOT_FOUND");
         assert_eq!(info.domain, DOMAIN);
         assert_eq!(info.metadata.get("taskId").map(String::as_str), Some("t-9"));
+        for (code, name) in CODES {
+            assert_eq!(code_named(name), code);
+        }
         let unsupported = A2aError::new(ErrorKind::UnsupportedOperation);
         assert_eq!(status(&unsupported, ErrorTable::V1_0_1).code(), Code::FailedPrecondition);
         assert_eq!(status(&unsupported, ErrorTable::V1_0_0).code(), Code::Unimplemented);

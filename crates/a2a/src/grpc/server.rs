@@ -30,7 +30,7 @@ use crate::errors::{A2aError, ErrorKind, ErrorTable};
 use crate::executor::AgentExecutor;
 use crate::server::auth::Authenticator;
 use crate::server::core::{Answer, StreamOut};
-use crate::server::http::{call_context_of, App};
+use crate::server::http::{call_context_of, version, App, Binding};
 use crate::server::layers::Authentication;
 use crate::v1::{Operation, Request};
 
@@ -121,25 +121,12 @@ impl<E: AgentExecutor> Call<E> {
         let fail = |e: A2aError| status(&e, table);
         let (metadata, extensions, json) = request.into_parts();
         let headers = metadata.into_headers();
-        check_version(&headers).map_err(fail)?;
+        // Always 1.0 or an error on this binding.
+        version(&self.app, &headers, None, Binding::Grpc).map_err(fail)?;
         let request = Request::decode(self.op, &json, "$").map_err(|e| fail(A2aError::invalid_params(&e)))?.value;
         let cx = call_context_of(&self.app, &headers, extensions.get::<Authentication>(), None, request.tenant())
             .map_err(fail)?;
         self.app.core.handle(cx, request).await.map_err(fail)
-    }
-}
-
-/// `a2a-version`: this service is A2A 1.0 (0.3's gRPC service was `a2a.v1`, another
-/// path), so a call without the key is a 1.0 call; any other version is refused.
-fn check_version(headers: &http::HeaderMap) -> Result<(), A2aError> {
-    let v = headers.get("a2a-version").and_then(|v| v.to_str().ok()).map(str::trim).unwrap_or("");
-    let mut parts = v.split('.');
-    match (parts.next(), parts.next()) {
-        (Some(""), None) | (Some("1"), Some("0")) => Ok(()),
-        _ => Err(A2aError::new(ErrorKind::VersionNotSupported)
-            .with_message(format!("A2A version {v:?} is not supported; this gRPC service serves 1.0"))
-            .with("version", v)
-            .with("supportedVersions", "1.0")),
     }
 }
 
@@ -192,13 +179,8 @@ impl<E: AgentExecutor> ServerStreamingService<Vec<u8>> for Call<E> {
             let items = futures::stream::iter(first)
                 .chain(events)
                 .take_until(async move { shutdown.cancelled().await })
-                .map(move |item| event(item, table))
-                // Everything after the first error is dropped: the error ends the call.
-                .scan(false, |ended, item| {
-                    let out = if *ended { None } else { Some(item) };
-                    *ended |= matches!(&out, Some(Err(_)));
-                    futures::future::ready(out)
-                });
+                // An error ends the call: tonic sends it as the trailers and stops.
+                .map(move |item| event(item, table));
             Ok(GrpcResponse::new(Box::pin(items) as Events))
         })
     }

@@ -174,30 +174,49 @@ async fn card<E: AgentExecutor>(State(app): State<Arc<App<E>>>, headers: HeaderM
 
 /// The protocol version a request asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Version {
+pub(crate) enum Version {
     V1,
     V03,
 }
 
-/// The two bindings this layer serves; they do not serve the same versions.
+/// The bindings the server serves; they do not serve the same versions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Binding {
     /// 1.0, and 0.3 through its own method names (`message/send`, …).
     JsonRpc,
     /// 1.0 only (0.3's REST paths were different: `/v1/message:send`).
     Rest,
+    /// 1.0 only, and a call without `a2a-version` is 1.0: 0.3's gRPC service was
+    /// another one (`a2a.v1`), so nothing reaching this one can be 0.3.
+    #[cfg(feature = "grpc")]
+    Grpc,
 }
 
 impl Binding {
     fn supported_versions(self) -> &'static str {
         match self {
             Binding::JsonRpc => "1.0, 0.3",
-            Binding::Rest => "1.0",
+            _ => "1.0",
         }
+    }
+
+    /// Whether every call is 1.0, with or without the header (gRPC).
+    fn always_v1(self) -> bool {
+        #[cfg(feature = "grpc")]
+        return self == Binding::Grpc;
+        #[cfg(not(feature = "grpc"))]
+        false
     }
 }
 
-fn version<E>(app: &App<E>, headers: &HeaderMap, query: Option<&str>, binding: Binding) -> Result<Version, A2aError> {
+/// The version a request asks for (`A2A-Version`, or the query parameter of that name),
+/// or the error naming what `binding` serves.
+pub(crate) fn version<E>(
+    app: &App<E>,
+    headers: &HeaderMap,
+    query: Option<&str>,
+    binding: Binding,
+) -> Result<Version, A2aError> {
     let header = headers.get("a2a-version").and_then(|v| v.to_str().ok()).map(str::trim).map(str::to_owned);
     let param = query.and_then(|q| {
         q.split('&').find_map(|p| {
@@ -207,16 +226,17 @@ fn version<E>(app: &App<E>, headers: &HeaderMap, query: Option<&str>, binding: B
     let v = header.or(param).unwrap_or_default();
     let mut parts = v.split('.');
     match (parts.next(), parts.next()) {
+        (Some(""), None) if binding.always_v1() => Ok(Version::V1),
         (Some(""), None) => Ok(match app.options.missing_version {
             MissingVersion::V0_3 => Version::V03,
             MissingVersion::V1_0 => Version::V1,
         }),
         (Some("1"), Some("0")) => Ok(Version::V1),
-        (Some("0"), Some("3")) => Ok(Version::V03),
+        (Some("0"), Some("3")) if !binding.always_v1() => Ok(Version::V03),
         _ => {
             let served = match binding {
                 Binding::JsonRpc => "1.0 (with A2A-Version: 1.0) and 0.3 (without the header)",
-                Binding::Rest => "1.0",
+                _ => "1.0",
             };
             Err(A2aError::new(ErrorKind::VersionNotSupported)
                 .with_message(format!("A2A version {v:?} is not supported; this interface serves {served}"))
@@ -235,8 +255,8 @@ fn v03_refused(binding: Binding, method: &str) -> A2aError {
              tasks/resubscribe, tasks/pushNotificationConfig/*, agent/getAuthenticatedExtendedCard) and 1.0 with \
              A2A-Version: 1.0"
         ),
-        Binding::Rest => "a request without an A2A-Version header is A2A 0.3, which the HTTP+JSON interface does not \
-                          serve (it serves 1.0); send A2A-Version: 1.0"
+        _ => "a request without an A2A-Version header is A2A 0.3, which the HTTP+JSON interface does not serve (it \
+              serves 1.0); send A2A-Version: 1.0"
             .to_owned(),
     };
     A2aError::new(ErrorKind::VersionNotSupported)
