@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 use crate::errors::A2aError;
 use crate::recovery::TurnGuard;
 use crate::store::TaskKey;
-use crate::tasks::{Change, ChangeError, Tasks, Writer};
+use crate::tasks::{Change, Known, Tasks, Writer};
 use crate::v1::{Artifact, Message, Part, PartContent, Role, Task, TaskState, TaskStatus};
 
 /// What the executor is asked to do. Built by the server only; fields may be added.
@@ -119,8 +119,11 @@ struct Pending {
     /// A push config sent with the message, stored with the task.
     push: Option<crate::store::PushConfigRecord>,
     first: Option<oneshot::Sender<First>>,
-    /// Told when an update ends the turn (a terminal or interrupted state).
-    turn_end: Option<oneshot::Sender<()>>,
+    /// Given the task when an update ends the turn (a terminal or interrupted state).
+    turn_end: Option<oneshot::Sender<Arc<Task>>>,
+    /// The task as this execution last committed it: the next update applies to it
+    /// without reading the store (see `crate::tasks::Known`).
+    known: Option<Known>,
     /// Present when the updater belongs to a running turn: it holds the turn's lease,
     /// which ends when the last clone of the updater is dropped.
     turn: Option<TurnGuard>,
@@ -144,12 +147,13 @@ impl TaskUpdater {
         push: Option<crate::store::PushConfigRecord>,
         first: Option<oneshot::Sender<First>>,
         turn: Option<TurnGuard>,
+        known: Option<Known>,
     ) -> Self {
         TaskUpdater {
             tasks,
             key,
             context_id,
-            pending: Arc::new(Mutex::new(Pending { create, push, first, turn_end: None, turn })),
+            pending: Arc::new(Mutex::new(Pending { create, push, first, turn_end: None, known, turn })),
         }
     }
 
@@ -268,19 +272,31 @@ impl TaskUpdater {
         self.change(Change::Artifact { artifact, append, last_chunk }).await
     }
 
-    /// A signal for the first update that leaves the task terminal or interrupted: what
-    /// a blocking `SendMessage` waits for, without following the task's event stream.
-    pub(crate) fn turn_end(&self) -> oneshot::Receiver<()> {
+    /// A signal for the first update that leaves the task terminal or interrupted, with
+    /// the task as that update left it: what a blocking `SendMessage` waits for and
+    /// answers with, without following the task's event stream or reading the store.
+    pub(crate) fn turn_end(&self) -> oneshot::Receiver<Arc<Task>> {
         let (tx, rx) = oneshot::channel();
         self.lock().turn_end = Some(tx);
         rx
     }
 
-    fn note(&self, task: &crate::v1::Task) {
-        if crate::tasks::is_terminal(task.status.state) || crate::tasks::is_interrupted(task.status.state) {
-            if let Some(tx) = self.lock().turn_end.take() {
-                let _ = tx.send(());
+    /// Keeps what an update committed for the next one, or hands it to the request
+    /// waiting for the end of the turn when the update ended it.
+    fn settle(&self, mut known: Known) {
+        let state = known.task.status.state;
+        let mut p = self.lock();
+        if crate::tasks::is_terminal(state) || crate::tasks::is_interrupted(state) {
+            if let Some(tx) = p.turn_end.take() {
+                match tx.send(known.task) {
+                    // The waiter owns the task now; a later update reads the store.
+                    Ok(()) => return,
+                    Err(task) => known.task = task,
+                }
             }
+        }
+        if p.known.as_ref().is_none_or(|k| k.version < known.version) {
+            p.known = Some(known);
         }
     }
 
@@ -306,17 +322,18 @@ impl TaskUpdater {
     }
 
     async fn change(&self, change: Change) -> Result<(), A2aError> {
-        let (create, first, writer) = {
+        let (create, mut first, writer, mut known) = {
             let mut p = self.lock();
             let writer = if p.turn.is_some() { Writer::Turn } else { Writer::Other };
-            (p.create.take().map(|t| (t, p.push.take())), p.first.take(), writer)
+            (p.create.take().map(|t| (t, p.push.take())), p.first.take(), writer, p.known.take())
         };
         if let Some((task, push)) = create {
             match self.tasks.create_as(&self.key.tenant, task, push, writer).await {
-                Ok((_, events)) => {
-                    if let Some(tx) = first {
+                Ok((created, events)) => {
+                    if let Some(tx) = first.take() {
                         let _ = tx.send(First::Task { seq: events.first().map(|e| e.seq).unwrap_or(0) });
                     }
+                    known = Some(created);
                 }
                 Err(e) => {
                     let err: A2aError = e.into();
@@ -326,26 +343,25 @@ impl TaskUpdater {
                     return Err(err);
                 }
             }
-        } else if let Some(tx) = first {
-            // A follow-up to an existing task: its first update is its own event.
-            let result = self.tasks.apply_as(&self.key, change, writer).await;
-            return match result {
-                Ok((task, events)) => {
-                    let _ = tx.send(First::Task { seq: events.first().map(|e| e.seq).unwrap_or(0) });
-                    self.note(&task);
-                    Ok(())
-                }
-                Err(e) => {
-                    let err: A2aError = e.into();
-                    let _ = tx.send(First::Failed(err.clone()));
-                    Err(err)
-                }
-            };
         }
-        let (task, _) =
-            self.tasks.apply_as(&self.key, change, writer).await.map_err(|e: ChangeError| A2aError::from(e))?;
-        self.note(&task);
-        Ok(())
+        // With `first` still here, this is a follow-up to an existing task, whose first
+        // update is its own event.
+        match self.tasks.apply_as(&self.key, change, writer, known).await {
+            Ok((known, events)) => {
+                if let Some(tx) = first {
+                    let _ = tx.send(First::Task { seq: events.first().map(|e| e.seq).unwrap_or(0) });
+                }
+                self.settle(known);
+                Ok(())
+            }
+            Err(e) => {
+                let err: A2aError = e.into();
+                if let Some(tx) = first {
+                    let _ = tx.send(First::Failed(err.clone()));
+                }
+                Err(err)
+            }
+        }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Pending> {

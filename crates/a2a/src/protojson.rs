@@ -4,7 +4,7 @@
 //! form ([`Int32`], [`enum_name`]); and HTTP dates for the agent card's `Last-Modified`.
 
 use serde::de::{Deserialize, Deserializer, Error as _};
-use serde::ser::{Serialize, Serializer};
+use serde::ser::{Error as _, Serialize, Serializer};
 use std::fmt;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -262,8 +262,41 @@ impl Timestamp {
     }
 }
 
+impl Timestamp {
+    /// The text form, `YYYY-MM-DDTHH:MM:SS.mmmZ`, written digit by digit (this runs for
+    /// every status of every task written); `None` for a year outside `0000..=9999`,
+    /// which [`fmt::Display`] spells with `write!`.
+    fn text(&self) -> Option<[u8; 24]> {
+        let days = self.secs.div_euclid(86_400);
+        let rem = self.secs.rem_euclid(86_400);
+        let (y, m, d) = civil_from_days(days);
+        if !(0..=9999).contains(&y) {
+            return None;
+        }
+        let mut out = *b"0000-00-00T00:00:00.000Z";
+        let mut put = |at: usize, width: usize, mut n: i64| {
+            for i in (at..at + width).rev() {
+                out[i] = b'0' + (n % 10) as u8;
+                n /= 10;
+            }
+        };
+        put(0, 4, y);
+        put(5, 2, m);
+        put(8, 2, d);
+        put(11, 2, rem / 3600);
+        put(14, 2, rem % 3600 / 60);
+        put(17, 2, rem % 60);
+        put(20, 3, i64::from(self.nanos / 1_000_000));
+        Some(out)
+    }
+}
+
 impl fmt::Display for Timestamp {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(text) = self.text() {
+            // Only ASCII digits and separators were written.
+            return f.write_str(std::str::from_utf8(&text).map_err(|_| fmt::Error)?);
+        }
         let days = self.secs.div_euclid(86_400);
         let rem = self.secs.rem_euclid(86_400);
         let (y, m, d) = civil_from_days(days);
@@ -280,7 +313,10 @@ impl fmt::Display for Timestamp {
 
 impl Serialize for Timestamp {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(self)
+        match self.text() {
+            Some(text) => s.serialize_str(std::str::from_utf8(&text).map_err(S::Error::custom)?),
+            None => s.collect_str(self),
+        }
     }
 }
 
@@ -425,6 +461,26 @@ fn civil_from_days(z: i64) -> (i64, i64, i64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_digit_writer_agrees_with_write_across_the_range() {
+        let spelled = |t: &Timestamp| {
+            let (days, rem) = (t.secs.div_euclid(86_400), t.secs.rem_euclid(86_400));
+            let (y, m, d) = civil_from_days(days);
+            let (h, mi, s, ms) = (rem / 3600, rem % 3600 / 60, rem % 60, t.nanos / 1_000_000);
+            format!("{y:04}-{m:02}-{d:02}T{h:02}:{mi:02}:{s:02}.{ms:03}Z")
+        };
+        let mut secs = MIN_SECS;
+        while secs <= MAX_SECS {
+            let t = Timestamp { secs, nanos: (secs.rem_euclid(1000) as u32) * 1_000_123 % 1_000_000_000 };
+            assert_eq!(t.to_string(), spelled(&t));
+            assert_eq!(serde_json::to_string(&t).unwrap(), format!("\"{}\"", spelled(&t)));
+            secs += 7_777_777;
+        }
+        let far = Timestamp { secs: MAX_SECS + 86_400 * 366, nanos: 0 };
+        assert!(far.text().is_none());
+        assert_eq!(far.to_string(), spelled(&far));
+    }
 
     #[test]
     fn timestamps_round_trip_with_milliseconds() {

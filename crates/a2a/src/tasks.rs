@@ -106,6 +106,16 @@ pub struct Tasks {
     pub(crate) leases: Arc<Leases>,
 }
 
+/// A task as this process last committed it, and the version that commit gave it. A
+/// writer holding one (a running turn) applies its next change to it instead of reading
+/// and decoding the stored task again; if someone else committed in between, the commit
+/// loses to a conflict and the change is applied to the stored task instead.
+#[derive(Debug, Clone)]
+pub(crate) struct Known {
+    pub(crate) task: Arc<Task>,
+    pub(crate) version: u64,
+}
+
 /// Who makes a change, which decides what it does to the turn lease.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Writer {
@@ -173,7 +183,10 @@ impl Tasks {
         task: Task,
         push: Option<PushConfigRecord>,
     ) -> Result<(TaskRecord, Vec<EventRecord>), ChangeError> {
-        self.create_as(tenant, task, push, Writer::Other).await
+        let key = TaskKey::new(tenant, task.id.clone());
+        let (known, events) = self.create_as(tenant, task, push, Writer::Other).await?;
+        let rec = record(&key, &known.task)?;
+        Ok((TaskRecord { version: known.version, ..rec }, events))
     }
 
     pub(crate) async fn create_as(
@@ -182,13 +195,12 @@ impl Tasks {
         task: Task,
         push: Option<PushConfigRecord>,
         writer: Writer,
-    ) -> Result<(TaskRecord, Vec<EventRecord>), ChangeError> {
+    ) -> Result<(Known, Vec<EventRecord>), ChangeError> {
         let key = TaskKey::new(tenant, task.id.clone());
         let rec = record(&key, &task)?;
         let event = task_event(&rec.body);
         let last = is_terminal(task.status.state);
         let lease = self.lease_change(writer, task.status.state);
-        drop(task);
         let mut expected_version = None;
         if let Some(config) = push {
             let empty = Commit {
@@ -204,7 +216,7 @@ impl Tasks {
         let committed = self
             .store
             .commit(Commit {
-                task: rec.clone(),
+                task: rec,
                 expected_version,
                 events: vec![(event, last)],
                 push: self.push_enabled,
@@ -213,28 +225,37 @@ impl Tasks {
             .await?;
         self.leases.committed(&key, &lease);
         self.after_commit(&key, &committed.events);
-        Ok((TaskRecord { version: committed.version, ..rec }, committed.events))
+        Ok((Known { task: Arc::new(task), version: committed.version }, committed.events))
     }
 
     /// Applies a change; returns the new task and the events it produced.
     pub async fn apply(&self, key: &TaskKey, change: Change) -> Result<(Task, Vec<EventRecord>), ChangeError> {
-        self.apply_as(key, change, Writer::Other).await
+        let (known, events) = self.apply_as(key, change, Writer::Other, None).await?;
+        Ok((Arc::unwrap_or_clone(known.task), events))
     }
 
+    /// Applies a change to `known` when given (the task as this writer last committed
+    /// it), otherwise to the task as stored. A stale `known` loses the commit to a
+    /// conflict, and the change is applied again to the stored task.
     pub(crate) async fn apply_as(
         &self,
         key: &TaskKey,
         change: Change,
         writer: Writer,
-    ) -> Result<(Task, Vec<EventRecord>), ChangeError> {
+        mut known: Option<Known>,
+    ) -> Result<(Known, Vec<EventRecord>), ChangeError> {
         for _ in 0..MAX_RETRIES {
-            let Some((mut task, rec)) = self.get(key).await? else {
-                return Err(StoreError::NotFound(key.clone()).into());
+            let Known { mut task, version } = match known.take() {
+                Some(known) => known,
+                None => match self.get(key).await? {
+                    Some((task, rec)) => Known { task: Arc::new(task), version: rec.version },
+                    None => return Err(StoreError::NotFound(key.clone()).into()),
+                },
             };
             if is_terminal(task.status.state) {
                 return Err(ChangeError::Terminal(key.id.clone()));
             }
-            let event = apply_change(&mut task, &change);
+            let event = apply_change(Arc::make_mut(&mut task), &change);
             let events = match &event {
                 Some(ev) => {
                     // The log ends at a terminal state only: an interrupted task goes on
@@ -248,7 +269,7 @@ impl Tasks {
             let lease = self.lease_change(writer, task.status.state);
             let commit = Commit {
                 task: new_rec,
-                expected_version: Some(rec.version),
+                expected_version: Some(version),
                 events,
                 push: self.push_enabled,
                 lease: lease.clone(),
@@ -257,7 +278,7 @@ impl Tasks {
                 Ok(committed) => {
                     self.leases.committed(key, &lease);
                     self.after_commit(key, &committed.events);
-                    return Ok((task, committed.events));
+                    return Ok((Known { task, version: committed.version }, committed.events));
                 }
                 Err(StoreError::Conflict { .. }) => continue,
                 Err(e) => return Err(e.into()),
@@ -422,6 +443,19 @@ pub fn task_event(task_body: &[u8]) -> Vec<u8> {
     event
 }
 
+/// The `SendMessageResponse` of a task, `{"task":<task>}`, shown as `view` would with
+/// all artifacts: the task is encoded in place (not cloned first) unless its history
+/// must be cut, and then only when someone else still holds it.
+pub(crate) fn task_answer(task: Arc<Task>, history_length: Option<i32>) -> Result<Vec<u8>, ChangeError> {
+    let cut = history_length.is_some_and(|n| task.history.len() > n.max(0) as usize);
+    let task = if cut { Arc::new(view(Arc::unwrap_or_clone(task), history_length, true)) } else { task };
+    let mut out = Vec::with_capacity(256);
+    out.extend_from_slice(br#"{"task":"#);
+    serde_json::to_writer(&mut out, &*task).map_err(|e| ChangeError::Corrupt(e.to_string()))?;
+    out.push(b'}');
+    Ok(out)
+}
+
 /// Decodes a stored task's ProtoJSON bytes.
 pub fn decode_task(body: &[u8]) -> Result<Task, ChangeError> {
     decode_slice::<Task>(body, "$").map(|d| d.value).map_err(|e| ChangeError::Corrupt(e.to_string()))
@@ -475,6 +509,47 @@ mod tests {
         ));
         let body = encode(&task).unwrap();
         assert_eq!(task_event(&body), encode(&StreamResponse::Task(task)).unwrap());
+    }
+
+    #[test]
+    fn a_task_answer_is_the_encoding_of_the_viewed_response() {
+        let mut task = new_task("t1");
+        for i in 0..3 {
+            let text = format!("message {i} \u{1F600}");
+            task.history.push(Message::new(format!("m{i}"), Role::User, vec![Part::new(PartContent::Text(text))]));
+        }
+        task.artifacts.push(Artifact::new("a", vec![Part::new(PartContent::Text("x".into()))]));
+        for history in [None, Some(-1), Some(0), Some(2), Some(3), Some(9)] {
+            let expected = encode(&crate::v1::SendMessageResponse::Task(view(task.clone(), history, true))).unwrap();
+            assert_eq!(task_answer(Arc::new(task.clone()), history).unwrap(), expected, "{history:?}");
+            let shared = Arc::new(task.clone());
+            let _other = shared.clone();
+            assert_eq!(task_answer(shared, history).unwrap(), expected, "{history:?}, shared");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_change_to_a_stale_known_task_is_applied_again_to_the_stored_one() {
+        let t = tasks();
+        let key = TaskKey::new("", "t1");
+        let (known, _) = t.create_as("", new_task("t1"), None, Writer::Turn).await.unwrap();
+        // Someone else writes in between: what the turn knows is one version behind.
+        let m = Message::new("m", Role::User, vec![Part::new(PartContent::Text("follow-up".into()))]);
+        t.apply(&key, Change::History(m)).await.unwrap();
+        let working = Change::Status(TaskStatus::new(TaskState::Working), None);
+        let (now, events) = t.apply_as(&key, working, Writer::Turn, Some(known.clone())).await.unwrap();
+        assert_eq!((now.version, now.task.history.len(), events[0].seq), (3, 1, 2));
+        assert_eq!(now.task.status.state, TaskState::Working);
+        let (stored, rec) = t.get(&key).await.unwrap().unwrap();
+        assert_eq!((rec.version, &stored), (3, &*now.task));
+        // A known task that is current is used as it is, and the store agrees with it.
+        let done = Change::Status(TaskStatus::new(TaskState::Completed), None);
+        let (after, _) = t.apply_as(&key, done, Writer::Turn, Some(now)).await.unwrap();
+        assert_eq!(after.version, 4);
+        assert_eq!(t.get(&key).await.unwrap().unwrap().0, *after.task);
+        // A stale known task that is not terminal cannot bring a terminal one back.
+        let again = Change::Status(TaskStatus::new(TaskState::Working), None);
+        assert!(matches!(t.apply_as(&key, again, Writer::Turn, Some(known)).await, Err(ChangeError::Terminal(_))));
     }
 
     #[tokio::test]

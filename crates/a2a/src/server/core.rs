@@ -17,7 +17,9 @@ use crate::executor::{AgentExecutor, First, RequestContext, TaskUpdater};
 use crate::push::SsrfGuard;
 use crate::store::{IdempotencyClaim, ListQuery, TaskKey};
 use crate::stream::{StreamItem, Subscription};
-use crate::tasks::{decode_task, encode, ends_turn, is_terminal, task_event, view, Change, Tasks};
+use crate::tasks::{
+    decode_task, encode, ends_turn, is_terminal, task_answer, task_event, view, Change, Known, Tasks, Writer,
+};
 use crate::v1::{
     AgentCard, GetTaskRequest, ListTasksRequest, ListTasksResponse, Request, SendMessageRequest, SendMessageResponse,
     StreamResponse, SubscribeToTaskRequest, Task, TaskState, TaskStatus,
@@ -286,7 +288,7 @@ impl<E: AgentExecutor> Core<E> {
             None
         } else {
             let key = TaskKey::new(cx.tenant.clone(), message.task_id.clone());
-            let Some((task, _)) = self.tasks.get(&key).await? else {
+            let Some((task, rec)) = self.tasks.get(&key).await? else {
                 return Err(A2aError::task_not_found(&message.task_id));
             };
             if is_terminal(task.status.state) {
@@ -302,7 +304,11 @@ impl<E: AgentExecutor> Core<E> {
                     ))
                     .with("path", "$.params.message.contextId"));
             }
-            Some(task)
+            Some((task, rec.version))
+        };
+        let (existing, existing_version) = match existing {
+            Some((task, version)) => (Some(task), Some(version)),
+            None => (None, None),
         };
         let (task_id, context_id) = match &existing {
             Some(t) => (t.id.clone(), t.context_id.clone()),
@@ -329,6 +335,7 @@ impl<E: AgentExecutor> Core<E> {
         };
 
         let (first_tx, first_rx) = oneshot::channel();
+        let mut known = None;
         let create = if existing.is_none() {
             let mut status = TaskStatus::new(TaskState::Submitted);
             status.timestamp = Some(crate::Timestamp::from_millis(now_ms()));
@@ -340,7 +347,9 @@ impl<E: AgentExecutor> Core<E> {
             if let Some(pc) = inline_push.clone() {
                 self.tasks.store().put_push_config(pc).await?;
             }
-            self.tasks.apply(&key, Change::History(message.clone())).await?;
+            let read = existing.clone().zip(existing_version).map(|(t, version)| Known { task: Arc::new(t), version });
+            let change = Change::History(message.clone());
+            known = Some(self.tasks.apply_as(&key, change, Writer::Other, read).await?.0);
             None
         };
         let turn = Some(self.tasks.leases().start_turn(key.clone()));
@@ -352,6 +361,7 @@ impl<E: AgentExecutor> Core<E> {
             inline_push,
             Some(first_tx),
             turn,
+            known,
         );
         let cancel = self.shutdown.child_token();
         let rcx = RequestContext {
@@ -433,10 +443,15 @@ impl<E: AgentExecutor> Core<E> {
                     return Ok(Answer::Stream(Box::pin(futures::stream::iter(prefix).chain(turn))));
                 }
                 if !(config.return_immediately || self.options.return_immediately_by_default) {
-                    // The executor says when the turn ends; its end counts too.
-                    tokio::select! {
-                        _ = turn_end => {}
-                        _ = done_rx => {}
+                    // The executor says when the turn ends, with the task as it left it;
+                    // the executor's end counts too (then the task is read back).
+                    let ended = tokio::select! {
+                        biased;
+                        task = turn_end => task.ok(),
+                        _ = done_rx => None,
+                    };
+                    if let Some(task) = ended {
+                        return Ok(Answer::Value(task_answer(task, history)?));
                     }
                 }
                 if history.is_none() {
