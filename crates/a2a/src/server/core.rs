@@ -12,10 +12,11 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use super::replicas::Replicas;
+use super::turn::{unwinding, Turn};
 use crate::errors::{A2aError, ErrorKind};
 use crate::executor::{AgentExecutor, First, RequestContext, TaskUpdater};
 use crate::push::SsrfGuard;
-use crate::store::{IdempotencyClaim, ListQuery, TaskKey};
+use crate::store::{BoxFuture, IdempotencyClaim, ListQuery, TaskKey};
 use crate::stream::{StreamItem, Subscription};
 use crate::tasks::{
     decode_task, encode, ends_turn, is_terminal, task_answer, task_event, view, Change, Known, Tasks, Writer,
@@ -143,12 +144,17 @@ impl<E: AgentExecutor> Core<E> {
 
     /// Handles one request, in a `tracing` span `a2a_request` naming the operation and
     /// the tenant (free when no subscriber is installed).
-    pub async fn handle(self: &Arc<Self>, cx: CallContext, req: Request) -> Result<Answer, A2aError> {
+    ///
+    /// The future is boxed: an operation's state is kilobytes, and a binding's request
+    /// future that held it inline would be copied whole each time it moves.
+    pub fn handle(self: &Arc<Self>, cx: CallContext, req: Request) -> BoxFuture<'_, Result<Answer, A2aError>> {
         let span = tracing::debug_span!("a2a_request", operation = req.operation().name(), tenant = %cx.tenant);
         for interceptor in &self.options.interceptors {
-            interceptor.before(&cx, &req)?;
+            if let Err(e) = interceptor.before(&cx, &req) {
+                return Box::pin(std::future::ready(Err(e)));
+            }
         }
-        self.dispatch(cx, req).instrument(span).await
+        Box::pin(self.dispatch(cx, req).instrument(span))
     }
 
     async fn dispatch(self: &Arc<Self>, cx: CallContext, req: Request) -> Result<Answer, A2aError> {
@@ -374,13 +380,13 @@ impl<E: AgentExecutor> Core<E> {
             extensions: cx.extensions.clone(),
             cancelled: cancel.clone(),
         };
-        let turn_end = updater.turn_end();
+        let mut turn_end = updater.turn_end();
         self.running().insert(key.clone(), Running { cancel: cancel.clone(), updater: updater.clone() });
-        let (done_tx, done_rx) = oneshot::channel::<()>();
         let core = self.clone();
         let span = tracing::debug_span!("a2a_task", task = %key.id, context = %context_id, tenant = %key.tenant);
-        tokio::spawn(async move {
-            let result = core.executor.execute(rcx, updater.clone()).instrument(span).await;
+        // Runs on this request's task while the request waits for it (see `super::turn`).
+        let mut turn = Turn::new(async move {
+            let result = unwinding(core.executor.execute(rcx, updater.clone()).instrument(span)).await;
             match result {
                 Err(e) => {
                     if !updater.fail_before_start(e.clone()) {
@@ -402,10 +408,16 @@ impl<E: AgentExecutor> Core<E> {
             if running.get(updater.key()).is_some_and(|r| r.updater.same(&updater)) {
                 running.remove(updater.key());
             }
-            drop(done_tx);
         });
 
-        match first_rx.await {
+        let mut first_rx = first_rx;
+        let first = turn.until(&mut first_rx).await;
+        let blocking = !(streaming || config.return_immediately || self.options.return_immediately_by_default);
+        if !blocking {
+            // The turn goes on on a task of its own.
+            turn.detach();
+        }
+        match first {
             Err(_) => Err(A2aError::new(ErrorKind::Internal).with_message("the agent stopped before answering")),
             Ok(First::Failed(e)) => Err(e),
             Ok(First::Message(m)) => {
@@ -442,15 +454,10 @@ impl<E: AgentExecutor> Core<E> {
                         });
                     return Ok(Answer::Stream(Box::pin(futures::stream::iter(prefix).chain(turn))));
                 }
-                if !(config.return_immediately || self.options.return_immediately_by_default) {
+                if blocking {
                     // The executor says when the turn ends, with the task as it left it;
                     // the executor's end counts too (then the task is read back).
-                    let ended = tokio::select! {
-                        biased;
-                        task = turn_end => task.ok(),
-                        _ = done_rx => None,
-                    };
-                    if let Some(task) = ended {
+                    if let Some(task) = turn.until_or_end(&mut turn_end).await {
                         return Ok(Answer::Value(task_answer(task, history)?));
                     }
                 }

@@ -29,6 +29,7 @@ pub mod layers;
 mod listen;
 mod push_configs;
 mod replicas;
+mod turn;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -233,7 +233,7 @@ pub(super) async fn decode_call<E: AgentExecutor>(
         Ok(Version::V1) => {}
         Ok(Version::V03) => match crate::compat::v03::method(method) {
             // A 0.3 method name: answered in 0.3 by the compat layer.
-            Some(m) => return Err(crate::compat::serve_v03(app, parts, id.clone(), m, raw).await),
+            Some(m) => return Err(Box::pin(crate::compat::serve_v03(app, parts, id.clone(), m, raw)).await),
             None => return Err(rpc_error_response(&v03_refused(Binding::JsonRpc, method), Some(id))),
         },
         Err(e) => return Err(rpc_error_response(&e, Some(id))),
