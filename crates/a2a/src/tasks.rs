@@ -17,7 +17,9 @@ use agentproto_codec::decode_slice;
 
 use crate::errors::{A2aError, ErrorKind};
 use crate::recovery::{Leases, RecoveryOptions};
-use crate::store::{Commit, EventRecord, LeaseChange, PushConfigRecord, Store, StoreError, TaskKey, TaskRecord};
+use crate::store::{
+    Commit, EventRecord, LeaseChange, PushConfigRecord, Store, StoreError, TaskBody, TaskKey, TaskRecord,
+};
 use crate::stream::{EventBus, EventHub};
 use crate::v1::{
     Artifact, Message, Part, PartContent, Role, StreamResponse, Task, TaskArtifactUpdateEvent, TaskState, TaskStatus,
@@ -169,9 +171,14 @@ impl Tasks {
 
     /// Reads and decodes a task.
     pub async fn get(&self, key: &TaskKey) -> Result<Option<(Task, TaskRecord)>, ChangeError> {
+        Ok(self.get_shared(key).await?.map(|(task, rec)| (Arc::unwrap_or_clone(task), rec)))
+    }
+
+    /// Reads a task, decoded unless the store holds it decoded (then it is shared).
+    pub(crate) async fn get_shared(&self, key: &TaskKey) -> Result<Option<(Arc<Task>, TaskRecord)>, ChangeError> {
         match self.store.get_task(key).await? {
             None => Ok(None),
-            Some(rec) => Ok(Some((decode_task(&rec.body)?, rec))),
+            Some(rec) => Ok(Some((task_of(&rec.body)?, rec))),
         }
     }
 
@@ -185,8 +192,7 @@ impl Tasks {
     ) -> Result<(TaskRecord, Vec<EventRecord>), ChangeError> {
         let key = TaskKey::new(tenant, task.id.clone());
         let (known, events) = self.create_as(tenant, task, push, Writer::Other).await?;
-        let rec = record(&key, &known.task)?;
-        Ok((TaskRecord { version: known.version, ..rec }, events))
+        Ok((TaskRecord { version: known.version, ..record(&key, known.task) }, events))
     }
 
     pub(crate) async fn create_as(
@@ -197,8 +203,9 @@ impl Tasks {
         writer: Writer,
     ) -> Result<(Known, Vec<EventRecord>), ChangeError> {
         let key = TaskKey::new(tenant, task.id.clone());
-        let rec = record(&key, &task)?;
-        let event = task_event(&rec.body);
+        let task = Arc::new(task);
+        let event = task_answer(task.clone(), None)?;
+        let rec = record(&key, task.clone());
         let last = is_terminal(task.status.state);
         let lease = self.lease_change(writer, task.status.state);
         let mut expected_version = None;
@@ -225,7 +232,7 @@ impl Tasks {
             .await?;
         self.leases.committed(&key, &lease);
         self.after_commit(&key, &committed.events);
-        Ok((Known { task: Arc::new(task), version: committed.version }, committed.events))
+        Ok((Known { task, version: committed.version }, committed.events))
     }
 
     /// Applies a change; returns the new task and the events it produced.
@@ -247,8 +254,8 @@ impl Tasks {
         for _ in 0..MAX_RETRIES {
             let Known { mut task, version } = match known.take() {
                 Some(known) => known,
-                None => match self.get(key).await? {
-                    Some((task, rec)) => Known { task: Arc::new(task), version: rec.version },
+                None => match self.get_shared(key).await? {
+                    Some((task, rec)) => Known { task, version: rec.version },
                     None => return Err(StoreError::NotFound(key.clone()).into()),
                 },
             };
@@ -265,7 +272,7 @@ impl Tasks {
                 }
                 None => Vec::new(),
             };
-            let new_rec = record(key, &task)?;
+            let new_rec = record(key, task.clone());
             let lease = self.lease_change(writer, task.status.state);
             let commit = Commit {
                 task: new_rec,
@@ -305,8 +312,8 @@ impl Tasks {
                 return Ok(Swept::Live);
             };
             let expired = LeaseChange::ClearExpired(now_ms);
-            let mut task = match decode_task(&rec.body) {
-                Ok(task) if is_active(task.status.state) => task,
+            let mut task = match task_of(&rec.body) {
+                Ok(task) if is_active(task.status.state) => Arc::unwrap_or_clone(task),
                 // Nothing to end (or a body that does not decode, which no status can be
                 // written into): the lease goes, and the task stays as it is.
                 _ => {
@@ -333,7 +340,7 @@ impl Tasks {
                 None => Vec::new(),
             };
             let commit = Commit {
-                task: record(key, &task)?,
+                task: record(key, Arc::new(task)),
                 expected_version: Some(rec.version),
                 events,
                 push: self.push_enabled,
@@ -417,18 +424,28 @@ pub fn apply_change(task: &mut Task, change: &Change) -> Option<StreamResponse> 
     }
 }
 
-/// The store record of a task.
-pub fn record(key: &TaskKey, task: &Task) -> Result<TaskRecord, ChangeError> {
-    Ok(TaskRecord {
+/// The store record of a task (its body is the task itself: a store that needs bytes
+/// encodes it, see [`TaskBody`]).
+pub fn record(key: &TaskKey, task: Arc<Task>) -> TaskRecord {
+    TaskRecord {
         key: key.clone(),
         context_id: task.context_id.clone(),
         state: task.status.state.as_str().to_owned(),
         terminal: is_terminal(task.status.state),
         status_ts_ms: task.status.timestamp.map(|t| t.as_millis()).unwrap_or(0),
         version: 0,
-        body: encode(task)?,
+        body: TaskBody::from_task(task),
         lease: None,
-    })
+    }
+}
+
+/// The task a stored body holds: shared when the store kept it decoded, decoded here
+/// otherwise.
+pub fn task_of(body: &TaskBody) -> Result<Arc<Task>, ChangeError> {
+    match body.decoded() {
+        Some(task) => Ok(task.clone()),
+        None => Ok(Arc::new(decode_task(&body.bytes()?)?)),
+    }
 }
 
 /// The `StreamResponse` event of a whole task, `{"task":<task>}`, from the task's
@@ -447,13 +464,23 @@ pub fn task_event(task_body: &[u8]) -> Vec<u8> {
 /// all artifacts: the task is encoded in place (not cloned first) unless its history
 /// must be cut, and then only when someone else still holds it.
 pub(crate) fn task_answer(task: Arc<Task>, history_length: Option<i32>) -> Result<Vec<u8>, ChangeError> {
-    let cut = history_length.is_some_and(|n| task.history.len() > n.max(0) as usize);
-    let task = if cut { Arc::new(view(Arc::unwrap_or_clone(task), history_length, true)) } else { task };
+    let task = viewed(task, history_length);
     let mut out = Vec::with_capacity(256);
     out.extend_from_slice(br#"{"task":"#);
     serde_json::to_writer(&mut out, &*task).map_err(|e| ChangeError::Corrupt(e.to_string()))?;
     out.push(b'}');
     Ok(out)
+}
+
+/// The task with at most `history_length` recent messages (as [`view`] with all
+/// artifacts), copied only when messages must go and someone else still holds it.
+pub(crate) fn viewed(task: Arc<Task>, history_length: Option<i32>) -> Arc<Task> {
+    let cut = history_length.is_some_and(|n| task.history.len() > n.max(0) as usize);
+    if cut {
+        Arc::new(view(Arc::unwrap_or_clone(task), history_length, true))
+    } else {
+        task
+    }
 }
 
 /// Decodes a stored task's ProtoJSON bytes.

@@ -121,7 +121,7 @@ fn record(key: &TaskKey, state: &str) -> TaskRecord {
         terminal: state == "TASK_STATE_COMPLETED",
         status_ts_ms: now_ms(),
         version: 0,
-        body: format!(r#"{{"id":"{}","contextId":"ctx","status":{{"state":"{state}"}}}}"#, key.id).into_bytes(),
+        body: format!(r#"{{"id":"{}","contextId":"ctx","status":{{"state":"{state}"}}}}"#, key.id).into_bytes().into(),
         lease: None,
     }
 }

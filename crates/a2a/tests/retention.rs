@@ -137,7 +137,7 @@ fn finished(id: &str, ended_ms: i64) -> Commit {
         terminal: true,
         status_ts_ms: ended_ms,
         version: 0,
-        body: vec![b'{'; 512],
+        body: vec![b'{'; 512].into(),
         lease: None,
     };
     let events = (0..3).map(|n| (vec![b'e'; 1_000], n == 2)).collect();

@@ -128,7 +128,7 @@ fn task(id: &str, context_id: &str, state: &str, status_ts_ms: i64) -> TaskRecor
         terminal: state == "TASK_STATE_COMPLETED",
         status_ts_ms,
         version: 0,
-        body: format!("{{\"id\":\"{id}\"}}").into_bytes(),
+        body: format!("{{\"id\":\"{id}\"}}").into_bytes().into(),
         lease: None,
     }
 }
@@ -195,7 +195,7 @@ async fn events_get_consecutive_sequence_numbers_across_commits(store: Arc<dyn S
     let first = store.commit(create(task("t1", "c1", "TASK_STATE_SUBMITTED", 10), &["a", "b"])).await.unwrap();
     assert_eq!(first.events.iter().map(|e| e.seq).collect::<Vec<_>>(), [1, 2]);
     let mut last = task("t1", "c1", "TASK_STATE_COMPLETED", 12);
-    last.body = b"done".to_vec();
+    last.body = b"done".to_vec().into();
     let commit = Commit {
         task: last,
         expected_version: Some(1),

@@ -48,7 +48,7 @@ fn task(id: &str, context_id: &str) -> TaskRecord {
         terminal: false,
         status_ts_ms: 10,
         version: 0,
-        body: b"{}".to_vec(),
+        body: b"{}".to_vec().into(),
         lease: None,
     }
 }

@@ -18,9 +18,7 @@ use crate::executor::{AgentExecutor, First, RequestContext, TaskUpdater};
 use crate::push::SsrfGuard;
 use crate::store::{BoxFuture, IdempotencyClaim, ListQuery, TaskKey};
 use crate::stream::{StreamItem, Subscription};
-use crate::tasks::{
-    decode_task, encode, ends_turn, is_terminal, task_answer, task_event, view, Change, Known, Tasks, Writer,
-};
+use crate::tasks::{encode, ends_turn, is_terminal, task_answer, task_of, view, viewed, Change, Known, Tasks, Writer};
 use crate::v1::{
     AgentCard, GetTaskRequest, ListTasksRequest, ListTasksResponse, Request, SendMessageRequest, SendMessageResponse,
     StreamResponse, SubscribeToTaskRequest, Task, TaskState, TaskStatus,
@@ -461,14 +459,8 @@ impl<E: AgentExecutor> Core<E> {
                         return Ok(Answer::Value(task_answer(task, history)?));
                     }
                 }
-                if history.is_none() {
-                    // The whole task as stored: `{"task":…}` around its bytes, with no
-                    // decode and re-encode of what may be megabytes of history.
-                    let rec = self.tasks.get_record(&key).await?.ok_or_else(|| A2aError::task_not_found(&key.id))?;
-                    return Ok(Answer::Value(task_event(&rec.body)));
-                }
-                let (task, _) = self.tasks.get(&key).await?.ok_or_else(|| A2aError::task_not_found(&key.id))?;
-                Ok(Answer::Value(encode(&SendMessageResponse::Task(view(task, history, true)))?))
+                let (task, _) = self.tasks.get_shared(&key).await?.ok_or_else(|| A2aError::task_not_found(&key.id))?;
+                Ok(Answer::Value(task_answer(task, history)?))
             }
         }
     }
@@ -479,12 +471,12 @@ impl<E: AgentExecutor> Core<E> {
         }
         let key = TaskKey::new(cx.tenant.clone(), r.id.clone());
         if r.history_length.is_none() {
-            // The task as stored, without decoding and re-encoding it.
+            // The task as stored: its bytes, or encoded as it is held (no copy first).
             let rec = self.tasks.get_record(&key).await?.ok_or_else(|| A2aError::task_not_found(&r.id))?;
-            return Ok(Answer::Value(rec.body));
+            return Ok(Answer::Value(rec.body.bytes()?.into_owned()));
         }
-        let (task, _) = self.tasks.get(&key).await?.ok_or_else(|| A2aError::task_not_found(&r.id))?;
-        Ok(Answer::Value(encode(&view(task, r.history_length, true))?))
+        let (task, _) = self.tasks.get_shared(&key).await?.ok_or_else(|| A2aError::task_not_found(&r.id))?;
+        Ok(Answer::Value(encode(&*viewed(task, r.history_length))?))
     }
 
     async fn list_tasks(&self, cx: &CallContext, r: ListTasksRequest) -> Result<Answer, A2aError> {
@@ -513,7 +505,7 @@ impl<E: AgentExecutor> Core<E> {
         let page = self.tasks.store().list_tasks(&cx.tenant, query).await?;
         let mut tasks_out = Vec::with_capacity(page.tasks.len());
         for rec in &page.tasks {
-            let t = decode_task(&rec.body)?;
+            let t = Arc::unwrap_or_clone(task_of(&rec.body)?);
             tasks_out.push(view(t, r.history_length, r.include_artifacts.unwrap_or(false)));
         }
         // `pageSize` is the page size used for this answer (the request's, or the

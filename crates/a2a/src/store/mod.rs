@@ -15,8 +15,12 @@
 //! whose lease ran out lost its turn, see `crate::recovery`), and [`Store::purge`]
 //! deletes terminal tasks past their retention, with everything that belongs to them.
 
+use std::borrow::Cow;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
+
+use crate::v1::Task;
 
 pub mod memory;
 #[cfg(feature = "postgres")]
@@ -76,11 +80,81 @@ pub struct TaskRecord {
     pub status_ts_ms: i64,
     /// Incremented by every commit; the first commit stores version 1.
     pub version: u64,
-    /// The ProtoJSON bytes of the whole task (history and artifacts included).
-    pub body: Vec<u8>,
+    /// The whole task (history and artifacts included), as ProtoJSON bytes or decoded.
+    pub body: TaskBody,
     /// The lease of the turn running on the task, if one is (as stored; a commit writes
     /// what [`Commit::lease`] says, not this field).
     pub lease: Option<TurnLease>,
+}
+
+/// A task as a store holds it: its ProtoJSON bytes, or the decoded task those bytes are
+/// written from when asked for. Cheap to clone (shared).
+///
+/// A database store asks for the bytes at each commit; the in-memory store keeps what it
+/// is given, so a task that is written often and read rarely (each update of a running
+/// turn) is not encoded at each write, and is not decoded again when read back.
+#[derive(Clone)]
+pub struct TaskBody(Body);
+
+#[derive(Clone)]
+enum Body {
+    Bytes(Arc<[u8]>),
+    Task(Arc<Task>),
+}
+
+impl TaskBody {
+    /// A body that is these ProtoJSON bytes.
+    pub fn from_bytes(bytes: impl Into<Arc<[u8]>>) -> Self {
+        TaskBody(Body::Bytes(bytes.into()))
+    }
+
+    /// A body that is this task, encoded only when its bytes are asked for.
+    pub fn from_task(task: Arc<Task>) -> Self {
+        TaskBody(Body::Task(task))
+    }
+
+    /// The ProtoJSON bytes: borrowed, or encoded now for a body made from a task.
+    pub fn bytes(&self) -> Result<Cow<'_, [u8]>, StoreError> {
+        match &self.0 {
+            Body::Bytes(bytes) => Ok(Cow::Borrowed(bytes)),
+            Body::Task(task) => serde_json::to_vec(&**task)
+                .map(Cow::Owned)
+                .map_err(|e| StoreError::Backend(format!("task {} does not encode: {e}", task.id))),
+        }
+    }
+
+    /// The decoded task, when this body was made from one (no copy, no decode).
+    pub fn decoded(&self) -> Option<&Arc<Task>> {
+        match &self.0 {
+            Body::Bytes(_) => None,
+            Body::Task(task) => Some(task),
+        }
+    }
+}
+
+impl From<Vec<u8>> for TaskBody {
+    fn from(bytes: Vec<u8>) -> Self {
+        TaskBody::from_bytes(bytes)
+    }
+}
+
+impl PartialEq for TaskBody {
+    /// Bodies are equal when they encode to the same bytes.
+    fn eq(&self, other: &Self) -> bool {
+        match (&self.0, &other.0) {
+            (Body::Task(a), Body::Task(b)) => a == b,
+            _ => matches!((self.bytes(), other.bytes()), (Ok(a), Ok(b)) if a == b),
+        }
+    }
+}
+
+impl std::fmt::Debug for TaskBody {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.0 {
+            Body::Bytes(bytes) => write!(f, "TaskBody({})", String::from_utf8_lossy(bytes)),
+            Body::Task(task) => write!(f, "TaskBody({task:?})"),
+        }
+    }
 }
 
 /// Who runs a task's turn, and until when it is presumed alive: the replica renews the

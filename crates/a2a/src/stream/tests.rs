@@ -31,7 +31,7 @@ fn record() -> TaskRecord {
         terminal: false,
         status_ts_ms: 0,
         version: 0,
-        body: Vec::new(),
+        body: Vec::new().into(),
         lease: None,
     }
 }

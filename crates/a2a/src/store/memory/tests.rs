@@ -14,7 +14,7 @@ fn record(id: &str, terminal: bool, status_ts_ms: i64) -> TaskRecord {
         terminal,
         status_ts_ms,
         version: 0,
-        body: Vec::new(),
+        body: Vec::new().into(),
         lease: None,
     }
 }

@@ -8,7 +8,7 @@ use super::{
     limit_i64, pg, to_i64, to_u64, Commit, Committed, EventPage, ListPage, ListQuery, StoreError, TaskKey, TaskRecord,
     NOTIFY_CHANNEL,
 };
-use crate::store::{EventRecord, LeaseChange, TurnLease};
+use crate::store::{EventRecord, LeaseChange, TaskBody, TurnLease};
 
 const TASK_COLUMNS: &str =
     "tenant, id, context_id, state, terminal, status_ts_ms, version, body, lease_owner, lease_until_ms";
@@ -182,6 +182,8 @@ async fn write_commit(tx: &Transaction<'_>, commit: &Commit) -> Result<Written, 
         LeaseChange::Set(lease) => (false, Some(lease.owner.as_str()), Some(lease.until_ms)),
         LeaseChange::Clear | LeaseChange::ClearExpired(_) => (false, None, None),
     };
+    let body = record.body.bytes()?;
+    let body: &[u8] = &body;
     let columns: [&(dyn ToSql + Sync); 9] = [
         &key.tenant,
         &key.id,
@@ -191,7 +193,7 @@ async fn write_commit(tx: &Transaction<'_>, commit: &Commit) -> Result<Written, 
         &record.status_ts_ms,
         &version_sql,
         &last_seq_sql,
-        &record.body,
+        &body,
     ];
     if current.is_none() {
         let mut params = columns.to_vec();
@@ -331,7 +333,7 @@ fn task_record_at(row: &Row, first: usize) -> Result<TaskRecord, StoreError> {
         terminal: row.try_get(first + 4).map_err(read)?,
         status_ts_ms: row.try_get(first + 5).map_err(read)?,
         version: to_u64(row.try_get(first + 6).map_err(read)?, "version")?,
-        body: row.try_get(first + 7).map_err(read)?,
+        body: TaskBody::from_bytes(row.try_get::<_, Vec<u8>>(first + 7).map_err(read)?),
         lease: {
             let owner: Option<String> = row.try_get(first + 8).map_err(read)?;
             let until_ms: Option<i64> = row.try_get(first + 9).map_err(read)?;

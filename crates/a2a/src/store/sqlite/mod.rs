@@ -64,7 +64,7 @@ use rusqlite::{params, params_from_iter, Connection, OptionalExtension, Transact
 
 use super::{
     limit_i64, to_i64, to_u64, BoxFuture, Commit, Committed, DeadLetter, Delivery, EventPage, EventRecord,
-    IdempotencyClaim, LeaseChange, ListPage, ListQuery, Purged, PushConfigRecord, Store, StoreError, TaskKey,
+    IdempotencyClaim, LeaseChange, ListPage, ListQuery, Purged, PushConfigRecord, Store, StoreError, TaskBody, TaskKey,
     TaskRecord, TurnLease,
 };
 

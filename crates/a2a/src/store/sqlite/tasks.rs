@@ -44,7 +44,7 @@ pub(super) fn task_record(row: TaskRow) -> Result<TaskRecord, StoreError> {
         terminal: row.terminal,
         status_ts_ms: row.status_ts_ms,
         version: to_u64(row.version, "version")?,
-        body: row.body,
+        body: TaskBody::from_bytes(row.body),
         lease,
     })
 }
@@ -121,6 +121,8 @@ fn apply_commit(tx: &Connection, commit: Commit) -> Result<Committed, StoreError
     let version_sql = to_i64(version, "version")?;
     let last_seq_sql = to_i64(new_last_seq, "sequence number")?;
     let (keep_lease, lease_owner, lease_until_ms) = lease_columns(&commit.lease);
+    let body = record.body.bytes()?;
+    let body: &[u8] = &body;
     if creating {
         tx.execute(
             "INSERT INTO tasks (tenant, id, context_id, state, terminal, status_ts_ms, version, last_seq, body, \
@@ -134,7 +136,7 @@ fn apply_commit(tx: &Connection, commit: Commit) -> Result<Committed, StoreError
                 record.status_ts_ms,
                 version_sql,
                 last_seq_sql,
-                record.body,
+                body,
                 lease_owner,
                 lease_until_ms
             ],
@@ -156,7 +158,7 @@ fn apply_commit(tx: &Connection, commit: Commit) -> Result<Committed, StoreError
                     record.status_ts_ms,
                     version_sql,
                     last_seq_sql,
-                    record.body,
+                    body,
                     version_sql - 1,
                     keep_lease,
                     lease_owner,

@@ -10,7 +10,7 @@ fn record(id: &str) -> TaskRecord {
         terminal: false,
         status_ts_ms: 7,
         version: 0,
-        body: b"{}".to_vec(),
+        body: b"{}".to_vec().into(),
         lease: None,
     }
 }
