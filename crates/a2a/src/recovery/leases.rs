@@ -1,7 +1,9 @@
 //! The turn leases one replica holds: which of its tasks have a turn running, renewing
 //! their leases, and letting them go when the turns end.
 
-use std::collections::HashMap;
+// Task-keyed maps on the request path hash with foldhash (randomly seeded, much
+// cheaper than SipHash for short string keys).
+use foldhash::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
@@ -55,7 +57,7 @@ impl Leases {
             owner: options.replica_id.clone(),
             lease: options.lease,
             clock: Arc::clone(&options.clock),
-            turns: Mutex::new(HashMap::new()),
+            turns: Mutex::new(HashMap::default()),
             shutdown,
         }
     }

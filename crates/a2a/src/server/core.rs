@@ -1,7 +1,9 @@
 //! The binding-neutral server: one decoded request in, one answer (a value or a stream
 //! of events) out. The JSON-RPC and HTTP+JSON bindings only translate to and from it.
 
-use std::collections::HashMap;
+// Task-keyed maps on the request path hash with foldhash (randomly seeded, much
+// cheaper than SipHash for short string keys).
+use foldhash::HashMap;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 
@@ -133,7 +135,7 @@ impl<E: AgentExecutor> Core<E> {
         shutdown: CancellationToken,
         replicas: Option<Arc<Replicas>>,
     ) -> Arc<Self> {
-        Arc::new(Core { executor, tasks, options, running: Mutex::new(HashMap::new()), shutdown, replicas })
+        Arc::new(Core { executor, tasks, options, running: Mutex::new(HashMap::default()), shutdown, replicas })
     }
 
     pub(crate) fn running(&self) -> std::sync::MutexGuard<'_, HashMap<TaskKey, Running>> {

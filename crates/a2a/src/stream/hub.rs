@@ -1,7 +1,9 @@
 //! [`EventHub`]: the in-process [`EventBus`], and the wake-ups a bus that spans
 //! processes hands it (`notify_written`, `notify_all`).
 
-use std::collections::HashMap;
+// Task-keyed maps on the request path hash with foldhash (randomly seeded, much
+// cheaper than SipHash for short string keys).
+use foldhash::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 
@@ -108,7 +110,7 @@ impl EventHub {
                 queue: options.queue.max(1),
                 budget: Budget::new(options.budget_bytes),
                 next_id: AtomicU64::new(0),
-                subscribers: Mutex::new(HashMap::new()),
+                subscribers: Mutex::new(HashMap::default()),
             }),
         }
     }

@@ -20,7 +20,11 @@
 //! recovery and retention run the same code on every store; nothing outlives the
 //! process here anyway.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+// Randomly seeded, and much cheaper than SipHash for the short string keys hashed on
+// every commit.
+use foldhash::HashMap;
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -159,34 +163,51 @@ impl MemoryStore {
 
         let mut record = commit.task;
         record.version = version;
-        record.lease = match commit.lease {
-            LeaseChange::Keep => state.tasks.get(&key).and_then(|entry| entry.record.lease.clone()),
-            LeaseChange::Set(lease) => Some(lease),
-            LeaseChange::Clear | LeaseChange::ClearExpired(_) => None,
-        };
-        let mut entry = match state.tasks.remove(&key) {
-            Some(old) => {
-                state.unindex(&old.record);
-                Entry { record, events: old.events, last_seq: old.last_seq }
-            }
-            None => Entry { record, events: VecDeque::new(), last_seq },
-        };
-        state.index(&entry.record);
-
+        let (ts, terminal) = (record.status_ts_ms, record.terminal);
         let mut appended = Vec::with_capacity(commit.events.len());
         for (offset, (body, last)) in commit.events.into_iter().enumerate() {
             let seq = last_seq + offset as u64 + 1;
             appended.push(EventRecord { seq, body, last });
         }
-        if let Some(event) = appended.last() {
-            entry.last_seq = event.seq;
-        }
         let keep = self.options.max_events_per_task.max(1);
-        entry.events.extend(appended.iter().cloned());
-        while entry.events.len() > keep {
-            entry.events.pop_front();
+        // The entry is updated in place; the list and eviction indexes change only when
+        // the task's place in them does.
+        let moved_from = match state.tasks.get_mut(&key) {
+            Some(entry) => {
+                record.lease = match commit.lease {
+                    LeaseChange::Keep => entry.record.lease.take(),
+                    LeaseChange::Set(lease) => Some(lease),
+                    LeaseChange::Clear | LeaseChange::ClearExpired(_) => None,
+                };
+                let old = std::mem::replace(&mut entry.record, record);
+                if let Some(event) = appended.last() {
+                    entry.last_seq = event.seq;
+                }
+                entry.events.extend(appended.iter().cloned());
+                while entry.events.len() > keep {
+                    entry.events.pop_front();
+                }
+                ((old.status_ts_ms, old.terminal) != (ts, terminal)).then_some((old.status_ts_ms, old.terminal))
+            }
+            None => {
+                record.lease = match commit.lease {
+                    LeaseChange::Set(lease) => Some(lease),
+                    _ => None,
+                };
+                let mut events: VecDeque<EventRecord> = appended.iter().cloned().collect();
+                while events.len() > keep {
+                    events.pop_front();
+                }
+                let last_seq = appended.last().map_or(last_seq, |event| event.seq);
+                state.tasks.insert(key.clone(), Entry { record, events, last_seq });
+                state.index(&key, ts, terminal);
+                None
+            }
+        };
+        if let Some((old_ts, old_terminal)) = moved_from {
+            state.unindex(&key, old_ts, old_terminal);
+            state.index(&key, ts, terminal);
         }
-        state.tasks.insert(key.clone(), entry);
 
         if commit.push && !appended.is_empty() {
             let config_ids: Vec<String> =
@@ -415,25 +436,27 @@ impl MemoryStore {
 }
 
 impl State {
-    fn index(&mut self, record: &TaskRecord) {
-        self.by_tenant
-            .entry(record.key.tenant.clone())
-            .or_default()
-            .insert((record.status_ts_ms, record.key.id.clone()));
-        if record.terminal {
-            self.terminal.insert((record.status_ts_ms, record.key.clone()));
+    /// Lists task `key` in its tenant at `ts`, and among terminal tasks if `terminal`.
+    fn index(&mut self, key: &TaskKey, ts: i64, terminal: bool) {
+        match self.by_tenant.get_mut(&key.tenant) {
+            Some(index) => index.insert((ts, key.id.clone())),
+            None => self.by_tenant.entry(key.tenant.clone()).or_default().insert((ts, key.id.clone())),
+        };
+        if terminal {
+            self.terminal.insert((ts, key.clone()));
         }
     }
 
-    fn unindex(&mut self, record: &TaskRecord) {
-        if let Some(index) = self.by_tenant.get_mut(&record.key.tenant) {
-            index.remove(&(record.status_ts_ms, record.key.id.clone()));
+    /// Undoes [`State::index`] with the same arguments.
+    fn unindex(&mut self, key: &TaskKey, ts: i64, terminal: bool) {
+        if let Some(index) = self.by_tenant.get_mut(&key.tenant) {
+            index.remove(&(ts, key.id.clone()));
             if index.is_empty() {
-                self.by_tenant.remove(&record.key.tenant);
+                self.by_tenant.remove(&key.tenant);
             }
         }
-        if record.terminal {
-            self.terminal.remove(&(record.status_ts_ms, record.key.clone()));
+        if terminal {
+            self.terminal.remove(&(ts, key.clone()));
         }
     }
 
@@ -495,7 +518,7 @@ impl State {
 
     fn remove_task(&mut self, key: &TaskKey) {
         if let Some(entry) = self.tasks.remove(key) {
-            self.unindex(&entry.record);
+            self.unindex(key, entry.record.status_ts_ms, entry.record.terminal);
         }
         self.push_configs.remove(key);
         if let Some(ids) = self.outbox_by_task.remove(key) {
