@@ -370,8 +370,9 @@ impl<E: AgentExecutor> Core<E> {
             known,
         );
         let cancel = self.shutdown.child_token();
+        // The message moves into the executor's context; the task's history has its copy.
         let rcx = RequestContext {
-            message: message.clone(),
+            message,
             task: existing.clone(),
             task_id: task_id.clone(),
             context_id: context_id.clone(),
