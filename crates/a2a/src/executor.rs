@@ -113,20 +113,24 @@ pub(crate) enum First {
     Failed(A2aError),
 }
 
-struct Pending {
+/// What an execution's updater starts with, and keeps between updates.
+
+pub(crate) struct Pending {
     /// The task to create on the first update (None once created).
-    create: Option<Task>,
+    pub(crate) create: Option<Task>,
     /// A push config sent with the message, stored with the task.
-    push: Option<crate::store::PushConfigRecord>,
-    first: Option<oneshot::Sender<First>>,
-    /// Given the task when an update ends the turn (a terminal or interrupted state).
-    turn_end: Option<oneshot::Sender<Arc<Task>>>,
+    pub(crate) push: Option<crate::store::PushConfigRecord>,
+    /// Told what the first update was.
+    pub(crate) first: Option<oneshot::Sender<First>>,
+    /// Given the task when an update ends the turn (a terminal or interrupted state);
+    /// set by [`TaskUpdater::turn_end`].
+    pub(crate) turn_end: Option<oneshot::Sender<Arc<Task>>>,
     /// The task as this execution last committed it: the next update applies to it
     /// without reading the store (see `crate::tasks::Known`).
-    known: Option<Known>,
+    pub(crate) known: Option<Known>,
     /// Present when the updater belongs to a running turn: it holds the turn's lease,
     /// which ends when the last clone of the updater is dropped.
-    turn: Option<TurnGuard>,
+    pub(crate) turn: Option<TurnGuard>,
 }
 
 /// Updates one task. Cheap to clone; all clones update the same task.
@@ -139,22 +143,8 @@ pub struct TaskUpdater {
 }
 
 impl TaskUpdater {
-    pub(crate) fn new(
-        tasks: Arc<Tasks>,
-        key: TaskKey,
-        context_id: String,
-        create: Option<Task>,
-        push: Option<crate::store::PushConfigRecord>,
-        first: Option<oneshot::Sender<First>>,
-        turn: Option<TurnGuard>,
-        known: Option<Known>,
-    ) -> Self {
-        TaskUpdater {
-            tasks,
-            key,
-            context_id,
-            pending: Arc::new(Mutex::new(Pending { create, push, first, turn_end: None, known, turn })),
-        }
+    pub(crate) fn new(tasks: Arc<Tasks>, key: TaskKey, context_id: String, start: Pending) -> Self {
+        TaskUpdater { tasks, key, context_id, pending: Arc::new(Mutex::new(start)) }
     }
 
     /// Whether two updaters are clones of one another (one execution).

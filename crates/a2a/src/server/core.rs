@@ -16,7 +16,7 @@ use tracing::Instrument;
 use super::replicas::Replicas;
 use super::turn::{unwinding, Turn};
 use crate::errors::{A2aError, ErrorKind};
-use crate::executor::{AgentExecutor, First, RequestContext, TaskUpdater};
+use crate::executor::{AgentExecutor, First, Pending, RequestContext, TaskUpdater};
 use crate::push::SsrfGuard;
 use crate::store::{BoxFuture, IdempotencyClaim, ListQuery, TaskKey};
 use crate::stream::{StreamItem, Subscription};
@@ -359,16 +359,8 @@ impl<E: AgentExecutor> Core<E> {
             None
         };
         let turn = Some(self.tasks.leases().start_turn(key.clone()));
-        let updater = TaskUpdater::new(
-            self.tasks.clone(),
-            key.clone(),
-            context_id.clone(),
-            create,
-            inline_push,
-            Some(first_tx),
-            turn,
-            known,
-        );
+        let start = Pending { create, push: inline_push, first: Some(first_tx), turn_end: None, known, turn };
+        let updater = TaskUpdater::new(self.tasks.clone(), key.clone(), context_id.clone(), start);
         let cancel = self.shutdown.child_token();
         // The message moves into the executor's context; the task's history has its copy.
         let rcx = RequestContext {
