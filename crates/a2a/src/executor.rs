@@ -114,7 +114,6 @@ pub(crate) enum First {
 }
 
 /// What an execution's updater starts with, and keeps between updates.
-
 pub(crate) struct Pending {
     /// The task to create on the first update (None once created).
     pub(crate) create: Option<Task>,
