@@ -311,31 +311,18 @@ impl TaskUpdater {
     }
 
     async fn change(&self, change: Change) -> Result<(), A2aError> {
-        let (create, mut first, writer, mut known) = {
+        let (create, first, writer, known) = {
             let mut p = self.lock();
             let writer = if p.turn.is_some() { Writer::Turn } else { Writer::Other };
             (p.create.take().map(|t| (t, p.push.take())), p.first.take(), writer, p.known.take())
         };
-        if let Some((task, push)) = create {
-            match self.tasks.create_as(&self.key.tenant, task, push, writer).await {
-                Ok((created, events)) => {
-                    if let Some(tx) = first.take() {
-                        let _ = tx.send(First::Task { seq: events.first().map(|e| e.seq).unwrap_or(0) });
-                    }
-                    known = Some(created);
-                }
-                Err(e) => {
-                    let err: A2aError = e.into();
-                    if let Some(tx) = first {
-                        let _ = tx.send(First::Failed(err.clone()));
-                    }
-                    return Err(err);
-                }
-            }
-        }
-        // With `first` still here, this is a follow-up to an existing task, whose first
-        // update is its own event.
-        match self.tasks.apply_as(&self.key, change, writer, known).await {
+        // The first update creates the task and applies itself in the same commit; on a
+        // follow-up to an existing task it is an ordinary update.
+        let result = match create {
+            Some((task, push)) => self.tasks.create_as(&self.key.tenant, task, push, writer, Some(&change)).await,
+            None => self.tasks.apply_as(&self.key, change, writer, known).await,
+        };
+        match result {
             Ok((known, events)) => {
                 if let Some(tx) = first {
                     let _ = tx.send(First::Task { seq: events.first().map(|e| e.seq).unwrap_or(0) });

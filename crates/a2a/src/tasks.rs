@@ -191,22 +191,29 @@ impl Tasks {
         push: Option<PushConfigRecord>,
     ) -> Result<(TaskRecord, Vec<EventRecord>), ChangeError> {
         let key = TaskKey::new(tenant, task.id.clone());
-        let (known, events) = self.create_as(tenant, task, push, Writer::Other).await?;
+        let (known, events) = self.create_as(tenant, task, push, Writer::Other, None).await?;
         Ok((TaskRecord { version: known.version, ..record(&key, known.task) }, events))
     }
 
+    /// [`Tasks::create`] by `writer`, with `then`, the first change, applied in the same
+    /// commit: its event follows the task's first one in the log. Nobody can tell the two
+    /// commits from one (the task's id is unknown outside until the commit is made), and
+    /// a turn's first update costs no commit of its own.
     pub(crate) async fn create_as(
         &self,
         tenant: &str,
-        task: Task,
+        mut task: Task,
         push: Option<PushConfigRecord>,
         writer: Writer,
+        then: Option<&Change>,
     ) -> Result<(Known, Vec<EventRecord>), ChangeError> {
         let key = TaskKey::new(tenant, task.id.clone());
+        let mut events = vec![(task_response(&task)?, is_terminal(task.status.state))];
+        if let Some(event) = then.and_then(|change| apply_change(&mut task, change)) {
+            events.push(log_entry(&event)?);
+        }
         let task = Arc::new(task);
-        let event = task_answer(task.clone(), None)?;
         let rec = record(&key, task.clone());
-        let last = is_terminal(task.status.state);
         let lease = self.lease_change(writer, task.status.state);
         let mut expected_version = None;
         if let Some(config) = push {
@@ -222,13 +229,7 @@ impl Tasks {
         }
         let committed = self
             .store
-            .commit(Commit {
-                task: rec,
-                expected_version,
-                events: vec![(event, last)],
-                push: self.push_enabled,
-                lease: lease.clone(),
-            })
+            .commit(Commit { task: rec, expected_version, events, push: self.push_enabled, lease: lease.clone() })
             .await?;
         self.leases.committed(&key, &lease);
         self.after_commit(&key, &committed.events);
@@ -264,12 +265,7 @@ impl Tasks {
             }
             let event = apply_change(Arc::make_mut(&mut task), &change);
             let events = match &event {
-                Some(ev) => {
-                    // The log ends at a terminal state only: an interrupted task goes on
-                    // (a follow-up message, a cancel), and its subscribers with it.
-                    let last = matches!(ev, StreamResponse::StatusUpdate(u) if is_terminal(u.status.state));
-                    vec![(encode(ev)?, last)]
-                }
+                Some(ev) => vec![log_entry(ev)?],
                 None => Vec::new(),
             };
             let new_rec = record(key, task.clone());
@@ -464,12 +460,25 @@ pub fn task_event(task_body: &[u8]) -> Vec<u8> {
 /// all artifacts: the task is encoded in place (not cloned first) unless its history
 /// must be cut, and then only when someone else still holds it.
 pub(crate) fn task_answer(task: Arc<Task>, history_length: Option<i32>) -> Result<Vec<u8>, ChangeError> {
-    let task = viewed(task, history_length);
+    task_response(&viewed(task, history_length))
+}
+
+/// `{"task":<task>}`, the `StreamResponse` (and `SendMessageResponse`) of a whole task,
+/// written without building one around the task.
+fn task_response(task: &Task) -> Result<Vec<u8>, ChangeError> {
     let mut out = Vec::with_capacity(256);
     out.extend_from_slice(br#"{"task":"#);
-    serde_json::to_writer(&mut out, &*task).map_err(|e| ChangeError::Corrupt(e.to_string()))?;
+    serde_json::to_writer(&mut out, task).map_err(|e| ChangeError::Corrupt(e.to_string()))?;
     out.push(b'}');
     Ok(out)
+}
+
+/// An event as the log holds it: its bytes, and whether it is the log's last. The log
+/// ends at a terminal state only: an interrupted task goes on (a follow-up message, a
+/// cancel), and its subscribers with it.
+fn log_entry(event: &StreamResponse) -> Result<(Vec<u8>, bool), ChangeError> {
+    let last = matches!(event, StreamResponse::StatusUpdate(u) if is_terminal(u.status.state));
+    Ok((encode(event)?, last))
 }
 
 /// The task with at most `history_length` recent messages (as [`view`] with all
@@ -556,10 +565,31 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_first_change_made_with_the_creation_is_one_commit_with_both_events() {
+        let t = tasks();
+        let key = TaskKey::new("", "t1");
+        let working = Change::Status(TaskStatus::new(TaskState::Working), None);
+        let (known, events) = t.create_as("", new_task("t1"), None, Writer::Turn, Some(&working)).await.unwrap();
+        assert_eq!((known.version, known.task.status.state), (1, TaskState::Working));
+        assert_eq!(events.iter().map(|e| (e.seq, e.last)).collect::<Vec<_>>(), [(1, false), (2, false)]);
+        // The first event is the task as created, the second the change.
+        let first = decode_slice::<StreamResponse>(&events[0].body, "$").unwrap().value;
+        assert!(matches!(first, StreamResponse::Task(ref task) if task.status.state == TaskState::Submitted));
+        let second = decode_slice::<StreamResponse>(&events[1].body, "$").unwrap().value;
+        assert!(matches!(second, StreamResponse::StatusUpdate(ref u) if u.status.state == TaskState::Working));
+        let (stored, rec) = t.get(&key).await.unwrap().unwrap();
+        assert_eq!((rec.version, &stored), (1, &*known.task));
+        // A first change that ends the task ends the log too.
+        let done = Change::Status(TaskStatus::new(TaskState::Completed), None);
+        let (_, events) = t.create_as("", new_task("t2"), None, Writer::Turn, Some(&done)).await.unwrap();
+        assert_eq!(events.iter().map(|e| e.last).collect::<Vec<_>>(), [false, true]);
+    }
+
+    #[tokio::test]
     async fn a_change_to_a_stale_known_task_is_applied_again_to_the_stored_one() {
         let t = tasks();
         let key = TaskKey::new("", "t1");
-        let (known, _) = t.create_as("", new_task("t1"), None, Writer::Turn).await.unwrap();
+        let (known, _) = t.create_as("", new_task("t1"), None, Writer::Turn, None).await.unwrap();
         // Someone else writes in between: what the turn knows is one version behind.
         let m = Message::new("m", Role::User, vec![Part::new(PartContent::Text("follow-up".into()))]);
         t.apply(&key, Change::History(m)).await.unwrap();
