@@ -484,11 +484,21 @@ fn log_entry(event: &StreamResponse) -> Result<(Vec<u8>, bool), ChangeError> {
 /// The task with at most `history_length` recent messages (as [`view`] with all
 /// artifacts), copied only when messages must go and someone else still holds it.
 pub(crate) fn viewed(task: Arc<Task>, history_length: Option<i32>) -> Arc<Task> {
-    let cut = history_length.is_some_and(|n| task.history.len() > n.max(0) as usize);
-    if cut {
-        Arc::new(view(Arc::unwrap_or_clone(task), history_length, true))
-    } else {
-        task
+    let keep = match history_length {
+        Some(n) if task.history.len() > n.max(0) as usize => n.max(0) as usize,
+        _ => return task,
+    };
+    match Arc::try_unwrap(task) {
+        Ok(task) => Arc::new(view(task, history_length, true)),
+        // Shared: only the messages shown are copied.
+        Err(task) => Arc::new(Task {
+            id: task.id.clone(),
+            context_id: task.context_id.clone(),
+            status: task.status.clone(),
+            artifacts: task.artifacts.clone(),
+            history: task.history[task.history.len() - keep..].to_vec(),
+            metadata: task.metadata.clone(),
+        }),
     }
 }
 
