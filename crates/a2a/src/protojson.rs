@@ -267,9 +267,7 @@ impl Timestamp {
     /// every status of every task written); `None` for a year outside `0000..=9999`,
     /// which [`fmt::Display`] spells with `write!`.
     fn text(&self) -> Option<[u8; 24]> {
-        let days = self.secs.div_euclid(86_400);
-        let rem = self.secs.rem_euclid(86_400);
-        let (y, m, d) = civil_from_days(days);
+        let [y, m, d, hour, minute, second, millis] = self.fields();
         if !(0..=9999).contains(&y) {
             return None;
         }
@@ -283,11 +281,18 @@ impl Timestamp {
         put(0, 4, y);
         put(5, 2, m);
         put(8, 2, d);
-        put(11, 2, rem / 3600);
-        put(14, 2, rem % 3600 / 60);
-        put(17, 2, rem % 60);
-        put(20, 3, i64::from(self.nanos / 1_000_000));
+        put(11, 2, hour);
+        put(14, 2, minute);
+        put(17, 2, second);
+        put(20, 3, millis);
         Some(out)
+    }
+
+    /// Year, month, day, hour, minute, second and millisecond, in UTC.
+    fn fields(&self) -> [i64; 7] {
+        let rem = self.secs.rem_euclid(86_400);
+        let (y, m, d) = civil_from_days(self.secs.div_euclid(86_400));
+        [y, m, d, rem / 3600, rem % 3600 / 60, rem % 60, i64::from(self.nanos / 1_000_000)]
     }
 }
 
@@ -297,17 +302,8 @@ impl fmt::Display for Timestamp {
             // Only ASCII digits and separators were written.
             return f.write_str(std::str::from_utf8(&text).map_err(|_| fmt::Error)?);
         }
-        let days = self.secs.div_euclid(86_400);
-        let rem = self.secs.rem_euclid(86_400);
-        let (y, m, d) = civil_from_days(days);
-        write!(
-            f,
-            "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{:03}Z",
-            rem / 3600,
-            rem % 3600 / 60,
-            rem % 60,
-            self.nanos / 1_000_000
-        )
+        let [y, m, d, hour, minute, second, millis] = self.fields();
+        write!(f, "{y:04}-{m:02}-{d:02}T{hour:02}:{minute:02}:{second:02}.{millis:03}Z")
     }
 }
 

@@ -208,7 +208,7 @@ impl Tasks {
         then: Option<&Change>,
     ) -> Result<(Known, Vec<EventRecord>), ChangeError> {
         let key = TaskKey::new(tenant, task.id.clone());
-        let mut events = vec![(task_response(&task)?, is_terminal(task.status.state))];
+        let mut events = vec![(task_event(&task)?, is_terminal(task.status.state))];
         if let Some(event) = then.and_then(|change| apply_change(&mut task, change)) {
             events.push(log_entry(&event)?);
         }
@@ -444,28 +444,17 @@ pub fn task_of(body: &TaskBody) -> Result<Arc<Task>, ChangeError> {
     }
 }
 
-/// The `StreamResponse` event of a whole task, `{"task":<task>}`, from the task's
-/// encoding: the same bytes as encoding `StreamResponse::Task`, without cloning the
-/// task (whose history may hold megabytes of text) to build one.
-pub fn task_event(task_body: &[u8]) -> Vec<u8> {
-    const HEAD: &[u8] = br#"{"task":"#;
-    let mut event = Vec::with_capacity(HEAD.len() + task_body.len() + 1);
-    event.extend_from_slice(HEAD);
-    event.extend_from_slice(task_body);
-    event.push(b'}');
-    event
-}
-
 /// The `SendMessageResponse` of a task, `{"task":<task>}`, shown as `view` would with
 /// all artifacts: the task is encoded in place (not cloned first) unless its history
 /// must be cut, and then only when someone else still holds it.
 pub(crate) fn task_answer(task: Arc<Task>, history_length: Option<i32>) -> Result<Vec<u8>, ChangeError> {
-    task_response(&viewed(task, history_length))
+    task_event(&viewed(task, history_length))
 }
 
-/// `{"task":<task>}`, the `StreamResponse` (and `SendMessageResponse`) of a whole task,
-/// written without building one around the task.
-fn task_response(task: &Task) -> Result<Vec<u8>, ChangeError> {
+/// `{"task":<task>}`, the `StreamResponse` (and `SendMessageResponse`) of a whole task:
+/// the same bytes as encoding `StreamResponse::Task`, without building one around the
+/// task (whose history may hold megabytes of text).
+pub fn task_event(task: &Task) -> Result<Vec<u8>, ChangeError> {
     let mut out = Vec::with_capacity(256);
     out.extend_from_slice(br#"{"task":"#);
     serde_json::to_writer(&mut out, task).map_err(|e| ChangeError::Corrupt(e.to_string()))?;
@@ -553,8 +542,7 @@ mod tests {
             Role::User,
             vec![Part::new(PartContent::Text("hi \u{1F600}".into()))],
         ));
-        let body = encode(&task).unwrap();
-        assert_eq!(task_event(&body), encode(&StreamResponse::Task(task)).unwrap());
+        assert_eq!(task_event(&task).unwrap(), encode(&StreamResponse::Task(task)).unwrap());
     }
 
     #[test]

@@ -37,8 +37,8 @@ async fn orphan(store: &Arc<dyn Store>, id: &str, until_ms: i64) {
     let mut task = Task::new(id, TaskStatus::new(TaskState::Working));
     task.context_id = "ctx".into();
     let key = TaskKey::new("", id);
+    let event = task_event(&task).unwrap();
     let rec = record(&key, std::sync::Arc::new(task));
-    let event = task_event(&rec.body.bytes().unwrap());
     let lease = LeaseChange::Set(TurnLease { owner: "lost-replica".into(), until_ms });
     store
         .commit(Commit { task: rec, expected_version: None, events: vec![(event, false)], push: false, lease })

@@ -157,9 +157,10 @@ pub mod memory;
 pub mod message;
 
 pub use connection::{
-    CancelCheck, CancelNotification, Connection, ConnectionEvent, ConnectionOptions, Handler, IncomingNotification,
-    IncomingRequest, NotificationContext, Observer, Peer, RequestContext, ResultHook,
+    panic_message, CancelCheck, CancelNotification, Connection, ConnectionEvent, ConnectionOptions, Handler,
+    IncomingNotification, IncomingRequest, NotificationContext, Observer, Peer, RequestContext, ResultHook,
 };
+
 pub use decode::{decode_call_eager, nesting_exceeds, EagerCall, EagerParams};
 pub use error::{CallError, ConnectionError, DecodeError, ErrorCode, ErrorObject};
 pub use id::RequestId;

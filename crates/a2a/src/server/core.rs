@@ -294,7 +294,7 @@ impl<E: AgentExecutor> Core<E> {
             None
         } else {
             let key = TaskKey::new(cx.tenant.clone(), message.task_id.clone());
-            let Some((task, rec)) = self.tasks.get(&key).await? else {
+            let Some((task, rec)) = self.tasks.get_shared(&key).await? else {
                 return Err(A2aError::task_not_found(&message.task_id));
             };
             if is_terminal(task.status.state) {
@@ -310,14 +310,11 @@ impl<E: AgentExecutor> Core<E> {
                     ))
                     .with("path", "$.params.message.contextId"));
             }
-            Some((task, rec.version))
-        };
-        let (existing, existing_version) = match existing {
-            Some((task, version)) => (Some(task), Some(version)),
-            None => (None, None),
+            // What the follow-up's first update applies to (see `Known`).
+            Some(Known { task, version: rec.version })
         };
         let (task_id, context_id) = match &existing {
-            Some(t) => (t.id.clone(), t.context_id.clone()),
+            Some(k) => (k.task.id.clone(), k.task.context_id.clone()),
             None => {
                 let ctx = if message.context_id.is_empty() {
                     uuid::Uuid::new_v4().to_string()
@@ -340,7 +337,7 @@ impl<E: AgentExecutor> Core<E> {
             None => None,
         };
 
-        let (first_tx, first_rx) = oneshot::channel();
+        let (first_tx, mut first_rx) = oneshot::channel();
         let mut known = None;
         let create = if existing.is_none() {
             let mut status = TaskStatus::new(TaskState::Submitted);
@@ -353,9 +350,8 @@ impl<E: AgentExecutor> Core<E> {
             if let Some(pc) = inline_push.clone() {
                 self.tasks.store().put_push_config(pc).await?;
             }
-            let read = existing.clone().zip(existing_version).map(|(t, version)| Known { task: Arc::new(t), version });
             let change = Change::History(message.clone());
-            known = Some(self.tasks.apply_as(&key, change, Writer::Other, read).await?.0);
+            known = Some(self.tasks.apply_as(&key, change, Writer::Other, existing.clone()).await?.0);
             None
         };
         let turn = Some(self.tasks.leases().start_turn(key.clone()));
@@ -365,7 +361,7 @@ impl<E: AgentExecutor> Core<E> {
         // The message moves into the executor's context; the task's history has its copy.
         let rcx = RequestContext {
             message,
-            task: existing.clone(),
+            task: existing.as_ref().map(|k| (*k.task).clone()),
             task_id: task_id.clone(),
             context_id: context_id.clone(),
             tenant: cx.tenant.clone(),
@@ -403,7 +399,6 @@ impl<E: AgentExecutor> Core<E> {
             }
         });
 
-        let mut first_rx = first_rx;
         let first = turn.until(&mut first_rx).await;
         let blocking = !(streaming || config.return_immediately || self.options.return_immediately_by_default);
         if !blocking {

@@ -97,14 +97,8 @@ impl Drop for Turn {
 pub(crate) async fn unwinding(future: impl Future<Output = Result<(), A2aError>> + Send) -> Result<(), A2aError> {
     match AssertUnwindSafe(future).catch_unwind().await {
         Ok(result) => result,
-        Err(panic) => {
-            let what = panic
-                .downcast_ref::<&str>()
-                .map(|s| (*s).to_owned())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "a panic without a message".to_owned());
-            Err(A2aError::new(ErrorKind::Internal).with_message(format!("the agent panicked: {what}")))
-        }
+        Err(panic) => Err(A2aError::new(ErrorKind::Internal)
+            .with_message(format!("the agent panicked: {}", agentproto_jsonrpc::panic_message(&*panic)))),
     }
 }
 

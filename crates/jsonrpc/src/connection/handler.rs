@@ -147,7 +147,9 @@ impl NotificationContext {
     }
 }
 
-pub(super) fn panic_message(payload: &(dyn Any + Send)) -> String {
+/// The text of a caught panic's payload (a handler's, or anything else a caller
+/// catches with `catch_unwind`).
+pub fn panic_message(payload: &(dyn Any + Send)) -> String {
     if let Some(message) = payload.downcast_ref::<&str>() {
         (*message).to_owned()
     } else if let Some(message) = payload.downcast_ref::<String>() {

@@ -18,7 +18,7 @@ use tokio::time::{timeout, timeout_at, Instant};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-pub use handler::{Handler, IncomingNotification, IncomingRequest, NotificationContext, RequestContext};
+pub use handler::{panic_message, Handler, IncomingNotification, IncomingRequest, NotificationContext, RequestContext};
 pub use options::{CancelCheck, CancelNotification, ConnectionEvent, ConnectionOptions, Observer};
 pub use peer::{Peer, ResultHook};
 

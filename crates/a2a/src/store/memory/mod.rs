@@ -20,6 +20,7 @@
 //! recovery and retention run the same code on every store; nothing outlives the
 //! process here anyway.
 
+use std::collections::hash_map::Entry as Slot;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 // Randomly seeded, and much cheaper than SipHash for the short string keys hashed on
@@ -171,42 +172,33 @@ impl MemoryStore {
         }
         let keep = self.options.max_events_per_task.max(1);
         // The entry is updated in place; the list and eviction indexes change only when
-        // the task's place in them does.
-        let moved_from = match state.tasks.get_mut(&key) {
-            Some(entry) => {
-                record.lease = match commit.lease {
-                    LeaseChange::Keep => entry.record.lease.take(),
-                    LeaseChange::Set(lease) => Some(lease),
-                    LeaseChange::Clear | LeaseChange::ClearExpired(_) => None,
-                };
+        // the task's place in them does (`placed`: where it was, `None` for a new task).
+        let (entry, placed) = match state.tasks.entry(key.clone()) {
+            Slot::Occupied(slot) => {
+                let entry = slot.into_mut();
+                record.lease = lease_after(commit.lease, entry.record.lease.take());
                 let old = std::mem::replace(&mut entry.record, record);
-                if let Some(event) = appended.last() {
-                    entry.last_seq = event.seq;
-                }
-                entry.events.extend(appended.iter().cloned());
-                while entry.events.len() > keep {
-                    entry.events.pop_front();
-                }
-                ((old.status_ts_ms, old.terminal) != (ts, terminal)).then_some((old.status_ts_ms, old.terminal))
+                (entry, Some((old.status_ts_ms, old.terminal)))
             }
-            None => {
-                record.lease = match commit.lease {
-                    LeaseChange::Set(lease) => Some(lease),
-                    _ => None,
-                };
-                let mut events: VecDeque<EventRecord> = appended.iter().cloned().collect();
-                while events.len() > keep {
-                    events.pop_front();
-                }
-                let last_seq = appended.last().map_or(last_seq, |event| event.seq);
-                state.tasks.insert(key.clone(), Entry { record, events, last_seq });
-                state.index(&key, ts, terminal);
-                None
+            Slot::Vacant(slot) => {
+                record.lease = lease_after(commit.lease, None);
+                (slot.insert(Entry { record, events: VecDeque::new(), last_seq }), None)
             }
         };
-        if let Some((old_ts, old_terminal)) = moved_from {
-            state.unindex(&key, old_ts, old_terminal);
-            state.index(&key, ts, terminal);
+        if let Some(event) = appended.last() {
+            entry.last_seq = event.seq;
+        }
+        entry.events.extend(appended.iter().cloned());
+        while entry.events.len() > keep {
+            entry.events.pop_front();
+        }
+        match placed {
+            Some(place) if place == (ts, terminal) => {}
+            Some((old_ts, old_terminal)) => {
+                state.unindex(&key, old_ts, old_terminal);
+                state.index(&key, ts, terminal);
+            }
+            None => state.index(&key, ts, terminal),
         }
 
         if commit.push && !appended.is_empty() {
@@ -432,6 +424,15 @@ impl MemoryStore {
             .insert(map_key, Idempotency { fingerprint: fingerprint.to_owned(), result: None, created_ms: now_ms });
         state.forget_idempotency(&self.options, now_ms);
         Ok(IdempotencyClaim::Claimed)
+    }
+}
+
+/// The lease a commit leaves on a task that held `stored` (`None` for a new task).
+fn lease_after(change: LeaseChange, stored: Option<TurnLease>) -> Option<TurnLease> {
+    match change {
+        LeaseChange::Keep => stored,
+        LeaseChange::Set(lease) => Some(lease),
+        LeaseChange::Clear | LeaseChange::ClearExpired(_) => None,
     }
 }
 
