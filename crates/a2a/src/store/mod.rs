@@ -123,6 +123,15 @@ impl TaskBody {
         }
     }
 
+    /// This body as bytes: itself when it is bytes, else the task encoded now. A store
+    /// whose commits are written by one thread encodes on the caller's thread first.
+    pub fn encoded(self) -> Result<TaskBody, StoreError> {
+        match &self.0 {
+            Body::Bytes(_) => Ok(self),
+            Body::Task(_) => Ok(TaskBody::from_bytes(self.bytes()?.into_owned())),
+        }
+    }
+
     /// The decoded task, when this body was made from one (no copy, no decode).
     pub fn decoded(&self) -> Option<&Arc<Task>> {
         match &self.0 {

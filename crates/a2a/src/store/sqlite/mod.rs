@@ -5,13 +5,18 @@
 //! returns, so an acknowledged commit survives a SIGKILL of the process (and a power
 //! loss).
 //!
-//! **Group commit.** Commits queue up; whichever caller gets the writer connection
-//! takes every queued commit (up to [`MAX_BATCH`]) into one transaction, each in a
-//! savepoint of its own so that one failing commit is rolled back alone, and pays one
-//! fsync for all of them. Each caller is answered only after that transaction is
-//! durable, so "acknowledged means durable" holds for every commit of a batch. Under
-//! load the batch is whatever arrived during the previous fsync; a lone commit is a
-//! batch of one and waits for nobody. `busy_timeout` makes a writer wait for another process's write lock instead
+//! **Group commit.** Commits queue up in the order [`Store::commit`] is called, and one
+//! thread of the store's own, the committer, takes every queued commit (up to
+//! [`MAX_BATCH`]) into one transaction, each in a savepoint of its own so that one
+//! failing commit is rolled back alone, and pays one fsync for all of them. Each caller
+//! is answered only after that transaction is durable, so "acknowledged means durable"
+//! holds for every commit of a batch. Under load the batch is whatever arrived during
+//! the previous fsync; a lone commit is a batch of one and waits for nobody. One
+//! long-lived thread, rather than a blocking task per commit, matters under load: the
+//! callers of a batch never queue up as parked threads on the writer's lock (hundreds
+//! were spawned, and woken for nothing, at 50 connections). The committer starts with
+//! the first commit and ends, after answering what is queued, when the last clone of
+//! the store is dropped. `busy_timeout` makes a writer wait for another process's write lock instead
 //! of failing at once, and foreign keys are on, so that deleting a task removes its
 //! events, push configs and queued deliveries with it.
 //!
@@ -53,8 +58,9 @@
 //!   new events (see `crate::stream::EventBus`).
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, OnceLock, PoisonError};
+use std::thread::JoinHandle;
 use std::time::Duration;
 
 use tokio::sync::oneshot;
@@ -84,6 +90,7 @@ use tasks::*;
 #[derive(Debug, Clone)]
 pub struct SqliteStore {
     pool: Arc<Pool>,
+    committer: Arc<Committer>,
 }
 
 /// The most commits one transaction takes from the queue.
@@ -100,7 +107,12 @@ struct Pool {
     next_reader: AtomicUsize,
     /// Commits not yet taken into a transaction (see "Group commit").
     queue: Mutex<Vec<Queued>>,
-    /// Commit transactions run so far (the tests read it).
+    /// Signalled when a commit is queued or the store is closed.
+    queued: Condvar,
+    /// Set when the last clone of the store is dropped: the committer stops once the
+    /// queue is empty.
+    closed: AtomicBool,
+    /// Batches committed so far (the tests read it).
     transactions: AtomicU64,
 }
 
@@ -111,6 +123,8 @@ impl Pool {
             readers,
             next_reader: AtomicUsize::new(0),
             queue: Mutex::new(Vec::new()),
+            queued: Condvar::new(),
+            closed: AtomicBool::new(false),
             transactions: AtomicU64::new(0),
         }
     }
@@ -119,10 +133,25 @@ impl Pool {
         self.queue.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// The committer thread: commits what is queued whenever there is some, until the
+    /// store is closed and nothing is left.
+    fn commit_until_closed(&self) {
+        loop {
+            {
+                let mut queue = self.queue();
+                while queue.is_empty() && !self.closed.load(Ordering::Acquire) {
+                    queue = self.queued.wait(queue).unwrap_or_else(PoisonError::into_inner);
+                }
+                if queue.is_empty() {
+                    return;
+                }
+            }
+            self.commit_queued();
+        }
+    }
+
     /// Takes the writer and commits what is queued, a batch per transaction, until the
-    /// queue is empty (at once, if earlier holders of the writer took everything).
-    /// Emptying the queue, not just taking one batch, is what guarantees that every
-    /// queued commit is taken by someone.
+    /// queue is empty.
     fn commit_queued(&self) {
         loop {
             let Ok(mut writer) = self.writer.lock() else {
@@ -147,6 +176,46 @@ impl Pool {
                 // A caller that went away still had its commit stored (see "Blocking").
                 let _ = reply.send(result);
             }
+        }
+    }
+}
+
+/// Starts the committer thread with the first commit, and stops it when the last clone
+/// of the store goes.
+#[derive(Debug)]
+struct Committer {
+    pool: Arc<Pool>,
+    thread: OnceLock<std::io::Result<JoinHandle<()>>>,
+}
+
+impl Committer {
+    /// Whether the committer thread runs (started now if it was not); `false` only when
+    /// the system refused a thread.
+    fn running(&self) -> bool {
+        let started = self.thread.get_or_init(|| {
+            let pool = Arc::clone(&self.pool);
+            std::thread::Builder::new()
+                .name("agentproto-sqlite-commit".into())
+                .spawn(move || pool.commit_until_closed())
+        });
+        started.is_ok()
+    }
+}
+
+impl Drop for Committer {
+    fn drop(&mut self) {
+        {
+            // Under the queue's lock, so that the committer cannot miss it between its
+            // check and its wait.
+            let _queue = self.pool.queue();
+            self.pool.closed.store(true, Ordering::Release);
+        }
+        self.pool.queued.notify_all();
+        if let Some(Ok(thread)) = self.thread.take() {
+            // Quick: it answers what is queued (every caller is gone or answered by
+            // then) and returns. Joined so that the writer connection is closed when
+            // the store is dropped.
+            let _ = thread.join();
         }
     }
 }
@@ -180,7 +249,7 @@ impl SqliteStore {
             configure(&reader, true)?;
             readers.push(Mutex::new(reader));
         }
-        Ok(SqliteStore { pool: Arc::new(Pool::new(writer, readers)) })
+        Ok(SqliteStore::with_pool(Pool::new(writer, readers)))
     }
 
     /// A fresh database in memory, gone when the store is dropped.
@@ -188,7 +257,13 @@ impl SqliteStore {
         let writer = Connection::open_in_memory().map_err(|e| backend("open in memory", e))?;
         configure(&writer, false)?;
         migrate(&writer)?;
-        Ok(SqliteStore { pool: Arc::new(Pool::new(writer, Vec::new())) })
+        Ok(SqliteStore::with_pool(Pool::new(writer, Vec::new())))
+    }
+
+    fn with_pool(pool: Pool) -> Self {
+        let pool = Arc::new(pool);
+        let committer = Arc::new(Committer { pool: Arc::clone(&pool), thread: OnceLock::new() });
+        SqliteStore { pool, committer }
     }
 
     /// Runs `work` on a blocking thread with a connection of the given kind.
@@ -235,14 +310,23 @@ impl Pool {
 }
 
 impl Store for SqliteStore {
-    fn commit(&self, commit: Commit) -> BoxFuture<'_, Result<Committed, StoreError>> {
-        let pool = Arc::clone(&self.pool);
+    fn commit(&self, mut commit: Commit) -> BoxFuture<'_, Result<Committed, StoreError>> {
+        // Encoded here, on the caller's thread, so that the one committer thread does
+        // only what must be serial.
+        commit.task.body = match commit.task.body.encoded() {
+            Ok(body) => body,
+            Err(e) => return Box::pin(std::future::ready(Err(e))),
+        };
+        if !self.committer.running() {
+            let refused = StoreError::Backend("sqlite committer thread could not be started".into());
+            return Box::pin(std::future::ready(Err(refused)));
+        }
+        // Queued now, not when the future is first polled: commits are taken in the
+        // order of these calls.
+        let (reply, outcome) = oneshot::channel();
+        self.pool.queue().push((commit, reply));
+        self.pool.queued.notify_one();
         Box::pin(async move {
-            let (reply, outcome) = oneshot::channel();
-            pool.queue().push((commit, reply));
-            // Not awaited: the answer comes through `outcome`, from whichever committer
-            // takes this commit, as soon as its batch is durable.
-            drop(tokio::task::spawn_blocking(move || pool.commit_queued()));
             outcome.await.map_err(|_| StoreError::Backend("sqlite commit lost: its committer failed".into()))?
         })
     }

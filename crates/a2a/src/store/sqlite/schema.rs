@@ -11,6 +11,9 @@ const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [SCHEMA_V1, SCHEMA_V2];
 /// How long a connection waits for another connection's lock before failing.
 pub(super) const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// Prepared statements each connection keeps.
+const STATEMENT_CACHE: usize = 64;
+
 /// Reader connections of a file database.
 pub(super) const READERS: usize = 4;
 
@@ -106,6 +109,9 @@ pub(super) const JOURNAL_SIZE_LIMIT: i64 = 64 << 20;
 pub(super) fn configure(connection: &Connection, reader: bool) -> Result<(), StoreError> {
     connection.busy_timeout(BUSY_TIMEOUT).map_err(|e| backend("set busy_timeout", e))?;
     connection.pragma_update(None, "foreign_keys", "ON").map_err(|e| backend("enable foreign keys", e))?;
+    // Room for every statement the store prepares with `prepare_cached` (rusqlite keeps
+    // 16 by default; the writer uses about 20), so that none is parsed again per use.
+    connection.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
     if reader {
         connection.pragma_update(None, "query_only", "ON").map_err(|e| backend("set query_only", e))?;
         return Ok(());
@@ -118,6 +124,9 @@ pub(super) fn configure(connection: &Connection, reader: bool) -> Result<(), Sto
         return Err(StoreError::Backend(format!("sqlite refused WAL mode (journal_mode is {mode:?})")));
     }
     connection.pragma_update(None, "synchronous", "FULL").map_err(|e| backend("set synchronous", e))?;
+    // The statement journal of each commit's savepoint, and any sort, stay in memory
+    // instead of a temporary file.
+    connection.pragma_update(None, "temp_store", "MEMORY").map_err(|e| backend("set temp_store", e))?;
     connection
         .pragma_update(None, "journal_size_limit", JOURNAL_SIZE_LIMIT)
         .map_err(|e| backend("set journal_size_limit", e))?;

@@ -195,6 +195,46 @@ fn a_failing_commit_is_rolled_back_alone_within_its_batch() {
 }
 
 #[test]
+fn a_commit_failing_halfway_through_its_writes_is_rolled_back_alone() {
+    let store = SqliteStore::open_in_memory().unwrap();
+    // An event this trigger refuses fails its commit after the task row was written:
+    // the batch is run again with savepoints, and only that commit is undone.
+    store
+        .pool
+        .writer
+        .lock()
+        .unwrap()
+        .execute_batch(
+            "CREATE TRIGGER refuse BEFORE INSERT ON events WHEN NEW.body = CAST('refused' AS BLOB) \
+             BEGIN SELECT RAISE(ABORT, 'refused by the test'); END;",
+        )
+        .unwrap();
+    let refused = Commit { events: vec![(b"refused".to_vec(), false)], ..create("t2", 0) };
+    let outcomes = enqueue(&store, vec![create("t1", 1), refused, create("t3", 2)]);
+    store.pool.commit_queued();
+    assert_eq!(store.pool.transactions.load(Ordering::Relaxed), 1);
+    let results: Vec<_> = outcomes.into_iter().map(|mut outcome| outcome.try_recv().expect("answered")).collect();
+    assert_eq!(results[0].as_ref().unwrap().events.len(), 1);
+    assert!(
+        matches!(&results[1], Err(StoreError::Backend(message)) if message.contains("refused by the test")),
+        "{:?}",
+        results[1]
+    );
+    assert_eq!(results[2].as_ref().unwrap().events.iter().map(|e| e.seq).collect::<Vec<_>>(), [1, 2]);
+    let writer = store.pool.writer.lock().unwrap();
+    let ids: Vec<String> = writer
+        .prepare("SELECT id FROM tasks ORDER BY id")
+        .unwrap()
+        .query_map([], |row| row.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(ids, ["t1", "t3"], "the failed commit's task row was rolled back with it");
+    let events: i64 = writer.query_row("SELECT COUNT(*) FROM events", [], |r| r.get(0)).unwrap();
+    assert_eq!(events, 3);
+}
+
+#[test]
 fn a_batch_is_at_most_max_batch_and_the_queue_is_emptied() {
     let store = SqliteStore::open_in_memory().unwrap();
     let outcomes = enqueue(&store, (0..MAX_BATCH + 3).map(|i| create(&format!("t{i}"), 1)).collect());
