@@ -7,8 +7,7 @@
 //!
 //! **Group commit.** Commits queue up in the order [`Store::commit`] is called, and one
 //! thread of the store's own, the committer, takes every queued commit (up to
-//! [`MAX_BATCH`]) into one transaction, each in a savepoint of its own so that one
-//! failing commit is rolled back alone, and pays one fsync for all of them. Each caller
+//! [`MAX_BATCH`]) into one transaction, and pays one fsync for all of them. Each caller
 //! is answered only after that transaction is durable, so "acknowledged means durable"
 //! holds for every commit of a batch. Under load the batch is whatever arrived during
 //! the previous fsync; a lone commit is a batch of one and waits for nobody. One
@@ -20,7 +19,13 @@
 //! of failing at once, and foreign keys are on, so that deleting a task removes its
 //! events, push configs and queued deliveries with it.
 //!
-//! **Blocking.** rusqlite is synchronous, so every call runs on
+//! A commit its checks refuse (a version conflict, a missing task) has written nothing
+//! and the other commits of its batch stand. One that fails halfway through its writes
+//! makes the committer roll the transaction back and run the batch again with each
+//! commit in a savepoint, so that only that one is undone: savepoints on every commit
+//! would make SQLite copy each page a commit touches into a statement journal first.
+//!
+//! **Blocking.** rusqlite is synchronous, so every call other than a commit runs on
 //! [`tokio::task::spawn_blocking`] and never on an async worker thread. A file database
 //! has one writer connection and a few reader connections, each behind a
 //! [`std::sync::Mutex`]: SQLite admits one writer at a time anyway, and in WAL mode the
