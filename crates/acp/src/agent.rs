@@ -240,10 +240,12 @@ where
                 if shared.session_unsettled(read, &session) {
                     // A `session/new`, load or resume read before it is still opening
                     // the session, and its outcome decides. The wait runs on a task of
-                    // its own (module docs of `endpoint`, "Pipelined messages").
-                    tokio::spawn(async move {
+                    // its own (module docs of `endpoint`, "Pipelined messages"), which
+                    // the connection waits for at shutdown.
+                    let index = rpc.index();
+                    rpc.spawn(async move {
                         shared.settle_session(read, &session).await;
-                        cancel_session(agent, shared, method, session, rpc.index(), notification).await;
+                        cancel_session(agent, shared, method, session, index, notification).await;
                     });
                     return;
                 }

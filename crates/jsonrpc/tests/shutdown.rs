@@ -174,3 +174,65 @@ async fn both_sides_of_a_pair_end_when_one_input_closes() {
     let _ = within(a_run).await;
     within(b_run).await.unwrap().unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn work_a_notification_handler_spawns_ends_before_run_returns() {
+    let (open, gate) = oneshot::channel::<()>();
+    let gate = Mutex::new(Some(gate));
+    let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let handler = TestHandler::new()
+        .on_notification({
+            let done = done.clone();
+            move |_, cx| {
+                let (gate, done) = (gate.lock().unwrap().take(), done.clone());
+                cx.spawn(async move {
+                    if let Some(gate) = gate {
+                        let _ = gate.await;
+                    }
+                    for _ in 0..50 {
+                        tokio::task::yield_now().await;
+                    }
+                    done.store(true, std::sync::atomic::Ordering::SeqCst);
+                });
+                Box::pin(async {})
+            }
+        })
+        .build();
+    let (connection, _peer, mut raw_peer) = raw_connection(handler, ConnectionOptions::default());
+    let run = tokio::spawn(connection.run());
+    raw_peer.send(r#"{"jsonrpc":"2.0","method":"later"}"#).await;
+    raw_peer.close().await;
+    // The work can only finish after this, and `run` only after the work.
+    open.send(()).unwrap();
+    within(run).await.unwrap().unwrap();
+    assert!(done.load(std::sync::atomic::Ordering::SeqCst), "run returned before the spawned work ended");
+}
+
+#[tokio::test]
+async fn work_a_notification_handler_spawns_is_dropped_when_the_grace_runs_out() {
+    struct Dropped(Option<oneshot::Sender<()>>);
+    impl Drop for Dropped {
+        fn drop(&mut self) {
+            let _ = self.0.take().map(|tell| tell.send(()));
+        }
+    }
+    let (tell, dropped) = oneshot::channel();
+    let tell = Mutex::new(Some(tell));
+    let handler = TestHandler::new()
+        .on_notification(move |_, cx| {
+            let guard = Dropped(tell.lock().unwrap().take());
+            cx.spawn(async move {
+                let _guard = guard;
+                std::future::pending::<()>().await
+            });
+            Box::pin(async {})
+        })
+        .build();
+    let options = ConnectionOptions::default().shutdown_grace(Duration::from_millis(100));
+    let (connection, _peer, mut raw_peer) = raw_connection(handler, options);
+    let run = tokio::spawn(connection.run());
+    raw_peer.send(r#"{"jsonrpc":"2.0","method":"forever"}"#).await;
+    raw_peer.close().await;
+    within(run).await.unwrap().unwrap();
+    within(dropped).await.expect("the spawned work was dropped");
+}

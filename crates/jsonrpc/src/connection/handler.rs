@@ -2,6 +2,7 @@
 //! run it: one task per request, one serial worker for notifications.
 
 use std::any::Any;
+use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -11,6 +12,7 @@ use futures::FutureExt;
 use serde_json::value::RawValue;
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 
 use super::options::ConnectionEvent;
 use super::peer::{Peer, IN_NOTIFICATION_HANDLER};
@@ -130,6 +132,16 @@ impl RequestContext {
 pub struct NotificationContext {
     peer: Peer,
     index: u64,
+    work: Background,
+}
+
+/// Where work a notification handler hands off runs: on the connection's task tracker,
+/// so that [`Connection::run`](super::Connection::run) waits for it at shutdown, and
+/// stopped with the request handlers when the shutdown grace runs out.
+#[derive(Debug, Clone)]
+pub(super) struct Background {
+    pub(super) tracker: TaskTracker,
+    pub(super) hard_stop: CancellationToken,
 }
 
 impl NotificationContext {
@@ -144,6 +156,22 @@ impl NotificationContext {
     /// [`RequestContext::notifications_before`].
     pub fn index(&self) -> u64 {
         self.index
+    }
+
+    /// Runs `work` on a task of its own, for what the handler must not wait for inline
+    /// (notifications are handled one at a time, in read order, so waiting here holds up
+    /// the ones read after). Unlike a bare `tokio::spawn`, the connection keeps track of
+    /// it: [`Connection::run`](super::Connection::run) returns only once it has ended,
+    /// within [`shutdown_grace`](super::ConnectionOptions::shutdown_grace) after end of
+    /// input, when it is dropped like an unfinished request handler.
+    pub fn spawn(&self, work: impl Future<Output = ()> + Send + 'static) {
+        let hard_stop = self.work.hard_stop.clone();
+        self.work.tracker.spawn(async move {
+            tokio::select! {
+                () = work => {}
+                () = hard_stop.cancelled() => {}
+            }
+        });
     }
 }
 
@@ -244,11 +272,12 @@ pub(super) async fn notification_worker(
     peer: Peer,
     mut queue: mpsc::Receiver<(u64, IncomingNotification)>,
     done: watch::Sender<u64>,
+    work: Background,
 ) {
     let number = peer.shared.number;
     while let Some((sequence, notification)) = queue.recv().await {
         let method = notification.method.clone();
-        let cx = NotificationContext { peer: peer.clone(), index: sequence };
+        let cx = NotificationContext { peer: peer.clone(), index: sequence, work: work.clone() };
         #[cfg(feature = "tracing")]
         let span = tracing::debug_span!("jsonrpc.notification", method = %method, index = sequence);
         let outcome = match std::panic::catch_unwind(AssertUnwindSafe(|| handler.notification(notification, cx))) {

@@ -119,13 +119,15 @@ impl Connection {
         let writer_stop = CancellationToken::new();
         let mut writer = tokio::spawn(writer::run(FrameWriter::new(output), outgoing, overflow, writer_stop.clone()));
         let (queue, queue_receiver) = mpsc::channel(options.notification_queue.max(1));
+        let tracker = TaskTracker::new();
+        let hard_stop = CancellationToken::new();
         let mut worker = tokio::spawn(handler::notification_worker(
             handler.clone(),
             peer.clone(),
             queue_receiver,
             notifications_done,
+            handler::Background { tracker: tracker.clone(), hard_stop: hard_stop.clone() },
         ));
-        let hard_stop = CancellationToken::new();
         let _guard = RunGuard {
             shared: shared.clone(),
             hard_stop: hard_stop.clone(),
@@ -141,7 +143,7 @@ impl Connection {
             peer,
             queue,
             requests: Arc::new(Semaphore::new(options.max_concurrent_requests.max(1))),
-            tracker: TaskTracker::new(),
+            tracker: tracker.clone(),
             in_flight: Arc::new(InFlight::default()),
             shutdown: CancellationToken::new(),
             hard_stop: hard_stop.clone(),
@@ -174,7 +176,6 @@ impl Connection {
         let writer_alive = result.is_ok() || matches!(result, Err(ConnectionError::Read(_)));
         let deadline = Instant::now() + options.shutdown_grace;
         let _ = timeout_at(deadline, reader.dispatch_deferred()).await;
-        let tracker = reader.tracker.clone();
         drop(reader);
         let _ = timeout_at(deadline, &mut worker).await;
         tracker.close();
