@@ -319,22 +319,31 @@ async def test_pipelined_requests_are_answered_by_read_order_every_time(round: i
 
 
 class SlowToOpen(Agent):
-    """Yields to the event loop a few times before creating its session."""
+    """Yields to the event loop a few times before creating its session; notes cancels."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.cancels: list[str] = []
 
     async def new_session(self, cx: v1.AgentContext, params: v1.NewSessionRequest) -> v1.NewSessionResponse:
         for _ in range(3):
             await asyncio.sleep(0)
         return await super().new_session(cx, params)
 
+    async def cancel(self, cx: v1.AgentContext, params: v1.CancelNotification) -> None:
+        self.cancels.append(params.session_id)
+
 
 async def test_a_session_cancel_pipelined_while_its_session_opens_waits_for_it() -> None:
     """A `session/cancel` naming the session a pipelined `session/new` is still creating
     waits for that request (read order) and is never dropped as a cancel for an unknown
-    session (200 runs)."""
+    session (200 runs). It reaches the agent from a task of its own, which the connection
+    waits for: by the time `run()` returns, the agent has it."""
     for _ in range(200):
         events: list[Any] = []
         (ours_in, ours_out), (theirs_in, theirs_out) = duplex()
-        connection, _ = v1.connect_agent(SlowToOpen(), ours_in, ours_out, AcpOptions(observer=events.append))
+        agent = SlowToOpen()
+        connection, _ = v1.connect_agent(agent, ours_in, ours_out, AcpOptions(observer=events.append))
         running = asyncio.create_task(connection.run())
         wire = Wire(theirs_in, theirs_out)
         await wire.send_raw(
@@ -350,6 +359,7 @@ async def test_a_session_cancel_pipelined_while_its_session_opens_waits_for_it()
         theirs_out.close()
         await asyncio.wait_for(running, WAIT)
         assert [e for e in events if isinstance(e, UnknownSession)] == []
+        assert agent.cancels == ["s1"]
 
 
 class AsksWhileOpening(Agent):

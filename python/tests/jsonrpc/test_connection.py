@@ -386,6 +386,65 @@ async def test_requests_running_at_the_end_of_input_are_answered_cancelled() -> 
     await asyncio.wait_for(running, WAIT)
 
 
+async def test_work_a_notification_handler_spawns_ends_before_run_returns() -> None:
+    s = Setup()
+    running = asyncio.create_task(s.connection.run())
+    gate = asyncio.Event()
+    done: list[bool] = []
+
+    async def later() -> None:
+        await gate.wait()
+        for _ in range(50):
+            await asyncio.sleep(0)
+        done.append(True)
+
+    async def on_note(note: Notification, cx: NotificationContext) -> None:
+        cx.spawn(later())
+
+    s.handler.on_note = on_note
+    await s.wire.send({"jsonrpc": "2.0", "method": "later"})
+    s.wire.writer.close()
+    gate.set()  # the work can only finish after this, and `run()` only after the work
+    await asyncio.wait_for(running, WAIT)
+    assert done == [True]
+
+
+async def test_work_a_notification_handler_spawns_is_cancelled_when_the_grace_runs_out() -> None:
+    s = Setup(ConnectionOptions(shutdown_grace=0.1))
+    running = asyncio.create_task(s.connection.run())
+    cancelled = asyncio.Event()
+
+    async def forever() -> None:
+        try:
+            await asyncio.get_running_loop().create_future()
+        finally:
+            cancelled.set()
+
+    async def on_note(note: Notification, cx: NotificationContext) -> None:
+        cx.spawn(forever())
+
+    s.handler.on_note = on_note
+    await s.wire.send({"jsonrpc": "2.0", "method": "forever"})
+    s.wire.writer.close()
+    await asyncio.wait_for(running, WAIT)
+    assert cancelled.is_set()
+
+
+async def test_work_a_notification_handler_spawns_that_raises_is_reported() -> None:
+    async with Setup() as s:
+
+        async def fails() -> None:
+            raise ValueError("no")
+
+        async def on_note(note: Notification, cx: NotificationContext) -> None:
+            cx.spawn(fails())
+
+        s.handler.on_note = on_note
+        await s.wire.send({"jsonrpc": "2.0", "method": "fails"})
+    # `run()` returned, so the work ended, and its failure was reported.
+    assert any(isinstance(e, NotificationHandlerFailed) and e.method == "fails" for e in s.events)
+
+
 async def test_a_write_failure_ends_the_connection_with_a_transport_error() -> None:
     s = Setup()
     running = asyncio.create_task(s.connection.run())

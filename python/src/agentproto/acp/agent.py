@@ -92,8 +92,6 @@ class AgentRuntime(Handler, Generic[A, C]):
         self._agent: Any = agent
         self._connection_type = connection_type
         self.endpoint: Endpoint
-        # `session/cancel`s waiting for their session to be opened (kept referenced).
-        self._waiting: set[asyncio.Task[None]] = set()
 
     def bind(self, endpoint: Endpoint) -> None:
         self.endpoint = endpoint
@@ -147,10 +145,9 @@ class AgentRuntime(Handler, Generic[A, C]):
                 # A `session/new`, load or resume read before it is still opening the
                 # session, and its outcome decides. The wait runs on a task of its own:
                 # the notification worker is serial, and the opening handler may be
-                # waiting for an answer that waits for the worker.
-                task = asyncio.get_running_loop().create_task(self._cancel_later(read, session, cx.index, info, params))
-                self._waiting.add(task)
-                task.add_done_callback(self._waiting.discard)
+                # waiting for an answer that waits for the worker. The connection waits for
+                # that task at shutdown.
+                cx.spawn(self._cancel_later(read, session, cx.index, info, params))
                 return
             if session is not None:
                 await self._cancel(session, cx.index, info, params)

@@ -84,9 +84,13 @@ class Connection:
             reader.queue.put(None)  # the worker ends after what is queued
             waits = {worker, *reader.tasks}
             await asyncio.wait(waits, timeout=max(0.0, deadline - loop.time()))
+            # Work the notification handlers handed off, the last of it started by the
+            # last notification handled.
+            while reader.background and loop.time() < deadline:
+                await asyncio.wait(set(reader.background), timeout=max(0.0, deadline - loop.time()))
             # Hard stop: what is still running is cancelled, unanswered.
             reader.hard_stop = True
-            await _cancel_all({worker, *reader.tasks})
+            await _cancel_all({worker, *reader.tasks, *reader.background})
             peer._stopping = True
             peer._wake_writer()
             if not writer.done():
@@ -102,7 +106,7 @@ class Connection:
             reader.hard_stop = True
             peer.close()
             peer._stopping = True
-            await _cancel_all({reading, worker, writer, *reader.tasks})
+            await _cancel_all({reading, worker, writer, *reader.tasks, *reader.background})
             peer._writer_ended()
         if failure is not None:
             if isinstance(failure, TransportError):

@@ -15,7 +15,8 @@ from __future__ import annotations
 import asyncio
 from abc import ABC, abstractmethod
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
+from typing import Any
 
 from msgspec import Raw
 
@@ -60,18 +61,32 @@ class RequestContext:
         return self._handles_cancellation
 
 
+Spawn = Callable[[Coroutine[Any, Any, None]], None]
+"""Starts work on a task the connection keeps track of (see `NotificationContext.spawn`)."""
+
+
 class NotificationContext:
     """What a notification handler gets besides the notification."""
 
-    __slots__ = ("index", "peer")
+    __slots__ = ("_spawn", "index", "peer")
 
-    def __init__(self, peer: Peer, index: int) -> None:
+    def __init__(self, peer: Peer, index: int, spawn: Spawn) -> None:
         self.peer = peer
         """The handle to call or notify the peer; a call made from the handler itself
         returns without waiting for later notifications."""
         self.index = index
         """The notification's number in read order, from 1 (cancel notifications, which
         the connection consumes, are not counted)."""
+        self._spawn = spawn
+
+    def spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        """Runs `work` on a task of its own, for what the handler must not wait for inline
+        (notifications are handled one at a time, so waiting here holds up the ones read
+        after). Unlike a bare `create_task`, the connection keeps track of it: `run()`
+        returns only once it has ended, within `shutdown_grace` after end of input, when
+        it is cancelled like an unfinished request handler. An exception it raises is
+        reported as `NotificationHandlerFailed`."""
+        self._spawn(work)
 
 
 class Handler(ABC):
@@ -195,10 +210,26 @@ async def run_request(handler: Handler, peer: Peer, job: RequestJob, stopping: C
         pass  # the connection is over: nobody can be answered
 
 
-async def notification_worker(handler: Handler, peer: Peer, queue: NotificationQueue, room: Callable[[], None]) -> None:
+async def notification_worker(
+    handler: Handler,
+    peer: Peer,
+    queue: NotificationQueue,
+    room: Callable[[], None],
+    background: set[asyncio.Task[None]],
+) -> None:
     """Handles queued notifications one at a time, publishing how many are done.
 
-    `room()` tells the reader a place in the queue freed up."""
+    `room()` tells the reader a place in the queue freed up; work a handler hands off
+    (`NotificationContext.spawn`) runs on tasks kept in `background` until they end."""
+
+    def spawner(method: str) -> Spawn:
+        def spawn(work: Coroutine[Any, Any, None]) -> None:
+            task = asyncio.get_running_loop().create_task(_background(peer, method, work))
+            background.add(task)
+            task.add_done_callback(background.discard)
+
+        return spawn
+
     try:
         while True:
             item = queue.items.popleft() if queue.items else await queue.get()
@@ -207,7 +238,7 @@ async def notification_worker(handler: Handler, peer: Peer, queue: NotificationQ
             room()
             index, notification = item
             try:
-                await handler.notification(notification, NotificationContext(peer, index))
+                await handler.notification(notification, NotificationContext(peer, index, spawner(notification.method)))
             except asyncio.CancelledError:
                 current = asyncio.current_task()
                 if current is not None and current.cancelling():
@@ -218,3 +249,14 @@ async def notification_worker(handler: Handler, peer: Peer, queue: NotificationQ
             peer.set_handled(index)
     finally:
         peer.worker_gone()
+
+
+async def _background(peer: Peer, method: str, work: Coroutine[Any, Any, None]) -> None:
+    """Work a notification handler handed off; what it raises is reported, as the handler's
+    own failure would be."""
+    try:
+        await work
+    except asyncio.CancelledError:
+        raise  # the connection's hard stop
+    except Exception as e:  # noqa: BLE001 - reported like a failing notification handler
+        peer.report(NotificationHandlerFailed(method, e))

@@ -102,6 +102,8 @@ class Reader:
         self.queue = NotificationQueue(options.notification_queue)
         self._free_slots = max(1, options.max_concurrent_requests)
         self.tasks: set[asyncio.Task[None]] = set()
+        # Work notification handlers handed off (`NotificationContext.spawn`).
+        self.background: set[asyncio.Task[None]] = set()
         self._in_flight = InFlight()
         self.shutdown = CancellationToken()  # the parent of every request's token
         self.hard_stop = False
@@ -116,7 +118,8 @@ class Reader:
     # -- tasks ----------------------------------------------------------------------
 
     def start_worker(self) -> asyncio.Task[None]:
-        return asyncio.create_task(notification_worker(self._handler, self._peer, self.queue, self.room))
+        worker = notification_worker(self._handler, self._peer, self.queue, self.room, self.background)
+        return asyncio.create_task(worker)
 
     def room(self) -> None:
         """Something the blocked reader may wait for happened (room, a call registered)."""
