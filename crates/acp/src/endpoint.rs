@@ -26,9 +26,10 @@
 //!   checked. Notifications do not block on sessions: the notification worker is
 //!   serial, and blocking it on a handler that may itself call the client (whose
 //!   answer waits for the worker) could deadlock. A `session/cancel` for a session
-//!   such a request is still opening waits on a task of its own instead, then
-//!   cancels (or is reported as naming an unknown session) as if read then; the
-//!   notifications after it go on meanwhile.
+//!   such a request is still opening waits on a task of its own instead (on the
+//!   connection's tracker, so `run` waits for it at shutdown), then cancels (or is
+//!   reported as naming an unknown session) as if read then; the notifications after
+//!   it go on meanwhile.
 //! - A prompt read while a prompt read before it on the same session is still
 //!   running waits for that one to finish, then runs: one turn at a time, in read
 //!   order, whatever the timing. A client should not send it (`check client`'s

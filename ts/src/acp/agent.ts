@@ -196,12 +196,12 @@ export class AgentRuntime implements Handler {
         // A `session/new`, load or resume read before it is still opening the session,
         // and its outcome decides. The wait runs apart from the notification worker,
         // which is serial: the opening handler may be waiting for an answer that waits
-        // for the worker.
+        // for the worker. The connection waits for that work at shutdown.
         const index = cx.index;
-        void ep
-          .settleSession(later, session)
-          .then(() => this.cancel(session, index, info, method, params))
-          .catch((error: unknown) => cx.peer.report({ kind: "notification-handler-failed", method, error }));
+        cx.spawn(async () => {
+          await ep.settleSession(later, session);
+          await this.cancel(session, index, info, method, params);
+        });
         return;
       }
       if (session !== null) return this.cancel(session, cx.index, info, method, params);

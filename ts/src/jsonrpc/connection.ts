@@ -87,6 +87,11 @@ export class Connection {
     await waitAtMost(grace, reader.dispatchDeferred());
     reader.queue.put(null); // the worker ends after what is queued
     await waitAtMost(deadline - Date.now(), Promise.all([worker, ...reader.tasks]));
+    // Work the notification handlers handed off, the last of it started by the last
+    // notification handled.
+    while (reader.background.tasks.size > 0 && Date.now() < deadline) {
+      await waitAtMost(deadline - Date.now(), Promise.all(reader.background.tasks));
+    }
     // Hard stop: what is still running is abandoned, unanswered.
     reader.hardStop.abort();
     reader.stop();

@@ -63,6 +63,13 @@ export interface NotificationContext {
   readonly peer: Peer;
   /** The notification's number in read order, from 1 (cancel notifications not counted). */
   readonly index: number;
+  /** Runs `work` apart from the notification worker, for what the handler must not wait
+   * for inline (notifications are handled one at a time, so waiting holds up the ones read
+   * after). Unlike a floating promise, the connection keeps track of it: `run()` settles
+   * only once it has, within `shutdownGrace` after end of input; then `stop` aborts and
+   * the work is abandoned like an unfinished request handler. A rejection is reported as
+   * `notification-handler-failed`. */
+  spawn(work: (stop: AbortSignal) => Promise<unknown>): void;
 }
 
 /** What the application does with incoming requests and notifications. */
@@ -164,6 +171,24 @@ export async function runRequest(handler: Handler, peer: Peer, job: RequestJob, 
   }
 }
 
+/** Work notification handlers handed off (`NotificationContext.spawn`), until it settles. */
+export class Background {
+  readonly tasks = new Set<Promise<void>>();
+
+  constructor(private readonly hardStop: AbortSignal) {}
+
+  spawn(peer: Peer, method: string, work: (stop: AbortSignal) => Promise<unknown>): void {
+    const task: Promise<void> = Promise.resolve()
+      .then(() => work(this.hardStop))
+      .then(
+        () => {},
+        (error: unknown) => peer.report({ kind: "notification-handler-failed", method, error }),
+      )
+      .finally(() => this.tasks.delete(task));
+    this.tasks.add(task);
+  }
+}
+
 /** Handles queued notifications one at a time, publishing how many are done.
  * `room()` tells the reader a place in the queue freed up; `stopped()` ends the loop early. */
 export async function notificationWorker(
@@ -172,6 +197,7 @@ export async function notificationWorker(
   queue: NotificationQueue,
   room: () => void,
   stopped: () => boolean,
+  background: Background,
 ): Promise<void> {
   try {
     for (;;) {
@@ -180,7 +206,9 @@ export async function notificationWorker(
       room();
       const [index, notification] = item;
       try {
-        const pending = handler.notification(notification, { peer, index });
+        const method = notification.method;
+        const spawn = (work: (stop: AbortSignal) => Promise<unknown>): void => background.spawn(peer, method, work);
+        const pending = handler.notification(notification, { peer, index, spawn });
         if (pending !== undefined) await pending;
       } catch (error) {
         peer.report({ kind: "notification-handler-failed", method: notification.method, error });

@@ -17,7 +17,7 @@ import { LineSplitter, Oversize } from "./frame.js";
 import { idKey, type RequestId } from "./id.js";
 import { InvalidResponse, ResponseTooLarge, RpcError } from "./local-error.js";
 import { decodeMessage, encodeMessage, encodeResponse, EnvelopeError, type Notification, type Request, type Response } from "./message.js";
-import { notificationWorker, NotificationQueue, RequestContext, runRequest, type Handler, type RequestJob } from "./handler.js";
+import { Background, notificationWorker, NotificationQueue, RequestContext, runRequest, type Handler, type RequestJob } from "./handler.js";
 import type { CancelNotification, ResolvedOptions } from "./options.js";
 import { inWorker, type Peer } from "./peer.js";
 import type { ByteSource } from "./transport.js";
@@ -51,6 +51,8 @@ export class Reader {
   readonly shutdown = new AbortController();
   /** Aborts at the hard stop: running requests end unanswered, the worker stops. */
   readonly hardStop = new AbortController();
+  /** Work the notification handlers handed off. */
+  readonly background = new Background(this.hardStop.signal);
   private freeSlots: number;
   private readonly inFlight = new InFlight();
   private deferredNotes: [number, Notification][] = [];
@@ -74,7 +76,7 @@ export class Reader {
   startWorker(): Promise<void> {
     // The whole worker runs in the notification handlers' async context (entered once,
     // not per notification): a call made from a handler skips the ordering wait.
-    return inWorker.run(true, () => notificationWorker(this.handler, this.peer, this.queue, () => this.room(), () => this.hardStop.signal.aborted));
+    return inWorker.run(true, () => notificationWorker(this.handler, this.peer, this.queue, () => this.room(), () => this.hardStop.signal.aborted, this.background));
   }
 
   /** Something the blocked reader may wait for happened (room, a call registered). */

@@ -264,11 +264,15 @@ test("pipelined requests are answered by read order, every time", async () => {
   }
 });
 
-/** Yields to the event loop a few times before creating its session. */
+/** Yields to the event loop a few times before creating its session; notes cancels. */
 class SlowToOpen extends Agent {
+  readonly cancels: string[] = [];
   override async newSession(): Promise<v1.NewSessionResponse> {
     for (let i = 0; i < 3; i++) await new Promise<void>((resolve) => setImmediate(resolve));
     return super.newSession();
+  }
+  cancel(_cx: v1.AgentContext, params: v1.CancelNotification): void {
+    this.cancels.push(params.sessionId);
   }
 }
 
@@ -276,7 +280,8 @@ test("a session/cancel pipelined while its session opens waits for it, every tim
   for (let round = 0; round < 200; round++) {
     const events: (ConnectionEvent | AcpEvent)[] = [];
     const [ours, theirs] = duplex();
-    const { connection } = v1.connectAgent(new SlowToOpen(), ours.input, ours.output, { observer: (e) => events.push(e) });
+    const agent = new SlowToOpen();
+    const { connection } = v1.connectAgent(agent, ours.input, ours.output, { observer: (e) => events.push(e) });
     const running = connection.run();
     const remote = new Remote(theirs);
     const lines = [
@@ -293,8 +298,10 @@ test("a session/cancel pipelined while its session opens waits for it, every tim
     assert.equal(answers.get(2).result.sessionId, "s1");
     await remote.close();
     await within(running, "run ends");
-    // Never dropped as a cancel for a session that does not exist.
+    // Never dropped as a cancel for a session that does not exist; it reaches the agent
+    // from work the connection waits for, so it has by the time run() settled.
     assert.deepEqual(events.filter((e) => e.kind === "unknown-session"), []);
+    assert.deepEqual(agent.cancels, ["s1"]);
   }
 });
 

@@ -315,3 +315,57 @@ test("Web streams: a connection over ReadableStream/WritableStream", async () =>
   await within(running, "run ends");
   assert.equal((await within(reader.read(), "the end")).done, true);
 });
+
+test("work a notification handler spawns settles before run() does", async () => {
+  const opened = gate();
+  let done = false;
+  const { remote, running } = setup(
+    handler(echo.request, async (_n, cx) => {
+      cx.spawn(async () => {
+        await opened.promise;
+        await turns(50);
+        done = true;
+      });
+    }),
+  );
+  await remote.send({ jsonrpc: "2.0", method: "later" });
+  await remote.close();
+  opened.open(); // the work can only finish after this, and run() only after the work
+  await within(running, "run ends");
+  assert.equal(done, true);
+});
+
+test("work a notification handler spawns is stopped and abandoned when the grace runs out", async () => {
+  let stopped = false;
+  const { remote, running } = setup(
+    handler(echo.request, async (_n, cx) => {
+      cx.spawn(
+        (stop) =>
+          new Promise<void>(() => {
+            stop.addEventListener("abort", () => (stopped = true));
+          }),
+      );
+    }),
+    { shutdownGrace: 100 },
+  );
+  await remote.send({ jsonrpc: "2.0", method: "forever" });
+  await remote.close();
+  await within(running, "run ends");
+  assert.equal(stopped, true);
+});
+
+test("work a notification handler spawns that rejects is reported", async () => {
+  const events: ConnectionEvent[] = [];
+  const { remote, running } = setup(
+    handler(echo.request, async (_n, cx) => {
+      cx.spawn(async () => {
+        throw new Error("no");
+      });
+    }),
+    { observer: (e) => events.push(e) },
+  );
+  await remote.send({ jsonrpc: "2.0", method: "fails" });
+  await remote.close();
+  await within(running, "run ends");
+  assert.ok(events.some((e) => e.kind === "notification-handler-failed" && e.method === "fails"), JSON.stringify(events));
+});
