@@ -267,3 +267,24 @@ async fn concurrent_commits_through_the_store_are_all_durable() {
     let page = reopened.list_tasks("", ListQuery { page_size: 1000, ..ListQuery::default() }).await.unwrap();
     assert_eq!(page.tasks.len(), 200);
 }
+
+#[tokio::test]
+async fn dropping_the_last_clone_stops_the_committer_and_closes_the_database() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("a2a.db");
+    let store = SqliteStore::open(&path).unwrap();
+    let clone = store.clone();
+    clone.commit(create("t1", 1)).await.unwrap();
+    drop(clone);
+    // Another clone lives: the committer still takes commits.
+    store.commit(create("t2", 1)).await.unwrap();
+    let wal = dir.path().join("a2a.db-wal");
+    assert!(wal.exists());
+    drop(store);
+    // SQLite removes the write-ahead log when its last connection closes: the committer
+    // thread, which holds the writer, has ended by the time the drop returns.
+    assert!(!wal.exists(), "the writer connection is still open");
+    let reopened = SqliteStore::open(&path).unwrap();
+    let page = reopened.list_tasks("", ListQuery { page_size: 10, ..ListQuery::default() }).await.unwrap();
+    assert_eq!(page.tasks.len(), 2);
+}
