@@ -135,13 +135,26 @@ pub struct NotificationContext {
     work: Background,
 }
 
-/// Where work a notification handler hands off runs: on the connection's task tracker,
-/// so that [`Connection::run`](super::Connection::run) waits for it at shutdown, and
-/// stopped with the request handlers when the shutdown grace runs out.
-#[derive(Debug, Clone)]
+/// Where the connection's own tasks run, request handlers and the work notification
+/// handlers hand off: on one tracker, so that [`Connection::run`](super::Connection::run)
+/// waits for them at shutdown, each stopped at the hard stop when the grace runs out.
+#[derive(Debug, Clone, Default)]
 pub(super) struct Background {
     pub(super) tracker: TaskTracker,
     pub(super) hard_stop: CancellationToken,
+}
+
+impl Background {
+    /// Runs `work` on a tracked task that ends at the hard stop if it has not before.
+    pub(super) fn spawn(&self, work: impl Future<Output = ()> + Send + 'static) {
+        let hard_stop = self.hard_stop.clone();
+        self.tracker.spawn(async move {
+            tokio::select! {
+                () = work => {}
+                () = hard_stop.cancelled() => {}
+            }
+        });
+    }
 }
 
 impl NotificationContext {
@@ -165,13 +178,7 @@ impl NotificationContext {
     /// within [`shutdown_grace`](super::ConnectionOptions::shutdown_grace) after end of
     /// input, when it is dropped like an unfinished request handler.
     pub fn spawn(&self, work: impl Future<Output = ()> + Send + 'static) {
-        let hard_stop = self.work.hard_stop.clone();
-        self.work.tracker.spawn(async move {
-            tokio::select! {
-                () = work => {}
-                () = hard_stop.cancelled() => {}
-            }
-        });
+        self.work.spawn(work);
     }
 }
 

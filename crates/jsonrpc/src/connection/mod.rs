@@ -16,7 +16,6 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{mpsc, watch, Semaphore};
 use tokio::time::{timeout, timeout_at, Instant};
 use tokio_util::sync::CancellationToken;
-use tokio_util::task::TaskTracker;
 
 pub use handler::{panic_message, Handler, IncomingNotification, IncomingRequest, NotificationContext, RequestContext};
 pub use options::{CancelCheck, CancelNotification, ConnectionEvent, ConnectionOptions, Observer};
@@ -119,18 +118,17 @@ impl Connection {
         let writer_stop = CancellationToken::new();
         let mut writer = tokio::spawn(writer::run(FrameWriter::new(output), outgoing, overflow, writer_stop.clone()));
         let (queue, queue_receiver) = mpsc::channel(options.notification_queue.max(1));
-        let tracker = TaskTracker::new();
-        let hard_stop = CancellationToken::new();
+        let work = handler::Background::default();
         let mut worker = tokio::spawn(handler::notification_worker(
             handler.clone(),
             peer.clone(),
             queue_receiver,
             notifications_done,
-            handler::Background { tracker: tracker.clone(), hard_stop: hard_stop.clone() },
+            work.clone(),
         ));
         let _guard = RunGuard {
             shared: shared.clone(),
-            hard_stop: hard_stop.clone(),
+            hard_stop: work.hard_stop.clone(),
             writer: writer.abort_handle(),
             worker: worker.abort_handle(),
         };
@@ -143,10 +141,9 @@ impl Connection {
             peer,
             queue,
             requests: Arc::new(Semaphore::new(options.max_concurrent_requests.max(1))),
-            tracker: tracker.clone(),
+            work: work.clone(),
             in_flight: Arc::new(InFlight::default()),
             shutdown: CancellationToken::new(),
-            hard_stop: hard_stop.clone(),
             deferred_notifications: VecDeque::new(),
             deferred_requests: VecDeque::new(),
             backlog: options.backlog,
@@ -178,9 +175,9 @@ impl Connection {
         let _ = timeout_at(deadline, reader.dispatch_deferred()).await;
         drop(reader);
         let _ = timeout_at(deadline, &mut worker).await;
-        tracker.close();
-        let _ = timeout_at(deadline, tracker.wait()).await;
-        hard_stop.cancel();
+        work.tracker.close();
+        let _ = timeout_at(deadline, work.tracker.wait()).await;
+        work.hard_stop.cancel();
         worker.abort();
         writer_stop.cancel();
         if writer_alive {

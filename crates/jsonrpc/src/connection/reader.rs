@@ -10,9 +10,10 @@ use tokio::io::AsyncRead;
 use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
 use tokio::task::{JoinError, JoinHandle};
 use tokio_util::sync::CancellationToken;
-use tokio_util::task::TaskTracker;
 
-use super::handler::{panic_message, run_request, Handler, IncomingNotification, IncomingRequest, RequestJob};
+use super::handler::{
+    panic_message, run_request, Background, Handler, IncomingNotification, IncomingRequest, RequestJob,
+};
 use super::options::{CancelCheck, CancelNotification, ConnectionEvent};
 use super::peer::{Delivery, Peer};
 use super::InFlight;
@@ -43,10 +44,10 @@ pub(super) struct Reader {
     pub(super) peer: Peer,
     pub(super) queue: mpsc::Sender<(u64, IncomingNotification)>,
     pub(super) requests: Arc<Semaphore>,
-    pub(super) tracker: TaskTracker,
+    /// Where request handlers run (with the notification handlers' hand-off work).
+    pub(super) work: Background,
     pub(super) in_flight: Arc<InFlight>,
     pub(super) shutdown: CancellationToken,
-    pub(super) hard_stop: CancellationToken,
     pub(super) deferred_notifications: VecDeque<(u64, IncomingNotification)>,
     pub(super) deferred_requests: VecDeque<RequestJob>,
     pub(super) backlog: usize,
@@ -151,19 +152,15 @@ impl Reader {
         let handler = self.handler.clone();
         let peer = self.peer.clone();
         let in_flight = self.in_flight.clone();
-        let hard_stop = self.hard_stop.clone();
         #[cfg(feature = "tracing")]
         let span = tracing::debug_span!("jsonrpc.request", id = ?job.request.id, method = %job.request.method);
         let task = async move {
             let _permit = permit;
-            tokio::select! {
-                () = run_request(handler, peer, in_flight, job) => {}
-                () = hard_stop.cancelled() => {}
-            }
+            run_request(handler, peer, in_flight, job).await;
         };
         #[cfg(feature = "tracing")]
         let task = tracing::Instrument::instrument(task, span);
-        self.tracker.spawn(task);
+        self.work.spawn(task);
     }
 
     fn on_message(&mut self, message: Message) {

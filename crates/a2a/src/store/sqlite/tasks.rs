@@ -81,11 +81,7 @@ pub(super) fn commit_batch(connection: &mut Connection, commits: Vec<Commit>) ->
         .map(|(commit, outcome)| {
             outcome.map(|checked| {
                 let events = commit.events.into_iter().enumerate();
-                let events = events.map(|(offset, (body, last))| EventRecord {
-                    seq: checked.last_seq + offset as u64 + 1,
-                    body,
-                    last,
-                });
+                let events = events.map(|(offset, (body, last))| EventRecord { seq: checked.seq(offset), body, last });
                 Committed { version: checked.version, events: events.collect() }
             })
         })
@@ -161,6 +157,13 @@ struct Checked {
     last_seq: u64,
 }
 
+impl Checked {
+    /// The sequence number of the commit's event number `offset` (from 0).
+    fn seq(&self, offset: usize) -> u64 {
+        self.last_seq + offset as u64 + 1
+    }
+}
+
 /// How a commit failed.
 enum Failed {
     /// Its checks refused it before it wrote anything.
@@ -230,10 +233,8 @@ fn write_commit(
 ) -> Result<(), StoreError> {
     let key = &commit.task.key;
     let record = &commit.task;
-    let Checked { version, last_seq } = *checked;
-    let new_last_seq = last_seq + commit.events.len() as u64;
-    let version_sql = to_i64(version, "version")?;
-    let last_seq_sql = to_i64(new_last_seq, "sequence number")?;
+    let version_sql = to_i64(checked.version, "version")?;
+    let last_seq_sql = to_i64(checked.last_seq + commit.events.len() as u64, "sequence number")?;
     let (keep_lease, lease_owner, lease_until_ms) = lease_columns(&commit.lease);
     if creating {
         tx.prepare_cached(
@@ -292,7 +293,7 @@ fn write_commit(
             .prepare_cached("INSERT INTO events (tenant, task_id, seq, body, last) VALUES (?1, ?2, ?3, ?4, ?5)")
             .map_err(|e| backend("prepare event insert", e))?;
         for (offset, (body, last)) in commit.events.iter().enumerate() {
-            let seq = to_i64(last_seq + offset as u64 + 1, "sequence number")?;
+            let seq = to_i64(checked.seq(offset), "sequence number")?;
             insert.execute(params![key.tenant, key.id, seq, body, last]).map_err(|e| backend("insert event", e))?;
         }
     }
@@ -314,7 +315,7 @@ fn write_commit(
             )
             .map_err(|e| backend("prepare outbox insert", e))?;
         for offset in 0..commit.events.len() {
-            let seq = to_i64(last_seq + offset as u64 + 1, "sequence number")?;
+            let seq = to_i64(checked.seq(offset), "sequence number")?;
             for config_id in &config_ids {
                 insert
                     .execute(params![key.tenant, key.id, config_id, seq])
