@@ -7,6 +7,7 @@
 //! that, every update is a durable event that subscribers and push receivers see.
 
 use std::future::Future;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 
 use tokio::sync::oneshot;
@@ -130,20 +131,65 @@ pub(crate) struct Pending {
     /// Present when the updater belongs to a running turn: it holds the turn's lease,
     /// which ends when the last clone of the updater is dropped.
     pub(crate) turn: Option<TurnGuard>,
+    /// Updates made and not yet stored, in order (see [`TaskUpdater`]).
+    pub(crate) held: Vec<Change>,
+    /// The thread polling the executor right now, if any: updates made there are held.
+    pub(crate) polled_on: Option<std::thread::ThreadId>,
+    /// Why the commit of held updates failed, until an update or the turn's end says so.
+    pub(crate) failed: Option<A2aError>,
 }
 
-/// Updates one task. Cheap to clone; all clones update the same task.
+impl Pending {
+    /// What an execution starts with: `create` to create on its first update (none for a
+    /// follow-up to `known`), told to `first`, holding `turn`'s lease.
+    pub(crate) fn new(
+        create: Option<Task>,
+        push: Option<crate::store::PushConfigRecord>,
+        first: oneshot::Sender<First>,
+        known: Option<Known>,
+        turn: Option<TurnGuard>,
+    ) -> Pending {
+        Pending {
+            create,
+            push,
+            first: Some(first),
+            turn_end: None,
+            known,
+            turn,
+            held: Vec::new(),
+            polled_on: None,
+            failed: None,
+        }
+    }
+}
+
+/// Updates one task. Cheap to clone; all clones update the same task, and their updates
+/// are stored in the order they are made.
+///
+/// **When an update is stored.** Updates the executor makes while it runs without
+/// waiting are held, and stored together in one commit when it next waits (its future
+/// returns pending: for a model's answer, a tool, a timer) or returns, or with the first
+/// update that ends the turn (a terminal or interrupted state). Subscribers and push
+/// receivers see them then, in order; an agent that sends WORKING, an artifact and
+/// COMPLETED in one go pays one commit, not three. An update made from elsewhere
+/// (another task the executor spawned, [`AgentExecutor::cancel`]) is stored before its
+/// call returns. [`TaskUpdater::flush`] stores what is held at once. A held update that
+/// cannot be stored (the task was canceled meanwhile, the store failed) is reported by
+/// the executor's next update, or fails the turn.
 #[derive(Clone)]
 pub struct TaskUpdater {
     tasks: Arc<Tasks>,
     key: TaskKey,
     context_id: String,
     pending: Arc<Mutex<Pending>>,
+    /// Held while a commit of this execution is made, so that commits keep update order.
+    writing: Arc<tokio::sync::Mutex<()>>,
 }
 
 impl TaskUpdater {
     pub(crate) fn new(tasks: Arc<Tasks>, key: TaskKey, context_id: String, start: Pending) -> Self {
-        TaskUpdater { tasks, key, context_id, pending: Arc::new(Mutex::new(start)) }
+        let writing = Arc::new(tokio::sync::Mutex::new(()));
+        TaskUpdater { tasks, key, context_id, pending: Arc::new(Mutex::new(start)), writing }
     }
 
     /// Whether two updaters are clones of one another (one execution).
@@ -182,7 +228,7 @@ impl TaskUpdater {
     pub async fn reply(&self, mut message: Message) -> Result<(), A2aError> {
         let sender = {
             let mut p = self.lock();
-            if p.create.is_none() {
+            if p.create.is_none() || !p.held.is_empty() {
                 return Err(A2aError::new(crate::errors::ErrorKind::InvalidAgentResponse)
                     .with_message("a direct reply must be the first thing an executor sends"));
             }
@@ -310,17 +356,51 @@ impl TaskUpdater {
         }
     }
 
+    /// Applies `change`: held until the executor next waits when it is made while the
+    /// turn's executor is being polled on this thread and does not end the turn, stored
+    /// now otherwise (see [`TaskUpdater`]).
     async fn change(&self, change: Change) -> Result<(), A2aError> {
-        let (create, first, writer, known) = {
+        let hold = {
             let mut p = self.lock();
-            let writer = if p.turn.is_some() { Writer::Turn } else { Writer::Other };
-            (p.create.take().map(|t| (t, p.push.take())), p.first.take(), writer, p.known.take())
+            if let Some(e) = p.failed.take() {
+                return Err(e);
+            }
+            let ends_turn = matches!(&change, Change::Status(status, _)
+                if crate::tasks::is_terminal(status.state) || crate::tasks::is_interrupted(status.state));
+            p.held.push(change);
+            !ends_turn && p.polled_on == Some(std::thread::current().id())
         };
-        // The first update creates the task and applies itself in the same commit; on a
-        // follow-up to an existing task it is an ordinary update.
+        if hold {
+            return Ok(());
+        }
+        self.flush().await
+    }
+
+    /// Stores the updates made so far and not yet stored, in one commit, and waits until
+    /// it is durable. The server calls it when the executor waits and when it returns; an
+    /// executor calls it when something outside the task must see an update before the
+    /// executor's next wait. Reports the failure of an earlier held update's commit that
+    /// no update has reported yet.
+    pub async fn flush(&self) -> Result<(), A2aError> {
+        // Commits of one execution are made one at a time, in the order of their updates.
+        let _in_order = self.writing.lock().await;
+        let (create, first, writer, known, changes) = {
+            let mut p = self.lock();
+            if let Some(e) = p.failed.take() {
+                return Err(e);
+            }
+            if p.held.is_empty() {
+                return Ok(());
+            }
+            let writer = if p.turn.is_some() { Writer::Turn } else { Writer::Other };
+            let create = p.create.take().map(|t| (t, p.push.take()));
+            (create, p.first.take(), writer, p.known.take(), std::mem::take(&mut p.held))
+        };
+        // The first updates create the task and apply themselves in the same commit; on a
+        // follow-up to an existing task they are an ordinary update.
         let result = match create {
-            Some((task, push)) => self.tasks.create_as(&self.key.tenant, task, push, writer, Some(&change)).await,
-            None => self.tasks.apply_as(&self.key, change, writer, known).await,
+            Some((task, push)) => self.tasks.create_as(&self.key.tenant, task, push, writer, &changes).await,
+            None => self.tasks.apply_as(&self.key, &changes, writer, known).await,
         };
         match result {
             Ok((known, events)) => {
@@ -340,6 +420,45 @@ impl TaskUpdater {
         }
     }
 
+    /// Runs the executor's future `execute`: updates it makes while polled are held,
+    /// and stored (in one commit) whenever it waits with some held, and when it returns.
+    /// A held update whose commit fails is reported to the executor's next update, or
+    /// as the outcome when it returned `Ok`.
+    pub(crate) async fn run(&self, execute: impl Future<Output = Result<(), A2aError>>) -> Result<(), A2aError> {
+        let mut execute = std::pin::pin!(execute);
+        let mut flushing: Option<Pin<Box<dyn Future<Output = ()> + Send>>> = None;
+        let outcome = std::future::poll_fn(|cx| {
+            if flushing.as_mut().is_some_and(|flush| flush.as_mut().poll(cx).is_ready()) {
+                flushing = None;
+            }
+            self.lock().polled_on = Some(std::thread::current().id());
+            let polled = execute.as_mut().poll(cx);
+            let held = {
+                let mut p = self.lock();
+                p.polled_on = None;
+                !p.held.is_empty()
+            };
+            if polled.is_pending() && held && flushing.is_none() {
+                let updater = self.clone();
+                let mut flush: Pin<Box<dyn Future<Output = ()> + Send>> = Box::pin(async move {
+                    if let Err(e) = updater.flush().await {
+                        updater.lock().failed.get_or_insert(e);
+                    }
+                });
+                if flush.as_mut().poll(cx).is_pending() {
+                    flushing = Some(flush);
+                }
+            }
+            polled
+        })
+        .await;
+        if let Some(flush) = flushing {
+            flush.await;
+        }
+        let flushed = self.flush().await;
+        outcome.and(flushed)
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, Pending> {
         self.pending.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -347,7 +466,165 @@ impl TaskUpdater {
 
 #[cfg(test)]
 mod tests {
-    use super::Chunk;
+    use std::time::Duration;
+
+    use super::*;
+    use crate::errors::ErrorKind;
+    use crate::store::memory::{MemoryOptions, MemoryStore};
+    use crate::stream::{EventHub, HubOptions};
+
+    const BOUND: Duration = Duration::from_secs(10);
+
+    /// An updater creating task `t1` on its first update, and what it tells of that update.
+    fn updater() -> (TaskUpdater, oneshot::Receiver<First>) {
+        let store = Arc::new(MemoryStore::new(MemoryOptions::default()));
+        let tasks = Arc::new(Tasks::new(store, Arc::new(EventHub::new(HubOptions::default()))));
+        let mut task = Task::new("t1", TaskStatus::new(TaskState::Submitted));
+        task.context_id = "c1".into();
+        let (first_tx, first_rx) = oneshot::channel();
+        let start = Pending::new(Some(task), None, first_tx, None, None);
+        (TaskUpdater::new(tasks, TaskKey::new("", "t1"), "c1".into(), start), first_rx)
+    }
+
+    /// The task's stored state and version, and the sequence numbers of its events.
+    async fn stored(updater: &TaskUpdater) -> (TaskState, u64, Vec<u64>) {
+        let store = updater.tasks.store();
+        let record = store.get_task(&updater.key).await.unwrap().expect("the task is stored");
+        let task = crate::tasks::task_of(&record.body).unwrap();
+        let events = store.read_events(&updater.key, 0, 100).await.unwrap().events;
+        (task.status.state, record.version, events.iter().map(|e| e.seq).collect())
+    }
+
+    fn echo() -> Artifact {
+        Artifact::new("echo", vec![Part::new(PartContent::Text("hi".into()))])
+    }
+
+    #[tokio::test]
+    async fn updates_made_without_waiting_are_one_commit() {
+        let (u, _first) = updater();
+        let outcome = u
+            .run(async {
+                u.working(None).await?;
+                u.artifact(echo()).await?;
+                u.complete(None).await
+            })
+            .await;
+        assert!(outcome.is_ok(), "{outcome:?}");
+        // Created, WORKING, the artifact and COMPLETED: four events, one version.
+        assert_eq!(stored(&u).await, (TaskState::Completed, 1, vec![1, 2, 3, 4]));
+    }
+
+    #[tokio::test]
+    async fn held_updates_are_stored_when_the_executor_waits() {
+        let (u, mut first) = updater();
+        let (go_tx, go_rx) = oneshot::channel::<()>();
+        let run = u.run(async {
+            u.working(None).await?;
+            let _ = go_rx.await;
+            u.artifact(echo()).await?;
+            u.complete(None).await
+        });
+        let mut run = std::pin::pin!(run);
+        // The task exists (the first update's signal follows its commit) while the
+        // executor still waits.
+        let first = tokio::time::timeout(BOUND, async {
+            tokio::select! {
+                first = &mut first => first,
+                _ = &mut run => panic!("the executor ended while it waited"),
+            }
+        });
+        assert!(matches!(first.await.unwrap(), Ok(First::Task { seq: 1 })));
+        assert_eq!(stored(&u).await, (TaskState::Working, 1, vec![1, 2]));
+        go_tx.send(()).unwrap();
+        assert!(tokio::time::timeout(BOUND, run).await.unwrap().is_ok());
+        assert_eq!(stored(&u).await, (TaskState::Completed, 2, vec![1, 2, 3, 4]));
+    }
+
+    #[tokio::test]
+    async fn a_held_update_that_cannot_be_stored_is_reported_by_the_next_one() {
+        let (u, first) = updater();
+        let (go_tx, go_rx) = oneshot::channel::<()>();
+        let (then_tx, then_rx) = oneshot::channel::<()>();
+        let executor = u.clone();
+        let run = tokio::spawn(async move {
+            let u = &executor;
+            u.run(async {
+                u.working(None).await?;
+                let _ = go_rx.await;
+                // Held, and stored while the executor waits: the task was canceled
+                // meanwhile, which that commit finds.
+                u.artifact(echo()).await?;
+                let _ = then_rx.await;
+                u.complete(None).await
+            })
+            .await
+        });
+        assert!(matches!(tokio::time::timeout(BOUND, first).await.unwrap(), Ok(First::Task { .. })));
+        let cancel = crate::tasks::Change::Status(TaskStatus::new(TaskState::Canceled), None);
+        u.tasks.apply(&u.key, cancel).await.unwrap();
+        go_tx.send(()).unwrap();
+        tokio::time::timeout(BOUND, async {
+            while u.lock().failed.is_none() {
+                tokio::task::yield_now().await;
+            }
+        })
+        .await
+        .expect("the held artifact's commit failed");
+        then_tx.send(()).unwrap();
+        let outcome = tokio::time::timeout(BOUND, run).await.unwrap().unwrap();
+        assert_eq!(outcome.unwrap_err().kind, ErrorKind::UnsupportedOperation);
+        // Canceled stays; the held artifact was refused, and the completion was not tried.
+        assert_eq!(stored(&u).await, (TaskState::Canceled, 2, vec![1, 2, 3]));
+        assert!(u.lock().failed.is_none(), "reported once");
+    }
+
+    #[tokio::test]
+    async fn an_update_made_outside_the_executors_poll_is_stored_before_it_returns() {
+        let (u, _first) = updater();
+        let outcome = u
+            .run(async {
+                let other = u.clone();
+                let seen = tokio::spawn(async move {
+                    other.working(None).await?;
+                    Ok::<_, A2aError>(stored(&other).await)
+                });
+                let seen = seen.await.unwrap()?;
+                assert_eq!(seen, (TaskState::Working, 1, vec![1, 2]));
+                u.complete(None).await
+            })
+            .await;
+        assert!(outcome.is_ok(), "{outcome:?}");
+        assert_eq!(stored(&u).await, (TaskState::Completed, 2, vec![1, 2, 3]));
+    }
+
+    #[tokio::test]
+    async fn flush_stores_what_is_held_at_once() {
+        let (u, _first) = updater();
+        let outcome = u
+            .run(async {
+                u.working(None).await?;
+                u.flush().await?;
+                assert_eq!(stored(&u).await, (TaskState::Working, 1, vec![1, 2]));
+                u.complete(None).await
+            })
+            .await;
+        assert!(outcome.is_ok(), "{outcome:?}");
+        assert_eq!(stored(&u).await, (TaskState::Completed, 2, vec![1, 2, 3]));
+    }
+
+    #[tokio::test]
+    async fn a_direct_reply_after_a_held_update_is_refused() {
+        let (u, _first) = updater();
+        let outcome = u
+            .run(async {
+                u.working(None).await?;
+                u.reply(u.text("too late")).await
+            })
+            .await;
+        assert_eq!(outcome.unwrap_err().kind, ErrorKind::InvalidAgentResponse);
+        // The held update is stored all the same.
+        assert_eq!(stored(&u).await, (TaskState::Working, 1, vec![1, 2]));
+    }
 
     #[test]
     fn pieces_are_numbered_first_more_last_or_whole() {

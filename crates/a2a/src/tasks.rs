@@ -191,27 +191,25 @@ impl Tasks {
         push: Option<PushConfigRecord>,
     ) -> Result<(TaskRecord, Vec<EventRecord>), ChangeError> {
         let key = TaskKey::new(tenant, task.id.clone());
-        let (known, events) = self.create_as(tenant, task, push, Writer::Other, None).await?;
+        let (known, events) = self.create_as(tenant, task, push, Writer::Other, &[]).await?;
         Ok((TaskRecord { version: known.version, ..record(&key, known.task) }, events))
     }
 
-    /// [`Tasks::create`] by `writer`, with `then`, the first change, applied in the same
-    /// commit: its event follows the task's first one in the log. Nobody can tell the two
-    /// commits from one (the task's id is unknown outside until the commit is made), and
-    /// a turn's first update costs no commit of its own.
+    /// [`Tasks::create`] by `writer`, with `then`, the first changes, applied in the same
+    /// commit: their events follow the task's first one in the log. Nobody can tell the
+    /// commits apart from one (the task's id is unknown outside until the commit is
+    /// made), and a turn's first updates cost no commit of their own.
     pub(crate) async fn create_as(
         &self,
         tenant: &str,
         mut task: Task,
         push: Option<PushConfigRecord>,
         writer: Writer,
-        then: Option<&Change>,
+        then: &[Change],
     ) -> Result<(Known, Vec<EventRecord>), ChangeError> {
         let key = TaskKey::new(tenant, task.id.clone());
         let mut events = vec![(task_event(&task)?, is_terminal(task.status.state))];
-        if let Some(event) = then.and_then(|change| apply_change(&mut task, change)) {
-            events.push(log_entry(&event)?);
-        }
+        apply_all(&mut task, then, &mut events)?;
         let task = Arc::new(task);
         let rec = record(&key, task.clone());
         let lease = self.lease_change(writer, task.status.state);
@@ -238,17 +236,18 @@ impl Tasks {
 
     /// Applies a change; returns the new task and the events it produced.
     pub async fn apply(&self, key: &TaskKey, change: Change) -> Result<(Task, Vec<EventRecord>), ChangeError> {
-        let (known, events) = self.apply_as(key, change, Writer::Other, None).await?;
+        let (known, events) = self.apply_as(key, &[change], Writer::Other, None).await?;
         Ok((Arc::unwrap_or_clone(known.task), events))
     }
 
-    /// Applies a change to `known` when given (the task as this writer last committed
-    /// it), otherwise to the task as stored. A stale `known` loses the commit to a
-    /// conflict, and the change is applied again to the stored task.
+    /// Applies changes, in order and in one commit, to `known` when given (the task as
+    /// this writer last committed it), otherwise to the task as stored. A stale `known`
+    /// loses the commit to a conflict, and the changes are applied again to the stored
+    /// task.
     pub(crate) async fn apply_as(
         &self,
         key: &TaskKey,
-        change: Change,
+        changes: &[Change],
         writer: Writer,
         mut known: Option<Known>,
     ) -> Result<(Known, Vec<EventRecord>), ChangeError> {
@@ -260,14 +259,8 @@ impl Tasks {
                     None => return Err(StoreError::NotFound(key.clone()).into()),
                 },
             };
-            if is_terminal(task.status.state) {
-                return Err(ChangeError::Terminal(key.id.clone()));
-            }
-            let event = apply_change(Arc::make_mut(&mut task), &change);
-            let events = match &event {
-                Some(ev) => vec![log_entry(ev)?],
-                None => Vec::new(),
-            };
+            let mut events = Vec::with_capacity(changes.len());
+            apply_all(Arc::make_mut(&mut task), changes, &mut events)?;
             let new_rec = record(key, task.clone());
             let lease = self.lease_change(writer, task.status.state);
             let commit = Commit {
@@ -367,6 +360,20 @@ impl Tasks {
             }
         }
     }
+}
+
+/// Applies `changes` to `task` in order, adding their events to `events`; refused when the
+/// task is terminal before one of them.
+fn apply_all(task: &mut Task, changes: &[Change], events: &mut Vec<(Vec<u8>, bool)>) -> Result<(), ChangeError> {
+    for change in changes {
+        if is_terminal(task.status.state) {
+            return Err(ChangeError::Terminal(task.id.clone()));
+        }
+        if let Some(event) = apply_change(task, change) {
+            events.push(log_entry(&event)?);
+        }
+    }
+    Ok(())
 }
 
 /// The FAILED status that ends a turn lost with its replica.
@@ -567,7 +574,8 @@ mod tests {
         let t = tasks();
         let key = TaskKey::new("", "t1");
         let working = Change::Status(TaskStatus::new(TaskState::Working), None);
-        let (known, events) = t.create_as("", new_task("t1"), None, Writer::Turn, Some(&working)).await.unwrap();
+        let (known, events) =
+            t.create_as("", new_task("t1"), None, Writer::Turn, std::slice::from_ref(&working)).await.unwrap();
         assert_eq!((known.version, known.task.status.state), (1, TaskState::Working));
         assert_eq!(events.iter().map(|e| (e.seq, e.last)).collect::<Vec<_>>(), [(1, false), (2, false)]);
         // The first event is the task as created, the second the change.
@@ -579,7 +587,8 @@ mod tests {
         assert_eq!((rec.version, &stored), (1, &*known.task));
         // A first change that ends the task ends the log too.
         let done = Change::Status(TaskStatus::new(TaskState::Completed), None);
-        let (_, events) = t.create_as("", new_task("t2"), None, Writer::Turn, Some(&done)).await.unwrap();
+        let (_, events) =
+            t.create_as("", new_task("t2"), None, Writer::Turn, std::slice::from_ref(&done)).await.unwrap();
         assert_eq!(events.iter().map(|e| e.last).collect::<Vec<_>>(), [false, true]);
     }
 
@@ -587,24 +596,24 @@ mod tests {
     async fn a_change_to_a_stale_known_task_is_applied_again_to_the_stored_one() {
         let t = tasks();
         let key = TaskKey::new("", "t1");
-        let (known, _) = t.create_as("", new_task("t1"), None, Writer::Turn, None).await.unwrap();
+        let (known, _) = t.create_as("", new_task("t1"), None, Writer::Turn, &[]).await.unwrap();
         // Someone else writes in between: what the turn knows is one version behind.
         let m = Message::new("m", Role::User, vec![Part::new(PartContent::Text("follow-up".into()))]);
         t.apply(&key, Change::History(m)).await.unwrap();
         let working = Change::Status(TaskStatus::new(TaskState::Working), None);
-        let (now, events) = t.apply_as(&key, working, Writer::Turn, Some(known.clone())).await.unwrap();
+        let (now, events) = t.apply_as(&key, &[working], Writer::Turn, Some(known.clone())).await.unwrap();
         assert_eq!((now.version, now.task.history.len(), events[0].seq), (3, 1, 2));
         assert_eq!(now.task.status.state, TaskState::Working);
         let (stored, rec) = t.get(&key).await.unwrap().unwrap();
         assert_eq!((rec.version, &stored), (3, &*now.task));
         // A known task that is current is used as it is, and the store agrees with it.
         let done = Change::Status(TaskStatus::new(TaskState::Completed), None);
-        let (after, _) = t.apply_as(&key, done, Writer::Turn, Some(now)).await.unwrap();
+        let (after, _) = t.apply_as(&key, &[done], Writer::Turn, Some(now)).await.unwrap();
         assert_eq!(after.version, 4);
         assert_eq!(t.get(&key).await.unwrap().unwrap().0, *after.task);
         // A stale known task that is not terminal cannot bring a terminal one back.
         let again = Change::Status(TaskStatus::new(TaskState::Working), None);
-        assert!(matches!(t.apply_as(&key, again, Writer::Turn, Some(known)).await, Err(ChangeError::Terminal(_))));
+        assert!(matches!(t.apply_as(&key, &[again], Writer::Turn, Some(known)).await, Err(ChangeError::Terminal(_))));
     }
 
     #[tokio::test]

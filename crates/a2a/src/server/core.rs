@@ -347,11 +347,11 @@ impl<E: AgentExecutor> Core<E> {
                 self.tasks.store().put_push_config(pc).await?;
             }
             let change = Change::History(message.clone());
-            known = Some(self.tasks.apply_as(&key, change, Writer::Other, existing.clone()).await?.0);
+            known = Some(self.tasks.apply_as(&key, &[change], Writer::Other, existing.clone()).await?.0);
             None
         };
         let turn = Some(self.tasks.leases().start_turn(key.clone()));
-        let start = Pending { create, push: inline_push, first: Some(first_tx), turn_end: None, known, turn };
+        let start = Pending::new(create, inline_push, first_tx, known, turn);
         let updater = TaskUpdater::new(self.tasks.clone(), key.clone(), context_id.clone(), start);
         let cancel = self.shutdown.child_token();
         // The message moves into the executor's context; the task's history has its copy.
@@ -371,7 +371,8 @@ impl<E: AgentExecutor> Core<E> {
         let span = tracing::debug_span!("a2a_task", task = %key.id, context = %context_id, tenant = %key.tenant);
         // Runs on this request's task while the request waits for it (see `super::turn`).
         let mut turn = Turn::new(async move {
-            let result = unwinding(core.executor.execute(rcx, updater.clone()).instrument(span)).await;
+            let execute = unwinding(core.executor.execute(rcx, updater.clone()).instrument(span));
+            let result = updater.run(execute).await;
             match result {
                 Err(e) => {
                     if !updater.fail_before_start(e.clone()) {
