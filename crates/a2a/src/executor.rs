@@ -4,7 +4,8 @@
 //! The first thing the executor does decides the answer: [`TaskUpdater::reply`] answers
 //! with a direct message and no task is stored; any other update creates the task
 //! (state SUBMITTED, the user's message in its history) and then applies itself. After
-//! that, every update is a durable event that subscribers and push receivers see.
+//! that, every update is a durable event that subscribers and push receivers see, stored
+//! when the executor next waits (see [`TaskUpdater`] for when exactly).
 
 use std::future::Future;
 use std::pin::Pin;
@@ -56,7 +57,7 @@ impl RequestContext {
     }
 }
 
-/// Agent logic. `execute` runs once per incoming message, on its own tokio task.
+/// Agent logic. `execute` runs once per incoming message.
 ///
 /// Returning `Err` fails the task (or answers the error when no task exists yet);
 /// returning `Ok` with the task still active leaves it for later messages.
