@@ -164,13 +164,19 @@ impl Pending {
     }
 }
 
+/// The most updates held at once: the one that reaches it is stored with them, so an
+/// executor that makes many without ever waiting (reading a channel that is never empty)
+/// keeps neither them nor its subscribers waiting without bound.
+pub const MAX_HELD: usize = 64;
+
 /// Updates one task. Cheap to clone; all clones update the same task, and their updates
 /// are stored in the order they are made.
 ///
 /// **When an update is stored.** Updates the executor makes while it runs without
 /// waiting are held, and stored together in one commit when it next waits (its future
-/// returns pending: for a model's answer, a tool, a timer) or returns, or with the first
-/// update that ends the turn (a terminal or interrupted state). Subscribers and push
+/// returns pending: for a model's answer, a tool, a timer) or returns, with the first
+/// update that ends the turn (a terminal or interrupted state), or when [`MAX_HELD`]
+/// are held. Subscribers and push
 /// receivers see them then, in order; an agent that sends WORKING, an artifact and
 /// COMPLETED in one go pays one commit, not three. An update made from elsewhere
 /// (another task the executor spawned, [`AgentExecutor::cancel`]) is stored before its
@@ -369,7 +375,7 @@ impl TaskUpdater {
             let ends_turn = matches!(&change, Change::Status(status, _)
                 if crate::tasks::is_terminal(status.state) || crate::tasks::is_interrupted(status.state));
             p.held.push(change);
-            !ends_turn && p.polled_on == Some(std::thread::current().id())
+            !ends_turn && p.held.len() < MAX_HELD && p.polled_on == Some(std::thread::current().id())
         };
         if hold {
             return Ok(());
@@ -492,7 +498,7 @@ mod tests {
         let store = updater.tasks.store();
         let record = store.get_task(&updater.key).await.unwrap().expect("the task is stored");
         let task = crate::tasks::task_of(&record.body).unwrap();
-        let events = store.read_events(&updater.key, 0, 100).await.unwrap().events;
+        let events = store.read_events(&updater.key, 0, 1000).await.unwrap().events;
         (task.status.state, record.version, events.iter().map(|e| e.seq).collect())
     }
 
@@ -513,6 +519,23 @@ mod tests {
         assert!(outcome.is_ok(), "{outcome:?}");
         // Created, WORKING, the artifact and COMPLETED: four events, one version.
         assert_eq!(stored(&u).await, (TaskState::Completed, 1, vec![1, 2, 3, 4]));
+    }
+
+    #[tokio::test]
+    async fn an_executor_that_never_waits_has_its_updates_stored_every_max_held() {
+        let (u, _first) = updater();
+        let outcome = u
+            .run(async {
+                for i in 0..100 {
+                    u.artifact_chunk(echo(), Chunk::nth(i, 100)).await?;
+                }
+                u.complete(None).await
+            })
+            .await;
+        assert!(outcome.is_ok(), "{outcome:?}");
+        // The 64th update is stored with the 63 before it; the rest end with the turn.
+        let (state, version, events) = stored(&u).await;
+        assert_eq!((state, version, events.len()), (TaskState::Completed, 2, 102));
     }
 
     #[tokio::test]
