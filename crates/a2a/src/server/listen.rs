@@ -23,6 +23,7 @@
 //! current phase and is woken when the phase changes (a first byte read, a request
 //! handed to the router, a response body finished).
 
+use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
@@ -36,7 +37,7 @@ use hyper_util::rt::TokioIo;
 use hyper_util::service::TowerToHyperService;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -140,21 +141,24 @@ enum Phase {
 }
 
 /// A connection's phase, shared by its socket, its service and its watchdog.
+///
+/// Nothing is signalled when the phase changes: every change happens while the
+/// connection's own task polls hyper (bytes read, a request routed, a response finished),
+/// and the watchdog reads the phase after each such poll. A wake-up per change would
+/// make the task wake itself up to three times per request, and each self-wake-up
+/// reschedules it and wakes another worker thread for nothing.
 struct Watch {
     phase: Mutex<Phase>,
-    changed: Notify,
 }
 
 impl Watch {
     fn new() -> Arc<Self> {
-        Arc::new(Watch { phase: Mutex::new(Phase::Idle(Instant::now())), changed: Notify::new() })
+        Arc::new(Watch { phase: Mutex::new(Phase::Idle(Instant::now())) })
     }
 
     fn update(&self, f: impl FnOnce(Phase) -> Phase) {
         let mut phase = self.phase.lock().unwrap_or_else(|p| p.into_inner());
         *phase = f(*phase);
-        drop(phase);
-        self.changed.notify_one();
     }
 
     fn phase(&self) -> Phase {
@@ -166,8 +170,6 @@ impl Watch {
         let mut phase = self.phase.lock().unwrap_or_else(|p| p.into_inner());
         if let Phase::Idle(_) = *phase {
             *phase = Phase::Head(Instant::now());
-            drop(phase);
-            self.changed.notify_one();
         }
     }
 
@@ -296,39 +298,119 @@ async fn connection(
     });
     let conn = hyper::server::conn::http1::Builder::new().serve_connection(io, service);
     tokio::pin!(conn);
+    let cancelled = shutdown.cancelled();
+    tokio::pin!(cancelled);
+    let mut dog = Watchdog::new(watch, limits);
     let mut closing = false;
-    loop {
-        if closing && !matches!(watch.phase(), Phase::Busy(_)) {
-            return; // shutting down, and the response in progress is done
+    std::future::poll_fn(|cx| loop {
+        if closing && !matches!(dog.watch.phase(), Phase::Busy(_)) {
+            return Poll::Ready(()); // shutting down, and the response in progress is done
         }
-        let changed = watch.changed.notified();
-        let deadline = watch.deadline(&limits);
-        tokio::select! {
-            _ = conn.as_mut() => return,
-            _ = changed => {}
-            _ = sleep_until(deadline) => {
-                // Closed (dropped) if its phase ran out: an idle connection or a head
-                // that took too long.
-                if watch.deadline(&limits).is_some_and(|d| d <= Instant::now()) {
-                    return;
+        if conn.as_mut().poll(cx).is_ready() {
+            return Poll::Ready(());
+        }
+        // Closed (dropped) if its phase ran out: an idle connection or a head that took
+        // too long.
+        if dog.ran_out(cx) {
+            return Poll::Ready(());
+        }
+        if !closing && cancelled.as_mut().poll(cx).is_ready() {
+            closing = true;
+            match dog.watch.phase() {
+                // A response under way finishes; then hyper closes.
+                Phase::Busy(_) => {
+                    conn.as_mut().graceful_shutdown();
+                    continue;
                 }
+                // Nothing in progress, or half a head: close now.
+                Phase::Idle(_) | Phase::Head(_) => return Poll::Ready(()),
             }
-            _ = shutdown.cancelled(), if !closing => {
-                closing = true;
-                match watch.phase() {
-                    // A response under way finishes; then hyper closes.
-                    Phase::Busy(_) => conn.as_mut().graceful_shutdown(),
-                    // Nothing in progress, or half a head: close now.
-                    Phase::Idle(_) | Phase::Head(_) => return,
-                }
+        }
+        return Poll::Pending;
+    })
+    .await
+}
+
+/// The timer that closes a connection whose phase ran out.
+struct Watchdog {
+    watch: Arc<Watch>,
+    limits: ConnLimits,
+    sleep: Pin<Box<tokio::time::Sleep>>,
+    /// When the timer fires, if it is set.
+    armed: Option<Instant>,
+}
+
+impl Watchdog {
+    fn new(watch: Arc<Watch>, limits: ConnLimits) -> Self {
+        let sleep = Box::pin(tokio::time::sleep_until(Instant::now()));
+        Watchdog { watch, limits, sleep, armed: None }
+    }
+
+    /// Whether the current phase ran out; otherwise the timer is set for when it will
+    /// (or for an earlier instant, when it fires once more for nothing and is set again).
+    /// Moving the timer later at every request would cost a timer-wheel update each time.
+    fn ran_out(&mut self, cx: &mut Context<'_>) -> bool {
+        loop {
+            let Some(deadline) = self.watch.deadline(&self.limits) else { return false };
+            if deadline <= Instant::now() {
+                return true;
+            }
+            if self.armed.is_none_or(|armed| deadline < armed) {
+                self.sleep.as_mut().reset(deadline);
+                self.armed = Some(deadline);
+            }
+            match self.sleep.as_mut().poll(cx) {
+                Poll::Pending => return false,
+                // Fired for an earlier deadline: set it again for the current one.
+                Poll::Ready(()) => self.armed = None,
             }
         }
     }
 }
 
-async fn sleep_until(deadline: Option<Instant>) {
-    match deadline {
-        Some(d) => tokio::time::sleep_until(d).await,
-        None => std::future::pending().await,
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn limits() -> ConnLimits {
+        ConnLimits {
+            header_timeout: Duration::from_secs(1),
+            idle_timeout: Duration::from_secs(10),
+            max_connections: 1,
+            shutdown_timeout: Duration::from_secs(1),
+        }
+    }
+
+    async fn ran_out(dog: &mut Watchdog) -> bool {
+        std::future::poll_fn(|cx| Poll::Ready(dog.ran_out(cx))).await
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_watchdog_fires_when_the_current_phase_runs_out_and_never_while_busy() {
+        let watch = Watch::new();
+        let mut dog = Watchdog::new(Arc::clone(&watch), limits());
+        assert!(!ran_out(&mut dog).await);
+        tokio::time::advance(Duration::from_secs(9)).await;
+        assert!(!ran_out(&mut dog).await, "idle for 9 s of 10");
+        // A head starts: its deadline is earlier than the idle one, and it is the one
+        // that counts.
+        watch.read_some();
+        assert!(!ran_out(&mut dog).await);
+        tokio::time::advance(Duration::from_millis(1_001)).await;
+        assert!(ran_out(&mut dog).await, "a head that took more than 1 s");
+
+        let watch = Watch::new();
+        let mut dog = Watchdog::new(Arc::clone(&watch), limits());
+        assert!(!ran_out(&mut dog).await);
+        let request = watch.begin();
+        tokio::time::advance(Duration::from_secs(100)).await;
+        assert!(!ran_out(&mut dog).await, "a request in progress has no deadline");
+        // The timer set for the first idle phase fired meanwhile; the next idle phase
+        // counts from the end of the request.
+        drop(request);
+        tokio::time::advance(Duration::from_secs(9)).await;
+        assert!(!ran_out(&mut dog).await);
+        tokio::time::advance(Duration::from_millis(1_001)).await;
+        assert!(ran_out(&mut dog).await);
     }
 }
