@@ -175,14 +175,13 @@ pub const MAX_HELD: usize = 64;
 /// **When an update is stored.** Updates the executor makes while it runs without
 /// waiting are held, and stored together in one commit when it next waits (its future
 /// returns pending: for a model's answer, a tool, a timer) or returns, with the first
-/// update that ends the turn (a terminal or interrupted state), or when [`MAX_HELD`]
-/// are held. Subscribers and push
-/// receivers see them then, in order; an agent that sends WORKING, an artifact and
-/// COMPLETED in one go pays one commit, not three. An update made from elsewhere
-/// (another task the executor spawned, [`AgentExecutor::cancel`]) is stored before its
-/// call returns. [`TaskUpdater::flush`] stores what is held at once. A held update that
-/// cannot be stored (the task was canceled meanwhile, the store failed) is reported by
-/// the executor's next update, or fails the turn.
+/// update that ends the turn (a terminal or interrupted state), or when [`MAX_HELD`] are
+/// held. Subscribers and push receivers see them then, in order; an agent that sends
+/// WORKING, an artifact and COMPLETED in one go pays one commit, not three. An update
+/// made from elsewhere (another task the executor spawned, [`AgentExecutor::cancel`]) is
+/// stored before its call returns. [`TaskUpdater::flush`] stores what is held at once. A
+/// held update that cannot be stored (the task was canceled meanwhile, the store failed)
+/// is reported by the executor's next update, or fails the turn.
 #[derive(Clone)]
 pub struct TaskUpdater {
     tasks: Arc<Tasks>,
