@@ -19,9 +19,9 @@
 //!   others finish their response and close; whatever is still open after
 //!   [`ConnLimits::shutdown_timeout`] is closed.
 //!
-//! Each connection has one watchdog: it sleeps until the deadline of the connection's
-//! current phase and is woken when the phase changes (a first byte read, a request
-//! handed to the router, a response body finished).
+//! Each connection has one watchdog: a timer for the deadline of the connection's current
+//! phase, checked again after every poll of the connection, which is where the phase
+//! changes (a first byte read, a request handed to the router, a response body finished).
 
 use std::future::Future;
 use std::pin::Pin;
@@ -144,9 +144,8 @@ enum Phase {
 ///
 /// Nothing is signalled when the phase changes: every change happens while the
 /// connection's own task polls hyper (bytes read, a request routed, a response finished),
-/// and the watchdog reads the phase after each such poll. A wake-up per change would
-/// make the task wake itself up to three times per request, and each self-wake-up
-/// reschedules it and wakes another worker thread for nothing.
+/// and the watchdog reads the phase after each such poll. A wake-up per change would only
+/// make the task poll itself again.
 struct Watch {
     phase: Mutex<Phase>,
 }
