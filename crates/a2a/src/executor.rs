@@ -327,7 +327,7 @@ impl TaskUpdater {
     fn settle(&self, mut known: Known) {
         let state = known.task.status.state;
         let mut p = self.lock();
-        if crate::tasks::is_terminal(state) || crate::tasks::is_interrupted(state) {
+        if crate::tasks::state_ends_turn(state) {
             if let Some(tx) = p.turn_end.take() {
                 match tx.send(known.task) {
                     // The waiter owns the task now; a later update reads the store.
@@ -371,8 +371,7 @@ impl TaskUpdater {
             if let Some(e) = p.failed.take() {
                 return Err(e);
             }
-            let ends_turn = matches!(&change, Change::Status(status, _)
-                if crate::tasks::is_terminal(status.state) || crate::tasks::is_interrupted(status.state));
+            let ends_turn = matches!(&change, Change::Status(status, _) if crate::tasks::state_ends_turn(status.state));
             p.held.push(change);
             !ends_turn && p.held.len() < MAX_HELD && p.polled_on == Some(std::thread::current().id())
         };

@@ -42,6 +42,12 @@ pub fn is_active(s: TaskState) -> bool {
     matches!(s, TaskState::Submitted | TaskState::Working)
 }
 
+/// Terminal and interrupted states end a turn: the executor has nothing more to do until
+/// the client writes again.
+pub fn state_ends_turn(s: TaskState) -> bool {
+    is_terminal(s) || is_interrupted(s)
+}
+
 /// Whether an event ends a turn: a terminal or interrupted status (or the task in such
 /// a state). A `SendMessage` waits for it and a streamed send closes after it.
 pub fn ends_turn(body: &[u8]) -> bool {
@@ -51,7 +57,7 @@ pub fn ends_turn(body: &[u8]) -> bool {
         Ok(StreamResponse::Message(_)) => return true,
         _ => return false,
     };
-    is_terminal(state) || is_interrupted(state)
+    state_ends_turn(state)
 }
 
 /// A change to apply to a task.
