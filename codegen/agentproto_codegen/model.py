@@ -42,7 +42,9 @@ Stability = Literal["stable", "unstable", "draft"]
 # ---------------------------------------------------------------------------
 # Type references
 
-Prim = Literal["string", "bool", "i16", "i32", "i64", "u16", "u32", "u64", "f64", "bytes", "timestamp"]
+# `text` is a `string` that may be large (a message's content): on the wire the same, but
+# an emitter may share one copy of it between the places that hold it.
+Prim = Literal["string", "text", "bool", "i16", "i32", "i64", "u16", "u32", "u64", "f64", "bytes", "timestamp"]
 
 
 @dataclass(frozen=True)

@@ -217,11 +217,25 @@ def read_proto(path: str, source_file: str, sha256: str, rules: dict[str, Any]) 
             return NamedRef(type_name)
         raise ValueError(f"proto: unknown type {type_name!r}")
 
+    large_text = set(messages_rules.get("large_text", []))
+    unused_large_text = set(large_text)
+
+    def member_ref(owner: str, f: RawField) -> TypeRef:
+        """The field's type, with a `string` listed in `large_text` marked as such."""
+        base = ref(f.map_value if f.label == "map" and f.map_value else f.type)
+        name = f"{owner}.{f.name}"
+        if name in large_text:
+            if base != PrimRef("string") or f.label != "":
+                raise ValueError(f"rules: large_text names {name}, which is not a singular string field")
+            unused_large_text.discard(name)
+            return PrimRef("text")
+        return base
+
     def model_field(owner: str, f: RawField, in_oneof: bool) -> Field:
         wire = lower_camel(f.name)
         aliases = [f.name] if f.name != wire else []
         required = "REQUIRED" in f.behaviors
-        base = ref(f.map_value if f.label == "map" and f.map_value else f.type)
+        base = member_ref(owner, f)
         if f.label == "map":
             t: TypeRef = MapRef(base)
         elif f.label == "repeated":
@@ -261,7 +275,7 @@ def read_proto(path: str, source_file: str, sha256: str, rules: dict[str, Any]) 
         decls[name] = Enum(name=name, values=legal, doc=doc, value_docs=vdocs, strip_prefix=prefix)
     for name, (doc, fields, oneofs) in messages.items():
         def keyed(union_name: str, members: list[RawField], udoc: str) -> Union:
-            variants = [Variant(name=camel_ident(m.name), tag=lower_camel(m.name), payload=ref(m.type), doc=m.doc) for m in members]
+            variants = [Variant(name=camel_ident(m.name), tag=lower_camel(m.name), payload=member_ref(name, m), doc=m.doc) for m in members]
             aliases = {lower_camel(m.name): m.name for m in members if m.name != lower_camel(m.name)}
             return Union(name=union_name, strategy="keyed", variants=variants, doc=udoc, aliases=aliases, on_unknown="error")
 
@@ -278,6 +292,8 @@ def read_proto(path: str, source_file: str, sha256: str, rules: dict[str, Any]) 
             st.oneofs.append(Oneof(name=oname, type_name=type_name, members=[model_field(name, m, True) for m in members], doc=odoc))
             decls[type_name] = keyed(type_name, members, odoc or f"What a `{name}` holds.")
         decls[name] = st
+    if unused_large_text:
+        raise ValueError(f"rules: large_text names fields the proto does not have: {sorted(unused_large_text)}")
     for m in rpcs:
         add_rest_rules(m, decls, rules["rest"])
     spec = Spec(

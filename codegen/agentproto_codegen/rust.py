@@ -38,6 +38,8 @@ RUNTIME = {
 
 PRIMS = {
     "string": "String",
+    # A2A's shared content text (crate::Text, an `Arc<str>`).
+    "text": "Text",
     "bool": "bool",
     "i16": "i16",
     "i32": "i32",

@@ -76,7 +76,7 @@ class A2aEmitter(rust.Emitter):
                 f"//! A2A types (proto package `{s.package}`) with their ProtoJSON codecs, and the operation table.",
                 "#![allow(clippy::all, clippy::pedantic, missing_docs, unreachable_pub, rustdoc::all, unused_mut, unused_variables, unused_imports)]",
                 "",
-                "use crate::{Bytes, Timestamp};",
+                "use crate::{Bytes, Text, Timestamp};",
                 "use agentproto_codec::{de, DecodeError, Decoded, SerializeFields};",
                 "pub use agentproto_codec::{RawJson, RawObject};",
                 "use agentproto_codec::de::OrderedMap;",

@@ -147,6 +147,21 @@ class ProtoReaderTests(unittest.TestCase):
         with self.assertRaises(ValueError):
             proto.read_proto(f.name, "demo.proto", "0" * 64, relaxed)
 
+    def test_large_text_fields_are_the_text_primitive(self) -> None:
+        content = read_small().decls["PartContent"]
+        assert isinstance(content, Union)
+        self.assertEqual([v.payload for v in content.variants], [PrimRef("text"), PrimRef("bytes")])
+        thing = read_small().decls["Thing"]
+        assert isinstance(thing, Struct)
+        self.assertEqual(thing.fields[0].type, PrimRef("string"))
+        with tempfile.NamedTemporaryFile("w", suffix=".proto", delete=False) as f:
+            f.write(SMALL)
+        for wrong, says in [("Part.raw_bytes", "not a singular string"), ("Thing.labels", "not a singular string"), ("Part.txt", "does not have")]:
+            changed = json.loads(json.dumps(A2A_RULES))
+            changed["messages"]["large_text"] = [wrong]
+            with self.assertRaisesRegex(ValueError, says):
+                proto.read_proto(f.name, "demo.proto", "0" * 64, changed)
+
     def test_enum_values_must_be_numbered_in_order(self) -> None:
         # The emitters read an enum given by number n as its n-th value (ProtoJSON
         # accepts both spellings), so a proto that numbers them otherwise is refused.

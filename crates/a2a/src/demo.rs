@@ -58,7 +58,7 @@ pub struct DemoAgent {
 }
 
 fn text(s: &str) -> Part {
-    Part::new(PartContent::Text(s.to_owned()))
+    Part::new(PartContent::Text(s.into()))
 }
 
 fn artifact(parts: Vec<Part>) -> Artifact {
@@ -156,7 +156,8 @@ impl AgentExecutor for DemoAgent {
                         _ = cx.cancelled.cancelled() => return Ok(()),
                     }
                 }
-                task.artifact(artifact(vec![text(&said)])).await?;
+                // The artifact shares the caller's text (no copy of a large message).
+                task.artifact(artifact(vec![Part::new(PartContent::Text(said.clone()))])).await?;
                 task.complete(done(&task, &format!("echo: {said}"))).await
             }
         }

@@ -19,6 +19,7 @@ use crate::recovery::TurnGuard;
 use crate::store::TaskKey;
 use crate::tasks::{Change, Known, Tasks, Writer};
 use crate::v1::{Artifact, Message, Part, PartContent, Role, Task, TaskState, TaskStatus};
+use crate::Text;
 
 /// What the executor is asked to do. Built by the server only; fields may be added.
 #[derive(Debug, Clone)]
@@ -43,17 +44,22 @@ pub struct RequestContext {
 }
 
 impl RequestContext {
-    /// The text of the caller's message (its text parts, joined).
-    pub fn text(&self) -> String {
-        self.message
-            .parts
-            .iter()
-            .filter_map(|p| match &p.content {
-                PartContent::Text(t) => Some(t.as_str()),
-                _ => None,
-            })
-            .collect::<Vec<_>>()
-            .join("")
+    /// The text of the caller's message (its text parts, joined). A message with one
+    /// text part gives that part's [`Text`] itself, shared, not copied.
+    pub fn text(&self) -> Text {
+        let mut texts = self.message.parts.iter().filter_map(|p| match &p.content {
+            PartContent::Text(t) => Some(t),
+            _ => None,
+        });
+        match (texts.next(), texts.next()) {
+            (None, _) => Text::default(),
+            (Some(only), None) => only.clone(),
+            (Some(first), Some(second)) => {
+                let mut joined = format!("{first}{second}");
+                texts.for_each(|t| joined.push_str(t));
+                joined.into()
+            }
+        }
     }
 }
 
@@ -226,7 +232,7 @@ impl TaskUpdater {
     }
 
     /// A text message from the agent.
-    pub fn text(&self, text: impl Into<String>) -> Message {
+    pub fn text(&self, text: impl Into<Text>) -> Message {
         self.agent_message(vec![Part::new(PartContent::Text(text.into()))])
     }
 

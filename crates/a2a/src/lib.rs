@@ -22,6 +22,7 @@ pub mod generated;
 #[cfg(all(feature = "grpc", any(feature = "client", feature = "server")))]
 pub mod grpc;
 mod protojson;
+mod text;
 #[cfg(feature = "server")]
 pub mod push;
 #[cfg(feature = "server")]
@@ -40,3 +41,4 @@ pub mod tasks;
 pub use card::AgentCardBuilder;
 pub use generated::v1;
 pub use protojson::{Bytes, Timestamp};
+pub use text::Text;

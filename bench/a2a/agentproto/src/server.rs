@@ -22,7 +22,7 @@ impl AgentExecutor for Bench {
     async fn execute(&self, cx: RequestContext, task: TaskUpdater) -> Result<(), A2aError> {
         task.working(None).await?;
         if !cx.message.message_id.starts_with("noop") {
-            let part = Part::new(PartContent::Text("Echo: benchmark".to_owned()));
+            let part = Part::new(PartContent::Text("Echo: benchmark".into()));
             task.artifact(Artifact::new("echo", vec![part])).await?;
         }
         task.complete(None).await

@@ -651,7 +651,7 @@ impl AgentExecutor for Gated {
             let body = format!("{i:06}:{}", "x".repeat(self.payload));
             // One artifact id, replaced each time: the task stays small while every
             // event carries the payload.
-            let art = Artifact::new("gated", vec![Part::new(PartContent::Text(body))]);
+            let art = Artifact::new("gated", vec![Part::new(PartContent::Text(body.into()))]);
             task.artifact(art).await?;
             let _ = self.progress.send(i + 1);
         }

@@ -54,9 +54,11 @@ pub async fn spawn_with(db: &Path, extra: &[&str]) -> Agent {
     command
         .args(["serve", "--addr", "127.0.0.1:0"])
         .args(delay)
-        .args(extra)
-        .arg("--db")
-        .arg(db)
+        .args(extra);
+    if !extra.contains(&"--memory") {
+        command.arg("--db").arg(db);
+    }
+    command
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())

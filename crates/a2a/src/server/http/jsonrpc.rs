@@ -45,6 +45,51 @@ pub(super) fn rpc_result_body(id: &RpcId, result: &[u8]) -> Vec<u8> {
     out
 }
 
+/// Results from this size on are answered without copying them into the envelope.
+const LARGE_RESULT: usize = 64 << 10;
+
+/// The answer to a call. A large result (a task holding megabytes of text) is sent as it
+/// is, between the envelope's two ends, instead of being copied into a new buffer.
+fn rpc_result_response(id: &RpcId, result: Vec<u8>) -> Response {
+    if result.len() < LARGE_RESULT {
+        return json_response(StatusCode::OK, "application/json", rpc_result_body(id, &result));
+    }
+    let head = [br#"{"jsonrpc":"2.0","id":"#, id.json(), br#","result":"#].concat();
+    let body = Pieces([Bytes::from(head), Bytes::from(result), Bytes::from_static(b"}")], 0);
+    (StatusCode::OK, [(http::header::CONTENT_TYPE, "application/json")], axum::body::Body::new(body)).into_response()
+}
+
+/// A body sent as a few buffers, one frame each, with its exact length announced.
+struct Pieces<const N: usize>([Bytes; N], usize);
+
+impl<const N: usize> http_body::Body for Pieces<N> {
+    type Data = Bytes;
+    type Error = std::convert::Infallible;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Bytes>, Self::Error>>> {
+        let this = &mut *self;
+        while this.1 < N {
+            let next = std::mem::take(&mut this.0[this.1]);
+            this.1 += 1;
+            if !next.is_empty() {
+                return std::task::Poll::Ready(Some(Ok(http_body::Frame::data(next))));
+            }
+        }
+        std::task::Poll::Ready(None)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.0[self.1..].iter().all(Bytes::is_empty)
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        http_body::SizeHint::with_exact(self.0[self.1..].iter().map(|b| b.len() as u64).sum())
+    }
+}
+
 pub(super) fn json_response(status: StatusCode, content_type: &'static str, body: Vec<u8>) -> Response {
     (status, [(http::header::CONTENT_TYPE, content_type)], body).into_response()
 }
@@ -199,7 +244,7 @@ pub(super) async fn rpc_call<E: AgentExecutor>(
         Err(e) => return rpc_error_response(&e, Some(&id)),
     };
     match app.core.handle(cx, request).await {
-        Ok(Answer::Value(bytes)) => json_response(StatusCode::OK, "application/json", rpc_result_body(&id, &bytes)),
+        Ok(Answer::Value(bytes)) => rpc_result_response(&id, bytes),
         Ok(Answer::Stream(events)) => {
             let id2 = id.clone();
             sse(app, events, move |item| match item {

@@ -1,0 +1,177 @@
+//! [`Text`]: the content of a text part, shared instead of copied.
+
+use std::borrow::Borrow;
+use std::fmt;
+use std::ops::Deref;
+use std::sync::Arc;
+
+use serde::de::{Deserialize, Deserializer, Visitor};
+use serde::ser::{Serialize, Serializer};
+
+/// The text of a [`Part`](crate::v1::Part): an immutable string whose clones share one
+/// buffer.
+///
+/// A message's text can be megabytes long, and a server holds it in several places at
+/// once: the executor's request, the task's history, the event that created the task,
+/// an artifact that echoes it. Cloning a `Text` copies a pointer, not the text.
+/// It reads as a `&str` (`Deref`, `AsRef`, `Display`) and is made from a `String` or
+/// `&str` with `into()`. On the wire it is a JSON string like any other.
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Text(Arc<str>);
+
+impl Text {
+    /// The text as a `&str`.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// Whether two values share one buffer (a clone of the other), not only equal text.
+    pub fn ptr_eq(a: &Text, b: &Text) -> bool {
+        Arc::ptr_eq(&a.0, &b.0)
+    }
+}
+
+impl Default for Text {
+    fn default() -> Self {
+        Text(Arc::from(""))
+    }
+}
+
+impl Deref for Text {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl AsRef<str> for Text {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl Borrow<str> for Text {
+    fn borrow(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Text {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&*self.0, f)
+    }
+}
+
+impl fmt::Display for Text {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl From<String> for Text {
+    fn from(s: String) -> Self {
+        Text(Arc::from(s))
+    }
+}
+
+impl From<&str> for Text {
+    fn from(s: &str) -> Self {
+        Text(Arc::from(s))
+    }
+}
+
+impl From<&String> for Text {
+    fn from(s: &String) -> Self {
+        Text(Arc::from(s.as_str()))
+    }
+}
+
+impl From<Arc<str>> for Text {
+    fn from(s: Arc<str>) -> Self {
+        Text(s)
+    }
+}
+
+impl From<Text> for Arc<str> {
+    fn from(t: Text) -> Self {
+        t.0
+    }
+}
+
+impl From<Text> for String {
+    fn from(t: Text) -> Self {
+        t.0.as_ref().to_owned()
+    }
+}
+
+impl PartialEq<str> for Text {
+    fn eq(&self, other: &str) -> bool {
+        &*self.0 == other
+    }
+}
+
+impl PartialEq<&str> for Text {
+    fn eq(&self, other: &&str) -> bool {
+        &*self.0 == *other
+    }
+}
+
+impl PartialEq<String> for Text {
+    fn eq(&self, other: &String) -> bool {
+        *self.0 == **other
+    }
+}
+
+impl Serialize for Text {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for Text {
+    /// Reads a JSON string into one buffer of its exact length: a string without escapes
+    /// is copied once from the request bytes, an escaped one once from the decoder's
+    /// scratch space.
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = Text;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Text, E> {
+                Ok(Text::from(v))
+            }
+            fn visit_string<E: serde::de::Error>(self, v: String) -> Result<Text, E> {
+                Ok(Text::from(v))
+            }
+            fn visit_bytes<E: serde::de::Error>(self, v: &[u8]) -> Result<Text, E> {
+                std::str::from_utf8(v).map(Text::from).map_err(|_| E::invalid_value(serde::de::Unexpected::Bytes(v), &self))
+            }
+        }
+        d.deserialize_str(V)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clones_share_one_buffer() {
+        let a = Text::from("x".repeat(1 << 20));
+        let b = a.clone();
+        assert!(Text::ptr_eq(&a, &b));
+        assert_eq!(a.as_ptr(), b.as_ptr());
+        assert!(!Text::ptr_eq(&a, &Text::from(a.as_str())));
+    }
+
+    #[test]
+    fn reads_and_writes_as_a_json_string() {
+        let t: Text = serde_json::from_str(r#""caf\u00e9 \"q\"""#).unwrap();
+        assert_eq!(t, "café \"q\"");
+        assert_eq!(serde_json::to_string(&t).unwrap(), r#""café \"q\"""#);
+        let e = serde_json::from_str::<Text>("12").unwrap_err().to_string();
+        assert!(e.contains("a string"), "{e}");
+    }
+}
