@@ -22,7 +22,6 @@ pub mod generated;
 #[cfg(all(feature = "grpc", any(feature = "client", feature = "server")))]
 pub mod grpc;
 mod protojson;
-mod text;
 #[cfg(feature = "server")]
 pub mod push;
 #[cfg(feature = "server")]
@@ -37,6 +36,7 @@ pub mod store;
 pub mod stream;
 #[cfg(feature = "server")]
 pub mod tasks;
+mod text;
 
 pub use card::AgentCardBuilder;
 pub use generated::v1;

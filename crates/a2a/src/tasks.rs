@@ -563,7 +563,11 @@ mod tests {
         let mut task = new_task("t1");
         for i in 0..3 {
             let text = format!("message {i} \u{1F600}");
-            task.history.push(Message::new(format!("m{i}"), Role::User, vec![Part::new(PartContent::Text(text.into()))]));
+            task.history.push(Message::new(
+                format!("m{i}"),
+                Role::User,
+                vec![Part::new(PartContent::Text(text.into()))],
+            ));
         }
         task.artifacts.push(Artifact::new("a", vec![Part::new(PartContent::Text("x".into()))]));
         for history in [None, Some(-1), Some(0), Some(2), Some(3), Some(9)] {

@@ -146,7 +146,9 @@ impl<'de> Deserialize<'de> for Text {
                 Ok(Text::from(v))
             }
             fn visit_bytes<E: serde::de::Error>(self, v: &[u8]) -> Result<Text, E> {
-                std::str::from_utf8(v).map(Text::from).map_err(|_| E::invalid_value(serde::de::Unexpected::Bytes(v), &self))
+                std::str::from_utf8(v)
+                    .map(Text::from)
+                    .map_err(|_| E::invalid_value(serde::de::Unexpected::Bytes(v), &self))
             }
         }
         d.deserialize_str(V)

@@ -33,8 +33,7 @@ fn memory_of(pid: u32) -> (usize, usize) {
 
 /// A SendMessage whose JSON-RPC body is just under the maximum size.
 fn largest_send(i: usize) -> (Value, usize) {
-    let mut body =
-        json!({"jsonrpc": "2.0", "id": i, "method": "SendMessage", "params": {"message": {"messageId": format!("tck-complete-task-large-{i}"), "role": "ROLE_USER", "parts": [{"text": ""}]}}});
+    let mut body = json!({"jsonrpc": "2.0", "id": i, "method": "SendMessage", "params": {"message": {"messageId": format!("tck-complete-task-large-{i}"), "role": "ROLE_USER", "parts": [{"text": ""}]}}});
     let room = MAX_BODY - serde_json::to_vec(&body).unwrap().len() - 256;
     body["params"]["message"]["parts"][0]["text"] = Value::String("x".repeat(room));
     let len = serde_json::to_vec(&body).unwrap().len();
@@ -47,7 +46,8 @@ async fn peak_growth(extra: &[&str]) -> (usize, usize) {
     let pid = agent.child.id().unwrap();
     // One small call first, so that what the first request of any size costs (the
     // runtime's threads, SQLite's schema) is in the baseline.
-    let (status, _, _) = call(&agent.addr, "POST", "/a2a/rest/message:send", Some(&send("tck-complete-task-warm"))).await;
+    let (status, _, _) =
+        call(&agent.addr, "POST", "/a2a/rest/message:send", Some(&send("tck-complete-task-warm"))).await;
     assert_eq!(status, 200);
     let (before, _) = memory_of(pid);
     let sends: Vec<_> = (0..AT_ONCE).map(largest_send).collect();
@@ -72,7 +72,12 @@ async fn peak_growth(extra: &[&str]) -> (usize, usize) {
 async fn within_bound(extra: &[&str]) {
     let (growth, total) = peak_growth(extra).await;
     let mib = |b: usize| b as f64 / (1 << 20) as f64;
-    println!("{extra:?}: peak growth {:.1} MiB for {:.1} MiB of bodies ({:.2}×)", mib(growth), mib(total), growth as f64 / total as f64);
+    println!(
+        "{extra:?}: peak growth {:.1} MiB for {:.1} MiB of bodies ({:.2}×)",
+        mib(growth),
+        mib(total),
+        growth as f64 / total as f64
+    );
     assert!(
         growth <= BOUND * total,
         "peak resident memory grew by {:.1} MiB for {AT_ONCE} bodies of {:.1} MiB in all: more than {BOUND}× them",

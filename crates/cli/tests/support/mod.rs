@@ -51,18 +51,11 @@ pub async fn spawn(db: &Path) -> Agent {
 pub async fn spawn_with(db: &Path, extra: &[&str]) -> Agent {
     let delay: &[&str] = if extra.contains(&"--delay") { &[] } else { &["--delay", "0.2"] };
     let mut command = Command::new(env!("CARGO_BIN_EXE_agentproto"));
-    command
-        .args(["serve", "--addr", "127.0.0.1:0"])
-        .args(delay)
-        .args(extra);
+    command.args(["serve", "--addr", "127.0.0.1:0"]).args(delay).args(extra);
     if !extra.contains(&"--memory") {
         command.arg("--db").arg(db);
     }
-    command
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .kill_on_drop(true);
+    command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::inherit()).kill_on_drop(true);
     // Killed when dropped, and by the kernel if the test process dies first.
     agentproto_process::die_with_parent(command.as_std_mut());
     let mut child = command.spawn().expect("the agentproto binary starts");
