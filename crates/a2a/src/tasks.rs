@@ -18,7 +18,7 @@ use agentproto_codec::decode_slice;
 use crate::errors::{A2aError, ErrorKind};
 use crate::recovery::{Leases, RecoveryOptions};
 use crate::store::{
-    Commit, EventRecord, LeaseChange, PushConfigRecord, Store, StoreError, TaskBody, TaskKey, TaskRecord,
+    Commit, EventBody, EventRecord, LeaseChange, PushConfigRecord, Store, StoreError, TaskBody, TaskKey, TaskRecord,
 };
 use crate::stream::{EventBus, EventHub};
 use crate::v1::{
@@ -214,7 +214,8 @@ impl Tasks {
         then: &[Change],
     ) -> Result<(Known, Vec<EventRecord>), ChangeError> {
         let key = TaskKey::new(tenant, task.id.clone());
-        let mut events = vec![(task_event(&task)?, is_terminal(task.status.state))];
+        let first = StreamResponse::Task(task.clone());
+        let mut events = vec![(EventBody::from_event(first), is_terminal(task.status.state))];
         apply_all(&mut task, then, &mut events)?;
         let task = Arc::new(task);
         let rec = record(&key, task.clone());
@@ -330,10 +331,7 @@ impl Tasks {
             };
             let change = interrupted(&task, &lease);
             let event = apply_change(&mut task, &change);
-            let events = match &event {
-                Some(ev) => vec![(encode(ev)?, true)],
-                None => Vec::new(),
-            };
+            let events = event.map(|ev| (EventBody::from_event(ev), true)).into_iter().collect();
             let commit = Commit {
                 task: record(key, Arc::new(task)),
                 expected_version: Some(rec.version),
@@ -370,13 +368,13 @@ impl Tasks {
 
 /// Applies `changes` to `task` in order, adding their events to `events`; refused when the
 /// task is terminal before one of them.
-fn apply_all(task: &mut Task, changes: &[Change], events: &mut Vec<(Vec<u8>, bool)>) -> Result<(), ChangeError> {
+fn apply_all(task: &mut Task, changes: &[Change], events: &mut Vec<(EventBody, bool)>) -> Result<(), ChangeError> {
     for change in changes {
         if is_terminal(task.status.state) {
             return Err(ChangeError::Terminal(task.id.clone()));
         }
         if let Some(event) = apply_change(task, change) {
-            events.push(log_entry(&event)?);
+            events.push(log_entry(event));
         }
     }
     Ok(())
@@ -475,12 +473,12 @@ pub fn task_event(task: &Task) -> Result<Vec<u8>, ChangeError> {
     Ok(out)
 }
 
-/// An event as the log holds it: its bytes, and whether it is the log's last. The log
-/// ends at a terminal state only: an interrupted task goes on (a follow-up message, a
-/// cancel), and its subscribers with it.
-fn log_entry(event: &StreamResponse) -> Result<(Vec<u8>, bool), ChangeError> {
-    let last = matches!(event, StreamResponse::StatusUpdate(u) if is_terminal(u.status.state));
-    Ok((encode(event)?, last))
+/// An event as the log holds it (decoded: a store encodes it if it must), and whether it
+/// is the log's last. The log ends at a terminal state only: an interrupted task goes on
+/// (a follow-up message, a cancel), and its subscribers with it.
+fn log_entry(event: StreamResponse) -> (EventBody, bool) {
+    let last = matches!(&event, StreamResponse::StatusUpdate(u) if is_terminal(u.status.state));
+    (EventBody::from_event(event), last)
 }
 
 /// The task with at most `history_length` recent messages (as [`view`] with all
@@ -589,9 +587,9 @@ mod tests {
         assert_eq!((known.version, known.task.status.state), (1, TaskState::Working));
         assert_eq!(events.iter().map(|e| (e.seq, e.last)).collect::<Vec<_>>(), [(1, false), (2, false)]);
         // The first event is the task as created, the second the change.
-        let first = decode_slice::<StreamResponse>(&events[0].body, "$").unwrap().value;
+        let first = decode_slice::<StreamResponse>(&events[0].body.bytes().unwrap(), "$").unwrap().value;
         assert!(matches!(first, StreamResponse::Task(ref task) if task.status.state == TaskState::Submitted));
-        let second = decode_slice::<StreamResponse>(&events[1].body, "$").unwrap().value;
+        let second = decode_slice::<StreamResponse>(&events[1].body.bytes().unwrap(), "$").unwrap().value;
         assert!(matches!(second, StreamResponse::StatusUpdate(ref u) if u.status.state == TaskState::Working));
         let (stored, rec) = t.get(&key).await.unwrap().unwrap();
         assert_eq!((rec.version, &stored), (1, &*known.task));
@@ -635,7 +633,7 @@ mod tests {
         let (task, events) = t.apply(&key, Change::Status(TaskStatus::new(TaskState::Completed), None)).await.unwrap();
         assert_eq!(task.status.state, TaskState::Completed);
         assert!(events[0].last);
-        assert!(ends_turn(&events[0].body));
+        assert!(ends_turn(&events[0].body.bytes().unwrap()));
         for s in [TaskState::Working, TaskState::Canceled, TaskState::Completed] {
             assert!(matches!(
                 t.apply(&key, Change::Status(TaskStatus::new(s), None)).await,

@@ -154,7 +154,7 @@ async fn queue(store: &dyn Store, id: &str, config: v1::TaskPushNotificationConf
         .commit(Commit {
             task: record(&key, "TASK_STATE_WORKING"),
             expected_version: Some(created.version),
-            events: events.iter().map(|e| (e.clone(), false)).collect(),
+            events: events.iter().map(|e| (e.clone().into(), false)).collect(),
             push: true,
             lease: LeaseChange::Keep,
         })
@@ -404,7 +404,7 @@ async fn a_config_that_does_not_decode_is_dead_lettered() {
         .commit(Commit {
             task: record(&key, "W"),
             expected_version: Some(created.version),
-            events: vec![(status_event("t1", "W"), false)],
+            events: vec![(status_event("t1", "W").into(), false)],
             push: true,
             lease: LeaseChange::Keep,
         })

@@ -41,7 +41,7 @@ async fn orphan(store: &Arc<dyn Store>, id: &str, until_ms: i64) {
     let rec = record(&key, std::sync::Arc::new(task));
     let lease = LeaseChange::Set(TurnLease { owner: "lost-replica".into(), until_ms });
     store
-        .commit(Commit { task: rec, expected_version: None, events: vec![(event, false)], push: false, lease })
+        .commit(Commit { task: rec, expected_version: None, events: vec![(event.into(), false)], push: false, lease })
         .await
         .unwrap();
 }

@@ -68,7 +68,7 @@ async fn planted(store: &PostgresStore, id: &str, owner: &str, until_ms: i64) ->
     let event = task_event(&task).unwrap();
     let rec = record(&key, std::sync::Arc::new(task));
     let lease = LeaseChange::Set(TurnLease { owner: owner.into(), until_ms });
-    let commit = Commit { task: rec, expected_version: None, events: vec![(event, false)], push: false, lease };
+    let commit = Commit { task: rec, expected_version: None, events: vec![(event.into(), false)], push: false, lease };
     store.commit(commit).await.unwrap();
     key
 }
@@ -183,7 +183,7 @@ async fn the_final_event_of_an_orphan_swept_by_one_replica_reaches_a_subscriber_
     let commit = Commit {
         task: rec.clone(),
         expected_version: Some(rec.version),
-        events: vec![(event.to_vec(), false)],
+        events: vec![(event.to_vec().into(), false)],
         push: false,
         lease: LeaseChange::Keep,
     };
@@ -334,7 +334,7 @@ async fn a_push_worker_delivers_outbox_rows_another_replica_wrote_woken_by_the_b
         let commit = Commit {
             task: rec.clone(),
             expected_version: Some(rec.version),
-            events,
+            events: events.into_iter().map(|(body, last)| (body.into(), last)).collect(),
             push: true,
             lease: LeaseChange::Keep,
         };

@@ -140,7 +140,7 @@ fn finished(id: &str, ended_ms: i64) -> Commit {
         body: vec![b'{'; 512].into(),
         lease: None,
     };
-    let events = (0..3).map(|n| (vec![b'e'; 1_000], n == 2)).collect();
+    let events = (0..3).map(|n| (vec![b'e'; 1_000].into(), n == 2)).collect();
     Commit { task, expected_version: None, events, push: false, lease: LeaseChange::Keep }
 }
 

@@ -16,8 +16,8 @@ use std::time::Duration;
 use agentproto_a2a::store::memory::{MemoryOptions, MemoryStore};
 use agentproto_a2a::store::sqlite::SqliteStore;
 use agentproto_a2a::store::{
-    Commit, IdempotencyClaim, LeaseChange, ListQuery, Purged, PushConfigRecord, Store, StoreError, TaskKey, TaskRecord,
-    TurnLease,
+    Commit, EventBody, IdempotencyClaim, LeaseChange, ListQuery, Purged, PushConfigRecord, Store, StoreError, TaskKey,
+    TaskRecord, TurnLease,
 };
 
 /// Every wait of this suite is bounded by this.
@@ -114,6 +114,7 @@ contract!(
     expired_leases_are_listed_earliest_first,
     a_clear_expired_commit_is_refused_while_the_lease_is_live,
     purge_deletes_old_terminal_tasks_with_everything_of_theirs,
+    decoded_events_read_back_and_are_delivered_as_their_encoding,
 );
 
 fn key(id: &str) -> TaskKey {
@@ -137,7 +138,7 @@ fn create(record: TaskRecord, events: &[&str]) -> Commit {
     Commit {
         task: record,
         expected_version: None,
-        events: events.iter().map(|body| (body.as_bytes().to_vec(), false)).collect(),
+        events: events.iter().map(|body| (body.as_bytes().to_vec().into(), false)).collect(),
         push: false,
         lease: LeaseChange::Keep,
     }
@@ -147,7 +148,7 @@ fn update(record: TaskRecord, expected: u64, events: &[&str], push: bool) -> Com
     Commit {
         task: record,
         expected_version: Some(expected),
-        events: events.iter().map(|body| (body.as_bytes().to_vec(), false)).collect(),
+        events: events.iter().map(|body| (body.as_bytes().to_vec().into(), false)).collect(),
         push,
         lease: LeaseChange::Keep,
     }
@@ -199,15 +200,18 @@ async fn events_get_consecutive_sequence_numbers_across_commits(store: Arc<dyn S
     let commit = Commit {
         task: last,
         expected_version: Some(1),
-        events: vec![(b"c".to_vec(), false), (b"d".to_vec(), true)],
+        events: vec![(b"c".to_vec().into(), false), (b"d".to_vec().into(), true)],
         push: false,
         lease: LeaseChange::Keep,
     };
     let second = store.commit(commit).await.unwrap();
     assert_eq!(second.events.iter().map(|e| (e.seq, e.last)).collect::<Vec<_>>(), [(3, false), (4, true)]);
     let page = store.read_events(&key("t1"), 0, 10).await.unwrap();
-    let read: Vec<_> = page.events.iter().map(|e| (e.seq, e.body.as_slice(), e.last)).collect();
-    assert_eq!(read, [(1, &b"a"[..], false), (2, b"b", false), (3, b"c", false), (4, b"d", true)]);
+    let read: Vec<_> = page.events.iter().map(|e| (e.seq, e.body.bytes().unwrap().to_vec(), e.last)).collect();
+    assert_eq!(
+        read,
+        [(1, b"a".to_vec(), false), (2, b"b".to_vec(), false), (3, b"c".to_vec(), false), (4, b"d".to_vec(), true)]
+    );
     assert_eq!((page.first_held, page.last_written), (1, 4));
 }
 
@@ -377,6 +381,23 @@ async fn commit_with_push_queues_one_delivery_per_event_and_config(store: Arc<dy
     // One config's deliveries come in event order.
     let to_a: Vec<u64> = claimed.iter().filter(|d| d.config_id == "a").map(|d| d.seq).collect();
     assert_eq!(to_a, [3, 4]);
+}
+
+async fn decoded_events_read_back_and_are_delivered_as_their_encoding(store: Arc<dyn Store>) {
+    use agentproto_a2a::v1::{StreamResponse, TaskState, TaskStatus, TaskStatusUpdateEvent};
+    store.commit(create(task("t1", "c1", "TASK_STATE_SUBMITTED", 10), &[])).await.unwrap();
+    store.put_push_config(config("t1", "a", "https://a.example")).await.unwrap();
+    let event =
+        StreamResponse::StatusUpdate(TaskStatusUpdateEvent::new("t1", "c1", TaskStatus::new(TaskState::Working)));
+    let encoded = serde_json::to_vec(&event).unwrap();
+    let mut commit = update(task("t1", "c1", "TASK_STATE_WORKING", 11), 1, &[], true);
+    commit.events = vec![(EventBody::from_event(event), false)];
+    let committed = store.commit(commit).await.unwrap();
+    assert_eq!(committed.events[0].body, encoded);
+    let page = store.read_events(&key("t1"), 0, 10).await.unwrap();
+    assert_eq!((page.events.len(), &page.events[0].body.bytes().unwrap()[..]), (1, &encoded[..]));
+    let claimed = store.claim_deliveries(NOW, 1_000, 10).await.unwrap();
+    assert_eq!(claimed.iter().map(|d| d.event.clone()).collect::<Vec<_>>(), [encoded]);
 }
 
 /// A task with one push config and `events` deliveries queued to it.

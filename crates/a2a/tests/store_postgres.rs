@@ -57,7 +57,7 @@ fn commit(id: &str, expected_version: Option<u64>, events: &[&str], push: bool) 
     Commit {
         task: task(id, "ctx"),
         expected_version,
-        events: events.iter().map(|body| (body.as_bytes().to_vec(), false)).collect(),
+        events: events.iter().map(|body| (body.as_bytes().to_vec().into(), false)).collect(),
         push,
         lease: LeaseChange::Keep,
     }
@@ -229,7 +229,7 @@ async fn a_failing_commit_is_rolled_back_alone_within_its_batch() {
     assert_eq!((last.version, last.events[0].seq), (2, 2), "one task's commits keep their order");
     assert_eq!(store.get_task(&key("t3")).await.unwrap(), None, "the failed create left no row");
     let t1 = store.read_events(&key("t1"), 0, 10).await.unwrap();
-    assert_eq!(t1.events.iter().map(|e| e.body.as_slice()).collect::<Vec<_>>(), [&b"a"[..], b"b"]);
+    assert_eq!(t1.events.iter().map(|e| e.body.bytes().unwrap()).collect::<Vec<_>>(), [&b"a"[..], b"b"]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -395,7 +395,7 @@ async fn a_batch_that_loses_a_deadlock_is_run_again() {
     assert_eq!(versions, vec![Ok(2), Ok(2)], "both commits land once the batch is run again");
     for (id, body) in [("dl-a", "a2"), ("dl-b", "b2")] {
         let page = within("events", store.read_events(&key(id), 0, 10)).await.expect("events");
-        let bodies: Vec<&[u8]> = page.events.iter().map(|e| e.body.as_slice()).collect();
+        let bodies: Vec<_> = page.events.iter().map(|e| e.body.bytes().unwrap()).collect();
         assert_eq!(bodies, vec![&b"created"[..], body.as_bytes()], "the log of {id}: each event once");
     }
 }

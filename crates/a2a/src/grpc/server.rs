@@ -189,7 +189,7 @@ impl<E: AgentExecutor> ServerStreamingService<Vec<u8>> for Call<E> {
 /// One item of the core's stream as a message or as the status that ends the call.
 fn event(item: StreamOut, table: ErrorTable) -> Result<Vec<u8>, Status> {
     match item {
-        StreamOut::Event { body, .. } => Ok(body),
+        StreamOut::Event { body, .. } => Ok(body.into()),
         StreamOut::Gap { after, resumed_at } => Err(Status::data_loss(format!(
             "events after {after} up to {resumed_at} are no longer held; subscribe again for the task as it is now"
         ))),

@@ -7,6 +7,7 @@ use foldhash::HashMap;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 
+use bytes::Bytes;
 use futures::{Stream, StreamExt};
 use sha2::{Digest, Sha256};
 use tokio::sync::oneshot;
@@ -51,7 +52,7 @@ pub enum StreamOut {
         /// The event's sequence number (the SSE `id:`), if it has one.
         seq: Option<u64>,
         /// The `StreamResponse` ProtoJSON bytes.
-        body: Vec<u8>,
+        body: Bytes,
     },
     /// Events after `after` up to `resumed_at` are no longer in the log.
     Gap {
@@ -408,7 +409,10 @@ impl<E: AgentExecutor> Core<E> {
             Ok(First::Message(m)) => {
                 if streaming {
                     let body = encode(&StreamResponse::Message(m))?;
-                    Ok(Answer::Stream(Box::pin(futures::stream::iter([StreamOut::Event { seq: None, body }]))))
+                    Ok(Answer::Stream(Box::pin(futures::stream::iter([StreamOut::Event {
+                        seq: None,
+                        body: body.into(),
+                    }]))))
                 } else {
                     Ok(Answer::Value(encode(&SendMessageResponse::Message(m))?))
                 }
@@ -422,7 +426,7 @@ impl<E: AgentExecutor> Core<E> {
                     if existing.is_some() {
                         if let Some((t, _)) = self.tasks.get(&key).await? {
                             let t = view(t, history, true);
-                            prefix.push(StreamOut::Event { seq: None, body: encode(&StreamResponse::Task(t))? });
+                            prefix.push(StreamOut::Event { seq: None, body: encode(&StreamResponse::Task(t))?.into() });
                         }
                     }
                     // A streamed send ends with its turn: at a terminal or interrupted state.
@@ -517,7 +521,7 @@ impl<E: AgentExecutor> Core<E> {
             // the log and must not move the client's Last-Event-ID past what it missed.
             let sub = self.tasks.hub().subscribe(self.tasks.store().clone(), key.clone(), after);
             let (task, _) = self.tasks.get(&key).await?.ok_or_else(|| A2aError::task_not_found(&r.id))?;
-            let first = StreamOut::Event { seq: None, body: encode(&StreamResponse::Task(task))? };
+            let first = StreamOut::Event { seq: None, body: encode(&StreamResponse::Task(task))?.into() };
             return Ok(Answer::Stream(Box::pin(futures::stream::iter([first]).chain(events(sub)))));
         }
         // The last written sequence number first, then the task: the snapshot is at least
@@ -534,7 +538,7 @@ impl<E: AgentExecutor> Core<E> {
                 .with("taskId", r.id.clone()));
         }
         let sub = self.tasks.hub().subscribe(self.tasks.store().clone(), key, last);
-        let first = StreamOut::Event { seq: Some(last), body: encode(&StreamResponse::Task(task))? };
+        let first = StreamOut::Event { seq: Some(last), body: encode(&StreamResponse::Task(task))?.into() };
         Ok(Answer::Stream(Box::pin(futures::stream::iter([first]).chain(events(sub)))))
     }
 
@@ -559,7 +563,10 @@ impl<E: AgentExecutor> Core<E> {
 /// The events of a subscription as stream items; the stream ends after the last event.
 fn events(sub: Subscription) -> impl Stream<Item = StreamOut> + Send {
     sub.into_stream().map(|item| match item {
-        Ok(StreamItem::Event(ev)) => StreamOut::Event { seq: Some(ev.seq), body: ev.body },
+        Ok(StreamItem::Event(ev)) => match ev.body.bytes() {
+            Ok(body) => StreamOut::Event { seq: Some(ev.seq), body },
+            Err(e) => StreamOut::Error(A2aError::from(crate::tasks::ChangeError::from(e))),
+        },
         Ok(StreamItem::Gap { after, resumed_at }) => StreamOut::Gap { after, resumed_at },
         Ok(StreamItem::Lagged) => StreamOut::Lagged,
         Err(e) => StreamOut::Error(e.into()),
@@ -571,7 +578,7 @@ fn trim_history(item: StreamOut, history: Option<i32>) -> StreamOut {
     let (Some(_), StreamOut::Event { seq, body }) = (history, &item) else { return item };
     match agentproto_codec::decode_slice::<StreamResponse>(body, "$").map(|d| d.value) {
         Ok(StreamResponse::Task(t)) => match encode(&StreamResponse::Task(view(t, history, true))) {
-            Ok(body) => StreamOut::Event { seq: *seq, body },
+            Ok(body) => StreamOut::Event { seq: *seq, body: body.into() },
             Err(_) => item,
         },
         _ => item,

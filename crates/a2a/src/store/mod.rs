@@ -20,7 +20,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use crate::v1::Task;
+use crate::v1::{StreamResponse, Task};
 
 pub mod memory;
 #[cfg(feature = "postgres")]
@@ -198,10 +198,130 @@ pub enum LeaseChange {
 pub struct EventRecord {
     /// Per task, starting at 1, strictly increasing with no reuse.
     pub seq: u64,
-    /// The ProtoJSON bytes of one `StreamResponse`.
-    pub body: Vec<u8>,
+    /// The event: one `StreamResponse`, as ProtoJSON bytes or decoded.
+    pub body: EventBody,
     /// The last event of the task: a subscriber's stream ends after it.
     pub last: bool,
+}
+
+/// An event as a store holds it: its ProtoJSON bytes, or the decoded `StreamResponse`
+/// those bytes are written from when asked for. Cheap to clone (shared).
+///
+/// As with [`TaskBody`], a database store asks for the bytes when it commits, and the
+/// in-memory store keeps what it is given: an event nobody reads (a blocking
+/// `SendMessage` without subscribers or push configs) is never encoded, and the text of
+/// its parts stays shared with the task it was made from ([`crate::Text`]).
+#[derive(Clone)]
+pub struct EventBody(Event);
+
+#[derive(Clone)]
+enum Event {
+    Bytes(bytes::Bytes),
+    Decoded(Arc<StreamResponse>),
+}
+
+impl EventBody {
+    /// A body that is these ProtoJSON bytes.
+    pub fn from_bytes(bytes: impl Into<bytes::Bytes>) -> Self {
+        EventBody(Event::Bytes(bytes.into()))
+    }
+
+    /// A body that is this event, encoded only when its bytes are asked for.
+    pub fn from_event(event: impl Into<Arc<StreamResponse>>) -> Self {
+        EventBody(Event::Decoded(event.into()))
+    }
+
+    /// The ProtoJSON bytes: shared, or encoded now for a body made from an event.
+    pub fn bytes(&self) -> Result<bytes::Bytes, StoreError> {
+        match &self.0 {
+            Event::Bytes(bytes) => Ok(bytes.clone()),
+            Event::Decoded(event) => serde_json::to_vec(&**event)
+                .map(bytes::Bytes::from)
+                .map_err(|e| StoreError::Backend(format!("an event does not encode: {e}"))),
+        }
+    }
+
+    /// This body as bytes: itself when it is bytes, else the event encoded now.
+    pub fn encoded(self) -> Result<EventBody, StoreError> {
+        match &self.0 {
+            Event::Bytes(_) => Ok(self),
+            Event::Decoded(_) => Ok(EventBody::from_bytes(self.bytes()?)),
+        }
+    }
+
+    /// The decoded event, when this body was made from one (no copy, no decode).
+    pub fn decoded(&self) -> Option<&StreamResponse> {
+        match &self.0 {
+            Event::Bytes(_) => None,
+            Event::Decoded(event) => Some(event),
+        }
+    }
+
+    /// The length of the bytes, counted without keeping them for a decoded event.
+    pub fn len(&self) -> usize {
+        match &self.0 {
+            Event::Bytes(bytes) => bytes.len(),
+            Event::Decoded(event) => {
+                let mut counter = Counter(0);
+                serde_json::to_writer(&mut counter, &**event).map_or(0, |()| counter.0)
+            }
+        }
+    }
+
+    /// Whether the bytes are empty (never, for a `StreamResponse`).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// A writer that counts what it is given.
+struct Counter(usize);
+
+impl std::io::Write for Counter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 += buf.len();
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl From<Vec<u8>> for EventBody {
+    fn from(bytes: Vec<u8>) -> Self {
+        EventBody::from_bytes(bytes)
+    }
+}
+
+impl PartialEq for EventBody {
+    /// Bodies are equal when they encode to the same bytes.
+    fn eq(&self, other: &Self) -> bool {
+        match (&self.0, &other.0) {
+            (Event::Decoded(a), Event::Decoded(b)) => a == b,
+            _ => matches!((self.bytes(), other.bytes()), (Ok(a), Ok(b)) if a == b),
+        }
+    }
+}
+
+impl PartialEq<[u8]> for EventBody {
+    fn eq(&self, other: &[u8]) -> bool {
+        matches!(self.bytes(), Ok(b) if b == other)
+    }
+}
+
+impl PartialEq<Vec<u8>> for EventBody {
+    fn eq(&self, other: &Vec<u8>) -> bool {
+        *self == **other
+    }
+}
+
+impl std::fmt::Debug for EventBody {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.0 {
+            Event::Bytes(bytes) => write!(f, "EventBody({})", String::from_utf8_lossy(bytes)),
+            Event::Decoded(event) => write!(f, "EventBody({event:?})"),
+        }
+    }
 }
 
 /// A change to one task: its new record and the events it produces.
@@ -212,12 +332,24 @@ pub struct Commit {
     /// `None`: the task must not exist yet (create). `Some(v)`: the stored version must
     /// be `v` (update), otherwise [`StoreError::Conflict`].
     pub expected_version: Option<u64>,
-    /// Event bodies (`StreamResponse` ProtoJSON) and whether each is the last one.
-    pub events: Vec<(Vec<u8>, bool)>,
+    /// The events (one `StreamResponse` each) and whether each is the last one.
+    pub events: Vec<(EventBody, bool)>,
     /// Queue a push delivery of each event for every push config of the task.
     pub push: bool,
     /// What happens to the task's turn lease.
     pub lease: LeaseChange,
+}
+
+impl Commit {
+    /// The commit with its task and events as bytes, which a database store writes: it
+    /// encodes them on the caller's thread, before the commit is queued.
+    pub fn encoded(mut self) -> Result<Commit, StoreError> {
+        self.task.body = self.task.body.encoded()?;
+        for (body, _) in &mut self.events {
+            *body = body.clone().encoded()?;
+        }
+        Ok(self)
+    }
 }
 
 /// What a commit stored.

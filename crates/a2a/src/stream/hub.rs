@@ -197,9 +197,16 @@ impl Default for EventHub {
 
 impl EventBus for EventHub {
     fn publish(&self, key: &TaskKey, events: &[EventRecord]) {
-        if events.is_empty() {
+        if events.is_empty() || !self.inner.lock().contains_key(key) {
             return;
         }
+        // A store may hand over decoded events: encoded once here, outside the lock, for
+        // every subscriber (one that cannot be is left as it is; its reader reports it).
+        let events: Vec<EventRecord> = events
+            .iter()
+            .map(|e| EventRecord { body: e.body.clone().encoded().unwrap_or_else(|_| e.body.clone()), ..e.clone() })
+            .collect();
+        let events = &events[..];
         let mut subscribers = self.inner.lock();
         let Some(count) = subscribers.get(key).map(|f| f.slots.len()) else { return };
         let bytes = events.iter().map(|e| e.body.len()).sum::<usize>() * count;

@@ -56,7 +56,7 @@ impl Writer {
         let events = (0..count)
             .map(|n| {
                 let seq = self.next + n as u64;
-                (format!("event {seq}").into_bytes(), end && n + 1 == count)
+                (format!("event {seq}").into_bytes().into(), end && n + 1 == count)
             })
             .collect();
         let commit =
@@ -517,7 +517,7 @@ async fn the_notice_of_a_commit_published_here_sends_nothing() {
 }
 
 fn event(seq: u64, size: usize) -> EventRecord {
-    EventRecord { seq, body: vec![b'x'; size], last: false }
+    EventRecord { seq, body: vec![b'x'; size].into(), last: false }
 }
 
 #[tokio::test]

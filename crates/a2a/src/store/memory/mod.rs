@@ -30,8 +30,8 @@ use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::{
-    BoxFuture, Commit, Committed, DeadLetter, Delivery, EventPage, EventRecord, IdempotencyClaim, LeaseChange,
-    ListPage, ListQuery, Purged, PushConfigRecord, Store, StoreError, TaskKey, TaskRecord, TurnLease,
+    BoxFuture, Commit, Committed, DeadLetter, Delivery, EventBody, EventPage, EventRecord, IdempotencyClaim,
+    LeaseChange, ListPage, ListQuery, Purged, PushConfigRecord, Store, StoreError, TaskKey, TaskRecord, TurnLease,
 };
 
 /// The bounds of a [`MemoryStore`].
@@ -92,8 +92,9 @@ struct Queued {
     task: TaskKey,
     config_id: String,
     seq: u64,
-    /// A copy of the event: the log may drop it before the delivery is made.
-    event: Vec<u8>,
+    /// The event, shared with the log (which may drop it before the delivery is made);
+    /// encoded when first claimed.
+    event: EventBody,
     attempts: u32,
     due_ms: i64,
     lease_until_ms: i64,
@@ -273,6 +274,7 @@ impl MemoryStore {
                 orphaned.push(id);
                 continue;
             };
+            queued.event = queued.event.clone().encoded()?;
             queued.lease_until_ms = lease_until_ms;
             claimed.push(Delivery {
                 id,
@@ -280,7 +282,7 @@ impl MemoryStore {
                 config_id: queued.config_id.clone(),
                 config: config.clone(),
                 seq: queued.seq,
-                event: queued.event.clone(),
+                event: queued.event.bytes()?.to_vec(),
                 attempts: queued.attempts,
             });
         }
@@ -318,7 +320,7 @@ impl MemoryStore {
                 config_id: queued.config_id,
                 config,
                 seq: queued.seq,
-                event: queued.event,
+                event: queued.event.bytes()?.to_vec(),
                 attempts: queued.attempts.saturating_add(1),
             },
             error: error.to_owned(),

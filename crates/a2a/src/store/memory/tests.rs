@@ -22,7 +22,7 @@ fn record(id: &str, terminal: bool, status_ts_ms: i64) -> TaskRecord {
 /// Creates (or updates, at the stored version) a task with `events` new events.
 fn put(store: &MemoryStore, record: TaskRecord, events: usize, now_ms: i64) -> Committed {
     let expected_version = store.lock().unwrap().tasks.get(&record.key).map(|entry| entry.record.version);
-    let events = (0..events).map(|n| (format!("e{n}").into_bytes(), false)).collect();
+    let events = (0..events).map(|n| (format!("e{n}").into_bytes().into(), false)).collect();
     store
         .commit_at(Commit { task: record, expected_version, events, push: true, lease: LeaseChange::Keep }, now_ms)
         .unwrap()

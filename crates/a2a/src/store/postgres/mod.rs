@@ -270,6 +270,8 @@ impl Store for PostgresStore {
     fn commit(&self, commit: Commit) -> BoxFuture<'_, Result<Committed, StoreError>> {
         let inner = Arc::clone(&self.inner);
         Box::pin(async move {
+            // Encoded by the caller, not by the committer that takes the batch.
+            let commit = commit.encoded()?;
             let (reply, outcome) = oneshot::channel();
             inner.queue().push((commit, reply));
             // Not awaited: the answer comes through `outcome` from whichever committer

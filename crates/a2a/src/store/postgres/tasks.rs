@@ -219,7 +219,8 @@ async fn write_commit(tx: &Transaction<'_>, commit: &Commit) -> Result<Written, 
         let seqs = (1..=commit.events.len() as u64)
             .map(|offset| to_i64(last_seq + offset, "sequence number"))
             .collect::<Result<Vec<_>, _>>()?;
-        let bodies: Vec<&[u8]> = commit.events.iter().map(|(body, _)| body.as_slice()).collect();
+        let encoded = commit.events.iter().map(|(body, _)| body.bytes()).collect::<Result<Vec<_>, _>>()?;
+        let bodies: Vec<&[u8]> = encoded.iter().map(|body| &body[..]).collect();
         let lasts: Vec<bool> = commit.events.iter().map(|&(_, last)| last).collect();
         let insert = tx.prepare_cached(INSERT_EVENTS).await.map_err(|e| pg("prepare event insert", e))?;
         tx.execute(&insert, &[&key.tenant, &key.id, &seqs, &bodies, &lasts])
@@ -372,7 +373,7 @@ pub(super) async fn read_events(
         let Some(seq) = seq else { break };
         events.push(EventRecord {
             seq: to_u64(seq, "sequence number")?,
-            body: row.try_get(3).map_err(read)?,
+            body: row.try_get::<_, Vec<u8>>(3).map_err(read)?.into(),
             last: row.try_get(4).map_err(read)?,
         });
     }

@@ -315,11 +315,11 @@ impl Pool {
 }
 
 impl Store for SqliteStore {
-    fn commit(&self, mut commit: Commit) -> BoxFuture<'_, Result<Committed, StoreError>> {
+    fn commit(&self, commit: Commit) -> BoxFuture<'_, Result<Committed, StoreError>> {
         // Encoded here, on the caller's thread, so that the one committer thread does
         // only what must be serial.
-        commit.task.body = match commit.task.body.encoded() {
-            Ok(body) => body,
+        let commit = match commit.encoded() {
+            Ok(commit) => commit,
             Err(e) => return Box::pin(std::future::ready(Err(e))),
         };
         if !self.committer.running() {

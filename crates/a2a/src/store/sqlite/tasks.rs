@@ -294,7 +294,10 @@ fn write_commit(
             .map_err(|e| backend("prepare event insert", e))?;
         for (offset, (body, last)) in commit.events.iter().enumerate() {
             let seq = to_i64(checked.seq(offset), "sequence number")?;
-            insert.execute(params![key.tenant, key.id, seq, body, last]).map_err(|e| backend("insert event", e))?;
+            let body = body.bytes()?;
+            insert
+                .execute(params![key.tenant, key.id, seq, &body[..], last])
+                .map_err(|e| backend("insert event", e))?;
         }
     }
 
@@ -422,7 +425,7 @@ pub(super) fn read_events_tx(
     let mut events = Vec::new();
     for row in rows {
         let (seq, body, last) = row.map_err(|e| backend("read events", e))?;
-        events.push(EventRecord { seq: to_u64(seq, "sequence number")?, body, last });
+        events.push(EventRecord { seq: to_u64(seq, "sequence number")?, body: body.into(), last });
     }
     Ok(EventPage {
         events,

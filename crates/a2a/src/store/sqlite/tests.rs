@@ -53,7 +53,7 @@ async fn committed_tasks_and_events_survive_reopening() {
         let commit = Commit {
             task: record("t1"),
             expected_version: None,
-            events: vec![(b"e1".to_vec(), false), (b"e2".to_vec(), true)],
+            events: vec![(b"e1".to_vec().into(), false), (b"e2".to_vec().into(), true)],
             push: false,
             lease: LeaseChange::Keep,
         };
@@ -143,7 +143,7 @@ fn create(id: &str, events: usize) -> Commit {
     Commit {
         task: record(id),
         expected_version: None,
-        events: (0..events).map(|i| (format!("e{i}").into_bytes(), i + 1 == events)).collect(),
+        events: (0..events).map(|i| (format!("e{i}").into_bytes().into(), i + 1 == events)).collect(),
         push: false,
         lease: LeaseChange::Keep,
     }
@@ -209,7 +209,7 @@ fn a_commit_failing_halfway_through_its_writes_is_rolled_back_alone() {
              BEGIN SELECT RAISE(ABORT, 'refused by the test'); END;",
         )
         .unwrap();
-    let refused = Commit { events: vec![(b"refused".to_vec(), false)], ..create("t2", 0) };
+    let refused = Commit { events: vec![(b"refused".to_vec().into(), false)], ..create("t2", 0) };
     let outcomes = enqueue(&store, vec![create("t1", 1), refused, create("t3", 2)]);
     store.pool.commit_queued();
     assert_eq!(store.pool.transactions.load(Ordering::Relaxed), 1);
