@@ -51,13 +51,24 @@ pub fn state_ends_turn(s: TaskState) -> bool {
 /// Whether an event ends a turn: a terminal or interrupted status (or the task in such
 /// a state). A `SendMessage` waits for it and a streamed send closes after it.
 pub fn ends_turn(body: &[u8]) -> bool {
-    let state = match decode_slice::<StreamResponse>(body, "$").map(|d| d.value) {
-        Ok(StreamResponse::StatusUpdate(u)) => u.status.state,
-        Ok(StreamResponse::Task(t)) => t.status.state,
-        Ok(StreamResponse::Message(_)) => return true,
-        _ => return false,
-    };
-    state_ends_turn(state)
+    decode_slice::<StreamResponse>(body, "$").is_ok_and(|d| response_ends_turn(&d.value))
+}
+
+/// [`ends_turn`] of a logged event, without decoding one that is still decoded.
+pub(crate) fn event_ends_turn(body: &EventBody) -> bool {
+    match body.decoded() {
+        Some(event) => response_ends_turn(event),
+        None => body.bytes().is_ok_and(|bytes| ends_turn(&bytes)),
+    }
+}
+
+fn response_ends_turn(event: &StreamResponse) -> bool {
+    match event {
+        StreamResponse::StatusUpdate(u) => state_ends_turn(u.status.state),
+        StreamResponse::Task(t) => state_ends_turn(t.status.state),
+        StreamResponse::Message(_) => true,
+        StreamResponse::ArtifactUpdate(_) => false,
+    }
 }
 
 /// A change to apply to a task.

@@ -19,9 +19,11 @@ use super::turn::{unwinding, Turn};
 use crate::errors::{A2aError, ErrorKind};
 use crate::executor::{AgentExecutor, First, Pending, RequestContext, TaskUpdater};
 use crate::push::SsrfGuard;
-use crate::store::{BoxFuture, IdempotencyClaim, ListQuery, TaskKey};
+use crate::store::{BoxFuture, EventRecord, IdempotencyClaim, ListQuery, TaskKey};
 use crate::stream::{StreamItem, Subscription};
-use crate::tasks::{encode, ends_turn, is_terminal, task_answer, task_of, view, viewed, Change, Known, Tasks, Writer};
+use crate::tasks::{
+    encode, event_ends_turn, is_terminal, task_answer, task_of, view, viewed, Change, Known, Tasks, Writer,
+};
 use crate::v1::{
     AgentCard, GetTaskRequest, ListTasksRequest, ListTasksResponse, Request, SendMessageRequest, SendMessageResponse,
     StreamResponse, SubscribeToTaskRequest, Task, TaskState, TaskStatus,
@@ -432,15 +434,21 @@ impl<E: AgentExecutor> Core<E> {
                     // A streamed send ends with its turn: at a terminal or interrupted state.
                     // Ends right after the event that ends the turn, without waiting for
                     // another item.
-                    let turn =
-                        futures::stream::unfold((Box::pin(events(sub)), false), move |(mut s, ended)| async move {
+                    let turn = futures::stream::unfold(
+                        (Box::pin(sub.into_stream()), false),
+                        move |(mut s, ended)| async move {
                             if ended {
                                 return None;
                             }
-                            let item = trim_history(s.next().await?, history);
-                            let end = matches!(&item, StreamOut::Event { body, .. } if ends_turn(body));
-                            Some((item, (s, end)))
-                        });
+                            Some(match s.next().await? {
+                                Ok(StreamItem::Event(ev)) => {
+                                    let end = event_ends_turn(&ev.body);
+                                    (event_out(ev, history), (s, end))
+                                }
+                                other => (item_out(other), (s, false)),
+                            })
+                        },
+                    );
                     return Ok(Answer::Stream(Box::pin(futures::stream::iter(prefix).chain(turn))));
                 }
                 if blocking {
@@ -562,26 +570,43 @@ impl<E: AgentExecutor> Core<E> {
 
 /// The events of a subscription as stream items; the stream ends after the last event.
 fn events(sub: Subscription) -> impl Stream<Item = StreamOut> + Send {
-    sub.into_stream().map(|item| match item {
-        Ok(StreamItem::Event(ev)) => match ev.body.bytes() {
-            Ok(body) => StreamOut::Event { seq: Some(ev.seq), body },
-            Err(e) => StreamOut::Error(A2aError::from(crate::tasks::ChangeError::from(e))),
-        },
+    sub.into_stream().map(item_out)
+}
+
+/// One item of a subscription as a stream item.
+fn item_out(item: Result<StreamItem, crate::store::StoreError>) -> StreamOut {
+    match item {
+        Ok(StreamItem::Event(ev)) => event_out(ev, None),
         Ok(StreamItem::Gap { after, resumed_at }) => StreamOut::Gap { after, resumed_at },
         Ok(StreamItem::Lagged) => StreamOut::Lagged,
         Err(e) => StreamOut::Error(e.into()),
-    })
+    }
 }
 
-/// A `Task` event as the caller asked to see it (`historyLength`); other events as they are.
-fn trim_history(item: StreamOut, history: Option<i32>) -> StreamOut {
-    let (Some(_), StreamOut::Event { seq, body }) = (history, &item) else { return item };
-    match agentproto_codec::decode_slice::<StreamResponse>(body, "$").map(|d| d.value) {
-        Ok(StreamResponse::Task(t)) => match encode(&StreamResponse::Task(view(t, history, true))) {
-            Ok(body) => StreamOut::Event { seq: *seq, body: body.into() },
-            Err(_) => item,
-        },
-        _ => item,
+/// A logged event as a stream item, a `Task` event shown as the caller asked
+/// (`historyLength`), looked into without decoding when the event is still decoded.
+fn event_out(ev: EventRecord, history: Option<i32>) -> StreamOut {
+    if history.is_some() {
+        let task = match ev.body.decoded() {
+            Some(StreamResponse::Task(t)) => Some(t.clone()),
+            Some(_) => None,
+            None => {
+                ev.body.bytes().ok().and_then(|b| match agentproto_codec::decode_slice::<StreamResponse>(&b, "$") {
+                    Ok(d) => match d.value {
+                        StreamResponse::Task(t) => Some(t),
+                        _ => None,
+                    },
+                    Err(_) => None,
+                })
+            }
+        };
+        if let Some(body) = task.and_then(|t| encode(&StreamResponse::Task(view(t, history, true))).ok()) {
+            return StreamOut::Event { seq: Some(ev.seq), body: body.into() };
+        }
+    }
+    match ev.body.bytes() {
+        Ok(body) => StreamOut::Event { seq: Some(ev.seq), body },
+        Err(e) => StreamOut::Error(A2aError::from(crate::tasks::ChangeError::from(e))),
     }
 }
 

@@ -218,6 +218,9 @@ pub struct EventBody(Event);
 enum Event {
     Bytes(bytes::Bytes),
     Decoded(Arc<StreamResponse>),
+    /// Encoded for readers, still decoded for whoever looks inside (the server checks
+    /// whether an event ends a turn without decoding it again).
+    Both(Arc<StreamResponse>, bytes::Bytes),
 }
 
 impl EventBody {
@@ -234,18 +237,19 @@ impl EventBody {
     /// The ProtoJSON bytes: shared, or encoded now for a body made from an event.
     pub fn bytes(&self) -> Result<bytes::Bytes, StoreError> {
         match &self.0 {
-            Event::Bytes(bytes) => Ok(bytes.clone()),
+            Event::Bytes(bytes) | Event::Both(_, bytes) => Ok(bytes.clone()),
             Event::Decoded(event) => serde_json::to_vec(&**event)
                 .map(bytes::Bytes::from)
                 .map_err(|e| StoreError::Backend(format!("an event does not encode: {e}"))),
         }
     }
 
-    /// This body as bytes: itself when it is bytes, else the event encoded now.
+    /// This body with its bytes: itself when it has them, else the event encoded now
+    /// (and still decoded).
     pub fn encoded(self) -> Result<EventBody, StoreError> {
         match &self.0 {
-            Event::Bytes(_) => Ok(self),
-            Event::Decoded(_) => Ok(EventBody::from_bytes(self.bytes()?)),
+            Event::Bytes(_) | Event::Both(..) => Ok(self),
+            Event::Decoded(event) => Ok(EventBody(Event::Both(event.clone(), self.bytes()?))),
         }
     }
 
@@ -253,14 +257,14 @@ impl EventBody {
     pub fn decoded(&self) -> Option<&StreamResponse> {
         match &self.0 {
             Event::Bytes(_) => None,
-            Event::Decoded(event) => Some(event),
+            Event::Decoded(event) | Event::Both(event, _) => Some(event),
         }
     }
 
     /// The length of the bytes, counted without keeping them for a decoded event.
     pub fn len(&self) -> usize {
         match &self.0 {
-            Event::Bytes(bytes) => bytes.len(),
+            Event::Bytes(bytes) | Event::Both(_, bytes) => bytes.len(),
             Event::Decoded(event) => {
                 let mut counter = Counter(0);
                 serde_json::to_writer(&mut counter, &**event).map_or(0, |()| counter.0)
@@ -318,7 +322,7 @@ impl PartialEq<Vec<u8>> for EventBody {
 impl std::fmt::Debug for EventBody {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match &self.0 {
-            Event::Bytes(bytes) => write!(f, "EventBody({})", String::from_utf8_lossy(bytes)),
+            Event::Bytes(bytes) | Event::Both(_, bytes) => write!(f, "EventBody({})", String::from_utf8_lossy(bytes)),
             Event::Decoded(event) => write!(f, "EventBody({event:?})"),
         }
     }
