@@ -277,6 +277,10 @@ impl Tasks {
                     None => return Err(StoreError::NotFound(key.clone()).into()),
                 },
             };
+            // Refused before the copy-on-write below copies a task held elsewhere.
+            if !changes.is_empty() && is_terminal(task.status.state) {
+                return Err(ChangeError::Terminal(task.id.clone()));
+            }
             let mut events = Vec::with_capacity(changes.len());
             apply_all(Arc::make_mut(&mut task), changes, &mut events)?;
             let new_rec = record(key, task.clone());

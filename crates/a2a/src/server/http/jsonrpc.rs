@@ -296,3 +296,28 @@ pub(super) async fn decode_call<E: AgentExecutor>(
         .map(|d| d.value)
         .map_err(|e| rpc_error_response(&A2aError::invalid_params(&e), Some(id)))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http_body::Body as _;
+
+    async fn sent(id: &RpcId, result: Vec<u8>) -> (Option<u64>, Vec<u8>) {
+        let response = rpc_result_response(id, result);
+        let exact = response.body().size_hint().exact();
+        let bytes = axum::body::to_bytes(response.into_body(), usize::MAX).await.unwrap();
+        (exact, bytes.to_vec())
+    }
+
+    #[tokio::test]
+    async fn a_large_result_is_sent_whole_with_its_exact_length() {
+        let id = RpcId::from_id(&RequestId::number(7));
+        let result = serde_json::to_vec(&json!({"task": {"id": "t", "text": "x".repeat(LARGE_RESULT)}})).unwrap();
+        let (exact, bytes) = sent(&id, result.clone()).await;
+        assert_eq!(bytes, rpc_result_body(&id, &result));
+        assert_eq!(exact, Some(bytes.len() as u64));
+        let small = br#"{"task":{}}"#.to_vec();
+        let (exact, bytes) = sent(&id, small.clone()).await;
+        assert_eq!((exact, bytes.clone()), (Some(bytes.len() as u64), rpc_result_body(&id, &small)));
+    }
+}
