@@ -1,10 +1,12 @@
 //! Where tasks, their event logs, push configurations, the push outbox and
 //! idempotency keys live.
 //!
-//! The store never parses protocol JSON: a task is kept as its ProtoJSON bytes next to
-//! the few columns the store must index or order by (tenant, id, context, state, status
-//! timestamp), and an event is an opaque body with a per-task sequence number. The
-//! typed layer above (`crate::tasks`) encodes and decodes. This keeps one store
+//! The store never parses protocol JSON: a task is kept as a [`TaskBody`] next to the few
+//! columns the store must index or order by (tenant, id, context, state, status
+//! timestamp), and an event as an [`EventBody`] with a per-task sequence number. Either
+//! body is its ProtoJSON bytes or the decoded value they are written from; a database
+//! store asks for the bytes, the memory store keeps what it is given. The typed layer
+//! above (`crate::tasks`) decodes. This keeps one store
 //! implementation per backend (memory, SQLite, PostgreSQL) small, and lets
 //! several server processes share one database: every write that changes a task is one
 //! [`Store::commit`], which also appends the task's events and queues their push
