@@ -56,9 +56,15 @@ pub fn ends_turn(body: &[u8]) -> bool {
 
 /// [`ends_turn`] of a logged event, without decoding one that is still decoded.
 pub(crate) fn event_ends_turn(body: &EventBody) -> bool {
+    event_of(body).is_some_and(|event| response_ends_turn(&event))
+}
+
+/// The event a logged body holds: shared when it is still decoded, decoded here
+/// otherwise (`None` for bytes that are not a `StreamResponse`).
+pub(crate) fn event_of(body: &EventBody) -> Option<Arc<StreamResponse>> {
     match body.decoded() {
-        Some(event) => response_ends_turn(event),
-        None => body.bytes().is_ok_and(|bytes| ends_turn(&bytes)),
+        Some(event) => Some(event.clone()),
+        None => decode_slice::<StreamResponse>(&body.bytes().ok()?, "$").ok().map(|d| Arc::new(d.value)),
     }
 }
 

@@ -22,7 +22,7 @@ use crate::push::SsrfGuard;
 use crate::store::{BoxFuture, EventRecord, IdempotencyClaim, ListQuery, TaskKey};
 use crate::stream::{StreamItem, Subscription};
 use crate::tasks::{
-    encode, event_ends_turn, is_terminal, task_answer, task_of, view, viewed, Change, Known, Tasks, Writer,
+    encode, event_ends_turn, event_of, is_terminal, task_answer, task_of, view, viewed, Change, Known, Tasks, Writer,
 };
 use crate::v1::{
     AgentCard, GetTaskRequest, ListTasksRequest, ListTasksResponse, Request, SendMessageRequest, SendMessageResponse,
@@ -472,7 +472,7 @@ impl<E: AgentExecutor> Core<E> {
         if r.history_length.is_none() {
             // The task as stored: its bytes, or encoded as it is held (no copy first).
             let rec = self.tasks.get_record(&key).await?.ok_or_else(|| A2aError::task_not_found(&r.id))?;
-            return Ok(Answer::Value(rec.body.bytes()?.into_owned()));
+            return Ok(Answer::Value(rec.body.bytes()?.to_vec()));
         }
         let (task, _) = self.tasks.get_shared(&key).await?.ok_or_else(|| A2aError::task_not_found(&r.id))?;
         Ok(Answer::Value(encode(&*viewed(task, r.history_length))?))
@@ -587,21 +587,10 @@ fn item_out(item: Result<StreamItem, crate::store::StoreError>) -> StreamOut {
 /// (`historyLength`), looked into without decoding when the event is still decoded.
 fn event_out(ev: EventRecord, history: Option<i32>) -> StreamOut {
     if history.is_some() {
-        let task = match ev.body.decoded() {
-            Some(StreamResponse::Task(t)) => Some(t.clone()),
-            Some(_) => None,
-            None => {
-                ev.body.bytes().ok().and_then(|b| match agentproto_codec::decode_slice::<StreamResponse>(&b, "$") {
-                    Ok(d) => match d.value {
-                        StreamResponse::Task(t) => Some(t),
-                        _ => None,
-                    },
-                    Err(_) => None,
-                })
+        if let Some(StreamResponse::Task(t)) = event_of(&ev.body).as_deref() {
+            if let Ok(body) = encode(&StreamResponse::Task(view(t.clone(), history, true))) {
+                return StreamOut::Event { seq: Some(ev.seq), body: body.into() };
             }
-        };
-        if let Some(body) = task.and_then(|t| encode(&StreamResponse::Task(view(t, history, true))).ok()) {
-            return StreamOut::Event { seq: Some(ev.seq), body: body.into() };
         }
     }
     match ev.body.bytes() {

@@ -17,7 +17,6 @@
 //! whose lease ran out lost its turn, see `crate::recovery`), and [`Store::purge`]
 //! deletes terminal tasks past their retention, with everything that belongs to them.
 
-use std::borrow::Cow;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -89,81 +88,147 @@ pub struct TaskRecord {
     pub lease: Option<TurnLease>,
 }
 
-/// A task as a store holds it: its ProtoJSON bytes, or the decoded task those bytes are
-/// written from when asked for. Cheap to clone (shared).
+/// A value as a store holds it: its ProtoJSON bytes, the decoded value those bytes are
+/// written from when asked for, or both. Cheap to clone (shared).
 ///
-/// A database store asks for the bytes at each commit; the in-memory store keeps what it
-/// is given, so a task that is written often and read rarely (each update of a running
-/// turn) is not encoded at each write, and is not decoded again when read back.
+/// A database store asks for the bytes when it commits ([`Commit::encoded`]); the
+/// in-memory store keeps what it is given, so a task written often and read rarely (each
+/// update of a running turn) is not encoded at each write nor decoded when read back, and
+/// an event nobody streams or pushes is never encoded, its text still shared with the
+/// task it was made from ([`crate::Text`]).
 #[derive(Clone)]
-pub struct TaskBody(Body);
+pub struct Body<T>(Repr<T>);
 
 #[derive(Clone)]
-enum Body {
-    Bytes(Arc<[u8]>),
-    Task(Arc<Task>),
+enum Repr<T> {
+    Bytes(bytes::Bytes),
+    Decoded(Arc<T>),
+    /// Encoded for readers, still decoded for whoever looks inside (the server tells
+    /// whether an event ends a turn without decoding it again).
+    Both(Arc<T>, bytes::Bytes),
+}
+
+/// A task as a store holds it (see [`Body`]).
+pub type TaskBody = Body<Task>;
+
+/// One `StreamResponse` of a task's log as a store holds it (see [`Body`]).
+pub type EventBody = Body<StreamResponse>;
+
+impl<T: serde::Serialize> Body<T> {
+    /// A body that is these ProtoJSON bytes.
+    pub fn from_bytes(bytes: impl Into<bytes::Bytes>) -> Self {
+        Body(Repr::Bytes(bytes.into()))
+    }
+
+    /// A body that is this value, encoded only when its bytes are asked for.
+    pub fn from_value(value: impl Into<Arc<T>>) -> Self {
+        Body(Repr::Decoded(value.into()))
+    }
+
+    /// The ProtoJSON bytes: shared, or encoded now for a body made from a value.
+    pub fn bytes(&self) -> Result<bytes::Bytes, StoreError> {
+        match &self.0 {
+            Repr::Bytes(bytes) | Repr::Both(_, bytes) => Ok(bytes.clone()),
+            Repr::Decoded(value) => serde_json::to_vec(&**value)
+                .map(bytes::Bytes::from)
+                .map_err(|e| StoreError::Backend(format!("a stored value does not encode: {e}"))),
+        }
+    }
+
+    /// This body with its bytes: itself when it has them, else the value encoded now
+    /// (and still decoded).
+    pub fn encoded(self) -> Result<Self, StoreError> {
+        match &self.0 {
+            Repr::Bytes(_) | Repr::Both(..) => Ok(self),
+            Repr::Decoded(value) => Ok(Body(Repr::Both(value.clone(), self.bytes()?))),
+        }
+    }
+
+    /// The decoded value, when this body was made from one (no copy, no decode).
+    pub fn decoded(&self) -> Option<&Arc<T>> {
+        match &self.0 {
+            Repr::Bytes(_) => None,
+            Repr::Decoded(value) | Repr::Both(value, _) => Some(value),
+        }
+    }
+
+    /// The length of the bytes, counted without keeping them for a decoded value.
+    pub fn len(&self) -> usize {
+        match &self.0 {
+            Repr::Bytes(bytes) | Repr::Both(_, bytes) => bytes.len(),
+            Repr::Decoded(value) => {
+                let mut counter = Counter(0);
+                serde_json::to_writer(&mut counter, &**value).map_or(0, |()| counter.0)
+            }
+        }
+    }
+
+    /// Whether the bytes are empty (never, for a task or an event).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
 }
 
 impl TaskBody {
-    /// A body that is these ProtoJSON bytes.
-    pub fn from_bytes(bytes: impl Into<Arc<[u8]>>) -> Self {
-        TaskBody(Body::Bytes(bytes.into()))
-    }
-
     /// A body that is this task, encoded only when its bytes are asked for.
     pub fn from_task(task: Arc<Task>) -> Self {
-        TaskBody(Body::Task(task))
-    }
-
-    /// The ProtoJSON bytes: borrowed, or encoded now for a body made from a task.
-    pub fn bytes(&self) -> Result<Cow<'_, [u8]>, StoreError> {
-        match &self.0 {
-            Body::Bytes(bytes) => Ok(Cow::Borrowed(bytes)),
-            Body::Task(task) => serde_json::to_vec(&**task)
-                .map(Cow::Owned)
-                .map_err(|e| StoreError::Backend(format!("task {} does not encode: {e}", task.id))),
-        }
-    }
-
-    /// This body as bytes: itself when it is bytes, else the task encoded now. A store
-    /// whose commits are written by one thread encodes on the caller's thread first.
-    pub fn encoded(self) -> Result<TaskBody, StoreError> {
-        match &self.0 {
-            Body::Bytes(_) => Ok(self),
-            Body::Task(_) => Ok(TaskBody::from_bytes(self.bytes()?.into_owned())),
-        }
-    }
-
-    /// The decoded task, when this body was made from one (no copy, no decode).
-    pub fn decoded(&self) -> Option<&Arc<Task>> {
-        match &self.0 {
-            Body::Bytes(_) => None,
-            Body::Task(task) => Some(task),
-        }
+        Body::from_value(task)
     }
 }
 
-impl From<Vec<u8>> for TaskBody {
+impl EventBody {
+    /// A body that is this event, encoded only when its bytes are asked for.
+    pub fn from_event(event: impl Into<Arc<StreamResponse>>) -> Self {
+        Body::from_value(event)
+    }
+}
+
+/// A writer that counts what it is given.
+struct Counter(usize);
+
+impl std::io::Write for Counter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 += buf.len();
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl<T: serde::Serialize> From<Vec<u8>> for Body<T> {
     fn from(bytes: Vec<u8>) -> Self {
-        TaskBody::from_bytes(bytes)
+        Body::from_bytes(bytes)
     }
 }
 
-impl PartialEq for TaskBody {
+impl<T: serde::Serialize + PartialEq> PartialEq for Body<T> {
     /// Bodies are equal when they encode to the same bytes.
     fn eq(&self, other: &Self) -> bool {
-        match (&self.0, &other.0) {
-            (Body::Task(a), Body::Task(b)) => a == b,
+        match (self.decoded(), other.decoded()) {
+            (Some(a), Some(b)) => a == b,
             _ => matches!((self.bytes(), other.bytes()), (Ok(a), Ok(b)) if a == b),
         }
     }
 }
 
-impl std::fmt::Debug for TaskBody {
+impl<T: serde::Serialize> PartialEq<[u8]> for Body<T> {
+    fn eq(&self, other: &[u8]) -> bool {
+        matches!(self.bytes(), Ok(b) if b == other)
+    }
+}
+
+impl<T: serde::Serialize> PartialEq<Vec<u8>> for Body<T> {
+    fn eq(&self, other: &Vec<u8>) -> bool {
+        *self == **other
+    }
+}
+
+impl<T: std::fmt::Debug> std::fmt::Debug for Body<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match &self.0 {
-            Body::Bytes(bytes) => write!(f, "TaskBody({})", String::from_utf8_lossy(bytes)),
-            Body::Task(task) => write!(f, "TaskBody({task:?})"),
+            Repr::Bytes(bytes) | Repr::Both(_, bytes) => write!(f, "Body({})", String::from_utf8_lossy(bytes)),
+            Repr::Decoded(value) => write!(f, "Body({value:?})"),
         }
     }
 }
@@ -204,130 +269,6 @@ pub struct EventRecord {
     pub body: EventBody,
     /// The last event of the task: a subscriber's stream ends after it.
     pub last: bool,
-}
-
-/// An event as a store holds it: its ProtoJSON bytes, or the decoded `StreamResponse`
-/// those bytes are written from when asked for. Cheap to clone (shared).
-///
-/// As with [`TaskBody`], a database store asks for the bytes when it commits, and the
-/// in-memory store keeps what it is given: an event nobody reads (a blocking
-/// `SendMessage` without subscribers or push configs) is never encoded, and the text of
-/// its parts stays shared with the task it was made from ([`crate::Text`]).
-#[derive(Clone)]
-pub struct EventBody(Event);
-
-#[derive(Clone)]
-enum Event {
-    Bytes(bytes::Bytes),
-    Decoded(Arc<StreamResponse>),
-    /// Encoded for readers, still decoded for whoever looks inside (the server checks
-    /// whether an event ends a turn without decoding it again).
-    Both(Arc<StreamResponse>, bytes::Bytes),
-}
-
-impl EventBody {
-    /// A body that is these ProtoJSON bytes.
-    pub fn from_bytes(bytes: impl Into<bytes::Bytes>) -> Self {
-        EventBody(Event::Bytes(bytes.into()))
-    }
-
-    /// A body that is this event, encoded only when its bytes are asked for.
-    pub fn from_event(event: impl Into<Arc<StreamResponse>>) -> Self {
-        EventBody(Event::Decoded(event.into()))
-    }
-
-    /// The ProtoJSON bytes: shared, or encoded now for a body made from an event.
-    pub fn bytes(&self) -> Result<bytes::Bytes, StoreError> {
-        match &self.0 {
-            Event::Bytes(bytes) | Event::Both(_, bytes) => Ok(bytes.clone()),
-            Event::Decoded(event) => serde_json::to_vec(&**event)
-                .map(bytes::Bytes::from)
-                .map_err(|e| StoreError::Backend(format!("an event does not encode: {e}"))),
-        }
-    }
-
-    /// This body with its bytes: itself when it has them, else the event encoded now
-    /// (and still decoded).
-    pub fn encoded(self) -> Result<EventBody, StoreError> {
-        match &self.0 {
-            Event::Bytes(_) | Event::Both(..) => Ok(self),
-            Event::Decoded(event) => Ok(EventBody(Event::Both(event.clone(), self.bytes()?))),
-        }
-    }
-
-    /// The decoded event, when this body was made from one (no copy, no decode).
-    pub fn decoded(&self) -> Option<&StreamResponse> {
-        match &self.0 {
-            Event::Bytes(_) => None,
-            Event::Decoded(event) | Event::Both(event, _) => Some(event),
-        }
-    }
-
-    /// The length of the bytes, counted without keeping them for a decoded event.
-    pub fn len(&self) -> usize {
-        match &self.0 {
-            Event::Bytes(bytes) | Event::Both(_, bytes) => bytes.len(),
-            Event::Decoded(event) => {
-                let mut counter = Counter(0);
-                serde_json::to_writer(&mut counter, &**event).map_or(0, |()| counter.0)
-            }
-        }
-    }
-
-    /// Whether the bytes are empty (never, for a `StreamResponse`).
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-}
-
-/// A writer that counts what it is given.
-struct Counter(usize);
-
-impl std::io::Write for Counter {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0 += buf.len();
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl From<Vec<u8>> for EventBody {
-    fn from(bytes: Vec<u8>) -> Self {
-        EventBody::from_bytes(bytes)
-    }
-}
-
-impl PartialEq for EventBody {
-    /// Bodies are equal when they encode to the same bytes.
-    fn eq(&self, other: &Self) -> bool {
-        match (&self.0, &other.0) {
-            (Event::Decoded(a), Event::Decoded(b)) => a == b,
-            _ => matches!((self.bytes(), other.bytes()), (Ok(a), Ok(b)) if a == b),
-        }
-    }
-}
-
-impl PartialEq<[u8]> for EventBody {
-    fn eq(&self, other: &[u8]) -> bool {
-        matches!(self.bytes(), Ok(b) if b == other)
-    }
-}
-
-impl PartialEq<Vec<u8>> for EventBody {
-    fn eq(&self, other: &Vec<u8>) -> bool {
-        *self == **other
-    }
-}
-
-impl std::fmt::Debug for EventBody {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match &self.0 {
-            Event::Bytes(bytes) | Event::Both(_, bytes) => write!(f, "EventBody({})", String::from_utf8_lossy(bytes)),
-            Event::Decoded(event) => write!(f, "EventBody({event:?})"),
-        }
-    }
 }
 
 /// A change to one task: its new record and the events it produces.
