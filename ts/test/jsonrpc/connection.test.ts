@@ -195,9 +195,11 @@ test("the outgoing queue is bounded: senders wait while the peer does not read",
 
 test("a call times out with CallTimeout and sends $/cancel_request", async () => {
   const { connection, remote, running } = setup(echo, { callTimeout: 20 });
-  const call = connection.peer.call("slow", null);
+  // The rejection is awaited from the start: on a slow machine the 20 ms may pass before the
+  // request is read below, and a rejection nobody awaits yet would fail the run.
+  const timedOut = assert.rejects(within(connection.peer.call("slow", null), "the timeout"), CallTimeout);
   const request = await remote.next();
-  await assert.rejects(within(call, "the timeout"), CallTimeout);
+  await timedOut;
   assert.deepEqual(await remote.next(), { jsonrpc: "2.0", method: "$/cancel_request", params: { requestId: request.id } });
   await remote.close();
   await within(running, "run ends");
@@ -276,10 +278,10 @@ test("a handler's throw is answered -32603 and reported; a RequestError keeps it
 
 test("the end of the input fails pending calls, later calls fail at once, the output is closed", async () => {
   const { connection, remote, running } = setup(echo);
-  const pending = connection.peer.call("never", null);
+  const failed = assert.rejects(within(connection.peer.call("never", null), "the pending call"), ConnectionClosed);
   await remote.next();
   await remote.close();
-  await assert.rejects(within(pending, "the pending call"), ConnectionClosed);
+  await failed;
   await within(running, "run ends");
   await assert.rejects(connection.peer.call("later", null), ConnectionClosed);
   assert.equal(await remote.ended(), true);
