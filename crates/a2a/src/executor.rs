@@ -384,7 +384,14 @@ impl TaskUpdater {
         if hold {
             return Ok(());
         }
-        self.flush().await
+        self.flush_boxed().await
+    }
+
+    /// [`flush`](Self::flush) with its state on the heap. A commit's state is kilobytes:
+    /// held inline, it would make every update's future (and so the executor's) that
+    /// large, copied whole at each `await` even when the update is only held.
+    async fn flush_boxed(&self) -> Result<(), A2aError> {
+        Box::pin(self.flush()).await
     }
 
     /// Stores the updates made so far and not yet stored, in one commit, and waits until
@@ -466,7 +473,7 @@ impl TaskUpdater {
         if let Some(flush) = flushing {
             flush.await;
         }
-        let flushed = self.flush().await;
+        let flushed = self.flush_boxed().await;
         outcome.and(flushed)
     }
 

@@ -374,8 +374,11 @@ impl<E: AgentExecutor> Core<E> {
         let span = tracing::debug_span!("a2a_task", task = %key.id, context = %context_id, tenant = %key.tenant);
         // Runs on this request's task while the request waits for it (see `super::turn`).
         let mut turn = Turn::new(async move {
-            let execute = unwinding(core.executor.execute(rcx, updater.clone()).instrument(span));
-            let result = updater.run(execute).await;
+            // Boxed once here: the executor's future is kilobytes, and the layers that wrap
+            // it (the panic catch, the updater's run, this turn) would each hold and copy it.
+            let execute: BoxFuture<'_, Result<(), A2aError>> =
+                Box::pin(core.executor.execute(rcx, updater.clone()).instrument(span));
+            let result = updater.run(unwinding(execute)).await;
             match result {
                 Err(e) => {
                     if !updater.fail_before_start(e.clone()) {
