@@ -21,6 +21,7 @@ fn workload(name: &str) -> Option<(&'static str, String, String)> {
         "echo" => ("SendMessage", "msg-bench-001".to_owned(), "A".repeat(256)),
         "noop" => ("SendMessage", "noop-bench-001".to_owned(), "noop".to_owned()),
         "stream" => ("SendStreamingMessage", "msg-bench-stream".to_owned(), "stream-bench".to_owned()),
+        "large" => ("SendMessage", "msg-bench-large".to_owned(), "x".repeat(super::LARGE_TEXT)),
         _ => return None,
     })
 }

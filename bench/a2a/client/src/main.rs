@@ -5,7 +5,7 @@
 //!
 //! ```text
 //! bench-a2a-client requests
-//! bench-a2a-client latency    --port P --request floor|echo|noop|stream [--warmup W] [--count N] [--expect S]… [--forbid S]…
+//! bench-a2a-client latency    --port P --request floor|echo|noop|stream|large [--warmup W] [--count N] [--expect S]… [--forbid S]…
 //! bench-a2a-client concurrent --port P [--port P2]… [--request echo] [--connections C] [--warmup W] [--batches B] [--per-connection K] [--expect S]…
 //! bench-a2a-client cpu        --port P --pid PID [--pid PID2]… --clk-tck T [--request floor] [--warmup W] [--seconds S] [--expect S]…
 //! ```
@@ -33,6 +33,10 @@ mod grpc;
 /// The seed's floor request body, exactly (181 bytes, no trailing newline).
 const FLOOR_BODY: &str = r#"{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"configuration":{"historyLength":0},"message":{"messageId":"bench-fixed-id","role":"ROLE_USER","parts":[{"text":"hello"}]}}}"#;
 
+/// The text of the `large` request: 4 MiB less 4 KiB, so that the whole body stays under
+/// the 4 MiB request limit of agentproto and of a2a-protocol-sdk.
+const LARGE_TEXT: usize = (4 << 20) - 4096;
+
 /// A request body by workload name.
 fn body(name: &str) -> Option<String> {
     let send = |method: &str, id: &str, text: &str| {
@@ -47,6 +51,8 @@ fn body(name: &str) -> Option<String> {
         // minimal_overhead: the id prefix `noop` selects the NoopExecutor on every server.
         "noop" => send("SendMessage", "noop-bench-001", "noop"),
         "stream" => send("SendStreamingMessage", "msg-bench-stream", "stream-bench"),
+        // A maximum-size message: its body stays just under the 4 MiB the servers accept.
+        "large" => send("SendMessage", "msg-bench-large", &"x".repeat(LARGE_TEXT)),
         _ => return None,
     })
 }
@@ -372,7 +378,7 @@ fn parse_args() -> Args {
 
 /// Every request, as the servers receive it (port 0 in `Host`), for the runner's checks.
 fn requests() {
-    let names = ["floor", "echo", "noop", "stream"];
+    let names = ["floor", "echo", "noop", "stream", "large"];
     let fields: Vec<String> = names
         .iter()
         .map(|n| {
@@ -687,5 +693,19 @@ mod grpc_modes {
             print_cpu(a, served, wall, ticks_now()? - before);
             Ok(())
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_large_body_is_just_under_the_request_limit() {
+        let body = body("large").unwrap();
+        assert!(body.len() < 4 << 20, "{} bytes", body.len());
+        assert!(body.len() > (4 << 20) - 8192, "{} bytes", body.len());
+        let (_, grpc) = grpc::request("large").unwrap();
+        assert!(grpc.len() < 4 << 20, "{} bytes", grpc.len());
     }
 }
