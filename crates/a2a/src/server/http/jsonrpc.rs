@@ -291,7 +291,9 @@ pub(super) async fn decode_call<E: AgentExecutor>(
             Some(id),
         ));
     };
-    check_depth(raw).map_err(|e| rpc_error_response(&e, Some(id)))?;
+    // No nesting check of its own: the envelope decoder refused the whole message beyond
+    // `MAX_NESTING_DEPTH` levels, which leaves the params `MAX_REQUEST_DEPTH`, the bound the
+    // HTTP+JSON binding checks on its body.
     Request::decode(op, raw, "$.params")
         .map(|d| d.value)
         .map_err(|e| rpc_error_response(&A2aError::invalid_params(&e), Some(id)))
