@@ -135,13 +135,13 @@ impl<T: serde::Serialize> Body<T> {
         }
     }
 
-    /// This body with its bytes: itself when it has them, else the value encoded now
-    /// (and still decoded).
-    pub fn encoded(self) -> Result<Self, StoreError> {
-        match &self.0 {
-            Repr::Bytes(_) | Repr::Both(..) => Ok(self),
-            Repr::Decoded(value) => Ok(Body(Repr::Both(value.clone(), self.bytes()?))),
+    /// Gives this body its bytes, when it has none yet: the value is encoded now (and
+    /// stays decoded beside them).
+    pub fn encode(&mut self) -> Result<(), StoreError> {
+        if let Repr::Decoded(value) = &self.0 {
+            self.0 = Repr::Both(value.clone(), self.bytes()?);
         }
+        Ok(())
     }
 
     /// The decoded value, when this body was made from one (no copy, no decode).
@@ -291,9 +291,9 @@ impl Commit {
     /// The commit with its task and events as bytes, which a database store writes: it
     /// encodes them on the caller's thread, before the commit is queued.
     pub fn encoded(mut self) -> Result<Commit, StoreError> {
-        self.task.body = self.task.body.encoded()?;
+        self.task.body.encode()?;
         for (body, _) in &mut self.events {
-            *body = body.clone().encoded()?;
+            body.encode()?;
         }
         Ok(self)
     }

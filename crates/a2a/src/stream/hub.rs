@@ -204,7 +204,11 @@ impl EventBus for EventHub {
         // every subscriber (one that cannot be is left as it is; its reader reports it).
         let events: Vec<EventRecord> = events
             .iter()
-            .map(|e| EventRecord { body: e.body.clone().encoded().unwrap_or_else(|_| e.body.clone()), ..e.clone() })
+            .map(|e| {
+                let mut e = e.clone();
+                let _ = e.body.encode();
+                e
+            })
             .collect();
         let events = &events[..];
         let mut subscribers = self.inner.lock();

@@ -274,7 +274,7 @@ impl MemoryStore {
                 orphaned.push(id);
                 continue;
             };
-            queued.event = queued.event.clone().encoded()?;
+            queued.event.encode()?;
             queued.lease_until_ms = lease_until_ms;
             claimed.push(Delivery {
                 id,
