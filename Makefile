@@ -1,12 +1,33 @@
 # agentproto: every command a contributor or CI needs. `make help` lists them.
 
-PYTHON ?= python3
+# The project-local environment `make dev` and `make bench` create (.venv/, ignored by git).
+# When it exists, every target uses its Python; CI installs into the system Python instead.
+VENV ?= .venv
+PYTHON ?= $(if $(wildcard $(VENV)/bin/python),$(VENV)/bin/python,python3)
 CARGO ?= cargo
+# Node packages every part needs: the TypeScript SDK's toolchain, the official ACP SDK (interop),
+# the benchmark's adapters, and the sync channel's real peer (typescript 7.0.2's `tsc --api`).
+NODE_DIRS := ts interop/official/acp-ts bench/ts interop/tsc-api
 
-.PHONY: help test lint fmt codegen codegen-test codegen-check pins-check vectors vectors-lint vectors-author rust-test python-test python-lint ts-build ts-test ts-lint doc clean bench bench-smoke bench-lint
+.PHONY: help dev venv node-deps test lint fmt codegen codegen-test codegen-check pins-check vectors vectors-lint vectors-author rust-test python-test python-lint ts-build ts-test ts-lint doc clean bench bench-smoke bench-lint
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 18
+
+dev: venv node-deps ## Set up for development: pinned Python packages in .venv/, pinned Node packages (no root, no apt-get)
+
+venv: $(VENV)/.installed ## The project-local Python environment: .ci/requirements.txt + python/ (editable)
+
+$(VENV)/.installed: .ci/requirements.txt bench/requirements.txt python/pyproject.toml
+	test -x $(VENV)/bin/python || python3 -m venv $(VENV)
+	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r .ci/requirements.txt
+	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check -e ./python
+	touch $@
+
+node-deps: $(foreach d,$(NODE_DIRS),$(d)/node_modules/.package-lock.json) ## npm ci in every Node package folder (pinned by its package-lock.json)
+
+%/node_modules/.package-lock.json: %/package-lock.json
+	npm ci --prefix $* --no-audit --no-fund
 
 test: pins-check codegen-test codegen-check vectors-lint lint doc rust-test python-lint python-test ts-lint ts-test bench-smoke ## Every check and every test (what CI runs)
 
@@ -67,8 +88,8 @@ vectors-author: ## Rewrite the vector files from vectors/tools/author.py
 doc: ## Build the Rust API docs
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --workspace --no-deps --all-features
 
-bench: ## The cross-SDK benchmark, report in bench/results/ (QUICK=1: fewer runs, under 2 minutes once built)
-	$(PYTHON) bench/run.py $(if $(QUICK),--quick)
+bench: venv node-deps ## The cross-SDK benchmark, report in bench/results/ (QUICK=1: fewer runs, under 2 minutes once built)
+	$(VENV)/bin/python bench/run.py $(if $(QUICK),--quick)
 
 bench-smoke: ## Every benchmark adapter with tiny counts, its output checked (no timings; dev build)
 	$(CARGO) fmt --manifest-path bench/rust/Cargo.toml --all --check

@@ -539,6 +539,53 @@ def update_readmes(results: dict, readme: Path, bench_readme: Path, stem: str) -
             path.write_text(head + block + tail)
 
 
+HISTORY = "history.md"
+HISTORY_INTRO = """# Headline figures of past full runs
+
+One section per full `make bench` run, newest first, written by `bench/run.py` when it replaces
+the previous full run's report in this folder (only the latest full run's JSON, Markdown and HTML
+are kept). Quick and partial runs are written to `bench/results/local/`, which git ignores.
+"""
+
+
+def history_section(results: dict, stem: str) -> str:
+    """The headline of one full run, as a Markdown section of `history.md`."""
+    m = results["machine"]
+    commit = results.get("versions", {}).get("agentproto", "")
+    lines = [f"## {results['date']} ({stem}; {m['cpu']}, {m['cores']} cores{'; ' + commit if commit else ''})", ""]
+    for r in headline(results):
+        value = fmt_ratio(r["value"]) if r["unit"] == "×" else f"{r['value']:.2f} {r['unit']}"
+        met = "" if r["met"] is None else " ✓" if r["met"] else " ✗"
+        lines.append(f"- {r['what']}: {value}{met} (goal {r['goal']})")
+    return "\n".join(lines) + "\n"
+
+
+def keep_latest(results: dict, directory: Path, stem: str) -> Path:
+    """Moves earlier full runs out of `directory`: the headline of each (and of this run) goes
+    into `history.md`, newest first, and their JSON, Markdown and HTML files are removed.
+    Called before this run's files are written; returns the history file's path."""
+    history = directory / HISTORY
+    text = history.read_text() if history.exists() else HISTORY_INTRO
+    intro, _, past = text.partition("\n## ")
+    sections = {}  # first line -> section, in file order
+    for body in ("## " + past).split("\n## ") if past else []:
+        body = body if body.startswith("## ") else "## " + body
+        sections[body.split("\n", 1)[0]] = body.rstrip("\n") + "\n"
+    runs = [(results, stem)]
+    for old in sorted(directory.glob("*.json")):
+        if old.stem != stem:
+            runs.append((json.loads(old.read_text()), old.stem))
+    for run, run_stem in runs:
+        section = history_section(run, run_stem)
+        sections.setdefault(section.split("\n", 1)[0], section)
+    ordered = sorted(sections.values(), key=lambda s: s.split("\n", 1)[0][3:13], reverse=True)
+    history.write_text(intro.rstrip("\n") + "\n\n" + "\n".join(ordered))
+    for _, run_stem in runs[1:]:
+        for suffix in (".json", ".md", ".html"):
+            (directory / (run_stem + suffix)).unlink(missing_ok=True)
+    return history
+
+
 # ---------------------------------------------------------------------------
 # HTML with inline SVG
 

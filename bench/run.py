@@ -536,7 +536,13 @@ def main() -> int:
     parser.add_argument(
         "--profile", choices=["release", "dev"], help="Rust build profile (default: release; dev for --smoke)"
     )
-    parser.add_argument("--out", type=Path, default=BENCH / "results", help="where the report goes")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        help="where the report goes (default: bench/results/ for a full run of everything, which replaces the "
+        "previous one there and adds its headline to bench/results/history.md; bench/results/local/, ignored "
+        "by git, for quick and partial runs)",
+    )
     parser.add_argument("--no-readme", action="store_true", help="do not update the results table in README.md")
     parser.add_argument(
         "--zerodep-dir",
@@ -642,12 +648,17 @@ def main() -> int:
         "sync": sync,
         "a2a": a2a,
     }
-    args.out.mkdir(parents=True, exist_ok=True)
+    # Only a full run of everything is committed: it replaces the previous one in bench/results/.
+    complete = not (args.quick or args.only or args.no_a2a or args.a2a_only or args.no_sync) and impls
+    out = args.out or (BENCH / "results" if complete else BENCH / "results" / "local")
+    out.mkdir(parents=True, exist_ok=True)
     only = "-a2a" if args.a2a_only else "-sync" if sync and not impls and not a2a else ""
     stem = f"{results['date']}-{host}" + ("-quick" if args.quick else "") + only
-    paths = report.write_all(results, args.out / stem)
-    in_results = args.out.resolve() == (BENCH / "results").resolve()
-    if not args.quick and impls and not args.no_readme and in_results:
+    in_results = out.resolve() == (BENCH / "results").resolve()
+    if complete and in_results:
+        report.keep_latest(results, out, stem)
+    paths = report.write_all(results, out / stem)
+    if complete and not args.no_readme and in_results:
         report.update_readmes(results, ROOT / "README.md", BENCH / "README.md", stem)
     shown = ", ".join(str(p.relative_to(ROOT)) if p.is_relative_to(ROOT) else str(p) for p in paths)
     progress(f"report: {shown}", done=True)
