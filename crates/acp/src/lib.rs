@@ -277,6 +277,11 @@ pub use v1::V1;
 #[doc = include_str!("../../../README.md")]
 pub struct ReadmeDoctests;
 
+/// The Rust ACP guide's examples are compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/acp-rust.md")]
+pub struct GuideDoctests;
+
 pub mod fs;
 pub mod terminal;
 pub mod tool_calls;
