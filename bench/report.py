@@ -156,6 +156,14 @@ def acp_headline(results: dict) -> list[dict]:
             if theirs:
                 t = stats([r["msgs_per_sec"] for r in theirs["runs"]])["median"]
                 add(f"end to end, messages/s: agentproto speed-up over the {ids[other]['label']}", m / t, "—", None)
+    for key, pair in pairs.items():  # the cost of checking outgoing messages, per language
+        checked = pairs.get(key.removesuffix(":unchecked"))
+        if pair.get("unchecked") and checked and pair["runs"] and checked["runs"]:
+            c = stats([r["msgs_per_sec"] for r in checked["runs"]])["median"]
+            u = stats([r["msgs_per_sec"] for r in pair["runs"]])["median"]
+            label = ids[pair["client"]]["label"]
+            what = f"end to end, {label}: messages/s with outgoing messages checked, relative to unchecked"
+            add(what, c / u, "—", None)
     return rows
 
 
@@ -361,6 +369,8 @@ def acp_tables(results: dict) -> list[dict]:
             if same
             else (f"{ids[pair['client']]['label']} client ← {ids[pair['agent']]['label']} agent")
         )
+        if pair.get("unchecked"):
+            label += ", outgoing messages not checked"
         rows.append(
             [
                 label,
@@ -392,7 +402,9 @@ def acp_tables(results: dict) -> list[dict]:
                 "own agent and client API, and every update is decoded and validated by the receiving SDK and "
                 "handed to the application. Turn time: from sending `session/prompt` until its answer arrived and "
                 f"every update was handled; median of {e2e['runs']} runs (min–max). Rows with an arrow mix two "
-                "SDKs, to show which side sets the pace."
+                "SDKs, to show which side sets the pace. agentproto checks every message it sends against its "
+                "method's schema by default; the rows marked 'outgoing messages not checked' switch that off on "
+                "both sides (the hot-path opt-out), so the pair of rows shows what the check costs."
             ),
             "header": ["SDK (client ← agent)", "messages/s", "tokens/s", "turn", "whole process"],
             "rows": rows,

@@ -171,7 +171,7 @@ def build(registry: dict, wanted: set[str], profile: str, progress: Progress) ->
 # Running one process
 
 
-def run_process(argv: list[str], timeout: float = 300) -> dict:
+def run_process(argv: list[str], timeout: float = 300, env: dict[str, str] | None = None) -> dict:
     """Spawns `argv` (posix_spawn: the least harness overhead); returns wall time (spawn
     to exit), time to the first stdout line, the output lines and the exit code. stderr
     goes to a file so that it never blocks."""
@@ -186,7 +186,7 @@ def run_process(argv: list[str], timeout: float = 300) -> dict:
         ]
         start = time.perf_counter_ns()
         try:
-            pid = os.posix_spawnp(argv[0], argv, os.environ, file_actions=actions)
+            pid = os.posix_spawnp(argv[0], argv, os.environ | (env or {}), file_actions=actions)
         except OSError as exc:
             os.close(read_end)
             os.close(write_end)
@@ -305,6 +305,11 @@ def check_adapters(registry: dict, impls: list[dict], profile: str, progress: Pr
             if "e2e" in impl:
                 e2e = run_e2e(impl, impl, profile, count=20, tokens=3)
                 check_line(e2e, "e2e", {"messages": 20, "received": 20, "total_tokens": 60}, ["e2e", impl["id"]])
+                if impl["e2e"].get("unchecked_outgoing"):  # both sides say whether they checked what they sent
+                    check_line(e2e, "e2e", {"outgoing": "checked"}, ["e2e", impl["id"]])
+                    e2e = run_e2e(impl, impl, profile, count=20, tokens=3, unchecked=True)
+                    expect = {"received": 20, "outgoing": "unchecked"}
+                    check_line(e2e, "e2e", expect, ["e2e", impl["id"], "unchecked"])
             if "seed003" in impl:
                 argv = expand(impl["seed003"], profile) + ["--count", "20", "--rounds", "1"]
                 line = summary_line(run_process(argv), argv)
@@ -366,10 +371,15 @@ def seed_view(impls: list[dict], profile: str, plan: dict, progress: Progress, s
     return {"warmup_rounds": warmup, "runs": runs, "in_process_warmup": steady, "cases": data}
 
 
-def run_e2e(client: dict, agent: dict, profile: str, count: int, tokens: int) -> dict:
+# Set for both processes of an end-to-end pair whose SDK can switch off the check of what it
+# sends (agentproto's adapters read it): the pair measures what that check costs.
+UNCHECKED_ENV = {"AGENTPROTO_BENCH_OUTGOING": "unchecked"}
+
+
+def run_e2e(client: dict, agent: dict, profile: str, count: int, tokens: int, unchecked: bool = False) -> dict:
     argv = expand(client["e2e"]["client"], profile) + ["--count", str(count), "--tokens", str(tokens), "--"]
     argv += expand(agent["e2e"]["agent"], profile)
-    result = run_process(argv, timeout=600)
+    result = run_process(argv, timeout=600, env=UNCHECKED_ENV if unchecked else None)
     line = summary_line(result, argv)
     if result["code"] != 0 or line.get("status") != "ok":
         raise Failure(f"{' '.join(argv)}: exit {result['code']}: {line} {result['stderr']}")
@@ -379,21 +389,28 @@ def run_e2e(client: dict, agent: dict, profile: str, count: int, tokens: int) ->
 
 def e2e_view(impls: list[dict], profile: str, plan: dict, progress: Progress, cross: bool) -> dict:
     sdks = [i for i in impls if "e2e" in i]
-    pairs = [(i, i) for i in sdks]
+    pairs = [(i, i, False) for i in sdks]
+    # The same SDK with the check of outgoing messages switched off: what validating costs.
+    pairs += [(i, i, True) for i in sdks if i["e2e"].get("unchecked_outgoing")]
     if cross:  # the two Rust SDKs against each other: tells which side sets the pace
         rust = [i for i in sdks if i["language"] == "Rust"]
-        pairs += [(c, a) for c in rust for a in rust if c is not a]
+        pairs += [(c, a, False) for c in rust for a in rust if c is not a]
     count, tokens = plan["e2e_count"], 100
-    out = {f"{c['id']}<-{a['id']}": {"client": c["id"], "agent": a["id"], "runs": []} for c, a in pairs}
+
+    def key(client: dict, agent: dict, unchecked: bool) -> str:
+        return f"{client['id']}<-{agent['id']}" + (":unchecked" if unchecked else "")
+
+    out = {key(c, a, u): {"client": c["id"], "agent": a["id"], "unchecked": u, "runs": []} for c, a, u in pairs}
     total = (plan["e2e_warmup"] + plan["e2e_runs"]) * len(pairs)
     step = 0
     for round_no in range(plan["e2e_warmup"] + plan["e2e_runs"]):
-        for client, agent in rotate(pairs, round_no):
+        for client, agent, unchecked in rotate(pairs, round_no):
             step += 1
-            progress(f"end to end: {client['id']} client, {agent['id']} agent [{step}/{total}]")
-            line = run_e2e(client, agent, profile, count, tokens)
+            what = ", outgoing unchecked" if unchecked else ""
+            progress(f"end to end: {client['id']} client, {agent['id']} agent{what} [{step}/{total}]")
+            line = run_e2e(client, agent, profile, count, tokens, unchecked)
             if round_no >= plan["e2e_warmup"]:
-                out[f"{client['id']}<-{agent['id']}"]["runs"].append(line)
+                out[key(client, agent, unchecked)]["runs"].append(line)
     progress(f"end to end: done ({plan['e2e_runs']} runs of {count} x {tokens} tokens)", done=True)
     return {"count": count, "tokens": tokens, "runs": plan["e2e_runs"], "pairs": out}
 

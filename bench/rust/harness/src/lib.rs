@@ -346,6 +346,19 @@ pub fn parse_e2e_prompt(text: &str) -> Option<(usize, usize)> {
 /// The end-to-end client's output line. `received` counts the notifications the
 /// application was handed with the expected text; `ns` runs from sending
 /// `session/prompt` to its answer with every notification handled.
+/// Whether an SDK that can switch off the check of what it sends should keep it on: the
+/// runner sets `AGENTPROTO_BENCH_OUTGOING=unchecked` for both processes of the pair that
+/// measures what the check costs.
+pub fn outgoing_checked() -> bool {
+    std::env::var("AGENTPROTO_BENCH_OUTGOING").map_or(true, |v| v != "unchecked")
+}
+
+/// An e2e line with the `outgoing` field (`checked` or `unchecked`) the runner verifies.
+pub fn with_outgoing(line: String, checked: bool) -> String {
+    let what = if checked { "checked" } else { "unchecked" };
+    format!("{},\"outgoing\":\"{what}\"}}", line.trim_end_matches('}'))
+}
+
 pub fn e2e_line(args: &E2eArgs, received: usize, ns: u128) -> String {
     let (n, t) = (args.count, args.tokens);
     let status = if received == n { "ok" } else { "error" };

@@ -35,7 +35,7 @@ impl Agent for Streamer {
 
 #[tokio::main]
 async fn main() {
-    if let Err(e) = serve_agent_stdio(Streamer, AcpOptions::default()).await {
+    if let Err(e) = serve_agent_stdio(Streamer, AcpOptions::default().strict(bench_harness::outgoing_checked())).await {
         eprintln!("bench-agentproto-e2e-agent: {e}");
         std::process::exit(1);
     }

@@ -51,7 +51,9 @@ async fn main() {
     let client = Counter { received: received.clone(), text_len: 5 * args.tokens };
     let mut command = tokio::process::Command::new(&args.agent[0]);
     command.args(&args.agent[1..]);
-    let (agent, process) = spawn_agent(command, client, AcpOptions::default()).unwrap_or_else(|e| fail(e));
+    let checked = bench_harness::outgoing_checked();
+    let options = AcpOptions::default().strict(checked);
+    let (agent, process) = spawn_agent(command, client, options).unwrap_or_else(|e| fail(e));
     agent.initialize(InitializeRequest::new(PROTOCOL_VERSION)).await.unwrap_or_else(|e| fail(e));
     let session = agent.new_session(NewSessionRequest::new("/tmp", Vec::new())).await.unwrap_or_else(|e| fail(e));
     let prompt = PromptRequest::new(session.session_id, vec![ContentBlock::Text(TextContent::new(args.prompt()))]);
@@ -61,6 +63,7 @@ async fn main() {
     if answer.stop_reason != StopReason::EndTurn {
         fail(format!("stop reason {}", answer.stop_reason.as_str()));
     }
-    println!("{}", bench_harness::e2e_line(&args, received.load(Ordering::Relaxed), ns));
+    let line = bench_harness::e2e_line(&args, received.load(Ordering::Relaxed), ns);
+    println!("{}", bench_harness::with_outgoing(line, checked));
     process.close().await.ok();
 }
