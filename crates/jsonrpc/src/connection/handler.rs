@@ -17,7 +17,7 @@ use tokio_util::task::TaskTracker;
 use super::options::ConnectionEvent;
 use super::peer::{Peer, IN_NOTIFICATION_HANDLER};
 use super::InFlight;
-use crate::error::ErrorObject;
+use crate::error::{ErrorCode, ErrorObject};
 use crate::id::RequestId;
 use crate::message::Message;
 
@@ -260,17 +260,45 @@ pub(super) async fn run_request(handler: Arc<dyn Handler>, peer: Peer, in_flight
             }
         }
     };
-    let reply = reply.unwrap_or_else(|payload| {
-        peer.shared.report(ConnectionEvent::RequestHandlerPanicked {
-            id: id.clone(),
-            method,
-            message: panic_message(&*payload),
-        });
-        Err(ErrorObject::internal_error("internal error: request handler panicked"))
-    });
+    let reply = match reply {
+        Ok(reply) => {
+            if let Err(error) = &reply {
+                report_internal_error(&method, &id, error);
+            }
+            reply
+        }
+        Err(payload) => {
+            let message = panic_message(&*payload);
+            tracing::error!(
+                target: "agentproto_jsonrpc",
+                method = %method,
+                id = %id,
+                panic = %message,
+                "request handler panicked; answered -32603"
+            );
+            peer.shared.report(ConnectionEvent::RequestHandlerPanicked { id: id.clone(), method, message });
+            Err(ErrorObject::internal_error("internal error: request handler panicked"))
+        }
+    };
     in_flight.finish(&id, generation);
     // If the writer is gone, the connection is over and nobody can be answered.
     let _ = peer.send(Message::response(id, reply)).await;
+}
+
+/// A handler's own error answer is a normal outcome, except `-32603`: an internal
+/// error is a fault of this side's program, so it is reported as a `tracing` error
+/// event besides the answer (the peer sees only the answer).
+fn report_internal_error(method: &str, id: &RequestId, error: &ErrorObject) {
+    if error.code == ErrorCode::INTERNAL_ERROR {
+        tracing::error!(
+            target: "agentproto_jsonrpc",
+            method = %method,
+            id = %id,
+            code = error.code.0,
+            error = %error.message,
+            "request handler failed with an internal error; answered -32603"
+        );
+    }
 }
 
 /// Handles queued notifications one at a time, publishing how many are done.
@@ -297,8 +325,14 @@ pub(super) async fn notification_worker(
             Err(payload) => Err(payload),
         };
         if let Err(payload) = outcome {
-            peer.shared
-                .report(ConnectionEvent::NotificationHandlerPanicked { method, message: panic_message(&*payload) });
+            let message = panic_message(&*payload);
+            tracing::error!(
+                target: "agentproto_jsonrpc",
+                method = %method,
+                panic = %message,
+                "notification handler panicked; the worker goes on with the next notification"
+            );
+            peer.shared.report(ConnectionEvent::NotificationHandlerPanicked { method, message });
         }
         done.send_replace(sequence);
     }

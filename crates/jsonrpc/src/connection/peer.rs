@@ -145,10 +145,14 @@ impl Shared {
                     // a panic in it must not end the connection.
                     let result: &RawValue = result;
                     if let Err(payload) = std::panic::catch_unwind(AssertUnwindSafe(|| on_result(result))) {
-                        self.report(ConnectionEvent::ResultHookPanicked {
-                            id: id.clone(),
-                            message: super::handler::panic_message(&*payload),
-                        });
+                        let message = super::handler::panic_message(&*payload);
+                        tracing::error!(
+                            target: "agentproto_jsonrpc",
+                            id = %id,
+                            panic = %message,
+                            "the result hook of a call panicked; the call still gets its answer"
+                        );
+                        self.report(ConnectionEvent::ResultHookPanicked { id: id.clone(), message });
                     }
                 }
                 // The caller may have gone in the meantime; then nobody waits.
