@@ -121,7 +121,7 @@ impl<P> Context<P> {
     }
 }
 
-/// Encodes a handler's result; in strict mode the bytes are decoded again as the
+/// Encodes a handler's result; with outgoing validation the bytes are decoded again as the
 /// method's result type and a violation becomes `-32603` (used by generated code).
 #[doc(hidden)]
 pub fn encode_reply<T: serde::Serialize + for<'de> serde::Deserialize<'de>>(
@@ -189,7 +189,8 @@ pub enum AcpError {
         /// Where and what.
         error: DecodeError,
     },
-    /// Strict mode: the params this side was about to send are invalid; nothing was sent.
+    /// Outgoing validation ([`AcpOptions::strict`], on by default): the params this
+    /// side was about to send are invalid; nothing was sent.
     #[error("`{method}`: refusing to send invalid params: {error}")]
     InvalidParams {
         /// The method.
@@ -331,7 +332,8 @@ pub enum AcpEvent {
         /// The session id.
         session_id: String,
     },
-    /// Strict mode refused an outgoing notification.
+    /// Outgoing validation ([`AcpOptions::strict`]) refused a notification;
+    /// nothing was sent.
     InvalidOutgoing {
         /// The method.
         method: String,
@@ -355,11 +357,20 @@ pub type AcpObserver = Arc<dyn Fn(&AcpEvent) + Send + Sync>;
 pub struct AcpOptions {
     /// The JSON-RPC connection options.
     pub connection: ConnectionOptions,
-    /// Validate everything this side sends (params of calls and notifications,
-    /// results of handlers) by decoding it again with the receiving side's
-    /// decoder; a violation fails locally (calls), is reported and dropped
-    /// (notifications) or becomes `-32603` (handler results). Default: on in
-    /// debug builds, off in release builds.
+    /// Validate outgoing messages: everything this side sends (params of calls
+    /// and notifications, results of handlers) is decoded again with the
+    /// receiving side's generated decoder before it goes out; a violation fails
+    /// locally (calls, [`AcpError::InvalidParams`]), is reported and dropped
+    /// (notifications, [`AcpEvent::InvalidOutgoing`]) or becomes `-32603`
+    /// (handler results). **Default: on, in debug and release builds alike**, so
+    /// nothing invalid reaches the wire.
+    ///
+    /// The opt-out is a hot-path switch: `strict(false)` skips the second decode
+    /// (about the cost of decoding the message once more) for a program whose
+    /// outgoing values are known to be valid. The typed API already rules out
+    /// most invalid values; what only this check catches are the values the types
+    /// keep for forward compatibility, such as an `Unknown` union variant or raw
+    /// JSON, that the receiving side's decoder would refuse or only salvage.
     pub strict: bool,
     /// How long a spawned agent may take to exit after its stdin is closed
     /// before it is killed. Default 2 s.
@@ -380,7 +391,7 @@ impl Default for AcpOptions {
         AcpOptions {
             // `allow_null_id` is set per surface from its rules when a connection starts.
             connection: ConnectionOptions::default(),
-            strict: cfg!(debug_assertions),
+            strict: true,
             exit_grace: Duration::from_secs(2),
             die_with_parent: false,
             observer: None,
@@ -407,7 +418,8 @@ impl AcpOptions {
         self
     }
 
-    /// Sets [`AcpOptions::strict`].
+    /// Sets [`AcpOptions::strict`]: `true` (the default) validates every outgoing
+    /// message, `false` sends without the second decode (the hot-path opt-out).
     pub fn strict(mut self, strict: bool) -> Self {
         self.strict = strict;
         self
@@ -440,6 +452,24 @@ impl AcpOptions {
 #[cfg(test)]
 mod error_tests {
     use super::*;
+
+    #[test]
+    fn outgoing_messages_are_validated_by_default_in_every_build() {
+        assert!(AcpOptions::default().strict, "the default must validate outgoing messages");
+        assert!(!AcpOptions::default().strict(false).strict, "the opt-out must turn it off");
+    }
+
+    #[test]
+    fn an_invalid_handler_result_becomes_an_internal_error_when_validated() {
+        use crate::v1::{ContentBlock, PromptRequest};
+        let unknown = ContentBlock::Unknown(agentproto_codec::RawJson::from_text(r#"{"type":"hologram"}"#).unwrap());
+        let value = PromptRequest::new("s1", vec![unknown]);
+        let refused = encode_reply(&value, AcpOptions::default().strict, "session/prompt").unwrap_err();
+        assert_eq!(refused.code, ErrorCode::INTERNAL_ERROR);
+        assert!(refused.message.contains("$.result.prompt[0]"), "{}", refused.message);
+        let sent = encode_reply(&value, false, "session/prompt").unwrap();
+        assert!(sent.get().contains("hologram"));
+    }
 
     #[test]
     fn a_failed_peer_call_becomes_an_internal_error_naming_it() {

@@ -192,8 +192,9 @@ async fn set_mode_follows_the_modes_of_the_latest_opening_answer() {
 }
 
 #[tokio::test]
-async fn strict_mode_refuses_invalid_outgoing_params() {
-    let agent = pair(Asking { load_session: false }, Recording::default(), AcpOptions::default().strict(true));
+async fn default_options_refuse_invalid_outgoing_params() {
+    // No `strict(true)`: outgoing validation is the default in every build.
+    let agent = pair(Asking { load_session: false }, Recording::default(), AcpOptions::default());
     let session = ready(&agent).await;
     // A content block no schema knows: the agent side would only salvage it.
     let unknown = ContentBlock::Unknown(RawJson::from_text(r#"{"type":"hologram"}"#).unwrap());
