@@ -234,10 +234,17 @@ def emit_roles_module(spec: Spec, header: list[str], stem: str) -> str:
     return out.text()
 
 
+# The surfaces whose public module also exports the hand-written builders
+# (`ts/src/acp/<file>.ts`, typed against that surface).
+BUILDERS = {"v1": "v1-builders"}
+
+
 def public_roles(stem: str) -> str:
     """The role entry points of a surface's public module, bound to its `SURFACE`."""
+    builders = f'export * from "./{BUILDERS[stem]}.js";\n' if stem in BUILDERS else ""
     return f"""
 export * from "../generated/acp/{stem}.roles.js";
+{builders}export type {{ Pair, PairOptions }} from "./pair.js";
 
 const ROLES: RoleSurface = {{ surface: SURFACE, sessionScoped: SESSION_SCOPED }};
 
@@ -256,6 +263,12 @@ export function connectClient(client: Client, input: Input, output: Output, opti
   return roles.connectClient(ROLES, client, input, output, options, AgentConnection);
 }}
 
+/** An agent and a client connected in this process (in-memory pipes, both running):
+ * test one against the other without processes; `close()` ends both. */
+export function connectPair(agent: Agent, client: Client, options: PairOptions = {{}}): Pair<AgentConnection, ClientConnection> {{
+  return pair.connectPair(ROLES, agent, client, options, AgentConnection, ClientConnection);
+}}
+
 /** Starts an agent command in a process group of its own and connects `client` to it;
  * `close()` the returned process when done (`agentproto/acp` process docs). */
 export function spawnAgent(command: readonly string[], client: Client, options?: SpawnOptions): Promise<{{ agent: AgentConnection; process: AgentProcess }}> {{
@@ -268,6 +281,8 @@ PUBLIC_ROLE_IMPORTS = [
     'import * as roles from "./roles.js";',
     'import type { RoleSurface } from "./endpoint.js";',
     'import type { AcpOptions } from "./options.js";',
+    'import * as pair from "./pair.js";',
+    'import type { Pair, PairOptions } from "./pair.js";',
     'import { spawn, type AgentProcess, type SpawnOptions } from "./process.js";',
     'import type { Connection } from "../jsonrpc/connection.js";',
     'import type { Input, Output } from "../jsonrpc/transport.js";',

@@ -110,6 +110,9 @@ export async function callHandler(app: object, info: MethodInfo | null, method: 
   try {
     return await (fn as AnyHandler).call(app, cx, params);
   } catch (err) {
+    // Anything but an `AcpError` reaches the JSON-RPC layer, which reports it; an
+    // escaped `AcpError` becomes an answer of its own, so it is reported here.
+    if (!notification && err instanceof AcpError && !(err instanceof Cancelled)) cx.reportFailure(method, err);
     throw acpToRequest(err);
   }
 }

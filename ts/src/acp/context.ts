@@ -19,6 +19,8 @@ export class Context<P> {
     readonly signal: AbortSignal,
     /** Whether outgoing messages are validated (`AcpOptions.strict`). */
     readonly strict: boolean,
+    /** Reports a handler failure the answer hides (`AcpOptions.onError`); the runtime's. */
+    readonly reportFailure: (method: string, error: unknown) => void = () => {},
   ) {}
 
   /** The id of the request being handled (`null` in a notification handler). */

@@ -23,11 +23,12 @@
  */
 
 import { DecodeError, type Decoded, type DecodeWarning } from "../codec/errors.js";
-import { rustDebugStr } from "../codec/runtime.js";
-import { encodeString, RawJson } from "../codec/values.js";
+import { EncodeError, jsKind, rustDebugStr } from "../codec/runtime.js";
+import { encodeString, RawJson, UnknownVariant } from "../codec/values.js";
 import { ChildController, onAbort } from "../jsonrpc/cancellation.js";
 import { ErrorCode, type ErrorObject } from "../jsonrpc/error.js";
 import type { RequestContext } from "../jsonrpc/handler.js";
+import type { RequestId } from "../jsonrpc/id.js";
 import { CallAborted, CallError, RequestError, RpcError } from "../jsonrpc/local-error.js";
 import type { Notification, Request } from "../jsonrpc/message.js";
 import type { Peer } from "../jsonrpc/peer.js";
@@ -36,6 +37,7 @@ import {
   Cancelled,
   CapabilityNotAdvertised,
   ConnectionFailed,
+  InvalidHandlerResult,
   InvalidParams,
   InvalidResult,
   NotAnnounced,
@@ -54,7 +56,7 @@ import {
   refusedValue,
   sessionGateRefusal,
 } from "./gates.js";
-import type { AcpEvent, AcpOptions } from "./options.js";
+import { resolveOnError, type AcpEvent, type AcpOptions, type HandlerFailure } from "./options.js";
 import { invalidParams, type ExtMessage } from "./receive.js";
 import type { MethodInfo, SurfaceRules } from "./rules.js";
 import type { SurfaceView } from "./surface.js";
@@ -155,6 +157,8 @@ export class Endpoint {
   readonly surface: RoleSurface["surface"];
   readonly rules: SurfaceRules;
   readonly strict: boolean;
+  /** Where a handler's failure is reported (`AcpOptions.onError`; `null`: nowhere). */
+  readonly onError: ((failure: HandlerFailure) => void) | null;
   phase: "uninitialized" | "initializing" | "ready" = "uninitialized";
   negotiated: Negotiated | null = null;
   readonly sessions = new Map<string, SessionState>();
@@ -179,7 +183,8 @@ export class Endpoint {
   ) {
     this.surface = roles.surface;
     this.rules = roles.surface.rules;
-    this.strict = options.strict ?? false;
+    this.strict = options.strict ?? true;
+    this.onError = resolveOnError(options);
     const other = role === "agent" ? "client" : "agent";
     this.incoming = this.surface.requests(role);
     this.incomingNotes = this.surface.notifications(role);
@@ -191,6 +196,15 @@ export class Endpoint {
 
   report(event: AcpEvent): void {
     this.options.observer?.(event);
+  }
+
+  /** Reports a handler's failure to the developer (`onError`); a throwing reporter is ignored. */
+  handlerFailed(method: string, id: RequestId | null, error: unknown): void {
+    try {
+      this.onError?.({ method, id, error });
+    } catch {
+      // the reporter's own failure must not change the answer
+    }
   }
 
   reportWarnings(method: string, warnings: readonly DecodeWarning[]): void {
@@ -407,7 +421,7 @@ export class Endpoint {
   // -- incoming -----------------------------------------------------------------------
 
   context<P>(peer: P, rpc: RequestContext | null, signal: AbortSignal): Context<P> {
-    return new Context(peer, rpc, signal, this.strict);
+    return new Context(peer, rpc, signal, this.strict, (method, error) => this.handlerFailed(method, rpc === null ? null : rpc.id, error));
   }
 
   private decode(name: string, payload: RawJson | null, root: string): Decoded<unknown> {
@@ -500,27 +514,53 @@ export class Endpoint {
     }
   }
 
-  /** A handler's result as JSON text; in strict mode checked against the result type (a violation is -32603). */
+  /** A handler's result as JSON text, checked against the result type unless `strict`
+   * is off. A result that cannot be encoded or is invalid throws `InvalidHandlerResult`,
+   * a local error: the JSON-RPC layer reports it (`onError`) and answers -32603 without
+   * its details. */
   encodeResult(method: string, info: MethodInfo | null, value: unknown): string {
     if (info === null) {
       // An extension handler returns raw JSON.
       if (value === null || value === undefined) return "null";
-      return typeof value === "string" ? value : (value as RawJson).text;
+      if (typeof value === "string") return value;
+      if (value instanceof RawJson) return value.text;
+      throw new InvalidHandlerResult(method, new DecodeError("$.result", "JSON text or a RawJson", jsKind(value), `expected JSON text or a RawJson, found ${jsKind(value)}`));
     }
-    if (info.result === null) throw RequestError.internal(`internal error: \`${method}\` has no result type`);
-    let text: string;
-    try {
-      text = this.surface.encodeNamed(info.result, value);
-    } catch (err) {
-      throw RequestError.internal(`internal error: cannot encode the \`${method}\` result: ${String(err)}`);
-    }
+    if (info.result === null) throw new InvalidHandlerResult(method, new DecodeError("$.result", "", "", "the method has no result type"));
+    const text = this.encodeChecked(info.result, value, "$.result", (problem) => new InvalidHandlerResult(method, problem));
     if (this.strict) {
       const problem = this.problem(info.result, text, "$.result");
-      if (problem !== null) {
-        throw RequestError.internal(`internal error: the \`${method}\` handler returned an invalid result: ${problem.message}`);
-      }
+      if (problem !== null) throw new InvalidHandlerResult(method, problem);
     }
     return text;
+  }
+
+  /** `value` encoded as `typeName`; when the encoder refuses it (a member missing, a
+   * value of the wrong JavaScript type), `fail` gets where and what: the value is written
+   * leniently (as `JSON.stringify` would) and decoded, which names the JSON path. */
+  private encodeChecked(typeName: string, value: unknown, root: string, fail: (problem: DecodeError) => Error): string {
+    try {
+      return this.surface.encodeNamed(typeName, value);
+    } catch (err) {
+      throw fail(this.diagnose(typeName, value, root, err));
+    }
+  }
+
+  private diagnose(typeName: string, value: unknown, root: string, err: unknown): DecodeError {
+    const reason = err instanceof Error ? err.message : String(err);
+    let lenient: string | undefined;
+    try {
+      lenient = JSON.stringify(value, lenientJson);
+    } catch {
+      lenient = undefined;
+    }
+    if (lenient !== undefined) {
+      const found = this.problem(typeName, lenient, root);
+      if (found !== null) return found;
+    }
+    const expected = err instanceof EncodeError ? err.expected : "";
+    const shown = err instanceof EncodeError ? err.found : "";
+    return new DecodeError(root, expected, shown, reason);
   }
 
   /** What is wrong with outgoing text for `typeName` (strict mode): a decode error, or a value the receiver would have to salvage. */
@@ -645,17 +685,23 @@ export class Endpoint {
     }
     // The common case, a stream of updates on a ready connection with room in the
     // outgoing queue, is queued at once without a promise per message.
-    const plain = this.initializeCalls === 0 && this.phase === "ready" && !this.strict;
-    if (plain && !(this.role === "client" && method === this.rules.sessionCancel) && this.peer.tryNotify(method, raw)) {
-      return SENT;
+    const plain = this.initializeCalls === 0 && this.phase === "ready";
+    if (plain && !(this.role === "client" && method === this.rules.sessionCancel)) {
+      if (this.strict) {
+        const problem = this.problem(info.params, raw, "$.params");
+        if (problem !== null) return Promise.reject(new InvalidParams(method, problem));
+      }
+      if (this.peer.tryNotify(method, raw)) return SENT;
+      // Queue full: the slow path waits for room (and has checked nothing twice).
+      return this.notifyEncoded(method, info.params, params, raw, true);
     }
     return this.notifyEncoded(method, info.params, params, raw);
   }
 
-  private async notifyEncoded(method: string, typeName: string, params: unknown, raw: string): Promise<void> {
+  private async notifyEncoded(method: string, typeName: string, params: unknown, raw: string, checked = false): Promise<void> {
     if (this.initializeCalls > 0) await this.awaitInitializeAnswer(method);
     if (this.phase !== "ready") throw new NotInitialized(method);
-    if (this.strict) {
+    if (this.strict && !checked) {
       const problem = this.problem(typeName, raw, "$.params");
       if (problem !== null) throw new InvalidParams(method, problem);
     }
@@ -701,11 +747,7 @@ export class Endpoint {
   }
 
   private encodeParams(method: string, typeName: string, params: unknown): string {
-    try {
-      return this.surface.encodeNamed(typeName, params);
-    } catch (err) {
-      throw new InvalidParams(method, new DecodeError("$.params", "", "", String(err instanceof Error ? err.message : err)));
-    }
+    return this.encodeChecked(typeName, params, "$.params", (problem) => new InvalidParams(method, problem));
   }
 
   private checkOutgoingState(method: string, info: MethodInfo, raw: string): void {
@@ -740,6 +782,19 @@ export class Endpoint {
 function answeredVersion(text: RawJson): number | null {
   const version = objectOf(text)["protocolVersion"];
   return typeof version === "number" && Number.isInteger(version) && version >= 0 && version <= 0xffff ? version : null;
+}
+
+/** `JSON.stringify`'s view of the SDK's own value types, for the diagnosis of a value an encoder refused. */
+function lenientJson(_key: string, value: unknown): unknown {
+  if (value instanceof RawJson) {
+    try {
+      return JSON.parse(value.text) as unknown;
+    } catch {
+      return value.text;
+    }
+  }
+  if (value instanceof UnknownVariant) return lenientJson("", value.raw);
+  return typeof value === "bigint" ? Number(value) : value;
 }
 
 function checkExtName(method: string): void {

@@ -120,3 +120,18 @@ export class Cancelled extends AcpError {
     super(method, `\`${method}\` was abandoned: the session's prompt turn was cancelled`);
   }
 }
+
+/** A handler returned a value its method's result type does not allow (a member
+ * missing, a value of the wrong type, an unknown enum value). Not an `AcpError`: it is
+ * a local bug, reported to the developer (`AcpOptions.onError`), while the peer gets
+ * a plain -32603 without these details. */
+export class InvalidHandlerResult extends Error {
+  constructor(
+    readonly method: string,
+    /** Where in the result (`$.result...`) and what. */
+    readonly error: DecodeError,
+  ) {
+    super(`the \`${method}\` handler returned an invalid result: ${error.message}`);
+    this.name = "InvalidHandlerResult";
+  }
+}

@@ -32,6 +32,7 @@ export {
   Cancelled,
   CapabilityNotAdvertised,
   ConnectionFailed,
+  InvalidHandlerResult,
   InvalidParams,
   InvalidResult,
   NotAnnounced,
@@ -51,6 +52,6 @@ export {
   Refused,
   sessionGateRefusal,
 } from "./gates.js";
-export type { AcpEvent, AcpObserver, AcpOptions } from "./options.js";
+export type { AcpEvent, AcpObserver, AcpOptions, HandlerFailure, OnError } from "./options.js";
 export { AgentProcess, type SpawnOptions } from "./process.js";
 export { Change, ToolCallState, ToolCallStore, type ChangeKind } from "./tool-calls.js";

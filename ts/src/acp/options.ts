@@ -3,7 +3,9 @@
 import { DecodeError, type DecodeWarning } from "../codec/errors.js";
 import type { RawJson } from "../codec/values.js";
 import type { RequestId } from "../jsonrpc/id.js";
-import { DEFAULT_CANCEL, type ConnectionEvent, type ConnectionOptions } from "../jsonrpc/options.js";
+import { DEFAULT_CANCEL, logHandlerFailure, type ConnectionEvent, type ConnectionOptions, type OnError } from "../jsonrpc/options.js";
+
+export type { HandlerFailure, OnError } from "../jsonrpc/options.js";
 import type { SurfaceView } from "./surface.js";
 
 /** Something an ACP connection noticed and did not pass to a handler, or passed on after salvaging it. */
@@ -27,9 +29,19 @@ export type AcpObserver = (event: ConnectionEvent | AcpEvent) => void;
 export interface AcpOptions {
   /** The JSON-RPC options. ACP v1 allows `"id": null`, so `allowNullId` is always on. */
   connection?: ConnectionOptions;
-  /** Validate everything this side sends by decoding it again as the receiver would: a
-   * violation fails the call locally (`InvalidParams`) or becomes -32603. Default off. */
+  /** Validate everything this side sends (request and notification params, handler
+   * results) by decoding it again as the receiver would. Default on: invalid params fail
+   * the call locally (`InvalidParams`, nothing is sent); an invalid handler result is
+   * reported (`onError`) and answered -32603. `false` is the hot-path opt-out: it skips
+   * the second decode, and only the encoders' own type checks remain (a missing member
+   * or a value of the wrong JavaScript type still fails; an unknown enum value or a
+   * broken length rule goes out). */
   strict?: boolean;
+  /** Told when a handler throws or returns an invalid result, with the method, the
+   * request id (`null` for a notification) and the error; the peer gets -32603 either
+   * way. Default `console.error` (`logHandlerFailure`); `null` reports to no one.
+   * `connection.onError`, when given, wins. */
+  onError?: OnError | null;
   /** Milliseconds a spawned agent may take to exit after its stdin is closed before its group is killed. Default 2000. */
   exitGrace?: number;
   /** Receives every `AcpEvent` and `ConnectionEvent`. */
@@ -46,7 +58,14 @@ export function connectionOptions(options: AcpOptions, surface: SurfaceView): Co
   const note = cancel === null ? undefined : surface.notifications("agent").get(cancel.method);
   const cancelNotification =
     cancel === null || note === undefined || cancel.readId !== undefined ? cancel : { ...cancel, readId: cancelIdReader(surface, note.params, cancel.idKey) };
-  return { ...base, allowNullId: true, observer, cancelNotification };
+  const onError = resolveOnError(options);
+  return { ...base, allowNullId: true, observer, cancelNotification, onError };
+}
+
+/** The handler-failure reporter of `options`: `connection.onError`, else `onError`, else `console.error`. */
+export function resolveOnError(options: AcpOptions): OnError | null {
+  const chosen = options.connection?.onError !== undefined ? options.connection.onError : options.onError;
+  return chosen === undefined ? logHandlerFailure : chosen;
 }
 
 function cancelIdReader(surface: SurfaceView, typeName: string, key: string): (params: RawJson | null) => RequestId | undefined {

@@ -11,6 +11,8 @@ import { AgentConnection, ClientConnection, SESSION_SCOPED, type Agent, type Cli
 import * as roles from "./roles.js";
 import type { RoleSurface } from "./endpoint.js";
 import type { AcpOptions } from "./options.js";
+import * as pair from "./pair.js";
+import type { Pair, PairOptions } from "./pair.js";
 import { spawn, type AgentProcess, type SpawnOptions } from "./process.js";
 import type { Connection } from "../jsonrpc/connection.js";
 import type { Input, Output } from "../jsonrpc/transport.js";
@@ -18,6 +20,7 @@ import type { Input, Output } from "../jsonrpc/transport.js";
 export * from "./v2-codec.js";
 
 export * from "../generated/acp/v2.roles.js";
+export type { Pair, PairOptions } from "./pair.js";
 
 const ROLES: RoleSurface = { surface: SURFACE, sessionScoped: SESSION_SCOPED };
 
@@ -34,6 +37,12 @@ export function serveAgentStdio(agent: Agent, options?: AcpOptions): Promise<voi
 /** The client side of a connection over any byte streams; run the returned connection. */
 export function connectClient(client: Client, input: Input, output: Output, options?: AcpOptions): { connection: Connection; agent: AgentConnection } {
   return roles.connectClient(ROLES, client, input, output, options, AgentConnection);
+}
+
+/** An agent and a client connected in this process (in-memory pipes, both running):
+ * test one against the other without processes; `close()` ends both. */
+export function connectPair(agent: Agent, client: Client, options: PairOptions = {}): Pair<AgentConnection, ClientConnection> {
+  return pair.connectPair(ROLES, agent, client, options, AgentConnection, ClientConnection);
 }
 
 /** Starts an agent command in a process group of its own and connects `client` to it;

@@ -452,19 +452,63 @@ export function noVariant(path: string, value: JNode, expected: string): DecodeE
 // ---------------------------------------------------------------------------
 // Encoding (canonical): every function returns JSON text.
 
-export const str = encodeString;
-export const int = encodeInteger;
-export const f64 = encodeDouble;
+// Each helper checks the JavaScript type it is given (one `typeof`), so that a value
+// the static types did not hold back (`undefined` from a missing member, `42` where
+// text belongs, `NaN`) fails here instead of being written as `undefined` or `null`.
+
+/** A value an encoder cannot write: the JavaScript value is not of the schema's type. */
+export class EncodeError extends TypeError {
+  constructor(
+    /** What the schema wants there, e.g. "a string". */
+    readonly expected: string,
+    /** What was given, e.g. "undefined" or "the number 42". */
+    readonly found: string,
+  ) {
+    super(`cannot encode ${found}: expected ${expected}`);
+    this.name = "EncodeError";
+  }
+}
+
+/** A JavaScript value as an encoder error names it. */
+export function jsKind(x: unknown): string {
+  if (x === undefined) return "undefined";
+  if (x === null) return "null";
+  if (typeof x === "string") return `the string ${encodeString(x.length > 40 ? x.slice(0, 40) + "…" : x)}`;
+  if (typeof x === "number" || typeof x === "bigint" || typeof x === "boolean") return `the ${typeof x} ${String(x)}`;
+  if (Array.isArray(x)) return "an array";
+  return `a value of type ${typeof x}`;
+}
+
+export function str(x: string): string {
+  if (typeof x !== "string") throw new EncodeError("a string", jsKind(x));
+  return encodeString(x);
+}
+
+export function int(x: number | bigint): string {
+  if (typeof x === "bigint" || (typeof x === "number" && Number.isInteger(x))) return encodeInteger(x);
+  throw new EncodeError("an integer", jsKind(x));
+}
+
+export function f64(x: number): string {
+  if (typeof x === "number" && Number.isFinite(x)) return encodeDouble(x);
+  throw new EncodeError("a finite number", jsKind(x));
+}
 
 export function bool(x: boolean): string {
-  return x ? "true" : "false";
+  if (x === true) return "true";
+  if (x === false) return "false";
+  throw new EncodeError("a boolean", jsKind(x));
 }
 
 export function raw(x: RawJson): string {
+  if (typeof x !== "object" || x === null || typeof (x as { text?: unknown }).text !== "string") {
+    throw new EncodeError("JSON (a RawJson)", jsKind(x));
+  }
   return x.text;
 }
 
 export function list<T>(values: readonly T[], item: (value: T) => string): string {
+  if (!Array.isArray(values)) throw new EncodeError("an array", jsKind(values));
   let out = "[";
   for (let i = 0; i < values.length; i++) {
     if (i > 0) out += ",";
@@ -474,6 +518,7 @@ export function list<T>(values: readonly T[], item: (value: T) => string): strin
 }
 
 export function map<T>(values: Readonly<Record<string, T>>, item: (value: T) => string): string {
+  if (typeof values !== "object" || values === null || Array.isArray(values)) throw new EncodeError("an object", jsKind(values));
   let out = "";
   for (const key in values) {
     if (!Object.prototype.hasOwnProperty.call(values, key)) continue;

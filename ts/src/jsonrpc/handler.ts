@@ -161,7 +161,7 @@ export async function runRequest(handler: Handler, peer: Peer, job: RequestJob, 
   } else if (outcome.error instanceof RequestError) {
     line = encodeResponse(cx.id, null, outcome.error.error);
   } else {
-    peer.report({ kind: "request-handler-failed", id: cx.id, method: request.method, error: outcome.error });
+    peer.handlerFailed({ kind: "request-handler-failed", id: cx.id, method: request.method, error: outcome.error });
     line = encodeResponse(cx.id, null, FAILED);
   }
   try {
@@ -182,7 +182,7 @@ export class Background {
       .then(() => work(this.hardStop))
       .then(
         () => {},
-        (error: unknown) => peer.report({ kind: "notification-handler-failed", method, error }),
+        (error: unknown) => peer.handlerFailed({ kind: "notification-handler-failed", method, error }),
       )
       .finally(() => this.tasks.delete(task));
     this.tasks.add(task);
@@ -211,7 +211,7 @@ export async function notificationWorker(
         const pending = handler.notification(notification, { peer, index, spawn });
         if (pending !== undefined) await pending;
       } catch (error) {
-        peer.report({ kind: "notification-handler-failed", method: notification.method, error });
+        peer.handlerFailed({ kind: "notification-handler-failed", method: notification.method, error });
       }
       peer.setHandled(index);
     }

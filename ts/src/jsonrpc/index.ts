@@ -34,7 +34,16 @@ export {
   type Request,
   type Response,
 } from "./message.js";
-export { DEFAULT_CANCEL, type CancelNotification, type ConnectionEvent, type ConnectionOptions, type Observer } from "./options.js";
+export {
+  DEFAULT_CANCEL,
+  logHandlerFailure,
+  type CancelNotification,
+  type ConnectionEvent,
+  type ConnectionOptions,
+  type HandlerFailure,
+  type Observer,
+  type OnError,
+} from "./options.js";
 export { Peer, type CallOptions, type ResultHook } from "./peer.js";
 export { stdioStreams } from "./stdio.js";
 export {

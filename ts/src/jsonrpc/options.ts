@@ -35,6 +35,24 @@ export type ConnectionEvent =
 /** Receives every `ConnectionEvent`, inline on the connection's tasks (keep it short). */
 export type Observer = (event: ConnectionEvent) => void;
 
+/** A handler threw (or returned something the runtime cannot send): the method, the
+ * request id (`null` for a notification) and what was thrown. */
+export interface HandlerFailure {
+  readonly method: string;
+  readonly id: RequestId | null;
+  readonly error: unknown;
+}
+
+/** Told about every handler failure, besides the -32603 answer the peer gets. */
+export type OnError = (failure: HandlerFailure) => void;
+
+/** The default `onError`: one `console.error` line naming the method and the request
+ * id, followed by the error (its stack, for an `Error`). */
+export function logHandlerFailure(failure: HandlerFailure): void {
+  const what = failure.id === null ? `notification \`${failure.method}\`` : `request \`${failure.method}\` (id ${JSON.stringify(failure.id)})`;
+  console.error(`agentproto: the handler of ${what} failed:`, failure.error);
+}
+
 /** The method and params key of the cancel notification (`{"requestId": <id>}`). */
 export interface CancelNotification {
   readonly method: string;
@@ -73,6 +91,10 @@ export interface ConnectionOptions {
   cancelNotification?: CancelNotification | null;
   /** Receives every `ConnectionEvent`. */
   observer?: Observer | null;
+  /** Told when a request or notification handler throws (the peer still gets -32603 for
+   * a request, without the error's details). Default `logHandlerFailure`
+   * (`console.error`); `null` reports nowhere but the observer. */
+  onError?: OnError | null;
 }
 
 /** The options with every default filled in. */
@@ -88,6 +110,7 @@ export interface ResolvedOptions {
   readonly shutdownGrace: number;
   readonly cancelNotification: CancelNotification | null;
   readonly observer: Observer | null;
+  readonly onError: OnError | null;
 }
 
 export function resolveOptions(o: ConnectionOptions = {}): ResolvedOptions {
@@ -103,5 +126,6 @@ export function resolveOptions(o: ConnectionOptions = {}): ResolvedOptions {
     shutdownGrace: Math.max(0, o.shutdownGrace ?? 5000),
     cancelNotification: o.cancelNotification === undefined ? DEFAULT_CANCEL : o.cancelNotification,
     observer: o.observer ?? null,
+    onError: o.onError === undefined ? logHandlerFailure : o.onError,
   };
 }

@@ -206,6 +206,16 @@ export class Peer {
     this.options.observer?.(event);
   }
 
+  /** A handler failed: reported to the observer as `event` and to `onError`. */
+  handlerFailed(event: ConnectionEvent & { readonly kind: "request-handler-failed" | "notification-handler-failed" }): void {
+    this.report(event);
+    try {
+      this.options.onError?.({ method: event.method, id: event.kind === "request-handler-failed" ? event.id : null, error: event.error });
+    } catch {
+      // a failing reporter changes nothing on the connection
+    }
+  }
+
   /** Marks the connection closed and fails every pending call with `ConnectionClosed`. */
   close(): void {
     this.closedFlag = true;
