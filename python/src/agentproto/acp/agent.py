@@ -122,7 +122,7 @@ class AgentRuntime(Handler, Generic[A, C]):
             if session is not None and info is not None and method == ep.rules.prompt_turn:
                 return await self._prompt(cx, info, params, session)
             value = await self._call(info, method, ep.context(self._plain, cx, cx.token), params)
-            raw = ep.encode_result(method, info, value)
+            raw = ep.encode_result(method, info, value, cx.id)
             if info is not None:
                 ep.apply_session_effect(info, params, value, raw)
             return raw
@@ -172,12 +172,13 @@ class AgentRuntime(Handler, Generic[A, C]):
         # is turned off; no handler exists for it then.
         handler = self._agent.ext_notification if info is None else getattr(self._agent, info.handler, None)
         if handler is not None:
-            await handler(self._note_context, params)
+            method = params.method if info is None else info.name
+            await self.endpoint.run_handler(method, None, handler(self._note_context, params))
 
     async def _call(self, info: MethodInfo | None, method: str, cx: Any, params: Any) -> Any:
         handler = self._agent.ext_method if info is None else getattr(self._agent, info.handler)
         try:
-            return await handler(cx, params)
+            return await self.endpoint.run_handler(method, cx._rpc, handler(cx, params))
         except AcpError as e:  # a failed call to the client, let through by the handler
             raise RequestError.from_object(e.to_error_object()) from e
 
@@ -192,7 +193,7 @@ class AgentRuntime(Handler, Generic[A, C]):
         version = ep.surface.protocol_version
         try:
             value = await self._call(info, info.name, ep.context(self._plain, cx, cx.token), params)
-            result = _with_protocol_version(ep.encode_result(info.name, info, value), version)
+            result = _with_protocol_version(ep.encode_result(info.name, info, value, cx.id), version)
         except BaseException:
             # Failed, raised or cancelled: it does not count, `initialize` may come again.
             ep.finish_initialize(None, None)
@@ -234,11 +235,11 @@ class AgentRuntime(Handler, Generic[A, C]):
                 # answered by the JSON-RPC layer.
                 if handler.cancelled():
                     raise RequestError.from_object(ErrorObject.request_cancelled())
-                return ep.encode_result(info.name, info, handler.result())
+                return ep.encode_result(info.name, info, handler.result(), cx.id)
             if not handler.cancelled() and handler.exception() is None:
                 value = handler.result()
                 if getattr(value, "stop_reason", None) == "cancelled":
-                    return ep.encode_result(info.name, info, value)
+                    return ep.encode_result(info.name, info, value, cx.id)
             return _CANCELLED_PROMPT
         finally:
             ep.end_turn(session, number)

@@ -114,7 +114,7 @@ class ClientRuntime(Handler, Generic[K, C]):
         if method == _PERMISSION and session is not None and info is not None:
             return await self._permission(cx, info, params, session)
         value = await self._call(info, ep.context(self._plain, cx, cx.token), params)
-        raw = ep.encode_result(method, info, value)
+        raw = ep.encode_result(method, info, value, cx.id)
         if info is not None:
             ep.apply_session_effect(info, params, value, raw)
         return raw
@@ -138,7 +138,7 @@ class ClientRuntime(Handler, Generic[K, C]):
             if cx.token.is_cancelled and not cancel.is_cancelled:
                 raise RequestError.from_object(ErrorObject.request_cancelled())
             return _CANCELLED_OUTCOME
-        return ep.encode_result(info.name, info, handler.result())
+        return ep.encode_result(info.name, info, handler.result(), cx.id)
 
     async def notification(self, notification: Notification, cx: NotificationContext) -> None:
         ep = self.endpoint
@@ -147,7 +147,7 @@ class ClientRuntime(Handler, Generic[K, C]):
             return
         params, info = decoded
         if info is None:
-            await self._client.ext_notification(self._note_context, params)
+            await ep.run_handler(params.method, None, self._client.ext_notification(self._note_context, params))
             return
         session = ep.session_of(info, params)
         if session is not None and session not in ep.sessions:
@@ -157,12 +157,13 @@ class ClientRuntime(Handler, Generic[K, C]):
         # is turned off; no handler exists for it then.
         handler = getattr(self._client, info.handler, None)
         if handler is not None:
-            await handler(self._note_context, params)
+            await ep.run_handler(info.name, None, handler(self._note_context, params))
 
     async def _call(self, info: MethodInfo | None, cx: Any, params: Any) -> Any:
         handler = self._client.ext_method if info is None else getattr(self._client, info.handler)
+        method = params.method if info is None else info.name
         try:
-            return await handler(cx, params)
+            return await self.endpoint.run_handler(method, cx._rpc, handler(cx, params))
         except AcpError as e:  # a failed call to the agent, let through by the handler
             raise RequestError.from_object(e.to_error_object()) from e
 

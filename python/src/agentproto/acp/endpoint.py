@@ -27,7 +27,8 @@ new state whenever the caller's continuation runs.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import logging
+from collections.abc import Awaitable, Callable
 from typing import Any, Literal, TypeVar
 
 import msgspec
@@ -35,6 +36,7 @@ from msgspec import Raw
 
 from agentproto.acp.context import Context
 from agentproto.acp.errors import (
+    AcpError,
     Cancelled,
     CapabilityNotAdvertised,
     ConnectionFailed,
@@ -48,6 +50,8 @@ from agentproto.acp.errors import (
 from agentproto.acp.options import (
     AcpEvent,
     AcpOptions,
+    HandlerFailure,
+    InvalidHandlerResult,
     InvalidNotification,
     NotificationBeforeInitialize,
     Salvaged,
@@ -63,7 +67,7 @@ from agentproto.jsonrpc.cancellation import CancellationToken
 from agentproto.jsonrpc.error import ErrorCode, ErrorObject, RequestError
 from agentproto.jsonrpc.handler import RequestContext
 from agentproto.jsonrpc.local_error import CallAborted, CallError, RpcError
-from agentproto.jsonrpc.message import Notification, Request
+from agentproto.jsonrpc.message import Notification, Request, RequestId
 from agentproto.jsonrpc.peer import Peer
 
 __all__ = ["Endpoint", "Negotiated", "ReadPoint"]
@@ -76,6 +80,7 @@ _MAX_VERSION = 0xFFFF  # `ProtocolVersion` is a `uint16`
 _EMPTY = b"{}"
 _decode_json = msgspec.json.Decoder().decode
 _encode_json = msgspec.json.Encoder().encode
+_log = logging.getLogger("agentproto.acp")
 
 
 class Negotiated:
@@ -184,6 +189,8 @@ class Endpoint:
         self._outgoing = surface.requests(peer_side)
         self._outgoing_notes = surface.notifications(peer_side)
         self._observer = options.observer
+        self._on_error = options.on_error
+        self._result_types: dict[str, type[Any]] = {}
         # What the answers of the requests that open sessions may announce, per request.
         self._incoming_openers = opening_members(self._incoming.values())
         self._outgoing_openers = opening_members(self._outgoing.values())
@@ -201,6 +208,23 @@ class Endpoint:
     def report(self, event: AcpEvent) -> None:
         if self._observer is not None:
             self._observer(event)
+
+    def handler_failed(self, method: str, request_id: RequestId, error: BaseException, notification: bool) -> None:
+        """Tells the developer that a handler failed: `on_error`, or else a log record
+        with the traceback on the `agentproto.acp` logger."""
+        if self._on_error is not None:
+            self._on_error(HandlerFailure(method, request_id, error, notification))
+            return
+        kind = "notification" if notification else f"request {request_id!r}"
+        answered = "dropped" if notification else "answered -32603"
+        _log.error(
+            "the %s handler of %s failed (%s): %s",
+            method,
+            kind,
+            answered,
+            error,
+            exc_info=(type(error), error, error.__traceback__),
+        )
 
     def report_warnings(self, method: str, warnings: list[DecodeWarning]) -> None:
         if warnings and self._observer is not None:
@@ -422,6 +446,18 @@ class Endpoint:
 
     # -- incoming ---------------------------------------------------------------------
 
+    async def run_handler(self, method: str, rpc: RequestContext | None, work: Awaitable[T]) -> T:
+        """Awaits a handler; an exception it raises is reported (`handler_failed`) and
+        raised again. A failed call to the peer that the handler let through (`AcpError`)
+        and a `RequestError` are answers the handler chose, not failures."""
+        try:
+            return await work
+        except (AcpError, RequestError):
+            raise
+        except Exception as e:
+            self.handler_failed(method, None if rpc is None else rpc.id, e, rpc is None)
+            raise
+
     def context(self, peer: Any, rpc: RequestContext | None, token: CancellationToken) -> Context[Any]:
         return Context(peer, rpc, token, self.strict)
 
@@ -513,22 +549,49 @@ class Endpoint:
         if session_gate is not None and session is not None and self._announces(session, session_gate.member) is False:
             raise RequestError.from_object(session_gate.refusal_error(method, session))
 
-    def encode_result(self, method: str, info: MethodInfo | None, value: Any) -> bytes:
-        """A handler's result as JSON; in strict mode checked against the result type
-        (a violation is -32603)."""
+    def encode_result(self, method: str, info: MethodInfo | None, value: Any, request_id: RequestId) -> bytes:
+        """A handler's result as JSON. It must be the method's typed result (`None` too
+        where the method's answer may be `null`); with `strict` (the default) it is also
+        checked against the result type. A result that cannot be sent is reported
+        (`handler_failed`) and answered -32603, and has no effect on the sessions."""
         if info is None:  # an extension handler returns raw JSON
             return _NULL if value is None else bytes(value)
         try:
+            return self._result_bytes(method, info, value)
+        except InvalidHandlerResult as e:
+            self.handler_failed(method, request_id, e, False)
+            raise RequestError.internal_error(f"internal error: {e}") from None
+
+    def _result_bytes(self, method: str, info: MethodInfo, value: Any) -> bytes:
+        expected = self._result_type(info)
+        if expected is not None and not isinstance(value, expected) and not (value is None and info.null_result):
+            found = "None" if value is None else f"a `{type(value).__name__}`"
+            raise InvalidHandlerResult(
+                method,
+                f"the `{method}` handler returned {found}; expected a `{expected.__name__}`"
+                " (the typed result: a dict is not decoded for you)",
+            )
+        try:
             raw = encode(value)
         except (TypeError, ValueError, NotImplementedError) as e:
-            message = f"internal error: cannot encode the `{method}` result: {e}"
-            raise RequestError.internal_error(message) from None
+            raise InvalidHandlerResult(method, f"cannot encode the `{method}` result: {e}") from None
         if self.strict and info.result is not None:
-            problem = self._problem(info.result, raw, "$.result")
+            problem = self._problem(info.result, _EMPTY if raw == _NULL else raw, "$.result")
             if problem is not None:
-                message = f"internal error: the `{method}` handler returned an invalid result: {problem}"
-                raise RequestError.internal_error(message)
+                raise InvalidHandlerResult(method, f"the `{method}` handler returned an invalid result: {problem}")
         return raw
+
+    def _result_type(self, info: MethodInfo) -> type[Any] | None:
+        """The class of the method's result (`None` where the table names none)."""
+        if info.result is None:
+            return None
+        cached = self._result_types.get(info.result)
+        if cached is None:
+            cached = self.surface.type(info.result)
+            if not isinstance(cached, type):  # pragma: no cover - every result type is a class
+                return None
+            self._result_types[info.result] = cached
+        return cached
 
     def _problem(self, type_name: str, raw: bytes, root: str) -> DecodeError | None:
         """What is wrong with outgoing bytes for `type_name` (strict mode): a decode

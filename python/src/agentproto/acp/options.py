@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from agentproto.acp.receive import cancel_id_reader
 from agentproto.codec.errors import DecodeError, DecodeWarning
+from agentproto.jsonrpc.message import RequestId
 from agentproto.jsonrpc.options import ConnectionEvent, ConnectionOptions
 
 if TYPE_CHECKING:
@@ -18,6 +19,8 @@ __all__ = [
     "AcpEvent",
     "AcpObserver",
     "AcpOptions",
+    "HandlerFailure",
+    "InvalidHandlerResult",
     "InvalidNotification",
     "NotificationBeforeInitialize",
     "Salvaged",
@@ -77,6 +80,31 @@ AcpObserver = Callable[[ConnectionEvent | AcpEvent], None]
 """Receives every JSON-RPC and ACP event; runs inline on the connection's tasks."""
 
 
+class InvalidHandlerResult(TypeError):
+    """A handler returned something the runtime cannot send as its method's result: not
+    the method's typed result (a dict, say), or a value that fails validation. The peer
+    is answered -32603; the message says which method, what was expected and what was
+    found."""
+
+    def __init__(self, method: str, message: str) -> None:
+        super().__init__(message)
+        self.method = method
+
+
+@dataclass(frozen=True, slots=True)
+class HandlerFailure:
+    """A handler raised (or returned an unusable result): what `AcpOptions.on_error`
+    receives. A request was answered -32603; a notification was dropped."""
+
+    method: str
+    request_id: RequestId
+    """The id of the request being handled (`None` for a notification, or for a request
+    whose id is `null`)."""
+    exception: BaseException
+    notification: bool = False
+    """Whether a notification handler failed (nothing was answered)."""
+
+
 def _connection_defaults() -> ConnectionOptions:
     return ConnectionOptions(allow_null_id=True)
 
@@ -88,11 +116,14 @@ class AcpOptions:
     connection: ConnectionOptions = field(default_factory=_connection_defaults)
     """The JSON-RPC options (line size, queues, backlog, call timeout, shutdown grace).
     ACP v1 allows `"id": null`, so `allow_null_id` is always turned on."""
-    strict: bool = False
+    strict: bool = True
     """Validate everything this side sends (params of calls and notifications, results
     of handlers) by decoding it again as the receiving side would: a violation fails the
-    call locally (`InvalidParams`) or becomes -32603. Off by default (it costs a decode
-    per message); the flow vectors run with it on."""
+    call locally (`InvalidParams`) or, for a handler result, is answered -32603 and
+    reported like a handler failure. On by default, so nothing invalid goes out.
+    `strict=False` is the hot-path switch: it saves one decode per outgoing message, and
+    then the application alone answers for what it sends (typed values still encode
+    only their own fields, and a handler result must still be its method's type)."""
     check_duplicate_keys: bool = False
     """Check envelopes and payloads for repeated keys before the msgspec fast path."""
     exit_grace: float = 2.0
@@ -103,6 +134,11 @@ class AcpOptions:
     `agentproto.acp.process` for its limits."""
     observer: AcpObserver | None = None
     """Receives every `AcpEvent` and `ConnectionEvent`."""
+    on_error: Callable[[HandlerFailure], None] | None = None
+    """Receives every handler failure (an exception, or a result that cannot be sent).
+    Without it each one is logged with its traceback on the `agentproto.acp` logger
+    (`logging.getLogger("agentproto.acp")`). Runs inline on the connection's tasks; what
+    it raises is not caught."""
 
     def connection_options(self, surface: Surface | None = None) -> ConnectionOptions:
         """The options the JSON-RPC connection runs with; with `surface`, the cancel
