@@ -164,6 +164,17 @@ def session_scoped(spec: Spec) -> list[str]:
     return sorted(out)
 
 
+def is_update_shortcut(spec: Spec, m: Method) -> bool:
+    """Whether `m` is the notification that `update(sessionId, update)` sends: the agent's
+    `session/update`, whose params require exactly `sessionId` and `update`."""
+    if m.kind != "notification" or m.wire != "session/update" or m.side != "client":
+        return False
+    d = spec.decls.get(given(m.params, f"{m.wire}: params"))
+    if not isinstance(d, Struct):
+        return False
+    return sorted(f.wire for f in d.fields if f.required) == ["sessionId", "update"]
+
+
 def emit_roles_module(spec: Spec, header: list[str], stem: str) -> str:
     """The typed peer handles, contexts and handler interfaces of both roles."""
     out = Writer("  ")
@@ -199,6 +210,12 @@ def emit_roles_module(spec: Spec, header: list[str], stem: str) -> str:
                     out.line(f"/** Sends the `{m.wire}` notification ({m.stability}). */")
                     with out.block(f"{name}(params: T.{params}): Promise<void> {{"):
                         out.line(f"return this.notifyTyped({ts_str(m.wire)}, params);")
+                    if is_update_shortcut(spec, m):
+                        out.line()
+                        out.line(f"/** `{m.wire}` without building its params: `update(sessionId, agentMessageChunk(\"hi\"))`. */")
+                        sig = f'update(sessionId: T.{params}["sessionId"], update: T.{params}["update"]): Promise<void> {{'
+                        with out.block(sig):
+                            out.line(f"return this.notifyTyped({ts_str(m.wire)}, {{ sessionId, update }});")
     out.line()
     out.line("/** What an `Agent` handler receives besides its params: the connection to the client, the cancellation. */")
     out.line("export type AgentContext = Context<ClientConnection>;")
@@ -234,14 +251,14 @@ def emit_roles_module(spec: Spec, header: list[str], stem: str) -> str:
     return out.text()
 
 
-# The surfaces whose public module also exports the hand-written builders
-# (`ts/src/acp/<file>.ts`, typed against that surface).
-BUILDERS = {"v1": "v1-builders"}
+# The surfaces whose public module also exports hand-written conveniences typed
+# against that surface (`ts/src/acp/<module>.ts`: builders, the client's sessions).
+BUILDERS = {"v1": ["v1-builders", "v1-session"]}
 
 
 def public_roles(stem: str) -> str:
     """The role entry points of a surface's public module, bound to its `SURFACE`."""
-    builders = f'export * from "./{BUILDERS[stem]}.js";\n' if stem in BUILDERS else ""
+    builders = "".join(f'export * from "./{module}.js";\n' for module in BUILDERS.get(stem, []))
     return f"""
 export * from "../generated/acp/{stem}.roles.js";
 {builders}export type {{ Pair, PairOptions }} from "./pair.js";

@@ -21,6 +21,7 @@ export * from "./v1-codec.js";
 
 export * from "../generated/acp/v1.roles.js";
 export * from "./v1-builders.js";
+export * from "./v1-session.js";
 export type { Pair, PairOptions } from "./pair.js";
 
 const ROLES: RoleSurface = { surface: SURFACE, sessionScoped: SESSION_SCOPED };

@@ -110,6 +110,11 @@ export class ClientConnection extends ClientConnectionBase {
     return this.notifyTyped("session/update", params);
   }
 
+  /** `session/update` without building its params: `update(sessionId, agentMessageChunk("hi"))`. */
+  update(sessionId: T.SessionNotification["sessionId"], update: T.SessionNotification["update"]): Promise<void> {
+    return this.notifyTyped("session/update", { sessionId, update });
+  }
+
   /** Sends `terminal/create` (stable) and resolves with its validated result. */
   createTerminal(params: T.CreateTerminalRequest): Promise<T.CreateTerminalResponse> {
     return this.requestTyped("terminal/create", params) as Promise<T.CreateTerminalResponse>;

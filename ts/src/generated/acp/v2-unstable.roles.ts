@@ -159,6 +159,11 @@ export class ClientConnection extends ClientConnectionBase {
   sessionUpdate(params: T.UpdateSessionNotification): Promise<void> {
     return this.notifyTyped("session/update", params);
   }
+
+  /** `session/update` without building its params: `update(sessionId, agentMessageChunk("hi"))`. */
+  update(sessionId: T.UpdateSessionNotification["sessionId"], update: T.UpdateSessionNotification["update"]): Promise<void> {
+    return this.notifyTyped("session/update", { sessionId, update });
+  }
 }
 
 /** What an `Agent` handler receives besides its params: the connection to the client, the cancellation. */
