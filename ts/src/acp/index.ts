@@ -1,6 +1,7 @@
 /** What every ACP surface shares: the receive path, the surface codec, the shapes of
  * the method and rule tables, the role runtime (errors, options, contexts, spawned
- * agents), `FsRoots` and `ToolCallStore` (`agentproto/acp`). A surface's own types, roles and receivers are
+ * agents), `FsRoots`, `ToolCallStore`, and the terminals of ACP v1 (`Terminals` for a
+ * client, `TerminalHandle` for an agent) (`agentproto/acp`). A surface's own types, roles and receivers are
  * in `agentproto/acp/v1`, `agentproto/acp/v1-unstable`, `agentproto/acp/v2` and
  * `agentproto/acp/v2-unstable`. */
 
@@ -55,3 +56,14 @@ export {
 export type { AcpEvent, AcpObserver, AcpOptions, HandlerFailure, OnError } from "./options.js";
 export { AgentProcess, type SpawnOptions } from "./process.js";
 export { Change, ToolCallState, ToolCallStore, type ChangeKind } from "./tool-calls.js";
+export { TerminalHandle } from "./terminal-handle.js";
+export { OutputBuffer } from "./terminal-output.js";
+export {
+  CWD_PATH,
+  DEFAULT_MAX_OUTPUT_LIMIT,
+  DEFAULT_OUTPUT_LIMIT,
+  DRAIN_GRACE,
+  Terminals,
+  type TerminalHandlers,
+  type TerminalsOptions,
+} from "./terminals.js";
