@@ -70,29 +70,48 @@ export class EchoAgent implements v1.Agent {
   }
 }
 
-/** The pace between two words in ms, from `--delay SECONDS`. */
-export function parseDelay(args: readonly string[]): number {
+const USAGE = `usage: echo-agent [--delay SECONDS]
+
+An ACP agent on stdin/stdout that echoes each prompt back word by word, asks
+permission for a pretend tool call when the prompt mentions "tool", and ends a
+cancelled turn with \`cancelled\`. It exits when its stdin closes.
+
+  --delay SECONDS  the pause between two words (default 0.05; 0: as fast as read)
+  -h, --help       this text
+`;
+
+/** The command line read: the pace between two words in ms, `"help"`, or what is wrong. */
+export function parseArgs(args: readonly string[]): { delay: number } | "help" | { error: string } {
   let seconds = 0.05;
   for (let i = 0; i < args.length; i++) {
     const arg = args[i] as string;
-    const value = arg === "--delay" ? args[++i] : arg.startsWith("--delay=") ? arg.slice("--delay=".length) : undefined;
-    if (value === undefined) {
-      if (arg === "--help" || arg === "-h") {
-        process.stderr.write("usage: echo-agent [--delay SECONDS]\n");
-        process.exit(0);
-      }
-      throw new Error(`unknown argument ${arg}`);
-    }
+    if (arg === "--help" || arg === "-h") return "help";
+    let value: string | undefined;
+    if (arg === "--delay") {
+      value = args[++i];
+      if (value === undefined) return { error: "--delay needs a number of seconds" };
+    } else if (arg.startsWith("--delay=")) value = arg.slice("--delay=".length);
+    else return { error: `unknown argument ${arg}` };
     seconds = Number(value);
-    if (!Number.isFinite(seconds)) throw new Error(`--delay needs a number of seconds, found ${value}`);
+    if (value.trim() === "" || !Number.isFinite(seconds)) return { error: `--delay needs a number of seconds, found ${value}` };
   }
-  return Math.max(0, seconds) * 1000;
+  return { delay: Math.max(0, seconds) * 1000 };
 }
 
-/** The command line: serves the agent on stdin/stdout until stdin closes; the exit status. */
+/** The command line: serves the agent on stdin/stdout until stdin closes; the exit
+ * status (2 for a bad command line, after the usage on stderr). */
 export async function main(argv: readonly string[]): Promise<number> {
+  const args = parseArgs(argv);
+  if (args === "help") {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+  if ("error" in args) {
+    process.stderr.write(`echo-agent: ${args.error}\n${USAGE}`);
+    return 2;
+  }
   try {
-    await v1.serveAgentStdio(new EchoAgent(parseDelay(argv)));
+    await v1.serveAgentStdio(new EchoAgent(args.delay));
     return 0;
   } catch (err) {
     process.stderr.write(`echo-agent: ${err instanceof Error ? err.message : String(err)}\n`);

@@ -81,9 +81,20 @@ interface Args {
   command: string[];
 }
 
-const USAGE = "usage: run-prompt [--allow|--reject] [--prompt TEXT] -- <agent command>…\n";
+const USAGE = `usage: run-prompt [--allow|--reject] [--prompt TEXT] -- <agent command>…
 
-function parse(argv: readonly string[]): Args | string {
+Starts the agent command, runs one prompt and prints the reply as it streams in:
+message text on stdout, tool calls, permissions and the stop reason on stderr.
+Ctrl-C cancels the turn. Files are served from the current directory only.
+
+  --allow          answer permission requests with the first "allow" option
+  --reject         ... with the first "reject" option (the default)
+  --prompt TEXT    the prompt (default "hello from run-prompt")
+  --agent PROGRAM  shorthand for \`-- PROGRAM\` (a program without arguments)
+  -h, --help       this text
+`;
+
+function parse(argv: readonly string[]): Args | "help" | string {
   const args: Args = { allow: false, prompt: "hello from run-prompt", command: [] };
   let chose: string | null = null;
   for (let i = 0; i < argv.length; i++) {
@@ -92,6 +103,7 @@ function parse(argv: readonly string[]): Args | string {
       args.command = argv.slice(i + 1);
       break;
     }
+    if (arg === "--help" || arg === "-h") return "help";
     if (arg === "--allow" || arg === "--reject") {
       if (chose !== null && chose !== arg) return "--allow and --reject exclude each other";
       chose = arg;
@@ -114,6 +126,10 @@ function parse(argv: readonly string[]): Args | string {
 /** The command line; resolves with the exit status. */
 export async function main(argv: readonly string[]): Promise<number> {
   const args = parse(argv);
+  if (args === "help") {
+    process.stdout.write(USAGE);
+    return 0;
+  }
   if (typeof args === "string") {
     process.stderr.write(`run-prompt: ${args}\n${USAGE}`);
     return 2;
