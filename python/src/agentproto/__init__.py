@@ -17,4 +17,4 @@ from __future__ import annotations
 from agentproto.errors import AgentprotoError
 
 __all__ = ["AgentprotoError"]
-__version__ = "0.1.0"
+__version__ = "0.2.0"
