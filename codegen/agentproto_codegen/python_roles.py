@@ -63,7 +63,7 @@ EXPORTS = [
 STDLIB = [
     "from abc import ABC, abstractmethod",
     "from collections.abc import Mapping, Sequence",
-    "from typing import TypeAlias",
+    "from typing import TypeAlias, overload",
 ]
 THIRD_PARTY = ["from msgspec import Raw"]
 FIRST_PARTY = [
@@ -122,6 +122,18 @@ def emit(e: Emitter) -> str:
         a union result (`mcp/message`) is an alias the runtime can only decode."""
         return isinstance(e.decls.get(name), Struct)
 
+    def session_update_type(params: str) -> str | None:
+        """The type of `update` when a notification's params are exactly a session id and
+        an update (`session/update`), which earns the call a two-argument form."""
+        decl = e.decls.get(params)
+        if not isinstance(decl, Struct):
+            return None
+        required = [f.wire for f in decl.fields if f.required]
+        update = next((f for f in decl.fields if f.wire == "update"), None)
+        if sorted(required) != ["sessionId", "update"] or update is None:
+            return None
+        return e.m.annotation(update.type)
+
     def signature(head: str, args: list[str], returns: str) -> None:
         write(out, "", Call(head, args, f") -> {returns}:"))
 
@@ -152,6 +164,24 @@ def emit(e: Emitter) -> str:
                         else:
                             write(out, f"value: {result} = await ", Call("self._request_value(", [f'"{m.wire}"', "params"], ")"))
                             out.line("return value")
+                elif (update := session_update_type(params)) is not None:
+                    # `session_update(session_id, update)` besides the typed params.
+                    out.line("@overload")
+                    out.line(f"async def {name}(self, params: {params}, /) -> None: ...")
+                    out.line("@overload")
+                    out.line(f"async def {name}(self, session_id: str, update: {update}, /) -> None: ...")
+                    args = ["self", f"params: {params} | str", f"update: {update} | None = None", "/"]
+                    signature(f"async def {name}(", args, "None")
+                    with out.indent():
+                        out.line(f'"""Sends the `{m.wire}` notification: its typed params, or a session id and')
+                        out.line(f'the update, which are wrapped in a `{params}` for you."""')
+                        out.line("if isinstance(params, str):")
+                        with out.indent():
+                            out.line("if update is None:")
+                            with out.indent():
+                                out.line(f'raise TypeError("{name}(session_id, update): the update is missing")')
+                            out.line(f"params = {params}(session_id=params, update=update)")
+                        write(out, "await ", Call("self._notify(", [f'"{m.wire}"', "params"], ")"))
                 else:
                     signature(f"async def {name}(", ["self", f"params: {params}"], "None")
                     with out.indent():

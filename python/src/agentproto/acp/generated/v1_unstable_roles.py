@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
-from typing import TypeAlias
+from typing import TypeAlias, overload
 
 from msgspec import Raw
 
@@ -70,6 +70,7 @@ from agentproto.acp.generated.v1_unstable import (
     SessionNotification,
     SessionStatusRequest,
     SessionStatusResponse,
+    SessionUpdate,
     SetProviderRequest,
     SetProviderResponse,
     SetSessionConfigOptionRequest,
@@ -239,8 +240,17 @@ class ClientConnection(ClientConnectionBase):
         """Sends `session/request_permission` and waits for its validated result."""
         return await self._request("session/request_permission", params, RequestPermissionResponse)
 
-    async def session_update(self, params: SessionNotification) -> None:
-        """Sends the `session/update` notification."""
+    @overload
+    async def session_update(self, params: SessionNotification, /) -> None: ...
+    @overload
+    async def session_update(self, session_id: str, update: SessionUpdate, /) -> None: ...
+    async def session_update(self, params: SessionNotification | str, update: SessionUpdate | None = None, /) -> None:
+        """Sends the `session/update` notification: its typed params, or a session id and
+        the update, which are wrapped in a `SessionNotification` for you."""
+        if isinstance(params, str):
+            if update is None:
+                raise TypeError("session_update(session_id, update): the update is missing")
+            params = SessionNotification(session_id=params, update=update)
         await self._notify("session/update", params)
 
     async def create_terminal(self, params: CreateTerminalRequest) -> CreateTerminalResponse:

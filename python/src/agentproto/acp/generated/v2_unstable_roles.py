@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
-from typing import TypeAlias
+from typing import TypeAlias, overload
 
 from msgspec import Raw
 
@@ -63,6 +63,7 @@ from agentproto.acp.generated.v2_unstable import (
     ResumeSessionResponse,
     SessionStatusRequest,
     SessionStatusResponse,
+    SessionUpdate,
     SetProviderRequest,
     SetProviderResponse,
     SetSessionConfigOptionRequest,
@@ -217,8 +218,19 @@ class ClientConnection(ClientConnectionBase):
         """Sends `session/request_permission` and waits for its validated result."""
         return await self._request("session/request_permission", params, RequestPermissionResponse)
 
-    async def session_update(self, params: UpdateSessionNotification) -> None:
-        """Sends the `session/update` notification."""
+    @overload
+    async def session_update(self, params: UpdateSessionNotification, /) -> None: ...
+    @overload
+    async def session_update(self, session_id: str, update: SessionUpdate, /) -> None: ...
+    async def session_update(
+        self, params: UpdateSessionNotification | str, update: SessionUpdate | None = None, /
+    ) -> None:
+        """Sends the `session/update` notification: its typed params, or a session id and
+        the update, which are wrapped in a `UpdateSessionNotification` for you."""
+        if isinstance(params, str):
+            if update is None:
+                raise TypeError("session_update(session_id, update): the update is missing")
+            params = UpdateSessionNotification(session_id=params, update=update)
         await self._notify("session/update", params)
 
 
