@@ -67,8 +67,15 @@ class EchoAgent(v1.Agent):
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="echo_agent", description="An ACP agent that echoes the prompt back.")
-    parser.add_argument("--delay", type=float, default=0.05, help="seconds between two words (default 0.05)")
+    parser = argparse.ArgumentParser(
+        prog="echo_agent",
+        description="An ACP agent on stdin/stdout that streams the prompt back word by word, asks permission"
+        " when the prompt mentions 'tool' and honours session/cancel. It exits when stdin closes.",
+        epilog="example: python -m agentproto.examples.run_prompt --allow -- python -m agentproto.examples.echo_agent",
+    )
+    parser.add_argument(
+        "--delay", type=float, default=0.05, metavar="SECONDS", help="seconds between two words (default 0.05)"
+    )
     args = parser.parse_args(argv)
     try:
         asyncio.run(v1.serve_agent_stdio(EchoAgent(max(0.0, args.delay))))

@@ -105,24 +105,32 @@ async def amain(allow: bool, text: str, command: list[str]) -> int:
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
-    if "--" not in args:
-        print("usage: run_prompt [--allow|--reject] [--prompt TEXT] -- <agent command>…", file=sys.stderr)
-        return 2
-    split = args.index("--")
-    parser = argparse.ArgumentParser(prog="run_prompt", description="Runs one prompt against an ACP agent.")
+def parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="run_prompt",
+        usage="%(prog)s [-h] [--allow | --reject] [--prompt TEXT] -- AGENT_COMMAND [ARG ...]",
+        description="Spawns an ACP agent, runs one prompt and prints the agent's message on stdout"
+        " (tool calls, permissions and other updates on stderr). Ctrl-C cancels the turn.",
+        epilog="example: %(prog)s --allow -- python -m agentproto.examples.echo_agent",
+    )
     choice = parser.add_mutually_exclusive_group()
     choice.add_argument("--allow", action="store_true", help="allow permission requests")
     choice.add_argument("--reject", action="store_true", help="reject permission requests (the default)")
-    parser.add_argument("--prompt", default="hello from run-prompt", help="the prompt text")
-    flags = parser.parse_args(args[:split])
+    parser.add_argument("--prompt", metavar="TEXT", default="hello from run-prompt", help="the prompt text")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    # What follows `--` is the agent's command line, its flags included.
+    split = args.index("--") if "--" in args else len(args)
     command = args[split + 1 :]
+    flags = parser()
+    options = flags.parse_args(args[:split])  # `--help` prints the usage and exits 0
     if not command:
-        print("run-prompt: no agent command after --", file=sys.stderr)
-        return 2
+        flags.error("no agent command: give it after --")  # exits 2
     try:
-        return asyncio.run(amain(flags.allow, flags.prompt, command))
+        return asyncio.run(amain(options.allow, options.prompt, command))
     except OSError as e:
         print(f"run-prompt: cannot start the agent: {e}", file=sys.stderr)
         return 1
