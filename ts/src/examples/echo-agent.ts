@@ -45,9 +45,8 @@ export class EchoAgent implements v1.Agent {
   async prompt(cx: v1.AgentContext, params: v1.PromptRequest): Promise<v1.PromptResponse> {
     const sessionId = params.sessionId;
     const text = params.prompt.map((block) => (block.type === "text" ? block.text : "")).join("");
-    const send = (update: v1.SessionUpdate): Promise<void> => cx.peer.sessionUpdate({ sessionId, update });
     if (text.includes("tool")) {
-      await send({ sessionUpdate: "tool_call", toolCallId: "echo-tool", title: "Pretend to edit a file" });
+      await cx.peer.update(sessionId, v1.toolCall("echo-tool", "Pretend to edit a file"));
       const answer = await cx.peer.requestPermission({
         sessionId,
         toolCall: { toolCallId: "echo-tool" },
@@ -57,13 +56,13 @@ export class EchoAgent implements v1.Agent {
         ],
       });
       const allowed = answer.outcome.outcome === "selected" && answer.outcome.optionId === "yes";
-      await send({ sessionUpdate: "tool_call_update", toolCallId: "echo-tool", status: allowed ? "completed" : "failed" });
+      await cx.peer.update(sessionId, v1.toolCallUpdate("echo-tool", { status: allowed ? "completed" : "failed" }));
     }
     // Words with the spaces after them, so the chunks join back into the prompt.
     for (const word of text.split(/(?<= )/).filter((w) => w !== "")) {
       // A cancelled turn is answered `cancelled` by the connection; stop sending.
       if (cx.signal.aborted) break;
-      await send({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: word } });
+      await cx.peer.update(sessionId, v1.agentMessageChunk(word));
       if (this.delayMs > 0) await pause(this.delayMs, cx.signal);
     }
     return { stopReason: "end_turn" };
