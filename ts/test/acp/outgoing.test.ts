@@ -22,7 +22,7 @@ class Loose implements v1.Agent {
   initialize(): v1.InitializeResponse {
     return { protocolVersion: 1 };
   }
-  newSession(): v1.NewSessionResponse {
+  newSession(_cx?: v1.AgentContext): v1.NewSessionResponse | Promise<v1.NewSessionResponse> {
     return this.newSessionAnswer as v1.NewSessionResponse;
   }
   async prompt(cx: v1.AgentContext, params: v1.PromptRequest): Promise<v1.PromptResponse> {
@@ -183,4 +183,41 @@ test("a thrown error reaches a custom onError; `onError: null` silences it", asy
     console.error = original;
   }
   assert.equal(calls, 0);
+});
+
+test("an outgoing failure a handler lets through is reported too, and the client's failing update handler", async () => {
+  class LetThrough extends Loose {
+    override async prompt(cx: v1.AgentContext, params: v1.PromptRequest): Promise<v1.PromptResponse> {
+      await cx.peer.update(params.sessionId, { sessionUpdate: "agent_message_chunk" } as unknown as v1.SessionUpdate);
+      return { stopReason: "end_turn" };
+    }
+    override async newSession(cx: v1.AgentContext): Promise<v1.NewSessionResponse> {
+      await cx.peer.update("s1", v1.agentMessageChunk("hello"));
+      return { sessionId: "s1" };
+    }
+  }
+  class Failing extends Recorder {
+    override sessionUpdate(): void {
+      throw new Error("the client's update handler failed");
+    }
+  }
+  const agentSide = failures();
+  const clientSide = failures();
+  const pair = v1.connectPair(new LetThrough(), new Failing(), { agent: { onError: agentSide.onError }, client: { onError: clientSide.onError } });
+  await within(pair.agent.initialize(INIT), "initialize");
+  const { sessionId } = await within(pair.agent.newSession(NEW), "new session");
+  const err = await pair.agent.prompt({ sessionId, prompt: [v1.text("hi")] }).then(
+    () => assert.fail("the prompt succeeded"),
+    (e: unknown) => e,
+  );
+  assert.ok(err instanceof PeerError && err.error.code === -32603);
+  assert.deepEqual(
+    agentSide.list.map((f) => [f.method, f.id, f.error instanceof InvalidParams]),
+    [["session/prompt", 2, true]],
+  );
+  assert.deepEqual(
+    clientSide.list.map((f) => [f.method, f.id, (f.error as Error).message]),
+    [["session/update", null, "the client's update handler failed"]],
+  );
+  await pair.close();
 });
