@@ -5,6 +5,10 @@
 //! `cancelled` when the client sends `session/cancel` (the connection ends the
 //! turn; this handler is simply dropped). Run it under any ACP client, e.g.
 //! `cargo run --example run-prompt -- --allow -- cargo run --example echo-agent`.
+//!
+//! ```text
+//! echo-agent [--help]
+//! ```
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -30,40 +34,80 @@ impl Agent for EchoAgent {
     }
 
     async fn prompt(&self, cx: AgentContext, request: PromptRequest) -> Result<PromptResponse, ErrorObject> {
-        let session = request.session_id;
-        let send = |update| cx.peer().session_update(SessionNotification::new(session.clone(), update));
-        let text: String = request
-            .prompt
-            .iter()
-            .filter_map(|b| if let ContentBlock::Text(t) = b { Some(t.text.as_str()) } else { None })
-            .collect();
+        let session = &request.session_id;
+        let text = request.text();
         if text.contains("tool") {
-            send(SessionUpdate::ToolCall(ToolCall::new("echo-tool", "Pretend to edit a file"))).await.ok();
+            cx.peer().update(session, ToolCall::new("echo-tool", "Pretend to edit a file")).await.ok();
             let options = vec![
                 PermissionOption::new("yes", "Allow", PermissionOptionKind::AllowOnce),
                 PermissionOption::new("no", "Reject", PermissionOptionKind::RejectOnce),
             ];
-            let ask = RequestPermissionRequest::new(session.clone(), ToolCallUpdate::new("echo-tool"), options);
+            let ask = RequestPermissionRequest::new(session, ToolCallUpdate::new("echo-tool"), options);
             let allowed = matches!(cx.peer().request_permission(ask).await, Ok(RequestPermissionResponse { outcome: RequestPermissionOutcome::Selected(s), .. }) if s.option_id.as_str() == "yes");
             let mut done = ToolCallUpdate::new("echo-tool");
             done.status = if allowed { ToolCallStatus::Completed } else { ToolCallStatus::Failed }.into();
-            send(SessionUpdate::ToolCallUpdate(done)).await.ok();
+            cx.peer().update(session, done).await.ok();
         }
         for word in text.split_inclusive(' ') {
-            let chunk = ContentChunk::new(ContentBlock::Text(TextContent::new(word)));
-            send(SessionUpdate::AgentMessageChunk(chunk))
-                .await
-                .map_err(|e| ErrorObject::internal_error(e.to_string()))?;
+            cx.peer().update(session, SessionUpdate::agent_message_text(word)).await?;
             tokio::time::sleep(Duration::from_millis(50)).await; // pace the stream like a model would
         }
         Ok(PromptResponse::new(StopReason::EndTurn))
     }
 }
 
+const USAGE: &str = "usage: echo-agent [--help]\n\nAn ACP agent on stdin/stdout that echoes each prompt back, word by word.\nRun it under an ACP client, e.g. run-prompt -- echo-agent.\n";
+
+/// What the command line asks for.
+#[derive(Debug, PartialEq)]
+enum Command {
+    Serve,
+    Help,
+    /// A usage error: the message, then the usage on stderr, exit status 2.
+    Wrong(String),
+}
+
+fn parse(args: &[String]) -> Command {
+    match args.first().map(String::as_str) {
+        None => Command::Serve,
+        Some("--help" | "-h") => Command::Help,
+        Some(other) => Command::Wrong(format!("unknown argument {other:?}")),
+    }
+}
+
 #[tokio::main]
 async fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match parse(&args) {
+        Command::Serve => {}
+        Command::Help => {
+            print!("{USAGE}");
+            return;
+        }
+        Command::Wrong(problem) => {
+            eprint!("echo-agent: {problem}\n{USAGE}");
+            std::process::exit(2);
+        }
+    }
     if let Err(e) = serve_agent_stdio(EchoAgent::default(), AcpOptions::default()).await {
         eprintln!("echo-agent: {e}");
         std::process::exit(1);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(words: &[&str]) -> Vec<String> {
+        words.iter().map(|w| (*w).to_owned()).collect()
+    }
+
+    #[test]
+    fn help_and_unknown_flags() {
+        assert_eq!(parse(&args(&[])), Command::Serve);
+        assert_eq!(parse(&args(&["--help"])), Command::Help);
+        assert_eq!(parse(&args(&["-h"])), Command::Help);
+        assert_eq!(parse(&args(&["--verbose"])), Command::Wrong("unknown argument \"--verbose\"".to_owned()));
     }
 }

@@ -3,6 +3,7 @@
 //!
 //! ```text
 //! run-prompt [--allow | --reject] [--prompt TEXT] -- <agent command> [args…]
+//! run-prompt --help
 //! ```
 //!
 //! Permission requests are answered from the flag: `--allow` picks the first
@@ -71,6 +72,58 @@ impl Client for Printer {
     }
 }
 
+const USAGE: &str = "\
+usage: run-prompt [--allow | --reject] [--prompt TEXT] -- <agent command> [args...]
+       run-prompt --help
+
+Spawns the agent command, runs one prompt turn and prints the agent's reply on
+stdout (updates and the stop reason on stderr). Ctrl-C cancels the turn.
+
+  --allow        answer permission requests with the first allow option
+  --reject       answer them with the first reject option (the default)
+  --prompt TEXT  the prompt (default: \"hello from run-prompt\")
+  --help         this text
+";
+
+/// What the command line asks for.
+#[derive(Debug, PartialEq)]
+enum Command {
+    Run {
+        allow: bool,
+        prompt: String,
+        agent: Vec<String>,
+    },
+    Help,
+    /// A usage error: the message, then the usage on stderr, exit status 2.
+    Wrong(String),
+}
+
+fn parse(args: &[String]) -> Command {
+    let mut allow = false;
+    let mut prompt = "hello from run-prompt".to_owned();
+    let mut words = args.iter();
+    while let Some(word) = words.next() {
+        match word.as_str() {
+            "--help" | "-h" => return Command::Help,
+            "--allow" => allow = true,
+            "--reject" => allow = false,
+            "--prompt" => match words.next() {
+                Some(text) => prompt = text.clone(),
+                None => return Command::Wrong("--prompt needs a value".to_owned()),
+            },
+            "--" => {
+                let agent: Vec<String> = words.cloned().collect();
+                if agent.is_empty() {
+                    return Command::Wrong("no agent command after --".to_owned());
+                }
+                return Command::Run { allow, prompt, agent };
+            }
+            other => return Command::Wrong(format!("unknown argument {other:?}")),
+        }
+    }
+    Command::Wrong("missing -- <agent command>".to_owned())
+}
+
 fn fail(message: impl std::fmt::Display) -> ! {
     eprintln!("run-prompt: {message}");
     std::process::exit(1)
@@ -79,21 +132,20 @@ fn fail(message: impl std::fmt::Display) -> ! {
 #[tokio::main]
 async fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let split = args
-        .iter()
-        .position(|a| a == "--")
-        .unwrap_or_else(|| fail("usage: run-prompt [--allow|--reject] [--prompt TEXT] -- <agent command>…"));
-    let (flags, command) = (&args[..split], &args[split + 1..]);
-    let allow = flags.iter().any(|f| f == "--allow");
-    let text = flags
-        .iter()
-        .position(|f| f == "--prompt")
-        .and_then(|i| flags.get(i + 1))
-        .cloned()
-        .unwrap_or_else(|| "hello from run-prompt".to_owned());
+    let (allow, text, command) = match parse(&args) {
+        Command::Run { allow, prompt, agent } => (allow, prompt, agent),
+        Command::Help => {
+            print!("{USAGE}");
+            return;
+        }
+        Command::Wrong(problem) => {
+            eprint!("run-prompt: {problem}\n{USAGE}");
+            std::process::exit(2);
+        }
+    };
     let cwd = std::env::current_dir().unwrap_or_else(|e| fail(e));
     let files = FsRoots::new([&cwd]).unwrap_or_else(|e| fail(e));
-    let Some((program, rest)) = command.split_first() else { fail("no agent command after --") };
+    let (program, rest) = command.split_first().expect("parse requires an agent command");
     let mut agent_command = tokio::process::Command::new(program);
     agent_command.args(rest);
     let (agent, process) =
@@ -114,18 +166,51 @@ async fn run(agent: &AgentConnection<V1>, cwd: String, text: String) -> Result<(
     init.client_capabilities.fs.write_text_file = true;
     init.client_info = Implementation::new("run-prompt", env!("CARGO_PKG_VERSION")).into();
     agent.initialize(init).await?;
-    let session = agent.new_session(NewSessionRequest::new(cwd, Vec::new())).await?.session_id;
-    let prompt = PromptRequest::new(session.clone(), vec![ContentBlock::Text(TextContent::new(text))]);
-    let turn = agent.prompt(prompt);
+    let session = agent.open_session(cwd).await?;
+    let turn = session.prompt(text);
     tokio::pin!(turn);
     let response = tokio::select! {
         response = &mut turn => response,
         _ = tokio::signal::ctrl_c() => {
-            agent.cancel(CancelNotification::new(session)).await?;
+            session.cancel().await?;
             turn.await
         }
     };
     println!();
     eprintln!("[stop] {}", response?.stop_reason.as_str());
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(words: &[&str]) -> Vec<String> {
+        words.iter().map(|w| (*w).to_owned()).collect()
+    }
+
+    #[test]
+    fn flags_then_the_agent_command() {
+        assert_eq!(
+            parse(&args(&["--allow", "--prompt", "hi there", "--", "agent", "--its-flag"])),
+            Command::Run { allow: true, prompt: "hi there".to_owned(), agent: args(&["agent", "--its-flag"]) }
+        );
+        assert_eq!(
+            parse(&args(&["--", "agent"])),
+            Command::Run { allow: false, prompt: "hello from run-prompt".to_owned(), agent: args(&["agent"]) }
+        );
+    }
+
+    #[test]
+    fn help_wins_and_mistakes_are_usage_errors() {
+        assert_eq!(parse(&args(&["--help"])), Command::Help);
+        assert_eq!(parse(&args(&["--allow", "-h", "--", "agent"])), Command::Help);
+        assert_eq!(
+            parse(&args(&["--verbose", "--", "agent"])),
+            Command::Wrong("unknown argument \"--verbose\"".to_owned())
+        );
+        assert_eq!(parse(&args(&["--prompt"])), Command::Wrong("--prompt needs a value".to_owned()));
+        assert_eq!(parse(&args(&["--"])), Command::Wrong("no agent command after --".to_owned()));
+        assert_eq!(parse(&args(&[])), Command::Wrong("missing -- <agent command>".to_owned()));
+    }
 }

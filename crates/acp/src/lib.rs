@@ -263,6 +263,8 @@ mod endpoint;
 pub mod receive;
 mod role;
 pub mod rules;
+mod session;
+mod shortcuts;
 pub use rules::missing_capability;
 
 pub use agent::ClientConnection;
@@ -270,12 +272,18 @@ pub use client::{AgentConnection, AgentProcess};
 #[doc(hidden)]
 pub use role::encode_reply;
 pub use role::{AcpError, AcpEvent, AcpObserver, AcpOptions, Context, Dispatch, Protocol};
+pub use session::Session;
 pub use v1::V1;
 
 /// The README's example is compiled and run as a doctest.
 #[cfg(doctest)]
 #[doc = include_str!("../../../README.md")]
 pub struct ReadmeDoctests;
+
+/// This crate's own README (the one crates.io shows) is compiled as a doctest too.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct CrateReadmeDoctests;
 
 /// The Rust ACP guide's examples are compiled and run as doctests.
 #[cfg(doctest)]
