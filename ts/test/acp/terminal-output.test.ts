@@ -63,3 +63,9 @@ test("a limit of zero keeps nothing and reports the truncation", () => {
   buffer.push(bytes("gone"));
   assert.deepEqual(buffer.snapshot(true), { text: "", truncated: true });
 });
+
+test("a byte-order mark the command writes is output like any other character", () => {
+  const buffer = new OutputBuffer(16);
+  buffer.push(Buffer.from([0xef, 0xbb, 0xbf, 0x61]));
+  assert.deepEqual(buffer.snapshot(true), { text: "\ufeffa", truncated: false });
+});
