@@ -11,8 +11,9 @@ asyncio runtime:
   other side sends. Baseline handlers (``Method.required``) are abstract; every other
   request answers -32601 and every other notification is ignored until overridden;
   ``ext_method`` / ``ext_notification`` take extension messages;
-* ``connect_agent``, ``serve_agent_stdio``, ``connect_client``, ``spawn_agent``: the
-  runtime's entry points bound to this surface (its ``SURFACE``, from the types module).
+* ``connect_agent``, ``serve_agent_stdio``, ``connect_client``, ``spawn_agent``,
+  ``connect_pair``: the runtime's entry points bound to this surface (its ``SURFACE``,
+  from the types module).
 
 Handler and call names are the model's ``Method.handler`` as they are: the runtime
 dispatches by that name, so a name that is not a valid, free Python identifier fails
@@ -54,6 +55,7 @@ EXPORTS = [
     "ClientContext",
     "connect_agent",
     "connect_client",
+    "connect_pair",
     "serve_agent_stdio",
     "spawn_agent",
 ]
@@ -74,6 +76,7 @@ FIRST_PARTY = [
     "from agentproto.acp.client import AgentConnectionBase",
     "from agentproto.acp.context import Context",
     "from agentproto.acp.options import AcpOptions",
+    "from agentproto.acp.pair import Pair",
     "from agentproto.acp.process import AgentProcess",
     "from agentproto.acp.receive import ExtMessage",
     "from agentproto.jsonrpc import Connection, RequestError",
@@ -278,4 +281,20 @@ def emit(e: Emitter) -> str:
         out.line('"""Starts an agent command in a process group of its own and connects `client` to it')
         out.line('(see `agentproto.acp.process`). Close the `AgentProcess` (or use it with `async with`)."""')
         write(out, "return await ", Call("_process.spawn(", ["SURFACE", "command", "client", "options", "AgentConnection", "cwd=cwd", "env=env"], ")"))
+    blank(2)
+    pair_args = ["agent: Agent", "client: Client", "options: AcpOptions | None = None", "*"]
+    pair_args += ["client_options: AcpOptions | None = None", "timeout: float = 5.0"]
+    signature("def connect_pair(", pair_args, "Pair[AgentConnection, ClientConnection]")
+    with out.indent():
+        out.line('"""`agent` and `client` connected in this process over in-memory pipes, to test one')
+        out.line("against the other without processes; run both with `async with` (see")
+        out.line("`agentproto.acp.pair`). `options` apply to both sides unless `client_options` is given.\"\"\"")
+        out.line("return Pair(")
+        with out.indent():
+            out.line("lambda input, output, o: connect_agent(agent, input, output, o),")
+            out.line("lambda input, output, o: connect_client(client, input, output, o),")
+            out.line("options,")
+            out.line("options if client_options is None else client_options,")
+            out.line("timeout,")
+        out.line(")")
     return out.text()

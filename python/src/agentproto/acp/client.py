@@ -153,6 +153,8 @@ class ClientRuntime(Handler, Generic[K, C]):
         if session is not None and session not in ep.sessions:
             # Still delivered: agents send updates before the `session/new` answer.
             ep.report(UnknownSession(notification.method, session))
+        if session is not None and ep.session_watcher is not None:
+            ep.session_watcher(info.name, session, params)
         # `$/cancel_request` reaches here only when the connection's cancel notification
         # is turned off; no handler exists for it then.
         handler = getattr(self._client, info.handler, None)

@@ -190,6 +190,9 @@ class Endpoint:
         self._outgoing_notes = surface.notifications(peer_side)
         self._observer = options.observer
         self._on_error = options.on_error
+        self.session_watcher: Callable[[str, str, Any], None] | None = None
+        """Client side: sees every session-scoped notification from the agent (method,
+        session id, typed params) before the handler does (`agentproto.acp.session`)."""
         self._result_types: dict[str, type[Any]] = {}
         # What the answers of the requests that open sessions may announce, per request.
         self._incoming_openers = opening_members(self._incoming.values())

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
         ClientContext,
         connect_agent,
         connect_client,
+        connect_pair,
         serve_agent_stdio,
         spawn_agent,
     )
@@ -49,6 +50,7 @@ _ROLES = frozenset(
         "ClientContext",
         "connect_agent",
         "connect_client",
+        "connect_pair",
         "serve_agent_stdio",
         "spawn_agent",
     }
@@ -65,6 +67,7 @@ __all__ = [
     "ClientContext",
     "connect_agent",
     "connect_client",
+    "connect_pair",
     "serve_agent_stdio",
     "spawn_agent",
 ]

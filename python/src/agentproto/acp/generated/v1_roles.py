@@ -67,6 +67,7 @@ from agentproto.acp.generated.v1 import (
     WriteTextFileResponse,
 )
 from agentproto.acp.options import AcpOptions
+from agentproto.acp.pair import Pair
 from agentproto.acp.process import AgentProcess
 from agentproto.acp.receive import ExtMessage
 from agentproto.jsonrpc import Connection, RequestError
@@ -81,6 +82,7 @@ __all__ = [
     "ClientContext",
     "connect_agent",
     "connect_client",
+    "connect_pair",
     "serve_agent_stdio",
     "spawn_agent",
 ]
@@ -377,3 +379,23 @@ async def spawn_agent(
     """Starts an agent command in a process group of its own and connects `client` to it
     (see `agentproto.acp.process`). Close the `AgentProcess` (or use it with `async with`)."""
     return await _process.spawn(SURFACE, command, client, options, AgentConnection, cwd=cwd, env=env)
+
+
+def connect_pair(
+    agent: Agent,
+    client: Client,
+    options: AcpOptions | None = None,
+    *,
+    client_options: AcpOptions | None = None,
+    timeout: float = 5.0,
+) -> Pair[AgentConnection, ClientConnection]:
+    """`agent` and `client` connected in this process over in-memory pipes, to test one
+    against the other without processes; run both with `async with` (see
+    `agentproto.acp.pair`). `options` apply to both sides unless `client_options` is given."""
+    return Pair(
+        lambda input, output, o: connect_agent(agent, input, output, o),
+        lambda input, output, o: connect_client(client, input, output, o),
+        options,
+        options if client_options is None else client_options,
+        timeout,
+    )
