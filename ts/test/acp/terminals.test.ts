@@ -45,11 +45,16 @@ function alive(pid: number): boolean {
   }
 }
 
-/** Waits, at most 5 s, until `pid` has gone. */
+/** Waits, at most 5 s, until `pid` has gone; kills it when it has not (nothing outlives the test). */
 async function gone(pid: number): Promise<boolean> {
   for (let i = 0; i < 500; i++) {
     if (!alive(pid)) return true;
     await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  try {
+    process.kill(pid, "SIGKILL");
+  } catch {
+    // gone after all
   }
   return false;
 }
@@ -122,6 +127,25 @@ test("what a command leaves running in the background is killed when it exits", 
   const pid = Number((await t.output(ids(id))).output.trim());
   assert.ok(pid > 0);
   assert.ok(await gone(pid), `background process ${pid} still runs`);
+});
+
+test("kill ends the whole group, not only the command", async () => {
+  const t = terminals();
+  // The background `sleep` holds no pipe: only the group kill can end it.
+  const id = await create(t, "sh", ["-c", "sleep 30 </dev/null >/dev/null 2>&1 & echo $!; exec sleep 30"]);
+  const pid = Number(await within(firstLine(t, id), "the pid"));
+  assert.ok(alive(pid));
+  await within(t.kill(ids(id)), "the kill");
+  assert.ok(await gone(pid), `background process ${pid} survived terminal/kill`);
+});
+
+test("terminal ids are never reused, even after a release", async () => {
+  const t = terminals();
+  const a = await create(t, "true");
+  const b = await create(t, "true");
+  await t.release(ids(a));
+  const c = await create(t, "true");
+  assert.equal(new Set([a, b, c]).size, 3);
 });
 
 test("release kills the whole group and forgets the terminal", async () => {
