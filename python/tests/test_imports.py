@@ -44,3 +44,18 @@ def test_the_roles_and_the_connection_come_on_first_use() -> None:
     assert run(ROLES_ON_DEMAND) == (
         "agentproto.acp.generated.v1_roles agentproto.acp.generated.v1_roles agentproto.jsonrpc.connection True"
     )
+
+
+CONVENIENCES = """
+import sys
+import agentproto.acp as acp
+from agentproto.acp import helpers
+assert "asyncio" not in sys.modules  # the builders are plain values
+from agentproto.acp import SessionClient, open_session
+from agentproto.acp.v1 import connect_pair
+print(helpers.text_block("hi").text, SessionClient.__module__, open_session.__module__, connect_pair.__module__)
+"""
+
+
+def test_the_conveniences_come_on_first_use() -> None:
+    assert run(CONVENIENCES) == ("hi agentproto.acp.session agentproto.acp.session agentproto.acp.generated.v1_roles")

@@ -8,9 +8,13 @@ typed connections and the entry points); `agentproto.acp.receive` classifies one
 incoming line for either side without a connection.
 
 Ready-made helpers for v1: `Terminals` (a client's `terminal/*` handlers) and
-`TerminalHandle` (an agent's terminal), from `agentproto.acp.terminal`, imported on first
-use so that `import agentproto.acp` does not load the v1 surface; `Context` likewise, so
-that decoding messages does not load asyncio.
+`TerminalHandle` (an agent's terminal), from `agentproto.acp.terminal`; `open_session`,
+`ClientSession` and `SessionClient` (a client-side session: prompt with text, read a
+turn's updates), from `agentproto.acp.session`; the builders of common content and
+updates are in `agentproto.acp.helpers`, and every surface has `connect_pair` (an agent
+and a client in one process). They are imported on first use so that
+`import agentproto.acp` does not load the v1 surface; `Context` likewise, so that
+decoding messages does not load asyncio.
 """
 
 from __future__ import annotations
@@ -26,16 +30,19 @@ from agentproto.acp.surface import Surface
 
 if TYPE_CHECKING:
     from agentproto.acp.context import Context
+    from agentproto.acp.session import ClientSession, SessionClient, open_session
     from agentproto.acp.terminal import TerminalHandle, Terminals
 
 __all__ = [
     "AcpError",
     "AcpOptions",
+    "ClientSession",
     "Context",
     "ExtMessage",
     "Gate",
     "MethodInfo",
     "Receiver",
+    "SessionClient",
     "SessionGate",
     "SessionRule",
     "Surface",
@@ -44,11 +51,15 @@ __all__ = [
     "Terminals",
     "ValueGate",
     "classify",
+    "open_session",
 ]
 
 # Imported on first use: `Context` needs asyncio, the terminals the v1 surface.
 _LAZY = {
+    "ClientSession": "agentproto.acp.session",
     "Context": "agentproto.acp.context",
+    "SessionClient": "agentproto.acp.session",
+    "open_session": "agentproto.acp.session",
     "TerminalHandle": "agentproto.acp.terminal",
     "Terminals": "agentproto.acp.terminal",
 }
