@@ -1,26 +1,105 @@
-"""The README's examples run: the agent (driven by a client in memory), the client
-snippet (against that agent, spawned), the decoding example, and the terminal example
-(both sides, in memory, with a real command)."""
+"""The examples of the README and of docs/reference.md run as written.
+
+README: the quick start's agent and client (the client spawning the agent, its output
+the README's), the streamed turn and the in-process test (against that agent, in
+memory), the `on_error` options. The reference: the decoding example and the terminal
+example (both sides, in memory, with a real command). The same quick start runs from
+the built wheel in a fresh environment in `package_check.py`.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import re
+import subprocess
 import sys
+import types
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from agentproto.acp import Terminals, v1
+from agentproto.acp.options import HandlerFailure
+from agentproto.acp.session import SessionClient, open_session
 from agentproto.jsonrpc.memory import duplex
 
-README = Path(__file__).resolve().parents[1] / "README.md"
-BLOCKS = re.findall(r"```python\n(.*?)```", README.read_text(), re.DOTALL)
+ROOT = Path(__file__).resolve().parents[1]
+README = (ROOT / "README.md").read_text()
+BLOCKS = re.findall(r"```python\n(.*?)```", README, re.DOTALL)
+MARKED = dict(re.findall(r"<!-- package-test: ([\w.]+) -->\n```\w*\n(.*?)```", README, re.DOTALL))
+REFERENCE = re.findall(r"```python\n(.*?)```", (ROOT / "docs" / "reference.md").read_text(), re.DOTALL)
+RUN_TIMEOUT = 60.0
 
 
-def run_block(text: str) -> dict[str, Any]:
-    namespace: dict[str, Any] = {"__name__": "readme"}
+def run_block(text: str, namespace: dict[str, Any] | None = None) -> dict[str, Any]:
+    namespace = {"__name__": "readme", **(namespace or {})}
     exec(compile(text, "README.md", "exec"), namespace)  # noqa: S102 - our own README
     return namespace
+
+
+def agent_module(monkeypatch: pytest.MonkeyPatch) -> types.ModuleType:
+    """The quick start's `agent.py`, importable as `agent` for the duration of a test."""
+    module = types.ModuleType("agent")
+    module.__dict__.update(run_block(MARKED["agent.py"]))
+    monkeypatch.setitem(sys.modules, "agent", module)
+    return module
+
+
+def test_the_readme_has_its_examples() -> None:
+    assert len(BLOCKS) == 5 and len(REFERENCE) == 2
+    assert BLOCKS[0] == MARKED["agent.py"] and BLOCKS[1] == MARKED["client.py"]
+    assert MARKED["output"] == "You said: Hello, agent\n"
+
+
+def test_the_quick_start_client_spawns_the_agent_and_prints_the_reply(tmp_path: Path) -> None:
+    (tmp_path / "agent.py").write_text(MARKED["agent.py"])
+    (tmp_path / "client.py").write_text(MARKED["client.py"])
+    done = subprocess.run(
+        [sys.executable, "client.py"],
+        cwd=tmp_path,
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=RUN_TIMEOUT,
+        stdin=subprocess.DEVNULL,
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (0, MARKED["output"], "")
+
+
+async def test_the_streaming_example_prints_the_turn_as_it_comes(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    stream = run_block(BLOCKS[2])["stream"]
+    async with v1.connect_pair(agent_module(monkeypatch).Echo(), SessionClient()) as pair:
+        await pair.agent.initialize(v1.InitializeRequest(protocol_version=v1.PROTOCOL_VERSION))
+        await stream(await open_session(pair.agent, cwd="/"))
+    assert capsys.readouterr().out == "You said: Summarise the notes\n[end_turn]\n"
+
+
+async def test_the_in_process_test_example_passes(monkeypatch: pytest.MonkeyPatch) -> None:
+    agent_module(monkeypatch)
+    await run_block(BLOCKS[3])["test_echo_says_it_back"]()
+
+
+async def test_the_in_process_test_example_can_fail(monkeypatch: pytest.MonkeyPatch) -> None:
+    module = agent_module(monkeypatch)
+    echo: type[v1.Agent] = module.__dict__["Echo"]
+
+    class Mute(echo):  # type: ignore[misc,valid-type]  # a class made at run time
+        async def prompt(self, cx: v1.AgentContext, params: v1.PromptRequest) -> v1.PromptResponse:
+            return v1.PromptResponse(stop_reason="end_turn")
+
+    module.__dict__["Echo"] = Mute
+    with pytest.raises(AssertionError):
+        await run_block(BLOCKS[3])["test_echo_says_it_back"]()
+
+
+def test_the_on_error_example_builds_options_that_report(capsys: pytest.CaptureFixture[str]) -> None:
+    options = run_block(BLOCKS[4])["options"]
+    assert options.on_error is not None
+    options.on_error(HandlerFailure("session/prompt", 7, ValueError("boom")))
+    assert capsys.readouterr().out == "session/prompt 7 boom\n"
 
 
 class Collect(v1.Client):
@@ -38,38 +117,19 @@ class Collect(v1.Client):
             self.chunks.append(update.content.text)
 
 
-def test_the_readme_has_its_four_examples() -> None:
-    assert len(BLOCKS) == 4
-
-
-async def test_the_agent_example_streams_the_prompt_back() -> None:
-    echo = run_block(BLOCKS[0])["Echo"]
-    (a_in, a_out), (c_in, c_out) = duplex()
-    agent_side, _ = v1.connect_agent(echo(), a_in, a_out)
+async def test_the_quick_start_agent_streams_word_by_word() -> None:
+    echo = run_block(MARKED["agent.py"])["Echo"]
     client = Collect()
-    client_side, agent = v1.connect_client(client, c_in, c_out)
-    tasks = [asyncio.create_task(agent_side.run()), asyncio.create_task(client_side.run())]
-    await agent.initialize(v1.InitializeRequest(protocol_version=v1.PROTOCOL_VERSION))
-    session = await agent.new_session(v1.NewSessionRequest(cwd="/", mcp_servers=[]))
-    prompt: list[v1.ContentBlock] = [v1.TextContent(text="hello"), v1.TextContent(text="world")]
-    answer = await agent.prompt(v1.PromptRequest(session_id=session.session_id, prompt=prompt))
-    assert (answer.stop_reason, client.chunks) == ("end_turn", ["hello", "world"])
-    for task in tasks:
-        task.cancel()
-    await asyncio.wait(tasks)
-
-
-async def test_the_client_example_runs_against_the_agent_example(tmp_path: Path) -> None:
-    (tmp_path / "echo.py").write_text(BLOCKS[0])
-    text = BLOCKS[1].replace('["python", "echo.py"]', f"[{sys.executable!r}, {str(tmp_path / 'echo.py')!r}]")
-    main = run_block("from agentproto.acp import v1\n" + text)["main"]
-    client = Collect()
-    await main(client)
-    assert client.chunks == ["hello"]
+    async with v1.connect_pair(echo(), client) as pair:
+        await pair.agent.initialize(v1.InitializeRequest(protocol_version=v1.PROTOCOL_VERSION))
+        session = await pair.agent.new_session(v1.NewSessionRequest(cwd="/", mcp_servers=[]))
+        prompt: list[v1.ContentBlock] = [v1.TextContent(text="hello"), v1.TextContent(text="world")]
+        answer = await pair.agent.prompt(v1.PromptRequest(session_id=session.session_id, prompt=prompt))
+    assert (answer.stop_reason, client.chunks) == ("end_turn", ["You ", "said: ", "hello ", "world"])
 
 
 def test_the_decoding_example_runs() -> None:
-    run_block(BLOCKS[2])
+    run_block(REFERENCE[0])
 
 
 class Quiet(v1.Client):
@@ -101,7 +161,7 @@ class Runner(v1.Agent):
 
 
 async def test_the_terminal_example_runs_a_command_from_the_agent_on_the_client() -> None:
-    namespace = run_block(BLOCKS[3])
+    namespace = run_block(REFERENCE[1])
     # The README's `Editor` forwards `terminal/create`; the other four forward the same way.
     forwards: dict[str, Any] = {
         "terminal_output": lambda self, cx, params: self.terminals.output(params),
