@@ -309,8 +309,9 @@ class Run {
 async function runFlow(flow: Flow, events: (ConnectionEvent | AcpEvent)[]): Promise<void> {
   const [ours, theirs] = duplex(1 << 20);
   // Strict on, as the runner rules say; a short grace, since the flow's end leaves
-  // turns waiting that only the shutdown ends.
-  const options = { strict: true, observer: (e: ConnectionEvent | AcpEvent) => events.push(e), connection: { shutdownGrace: 1000 } };
+  // turns waiting that only the shutdown ends. Handler failures the flows cause on
+  // purpose reach the observer, not the console.
+  const options = { strict: true, observer: (e: ConnectionEvent | AcpEvent) => events.push(e), onError: null, connection: { shutdownGrace: 1000 } };
   let agent: v1.AgentConnection | null = null;
   let running: Promise<void>;
   if (flow.role === "agent") {

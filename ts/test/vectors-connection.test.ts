@@ -304,7 +304,8 @@ async function drive(c: Case): Promise<void> {
     onMark();
   });
   const [ours, theirs] = duplex();
-  const options = { observer: (e: ConnectionEvent | AcpEvent) => events.push(e) };
+  // Handler failures reach the observer; the default console report would only be noise here.
+  const options = { observer: (e: ConnectionEvent | AcpEvent) => events.push(e), onError: null };
   const served = c.side === "agent" ? v1.connectAgent(app as v1.Agent, ours.input, ours.output, options) : v1.connectClient(app as v1.Client, ours.input, ours.output, options);
   const run = served.connection.run();
   const remote = new Remote(theirs);
@@ -496,7 +497,8 @@ test("the connection acts on exactly the cancel notifications classify accepts",
       const expected = classify(line, side === "agent" ? v1.AGENT : v1.CLIENT, () => undefined);
       const events: (ConnectionEvent | AcpEvent)[] = [];
       const [ours, theirs] = duplex();
-      const options = { observer: (e: ConnectionEvent | AcpEvent) => events.push(e) };
+      // Handler failures reach the observer; the default console report would only be noise here.
+      const options = { observer: (e: ConnectionEvent | AcpEvent) => events.push(e), onError: null };
       const app = recorder([], () => "s", () => {});
       const served = side === "agent" ? v1.connectAgent(app as v1.Agent, ours.input, ours.output, options) : v1.connectClient(app as v1.Client, ours.input, ours.output, options);
       const run = served.connection.run();

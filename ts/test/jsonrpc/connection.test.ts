@@ -265,7 +265,7 @@ test("a handler's throw is answered -32603 and reported; a RequestError keeps it
       if (r.method === "mine") throw new RequestError(4242, "mine");
       throw new Error("boom");
     }),
-    { observer: (e) => events.push(e) },
+    { observer: (e) => events.push(e), onError: null },
   );
   await remote.send({ jsonrpc: "2.0", id: 1, method: "boom" });
   assert.deepEqual((await remote.next()).error, { code: -32603, message: "internal error: request handler failed" });
@@ -364,7 +364,7 @@ test("work a notification handler spawns that rejects is reported", async () => 
         throw new Error("no");
       });
     }),
-    { observer: (e) => events.push(e) },
+    { observer: (e) => events.push(e), onError: null },
   );
   await remote.send({ jsonrpc: "2.0", method: "fails" });
   await remote.close();
