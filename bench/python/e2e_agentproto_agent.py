@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import asyncio
 
-from agentproto.acp import v1
+from agentproto.acp import AcpOptions, v1
 from agentproto.jsonrpc import RequestError
-from harness import parse_e2e_prompt
+from harness import outgoing_checked, parse_e2e_prompt
 
 
 class Streamer(v1.Agent):
@@ -35,4 +35,4 @@ class Streamer(v1.Agent):
 
 
 if __name__ == "__main__":
-    asyncio.run(v1.serve_agent_stdio(Streamer()))
+    asyncio.run(v1.serve_agent_stdio(Streamer(), AcpOptions(strict=outgoing_checked())))

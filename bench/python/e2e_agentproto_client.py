@@ -14,8 +14,8 @@ import asyncio
 import sys
 import time
 
-from agentproto.acp import v1
-from harness import e2e_line, parse_e2e_args
+from agentproto.acp import AcpOptions, v1
+from harness import e2e_line, outgoing_checked, parse_e2e_args, with_outgoing
 
 
 class Counter(v1.Client):
@@ -49,7 +49,8 @@ async def main() -> int:
         print(f"usage error: {exc}", file=sys.stderr)
         return 2
     app = Counter(args.count, args.tokens)
-    agent, process = await v1.spawn_agent(args.agent, app)
+    checked = outgoing_checked()
+    agent, process = await v1.spawn_agent(args.agent, app, AcpOptions(strict=checked))
     # `async with`: the agent's process group is ended on every way out. Every wait is bounded.
     async with process:
         await asyncio.wait_for(agent.initialize(v1.InitializeRequest(protocol_version=v1.PROTOCOL_VERSION)), 60)
@@ -66,7 +67,7 @@ async def main() -> int:
         if answer.stop_reason != "end_turn":
             print(f"stop reason {answer.stop_reason}", file=sys.stderr)
             return 1
-        print(e2e_line(args, app.received, ns), flush=True)
+        print(with_outgoing(e2e_line(args, app.received, ns), checked), flush=True)
     return 0 if app.received == args.count else 1
 
 

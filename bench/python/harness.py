@@ -15,6 +15,7 @@ bytes to text is left out on every Python side alike.
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -232,6 +233,19 @@ def parse_e2e_prompt(text: str) -> tuple[int, int] | None:
         return int(words[0]), int(words[1])
     except (IndexError, ValueError):
         return None
+
+
+def outgoing_checked() -> bool:
+    """Whether an SDK that can switch off the check of what it sends keeps it on: the runner
+    sets AGENTPROTO_BENCH_OUTGOING=unchecked for both processes of the pair that measures it."""
+    return os.environ.get("AGENTPROTO_BENCH_OUTGOING") != "unchecked"
+
+
+def with_outgoing(line: str, checked: bool) -> str:
+    """An e2e line with the `outgoing` field (checked or unchecked) the runner verifies."""
+    fields = json.loads(line)
+    fields["outgoing"] = "checked" if checked else "unchecked"
+    return json.dumps(fields, separators=(",", ":"))
 
 
 def e2e_line(args: E2eArgs, received: int, ns: int) -> str:

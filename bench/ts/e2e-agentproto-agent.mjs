@@ -5,7 +5,7 @@
 // (awaited, as an agent streaming its output does), then end_turn.
 import * as v1 from "../../ts/dist/src/acp/v1.js";
 import { invalidParamsError, RequestError } from "../../ts/dist/src/jsonrpc/index.js";
-import { parseE2ePrompt } from "./harness.mjs";
+import { outgoingChecked, parseE2ePrompt } from "./harness.mjs";
 
 class Streamer {
   initialize() {
@@ -31,4 +31,4 @@ class Streamer {
   }
 }
 
-await v1.serveAgentStdio(new Streamer());
+await v1.serveAgentStdio(new Streamer(), { strict: outgoingChecked() });

@@ -9,7 +9,7 @@
 //
 //   node e2e-agentproto-client.mjs --count N --tokens T -- <agent command...>
 import * as v1 from "../../ts/dist/src/acp/v1.js";
-import { e2eLine, e2ePrompt, now, parseE2eArgs } from "./harness.mjs";
+import { e2eLine, e2ePrompt, now, outgoingChecked, parseE2eArgs, withOutgoing } from "./harness.mjs";
 
 let args;
 try {
@@ -55,7 +55,8 @@ function within(ms, promise, what) {
 }
 
 const app = new Counter();
-const { agent, process: child } = await v1.spawnAgent(args.agent, app);
+const checked = outgoingChecked();
+const { agent, process: child } = await v1.spawnAgent(args.agent, app, { strict: checked });
 let line;
 try {
   await within(60_000, agent.initialize({ protocolVersion: v1.PROTOCOL_VERSION }), "initialize");
@@ -66,7 +67,7 @@ try {
   if (app.received < args.count) await within(30_000, app.handled, "the updates").catch(() => {});
   const ns = now() - start;
   if (answer.stopReason !== "end_turn") throw new Error(`stop reason ${answer.stopReason}`);
-  line = e2eLine(args, app.received, ns);
+  line = withOutgoing(e2eLine(args, app.received, ns), checked);
 } finally {
   await child.close();
 }

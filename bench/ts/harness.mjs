@@ -191,6 +191,17 @@ export function parseE2ePrompt(text) {
   return Number.isSafeInteger(count) && Number.isSafeInteger(tokens) ? { count, tokens } : null;
 }
 
+/** Whether an SDK that can switch off the check of what it sends keeps it on: the runner sets
+ * AGENTPROTO_BENCH_OUTGOING=unchecked for both processes of the pair that measures it. */
+export function outgoingChecked() {
+  return process.env.AGENTPROTO_BENCH_OUTGOING !== "unchecked";
+}
+
+/** An e2e line with the `outgoing` field (checked or unchecked) the runner verifies. */
+export function withOutgoing(line, checked) {
+  return JSON.stringify({ ...JSON.parse(line), outgoing: checked ? "checked" : "unchecked" });
+}
+
 export function e2eLine(args, received, ns) {
   const { count: n, tokens: t } = args;
   return JSON.stringify({
