@@ -554,10 +554,13 @@ export class Endpoint {
     } catch {
       lenient = undefined;
     }
-    if (lenient !== undefined) {
-      const found = this.problem(typeName, lenient, root);
-      if (found !== null) return found;
+    if (lenient === undefined) {
+      // `undefined` or a function: nothing JSON could hold.
+      const shown = jsKind(value);
+      return new DecodeError(root, typeName, shown, `expected ${typeName}, found ${shown}`);
     }
+    const found = this.problem(typeName, lenient, root);
+    if (found !== null) return found;
     const expected = err instanceof EncodeError ? err.expected : "";
     const shown = err instanceof EncodeError ? err.found : "";
     return new DecodeError(root, expected, shown, reason);

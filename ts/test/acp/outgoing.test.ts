@@ -157,6 +157,8 @@ test("a handler's exception goes to console.error by default, naming the method 
   assert.match(first, /`session\/new`/);
   assert.match(first, /id 1/);
   assert.ok(error instanceof InvalidHandlerResult);
+  assert.match(error.message, /^the `session\/new` handler returned an invalid result: expected NewSessionResponse, found undefined/);
+  assert.equal(error.error.path, "$.result");
 });
 
 test("a thrown error reaches a custom onError; `onError: null` silences it", async () => {
