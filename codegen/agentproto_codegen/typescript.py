@@ -367,4 +367,4 @@ import {{ AgentConnection, ClientConnection, SESSION_SCOPED, type Agent, type Cl
 {role_imports}
 
 export * from "./{name}-codec.js";
-{typescript_roles.public_roles(name)}"""
+{typescript_roles.public_roles(name, spec)}"""

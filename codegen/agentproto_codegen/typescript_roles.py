@@ -252,13 +252,28 @@ def emit_roles_module(spec: Spec, header: list[str], stem: str) -> str:
 
 
 # The surfaces whose public module also exports hand-written conveniences typed
-# against that surface (`ts/src/acp/<module>.ts`: builders, the client's sessions).
-BUILDERS = {"v1": ["v1-builders", "v1-session"]}
+# against that surface (`ts/src/acp/<module>.ts`: builders, the client's sessions), and
+# the types those modules use: a model without them (a test's) gets none.
+CONVENIENCES: dict[str, tuple[list[str], list[str]]] = {
+    "v1": (
+        ["v1-builders", "v1-session"],
+        ["ContentBlock", "ContentChunk", "TextContent", "ResourceLink", "SessionUpdate", "ToolCall", "ToolCallUpdate", "ToolCallContent"]
+        + ["Plan", "PlanEntry", "NewSessionRequest", "NewSessionResponse", "PromptRequest", "PromptResponse", "SessionNotification"],
+    ),
+}
 
 
-def public_roles(stem: str) -> str:
+def convenience_modules(stem: str, spec: Spec | None) -> list[str]:
+    """The convenience modules the public module of surface `stem` re-exports."""
+    modules, needs = CONVENIENCES.get(stem, ([], []))
+    if spec is None or any(name not in spec.decls for name in needs):
+        return []
+    return modules
+
+
+def public_roles(stem: str, spec: Spec | None = None) -> str:
     """The role entry points of a surface's public module, bound to its `SURFACE`."""
-    builders = "".join(f'export * from "./{module}.js";\n' for module in BUILDERS.get(stem, []))
+    builders = "".join(f'export * from "./{module}.js";\n' for module in convenience_modules(stem, spec))
     return f"""
 export * from "../generated/acp/{stem}.roles.js";
 {builders}export type {{ Pair, PairOptions }} from "./pair.js";

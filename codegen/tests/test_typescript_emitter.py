@@ -115,6 +115,7 @@ RUNTIME_FILES = [
     "errors.ts",
     "gates.ts",
     "options.ts",
+    "pair.ts",
     "peer-handle.ts",
     "process.ts",
     "receive.ts",
@@ -403,6 +404,10 @@ class RolesTests(unittest.TestCase):
         self.assertIn('export * from "../generated/acp/v1.roles.js";', text)
         self.assertIn("return roles.connectAgent(ROLES, agent, input, output, options, ClientConnection);", text)
         self.assertIn("return spawn(ROLES, command, client, options, AgentConnection);", text)
+        self.assertIn("return pair.connectPair(ROLES, agent, client, options, AgentConnection, ClientConnection);", text)
+        # The builders and sessions are written against the real v1 types: not for this model.
+        self.assertNotIn("v1-builders", text)
+        self.assertNotIn("v1-session", text)
 
 
 @unittest.skipUnless(TSC.exists(), "ts/node_modules is not installed (npm ci --prefix ts)")
