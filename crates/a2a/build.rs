@@ -1,5 +1,5 @@
 //! With the `grpc` feature: compiles the pinned `spec/a2a/v1.0/a2a.proto` (and the
-//! `google/api` files it imports, vendored beside it) into a binary
+//! `google/api` files it imports, vendored beside it; read through the `proto` link) into a binary
 //! `FileDescriptorSet` in `OUT_DIR`, which the gRPC binding loads to transcode between
 //! the protobuf wire form and ProtoJSON. `protox` is a protobuf compiler written in
 //! Rust, so no `protoc` binary is needed.
@@ -15,7 +15,9 @@ fn descriptors() {
     use std::path::PathBuf;
 
     let crate_dir = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR"));
-    let spec = crate_dir.join("../../spec/a2a/v1.0");
+    // `proto` is a symbolic link to the repository's `spec/a2a/v1.0`; `cargo package`
+    // copies the files it points to, so a published crate builds from its own copy.
+    let spec = crate_dir.join("proto");
     let proto = spec.join("a2a.proto");
     println!("cargo::rerun-if-changed={}", proto.display());
     let mut compiler = protox::Compiler::new([spec.clone(), spec.join("third_party")]).expect("protox include paths");

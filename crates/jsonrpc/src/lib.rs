@@ -165,3 +165,8 @@ pub use decode::{decode_call_eager, nesting_exceeds, EagerCall, EagerParams};
 pub use error::{CallError, ConnectionError, DecodeError, ErrorCode, ErrorObject};
 pub use id::RequestId;
 pub use message::{DecodeOptions, EnvelopeError, EnvelopeErrorKind, Message};
+
+/// This crate's README (the one crates.io shows) is compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
