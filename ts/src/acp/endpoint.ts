@@ -23,7 +23,8 @@
  */
 
 import { DecodeError, type Decoded, type DecodeWarning } from "../codec/errors.js";
-import { EncodeError, jsKind, rustDebugStr } from "../codec/runtime.js";
+import { JArray, JObject, JsonSyntaxError, parse, type JNode } from "../codec/reader.js";
+import { EncodeError, jsKind, kindOf, rustDebugStr } from "../codec/runtime.js";
 import { encodeString, RawJson, UnknownVariant } from "../codec/values.js";
 import { ChildController, onAbort } from "../jsonrpc/cancellation.js";
 import { ErrorCode, type ErrorObject } from "../jsonrpc/error.js";
@@ -522,9 +523,11 @@ export class Endpoint {
     if (info === null) {
       // An extension handler returns raw JSON.
       if (value === null || value === undefined) return "null";
-      if (typeof value === "string") return value;
-      if (value instanceof RawJson) return value.text;
-      throw new InvalidHandlerResult(method, new DecodeError("$.result", "JSON text or a RawJson", jsKind(value), `expected JSON text or a RawJson, found ${jsKind(value)}`));
+      const text = typeof value === "string" ? value : value instanceof RawJson ? value.text : null;
+      if (text === null) throw new InvalidHandlerResult(method, new DecodeError("$.result", "JSON text or a RawJson", jsKind(value), `expected JSON text or a RawJson, found ${jsKind(value)}`));
+      const problem = rawProblem(text, "$.result", false);
+      if (problem !== null) throw new InvalidHandlerResult(method, problem);
+      return text;
     }
     if (info.result === null) throw new InvalidHandlerResult(method, new DecodeError("$.result", "", "", "the method has no result type"));
     const text = this.encodeChecked(info.result, value, "$.result", (problem) => new InvalidHandlerResult(method, problem));
@@ -725,6 +728,7 @@ export class Endpoint {
   /** Sends an extension request (a `_`-prefixed name) with raw params. */
   async extRequest(method: string, params: RawJson | string | null, cancel?: AbortSignal): Promise<RawJson> {
     checkExtName(method);
+    checkExtParams(method, params);
     await this.awaitInitializeAnswer(method, cancel);
     if (this.phase !== "ready") throw new NotInitialized(method);
     try {
@@ -739,6 +743,7 @@ export class Endpoint {
   /** Sends an extension notification with raw params. */
   async extNotify(method: string, params: RawJson | string | null): Promise<void> {
     checkExtName(method);
+    checkExtParams(method, params);
     await this.awaitInitializeAnswer(method);
     if (this.phase !== "ready") throw new NotInitialized(method);
     try {
@@ -798,6 +803,28 @@ function lenientJson(_key: string, value: unknown): unknown {
   }
   if (value instanceof UnknownVariant) return lenientJson("", value.raw);
   return typeof value === "bigint" ? Number(value) : value;
+}
+
+/** What is wrong with raw JSON an extension message carries: not JSON, or (for params) neither an object nor an array. */
+function rawProblem(text: string, path: string, structured: boolean): DecodeError | null {
+  let node: JNode;
+  try {
+    node = parse(text);
+  } catch (err) {
+    if (!(err instanceof JsonSyntaxError)) throw err;
+    return new DecodeError(path, "JSON text", "text that is not JSON", `expected JSON text, found text that is not JSON (${err.message})`);
+  }
+  if (structured && !(node instanceof JObject) && !(node instanceof JArray)) {
+    return new DecodeError(path, "an object or an array", kindOf(node), `expected an object or an array, found ${kindOf(node)}`);
+  }
+  return null;
+}
+
+/** Extension params are sent as given: checked to be an object or an array first. */
+function checkExtParams(method: string, params: RawJson | string | null): void {
+  if (params === null) return;
+  const problem = rawProblem(typeof params === "string" ? params : params.text, "$.params", true);
+  if (problem !== null) throw new InvalidParams(method, problem);
 }
 
 function checkExtName(method: string): void {

@@ -6,6 +6,7 @@ import { test } from "node:test";
 
 import { InvalidHandlerResult, InvalidParams, PeerError } from "../../src/acp/errors.js";
 import type { HandlerFailure } from "../../src/acp/options.js";
+import type { ExtMessage } from "../../src/acp/receive.js";
 import * as v1 from "../../src/acp/v1.js";
 import { within } from "../jsonrpc/harness.js";
 
@@ -221,5 +222,23 @@ test("an outgoing failure a handler lets through is reported too, and the client
     clientSide.list.map((f) => [f.method, f.id, (f.error as Error).message]),
     [["session/update", null, "the client's update handler failed"]],
   );
+  await pair.close();
+});
+
+test("extension messages carry JSON: text that is not JSON, or params that are not structured, never go out", async () => {
+  class Ext extends Loose {
+    extMethod(_cx: v1.AgentContext, request: ExtMessage): string {
+      return request.method === "_broken" ? "hello" : '{"ok":true}';
+    }
+  }
+  const seen = failures();
+  const { pair } = await ready(new Ext(), { agent: { onError: seen.onError } });
+  assert.equal((await pair.agent.extMethod("_fine", "{}")).text, '{"ok":true}');
+  await assert.rejects(pair.agent.extMethod("_broken", "{}"), (e: unknown) => e instanceof PeerError && e.error.code === -32603);
+  assert.ok(seen.list[0]?.error instanceof InvalidHandlerResult);
+  assert.equal(seen.list[0].error.error.path, "$.result");
+  await assert.rejects(pair.agent.extMethod("_fine", "{not json"), (e: unknown) => e instanceof InvalidParams && e.error.path === "$.params");
+  await assert.rejects(pair.agent.extMethod("_fine", new v1.RawJson("42")), (e: unknown) => e instanceof InvalidParams && e.error.expected === "an object or an array");
+  await assert.rejects(pair.agent.extNotification("_note", "[1,"), InvalidParams);
   await pair.close();
 });
