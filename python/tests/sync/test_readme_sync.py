@@ -1,4 +1,4 @@
-"""The README's two sync-channel examples (its ``py`` blocks) run: the client against the
+"""The reference's two sync-channel examples (the ``py`` blocks of `docs/reference.md`) run: the client against the
 real `tsc --api` on a project written here, the server as a program under our client."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 from agentproto.sync import Client
 from tests.sync.support import ENV, REPO, TSC_LIB, bounded, tsc_binary
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+README = Path(__file__).resolve().parents[2] / "docs" / "reference.md"
 BLOCKS = re.findall(r"```py\n(.*?)```", README.read_text(), re.DOTALL)
 
 
