@@ -88,7 +88,10 @@ def run(command: list[str], timeout: float, cwd: Path | None = None, env: dict[s
                 os.kill(pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
-        process.communicate()
+        process.wait()  # the command itself is gone; its output is not read (an orphan may hold the pipes)
+        for stream in (process.stdout, process.stderr):
+            if stream is not None:
+                stream.close()
         raise
     if process.returncode != 0:
         raise CheckFailed(f"`{shown}` exited with status {process.returncode}\n{out}{err}")
