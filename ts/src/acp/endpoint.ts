@@ -23,9 +23,8 @@
  */
 
 import { DecodeError, type Decoded, type DecodeWarning } from "../codec/errors.js";
-import { JArray, JObject, JsonSyntaxError, parse, type JNode } from "../codec/reader.js";
-import { EncodeError, jsKind, kindOf, rustDebugStr } from "../codec/runtime.js";
-import { encodeString, RawJson, UnknownVariant } from "../codec/values.js";
+import { jsKind, rustDebugStr } from "../codec/runtime.js";
+import { encodeString, RawJson } from "../codec/values.js";
 import { ChildController, onAbort } from "../jsonrpc/cancellation.js";
 import { ErrorCode, type ErrorObject } from "../jsonrpc/error.js";
 import type { RequestContext } from "../jsonrpc/handler.js";
@@ -59,6 +58,7 @@ import {
 } from "./gates.js";
 import { resolveOnError, type AcpEvent, type AcpOptions, type HandlerFailure } from "./options.js";
 import { invalidParams, type ExtMessage } from "./receive.js";
+import { checkExtName, checkExtParams, encodeChecked, outgoingProblem, rawProblem } from "./outgoing.js";
 import type { MethodInfo, SurfaceRules } from "./rules.js";
 import type { SurfaceView } from "./surface.js";
 
@@ -538,48 +538,15 @@ export class Endpoint {
     return text;
   }
 
-  /** `value` encoded as `typeName`; when the encoder refuses it (a member missing, a
-   * value of the wrong JavaScript type), `fail` gets where and what: the value is written
-   * leniently (as `JSON.stringify` would) and decoded, which names the JSON path. */
+
+  /** `value` encoded as `typeName`; `fail` gets where and what when the encoder refuses it. */
   private encodeChecked(typeName: string, value: unknown, root: string, fail: (problem: DecodeError) => Error): string {
-    try {
-      return this.surface.encodeNamed(typeName, value);
-    } catch (err) {
-      throw fail(this.diagnose(typeName, value, root, err));
-    }
+    return encodeChecked(this.surface, typeName, value, root, fail);
   }
 
-  private diagnose(typeName: string, value: unknown, root: string, err: unknown): DecodeError {
-    const reason = err instanceof Error ? err.message : String(err);
-    let lenient: string | undefined;
-    try {
-      lenient = JSON.stringify(value, lenientJson);
-    } catch {
-      lenient = undefined;
-    }
-    if (lenient === undefined) {
-      // `undefined` or a function: nothing JSON could hold.
-      const shown = jsKind(value);
-      return new DecodeError(root, typeName, shown, `expected ${typeName}, found ${shown}`);
-    }
-    const found = this.problem(typeName, lenient, root);
-    if (found !== null) return found;
-    const expected = err instanceof EncodeError ? err.expected : "";
-    const shown = err instanceof EncodeError ? err.found : "";
-    return new DecodeError(root, expected, shown, reason);
-  }
-
-  /** What is wrong with outgoing text for `typeName` (strict mode): a decode error, or a value the receiver would have to salvage. */
+  /** What is wrong with outgoing text for `typeName`, if anything. */
   private problem(typeName: string, text: string, root: string): DecodeError | null {
-    let decoded: Decoded<unknown>;
-    try {
-      decoded = this.decode(typeName, new RawJson(text), root);
-    } catch (err) {
-      if (err instanceof DecodeError) return err;
-      throw err;
-    }
-    const w = decoded.warnings[0];
-    return w === undefined ? null : new DecodeError(w.path, "", "", w.message);
+    return outgoingProblem(this.surface, typeName, text, root);
   }
 
   // -- outgoing -----------------------------------------------------------------------
@@ -790,46 +757,4 @@ export class Endpoint {
 function answeredVersion(text: RawJson): number | null {
   const version = objectOf(text)["protocolVersion"];
   return typeof version === "number" && Number.isInteger(version) && version >= 0 && version <= 0xffff ? version : null;
-}
-
-/** `JSON.stringify`'s view of the SDK's own value types, for the diagnosis of a value an encoder refused. */
-function lenientJson(_key: string, value: unknown): unknown {
-  if (value instanceof RawJson) {
-    try {
-      return JSON.parse(value.text) as unknown;
-    } catch {
-      return value.text;
-    }
-  }
-  if (value instanceof UnknownVariant) return lenientJson("", value.raw);
-  return typeof value === "bigint" ? Number(value) : value;
-}
-
-/** What is wrong with raw JSON an extension message carries: not JSON, or (for params) neither an object nor an array. */
-function rawProblem(text: string, path: string, structured: boolean): DecodeError | null {
-  let node: JNode;
-  try {
-    node = parse(text);
-  } catch (err) {
-    if (!(err instanceof JsonSyntaxError)) throw err;
-    return new DecodeError(path, "JSON text", "text that is not JSON", `expected JSON text, found text that is not JSON (${err.message})`);
-  }
-  if (structured && !(node instanceof JObject) && !(node instanceof JArray)) {
-    return new DecodeError(path, "an object or an array", kindOf(node), `expected an object or an array, found ${kindOf(node)}`);
-  }
-  return null;
-}
-
-/** Extension params are sent as given: checked to be an object or an array first. */
-function checkExtParams(method: string, params: RawJson | string | null): void {
-  if (params === null) return;
-  const problem = rawProblem(typeof params === "string" ? params : params.text, "$.params", true);
-  if (problem !== null) throw new InvalidParams(method, problem);
-}
-
-function checkExtName(method: string): void {
-  if (!method.startsWith("_")) {
-    const shown = rustDebugStr(method);
-    throw new InvalidParams(method, new DecodeError("$.method", "a method name starting with `_`", shown, `extension methods start with \`_\`, found ${shown}`));
-  }
 }
