@@ -115,6 +115,7 @@ RUNTIME_FILES = [
     "errors.ts",
     "gates.ts",
     "options.ts",
+    "outgoing.ts",
     "pair.ts",
     "peer-handle.ts",
     "process.ts",
