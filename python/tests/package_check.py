@@ -5,8 +5,10 @@
 1. `python -m build` writes the sdist and, from the sdist, the wheel into a temporary
    directory (so the sdist is complete enough to build from);
 2. `twine check --strict` checks both (metadata, the long description renders);
-3. the wheel's file list and metadata are checked: the licence under
-   `.dist-info/licenses/`, `py.typed`, no tests, version, SPDX licence, project URLs;
+3. the file lists and metadata are checked: the sdist holds LICENSE, README.md,
+   pyproject.toml and the sources but not the repository's tests; the wheel holds the
+   licence under `.dist-info/licenses/`, `py.typed` and no tests, and its metadata the
+   version, the SPDX licence, the project URLs and the POSIX classifier;
 4. the wheel is installed into a fresh virtual environment (no system site packages;
    msgspec comes from the package index or pip's cache), and the quick start of
    `python/README.md` runs there as written: the blocks marked
@@ -26,6 +28,7 @@ import re
 import signal
 import subprocess
 import sys
+import tarfile
 import tempfile
 import tomllib
 import zipfile
@@ -115,6 +118,19 @@ def build(out: Path) -> tuple[Path, Path]:
     return sdists[0], wheels[0]
 
 
+def check_sdist(sdist: Path, version: str) -> None:
+    with tarfile.open(sdist) as archive:
+        names = archive.getnames()
+    top = f"agentproto-{version}"
+    wanted = [f"{top}/{name}" for name in ("LICENSE", "README.md", "pyproject.toml", "src/agentproto/py.typed")]
+    missing = [name for name in wanted if name not in names]
+    if missing:
+        raise CheckFailed(f"{sdist.name} lacks {missing}")
+    tests = [name for name in names if name.startswith(f"{top}/tests/")]
+    if tests:
+        raise CheckFailed(f"{sdist.name} ships the repository's tests: {tests[:5]}")
+
+
 def check_wheel(wheel: Path, version: str) -> None:
     with zipfile.ZipFile(wheel) as archive:
         names = archive.namelist()
@@ -170,6 +186,7 @@ def main() -> int:
             work = Path(temp)
             sdist, wheel = build(work / "dist")
             run([sys.executable, "-m", "twine", "check", "--strict", str(sdist), str(wheel)], RUN_TIMEOUT)
+            check_sdist(sdist, version)
             check_wheel(wheel, version)
             quick_start(wheel, work, blocks)
     except CheckFailed as e:

@@ -4,17 +4,19 @@ ended with the processes it started."""
 
 from __future__ import annotations
 
+import io
 import os
 import select
 import subprocess
 import sys
+import tarfile
 import zipfile
 from pathlib import Path
 
 import pytest
 
 from tests import package_check
-from tests.package_check import CheckFailed, check_wheel
+from tests.package_check import CheckFailed, check_sdist, check_wheel
 
 VERSION = "0.2.0"
 INFO = f"agentproto-{VERSION}.dist-info"
@@ -65,6 +67,37 @@ def test_an_incomplete_wheel_is_refused(tmp_path: Path, change: dict[str, str | 
     files = {name: text for name, text in {**GOOD, **change}.items() if text is not None}
     with pytest.raises(CheckFailed, match=message):
         check_wheel(wheel(tmp_path, files), VERSION)
+
+
+def sdist(tmp_path: Path, names: list[str]) -> Path:
+    path = tmp_path / f"agentproto-{VERSION}.tar.gz"
+    with tarfile.open(path, "w:gz") as archive:
+        for name in names:
+            data = b"x"
+            info = tarfile.TarInfo(f"agentproto-{VERSION}/{name}")
+            info.size = len(data)
+            archive.addfile(info, io.BytesIO(data))
+    return path
+
+
+SDIST = ["LICENSE", "README.md", "pyproject.toml", "src/agentproto/py.typed", "src/agentproto/__init__.py"]
+
+
+def test_a_complete_sdist_passes(tmp_path: Path) -> None:
+    check_sdist(sdist(tmp_path, SDIST), VERSION)
+
+
+@pytest.mark.parametrize(
+    ("names", "message"),
+    [
+        ([n for n in SDIST if n != "LICENSE"], "lacks"),
+        ([n for n in SDIST if n != "README.md"], "lacks"),
+        ([*SDIST, "tests/test_flows.py"], "ships the repository's tests"),
+    ],
+)
+def test_an_incomplete_sdist_is_refused(tmp_path: Path, names: list[str], message: str) -> None:
+    with pytest.raises(CheckFailed, match=message):
+        check_sdist(sdist(tmp_path, names), VERSION)
 
 
 def test_the_readme_marks_the_three_quick_start_blocks() -> None:
