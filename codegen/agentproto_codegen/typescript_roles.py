@@ -271,6 +271,13 @@ def convenience_modules(stem: str, spec: Spec | None) -> list[str]:
     return modules
 
 
+def convenience_doc(stem: str, spec: Spec | None) -> str:
+    """What the public module's doc says of its conveniences (a phrase, or nothing)."""
+    if not convenience_modules(stem, spec):
+        return ""
+    return ";\n * the builders (`text`, `agentMessageChunk`, `toolCall`, `plan`, ...) and the client's `Sessions`"
+
+
 def public_roles(stem: str, spec: Spec | None = None) -> str:
     """The role entry points of a surface's public module, bound to its `SURFACE`."""
     builders = "".join(f'export * from "./{module}.js";\n' for module in convenience_modules(stem, spec))

@@ -3,7 +3,8 @@
  * ACP wire version 1 with every UNSTABLE method and field: the generated types, method table and rules, and this surface's receivers
  * (all of `agentproto/acp/v1-unstable/codec`), and the two roles: the `Agent` and `Client`
  * handler interfaces, the typed handles `AgentConnection` and `ClientConnection`, and
- * `connectAgent`, `serveAgentStdio`, `connectClient`, `spawnAgent`.
+ * `connectAgent`, `serveAgentStdio`, `connectClient`, `spawnAgent`, `connectPair` (both sides in
+ * one process).
  */
 
 import { SURFACE } from "./v1-unstable-codec.js";

@@ -3,7 +3,9 @@
  * Stable ACP, wire version 1: the generated types, method table and rules, and this surface's receivers
  * (all of `agentproto/acp/v1/codec`), and the two roles: the `Agent` and `Client`
  * handler interfaces, the typed handles `AgentConnection` and `ClientConnection`, and
- * `connectAgent`, `serveAgentStdio`, `connectClient`, `spawnAgent`.
+ * `connectAgent`, `serveAgentStdio`, `connectClient`, `spawnAgent`, `connectPair` (both sides in
+ * one process);
+ * the builders (`text`, `agentMessageChunk`, `toolCall`, `plan`, ...) and the client's `Sessions`.
  */
 
 import { SURFACE } from "./v1-codec.js";

@@ -3,7 +3,8 @@
  * The ACP wire version 2 DRAFT with its UNSTABLE additions: the generated types, method table and rules, and this surface's receivers
  * (all of `agentproto/acp/v2-unstable/codec`), and the two roles: the `Agent` and `Client`
  * handler interfaces, the typed handles `AgentConnection` and `ClientConnection`, and
- * `connectAgent`, `serveAgentStdio`, `connectClient`, `spawnAgent`.
+ * `connectAgent`, `serveAgentStdio`, `connectClient`, `spawnAgent`, `connectPair` (both sides in
+ * one process).
  */
 
 import { SURFACE } from "./v2-unstable-codec.js";
