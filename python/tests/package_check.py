@@ -1,6 +1,6 @@
 """Builds the Python package as it would be published and uses it as a newcomer would.
 
-    python3 python/tests/package_check.py      (from anywhere; about a minute)
+    python3 python/tests/package_check.py [--python INTERPRETER ...]   (from anywhere; under a minute)
 
 1. `python -m build` writes the sdist and, from the sdist, the wheel into a temporary
    directory (so the sdist is complete enough to build from);
@@ -13,7 +13,8 @@
    msgspec comes from the package index or pip's cache), and the quick start of
    `python/README.md` runs there as written: the blocks marked
    `<!-- package-test: NAME -->` are written to files, `client.py` spawns `agent.py`
-   and runs one prompt, and its output must be the block marked `output`.
+   and runs one prompt, and its output must be the block marked `output`. With
+   `--python` (repeatable), this step runs under each interpreter given instead.
 
 Every step has a time limit; on any way out, children still running are killed and the
 temporary directory is removed. Exit status 0 when everything holds, 1 otherwise.
@@ -22,6 +23,7 @@ Needs `build` and `twine` (pinned in `.ci/requirements.txt`).
 
 from __future__ import annotations
 
+import argparse
 import email.parser
 import os
 import re
@@ -157,9 +159,10 @@ def check_wheel(wheel: Path, version: str) -> None:
         raise CheckFailed(f"{wheel.name} METADATA does not say POSIX")
 
 
-def quick_start(wheel: Path, work: Path, blocks: dict[str, str]) -> None:
+def quick_start(wheel: Path, work: Path, blocks: dict[str, str], interpreter: str) -> None:
+    work.mkdir()
     venv = work / "venv"
-    run([sys.executable, "-m", "venv", str(venv)], INSTALL_TIMEOUT)
+    run([interpreter, "-m", "venv", str(venv)], INSTALL_TIMEOUT)
     python = str(venv / "bin" / "python")
     pip = [python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
     run([*pip, str(wheel)], INSTALL_TIMEOUT)
@@ -178,7 +181,15 @@ def quick_start(wheel: Path, work: Path, blocks: dict[str, str]) -> None:
         raise CheckFailed(f"the quick start printed\n{out}\nexpected\n{blocks['output']}")
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="package_check", description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument(
+        "--python",
+        action="append",
+        metavar="INTERPRETER",
+        help="run the quick start under this interpreter too (repeatable; default: the one running this)",
+    )
+    interpreters = parser.parse_args(argv).python or [sys.executable]
     version = tomllib.loads((PYTHON_DIR / "pyproject.toml").read_text())["project"]["version"]
     try:
         blocks = readme_blocks()
@@ -188,14 +199,16 @@ def main() -> int:
             run([sys.executable, "-m", "twine", "check", "--strict", str(sdist), str(wheel)], RUN_TIMEOUT)
             check_sdist(sdist, version)
             check_wheel(wheel, version)
-            quick_start(wheel, work, blocks)
+            for number, interpreter in enumerate(interpreters):
+                quick_start(wheel, work / f"quick-start-{number}", blocks, interpreter)
     except CheckFailed as e:
         print(f"package check: {e}", file=sys.stderr)
         return 1
     except subprocess.TimeoutExpired as e:
         print(f"package check: `{' '.join(map(str, e.cmd))}` took longer than {e.timeout} s", file=sys.stderr)
         return 1
-    print(f"package check: agentproto {version} builds, passes twine and runs its README quick start")
+    ran = ", ".join(interpreters)
+    print(f"package check: agentproto {version} builds, passes twine and runs its README quick start ({ran})")
     return 0
 
 
