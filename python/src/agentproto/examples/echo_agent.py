@@ -20,6 +20,7 @@ import sys
 
 from agentproto import __version__
 from agentproto.acp import v1
+from agentproto.acp.helpers import start_tool_call, update_agent_message_text, update_tool_call
 
 
 class EchoAgent(v1.Agent):
@@ -40,11 +41,8 @@ class EchoAgent(v1.Agent):
         session = params.session_id
         text = "".join(block.text for block in params.prompt if isinstance(block, v1.TextContent))
 
-        async def send(update: v1.SessionUpdate) -> None:
-            await cx.peer.session_update(v1.SessionNotification(session_id=session, update=update))
-
         if "tool" in text:
-            await send(v1.ToolCall(tool_call_id="echo-tool", title="Pretend to edit a file"))
+            await cx.peer.session_update(session, start_tool_call("echo-tool", "Pretend to edit a file"))
             options = [
                 v1.PermissionOption(option_id="yes", name="Allow", kind="allow_once"),
                 v1.PermissionOption(option_id="no", name="Reject", kind="reject_once"),
@@ -55,12 +53,11 @@ class EchoAgent(v1.Agent):
             answer = await cx.peer.request_permission(ask)
             chosen = answer.outcome
             allowed = isinstance(chosen, v1.SelectedPermissionOutcome) and chosen.option_id == "yes"
-            await send(
-                v1.SessionUpdateToolCallUpdate(tool_call_id="echo-tool", status="completed" if allowed else "failed")
-            )
+            status: v1.ToolCallStatus = "completed" if allowed else "failed"
+            await cx.peer.session_update(session, update_tool_call("echo-tool", status=status))
         # Words with the spaces after them, so the chunks join back into the prompt.
         for word in (w for w in re.split(r"(?<= )", text) if w):
-            await send(v1.SessionUpdateAgentMessageChunk(content=v1.TextContent(text=word)))
+            await cx.peer.session_update(session, update_agent_message_text(word))
             # Also where the turn can be cancelled: sending alone need not yield.
             await asyncio.sleep(self.delay)
         return v1.PromptResponse(stop_reason="end_turn")
