@@ -129,10 +129,10 @@ function log(event: ConnectionEvent | AcpEvent): void {
   process.stderr.write(`[${NAME}] ${inspect(event, { depth: 4, breakLength: Infinity })}\n`);
 }
 
-// Outgoing validation stays off (the default, `strict: false`): the `unknown-update`
-// step sends a variant no schema knows, on purpose.
+// Outgoing validation is switched off (it is on by default): the `unknown-update` step
+// sends a variant no schema knows, on purpose.
 try {
-  await v1.serveAgentStdio(new ScenarioAgent(), { observer: log });
+  await v1.serveAgentStdio(new ScenarioAgent(), { observer: log, strict: false });
 } catch (err) {
   process.stderr.write(`[${NAME}] ${err instanceof Error ? err.message : String(err)}\n`);
   process.exitCode = 1;
