@@ -49,11 +49,11 @@ def test_the_roles_and_the_connection_come_on_first_use() -> None:
 CONVENIENCES = """
 import sys
 import agentproto.acp as acp
-from agentproto.acp import helpers
+from agentproto.acp import builders
 assert "asyncio" not in sys.modules  # the builders are plain values
 from agentproto.acp import SessionClient, open_session
 from agentproto.acp.v1 import connect_pair
-print(helpers.text_block("hi").text, SessionClient.__module__, open_session.__module__, connect_pair.__module__)
+print(builders.text_block("hi").text, SessionClient.__module__, open_session.__module__, connect_pair.__module__)
 """
 
 

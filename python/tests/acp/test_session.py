@@ -10,7 +10,7 @@ import asyncio
 import pytest
 
 from agentproto.acp import v1
-from agentproto.acp.helpers import start_tool_call, update_agent_message_text, update_agent_thought_text
+from agentproto.acp.builders import start_tool_call, update_agent_message_text, update_agent_thought_text
 from agentproto.acp.options import AcpOptions
 from agentproto.acp.session import SessionClient, open_session
 

@@ -11,7 +11,7 @@ Ready-made helpers for v1: `Terminals` (a client's `terminal/*` handlers) and
 `TerminalHandle` (an agent's terminal), from `agentproto.acp.terminal`; `open_session`,
 `ClientSession` and `SessionClient` (a client-side session: prompt with text, read a
 turn's updates), from `agentproto.acp.session`; the builders of common content and
-updates are in `agentproto.acp.helpers`, and every surface has `connect_pair` (an agent
+updates are in `agentproto.acp.builders`, and every surface has `connect_pair` (an agent
 and a client in one process). They are imported on first use so that
 `import agentproto.acp` does not load the v1 surface; `Context` likewise, so that
 decoding messages does not load asyncio.

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from agentproto.acp import v1
-from agentproto.acp.helpers import (
+from agentproto.acp.builders import (
     audio_block,
     image_block,
     plan_entry,
