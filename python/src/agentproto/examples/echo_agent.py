@@ -20,7 +20,7 @@ import sys
 
 from agentproto import __version__
 from agentproto.acp import v1
-from agentproto.acp.helpers import start_tool_call, update_agent_message_text, update_tool_call
+from agentproto.acp.builders import start_tool_call, update_agent_message_text, update_tool_call
 
 
 class EchoAgent(v1.Agent):
