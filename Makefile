@@ -9,7 +9,7 @@ CARGO ?= cargo
 # the benchmark's adapters, and the sync channel's real peer (typescript 7.0.2's `tsc --api`).
 NODE_DIRS := ts interop/official/acp-ts bench/ts interop/tsc-api
 
-.PHONY: help dev venv node-deps readme-test python-package-test test lint fmt codegen codegen-test codegen-check pins-check vectors vectors-lint vectors-author rust-test python-test python-lint ts-build ts-test ts-lint doc clean bench bench-smoke bench-lint
+.PHONY: help dev venv node-deps version-check crates-package-check readme-test python-package-test test lint fmt codegen codegen-test codegen-check pins-check vectors vectors-lint vectors-author rust-test python-test python-lint ts-build ts-test ts-lint doc clean bench bench-smoke bench-lint
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 18
@@ -29,7 +29,7 @@ node-deps: $(foreach d,$(NODE_DIRS),$(d)/node_modules/.package-lock.json) ## npm
 %/node_modules/.package-lock.json: %/package-lock.json
 	npm ci --prefix $* --no-audit --no-fund
 
-test: pins-check codegen-test codegen-check vectors-lint lint doc rust-test python-lint python-test python-package-test ts-lint ts-test readme-test bench-smoke ## Every check and every test (what CI runs)
+test: pins-check version-check codegen-test codegen-check vectors-lint lint doc crates-package-check rust-test python-lint python-test python-package-test ts-lint ts-test readme-test bench-smoke ## Every check and every test (what CI runs)
 
 rust-test: ## All Rust tests: unit, integration, doc, property and vector tests
 	$(CARGO) test --workspace --all-features
@@ -47,6 +47,13 @@ ts-build: ## Build the TypeScript SDK into ts/dist (tsc; needs `npm ci --prefix 
 
 ts-test: ts-build ## The TypeScript SDK's tests (node:test), every vector case included
 	cd ts && node --test dist/test/
+
+version-check: ## One version number for the release: Cargo workspace, Python package, npm package
+	$(PYTHON) tests/versions.py
+
+crates-package-check: ## cargo package every crate meant for crates.io (metadata, READMEs, versioned path dependencies, the shipped proto)
+	$(CARGO) package --workspace --no-verify --allow-dirty --exclude agentproto-interop-peers --exclude agentproto-vector-runner
+	tar tzf target/package/agentproto-a2a-0.2.0.crate | grep -qx 'agentproto-a2a-0.2.0/proto/a2a.proto'
 
 python-package-test: ## Build the Python sdist and wheel, twine check them, install the wheel in a fresh venv and run its README's quick start
 	$(PYTHON) python/tests/package_check.py
