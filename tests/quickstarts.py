@@ -12,7 +12,7 @@ built `ts/` package and its pinned compiler, and the Rust project depends on
 `crates/acp` by path. The A2A block's port 8080 is replaced by a free port.
 
 Usage: python3 tests/quickstarts.py [NAME...]   (default: every quick start)
-Needs: `cargo build -p agentproto-cli` (target/debug/agentproto), `make ts-build`.
+Needs: `cargo build -p agentproto-cli` (target/debug/agentproto) and `npm ci --prefix ts`.
 """
 
 from __future__ import annotations
@@ -124,32 +124,63 @@ def python_agent(found: dict[str, str], work: Path, env: dict[str, str]) -> None
         expect(run(line, work, env, []), "hello", "end_turn")
 
 
+def npm_pack(work: Path) -> Path:
+    """`npm pack` of the tracked ts/ sources in a clean copy (prepack builds them); checks
+    the tarball's file list and returns its path."""
+    copy = work / "ts-src"
+    files = subprocess.run(["git", "ls-files", "ts"], cwd=ROOT, capture_output=True, text=True, check=True)
+    for name in files.stdout.split():
+        target = copy / Path(name).relative_to("ts")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / name, target)
+    (copy / "node_modules").symlink_to(ROOT / "ts" / "node_modules")  # the pinned compiler, for prepack
+    out = subprocess.run(
+        ["npm", "pack", "--json", "--pack-destination", str(work)],
+        cwd=copy,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+    )
+    if out.returncode != 0:
+        raise Failed(f"npm pack failed:\n{out.stdout}\n{out.stderr}")
+    report = json.loads(out.stdout)[0]
+    names = {f["path"] for f in report["files"]}
+    for wanted in ("LICENSE", "README.md", "package.json", "dist/src/index.js", "dist/src/index.d.ts"):
+        if wanted not in names:
+            raise Failed(f"the npm tarball lacks {wanted}")
+    stray = sorted(n for n in names if n.endswith(".map") or "/test/" in n or "/fixtures/" in n)
+    if stray:
+        raise Failed(f"the npm tarball ships files it should not: {stray[:10]}")
+    return work / report["filename"]
+
+
 def ts_agent(found: dict[str, str], work: Path, env: dict[str, str]) -> None:
-    package = json.loads((ROOT / "ts" / "package.json").read_text())
-    (work / "package.json").write_text(json.dumps({"name": "quickstart", "private": True, "type": "module"}))
+    tarball = npm_pack(work)
+    project = work / "project"
+    project.mkdir()
+    (project / "package.json").write_text(json.dumps({"name": "quickstart", "private": True, "type": "module"}))
     tsconfig = {
-        "compilerOptions": {
-            "target": "es2022",
-            "module": "nodenext",
-            "strict": True,
-            "types": ["node"],
-            "skipLibCheck": False,
-        },
+        "compilerOptions": {"target": "es2022", "module": "nodenext", "strict": True, "types": ["node"]},
         "files": ["agent.ts"],
     }
-    (work / "tsconfig.json").write_text(json.dumps(tsconfig, indent=2))
-    (work / "agent.ts").write_text(found["agent.ts"])
-    modules = work / "node_modules"
-    (modules / ".bin").mkdir(parents=True)
-    (modules / "@types").mkdir()
-    (modules / "agentproto").symlink_to(ROOT / "ts")
+    (project / "tsconfig.json").write_text(json.dumps(tsconfig, indent=2))
+    (project / "agent.ts").write_text(found["agent.ts"])
+    # `npm install agentproto` from the packed tarball (it has no dependency, so nothing is fetched);
+    # the compiler and Node's types as `npm install -D typescript @types/node` would give them.
+    install = ["npm", "install", "--offline", "--no-audit", "--no-fund", "--no-save", str(tarball)]
+    run(" ".join(install), project, env, [])
+    modules = project / "node_modules"
+    (modules / "@types").mkdir(exist_ok=True)
     (modules / "typescript").symlink_to(ROOT / "ts" / "node_modules" / "typescript")
     (modules / "@types" / "node").symlink_to(ROOT / "ts" / "node_modules" / "@types" / "node")
     (modules / ".bin" / "tsc").symlink_to(ROOT / "ts" / "node_modules" / "typescript" / "bin" / "tsc")
-    for name, target in (package.get("bin") or {}).items():
-        (modules / ".bin" / name).symlink_to(ROOT / "ts" / target)
+    package = json.loads((modules / "agentproto" / "package.json").read_text())
+    for entry, target in package["exports"].items():  # every subpath resolves in the installed package
+        for kind in ("types", "default"):
+            if not (modules / "agentproto" / target[kind]).is_file():
+                raise Failed(f"export {entry!r} ({kind}) points at a missing file: {target[kind]}")
     for line in commands(found["run-ts"]):
-        expect(run(line, work, env, []), "hello", "end_turn")
+        expect(run(line, project, env, []), "hello", "end_turn")
 
 
 def rust_agent(found: dict[str, str], work: Path, env: dict[str, str]) -> None:

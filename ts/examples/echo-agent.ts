@@ -1,3 +1,4 @@
+#!/usr/bin/env node
 // The command `node ts/dist/examples/echo-agent.js [--delay SECONDS]` (a contract other
 // tools rely on): the example of `src/examples/echo-agent.ts` on stdin/stdout.
 import { main } from "../src/examples/echo-agent.js";

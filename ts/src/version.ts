@@ -1,2 +1,2 @@
 /** This package's version (`package.json`; a test keeps the two equal). */
-export const VERSION = "0.0.0";
+export const VERSION = "0.2.0";
