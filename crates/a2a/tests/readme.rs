@@ -1,13 +1,13 @@
-//! The README's A2A agent is `examples/echo-server.rs`, compiled by cargo; this keeps
-//! the two the same text.
+//! The A2A guide's agent (`docs/a2a.md`) is `examples/echo-server.rs`, compiled by cargo;
+//! this keeps the two the same text.
 
 #[test]
-fn the_readme_shows_the_compiled_example() {
+fn the_guide_shows_the_compiled_example() {
     let example = include_str!("../examples/echo-server.rs");
-    let readme = include_str!("../../../README.md");
+    let guide = include_str!("../../../docs/a2a.md");
     let block = format!("```rust,ignore\n{example}```");
     assert!(
-        readme.contains(&block),
-        "README.md must show crates/a2a/examples/echo-server.rs verbatim in a ```rust,ignore block"
+        guide.contains(&block),
+        "docs/a2a.md must show crates/a2a/examples/echo-server.rs verbatim in a ```rust,ignore block"
     );
 }
