@@ -94,20 +94,3 @@ async fn main() {
         std::process::exit(1);
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn args(words: &[&str]) -> Vec<String> {
-        words.iter().map(|w| (*w).to_owned()).collect()
-    }
-
-    #[test]
-    fn help_and_unknown_flags() {
-        assert_eq!(parse(&args(&[])), Command::Serve);
-        assert_eq!(parse(&args(&["--help"])), Command::Help);
-        assert_eq!(parse(&args(&["-h"])), Command::Help);
-        assert_eq!(parse(&args(&["--verbose"])), Command::Wrong("unknown argument \"--verbose\"".to_owned()));
-    }
-}

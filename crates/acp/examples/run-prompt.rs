@@ -180,37 +180,3 @@ async fn run(agent: &AgentConnection<V1>, cwd: String, text: String) -> Result<(
     eprintln!("[stop] {}", response?.stop_reason.as_str());
     Ok(())
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn args(words: &[&str]) -> Vec<String> {
-        words.iter().map(|w| (*w).to_owned()).collect()
-    }
-
-    #[test]
-    fn flags_then_the_agent_command() {
-        assert_eq!(
-            parse(&args(&["--allow", "--prompt", "hi there", "--", "agent", "--its-flag"])),
-            Command::Run { allow: true, prompt: "hi there".to_owned(), agent: args(&["agent", "--its-flag"]) }
-        );
-        assert_eq!(
-            parse(&args(&["--", "agent"])),
-            Command::Run { allow: false, prompt: "hello from run-prompt".to_owned(), agent: args(&["agent"]) }
-        );
-    }
-
-    #[test]
-    fn help_wins_and_mistakes_are_usage_errors() {
-        assert_eq!(parse(&args(&["--help"])), Command::Help);
-        assert_eq!(parse(&args(&["--allow", "-h", "--", "agent"])), Command::Help);
-        assert_eq!(
-            parse(&args(&["--verbose", "--", "agent"])),
-            Command::Wrong("unknown argument \"--verbose\"".to_owned())
-        );
-        assert_eq!(parse(&args(&["--prompt"])), Command::Wrong("--prompt needs a value".to_owned()));
-        assert_eq!(parse(&args(&["--"])), Command::Wrong("no agent command after --".to_owned()));
-        assert_eq!(parse(&args(&[])), Command::Wrong("missing -- <agent command>".to_owned()));
-    }
-}
