@@ -53,6 +53,26 @@ class PrimRef:
     kind: str = "prim"
 
 
+# The ranges of the integer primitives, from the schema's `format` (uint16, int64, …).
+INTEGER_RANGES: dict[str, tuple[int, int]] = {
+    "i16": (-(2**15), 2**15 - 1),
+    "i32": (-(2**31), 2**31 - 1),
+    "i64": (-(2**63), 2**63 - 1),
+    "u16": (0, 2**16 - 1),
+    "u32": (0, 2**32 - 1),
+    "u64": (0, 2**64 - 1),
+}
+
+
+def prim_phrase(prim: str) -> str:
+    """A primitive as a decode error's `expected` names it, the same in every language
+    (vectors/README.md, "Error texts"): `a string`, `an integer from 0 to 65535`, …"""
+    if prim in INTEGER_RANGES:
+        low, high = INTEGER_RANGES[prim]
+        return f"an integer from {low} to {high}"
+    return {"bool": "a boolean", "f64": "a number"}.get(prim, "a string")
+
+
 @dataclass(frozen=True)
 class NamedRef:
     name: str

@@ -22,7 +22,7 @@ the value is an object first.
 from __future__ import annotations
 
 from .emit import Writer, given
-from .model import Alias, ArrayRef, Enum, Field, JsonRef, MapRef, NamedRef, PrimRef, Spec, Struct, TypeRef, Union
+from .model import Alias, ArrayRef, Enum, Field, JsonRef, MapRef, NamedRef, PrimRef, Spec, Struct, TypeRef, Union, prim_phrase
 from .python import LINE, Call, Kw, Model, Paren, field_name, header, key_suffix, module_name, pystr, write
 
 SCALARS = {
@@ -40,13 +40,13 @@ RUNTIME = {"RequestId": "rt.d_request_id", "Error": "rt.d_error_object", "ErrorC
 
 
 def describe(m: Model, t: TypeRef) -> str:
-    """A type as an untagged union's error names it (the Rust wording)."""
+    """A type as an untagged union's error names it (vectors/README.md, "Error texts")."""
     if isinstance(t, NamedRef):
         return t.name
     if isinstance(t, ArrayRef):
         return f"an array of {describe(m, t.item)}"
     if isinstance(t, PrimRef):
-        return {"string": "a string", "bool": "a boolean", "f64": "a number"}.get(t.prim, f"an integer ({t.prim})")
+        return prim_phrase(t.prim)
     return "a JSON value"
 
 

@@ -476,7 +476,7 @@ class Emitter:
             out.line(f"let {snake(f.wire)} = {self.assemble(f)};")
             out.lines(self.constraints(f))
         for o in d.oneofs:
-            keys = rstr(", ".join(f"`{m.wire}`" for m in o.members))
+            keys = rstr(", ".join(f'"{m.wire}"' for m in o.members))
             out.line(f"let {snake(o.name)} = match o_{snake(o.name)} {{ Some(v) => v, None => return Err(de::missing_one_of::<A::Error>({keys})) }};")
 
     def slot(self, f: Field) -> str:

@@ -13,10 +13,11 @@ being its methods, to keep each file to one concern.
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING
 
 from .emit import DocStyle, given, rust_str as rstr
-from .model import Alias, NamedRef, PrimRef, ArrayRef, Struct, TypeRef, Union, Variant
+from .model import Alias, NamedRef, PrimRef, ArrayRef, Struct, TypeRef, prim_phrase, Union, Variant
 
 if TYPE_CHECKING:
     from .rust import Emitter
@@ -76,7 +77,7 @@ def emit_keyed(e: Emitter, u: Union) -> None:
         with out.block("while let Some(key) = map.next_key::<de::Str<'de>>()? {"), out.block("match key.as_str() {"):
             e.emit_oneof_arms(n, e.keyed_members(n), "choice")
             out.line("_ => de::skip(&mut map)?,")
-        expected = rstr(", ".join(f"`{v.tag}`" for v in u.variants))
+        expected = rstr(", ".join(json.dumps(v.tag) for v in u.variants))
         out.line(f"match choice {{ Some(v) => Ok(v), None => Err(de::missing_one_of::<A::Error>({expected})) }}")
 
 
@@ -200,5 +201,5 @@ def describe(t: TypeRef) -> str:
     if isinstance(t, ArrayRef):
         return f"an array of {describe(t.item)}"
     if isinstance(t, PrimRef):
-        return {"string": "a string", "bool": "a boolean", "f64": "a number"}.get(t.prim, f"an integer ({t.prim})")
+        return prim_phrase(t.prim)
     return "a JSON value"

@@ -35,7 +35,7 @@ from decimal import Decimal
 
 from .emit import Writer, given, ts_str
 from .names import ts_property
-from .model import Alias, ArrayRef, Enum, Field, JsonRef, MapRef, NamedRef, PrimRef, Spec, Struct, TypeRef, Union
+from .model import Alias, ArrayRef, Enum, Field, JsonRef, MapRef, NamedRef, PrimRef, Spec, Struct, TypeRef, Union, prim_phrase
 from .typescript import INTEGERS, Model, codec_names, header, module_name, payload_of
 
 DECODE_PRIMS = {
@@ -67,13 +67,13 @@ def access(obj: str, key: str) -> str:
 
 
 def describe(t: TypeRef) -> str:
-    """A type as an untagged union's error names it (the Rust wording)."""
+    """A type as an untagged union's error names it (vectors/README.md, "Error texts")."""
     if isinstance(t, NamedRef):
         return t.name
     if isinstance(t, ArrayRef):
         return f"an array of {describe(t.item)}"
     if isinstance(t, PrimRef):
-        return {"string": "a string", "bool": "a boolean", "f64": "a number"}.get(t.prim, f"an integer ({t.prim})")
+        return prim_phrase(t.prim)
     return "a JSON value"
 
 

@@ -37,7 +37,7 @@ fn errors_name_the_path_and_what_was_expected() {
         (
             r#"{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"filename":"x"}]}}"#,
             "$.params.message.parts[0]",
-            "expected one of `text`",
+            "expected one of the fields \"text\"",
         ),
         (
             r#"{"message":{"messageId":"m","role":"ROLE_UNSPECIFIED","parts":[{"text":"a"}]}}"#,
@@ -54,12 +54,12 @@ fn errors_name_the_path_and_what_was_expected() {
         (
             r#"{"message":{"messageId":"m","messageId":"n","role":"ROLE_USER","parts":[{"text":"a"}]}}"#,
             "$.params.message.messageId",
-            "duplicate",
+            "the key \"messageId\" twice",
         ),
         (
             r#"{"message":{"messageId":"m","message_id":"n","role":"ROLE_USER","parts":[{"text":"a"}]}}"#,
             "$.params.message.messageId",
-            "duplicate",
+            "the key \"messageId\" twice",
         ),
     ];
     for (json, path, what) in cases {

@@ -739,8 +739,8 @@ mod tests {
         assert_eq!(
             serde_json::to_string(&outside.to_error_object()).unwrap(),
             concat!(
-                r#"{"code":-32602,"message":"invalid params: expected `a path inside the allowed roots (/srv/a, /srv/b)`, "#,
-                r#"found `/etc/passwd` at `$.params.path`","data":{"path":"$.params.path","#,
+                r#"{"code":-32602,"message":"invalid params: expected a path inside the allowed roots (/srv/a, /srv/b), "#,
+                r#"found /etc/passwd at $.params.path","data":{"path":"$.params.path","#,
                 r#""expected":"a path inside the allowed roots (/srv/a, /srv/b)","found":"/etc/passwd"}}"#
             )
         );

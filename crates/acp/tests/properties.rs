@@ -76,7 +76,7 @@ fn nested_error_names_its_path_expected_and_found() {
     let agentproto_acp::DispatchError::Invalid(e) = err else { panic!("{err:?}") };
     assert_eq!(e.path, "$.params.prompt[1].text");
     assert_eq!(e.expected, "a string");
-    assert_eq!(e.found, "integer `5`");
+    assert_eq!(e.found, "the integer 5");
 }
 
 fn mutate(seed: &[u8], edits: &[(usize, u8, u8)]) -> Vec<u8> {

@@ -4,9 +4,10 @@
 //! it is about to decode and pops it only on success, so that when an error unwinds
 //! the stack still says where it happened.
 
-use crate::decode::record_error;
 use crate::decode::WarningKind;
+use crate::decode::{record_error, record_parts};
 use crate::path::{self, Seg};
+use crate::wording::{self, Parts};
 use crate::{RawJson, Warning};
 use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::ser::{Serialize, SerializeMap, Serializer};
@@ -48,21 +49,22 @@ impl<'de> Deserialize<'de> for Str<'de> {
     }
 }
 
-fn err<E: de::Error>(message: &str) -> E {
-    record_error(message);
-    E::custom(message)
+/// Records a failure from its parts at the current path and makes the serde error
+/// that unwinds the decode.
+fn err<E: de::Error>(parts: Parts) -> E {
+    E::custom(record_parts(parts))
 }
 
-/// A short description of a raw value's JSON type, for error messages.
-pub fn kind_of(raw: &RawValue) -> &'static str {
-    match raw.get().as_bytes().first() {
-        Some(b'{') => "an object",
-        Some(b'[') => "an array",
-        Some(b'"') => "a string",
-        Some(b't' | b'f') => "a boolean",
-        Some(b'n') => "null",
-        _ => "a number",
-    }
+/// The error for a raw value of the wrong type (`expected` is a phrase such as
+/// `an object`).
+pub fn wrong_type<E: de::Error>(expected: &str, raw: &RawValue) -> E {
+    err(Parts::new(expected, wording::found_raw(raw)))
+}
+
+/// What a raw value is, as a decode error's `found` names it: `null`,
+/// `the integer 5`, `the string "x"`, `an object`.
+pub fn found(raw: &RawValue) -> String {
+    wording::found_raw(raw)
 }
 
 /// Decodes the value of the member `key` that `map` is positioned at.
@@ -90,7 +92,7 @@ pub fn seen<E: de::Error>(seen: &mut u64, bit: u32, key: &'static str) -> Result
     let mask = 1u64 << bit;
     if *seen & mask != 0 {
         path::push(Seg::Key(key));
-        return Err(err(&format!("duplicate field `{key}`")));
+        return Err(err(wording::repeated_key(key)));
     }
     *seen |= mask;
     Ok(())
@@ -98,18 +100,22 @@ pub fn seen<E: de::Error>(seen: &mut u64, bit: u32, key: &'static str) -> Result
 
 /// The error for a required member that is absent (the path is the object's).
 pub fn missing<E: de::Error>(key: &'static str) -> E {
-    err(&format!("missing field `{key}`"))
+    err(wording::missing_field(key))
 }
 
 /// The error for a second member of a protobuf `oneof` (the path is the second key).
 pub fn one_of_twice<E: de::Error>(first: &str, second: &'static str) -> E {
     path::push(Seg::Key(second));
-    err(&format!("`{first}` and `{second}` are members of one oneof: at most one may be present"))
+    err(Parts::new(
+        format!("at most one of the fields {} and {}", wording::quote(first), wording::quote(second)),
+        "both",
+    ))
 }
 
-/// The error for an object that holds none of a required `oneof`'s members.
+/// The error for an object that holds none of a required `oneof`'s members (`keys`
+/// lists them as JSON strings: `"a", "b"`).
 pub fn missing_one_of<E: de::Error>(keys: &'static str) -> E {
-    err(&format!("missing field: expected one of {keys}"))
+    err(Parts::new(format!("one of the fields {keys}"), "an object without any of them"))
 }
 
 /// Decodes a member annotated `x-deserialize-default-on-null`: `null` gives `None`
@@ -162,8 +168,8 @@ pub fn lenient<'de, T: Deserialize<'de>>(raw: &'de RawValue) -> Option<T> {
 
 fn take_error(e: &serde_json::Error) -> String {
     path::STATE.with(|s| match s.borrow_mut().error.take() {
-        Some(d) => format!("{} at `{}`", d.message, d.path),
-        None => crate::DecodeError::from_message(String::new(), &e.to_string()).message,
+        Some(d) => d.to_string(),
+        None => crate::DecodeError::from_serde(String::new(), &e.to_string()).message,
     })
 }
 
@@ -208,11 +214,11 @@ pub fn field_items<'de, A: MapAccess<'de>, T: Deserialize<'de>>(
     let items = match serde_json::from_str::<Vec<&'de RawValue>>(raw.get()) {
         Ok(items) => items,
         Err(_) if lenient_whole => {
-            warn(format!("dropped invalid value: expected an array, found {}", kind_of(raw)));
+            warn(format!("dropped invalid value: expected an array, found {}", wording::found_raw(raw)));
             path::pop();
             return Ok(None);
         }
-        Err(_) => return Err(err(&format!("invalid type: {}, expected an array", kind_of(raw)))),
+        Err(_) => return Err(wrong_type("an array", raw)),
     };
     let mut out = Vec::with_capacity(items.len());
     for (i, item) in items.into_iter().enumerate() {
@@ -250,12 +256,12 @@ pub fn try_variant<'de, T: Deserialize<'de>>(raw: &'de RawValue) -> Option<T> {
 
 /// The error for a value that matched none of a union's variants.
 pub fn no_variant<E: de::Error>(expected: &str, raw: &RawValue) -> E {
-    err(&format!("invalid value: {}, expected {expected}", kind_of(raw)))
+    wrong_type(expected, raw)
 }
 
 /// Records the warning for an unknown variant of a closed union, kept as raw JSON.
 pub fn warn_unknown(union: &str, tag: &str) {
-    warn_as(WarningKind::UnknownVariant, format!("unknown {union} variant `{tag}` kept as raw JSON"));
+    warn_as(WarningKind::UnknownVariant, format!("unknown {union} variant {} kept as raw JSON", wording::quote(tag)));
 }
 
 /// The members of a raw object, borrowed.
@@ -347,7 +353,7 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for OrderedMap<T> {
                 while let Some(k) = map.next_key::<Str<'de>>()? {
                     if out.iter().any(|(seen, _)| seen == k.as_str()) {
                         path::push(Seg::OwnedKey(k.as_str().into()));
-                        return Err(err(&format!("duplicate field `{}`", k.as_str())));
+                        return Err(err(wording::repeated_key(k.as_str())));
                     }
                     path::push(Seg::OwnedKey(k.as_str().into()));
                     match map.next_value::<T>() {
@@ -378,8 +384,7 @@ impl<T: Serialize> Serialize for OrderedMap<T> {
 
 /// The error for a value a closed enum does not list.
 pub fn unknown_value<E: de::Error>(value: &str, expected: &'static [&'static str]) -> E {
-    let list = expected.iter().map(|v| format!("`{v}`")).collect::<Vec<_>>().join(", ");
-    err(&format!("unknown variant `{value}`, expected one of {list}"))
+    err(Parts::new(wording::one_of(expected), wording::string(value)))
 }
 
 /// Checks a decoded string against the schema's `minLength` (counted in characters).
@@ -387,7 +392,10 @@ pub fn min_length<E: de::Error>(value: &str, min: usize, key: &'static str) -> R
     let len = value.chars().count();
     if len < min {
         path::push(Seg::Key(key));
-        return Err(err(&format!("invalid value: a string of {len} characters, expected at least {min}")));
+        return Err(err(Parts::new(
+            format!("a string of at least {min} characters"),
+            format!("a string of {len} characters"),
+        )));
     }
     Ok(())
 }
@@ -396,7 +404,10 @@ pub fn min_length<E: de::Error>(value: &str, min: usize, key: &'static str) -> R
 pub fn min_items<T, E: de::Error>(value: &[T], min: usize, key: &'static str) -> Result<(), E> {
     if value.len() < min {
         path::push(Seg::Key(key));
-        return Err(err(&format!("invalid value: an array of {} items, expected at least {min}", value.len())));
+        return Err(err(Parts::new(
+            format!("an array of at least {min} items"),
+            format!("an array of {} items", value.len()),
+        )));
     }
     Ok(())
 }

@@ -1,6 +1,7 @@
 //! Entry points: decode with paths and warnings, encode into reusable buffers.
 
 use crate::path::{self, Attempt, Seg, STATE};
+use crate::wording::{self, Parts};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -9,29 +10,43 @@ use std::fmt;
 pub struct DecodeError {
     /// JSON path of the offending value, from the root given to [`decode`].
     pub path: String,
-    /// What the schema wants there, e.g. "a string" or "field `sessionId`".
+    /// What the schema wants there, as a phrase: `a string`, `the field "sessionId"`,
+    /// `an integer from 0 to 65535` (wording in `vectors/README.md`, "Error texts").
     pub expected: String,
-    /// What the input holds there, e.g. "null" or "integer `5`".
+    /// What the input holds there, as a phrase: `null`, `the integer 5`, `the string "x"`.
     pub found: String,
-    /// The whole explanation in one line.
+    /// The whole explanation in one line, rendered from the parts
+    /// (`expected X, found Y`); only a failure without parts has a message of its own.
     pub message: String,
 }
 
 impl fmt::Display for DecodeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} at `{}`", self.message, self.path)
+        write!(f, "{} at {}", self.message, self.path)
     }
 }
 
 impl std::error::Error for DecodeError {}
 
 impl DecodeError {
-    /// Builds an error from a serde message at `path`, splitting serde's
-    /// "invalid type: X, expected Y" forms into their parts.
-    pub(crate) fn from_message(path: String, message: &str) -> Self {
-        let message = strip_position(message);
-        let (expected, found) = split_message(message);
-        Self { path, expected, found, message: message.to_owned() }
+    /// An error from its parts; the message is rendered from them.
+    pub fn new(path: impl Into<String>, expected: impl Into<String>, found: impl Into<String>) -> Self {
+        let (expected, found) = (expected.into(), found.into());
+        let message = format!("expected {expected}, found {found}");
+        Self { path: path.into(), expected, found, message }
+    }
+
+    fn from_parts(path: String, parts: Parts) -> Self {
+        Self::new(path, parts.expected, parts.found)
+    }
+
+    /// An error from a text serde_json produced at `path`: its "expected X, found Y"
+    /// forms become parts ([`crate::wording`]); any other text is kept as the message.
+    pub(crate) fn from_serde(path: String, message: &str) -> Self {
+        match wording::from_serde(message) {
+            Some(parts) => Self::from_parts(path, parts),
+            None => Self { path, expected: String::new(), found: String::new(), message: message.to_owned() },
+        }
     }
 }
 
@@ -142,51 +157,35 @@ fn finish<T>(result: Result<T, serde_json::Error>) -> Result<Decoded<T>, DecodeE
         match result {
             Ok(value) => Ok(Decoded { value, warnings }),
             Err(e) => {
-                Err(s.error.take().unwrap_or_else(|| DecodeError::from_message(path::render(&s.path), &e.to_string())))
+                Err(s.error.take().unwrap_or_else(|| DecodeError::from_serde(path::render(&s.path), &e.to_string())))
             }
         }
     })
 }
 
-/// Records the first, innermost failure with the current path. Later failures on
-/// the way out are wrappers of this one and are ignored.
+/// Records the first, innermost failure with the current path, from a text serde_json
+/// produced. Later failures on the way out are wrappers of this one and are ignored.
 pub(crate) fn record_error(message: &str) {
     let here = path::current();
+    keep_first(|| DecodeError::from_serde(here, message));
+}
+
+/// Records the first, innermost failure with the current path, from its parts, and
+/// returns its message (for the serde error that unwinds the decode).
+pub(crate) fn record_parts(parts: Parts) -> String {
+    let error = DecodeError::from_parts(path::current(), parts);
+    let message = error.message.clone();
+    keep_first(|| error);
+    message
+}
+
+fn keep_first(error: impl FnOnce() -> DecodeError) {
     STATE.with(|s| {
         let mut s = s.borrow_mut();
         if s.error.is_none() {
-            s.error = Some(DecodeError::from_message(here, message));
+            s.error = Some(error());
         }
     });
-}
-
-fn strip_position(message: &str) -> &str {
-    match message.rfind(" at line ") {
-        Some(i) if message[i..].contains(" column ") => &message[..i],
-        _ => message,
-    }
-}
-
-fn split_message(message: &str) -> (String, String) {
-    for prefix in ["invalid type: ", "invalid value: "] {
-        if let Some(rest) = message.strip_prefix(prefix) {
-            if let Some((found, expected)) = rest.split_once(", expected ") {
-                return (expected.to_owned(), found.to_owned());
-            }
-        }
-    }
-    if let Some(rest) = message.strip_prefix("missing field ") {
-        return (format!("field {rest}"), "an object without it".to_owned());
-    }
-    if let Some(rest) = message.strip_prefix("duplicate field ") {
-        return ("each key once".to_owned(), format!("{rest} twice"));
-    }
-    if let Some(rest) = message.strip_prefix("unknown variant ") {
-        if let Some((found, expected)) = rest.split_once(", expected ") {
-            return (expected.to_owned(), found.to_owned());
-        }
-    }
-    (String::new(), String::new())
 }
 
 /// Encodes `value` as compact JSON, appending to `buf` (which callers reuse).
@@ -207,11 +206,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn splits_serde_messages() {
-        let e = DecodeError::from_message("$.x".into(), "invalid type: null, expected a string at line 1 column 9");
+    fn errors_render_their_parts() {
+        let e = DecodeError::from_serde("$.x".into(), "invalid type: null, expected a string at line 1 column 9");
         assert_eq!((e.expected.as_str(), e.found.as_str()), ("a string", "null"));
-        assert_eq!(e.message, "invalid type: null, expected a string");
-        let e = DecodeError::from_message("$".into(), "missing field `sessionId`");
-        assert_eq!(e.expected, "field `sessionId`");
+        assert_eq!(e.message, "expected a string, found null");
+        assert_eq!(e.to_string(), "expected a string, found null at $.x");
+        let e = DecodeError::from_serde("$".into(), "missing field `sessionId`");
+        assert_eq!(e.expected, "the field \"sessionId\"");
+        let e = DecodeError::from_serde("$".into(), "recursion limit exceeded");
+        assert_eq!((e.expected.as_str(), e.message.as_str()), ("", "recursion limit exceeded"));
     }
 }

@@ -23,6 +23,7 @@ mod decode;
 mod maybe;
 mod path;
 mod raw;
+mod wording;
 
 pub use decode::{
     decode, decode_in, decode_slice, encode_into, encode_to_writer, DecodeError, Decoded, Warning, WarningKind,

@@ -154,8 +154,7 @@ impl<'de> Deserialize<'de> for RawObject {
         if raw.get().starts_with('{') {
             Ok(Self(RawJson::from_raw(raw)))
         } else {
-            let kind = crate::de::kind_of(raw);
-            Err(serde::de::Error::custom(format!("invalid type: {kind}, expected an object")))
+            Err(crate::de::wrong_type("an object", raw))
         }
     }
 }

@@ -138,8 +138,8 @@ impl ErrorObject {
     /// A validation error (`-32602` by default) saying what was expected, what was
     /// found and where.
     ///
-    /// The message reads ``invalid params: expected `string`, found `null` at `$.params.sessionId` ``
-    /// and `data` is `{"path": "$.params.sessionId", "expected": "string", "found": "null"}`.
+    /// The message reads `invalid params: expected a string, found null at $.params.sessionId`
+    /// and `data` is `{"path": "$.params.sessionId", "expected": "a string", "found": "null"}`.
     pub fn invalid_params(path: &str, expected: &str, found: &str) -> ErrorObject {
         ErrorObject::validation(ErrorCode::INVALID_PARAMS, "invalid params", path, expected, found)
     }
@@ -155,7 +155,7 @@ impl ErrorObject {
         data.extend_from_slice(b",\"found\":");
         write_json_string(&mut data, found);
         data.push(b'}');
-        ErrorObject::new(code, format!("{prefix}: expected `{expected}`, found `{found}` at `{path}`"))
+        ErrorObject::new(code, format!("{prefix}: expected {expected}, found {found} at {path}"))
             .with_data(raw_from_vec(data))
     }
 
@@ -267,12 +267,12 @@ mod tests {
 
     #[test]
     fn validation_error_wire_form() {
-        let error = ErrorObject::invalid_params("$.params.sessionId", "string", "null");
+        let error = ErrorObject::invalid_params("$.params.sessionId", "a string", "null");
         assert_eq!(error.code, ErrorCode::INVALID_PARAMS);
-        assert_eq!(error.message, "invalid params: expected `string`, found `null` at `$.params.sessionId`");
+        assert_eq!(error.message, "invalid params: expected a string, found null at $.params.sessionId");
         assert_eq!(
             serde_json::to_string(&error).unwrap(),
-            r#"{"code":-32602,"message":"invalid params: expected `string`, found `null` at `$.params.sessionId`","data":{"path":"$.params.sessionId","expected":"string","found":"null"}}"#
+            r#"{"code":-32602,"message":"invalid params: expected a string, found null at $.params.sessionId","data":{"path":"$.params.sessionId","expected":"a string","found":"null"}}"#
         );
     }
 

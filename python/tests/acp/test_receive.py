@@ -27,7 +27,7 @@ def test_invalid_params_are_answered_with_path_expected_and_found() -> None:
     assert error is not None and error.code == ErrorCode.INVALID_PARAMS
     assert json.loads(bytes(error.data)) == {  # type: ignore[arg-type]
         "path": "$.params.prompt[0]",
-        "expected": "field `text`",
+        "expected": 'the field "text"',
         "found": "an object without it",
     }
 

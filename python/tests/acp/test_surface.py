@@ -82,11 +82,11 @@ def test_flattened_objects_write_their_own_members_then_the_variant() -> None:
 @pytest.mark.parametrize(
     ("text", "path", "expected", "found"),
     [
-        (b'{"sessionId":5,"prompt":[]}', "$.params.sessionId", "a string", "integer `5`"),
-        (b'{"sessionId":"s"}', "$.params", "field `prompt`", "an object without it"),
-        (b'{"sessionId":"s","prompt":{}}', "$.params.prompt", "an array", "map"),
-        (b'{"sessionId":"s","sessionId":"t","prompt":[]}', "$.params.sessionId", "each key once", "`sessionId` twice"),
-        (b'{"sessionId":"s","prompt":[{"type":5}]}', "$.params.prompt[0].type", "a string", "integer `5`"),
+        (b'{"sessionId":5,"prompt":[]}', "$.params.sessionId", "a string", "the integer 5"),
+        (b'{"sessionId":"s"}', "$.params", 'the field "prompt"', "an object without it"),
+        (b'{"sessionId":"s","prompt":{}}', "$.params.prompt", "an array", "an object"),
+        (b'{"sessionId":"s","sessionId":"t","prompt":[]}', "$.params.sessionId", "each key once", 'the key "sessionId" twice'),
+        (b'{"sessionId":"s","prompt":[{"type":5}]}', "$.params.prompt[0].type", "a string", "the integer 5"),
     ],
 )
 def test_errors_say_where_what_was_expected_and_what_was_found(

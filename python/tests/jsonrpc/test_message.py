@@ -81,6 +81,6 @@ def test_messages_encode_compactly() -> None:
     assert encode(Response(None, result=None)) == b'{"jsonrpc":"2.0","id":null,"result":null}'
     error = ErrorObject.invalid_params("$.params.x", "a string", "null")
     assert encode_response(1, error=error) == (
-        b'{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"invalid params: expected `a string`, found '
-        b'`null` at `$.params.x`","data":{"path":"$.params.x","expected":"a string","found":"null"}}}'
+        b'{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"invalid params: expected a string, found '
+        b'null at $.params.x","data":{"path":"$.params.x","expected":"a string","found":"null"}}}'
     )

@@ -1,7 +1,7 @@
 /** The codec runtime: the strict reader, decode errors and warnings, and the value types
  * generated code is made of (`agentproto/codec`). */
 
-export { DecodeError, splitMessage, type Decoded, type DecodeWarning, type WarningKind } from "./errors.js";
+export { DecodeError, type Decoded, type DecodeWarning, type WarningKind } from "./errors.js";
 export { JArray, JMember, JNumber, JObject, JsonSyntaxError, MAX_NESTING_DEPTH, parse, type JNode } from "./reader.js";
 export {
   encodeDouble,

@@ -4,8 +4,9 @@
  *
  * Validators take `(value, path, cx)`: a node of `reader.parse`'s tree, the JSON path of
  * that value from the message root, and the decode's context (the source text, for raw
- * slices, and the warnings so far). Failures are `DecodeError`s worded as the Rust SDK
- * words them; the order of checks is the generated code's.
+ * slices, and the warnings so far). Failures are `DecodeError`s built from their parts,
+ * worded as every SDK words them (vectors/README.md, "Error texts"); the order of checks
+ * is the generated code's.
  */
 
 import { DecodeError, type DecodeWarning, type WarningKind } from "./errors.js";
@@ -32,8 +33,9 @@ export function keyPath(path: string, key: string): string {
   return PLAIN_KEY.test(key) ? `${path}.${key}` : `${path}[${encodeString(key)}]`;
 }
 
-export function error(path: string, message: string): DecodeError {
-  return DecodeError.fromMessage(path, message);
+/** A failure from its parts; the message is rendered from them. */
+export function error(path: string, expected: string, found: string): DecodeError {
+  return new DecodeError(path, expected, found);
 }
 
 const I64_MIN = -(2n ** 63n);
@@ -50,21 +52,37 @@ function small(n: JNumber): boolean {
   return n.text.length <= 15;
 }
 
-/** A JSON value as serde's `Unexpected` names it: "null", "boolean `true`",
- * "integer `5`", "floating point `1.5`", "string \"x\"", "sequence", "map". */
+/** A JSON value as a decode error's `found` names it: "null", "the boolean true",
+ * "the integer 5", "the number 1.5", `the string "x"`, "an array", "an object". */
 export function describe(value: JNode): string {
   if (value === null) return "null";
-  if (value === true) return "boolean `true`";
-  if (value === false) return "boolean `false`";
-  if (typeof value === "string") return `string ${rustDebugStr(value)}`;
-  if (value instanceof JArray) return "sequence";
-  if (value instanceof JObject) return "map";
+  if (value === true) return "the boolean true";
+  if (value === false) return "the boolean false";
+  if (typeof value === "string") return `the string ${quote(value)}`;
+  if (value instanceof JArray) return "an array";
+  if (value instanceof JObject) return "an object";
   if (value.integer) {
-    if (small(value)) return `integer \`${value.text}\``;
+    if (small(value)) return `the integer ${value.text}`;
     const big = bigOf(value);
-    if (big >= I64_MIN && big <= U64_MAX) return `integer \`${big}\``;
+    if (big >= I64_MIN && big <= U64_MAX) return `the integer ${big}`;
   }
-  return `floating point \`${rustFloat(value.value)}\``;
+  return `the number ${rustFloat(value.value)}`;
+}
+
+/** A name or a value written as a JSON string (as in every SDK's error texts). */
+export function quote(s: string): string {
+  return JSON.stringify(s);
+}
+
+/** The `expected` phrase of a closed set of strings: `one of "a", "b"`, or the one value. */
+export function oneOf(values: readonly string[]): string {
+  const listed = values.map(quote).join(", ");
+  return values.length === 1 ? listed : `one of ${listed}`;
+}
+
+/** A number too large for a double (read as an infinity). */
+function numberOutOfRange(path: string): DecodeError {
+  return error(path, "a number within the range of a double", "a number beyond it");
 }
 
 /** A JSON value's type as the Rust SDK's raw-value checks name it. */
@@ -114,17 +132,17 @@ export function rustDebugStr(s: string): string {
 }
 
 export function invalidType(path: string, value: JNode, expected: string): DecodeError {
-  return error(path, `invalid type: ${describe(value)}, expected ${expected}`);
+  return error(path, expected, describe(value));
 }
 
 /** A required member is absent (reported at the object that lacks it). */
 export function missing(path: string, key: string): DecodeError {
-  return error(path, `missing field \`${key}\``);
+  return error(path, `the field ${quote(key)}`, "an object without it");
 }
 
 /** A known member appears twice (reported at the key). */
 export function duplicate(path: string, key: string): DecodeError {
-  return error(keyPath(path, key), `duplicate field \`${key}\``);
+  return error(keyPath(path, key), "each key once", `the key ${quote(key)} twice`);
 }
 
 export function expectObject(value: JNode, path: string, name: string): JObject {
@@ -143,7 +161,7 @@ export function hasLoneSurrogate(s: string): boolean {
 
 export function d_str(value: JNode, path: string, _cx: Ctx): string {
   if (typeof value !== "string") throw invalidType(path, value, "a string");
-  if (hasLoneSurrogate(value)) throw error(path, "lone leading surrogate in hex escape");
+  if (hasLoneSurrogate(value)) throw error(path, "a string of valid Unicode", "an invalid escape");
   return value;
 }
 
@@ -152,64 +170,65 @@ export function d_bool(value: JNode, path: string, _cx: Ctx): boolean {
   throw invalidType(path, value, "a boolean");
 }
 
-function integer(value: JNode, path: string, low: bigint, high: bigint, name: string): Int64 {
+/** An integer of the format whose range is `low`..`high` (uint16, int64, …); out of
+ * range or not an integer, the error names the range, as every SDK words it. */
+function integer(value: JNode, path: string, low: bigint, high: bigint): Int64 {
   if (value instanceof JNumber) {
     if (value.integer) {
       const big = bigOf(value);
       if (big >= low && big <= high) {
         return big >= -9007199254740991n && big <= 9007199254740991n ? Number(big) : big;
       }
-      if (big >= I64_MIN && big <= U64_MAX) throw error(path, `invalid value: integer \`${big}\`, expected ${name}`);
     } else if (!Number.isFinite(value.value)) {
-      throw error(path, "number out of range");
+      throw numberOutOfRange(path);
     }
   }
-  throw invalidType(path, value, name);
+  throw invalidType(path, value, `an integer from ${low} to ${high}`);
 }
 
-function smallInt(value: JNode, path: string, low: number, high: number, name: string): number {
+function smallInt(value: JNode, path: string, low: number, high: number): number {
   if (value instanceof JNumber && value.integer && small(value)) {
     const n = Number(value.text);
     if (n >= low && n <= high) return n;
   }
-  return Number(integer(value, path, BigInt(low), BigInt(high), name));
+  return Number(integer(value, path, BigInt(low), BigInt(high)));
 }
 
 export function d_i16(value: JNode, path: string, _cx: Ctx): number {
-  return smallInt(value, path, -32768, 32767, "i16");
+  return smallInt(value, path, -32768, 32767);
 }
 
 export function d_i32(value: JNode, path: string, _cx: Ctx): number {
-  return smallInt(value, path, -2147483648, 2147483647, "i32");
+  return smallInt(value, path, -2147483648, 2147483647);
 }
 
 export function d_u16(value: JNode, path: string, _cx: Ctx): number {
-  return smallInt(value, path, 0, 65535, "u16");
+  return smallInt(value, path, 0, 65535);
 }
 
 export function d_u32(value: JNode, path: string, _cx: Ctx): number {
-  return smallInt(value, path, 0, 4294967295, "u32");
+  return smallInt(value, path, 0, 4294967295);
 }
 
 export function d_i64(value: JNode, path: string, _cx: Ctx): Int64 {
   if (value instanceof JNumber && value.integer && small(value)) return Number(value.text);
-  return integer(value, path, I64_MIN, I64_MAX, "i64");
+  return integer(value, path, I64_MIN, I64_MAX);
 }
 
 export function d_u64(value: JNode, path: string, _cx: Ctx): Int64 {
   if (value instanceof JNumber && value.integer && small(value) && value.text.charCodeAt(0) !== 0x2d) {
     return Number(value.text);
   }
-  return integer(value, path, 0n, U64_MAX, "u64");
+  return integer(value, path, 0n, U64_MAX);
 }
 
 export function d_f64(value: JNode, path: string, _cx: Ctx): number {
   if (value instanceof JNumber) {
     const x = value.value;
-    if (!Number.isFinite(x) && !value.integer) throw error(path, "number out of range");
+    if (!Number.isFinite(x) && !value.integer) throw numberOutOfRange(path);
     return value.text === "-0" ? -0 : x;
   }
-  throw invalidType(path, value, "f64");
+  throw invalidType(path, value, "a number");
 }
 
 /** A JSON-RPC request id inside a payload: an integer (i64), a string or null. */
@@ -220,9 +239,6 @@ export function d_request_id(value: JNode, path: string, _cx: Ctx): Int64 | stri
     if (big >= I64_MIN && big <= I64_MAX) {
       return big >= -9007199254740991n && big <= 9007199254740991n ? Number(big) : big;
     }
-    if (big >= 0n && big <= U64_MAX) {
-      throw error(path, `invalid value: integer \`${big}\`, expected an integer, a string or null`);
-    }
   }
   throw invalidType(path, value, "an integer, a string or null");
 }
@@ -231,8 +247,7 @@ export function d_request_id(value: JNode, path: string, _cx: Ctx): Int64 | stri
 export function d_enum<T extends string>(value: JNode, path: string, values: readonly T[]): T {
   if (typeof value !== "string") throw invalidType(path, value, "a string");
   if (!(values as readonly string[]).includes(value)) {
-    const listed = values.map((v) => `\`${v}\``).join(", ");
-    throw error(path, `unknown variant \`${value}\`, expected one of ${listed}`);
+    throw error(path, oneOf(values), describe(value));
   }
   return value as T;
 }
@@ -247,7 +262,7 @@ export function d_raw(cx: Ctx, start: number, end: number): RawJson {
 
 /** An object-only free-form value (`_meta`). */
 export function d_raw_object(value: JNode, path: string, cx: Ctx, start: number, end: number): RawJson {
-  if (!(value instanceof JObject)) throw error(path, `invalid type: ${kindOf(value)}, expected an object`);
+  if (!(value instanceof JObject)) throw invalidType(path, value, "an object");
   return new RawJson(cx.text.slice(start, end));
 }
 
@@ -315,7 +330,7 @@ export function warn(cx: Ctx, path: string, message: string, kind: WarningKind =
 export function dropped(cx: Ctx, mark: number, path: string, err: unknown): Missing {
   if (!(err instanceof DecodeError)) throw err;
   cx.warnings.length = mark;
-  warn(cx, path, `dropped invalid value: ${err.detail} at \`${err.path}\``);
+  warn(cx, path, `dropped invalid value: ${err.message}`);
   return MISSING;
 }
 
@@ -343,10 +358,10 @@ export function items<T>(
   if (value === null && nullable) return null;
   if (!(value instanceof JArray)) {
     if (lenientWhole) {
-      warn(cx, path, `dropped invalid value: expected an array, found ${kindOf(value)}`);
+      warn(cx, path, `dropped invalid value: expected an array, found ${describe(value)}`);
       return MISSING;
     }
-    throw error(path, `invalid type: ${kindOf(value)}, expected an array`);
+    throw invalidType(path, value, "an array");
   }
   const out: T[] = [];
   for (let i = 0; i < value.items.length; i++) {
@@ -380,12 +395,12 @@ function codePoints(s: string): number {
 
 export function minLength(path: string, value: string, minimum: number): void {
   const n = codePoints(value);
-  if (n < minimum) throw error(path, `invalid value: a string of ${n} characters, expected at least ${minimum}`);
+  if (n < minimum) throw error(path, `a string of at least ${minimum} characters`, `a string of ${n} characters`);
 }
 
 export function minItems(path: string, value: readonly unknown[], minimum: number): void {
   if (value.length < minimum) {
-    throw error(path, `invalid value: an array of ${value.length} items, expected at least ${minimum}`);
+    throw error(path, `an array of at least ${minimum} items`, `an array of ${value.length} items`);
   }
 }
 
@@ -430,7 +445,7 @@ export function unknown(cx: Ctx, value: JObject, tagField: string, tag: string |
 }
 
 export function warnUnknown(cx: Ctx, path: string, union: string, tag: string): void {
-  warn(cx, path, `unknown ${union} variant \`${tag}\` kept as raw JSON`, "unknown-variant");
+  warn(cx, path, `unknown ${union} variant ${quote(tag)} kept as raw JSON`, "unknown-variant");
 }
 
 /** `item(value)`, or `MISSING` leaving no trace (untagged unions try their variants). */
@@ -446,7 +461,7 @@ export function attempt<T>(cx: Ctx, value: JNode, path: string, item: Decoder<T>
 }
 
 export function noVariant(path: string, value: JNode, expected: string): DecodeError {
-  return error(path, `invalid value: ${kindOf(value)}, expected ${expected}`);
+  return invalidType(path, value, expected);
 }
 
 // ---------------------------------------------------------------------------

@@ -24,11 +24,11 @@ export interface ErrorObject {
   data?: RawJson;
 }
 
-/** A validation error with any code and message prefix: ``<prefix>: expected `X`, found `Y` at `$.p` ``
+/** A validation error with any code and message prefix: `<prefix>: expected X, found Y at $.p`
  * with `{"path", "expected", "found"}` as data. */
 export function validationError(code: number, prefix: string, path: string, expected: string, found: string): ErrorObject {
   const data = `{"path":${encodeString(path)},"expected":${encodeString(expected)},"found":${encodeString(found)}}`;
-  return { code, message: `${prefix}: expected \`${expected}\`, found \`${found}\` at \`${path}\``, data: new RawJson(data) };
+  return { code, message: `${prefix}: expected ${expected}, found ${found} at ${path}`, data: new RawJson(data) };
 }
 
 /** A -32602 error for a value that failed validation. */

@@ -29,7 +29,7 @@ test("invalid params are answered -32602 with {path, expected, found}", () => {
   assert.equal(incoming.kind, "reply");
   const error = incoming.kind === "reply" ? incoming.reply.error : null;
   assert.equal(error?.code, -32602);
-  assert.deepEqual(error?.data?.parse(), { path: "$.params.prompt[0].text", expected: "a string", found: "integer `5`" });
+  assert.deepEqual(error?.data?.parse(), { path: "$.params.prompt[0].text", expected: "a string", found: "the integer 5" });
 });
 
 test("an unknown variant of a closed union is kept with a warning and re-encodes as received", () => {

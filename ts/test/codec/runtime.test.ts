@@ -17,19 +17,19 @@ function failure(run: () => unknown): DecodeError {
 
 const cx = (): rt.Ctx => new rt.Ctx("");
 
-test("values are described as serde's Unexpected names them", () => {
+test("values are described as every SDK's errors name them", () => {
   const cases: [string, string][] = [
     ["null", "null"],
-    ["true", "boolean `true`"],
-    ["5", "integer `5`"],
-    ["18446744073709551615", "integer `18446744073709551615`"],
-    ["18446744073709551616", "floating point `18446744073709552000.0`"],
-    ["-0", "floating point `-0.0`"],
-    ["1.5", "floating point `1.5`"],
-    ["1e-7", "floating point `0.0000001`"],
-    ['"a\\"\\u0007"', 'string "a\\"\\u{7}"'],
-    ["[]", "sequence"],
-    ["{}", "map"],
+    ["true", "the boolean true"],
+    ["5", "the integer 5"],
+    ["18446744073709551615", "the integer 18446744073709551615"],
+    ["18446744073709551616", "the number 18446744073709552000.0"],
+    ["-0", "the number -0.0"],
+    ["1.5", "the number 1.5"],
+    ["1e-7", "the number 0.0000001"],
+    ['"a\\"\\u0007"', 'the string "a\\"\\u0007"'],
+    ["[]", "an array"],
+    ["{}", "an object"],
   ];
   for (const [text, described] of cases) assert.equal(rt.describe(parse(text)), described, text);
 });
@@ -39,25 +39,29 @@ test("integers are checked against their format and kept exact", () => {
   assert.equal(rt.d_u64(parse("9007199254740991"), "$.x", cx()), 9007199254740991);
   assert.equal(rt.d_i64(parse("-9223372036854775808"), "$.x", cx()), -9223372036854775808n);
   const over = failure(() => rt.d_u16(parse("65536"), "$.p", cx()));
-  assert.deepEqual([over.path, over.expected, over.found], ["$.p", "u16", "integer `65536`"]);
+  assert.deepEqual([over.path, over.expected, over.found], ["$.p", "an integer from 0 to 65535", "the integer 65536"]);
+  assert.equal(over.message, "expected an integer from 0 to 65535, found the integer 65536 at $.p");
   const fraction = failure(() => rt.d_u32(parse("1.5"), "$.p", cx()));
-  assert.deepEqual([fraction.expected, fraction.found], ["u32", "floating point `1.5`"]);
-  assert.equal(failure(() => rt.d_i32(parse("1e999"), "$.p", cx())).detail, "number out of range");
+  assert.deepEqual([fraction.expected, fraction.found], ["an integer from 0 to 4294967295", "the number 1.5"]);
+  assert.equal(
+    failure(() => rt.d_i32(parse("1e999"), "$.p", cx())).detail,
+    "expected a number within the range of a double, found a number beyond it",
+  );
 });
 
 test("strings with a lone surrogate are refused", () => {
   const err = failure(() => rt.d_str(parse('"\\ud800x"'), "$.s", cx()));
-  assert.equal(err.detail, "lone leading surrogate in hex escape");
+  assert.deepEqual([err.expected, err.found], ["a string of valid Unicode", "an invalid escape"]);
   assert.equal(rt.d_str(parse('"\\ud83d\\ude00"'), "$.s", cx()), "😀");
 });
 
 test("a repeated key fails at the key, a missing one at its object", () => {
   assert.deepEqual(
     [rt.duplicate("$.params", "sessionId").path, rt.duplicate("$.params", "sessionId").found],
-    ["$.params.sessionId", "`sessionId` twice"],
+    ["$.params.sessionId", 'the key "sessionId" twice'],
   );
   assert.equal(rt.duplicate("$", "zed.dev").path, '$["zed.dev"]');
-  assert.deepEqual([rt.missing("$.params", "cwd").expected, rt.missing("$.params", "cwd").found], ["field `cwd`", "an object without it"]);
+  assert.deepEqual([rt.missing("$.params", "cwd").expected, rt.missing("$.params", "cwd").found], ['the field "cwd"', "an object without it"]);
 });
 
 test("an unknown variant is re-emitted member by member (rule 9)", () => {
@@ -77,7 +81,7 @@ test("skip-invalid-items drops bad items with a warning each", () => {
 test("string lengths count code points", () => {
   rt.minLength("$.s", "😀", 1);
   const err = failure(() => rt.minLength("$.s", "😀", 2));
-  assert.deepEqual([err.expected, err.found], ["at least 2", "a string of 1 characters"]);
+  assert.deepEqual([err.expected, err.found], ["a string of at least 2 characters", "a string of 1 characters"]);
 });
 
 test("members of a flattened variant leave out the object's own keys", () => {

@@ -688,7 +688,7 @@ impl PartContent {
         }
         match choice {
             Some(v) => Ok(v),
-            None => Err(de::missing_one_of::<A::Error>("`text`, `raw`, `url`, `data`")),
+            None => Err(de::missing_one_of::<A::Error>("\"text\", \"raw\", \"url\", \"data\"")),
         }
     }
 }
@@ -832,7 +832,7 @@ impl Part {
         };
         let content = match o_content {
             Some(v) => v,
-            None => return Err(de::missing_one_of::<A::Error>("`text`, `raw`, `url`, `data`")),
+            None => return Err(de::missing_one_of::<A::Error>("\"text\", \"raw\", \"url\", \"data\"")),
         };
         Ok(Part { metadata, filename, media_type, content })
     }
@@ -3014,7 +3014,7 @@ impl SecurityScheme {
                 _ => de::skip(&mut map)?,
             }
         }
-        match choice { Some(v) => Ok(v), None => Err(de::missing_one_of::<A::Error>("`apiKeySecurityScheme`, `httpAuthSecurityScheme`, `oauth2SecurityScheme`, `openIdConnectSecurityScheme`, `mtlsSecurityScheme`")) }
+        match choice { Some(v) => Ok(v), None => Err(de::missing_one_of::<A::Error>("\"apiKeySecurityScheme\", \"httpAuthSecurityScheme\", \"oauth2SecurityScheme\", \"openIdConnectSecurityScheme\", \"mtlsSecurityScheme\"")) }
     }
 }
 
@@ -3609,7 +3609,7 @@ impl OAuthFlows {
         match choice {
             Some(v) => Ok(v),
             None => Err(de::missing_one_of::<A::Error>(
-                "`authorizationCode`, `clientCredentials`, `implicit`, `password`, `deviceCode`",
+                "\"authorizationCode\", \"clientCredentials\", \"implicit\", \"password\", \"deviceCode\"",
             )),
         }
     }
@@ -5387,7 +5387,7 @@ impl SendMessageResponse {
         }
         match choice {
             Some(v) => Ok(v),
-            None => Err(de::missing_one_of::<A::Error>("`task`, `message`")),
+            None => Err(de::missing_one_of::<A::Error>("\"task\", \"message\"")),
         }
     }
 }
@@ -5501,7 +5501,7 @@ impl StreamResponse {
         }
         match choice {
             Some(v) => Ok(v),
-            None => Err(de::missing_one_of::<A::Error>("`task`, `message`, `statusUpdate`, `artifactUpdate`")),
+            None => Err(de::missing_one_of::<A::Error>("\"task\", \"message\", \"statusUpdate\", \"artifactUpdate\"")),
         }
     }
 }

@@ -21556,10 +21556,7 @@ impl<'de> Deserialize<'de> for ElicitationContentValue {
         if let Some(v) = de::try_variant::<de::List<String>>(raw) {
             return Ok(Self::StringArray(v.0));
         }
-        Err(de::no_variant::<D::Error>(
-            "one of a string, an integer (i64), a number, a boolean, an array of a string",
-            raw,
-        ))
+        Err(de::no_variant::<D::Error>("one of a string, an integer from -9223372036854775808 to 9223372036854775807, a number, a boolean, an array of a string", raw))
     }
 }
 

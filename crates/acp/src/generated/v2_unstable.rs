@@ -22118,10 +22118,7 @@ impl<'de> Deserialize<'de> for ElicitationContentValue {
         if let Some(v) = de::try_variant::<RawJson>(raw) {
             return Ok(Self::Other(v));
         }
-        Err(de::no_variant::<D::Error>(
-            "one of a string, an integer (i64), a number, a boolean, an array of a string, a JSON value",
-            raw,
-        ))
+        Err(de::no_variant::<D::Error>("one of a string, an integer from -9223372036854775808 to 9223372036854775807, a number, a boolean, an array of a string, a JSON value", raw))
     }
 }
 

@@ -1,8 +1,8 @@
 """Decode failures and the warnings of lenient decoding.
 
-The wording follows the Rust SDK (`crates/codec`): a failure says what the schema
-expected, what the input held and where (a JSON path from the message root), so a
--32602 reply carries the same `{path, expected, found}` in every language.
+A failure says what the schema expected, what the input held and where (a JSON path
+from the message root), in the same words in every SDK (vectors/README.md, "Error
+texts"), so a -32602 reply carries the same `{path, expected, found}` in every language.
 """
 
 from __future__ import annotations
@@ -23,24 +23,21 @@ class DecodeError(AgentprotoError):
 
     Attributes:
         path: JSON path of the offending value from the message root (`$.params.prompt[0].text`).
-        expected: what the schema wants there, e.g. "a string" or "field `sessionId`".
-        found: what the input holds there, e.g. "null" or "integer `5`".
-        message: the whole explanation in one line.
+        expected: what the schema wants there, as a phrase: "a string", 'the field "sessionId"',
+            "an integer from 0 to 65535".
+        found: what the input holds there, as a phrase: "null", "the integer 5", 'the string "x"'.
+        message: the whole explanation in one line, rendered from the parts
+            ("expected X, found Y"); only a failure without parts has a message of its own.
     """
 
-    def __init__(self, path: str, expected: str, found: str, message: str) -> None:
-        super().__init__(f"{message} at `{path}`")
+    def __init__(self, path: str, expected: str, found: str, message: str | None = None) -> None:
+        if message is None:
+            message = f"expected {expected}, found {found}"
+        super().__init__(f"{message} at {path}")
         self.path = path
         self.expected = expected
         self.found = found
         self.message = message
-
-    @classmethod
-    def from_message(cls, path: str, message: str) -> DecodeError:
-        """An error from a serde-style message at `path`, split into its parts
-        ("invalid type: X, expected Y", "missing field `x`", ...)."""
-        expected, found = split_message(message)
-        return cls(path, expected, found, message)
 
     def __repr__(self) -> str:
         return f"DecodeError(path={self.path!r}, expected={self.expected!r}, found={self.found!r})"
@@ -57,24 +54,6 @@ class DecodeError(AgentprotoError):
 
     def __hash__(self) -> int:
         return hash((self.path, self.expected, self.found, self.message))
-
-
-def split_message(message: str) -> tuple[str, str]:
-    """(expected, found) of a serde-style message; two empty strings when it has no such parts."""
-    for prefix in ("invalid type: ", "invalid value: "):
-        if message.startswith(prefix):
-            found, sep, expected = message[len(prefix) :].partition(", expected ")
-            if sep:
-                return expected, found
-    if message.startswith("missing field "):
-        return f"field {message[len('missing field ') :]}", "an object without it"
-    if message.startswith("duplicate field "):
-        return "each key once", f"{message[len('duplicate field ') :]} twice"
-    if message.startswith("unknown variant "):
-        found, sep, expected = message[len("unknown variant ") :].partition(", expected ")
-        if sep:
-            return expected, found
-    return "", ""
 
 
 class WarningKind(enum.Enum):

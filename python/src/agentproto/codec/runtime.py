@@ -14,6 +14,7 @@ Paths are plain strings built as the walk goes down (`$.params` + `.prompt` + `[
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Callable
@@ -135,49 +136,48 @@ def key_path(path: str, key: str) -> str:
     return f"{path}[{encode_key(key).decode()}]"
 
 
-def error(path: str, message: str) -> DecodeError:
-    return DecodeError.from_message(path, message)
+def error(path: str, expected: str, found: str) -> DecodeError:
+    """A failure from its parts; the message is rendered from them."""
+    return DecodeError(path, expected, found)
 
 
 def describe(value: object) -> str:
-    """A JSON value as serde's `Unexpected` names it: "null", "boolean `true`",
-    "integer `5`", "floating point `1.5`", "string \"x\"", "sequence", "map"."""
+    """A JSON value as a decode error's `found` names it (vectors/README.md, "Error
+    texts"): "null", "the boolean true", "the integer 5", "the number 1.5",
+    'the string "x"', "an array", "an object"."""
     if value is None:
         return "null"
     if value is True:
-        return "boolean `true`"
+        return "the boolean true"
     if value is False:
-        return "boolean `false`"
+        return "the boolean false"
     if type(value) is int:
         if -(2**63) <= value < 2**64:
-            return f"integer `{value}`"
-        return f"floating point `{_rust_float(float(value))}`"
+            return f"the integer {value}"
+        return f"the number {_rust_float(float(value))}"
     if type(value) is float:
-        return f"floating point `{_rust_float(value)}`"
+        return f"the number {_rust_float(value)}"
     if type(value) is str:
-        return f"string {rust_debug_str(value)}"
-    if type(value) is JArray:
-        return "sequence"
-    return "map"
-
-
-def kind_of(value: object) -> str:
-    """A JSON value's type as the Rust SDK's raw-value checks name it."""
-    if type(value) is JObject:
-        return "an object"
+        return f"the string {quote(value)}"
     if type(value) is JArray:
         return "an array"
-    if type(value) is str:
-        return "a string"
-    if value is True or value is False:
-        return "a boolean"
-    if value is None:
-        return "null"
-    return "a number"
+    return "an object"
+
+
+def quote(s: str) -> str:
+    """A name or a value written as a JSON string (as in every SDK's error texts)."""
+    return json.dumps(s, ensure_ascii=False)
+
+
+def one_of(values: tuple[str, ...] | list[str]) -> str:
+    """The `expected` phrase of a closed set of strings: 'one of "a", "b"', or the one value."""
+    listed = ", ".join(quote(v) for v in values)
+    return listed if len(values) == 1 else f"one of {listed}"
 
 
 def _rust_float(x: float) -> str:
-    """How Rust's `{}` writes an f64, plus serde's `.0` when there is no point."""
+    """How Rust's `{}` writes an f64, plus `.0` when there is no point (the same in
+    every SDK's error texts)."""
     if not math.isfinite(x):
         return {"nan": "NaN", "inf": "inf", "-inf": "-inf"}[repr(x)]
     text = format(Decimal(repr(x)), "f")
@@ -209,17 +209,17 @@ def rust_debug_str(s: str) -> str:
 
 
 def invalid_type(path: str, value: object, expected: str) -> DecodeError:
-    return error(path, f"invalid type: {describe(value)}, expected {expected}")
+    return error(path, expected, describe(value))
 
 
 def missing(path: str, key: str) -> DecodeError:
     """A required member is absent (reported at the object that lacks it)."""
-    return error(path, f"missing field `{key}`")
+    return error(path, f"the field {quote(key)}", "an object without it")
 
 
 def duplicate(path: str, key: str) -> DecodeError:
     """A known member appears twice (reported at the key)."""
-    return error(key_path(path, key), f"duplicate field `{key}`")
+    return error(key_path(path, key), "each key once", f"the key {quote(key)} twice")
 
 
 def expect_object(value: object, path: str, name: str) -> JObject:
@@ -235,7 +235,7 @@ def d_str(value: object, path: str, cx: Ctx) -> str:
     if type(value) is not str:
         raise invalid_type(path, value, "a string")
     if _SURROGATE.search(value):
-        raise error(path, "lone leading surrogate in hex escape")
+        raise error(path, "a string of valid Unicode", "an invalid escape")
     return value
 
 
@@ -245,60 +245,60 @@ def d_bool(value: object, path: str, cx: Ctx) -> bool:
     raise invalid_type(path, value, "a boolean")
 
 
-def _int(value: object, path: str, low: int, high: int, name: str) -> int:
-    if type(value) is int:
-        if low <= value <= high:
-            return value
-        if -(2**63) <= value < 2**64:
-            raise error(path, f"invalid value: integer `{value}`, expected {name}")
+def _number_out_of_range(path: str) -> DecodeError:
+    """A number too large for a double (read as an infinity)."""
+    return error(path, "a number within the range of a double", "a number beyond it")
+
+
+def _int(value: object, path: str, low: int, high: int) -> int:
+    if type(value) is int and low <= value <= high:
+        return value
     if type(value) is float and value in (float("inf"), float("-inf")):
-        raise error(path, "number out of range")
-    raise invalid_type(path, value, name)
+        raise _number_out_of_range(path)
+    # The range is the integer format's (uint16, int64, …), as every SDK words it.
+    raise invalid_type(path, value, f"an integer from {low} to {high}")
 
 
 def d_i16(value: object, path: str, cx: Ctx) -> int:
-    return _int(value, path, -(2**15), 2**15 - 1, "i16")
+    return _int(value, path, -(2**15), 2**15 - 1)
 
 
 def d_i32(value: object, path: str, cx: Ctx) -> int:
-    return _int(value, path, -(2**31), 2**31 - 1, "i32")
+    return _int(value, path, -(2**31), 2**31 - 1)
 
 
 def d_i64(value: object, path: str, cx: Ctx) -> int:
-    return _int(value, path, -(2**63), 2**63 - 1, "i64")
+    return _int(value, path, -(2**63), 2**63 - 1)
 
 
 def d_u16(value: object, path: str, cx: Ctx) -> int:
-    return _int(value, path, 0, 2**16 - 1, "u16")
+    return _int(value, path, 0, 2**16 - 1)
 
 
 def d_u32(value: object, path: str, cx: Ctx) -> int:
-    return _int(value, path, 0, 2**32 - 1, "u32")
+    return _int(value, path, 0, 2**32 - 1)
 
 
 def d_u64(value: object, path: str, cx: Ctx) -> int:
-    return _int(value, path, 0, 2**64 - 1, "u64")
+    return _int(value, path, 0, 2**64 - 1)
 
 
 def d_f64(value: object, path: str, cx: Ctx) -> float:
     if type(value) is float:
         if value in (float("inf"), float("-inf")):
-            raise error(path, "number out of range")
+            raise _number_out_of_range(path)
         return Float64(value)
     if type(value) is int:
         return Float64(value)
-    raise invalid_type(path, value, "f64")
+    raise invalid_type(path, value, "a number")
 
 
 def d_request_id(value: object, path: str, cx: Ctx) -> int | str | None:
     """A JSON-RPC request id: an integer (i64), a string or null."""
     if value is None or type(value) is str:
         return value
-    if type(value) is int:
-        if -(2**63) <= value <= 2**63 - 1:
-            return value
-        if value < 2**64:
-            raise error(path, f"invalid value: integer `{value}`, expected an integer, a string or null")
+    if type(value) is int and -(2**63) <= value <= 2**63 - 1:
+        return value
     raise invalid_type(path, value, "an integer, a string or null")
 
 
@@ -307,8 +307,7 @@ def d_enum(value: object, path: str, values: tuple[str, ...]) -> str:
     if type(value) is not str:
         raise invalid_type(path, value, "a string")
     if value not in values:
-        listed = ", ".join(f"`{v}`" for v in values)
-        raise error(path, f"unknown variant `{value}`, expected one of {listed}")
+        raise error(path, one_of(values), describe(value))
     return value
 
 
@@ -320,7 +319,7 @@ def d_raw(cx: Ctx, start: int, end: int) -> Raw:
 def d_raw_object(value: object, path: str, cx: Ctx, start: int, end: int) -> Raw:
     """An object-only free-form value (`_meta`)."""
     if type(value) is not JObject:
-        raise error(path, f"invalid type: {kind_of(value)}, expected an object")
+        raise invalid_type(path, value, "an object")
     return Raw(cx.text[start:end].encode())
 
 
@@ -376,7 +375,7 @@ def lenient(cx: Ctx, value: object, path: str, item: Item) -> Any:
         return item(value, path, cx)
     except DecodeError as e:
         del cx.warnings[mark:]
-        warn(cx, path, f"dropped invalid value: {e.message} at `{e.path}`")
+        warn(cx, path, f"dropped invalid value: {e}")
         return MISSING
 
 
@@ -388,9 +387,9 @@ def items(cx: Ctx, value: object, path: str, item: Item, nullable: bool, lenient
         return None
     if type(value) is not JArray:
         if lenient_whole:
-            warn(cx, path, f"dropped invalid value: expected an array, found {kind_of(value)}")
+            warn(cx, path, f"dropped invalid value: expected an array, found {describe(value)}")
             return MISSING
-        raise error(path, f"invalid type: {kind_of(value)}, expected an array")
+        raise invalid_type(path, value, "an array")
     out = []
     for i, (v, _, _) in enumerate(value.items):
         kept = lenient(cx, v, f"{path}[{i}]", item)
@@ -409,12 +408,12 @@ def default_on_null(cx: Ctx, value: object, path: str, item: Item) -> Any:
 
 def min_length(path: str, value: str, minimum: int) -> None:
     if len(value) < minimum:
-        raise error(path, f"invalid value: a string of {len(value)} characters, expected at least {minimum}")
+        raise error(path, f"a string of at least {minimum} characters", f"a string of {len(value)} characters")
 
 
 def min_items(path: str, value: list[Any], minimum: int) -> None:
     if len(value) < minimum:
-        raise error(path, f"invalid value: an array of {len(value)} items, expected at least {minimum}")
+        raise error(path, f"an array of at least {minimum} items", f"an array of {len(value)} items")
 
 
 # Tagged unions.
@@ -451,7 +450,7 @@ def unknown(cx: Ctx, value: JObject, tag_field: str, tag: str | None) -> Unknown
 
 
 def warn_unknown(cx: Ctx, path: str, union: str, tag: str) -> None:
-    warn(cx, path, f"unknown {union} variant `{tag}` kept as raw JSON", WarningKind.UNKNOWN_VARIANT)
+    warn(cx, path, f"unknown {union} variant {quote(tag)} kept as raw JSON", WarningKind.UNKNOWN_VARIANT)
 
 
 def attempt(cx: Ctx, value: object, path: str, item: Item) -> Any:
@@ -465,7 +464,7 @@ def attempt(cx: Ctx, value: object, path: str, item: Item) -> Any:
 
 
 def no_variant(path: str, value: object, expected: str) -> DecodeError:
-    return error(path, f"invalid value: {kind_of(value)}, expected {expected}")
+    return invalid_type(path, value, expected)
 
 
 # Encoding objects with a flattened union.
@@ -503,7 +502,7 @@ Decoder = Callable[[Any, str, Ctx], Any]
 def dropped(cx: Ctx, mark: int, path: str, err: DecodeError) -> Any:
     """A lenient member's value failed: roll its warnings back, warn, give `MISSING`."""
     del cx.warnings[mark:]
-    warn(cx, path, f"dropped invalid value: {err.message} at `{err.path}`")
+    warn(cx, path, f"dropped invalid value: {err}")
     return MISSING
 
 

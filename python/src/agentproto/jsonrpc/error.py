@@ -85,7 +85,7 @@ class ErrorObject(msgspec.Struct, kw_only=True):
 
     @classmethod
     def invalid_params(cls, path: str, expected: str, found: str) -> ErrorObject:
-        """A -32602 error: ``invalid params: expected `X`, found `Y` at `$.params.z` `` with
+        """A -32602 error: ``invalid params: expected X, found Y at $.params.z`` with
         `{"path", "expected", "found"}` as data."""
         return cls.validation(ErrorCode.INVALID_PARAMS, "invalid params", path, expected, found)
 
@@ -93,7 +93,7 @@ class ErrorObject(msgspec.Struct, kw_only=True):
     def validation(cls, code: int, prefix: str, path: str, expected: str, found: str) -> ErrorObject:
         """A validation error with any code and message prefix (see `invalid_params`)."""
         data = b'{"path":' + _encode(path) + b',"expected":' + _encode(expected) + b',"found":' + _encode(found) + b"}"
-        message = f"{prefix}: expected `{expected}`, found `{found}` at `{path}`"
+        message = f"{prefix}: expected {expected}, found {found} at {path}"
         return cls(code=code, message=message, data=Raw(data))
 
     def with_path(self, path: str) -> ErrorObject:

@@ -8934,7 +8934,7 @@ export function d_ElicitationContentValue(v: JNode, path: string, cx: rt.Ctx): t
   if (got3 !== MISSING) return got3;
   const got4 = rt.attempt(cx, v, path, list_1);
   if (got4 !== MISSING) return got4;
-  throw rt.noVariant(path, v, "one of a string, an integer (i64), a number, a boolean, an array of a string");
+  throw rt.noVariant(path, v, "one of a string, an integer from -9223372036854775808 to 9223372036854775807, a number, a boolean, an array of a string");
 }
 
 export function e_ElicitationContentValue(v: t.ElicitationContentValue): string {

@@ -9372,7 +9372,7 @@ export function d_ElicitationContentValue(v: JNode, path: string, cx: rt.Ctx): t
   if (got4 !== MISSING) return got4;
   const got5 = rt.attempt(cx, v, path, rt.d_raw_node);
   if (got5 !== MISSING) return got5;
-  throw rt.noVariant(path, v, "one of a string, an integer (i64), a number, a boolean, an array of a string, a JSON value");
+  throw rt.noVariant(path, v, "one of a string, an integer from -9223372036854775808 to 9223372036854775807, a number, a boolean, an array of a string, a JSON value");
 }
 
 export function e_ElicitationContentValue(v: t.ElicitationContentValue): string {

@@ -6354,7 +6354,11 @@ def d_ElicitationContentValue(v: Any, path: str, cx: rt.Ctx) -> Any:
     got = rt.attempt(cx, v, path, _list_1)
     if got is not MISSING:
         return got
-    raise rt.no_variant(path, v, "one of a string, an integer (i64), a number, a boolean, an array of a string")
+    raise rt.no_variant(
+        path,
+        v,
+        "one of a string, an integer from -9223372036854775808 to 9223372036854775807, a number, a boolean, an array of a string",
+    )
 
 
 def d_ElicitationAcceptAction(v: Any, path: str, cx: rt.Ctx) -> t.ElicitationAcceptAction:

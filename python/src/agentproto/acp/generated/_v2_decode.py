@@ -6455,7 +6455,9 @@ def d_ElicitationContentValue(v: Any, path: str, cx: rt.Ctx) -> Any:
     if got is not MISSING:
         return got
     raise rt.no_variant(
-        path, v, "one of a string, an integer (i64), a number, a boolean, an array of a string, a JSON value"
+        path,
+        v,
+        "one of a string, an integer from -9223372036854775808 to 9223372036854775807, a number, a boolean, an array of a string, a JSON value",
     )
 
 
