@@ -277,7 +277,7 @@ mod tests {
 
     #[test]
     fn raw_values_are_described() {
-        let d = |t: &str| found_raw(&serde_json::from_str::<&RawValue>(t).unwrap());
+        let d = |t: &str| found_raw(serde_json::from_str::<&RawValue>(t).unwrap());
         assert_eq!(d("null"), "null");
         assert_eq!(d("false"), "the boolean false");
         assert_eq!(d("-5"), "the integer -5");

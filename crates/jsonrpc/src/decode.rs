@@ -41,15 +41,25 @@ fn parse<'de, E: EagerParams<'de>>(line: &'de [u8], eager: Option<&mut E>) -> Re
         return Err(parse_error("parse error: nesting too deep"));
     }
     let mut deserializer = serde_json::Deserializer::from_str(text);
-    deserializer.deserialize_any(TopVisitor { eager }).and_then(|top| deserializer.end().map(|()| top)).map_err(
-        |error| {
-            if error.is_eof() {
-                parse_error("parse error: unexpected end of input")
-            } else {
-                parse_error("parse error: invalid json")
-            }
-        },
-    )
+    deserializer
+        .deserialize_any(TopVisitor { eager })
+        .and_then(|top| deserializer.end().map(|()| top))
+        .map_err(|error| syntax_error(text, error.is_eof()))
+}
+
+/// The parse error for a line the parser refused, with the position every SDK
+/// reports ([`crate::syntax`]); a line that is JSON by the grammar but refused all the
+/// same (a lone surrogate escape, a number beyond a double) has none.
+fn syntax_error(text: &str, eof: bool) -> EnvelopeError {
+    match crate::syntax::first_invalid(text) {
+        Some(at) => {
+            let what = if at.eof { "unexpected end of input" } else { "invalid JSON" };
+            let message = format!("parse error: {what} at line {}, column {}", at.line, at.column);
+            EnvelopeError::new(EnvelopeErrorKind::Parse, None, message, "$").at(at.line, at.column)
+        }
+        None if eof => EnvelopeError::new(EnvelopeErrorKind::Parse, None, "parse error: unexpected end of input", "$"),
+        None => EnvelopeError::new(EnvelopeErrorKind::Parse, None, "parse error: invalid JSON", "$"),
+    }
 }
 
 /// A decoder for the params of the methods a receiver knows, run while the envelope is

@@ -389,8 +389,25 @@ fn reply_data_carries_the_path() {
     let parse = Message::decode(b"nope").unwrap_err();
     assert_eq!(
         String::from_utf8(parse.reply().unwrap().to_vec()).unwrap(),
-        r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error: invalid json","data":{"path":"$"}}}"#
+        r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error: invalid JSON at line 1, column 2","data":{"path":"$","line":1,"column":2}}}"#
     );
+}
+
+#[test]
+fn parse_errors_say_where_the_line_stops_being_json() {
+    let cases: [(&[u8], &str, (u32, u32)); 3] = [
+        (
+            br#"{"jsonrpc":"2.0","method":"n","params":{"a":1,}}"#,
+            "parse error: invalid JSON at line 1, column 47",
+            (1, 47),
+        ),
+        (br#"{"jsonrpc":"2.0","method":"#, "parse error: unexpected end of input at line 1, column 27", (1, 27)),
+        (b"{\"jsonrpc\":\"2.0\",\n\"method\" \"n\"}", "parse error: invalid JSON at line 2, column 10", (2, 10)),
+    ];
+    for (line, message, position) in cases {
+        let error = Message::decode(line).unwrap_err();
+        assert_eq!((error.message(), error.position()), (message, Some(position)));
+    }
 }
 
 #[test]

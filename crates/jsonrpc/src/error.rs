@@ -159,6 +159,15 @@ impl ErrorObject {
             .with_data(raw_from_vec(data))
     }
 
+    /// A `{"path": ..., "line": ..., "column": ...}` data object, used for parse errors.
+    pub(crate) fn with_position(self, path: &str, line: u32, column: u32) -> ErrorObject {
+        let mut data = Vec::with_capacity(path.len() + 40);
+        data.extend_from_slice(b"{\"path\":");
+        write_json_string(&mut data, path);
+        data.extend_from_slice(format!(",\"line\":{line},\"column\":{column}}}").as_bytes());
+        self.with_data(raw_from_vec(data))
+    }
+
     /// A `{"path": ...}` data object, used for envelope errors.
     pub(crate) fn with_path(self, path: &str) -> ErrorObject {
         let mut data = Vec::with_capacity(path.len() + 12);

@@ -155,6 +155,7 @@ pub mod frame;
 pub mod id;
 pub mod memory;
 pub mod message;
+pub mod syntax;
 
 pub use connection::{
     panic_message, CancelCheck, CancelNotification, Connection, ConnectionEvent, ConnectionOptions, Handler,

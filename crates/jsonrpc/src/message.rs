@@ -270,6 +270,8 @@ pub struct EnvelopeError {
     id: Option<RequestId>,
     message: Cow<'static, str>,
     path: Cow<'static, str>,
+    /// Line and column (from 1) where a parse error found the line stop being JSON.
+    position: Option<(u32, u32)>,
 }
 
 impl EnvelopeError {
@@ -279,7 +281,20 @@ impl EnvelopeError {
         message: impl Into<Cow<'static, str>>,
         path: impl Into<Cow<'static, str>>,
     ) -> EnvelopeError {
-        EnvelopeError { kind, id, message: message.into(), path: path.into() }
+        EnvelopeError { kind, id, message: message.into(), path: path.into(), position: None }
+    }
+
+    /// The same error at a line and column of the input (parse errors).
+    pub(crate) fn at(mut self, line: u32, column: u32) -> EnvelopeError {
+        self.position = Some((line, column));
+        self
+    }
+
+    /// For a parse error, the line and column (from 1, the column in characters) of the
+    /// first character that cannot continue a JSON text, or the end of the input
+    /// ([`crate::syntax`]).
+    pub fn position(&self) -> Option<(u32, u32)> {
+        self.position
     }
 
     /// The kind of failure.
@@ -320,9 +335,14 @@ impl EnvelopeError {
         )
     }
 
-    /// The error object of the reply: code, message, and `{"path": ...}` as data.
+    /// The error object of the reply: code, message, and `{"path": ...}` as data, with
+    /// `"line"` and `"column"` for a parse error.
     pub fn to_error_object(&self) -> ErrorObject {
-        ErrorObject::new(self.code(), self.message.clone().into_owned()).with_path(&self.path)
+        let object = ErrorObject::new(self.code(), self.message.clone().into_owned());
+        match self.position {
+            Some((line, column)) => object.with_position(&self.path, line, column),
+            None => object.with_path(&self.path),
+        }
     }
 
     /// The error response to send, or `None` when the failure is not answered.
