@@ -240,6 +240,7 @@ mod tests {
             ("\"a\tb\"", (1, 3, false)),
             ("\u{feff}{}", (1, 1, false)),
             (r#"{"é":"ü" ,]"#, (1, 11, false)),
+            (r#"{"😀":1 ,]"#, (1, 9, false)),
             ("{\n  \"a\": 1\n  \"b\": 2\n}", (3, 3, false)),
         ];
         for (text, want) in cases {

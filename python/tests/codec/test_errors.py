@@ -16,7 +16,7 @@ def test_message_is_rendered_from_the_parts() -> None:
 
 
 def test_found_names_the_value_without_nested_quoting() -> None:
-    found = [rt.describe(parse(t)) for t in ('null', 'true', '-5', '1.5', '1e400', '"a\\"b\\n"', "[]", "{}")]
+    found = [rt.describe(parse(t)) for t in ("null", "true", "-5", "1.5", "1e400", '"a\\"b\\n"', "[]", "{}")]
     assert found == [
         "null",
         "the boolean true",

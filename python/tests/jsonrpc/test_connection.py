@@ -289,7 +289,11 @@ async def test_bad_lines_are_answered_and_the_connection_stays_up() -> None:
         assert await s.wire.message() == {
             "jsonrpc": "2.0",
             "id": None,
-            "error": {"code": -32700, "message": "parse error: invalid json", "data": {"path": "$"}},
+            "error": {
+                "code": -32700,
+                "message": "parse error: invalid JSON at line 1, column 2",
+                "data": {"path": "$", "line": 1, "column": 2},
+            },
         }
         await s.wire.send_raw(b'{"jsonrpc":"2.0","id":7}\n')
         answer = await s.wire.message()

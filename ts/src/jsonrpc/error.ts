@@ -36,6 +36,11 @@ export function invalidParamsError(path: string, expected: string, found: string
   return validationError(ErrorCode.INVALID_PARAMS, "invalid params", path, expected, found);
 }
 
+/** An error whose data is `{"path", "line", "column"}` (parse errors). */
+export function errorWithPosition(code: number, message: string, path: string, line: number, column: number): ErrorObject {
+  return { code, message, data: new RawJson(`{"path":${encodeString(path)},"line":${line},"column":${column}}`) };
+}
+
 /** An error whose data is `{"path": path}` (envelope errors). */
 export function errorWithPath(code: number, message: string, path: string): ErrorObject {
   return { code, message, data: new RawJson(`{"path":${encodeString(path)}}`) };

@@ -25,7 +25,8 @@ import {
   type JNode,
 } from "../codec/reader.js";
 import { encodeString, ReceivedJson, RawJson } from "../codec/values.js";
-import { encodeErrorObject, ErrorCode, errorWithPath, type ErrorObject } from "./error.js";
+import { firstInvalid } from "../codec/syntax.js";
+import { encodeErrorObject, ErrorCode, errorWithPath, errorWithPosition, type ErrorObject } from "./error.js";
 import { idJson, type RequestId } from "./id.js";
 
 /** A call that expects a response. */
@@ -78,6 +79,10 @@ export class EnvelopeError extends Error {
     readonly id: RequestId | undefined,
     readonly detail: string,
     readonly path: string,
+    /** For a parse error, the line and column (from 1, the column in characters) of the
+     * first character that cannot continue a JSON text, or of the end of the input
+     * (`codec/syntax.ts`). */
+    readonly position: { readonly line: number; readonly column: number } | null = null,
   ) {
     super(`${detail} at \`${path}\``);
     this.name = "EnvelopeError";
@@ -92,8 +97,10 @@ export class EnvelopeError extends Error {
     return this.kind === "parse" || this.kind === "invalid-request" || this.kind === "invalid-params";
   }
 
+  /** Code, message, and `{"path"}` as data, with `"line"` and `"column"` for a parse error. */
   toErrorObject(): ErrorObject {
-    return errorWithPath(this.code, this.detail, this.path);
+    if (this.position === null) return errorWithPath(this.code, this.detail, this.path);
+    return errorWithPosition(this.code, this.detail, this.path, this.position.line, this.position.column);
   }
 
   /** The error response to send, or `null` when the failure is not answered. */
@@ -131,6 +138,16 @@ function parseError(message: string): EnvelopeError {
   return new EnvelopeError("parse", undefined, message, "$");
 }
 
+/** The parse error for a line the reader refused, with the position every SDK reports; a
+ * line that is JSON by the grammar but refused all the same has none. */
+function syntaxError(text: string, eof: boolean): EnvelopeError {
+  const at = firstInvalid(text);
+  if (at === null) return parseError(eof ? "parse error: unexpected end of input" : "parse error: invalid JSON");
+  const what = at.eof ? "unexpected end of input" : "invalid JSON";
+  const message = `parse error: ${what} at line ${at.line}, column ${at.column}`;
+  return new EnvelopeError("parse", undefined, message, "$", { line: at.line, column: at.column });
+}
+
 /** The envelope members of a message object (the first of each; later ones are repeats). */
 interface Fields {
   jsonrpc?: JMember;
@@ -164,7 +181,7 @@ function decodeText(text: string, allowNullId: boolean): Message {
     if (countBrackets(text) > MAX_NESTING_DEPTH && nestingExceeds(text, MAX_NESTING_DEPTH)) {
       throw parseError("parse error: nesting too deep");
     }
-    throw parseError(err.eof ? "parse error: unexpected end of input" : "parse error: invalid json");
+    throw syntaxError(text, err.eof);
   }
   if (top instanceof JArray) {
     throw new EnvelopeError("invalid-request", undefined, "invalid request: batches are not supported", "$");

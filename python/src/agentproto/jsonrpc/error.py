@@ -96,6 +96,11 @@ class ErrorObject(msgspec.Struct, kw_only=True):
         message = f"{prefix}: expected {expected}, found {found} at {path}"
         return cls(code=code, message=message, data=Raw(data))
 
+    def with_position(self, path: str, line: int, column: int) -> ErrorObject:
+        """A copy whose data is `{"path", "line", "column"}` (parse errors)."""
+        data = b'{"path":' + _encode(path) + b',"line":%d,"column":%d}' % (line, column)
+        return ErrorObject(code=self.code, message=self.message, data=Raw(data))
+
     def with_path(self, path: str) -> ErrorObject:
         """A copy whose data is `{"path": path}` (envelope errors)."""
         return ErrorObject(code=self.code, message=self.message, data=Raw(b'{"path":' + _encode(path) + b"}"))

@@ -25,6 +25,7 @@ from msgspec import UNSET, Raw, UnsetType
 
 from agentproto.codec.reader import JArray, JObject, JsonSyntaxError, parse
 from agentproto.codec.runtime import I32, I64, RequestId
+from agentproto.codec.syntax import first_invalid
 from agentproto.errors import AgentprotoError
 from agentproto.jsonrpc.error import ErrorCode, ErrorObject
 
@@ -92,13 +93,24 @@ class EnvelopeErrorKind(enum.Enum):
 class EnvelopeError(AgentprotoError):
     """A line that is not a valid message: what to answer, to which id, and why."""
 
-    def __init__(self, kind: EnvelopeErrorKind, id: RequestId | UnsetType, message: str, path: str) -> None:
+    def __init__(
+        self,
+        kind: EnvelopeErrorKind,
+        id: RequestId | UnsetType,
+        message: str,
+        path: str,
+        position: tuple[int, int] | None = None,
+    ) -> None:
         super().__init__(f"{message} at `{path}`")
         self.kind = kind
         self.id = id
         """The id recovered from the line; `UNSET` when none could be."""
         self.message = message
         self.path = path
+        self.position = position
+        """For a parse error, `(line, column)` (from 1, the column in characters) of the
+        first character that cannot continue a JSON text, or of the end of the input
+        (`agentproto.codec.syntax`)."""
 
     @property
     def code(self) -> int:
@@ -114,7 +126,12 @@ class EnvelopeError(AgentprotoError):
         )
 
     def to_error_object(self) -> ErrorObject:
-        return ErrorObject(code=self.code, message=self.message).with_path(self.path)
+        """Code, message, and `{"path"}` as data, with `"line"` and `"column"` for a parse error."""
+        error = ErrorObject(code=self.code, message=self.message)
+        if self.position is None:
+            return error.with_path(self.path)
+        line, column = self.position
+        return error.with_position(self.path, line, column)
 
     def reply(self) -> Response | None:
         """The error response to send, or `None` when the failure is not answered."""
@@ -262,6 +279,17 @@ def _parse_error(message: str) -> EnvelopeError:
     return EnvelopeError(EnvelopeErrorKind.PARSE, UNSET, message, "$")
 
 
+def _syntax_error(text: str, eof: bool) -> EnvelopeError:
+    """The parse error for a line the reader refused, with the position every SDK reports;
+    a line that is JSON by the grammar but refused all the same has none."""
+    at = first_invalid(text)
+    if at is None:
+        return _parse_error("parse error: unexpected end of input" if eof else "parse error: invalid JSON")
+    what = "unexpected end of input" if at.eof else "invalid JSON"
+    message = f"parse error: {what} at line {at.line}, column {at.column}"
+    return EnvelopeError(EnvelopeErrorKind.PARSE, UNSET, message, "$", (at.line, at.column))
+
+
 def _nesting_exceeds(text: str, limit: int) -> bool:
     depth = 0
     in_string = False
@@ -320,7 +348,7 @@ def _exact(text: str, allow_null_id: bool) -> Message:
     try:
         top = parse(text)
     except JsonSyntaxError as e:
-        raise _parse_error("parse error: unexpected end of input" if e.eof else "parse error: invalid json") from None
+        raise _syntax_error(text, e.eof) from None
     if type(top) is JArray:
         raise EnvelopeError(EnvelopeErrorKind.INVALID_REQUEST, UNSET, "invalid request: batches are not supported", "$")
     if type(top) is not JObject:
