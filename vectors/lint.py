@@ -322,9 +322,11 @@ def check_format(cid: str, c: dict, requirements: dict) -> bool:
         if not isinstance(err, dict) or not isinstance(err.get("code"), int) or isinstance(err.get("code"), bool):
             bad(cid, "expect.error.code must be an integer")
         else:
-            allowed = {"code", "path"} if o == "reply_error" else {"code", "message"}
+            allowed = {"code", "path", *ERROR_TEXT_KEYS} if o == "reply_error" else {"code", "message"}
             for k in set(err) - allowed:
                 bad(cid, f"expect.error.{k} is not allowed for outcome {o}")
+            if o == "reply_error":
+                check_error_texts(cid, err)
             if o == "reply_error" and err["code"] not in ERROR_CODES:
                 bad(cid, f"reply_error code {err['code']} is not one the README defines")
             if "path" in err and parse_path(err["path"]) is None:
@@ -341,6 +343,45 @@ def check_format(cid: str, c: dict, requirements: dict) -> bool:
         elif o == "response" and pend[key] != e["method"]:
             bad(cid, f"expect.method {e['method']!r} differs from pending[{key}] {pend[key]!r}")
     return ok
+
+
+ERROR_TEXT_KEYS = {"message", "expected", "found", "line", "column"}
+
+
+def check_error_texts(cid: str, err: dict) -> None:
+    """The error texts a reply_error case may state (README, "Error texts")."""
+    code = err["code"]
+    texts = {k: err[k] for k in ERROR_TEXT_KEYS if k in err}
+    for k in ("message", "expected", "found"):
+        if k in texts and (not isinstance(texts[k], str) or not texts[k] or "`" in texts[k]):
+            bad(cid, f"expect.error.{k} must be a non-empty string without backticks")
+            return
+    for k in ("line", "column"):
+        if k in texts and (type(texts[k]) is not int or texts[k] < 1):
+            bad(cid, f"expect.error.{k} must be an integer from 1")
+            return
+    if ("expected" in texts) != ("found" in texts):
+        bad(cid, "expect.error states `expected` and `found` together")
+    if ("line" in texts) != ("column" in texts):
+        bad(cid, "expect.error states `line` and `column` together")
+    if "expected" in texts and code != -32602:
+        bad(cid, "`expected`/`found` are stated for -32602 only")
+    if "line" in texts and code != -32700:
+        bad(cid, "`line`/`column` are stated for -32700 only")
+    message = texts.get("message")
+    if message is None:
+        return
+    if "expected" in texts:
+        if "path" not in err:
+            bad(cid, "a -32602 message is checked against the case's `path`")
+        elif message != f"invalid params: expected {texts['expected']}, found {texts['found']} at {err['path']}":
+            bad(cid, "expect.error.message is not rendered from `expected`, `found` and `path`")
+    elif "line" in texts:
+        at = f" at line {texts['line']}, column {texts['column']}"
+        if message not in (f"parse error: invalid JSON{at}", f"parse error: unexpected end of input{at}"):
+            bad(cid, "expect.error.message is not a parse error rendered from `line` and `column`")
+    else:
+        bad(cid, "expect.error.message is stated with the parts it is rendered from")
 
 
 def input_bytes(c: dict) -> bytes:

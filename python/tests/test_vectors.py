@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from msgspec import Raw
 
 from agentproto.acp import v1
 from agentproto.acp.receive import (
@@ -163,11 +164,27 @@ def observe(incoming: Incoming) -> tuple[dict[str, Any], bytes | None]:
         reply = incoming.reply
         assert reply.error is not None, "a reply that is not an error response"
         error = {"code": reply.error.code, "message": reply.error.message, "path": path}
+        error.update(error_texts(reply.error.data))
         return {"outcome": "reply_error", "id": reply.id, "error": error}, None
     if isinstance(incoming, CallFailed):
         return {"outcome": "call_failed", "id": incoming.id, "path": incoming.path, "detail": incoming.message}, None
     assert isinstance(incoming, Ignored)
     return {"outcome": "ignored", "finding": incoming.finding.code, "detail": incoming.finding.message}, None
+
+
+ERROR_TEXTS = ("expected", "found", "line", "column")
+"""The members of `expect.error` a case may state besides `code` and `path` (taken from
+the reply's error `data`; vectors/README.md, "Error texts")."""
+
+
+def error_texts(data: object) -> dict[str, Any]:
+    """The members of a reply's error `data` that `ERROR_TEXTS` names."""
+    if not isinstance(data, Raw):
+        return {}
+    parsed = json.loads(bytes(data))
+    if not isinstance(parsed, dict):
+        return {}
+    return {key: parsed[key] for key in ERROR_TEXTS if key in parsed}
 
 
 def same(a: Any, b: Any) -> bool:
@@ -194,7 +211,7 @@ def compare(expect: dict[str, Any], observed: dict[str, Any]) -> None:
             raise mismatch(key)
     if "error" in expect:
         got = observed.get("error") or {}
-        for key in ("code", "message", "path"):
+        for key in ("code", "message", "path", *ERROR_TEXTS):
             if key in expect["error"] and not same(expect["error"][key], got.get(key)):
                 raise mismatch(f"error.{key}")
     decoded = expect["outcome"] in ("request", "notification", "response")

@@ -80,7 +80,7 @@ from agentproto.jsonrpc.options import (
 )
 from tests import report
 from tests.jsonrpc.wire import WAIT, Wire
-from tests.test_vectors import BASELINE, CASES, Case, compare, compare_bytes, observe, selected
+from tests.test_vectors import BASELINE, CASES, ERROR_TEXTS, Case, compare, compare_bytes, observe, selected
 
 Event = ConnectionEvent | AcpEvent
 
@@ -510,6 +510,8 @@ def outcome(seen: Seen, hold_id: Any) -> tuple[dict[str, Any], bytes | None]:
             "message": error_member.get("message"),
             "path": data.get("path") if isinstance(data, dict) else None,
         }
+        if isinstance(data, dict):
+            reply_error.update({key: data[key] for key in ERROR_TEXTS if key in data})
         return {"outcome": "reply_error", "id": replies[0].get("id"), "error": reply_error}, None
     if isinstance(seen.hold, dict) and (seen.hold.get("error") or {}).get("code") == -32800:
         # Consumed by the connection: what can be seen is the request it cancelled.

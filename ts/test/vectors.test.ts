@@ -154,13 +154,25 @@ function observe(incoming: Incoming, receiver: typeof AGENT): [Observed, string 
       else if (finding.code === "bad-envelope" && finding.path !== "") path = finding.path;
       const error = incoming.reply.error;
       assert.ok(error !== null, "a reply that is not an error response");
-      return [{ outcome: "reply_error", id: incoming.reply.id, error: { code: error.code, message: error.message, path } }, null];
+      const observedError: Record<string, unknown> = { code: error.code, message: error.message, path, ...errorTexts(error.data?.parse()) };
+      return [{ outcome: "reply_error", id: incoming.reply.id, error: observedError }, null];
     }
     case "call-failed":
       return [{ outcome: "call_failed", id: incoming.id, path: incoming.path, detail: incoming.message }, null];
     case "ignored":
       return [{ outcome: "ignored", finding: incoming.finding.code, detail: incoming.finding.message }, null];
   }
+}
+
+/** The members of `expect.error` a case may state besides `code` and `path`, taken from
+ * the reply's error `data` (vectors/README.md, "Error texts"). */
+const ERROR_TEXTS = ["expected", "found", "line", "column"];
+
+function errorTexts(data: unknown): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  if (typeof data !== "object" || data === null) return out;
+  for (const key of ERROR_TEXTS) if (key in data) out[key] = (data as Record<string, unknown>)[key];
+  return out;
 }
 
 function compare(expect: JObject, observed: Observed): void {
@@ -175,7 +187,7 @@ function compare(expect: JObject, observed: Observed): void {
   const error = member(expect, "error")?.value;
   if (error instanceof JObject) {
     const got = (observed["error"] ?? {}) as Record<string, unknown>;
-    for (const key of ["code", "message", "path"]) {
+    for (const key of ["code", "message", "path", ...ERROR_TEXTS]) {
       const wanted = member(error, key);
       if (wanted !== undefined && !same(wanted.value, nodeOf(got[key]))) throw mismatch(`error.${key}`);
     }

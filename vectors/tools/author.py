@@ -25,6 +25,7 @@ from cases_types import *  # noqa: F403
 from cases_shapes import *  # noqa: F403
 from cases_flows import FLOWS, build_flows
 from cases_canonical import build_canonical
+from error_texts import ERROR_TEXTS
 
 
 def build_types():
@@ -107,12 +108,22 @@ REQUIREMENTS.update({
 
 
 
+def add_error_texts():
+    """Adds the stated error texts (error_texts.py) to their reply_error cases."""
+    for cid, texts in ERROR_TEXTS.items():
+        expect = CASES[cid]["expect"]
+        assert expect["outcome"] == "reply_error", cid
+        assert expect["error"].get("path", texts.get("path")) == texts.get("path"), cid
+        expect["error"].update(texts)
+
+
 def main():
     build_jsonrpc()
     build_methods()
     build_types()
     build_canonical()
     build_flows()
+    add_error_texts()
 
     # every `max` input must carry every declared property (and no unknown ones)
     problems = []

@@ -110,7 +110,11 @@ fn found(serde: &str) -> String {
         return format!("the integer {v}");
     }
     if let Some(v) = inside(serde, "floating point `") {
-        return format!("the number {v}");
+        // serde's spelling of a double varies between its versions; ours does not.
+        return match v.parse::<f64>() {
+            Ok(x) => format!("the number {}", float(x)),
+            Err(_) => format!("the number {v}"),
+        };
     }
     if let Some(v) = inside(serde, "boolean `") {
         return format!("the boolean {v}");
@@ -263,6 +267,10 @@ mod tests {
         assert_eq!(
             parts("invalid type: floating point `1.5`, expected u64"),
             ("an integer from 0 to 18446744073709551615".into(), "the number 1.5".into())
+        );
+        assert_eq!(
+            parts("invalid type: floating point `1.8446744073709552e+19`, expected u64"),
+            ("an integer from 0 to 18446744073709551615".into(), "the number 18446744073709552000.0".into())
         );
         assert_eq!(parts("invalid type: boolean `true`, expected f64"), ("a number".into(), "the boolean true".into()));
         assert_eq!(parts("invalid type: sequence, expected a map"), ("an object".into(), "an array".into()));

@@ -309,11 +309,13 @@ fn observe<R: Role>(incoming: Incoming<R>) -> Result<(Value, Option<Vec<u8>>), S
                 Finding::BadEnvelope { path, .. } if !path.is_empty() => Value::String(path.clone()),
                 _ => Value::Null,
             };
-            let observed = serde_json::json!({
-                "outcome": "reply_error",
-                "id": id(&reply_id),
-                "error": {"code": e.code.0, "message": e.message, "path": path},
-            });
+            let data: Value = match &e.data {
+                Some(raw) => serde_json::from_str(raw.get()).map_err(|err| format!("error data: {err}"))?,
+                None => Value::Null,
+            };
+            let mut error = serde_json::json!({"code": e.code.0, "message": e.message, "path": path});
+            error_texts(&mut error, &data);
+            let observed = serde_json::json!({"outcome": "reply_error", "id": id(&reply_id), "error": error});
             (observed, None)
         }
         Incoming::CallFailed { id: call_id, error, .. } => (
@@ -335,6 +337,20 @@ fn observe<R: Role>(incoming: Incoming<R>) -> Result<(Value, Option<Vec<u8>>), S
         ),
     })
 }
+
+/// The members of a reply's error `data` a case may state (`vectors/README.md`, "Error
+/// texts"), copied into the observed error: `expected` and `found` of a decode failure,
+/// `line` and `column` of a parse error.
+pub(crate) fn error_texts(error: &mut Value, data: &Value) {
+    for key in ERROR_TEXTS {
+        if let (Some(value), Some(error)) = (data.get(key), error.as_object_mut()) {
+            error.insert(key.to_owned(), value.clone());
+        }
+    }
+}
+
+/// The members of `expect.error` a case may state besides `code` and `path`.
+const ERROR_TEXTS: [&str; 4] = ["expected", "found", "line", "column"];
 
 /// JSON equality with numbers compared by value (`3` equals `3.0`).
 pub(crate) fn same(a: &Value, b: &Value) -> bool {
@@ -366,7 +382,7 @@ pub(crate) fn compare(expect: &Value, observed: &Value) -> Result<(), String> {
     }
     if let Some(want) = expect.get("error") {
         let got = get(observed, "error");
-        for key in ["code", "message", "path"] {
+        for key in ["code", "message", "path"].into_iter().chain(ERROR_TEXTS) {
             if let Some(w) = want.get(key) {
                 if !same(w, &get(&got, key)) {
                     return mismatch(&format!("error.{key}"));

@@ -542,14 +542,16 @@ impl Evidence {
             let Some(error) = reply.get("error") else {
                 return Err(format!("answered {reply} without dispatching anything"));
             };
+            let mut observed_error = json!({
+                "code": error.get("code").cloned().unwrap_or(Value::Null),
+                "message": error.get("message").cloned().unwrap_or(Value::Null),
+                "path": error.pointer("/data/path").cloned().unwrap_or(Value::Null),
+            });
+            crate::error_texts(&mut observed_error, error.get("data").unwrap_or(&Value::Null));
             let observed = json!({
                 "outcome": "reply_error",
                 "id": reply.get("id").cloned().unwrap_or(Value::Null),
-                "error": {
-                    "code": error.get("code").cloned().unwrap_or(Value::Null),
-                    "message": error.get("message").cloned().unwrap_or(Value::Null),
-                    "path": error.pointer("/data/path").cloned().unwrap_or(Value::Null),
-                },
+                "error": observed_error,
             });
             return Ok((observed, None));
         }
