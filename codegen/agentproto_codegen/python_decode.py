@@ -2,7 +2,7 @@
 
 ``python/src/agentproto/acp/generated/_<surface>_decode.py`` walks a payload read by
 ``agentproto.codec.reader`` (repeated keys and value spans kept) and builds the same
-instances the fast path builds, or raises ``DecodeError`` with the Rust SDK's wording
+instances the fast path builds, or raises ``DecodeError`` in the wording every SDK shares
 and JSON path. It follows the Rust decoder's order of checks:
 
 * members are read in received order; a repeated known key fails at the key;

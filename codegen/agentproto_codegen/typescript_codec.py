@@ -3,7 +3,7 @@ per type, no schema read at run time.
 
 ``ts/src/generated/acp/<surface>.codec.ts`` walks a payload read by ``codec/reader.ts``
 (repeated keys and value spans kept) and builds plain objects of the types module, or
-throws ``DecodeError`` with the Rust SDK's wording and JSON path.  It follows the Rust
+throws ``DecodeError`` in the wording every SDK shares, with its JSON path.  It follows the Rust
 decoder's order of checks (the Python slow path, ``python_decode.py``, does the same):
 
 * members are read in received order, one ``switch`` on the key; a repeated known key

@@ -5,8 +5,8 @@ Two groups:
 
 * struct hooks (`raw_object`, `nullable_raw`, `f64`, ...), called from generated
   `__post_init__` methods on both decode paths and on construction;
-* the slow decode path's building blocks: type checks that raise `DecodeError` with the
-  Rust SDK's wording, lenient decoding with warnings, tagged-union splitting and the
+* the slow decode path's building blocks: type checks that raise `DecodeError` in the
+  wording every SDK shares (vectors/README.md, "Error texts"), lenient decoding with warnings, tagged-union splitting and the
   re-emission of unknown variants (canonical rule 9).
 
 Paths are plain strings built as the walk goes down (`$.params` + `.prompt` + `[0]`).
