@@ -85,7 +85,12 @@ def test_flattened_objects_write_their_own_members_then_the_variant() -> None:
         (b'{"sessionId":5,"prompt":[]}', "$.params.sessionId", "a string", "the integer 5"),
         (b'{"sessionId":"s"}', "$.params", 'the field "prompt"', "an object without it"),
         (b'{"sessionId":"s","prompt":{}}', "$.params.prompt", "an array", "an object"),
-        (b'{"sessionId":"s","sessionId":"t","prompt":[]}', "$.params.sessionId", "each key once", 'the key "sessionId" twice'),
+        (
+            b'{"sessionId":"s","sessionId":"t","prompt":[]}',
+            "$.params.sessionId",
+            "each key once",
+            'the key "sessionId" twice',
+        ),
         (b'{"sessionId":"s","prompt":[{"type":5}]}', "$.params.prompt[0].type", "a string", "the integer 5"),
     ],
 )
