@@ -376,7 +376,7 @@ async fn errors_are_statuses_with_error_info() {
     let info = error_info(&s);
     assert_eq!(info.reason, "INVALID_PARAMS");
     assert_eq!(info.metadata.get("path").map(String::as_str), Some("$"), "{info:?}");
-    assert_eq!(info.metadata.get("expected").map(String::as_str), Some("field `message`"), "{info:?}");
+    assert_eq!(info.metadata.get("expected").map(String::as_str), Some("the field \"message\""), "{info:?}");
 
     // A method the service does not have.
     let s = raw_call(&addr, "TeleportTask", Vec::new(), &v1).await;
