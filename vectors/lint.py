@@ -378,7 +378,7 @@ def check_error_texts(cid: str, err: dict) -> None:
             bad(cid, "expect.error.message is not rendered from `expected`, `found` and `path`")
     elif "line" in texts:
         at = f" at line {texts['line']}, column {texts['column']}"
-        if message not in (f"parse error: invalid JSON{at}", f"parse error: unexpected end of input{at}"):
+        if message not in (f"parse error: {what}{at}" for what in ("invalid JSON", "unexpected end of input", "invalid utf-8")):
             bad(cid, "expect.error.message is not a parse error rendered from `line` and `column`")
     else:
         bad(cid, "expect.error.message is stated with the parts it is rendered from")

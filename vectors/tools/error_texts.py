@@ -28,6 +28,7 @@ U32 = "an integer from 0 to 4294967295"
 U64 = "an integer from 0 to 18446744073709551615"
 I64 = "an integer from -9223372036854775808 to 9223372036854775807"
 BAD = "invalid JSON"
+UTF8 = "invalid utf-8"
 EOF_ = "unexpected end of input"
 
 ERROR_TEXTS: dict[str, dict[str, object]] = {
@@ -67,6 +68,9 @@ ERROR_TEXTS: dict[str, dict[str, object]] = {
     ),
     # parse errors: where the line stops being JSON
     "jsonrpc/framing/not-json": _parse(BAD, 1, 1),
+    "jsonrpc/framing/invalid-utf8-in-string": _parse(UTF8, 1, 63),
+    "jsonrpc/framing/invalid-utf8-truncated-sequence": _parse(UTF8, 1, 62),
+    "jsonrpc/framing/invalid-utf8-overlong": _parse(UTF8, 1, 62),
     "jsonrpc/framing/truncated-object": _parse(EOF_, 1, 43),
     "jsonrpc/framing/unclosed-brace": _parse(EOF_, 1, 58),
     "jsonrpc/framing/single-quotes": _parse(BAD, 1, 2),

@@ -36,7 +36,7 @@ pub(crate) fn decode(line: &[u8], options: &DecodeOptions) -> Result<Message, En
 /// which hands `params` to `eager` when it wants them.
 fn parse<'de, E: EagerParams<'de>>(line: &'de [u8], eager: Option<&mut E>) -> Result<TopLevel<'de>, EnvelopeError> {
     let parse_error = |message: &'static str| EnvelopeError::new(EnvelopeErrorKind::Parse, None, message, "$");
-    let text = std::str::from_utf8(line).map_err(|_| parse_error("parse error: invalid utf-8"))?;
+    let text = std::str::from_utf8(line).map_err(|e| utf8_error(line, e.valid_up_to()))?;
     if nesting_exceeds(line, MAX_NESTING_DEPTH) {
         return Err(parse_error("parse error: nesting too deep"));
     }
@@ -45,6 +45,15 @@ fn parse<'de, E: EagerParams<'de>>(line: &'de [u8], eager: Option<&mut E>) -> Re
         .deserialize_any(TopVisitor { eager })
         .and_then(|top| deserializer.end().map(|()| top))
         .map_err(|error| syntax_error(text, error.is_eof()))
+}
+
+/// The parse error for a line that is not UTF-8: the position is that of the first byte
+/// that does not begin a valid UTF-8 sequence, counted in the characters before it.
+fn utf8_error(line: &[u8], valid_up_to: usize) -> EnvelopeError {
+    let before = std::str::from_utf8(&line[..valid_up_to]).unwrap_or_default();
+    let at = crate::syntax::position_at(before);
+    let message = format!("parse error: invalid utf-8 at line {}, column {}", at.line, at.column);
+    EnvelopeError::new(EnvelopeErrorKind::Parse, None, message, "$").at(at.line, at.column)
 }
 
 /// The parse error for a line the parser refused, with the position every SDK

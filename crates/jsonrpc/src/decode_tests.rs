@@ -411,6 +411,12 @@ fn parse_errors_say_where_the_line_stops_being_json() {
 }
 
 #[test]
+fn invalid_utf8_is_placed_at_its_first_bad_byte_in_characters() {
+    let error = Message::decode(b"{\"\xc3\xa9\":\"\xed\xa0\x80\"}").unwrap_err();
+    assert_eq!((error.message(), error.position()), ("parse error: invalid utf-8 at line 1, column 7", Some((1, 7))));
+}
+
+#[test]
 fn encodes_exact_wire_strings() {
     let raw = |json: &str| RawValue::from_string(json.to_owned()).unwrap();
     let cases = [

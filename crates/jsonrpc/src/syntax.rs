@@ -22,11 +22,15 @@ pub struct Position {
 /// or `None` when `text` is one whole JSON text.
 pub fn first_invalid(text: &str) -> Option<Position> {
     let Err((offset, eof)) = scan(text.as_bytes()) else { return None };
-    let before = &text[..offset];
+    Some(Position { eof, ..position_at(&text[..offset]) })
+}
+
+/// The position just after `before` (the text of a line up to some point).
+pub(crate) fn position_at(before: &str) -> Position {
     let line_start = before.rfind('\n').map_or(0, |i| i + 1);
     let line = before.bytes().filter(|&b| b == b'\n').count() + 1;
     let column = before[line_start..].chars().count() + 1;
-    Some(Position { line: saturate(line), column: saturate(column), eof })
+    Position { line: saturate(line), column: saturate(column), eof: false }
 }
 
 fn saturate(n: usize) -> u32 {

@@ -57,3 +57,9 @@ def test_the_parse_error_reply_carries_the_position() -> None:
     assert e.value.message == "parse error: invalid JSON at line 2, column 10"
     error = e.value.to_error_object()
     assert isinstance(error.data, Raw) and bytes(error.data) == b'{"path":"$","line":2,"column":10}'
+
+
+def test_invalid_utf8_is_placed_at_its_first_bad_byte_in_characters() -> None:
+    with pytest.raises(EnvelopeError) as e:
+        decode(b'{"\xc3\xa9":"\xed\xa0\x80"}')
+    assert (e.value.message, e.value.position) == ("parse error: invalid utf-8 at line 1, column 7", (1, 7))

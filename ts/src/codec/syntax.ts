@@ -34,14 +34,45 @@ export function firstInvalid(text: string): Position | null {
     return null;
   } catch (err) {
     if (!(err instanceof Stop)) throw err;
-    const before = text.slice(0, err.offset);
-    const lineStart = before.lastIndexOf("\n") + 1;
-    let line = 1;
-    for (let i = 0; i < lineStart; i++) if (before.charCodeAt(i) === 0x0a) line++;
-    let column = 1;
-    for (const _ of before.slice(lineStart)) column++;
-    return { line, column, eof: err.eof };
+    return { ...positionAt(text.slice(0, err.offset)), eof: err.eof };
   }
+}
+
+/** The position just after `before` (the text of a line up to some point). */
+export function positionAt(before: string): Position {
+  const lineStart = before.lastIndexOf("\n") + 1;
+  let line = 1;
+  for (let i = 0; i < lineStart; i++) if (before.charCodeAt(i) === 0x0a) line++;
+  let column = 1;
+  for (const _ of before.slice(lineStart)) column++;
+  return { line, column, eof: false };
+}
+
+/** The offset of the first byte that does not begin a valid UTF-8 sequence (RFC 3629: no
+ * overlong forms, no surrogates, nothing above U+10FFFF), or the length when all are valid. */
+export function firstInvalidUtf8(bytes: Uint8Array): number {
+  let i = 0;
+  while (i < bytes.length) {
+    const c = bytes[i] as number;
+    if (c < 0x80) {
+      i++;
+      continue;
+    }
+    let more: number;
+    if (c >= 0xc2 && c <= 0xdf) more = 1;
+    else if (c >= 0xe0 && c <= 0xef) more = 2;
+    else if (c >= 0xf0 && c <= 0xf4) more = 3;
+    else return i;
+    // The second byte's range excludes overlong forms, surrogates and code points past U+10FFFF.
+    const low = c === 0xe0 ? 0xa0 : c === 0xf0 ? 0x90 : 0x80;
+    const high = c === 0xed ? 0x9f : c === 0xf4 ? 0x8f : 0xbf;
+    for (let k = 1; k <= more; k++) {
+      const d = bytes[i + k];
+      if (d === undefined || d < (k === 1 ? low : 0x80) || d > (k === 1 ? high : 0xbf)) return i;
+    }
+    i += more + 1;
+  }
+  return bytes.length;
 }
 
 const isWs = (c: string | undefined): boolean => c === " " || c === "\t" || c === "\n" || c === "\r";

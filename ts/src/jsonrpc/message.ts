@@ -25,7 +25,7 @@ import {
   type JNode,
 } from "../codec/reader.js";
 import { encodeString, ReceivedJson, RawJson } from "../codec/values.js";
-import { firstInvalid } from "../codec/syntax.js";
+import { firstInvalid, firstInvalidUtf8, positionAt } from "../codec/syntax.js";
 import { encodeErrorObject, ErrorCode, errorWithPath, errorWithPosition, type ErrorObject } from "./error.js";
 import { idJson, type RequestId } from "./id.js";
 
@@ -127,7 +127,7 @@ export function decodeMessage(line: Uint8Array | string, options: DecodeOptions 
   let text: string;
   if (typeof line === "string") text = line;
   else {
-    if (!isUtf8(line)) throw parseError("parse error: invalid utf-8");
+    if (!isUtf8(line)) throw utf8Error(line);
     // A byte-order mark stays a character (and is not JSON), as a strict decoder keeps it.
     text = Buffer.from(line.buffer, line.byteOffset, line.byteLength).toString("utf8");
   }
@@ -136,6 +136,15 @@ export function decodeMessage(line: Uint8Array | string, options: DecodeOptions 
 
 function parseError(message: string): EnvelopeError {
   return new EnvelopeError("parse", undefined, message, "$");
+}
+
+/** The parse error for a line that is not UTF-8: the position is that of the first byte that
+ * does not begin a valid UTF-8 sequence, counted in the characters before it. */
+function utf8Error(line: Uint8Array): EnvelopeError {
+  const valid = line.subarray(0, firstInvalidUtf8(line));
+  const at = positionAt(Buffer.from(valid.buffer, valid.byteOffset, valid.byteLength).toString("utf8"));
+  const message = `parse error: invalid utf-8 at line ${at.line}, column ${at.column}`;
+  return new EnvelopeError("parse", undefined, message, "$", { line: at.line, column: at.column });
 }
 
 /** The parse error for a line the reader refused, with the position every SDK reports; a

@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { firstInvalid } from "../../src/codec/syntax.js";
+import { firstInvalid, firstInvalidUtf8 } from "../../src/codec/syntax.js";
 import { decodeMessage, EnvelopeError } from "../../src/jsonrpc/message.js";
 
 test("whole JSON texts have no position", () => {
@@ -49,5 +49,17 @@ test("the parse error reply carries the position", () => {
     assert.equal(err.detail, "parse error: invalid JSON at line 2, column 10");
     const error = err.toErrorObject();
     assert.equal(error.data?.text, '{"path":"$","line":2,"column":10}');
+  }
+});
+
+test("invalid UTF-8 is placed at its first bad byte, in characters", () => {
+  const line = new Uint8Array([0x7b, 0x22, 0xc3, 0xa9, 0x22, 0x3a, 0x22, 0xed, 0xa0, 0x80, 0x22, 0x7d]);
+  assert.equal(firstInvalidUtf8(line), 7);
+  try {
+    decodeMessage(line);
+    assert.fail("decoded");
+  } catch (err) {
+    assert.ok(err instanceof EnvelopeError);
+    assert.deepEqual([err.detail, err.position], ["parse error: invalid utf-8 at line 1, column 7", { line: 1, column: 7 }]);
   }
 });

@@ -36,7 +36,7 @@ test("a repeated envelope key is an invalid request at that key", () => {
 
 test("not JSON is a parse error with no id: invalid UTF-8, trailing data, too deep", () => {
   const invalidUtf8 = failure(new Uint8Array([0x7b, 0xff, 0x7d]));
-  assert.deepEqual([invalidUtf8.code, invalidUtf8.detail], [-32700, "parse error: invalid utf-8"]);
+  assert.deepEqual([invalidUtf8.code, invalidUtf8.detail], [-32700, "parse error: invalid utf-8 at line 1, column 2"]);
   assert.equal(failure('{"jsonrpc":"2.0","method":"m"} x').detail, "parse error: invalid JSON at line 1, column 32");
   assert.equal(failure('{"jsonrpc":"2.0","method":"m"').detail, "parse error: unexpected end of input at line 1, column 30");
   const deep = (n: number): string => `{"jsonrpc":"2.0","method":"m","params":${"[".repeat(n)}${"]".repeat(n)}}`;

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["Position", "first_invalid"]
+__all__ = ["Position", "first_invalid", "position_at"]
 
 _WHITESPACE = " \t\n\r"
 _HEX = frozenset("0123456789abcdefABCDEF")
@@ -45,10 +45,15 @@ def first_invalid(text: str) -> Position | None:
     try:
         _scan(text)
     except _Stop as stop:
-        before = text[: stop.offset]
-        line_start = before.rfind("\n") + 1
-        return Position(before.count("\n") + 1, stop.offset - line_start + 1, stop.eof)
+        at = position_at(text[: stop.offset])
+        return Position(at.line, at.column, stop.eof)
     return None
+
+
+def position_at(before: str) -> Position:
+    """The position just after `before` (the text of a line up to some point)."""
+    line_start = before.rfind("\n") + 1
+    return Position(before.count("\n") + 1, len(before) - line_start + 1, False)
 
 
 def _ws(s: str, i: int) -> int:

@@ -25,7 +25,7 @@ from msgspec import UNSET, Raw, UnsetType
 
 from agentproto.codec.reader import JArray, JObject, JsonSyntaxError, parse
 from agentproto.codec.runtime import I32, I64, RequestId
-from agentproto.codec.syntax import first_invalid
+from agentproto.codec.syntax import first_invalid, position_at
 from agentproto.errors import AgentprotoError
 from agentproto.jsonrpc.error import ErrorCode, ErrorObject
 
@@ -214,8 +214,11 @@ def decode(
 def _decode(line: bytes, allow_null_id: bool, check_duplicate_keys: bool, fast: bool) -> Message:
     try:
         text = "" if line.isascii() else line.decode("utf-8")
-    except UnicodeDecodeError:
-        raise EnvelopeError(EnvelopeErrorKind.PARSE, UNSET, "parse error: invalid utf-8", "$") from None
+    except UnicodeDecodeError as e:
+        # The position of the first byte that does not begin a valid sequence, in characters.
+        at = position_at(line[: e.start].decode("utf-8"))
+        what = f"parse error: invalid utf-8 at line {at.line}, column {at.column}"
+        raise EnvelopeError(EnvelopeErrorKind.PARSE, UNSET, what, "$", (at.line, at.column)) from None
     # A line that decodes and nests deeper than the limit has more than 2 * limit bytes.
     shallow = len(line) <= 2 * MAX_NESTING_DEPTH or line.count(b"{") + line.count(b"[") <= MAX_NESTING_DEPTH
     if fast and shallow and not (check_duplicate_keys and has_duplicate_keys(line)):
