@@ -44,6 +44,9 @@ struct Gated {
 impl AgentExecutor for Gated {
     async fn execute(&self, _cx: RequestContext, task: TaskUpdater) -> Result<(), A2aError> {
         task.working(None).await?;
+        // Held updates are stored when the executor next waits; store WORKING now, so that a
+        // GetTask after `started` finds the task (it raced the first commit under load).
+        task.flush().await?;
         self.started.lock().unwrap().push(task.task_id().to_owned());
         self.started_signal.notify_one();
         self.gate.notified().await;
