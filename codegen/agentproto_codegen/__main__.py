@@ -93,30 +93,47 @@ def build_models(hashes: dict[str, str]) -> dict[str, Spec]:
     return models
 
 
-def generate(hashes: dict[str, str]) -> dict[str, str]:
+LANGUAGES = ("rust", "python", "typescript")
+
+
+def generate(hashes: dict[str, str], only: tuple[str, ...] = LANGUAGES) -> dict[str, str]:
+    """Every generated file by its path, for the languages in `only` (and the model dumps)."""
     outputs = {}
     models = build_models(hashes)
     for schema, version, surface, keep, out in ACP_SURFACES:
         spec = models[f"acp-{version}"].narrow(keep, surface, schema, hashes[schema])
-        outputs[out] = rustfmt(rust.emit(spec))
-        types_module, roles_module = python.emit_modules(spec)
-        outputs[f"{PYTHON_DIR}/{python.module_name(spec)}.py"] = types_module
-        if roles_module is not None:
-            outputs[f"{PYTHON_DIR}/{python.module_name(spec)}_roles.py"] = roles_module
-        outputs[f"{PYTHON_DIR}/_{python.module_name(spec)}_decode.py"] = python_decode.emit(spec)
-        outputs[f"{PYTHON_PUBLIC_DIR}/{python.module_name(spec)}.py"] = python.public_module(spec)
-        stem = typescript.module_name(spec)
-        outputs[f"{TS_DIR}/{stem}.ts"] = typescript.emit(spec)
-        outputs[f"{TS_DIR}/{stem}.codec.ts"] = typescript_codec.emit(spec)
-        outputs[f"{TS_DIR}/{stem}.roles.ts"] = typescript.roles_module(spec)
-        outputs[f"{TS_PUBLIC_DIR}/{stem}.ts"] = typescript.public_module(spec)
-        outputs[f"{TS_PUBLIC_DIR}/{stem}-codec.ts"] = typescript.codec_module(spec)
-    outputs[f"{PYTHON_DIR}/__init__.py"] = python.package_init()
-    for source, out in A2A_SURFACES:
-        outputs[out] = rustfmt(rust_a2a.emit(models["a2a-v1"]))
+        if "rust" in only:
+            outputs[out] = rustfmt(rust.emit(spec))
+        if "python" in only:
+            emit_python(spec, outputs)
+        if "typescript" in only:
+            emit_typescript(spec, outputs)
+    if "python" in only:
+        outputs[f"{PYTHON_DIR}/__init__.py"] = python.package_init()
+    if "rust" in only:
+        for source, out in A2A_SURFACES:
+            outputs[out] = rustfmt(rust_a2a.emit(models["a2a-v1"]))
     for name, model in models.items():
         outputs[f"{MODEL_DIR}/{name}.json"] = model.to_json()
     return outputs
+
+
+def emit_python(spec: Spec, outputs: dict[str, str]) -> None:
+    types_module, roles_module = python.emit_modules(spec)
+    outputs[f"{PYTHON_DIR}/{python.module_name(spec)}.py"] = types_module
+    if roles_module is not None:
+        outputs[f"{PYTHON_DIR}/{python.module_name(spec)}_roles.py"] = roles_module
+    outputs[f"{PYTHON_DIR}/_{python.module_name(spec)}_decode.py"] = python_decode.emit(spec)
+    outputs[f"{PYTHON_PUBLIC_DIR}/{python.module_name(spec)}.py"] = python.public_module(spec)
+
+
+def emit_typescript(spec: Spec, outputs: dict[str, str]) -> None:
+    stem = typescript.module_name(spec)
+    outputs[f"{TS_DIR}/{stem}.ts"] = typescript.emit(spec)
+    outputs[f"{TS_DIR}/{stem}.codec.ts"] = typescript_codec.emit(spec)
+    outputs[f"{TS_DIR}/{stem}.roles.ts"] = typescript.roles_module(spec)
+    outputs[f"{TS_PUBLIC_DIR}/{stem}.ts"] = typescript.public_module(spec)
+    outputs[f"{TS_PUBLIC_DIR}/{stem}-codec.ts"] = typescript.codec_module(spec)
 
 
 def rustfmt(text: str) -> str:
@@ -135,13 +152,14 @@ def main() -> int:
     parser.add_argument("--check", action="store_true", help="fail if generated files are stale; write nothing")
     parser.add_argument("--pins-only", action="store_true", help="only verify spec/PINNED.json")
     parser.add_argument("--dump-model", metavar="DIR", help=f"also write the model dumps (as in {MODEL_DIR}/) to DIR")
+    parser.add_argument("--only", choices=LANGUAGES, action="append", help="regenerate only this language's files (repeatable)")
     args = parser.parse_args()
 
     hashes = verify_pins()
     print(f"pins: {len(hashes)} files verified")
     if args.pins_only:
         return 0
-    outputs = generate(hashes)
+    outputs = generate(hashes, tuple(args.only) if args.only else LANGUAGES)
     if args.dump_model:
         d = Path(args.dump_model)
         d.mkdir(parents=True, exist_ok=True)

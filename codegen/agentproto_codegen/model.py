@@ -218,6 +218,21 @@ def resolve(decls: dict[str, Decl], t: TypeRef | None) -> Decl | None:
     return None
 
 
+def field_path(decls: dict[str, Decl], root: str, wires: list[str]) -> list[Field]:
+    """The fields a dotted capability path walks from the struct ``root`` (the rules
+    reader checked that it exists); every language's emitter turns them into a typed
+    access chain, so no runtime walks a path by name."""
+    fields: list[Field] = []
+    owner = resolve(decls, NamedRef(root))
+    for wire in wires:
+        found = next((f for f in owner.fields if f.wire == wire), None) if isinstance(owner, Struct) else None
+        if found is None:
+            raise ValueError(f"{root}: no field path {'.'.join(wires)}")
+        fields.append(found)
+        owner = resolve(decls, found.type)
+    return fields
+
+
 # ---------------------------------------------------------------------------
 # Methods (ACP) and operations (A2A) are one kind of thing: a named call with a
 # params type, a result type, who handles it, and the rules that apply to it.
