@@ -124,6 +124,11 @@ class Emitter:
             return f"de::List<{self.rtype(t.item)}>", ".0"
         return self.rtype(t), ""
 
+    @staticmethod
+    def field_name(wire: str) -> str:
+        """The Rust name of a field (``snake``)."""
+        return snake(wire)
+
     def field_type(self, f: Field) -> str:
         t = self.rtype(f.type)
         if f.has_default or (f.required and not f.nullable):

@@ -70,6 +70,7 @@ def emit_methods(e: Emitter) -> None:
                 out.line(f"type Params = super::{params(m)};")
                 if m.kind == "request":
                     out.line(f"type Result = super::{result(m)};")
+                    emit_rule_code(e, m)
         out.line()
         out.line("/// Every method of this surface.")
         with out.block("pub const ALL: &[MethodInfo] = &[", "];"):
@@ -89,6 +90,79 @@ def emit_methods(e: Emitter) -> None:
         emit_dispatch_enum(e, f"{sender}Notification", "notification", notes, f"A notification {what}.")
         emit_dispatch_enum(e, f"{camel(handler)}Response", "response", reqs, f"A result sent by the {handler}, for a request it handled.")
     emit_roles(e)
+
+
+def emit_rule_code(e: Emitter, m: Method) -> None:
+    """The method's rules as code over its typed params and result (`RequestMethod`'s
+    rule items; the defaults say "no rule")."""
+    out = e.out
+    out.line(f"type Surface = super::{surface_marker(e.spec)};")
+    if m.session is not None:
+        out.line(f"const SESSION: Option<crate::rules::SessionRule> = {rust_rules.session_expr(m.session)};")
+    if m.session_gate is not None:
+        out.line(f"const SESSION_GATE: Option<crate::rules::SessionGate> = {rust_rules.session_gate_expr(m.session_gate)};")
+    if m.null_result:
+        out.line("const NULL_RESULT: bool = true;")
+    if session_scoped(e, m.params):
+        with out.block("fn session_id(params: &Self::Params) -> Option<&str> {"):
+            out.line("Some(params.session_id.as_str())")
+    if m.session is not None and m.session.effect == "created":
+        with out.block("fn created_session(result: &Self::Result) -> Option<&str> {"):
+            out.line("Some(result.session_id.as_str())")
+    if m.gate is not None or m.values:
+        with out.block("fn refusal(params: &Self::Params, hs: &crate::Handshake<Self::Surface>) -> Option<crate::rules::Refusal> {"):
+            for line in rust_rules.refusal_body(e, m):
+                out.line(line)
+    if m.values:
+        with out.block("fn accepted(hs: &crate::Handshake<Self::Surface>) -> Vec<&'static str> {"):
+            for line in rust_rules.accepted_body(e, m):
+                out.line(line)
+    announced = rust_rules.announced_body(e, m)
+    if announced is not None:
+        with out.block("fn announced(result: &Self::Result) -> Vec<&'static str> {"):
+            for line in announced:
+                out.line(line)
+
+
+def emit_request_rules(e: Emitter, name: str, ms: list[Method], variants: list[str]) -> None:
+    """`RequestRules` for an incoming request enum: each variant's method marker's rules."""
+    out = e.out
+    sm = surface_marker(e.spec)
+
+    def arms(items: list[tuple[Method, str]], call: str, default: str) -> None:
+        with out.block("match self {"):
+            for m, v in items:
+                out.line(f"Self::{v}(p) => <method::{v} as crate::RequestMethod>::{call},")
+            out.line(f"_ => {default},")
+
+    pairs = list(zip(ms, variants))
+    with out.block(f"impl crate::rules::RequestRules<{sm}> for {name} {{"):
+        with out.block(f"fn refusal(&self, hs: &crate::Handshake<{sm}>) -> Option<crate::rules::Refusal> {{"):
+            gated = [(m, v) for m, v in pairs if m.gate is not None or m.values]
+            if gated:
+                arms(gated, "refusal(p, hs)", "None")
+            else:
+                out.line("let _ = hs;")
+                out.line("None")
+        with out.block("fn session_rule(&self) -> Option<crate::rules::SessionRule> {"):
+            ruled = [(m, v) for m, v in pairs if m.session is not None]
+            if ruled:
+                with out.block("match self {"):
+                    for m, v in ruled:
+                        out.line(f"Self::{v}(_) => <method::{v} as crate::RequestMethod>::SESSION,")
+                    out.line("_ => None,")
+            else:
+                out.line("None")
+        with out.block("fn session_gate(&self) -> Option<crate::rules::SessionGate> {"):
+            ruled = [(m, v) for m, v in pairs if m.session_gate is not None]
+            if ruled:
+                with out.block("match self {"):
+                    for m, v in ruled:
+                        out.line(f"Self::{v}(_) => <method::{v} as crate::RequestMethod>::SESSION_GATE,")
+                    out.line("_ => None,")
+            else:
+                out.line("None")
+    out.line()
 
 
 def emit_dispatch_enum(e: Emitter, name: str, kind: str, ms: list[Method], doc: str) -> None:
@@ -177,6 +251,8 @@ def emit_dispatch_enum(e: Emitter, name: str, kind: str, ms: list[Method], doc: 
                     out.line(f"Self::{v}(p) => Some(p.session_id.as_str()),")
                 out.line("_ => None,")
     out.line()
+    if kind == "request":
+        emit_request_rules(e, name, ms, variants)
 
 
 def session_scoped(e: Emitter, type_name: str | None) -> bool:
@@ -207,8 +283,13 @@ def emit_roles(e: Emitter) -> None:
         out.line(f"const UNSTABLE: bool = {unstable};")
         for t in ("ClientRequest", "ClientNotification", "AgentRequest", "AgentNotification"):
             out.line(f"type {t} = {t};")
+        init_params, init_result = rust_rules.init_types(e.spec)
+        out.line(f"type InitializeRequest = {init_params};")
+        out.line(f"type InitializeResponse = {init_result};")
         out.line("const METHODS: &'static [crate::MethodInfo] = method::ALL;")
         out.line("const RULES: &'static crate::rules::SurfaceRules = &RULES;")
+        with out.block(f"fn protocol_version(result: &mut {init_result}) -> &mut u16 {{"):
+            out.line("&mut result.protocol_version")
     out.line()
     out.line("pub use crate::{AcpError, AcpEvent, AcpOptions, AgentConnection, AgentProcess, ClientConnection, Context, ErrorCode, ErrorObject, ExtMessage};")
     out.line()

@@ -5,9 +5,13 @@
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from .emit import rust_str as _str
-from .model import Gate, Method, SessionGate, SessionRule, Spec, ValueGate
+from .model import Field, Gate, Method, PrimRef, SessionGate, SessionRule, Spec, Struct, Union, ValueGate, field_path
+
+if TYPE_CHECKING:
+    from .rust import Emitter
 
 
 def _bool(b: bool) -> str:
@@ -93,3 +97,175 @@ def surface_rules(spec: Spec) -> list[str]:
         f"    null_request_id: {_bool(spec.rules['envelope']['null_request_id'])},",
         "};",
     ]
+
+
+# ---------------------------------------------------------------------------
+# The rules as code over the typed values (no runtime walks a path by name): the
+# bodies of each method marker's `RequestMethod` rule functions.
+
+
+def _access(e: "Emitter", root_type: str, root: str, wires: list[str]) -> tuple[str, bool, Field]:
+    """An expression reaching the last field of `wires` from the place `root` (a
+    `root_type`): a place while every step is always there, else an `Option<&T>`
+    (second item true); and that field."""
+    fields = field_path(e.decls, root_type, wires)
+    expr, optional = root, False
+    for f in fields:
+        name = e.field_name(f.wire)
+        kind = e.field_type(f)
+        getter = ".value()" if kind.startswith("MaybeUndefined<") else ".as_ref()" if kind.startswith("Option<") else None
+        if optional:
+            expr += f".and_then(|x| x.{name}{getter})" if getter else f".map(|x| &x.{name})"
+        else:
+            expr += f".{name}{getter or ''}"
+            optional = getter is not None
+    return expr, optional, fields[-1]
+
+
+def capability_test(e: "Emitter", root_type: str, root: str, wires: list[str], test: str) -> str:
+    """A `bool` expression: whether the capability at `wires` is advertised (`true` or an
+    object) or, for `non-empty`, a list with an item."""
+    expr, optional, last = _access(e, root_type, root, wires)
+    is_bool = isinstance(last.type, PrimRef) and last.type.prim == "bool"
+    if test == "non-empty":
+        return f"{expr}.is_some_and(|v| !v.is_empty())" if optional else f"!{expr}.is_empty()"
+    if is_bool:
+        return f"{expr}.is_some_and(|v| *v)" if optional else expr
+    if not optional:
+        # A defaulted object is always there, so it could not tell absent from advertised.
+        raise ValueError(f"{root_type}.{'.'.join(wires)}: an object capability must be optional")
+    return f"{expr}.is_some()"
+
+
+def _handshake(where: str) -> tuple[str, str]:
+    """The side of the typed handshake a gate reads, and which message it is."""
+    return ("hs.client", "client") if where == "initialize.params" else ("hs.agent", "agent")
+
+
+def init_types(spec: Spec) -> tuple[str, str]:
+    init = next(m for m in spec.methods if m.wire == "initialize" and m.kind == "request")
+    return init.params or "", init.result or ""
+
+
+def refusal_body(e: "Emitter", m: Method) -> list[str]:
+    """Statements of `fn refusal(params, hs)`: the gate, then the value gates."""
+    params_type, result_type = init_types(e.spec)
+    lines: list[str] = []
+    g = m.gate
+    if g is not None:
+        root, which = _handshake(g.where)
+        root_type = params_type if which == "client" else result_type
+        test = "NonEmpty" if g.test == "non-empty" else "Advertised"
+        chooser = next((seg[1:-1] for seg in g.path if seg.startswith("{")), None)
+        if chooser is None:
+            cond = capability_test(e, root_type, root, g.path, g.test)
+            lines += [
+                f"if !{cond} {{",
+                f"    return Some(crate::rules::Refusal::CapabilityNotAdvertised {{ capability: {_str('.'.join(g.path))}.into(), test: crate::rules::GateTest::{test} }});",
+                "}",
+            ]
+        else:
+            lines += _choice_gate(e, m, g, chooser, root, root_type)
+    for v in m.values:
+        lines += _value_gate(e, m, v)
+    lines.append("let _ = (params, hs);")
+    lines.append("None")
+    return lines
+
+
+def _choice_gate(e: "Emitter", m: Method, g: Gate, member: str, root: str, root_type: str) -> list[str]:
+    """A gate whose last segment is chosen by the params' tag (`{mode}`): one arm per variant."""
+    d = e.decls[m.params or ""]
+    assert isinstance(d, Struct) and d.flatten is not None
+    union = e.decls[d.flatten]
+    assert isinstance(union, Union)
+    prefix = g.path[:-1]
+    lines = ["let (value, open): (std::borrow::Cow<'_, str>, bool) = match &params.variant {"]
+    for v in union.variants:
+        if v.tag is None:
+            continue
+        cond = capability_test(e, root_type, root, prefix + [v.tag], g.test)
+        lines.append(f"    super::{union.name}::{v.name}(_) => ({_str(v.tag)}.into(), {cond}),")
+    # An unknown mode cannot have been advertised; a missing one is the params' problem.
+    lines.append(f"    super::{union.name}::Unknown(raw) => match raw.string_member({_str(member)}) {{ Some(mode) => (mode.into(), false), None => return None }},")
+    lines.append("};")
+    lines += [
+        "if !open {",
+        f"    let capability = format!(\"{'.'.join(prefix)}.{{value}}\");",
+        f"    return Some(crate::rules::Refusal::ChoiceNotAdvertised {{ member: {_str(member)}, value: value.into_owned(), capability }});",
+        "}",
+    ]
+    return lines
+
+
+def _value_gate(e: "Emitter", m: Method, v: ValueGate) -> list[str]:
+    """The first item of the params list the value gate refuses, with the kinds accepted."""
+    params_type, result_type = init_types(e.spec)
+    root, which = _handshake(v.where)
+    root_type = params_type if which == "client" else result_type
+    union = e.decls[v.union]
+    assert isinstance(union, Union)
+    d = e.decls[m.params or ""]
+    member = next(f for f in d.fields if f.wire == v.member) if isinstance(d, Struct) else None
+    assert member is not None
+    by_tag = {(x.tag or ""): x for x in union.variants}
+    items = f"params.{e.field_name(v.member)}"
+    kind = e.field_type(member)
+    if kind.startswith("MaybeUndefined<"):
+        items += ".value().into_iter().flatten()"
+    elif kind.startswith("Option<"):
+        items += ".iter().flatten()"
+    else:
+        items += ".iter()"
+    lines = [f"for (index, item) in {items}.enumerate() {{"]
+    lines.append("    let refused: Option<(std::borrow::Cow<'_, str>, Option<&'static str>)> = match item {")
+    for tag in v.baseline:
+        lines.append(f"        super::{union.name}::{by_tag[tag].name}(_) => None,")
+    for tag, path in v.gated.items():
+        cond = capability_test(e, root_type, root, path, "advertised")
+        lines.append(f"        super::{union.name}::{by_tag[tag].name}(_) => (!{cond}).then(|| ({_str(tag)}.into(), Some({_str('.'.join(path))}))),")
+    lines.append(f"        super::{union.name}::Unknown(raw) => Some((raw.string_member({_str(v.tag)}).unwrap_or_default().into(), None)),")
+    lines.append("    };")
+    lines += [
+        "    if let Some((tag, capability)) = refused {",
+        f"        let path = format!(\"$.params.{v.member}[{{index}}]\");",
+        "        return Some(crate::rules::Refusal::ValueNotAdvertised { path, tag: tag.into_owned(), capability, accepted: Self::accepted(hs) });",
+        "    }",
+        "}",
+    ]
+    return lines
+
+
+def accepted_body(e: "Emitter", m: Method) -> list[str]:
+    """Statements of the kinds every value gate of `m` accepts, in the rules' order."""
+    params_type, result_type = init_types(e.spec)
+    lines = ["let mut kinds: Vec<&'static str> = Vec::new();"]
+    for v in m.values:
+        root, which = _handshake(v.where)
+        root_type = params_type if which == "client" else result_type
+        if v.baseline:
+            lines.append(f"kinds.extend([{', '.join(_str(t) for t in v.baseline)}]);")
+        for tag, path in v.gated.items():
+            lines.append(f"if {capability_test(e, root_type, root, path, 'advertised')} {{ kinds.push({_str(tag)}); }}")
+    lines.append("kinds")
+    return lines
+
+
+def announced_body(e: "Emitter", m: Method) -> list[str] | None:
+    """Statements of `fn announced(result)`: the members of the session gates `m` opens
+    sessions for that the typed result holds; `None` when `m` opens none."""
+    members = []
+    for x in e.spec.methods:
+        g = x.session_gate
+        if g is not None and x.side == m.side and m.wire in g.opened_by and g.member not in members:
+            members.append(g.member)
+    if not members:
+        return None
+    d = e.decls[m.result or ""]
+    assert isinstance(d, Struct)
+    lines = ["let mut members: Vec<&'static str> = Vec::new();"]
+    for member in members:
+        cond = capability_test(e, d.name, "result", [member], "advertised")
+        lines.append(f"if {cond} {{ members.push({_str(member)}); }}")
+    lines.append("members")
+    return lines

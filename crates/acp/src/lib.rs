@@ -110,16 +110,68 @@ pub struct MethodInfo {
     pub session_gate: Option<rules::SessionGate>,
 }
 
-/// A request method, as a type: its wire name and its params and result types.
+/// A request method, as a type: its wire name, its params and result types, and its
+/// protocol rules as code over those types (generated from `rules/acp.toml`; the
+/// defaults are "no rule").
 pub trait RequestMethod {
     /// The wire name.
     const NAME: &'static str;
     /// Who handles it.
     const SIDE: Side;
     /// The params type.
-    type Params: serde::Serialize + for<'de> serde::Deserialize<'de>;
+    type Params: serde::Serialize + for<'de> serde::Deserialize<'de> + Clone + Send + Sync + 'static;
     /// The result type.
-    type Result: serde::Serialize + for<'de> serde::Deserialize<'de>;
+    type Result: serde::Serialize + for<'de> serde::Deserialize<'de> + Clone + Send + Sync + 'static;
+    /// The surface the method belongs to.
+    type Surface: Protocol;
+    /// What a success does to the connection's sessions, if anything.
+    const SESSION: Option<rules::SessionRule> = None;
+    /// What the answer that opened the named session must have announced, if anything.
+    const SESSION_GATE: Option<rules::SessionGate> = None;
+    /// A `null` result reads as the (all-optional) result object.
+    const NULL_RESULT: bool = false;
+    /// The session the params name (their required `sessionId`).
+    fn session_id(params: &Self::Params) -> Option<&str> {
+        let _ = params;
+        None
+    }
+    /// The session a success created (the result's `sessionId`).
+    fn created_session(result: &Self::Result) -> Option<&str> {
+        let _ = result;
+        None
+    }
+    /// Why the handling side, given both `initialize` messages, must refuse these
+    /// params: a capability it did not advertise, or an item of a kind it did not.
+    fn refusal(params: &Self::Params, hs: &Handshake<Self::Surface>) -> Option<rules::Refusal> {
+        let _ = (params, hs);
+        None
+    }
+    /// The kinds of items the value gates accept, given both `initialize` messages.
+    fn accepted(hs: &Handshake<Self::Surface>) -> Vec<&'static str> {
+        let _ = hs;
+        Vec::new()
+    }
+    /// What a success announces for the session it opens (the members the session
+    /// gates read: `modes` for `session/set_mode`).
+    fn announced(result: &Self::Result) -> Vec<&'static str> {
+        let _ = result;
+        Vec::new()
+    }
+}
+
+/// Both `initialize` messages of a connection, typed: what the capability rules read.
+#[derive(Debug)]
+pub struct Handshake<S: Protocol> {
+    /// The client's `initialize` params.
+    pub client: S::InitializeRequest,
+    /// The agent's `initialize` result.
+    pub agent: S::InitializeResponse,
+}
+
+impl<S: Protocol> Clone for Handshake<S> {
+    fn clone(&self) -> Self {
+        Handshake { client: self.client.clone(), agent: self.agent.clone() }
+    }
 }
 
 /// A notification method, as a type.

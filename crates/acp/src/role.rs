@@ -20,23 +20,29 @@ use crate::{MethodInfo, Payload};
 /// One ACP surface (wire version, stable or unstable): the types a connection
 /// decodes. Implemented by the generated markers `v1::V1`, `v1_unstable::V1Unstable`,
 /// `v2::V2` and `v2_unstable::V2Unstable`.
-pub trait Protocol: Send + Sync + 'static {
+pub trait Protocol: Sized + Send + Sync + 'static {
     /// The wire `protocolVersion`.
     const VERSION: u16;
     /// Whether the UNSTABLE methods and fields are included.
     const UNSTABLE: bool;
+    /// The client's `initialize` params.
+    type InitializeRequest: Clone + fmt::Debug + Send + Sync + 'static;
+    /// The agent's `initialize` result.
+    type InitializeResponse: Clone + fmt::Debug + Send + Sync + 'static;
     /// Requests the client sends (the agent handles).
-    type ClientRequest: Payload + Send + 'static;
+    type ClientRequest: Payload + crate::rules::RequestRules<Self> + Send + 'static;
     /// Notifications the client sends.
     type ClientNotification: Payload + Send + 'static;
     /// Requests the agent sends (the client handles).
-    type AgentRequest: Payload + Send + 'static;
+    type AgentRequest: Payload + crate::rules::RequestRules<Self> + Send + 'static;
     /// Notifications the agent sends.
     type AgentNotification: Payload + Send + 'static;
     /// The method table, with each method's rules.
     const METHODS: &'static [MethodInfo];
     /// The lifecycle method names and the capability members of `initialize`.
     const RULES: &'static crate::rules::SurfaceRules;
+    /// The `protocolVersion` of an `initialize` result.
+    fn protocol_version(result: &mut Self::InitializeResponse) -> &mut u16;
 }
 
 /// Runs the typed handler of one role: generated for every type implementing a

@@ -52,6 +52,122 @@ pub enum Segment {
     Param(&'static str),
 }
 
+/// Why a request must be refused, as the generated rule code finds it (see
+/// [`RequestMethod::refusal`](crate::RequestMethod::refusal)); rendered at the edge:
+/// [`Refusal::error`] for an incoming request, [`Refusal::capability`] for an outgoing one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    /// The method needs a capability the handling side did not advertise (-32601).
+    CapabilityNotAdvertised {
+        /// The capability, as a dotted path into the handling side's `initialize` message.
+        capability: &'static str,
+        /// What it had to be.
+        test: GateTest,
+    },
+    /// A params member chose a capability the handling side did not advertise
+    /// (elicitation's `mode`; -32602 at the member).
+    ChoiceNotAdvertised {
+        /// The params member.
+        member: &'static str,
+        /// Its value.
+        value: String,
+        /// The capability it chose, dotted.
+        capability: String,
+    },
+    /// An item of a params list is of a kind the handling side did not advertise
+    /// (-32602 at the item).
+    ValueNotAdvertised {
+        /// The item's JSON path, e.g. `$.params.prompt[2]`.
+        path: String,
+        /// The item's tag (`""` when it has none).
+        tag: String,
+        /// The capability it needs, dotted; `None` for a kind the schema does not list.
+        capability: Option<&'static str>,
+        /// The kinds the handling side accepts.
+        accepted: Vec<&'static str>,
+    },
+}
+
+impl Refusal {
+    /// The capability an outgoing request would need, dotted; `None` for an item of a
+    /// kind the schema does not list (validation says what is wrong with it).
+    pub fn capability(&self) -> Option<String> {
+        match self {
+            Refusal::CapabilityNotAdvertised { capability, .. } => Some((*capability).to_owned()),
+            Refusal::ChoiceNotAdvertised { capability, .. } => Some(capability.clone()),
+            Refusal::ValueNotAdvertised { capability, .. } => capability.map(str::to_owned),
+        }
+    }
+
+    /// What it lacks, in words.
+    pub fn reason(&self) -> String {
+        match self {
+            Refusal::CapabilityNotAdvertised { capability, test } => {
+                format!("needs {}, which this side did not advertise", wanted(capability, *test))
+            }
+            Refusal::ChoiceNotAdvertised { member, value, capability } => {
+                format!("{member} `{value}` needs `{capability}`, which this side did not advertise")
+            }
+            Refusal::ValueNotAdvertised { tag, capability, .. } => {
+                let shown = if tag.is_empty() { "(untagged)" } else { tag };
+                match capability {
+                    Some(capability) => format!("`{shown}` needs `{capability}`, which this side did not advertise"),
+                    None => format!("`{shown}` is not a kind this side can have advertised"),
+                }
+            }
+        }
+    }
+
+    /// The error answering an incoming request of `method`.
+    pub fn error(&self, method: &str) -> ErrorObject {
+        match self {
+            Refusal::CapabilityNotAdvertised { capability, .. } => {
+                let data = serde_json::json!({ "method": method, "capability": capability });
+                let error = ErrorObject::new(
+                    ErrorCode::METHOD_NOT_FOUND,
+                    format!("method not found: `{method}` {}", self.reason()),
+                );
+                match serde_json::value::to_raw_value(&data) {
+                    Ok(data) => error.with_data(data),
+                    Err(_) => error,
+                }
+            }
+            Refusal::ChoiceNotAdvertised { member, value, .. } => {
+                let path = format!("$.params.{member}");
+                let mut error = ErrorObject::invalid_params(&path, &format!("a {member} this side advertised"), value);
+                error.message = format!("invalid params: {}", self.reason());
+                error
+            }
+            Refusal::ValueNotAdvertised { path, tag, accepted, .. } => {
+                let expected = format!("one of the advertised kinds ({})", accepted.join(", "));
+                let shown = if tag.is_empty() { "(untagged)" } else { tag };
+                let mut error = ErrorObject::invalid_params(path, &expected, shown);
+                error.message = format!("invalid params: {path}: {}", self.reason());
+                error
+            }
+        }
+    }
+}
+
+fn wanted(capability: &str, test: GateTest) -> String {
+    match test {
+        GateTest::Advertised => format!("`{capability}`"),
+        GateTest::NonEmpty => format!("a non-empty `{capability}`"),
+    }
+}
+
+/// The rules of the requests one side handles, as code over the typed request:
+/// implemented by each surface's generated request enums (`ClientRequest`, `AgentRequest`)
+/// by calling their methods' [`RequestMethod`](crate::RequestMethod) rule items.
+pub trait RequestRules<S: crate::Protocol> {
+    /// Why the handling side must refuse this request, given both `initialize` messages.
+    fn refusal(&self, hs: &crate::Handshake<S>) -> Option<Refusal>;
+    /// What a success of this request does to the known sessions.
+    fn session_rule(&self) -> Option<SessionRule>;
+    /// What the answer that opened the named session must have announced.
+    fn session_gate(&self) -> Option<SessionGate>;
+}
+
 /// What the value at a gate's path must be.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum GateTest {

@@ -52,6 +52,14 @@ impl RawJson {
     pub fn is_object(&self) -> bool {
         self.0.get().starts_with('{')
     }
+
+    /// The string member `key` of a kept object (the tag of a variant this SDK does
+    /// not know, for a message about it); `None` when there is no such string.
+    pub fn string_member(&self, key: &str) -> Option<String> {
+        let members: std::collections::HashMap<std::borrow::Cow<'_, str>, &RawValue> =
+            serde_json::from_str(self.0.get()).ok()?;
+        members.get(key).and_then(|value| serde_json::from_str::<String>(value.get()).ok())
+    }
 }
 
 impl From<Box<RawValue>> for RawJson {

@@ -15939,6 +15939,8 @@ pub mod method {
         const SIDE: Side = Side::Agent;
         type Params = super::AuthenticateRequest;
         type Result = super::AuthenticateResponse;
+        type Surface = super::V1;
+        const NULL_RESULT: bool = true;
     }
     /// `elicitation/complete`: notification handled by the client side (stable).
     #[derive(Debug, Clone, Copy)]
@@ -15956,6 +15958,33 @@ pub mod method {
         const SIDE: Side = Side::Client;
         type Params = super::CreateElicitationRequest;
         type Result = super::CreateElicitationResponse;
+        type Surface = super::V1;
+        fn refusal(params: &Self::Params, hs: &crate::Handshake<Self::Surface>) -> Option<crate::rules::Refusal> {
+            let (value, open): (std::borrow::Cow<'_, str>, bool) = match &params.variant {
+                super::CreateElicitationRequestVariant::Form(_) => (
+                    "form".into(),
+                    hs.client.client_capabilities.elicitation.value().and_then(|x| x.form.value()).is_some(),
+                ),
+                super::CreateElicitationRequestVariant::Url(_) => (
+                    "url".into(),
+                    hs.client.client_capabilities.elicitation.value().and_then(|x| x.url.value()).is_some(),
+                ),
+                super::CreateElicitationRequestVariant::Unknown(raw) => match raw.string_member("mode") {
+                    Some(mode) => (mode.into(), false),
+                    None => return None,
+                },
+            };
+            if !open {
+                let capability = format!("clientCapabilities.elicitation.{value}");
+                return Some(crate::rules::Refusal::ChoiceNotAdvertised {
+                    member: "mode",
+                    value: value.into_owned(),
+                    capability,
+                });
+            }
+            let _ = (params, hs);
+            None
+        }
     }
     /// `fs/read_text_file`: request handled by the client side (stable).
     #[derive(Debug, Clone, Copy)]
@@ -15965,6 +15994,20 @@ pub mod method {
         const SIDE: Side = Side::Client;
         type Params = super::ReadTextFileRequest;
         type Result = super::ReadTextFileResponse;
+        type Surface = super::V1;
+        fn session_id(params: &Self::Params) -> Option<&str> {
+            Some(params.session_id.as_str())
+        }
+        fn refusal(params: &Self::Params, hs: &crate::Handshake<Self::Surface>) -> Option<crate::rules::Refusal> {
+            if !hs.client.client_capabilities.fs.read_text_file {
+                return Some(crate::rules::Refusal::CapabilityNotAdvertised {
+                    capability: "clientCapabilities.fs.readTextFile".into(),
+                    test: crate::rules::GateTest::Advertised,
+                });
+            }
+            let _ = (params, hs);
+            None
+        }
     }
     /// `fs/write_text_file`: request handled by the client side (stable).
     #[derive(Debug, Clone, Copy)]
@@ -15974,6 +16017,21 @@ pub mod method {
         const SIDE: Side = Side::Client;
         type Params = super::WriteTextFileRequest;
         type Result = super::WriteTextFileResponse;
+        type Surface = super::V1;
+        const NULL_RESULT: bool = true;
+        fn session_id(params: &Self::Params) -> Option<&str> {
+            Some(params.session_id.as_str())
+        }
+        fn refusal(params: &Self::Params, hs: &crate::Handshake<Self::Surface>) -> Option<crate::rules::Refusal> {
+            if !hs.client.client_capabilities.fs.write_text_file {
+                return Some(crate::rules::Refusal::CapabilityNotAdvertised {
+                    capability: "clientCapabilities.fs.writeTextFile".into(),
+                    test: crate::rules::GateTest::Advertised,
+                });
+            }
+            let _ = (params, hs);
+            None
+        }
     }
     /// `initialize`: request handled by the agent side (stable).
     #[derive(Debug, Clone, Copy)]
@@ -15983,6 +16041,7 @@ pub mod method {
         const SIDE: Side = Side::Agent;
         type Params = super::InitializeRequest;
         type Result = super::InitializeResponse;
+        type Surface = super::V1;
     }
     /// `logout`: request handled by the agent side (stable).
     #[derive(Debug, Clone, Copy)]
@@ -15992,6 +16051,18 @@ pub mod method {
         const SIDE: Side = Side::Agent;
         type Params = super::LogoutRequest;
         type Result = super::LogoutResponse;
+        type Surface = super::V1;
+        const NULL_RESULT: bool = true;
+        fn refusal(params: &Self::Params, hs: &crate::Handshake<Self::Surface>) -> Option<crate::rules::Refusal> {
+            if !hs.agent.agent_capabilities.auth.logout.value().is_some() {
+                return Some(crate::rules::Refusal::CapabilityNotAdvertised {
+                    capability: "agentCapabilities.auth.logout".into(),
+                    test: crate::rules::GateTest::Advertised,
+                });
+            }
+            let _ = (params, hs);
+            None
+        }
     }
     /// `session/cancel`: notification handled by the agent side (stable).
     #[derive(Debug, Clone, Copy)]
@@ -16009,6 +16080,23 @@ pub mod method {
         const SIDE: Side = Side::Agent;
         type Params = super::CloseSessionRequest;
         type Result = super::CloseSessionResponse;
+        type Surface = super::V1;
+        const SESSION: Option<crate::rules::SessionRule> =
+            Some(crate::rules::SessionRule { effect: Some(crate::rules::SessionEffect::Removed), unseen_ok: false });
+        const NULL_RESULT: bool = true;
+        fn session_id(params: &Self::Params) -> Option<&str> {
+            Some(params.session_id.as_str())
+        }
+        fn refusal(params: &Self::Params, hs: &crate::Handshake<Self::Surface>) -> Option<crate::rules::Refusal> {
+            if !hs.agent.agent_capabilities.session_capabilities.close.value().is_some() {
+                return Some(crate::rules::Refusal::CapabilityNotAdvertised {
+                    capability: "agentCapabilities.sessionCapabilities.close".into(),
+                    test: crate::rules::GateTest::Advertised,
+                });
+            }
+            let _ = (params, hs);
+            None
+        }
     }
     /// `session/delete`: request handled by the agent side (stable).
     #[derive(Debug, Clone, Copy)]
@@ -16018,6 +16106,23 @@ pub mod method {
         const SIDE: Side = Side::Agent;
         type Params = super::DeleteSessionRequest;
         type Result = super::DeleteSessionResponse;
+        type Surface = super::V1;
+        const SESSION: Option<crate::rules::SessionRule> =
+            Some(crate::rules::SessionRule { effect: Some(crate::rules::SessionEffect::Removed), unseen_ok: true });
+        const NULL_RESULT: bool = true;
+        fn session_id(params: &Self::Params) -> Option<&str> {
+            Some(params.session_id.as_str())
+        }
+        fn refusal(params: &Self::Params, hs: &crate::Handshake<Self::Surface>) -> Option<crate::rules::Refusal> {
+            if !hs.agent.agent_capabilities.session_capabilities.delete.value().is_some() {
+                return Some(crate::rules::Refusal::CapabilityNotAdvertised {
+                    capability: "agentCapabilities.sessionCapabilities.delete".into(),
+                    test: crate::rules::GateTest::Advertised,
+                });
+            }
+            let _ = (params, hs);
+            None
+        }
     }
     /// `session/list`: request handled by the agent side (stable).
     #[derive(Debug, Clone, Copy)]
@@ -16027,6 +16132,17 @@ pub mod method {
         const SIDE: Side = Side::Agent;
         type Params = super::ListSessionsRequest;
         type Result = super::ListSessionsResponse;
+        type Surface = super::V1;
+        fn refusal(params: &Self::Params, hs: &crate::Handshake<Self::Surface>) -> Option<crate::rules::Refusal> {
+            if !hs.agent.agent_capabilities.session_capabilities.list.value().is_some() {
+                return Some(crate::rules::Refusal::CapabilityNotAdvertised {
+                    capability: "agentCapabilities.sessionCapabilities.list".into(),
+                    test: crate::rules::GateTest::Advertised,
+                });
+            }
+            let _ = (params, hs);
+            None
+        }
     }
     /// `session/load`: request handled by the agent side (stable).
     #[derive(Debug, Clone, Copy)]
@@ -16036,6 +16152,64 @@ pub mod method {
         const SIDE: Side = Side::Agent;
         type Params = super::LoadSessionRequest;
         type Result = super::LoadSessionResponse;
+        type Surface = super::V1;
+        const SESSION: Option<crate::rules::SessionRule> = Some(crate::rules::SessionRule {
+            effect: Some(crate::rules::SessionEffect::OpenedByParams),
+            unseen_ok: true,
+        });
+        const NULL_RESULT: bool = true;
+        fn session_id(params: &Self::Params) -> Option<&str> {
+            Some(params.session_id.as_str())
+        }
+        fn refusal(params: &Self::Params, hs: &crate::Handshake<Self::Surface>) -> Option<crate::rules::Refusal> {
+            if !hs.agent.agent_capabilities.load_session {
+                return Some(crate::rules::Refusal::CapabilityNotAdvertised {
+                    capability: "agentCapabilities.loadSession".into(),
+                    test: crate::rules::GateTest::Advertised,
+                });
+            }
+            for (index, item) in params.mcp_servers.iter().enumerate() {
+                let refused: Option<(std::borrow::Cow<'_, str>, Option<&'static str>)> = match item {
+                    super::McpServer::Stdio(_) => None,
+                    super::McpServer::Http(_) => (!hs.agent.agent_capabilities.mcp_capabilities.http)
+                        .then(|| ("http".into(), Some("agentCapabilities.mcpCapabilities.http"))),
+                    super::McpServer::Sse(_) => (!hs.agent.agent_capabilities.mcp_capabilities.sse)
+                        .then(|| ("sse".into(), Some("agentCapabilities.mcpCapabilities.sse"))),
+                    super::McpServer::Unknown(raw) => {
+                        Some((raw.string_member("type").unwrap_or_default().into(), None))
+                    }
+                };
+                if let Some((tag, capability)) = refused {
+                    let path = format!("$.params.mcpServers[{index}]");
+                    return Some(crate::rules::Refusal::ValueNotAdvertised {
+                        path,
+                        tag: tag.into_owned(),
+                        capability,
+                        accepted: Self::accepted(hs),
+                    });
+                }
+            }
+            let _ = (params, hs);
+            None
+        }
+        fn accepted(hs: &crate::Handshake<Self::Surface>) -> Vec<&'static str> {
+            let mut kinds: Vec<&'static str> = Vec::new();
+            kinds.extend([""]);
+            if hs.agent.agent_capabilities.mcp_capabilities.http {
+                kinds.push("http");
+            }
+            if hs.agent.agent_capabilities.mcp_capabilities.sse {
+                kinds.push("sse");
+            }
+            kinds
+        }
+        fn announced(result: &Self::Result) -> Vec<&'static str> {
+            let mut members: Vec<&'static str> = Vec::new();
+            if result.modes.value().is_some() {
+                members.push("modes");
+            }
+            members
+        }
     }
     /// `session/new`: request handled by the agent side (stable).
     #[derive(Debug, Clone, Copy)]
@@ -16045,6 +16219,57 @@ pub mod method {
         const SIDE: Side = Side::Agent;
         type Params = super::NewSessionRequest;
         type Result = super::NewSessionResponse;
+        type Surface = super::V1;
+        const SESSION: Option<crate::rules::SessionRule> = Some(crate::rules::SessionRule {
+            effect: Some(crate::rules::SessionEffect::CreatedByResult),
+            unseen_ok: false,
+        });
+        fn created_session(result: &Self::Result) -> Option<&str> {
+            Some(result.session_id.as_str())
+        }
+        fn refusal(params: &Self::Params, hs: &crate::Handshake<Self::Surface>) -> Option<crate::rules::Refusal> {
+            for (index, item) in params.mcp_servers.iter().enumerate() {
+                let refused: Option<(std::borrow::Cow<'_, str>, Option<&'static str>)> = match item {
+                    super::McpServer::Stdio(_) => None,
+                    super::McpServer::Http(_) => (!hs.agent.agent_capabilities.mcp_capabilities.http)
+                        .then(|| ("http".into(), Some("agentCapabilities.mcpCapabilities.http"))),
+                    super::McpServer::Sse(_) => (!hs.agent.agent_capabilities.mcp_capabilities.sse)
+                        .then(|| ("sse".into(), Some("agentCapabilities.mcpCapabilities.sse"))),
+                    super::McpServer::Unknown(raw) => {
+                        Some((raw.string_member("type").unwrap_or_default().into(), None))
+                    }
+                };
+                if let Some((tag, capability)) = refused {
+                    let path = format!("$.params.mcpServers[{index}]");
+                    return Some(crate::rules::Refusal::ValueNotAdvertised {
+                        path,
+                        tag: tag.into_owned(),
+                        capability,
+                        accepted: Self::accepted(hs),
+                    });
+                }
+            }
+            let _ = (params, hs);
+            None
+        }
+        fn accepted(hs: &crate::Handshake<Self::Surface>) -> Vec<&'static str> {
+            let mut kinds: Vec<&'static str> = Vec::new();
+            kinds.extend([""]);
+            if hs.agent.agent_capabilities.mcp_capabilities.http {
+                kinds.push("http");
+            }
+            if hs.agent.agent_capabilities.mcp_capabilities.sse {
+                kinds.push("sse");
+            }
+            kinds
+        }
+        fn announced(result: &Self::Result) -> Vec<&'static str> {
+            let mut members: Vec<&'static str> = Vec::new();
+            if result.modes.value().is_some() {
+                members.push("modes");
+            }
+            members
+        }
     }
     /// `session/prompt`: request handled by the agent side (stable).
     #[derive(Debug, Clone, Copy)]
@@ -16054,6 +16279,54 @@ pub mod method {
         const SIDE: Side = Side::Agent;
         type Params = super::PromptRequest;
         type Result = super::PromptResponse;
+        type Surface = super::V1;
+        fn session_id(params: &Self::Params) -> Option<&str> {
+            Some(params.session_id.as_str())
+        }
+        fn refusal(params: &Self::Params, hs: &crate::Handshake<Self::Surface>) -> Option<crate::rules::Refusal> {
+            for (index, item) in params.prompt.iter().enumerate() {
+                let refused: Option<(std::borrow::Cow<'_, str>, Option<&'static str>)> = match item {
+                    super::ContentBlock::Text(_) => None,
+                    super::ContentBlock::ResourceLink(_) => None,
+                    super::ContentBlock::Image(_) => (!hs.agent.agent_capabilities.prompt_capabilities.image)
+                        .then(|| ("image".into(), Some("agentCapabilities.promptCapabilities.image"))),
+                    super::ContentBlock::Audio(_) => (!hs.agent.agent_capabilities.prompt_capabilities.audio)
+                        .then(|| ("audio".into(), Some("agentCapabilities.promptCapabilities.audio"))),
+                    super::ContentBlock::Resource(_) => {
+                        (!hs.agent.agent_capabilities.prompt_capabilities.embedded_context)
+                            .then(|| ("resource".into(), Some("agentCapabilities.promptCapabilities.embeddedContext")))
+                    }
+                    super::ContentBlock::Unknown(raw) => {
+                        Some((raw.string_member("type").unwrap_or_default().into(), None))
+                    }
+                };
+                if let Some((tag, capability)) = refused {
+                    let path = format!("$.params.prompt[{index}]");
+                    return Some(crate::rules::Refusal::ValueNotAdvertised {
+                        path,
+                        tag: tag.into_owned(),
+                        capability,
+                        accepted: Self::accepted(hs),
+                    });
+                }
+            }
+            let _ = (params, hs);
+            None
+        }
+        fn accepted(hs: &crate::Handshake<Self::Surface>) -> Vec<&'static str> {
+            let mut kinds: Vec<&'static str> = Vec::new();
+            kinds.extend(["text", "resource_link"]);
+            if hs.agent.agent_capabilities.prompt_capabilities.image {
+                kinds.push("image");
+            }
+            if hs.agent.agent_capabilities.prompt_capabilities.audio {
+                kinds.push("audio");
+            }
+            if hs.agent.agent_capabilities.prompt_capabilities.embedded_context {
+                kinds.push("resource");
+            }
+            kinds
+        }
     }
     /// `session/request_permission`: request handled by the client side (stable).
     #[derive(Debug, Clone, Copy)]
@@ -16063,6 +16336,10 @@ pub mod method {
         const SIDE: Side = Side::Client;
         type Params = super::RequestPermissionRequest;
         type Result = super::RequestPermissionResponse;
+        type Surface = super::V1;
+        fn session_id(params: &Self::Params) -> Option<&str> {
+            Some(params.session_id.as_str())
+        }
     }
     /// `session/resume`: request handled by the agent side (stable).
     #[derive(Debug, Clone, Copy)]
@@ -16072,6 +16349,64 @@ pub mod method {
         const SIDE: Side = Side::Agent;
         type Params = super::ResumeSessionRequest;
         type Result = super::ResumeSessionResponse;
+        type Surface = super::V1;
+        const SESSION: Option<crate::rules::SessionRule> = Some(crate::rules::SessionRule {
+            effect: Some(crate::rules::SessionEffect::OpenedByParams),
+            unseen_ok: true,
+        });
+        const NULL_RESULT: bool = true;
+        fn session_id(params: &Self::Params) -> Option<&str> {
+            Some(params.session_id.as_str())
+        }
+        fn refusal(params: &Self::Params, hs: &crate::Handshake<Self::Surface>) -> Option<crate::rules::Refusal> {
+            if !hs.agent.agent_capabilities.session_capabilities.resume.value().is_some() {
+                return Some(crate::rules::Refusal::CapabilityNotAdvertised {
+                    capability: "agentCapabilities.sessionCapabilities.resume".into(),
+                    test: crate::rules::GateTest::Advertised,
+                });
+            }
+            for (index, item) in params.mcp_servers.iter().flatten().enumerate() {
+                let refused: Option<(std::borrow::Cow<'_, str>, Option<&'static str>)> = match item {
+                    super::McpServer::Stdio(_) => None,
+                    super::McpServer::Http(_) => (!hs.agent.agent_capabilities.mcp_capabilities.http)
+                        .then(|| ("http".into(), Some("agentCapabilities.mcpCapabilities.http"))),
+                    super::McpServer::Sse(_) => (!hs.agent.agent_capabilities.mcp_capabilities.sse)
+                        .then(|| ("sse".into(), Some("agentCapabilities.mcpCapabilities.sse"))),
+                    super::McpServer::Unknown(raw) => {
+                        Some((raw.string_member("type").unwrap_or_default().into(), None))
+                    }
+                };
+                if let Some((tag, capability)) = refused {
+                    let path = format!("$.params.mcpServers[{index}]");
+                    return Some(crate::rules::Refusal::ValueNotAdvertised {
+                        path,
+                        tag: tag.into_owned(),
+                        capability,
+                        accepted: Self::accepted(hs),
+                    });
+                }
+            }
+            let _ = (params, hs);
+            None
+        }
+        fn accepted(hs: &crate::Handshake<Self::Surface>) -> Vec<&'static str> {
+            let mut kinds: Vec<&'static str> = Vec::new();
+            kinds.extend([""]);
+            if hs.agent.agent_capabilities.mcp_capabilities.http {
+                kinds.push("http");
+            }
+            if hs.agent.agent_capabilities.mcp_capabilities.sse {
+                kinds.push("sse");
+            }
+            kinds
+        }
+        fn announced(result: &Self::Result) -> Vec<&'static str> {
+            let mut members: Vec<&'static str> = Vec::new();
+            if result.modes.value().is_some() {
+                members.push("modes");
+            }
+            members
+        }
     }
     /// `session/set_config_option`: request handled by the agent side (stable).
     #[derive(Debug, Clone, Copy)]
@@ -16081,6 +16416,10 @@ pub mod method {
         const SIDE: Side = Side::Agent;
         type Params = super::SetSessionConfigOptionRequest;
         type Result = super::SetSessionConfigOptionResponse;
+        type Surface = super::V1;
+        fn session_id(params: &Self::Params) -> Option<&str> {
+            Some(params.session_id.as_str())
+        }
     }
     /// `session/set_mode`: request handled by the agent side (stable).
     #[derive(Debug, Clone, Copy)]
@@ -16090,6 +16429,15 @@ pub mod method {
         const SIDE: Side = Side::Agent;
         type Params = super::SetSessionModeRequest;
         type Result = super::SetSessionModeResponse;
+        type Surface = super::V1;
+        const SESSION_GATE: Option<crate::rules::SessionGate> = Some(crate::rules::SessionGate {
+            member: "modes",
+            opened_by: &["session/new", "session/load", "session/resume"],
+        });
+        const NULL_RESULT: bool = true;
+        fn session_id(params: &Self::Params) -> Option<&str> {
+            Some(params.session_id.as_str())
+        }
     }
     /// `session/update`: notification handled by the client side (stable).
     #[derive(Debug, Clone, Copy)]
@@ -16107,6 +16455,20 @@ pub mod method {
         const SIDE: Side = Side::Client;
         type Params = super::CreateTerminalRequest;
         type Result = super::CreateTerminalResponse;
+        type Surface = super::V1;
+        fn session_id(params: &Self::Params) -> Option<&str> {
+            Some(params.session_id.as_str())
+        }
+        fn refusal(params: &Self::Params, hs: &crate::Handshake<Self::Surface>) -> Option<crate::rules::Refusal> {
+            if !hs.client.client_capabilities.terminal {
+                return Some(crate::rules::Refusal::CapabilityNotAdvertised {
+                    capability: "clientCapabilities.terminal".into(),
+                    test: crate::rules::GateTest::Advertised,
+                });
+            }
+            let _ = (params, hs);
+            None
+        }
     }
     /// `terminal/kill`: request handled by the client side (stable).
     #[derive(Debug, Clone, Copy)]
@@ -16116,6 +16478,21 @@ pub mod method {
         const SIDE: Side = Side::Client;
         type Params = super::KillTerminalRequest;
         type Result = super::KillTerminalResponse;
+        type Surface = super::V1;
+        const NULL_RESULT: bool = true;
+        fn session_id(params: &Self::Params) -> Option<&str> {
+            Some(params.session_id.as_str())
+        }
+        fn refusal(params: &Self::Params, hs: &crate::Handshake<Self::Surface>) -> Option<crate::rules::Refusal> {
+            if !hs.client.client_capabilities.terminal {
+                return Some(crate::rules::Refusal::CapabilityNotAdvertised {
+                    capability: "clientCapabilities.terminal".into(),
+                    test: crate::rules::GateTest::Advertised,
+                });
+            }
+            let _ = (params, hs);
+            None
+        }
     }
     /// `terminal/output`: request handled by the client side (stable).
     #[derive(Debug, Clone, Copy)]
@@ -16125,6 +16502,20 @@ pub mod method {
         const SIDE: Side = Side::Client;
         type Params = super::TerminalOutputRequest;
         type Result = super::TerminalOutputResponse;
+        type Surface = super::V1;
+        fn session_id(params: &Self::Params) -> Option<&str> {
+            Some(params.session_id.as_str())
+        }
+        fn refusal(params: &Self::Params, hs: &crate::Handshake<Self::Surface>) -> Option<crate::rules::Refusal> {
+            if !hs.client.client_capabilities.terminal {
+                return Some(crate::rules::Refusal::CapabilityNotAdvertised {
+                    capability: "clientCapabilities.terminal".into(),
+                    test: crate::rules::GateTest::Advertised,
+                });
+            }
+            let _ = (params, hs);
+            None
+        }
     }
     /// `terminal/release`: request handled by the client side (stable).
     #[derive(Debug, Clone, Copy)]
@@ -16134,6 +16525,21 @@ pub mod method {
         const SIDE: Side = Side::Client;
         type Params = super::ReleaseTerminalRequest;
         type Result = super::ReleaseTerminalResponse;
+        type Surface = super::V1;
+        const NULL_RESULT: bool = true;
+        fn session_id(params: &Self::Params) -> Option<&str> {
+            Some(params.session_id.as_str())
+        }
+        fn refusal(params: &Self::Params, hs: &crate::Handshake<Self::Surface>) -> Option<crate::rules::Refusal> {
+            if !hs.client.client_capabilities.terminal {
+                return Some(crate::rules::Refusal::CapabilityNotAdvertised {
+                    capability: "clientCapabilities.terminal".into(),
+                    test: crate::rules::GateTest::Advertised,
+                });
+            }
+            let _ = (params, hs);
+            None
+        }
     }
     /// `terminal/wait_for_exit`: request handled by the client side (stable).
     #[derive(Debug, Clone, Copy)]
@@ -16143,6 +16549,21 @@ pub mod method {
         const SIDE: Side = Side::Client;
         type Params = super::WaitForTerminalExitRequest;
         type Result = super::WaitForTerminalExitResponse;
+        type Surface = super::V1;
+        const NULL_RESULT: bool = true;
+        fn session_id(params: &Self::Params) -> Option<&str> {
+            Some(params.session_id.as_str())
+        }
+        fn refusal(params: &Self::Params, hs: &crate::Handshake<Self::Surface>) -> Option<crate::rules::Refusal> {
+            if !hs.client.client_capabilities.terminal {
+                return Some(crate::rules::Refusal::CapabilityNotAdvertised {
+                    capability: "clientCapabilities.terminal".into(),
+                    test: crate::rules::GateTest::Advertised,
+                });
+            }
+            let _ = (params, hs);
+            None
+        }
     }
 
     /// Every method of this surface.
@@ -16868,6 +17289,38 @@ impl crate::Payload for ClientRequest {
     }
 }
 
+impl crate::rules::RequestRules<V1> for ClientRequest {
+    fn refusal(&self, hs: &crate::Handshake<V1>) -> Option<crate::rules::Refusal> {
+        match self {
+            Self::Logout(p) => <method::Logout as crate::RequestMethod>::refusal(p, hs),
+            Self::SessionClose(p) => <method::SessionClose as crate::RequestMethod>::refusal(p, hs),
+            Self::SessionDelete(p) => <method::SessionDelete as crate::RequestMethod>::refusal(p, hs),
+            Self::SessionList(p) => <method::SessionList as crate::RequestMethod>::refusal(p, hs),
+            Self::SessionLoad(p) => <method::SessionLoad as crate::RequestMethod>::refusal(p, hs),
+            Self::SessionNew(p) => <method::SessionNew as crate::RequestMethod>::refusal(p, hs),
+            Self::SessionPrompt(p) => <method::SessionPrompt as crate::RequestMethod>::refusal(p, hs),
+            Self::SessionResume(p) => <method::SessionResume as crate::RequestMethod>::refusal(p, hs),
+            _ => None,
+        }
+    }
+    fn session_rule(&self) -> Option<crate::rules::SessionRule> {
+        match self {
+            Self::SessionClose(_) => <method::SessionClose as crate::RequestMethod>::SESSION,
+            Self::SessionDelete(_) => <method::SessionDelete as crate::RequestMethod>::SESSION,
+            Self::SessionLoad(_) => <method::SessionLoad as crate::RequestMethod>::SESSION,
+            Self::SessionNew(_) => <method::SessionNew as crate::RequestMethod>::SESSION,
+            Self::SessionResume(_) => <method::SessionResume as crate::RequestMethod>::SESSION,
+            _ => None,
+        }
+    }
+    fn session_gate(&self) -> Option<crate::rules::SessionGate> {
+        match self {
+            Self::SessionSetMode(_) => <method::SessionSetMode as crate::RequestMethod>::SESSION_GATE,
+            _ => None,
+        }
+    }
+}
+
 /// A notification sent by the client, handled by the agent.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ClientNotification {
@@ -17317,6 +17770,28 @@ impl crate::Payload for AgentRequest {
     }
 }
 
+impl crate::rules::RequestRules<V1> for AgentRequest {
+    fn refusal(&self, hs: &crate::Handshake<V1>) -> Option<crate::rules::Refusal> {
+        match self {
+            Self::ElicitationCreate(p) => <method::ElicitationCreate as crate::RequestMethod>::refusal(p, hs),
+            Self::FsReadTextFile(p) => <method::FsReadTextFile as crate::RequestMethod>::refusal(p, hs),
+            Self::FsWriteTextFile(p) => <method::FsWriteTextFile as crate::RequestMethod>::refusal(p, hs),
+            Self::TerminalCreate(p) => <method::TerminalCreate as crate::RequestMethod>::refusal(p, hs),
+            Self::TerminalKill(p) => <method::TerminalKill as crate::RequestMethod>::refusal(p, hs),
+            Self::TerminalOutput(p) => <method::TerminalOutput as crate::RequestMethod>::refusal(p, hs),
+            Self::TerminalRelease(p) => <method::TerminalRelease as crate::RequestMethod>::refusal(p, hs),
+            Self::TerminalWaitForExit(p) => <method::TerminalWaitForExit as crate::RequestMethod>::refusal(p, hs),
+            _ => None,
+        }
+    }
+    fn session_rule(&self) -> Option<crate::rules::SessionRule> {
+        None
+    }
+    fn session_gate(&self) -> Option<crate::rules::SessionGate> {
+        None
+    }
+}
+
 /// A notification sent by the agent, handled by the client.
 #[derive(Debug, Clone, PartialEq)]
 pub enum AgentNotification {
@@ -17578,8 +18053,13 @@ impl crate::Protocol for V1 {
     type ClientNotification = ClientNotification;
     type AgentRequest = AgentRequest;
     type AgentNotification = AgentNotification;
+    type InitializeRequest = InitializeRequest;
+    type InitializeResponse = InitializeResponse;
     const METHODS: &'static [crate::MethodInfo] = method::ALL;
     const RULES: &'static crate::rules::SurfaceRules = &RULES;
+    fn protocol_version(result: &mut InitializeResponse) -> &mut u16 {
+        &mut result.protocol_version
+    }
 }
 
 pub use crate::{

@@ -22448,6 +22448,17 @@ pub mod method {
         const SIDE: Side = Side::Agent;
         type Params = super::AuthStatusRequest;
         type Result = super::AuthStatusResponse;
+        type Surface = super::V1Unstable;
+        fn refusal(params: &Self::Params, hs: &crate::Handshake<Self::Surface>) -> Option<crate::rules::Refusal> {
+            if !hs.agent.agent_capabilities.auth.status.value().is_some() {
+                return Some(crate::rules::Refusal::CapabilityNotAdvertised {
+                    capability: "agentCapabilities.auth.status".into(),
+                    test: crate::rules::GateTest::Advertised,
+                });
+            }
+            let _ = (params, hs);
+            None
+        }
     }
     /// `auth/status_update`: notification handled by the client side (unstable).
     #[derive(Debug, Clone, Copy)]
@@ -22465,6 +22476,8 @@ pub mod method {
         const SIDE: Side = Side::Agent;
         type Params = super::AuthenticateRequest;
         type Result = super::AuthenticateResponse;
+        type Surface = super::V1Unstable;
+        const NULL_RESULT: bool = true;
     }
     /// `elicitation/complete`: notification handled by the client side (stable).
     #[derive(Debug, Clone, Copy)]
@@ -22482,6 +22495,33 @@ pub mod method {
         const SIDE: Side = Side::Client;
         type Params = super::CreateElicitationRequest;
         type Result = super::CreateElicitationResponse;
+        type Surface = super::V1Unstable;
+        fn refusal(params: &Self::Params, hs: &crate::Handshake<Self::Surface>) -> Option<crate::rules::Refusal> {
+            let (value, open): (std::borrow::Cow<'_, str>, bool) = match &params.variant {
+                super::CreateElicitationRequestVariant::Form(_) => (
+                    "form".into(),
+                    hs.client.client_capabilities.elicitation.value().and_then(|x| x.form.value()).is_some(),
+                ),
+                super::CreateElicitationRequestVariant::Url(_) => (
+                    "url".into(),
+                    hs.client.client_capabilities.elicitation.value().and_then(|x| x.url.value()).is_some(),
+                ),
+                super::CreateElicitationRequestVariant::Unknown(raw) => match raw.string_member("mode") {
+                    Some(mode) => (mode.into(), false),
+                    None => return None,
+                },
+            };
+            if !open {
+                let capability = format!("clientCapabilities.elicitation.{value}");
+                return Some(crate::rules::Refusal::ChoiceNotAdvertised {
+                    member: "mode",
+                    value: value.into_owned(),
+                    capability,
+                });
+            }
+            let _ = (params, hs);
+            None
+        }
     }
     /// `fs/read_text_file`: request handled by the client side (stable).
     #[derive(Debug, Clone, Copy)]
@@ -22491,6 +22531,20 @@ pub mod method {
         const SIDE: Side = Side::Client;
         type Params = super::ReadTextFileRequest;
         type Result = super::ReadTextFileResponse;
+        type Surface = super::V1Unstable;
+        fn session_id(params: &Self::Params) -> Option<&str> {
+            Some(params.session_id.as_str())
+        }
+        fn refusal(params: &Self::Params, hs: &crate::Handshake<Self::Surface>) -> Option<crate::rules::Refusal> {
+            if !hs.client.client_capabilities.fs.read_text_file {
+                return Some(crate::rules::Refusal::CapabilityNotAdvertised {
+                    capability: "clientCapabilities.fs.readTextFile".into(),
+                    test: crate::rules::GateTest::Advertised,
+                });
+            }
+            let _ = (params, hs);
+            None
+        }
     }
     /// `fs/write_text_file`: request handled by the client side (stable).
     #[derive(Debug, Clone, Copy)]
@@ -22500,6 +22554,21 @@ pub mod method {
         const SIDE: Side = Side::Client;
         type Params = super::WriteTextFileRequest;
         type Result = super::WriteTextFileResponse;
+        type Surface = super::V1Unstable;
+        const NULL_RESULT: bool = true;
+        fn session_id(params: &Self::Params) -> Option<&str> {
+            Some(params.session_id.as_str())
+        }
+        fn refusal(params: &Self::Params, hs: &crate::Handshake<Self::Surface>) -> Option<crate::rules::Refusal> {
+            if !hs.client.client_capabilities.fs.write_text_file {
+                return Some(crate::rules::Refusal::CapabilityNotAdvertised {
+                    capability: "clientCapabilities.fs.writeTextFile".into(),
+                    test: crate::rules::GateTest::Advertised,
+                });
+            }
+            let _ = (params, hs);
+            None
+        }
     }
     /// `initialize`: request handled by the agent side (stable).
     #[derive(Debug, Clone, Copy)]
@@ -22509,6 +22578,7 @@ pub mod method {
         const SIDE: Side = Side::Agent;
         type Params = super::InitializeRequest;
         type Result = super::InitializeResponse;
+        type Surface = super::V1Unstable;
     }
     /// `logout`: request handled by the agent side (stable).
     #[derive(Debug, Clone, Copy)]
@@ -22518,6 +22588,18 @@ pub mod method {
         const SIDE: Side = Side::Agent;
         type Params = super::LogoutRequest;
         type Result = super::LogoutResponse;
+        type Surface = super::V1Unstable;
+        const NULL_RESULT: bool = true;
+        fn refusal(params: &Self::Params, hs: &crate::Handshake<Self::Surface>) -> Option<crate::rules::Refusal> {
+            if !hs.agent.agent_capabilities.auth.logout.value().is_some() {
+                return Some(crate::rules::Refusal::CapabilityNotAdvertised {
+                    capability: "agentCapabilities.auth.logout".into(),
+                    test: crate::rules::GateTest::Advertised,
+                });
+            }
+            let _ = (params, hs);
+            None
+        }
     }
     /// `mcp/message`: notification handled by the agent side (unstable).
     #[derive(Debug, Clone, Copy)]
@@ -22535,6 +22617,7 @@ pub mod method {
         const SIDE: Side = Side::Client;
         type Params = super::MessageMcpRequest;
         type Result = super::MessageMcpResponse;
+        type Surface = super::V1Unstable;
     }
     /// `providers/disable`: request handled by the agent side (unstable).
     #[derive(Debug, Clone, Copy)]
@@ -22544,6 +22627,18 @@ pub mod method {
         const SIDE: Side = Side::Agent;
         type Params = super::DisableProviderRequest;
         type Result = super::DisableProviderResponse;
+        type Surface = super::V1Unstable;
+        const NULL_RESULT: bool = true;
+        fn refusal(params: &Self::Params, hs: &crate::Handshake<Self::Surface>) -> Option<crate::rules::Refusal> {
+            if !hs.agent.agent_capabilities.providers.value().is_some() {
+                return Some(crate::rules::Refusal::CapabilityNotAdvertised {
+                    capability: "agentCapabilities.providers".into(),
+                    test: crate::rules::GateTest::Advertised,
+                });
+            }
+            let _ = (params, hs);
+            None
+        }
     }
     /// `providers/list`: request handled by the agent side (unstable).
     #[derive(Debug, Clone, Copy)]
@@ -22553,6 +22648,17 @@ pub mod method {
         const SIDE: Side = Side::Agent;
         type Params = super::ListProvidersRequest;
         type Result = super::ListProvidersResponse;
+        type Surface = super::V1Unstable;
+        fn refusal(params: &Self::Params, hs: &crate::Handshake<Self::Surface>) -> Option<crate::rules::Refusal> {
+            if !hs.agent.agent_capabilities.providers.value().is_some() {
+                return Some(crate::rules::Refusal::CapabilityNotAdvertised {
+                    capability: "agentCapabilities.providers".into(),
+                    test: crate::rules::GateTest::Advertised,
+                });
+            }
+            let _ = (params, hs);
+            None
+        }
     }
     /// `providers/set`: request handled by the agent side (unstable).
     #[derive(Debug, Clone, Copy)]
@@ -22562,6 +22668,18 @@ pub mod method {
         const SIDE: Side = Side::Agent;
         type Params = super::SetProviderRequest;
         type Result = super::SetProviderResponse;
+        type Surface = super::V1Unstable;
+        const NULL_RESULT: bool = true;
+        fn refusal(params: &Self::Params, hs: &crate::Handshake<Self::Surface>) -> Option<crate::rules::Refusal> {
+            if !hs.agent.agent_capabilities.providers.value().is_some() {
+                return Some(crate::rules::Refusal::CapabilityNotAdvertised {
+                    capability: "agentCapabilities.providers".into(),
+                    test: crate::rules::GateTest::Advertised,
+                });
+            }
+            let _ = (params, hs);
+            None
+        }
     }
     /// `proxy/initialize`: request handled by the proxy side (unstable).
     #[derive(Debug, Clone, Copy)]
@@ -22571,6 +22689,7 @@ pub mod method {
         const SIDE: Side = Side::Proxy;
         type Params = super::InitializeProxyRequest;
         type Result = super::InitializeProxyResponse;
+        type Surface = super::V1Unstable;
     }
     /// `proxy/successor`: notification handled by the proxy side (unstable).
     #[derive(Debug, Clone, Copy)]
@@ -22588,6 +22707,7 @@ pub mod method {
         const SIDE: Side = Side::Proxy;
         type Params = super::ProxySuccessorRequest;
         type Result = super::ProxySuccessorResponse;
+        type Surface = super::V1Unstable;
     }
     /// `session/archive`: request handled by the agent side (unstable).
     #[derive(Debug, Clone, Copy)]
@@ -22597,6 +22717,21 @@ pub mod method {
         const SIDE: Side = Side::Agent;
         type Params = super::ArchiveSessionRequest;
         type Result = super::ArchiveSessionResponse;
+        type Surface = super::V1Unstable;
+        const NULL_RESULT: bool = true;
+        fn session_id(params: &Self::Params) -> Option<&str> {
+            Some(params.session_id.as_str())
+        }
+        fn refusal(params: &Self::Params, hs: &crate::Handshake<Self::Surface>) -> Option<crate::rules::Refusal> {
+            if !hs.agent.agent_capabilities.session_capabilities.archive.value().is_some() {
+                return Some(crate::rules::Refusal::CapabilityNotAdvertised {
+                    capability: "agentCapabilities.sessionCapabilities.archive".into(),
+                    test: crate::rules::GateTest::Advertised,
+                });
+            }
+            let _ = (params, hs);
+            None
+        }
     }
     /// `session/cancel`: notification handled by the agent side (stable).
     #[derive(Debug, Clone, Copy)]
@@ -22614,6 +22749,23 @@ pub mod method {
         const SIDE: Side = Side::Agent;
         type Params = super::CloseSessionRequest;
         type Result = super::CloseSessionResponse;
+        type Surface = super::V1Unstable;
+        const SESSION: Option<crate::rules::SessionRule> =
+            Some(crate::rules::SessionRule { effect: Some(crate::rules::SessionEffect::Removed), unseen_ok: false });
+        const NULL_RESULT: bool = true;
+        fn session_id(params: &Self::Params) -> Option<&str> {
+            Some(params.session_id.as_str())
+        }
+        fn refusal(params: &Self::Params, hs: &crate::Handshake<Self::Surface>) -> Option<crate::rules::Refusal> {
+            if !hs.agent.agent_capabilities.session_capabilities.close.value().is_some() {
+                return Some(crate::rules::Refusal::CapabilityNotAdvertised {
+                    capability: "agentCapabilities.sessionCapabilities.close".into(),
+                    test: crate::rules::GateTest::Advertised,
+                });
+            }
+            let _ = (params, hs);
+            None
+        }
     }
     /// `session/delete`: request handled by the agent side (stable).
     #[derive(Debug, Clone, Copy)]
@@ -22623,6 +22775,23 @@ pub mod method {
         const SIDE: Side = Side::Agent;
         type Params = super::DeleteSessionRequest;
         type Result = super::DeleteSessionResponse;
+        type Surface = super::V1Unstable;
+        const SESSION: Option<crate::rules::SessionRule> =
+            Some(crate::rules::SessionRule { effect: Some(crate::rules::SessionEffect::Removed), unseen_ok: true });
+        const NULL_RESULT: bool = true;
+        fn session_id(params: &Self::Params) -> Option<&str> {
+            Some(params.session_id.as_str())
+        }
+        fn refusal(params: &Self::Params, hs: &crate::Handshake<Self::Surface>) -> Option<crate::rules::Refusal> {
+            if !hs.agent.agent_capabilities.session_capabilities.delete.value().is_some() {
+                return Some(crate::rules::Refusal::CapabilityNotAdvertised {
+                    capability: "agentCapabilities.sessionCapabilities.delete".into(),
+                    test: crate::rules::GateTest::Advertised,
+                });
+            }
+            let _ = (params, hs);
+            None
+        }
     }
     /// `session/fork`: request handled by the agent side (unstable).
     #[derive(Debug, Clone, Copy)]
@@ -22632,6 +22801,71 @@ pub mod method {
         const SIDE: Side = Side::Agent;
         type Params = super::ForkSessionRequest;
         type Result = super::ForkSessionResponse;
+        type Surface = super::V1Unstable;
+        const SESSION: Option<crate::rules::SessionRule> = Some(crate::rules::SessionRule {
+            effect: Some(crate::rules::SessionEffect::CreatedByResult),
+            unseen_ok: true,
+        });
+        fn session_id(params: &Self::Params) -> Option<&str> {
+            Some(params.session_id.as_str())
+        }
+        fn created_session(result: &Self::Result) -> Option<&str> {
+            Some(result.session_id.as_str())
+        }
+        fn refusal(params: &Self::Params, hs: &crate::Handshake<Self::Surface>) -> Option<crate::rules::Refusal> {
+            if !hs.agent.agent_capabilities.session_capabilities.fork.value().is_some() {
+                return Some(crate::rules::Refusal::CapabilityNotAdvertised {
+                    capability: "agentCapabilities.sessionCapabilities.fork".into(),
+                    test: crate::rules::GateTest::Advertised,
+                });
+            }
+            for (index, item) in params.mcp_servers.iter().flatten().enumerate() {
+                let refused: Option<(std::borrow::Cow<'_, str>, Option<&'static str>)> = match item {
+                    super::McpServer::Stdio(_) => None,
+                    super::McpServer::Http(_) => (!hs.agent.agent_capabilities.mcp_capabilities.http)
+                        .then(|| ("http".into(), Some("agentCapabilities.mcpCapabilities.http"))),
+                    super::McpServer::Sse(_) => (!hs.agent.agent_capabilities.mcp_capabilities.sse)
+                        .then(|| ("sse".into(), Some("agentCapabilities.mcpCapabilities.sse"))),
+                    super::McpServer::Acp(_) => (!hs.agent.agent_capabilities.mcp_capabilities.acp)
+                        .then(|| ("acp".into(), Some("agentCapabilities.mcpCapabilities.acp"))),
+                    super::McpServer::Unknown(raw) => {
+                        Some((raw.string_member("type").unwrap_or_default().into(), None))
+                    }
+                };
+                if let Some((tag, capability)) = refused {
+                    let path = format!("$.params.mcpServers[{index}]");
+                    return Some(crate::rules::Refusal::ValueNotAdvertised {
+                        path,
+                        tag: tag.into_owned(),
+                        capability,
+                        accepted: Self::accepted(hs),
+                    });
+                }
+            }
+            let _ = (params, hs);
+            None
+        }
+        fn accepted(hs: &crate::Handshake<Self::Surface>) -> Vec<&'static str> {
+            let mut kinds: Vec<&'static str> = Vec::new();
+            kinds.extend([""]);
+            if hs.agent.agent_capabilities.mcp_capabilities.http {
+                kinds.push("http");
+            }
+            if hs.agent.agent_capabilities.mcp_capabilities.sse {
+                kinds.push("sse");
+            }
+            if hs.agent.agent_capabilities.mcp_capabilities.acp {
+                kinds.push("acp");
+            }
+            kinds
+        }
+        fn announced(result: &Self::Result) -> Vec<&'static str> {
+            let mut members: Vec<&'static str> = Vec::new();
+            if result.modes.value().is_some() {
+                members.push("modes");
+            }
+            members
+        }
     }
     /// `session/list`: request handled by the agent side (stable).
     #[derive(Debug, Clone, Copy)]
@@ -22641,6 +22875,17 @@ pub mod method {
         const SIDE: Side = Side::Agent;
         type Params = super::ListSessionsRequest;
         type Result = super::ListSessionsResponse;
+        type Surface = super::V1Unstable;
+        fn refusal(params: &Self::Params, hs: &crate::Handshake<Self::Surface>) -> Option<crate::rules::Refusal> {
+            if !hs.agent.agent_capabilities.session_capabilities.list.value().is_some() {
+                return Some(crate::rules::Refusal::CapabilityNotAdvertised {
+                    capability: "agentCapabilities.sessionCapabilities.list".into(),
+                    test: crate::rules::GateTest::Advertised,
+                });
+            }
+            let _ = (params, hs);
+            None
+        }
     }
     /// `session/load`: request handled by the agent side (stable).
     #[derive(Debug, Clone, Copy)]
@@ -22650,6 +22895,69 @@ pub mod method {
         const SIDE: Side = Side::Agent;
         type Params = super::LoadSessionRequest;
         type Result = super::LoadSessionResponse;
+        type Surface = super::V1Unstable;
+        const SESSION: Option<crate::rules::SessionRule> = Some(crate::rules::SessionRule {
+            effect: Some(crate::rules::SessionEffect::OpenedByParams),
+            unseen_ok: true,
+        });
+        const NULL_RESULT: bool = true;
+        fn session_id(params: &Self::Params) -> Option<&str> {
+            Some(params.session_id.as_str())
+        }
+        fn refusal(params: &Self::Params, hs: &crate::Handshake<Self::Surface>) -> Option<crate::rules::Refusal> {
+            if !hs.agent.agent_capabilities.load_session {
+                return Some(crate::rules::Refusal::CapabilityNotAdvertised {
+                    capability: "agentCapabilities.loadSession".into(),
+                    test: crate::rules::GateTest::Advertised,
+                });
+            }
+            for (index, item) in params.mcp_servers.iter().enumerate() {
+                let refused: Option<(std::borrow::Cow<'_, str>, Option<&'static str>)> = match item {
+                    super::McpServer::Stdio(_) => None,
+                    super::McpServer::Http(_) => (!hs.agent.agent_capabilities.mcp_capabilities.http)
+                        .then(|| ("http".into(), Some("agentCapabilities.mcpCapabilities.http"))),
+                    super::McpServer::Sse(_) => (!hs.agent.agent_capabilities.mcp_capabilities.sse)
+                        .then(|| ("sse".into(), Some("agentCapabilities.mcpCapabilities.sse"))),
+                    super::McpServer::Acp(_) => (!hs.agent.agent_capabilities.mcp_capabilities.acp)
+                        .then(|| ("acp".into(), Some("agentCapabilities.mcpCapabilities.acp"))),
+                    super::McpServer::Unknown(raw) => {
+                        Some((raw.string_member("type").unwrap_or_default().into(), None))
+                    }
+                };
+                if let Some((tag, capability)) = refused {
+                    let path = format!("$.params.mcpServers[{index}]");
+                    return Some(crate::rules::Refusal::ValueNotAdvertised {
+                        path,
+                        tag: tag.into_owned(),
+                        capability,
+                        accepted: Self::accepted(hs),
+                    });
+                }
+            }
+            let _ = (params, hs);
+            None
+        }
+        fn accepted(hs: &crate::Handshake<Self::Surface>) -> Vec<&'static str> {
+            let mut kinds: Vec<&'static str> = Vec::new();
+            kinds.extend([""]);
+            if hs.agent.agent_capabilities.mcp_capabilities.http {
+                kinds.push("http");
+            }
+            if hs.agent.agent_capabilities.mcp_capabilities.sse {
+                kinds.push("sse");
+            }
+            if hs.agent.agent_capabilities.mcp_capabilities.acp {
+                kinds.push("acp");
+            }
+            kinds
+        }
+        fn announced(result: &Self::Result) -> Vec<&'static str> {
+            let mut members: Vec<&'static str> = Vec::new();
+            if result.modes.value().is_some() {
+                members.push("modes");
+            }
+            members
+        }
     }
     /// `session/new`: request handled by the agent side (stable).
     #[derive(Debug, Clone, Copy)]
@@ -22659,6 +22967,62 @@ pub mod method {
         const SIDE: Side = Side::Agent;
         type Params = super::NewSessionRequest;
         type Result = super::NewSessionResponse;
+        type Surface = super::V1Unstable;
+        const SESSION: Option<crate::rules::SessionRule> = Some(crate::rules::SessionRule {
+            effect: Some(crate::rules::SessionEffect::CreatedByResult),
+            unseen_ok: false,
+        });
+        fn created_session(result: &Self::Result) -> Option<&str> {
+            Some(result.session_id.as_str())
+        }
+        fn refusal(params: &Self::Params, hs: &crate::Handshake<Self::Surface>) -> Option<crate::rules::Refusal> {
+            for (index, item) in params.mcp_servers.iter().enumerate() {
+                let refused: Option<(std::borrow::Cow<'_, str>, Option<&'static str>)> = match item {
+                    super::McpServer::Stdio(_) => None,
+                    super::McpServer::Http(_) => (!hs.agent.agent_capabilities.mcp_capabilities.http)
+                        .then(|| ("http".into(), Some("agentCapabilities.mcpCapabilities.http"))),
+                    super::McpServer::Sse(_) => (!hs.agent.agent_capabilities.mcp_capabilities.sse)
+                        .then(|| ("sse".into(), Some("agentCapabilities.mcpCapabilities.sse"))),
+                    super::McpServer::Acp(_) => (!hs.agent.agent_capabilities.mcp_capabilities.acp)
+                        .then(|| ("acp".into(), Some("agentCapabilities.mcpCapabilities.acp"))),
+                    super::McpServer::Unknown(raw) => {
+                        Some((raw.string_member("type").unwrap_or_default().into(), None))
+                    }
+                };
+                if let Some((tag, capability)) = refused {
+                    let path = format!("$.params.mcpServers[{index}]");
+                    return Some(crate::rules::Refusal::ValueNotAdvertised {
+                        path,
+                        tag: tag.into_owned(),
+                        capability,
+                        accepted: Self::accepted(hs),
+                    });
+                }
+            }
+            let _ = (params, hs);
+            None
+        }
+        fn accepted(hs: &crate::Handshake<Self::Surface>) -> Vec<&'static str> {
+            let mut kinds: Vec<&'static str> = Vec::new();
+            kinds.extend([""]);
+            if hs.agent.agent_capabilities.mcp_capabilities.http {
+                kinds.push("http");
+            }
+            if hs.agent.agent_capabilities.mcp_capabilities.sse {
+                kinds.push("sse");
+            }
+            if hs.agent.agent_capabilities.mcp_capabilities.acp {
+                kinds.push("acp");
+            }
+            kinds
+        }
+        fn announced(result: &Self::Result) -> Vec<&'static str> {
+            let mut members: Vec<&'static str> = Vec::new();
+            if result.modes.value().is_some() {
+                members.push("modes");
+            }
+            members
+        }
     }
     /// `session/prompt`: request handled by the agent side (stable).
     #[derive(Debug, Clone, Copy)]
@@ -22668,6 +23032,54 @@ pub mod method {
         const SIDE: Side = Side::Agent;
         type Params = super::PromptRequest;
         type Result = super::PromptResponse;
+        type Surface = super::V1Unstable;
+        fn session_id(params: &Self::Params) -> Option<&str> {
+            Some(params.session_id.as_str())
+        }
+        fn refusal(params: &Self::Params, hs: &crate::Handshake<Self::Surface>) -> Option<crate::rules::Refusal> {
+            for (index, item) in params.prompt.iter().enumerate() {
+                let refused: Option<(std::borrow::Cow<'_, str>, Option<&'static str>)> = match item {
+                    super::ContentBlock::Text(_) => None,
+                    super::ContentBlock::ResourceLink(_) => None,
+                    super::ContentBlock::Image(_) => (!hs.agent.agent_capabilities.prompt_capabilities.image)
+                        .then(|| ("image".into(), Some("agentCapabilities.promptCapabilities.image"))),
+                    super::ContentBlock::Audio(_) => (!hs.agent.agent_capabilities.prompt_capabilities.audio)
+                        .then(|| ("audio".into(), Some("agentCapabilities.promptCapabilities.audio"))),
+                    super::ContentBlock::Resource(_) => {
+                        (!hs.agent.agent_capabilities.prompt_capabilities.embedded_context)
+                            .then(|| ("resource".into(), Some("agentCapabilities.promptCapabilities.embeddedContext")))
+                    }
+                    super::ContentBlock::Unknown(raw) => {
+                        Some((raw.string_member("type").unwrap_or_default().into(), None))
+                    }
+                };
+                if let Some((tag, capability)) = refused {
+                    let path = format!("$.params.prompt[{index}]");
+                    return Some(crate::rules::Refusal::ValueNotAdvertised {
+                        path,
+                        tag: tag.into_owned(),
+                        capability,
+                        accepted: Self::accepted(hs),
+                    });
+                }
+            }
+            let _ = (params, hs);
+            None
+        }
+        fn accepted(hs: &crate::Handshake<Self::Surface>) -> Vec<&'static str> {
+            let mut kinds: Vec<&'static str> = Vec::new();
+            kinds.extend(["text", "resource_link"]);
+            if hs.agent.agent_capabilities.prompt_capabilities.image {
+                kinds.push("image");
+            }
+            if hs.agent.agent_capabilities.prompt_capabilities.audio {
+                kinds.push("audio");
+            }
+            if hs.agent.agent_capabilities.prompt_capabilities.embedded_context {
+                kinds.push("resource");
+            }
+            kinds
+        }
     }
     /// `session/request_permission`: request handled by the client side (stable).
     #[derive(Debug, Clone, Copy)]
@@ -22677,6 +23089,10 @@ pub mod method {
         const SIDE: Side = Side::Client;
         type Params = super::RequestPermissionRequest;
         type Result = super::RequestPermissionResponse;
+        type Surface = super::V1Unstable;
+        fn session_id(params: &Self::Params) -> Option<&str> {
+            Some(params.session_id.as_str())
+        }
     }
     /// `session/resume`: request handled by the agent side (stable).
     #[derive(Debug, Clone, Copy)]
@@ -22686,6 +23102,69 @@ pub mod method {
         const SIDE: Side = Side::Agent;
         type Params = super::ResumeSessionRequest;
         type Result = super::ResumeSessionResponse;
+        type Surface = super::V1Unstable;
+        const SESSION: Option<crate::rules::SessionRule> = Some(crate::rules::SessionRule {
+            effect: Some(crate::rules::SessionEffect::OpenedByParams),
+            unseen_ok: true,
+        });
+        const NULL_RESULT: bool = true;
+        fn session_id(params: &Self::Params) -> Option<&str> {
+            Some(params.session_id.as_str())
+        }
+        fn refusal(params: &Self::Params, hs: &crate::Handshake<Self::Surface>) -> Option<crate::rules::Refusal> {
+            if !hs.agent.agent_capabilities.session_capabilities.resume.value().is_some() {
+                return Some(crate::rules::Refusal::CapabilityNotAdvertised {
+                    capability: "agentCapabilities.sessionCapabilities.resume".into(),
+                    test: crate::rules::GateTest::Advertised,
+                });
+            }
+            for (index, item) in params.mcp_servers.iter().flatten().enumerate() {
+                let refused: Option<(std::borrow::Cow<'_, str>, Option<&'static str>)> = match item {
+                    super::McpServer::Stdio(_) => None,
+                    super::McpServer::Http(_) => (!hs.agent.agent_capabilities.mcp_capabilities.http)
+                        .then(|| ("http".into(), Some("agentCapabilities.mcpCapabilities.http"))),
+                    super::McpServer::Sse(_) => (!hs.agent.agent_capabilities.mcp_capabilities.sse)
+                        .then(|| ("sse".into(), Some("agentCapabilities.mcpCapabilities.sse"))),
+                    super::McpServer::Acp(_) => (!hs.agent.agent_capabilities.mcp_capabilities.acp)
+                        .then(|| ("acp".into(), Some("agentCapabilities.mcpCapabilities.acp"))),
+                    super::McpServer::Unknown(raw) => {
+                        Some((raw.string_member("type").unwrap_or_default().into(), None))
+                    }
+                };
+                if let Some((tag, capability)) = refused {
+                    let path = format!("$.params.mcpServers[{index}]");
+                    return Some(crate::rules::Refusal::ValueNotAdvertised {
+                        path,
+                        tag: tag.into_owned(),
+                        capability,
+                        accepted: Self::accepted(hs),
+                    });
+                }
+            }
+            let _ = (params, hs);
+            None
+        }
+        fn accepted(hs: &crate::Handshake<Self::Surface>) -> Vec<&'static str> {
+            let mut kinds: Vec<&'static str> = Vec::new();
+            kinds.extend([""]);
+            if hs.agent.agent_capabilities.mcp_capabilities.http {
+                kinds.push("http");
+            }
+            if hs.agent.agent_capabilities.mcp_capabilities.sse {
+                kinds.push("sse");
+            }
+            if hs.agent.agent_capabilities.mcp_capabilities.acp {
+                kinds.push("acp");
+            }
+            kinds
+        }
+        fn announced(result: &Self::Result) -> Vec<&'static str> {
+            let mut members: Vec<&'static str> = Vec::new();
+            if result.modes.value().is_some() {
+                members.push("modes");
+            }
+            members
+        }
     }
     /// `session/set_config_option`: request handled by the agent side (stable).
     #[derive(Debug, Clone, Copy)]
@@ -22695,6 +23174,10 @@ pub mod method {
         const SIDE: Side = Side::Agent;
         type Params = super::SetSessionConfigOptionRequest;
         type Result = super::SetSessionConfigOptionResponse;
+        type Surface = super::V1Unstable;
+        fn session_id(params: &Self::Params) -> Option<&str> {
+            Some(params.session_id.as_str())
+        }
     }
     /// `session/set_mode`: request handled by the agent side (stable).
     #[derive(Debug, Clone, Copy)]
@@ -22704,6 +23187,15 @@ pub mod method {
         const SIDE: Side = Side::Agent;
         type Params = super::SetSessionModeRequest;
         type Result = super::SetSessionModeResponse;
+        type Surface = super::V1Unstable;
+        const SESSION_GATE: Option<crate::rules::SessionGate> = Some(crate::rules::SessionGate {
+            member: "modes",
+            opened_by: &["session/new", "session/load", "session/resume", "session/fork"],
+        });
+        const NULL_RESULT: bool = true;
+        fn session_id(params: &Self::Params) -> Option<&str> {
+            Some(params.session_id.as_str())
+        }
     }
     /// `session/set_title`: request handled by the agent side (unstable).
     #[derive(Debug, Clone, Copy)]
@@ -22713,6 +23205,20 @@ pub mod method {
         const SIDE: Side = Side::Agent;
         type Params = super::SetSessionTitleRequest;
         type Result = super::SetSessionTitleResponse;
+        type Surface = super::V1Unstable;
+        fn session_id(params: &Self::Params) -> Option<&str> {
+            Some(params.session_id.as_str())
+        }
+        fn refusal(params: &Self::Params, hs: &crate::Handshake<Self::Surface>) -> Option<crate::rules::Refusal> {
+            if !hs.agent.agent_capabilities.session_capabilities.title.value().is_some() {
+                return Some(crate::rules::Refusal::CapabilityNotAdvertised {
+                    capability: "agentCapabilities.sessionCapabilities.title".into(),
+                    test: crate::rules::GateTest::Advertised,
+                });
+            }
+            let _ = (params, hs);
+            None
+        }
     }
     /// `session/status`: request handled by the agent side (unstable).
     #[derive(Debug, Clone, Copy)]
@@ -22722,6 +23228,20 @@ pub mod method {
         const SIDE: Side = Side::Agent;
         type Params = super::SessionStatusRequest;
         type Result = super::SessionStatusResponse;
+        type Surface = super::V1Unstable;
+        fn session_id(params: &Self::Params) -> Option<&str> {
+            Some(params.session_id.as_str())
+        }
+        fn refusal(params: &Self::Params, hs: &crate::Handshake<Self::Surface>) -> Option<crate::rules::Refusal> {
+            if !hs.agent.agent_capabilities.session_capabilities.status.value().is_some() {
+                return Some(crate::rules::Refusal::CapabilityNotAdvertised {
+                    capability: "agentCapabilities.sessionCapabilities.status".into(),
+                    test: crate::rules::GateTest::Advertised,
+                });
+            }
+            let _ = (params, hs);
+            None
+        }
     }
     /// `session/unarchive`: request handled by the agent side (unstable).
     #[derive(Debug, Clone, Copy)]
@@ -22731,6 +23251,21 @@ pub mod method {
         const SIDE: Side = Side::Agent;
         type Params = super::UnarchiveSessionRequest;
         type Result = super::UnarchiveSessionResponse;
+        type Surface = super::V1Unstable;
+        const NULL_RESULT: bool = true;
+        fn session_id(params: &Self::Params) -> Option<&str> {
+            Some(params.session_id.as_str())
+        }
+        fn refusal(params: &Self::Params, hs: &crate::Handshake<Self::Surface>) -> Option<crate::rules::Refusal> {
+            if !hs.agent.agent_capabilities.session_capabilities.archive.value().is_some() {
+                return Some(crate::rules::Refusal::CapabilityNotAdvertised {
+                    capability: "agentCapabilities.sessionCapabilities.archive".into(),
+                    test: crate::rules::GateTest::Advertised,
+                });
+            }
+            let _ = (params, hs);
+            None
+        }
     }
     /// `session/update`: notification handled by the client side (stable).
     #[derive(Debug, Clone, Copy)]
@@ -22748,6 +23283,20 @@ pub mod method {
         const SIDE: Side = Side::Client;
         type Params = super::CreateTerminalRequest;
         type Result = super::CreateTerminalResponse;
+        type Surface = super::V1Unstable;
+        fn session_id(params: &Self::Params) -> Option<&str> {
+            Some(params.session_id.as_str())
+        }
+        fn refusal(params: &Self::Params, hs: &crate::Handshake<Self::Surface>) -> Option<crate::rules::Refusal> {
+            if !hs.client.client_capabilities.terminal {
+                return Some(crate::rules::Refusal::CapabilityNotAdvertised {
+                    capability: "clientCapabilities.terminal".into(),
+                    test: crate::rules::GateTest::Advertised,
+                });
+            }
+            let _ = (params, hs);
+            None
+        }
     }
     /// `terminal/kill`: request handled by the client side (stable).
     #[derive(Debug, Clone, Copy)]
@@ -22757,6 +23306,21 @@ pub mod method {
         const SIDE: Side = Side::Client;
         type Params = super::KillTerminalRequest;
         type Result = super::KillTerminalResponse;
+        type Surface = super::V1Unstable;
+        const NULL_RESULT: bool = true;
+        fn session_id(params: &Self::Params) -> Option<&str> {
+            Some(params.session_id.as_str())
+        }
+        fn refusal(params: &Self::Params, hs: &crate::Handshake<Self::Surface>) -> Option<crate::rules::Refusal> {
+            if !hs.client.client_capabilities.terminal {
+                return Some(crate::rules::Refusal::CapabilityNotAdvertised {
+                    capability: "clientCapabilities.terminal".into(),
+                    test: crate::rules::GateTest::Advertised,
+                });
+            }
+            let _ = (params, hs);
+            None
+        }
     }
     /// `terminal/output`: request handled by the client side (stable).
     #[derive(Debug, Clone, Copy)]
@@ -22766,6 +23330,20 @@ pub mod method {
         const SIDE: Side = Side::Client;
         type Params = super::TerminalOutputRequest;
         type Result = super::TerminalOutputResponse;
+        type Surface = super::V1Unstable;
+        fn session_id(params: &Self::Params) -> Option<&str> {
+            Some(params.session_id.as_str())
+        }
+        fn refusal(params: &Self::Params, hs: &crate::Handshake<Self::Surface>) -> Option<crate::rules::Refusal> {
+            if !hs.client.client_capabilities.terminal {
+                return Some(crate::rules::Refusal::CapabilityNotAdvertised {
+                    capability: "clientCapabilities.terminal".into(),
+                    test: crate::rules::GateTest::Advertised,
+                });
+            }
+            let _ = (params, hs);
+            None
+        }
     }
     /// `terminal/release`: request handled by the client side (stable).
     #[derive(Debug, Clone, Copy)]
@@ -22775,6 +23353,21 @@ pub mod method {
         const SIDE: Side = Side::Client;
         type Params = super::ReleaseTerminalRequest;
         type Result = super::ReleaseTerminalResponse;
+        type Surface = super::V1Unstable;
+        const NULL_RESULT: bool = true;
+        fn session_id(params: &Self::Params) -> Option<&str> {
+            Some(params.session_id.as_str())
+        }
+        fn refusal(params: &Self::Params, hs: &crate::Handshake<Self::Surface>) -> Option<crate::rules::Refusal> {
+            if !hs.client.client_capabilities.terminal {
+                return Some(crate::rules::Refusal::CapabilityNotAdvertised {
+                    capability: "clientCapabilities.terminal".into(),
+                    test: crate::rules::GateTest::Advertised,
+                });
+            }
+            let _ = (params, hs);
+            None
+        }
     }
     /// `terminal/wait_for_exit`: request handled by the client side (stable).
     #[derive(Debug, Clone, Copy)]
@@ -22784,6 +23377,21 @@ pub mod method {
         const SIDE: Side = Side::Client;
         type Params = super::WaitForTerminalExitRequest;
         type Result = super::WaitForTerminalExitResponse;
+        type Surface = super::V1Unstable;
+        const NULL_RESULT: bool = true;
+        fn session_id(params: &Self::Params) -> Option<&str> {
+            Some(params.session_id.as_str())
+        }
+        fn refusal(params: &Self::Params, hs: &crate::Handshake<Self::Surface>) -> Option<crate::rules::Refusal> {
+            if !hs.client.client_capabilities.terminal {
+                return Some(crate::rules::Refusal::CapabilityNotAdvertised {
+                    capability: "clientCapabilities.terminal".into(),
+                    test: crate::rules::GateTest::Advertised,
+                });
+            }
+            let _ = (params, hs);
+            None
+        }
     }
 
     /// Every method of this surface.
@@ -23903,6 +24511,48 @@ impl crate::Payload for ClientRequest {
     }
 }
 
+impl crate::rules::RequestRules<V1Unstable> for ClientRequest {
+    fn refusal(&self, hs: &crate::Handshake<V1Unstable>) -> Option<crate::rules::Refusal> {
+        match self {
+            Self::AuthStatus(p) => <method::AuthStatus as crate::RequestMethod>::refusal(p, hs),
+            Self::Logout(p) => <method::Logout as crate::RequestMethod>::refusal(p, hs),
+            Self::ProvidersDisable(p) => <method::ProvidersDisable as crate::RequestMethod>::refusal(p, hs),
+            Self::ProvidersList(p) => <method::ProvidersList as crate::RequestMethod>::refusal(p, hs),
+            Self::ProvidersSet(p) => <method::ProvidersSet as crate::RequestMethod>::refusal(p, hs),
+            Self::SessionArchive(p) => <method::SessionArchive as crate::RequestMethod>::refusal(p, hs),
+            Self::SessionClose(p) => <method::SessionClose as crate::RequestMethod>::refusal(p, hs),
+            Self::SessionDelete(p) => <method::SessionDelete as crate::RequestMethod>::refusal(p, hs),
+            Self::SessionFork(p) => <method::SessionFork as crate::RequestMethod>::refusal(p, hs),
+            Self::SessionList(p) => <method::SessionList as crate::RequestMethod>::refusal(p, hs),
+            Self::SessionLoad(p) => <method::SessionLoad as crate::RequestMethod>::refusal(p, hs),
+            Self::SessionNew(p) => <method::SessionNew as crate::RequestMethod>::refusal(p, hs),
+            Self::SessionPrompt(p) => <method::SessionPrompt as crate::RequestMethod>::refusal(p, hs),
+            Self::SessionResume(p) => <method::SessionResume as crate::RequestMethod>::refusal(p, hs),
+            Self::SessionSetTitle(p) => <method::SessionSetTitle as crate::RequestMethod>::refusal(p, hs),
+            Self::SessionStatus(p) => <method::SessionStatus as crate::RequestMethod>::refusal(p, hs),
+            Self::SessionUnarchive(p) => <method::SessionUnarchive as crate::RequestMethod>::refusal(p, hs),
+            _ => None,
+        }
+    }
+    fn session_rule(&self) -> Option<crate::rules::SessionRule> {
+        match self {
+            Self::SessionClose(_) => <method::SessionClose as crate::RequestMethod>::SESSION,
+            Self::SessionDelete(_) => <method::SessionDelete as crate::RequestMethod>::SESSION,
+            Self::SessionFork(_) => <method::SessionFork as crate::RequestMethod>::SESSION,
+            Self::SessionLoad(_) => <method::SessionLoad as crate::RequestMethod>::SESSION,
+            Self::SessionNew(_) => <method::SessionNew as crate::RequestMethod>::SESSION,
+            Self::SessionResume(_) => <method::SessionResume as crate::RequestMethod>::SESSION,
+            _ => None,
+        }
+    }
+    fn session_gate(&self) -> Option<crate::rules::SessionGate> {
+        match self {
+            Self::SessionSetMode(_) => <method::SessionSetMode as crate::RequestMethod>::SESSION_GATE,
+            _ => None,
+        }
+    }
+}
+
 /// A notification sent by the client, handled by the agent.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ClientNotification {
@@ -24433,6 +25083,28 @@ impl crate::Payload for AgentRequest {
     }
 }
 
+impl crate::rules::RequestRules<V1Unstable> for AgentRequest {
+    fn refusal(&self, hs: &crate::Handshake<V1Unstable>) -> Option<crate::rules::Refusal> {
+        match self {
+            Self::ElicitationCreate(p) => <method::ElicitationCreate as crate::RequestMethod>::refusal(p, hs),
+            Self::FsReadTextFile(p) => <method::FsReadTextFile as crate::RequestMethod>::refusal(p, hs),
+            Self::FsWriteTextFile(p) => <method::FsWriteTextFile as crate::RequestMethod>::refusal(p, hs),
+            Self::TerminalCreate(p) => <method::TerminalCreate as crate::RequestMethod>::refusal(p, hs),
+            Self::TerminalKill(p) => <method::TerminalKill as crate::RequestMethod>::refusal(p, hs),
+            Self::TerminalOutput(p) => <method::TerminalOutput as crate::RequestMethod>::refusal(p, hs),
+            Self::TerminalRelease(p) => <method::TerminalRelease as crate::RequestMethod>::refusal(p, hs),
+            Self::TerminalWaitForExit(p) => <method::TerminalWaitForExit as crate::RequestMethod>::refusal(p, hs),
+            _ => None,
+        }
+    }
+    fn session_rule(&self) -> Option<crate::rules::SessionRule> {
+        None
+    }
+    fn session_gate(&self) -> Option<crate::rules::SessionGate> {
+        None
+    }
+}
+
 /// A notification sent by the agent, handled by the client.
 #[derive(Debug, Clone, PartialEq)]
 pub enum AgentNotification {
@@ -24711,8 +25383,13 @@ impl crate::Protocol for V1Unstable {
     type ClientNotification = ClientNotification;
     type AgentRequest = AgentRequest;
     type AgentNotification = AgentNotification;
+    type InitializeRequest = InitializeRequest;
+    type InitializeResponse = InitializeResponse;
     const METHODS: &'static [crate::MethodInfo] = method::ALL;
     const RULES: &'static crate::rules::SurfaceRules = &RULES;
+    fn protocol_version(result: &mut InitializeResponse) -> &mut u16 {
+        &mut result.protocol_version
+    }
 }
 
 pub use crate::{

@@ -17287,6 +17287,18 @@ pub mod method {
         const SIDE: Side = Side::Agent;
         type Params = super::LoginAuthRequest;
         type Result = super::LoginAuthResponse;
+        type Surface = super::V2;
+        const NULL_RESULT: bool = true;
+        fn refusal(params: &Self::Params, hs: &crate::Handshake<Self::Surface>) -> Option<crate::rules::Refusal> {
+            if !hs.agent.auth_methods.as_ref().is_some_and(|v| !v.is_empty()) {
+                return Some(crate::rules::Refusal::CapabilityNotAdvertised {
+                    capability: "authMethods".into(),
+                    test: crate::rules::GateTest::NonEmpty,
+                });
+            }
+            let _ = (params, hs);
+            None
+        }
     }
     /// `auth/logout`: request handled by the agent side (draft).
     #[derive(Debug, Clone, Copy)]
@@ -17296,6 +17308,18 @@ pub mod method {
         const SIDE: Side = Side::Agent;
         type Params = super::LogoutAuthRequest;
         type Result = super::LogoutAuthResponse;
+        type Surface = super::V2;
+        const NULL_RESULT: bool = true;
+        fn refusal(params: &Self::Params, hs: &crate::Handshake<Self::Surface>) -> Option<crate::rules::Refusal> {
+            if !hs.agent.auth_methods.as_ref().is_some_and(|v| !v.is_empty()) {
+                return Some(crate::rules::Refusal::CapabilityNotAdvertised {
+                    capability: "authMethods".into(),
+                    test: crate::rules::GateTest::NonEmpty,
+                });
+            }
+            let _ = (params, hs);
+            None
+        }
     }
     /// `elicitation/complete`: notification handled by the client side (draft).
     #[derive(Debug, Clone, Copy)]
@@ -17313,6 +17337,31 @@ pub mod method {
         const SIDE: Side = Side::Client;
         type Params = super::CreateElicitationRequest;
         type Result = super::CreateElicitationResponse;
+        type Surface = super::V2;
+        fn refusal(params: &Self::Params, hs: &crate::Handshake<Self::Surface>) -> Option<crate::rules::Refusal> {
+            let (value, open): (std::borrow::Cow<'_, str>, bool) = match &params.variant {
+                super::CreateElicitationRequestVariant::Form(_) => {
+                    ("form".into(), hs.client.capabilities.elicitation.value().and_then(|x| x.form.value()).is_some())
+                }
+                super::CreateElicitationRequestVariant::Url(_) => {
+                    ("url".into(), hs.client.capabilities.elicitation.value().and_then(|x| x.url.value()).is_some())
+                }
+                super::CreateElicitationRequestVariant::Unknown(raw) => match raw.string_member("mode") {
+                    Some(mode) => (mode.into(), false),
+                    None => return None,
+                },
+            };
+            if !open {
+                let capability = format!("capabilities.elicitation.{value}");
+                return Some(crate::rules::Refusal::ChoiceNotAdvertised {
+                    member: "mode",
+                    value: value.into_owned(),
+                    capability,
+                });
+            }
+            let _ = (params, hs);
+            None
+        }
     }
     /// `initialize`: request handled by the agent side (draft).
     #[derive(Debug, Clone, Copy)]
@@ -17322,6 +17371,7 @@ pub mod method {
         const SIDE: Side = Side::Agent;
         type Params = super::InitializeRequest;
         type Result = super::InitializeResponse;
+        type Surface = super::V2;
     }
     /// `session/cancel`: notification handled by the agent side (draft).
     #[derive(Debug, Clone, Copy)]
@@ -17339,6 +17389,23 @@ pub mod method {
         const SIDE: Side = Side::Agent;
         type Params = super::CloseSessionRequest;
         type Result = super::CloseSessionResponse;
+        type Surface = super::V2;
+        const SESSION: Option<crate::rules::SessionRule> =
+            Some(crate::rules::SessionRule { effect: Some(crate::rules::SessionEffect::Removed), unseen_ok: false });
+        const NULL_RESULT: bool = true;
+        fn session_id(params: &Self::Params) -> Option<&str> {
+            Some(params.session_id.as_str())
+        }
+        fn refusal(params: &Self::Params, hs: &crate::Handshake<Self::Surface>) -> Option<crate::rules::Refusal> {
+            if !hs.agent.capabilities.session.value().is_some() {
+                return Some(crate::rules::Refusal::CapabilityNotAdvertised {
+                    capability: "capabilities.session".into(),
+                    test: crate::rules::GateTest::Advertised,
+                });
+            }
+            let _ = (params, hs);
+            None
+        }
     }
     /// `session/delete`: request handled by the agent side (draft).
     #[derive(Debug, Clone, Copy)]
@@ -17348,6 +17415,23 @@ pub mod method {
         const SIDE: Side = Side::Agent;
         type Params = super::DeleteSessionRequest;
         type Result = super::DeleteSessionResponse;
+        type Surface = super::V2;
+        const SESSION: Option<crate::rules::SessionRule> =
+            Some(crate::rules::SessionRule { effect: Some(crate::rules::SessionEffect::Removed), unseen_ok: true });
+        const NULL_RESULT: bool = true;
+        fn session_id(params: &Self::Params) -> Option<&str> {
+            Some(params.session_id.as_str())
+        }
+        fn refusal(params: &Self::Params, hs: &crate::Handshake<Self::Surface>) -> Option<crate::rules::Refusal> {
+            if !hs.agent.capabilities.session.value().and_then(|x| x.delete.value()).is_some() {
+                return Some(crate::rules::Refusal::CapabilityNotAdvertised {
+                    capability: "capabilities.session.delete".into(),
+                    test: crate::rules::GateTest::Advertised,
+                });
+            }
+            let _ = (params, hs);
+            None
+        }
     }
     /// `session/list`: request handled by the agent side (draft).
     #[derive(Debug, Clone, Copy)]
@@ -17357,6 +17441,17 @@ pub mod method {
         const SIDE: Side = Side::Agent;
         type Params = super::ListSessionsRequest;
         type Result = super::ListSessionsResponse;
+        type Surface = super::V2;
+        fn refusal(params: &Self::Params, hs: &crate::Handshake<Self::Surface>) -> Option<crate::rules::Refusal> {
+            if !hs.agent.capabilities.session.value().is_some() {
+                return Some(crate::rules::Refusal::CapabilityNotAdvertised {
+                    capability: "capabilities.session".into(),
+                    test: crate::rules::GateTest::Advertised,
+                });
+            }
+            let _ = (params, hs);
+            None
+        }
     }
     /// `session/new`: request handled by the agent side (draft).
     #[derive(Debug, Clone, Copy)]
@@ -17366,6 +17461,70 @@ pub mod method {
         const SIDE: Side = Side::Agent;
         type Params = super::NewSessionRequest;
         type Result = super::NewSessionResponse;
+        type Surface = super::V2;
+        const SESSION: Option<crate::rules::SessionRule> = Some(crate::rules::SessionRule {
+            effect: Some(crate::rules::SessionEffect::CreatedByResult),
+            unseen_ok: false,
+        });
+        fn created_session(result: &Self::Result) -> Option<&str> {
+            Some(result.session_id.as_str())
+        }
+        fn refusal(params: &Self::Params, hs: &crate::Handshake<Self::Surface>) -> Option<crate::rules::Refusal> {
+            if !hs.agent.capabilities.session.value().is_some() {
+                return Some(crate::rules::Refusal::CapabilityNotAdvertised {
+                    capability: "capabilities.session".into(),
+                    test: crate::rules::GateTest::Advertised,
+                });
+            }
+            for (index, item) in params.mcp_servers.iter().flatten().enumerate() {
+                let refused: Option<(std::borrow::Cow<'_, str>, Option<&'static str>)> = match item {
+                    super::McpServer::Stdio(_) => (!hs
+                        .agent
+                        .capabilities
+                        .session
+                        .value()
+                        .and_then(|x| x.mcp.value())
+                        .and_then(|x| x.stdio.value())
+                        .is_some())
+                    .then(|| ("stdio".into(), Some("capabilities.session.mcp.stdio"))),
+                    super::McpServer::Http(_) => (!hs
+                        .agent
+                        .capabilities
+                        .session
+                        .value()
+                        .and_then(|x| x.mcp.value())
+                        .and_then(|x| x.http.value())
+                        .is_some())
+                    .then(|| ("http".into(), Some("capabilities.session.mcp.http"))),
+                    super::McpServer::Unknown(raw) => {
+                        Some((raw.string_member("type").unwrap_or_default().into(), None))
+                    }
+                };
+                if let Some((tag, capability)) = refused {
+                    let path = format!("$.params.mcpServers[{index}]");
+                    return Some(crate::rules::Refusal::ValueNotAdvertised {
+                        path,
+                        tag: tag.into_owned(),
+                        capability,
+                        accepted: Self::accepted(hs),
+                    });
+                }
+            }
+            let _ = (params, hs);
+            None
+        }
+        fn accepted(hs: &crate::Handshake<Self::Surface>) -> Vec<&'static str> {
+            let mut kinds: Vec<&'static str> = Vec::new();
+            if hs.agent.capabilities.session.value().and_then(|x| x.mcp.value()).and_then(|x| x.stdio.value()).is_some()
+            {
+                kinds.push("stdio");
+            }
+            if hs.agent.capabilities.session.value().and_then(|x| x.mcp.value()).and_then(|x| x.http.value()).is_some()
+            {
+                kinds.push("http");
+            }
+            kinds
+        }
     }
     /// `session/prompt`: request handled by the agent side (draft).
     #[derive(Debug, Clone, Copy)]
@@ -17375,6 +17534,103 @@ pub mod method {
         const SIDE: Side = Side::Agent;
         type Params = super::PromptRequest;
         type Result = super::PromptResponse;
+        type Surface = super::V2;
+        fn session_id(params: &Self::Params) -> Option<&str> {
+            Some(params.session_id.as_str())
+        }
+        fn refusal(params: &Self::Params, hs: &crate::Handshake<Self::Surface>) -> Option<crate::rules::Refusal> {
+            if !hs.agent.capabilities.session.value().is_some() {
+                return Some(crate::rules::Refusal::CapabilityNotAdvertised {
+                    capability: "capabilities.session".into(),
+                    test: crate::rules::GateTest::Advertised,
+                });
+            }
+            for (index, item) in params.prompt.iter().enumerate() {
+                let refused: Option<(std::borrow::Cow<'_, str>, Option<&'static str>)> = match item {
+                    super::ContentBlock::Text(_) => None,
+                    super::ContentBlock::ResourceLink(_) => None,
+                    super::ContentBlock::Image(_) => (!hs
+                        .agent
+                        .capabilities
+                        .session
+                        .value()
+                        .and_then(|x| x.prompt.value())
+                        .and_then(|x| x.image.value())
+                        .is_some())
+                    .then(|| ("image".into(), Some("capabilities.session.prompt.image"))),
+                    super::ContentBlock::Audio(_) => (!hs
+                        .agent
+                        .capabilities
+                        .session
+                        .value()
+                        .and_then(|x| x.prompt.value())
+                        .and_then(|x| x.audio.value())
+                        .is_some())
+                    .then(|| ("audio".into(), Some("capabilities.session.prompt.audio"))),
+                    super::ContentBlock::Resource(_) => (!hs
+                        .agent
+                        .capabilities
+                        .session
+                        .value()
+                        .and_then(|x| x.prompt.value())
+                        .and_then(|x| x.embedded_context.value())
+                        .is_some())
+                    .then(|| ("resource".into(), Some("capabilities.session.prompt.embeddedContext"))),
+                    super::ContentBlock::Unknown(raw) => {
+                        Some((raw.string_member("type").unwrap_or_default().into(), None))
+                    }
+                };
+                if let Some((tag, capability)) = refused {
+                    let path = format!("$.params.prompt[{index}]");
+                    return Some(crate::rules::Refusal::ValueNotAdvertised {
+                        path,
+                        tag: tag.into_owned(),
+                        capability,
+                        accepted: Self::accepted(hs),
+                    });
+                }
+            }
+            let _ = (params, hs);
+            None
+        }
+        fn accepted(hs: &crate::Handshake<Self::Surface>) -> Vec<&'static str> {
+            let mut kinds: Vec<&'static str> = Vec::new();
+            kinds.extend(["text", "resource_link"]);
+            if hs
+                .agent
+                .capabilities
+                .session
+                .value()
+                .and_then(|x| x.prompt.value())
+                .and_then(|x| x.image.value())
+                .is_some()
+            {
+                kinds.push("image");
+            }
+            if hs
+                .agent
+                .capabilities
+                .session
+                .value()
+                .and_then(|x| x.prompt.value())
+                .and_then(|x| x.audio.value())
+                .is_some()
+            {
+                kinds.push("audio");
+            }
+            if hs
+                .agent
+                .capabilities
+                .session
+                .value()
+                .and_then(|x| x.prompt.value())
+                .and_then(|x| x.embedded_context.value())
+                .is_some()
+            {
+                kinds.push("resource");
+            }
+            kinds
+        }
     }
     /// `session/request_permission`: request handled by the client side (draft).
     #[derive(Debug, Clone, Copy)]
@@ -17384,6 +17640,10 @@ pub mod method {
         const SIDE: Side = Side::Client;
         type Params = super::RequestPermissionRequest;
         type Result = super::RequestPermissionResponse;
+        type Surface = super::V2;
+        fn session_id(params: &Self::Params) -> Option<&str> {
+            Some(params.session_id.as_str())
+        }
     }
     /// `session/resume`: request handled by the agent side (draft).
     #[derive(Debug, Clone, Copy)]
@@ -17393,6 +17653,71 @@ pub mod method {
         const SIDE: Side = Side::Agent;
         type Params = super::ResumeSessionRequest;
         type Result = super::ResumeSessionResponse;
+        type Surface = super::V2;
+        const SESSION: Option<crate::rules::SessionRule> = Some(crate::rules::SessionRule {
+            effect: Some(crate::rules::SessionEffect::OpenedByParams),
+            unseen_ok: true,
+        });
+        const NULL_RESULT: bool = true;
+        fn session_id(params: &Self::Params) -> Option<&str> {
+            Some(params.session_id.as_str())
+        }
+        fn refusal(params: &Self::Params, hs: &crate::Handshake<Self::Surface>) -> Option<crate::rules::Refusal> {
+            if !hs.agent.capabilities.session.value().is_some() {
+                return Some(crate::rules::Refusal::CapabilityNotAdvertised {
+                    capability: "capabilities.session".into(),
+                    test: crate::rules::GateTest::Advertised,
+                });
+            }
+            for (index, item) in params.mcp_servers.iter().flatten().enumerate() {
+                let refused: Option<(std::borrow::Cow<'_, str>, Option<&'static str>)> = match item {
+                    super::McpServer::Stdio(_) => (!hs
+                        .agent
+                        .capabilities
+                        .session
+                        .value()
+                        .and_then(|x| x.mcp.value())
+                        .and_then(|x| x.stdio.value())
+                        .is_some())
+                    .then(|| ("stdio".into(), Some("capabilities.session.mcp.stdio"))),
+                    super::McpServer::Http(_) => (!hs
+                        .agent
+                        .capabilities
+                        .session
+                        .value()
+                        .and_then(|x| x.mcp.value())
+                        .and_then(|x| x.http.value())
+                        .is_some())
+                    .then(|| ("http".into(), Some("capabilities.session.mcp.http"))),
+                    super::McpServer::Unknown(raw) => {
+                        Some((raw.string_member("type").unwrap_or_default().into(), None))
+                    }
+                };
+                if let Some((tag, capability)) = refused {
+                    let path = format!("$.params.mcpServers[{index}]");
+                    return Some(crate::rules::Refusal::ValueNotAdvertised {
+                        path,
+                        tag: tag.into_owned(),
+                        capability,
+                        accepted: Self::accepted(hs),
+                    });
+                }
+            }
+            let _ = (params, hs);
+            None
+        }
+        fn accepted(hs: &crate::Handshake<Self::Surface>) -> Vec<&'static str> {
+            let mut kinds: Vec<&'static str> = Vec::new();
+            if hs.agent.capabilities.session.value().and_then(|x| x.mcp.value()).and_then(|x| x.stdio.value()).is_some()
+            {
+                kinds.push("stdio");
+            }
+            if hs.agent.capabilities.session.value().and_then(|x| x.mcp.value()).and_then(|x| x.http.value()).is_some()
+            {
+                kinds.push("http");
+            }
+            kinds
+        }
     }
     /// `session/set_config_option`: request handled by the agent side (draft).
     #[derive(Debug, Clone, Copy)]
@@ -17402,6 +17727,10 @@ pub mod method {
         const SIDE: Side = Side::Agent;
         type Params = super::SetSessionConfigOptionRequest;
         type Result = super::SetSessionConfigOptionResponse;
+        type Surface = super::V2;
+        fn session_id(params: &Self::Params) -> Option<&str> {
+            Some(params.session_id.as_str())
+        }
     }
     /// `session/update`: notification handled by the client side (draft).
     #[derive(Debug, Clone, Copy)]
@@ -17419,6 +17748,11 @@ pub mod method {
         const SIDE: Side = Side::Agent;
         type Params = super::CancelTerminalRequest;
         type Result = super::CancelTerminalResponse;
+        type Surface = super::V2;
+        const NULL_RESULT: bool = true;
+        fn session_id(params: &Self::Params) -> Option<&str> {
+            Some(params.session_id.as_str())
+        }
     }
     /// `tool_call/cancel`: request handled by the agent side (draft).
     #[derive(Debug, Clone, Copy)]
@@ -17428,6 +17762,11 @@ pub mod method {
         const SIDE: Side = Side::Agent;
         type Params = super::CancelToolCallRequest;
         type Result = super::CancelToolCallResponse;
+        type Surface = super::V2;
+        const NULL_RESULT: bool = true;
+        fn session_id(params: &Self::Params) -> Option<&str> {
+            Some(params.session_id.as_str())
+        }
     }
 
     /// Every method of this surface.
@@ -17993,6 +18332,34 @@ impl crate::Payload for ClientRequest {
     }
 }
 
+impl crate::rules::RequestRules<V2> for ClientRequest {
+    fn refusal(&self, hs: &crate::Handshake<V2>) -> Option<crate::rules::Refusal> {
+        match self {
+            Self::AuthLogin(p) => <method::AuthLogin as crate::RequestMethod>::refusal(p, hs),
+            Self::AuthLogout(p) => <method::AuthLogout as crate::RequestMethod>::refusal(p, hs),
+            Self::SessionClose(p) => <method::SessionClose as crate::RequestMethod>::refusal(p, hs),
+            Self::SessionDelete(p) => <method::SessionDelete as crate::RequestMethod>::refusal(p, hs),
+            Self::SessionList(p) => <method::SessionList as crate::RequestMethod>::refusal(p, hs),
+            Self::SessionNew(p) => <method::SessionNew as crate::RequestMethod>::refusal(p, hs),
+            Self::SessionPrompt(p) => <method::SessionPrompt as crate::RequestMethod>::refusal(p, hs),
+            Self::SessionResume(p) => <method::SessionResume as crate::RequestMethod>::refusal(p, hs),
+            _ => None,
+        }
+    }
+    fn session_rule(&self) -> Option<crate::rules::SessionRule> {
+        match self {
+            Self::SessionClose(_) => <method::SessionClose as crate::RequestMethod>::SESSION,
+            Self::SessionDelete(_) => <method::SessionDelete as crate::RequestMethod>::SESSION,
+            Self::SessionNew(_) => <method::SessionNew as crate::RequestMethod>::SESSION,
+            Self::SessionResume(_) => <method::SessionResume as crate::RequestMethod>::SESSION,
+            _ => None,
+        }
+    }
+    fn session_gate(&self) -> Option<crate::rules::SessionGate> {
+        None
+    }
+}
+
 /// A notification sent by the client, handled by the agent.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ClientNotification {
@@ -18351,6 +18718,21 @@ impl crate::Payload for AgentRequest {
     }
 }
 
+impl crate::rules::RequestRules<V2> for AgentRequest {
+    fn refusal(&self, hs: &crate::Handshake<V2>) -> Option<crate::rules::Refusal> {
+        match self {
+            Self::ElicitationCreate(p) => <method::ElicitationCreate as crate::RequestMethod>::refusal(p, hs),
+            _ => None,
+        }
+    }
+    fn session_rule(&self) -> Option<crate::rules::SessionRule> {
+        None
+    }
+    fn session_gate(&self) -> Option<crate::rules::SessionGate> {
+        None
+    }
+}
+
 /// A notification sent by the agent, handled by the client.
 #[derive(Debug, Clone, PartialEq)]
 pub enum AgentNotification {
@@ -18560,8 +18942,13 @@ impl crate::Protocol for V2 {
     type ClientNotification = ClientNotification;
     type AgentRequest = AgentRequest;
     type AgentNotification = AgentNotification;
+    type InitializeRequest = InitializeRequest;
+    type InitializeResponse = InitializeResponse;
     const METHODS: &'static [crate::MethodInfo] = method::ALL;
     const RULES: &'static crate::rules::SurfaceRules = &RULES;
+    fn protocol_version(result: &mut InitializeResponse) -> &mut u16 {
+        &mut result.protocol_version
+    }
 }
 
 pub use crate::{

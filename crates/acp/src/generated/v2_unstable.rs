@@ -23018,6 +23018,18 @@ pub mod method {
         const SIDE: Side = Side::Agent;
         type Params = super::LoginAuthRequest;
         type Result = super::LoginAuthResponse;
+        type Surface = super::V2Unstable;
+        const NULL_RESULT: bool = true;
+        fn refusal(params: &Self::Params, hs: &crate::Handshake<Self::Surface>) -> Option<crate::rules::Refusal> {
+            if !hs.agent.auth_methods.as_ref().is_some_and(|v| !v.is_empty()) {
+                return Some(crate::rules::Refusal::CapabilityNotAdvertised {
+                    capability: "authMethods".into(),
+                    test: crate::rules::GateTest::NonEmpty,
+                });
+            }
+            let _ = (params, hs);
+            None
+        }
     }
     /// `auth/logout`: request handled by the agent side (draft).
     #[derive(Debug, Clone, Copy)]
@@ -23027,6 +23039,18 @@ pub mod method {
         const SIDE: Side = Side::Agent;
         type Params = super::LogoutAuthRequest;
         type Result = super::LogoutAuthResponse;
+        type Surface = super::V2Unstable;
+        const NULL_RESULT: bool = true;
+        fn refusal(params: &Self::Params, hs: &crate::Handshake<Self::Surface>) -> Option<crate::rules::Refusal> {
+            if !hs.agent.auth_methods.as_ref().is_some_and(|v| !v.is_empty()) {
+                return Some(crate::rules::Refusal::CapabilityNotAdvertised {
+                    capability: "authMethods".into(),
+                    test: crate::rules::GateTest::NonEmpty,
+                });
+            }
+            let _ = (params, hs);
+            None
+        }
     }
     /// `auth/status`: request handled by the agent side (unstable).
     #[derive(Debug, Clone, Copy)]
@@ -23036,6 +23060,17 @@ pub mod method {
         const SIDE: Side = Side::Agent;
         type Params = super::AuthStatusRequest;
         type Result = super::AuthStatusResponse;
+        type Surface = super::V2Unstable;
+        fn refusal(params: &Self::Params, hs: &crate::Handshake<Self::Surface>) -> Option<crate::rules::Refusal> {
+            if !hs.agent.capabilities.auth.value().and_then(|x| x.status.value()).is_some() {
+                return Some(crate::rules::Refusal::CapabilityNotAdvertised {
+                    capability: "capabilities.auth.status".into(),
+                    test: crate::rules::GateTest::Advertised,
+                });
+            }
+            let _ = (params, hs);
+            None
+        }
     }
     /// `auth/status_update`: notification handled by the client side (unstable).
     #[derive(Debug, Clone, Copy)]
@@ -23061,6 +23096,31 @@ pub mod method {
         const SIDE: Side = Side::Client;
         type Params = super::CreateElicitationRequest;
         type Result = super::CreateElicitationResponse;
+        type Surface = super::V2Unstable;
+        fn refusal(params: &Self::Params, hs: &crate::Handshake<Self::Surface>) -> Option<crate::rules::Refusal> {
+            let (value, open): (std::borrow::Cow<'_, str>, bool) = match &params.variant {
+                super::CreateElicitationRequestVariant::Form(_) => {
+                    ("form".into(), hs.client.capabilities.elicitation.value().and_then(|x| x.form.value()).is_some())
+                }
+                super::CreateElicitationRequestVariant::Url(_) => {
+                    ("url".into(), hs.client.capabilities.elicitation.value().and_then(|x| x.url.value()).is_some())
+                }
+                super::CreateElicitationRequestVariant::Unknown(raw) => match raw.string_member("mode") {
+                    Some(mode) => (mode.into(), false),
+                    None => return None,
+                },
+            };
+            if !open {
+                let capability = format!("capabilities.elicitation.{value}");
+                return Some(crate::rules::Refusal::ChoiceNotAdvertised {
+                    member: "mode",
+                    value: value.into_owned(),
+                    capability,
+                });
+            }
+            let _ = (params, hs);
+            None
+        }
     }
     /// `initialize`: request handled by the agent side (draft).
     #[derive(Debug, Clone, Copy)]
@@ -23070,6 +23130,7 @@ pub mod method {
         const SIDE: Side = Side::Agent;
         type Params = super::InitializeRequest;
         type Result = super::InitializeResponse;
+        type Surface = super::V2Unstable;
     }
     /// `mcp/message`: notification handled by the agent side (unstable).
     #[derive(Debug, Clone, Copy)]
@@ -23087,6 +23148,7 @@ pub mod method {
         const SIDE: Side = Side::Client;
         type Params = super::MessageMcpRequest;
         type Result = super::MessageMcpResponse;
+        type Surface = super::V2Unstable;
     }
     /// `providers/disable`: request handled by the agent side (unstable).
     #[derive(Debug, Clone, Copy)]
@@ -23096,6 +23158,18 @@ pub mod method {
         const SIDE: Side = Side::Agent;
         type Params = super::DisableProviderRequest;
         type Result = super::DisableProviderResponse;
+        type Surface = super::V2Unstable;
+        const NULL_RESULT: bool = true;
+        fn refusal(params: &Self::Params, hs: &crate::Handshake<Self::Surface>) -> Option<crate::rules::Refusal> {
+            if !hs.agent.capabilities.providers.value().is_some() {
+                return Some(crate::rules::Refusal::CapabilityNotAdvertised {
+                    capability: "capabilities.providers".into(),
+                    test: crate::rules::GateTest::Advertised,
+                });
+            }
+            let _ = (params, hs);
+            None
+        }
     }
     /// `providers/list`: request handled by the agent side (unstable).
     #[derive(Debug, Clone, Copy)]
@@ -23105,6 +23179,17 @@ pub mod method {
         const SIDE: Side = Side::Agent;
         type Params = super::ListProvidersRequest;
         type Result = super::ListProvidersResponse;
+        type Surface = super::V2Unstable;
+        fn refusal(params: &Self::Params, hs: &crate::Handshake<Self::Surface>) -> Option<crate::rules::Refusal> {
+            if !hs.agent.capabilities.providers.value().is_some() {
+                return Some(crate::rules::Refusal::CapabilityNotAdvertised {
+                    capability: "capabilities.providers".into(),
+                    test: crate::rules::GateTest::Advertised,
+                });
+            }
+            let _ = (params, hs);
+            None
+        }
     }
     /// `providers/set`: request handled by the agent side (unstable).
     #[derive(Debug, Clone, Copy)]
@@ -23114,6 +23199,18 @@ pub mod method {
         const SIDE: Side = Side::Agent;
         type Params = super::SetProviderRequest;
         type Result = super::SetProviderResponse;
+        type Surface = super::V2Unstable;
+        const NULL_RESULT: bool = true;
+        fn refusal(params: &Self::Params, hs: &crate::Handshake<Self::Surface>) -> Option<crate::rules::Refusal> {
+            if !hs.agent.capabilities.providers.value().is_some() {
+                return Some(crate::rules::Refusal::CapabilityNotAdvertised {
+                    capability: "capabilities.providers".into(),
+                    test: crate::rules::GateTest::Advertised,
+                });
+            }
+            let _ = (params, hs);
+            None
+        }
     }
     /// `proxy/initialize`: request handled by the proxy side (unstable).
     #[derive(Debug, Clone, Copy)]
@@ -23123,6 +23220,7 @@ pub mod method {
         const SIDE: Side = Side::Proxy;
         type Params = super::InitializeProxyRequest;
         type Result = super::InitializeProxyResponse;
+        type Surface = super::V2Unstable;
     }
     /// `proxy/successor`: notification handled by the proxy side (unstable).
     #[derive(Debug, Clone, Copy)]
@@ -23140,6 +23238,7 @@ pub mod method {
         const SIDE: Side = Side::Proxy;
         type Params = super::ProxySuccessorRequest;
         type Result = super::ProxySuccessorResponse;
+        type Surface = super::V2Unstable;
     }
     /// `session/archive`: request handled by the agent side (unstable).
     #[derive(Debug, Clone, Copy)]
@@ -23149,6 +23248,21 @@ pub mod method {
         const SIDE: Side = Side::Agent;
         type Params = super::ArchiveSessionRequest;
         type Result = super::ArchiveSessionResponse;
+        type Surface = super::V2Unstable;
+        const NULL_RESULT: bool = true;
+        fn session_id(params: &Self::Params) -> Option<&str> {
+            Some(params.session_id.as_str())
+        }
+        fn refusal(params: &Self::Params, hs: &crate::Handshake<Self::Surface>) -> Option<crate::rules::Refusal> {
+            if !hs.agent.capabilities.session.value().and_then(|x| x.archive.value()).is_some() {
+                return Some(crate::rules::Refusal::CapabilityNotAdvertised {
+                    capability: "capabilities.session.archive".into(),
+                    test: crate::rules::GateTest::Advertised,
+                });
+            }
+            let _ = (params, hs);
+            None
+        }
     }
     /// `session/cancel`: notification handled by the agent side (draft).
     #[derive(Debug, Clone, Copy)]
@@ -23166,6 +23280,23 @@ pub mod method {
         const SIDE: Side = Side::Agent;
         type Params = super::CloseSessionRequest;
         type Result = super::CloseSessionResponse;
+        type Surface = super::V2Unstable;
+        const SESSION: Option<crate::rules::SessionRule> =
+            Some(crate::rules::SessionRule { effect: Some(crate::rules::SessionEffect::Removed), unseen_ok: false });
+        const NULL_RESULT: bool = true;
+        fn session_id(params: &Self::Params) -> Option<&str> {
+            Some(params.session_id.as_str())
+        }
+        fn refusal(params: &Self::Params, hs: &crate::Handshake<Self::Surface>) -> Option<crate::rules::Refusal> {
+            if !hs.agent.capabilities.session.value().is_some() {
+                return Some(crate::rules::Refusal::CapabilityNotAdvertised {
+                    capability: "capabilities.session".into(),
+                    test: crate::rules::GateTest::Advertised,
+                });
+            }
+            let _ = (params, hs);
+            None
+        }
     }
     /// `session/delete`: request handled by the agent side (draft).
     #[derive(Debug, Clone, Copy)]
@@ -23175,6 +23306,23 @@ pub mod method {
         const SIDE: Side = Side::Agent;
         type Params = super::DeleteSessionRequest;
         type Result = super::DeleteSessionResponse;
+        type Surface = super::V2Unstable;
+        const SESSION: Option<crate::rules::SessionRule> =
+            Some(crate::rules::SessionRule { effect: Some(crate::rules::SessionEffect::Removed), unseen_ok: true });
+        const NULL_RESULT: bool = true;
+        fn session_id(params: &Self::Params) -> Option<&str> {
+            Some(params.session_id.as_str())
+        }
+        fn refusal(params: &Self::Params, hs: &crate::Handshake<Self::Surface>) -> Option<crate::rules::Refusal> {
+            if !hs.agent.capabilities.session.value().and_then(|x| x.delete.value()).is_some() {
+                return Some(crate::rules::Refusal::CapabilityNotAdvertised {
+                    capability: "capabilities.session.delete".into(),
+                    test: crate::rules::GateTest::Advertised,
+                });
+            }
+            let _ = (params, hs);
+            None
+        }
     }
     /// `session/fork`: request handled by the agent side (unstable).
     #[derive(Debug, Clone, Copy)]
@@ -23184,6 +23332,85 @@ pub mod method {
         const SIDE: Side = Side::Agent;
         type Params = super::ForkSessionRequest;
         type Result = super::ForkSessionResponse;
+        type Surface = super::V2Unstable;
+        const SESSION: Option<crate::rules::SessionRule> = Some(crate::rules::SessionRule {
+            effect: Some(crate::rules::SessionEffect::CreatedByResult),
+            unseen_ok: true,
+        });
+        fn session_id(params: &Self::Params) -> Option<&str> {
+            Some(params.session_id.as_str())
+        }
+        fn created_session(result: &Self::Result) -> Option<&str> {
+            Some(result.session_id.as_str())
+        }
+        fn refusal(params: &Self::Params, hs: &crate::Handshake<Self::Surface>) -> Option<crate::rules::Refusal> {
+            if !hs.agent.capabilities.session.value().and_then(|x| x.fork.value()).is_some() {
+                return Some(crate::rules::Refusal::CapabilityNotAdvertised {
+                    capability: "capabilities.session.fork".into(),
+                    test: crate::rules::GateTest::Advertised,
+                });
+            }
+            for (index, item) in params.mcp_servers.iter().flatten().enumerate() {
+                let refused: Option<(std::borrow::Cow<'_, str>, Option<&'static str>)> = match item {
+                    super::McpServer::Stdio(_) => (!hs
+                        .agent
+                        .capabilities
+                        .session
+                        .value()
+                        .and_then(|x| x.mcp.value())
+                        .and_then(|x| x.stdio.value())
+                        .is_some())
+                    .then(|| ("stdio".into(), Some("capabilities.session.mcp.stdio"))),
+                    super::McpServer::Http(_) => (!hs
+                        .agent
+                        .capabilities
+                        .session
+                        .value()
+                        .and_then(|x| x.mcp.value())
+                        .and_then(|x| x.http.value())
+                        .is_some())
+                    .then(|| ("http".into(), Some("capabilities.session.mcp.http"))),
+                    super::McpServer::Acp(_) => (!hs
+                        .agent
+                        .capabilities
+                        .session
+                        .value()
+                        .and_then(|x| x.mcp.value())
+                        .and_then(|x| x.acp.value())
+                        .is_some())
+                    .then(|| ("acp".into(), Some("capabilities.session.mcp.acp"))),
+                    super::McpServer::Unknown(raw) => {
+                        Some((raw.string_member("type").unwrap_or_default().into(), None))
+                    }
+                };
+                if let Some((tag, capability)) = refused {
+                    let path = format!("$.params.mcpServers[{index}]");
+                    return Some(crate::rules::Refusal::ValueNotAdvertised {
+                        path,
+                        tag: tag.into_owned(),
+                        capability,
+                        accepted: Self::accepted(hs),
+                    });
+                }
+            }
+            let _ = (params, hs);
+            None
+        }
+        fn accepted(hs: &crate::Handshake<Self::Surface>) -> Vec<&'static str> {
+            let mut kinds: Vec<&'static str> = Vec::new();
+            if hs.agent.capabilities.session.value().and_then(|x| x.mcp.value()).and_then(|x| x.stdio.value()).is_some()
+            {
+                kinds.push("stdio");
+            }
+            if hs.agent.capabilities.session.value().and_then(|x| x.mcp.value()).and_then(|x| x.http.value()).is_some()
+            {
+                kinds.push("http");
+            }
+            if hs.agent.capabilities.session.value().and_then(|x| x.mcp.value()).and_then(|x| x.acp.value()).is_some() {
+                kinds.push("acp");
+            }
+            kinds
+        }
     }
     /// `session/list`: request handled by the agent side (draft).
     #[derive(Debug, Clone, Copy)]
@@ -23193,6 +23420,17 @@ pub mod method {
         const SIDE: Side = Side::Agent;
         type Params = super::ListSessionsRequest;
         type Result = super::ListSessionsResponse;
+        type Surface = super::V2Unstable;
+        fn refusal(params: &Self::Params, hs: &crate::Handshake<Self::Surface>) -> Option<crate::rules::Refusal> {
+            if !hs.agent.capabilities.session.value().is_some() {
+                return Some(crate::rules::Refusal::CapabilityNotAdvertised {
+                    capability: "capabilities.session".into(),
+                    test: crate::rules::GateTest::Advertised,
+                });
+            }
+            let _ = (params, hs);
+            None
+        }
     }
     /// `session/new`: request handled by the agent side (draft).
     #[derive(Debug, Clone, Copy)]
@@ -23202,6 +23440,82 @@ pub mod method {
         const SIDE: Side = Side::Agent;
         type Params = super::NewSessionRequest;
         type Result = super::NewSessionResponse;
+        type Surface = super::V2Unstable;
+        const SESSION: Option<crate::rules::SessionRule> = Some(crate::rules::SessionRule {
+            effect: Some(crate::rules::SessionEffect::CreatedByResult),
+            unseen_ok: false,
+        });
+        fn created_session(result: &Self::Result) -> Option<&str> {
+            Some(result.session_id.as_str())
+        }
+        fn refusal(params: &Self::Params, hs: &crate::Handshake<Self::Surface>) -> Option<crate::rules::Refusal> {
+            if !hs.agent.capabilities.session.value().is_some() {
+                return Some(crate::rules::Refusal::CapabilityNotAdvertised {
+                    capability: "capabilities.session".into(),
+                    test: crate::rules::GateTest::Advertised,
+                });
+            }
+            for (index, item) in params.mcp_servers.iter().flatten().enumerate() {
+                let refused: Option<(std::borrow::Cow<'_, str>, Option<&'static str>)> = match item {
+                    super::McpServer::Stdio(_) => (!hs
+                        .agent
+                        .capabilities
+                        .session
+                        .value()
+                        .and_then(|x| x.mcp.value())
+                        .and_then(|x| x.stdio.value())
+                        .is_some())
+                    .then(|| ("stdio".into(), Some("capabilities.session.mcp.stdio"))),
+                    super::McpServer::Http(_) => (!hs
+                        .agent
+                        .capabilities
+                        .session
+                        .value()
+                        .and_then(|x| x.mcp.value())
+                        .and_then(|x| x.http.value())
+                        .is_some())
+                    .then(|| ("http".into(), Some("capabilities.session.mcp.http"))),
+                    super::McpServer::Acp(_) => (!hs
+                        .agent
+                        .capabilities
+                        .session
+                        .value()
+                        .and_then(|x| x.mcp.value())
+                        .and_then(|x| x.acp.value())
+                        .is_some())
+                    .then(|| ("acp".into(), Some("capabilities.session.mcp.acp"))),
+                    super::McpServer::Unknown(raw) => {
+                        Some((raw.string_member("type").unwrap_or_default().into(), None))
+                    }
+                };
+                if let Some((tag, capability)) = refused {
+                    let path = format!("$.params.mcpServers[{index}]");
+                    return Some(crate::rules::Refusal::ValueNotAdvertised {
+                        path,
+                        tag: tag.into_owned(),
+                        capability,
+                        accepted: Self::accepted(hs),
+                    });
+                }
+            }
+            let _ = (params, hs);
+            None
+        }
+        fn accepted(hs: &crate::Handshake<Self::Surface>) -> Vec<&'static str> {
+            let mut kinds: Vec<&'static str> = Vec::new();
+            if hs.agent.capabilities.session.value().and_then(|x| x.mcp.value()).and_then(|x| x.stdio.value()).is_some()
+            {
+                kinds.push("stdio");
+            }
+            if hs.agent.capabilities.session.value().and_then(|x| x.mcp.value()).and_then(|x| x.http.value()).is_some()
+            {
+                kinds.push("http");
+            }
+            if hs.agent.capabilities.session.value().and_then(|x| x.mcp.value()).and_then(|x| x.acp.value()).is_some() {
+                kinds.push("acp");
+            }
+            kinds
+        }
     }
     /// `session/prompt`: request handled by the agent side (draft).
     #[derive(Debug, Clone, Copy)]
@@ -23211,6 +23525,103 @@ pub mod method {
         const SIDE: Side = Side::Agent;
         type Params = super::PromptRequest;
         type Result = super::PromptResponse;
+        type Surface = super::V2Unstable;
+        fn session_id(params: &Self::Params) -> Option<&str> {
+            Some(params.session_id.as_str())
+        }
+        fn refusal(params: &Self::Params, hs: &crate::Handshake<Self::Surface>) -> Option<crate::rules::Refusal> {
+            if !hs.agent.capabilities.session.value().is_some() {
+                return Some(crate::rules::Refusal::CapabilityNotAdvertised {
+                    capability: "capabilities.session".into(),
+                    test: crate::rules::GateTest::Advertised,
+                });
+            }
+            for (index, item) in params.prompt.iter().enumerate() {
+                let refused: Option<(std::borrow::Cow<'_, str>, Option<&'static str>)> = match item {
+                    super::ContentBlock::Text(_) => None,
+                    super::ContentBlock::ResourceLink(_) => None,
+                    super::ContentBlock::Image(_) => (!hs
+                        .agent
+                        .capabilities
+                        .session
+                        .value()
+                        .and_then(|x| x.prompt.value())
+                        .and_then(|x| x.image.value())
+                        .is_some())
+                    .then(|| ("image".into(), Some("capabilities.session.prompt.image"))),
+                    super::ContentBlock::Audio(_) => (!hs
+                        .agent
+                        .capabilities
+                        .session
+                        .value()
+                        .and_then(|x| x.prompt.value())
+                        .and_then(|x| x.audio.value())
+                        .is_some())
+                    .then(|| ("audio".into(), Some("capabilities.session.prompt.audio"))),
+                    super::ContentBlock::Resource(_) => (!hs
+                        .agent
+                        .capabilities
+                        .session
+                        .value()
+                        .and_then(|x| x.prompt.value())
+                        .and_then(|x| x.embedded_context.value())
+                        .is_some())
+                    .then(|| ("resource".into(), Some("capabilities.session.prompt.embeddedContext"))),
+                    super::ContentBlock::Unknown(raw) => {
+                        Some((raw.string_member("type").unwrap_or_default().into(), None))
+                    }
+                };
+                if let Some((tag, capability)) = refused {
+                    let path = format!("$.params.prompt[{index}]");
+                    return Some(crate::rules::Refusal::ValueNotAdvertised {
+                        path,
+                        tag: tag.into_owned(),
+                        capability,
+                        accepted: Self::accepted(hs),
+                    });
+                }
+            }
+            let _ = (params, hs);
+            None
+        }
+        fn accepted(hs: &crate::Handshake<Self::Surface>) -> Vec<&'static str> {
+            let mut kinds: Vec<&'static str> = Vec::new();
+            kinds.extend(["text", "resource_link"]);
+            if hs
+                .agent
+                .capabilities
+                .session
+                .value()
+                .and_then(|x| x.prompt.value())
+                .and_then(|x| x.image.value())
+                .is_some()
+            {
+                kinds.push("image");
+            }
+            if hs
+                .agent
+                .capabilities
+                .session
+                .value()
+                .and_then(|x| x.prompt.value())
+                .and_then(|x| x.audio.value())
+                .is_some()
+            {
+                kinds.push("audio");
+            }
+            if hs
+                .agent
+                .capabilities
+                .session
+                .value()
+                .and_then(|x| x.prompt.value())
+                .and_then(|x| x.embedded_context.value())
+                .is_some()
+            {
+                kinds.push("resource");
+            }
+            kinds
+        }
     }
     /// `session/request_permission`: request handled by the client side (draft).
     #[derive(Debug, Clone, Copy)]
@@ -23220,6 +23631,10 @@ pub mod method {
         const SIDE: Side = Side::Client;
         type Params = super::RequestPermissionRequest;
         type Result = super::RequestPermissionResponse;
+        type Surface = super::V2Unstable;
+        fn session_id(params: &Self::Params) -> Option<&str> {
+            Some(params.session_id.as_str())
+        }
     }
     /// `session/resume`: request handled by the agent side (draft).
     #[derive(Debug, Clone, Copy)]
@@ -23229,6 +23644,83 @@ pub mod method {
         const SIDE: Side = Side::Agent;
         type Params = super::ResumeSessionRequest;
         type Result = super::ResumeSessionResponse;
+        type Surface = super::V2Unstable;
+        const SESSION: Option<crate::rules::SessionRule> = Some(crate::rules::SessionRule {
+            effect: Some(crate::rules::SessionEffect::OpenedByParams),
+            unseen_ok: true,
+        });
+        const NULL_RESULT: bool = true;
+        fn session_id(params: &Self::Params) -> Option<&str> {
+            Some(params.session_id.as_str())
+        }
+        fn refusal(params: &Self::Params, hs: &crate::Handshake<Self::Surface>) -> Option<crate::rules::Refusal> {
+            if !hs.agent.capabilities.session.value().is_some() {
+                return Some(crate::rules::Refusal::CapabilityNotAdvertised {
+                    capability: "capabilities.session".into(),
+                    test: crate::rules::GateTest::Advertised,
+                });
+            }
+            for (index, item) in params.mcp_servers.iter().flatten().enumerate() {
+                let refused: Option<(std::borrow::Cow<'_, str>, Option<&'static str>)> = match item {
+                    super::McpServer::Stdio(_) => (!hs
+                        .agent
+                        .capabilities
+                        .session
+                        .value()
+                        .and_then(|x| x.mcp.value())
+                        .and_then(|x| x.stdio.value())
+                        .is_some())
+                    .then(|| ("stdio".into(), Some("capabilities.session.mcp.stdio"))),
+                    super::McpServer::Http(_) => (!hs
+                        .agent
+                        .capabilities
+                        .session
+                        .value()
+                        .and_then(|x| x.mcp.value())
+                        .and_then(|x| x.http.value())
+                        .is_some())
+                    .then(|| ("http".into(), Some("capabilities.session.mcp.http"))),
+                    super::McpServer::Acp(_) => (!hs
+                        .agent
+                        .capabilities
+                        .session
+                        .value()
+                        .and_then(|x| x.mcp.value())
+                        .and_then(|x| x.acp.value())
+                        .is_some())
+                    .then(|| ("acp".into(), Some("capabilities.session.mcp.acp"))),
+                    super::McpServer::Unknown(raw) => {
+                        Some((raw.string_member("type").unwrap_or_default().into(), None))
+                    }
+                };
+                if let Some((tag, capability)) = refused {
+                    let path = format!("$.params.mcpServers[{index}]");
+                    return Some(crate::rules::Refusal::ValueNotAdvertised {
+                        path,
+                        tag: tag.into_owned(),
+                        capability,
+                        accepted: Self::accepted(hs),
+                    });
+                }
+            }
+            let _ = (params, hs);
+            None
+        }
+        fn accepted(hs: &crate::Handshake<Self::Surface>) -> Vec<&'static str> {
+            let mut kinds: Vec<&'static str> = Vec::new();
+            if hs.agent.capabilities.session.value().and_then(|x| x.mcp.value()).and_then(|x| x.stdio.value()).is_some()
+            {
+                kinds.push("stdio");
+            }
+            if hs.agent.capabilities.session.value().and_then(|x| x.mcp.value()).and_then(|x| x.http.value()).is_some()
+            {
+                kinds.push("http");
+            }
+            if hs.agent.capabilities.session.value().and_then(|x| x.mcp.value()).and_then(|x| x.acp.value()).is_some() {
+                kinds.push("acp");
+            }
+            kinds
+        }
     }
     /// `session/set_config_option`: request handled by the agent side (draft).
     #[derive(Debug, Clone, Copy)]
@@ -23238,6 +23730,10 @@ pub mod method {
         const SIDE: Side = Side::Agent;
         type Params = super::SetSessionConfigOptionRequest;
         type Result = super::SetSessionConfigOptionResponse;
+        type Surface = super::V2Unstable;
+        fn session_id(params: &Self::Params) -> Option<&str> {
+            Some(params.session_id.as_str())
+        }
     }
     /// `session/set_title`: request handled by the agent side (unstable).
     #[derive(Debug, Clone, Copy)]
@@ -23247,6 +23743,20 @@ pub mod method {
         const SIDE: Side = Side::Agent;
         type Params = super::SetSessionTitleRequest;
         type Result = super::SetSessionTitleResponse;
+        type Surface = super::V2Unstable;
+        fn session_id(params: &Self::Params) -> Option<&str> {
+            Some(params.session_id.as_str())
+        }
+        fn refusal(params: &Self::Params, hs: &crate::Handshake<Self::Surface>) -> Option<crate::rules::Refusal> {
+            if !hs.agent.capabilities.session.value().and_then(|x| x.title.value()).is_some() {
+                return Some(crate::rules::Refusal::CapabilityNotAdvertised {
+                    capability: "capabilities.session.title".into(),
+                    test: crate::rules::GateTest::Advertised,
+                });
+            }
+            let _ = (params, hs);
+            None
+        }
     }
     /// `session/status`: request handled by the agent side (unstable).
     #[derive(Debug, Clone, Copy)]
@@ -23256,6 +23766,20 @@ pub mod method {
         const SIDE: Side = Side::Agent;
         type Params = super::SessionStatusRequest;
         type Result = super::SessionStatusResponse;
+        type Surface = super::V2Unstable;
+        fn session_id(params: &Self::Params) -> Option<&str> {
+            Some(params.session_id.as_str())
+        }
+        fn refusal(params: &Self::Params, hs: &crate::Handshake<Self::Surface>) -> Option<crate::rules::Refusal> {
+            if !hs.agent.capabilities.session.value().and_then(|x| x.status.value()).is_some() {
+                return Some(crate::rules::Refusal::CapabilityNotAdvertised {
+                    capability: "capabilities.session.status".into(),
+                    test: crate::rules::GateTest::Advertised,
+                });
+            }
+            let _ = (params, hs);
+            None
+        }
     }
     /// `session/unarchive`: request handled by the agent side (unstable).
     #[derive(Debug, Clone, Copy)]
@@ -23265,6 +23789,21 @@ pub mod method {
         const SIDE: Side = Side::Agent;
         type Params = super::UnarchiveSessionRequest;
         type Result = super::UnarchiveSessionResponse;
+        type Surface = super::V2Unstable;
+        const NULL_RESULT: bool = true;
+        fn session_id(params: &Self::Params) -> Option<&str> {
+            Some(params.session_id.as_str())
+        }
+        fn refusal(params: &Self::Params, hs: &crate::Handshake<Self::Surface>) -> Option<crate::rules::Refusal> {
+            if !hs.agent.capabilities.session.value().and_then(|x| x.archive.value()).is_some() {
+                return Some(crate::rules::Refusal::CapabilityNotAdvertised {
+                    capability: "capabilities.session.archive".into(),
+                    test: crate::rules::GateTest::Advertised,
+                });
+            }
+            let _ = (params, hs);
+            None
+        }
     }
     /// `session/update`: notification handled by the client side (draft).
     #[derive(Debug, Clone, Copy)]
@@ -23282,6 +23821,11 @@ pub mod method {
         const SIDE: Side = Side::Agent;
         type Params = super::CancelTerminalRequest;
         type Result = super::CancelTerminalResponse;
+        type Surface = super::V2Unstable;
+        const NULL_RESULT: bool = true;
+        fn session_id(params: &Self::Params) -> Option<&str> {
+            Some(params.session_id.as_str())
+        }
     }
     /// `tool_call/cancel`: request handled by the agent side (draft).
     #[derive(Debug, Clone, Copy)]
@@ -23291,6 +23835,11 @@ pub mod method {
         const SIDE: Side = Side::Agent;
         type Params = super::CancelToolCallRequest;
         type Result = super::CancelToolCallResponse;
+        type Surface = super::V2Unstable;
+        const NULL_RESULT: bool = true;
+        fn session_id(params: &Self::Params) -> Option<&str> {
+            Some(params.session_id.as_str())
+        }
     }
 
     /// Every method of this surface.
@@ -24249,6 +24798,44 @@ impl crate::Payload for ClientRequest {
     }
 }
 
+impl crate::rules::RequestRules<V2Unstable> for ClientRequest {
+    fn refusal(&self, hs: &crate::Handshake<V2Unstable>) -> Option<crate::rules::Refusal> {
+        match self {
+            Self::AuthLogin(p) => <method::AuthLogin as crate::RequestMethod>::refusal(p, hs),
+            Self::AuthLogout(p) => <method::AuthLogout as crate::RequestMethod>::refusal(p, hs),
+            Self::AuthStatus(p) => <method::AuthStatus as crate::RequestMethod>::refusal(p, hs),
+            Self::ProvidersDisable(p) => <method::ProvidersDisable as crate::RequestMethod>::refusal(p, hs),
+            Self::ProvidersList(p) => <method::ProvidersList as crate::RequestMethod>::refusal(p, hs),
+            Self::ProvidersSet(p) => <method::ProvidersSet as crate::RequestMethod>::refusal(p, hs),
+            Self::SessionArchive(p) => <method::SessionArchive as crate::RequestMethod>::refusal(p, hs),
+            Self::SessionClose(p) => <method::SessionClose as crate::RequestMethod>::refusal(p, hs),
+            Self::SessionDelete(p) => <method::SessionDelete as crate::RequestMethod>::refusal(p, hs),
+            Self::SessionFork(p) => <method::SessionFork as crate::RequestMethod>::refusal(p, hs),
+            Self::SessionList(p) => <method::SessionList as crate::RequestMethod>::refusal(p, hs),
+            Self::SessionNew(p) => <method::SessionNew as crate::RequestMethod>::refusal(p, hs),
+            Self::SessionPrompt(p) => <method::SessionPrompt as crate::RequestMethod>::refusal(p, hs),
+            Self::SessionResume(p) => <method::SessionResume as crate::RequestMethod>::refusal(p, hs),
+            Self::SessionSetTitle(p) => <method::SessionSetTitle as crate::RequestMethod>::refusal(p, hs),
+            Self::SessionStatus(p) => <method::SessionStatus as crate::RequestMethod>::refusal(p, hs),
+            Self::SessionUnarchive(p) => <method::SessionUnarchive as crate::RequestMethod>::refusal(p, hs),
+            _ => None,
+        }
+    }
+    fn session_rule(&self) -> Option<crate::rules::SessionRule> {
+        match self {
+            Self::SessionClose(_) => <method::SessionClose as crate::RequestMethod>::SESSION,
+            Self::SessionDelete(_) => <method::SessionDelete as crate::RequestMethod>::SESSION,
+            Self::SessionFork(_) => <method::SessionFork as crate::RequestMethod>::SESSION,
+            Self::SessionNew(_) => <method::SessionNew as crate::RequestMethod>::SESSION,
+            Self::SessionResume(_) => <method::SessionResume as crate::RequestMethod>::SESSION,
+            _ => None,
+        }
+    }
+    fn session_gate(&self) -> Option<crate::rules::SessionGate> {
+        None
+    }
+}
+
 /// A notification sent by the client, handled by the agent.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ClientNotification {
@@ -24687,6 +25274,21 @@ impl crate::Payload for AgentRequest {
     }
 }
 
+impl crate::rules::RequestRules<V2Unstable> for AgentRequest {
+    fn refusal(&self, hs: &crate::Handshake<V2Unstable>) -> Option<crate::rules::Refusal> {
+        match self {
+            Self::ElicitationCreate(p) => <method::ElicitationCreate as crate::RequestMethod>::refusal(p, hs),
+            _ => None,
+        }
+    }
+    fn session_rule(&self) -> Option<crate::rules::SessionRule> {
+        None
+    }
+    fn session_gate(&self) -> Option<crate::rules::SessionGate> {
+        None
+    }
+}
+
 /// A notification sent by the agent, handled by the client.
 #[derive(Debug, Clone, PartialEq)]
 pub enum AgentNotification {
@@ -24913,8 +25515,13 @@ impl crate::Protocol for V2Unstable {
     type ClientNotification = ClientNotification;
     type AgentRequest = AgentRequest;
     type AgentNotification = AgentNotification;
+    type InitializeRequest = InitializeRequest;
+    type InitializeResponse = InitializeResponse;
     const METHODS: &'static [crate::MethodInfo] = method::ALL;
     const RULES: &'static crate::rules::SurfaceRules = &RULES;
+    fn protocol_version(result: &mut InitializeResponse) -> &mut u16 {
+        &mut result.protocol_version
+    }
 }
 
 pub use crate::{
