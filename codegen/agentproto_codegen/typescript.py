@@ -365,7 +365,7 @@ def public_module(spec: Spec) -> str:
  */
 
 import {{ SURFACE }} from "./{name}-codec.js";
-import {{ AgentConnection, ClientConnection, SESSION_SCOPED, type Agent, type Client }} from "../generated/acp/{name}.roles.js";
+import {{ AgentConnection, CHECKS, ClientConnection, type Agent, type Client }} from "../generated/acp/{name}.roles.js";
 {role_imports}
 
 export * from "./{name}-codec.js";

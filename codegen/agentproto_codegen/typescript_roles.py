@@ -185,7 +185,8 @@ def emit_roles_module(spec: Spec, header: list[str], stem: str) -> str:
     out.line('import { AgentConnectionBase } from "../../acp/client.js";')
     out.line('import type { Context } from "../../acp/context.js";')
     out.line('import type { ExtMessage } from "../../acp/receive.js";')
-    out.line('import type { RawJson } from "../../codec/values.js";')
+    out.line('import type { MethodChecks, Refusal } from "../../acp/refusal.js";')
+    out.line('import { UnknownVariant, type RawJson } from "../../codec/values.js";')
     out.line(f'import type * as T from "./{stem}.js";')
     for role in ("agent", "client"):
         cls, base, sender, doc = ROLE_DOCS[role]
@@ -216,6 +217,7 @@ def emit_roles_module(spec: Spec, header: list[str], stem: str) -> str:
                         sig = f'update(sessionId: T.{params}["sessionId"], update: T.{params}["update"]): Promise<void> {{'
                         with out.block(sig):
                             out.line(f"return this.notifyTyped({ts_str(m.wire)}, {{ sessionId, update }});")
+            emit_capabilities(spec, out, role)
     out.line()
     out.line("/** What an `Agent` handler receives besides its params: the connection to the client, the cancellation. */")
     out.line("export type AgentContext = Context<ClientConnection>;")
@@ -248,7 +250,27 @@ def emit_roles_module(spec: Spec, header: list[str], stem: str) -> str:
     out.line("/** The params types that name their session in a required `sessionId` (the session rules apply to them). */")
     scoped = session_scoped(spec)
     out.line(f"export const SESSION_SCOPED: ReadonlySet<string> = new Set({strings(scoped)});")
+    from .typescript_checks import emit_checks  # it builds on this module's helpers
+
+    emit_checks(spec, out)
     return out.text()
+
+
+def emit_capabilities(spec: Spec, out: Writer, peer: str) -> None:
+    """The typed getter of the peer's advertised capabilities on a handle (the handle of
+    the agent reads the agent's `initialize` answer, the client's handle its params)."""
+    init = next((m for m in spec.methods if m.wire == spec.rules["lifecycle"]["initialize"] and m.kind == "request"), None)
+    if init is None:
+        return
+    message = given(init.result if peer == "agent" else init.params, "initialize")
+    key = spec.rules["capabilities"][peer]
+    getter = f"{peer}Capabilities"
+    what = "answer" if peer == "agent" else "params"
+    out.line()
+    out.line(f"/** The {peer}'s capabilities as its `initialize` {what} advertised them, decoded (`undefined` before `initialize`). */")
+    with out.block(f"override get {getter}(): T.{message}[{ts_str(key)}] | undefined {{"):
+        access = f"?.{key}" if key.isidentifier() else f"?.[{ts_str(key)}]"
+        out.line(f"return (this.endpoint.negotiated?.{peer} as T.{message} | undefined){access};")
 
 
 # The surfaces whose public module also exports hand-written conveniences typed
@@ -285,7 +307,7 @@ def public_roles(stem: str, spec: Spec | None = None) -> str:
 export * from "../generated/acp/{stem}.roles.js";
 {builders}export type {{ Pair, PairOptions }} from "./pair.js";
 
-const ROLES: RoleSurface = {{ surface: SURFACE, sessionScoped: SESSION_SCOPED }};
+const ROLES: RoleSurface = {{ surface: SURFACE, checks: CHECKS }};
 
 /** The agent side of a connection over any byte streams; run the returned connection. */
 export function connectAgent(agent: Agent, input: Input, output: Output, options?: AcpOptions): {{ connection: Connection; client: ClientConnection }} {{

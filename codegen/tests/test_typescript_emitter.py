@@ -15,7 +15,7 @@ from pathlib import Path
 
 from agentproto_codegen import typescript, typescript_codec
 from agentproto_codegen.model import Alias, ArrayRef, Decl, Enum, Field, Gate, JsonRef, Method, NamedRef, PrimRef
-from agentproto_codegen.model import SessionRule, Spec, Struct, Union, Variant
+from agentproto_codegen.model import SessionGate, SessionRule, Spec, Struct, Union, ValueGate, Variant
 
 ROOT = Path(__file__).resolve().parents[2]
 TSC = ROOT / "ts/node_modules/.bin/tsc"
@@ -106,6 +106,70 @@ PROMPT = Method(
 )
 DECLS: list[Decl] = [THING, TEXT, CHUNK, BLOCK, UPDATE, VALUE, KIND, SEVERITY, Alias("SessionId", STRING)]
 SESSION_SCOPED_PARAMS = Struct("Scoped", [Field("sessionId", NamedRef("SessionId"), required=True)])
+BOOL = PrimRef("bool")
+
+
+def opt(wire: str, type_name: str, **kw: object) -> Field:
+    return Field(wire, NamedRef(type_name), required=False, **kw)  # type: ignore[arg-type]
+
+
+# A small surface with one rule of each kind, for the rule checks of the roles module.
+RULE_DECLS: list[Decl] = [
+    *DECLS,
+    Struct("PromptCapabilities", [Field("image", BOOL, required=False, default=False, has_default=True)]),
+    Struct("FormCapabilities", [META]),
+    Struct("ElicitationCapabilities", [opt("form", "FormCapabilities", nullable=True)]),
+    Struct(
+        "AgentCapabilities",
+        [
+            Field("loadSession", BOOL, required=False, default=False, has_default=True),
+            opt("promptCapabilities", "PromptCapabilities", default={"image": False}, has_default=True),
+        ],
+    ),
+    Struct("ClientCapabilities", [opt("elicitation", "ElicitationCapabilities", nullable=True)]),
+    Struct("InitializeRequest", [opt("clientCapabilities", "ClientCapabilities", default={}, has_default=True)]),
+    Struct(
+        "InitializeResponse",
+        [
+            opt("agentCapabilities", "AgentCapabilities", default={"loadSession": False}, has_default=True),
+            Field("authMethods", ArrayRef(STRING), required=False),
+        ],
+    ),
+    Struct("Empty", [META]),
+    Struct("Modes", [META]),
+    Struct("NewSessionResponse", [Field("sessionId", NamedRef("SessionId"), required=True), opt("modes", "Modes", nullable=True)]),
+    Struct("LoadResponse", [opt("modes", "Modes", nullable=True)]),
+    Struct("PromptRequest", [Field("sessionId", NamedRef("SessionId"), required=True), Field("prompt", ArrayRef(NamedRef("Block")), required=True)]),
+    Struct("SetModeRequest", [Field("sessionId", NamedRef("SessionId"), required=True), Field("modeId", STRING, required=True)]),
+    Struct("FormMode", [Field("schema", STRING, required=True)]),
+    Struct("UrlMode", [Field("url", STRING, required=True)]),
+    Union("ElicitMode", "tagged", [Variant("Form", "form", NamedRef("FormMode")), Variant("Url", "url", NamedRef("UrlMode"))], tag_field="mode"),
+    Struct("ElicitRequest", [Field("message", STRING, required=True)], flatten="ElicitMode"),
+    SESSION_SCOPED_PARAMS,
+]
+IMAGE = ["agentCapabilities", "promptCapabilities", "image"]
+RULE_METHODS = [
+    Method("initialize", "request", "agent", "InitializeRequest", "InitializeResponse", handler="initialize"),
+    Method("session/new", "request", "agent", "Empty", "NewSessionResponse", handler="new_session", session=SessionRule("created")),
+    Method(
+        "session/load", "request", "agent", "Scoped", "LoadResponse", handler="load_session",
+        gate=Gate("initialize.result", ["agentCapabilities", "loadSession"]), session=SessionRule("opened", unseen_ok=True),
+    ),
+    Method(
+        "session/prompt", "request", "agent", "PromptRequest", "Empty", handler="prompt",
+        values=[ValueGate("prompt", "Block", "type", "initialize.result", ["text"], {"gone": IMAGE})],
+    ),
+    Method(
+        "session/set_mode", "request", "agent", "SetModeRequest", "Empty", handler="set_mode",
+        session_gate=SessionGate("modes", ["session/new", "session/load"]),
+    ),
+    Method("auth/login", "request", "agent", "Empty", "Empty", handler="login", gate=Gate("initialize.result", ["authMethods"], test="non-empty")),
+    Method(
+        "elicitation/create", "request", "client", "ElicitRequest", "Empty", handler="elicit",
+        gate=Gate("initialize.params", ["clientCapabilities", "elicitation", "{mode}"], refusal=-32602),
+    ),
+]
+
 # What the generated public and roles modules import from `ts/src/acp` (besides `jsonrpc/`, `codec/`).
 RUNTIME_FILES = [
     "agent.ts",
@@ -113,7 +177,7 @@ RUNTIME_FILES = [
     "context.ts",
     "endpoint.ts",
     "errors.ts",
-    "gates.ts",
+    "refusal.ts",
     "options.ts",
     "outgoing.ts",
     "pair.ts",
@@ -363,7 +427,8 @@ class RolesTests(unittest.TestCase):
     def setUpClass(cls) -> None:
         notify = Method("session/cancel", "notification", "agent", "Thing", None, handler="cancel")
         update = Method("session/update", "notification", "client", "Chunk", None, handler="session_update", required=True)
-        cls.text = typescript.roles_module(make_spec([*DECLS, SESSION_SCOPED_PARAMS], [PROMPT, notify, update]))
+        plain = replace(PROMPT, gate=None, session=None)
+        cls.text = typescript.roles_module(make_spec([*DECLS, SESSION_SCOPED_PARAMS], [plain, notify, update]))
 
     def test_the_handles_have_one_typed_call_per_method_the_peer_handles(self) -> None:
         self.assertIn(
@@ -398,7 +463,7 @@ class RolesTests(unittest.TestCase):
             typescript.roles_module(make_spec(DECLS, [reserved]))
         twice = Method("y", "request", "agent", "Thing", "Chunk", handler="new_prompt")
         with self.assertRaisesRegex(ValueError, "collide"):
-            typescript.roles_module(make_spec(DECLS, [PROMPT, twice]))
+            typescript.roles_module(make_spec(DECLS, [replace(PROMPT, gate=None, session=None), twice]))
 
     def test_the_entry_point_binds_the_roles_to_the_surface(self) -> None:
         text = typescript.public_module(make_spec(DECLS, [PROMPT]))
@@ -411,10 +476,121 @@ class RolesTests(unittest.TestCase):
         self.assertNotIn("v1-session", text)
 
 
+class RuleChecksTests(unittest.TestCase):
+    """The rules as code over typed values: `<handler>Rules` objects and `CHECKS`."""
+
+    text: str
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        cls.text = typescript.roles_module(make_spec(RULE_DECLS, RULE_METHODS))
+
+    def test_the_handshake_is_both_typed_initialize_messages(self) -> None:
+        self.assertIn("export interface Handshake {\n  readonly client: T.InitializeRequest;\n  readonly agent: T.InitializeResponse;\n}", self.text)
+
+    def test_a_gate_is_an_access_chain_that_returns_a_refusal(self) -> None:
+        self.assertIn(
+            block(
+                """
+                refusal(params: T.Scoped, handshake: Handshake): Refusal | null {
+                  if (handshake.agent.agentCapabilities?.loadSession !== true) {
+                    return { kind: "CapabilityNotAdvertised", capability: "agentCapabilities.loadSession", test: "advertised" };
+                  }
+                  return null;
+                },
+                """,
+                2,
+            ),
+            self.text,
+        )
+        self.assertIn("if ((handshake.agent.authMethods?.length ?? 0) <= 0) {", self.text)
+        self.assertIn('capability: "authMethods", test: "non-empty" };', self.text)
+
+    def test_a_chosen_capability_switches_over_the_params_variant(self) -> None:
+        self.assertIn(
+            block(
+                """
+                const variant = params.variant;
+                if (variant instanceof UnknownVariant) {
+                  if (variant.variantTag !== null) return { kind: "ChoiceNotAdvertised", member: "mode", value: variant.variantTag, capability: "clientCapabilities.elicitation." + variant.variantTag };
+                } else {
+                  switch (variant.mode) {
+                    case "form":
+                      if (handshake.client.clientCapabilities?.elicitation?.form == null) return { kind: "ChoiceNotAdvertised", member: "mode", value: "form", capability: "clientCapabilities.elicitation.form" };
+                      break;
+                    case "url":
+                      return { kind: "ChoiceNotAdvertised", member: "mode", value: "url", capability: "clientCapabilities.elicitation.url" };
+                  }
+                }
+                """,
+                4,
+            ),
+            self.text,
+        )
+
+    def test_a_value_gate_walks_the_typed_list_and_switches_on_the_variant(self) -> None:
+        self.assertIn(
+            block(
+                """
+                const prompt = params.prompt;
+                for (let index = 0; index < prompt.length; index++) {
+                  const item = prompt[index]!;
+                  if (item instanceof UnknownVariant) {
+                    return { kind: "ValueNotAdvertised", path: `$.params.prompt[${index}]`, tag: item.variantTag ?? "", capability: null, accepted: promptRules.accepted!(handshake) };
+                  }
+                  switch (item.type) {
+                    case "text":
+                      continue;
+                    case "gone":
+                      if (handshake.agent.agentCapabilities?.promptCapabilities?.image === true) continue;
+                """,
+                4,
+            ),
+            self.text,
+        )
+        self.assertIn(
+            block(
+                """
+                accepted(handshake: Handshake): string[] {
+                  const kinds: string[] = ["text"];
+                  if (handshake.agent.agentCapabilities?.promptCapabilities?.image === true) kinds.push("gone");
+                  return kinds;
+                },
+                """,
+                2,
+            ),
+            self.text,
+        )
+
+    def test_sessions_are_read_from_the_typed_params_and_results(self) -> None:
+        self.assertIn("  created(result: T.NewSessionResponse): string {\n    return result.sessionId;\n  },", self.text)
+        self.assertIn("  session(params: T.PromptRequest): string {\n    return params.sessionId;\n  },", self.text)
+        self.assertIn('    if (result.modes != null) members.push("modes");', self.text)
+        self.assertIn('  needs: "modes",\n};', self.text)
+        self.assertIn('  ["session/set_mode", setModeRules],', self.text)
+        self.assertNotIn('["initialize"', self.text)  # no rule: no entry
+
+    def test_the_handles_expose_the_peers_typed_capabilities(self) -> None:
+        self.assertIn('override get agentCapabilities(): T.InitializeResponse["agentCapabilities"] | undefined {', self.text)
+        self.assertIn("return (this.endpoint.negotiated?.client as T.InitializeRequest | undefined)?.clientCapabilities;", self.text)
+
+    def test_a_default_that_would_advertise_is_refused(self) -> None:
+        decls = [d for d in RULE_DECLS if d.name != "AgentCapabilities"]
+        decls.append(Struct("AgentCapabilities", [Field("loadSession", BOOL, required=False, default=True, has_default=True)]))
+        with self.assertRaisesRegex(ValueError, "the default of `loadSession` advertises it"):
+            typescript.roles_module(make_spec(decls, RULE_METHODS))
+
+    def test_a_capability_of_another_kind_is_refused(self) -> None:
+        gate = Gate("initialize.result", ["authMethods"])
+        methods = [*RULE_METHODS[:1], Method("x", "request", "agent", "Empty", "Empty", handler="x", gate=gate)]
+        with self.assertRaisesRegex(ValueError, "a capability must be a boolean or an object"):
+            typescript.roles_module(make_spec(RULE_DECLS, methods))
+
+
 @unittest.skipUnless(TSC.exists(), "ts/node_modules is not installed (npm ci --prefix ts)")
 class CompileTests(unittest.TestCase):
     def test_the_output_compiles_with_the_runtime_under_strict(self) -> None:
-        spec = make_spec(DECLS, [PROMPT])
+        spec = make_spec(RULE_DECLS, RULE_METHODS)
         with tempfile.TemporaryDirectory() as tmp:
             root = Path(tmp)
             for part in ("codec", "jsonrpc"):

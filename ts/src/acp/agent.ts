@@ -19,7 +19,7 @@ import type { Handler, NotificationContext, RequestContext } from "../jsonrpc/ha
 import { RequestError, requestCancelled } from "../jsonrpc/local-error.js";
 import type { Notification, Request } from "../jsonrpc/message.js";
 import type { Context } from "./context.js";
-import { beforeReady, objectOf, ReadPoint, type Endpoint, type Later } from "./endpoint.js";
+import { beforeReady, ReadPoint, type DecodedRequest, type Endpoint, type Later } from "./endpoint.js";
 import { AcpError, Cancelled } from "./errors.js";
 import { PeerHandle } from "./peer-handle.js";
 import type { MethodInfo } from "./rules.js";
@@ -90,7 +90,8 @@ export class ClientConnectionBase extends PeerHandle {
     return super.extNotification(method, params);
   }
 
-  /** The client's capabilities as it advertised them (parsed JSON; `undefined` before `initialize`). */
+  /** The client's capabilities as it advertised them (decoded; `undefined` before
+   * `initialize`). Each surface's `ClientConnection` gives it its type. */
   get clientCapabilities(): unknown {
     return this.peerCapabilities(this.endpoint.rules.clientCapabilities);
   }
@@ -140,6 +141,8 @@ function acpToRequest(err: unknown): unknown {
 
 /** The JSON-RPC handler of the agent side. */
 export class AgentRuntime implements Handler {
+  /** Each request decoded on the reader as it is read, until its task takes it. */
+  private readonly decoded = new WeakMap<Request, DecodedRequest>();
   private plain!: ClientConnectionBase;
   private noteContext!: Context<ClientConnectionBase>;
   endpoint!: Endpoint;
@@ -156,7 +159,10 @@ export class AgentRuntime implements Handler {
   }
 
   requestRead(request: Request, rpc: RequestContext): void {
-    this.endpoint.noteRead(request, ReadPoint.of(rpc));
+    // Decoded here, once: the read-order bookkeeping needs the session it names.
+    const decoded = this.endpoint.decodeRequest(request);
+    this.decoded.set(request, decoded);
+    this.endpoint.noteRead(request, ReadPoint.of(rpc), decoded);
   }
 
   async request(request: Request, rpc: RequestContext): Promise<string> {
@@ -169,15 +175,17 @@ export class AgentRuntime implements Handler {
       const method = request.method;
       const initialize = method === ep.rules.initialize;
       if (!initialize && !ep.readyFor(later)) throw RequestError.from(beforeReady(method));
-      const { params, info } = ep.decodeRequest(request);
-      if (initialize && info !== null) return await this.initialize(rpc, info, params, request.params);
+      const decoded = this.decoded.get(request) ?? ep.decodeRequest(request);
+      this.decoded.delete(request);
+      const { params, info } = ep.accept(method, decoded);
+      if (initialize && info !== null) return await this.initialize(rpc, info, params);
       const session = ep.sessionOf(info, params);
       if (session !== null) await ep.settleSession({ kind: "request", index }, session);
-      ep.checkIncoming(method, info, request.params, session);
+      ep.checkIncoming(method, info, params, session);
       if (session !== null && info !== null && method === ep.rules.promptTurn) return await this.prompt(rpc, info, params, session);
       const value = await callHandler(this.agent, info, method, ep.context(this.plain, rpc, rpc.signal), params);
       const text = ep.encodeResult(method, info, value);
-      if (info !== null) ep.applySessionEffect(info, params, value, text);
+      if (info !== null) ep.applySessionEffect(info, params, value);
       return text;
     } finally {
       // However the handler ended, messages waiting for this one re-check.
@@ -223,25 +231,25 @@ export class AgentRuntime implements Handler {
     await callHandler(this.agent, info, method, this.noteContext, params, true);
   }
 
-  private async initialize(rpc: RequestContext, info: MethodInfo, params: unknown, raw: RawJson | null): Promise<string> {
+  private async initialize(rpc: RequestContext, info: MethodInfo, params: unknown): Promise<string> {
     const ep = this.endpoint;
     const since = ReadPoint.of(rpc);
     if (!ep.beginInitialize()) throw new RequestError(ErrorCode.INVALID_REQUEST, "invalid request: `initialize` was already received on this connection");
-    // The whole `initialize` messages are kept: the gates' capability paths start there.
-    const clientInit = objectOf(raw);
     const version = ep.surface.protocolVersion;
     let result: string;
+    let named: unknown;
     try {
       const value = await callHandler(this.agent, info, info.name, ep.context(this.plain, rpc, rpc.signal), params);
       // The answer always names the version this connection speaks (exactly one).
-      const named = typeof value === "object" && value !== null ? { ...value, protocolVersion: version } : value;
+      named = typeof value === "object" && value !== null ? { ...value, protocolVersion: version } : value;
       result = ep.encodeResult(info.name, info, named);
     } catch (err) {
       // Failed or threw: it does not count, `initialize` may come again.
       ep.finishInitialize(null, null);
       throw err;
     }
-    ep.finishInitialize({ version, own: objectOf(result), peer: clientInit }, since);
+    // Both whole messages are kept, typed: the generated checks read the capabilities there.
+    ep.finishInitialize({ version, client: params, agent: named }, since);
     return result;
   }
 

@@ -56,7 +56,8 @@ export class AgentConnectionBase extends PeerHandle {
     return this.cancelSignal;
   }
 
-  /** The agent's capabilities as it advertised them (parsed JSON; `undefined` before `initialize`). */
+  /** The agent's capabilities as it advertised them (decoded; `undefined` before
+   * `initialize`). Each surface's `AgentConnection` gives it its type. */
   get agentCapabilities(): unknown {
     return this.peerCapabilities(this.endpoint.rules.agentCapabilities);
   }
@@ -83,13 +84,13 @@ export class ClientRuntime implements Handler {
     const ep = this.endpoint;
     const method = request.method;
     if (!ep.isReady) throw RequestError.from(beforeReady(method));
-    const { params, info } = ep.decodeRequest(request);
+    const { params, info } = ep.accept(method, ep.decodeRequest(request));
     const session = ep.sessionOf(info, params);
-    ep.checkIncoming(method, info, request.params, session);
+    ep.checkIncoming(method, info, params, session);
     if (method === PERMISSION && session !== null && info !== null) return await this.permission(rpc, info, params, session);
     const value = await callHandler(this.client, info, method, ep.context(this.plain, rpc, rpc.signal), params);
     const text = ep.encodeResult(method, info, value);
-    if (info !== null) ep.applySessionEffect(info, params, value, text);
+    if (info !== null) ep.applySessionEffect(info, params, value);
     return text;
   }
 

@@ -23,8 +23,9 @@
  */
 
 import { DecodeError, type Decoded, type DecodeWarning } from "../codec/errors.js";
+import { JNumber, JObject, parse, type JNode } from "../codec/reader.js";
 import { jsKind, rustDebugStr } from "../codec/runtime.js";
-import { encodeString, RawJson } from "../codec/values.js";
+import { encodeString, RawJson, ReceivedJson } from "../codec/values.js";
 import { ChildController, onAbort } from "../jsonrpc/cancellation.js";
 import { ErrorCode, type ErrorObject } from "../jsonrpc/error.js";
 import type { RequestContext } from "../jsonrpc/handler.js";
@@ -35,49 +36,49 @@ import type { Peer } from "../jsonrpc/peer.js";
 import { Context } from "./context.js";
 import {
   Cancelled,
-  CapabilityNotAdvertised,
   ConnectionFailed,
   InvalidHandlerResult,
   InvalidParams,
   InvalidResult,
-  NotAnnounced,
   NotInitialized,
   PeerError,
   UnsupportedVersion,
 } from "./errors.js";
-import {
-  acceptedBy,
-  announcedBy,
-  describeGate,
-  gateChooses,
-  gateOpen,
-  openingMembers,
-  refusalError,
-  refusedValue,
-  sessionGateRefusal,
-} from "./gates.js";
+import { refusalError, refusalFailure, type MethodChecks } from "./refusal.js";
 import { resolveOnError, type AcpEvent, type AcpOptions, type HandlerFailure } from "./options.js";
 import { invalidParams, type ExtMessage } from "./receive.js";
 import { checkExtName, checkExtParams, encodeChecked, outgoingProblem, rawProblem } from "./outgoing.js";
 import type { MethodInfo, SurfaceRules } from "./rules.js";
 import type { SurfaceView } from "./surface.js";
 
-/** What the role runtime needs of a surface: its codecs and rules, and which params types are session-scoped. */
+/** What the role runtime needs of a surface: its codecs and method table, and its
+ * rules as generated code (`CHECKS` of the surface's roles module), by wire name. */
 export interface RoleSurface {
   readonly surface: SurfaceView & { readonly rules: SurfaceRules; readonly protocolVersion: number };
-  readonly sessionScoped: ReadonlySet<string>;
+  readonly checks: ReadonlyMap<string, MethodChecks>;
 }
 
 export type Role = "agent" | "client";
-type Json = unknown;
 
-/** What `initialize` settled. */
+/** What `initialize` settled: the version and both sides' `initialize` messages as typed
+ * values of the surface (the generated rule code reads them as its `Handshake`). */
 export interface Negotiated {
   readonly version: number;
-  /** This side's `initialize` message (the client's params or the agent's result), parsed. */
-  readonly own: Json;
-  /** The peer's `initialize` message, parsed. */
-  readonly peer: Json;
+  /** The client's `initialize` params: decoded when received, as given when sent. */
+  readonly client: unknown;
+  /** The agent's `initialize` result: decoded when received, as returned when sent. */
+  readonly agent: unknown;
+}
+
+/** An incoming request decoded once (on the reader, for the read-order bookkeeping, or
+ * when its task starts): its typed params and row, or the error it is answered with. */
+export type DecodedRequest = { readonly params: unknown; readonly info: MethodInfo | null; readonly warnings: readonly DecodeWarning[] } | { readonly error: RequestError };
+
+/** An answer to one of this side's calls decoded once: for `initialize`, the version it
+ * names (another version's answer is not decoded); the typed result or why it is invalid. */
+interface ReadResult {
+  readonly answered: number | null;
+  readonly decoded: Decoded<unknown> | DecodeError | null;
 }
 
 /** What this side knows about one session. */
@@ -124,17 +125,6 @@ interface Unsettled {
   readonly prompt?: boolean;
 }
 
-/** A JSON object's members, or `{}` when the text is not an object. */
-export function objectOf(text: RawJson | string | null): Record<string, Json> {
-  if (text === null) return {};
-  try {
-    const value: Json = JSON.parse(typeof text === "string" ? text : text.text);
-    return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, Json>) : {};
-  } catch {
-    return {};
-  }
-}
-
 /** -32600 for a request before `initialize` has completed. */
 export function beforeReady(method: string): ErrorObject {
   return { code: ErrorCode.INVALID_REQUEST, message: `invalid request: \`${method}\` before \`initialize\` has completed` };
@@ -167,9 +157,7 @@ export class Endpoint {
   private readonly incomingNotes: ReadonlyMap<string, MethodInfo>;
   private readonly outgoing: ReadonlyMap<string, MethodInfo>;
   private readonly outgoingNotes: ReadonlyMap<string, MethodInfo>;
-  /** What the answers of the requests that open sessions may announce, per request. */
-  private readonly incomingOpeners: ReadonlyMap<string, string[]>;
-  private readonly outgoingOpeners: ReadonlyMap<string, string[]>;
+  private readonly checks: ReadonlyMap<string, MethodChecks>;
   private turns = 0;
   private unsettled: Unsettled[] = [];
   private readySince: ReadPoint | null = null;
@@ -191,8 +179,7 @@ export class Endpoint {
     this.incomingNotes = this.surface.notifications(role);
     this.outgoing = this.surface.requests(other);
     this.outgoingNotes = this.surface.notifications(other);
-    this.incomingOpeners = openingMembers(this.incoming.values());
-    this.outgoingOpeners = openingMembers(this.outgoing.values());
+    this.checks = roles.checks;
   }
 
   report(event: AcpEvent): void {
@@ -248,25 +235,20 @@ export class Endpoint {
   }
 
   /** Agent side, on the reader as a request is read: records it as unsettled when later
-   * messages are checked against its outcome. */
-  noteRead(request: Request, at: ReadPoint): void {
+   * messages are checked against its outcome. `decoded`: the request decoded once, here. */
+  noteRead(request: Request, at: ReadPoint, decoded: DecodedRequest): void {
     if (request.method === this.rules.initialize) {
       this.unsettled.push({ at, initialize: true, session: null });
       return;
     }
+    const session = "error" in decoded ? null : this.sessionOf(decoded.info, decoded.params);
     if (request.method === this.rules.promptTurn) {
-      const value = request.params === null ? undefined : objectOf(request.params)["sessionId"];
-      if (typeof value === "string") this.unsettled.push({ at, initialize: false, session: value, prompt: true });
+      if (session !== null) this.unsettled.push({ at, initialize: false, session, prompt: true });
       return;
     }
     const effect = this.incoming.get(request.method)?.session?.effect ?? null;
     if (effect === null) return;
-    let session: string | null = null;
-    if (effect !== "created" && request.params !== null) {
-      const value = objectOf(request.params)["sessionId"];
-      session = typeof value === "string" ? value : null;
-    }
-    this.unsettled.push({ at, initialize: false, session });
+    this.unsettled.push({ at, initialize: false, session: effect === "created" ? null : session });
   }
 
   /** Agent side: the handler of request number `index` has finished, its effect applied. */
@@ -396,20 +378,19 @@ export class Endpoint {
     old.abort();
   }
 
-  /** Applies the session effect of a successful request (either side's): `result` is
-   * its decoded answer, `raw` the answer's JSON (what it announced is read there). */
-  applySessionEffect(info: MethodInfo, params: unknown, result: unknown, raw: RawJson | string): void {
+  /** Applies the session effect of a successful request (either side's): `params` and
+   * `result` are its typed params and answer (decoded, or as this side wrote them). */
+  applySessionEffect(info: MethodInfo, params: unknown, result: unknown): void {
     const effect = info.session?.effect ?? null;
-    if (effect === null) return;
-    const source = effect === "created" ? result : params;
-    const session = (source as { sessionId?: unknown } | null)?.sessionId;
+    const checks = this.checks.get(info.name);
+    if (effect === null || checks === undefined || result === null || typeof result !== "object") return;
+    const session: unknown = effect === "created" ? checks.created?.(result) : checks.session?.(params);
     if (typeof session !== "string") return;
     if (effect === "removed") {
       this.removeSession(session);
       return;
     }
-    const members = (info.side === this.role ? this.incomingOpeners : this.outgoingOpeners).get(info.name);
-    this.openSession(session, members === undefined ? new Set() : announcedBy(members, objectOf(raw)));
+    this.openSession(session, new Set(checks.announced?.(result) ?? []));
   }
 
   /** Whether the answer that opened `session` announced `member`; `null` when no such
@@ -429,24 +410,29 @@ export class Endpoint {
     return this.surface.decodeNamed(name, payload, root);
   }
 
-  /** The typed params of an incoming request and its row (`null` for an extension
-   * request, whose params are an `ExtMessage`). Throws `RequestError` -32601 / -32602. */
-  decodeRequest(request: Request): { params: unknown; info: MethodInfo | null } {
+  /** An incoming request decoded (once): its typed params and row (`null` for an
+   * extension request, whose params are an `ExtMessage`), or its -32601 / -32602. */
+  decodeRequest(request: Request): DecodedRequest {
     const method = request.method;
     const info = this.incoming.get(method);
     if (info === undefined) {
-      if (method.startsWith("_")) return { params: { kind: "ext", method, payload: request.params } satisfies ExtMessage, info: null };
-      throw new RequestError(ErrorCode.METHOD_NOT_FOUND, `method not found: ${rustDebugStr(method)}`);
+      if (method.startsWith("_")) return { params: { kind: "ext", method, payload: request.params } satisfies ExtMessage, info: null, warnings: [] };
+      return { error: new RequestError(ErrorCode.METHOD_NOT_FOUND, `method not found: ${rustDebugStr(method)}`) };
     }
-    let decoded: Decoded<unknown>;
     try {
-      decoded = this.decode(info.params, request.params, "$.params");
+      const decoded = this.decode(info.params, request.params, "$.params");
+      return { params: decoded.value, info, warnings: decoded.warnings };
     } catch (err) {
-      if (err instanceof DecodeError) throw RequestError.from(invalidParams(err));
+      if (err instanceof DecodeError) return { error: RequestError.from(invalidParams(err)) };
       throw err;
     }
+  }
+
+  /** The typed params and row of a decoded request, its warnings reported; throws its error. */
+  accept(method: string, decoded: DecodedRequest): { params: unknown; info: MethodInfo | null } {
+    if ("error" in decoded) throw decoded.error;
     this.reportWarnings(method, decoded.warnings);
-    return { params: decoded.value, info };
+    return decoded;
   }
 
   /** The typed params of an incoming notification and its row, or `null` when it is
@@ -480,38 +466,29 @@ export class Endpoint {
     return { params: value, info: info ?? null };
   }
 
-  /** The session a message names, for the methods the session rules apply to. */
+  /** The session a message names (its typed params' `sessionId`), for the methods the
+   * session rules apply to. */
   sessionOf(info: MethodInfo | null, params: unknown): string | null {
-    if (info === null || !this.roles.sessionScoped.has(info.params)) return null;
-    const session = (params as { sessionId?: unknown }).sessionId;
+    const session = info === null ? undefined : this.checks.get(info.name)?.session?.(params);
     return typeof session === "string" ? session : null;
   }
 
-  /** Checks an incoming request against the state; throws `RequestError` -32600 before
-   * `initialize`, the gate's refusal, -32602 at a value this side did not advertise,
-   * -32002 for an unknown session, -32602 at the session of a request its opening answer
-   * did not announce. */
-  checkIncoming(method: string, info: MethodInfo | null, raw: RawJson | null, session: string | null): void {
+  /** Checks an incoming request (its typed params) against the state; throws
+   * `RequestError` -32600 before `initialize`, then the generated checks' refusal
+   * (capability gate, value gates), -32002 for an unknown session, -32602 at the
+   * session of a request its opening answer did not announce. */
+  checkIncoming(method: string, info: MethodInfo | null, params: unknown, session: string | null): void {
     const negotiated = this.negotiated;
     if (this.phase !== "ready" || negotiated === null) throw RequestError.from(beforeReady(method));
-    if (info !== null) {
-      const gate = info.gate;
-      const params = (gate !== null && gateChooses(gate)) || info.values.length > 0 ? objectOf(raw) : null;
-      if (gate !== null && !gateOpen(gate, negotiated.own, params)) throw RequestError.from(refusalError(gate, method, params));
-      if (info.values.length > 0) {
-        const refused = refusedValue(info, negotiated.own, params);
-        if (refused !== null) {
-          const accepted = info.values.flatMap((g) => acceptedBy(g, negotiated.own));
-          throw RequestError.from(refused.error(accepted));
-        }
-      }
-    }
+    const checks = info === null ? undefined : this.checks.get(method);
+    const refusal = checks?.refusal?.(params, negotiated) ?? null;
+    if (refusal !== null) throw RequestError.from(refusalError(method, refusal));
     const unseenOk = info?.session?.unseenOk ?? false;
     if (session !== null && !this.sessions.has(session) && !unseenOk) throw RequestError.from(unknownSession(session));
     // `session/set_mode` for a session whose opening answer had no `modes`.
-    const sessionGate = info?.sessionGate ?? null;
-    if (sessionGate !== null && session !== null && this.announces(session, sessionGate.member) === false) {
-      throw RequestError.from(sessionGateRefusal(sessionGate, method, session));
+    const needs = checks?.needs;
+    if (needs !== undefined && session !== null && this.announces(session, needs) === false) {
+      throw RequestError.from(refusalError(method, { kind: "NotAnnounced", member: needs, session }));
     }
   }
 
@@ -558,15 +535,16 @@ export class Endpoint {
   async request(method: string, params: unknown, turn?: AbortSignal, cancel?: AbortSignal): Promise<unknown> {
     const info = this.outgoing.get(method);
     if (info === undefined || info.result === null) throw new TypeError(`${method} is not a request the peer handles`);
-    const resultType = info.result;
     const raw = this.encodeParams(method, info.params, params);
     const initializing = this.role === "client" && method === this.rules.initialize;
     if (initializing) this.initializeCalls++;
+    // An answer that changes the state is decoded on the reader, once; the caller gets that value.
+    const hooked: { read: ReadResult | null } = { read: null };
     let result: RawJson;
     try {
       if (!initializing) {
         await this.awaitInitializeAnswer(method, turn, cancel);
-        this.checkOutgoingState(method, info, raw);
+        this.checkOutgoingState(method, params);
       }
       if (this.strict) {
         const problem = this.problem(info.params, raw, "$.params");
@@ -574,10 +552,13 @@ export class Endpoint {
       }
       let onResult: ((r: RawJson) => void) | undefined;
       if (initializing) {
-        const own = objectOf(raw);
-        onResult = (r) => this.applyInitialized(info, own, r);
+        onResult = (r) => this.applyInitialized(params, (hooked.read = this.readResult(info, r, true)));
       } else if (info.session?.effect != null) {
-        onResult = (r) => this.applyAnswer(info, params, r);
+        onResult = (r) => {
+          const read = (hooked.read = this.readResult(info, r, false));
+          // An invalid answer changes nothing (the caller gets the error).
+          if (read.decoded !== null && !(read.decoded instanceof DecodeError)) this.applySessionEffect(info, params, read.decoded.value);
+        };
       }
       try {
         const options: { signal?: AbortSignal; cancel?: AbortSignal; onResult?: (r: RawJson) => void } = {};
@@ -597,53 +578,35 @@ export class Endpoint {
         this.changed();
       }
     }
-    const text = info.nullResult && result.text === "null" ? EMPTY : result;
-    if (initializing) {
-      // Another version's answer need not match this version's result type: check the version first.
-      const answered = answeredVersion(text);
-      if (answered !== null && answered !== this.surface.protocolVersion) throw new UnsupportedVersion(answered, this.surface.protocolVersion);
-    }
-    let decoded: Decoded<unknown>;
-    try {
-      decoded = this.decode(resultType, text, "$.result");
-    } catch (err) {
-      if (err instanceof DecodeError) throw new InvalidResult(method, err);
-      throw err;
-    }
+    const read = hooked.read ?? this.readResult(info, result, initializing);
+    // Another version's answer need not match this version's result type: the version is checked first.
+    if (read.answered !== null && read.answered !== this.surface.protocolVersion) throw new UnsupportedVersion(read.answered, this.surface.protocolVersion);
+    const decoded = read.decoded;
+    if (decoded instanceof DecodeError) throw new InvalidResult(method, decoded);
+    if (decoded === null) throw new TypeError(`${method}: the answer was not decoded`);
     this.reportWarnings(method, decoded.warnings);
     return decoded.value;
   }
 
-  /** Client side, on the reader: the agent's `initialize` answer was read. */
-  private applyInitialized(info: MethodInfo, own: Json, result: RawJson): void {
+  /** An answer to a call of `info`, decoded once; `initialize`: its version first. */
+  private readResult(info: MethodInfo, result: RawJson, initializing: boolean): ReadResult {
     const text = info.nullResult && result.text === "null" ? EMPTY : result;
-    const answered = answeredVersion(text);
+    const answered = initializing ? answeredVersion(text) : null;
+    if (answered !== null && answered !== this.surface.protocolVersion) return { answered, decoded: null };
+    try {
+      return { answered, decoded: this.decode(info.result ?? "", text, "$.result") };
+    } catch (err) {
+      if (err instanceof DecodeError) return { answered, decoded: err };
+      throw err;
+    }
+  }
+
+  /** Client side, on the reader: the agent's `initialize` answer was read (and decoded). */
+  private applyInitialized(params: unknown, read: ReadResult): void {
     const version = this.surface.protocolVersion;
-    if (answered !== null && answered !== version) this.finishInitialize(null, null);
-    else if (info.result !== null && this.decodes(info.result, text)) this.finishInitialize({ version, own, peer: objectOf(text) }, null);
+    if (read.answered !== null && read.answered !== version) this.finishInitialize(null, null);
+    else if (read.decoded !== null && !(read.decoded instanceof DecodeError)) this.finishInitialize({ version, client: params, agent: read.decoded.value }, null);
     this.changed();
-  }
-
-  /** On the reader: a successful answer to a session call was read. */
-  private applyAnswer(info: MethodInfo, params: unknown, result: RawJson): void {
-    if (info.result === null) return;
-    const text = info.nullResult && result.text === "null" ? EMPTY : result;
-    let value: unknown;
-    try {
-      value = this.decode(info.result, text, "$.result").value;
-    } catch {
-      return; // an invalid answer changes nothing (the caller gets the error)
-    }
-    this.applySessionEffect(info, params, value, text);
-  }
-
-  private decodes(typeName: string, text: RawJson): boolean {
-    try {
-      this.decode(typeName, text, "$.result");
-      return true;
-    } catch {
-      return false;
-    }
   }
 
   /** The notification behind every generated notification method. */
@@ -725,36 +688,44 @@ export class Endpoint {
     return this.encodeChecked(typeName, params, "$.params", (problem) => new InvalidParams(method, problem));
   }
 
-  private checkOutgoingState(method: string, info: MethodInfo, raw: string): void {
+  /** The state and the generated checks for a call about to be sent, on its typed
+   * params against the peer's `initialize` message. */
+  private checkOutgoingState(method: string, params: unknown): void {
     const negotiated = this.negotiated;
     if (this.phase !== "ready" || negotiated === null) throw new NotInitialized(method);
-    const gate = info.gate;
-    const params = (gate !== null && gateChooses(gate)) || info.values.length > 0 ? objectOf(raw) : null;
-    if (gate !== null && !gateOpen(gate, negotiated.peer, params)) throw new CapabilityNotAdvertised(method, describeGate(gate, params));
-    // Content the peer did not advertise; a kind the schema does not list is left to validation.
-    if (info.values.length > 0) {
-      const refused = refusedValue(info, negotiated.peer, params);
-      if (refused !== null && refused.capability !== null) throw new CapabilityNotAdvertised(method, refused.capability);
-    }
+    const checks = this.checks.get(method);
+    if (checks === undefined) return;
+    // Content of a kind the schema does not list is left to validation (no failure).
+    const refusal = checks.refusal?.(params, negotiated) ?? null;
+    const failure = refusal === null ? null : refusalFailure(method, refusal);
+    if (failure !== null) throw failure;
     // A session whose opening answer did not announce what the method needs
     // (`session/set_mode` without `modes`); a session this side saw no answer for is
     // left to the peer, which knows its sessions.
-    const sessionGate = info.sessionGate;
-    if (sessionGate !== null) {
-      const session = objectOf(raw)["sessionId"];
-      if (typeof session === "string" && this.announces(session, sessionGate.member) === false) {
-        throw new NotAnnounced(method, session, sessionGate.member);
-      }
+    const needs = checks.needs;
+    const session: unknown = needs === undefined ? undefined : checks.session?.(params);
+    if (needs !== undefined && typeof session === "string" && this.announces(session, needs) === false) {
+      throw refusalFailure(method, { kind: "NotAnnounced", member: needs, session });
     }
   }
 }
 
-/** The `protocolVersion` of an `initialize` answer, when it is an integer. */
 /** The `protocolVersion` of an `initialize` answer when it is a protocol version (a
- * `uint16`). Any other value is no version at all: the answer is then judged by the
- * result type like any other, so the call fails with the invalid result `classify`
- * reports for the same line. */
+ * `uint16`), read from the tree the line was parsed into. Any other value is no version
+ * at all: the answer is then judged by the result type like any other, so the call fails
+ * with the invalid result `classify` reports for the same line. */
 function answeredVersion(text: RawJson): number | null {
-  const version = objectOf(text)["protocolVersion"];
-  return typeof version === "number" && Number.isInteger(version) && version >= 0 && version <= 0xffff ? version : null;
+  let node: JNode;
+  try {
+    // A received answer carries its tree; only one built in this process is parsed.
+    node = text instanceof ReceivedJson ? text.node : parse(text.text);
+  } catch {
+    return null;
+  }
+  if (!(node instanceof JObject)) return null;
+  let found: JNode | undefined;
+  for (const m of node.members) if (m.key === "protocolVersion") found = m.value; // the last one, as `JSON.parse` reads it
+  if (!(found instanceof JNumber)) return null;
+  const version = found.value;
+  return Number.isInteger(version) && version >= 0 && version <= 0xffff ? version : null;
 }

@@ -43,16 +43,16 @@ export {
 } from "./errors.js";
 export { FsError, FsRoots, RootError, sliceLines } from "./fs.js";
 export {
-  acceptedBy,
-  announcedBy,
-  describeGate,
-  gateOpen,
-  openingMembers,
   refusalError,
-  refusedValue,
-  Refused,
-  sessionGateRefusal,
-} from "./gates.js";
+  refusalFailure,
+  type CapabilityNotAdvertisedRefusal,
+  type ChoiceNotAdvertisedRefusal,
+  type HandshakeView,
+  type MethodChecks,
+  type NotAnnouncedRefusal,
+  type Refusal,
+  type ValueNotAdvertisedRefusal,
+} from "./refusal.js";
 export type { AcpEvent, AcpObserver, AcpOptions, HandlerFailure, OnError } from "./options.js";
 export { AgentProcess, type SpawnOptions } from "./process.js";
 export { Change, ToolCallState, ToolCallStore, type ChangeKind } from "./tool-calls.js";

@@ -34,9 +34,10 @@ export abstract class PeerHandle {
     return this.endpoint.negotiated?.version ?? null;
   }
 
-  /** The peer's `initialize` member `member` as parsed JSON (`undefined` before `initialize`). */
+  /** The peer's `initialize` member `member`, decoded (`undefined` before `initialize`). */
   protected peerCapabilities(member: string): unknown {
-    const peer = this.endpoint.negotiated?.peer as Record<string, unknown> | undefined;
+    const negotiated = this.endpoint.negotiated;
+    const peer = (this.endpoint.role === "agent" ? negotiated?.client : negotiated?.agent) as Record<string, unknown> | undefined;
     return peer?.[member];
   }
 

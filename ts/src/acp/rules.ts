@@ -6,6 +6,10 @@
  * `SessionRule`, `SessionGate`, baseline handler, `null` result), and `RULES`, the
  * surface's lifecycle method names and where each side's capabilities sit. They come from `rules/acp.toml`
  * through the code generator's model; nothing here is written per method.
+ *
+ * The rows are a data view of the rules (for tools and documentation). The runtime does
+ * not interpret the gates' paths or tags: it runs the same rules as generated code over
+ * typed values (`CHECKS` of each roles module, see `refusal.ts`).
  */
 
 /** Which `initialize` message a gate reads: the client's params or the agent's result. */

@@ -8,7 +8,7 @@
  */
 
 import { SURFACE } from "./v1-unstable-codec.js";
-import { AgentConnection, ClientConnection, SESSION_SCOPED, type Agent, type Client } from "../generated/acp/v1-unstable.roles.js";
+import { AgentConnection, CHECKS, ClientConnection, type Agent, type Client } from "../generated/acp/v1-unstable.roles.js";
 import * as roles from "./roles.js";
 import type { RoleSurface } from "./endpoint.js";
 import type { AcpOptions } from "./options.js";
@@ -23,7 +23,7 @@ export * from "./v1-unstable-codec.js";
 export * from "../generated/acp/v1-unstable.roles.js";
 export type { Pair, PairOptions } from "./pair.js";
 
-const ROLES: RoleSurface = { surface: SURFACE, sessionScoped: SESSION_SCOPED };
+const ROLES: RoleSurface = { surface: SURFACE, checks: CHECKS };
 
 /** The agent side of a connection over any byte streams; run the returned connection. */
 export function connectAgent(agent: Agent, input: Input, output: Output, options?: AcpOptions): { connection: Connection; client: ClientConnection } {

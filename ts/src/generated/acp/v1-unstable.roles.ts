@@ -7,7 +7,8 @@ import { ClientConnectionBase } from "../../acp/agent.js";
 import { AgentConnectionBase } from "../../acp/client.js";
 import type { Context } from "../../acp/context.js";
 import type { ExtMessage } from "../../acp/receive.js";
-import type { RawJson } from "../../codec/values.js";
+import type { MethodChecks, Refusal } from "../../acp/refusal.js";
+import { UnknownVariant, type RawJson } from "../../codec/values.js";
 import type * as T from "./v1-unstable.js";
 
 /** The client's handle to its agent: one typed call per method the agent handles. */
@@ -126,6 +127,11 @@ export class AgentConnection extends AgentConnectionBase {
   unarchiveSession(params: T.UnarchiveSessionRequest): Promise<T.UnarchiveSessionResponse> {
     return this.requestTyped("session/unarchive", params) as Promise<T.UnarchiveSessionResponse>;
   }
+
+  /** The agent's capabilities as its `initialize` answer advertised them, decoded (`undefined` before `initialize`). */
+  override get agentCapabilities(): T.InitializeResponse["agentCapabilities"] | undefined {
+    return (this.endpoint.negotiated?.agent as T.InitializeResponse | undefined)?.agentCapabilities;
+  }
 }
 
 /** The agent's handle to its client: one typed call per method the client handles. */
@@ -198,6 +204,11 @@ export class ClientConnection extends ClientConnectionBase {
   /** Sends `terminal/wait_for_exit` (stable) and resolves with its validated result. */
   waitForTerminalExit(params: T.WaitForTerminalExitRequest): Promise<T.WaitForTerminalExitResponse> {
     return this.requestTyped("terminal/wait_for_exit", params) as Promise<T.WaitForTerminalExitResponse>;
+  }
+
+  /** The client's capabilities as its `initialize` params advertised them, decoded (`undefined` before `initialize`). */
+  override get clientCapabilities(): T.InitializeRequest["clientCapabilities"] | undefined {
+    return (this.endpoint.negotiated?.client as T.InitializeRequest | undefined)?.clientCapabilities;
   }
 }
 
@@ -304,3 +315,551 @@ export interface Client {
 
 /** The params types that name their session in a required `sessionId` (the session rules apply to them). */
 export const SESSION_SCOPED: ReadonlySet<string> = new Set(["ArchiveSessionRequest", "CancelNotification", "CloseSessionRequest", "CreateTerminalRequest", "DeleteSessionRequest", "ForkSessionRequest", "KillTerminalRequest", "LoadSessionRequest", "PromptRequest", "ReadTextFileRequest", "ReleaseTerminalRequest", "RequestPermissionRequest", "ResumeSessionRequest", "SessionNotification", "SessionStatusRequest", "SetSessionConfigOptionRequest", "SetSessionModeRequest", "SetSessionTitleRequest", "TerminalOutputRequest", "UnarchiveSessionRequest", "WaitForTerminalExitRequest", "WriteTextFileRequest"]);
+
+/** Both sides' `initialize` messages, decoded: the client's params and the agent's answer. */
+export interface Handshake {
+  readonly client: T.InitializeRequest;
+  readonly agent: T.InitializeResponse;
+}
+
+/** The rules of `auth/status` as code over its typed params and result. */
+export const authStatusRules: MethodChecks<T.AuthStatusRequest, T.AuthStatusResponse, Handshake> = {
+  refusal(params: T.AuthStatusRequest, handshake: Handshake): Refusal | null {
+    if (handshake.agent.agentCapabilities?.auth?.status == null) {
+      return { kind: "CapabilityNotAdvertised", capability: "agentCapabilities.auth.status", test: "advertised" };
+    }
+    return null;
+  },
+};
+
+/** The rules of `elicitation/create` as code over its typed params and result. */
+export const createElicitationRules: MethodChecks<T.CreateElicitationRequest, T.CreateElicitationResponse, Handshake> = {
+  refusal(params: T.CreateElicitationRequest, handshake: Handshake): Refusal | null {
+    const variant = params.variant;
+    if (variant instanceof UnknownVariant) {
+      if (variant.variantTag !== null) return { kind: "ChoiceNotAdvertised", member: "mode", value: variant.variantTag, capability: "clientCapabilities.elicitation." + variant.variantTag };
+    } else {
+      switch (variant.mode) {
+        case "form":
+          if (handshake.client.clientCapabilities?.elicitation?.form == null) return { kind: "ChoiceNotAdvertised", member: "mode", value: "form", capability: "clientCapabilities.elicitation.form" };
+          break;
+        case "url":
+          if (handshake.client.clientCapabilities?.elicitation?.url == null) return { kind: "ChoiceNotAdvertised", member: "mode", value: "url", capability: "clientCapabilities.elicitation.url" };
+          break;
+      }
+    }
+    return null;
+  },
+};
+
+/** The rules of `fs/read_text_file` as code over its typed params and result. */
+export const readTextFileRules: MethodChecks<T.ReadTextFileRequest, T.ReadTextFileResponse, Handshake> = {
+  session(params: T.ReadTextFileRequest): string {
+    return params.sessionId;
+  },
+  refusal(params: T.ReadTextFileRequest, handshake: Handshake): Refusal | null {
+    if (handshake.client.clientCapabilities?.fs?.readTextFile !== true) {
+      return { kind: "CapabilityNotAdvertised", capability: "clientCapabilities.fs.readTextFile", test: "advertised" };
+    }
+    return null;
+  },
+};
+
+/** The rules of `fs/write_text_file` as code over its typed params and result. */
+export const writeTextFileRules: MethodChecks<T.WriteTextFileRequest, T.WriteTextFileResponse, Handshake> = {
+  session(params: T.WriteTextFileRequest): string {
+    return params.sessionId;
+  },
+  refusal(params: T.WriteTextFileRequest, handshake: Handshake): Refusal | null {
+    if (handshake.client.clientCapabilities?.fs?.writeTextFile !== true) {
+      return { kind: "CapabilityNotAdvertised", capability: "clientCapabilities.fs.writeTextFile", test: "advertised" };
+    }
+    return null;
+  },
+};
+
+/** The rules of `logout` as code over its typed params and result. */
+export const logoutRules: MethodChecks<T.LogoutRequest, T.LogoutResponse, Handshake> = {
+  refusal(params: T.LogoutRequest, handshake: Handshake): Refusal | null {
+    if (handshake.agent.agentCapabilities?.auth?.logout == null) {
+      return { kind: "CapabilityNotAdvertised", capability: "agentCapabilities.auth.logout", test: "advertised" };
+    }
+    return null;
+  },
+};
+
+/** The rules of `providers/disable` as code over its typed params and result. */
+export const disableProviderRules: MethodChecks<T.DisableProviderRequest, T.DisableProviderResponse, Handshake> = {
+  refusal(params: T.DisableProviderRequest, handshake: Handshake): Refusal | null {
+    if (handshake.agent.agentCapabilities?.providers == null) {
+      return { kind: "CapabilityNotAdvertised", capability: "agentCapabilities.providers", test: "advertised" };
+    }
+    return null;
+  },
+};
+
+/** The rules of `providers/list` as code over its typed params and result. */
+export const listProvidersRules: MethodChecks<T.ListProvidersRequest, T.ListProvidersResponse, Handshake> = {
+  refusal(params: T.ListProvidersRequest, handshake: Handshake): Refusal | null {
+    if (handshake.agent.agentCapabilities?.providers == null) {
+      return { kind: "CapabilityNotAdvertised", capability: "agentCapabilities.providers", test: "advertised" };
+    }
+    return null;
+  },
+};
+
+/** The rules of `providers/set` as code over its typed params and result. */
+export const setProviderRules: MethodChecks<T.SetProviderRequest, T.SetProviderResponse, Handshake> = {
+  refusal(params: T.SetProviderRequest, handshake: Handshake): Refusal | null {
+    if (handshake.agent.agentCapabilities?.providers == null) {
+      return { kind: "CapabilityNotAdvertised", capability: "agentCapabilities.providers", test: "advertised" };
+    }
+    return null;
+  },
+};
+
+/** The rules of `session/archive` as code over its typed params and result. */
+export const archiveSessionRules: MethodChecks<T.ArchiveSessionRequest, T.ArchiveSessionResponse, Handshake> = {
+  session(params: T.ArchiveSessionRequest): string {
+    return params.sessionId;
+  },
+  refusal(params: T.ArchiveSessionRequest, handshake: Handshake): Refusal | null {
+    if (handshake.agent.agentCapabilities?.sessionCapabilities?.archive == null) {
+      return { kind: "CapabilityNotAdvertised", capability: "agentCapabilities.sessionCapabilities.archive", test: "advertised" };
+    }
+    return null;
+  },
+};
+
+/** The rules of `session/cancel` as code over its typed params and result. */
+export const cancelRules: MethodChecks<T.CancelNotification, never, Handshake> = {
+  session(params: T.CancelNotification): string {
+    return params.sessionId;
+  },
+};
+
+/** The rules of `session/close` as code over its typed params and result. */
+export const closeSessionRules: MethodChecks<T.CloseSessionRequest, T.CloseSessionResponse, Handshake> = {
+  session(params: T.CloseSessionRequest): string {
+    return params.sessionId;
+  },
+  refusal(params: T.CloseSessionRequest, handshake: Handshake): Refusal | null {
+    if (handshake.agent.agentCapabilities?.sessionCapabilities?.close == null) {
+      return { kind: "CapabilityNotAdvertised", capability: "agentCapabilities.sessionCapabilities.close", test: "advertised" };
+    }
+    return null;
+  },
+};
+
+/** The rules of `session/delete` as code over its typed params and result. */
+export const deleteSessionRules: MethodChecks<T.DeleteSessionRequest, T.DeleteSessionResponse, Handshake> = {
+  session(params: T.DeleteSessionRequest): string {
+    return params.sessionId;
+  },
+  refusal(params: T.DeleteSessionRequest, handshake: Handshake): Refusal | null {
+    if (handshake.agent.agentCapabilities?.sessionCapabilities?.delete == null) {
+      return { kind: "CapabilityNotAdvertised", capability: "agentCapabilities.sessionCapabilities.delete", test: "advertised" };
+    }
+    return null;
+  },
+};
+
+/** The rules of `session/fork` as code over its typed params and result. */
+export const forkSessionRules: MethodChecks<T.ForkSessionRequest, T.ForkSessionResponse, Handshake> = {
+  session(params: T.ForkSessionRequest): string {
+    return params.sessionId;
+  },
+  created(result: T.ForkSessionResponse): string {
+    return result.sessionId;
+  },
+  refusal(params: T.ForkSessionRequest, handshake: Handshake): Refusal | null {
+    if (handshake.agent.agentCapabilities?.sessionCapabilities?.fork == null) {
+      return { kind: "CapabilityNotAdvertised", capability: "agentCapabilities.sessionCapabilities.fork", test: "advertised" };
+    }
+    const mcpServers = params.mcpServers ?? [];
+    for (let index = 0; index < mcpServers.length; index++) {
+      const item = mcpServers[index]!;
+      if (item instanceof UnknownVariant) {
+        if (item.variantTag === null) continue;
+        return { kind: "ValueNotAdvertised", path: `$.params.mcpServers[${index}]`, tag: item.variantTag, capability: null, accepted: forkSessionRules.accepted!(handshake) };
+      }
+      switch (item.type) {
+        case "http":
+          if (handshake.agent.agentCapabilities?.mcpCapabilities?.http === true) continue;
+          return { kind: "ValueNotAdvertised", path: `$.params.mcpServers[${index}]`, tag: "http", capability: "agentCapabilities.mcpCapabilities.http", accepted: forkSessionRules.accepted!(handshake) };
+        case "sse":
+          if (handshake.agent.agentCapabilities?.mcpCapabilities?.sse === true) continue;
+          return { kind: "ValueNotAdvertised", path: `$.params.mcpServers[${index}]`, tag: "sse", capability: "agentCapabilities.mcpCapabilities.sse", accepted: forkSessionRules.accepted!(handshake) };
+        case "acp":
+          if (handshake.agent.agentCapabilities?.mcpCapabilities?.acp === true) continue;
+          return { kind: "ValueNotAdvertised", path: `$.params.mcpServers[${index}]`, tag: "acp", capability: "agentCapabilities.mcpCapabilities.acp", accepted: forkSessionRules.accepted!(handshake) };
+        case undefined:
+          continue;
+      }
+    }
+    return null;
+  },
+  accepted(handshake: Handshake): string[] {
+    const kinds: string[] = [""];
+    if (handshake.agent.agentCapabilities?.mcpCapabilities?.http === true) kinds.push("http");
+    if (handshake.agent.agentCapabilities?.mcpCapabilities?.sse === true) kinds.push("sse");
+    if (handshake.agent.agentCapabilities?.mcpCapabilities?.acp === true) kinds.push("acp");
+    return kinds;
+  },
+  announced(result: T.ForkSessionResponse): string[] {
+    const members: string[] = [];
+    if (result.modes != null) members.push("modes");
+    return members;
+  },
+};
+
+/** The rules of `session/list` as code over its typed params and result. */
+export const listSessionsRules: MethodChecks<T.ListSessionsRequest, T.ListSessionsResponse, Handshake> = {
+  refusal(params: T.ListSessionsRequest, handshake: Handshake): Refusal | null {
+    if (handshake.agent.agentCapabilities?.sessionCapabilities?.list == null) {
+      return { kind: "CapabilityNotAdvertised", capability: "agentCapabilities.sessionCapabilities.list", test: "advertised" };
+    }
+    return null;
+  },
+};
+
+/** The rules of `session/load` as code over its typed params and result. */
+export const loadSessionRules: MethodChecks<T.LoadSessionRequest, T.LoadSessionResponse, Handshake> = {
+  session(params: T.LoadSessionRequest): string {
+    return params.sessionId;
+  },
+  refusal(params: T.LoadSessionRequest, handshake: Handshake): Refusal | null {
+    if (handshake.agent.agentCapabilities?.loadSession !== true) {
+      return { kind: "CapabilityNotAdvertised", capability: "agentCapabilities.loadSession", test: "advertised" };
+    }
+    const mcpServers = params.mcpServers;
+    for (let index = 0; index < mcpServers.length; index++) {
+      const item = mcpServers[index]!;
+      if (item instanceof UnknownVariant) {
+        if (item.variantTag === null) continue;
+        return { kind: "ValueNotAdvertised", path: `$.params.mcpServers[${index}]`, tag: item.variantTag, capability: null, accepted: loadSessionRules.accepted!(handshake) };
+      }
+      switch (item.type) {
+        case "http":
+          if (handshake.agent.agentCapabilities?.mcpCapabilities?.http === true) continue;
+          return { kind: "ValueNotAdvertised", path: `$.params.mcpServers[${index}]`, tag: "http", capability: "agentCapabilities.mcpCapabilities.http", accepted: loadSessionRules.accepted!(handshake) };
+        case "sse":
+          if (handshake.agent.agentCapabilities?.mcpCapabilities?.sse === true) continue;
+          return { kind: "ValueNotAdvertised", path: `$.params.mcpServers[${index}]`, tag: "sse", capability: "agentCapabilities.mcpCapabilities.sse", accepted: loadSessionRules.accepted!(handshake) };
+        case "acp":
+          if (handshake.agent.agentCapabilities?.mcpCapabilities?.acp === true) continue;
+          return { kind: "ValueNotAdvertised", path: `$.params.mcpServers[${index}]`, tag: "acp", capability: "agentCapabilities.mcpCapabilities.acp", accepted: loadSessionRules.accepted!(handshake) };
+        case undefined:
+          continue;
+      }
+    }
+    return null;
+  },
+  accepted(handshake: Handshake): string[] {
+    const kinds: string[] = [""];
+    if (handshake.agent.agentCapabilities?.mcpCapabilities?.http === true) kinds.push("http");
+    if (handshake.agent.agentCapabilities?.mcpCapabilities?.sse === true) kinds.push("sse");
+    if (handshake.agent.agentCapabilities?.mcpCapabilities?.acp === true) kinds.push("acp");
+    return kinds;
+  },
+  announced(result: T.LoadSessionResponse): string[] {
+    const members: string[] = [];
+    if (result.modes != null) members.push("modes");
+    return members;
+  },
+};
+
+/** The rules of `session/new` as code over its typed params and result. */
+export const newSessionRules: MethodChecks<T.NewSessionRequest, T.NewSessionResponse, Handshake> = {
+  created(result: T.NewSessionResponse): string {
+    return result.sessionId;
+  },
+  refusal(params: T.NewSessionRequest, handshake: Handshake): Refusal | null {
+    const mcpServers = params.mcpServers;
+    for (let index = 0; index < mcpServers.length; index++) {
+      const item = mcpServers[index]!;
+      if (item instanceof UnknownVariant) {
+        if (item.variantTag === null) continue;
+        return { kind: "ValueNotAdvertised", path: `$.params.mcpServers[${index}]`, tag: item.variantTag, capability: null, accepted: newSessionRules.accepted!(handshake) };
+      }
+      switch (item.type) {
+        case "http":
+          if (handshake.agent.agentCapabilities?.mcpCapabilities?.http === true) continue;
+          return { kind: "ValueNotAdvertised", path: `$.params.mcpServers[${index}]`, tag: "http", capability: "agentCapabilities.mcpCapabilities.http", accepted: newSessionRules.accepted!(handshake) };
+        case "sse":
+          if (handshake.agent.agentCapabilities?.mcpCapabilities?.sse === true) continue;
+          return { kind: "ValueNotAdvertised", path: `$.params.mcpServers[${index}]`, tag: "sse", capability: "agentCapabilities.mcpCapabilities.sse", accepted: newSessionRules.accepted!(handshake) };
+        case "acp":
+          if (handshake.agent.agentCapabilities?.mcpCapabilities?.acp === true) continue;
+          return { kind: "ValueNotAdvertised", path: `$.params.mcpServers[${index}]`, tag: "acp", capability: "agentCapabilities.mcpCapabilities.acp", accepted: newSessionRules.accepted!(handshake) };
+        case undefined:
+          continue;
+      }
+    }
+    return null;
+  },
+  accepted(handshake: Handshake): string[] {
+    const kinds: string[] = [""];
+    if (handshake.agent.agentCapabilities?.mcpCapabilities?.http === true) kinds.push("http");
+    if (handshake.agent.agentCapabilities?.mcpCapabilities?.sse === true) kinds.push("sse");
+    if (handshake.agent.agentCapabilities?.mcpCapabilities?.acp === true) kinds.push("acp");
+    return kinds;
+  },
+  announced(result: T.NewSessionResponse): string[] {
+    const members: string[] = [];
+    if (result.modes != null) members.push("modes");
+    return members;
+  },
+};
+
+/** The rules of `session/prompt` as code over its typed params and result. */
+export const promptRules: MethodChecks<T.PromptRequest, T.PromptResponse, Handshake> = {
+  session(params: T.PromptRequest): string {
+    return params.sessionId;
+  },
+  refusal(params: T.PromptRequest, handshake: Handshake): Refusal | null {
+    const prompt = params.prompt;
+    for (let index = 0; index < prompt.length; index++) {
+      const item = prompt[index]!;
+      if (item instanceof UnknownVariant) {
+        return { kind: "ValueNotAdvertised", path: `$.params.prompt[${index}]`, tag: item.variantTag ?? "", capability: null, accepted: promptRules.accepted!(handshake) };
+      }
+      switch (item.type) {
+        case "text":
+          continue;
+        case "image":
+          if (handshake.agent.agentCapabilities?.promptCapabilities?.image === true) continue;
+          return { kind: "ValueNotAdvertised", path: `$.params.prompt[${index}]`, tag: "image", capability: "agentCapabilities.promptCapabilities.image", accepted: promptRules.accepted!(handshake) };
+        case "audio":
+          if (handshake.agent.agentCapabilities?.promptCapabilities?.audio === true) continue;
+          return { kind: "ValueNotAdvertised", path: `$.params.prompt[${index}]`, tag: "audio", capability: "agentCapabilities.promptCapabilities.audio", accepted: promptRules.accepted!(handshake) };
+        case "resource_link":
+          continue;
+        case "resource":
+          if (handshake.agent.agentCapabilities?.promptCapabilities?.embeddedContext === true) continue;
+          return { kind: "ValueNotAdvertised", path: `$.params.prompt[${index}]`, tag: "resource", capability: "agentCapabilities.promptCapabilities.embeddedContext", accepted: promptRules.accepted!(handshake) };
+      }
+    }
+    return null;
+  },
+  accepted(handshake: Handshake): string[] {
+    const kinds: string[] = ["text", "resource_link"];
+    if (handshake.agent.agentCapabilities?.promptCapabilities?.image === true) kinds.push("image");
+    if (handshake.agent.agentCapabilities?.promptCapabilities?.audio === true) kinds.push("audio");
+    if (handshake.agent.agentCapabilities?.promptCapabilities?.embeddedContext === true) kinds.push("resource");
+    return kinds;
+  },
+};
+
+/** The rules of `session/request_permission` as code over its typed params and result. */
+export const requestPermissionRules: MethodChecks<T.RequestPermissionRequest, T.RequestPermissionResponse, Handshake> = {
+  session(params: T.RequestPermissionRequest): string {
+    return params.sessionId;
+  },
+};
+
+/** The rules of `session/resume` as code over its typed params and result. */
+export const resumeSessionRules: MethodChecks<T.ResumeSessionRequest, T.ResumeSessionResponse, Handshake> = {
+  session(params: T.ResumeSessionRequest): string {
+    return params.sessionId;
+  },
+  refusal(params: T.ResumeSessionRequest, handshake: Handshake): Refusal | null {
+    if (handshake.agent.agentCapabilities?.sessionCapabilities?.resume == null) {
+      return { kind: "CapabilityNotAdvertised", capability: "agentCapabilities.sessionCapabilities.resume", test: "advertised" };
+    }
+    const mcpServers = params.mcpServers ?? [];
+    for (let index = 0; index < mcpServers.length; index++) {
+      const item = mcpServers[index]!;
+      if (item instanceof UnknownVariant) {
+        if (item.variantTag === null) continue;
+        return { kind: "ValueNotAdvertised", path: `$.params.mcpServers[${index}]`, tag: item.variantTag, capability: null, accepted: resumeSessionRules.accepted!(handshake) };
+      }
+      switch (item.type) {
+        case "http":
+          if (handshake.agent.agentCapabilities?.mcpCapabilities?.http === true) continue;
+          return { kind: "ValueNotAdvertised", path: `$.params.mcpServers[${index}]`, tag: "http", capability: "agentCapabilities.mcpCapabilities.http", accepted: resumeSessionRules.accepted!(handshake) };
+        case "sse":
+          if (handshake.agent.agentCapabilities?.mcpCapabilities?.sse === true) continue;
+          return { kind: "ValueNotAdvertised", path: `$.params.mcpServers[${index}]`, tag: "sse", capability: "agentCapabilities.mcpCapabilities.sse", accepted: resumeSessionRules.accepted!(handshake) };
+        case "acp":
+          if (handshake.agent.agentCapabilities?.mcpCapabilities?.acp === true) continue;
+          return { kind: "ValueNotAdvertised", path: `$.params.mcpServers[${index}]`, tag: "acp", capability: "agentCapabilities.mcpCapabilities.acp", accepted: resumeSessionRules.accepted!(handshake) };
+        case undefined:
+          continue;
+      }
+    }
+    return null;
+  },
+  accepted(handshake: Handshake): string[] {
+    const kinds: string[] = [""];
+    if (handshake.agent.agentCapabilities?.mcpCapabilities?.http === true) kinds.push("http");
+    if (handshake.agent.agentCapabilities?.mcpCapabilities?.sse === true) kinds.push("sse");
+    if (handshake.agent.agentCapabilities?.mcpCapabilities?.acp === true) kinds.push("acp");
+    return kinds;
+  },
+  announced(result: T.ResumeSessionResponse): string[] {
+    const members: string[] = [];
+    if (result.modes != null) members.push("modes");
+    return members;
+  },
+};
+
+/** The rules of `session/set_config_option` as code over its typed params and result. */
+export const setSessionConfigOptionRules: MethodChecks<T.SetSessionConfigOptionRequest, T.SetSessionConfigOptionResponse, Handshake> = {
+  session(params: T.SetSessionConfigOptionRequest): string {
+    return params.sessionId;
+  },
+};
+
+/** The rules of `session/set_mode` as code over its typed params and result. */
+export const setSessionModeRules: MethodChecks<T.SetSessionModeRequest, T.SetSessionModeResponse, Handshake> = {
+  session(params: T.SetSessionModeRequest): string {
+    return params.sessionId;
+  },
+  needs: "modes",
+};
+
+/** The rules of `session/set_title` as code over its typed params and result. */
+export const setSessionTitleRules: MethodChecks<T.SetSessionTitleRequest, T.SetSessionTitleResponse, Handshake> = {
+  session(params: T.SetSessionTitleRequest): string {
+    return params.sessionId;
+  },
+  refusal(params: T.SetSessionTitleRequest, handshake: Handshake): Refusal | null {
+    if (handshake.agent.agentCapabilities?.sessionCapabilities?.title == null) {
+      return { kind: "CapabilityNotAdvertised", capability: "agentCapabilities.sessionCapabilities.title", test: "advertised" };
+    }
+    return null;
+  },
+};
+
+/** The rules of `session/status` as code over its typed params and result. */
+export const sessionStatusRules: MethodChecks<T.SessionStatusRequest, T.SessionStatusResponse, Handshake> = {
+  session(params: T.SessionStatusRequest): string {
+    return params.sessionId;
+  },
+  refusal(params: T.SessionStatusRequest, handshake: Handshake): Refusal | null {
+    if (handshake.agent.agentCapabilities?.sessionCapabilities?.status == null) {
+      return { kind: "CapabilityNotAdvertised", capability: "agentCapabilities.sessionCapabilities.status", test: "advertised" };
+    }
+    return null;
+  },
+};
+
+/** The rules of `session/unarchive` as code over its typed params and result. */
+export const unarchiveSessionRules: MethodChecks<T.UnarchiveSessionRequest, T.UnarchiveSessionResponse, Handshake> = {
+  session(params: T.UnarchiveSessionRequest): string {
+    return params.sessionId;
+  },
+  refusal(params: T.UnarchiveSessionRequest, handshake: Handshake): Refusal | null {
+    if (handshake.agent.agentCapabilities?.sessionCapabilities?.archive == null) {
+      return { kind: "CapabilityNotAdvertised", capability: "agentCapabilities.sessionCapabilities.archive", test: "advertised" };
+    }
+    return null;
+  },
+};
+
+/** The rules of `session/update` as code over its typed params and result. */
+export const sessionUpdateRules: MethodChecks<T.SessionNotification, never, Handshake> = {
+  session(params: T.SessionNotification): string {
+    return params.sessionId;
+  },
+};
+
+/** The rules of `terminal/create` as code over its typed params and result. */
+export const createTerminalRules: MethodChecks<T.CreateTerminalRequest, T.CreateTerminalResponse, Handshake> = {
+  session(params: T.CreateTerminalRequest): string {
+    return params.sessionId;
+  },
+  refusal(params: T.CreateTerminalRequest, handshake: Handshake): Refusal | null {
+    if (handshake.client.clientCapabilities?.terminal !== true) {
+      return { kind: "CapabilityNotAdvertised", capability: "clientCapabilities.terminal", test: "advertised" };
+    }
+    return null;
+  },
+};
+
+/** The rules of `terminal/kill` as code over its typed params and result. */
+export const killTerminalRules: MethodChecks<T.KillTerminalRequest, T.KillTerminalResponse, Handshake> = {
+  session(params: T.KillTerminalRequest): string {
+    return params.sessionId;
+  },
+  refusal(params: T.KillTerminalRequest, handshake: Handshake): Refusal | null {
+    if (handshake.client.clientCapabilities?.terminal !== true) {
+      return { kind: "CapabilityNotAdvertised", capability: "clientCapabilities.terminal", test: "advertised" };
+    }
+    return null;
+  },
+};
+
+/** The rules of `terminal/output` as code over its typed params and result. */
+export const terminalOutputRules: MethodChecks<T.TerminalOutputRequest, T.TerminalOutputResponse, Handshake> = {
+  session(params: T.TerminalOutputRequest): string {
+    return params.sessionId;
+  },
+  refusal(params: T.TerminalOutputRequest, handshake: Handshake): Refusal | null {
+    if (handshake.client.clientCapabilities?.terminal !== true) {
+      return { kind: "CapabilityNotAdvertised", capability: "clientCapabilities.terminal", test: "advertised" };
+    }
+    return null;
+  },
+};
+
+/** The rules of `terminal/release` as code over its typed params and result. */
+export const releaseTerminalRules: MethodChecks<T.ReleaseTerminalRequest, T.ReleaseTerminalResponse, Handshake> = {
+  session(params: T.ReleaseTerminalRequest): string {
+    return params.sessionId;
+  },
+  refusal(params: T.ReleaseTerminalRequest, handshake: Handshake): Refusal | null {
+    if (handshake.client.clientCapabilities?.terminal !== true) {
+      return { kind: "CapabilityNotAdvertised", capability: "clientCapabilities.terminal", test: "advertised" };
+    }
+    return null;
+  },
+};
+
+/** The rules of `terminal/wait_for_exit` as code over its typed params and result. */
+export const waitForTerminalExitRules: MethodChecks<T.WaitForTerminalExitRequest, T.WaitForTerminalExitResponse, Handshake> = {
+  session(params: T.WaitForTerminalExitRequest): string {
+    return params.sessionId;
+  },
+  refusal(params: T.WaitForTerminalExitRequest, handshake: Handshake): Refusal | null {
+    if (handshake.client.clientCapabilities?.terminal !== true) {
+      return { kind: "CapabilityNotAdvertised", capability: "clientCapabilities.terminal", test: "advertised" };
+    }
+    return null;
+  },
+};
+
+/** Every method's rules as code, by wire name (what the runtime checks with). */
+export const CHECKS: ReadonlyMap<string, MethodChecks> = new Map<string, MethodChecks>([
+  ["auth/status", authStatusRules],
+  ["elicitation/create", createElicitationRules],
+  ["fs/read_text_file", readTextFileRules],
+  ["fs/write_text_file", writeTextFileRules],
+  ["logout", logoutRules],
+  ["providers/disable", disableProviderRules],
+  ["providers/list", listProvidersRules],
+  ["providers/set", setProviderRules],
+  ["session/archive", archiveSessionRules],
+  ["session/cancel", cancelRules],
+  ["session/close", closeSessionRules],
+  ["session/delete", deleteSessionRules],
+  ["session/fork", forkSessionRules],
+  ["session/list", listSessionsRules],
+  ["session/load", loadSessionRules],
+  ["session/new", newSessionRules],
+  ["session/prompt", promptRules],
+  ["session/request_permission", requestPermissionRules],
+  ["session/resume", resumeSessionRules],
+  ["session/set_config_option", setSessionConfigOptionRules],
+  ["session/set_mode", setSessionModeRules],
+  ["session/set_title", setSessionTitleRules],
+  ["session/status", sessionStatusRules],
+  ["session/unarchive", unarchiveSessionRules],
+  ["session/update", sessionUpdateRules],
+  ["terminal/create", createTerminalRules],
+  ["terminal/kill", killTerminalRules],
+  ["terminal/output", terminalOutputRules],
+  ["terminal/release", releaseTerminalRules],
+  ["terminal/wait_for_exit", waitForTerminalExitRules],
+]);

@@ -7,7 +7,8 @@ import { ClientConnectionBase } from "../../acp/agent.js";
 import { AgentConnectionBase } from "../../acp/client.js";
 import type { Context } from "../../acp/context.js";
 import type { ExtMessage } from "../../acp/receive.js";
-import type { RawJson } from "../../codec/values.js";
+import type { MethodChecks, Refusal } from "../../acp/refusal.js";
+import { UnknownVariant, type RawJson } from "../../codec/values.js";
 import type * as T from "./v2-unstable.js";
 
 /** The client's handle to its agent: one typed call per method the agent handles. */
@@ -126,6 +127,11 @@ export class AgentConnection extends AgentConnectionBase {
   cancelToolCall(params: T.CancelToolCallRequest): Promise<T.CancelToolCallResponse> {
     return this.requestTyped("tool_call/cancel", params) as Promise<T.CancelToolCallResponse>;
   }
+
+  /** The agent's capabilities as its `initialize` answer advertised them, decoded (`undefined` before `initialize`). */
+  override get agentCapabilities(): T.InitializeResponse["capabilities"] | undefined {
+    return (this.endpoint.negotiated?.agent as T.InitializeResponse | undefined)?.capabilities;
+  }
 }
 
 /** The agent's handle to its client: one typed call per method the client handles. */
@@ -163,6 +169,11 @@ export class ClientConnection extends ClientConnectionBase {
   /** `session/update` without building its params: `update(sessionId, agentMessageChunk("hi"))`. */
   update(sessionId: T.UpdateSessionNotification["sessionId"], update: T.UpdateSessionNotification["update"]): Promise<void> {
     return this.notifyTyped("session/update", { sessionId, update });
+  }
+
+  /** The client's capabilities as its `initialize` params advertised them, decoded (`undefined` before `initialize`). */
+  override get clientCapabilities(): T.InitializeRequest["capabilities"] | undefined {
+    return (this.endpoint.negotiated?.client as T.InitializeRequest | undefined)?.capabilities;
   }
 }
 
@@ -255,3 +266,406 @@ export interface Client {
 
 /** The params types that name their session in a required `sessionId` (the session rules apply to them). */
 export const SESSION_SCOPED: ReadonlySet<string> = new Set(["ArchiveSessionRequest", "CancelSessionNotification", "CancelTerminalRequest", "CancelToolCallRequest", "CloseSessionRequest", "DeleteSessionRequest", "ForkSessionRequest", "PromptRequest", "RequestPermissionRequest", "ResumeSessionRequest", "SessionStatusRequest", "SetSessionConfigOptionRequest", "SetSessionTitleRequest", "UnarchiveSessionRequest", "UpdateSessionNotification"]);
+
+/** Both sides' `initialize` messages, decoded: the client's params and the agent's answer. */
+export interface Handshake {
+  readonly client: T.InitializeRequest;
+  readonly agent: T.InitializeResponse;
+}
+
+/** The rules of `auth/login` as code over its typed params and result. */
+export const loginAuthRules: MethodChecks<T.LoginAuthRequest, T.LoginAuthResponse, Handshake> = {
+  refusal(params: T.LoginAuthRequest, handshake: Handshake): Refusal | null {
+    if ((handshake.agent.authMethods?.length ?? 0) <= 0) {
+      return { kind: "CapabilityNotAdvertised", capability: "authMethods", test: "non-empty" };
+    }
+    return null;
+  },
+};
+
+/** The rules of `auth/logout` as code over its typed params and result. */
+export const logoutAuthRules: MethodChecks<T.LogoutAuthRequest, T.LogoutAuthResponse, Handshake> = {
+  refusal(params: T.LogoutAuthRequest, handshake: Handshake): Refusal | null {
+    if ((handshake.agent.authMethods?.length ?? 0) <= 0) {
+      return { kind: "CapabilityNotAdvertised", capability: "authMethods", test: "non-empty" };
+    }
+    return null;
+  },
+};
+
+/** The rules of `auth/status` as code over its typed params and result. */
+export const authStatusRules: MethodChecks<T.AuthStatusRequest, T.AuthStatusResponse, Handshake> = {
+  refusal(params: T.AuthStatusRequest, handshake: Handshake): Refusal | null {
+    if (handshake.agent.capabilities?.auth?.status == null) {
+      return { kind: "CapabilityNotAdvertised", capability: "capabilities.auth.status", test: "advertised" };
+    }
+    return null;
+  },
+};
+
+/** The rules of `elicitation/create` as code over its typed params and result. */
+export const createElicitationRules: MethodChecks<T.CreateElicitationRequest, T.CreateElicitationResponse, Handshake> = {
+  refusal(params: T.CreateElicitationRequest, handshake: Handshake): Refusal | null {
+    const variant = params.variant;
+    if (variant instanceof UnknownVariant) {
+      if (variant.variantTag !== null) return { kind: "ChoiceNotAdvertised", member: "mode", value: variant.variantTag, capability: "capabilities.elicitation." + variant.variantTag };
+    } else {
+      switch (variant.mode) {
+        case "form":
+          if (handshake.client.capabilities?.elicitation?.form == null) return { kind: "ChoiceNotAdvertised", member: "mode", value: "form", capability: "capabilities.elicitation.form" };
+          break;
+        case "url":
+          if (handshake.client.capabilities?.elicitation?.url == null) return { kind: "ChoiceNotAdvertised", member: "mode", value: "url", capability: "capabilities.elicitation.url" };
+          break;
+      }
+    }
+    return null;
+  },
+};
+
+/** The rules of `providers/disable` as code over its typed params and result. */
+export const disableProviderRules: MethodChecks<T.DisableProviderRequest, T.DisableProviderResponse, Handshake> = {
+  refusal(params: T.DisableProviderRequest, handshake: Handshake): Refusal | null {
+    if (handshake.agent.capabilities?.providers == null) {
+      return { kind: "CapabilityNotAdvertised", capability: "capabilities.providers", test: "advertised" };
+    }
+    return null;
+  },
+};
+
+/** The rules of `providers/list` as code over its typed params and result. */
+export const listProvidersRules: MethodChecks<T.ListProvidersRequest, T.ListProvidersResponse, Handshake> = {
+  refusal(params: T.ListProvidersRequest, handshake: Handshake): Refusal | null {
+    if (handshake.agent.capabilities?.providers == null) {
+      return { kind: "CapabilityNotAdvertised", capability: "capabilities.providers", test: "advertised" };
+    }
+    return null;
+  },
+};
+
+/** The rules of `providers/set` as code over its typed params and result. */
+export const setProviderRules: MethodChecks<T.SetProviderRequest, T.SetProviderResponse, Handshake> = {
+  refusal(params: T.SetProviderRequest, handshake: Handshake): Refusal | null {
+    if (handshake.agent.capabilities?.providers == null) {
+      return { kind: "CapabilityNotAdvertised", capability: "capabilities.providers", test: "advertised" };
+    }
+    return null;
+  },
+};
+
+/** The rules of `session/archive` as code over its typed params and result. */
+export const archiveSessionRules: MethodChecks<T.ArchiveSessionRequest, T.ArchiveSessionResponse, Handshake> = {
+  session(params: T.ArchiveSessionRequest): string {
+    return params.sessionId;
+  },
+  refusal(params: T.ArchiveSessionRequest, handshake: Handshake): Refusal | null {
+    if (handshake.agent.capabilities?.session?.archive == null) {
+      return { kind: "CapabilityNotAdvertised", capability: "capabilities.session.archive", test: "advertised" };
+    }
+    return null;
+  },
+};
+
+/** The rules of `session/cancel` as code over its typed params and result. */
+export const cancelSessionRules: MethodChecks<T.CancelSessionNotification, never, Handshake> = {
+  session(params: T.CancelSessionNotification): string {
+    return params.sessionId;
+  },
+};
+
+/** The rules of `session/close` as code over its typed params and result. */
+export const closeSessionRules: MethodChecks<T.CloseSessionRequest, T.CloseSessionResponse, Handshake> = {
+  session(params: T.CloseSessionRequest): string {
+    return params.sessionId;
+  },
+  refusal(params: T.CloseSessionRequest, handshake: Handshake): Refusal | null {
+    if (handshake.agent.capabilities?.session == null) {
+      return { kind: "CapabilityNotAdvertised", capability: "capabilities.session", test: "advertised" };
+    }
+    return null;
+  },
+};
+
+/** The rules of `session/delete` as code over its typed params and result. */
+export const deleteSessionRules: MethodChecks<T.DeleteSessionRequest, T.DeleteSessionResponse, Handshake> = {
+  session(params: T.DeleteSessionRequest): string {
+    return params.sessionId;
+  },
+  refusal(params: T.DeleteSessionRequest, handshake: Handshake): Refusal | null {
+    if (handshake.agent.capabilities?.session?.delete == null) {
+      return { kind: "CapabilityNotAdvertised", capability: "capabilities.session.delete", test: "advertised" };
+    }
+    return null;
+  },
+};
+
+/** The rules of `session/fork` as code over its typed params and result. */
+export const forkSessionRules: MethodChecks<T.ForkSessionRequest, T.ForkSessionResponse, Handshake> = {
+  session(params: T.ForkSessionRequest): string {
+    return params.sessionId;
+  },
+  created(result: T.ForkSessionResponse): string {
+    return result.sessionId;
+  },
+  refusal(params: T.ForkSessionRequest, handshake: Handshake): Refusal | null {
+    if (handshake.agent.capabilities?.session?.fork == null) {
+      return { kind: "CapabilityNotAdvertised", capability: "capabilities.session.fork", test: "advertised" };
+    }
+    const mcpServers = params.mcpServers ?? [];
+    for (let index = 0; index < mcpServers.length; index++) {
+      const item = mcpServers[index]!;
+      if (item instanceof UnknownVariant) {
+        return { kind: "ValueNotAdvertised", path: `$.params.mcpServers[${index}]`, tag: item.variantTag ?? "", capability: null, accepted: forkSessionRules.accepted!(handshake) };
+      }
+      switch (item.type) {
+        case "http":
+          if (handshake.agent.capabilities?.session?.mcp?.http != null) continue;
+          return { kind: "ValueNotAdvertised", path: `$.params.mcpServers[${index}]`, tag: "http", capability: "capabilities.session.mcp.http", accepted: forkSessionRules.accepted!(handshake) };
+        case "acp":
+          if (handshake.agent.capabilities?.session?.mcp?.acp != null) continue;
+          return { kind: "ValueNotAdvertised", path: `$.params.mcpServers[${index}]`, tag: "acp", capability: "capabilities.session.mcp.acp", accepted: forkSessionRules.accepted!(handshake) };
+        case "stdio":
+          if (handshake.agent.capabilities?.session?.mcp?.stdio != null) continue;
+          return { kind: "ValueNotAdvertised", path: `$.params.mcpServers[${index}]`, tag: "stdio", capability: "capabilities.session.mcp.stdio", accepted: forkSessionRules.accepted!(handshake) };
+      }
+    }
+    return null;
+  },
+  accepted(handshake: Handshake): string[] {
+    const kinds: string[] = [];
+    if (handshake.agent.capabilities?.session?.mcp?.stdio != null) kinds.push("stdio");
+    if (handshake.agent.capabilities?.session?.mcp?.http != null) kinds.push("http");
+    if (handshake.agent.capabilities?.session?.mcp?.acp != null) kinds.push("acp");
+    return kinds;
+  },
+};
+
+/** The rules of `session/list` as code over its typed params and result. */
+export const listSessionsRules: MethodChecks<T.ListSessionsRequest, T.ListSessionsResponse, Handshake> = {
+  refusal(params: T.ListSessionsRequest, handshake: Handshake): Refusal | null {
+    if (handshake.agent.capabilities?.session == null) {
+      return { kind: "CapabilityNotAdvertised", capability: "capabilities.session", test: "advertised" };
+    }
+    return null;
+  },
+};
+
+/** The rules of `session/new` as code over its typed params and result. */
+export const newSessionRules: MethodChecks<T.NewSessionRequest, T.NewSessionResponse, Handshake> = {
+  created(result: T.NewSessionResponse): string {
+    return result.sessionId;
+  },
+  refusal(params: T.NewSessionRequest, handshake: Handshake): Refusal | null {
+    if (handshake.agent.capabilities?.session == null) {
+      return { kind: "CapabilityNotAdvertised", capability: "capabilities.session", test: "advertised" };
+    }
+    const mcpServers = params.mcpServers ?? [];
+    for (let index = 0; index < mcpServers.length; index++) {
+      const item = mcpServers[index]!;
+      if (item instanceof UnknownVariant) {
+        return { kind: "ValueNotAdvertised", path: `$.params.mcpServers[${index}]`, tag: item.variantTag ?? "", capability: null, accepted: newSessionRules.accepted!(handshake) };
+      }
+      switch (item.type) {
+        case "http":
+          if (handshake.agent.capabilities?.session?.mcp?.http != null) continue;
+          return { kind: "ValueNotAdvertised", path: `$.params.mcpServers[${index}]`, tag: "http", capability: "capabilities.session.mcp.http", accepted: newSessionRules.accepted!(handshake) };
+        case "acp":
+          if (handshake.agent.capabilities?.session?.mcp?.acp != null) continue;
+          return { kind: "ValueNotAdvertised", path: `$.params.mcpServers[${index}]`, tag: "acp", capability: "capabilities.session.mcp.acp", accepted: newSessionRules.accepted!(handshake) };
+        case "stdio":
+          if (handshake.agent.capabilities?.session?.mcp?.stdio != null) continue;
+          return { kind: "ValueNotAdvertised", path: `$.params.mcpServers[${index}]`, tag: "stdio", capability: "capabilities.session.mcp.stdio", accepted: newSessionRules.accepted!(handshake) };
+      }
+    }
+    return null;
+  },
+  accepted(handshake: Handshake): string[] {
+    const kinds: string[] = [];
+    if (handshake.agent.capabilities?.session?.mcp?.stdio != null) kinds.push("stdio");
+    if (handshake.agent.capabilities?.session?.mcp?.http != null) kinds.push("http");
+    if (handshake.agent.capabilities?.session?.mcp?.acp != null) kinds.push("acp");
+    return kinds;
+  },
+};
+
+/** The rules of `session/prompt` as code over its typed params and result. */
+export const promptRules: MethodChecks<T.PromptRequest, T.PromptResponse, Handshake> = {
+  session(params: T.PromptRequest): string {
+    return params.sessionId;
+  },
+  refusal(params: T.PromptRequest, handshake: Handshake): Refusal | null {
+    if (handshake.agent.capabilities?.session == null) {
+      return { kind: "CapabilityNotAdvertised", capability: "capabilities.session", test: "advertised" };
+    }
+    const prompt = params.prompt;
+    for (let index = 0; index < prompt.length; index++) {
+      const item = prompt[index]!;
+      if (item instanceof UnknownVariant) {
+        return { kind: "ValueNotAdvertised", path: `$.params.prompt[${index}]`, tag: item.variantTag ?? "", capability: null, accepted: promptRules.accepted!(handshake) };
+      }
+      switch (item.type) {
+        case "text":
+          continue;
+        case "image":
+          if (handshake.agent.capabilities?.session?.prompt?.image != null) continue;
+          return { kind: "ValueNotAdvertised", path: `$.params.prompt[${index}]`, tag: "image", capability: "capabilities.session.prompt.image", accepted: promptRules.accepted!(handshake) };
+        case "audio":
+          if (handshake.agent.capabilities?.session?.prompt?.audio != null) continue;
+          return { kind: "ValueNotAdvertised", path: `$.params.prompt[${index}]`, tag: "audio", capability: "capabilities.session.prompt.audio", accepted: promptRules.accepted!(handshake) };
+        case "resource_link":
+          continue;
+        case "resource":
+          if (handshake.agent.capabilities?.session?.prompt?.embeddedContext != null) continue;
+          return { kind: "ValueNotAdvertised", path: `$.params.prompt[${index}]`, tag: "resource", capability: "capabilities.session.prompt.embeddedContext", accepted: promptRules.accepted!(handshake) };
+      }
+    }
+    return null;
+  },
+  accepted(handshake: Handshake): string[] {
+    const kinds: string[] = ["text", "resource_link"];
+    if (handshake.agent.capabilities?.session?.prompt?.image != null) kinds.push("image");
+    if (handshake.agent.capabilities?.session?.prompt?.audio != null) kinds.push("audio");
+    if (handshake.agent.capabilities?.session?.prompt?.embeddedContext != null) kinds.push("resource");
+    return kinds;
+  },
+};
+
+/** The rules of `session/request_permission` as code over its typed params and result. */
+export const requestPermissionRules: MethodChecks<T.RequestPermissionRequest, T.RequestPermissionResponse, Handshake> = {
+  session(params: T.RequestPermissionRequest): string {
+    return params.sessionId;
+  },
+};
+
+/** The rules of `session/resume` as code over its typed params and result. */
+export const resumeSessionRules: MethodChecks<T.ResumeSessionRequest, T.ResumeSessionResponse, Handshake> = {
+  session(params: T.ResumeSessionRequest): string {
+    return params.sessionId;
+  },
+  refusal(params: T.ResumeSessionRequest, handshake: Handshake): Refusal | null {
+    if (handshake.agent.capabilities?.session == null) {
+      return { kind: "CapabilityNotAdvertised", capability: "capabilities.session", test: "advertised" };
+    }
+    const mcpServers = params.mcpServers ?? [];
+    for (let index = 0; index < mcpServers.length; index++) {
+      const item = mcpServers[index]!;
+      if (item instanceof UnknownVariant) {
+        return { kind: "ValueNotAdvertised", path: `$.params.mcpServers[${index}]`, tag: item.variantTag ?? "", capability: null, accepted: resumeSessionRules.accepted!(handshake) };
+      }
+      switch (item.type) {
+        case "http":
+          if (handshake.agent.capabilities?.session?.mcp?.http != null) continue;
+          return { kind: "ValueNotAdvertised", path: `$.params.mcpServers[${index}]`, tag: "http", capability: "capabilities.session.mcp.http", accepted: resumeSessionRules.accepted!(handshake) };
+        case "acp":
+          if (handshake.agent.capabilities?.session?.mcp?.acp != null) continue;
+          return { kind: "ValueNotAdvertised", path: `$.params.mcpServers[${index}]`, tag: "acp", capability: "capabilities.session.mcp.acp", accepted: resumeSessionRules.accepted!(handshake) };
+        case "stdio":
+          if (handshake.agent.capabilities?.session?.mcp?.stdio != null) continue;
+          return { kind: "ValueNotAdvertised", path: `$.params.mcpServers[${index}]`, tag: "stdio", capability: "capabilities.session.mcp.stdio", accepted: resumeSessionRules.accepted!(handshake) };
+      }
+    }
+    return null;
+  },
+  accepted(handshake: Handshake): string[] {
+    const kinds: string[] = [];
+    if (handshake.agent.capabilities?.session?.mcp?.stdio != null) kinds.push("stdio");
+    if (handshake.agent.capabilities?.session?.mcp?.http != null) kinds.push("http");
+    if (handshake.agent.capabilities?.session?.mcp?.acp != null) kinds.push("acp");
+    return kinds;
+  },
+};
+
+/** The rules of `session/set_config_option` as code over its typed params and result. */
+export const setSessionConfigOptionRules: MethodChecks<T.SetSessionConfigOptionRequest, T.SetSessionConfigOptionResponse, Handshake> = {
+  session(params: T.SetSessionConfigOptionRequest): string {
+    return params.sessionId;
+  },
+};
+
+/** The rules of `session/set_title` as code over its typed params and result. */
+export const setSessionTitleRules: MethodChecks<T.SetSessionTitleRequest, T.SetSessionTitleResponse, Handshake> = {
+  session(params: T.SetSessionTitleRequest): string {
+    return params.sessionId;
+  },
+  refusal(params: T.SetSessionTitleRequest, handshake: Handshake): Refusal | null {
+    if (handshake.agent.capabilities?.session?.title == null) {
+      return { kind: "CapabilityNotAdvertised", capability: "capabilities.session.title", test: "advertised" };
+    }
+    return null;
+  },
+};
+
+/** The rules of `session/status` as code over its typed params and result. */
+export const sessionStatusRules: MethodChecks<T.SessionStatusRequest, T.SessionStatusResponse, Handshake> = {
+  session(params: T.SessionStatusRequest): string {
+    return params.sessionId;
+  },
+  refusal(params: T.SessionStatusRequest, handshake: Handshake): Refusal | null {
+    if (handshake.agent.capabilities?.session?.status == null) {
+      return { kind: "CapabilityNotAdvertised", capability: "capabilities.session.status", test: "advertised" };
+    }
+    return null;
+  },
+};
+
+/** The rules of `session/unarchive` as code over its typed params and result. */
+export const unarchiveSessionRules: MethodChecks<T.UnarchiveSessionRequest, T.UnarchiveSessionResponse, Handshake> = {
+  session(params: T.UnarchiveSessionRequest): string {
+    return params.sessionId;
+  },
+  refusal(params: T.UnarchiveSessionRequest, handshake: Handshake): Refusal | null {
+    if (handshake.agent.capabilities?.session?.archive == null) {
+      return { kind: "CapabilityNotAdvertised", capability: "capabilities.session.archive", test: "advertised" };
+    }
+    return null;
+  },
+};
+
+/** The rules of `session/update` as code over its typed params and result. */
+export const sessionUpdateRules: MethodChecks<T.UpdateSessionNotification, never, Handshake> = {
+  session(params: T.UpdateSessionNotification): string {
+    return params.sessionId;
+  },
+};
+
+/** The rules of `terminal/cancel` as code over its typed params and result. */
+export const cancelTerminalRules: MethodChecks<T.CancelTerminalRequest, T.CancelTerminalResponse, Handshake> = {
+  session(params: T.CancelTerminalRequest): string {
+    return params.sessionId;
+  },
+};
+
+/** The rules of `tool_call/cancel` as code over its typed params and result. */
+export const cancelToolCallRules: MethodChecks<T.CancelToolCallRequest, T.CancelToolCallResponse, Handshake> = {
+  session(params: T.CancelToolCallRequest): string {
+    return params.sessionId;
+  },
+};
+
+/** Every method's rules as code, by wire name (what the runtime checks with). */
+export const CHECKS: ReadonlyMap<string, MethodChecks> = new Map<string, MethodChecks>([
+  ["auth/login", loginAuthRules],
+  ["auth/logout", logoutAuthRules],
+  ["auth/status", authStatusRules],
+  ["elicitation/create", createElicitationRules],
+  ["providers/disable", disableProviderRules],
+  ["providers/list", listProvidersRules],
+  ["providers/set", setProviderRules],
+  ["session/archive", archiveSessionRules],
+  ["session/cancel", cancelSessionRules],
+  ["session/close", closeSessionRules],
+  ["session/delete", deleteSessionRules],
+  ["session/fork", forkSessionRules],
+  ["session/list", listSessionsRules],
+  ["session/new", newSessionRules],
+  ["session/prompt", promptRules],
+  ["session/request_permission", requestPermissionRules],
+  ["session/resume", resumeSessionRules],
+  ["session/set_config_option", setSessionConfigOptionRules],
+  ["session/set_title", setSessionTitleRules],
+  ["session/status", sessionStatusRules],
+  ["session/unarchive", unarchiveSessionRules],
+  ["session/update", sessionUpdateRules],
+  ["terminal/cancel", cancelTerminalRules],
+  ["tool_call/cancel", cancelToolCallRules],
+]);
