@@ -71,6 +71,9 @@ def emit_methods(e: Emitter) -> None:
                 if m.kind == "request":
                     out.line(f"type Result = super::{result(m)};")
                     emit_rule_code(e, m)
+                elif session_scoped(e, m.params):
+                    with out.block("fn session_id(params: &Self::Params) -> Option<&str> {"):
+                        out.line("Some(params.session_id.as_str())")
         out.line()
         out.line("/// Every method of this surface.")
         with out.block("pub const ALL: &[MethodInfo] = &[", "];"):
@@ -143,6 +146,15 @@ def emit_request_rules(e: Emitter, name: str, ms: list[Method], variants: list[s
                 arms(gated, "refusal(p, hs)", "None")
             else:
                 out.line("let _ = hs;")
+                out.line("None")
+        init = next((v for m, v in pairs if m.wire == e.spec.rules["lifecycle"]["initialize"]), None)
+        init_params, _ = rust_rules.init_types(e.spec)
+        with out.block(f"fn initialize(&self) -> Option<&{init_params}> {{"):
+            if init:
+                with out.block("match self {"):
+                    out.line(f"Self::{init}(p) => Some(p),")
+                    out.line("_ => None,")
+            else:
                 out.line("None")
         with out.block("fn session_rule(&self) -> Option<crate::rules::SessionRule> {"):
             ruled = [(m, v) for m, v in pairs if m.session is not None]
@@ -368,14 +380,14 @@ def emit_dispatch_impl(e: Emitter, role: str, sender: str, cx: str, peer_conn: s
     out = e.out
     trait = camel(role)
     with out.block(f"impl<H: {trait}> crate::Dispatch<{sender}Request, {sender}Notification, crate::{peer_conn}<{sm}>> for H {{"):
-        sig = f"fn dispatch_request(self: std::sync::Arc<Self>, cx: {cx}, request: {sender}Request) -> futures::future::BoxFuture<'static, Result<Box<RawValue>, {ERROR}>> {{"
+        sig = f"fn dispatch_request(self: std::sync::Arc<Self>, cx: {cx}, request: {sender}Request) -> futures::future::BoxFuture<'static, Result<crate::Answer, {ERROR}>> {{"
         with out.block(sig), out.block("Box::pin(async move {", "})"):
             out.line("let strict = cx.strict();")
             with out.block("match request {"):
                 for m, name in handlers:
                     if m.kind == "request":
-                        out.line(f"{sender}Request::{marker(e.spec, m)}(p) => crate::encode_reply(&self.{name}(cx, p).await?, strict, {rstr(m.wire)}),")
-                out.line(f"{sender}Request::Ext(m) => Ok(self.ext_method(cx, m).await?.into_raw()),")
+                        out.line(f"{sender}Request::{marker(e.spec, m)}(p) => crate::answer::<method::{marker(e.spec, m)}>(self.{name}(cx, p).await?, strict),")
+                out.line(f"{sender}Request::Ext(m) => Ok(crate::Answer::raw(self.ext_method(cx, m).await?.into_raw())),")
         sig = f"fn dispatch_notification(self: std::sync::Arc<Self>, cx: {cx}, notification: {sender}Notification) -> futures::future::BoxFuture<'static, ()> {{"
         with out.block(sig), out.block("Box::pin(async move {", "})"), out.block("match notification {"):
             for m, name in handlers:

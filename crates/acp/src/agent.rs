@@ -30,15 +30,13 @@ use agentproto_jsonrpc::{
 };
 use futures::future::BoxFuture;
 use serde_json::value::RawValue;
-use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio_util::sync::CancellationToken;
 
-use crate::endpoint::{
-    before_ready, object_of, string_field, track_handled, Later, Negotiated, OnDrop, ReadPoint, Role, Shared,
-};
+use crate::endpoint::{before_ready, track_handled, Later, Negotiated, OnDrop, ReadPoint, Role, Shared};
 use crate::role::{AcpError, AcpEvent, AcpOptions, Dispatch, Protocol};
-use crate::{DispatchError, NotificationMethod, Payload, RequestMethod};
+use crate::rules::RequestRules;
+use crate::{Decoded, DispatchError, Handshake, NotificationMethod, Payload, RequestMethod};
 
 /// The agent's handle to its client: typed calls (`request_permission`,
 /// `read_text_file`, …) and notifications (`session_update`, …) are generated per
@@ -50,19 +48,19 @@ use crate::{DispatchError, NotificationMethod, Payload, RequestMethod};
 /// for a method the client did not advertise
 /// ([`AcpError::CapabilityNotAdvertised`]). Results are validated against the
 /// method's result type.
-pub struct ClientConnection<S> {
+pub struct ClientConnection<S: Protocol> {
     pub(crate) shared: Arc<Shared<S>>,
     /// Inside a prompt turn: the turn's token; calls end when it fires.
     pub(crate) turn: Option<CancellationToken>,
 }
 
-impl<S> Clone for ClientConnection<S> {
+impl<S: Protocol> Clone for ClientConnection<S> {
     fn clone(&self) -> Self {
         ClientConnection { shared: self.shared.clone(), turn: self.turn.clone() }
     }
 }
 
-impl<S> fmt::Debug for ClientConnection<S> {
+impl<S: Protocol> fmt::Debug for ClientConnection<S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ClientConnection")
             .field("peer", &self.shared.peer)
@@ -73,7 +71,7 @@ impl<S> fmt::Debug for ClientConnection<S> {
 
 impl<S: Protocol> ClientConnection<S> {
     #[doc(hidden)]
-    pub async fn request<M: RequestMethod>(&self, params: M::Params) -> Result<M::Result, AcpError> {
+    pub async fn request<M: RequestMethod<Surface = S>>(&self, params: M::Params) -> Result<M::Result, AcpError> {
         self.shared.request::<M>(params, self.turn.as_ref(), None).await
     }
 
@@ -97,9 +95,10 @@ impl<S: Protocol> ClientConnection<S> {
         self.shared.negotiated().map(|n| n.version)
     }
 
-    /// The client's capabilities as it advertised them (`None` before `initialize`).
-    pub fn client_capabilities(&self) -> Option<Value> {
-        self.shared.negotiated().map(|n| n.peer)
+    /// Both `initialize` messages, typed (`None` before `initialize` has completed):
+    /// the client's capabilities are in [`Handshake::client`].
+    pub fn handshake(&self) -> Option<Arc<Handshake<S>>> {
+        self.shared.negotiated().map(|n| n.handshake)
     }
 
     /// Waits until everything sent so far has been written to the transport.
@@ -149,16 +148,27 @@ where
     connection.run().await
 }
 
-struct AgentRuntime<S, A> {
+struct AgentRuntime<S: Protocol, A> {
     agent: Arc<A>,
     /// Set right after the JSON-RPC connection is built (it needs the handler first).
     shared: Arc<std::sync::OnceLock<Arc<Shared<S>>>>,
 }
 
-impl<S, A> AgentRuntime<S, A> {
+impl<S: Protocol, A> AgentRuntime<S, A> {
     fn shared(&self) -> Option<Arc<Shared<S>>> {
         self.shared.get().cloned()
     }
+}
+
+/// Whether the handler's own answer to a cancelled turn says `stopReason: "cancelled"`
+/// (read from the encoded answer, on this rare path only).
+fn stopped_cancelled(result: &RawValue) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Stop<'a> {
+        #[serde(rename = "stopReason", borrow)]
+        stop_reason: Option<std::borrow::Cow<'a, str>>,
+    }
+    serde_json::from_str::<Stop<'_>>(result.get()).is_ok_and(|stop| stop.stop_reason.as_deref() == Some("cancelled"))
 }
 
 /// The `{"stopReason":"cancelled"}` result of a cancelled v1 prompt turn.
@@ -188,24 +198,25 @@ where
             let Some(shared) = shared else {
                 return Err(ErrorObject::internal_error("internal error: connection not set up"));
             };
-            let IncomingRequest { method, params, .. } = request;
+            // Decoded once, as it was read (`request_read`).
+            let decoded = prepared::<S::ClientRequest>(request);
+            let method = decoded.method;
             // Read after an `initialize` that is still running: its outcome decides.
             shared.settle_initialize(Later::Request(index)).await;
             if method != S::RULES.initialize && !shared.ready_for(Later::Request(index)) {
                 return Err(before_ready(&method));
             }
-            let decoded = S::ClientRequest::decode(&method, params.as_deref())
-                .map_err(|error: DispatchError| error.to_error_object(&method))?;
+            let decoded = decoded.request.map_err(|error: DispatchError| error.to_error_object(&method))?;
             shared.report_warnings(&method, decoded.warnings);
             let request = decoded.value;
             let session = request.session_id().map(str::to_owned);
             if method == S::RULES.initialize {
-                return initialize(agent, shared, rpc, request, params.as_deref()).await;
+                return initialize(agent, shared, rpc, request).await;
             }
             if let Some(session) = session.as_deref() {
                 shared.settle_session(Later::Request(index), session).await;
             }
-            if let Some(error) = shared.check_incoming(&method, params.as_deref(), session.as_deref()) {
+            if let Some(error) = shared.check_incoming(&request) {
                 return Err(error);
             }
             if S::RULES.prompt_turn == Some(method.as_str()) {
@@ -213,11 +224,12 @@ where
                     return prompt(agent, shared, rpc, request, session).await;
                 }
             }
+            let rule = request.session_rule();
             let token = rpc.cancellation_token().clone();
             let cx = shared.context(ClientConnection { shared: shared.clone(), turn: None }, Some(rpc), token);
-            let result = agent.dispatch_request(cx, request).await?;
-            track_handled(&shared, &method, params.as_deref().map(RawValue::get), result.get());
-            Ok(result)
+            let mut answer = agent.dispatch_request(cx, request).await?;
+            track_handled(&shared, rule, session, &mut answer);
+            Ok(answer.result)
         })
     }
 
@@ -258,9 +270,13 @@ where
         })
     }
 
-    fn request_read(&self, request: &IncomingRequest, rpc: &RequestContext) {
+    fn request_read(&self, request: &mut IncomingRequest, rpc: &RequestContext) {
         if let Some(shared) = self.shared.get() {
-            shared.note_read(&request.method, request.params.as_deref(), ReadPoint::of(rpc));
+            // Decoded here, once: the read-order bookkeeping needs its session, and
+            // the handler takes the decoded request from `prepared`.
+            let decoded = S::ClientRequest::decode(&request.method, request.params.as_deref());
+            shared.note_read(&request.method, decoded.as_ref().ok().map(|d| &d.value), ReadPoint::of(rpc));
+            request.prepared = Some(Box::new(decoded));
         }
     }
 }
@@ -323,13 +339,28 @@ fn decode_notification_if<S: Protocol, N: Payload>(
     }
 }
 
+/// A request with its params decoded: by `request_read` as it was read, or here
+/// when nothing was prepared.
+struct PreparedRequest<R> {
+    method: String,
+    request: Result<Decoded<R>, DispatchError>,
+}
+
+fn prepared<R: Payload + 'static>(request: IncomingRequest) -> PreparedRequest<R> {
+    let IncomingRequest { method, params, prepared, .. } = request;
+    let request = match prepared.map(|p| p.downcast::<Result<Decoded<R>, DispatchError>>()) {
+        Some(Ok(decoded)) => *decoded,
+        _ => R::decode(&method, params.as_deref()),
+    };
+    PreparedRequest { method, request }
+}
+
 /// `initialize`: once, first; the answer carries the negotiated version.
 async fn initialize<S, A>(
     agent: Arc<A>,
     shared: Arc<Shared<S>>,
     rpc: RequestContext,
     request: S::ClientRequest,
-    params: Option<&RawValue>,
 ) -> Result<Box<RawValue>, ErrorObject>
 where
     S: Protocol,
@@ -342,9 +373,11 @@ where
             "invalid request: `initialize` was already received on this connection",
         ));
     }
-    // The whole `initialize` messages are kept: the gate table's capability paths
-    // start at them (`clientCapabilities.fs.readTextFile`, `authMethods`).
-    let client_init = object_of(params.map_or("{}", RawValue::get));
+    // Both `initialize` messages are kept, typed: the generated rule code reads the
+    // capabilities there (`clientCapabilities.fs.readTextFile`, `authMethods`).
+    let Some(client_init) = request.initialize().cloned() else {
+        return Err(ErrorObject::internal_error("internal error: `initialize` decoded as another request"));
+    };
     let token = rpc.cancellation_token().clone();
     let cx = shared.context(ClientConnection { shared: shared.clone(), turn: None }, Some(rpc), token);
     // A panic (or a dropped future) in the handler must not leave the phase
@@ -352,32 +385,30 @@ where
     let mut reset = OnDrop(Some(|| shared.finish_initialize(None, None)));
     let outcome = agent.dispatch_request(cx, request).await;
     reset.0 = None;
-    let result = match outcome {
-        Ok(result) => result,
+    let answer = match outcome {
+        Ok(answer) => answer,
         Err(error) => {
             shared.finish_initialize(None, None);
             return Err(error);
         }
     };
+    let Some(Ok(mut own)) = answer.initialized.map(|typed| typed.downcast::<S::InitializeResponse>()) else {
+        shared.finish_initialize(None, None);
+        return Err(ErrorObject::internal_error("internal error: `initialize` answered without its typed result"));
+    };
     // The agent answers the requested version when it speaks it, else its own;
     // this connection speaks exactly one, so the answer is always `S::VERSION`.
     let version = S::VERSION;
-    let result = with_protocol_version(result, version);
-    let own = object_of(result.get());
-    shared.finish_initialize(Some(Negotiated { version, own, peer: client_init }), Some(since));
+    let mut result = answer.result;
+    if *S::protocol_version(&mut own) != version {
+        *S::protocol_version(&mut own) = version;
+        result = serde_json::value::to_raw_value(&*own).map_err(|e| {
+            ErrorObject::internal_error(format!("internal error: cannot encode the `initialize` result: {e}"))
+        })?;
+    }
+    let handshake = Arc::new(Handshake { client: client_init, agent: *own });
+    shared.finish_initialize(Some(Negotiated { version, handshake }), Some(since));
     Ok(result)
-}
-
-/// Makes sure an `initialize` result names `version`.
-fn with_protocol_version(result: Box<RawValue>, version: u16) -> Box<RawValue> {
-    let Ok(mut value) = serde_json::from_str::<Value>(result.get()) else { return result };
-    if value.get("protocolVersion").and_then(Value::as_u64) == Some(u64::from(version)) {
-        return result;
-    }
-    if let Some(object) = value.as_object_mut() {
-        object.insert("protocolVersion".to_owned(), Value::from(version));
-    }
-    serde_json::value::to_raw_value(&value).unwrap_or(result)
 }
 
 /// `session/prompt` (v1): one turn per session at a time (a prompt read while an earlier
@@ -428,10 +459,10 @@ where
     if !turn.is_cancelled() || request_token.is_cancelled() {
         // Not cancelled by `session/cancel`; `$/cancel_request` and shutdown are
         // answered by the JSON-RPC layer.
-        return outcome.unwrap_or_else(|| Err(ErrorObject::request_cancelled()));
+        return outcome.map_or_else(|| Err(ErrorObject::request_cancelled()), |answer| answer.map(|a| a.result));
     }
     Ok(match outcome {
-        Some(Ok(result)) if string_field(result.get(), "stopReason").as_deref() == Some("cancelled") => result,
+        Some(Ok(answer)) if stopped_cancelled(&answer.result) => answer.result,
         _ => cancelled_prompt(),
     })
 }

@@ -26,7 +26,6 @@ use agentproto_jsonrpc::{
 use agentproto_process::Group;
 use futures::future::BoxFuture;
 use serde_json::value::RawValue;
-use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::process::{Child, ChildStdin, Command};
 use tokio::task::JoinHandle;
@@ -35,24 +34,25 @@ use tokio_util::sync::CancellationToken;
 use crate::agent::decode_notification;
 use crate::endpoint::{raw_const, Role, Shared};
 use crate::role::{AcpError, AcpEvent, AcpOptions, Dispatch, Protocol};
+use crate::Handshake;
 use crate::{DispatchError, NotificationMethod, Payload, RequestMethod};
 
 /// The client's handle to its agent. Typed calls (`initialize`, `new_session`,
 /// `prompt`, …) and notifications (`cancel`, …) are generated per surface as
 /// inherent methods, e.g. on `AgentConnection<v1::V1>`.
-pub struct AgentConnection<S> {
+pub struct AgentConnection<S: Protocol> {
     pub(crate) shared: Arc<Shared<S>>,
     /// See [`AgentConnection::with_cancellation`].
     pub(crate) cancel: Option<CancellationToken>,
 }
 
-impl<S> Clone for AgentConnection<S> {
+impl<S: Protocol> Clone for AgentConnection<S> {
     fn clone(&self) -> Self {
         AgentConnection { shared: self.shared.clone(), cancel: self.cancel.clone() }
     }
 }
 
-impl<S> fmt::Debug for AgentConnection<S> {
+impl<S: Protocol> fmt::Debug for AgentConnection<S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("AgentConnection").field("peer", &self.shared.peer).finish()
     }
@@ -68,7 +68,7 @@ impl<S: Protocol> AgentConnection<S> {
     }
 
     #[doc(hidden)]
-    pub async fn request<M: RequestMethod>(&self, params: M::Params) -> Result<M::Result, AcpError> {
+    pub async fn request<M: RequestMethod<Surface = S>>(&self, params: M::Params) -> Result<M::Result, AcpError> {
         self.shared.request::<M>(params, None, self.cancel.as_ref()).await
     }
 
@@ -93,9 +93,10 @@ impl<S: Protocol> AgentConnection<S> {
         self.shared.negotiated().map(|n| n.version)
     }
 
-    /// The agent's capabilities as it advertised them (`None` before `initialize`).
-    pub fn agent_capabilities(&self) -> Option<Value> {
-        self.shared.negotiated().map(|n| n.peer)
+    /// Both `initialize` messages, typed (`None` before `initialize` has completed):
+    /// the agent's capabilities are in [`Handshake::agent`].
+    pub fn handshake(&self) -> Option<Arc<Handshake<S>>> {
+        self.shared.negotiated().map(|n| n.handshake)
     }
 
     /// Waits until everything sent so far has been written to the transport.
@@ -283,7 +284,7 @@ impl AsyncWrite for ClosableStdin {
     }
 }
 
-struct ClientRuntime<S, C> {
+struct ClientRuntime<S: Protocol, C> {
     client: Arc<C>,
     shared: Arc<std::sync::OnceLock<Arc<Shared<S>>>>,
 }
@@ -316,7 +317,7 @@ where
             shared.report_warnings(&method, decoded.warnings);
             let request = decoded.value;
             let session = request.session_id().map(str::to_owned);
-            if let Some(error) = shared.check_incoming(&method, params.as_deref(), session.as_deref()) {
+            if let Some(error) = shared.check_incoming(&request) {
                 return Err(error);
             }
             let token = rpc.cancellation_token().clone();
@@ -329,7 +330,7 @@ where
                     let cx = shared.context(AgentConnection { shared: shared.clone(), cancel: None }, Some(rpc), token);
                     tokio::select! {
                         biased;
-                        result = client.dispatch_request(cx, request) => result,
+                        result = client.dispatch_request(cx, request) => result.map(|answer| answer.result),
                         () = cancel.cancelled() => {
                             linked.cancel();
                             Ok(raw_const(CANCELLED_OUTCOME))
@@ -342,7 +343,7 @@ where
                 }
                 _ => {
                     let cx = shared.context(AgentConnection { shared: shared.clone(), cancel: None }, Some(rpc), token);
-                    client.dispatch_request(cx, request).await
+                    client.dispatch_request(cx, request).await.map(|answer| answer.result)
                 }
             }
         })

@@ -57,16 +57,17 @@ use std::marker::PhantomData;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use std::any::Any;
+
 use agentproto_codec::{DecodeError, Warning};
 use agentproto_jsonrpc::{ErrorCode, ErrorObject, Peer, RequestContext, ResultHook};
 use serde_json::value::RawValue;
-use serde_json::Value;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-use crate::role::{check_outgoing, AcpError, AcpEvent, AcpOptions, Context, Protocol};
-use crate::rules::{self, SessionEffect};
-use crate::{MethodInfo, NotificationMethod, RequestMethod, Side};
+use crate::role::{check_outgoing, AcpError, AcpEvent, AcpOptions, Answer, Context, Protocol};
+use crate::rules::{self, RequestRules, SessionEffect};
+use crate::{Handshake, MethodInfo, NotificationMethod, Payload, RequestMethod, Side};
 
 /// Which role this side plays.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -83,33 +84,26 @@ impl Role {
             Role::Client => Side::Client,
         }
     }
-
-    fn peer_side(self) -> Side {
-        match self {
-            Role::Agent => Side::Client,
-            Role::Client => Side::Agent,
-        }
-    }
 }
 
 /// Where the connection is in its lifecycle.
-#[derive(Debug, Clone, Default)]
-enum Phase {
-    #[default]
+enum Phase<S: Protocol> {
     Uninitialized,
     Initializing,
-    Ready(Negotiated),
+    Ready(Negotiated<S>),
 }
 
 /// What `initialize` settled.
-#[derive(Debug, Clone)]
-pub(crate) struct Negotiated {
+pub(crate) struct Negotiated<S: Protocol> {
     pub(crate) version: u16,
-    /// This side's `initialize` message (the client's params or the agent's result):
-    /// the gates' capability paths start there.
-    pub(crate) own: Value,
-    /// The peer's `initialize` message.
-    pub(crate) peer: Value,
+    /// Both `initialize` messages, typed, as the generated rule code reads them.
+    pub(crate) handshake: Arc<Handshake<S>>,
+}
+
+impl<S: Protocol> Clone for Negotiated<S> {
+    fn clone(&self) -> Self {
+        Negotiated { version: self.version, handshake: Arc::clone(&self.handshake) }
+    }
 }
 
 /// What this side knows about one session.
@@ -181,7 +175,7 @@ enum Unsettles {
     Prompt(String),
 }
 
-impl State {
+impl<S: Protocol> State<S> {
     /// See [`Shared::session_unsettled`].
     fn opening(&self, later: Later, session: &str) -> bool {
         self.unsettled.iter().any(|u| {
@@ -200,9 +194,8 @@ impl State {
     }
 }
 
-#[derive(Debug, Default)]
-struct State {
-    phase: Phase,
+struct State<S: Protocol> {
+    phase: Phase<S>,
     sessions: HashMap<String, SessionState>,
     /// Prompt turns started so far (numbers them).
     turns: u64,
@@ -214,12 +207,25 @@ struct State {
     initialize_calls: usize,
 }
 
+impl<S: Protocol> Default for State<S> {
+    fn default() -> Self {
+        State {
+            phase: Phase::Uninitialized,
+            sessions: HashMap::new(),
+            turns: 0,
+            unsettled: Vec::new(),
+            ready_since: None,
+            initialize_calls: 0,
+        }
+    }
+}
+
 /// Everything the connection handles of one side share.
-pub(crate) struct Shared<S> {
+pub(crate) struct Shared<S: Protocol> {
     pub(crate) peer: Peer,
     pub(crate) role: Role,
     pub(crate) options: AcpOptions,
-    state: Mutex<State>,
+    state: Mutex<State<S>>,
     /// Changes whenever something a waiting message may wait for is done: an
     /// unsettled request settled, or the answer to this side's `initialize` read.
     settled: watch::Sender<u64>,
@@ -238,7 +244,7 @@ impl<S: Protocol> Shared<S> {
         }
     }
 
-    fn state(&self) -> MutexGuard<'_, State> {
+    fn state(&self) -> MutexGuard<'_, State<S>> {
         // Every update of the state is a single assignment: a panic cannot leave it half done.
         self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
@@ -255,7 +261,7 @@ impl<S: Protocol> Shared<S> {
         }
     }
 
-    pub(crate) fn negotiated(&self) -> Option<Negotiated> {
+    pub(crate) fn negotiated(&self) -> Option<Negotiated<S>> {
         match &self.state().phase {
             Phase::Ready(negotiated) => Some(negotiated.clone()),
             _ => None,
@@ -280,7 +286,7 @@ impl<S: Protocol> Shared<S> {
 
     /// Ends the `initialize` phase: ready with `negotiated`, or back to
     /// uninitialized. `since` is where the agent read the `initialize` request.
-    pub(crate) fn finish_initialize(&self, negotiated: Option<Negotiated>, since: Option<ReadPoint>) {
+    pub(crate) fn finish_initialize(&self, negotiated: Option<Negotiated<S>>, since: Option<ReadPoint>) {
         let mut state = self.state();
         state.phase = match negotiated {
             Some(negotiated) => {
@@ -293,21 +299,27 @@ impl<S: Protocol> Shared<S> {
 
     /// Agent side, on the reader as a request is read: records it as unsettled
     /// when later messages are checked against its outcome.
-    pub(crate) fn note_read(&self, method: &str, params: Option<&RawValue>, at: ReadPoint) {
+    /// `request` is the request decoded as it was read (`None` when its params are
+    /// invalid: it will be refused, and changes nothing).
+    pub(crate) fn note_read<R: Payload + RequestRules<S>>(&self, method: &str, request: Option<&R>, at: ReadPoint) {
         let kind = if method == S::RULES.initialize {
             Unsettles::Initialize
         } else if S::RULES.prompt_turn == Some(method) {
-            match params.and_then(session_of) {
-                Some(session) => Unsettles::Prompt(session),
+            match request.and_then(Payload::session_id) {
+                Some(session) => Unsettles::Prompt(session.to_owned()),
                 None => return,
             }
         } else {
-            match self.incoming(method).and_then(|m| m.session?.effect) {
+            let effect = match request {
+                Some(request) => request.session_rule().and_then(|rule| rule.effect),
+                None => self.incoming(method).and_then(|m| m.session?.effect),
+            };
+            match effect {
                 Some(SessionEffect::CreatedByResult) => Unsettles::Session(None),
                 // Params without a session id are refused; until then, treat the
                 // request like one that may create any session.
                 Some(SessionEffect::OpenedByParams | SessionEffect::Removed) => {
-                    Unsettles::Session(params.and_then(session_of))
+                    Unsettles::Session(request.and_then(Payload::session_id).map(str::to_owned))
                 }
                 None => return,
             }
@@ -331,7 +343,7 @@ impl<S: Protocol> Shared<S> {
 
     /// Waits while `blocked` holds for the state, re-checking after each change
     /// of `settled`.
-    async fn wait_while(&self, blocked: impl Fn(&State) -> bool) {
+    async fn wait_while(&self, blocked: impl Fn(&State<S>) -> bool) {
         if !blocked(&self.state()) {
             return;
         }
@@ -523,35 +535,22 @@ impl<S: Protocol> Shared<S> {
         (!self.is_ready()).then(|| before_ready(method))
     }
 
-    pub(crate) fn check_incoming(
-        &self,
-        method: &str,
-        params: Option<&RawValue>,
-        session: Option<&str>,
-    ) -> Option<ErrorObject> {
-        let negotiated = match &self.state().phase {
-            Phase::Ready(negotiated) => negotiated.clone(),
+    pub(crate) fn check_incoming<R: Payload + RequestRules<S>>(&self, request: &R) -> Option<ErrorObject> {
+        let method = request.method();
+        let handshake = match &self.state().phase {
+            Phase::Ready(negotiated) => Arc::clone(&negotiated.handshake),
             _ => return self.refuse_before_ready(method),
         };
-        let info = self.incoming(method);
-        if let Some(gate) = info.and_then(|m| m.gate) {
-            if !gate.is_open(&negotiated.own, params) {
-                return Some(gate.refusal(method, params));
-            }
+        if let Some(refusal) = request.refusal(&handshake) {
+            return Some(refusal.error(method));
         }
-        if let Some(row) = info {
-            if let Some(refused) = rules::refused_value(row, &negotiated.own, params) {
-                let accepted: Vec<&str> = row.values.iter().flat_map(|gate| gate.accepted(&negotiated.own)).collect();
-                return Some(refused.error(&accepted));
-            }
-        }
-        if let Some(session) = session {
-            let unseen_ok = info.and_then(|m| m.session).is_some_and(|s| s.unseen_ok);
+        if let Some(session) = request.session_id() {
+            let unseen_ok = request.session_rule().is_some_and(|s| s.unseen_ok);
             if !unseen_ok && !self.knows_session(session) {
                 return Some(unknown_session(session));
             }
             // `session/set_mode` for a session whose opening answer had no `modes`.
-            if let Some(gate) = info.and_then(|m| m.session_gate) {
+            if let Some(gate) = request.session_gate() {
                 if self.announces(session, gate.member) == Some(false) {
                     return Some(gate.refusal(method, session));
                 }
@@ -565,13 +564,8 @@ impl<S: Protocol> Shared<S> {
         rules::request(S::METHODS, self.role.side(), method)
     }
 
-    /// The table row of a request the peer handles.
-    fn outgoing(&self, method: &str) -> Option<&'static MethodInfo> {
-        rules::request(S::METHODS, self.role.peer_side(), method)
-    }
-
     /// The generic typed call behind every generated request method.
-    pub(crate) async fn request<M: RequestMethod>(
+    pub(crate) async fn request<M: RequestMethod<Surface = S>>(
         self: &Arc<Self>,
         params: M::Params,
         turn: Option<&CancellationToken>,
@@ -585,27 +579,31 @@ impl<S: Protocol> Shared<S> {
         let _in_flight = initializing.then(|| self.initialize_call());
         if !initializing {
             self.await_initialize_answer(method, turn, cancel).await?;
-            self.check_outgoing_state(method, &raw)?;
+            self.check_outgoing_state::<M>(&params)?;
         }
         if self.options.strict {
             check_outgoing::<M::Params>(raw.get(), "$.params")
                 .map_err(|error| AcpError::InvalidParams { method: method.to_owned(), error })?;
         }
         let effect = if initializing {
-            Some(AnswerEffect::Initialized { own: object_of(raw.get()) })
+            let own = (&params as &dyn Any).downcast_ref::<S::InitializeRequest>().cloned();
+            own.map(|own| AnswerEffect::Initialized { own })
         } else {
-            self.outgoing(method)
-                .and_then(|m| m.session?.effect)
-                .map(|effect| AnswerEffect::Session(effect, session_of(&raw)))
+            let session = M::session_id(&params).map(str::to_owned);
+            M::SESSION.and_then(|rule| rule.effect).map(|effect| AnswerEffect::Session(effect, session))
         };
-        let null_result = self.outgoing(method).is_some_and(|m| m.null_result);
         // What the answer changes, later messages depend on (a request naming the
         // new session may follow it at once): apply it when the answer is read,
-        // not when this continuation runs.
+        // not when this continuation runs. The answer is decoded there, once, and
+        // handed to this call.
+        let read: Arc<Mutex<Option<Result<M::Result, AcpError>>>> = Arc::default();
         let on_result = effect.map(|effect| {
             let shared = Arc::clone(self);
-            Box::new(move |result: &RawValue| shared.apply_answer::<M>(result_text(result, null_result), effect))
-                as ResultHook
+            let read = Arc::clone(&read);
+            Box::new(move |result: &RawValue| {
+                let outcome = shared.read_answer::<M>(result_text(result, M::NULL_RESULT), Some(effect));
+                *read.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(outcome);
+            }) as ResultHook
         });
         let call = self.peer.call_observing(method, Some(raw), cancel, on_result);
         let result = match turn {
@@ -617,40 +615,71 @@ impl<S: Protocol> Shared<S> {
             None => call.await,
         };
         let raw = result.map_err(|error| AcpError::from_call(method, error))?;
-        let text = result_text(&raw, null_result);
-        if initializing {
-            // Another version's answer need not match this version's result type:
-            // check the version before the shape.
-            if let Some(answered) = answered_version(text).filter(|&v| v != i64::from(S::VERSION)) {
-                return Err(AcpError::UnsupportedVersion { answered, supported: S::VERSION });
-            }
+        let taken = read.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).take();
+        match taken {
+            Some(outcome) => outcome,
+            None => self.read_answer::<M>(result_text(&raw, M::NULL_RESULT), None),
         }
-        let decoded = agentproto_codec::decode::<M::Result>(text, "$.result")
-            .map_err(|error| AcpError::InvalidResult { method: method.to_owned(), error })?;
-        self.report_warnings(method, decoded.warnings);
-        Ok(decoded.value)
     }
 
-    /// Applies what a valid answer to one of this side's calls changes; runs on
-    /// the reader task as the answer is read. An invalid answer changes nothing
-    /// (the caller gets the error).
-    fn apply_answer<M: RequestMethod>(&self, text: &str, effect: AnswerEffect) {
-        match effect {
-            AnswerEffect::Initialized { own } => {
-                if answered_version(text).is_some_and(|v| v != i64::from(S::VERSION)) {
-                    self.finish_initialize(None, None);
-                } else if agentproto_codec::decode::<M::Result>(text, "$.result").is_ok() {
-                    self.finish_initialize(Some(Negotiated { version: S::VERSION, own, peer: object_of(text) }), None);
+    /// Decodes the answer to one of this side's calls of `M` and applies what a valid
+    /// one changes (`effect`); an invalid answer changes nothing (the caller gets the
+    /// error). Runs on the reader task as the answer is read when there is an effect.
+    fn read_answer<M: RequestMethod<Surface = S>>(
+        &self,
+        text: &str,
+        effect: Option<AnswerEffect<S>>,
+    ) -> Result<M::Result, AcpError> {
+        let method = M::NAME;
+        let decoded = agentproto_codec::decode::<M::Result>(text, "$.result");
+        let initializing = method == S::RULES.initialize;
+        let outcome = match decoded {
+            Ok(decoded) => {
+                let mut value = decoded.value;
+                let answered = (&mut value as &mut dyn Any)
+                    .downcast_mut::<S::InitializeResponse>()
+                    .map(|result| *S::protocol_version(result))
+                    .filter(|_| initializing);
+                match answered {
+                    Some(answered) if answered != S::VERSION => {
+                        Err(AcpError::UnsupportedVersion { answered: i64::from(answered), supported: S::VERSION })
+                    }
+                    _ => {
+                        self.report_warnings(method, decoded.warnings);
+                        Ok(value)
+                    }
                 }
+            }
+            // Another version's answer need not match this version's result type:
+            // its version is what is wrong with it (read only on this failure path).
+            Err(error) => match answered_version(text).filter(|&v| initializing && v != i64::from(S::VERSION)) {
+                Some(answered) => Err(AcpError::UnsupportedVersion { answered, supported: S::VERSION }),
+                None => Err(AcpError::InvalidResult { method: method.to_owned(), error }),
+            },
+        };
+        match effect {
+            Some(AnswerEffect::Initialized { own }) => {
+                let agent = outcome.as_ref().ok().and_then(|v| (v as &dyn Any).downcast_ref::<S::InitializeResponse>());
+                let negotiated = agent.map(|agent| Negotiated {
+                    version: S::VERSION,
+                    handshake: Arc::new(Handshake { client: own, agent: agent.clone() }),
+                });
+                self.finish_initialize(negotiated, None);
                 // Calls waiting for this answer check the state now.
                 self.settled.send_modify(|changes| *changes = changes.wrapping_add(1));
             }
-            AnswerEffect::Session(effect, params_session) => {
-                if agentproto_codec::decode::<M::Result>(text, "$.result").is_ok() {
-                    self.apply_session_effect(self.role.peer_side(), M::NAME, effect, params_session, text);
+            Some(AnswerEffect::Session(effect, params_session)) => {
+                if let Ok(value) = &outcome {
+                    let session = match effect {
+                        SessionEffect::CreatedByResult => M::created_session(value).map(str::to_owned),
+                        SessionEffect::OpenedByParams | SessionEffect::Removed => params_session,
+                    };
+                    self.apply_session_effect(effect, session, M::announced(value));
                 }
             }
+            None => {}
         }
+        outcome
     }
 
     /// The generic notification behind every generated notification method.
@@ -666,7 +695,8 @@ impl<S: Protocol> Shared<S> {
                 .map_err(|error| AcpError::InvalidParams { method: method.to_owned(), error })?;
         }
         let cancelled =
-            if self.role == Role::Client && method == S::RULES.session_cancel { session_of(&raw) } else { None };
+            if self.role == Role::Client && method == S::RULES.session_cancel { M::session_id(&params) } else { None };
+        let cancelled = cancelled.map(str::to_owned);
         self.peer.notify(method, Some(raw)).await.map_err(|error| AcpError::from_call(method, error))?;
         if let Some(session) = cancelled {
             // The protocol requires the client to answer its pending permission
@@ -705,60 +735,46 @@ impl<S: Protocol> Shared<S> {
         self.peer.notify(method, params).await.map_err(|error| AcpError::from_call(method, error))
     }
 
-    fn check_outgoing_state(&self, method: &str, params: &RawValue) -> Result<(), AcpError> {
+    fn check_outgoing_state<M: RequestMethod<Surface = S>>(&self, params: &M::Params) -> Result<(), AcpError> {
+        let method = M::NAME;
         let Some(negotiated) = self.negotiated() else {
             return Err(AcpError::NotInitialized { method: method.to_owned() });
         };
-        if let Some(gate) = self.outgoing(method).and_then(|m| m.gate) {
-            if !gate.is_open(&negotiated.peer, Some(params)) {
-                return Err(AcpError::CapabilityNotAdvertised {
-                    method: method.to_owned(),
-                    capability: gate.describe(Some(params)),
-                });
-            }
-        }
-        // Content the peer did not advertise (an image to an agent without
-        // `promptCapabilities.image`). A kind the schema does not list is left to
-        // validation: strict mode refuses it here, and the peer would answer -32602.
-        let refused = self.outgoing(method).and_then(|row| rules::refused_value(row, &negotiated.peer, Some(params)));
-        if let Some(capability) = refused.as_ref().and_then(|refused| refused.capability.as_ref()) {
-            return Err(AcpError::CapabilityNotAdvertised {
-                method: method.to_owned(),
-                capability: capability.clone(),
-            });
+        // A capability the peer did not advertise, or content of a kind it did not
+        // (an image to an agent without `promptCapabilities.image`). A kind the
+        // schema does not list is left to validation: strict mode refuses it, and
+        // the peer would answer -32602.
+        if let Some(capability) = M::refusal(params, &negotiated.handshake).and_then(|refusal| refusal.capability()) {
+            return Err(AcpError::CapabilityNotAdvertised { method: method.to_owned(), capability });
         }
         // A session whose opening answer did not announce what the method needs
         // (`session/set_mode` without `modes`). A session this side saw no answer
         // for is left to the peer, which knows its sessions.
-        if let Some(gate) = self.outgoing(method).and_then(|m| m.session_gate) {
-            if let Some(session) = session_of(params) {
-                if self.announces(&session, gate.member) == Some(false) {
-                    return Err(AcpError::NotAnnounced {
-                        method: method.to_owned(),
-                        session,
-                        member: gate.member.to_owned(),
-                    });
-                }
+        if let (Some(gate), Some(session)) = (M::SESSION_GATE, M::session_id(params)) {
+            if self.announces(session, gate.member) == Some(false) {
+                return Err(AcpError::NotAnnounced {
+                    method: method.to_owned(),
+                    session: session.to_owned(),
+                    member: gate.member.to_owned(),
+                });
             }
         }
         Ok(())
     }
 
-    /// Applies the session effect of a successful request `method` handled by
-    /// `side` (either side's), with what its answer announced for the session.
-    fn apply_session_effect(
+    /// Applies the session effect of a successful request (either side's) to
+    /// `session`, with what its answer announced for it.
+    pub(crate) fn apply_session_effect(
         &self,
-        side: Side,
-        method: &str,
         effect: SessionEffect,
-        params_session: Option<String>,
-        result: &str,
+        session: Option<String>,
+        announced: Vec<&'static str>,
     ) {
-        if let Some(session) = effect.session(params_session, || result_session(result)) {
+        if let Some(session) = session {
             match effect {
                 SessionEffect::Removed => self.remove_session(&session),
                 SessionEffect::CreatedByResult | SessionEffect::OpenedByParams => {
-                    self.open_session(&session, rules::announced(S::METHODS, side, method, result))
+                    self.open_session(&session, announced)
                 }
             }
         }
@@ -777,15 +793,15 @@ impl<S: Protocol> Shared<S> {
 }
 
 /// What the answer to a call of this side changes in the connection's state.
-enum AnswerEffect {
-    /// The client's `initialize`: the connection is ready, with these own capabilities.
-    Initialized { own: Value },
+enum AnswerEffect<S: Protocol> {
+    /// The client's `initialize`: the connection is ready, with these params.
+    Initialized { own: S::InitializeRequest },
     /// A session call, with the session its params name.
     Session(SessionEffect, Option<String>),
 }
 
-/// ACP docs show `null` for some empty results (`session/load`): where the table
-/// says the result has no required member, read it as `{}`.
+/// ACP docs show `null` for some empty results (`session/load`): where the method's
+/// rule says the result has no required member, read it as `{}`.
 fn result_text(result: &RawValue, null_result: bool) -> &str {
     match result.get() {
         "null" if null_result => "{}",
@@ -793,42 +809,28 @@ fn result_text(result: &RawValue, null_result: bool) -> &str {
     }
 }
 
-/// The `protocolVersion` of an `initialize` answer, when it is a protocol version
-/// (a `uint16`). Any other value is no version at all: the answer is then judged
-/// by the result type like any other, so a connection reports an out-of-range
-/// version as the invalid result that `receive::classify` says it is.
+/// The `protocolVersion` of an `initialize` answer that is not this version's
+/// result, when it is a protocol version (a `uint16`): read only to say why the
+/// answer was refused.
 fn answered_version(result: &str) -> Option<i64> {
     let members: HashMap<std::borrow::Cow<'_, str>, &RawValue> = serde_json::from_str(result).ok()?;
     members.get("protocolVersion").and_then(|v| serde_json::from_str::<u16>(v.get()).ok()).map(i64::from)
 }
 
-/// Records the session effect of a request this side handled successfully.
-pub(crate) fn track_handled<S: Protocol>(shared: &Shared<S>, method: &str, params: Option<&str>, result: &str) {
-    if let Some(effect) = shared.incoming(method).and_then(|m| m.session?.effect) {
-        let session = params.and_then(|p| string_field(p, "sessionId"));
-        shared.apply_session_effect(shared.role.side(), method, effect, session, result);
-    }
-}
-
-fn session_of(params: &RawValue) -> Option<String> {
-    string_field(params.get(), "sessionId")
-}
-
-fn result_session(result: &str) -> Option<String> {
-    string_field(result, "sessionId")
-}
-
-/// A top-level string member of a JSON object, without building a tree of the rest.
-pub(crate) fn string_field(text: &str, key: &str) -> Option<String> {
-    let members: HashMap<std::borrow::Cow<'_, str>, &RawValue> = serde_json::from_str(text).ok()?;
-    members.get(key).and_then(|value| serde_json::from_str::<String>(value.get()).ok())
-}
-
-/// A JSON object as a tree; `{}` when the text is not one.
-pub(crate) fn object_of(text: &str) -> Value {
-    match serde_json::from_str(text) {
-        Ok(value @ Value::Object(_)) => value,
-        _ => Value::Object(Default::default()),
+/// Records the session effect of a request this side handled successfully: `rule`
+/// and `session` were read from the typed request, `answer` from the typed result.
+pub(crate) fn track_handled<S: Protocol>(
+    shared: &Shared<S>,
+    rule: Option<rules::SessionRule>,
+    session: Option<String>,
+    answer: &mut Answer,
+) {
+    if let Some(effect) = rule.and_then(|rule| rule.effect) {
+        let session = match effect {
+            SessionEffect::CreatedByResult => answer.created.take(),
+            SessionEffect::OpenedByParams | SessionEffect::Removed => session,
+        };
+        shared.apply_session_effect(effect, session, std::mem::take(&mut answer.announced));
     }
 }
 

@@ -182,6 +182,11 @@ pub trait NotificationMethod {
     const SIDE: Side;
     /// The params type.
     type Params: serde::Serialize + for<'de> serde::Deserialize<'de>;
+    /// The session the params name (their required `sessionId`).
+    fn session_id(params: &Self::Params) -> Option<&str> {
+        let _ = params;
+        None
+    }
 }
 
 /// An extension message (a method whose name starts with `_`), kept raw.
@@ -322,7 +327,7 @@ pub use rules::missing_capability;
 pub use agent::ClientConnection;
 pub use client::{AgentConnection, AgentProcess};
 #[doc(hidden)]
-pub use role::encode_reply;
+pub use role::{answer, encode_reply, Answer};
 pub use role::{AcpError, AcpEvent, AcpObserver, AcpOptions, Context, Dispatch, Protocol};
 pub use session::Session;
 pub use v1::V1;

@@ -28,7 +28,7 @@ pub trait Protocol: Sized + Send + Sync + 'static {
     /// The client's `initialize` params.
     type InitializeRequest: Clone + fmt::Debug + Send + Sync + 'static;
     /// The agent's `initialize` result.
-    type InitializeResponse: Clone + fmt::Debug + Send + Sync + 'static;
+    type InitializeResponse: serde::Serialize + Clone + fmt::Debug + Send + Sync + 'static;
     /// Requests the client sends (the agent handles).
     type ClientRequest: Payload + crate::rules::RequestRules<Self> + Send + 'static;
     /// Notifications the client sends.
@@ -50,11 +50,8 @@ pub trait Protocol: Sized + Send + Sync + 'static {
 /// notification enums, `P` the connection to the other side.
 pub trait Dispatch<R, N, P>: Send + Sync + 'static {
     /// Calls the handler of `request` and encodes its result.
-    fn dispatch_request(
-        self: Arc<Self>,
-        cx: Context<P>,
-        request: R,
-    ) -> BoxFuture<'static, Result<Box<RawValue>, ErrorObject>>;
+    fn dispatch_request(self: Arc<Self>, cx: Context<P>, request: R)
+        -> BoxFuture<'static, Result<Answer, ErrorObject>>;
     /// Calls the handler of `notification`.
     fn dispatch_notification(self: Arc<Self>, cx: Context<P>, notification: N) -> BoxFuture<'static, ()>;
 }
@@ -146,6 +143,39 @@ pub fn encode_reply<T: serde::Serialize + for<'de> serde::Deserialize<'de>>(
         }
     }
     Ok(raw)
+}
+
+/// A handler's encoded result with what the connection's state needs from it, read
+/// from the typed value before it was encoded (nothing is parsed back).
+#[doc(hidden)]
+pub struct Answer {
+    /// The encoded result.
+    pub result: Box<RawValue>,
+    /// The session a success created (`session/new`).
+    pub created: Option<String>,
+    /// What the result announced for the session it opened (the session gates' members).
+    pub announced: Vec<&'static str>,
+    /// The typed result of `initialize` (the surface's `InitializeResponse`).
+    pub initialized: Option<Box<dyn std::any::Any + Send>>,
+}
+
+impl Answer {
+    /// An answer that changes nothing (an extension method's).
+    pub fn raw(result: Box<RawValue>) -> Answer {
+        Answer { result, created: None, announced: Vec::new(), initialized: None }
+    }
+}
+
+/// Encodes the result of the request `M` (see [`encode_reply`]) and keeps what its
+/// rules read from it (used by generated code).
+#[doc(hidden)]
+pub fn answer<M: crate::RequestMethod>(result: M::Result, strict: bool) -> Result<Answer, ErrorObject> {
+    let raw = encode_reply(&result, strict, M::NAME)?;
+    let created = M::created_session(&result).map(str::to_owned);
+    let announced = M::announced(&result);
+    let initialized = (M::NAME == <M::Surface as Protocol>::RULES.initialize)
+        .then(|| Box::new(result) as Box<dyn std::any::Any + Send>);
+    Ok(Answer { result: raw, created, announced, initialized })
 }
 
 /// Decodes outgoing bytes as `T` and requires a clean decode (no salvage).

@@ -162,6 +162,8 @@ fn wanted(capability: &str, test: GateTest) -> String {
 pub trait RequestRules<S: crate::Protocol> {
     /// Why the handling side must refuse this request, given both `initialize` messages.
     fn refusal(&self, hs: &crate::Handshake<S>) -> Option<Refusal>;
+    /// The client's `initialize` params, when this is `initialize`.
+    fn initialize(&self) -> Option<&S::InitializeRequest>;
     /// What a success of this request does to the known sessions.
     fn session_rule(&self) -> Option<SessionRule>;
     /// What the answer that opened the named session must have announced.
@@ -354,7 +356,7 @@ impl ValueGate {
     fn refused(&self, init: &Value, list: &RawValue) -> Option<Refused> {
         let items: Vec<&RawValue> = serde_json::from_str(list.get()).ok()?;
         items.iter().enumerate().find_map(|(index, item)| {
-            let tag = crate::endpoint::string_field(item.get(), self.tag).unwrap_or_default();
+            let tag = string_field(item.get(), self.tag).unwrap_or_default();
             if self.baseline.contains(&tag.as_str()) {
                 return None;
             }
@@ -406,12 +408,18 @@ impl Refused {
     }
 }
 
+/// A top-level string member of a JSON object, without building a tree of the rest.
+fn string_field(text: &str, key: &str) -> Option<String> {
+    let members: std::collections::HashMap<std::borrow::Cow<'_, str>, &RawValue> = serde_json::from_str(text).ok()?;
+    members.get(key).and_then(|value| serde_json::from_str::<String>(value.get()).ok())
+}
+
 fn advertised(value: Option<&Value>) -> bool {
     matches!(value, Some(Value::Bool(true)) | Some(Value::Object(_)))
 }
 
 fn param_text(params: Option<&RawValue>, member: &str) -> Option<String> {
-    params.and_then(|p| crate::endpoint::string_field(p.get(), member))
+    params.and_then(|p| string_field(p.get(), member))
 }
 
 impl Gate {

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use crate::AgentConnection;
+use crate::{AgentConnection, Protocol};
 
 /// One session of an agent, seen from the client: the connection and the session's
 /// id, so a turn is `session.prompt("text").await`. Made by
@@ -12,12 +12,12 @@ use crate::AgentConnection;
 ///
 /// The session's updates still arrive at the client's `session_update` handler; a
 /// `Session` only sends. Clones share the connection.
-pub struct Session<S> {
+pub struct Session<S: Protocol> {
     agent: AgentConnection<S>,
     id: String,
 }
 
-impl<S> Session<S> {
+impl<S: Protocol> Session<S> {
     /// A handle on the session `id` of `agent`.
     pub fn new(agent: AgentConnection<S>, id: impl Into<String>) -> Session<S> {
         Session { agent, id: id.into() }
@@ -34,13 +34,13 @@ impl<S> Session<S> {
     }
 }
 
-impl<S> Clone for Session<S> {
+impl<S: Protocol> Clone for Session<S> {
     fn clone(&self) -> Self {
         Session { agent: self.agent.clone(), id: self.id.clone() }
     }
 }
 
-impl<S> fmt::Debug for Session<S> {
+impl<S: Protocol> fmt::Debug for Session<S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Session").field("id", &self.id).finish_non_exhaustive()
     }

@@ -16071,6 +16071,9 @@ pub mod method {
         const NAME: &'static str = "session/cancel";
         const SIDE: Side = Side::Agent;
         type Params = super::CancelNotification;
+        fn session_id(params: &Self::Params) -> Option<&str> {
+            Some(params.session_id.as_str())
+        }
     }
     /// `session/close`: request handled by the agent side (stable).
     #[derive(Debug, Clone, Copy)]
@@ -16446,6 +16449,9 @@ pub mod method {
         const NAME: &'static str = "session/update";
         const SIDE: Side = Side::Client;
         type Params = super::SessionNotification;
+        fn session_id(params: &Self::Params) -> Option<&str> {
+            Some(params.session_id.as_str())
+        }
     }
     /// `terminal/create`: request handled by the client side (stable).
     #[derive(Debug, Clone, Copy)]
@@ -17303,6 +17309,12 @@ impl crate::rules::RequestRules<V1> for ClientRequest {
             _ => None,
         }
     }
+    fn initialize(&self) -> Option<&InitializeRequest> {
+        match self {
+            Self::Initialize(p) => Some(p),
+            _ => None,
+        }
+    }
     fn session_rule(&self) -> Option<crate::rules::SessionRule> {
         match self {
             Self::SessionClose(_) => <method::SessionClose as crate::RequestMethod>::SESSION,
@@ -17784,6 +17796,9 @@ impl crate::rules::RequestRules<V1> for AgentRequest {
             _ => None,
         }
     }
+    fn initialize(&self) -> Option<&InitializeRequest> {
+        None
+    }
     fn session_rule(&self) -> Option<crate::rules::SessionRule> {
         None
     }
@@ -18229,47 +18244,46 @@ impl<H: Agent> crate::Dispatch<ClientRequest, ClientNotification, crate::ClientC
         self: std::sync::Arc<Self>,
         cx: AgentContext,
         request: ClientRequest,
-    ) -> futures::future::BoxFuture<'static, Result<Box<RawValue>, agentproto_jsonrpc::ErrorObject>> {
+    ) -> futures::future::BoxFuture<'static, Result<crate::Answer, agentproto_jsonrpc::ErrorObject>> {
         Box::pin(async move {
             let strict = cx.strict();
             match request {
                 ClientRequest::Authenticate(p) => {
-                    crate::encode_reply(&self.authenticate(cx, p).await?, strict, "authenticate")
+                    crate::answer::<method::Authenticate>(self.authenticate(cx, p).await?, strict)
                 }
                 ClientRequest::Initialize(p) => {
-                    crate::encode_reply(&self.initialize(cx, p).await?, strict, "initialize")
+                    crate::answer::<method::Initialize>(self.initialize(cx, p).await?, strict)
                 }
-                ClientRequest::Logout(p) => crate::encode_reply(&self.logout(cx, p).await?, strict, "logout"),
+                ClientRequest::Logout(p) => crate::answer::<method::Logout>(self.logout(cx, p).await?, strict),
                 ClientRequest::SessionClose(p) => {
-                    crate::encode_reply(&self.close_session(cx, p).await?, strict, "session/close")
+                    crate::answer::<method::SessionClose>(self.close_session(cx, p).await?, strict)
                 }
                 ClientRequest::SessionDelete(p) => {
-                    crate::encode_reply(&self.delete_session(cx, p).await?, strict, "session/delete")
+                    crate::answer::<method::SessionDelete>(self.delete_session(cx, p).await?, strict)
                 }
                 ClientRequest::SessionList(p) => {
-                    crate::encode_reply(&self.list_sessions(cx, p).await?, strict, "session/list")
+                    crate::answer::<method::SessionList>(self.list_sessions(cx, p).await?, strict)
                 }
                 ClientRequest::SessionLoad(p) => {
-                    crate::encode_reply(&self.load_session(cx, p).await?, strict, "session/load")
+                    crate::answer::<method::SessionLoad>(self.load_session(cx, p).await?, strict)
                 }
                 ClientRequest::SessionNew(p) => {
-                    crate::encode_reply(&self.new_session(cx, p).await?, strict, "session/new")
+                    crate::answer::<method::SessionNew>(self.new_session(cx, p).await?, strict)
                 }
                 ClientRequest::SessionPrompt(p) => {
-                    crate::encode_reply(&self.prompt(cx, p).await?, strict, "session/prompt")
+                    crate::answer::<method::SessionPrompt>(self.prompt(cx, p).await?, strict)
                 }
                 ClientRequest::SessionResume(p) => {
-                    crate::encode_reply(&self.resume_session(cx, p).await?, strict, "session/resume")
+                    crate::answer::<method::SessionResume>(self.resume_session(cx, p).await?, strict)
                 }
-                ClientRequest::SessionSetConfigOption(p) => crate::encode_reply(
-                    &self.set_session_config_option(cx, p).await?,
+                ClientRequest::SessionSetConfigOption(p) => crate::answer::<method::SessionSetConfigOption>(
+                    self.set_session_config_option(cx, p).await?,
                     strict,
-                    "session/set_config_option",
                 ),
                 ClientRequest::SessionSetMode(p) => {
-                    crate::encode_reply(&self.set_session_mode(cx, p).await?, strict, "session/set_mode")
+                    crate::answer::<method::SessionSetMode>(self.set_session_mode(cx, p).await?, strict)
                 }
-                ClientRequest::Ext(m) => Ok(self.ext_method(cx, m).await?.into_raw()),
+                ClientRequest::Ext(m) => Ok(crate::Answer::raw(self.ext_method(cx, m).await?.into_raw())),
             }
         })
     }
@@ -18404,38 +18418,38 @@ impl<H: Client> crate::Dispatch<AgentRequest, AgentNotification, crate::AgentCon
         self: std::sync::Arc<Self>,
         cx: ClientContext,
         request: AgentRequest,
-    ) -> futures::future::BoxFuture<'static, Result<Box<RawValue>, agentproto_jsonrpc::ErrorObject>> {
+    ) -> futures::future::BoxFuture<'static, Result<crate::Answer, agentproto_jsonrpc::ErrorObject>> {
         Box::pin(async move {
             let strict = cx.strict();
             match request {
                 AgentRequest::ElicitationCreate(p) => {
-                    crate::encode_reply(&self.create_elicitation(cx, p).await?, strict, "elicitation/create")
+                    crate::answer::<method::ElicitationCreate>(self.create_elicitation(cx, p).await?, strict)
                 }
                 AgentRequest::FsReadTextFile(p) => {
-                    crate::encode_reply(&self.read_text_file(cx, p).await?, strict, "fs/read_text_file")
+                    crate::answer::<method::FsReadTextFile>(self.read_text_file(cx, p).await?, strict)
                 }
                 AgentRequest::FsWriteTextFile(p) => {
-                    crate::encode_reply(&self.write_text_file(cx, p).await?, strict, "fs/write_text_file")
+                    crate::answer::<method::FsWriteTextFile>(self.write_text_file(cx, p).await?, strict)
                 }
                 AgentRequest::SessionRequestPermission(p) => {
-                    crate::encode_reply(&self.request_permission(cx, p).await?, strict, "session/request_permission")
+                    crate::answer::<method::SessionRequestPermission>(self.request_permission(cx, p).await?, strict)
                 }
                 AgentRequest::TerminalCreate(p) => {
-                    crate::encode_reply(&self.create_terminal(cx, p).await?, strict, "terminal/create")
+                    crate::answer::<method::TerminalCreate>(self.create_terminal(cx, p).await?, strict)
                 }
                 AgentRequest::TerminalKill(p) => {
-                    crate::encode_reply(&self.kill_terminal(cx, p).await?, strict, "terminal/kill")
+                    crate::answer::<method::TerminalKill>(self.kill_terminal(cx, p).await?, strict)
                 }
                 AgentRequest::TerminalOutput(p) => {
-                    crate::encode_reply(&self.terminal_output(cx, p).await?, strict, "terminal/output")
+                    crate::answer::<method::TerminalOutput>(self.terminal_output(cx, p).await?, strict)
                 }
                 AgentRequest::TerminalRelease(p) => {
-                    crate::encode_reply(&self.release_terminal(cx, p).await?, strict, "terminal/release")
+                    crate::answer::<method::TerminalRelease>(self.release_terminal(cx, p).await?, strict)
                 }
                 AgentRequest::TerminalWaitForExit(p) => {
-                    crate::encode_reply(&self.wait_for_terminal_exit(cx, p).await?, strict, "terminal/wait_for_exit")
+                    crate::answer::<method::TerminalWaitForExit>(self.wait_for_terminal_exit(cx, p).await?, strict)
                 }
-                AgentRequest::Ext(m) => Ok(self.ext_method(cx, m).await?.into_raw()),
+                AgentRequest::Ext(m) => Ok(crate::Answer::raw(self.ext_method(cx, m).await?.into_raw())),
             }
         })
     }

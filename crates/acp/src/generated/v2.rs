@@ -17380,6 +17380,9 @@ pub mod method {
         const NAME: &'static str = "session/cancel";
         const SIDE: Side = Side::Agent;
         type Params = super::CancelSessionNotification;
+        fn session_id(params: &Self::Params) -> Option<&str> {
+            Some(params.session_id.as_str())
+        }
     }
     /// `session/close`: request handled by the agent side (draft).
     #[derive(Debug, Clone, Copy)]
@@ -17739,6 +17742,9 @@ pub mod method {
         const NAME: &'static str = "session/update";
         const SIDE: Side = Side::Client;
         type Params = super::UpdateSessionNotification;
+        fn session_id(params: &Self::Params) -> Option<&str> {
+            Some(params.session_id.as_str())
+        }
     }
     /// `terminal/cancel`: request handled by the agent side (draft).
     #[derive(Debug, Clone, Copy)]
@@ -18346,6 +18352,12 @@ impl crate::rules::RequestRules<V2> for ClientRequest {
             _ => None,
         }
     }
+    fn initialize(&self) -> Option<&InitializeRequest> {
+        match self {
+            Self::Initialize(p) => Some(p),
+            _ => None,
+        }
+    }
     fn session_rule(&self) -> Option<crate::rules::SessionRule> {
         match self {
             Self::SessionClose(_) => <method::SessionClose as crate::RequestMethod>::SESSION,
@@ -18724,6 +18736,9 @@ impl crate::rules::RequestRules<V2> for AgentRequest {
             Self::ElicitationCreate(p) => <method::ElicitationCreate as crate::RequestMethod>::refusal(p, hs),
             _ => None,
         }
+    }
+    fn initialize(&self) -> Option<&InitializeRequest> {
+        None
     }
     fn session_rule(&self) -> Option<crate::rules::SessionRule> {
         None
@@ -19122,49 +19137,48 @@ impl<H: Agent> crate::Dispatch<ClientRequest, ClientNotification, crate::ClientC
         self: std::sync::Arc<Self>,
         cx: AgentContext,
         request: ClientRequest,
-    ) -> futures::future::BoxFuture<'static, Result<Box<RawValue>, agentproto_jsonrpc::ErrorObject>> {
+    ) -> futures::future::BoxFuture<'static, Result<crate::Answer, agentproto_jsonrpc::ErrorObject>> {
         Box::pin(async move {
             let strict = cx.strict();
             match request {
                 ClientRequest::AuthLogin(p) => {
-                    crate::encode_reply(&self.login_auth(cx, p).await?, strict, "auth/login")
+                    crate::answer::<method::AuthLogin>(self.login_auth(cx, p).await?, strict)
                 }
                 ClientRequest::AuthLogout(p) => {
-                    crate::encode_reply(&self.logout_auth(cx, p).await?, strict, "auth/logout")
+                    crate::answer::<method::AuthLogout>(self.logout_auth(cx, p).await?, strict)
                 }
                 ClientRequest::Initialize(p) => {
-                    crate::encode_reply(&self.initialize(cx, p).await?, strict, "initialize")
+                    crate::answer::<method::Initialize>(self.initialize(cx, p).await?, strict)
                 }
                 ClientRequest::SessionClose(p) => {
-                    crate::encode_reply(&self.close_session(cx, p).await?, strict, "session/close")
+                    crate::answer::<method::SessionClose>(self.close_session(cx, p).await?, strict)
                 }
                 ClientRequest::SessionDelete(p) => {
-                    crate::encode_reply(&self.delete_session(cx, p).await?, strict, "session/delete")
+                    crate::answer::<method::SessionDelete>(self.delete_session(cx, p).await?, strict)
                 }
                 ClientRequest::SessionList(p) => {
-                    crate::encode_reply(&self.list_sessions(cx, p).await?, strict, "session/list")
+                    crate::answer::<method::SessionList>(self.list_sessions(cx, p).await?, strict)
                 }
                 ClientRequest::SessionNew(p) => {
-                    crate::encode_reply(&self.new_session(cx, p).await?, strict, "session/new")
+                    crate::answer::<method::SessionNew>(self.new_session(cx, p).await?, strict)
                 }
                 ClientRequest::SessionPrompt(p) => {
-                    crate::encode_reply(&self.prompt(cx, p).await?, strict, "session/prompt")
+                    crate::answer::<method::SessionPrompt>(self.prompt(cx, p).await?, strict)
                 }
                 ClientRequest::SessionResume(p) => {
-                    crate::encode_reply(&self.resume_session(cx, p).await?, strict, "session/resume")
+                    crate::answer::<method::SessionResume>(self.resume_session(cx, p).await?, strict)
                 }
-                ClientRequest::SessionSetConfigOption(p) => crate::encode_reply(
-                    &self.set_session_config_option(cx, p).await?,
+                ClientRequest::SessionSetConfigOption(p) => crate::answer::<method::SessionSetConfigOption>(
+                    self.set_session_config_option(cx, p).await?,
                     strict,
-                    "session/set_config_option",
                 ),
                 ClientRequest::TerminalCancel(p) => {
-                    crate::encode_reply(&self.cancel_terminal(cx, p).await?, strict, "terminal/cancel")
+                    crate::answer::<method::TerminalCancel>(self.cancel_terminal(cx, p).await?, strict)
                 }
                 ClientRequest::ToolCallCancel(p) => {
-                    crate::encode_reply(&self.cancel_tool_call(cx, p).await?, strict, "tool_call/cancel")
+                    crate::answer::<method::ToolCallCancel>(self.cancel_tool_call(cx, p).await?, strict)
                 }
-                ClientRequest::Ext(m) => Ok(self.ext_method(cx, m).await?.into_raw()),
+                ClientRequest::Ext(m) => Ok(crate::Answer::raw(self.ext_method(cx, m).await?.into_raw())),
             }
         })
     }
@@ -19241,17 +19255,17 @@ impl<H: Client> crate::Dispatch<AgentRequest, AgentNotification, crate::AgentCon
         self: std::sync::Arc<Self>,
         cx: ClientContext,
         request: AgentRequest,
-    ) -> futures::future::BoxFuture<'static, Result<Box<RawValue>, agentproto_jsonrpc::ErrorObject>> {
+    ) -> futures::future::BoxFuture<'static, Result<crate::Answer, agentproto_jsonrpc::ErrorObject>> {
         Box::pin(async move {
             let strict = cx.strict();
             match request {
                 AgentRequest::ElicitationCreate(p) => {
-                    crate::encode_reply(&self.create_elicitation(cx, p).await?, strict, "elicitation/create")
+                    crate::answer::<method::ElicitationCreate>(self.create_elicitation(cx, p).await?, strict)
                 }
                 AgentRequest::SessionRequestPermission(p) => {
-                    crate::encode_reply(&self.request_permission(cx, p).await?, strict, "session/request_permission")
+                    crate::answer::<method::SessionRequestPermission>(self.request_permission(cx, p).await?, strict)
                 }
-                AgentRequest::Ext(m) => Ok(self.ext_method(cx, m).await?.into_raw()),
+                AgentRequest::Ext(m) => Ok(crate::Answer::raw(self.ext_method(cx, m).await?.into_raw())),
             }
         })
     }

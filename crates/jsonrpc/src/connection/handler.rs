@@ -47,15 +47,16 @@ pub trait Handler: Send + Sync + 'static {
     /// (a request that changes the state the next ones are checked against), so
     /// that a handler can tell, by [`RequestContext::index`], what was read before
     /// it. It must be quick and must not block: the next line is read after it
-    /// returns. A panic here is reported and the request is still handled. The
+    /// returns. A panic here is reported and the request is still handled. What it
+    /// makes of the request (its decoded params, say, so that they are parsed once)
+    /// it may leave in [`IncomingRequest::prepared`] for [`Handler::request`]. The
     /// default does nothing.
-    fn request_read(&self, request: &IncomingRequest, cx: &RequestContext) {
+    fn request_read(&self, request: &mut IncomingRequest, cx: &RequestContext) {
         let _ = (request, cx);
     }
 }
 
 /// An incoming request.
-#[derive(Debug)]
 #[non_exhaustive]
 pub struct IncomingRequest {
     /// Its id.
@@ -64,6 +65,27 @@ pub struct IncomingRequest {
     pub method: String,
     /// Its params, raw; `None` when absent or `null`.
     pub params: Option<Box<RawValue>>,
+    /// What [`Handler::request_read`] made of the request, handed on to
+    /// [`Handler::request`] (`None` unless it left something).
+    pub prepared: Option<Box<dyn std::any::Any + Send>>,
+}
+
+impl IncomingRequest {
+    /// A request as read, with nothing prepared yet.
+    pub fn new(id: RequestId, method: String, params: Option<Box<RawValue>>) -> IncomingRequest {
+        IncomingRequest { id, method, params, prepared: None }
+    }
+}
+
+impl std::fmt::Debug for IncomingRequest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("IncomingRequest")
+            .field("id", &self.id)
+            .field("method", &self.method)
+            .field("params", &self.params)
+            .field("prepared", &self.prepared.is_some())
+            .finish()
+    }
 }
 
 /// An incoming notification.

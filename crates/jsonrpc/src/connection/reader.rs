@@ -169,8 +169,8 @@ impl Reader {
                 let token = self.shutdown.child_token();
                 let generation = self.in_flight.register(&id, &token);
                 self.requests_read += 1;
-                let job = RequestJob::new(
-                    IncomingRequest { id, method, params },
+                let mut job = RequestJob::new(
+                    IncomingRequest::new(id, method, params),
                     self.peer.clone(),
                     token,
                     generation,
@@ -179,7 +179,7 @@ impl Reader {
                 );
                 let handler = &self.handler;
                 if let Err(payload) =
-                    std::panic::catch_unwind(AssertUnwindSafe(|| handler.request_read(&job.request, &job.cx)))
+                    std::panic::catch_unwind(AssertUnwindSafe(|| handler.request_read(&mut job.request, &job.cx)))
                 {
                     self.peer.shared.report(ConnectionEvent::RequestHandlerPanicked {
                         id: job.request.id.clone(),

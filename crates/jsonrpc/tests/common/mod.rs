@@ -101,7 +101,7 @@ impl Handler for TestHandler {
         (self.notification)(notification, cx)
     }
 
-    fn request_read(&self, request: &IncomingRequest, cx: &RequestContext) {
+    fn request_read(&self, request: &mut IncomingRequest, cx: &RequestContext) {
         (self.read)(request, cx)
     }
 }
