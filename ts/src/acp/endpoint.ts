@@ -650,7 +650,7 @@ export class Endpoint {
     if (this.role === "client" && method === this.rules.sessionCancel) {
       // The client answers its pending permission requests of the session with
       // `cancelled`; the connection does it for the application.
-      const session = (params as { sessionId?: unknown }).sessionId;
+      const session: unknown = this.checks.get(method)?.session?.(params);
       if (typeof session === "string") this.fireSessionCancel(session);
     }
   }
