@@ -54,6 +54,8 @@ def result(m: Method) -> str:
 def emit_methods(e: Emitter) -> None:
     out = e.out
     ms = e.spec.methods
+    if not ms:
+        return  # a model of types alone (the emitter's unit tests) has no roles
     out.line("/// One marker type per method, tying its wire name to its params and result types.")
     with out.block("pub mod method {"):
         out.line("use crate::{MethodInfo, MethodKind, NotificationMethod, RequestMethod, Side, Stability};")
@@ -177,6 +179,43 @@ def emit_request_rules(e: Emitter, name: str, ms: list[Method], variants: list[s
     out.line()
 
 
+def emit_response_rules(e: Emitter, name: str, ms: list[Method], variants: list[str]) -> None:
+    """`ResponseRules` for a result enum: what each variant's method's rules read from
+    its typed result (tools that watch a connection from outside use it)."""
+    out = e.out
+    sm = surface_marker(e.spec)
+    pairs = list(zip(ms, variants))
+    _, init_result = rust_rules.init_types(e.spec)
+    init = next((v for m, v in pairs if m.wire == e.spec.rules["lifecycle"]["initialize"]), None)
+    with out.block(f"impl crate::rules::ResponseRules<{sm}> for {name} {{"):
+        with out.block(f"fn initialize(&self) -> Option<&{init_result}> {{"):
+            if init:
+                with out.block("match self {"):
+                    out.line(f"Self::{init}(r) => Some(r),")
+                    out.line("_ => None,")
+            else:
+                out.line("None")
+        created = [(m, v) for m, v in pairs if m.session is not None and m.session.effect == "created"]
+        with out.block("fn created_session(&self) -> Option<&str> {"):
+            if created:
+                with out.block("match self {"):
+                    for m, v in created:
+                        out.line(f"Self::{v}(r) => <method::{v} as crate::RequestMethod>::created_session(r),")
+                    out.line("_ => None,")
+            else:
+                out.line("None")
+        announcing = [(m, v) for m, v in pairs if rust_rules.announced_body(e, m) is not None]
+        with out.block("fn announced(&self) -> Vec<&'static str> {"):
+            if announcing:
+                with out.block("match self {"):
+                    for m, v in announcing:
+                        out.line(f"Self::{v}(r) => <method::{v} as crate::RequestMethod>::announced(r),")
+                    out.line("_ => Vec::new(),")
+            else:
+                out.line("Vec::new()")
+    out.line()
+
+
 def emit_dispatch_enum(e: Emitter, name: str, kind: str, ms: list[Method], doc: str) -> None:
     """A closed enum of the payloads of `ms` (params, or results for `response`) plus
     `Ext` for extension methods, decoded by method name."""
@@ -265,6 +304,8 @@ def emit_dispatch_enum(e: Emitter, name: str, kind: str, ms: list[Method], doc: 
     out.line()
     if kind == "request":
         emit_request_rules(e, name, ms, variants)
+    elif kind == "response":
+        emit_response_rules(e, name, ms, variants)
 
 
 def session_scoped(e: Emitter, type_name: str | None) -> bool:

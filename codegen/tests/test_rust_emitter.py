@@ -14,7 +14,21 @@ from agentproto_codegen.model import Alias, Decl, Enum, Field, Method, NamedRef,
 STRING = PrimRef("string")
 
 
+# Every surface with methods has `initialize`: the rules read both sides' messages.
+INITIALIZE = [
+    Struct(name="InitializeRequest", fields=[Field(wire="protocolVersion", type=PrimRef("u16"), required=True)]),
+    Struct(name="InitializeResponse", fields=[Field(wire="protocolVersion", type=PrimRef("u16"), required=True)]),
+]
+INITIALIZE_METHOD = Method(
+    wire="initialize", kind="request", side="agent", params="InitializeRequest", result="InitializeResponse",
+    handler="initialize", required=True,
+)
+
+
 def make_spec(decls: list[Decl], methods: list[Method] | None = None) -> Spec:
+    if methods and not any(m.wire == "initialize" for m in methods):
+        methods = [*(methods or []), INITIALIZE_METHOD]
+        decls = [*decls, *(d for d in INITIALIZE if all(x.name != d.name for x in decls))]
     return Spec(
         protocol="acp",
         version="v1",
@@ -327,6 +341,10 @@ class MethodTableTests(unittest.TestCase):
                         const SIDE: Side = Side::Agent;
                         type Params = super::PromptRequest;
                         type Result = super::PromptResponse;
+                        type Surface = super::V1;
+                        fn session_id(params: &Self::Params) -> Option<&str> {
+                            Some(params.session_id.as_str())
+                        }
                     }
                 """,
                 4,
@@ -340,6 +358,9 @@ class MethodTableTests(unittest.TestCase):
                         const NAME: &'static str = "session/update";
                         const SIDE: Side = Side::Client;
                         type Params = super::SessionNotification;
+                        fn session_id(params: &Self::Params) -> Option<&str> {
+                            Some(params.session_id.as_str())
+                        }
                     }
                 """,
                 4,
@@ -349,7 +370,7 @@ class MethodTableTests(unittest.TestCase):
         self.assertIn(
             '        MethodInfo { name: "session/update", kind: MethodKind::Notification, side: Side::Client, '
             'params: "SessionNotification", result: None, stability: Stability::Stable, '
-            "required: true, null_result: false, gate: None, values: &[], session: None, session_gate: None },\n    ];",
+            "required: true, null_result: false, gate: None, values: &[], session: None, session_gate: None },\n",
             self.text,
         )
 
@@ -378,7 +399,7 @@ class MethodTableTests(unittest.TestCase):
         self.assertIn("fn session_update(&self, cx: ClientContext, params: SessionNotification) -> impl std::future::Future<Output = ()> + Send;", self.text)
 
     def test_dispatch_and_typed_calls(self) -> None:
-        self.assertIn('ClientRequest::SessionPrompt(p) => crate::encode_reply(&self.prompt(cx, p).await?, strict, "session/prompt"),', self.text)
+        self.assertIn('ClientRequest::SessionPrompt(p) => crate::answer::<method::SessionPrompt>(self.prompt(cx, p).await?, strict),', self.text)
         self.assertIn("ClientNotification::SessionCancel(p) => self.cancel(cx, p).await,", self.text)
         self.assertIn(
             block(

@@ -596,7 +596,7 @@ impl<S: Protocol> Shared<S> {
         // new session may follow it at once): apply it when the answer is read,
         // not when this continuation runs. The answer is decoded there, once, and
         // handed to this call.
-        let read: Arc<Mutex<Option<Result<M::Result, AcpError>>>> = Arc::default();
+        let read: AnswerSlot<M::Result> = Arc::default();
         let on_result = effect.map(|effect| {
             let shared = Arc::clone(self);
             let read = Arc::clone(&read);
@@ -670,10 +670,7 @@ impl<S: Protocol> Shared<S> {
             }
             Some(AnswerEffect::Session(effect, params_session)) => {
                 if let Ok(value) = &outcome {
-                    let session = match effect {
-                        SessionEffect::CreatedByResult => M::created_session(value).map(str::to_owned),
-                        SessionEffect::OpenedByParams | SessionEffect::Removed => params_session,
-                    };
+                    let session = effect.session(params_session, || M::created_session(value).map(str::to_owned));
                     self.apply_session_effect(effect, session, M::announced(value));
                 }
             }
@@ -792,6 +789,9 @@ impl<S: Protocol> Shared<S> {
     }
 }
 
+/// Where the reader leaves a call's decoded answer for the caller.
+type AnswerSlot<T> = Arc<Mutex<Option<Result<T, AcpError>>>>;
+
 /// What the answer to a call of this side changes in the connection's state.
 enum AnswerEffect<S: Protocol> {
     /// The client's `initialize`: the connection is ready, with these params.
@@ -826,10 +826,7 @@ pub(crate) fn track_handled<S: Protocol>(
     answer: &mut Answer,
 ) {
     if let Some(effect) = rule.and_then(|rule| rule.effect) {
-        let session = match effect {
-            SessionEffect::CreatedByResult => answer.created.take(),
-            SessionEffect::OpenedByParams | SessionEffect::Removed => session,
-        };
+        let session = effect.session(session, || answer.created.take());
         shared.apply_session_effect(effect, session, std::mem::take(&mut answer.announced));
     }
 }

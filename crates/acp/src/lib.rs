@@ -322,7 +322,6 @@ mod role;
 pub mod rules;
 mod session;
 mod shortcuts;
-pub use rules::missing_capability;
 
 pub use agent::ClientConnection;
 pub use client::{AgentConnection, AgentProcess};

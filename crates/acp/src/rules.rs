@@ -7,8 +7,6 @@
 //! conformance checks follow one table (no I/O here).
 
 use agentproto_jsonrpc::{ErrorCode, ErrorObject};
-use serde_json::value::RawValue;
-use serde_json::Value;
 
 use crate::{MethodInfo, MethodKind, Side};
 
@@ -170,6 +168,18 @@ pub trait RequestRules<S: crate::Protocol> {
     fn session_gate(&self) -> Option<SessionGate>;
 }
 
+/// What the rules read from a typed result, for the results one side sends:
+/// implemented by each surface's generated result enums (`AgentResponse`,
+/// `ClientResponse`) for tools that watch a connection from outside.
+pub trait ResponseRules<S: crate::Protocol> {
+    /// The agent's `initialize` result, when this is one.
+    fn initialize(&self) -> Option<&S::InitializeResponse>;
+    /// The session a success created (`session/new`).
+    fn created_session(&self) -> Option<&str>;
+    /// What the result announces for the session it opens.
+    fn announced(&self) -> Vec<&'static str>;
+}
+
 /// What the value at a gate's path must be.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum GateTest {
@@ -210,17 +220,6 @@ pub struct ValueGate {
     pub baseline: &'static [&'static str],
     /// Tags that need a capability, with its path.
     pub gated: &'static [(&'static str, &'static [&'static str])],
-}
-
-/// An item a [`ValueGate`] refuses.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Refused {
-    /// The item's JSON path, e.g. `$.params.prompt[2]`.
-    pub path: String,
-    /// The item's tag (`""` when it has none).
-    pub tag: String,
-    /// The capability it needs, as a dotted path; `None` for a tag the schema does not list.
-    pub capability: Option<String>,
 }
 
 /// How a successful request changes the set of known sessions.
@@ -286,29 +285,6 @@ impl SessionGate {
     }
 }
 
-/// What the answer to `method` (a request handled by `side` that creates or opens a
-/// session) announces for that session: the members the session gates of `methods`
-/// read from it that hold an object in `result`.
-pub fn announced(methods: &'static [MethodInfo], side: Side, method: &str, result: &str) -> Vec<&'static str> {
-    let mut members: Vec<&'static str> = Vec::new();
-    let gates =
-        methods.iter().filter(|m| m.side == side && m.kind == MethodKind::Request).filter_map(|m| m.session_gate);
-    for gate in gates {
-        if gate.opened_by.contains(&method) && !members.contains(&gate.member) {
-            members.push(gate.member);
-        }
-    }
-    if members.is_empty() {
-        return members;
-    }
-    let Ok(object) = serde_json::from_str::<std::collections::HashMap<std::borrow::Cow<'_, str>, &RawValue>>(result)
-    else {
-        return Vec::new();
-    };
-    members.retain(|member| object.get(*member).is_some_and(|value| value.get().trim_start().starts_with('{')));
-    members
-}
-
 /// The row of `methods` for a request handled by `side`.
 pub fn request(methods: &'static [MethodInfo], side: Side, name: &str) -> Option<&'static MethodInfo> {
     methods.iter().find(|m| m.name == name && m.side == side && m.kind == MethodKind::Request)
@@ -324,292 +300,150 @@ pub fn may_name_unseen_session(methods: &'static [MethodInfo], side: Side, name:
     request(methods, side, name).and_then(|m| m.session).is_some_and(|s| s.unseen_ok)
 }
 
-/// For tools that watch a connection from outside (the inspector, the checks):
-/// the capability the request `method`, handled by `handler`, needs and that
-/// side's `initialize` message (`init`: the client's params or the agent's result)
-/// does not advertise, as a dotted path such as `clientCapabilities.fs.readTextFile`;
-/// `None` when the method is not gated or the capability was advertised.
-pub fn missing_capability(
-    methods: &'static [MethodInfo],
-    handler: Side,
-    method: &str,
-    init: &Value,
-    params: Option<&RawValue>,
-) -> Option<String> {
-    let gate = request(methods, handler, method)?.gate?;
-    (!gate.is_open(init, params)).then(|| gate.describe(params))
-}
-
-/// The first item of `params` that a value gate of `row` refuses, given the handling
-/// side's `initialize` message; `None` when everything sent was advertised (or the
-/// params do not have the expected shape, which their decoding reports).
-pub fn refused_value(row: &MethodInfo, init: &Value, params: Option<&RawValue>) -> Option<Refused> {
-    if row.values.is_empty() {
-        return None;
-    }
-    let members: std::collections::HashMap<std::borrow::Cow<'_, str>, &RawValue> =
-        serde_json::from_str(params?.get()).ok()?;
-    row.values.iter().find_map(|gate| gate.refused(init, members.get(gate.member).copied()?))
-}
-
-impl ValueGate {
-    fn refused(&self, init: &Value, list: &RawValue) -> Option<Refused> {
-        let items: Vec<&RawValue> = serde_json::from_str(list.get()).ok()?;
-        items.iter().enumerate().find_map(|(index, item)| {
-            let tag = string_field(item.get(), self.tag).unwrap_or_default();
-            if self.baseline.contains(&tag.as_str()) {
-                return None;
-            }
-            let capability = match self.gated.iter().find(|(gated, _)| *gated == tag) {
-                Some((_, path)) if advertised(path.iter().try_fold(init, |at, key| at.get(key))) => return None,
-                Some((_, path)) => Some(path.join(".")),
-                None => None,
-            };
-            Some(Refused { path: format!("$.params.{}[{index}]", self.member), tag, capability })
-        })
-    }
-
-    /// The tags this gate accepts given the handling side's `initialize` message.
-    pub fn accepted(&self, init: &Value) -> Vec<&'static str> {
-        let gated = self
-            .gated
-            .iter()
-            .filter(|(_, path)| advertised(path.iter().try_fold(init, |at, key| at.get(key))))
-            .map(|(tag, _)| *tag);
-        self.baseline.iter().copied().chain(gated).collect()
-    }
-}
-
-impl Refused {
-    /// What it lacks, in words: the capability, or that the tag is not one the schema lists.
-    pub fn reason(&self) -> String {
-        match &self.capability {
-            Some(capability) => {
-                format!("`{}` needs `{capability}`, which this side did not advertise", self.shown_tag())
-            }
-            None => format!("`{}` is not a kind this side can have advertised", self.shown_tag()),
-        }
-    }
-
-    fn shown_tag(&self) -> &str {
-        if self.tag.is_empty() {
-            "(untagged)"
-        } else {
-            &self.tag
-        }
-    }
-
-    /// The -32602 answer, naming the item's path.
-    pub fn error(&self, accepted: &[&str]) -> ErrorObject {
-        let expected = format!("one of the advertised kinds ({})", accepted.join(", "));
-        let mut error = ErrorObject::invalid_params(&self.path, &expected, self.shown_tag());
-        error.message = format!("invalid params: {}: {}", self.path, self.reason());
-        error
-    }
-}
-
-/// A top-level string member of a JSON object, without building a tree of the rest.
-fn string_field(text: &str, key: &str) -> Option<String> {
-    let members: std::collections::HashMap<std::borrow::Cow<'_, str>, &RawValue> = serde_json::from_str(text).ok()?;
-    members.get(key).and_then(|value| serde_json::from_str::<String>(value.get()).ok())
-}
-
-fn advertised(value: Option<&Value>) -> bool {
-    matches!(value, Some(Value::Bool(true)) | Some(Value::Object(_)))
-}
-
-fn param_text(params: Option<&RawValue>, member: &str) -> Option<String> {
-    params.and_then(|p| string_field(p.get(), member))
-}
-
-impl Gate {
-    /// Whether the handling side's `initialize` message opens this gate.
-    pub fn is_open(&self, init: &Value, params: Option<&RawValue>) -> bool {
-        let mut at = init;
-        for segment in self.path {
-            let key = match segment {
-                Segment::Key(key) => (*key).to_owned(),
-                // No such member: the params are invalid anyway, and say so elsewhere.
-                Segment::Param(member) => match param_text(params, member) {
-                    Some(value) => value,
-                    None => return true,
-                },
-            };
-            match at.get(&key) {
-                Some(next) => at = next,
-                None => return false,
-            }
-        }
-        match self.test {
-            GateTest::Advertised => advertised(Some(at)),
-            GateTest::NonEmpty => matches!(at, Value::Array(items) if !items.is_empty()),
-        }
-    }
-
-    /// The capability as a dotted path, e.g. `agentCapabilities.loadSession`.
-    pub fn describe(&self, params: Option<&RawValue>) -> String {
-        let parts: Vec<String> = self
-            .path
-            .iter()
-            .map(|segment| match segment {
-                Segment::Key(key) => (*key).to_owned(),
-                Segment::Param(member) => param_text(params, member).unwrap_or_else(|| format!("<{member}>")),
-            })
-            .collect();
-        parts.join(".")
-    }
-
-    /// What the capability must be, in words, for messages.
-    fn wanted(&self, params: Option<&RawValue>) -> String {
-        match self.test {
-            GateTest::Advertised => format!("`{}`", self.describe(params)),
-            GateTest::NonEmpty => format!("a non-empty `{}`", self.describe(params)),
-        }
-    }
-
-    /// The params member that chose the capability, if one did.
-    fn chooser(&self) -> Option<&'static str> {
-        self.path.iter().find_map(|segment| match segment {
-            Segment::Param(member) => Some(*member),
-            Segment::Key(_) => None,
-        })
-    }
-
-    /// The answer to a gated request this side did not advertise.
-    pub fn refusal(&self, method: &str, params: Option<&RawValue>) -> ErrorObject {
-        let capability = self.describe(params);
-        let wanted = self.wanted(params);
-        match self.chooser().filter(|_| self.refusal == ErrorCode::INVALID_PARAMS) {
-            Some(member) => {
-                let value = param_text(params, member).unwrap_or_default();
-                let mut error = ErrorObject::invalid_params(
-                    &format!("$.params.{member}"),
-                    &format!("a {member} this side advertised"),
-                    &value,
-                );
-                error.message =
-                    format!("invalid params: {member} `{value}` needs {wanted}, which this side did not advertise");
-                error
-            }
-            None => {
-                let data = serde_json::json!({ "method": method, "capability": capability });
-                let error = ErrorObject::new(
-                    self.refusal,
-                    format!("method not found: `{method}` needs {wanted}, which this side did not advertise"),
-                );
-                match serde_json::value::to_raw_value(&data) {
-                    Ok(data) => error.with_data(data),
-                    Err(_) => error,
-                }
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::v1::{method, V1};
+    use crate::{Handshake, RequestMethod};
+    use serde_json::Value;
 
-    fn raw(text: &str) -> Box<RawValue> {
-        RawValue::from_string(text.to_owned()).unwrap()
+    fn typed<T: for<'de> serde::Deserialize<'de>>(json: Value) -> T {
+        agentproto_codec::decode::<T>(&json.to_string(), "$").expect("a valid message").value
     }
 
-    fn gate(side: Side, method: &str) -> Gate {
-        request(crate::v1::method::ALL, side, method).and_then(|m| m.gate).unwrap()
+    /// Both `initialize` messages, from the capabilities each side advertises.
+    fn handshake(client: Value, agent: Value) -> Handshake<V1> {
+        Handshake {
+            client: typed(serde_json::json!({"protocolVersion": 1, "clientCapabilities": client})),
+            agent: typed(serde_json::json!({"protocolVersion": 1, "agentCapabilities": agent})),
+        }
+    }
+
+    fn refusal<M: RequestMethod<Surface = V1>>(params: Value, hs: &Handshake<V1>) -> Option<Refusal> {
+        M::refusal(&typed::<M::Params>(params), hs)
+    }
+
+    fn data(error: &ErrorObject) -> Value {
+        serde_json::from_str(error.data.as_ref().expect("error data").get()).expect("JSON data")
     }
 
     #[test]
     fn booleans_and_object_markers() {
-        let init = serde_json::json!({"agentCapabilities": {
-            "loadSession": true,
-            "sessionCapabilities": {"list": {}, "delete": null, "close": false},
-        }});
-        let open = |m| gate(Side::Agent, m).is_open(&init, None);
-        assert!(open("session/load"));
-        assert!(open("session/list"));
-        assert!(!open("session/delete"), "null means not advertised");
-        assert!(!open("session/close"), "false means not advertised");
-        assert!(!open("session/resume"), "absent means not advertised");
-        let prompt = request(crate::v1::method::ALL, Side::Agent, "session/prompt").unwrap();
-        assert!(prompt.gate.is_none(), "baseline methods are not gated");
+        let agent = serde_json::json!({"loadSession": true, "sessionCapabilities": {"list": {}, "close": null}});
+        let hs = handshake(serde_json::json!({}), agent);
+        let load = serde_json::json!({"sessionId": "s", "cwd": "/", "mcpServers": []});
+        assert_eq!(refusal::<method::SessionLoad>(load, &hs), None);
+        assert_eq!(refusal::<method::SessionList>(serde_json::json!({}), &hs), None);
+        let close = refusal::<method::SessionClose>(serde_json::json!({"sessionId": "s"}), &hs);
+        assert_eq!(
+            close.and_then(|r| r.capability()).as_deref(),
+            Some("agentCapabilities.sessionCapabilities.close"),
+            "null is not advertised"
+        );
+        let resume = serde_json::json!({"sessionId": "s", "cwd": "/"});
+        assert!(refusal::<method::SessionResume>(resume, &hs).is_some(), "absent is not advertised");
+        let prompt = serde_json::json!({"sessionId": "s", "prompt": []});
+        assert_eq!(refusal::<method::SessionPrompt>(prompt, &hs), None, "baseline methods are not gated");
     }
 
+    #[cfg(feature = "unstable")]
     #[test]
     fn elicitation_is_gated_per_mode() {
-        let init = serde_json::json!({"clientCapabilities": {"elicitation": {"form": {}}}});
-        let gate = gate(Side::Client, "elicitation/create");
-        assert!(gate.is_open(&init, Some(&raw(r#"{"mode":"form"}"#))));
-        assert!(!gate.is_open(&init, Some(&raw(r#"{"mode":"url"}"#))));
-        let error = gate.refusal("elicitation/create", Some(&raw(r#"{"mode":"url"}"#)));
+        use crate::v1_unstable::{method, V1Unstable};
+        let hs: Handshake<V1Unstable> = Handshake {
+            client: typed(
+                serde_json::json!({"protocolVersion": 1, "clientCapabilities": {"elicitation": {"form": {}}}}),
+            ),
+            agent: typed(serde_json::json!({"protocolVersion": 1})),
+        };
+        let ask = |mode: &str| {
+            let params = match mode {
+                "form" => {
+                    serde_json::json!({"sessionId": "s", "message": "?", "mode": "form", "requestedSchema": {"type": "object", "properties": {}}})
+                }
+                _ => {
+                    serde_json::json!({"sessionId": "s", "message": "?", "mode": mode, "url": "https://x", "elicitationId": "e"})
+                }
+            };
+            <method::ElicitationCreate as RequestMethod>::refusal(&typed(params), &hs)
+        };
+        assert_eq!(ask("form"), None);
+        let refused = ask("url").expect("url was not advertised");
+        assert_eq!(refused.capability().as_deref(), Some("clientCapabilities.elicitation.url"));
+        let error = refused.error("elicitation/create");
         assert_eq!(error.code, ErrorCode::INVALID_PARAMS);
-        assert!(error.message.contains("clientCapabilities.elicitation.url"), "{}", error.message);
-        let data: Value = serde_json::from_str(error.data.unwrap().get()).unwrap();
-        assert_eq!(data["path"], "$.params.mode");
+        assert_eq!(data(&error)["path"], "$.params.mode");
     }
 
     #[test]
     fn refusal_names_the_capability() {
-        let error = gate(Side::Client, "fs/read_text_file").refusal("fs/read_text_file", None);
+        let hs = handshake(serde_json::json!({}), serde_json::json!({}));
+        let read = serde_json::json!({"sessionId": "s", "path": "/a"});
+        let error =
+            refusal::<method::FsReadTextFile>(read, &hs).expect("fs was not advertised").error("fs/read_text_file");
         assert_eq!(error.code, ErrorCode::METHOD_NOT_FOUND);
-        let data: Value = serde_json::from_str(error.data.unwrap().get()).unwrap();
-        assert_eq!(data["capability"], "clientCapabilities.fs.readTextFile");
+        assert_eq!(data(&error)["capability"], "clientCapabilities.fs.readTextFile");
     }
 
     #[test]
     fn prompt_content_is_gated_per_block_type() {
-        let row = request(crate::v1::method::ALL, Side::Agent, "session/prompt").unwrap();
-        let init = serde_json::json!({"agentCapabilities": {"promptCapabilities": {"image": true, "audio": false}}});
-        let prompt = |blocks: &str| raw(&format!(r#"{{"sessionId":"s","prompt":[{blocks}]}}"#));
-        let text = r#"{"type":"text","text":"hi"}"#;
-        let link = r#"{"type":"resource_link","uri":"file:///a","name":"a"}"#;
-        let image = r#"{"type":"image","data":"","mimeType":"image/png"}"#;
-        let audio = r#"{"type":"audio","data":"","mimeType":"audio/wav"}"#;
-        assert_eq!(refused_value(row, &init, Some(&prompt(&format!("{text},{link},{image}")))), None);
-        let refused = refused_value(row, &init, Some(&prompt(&format!("{text},{audio}")))).unwrap();
-        assert_eq!(refused.path, "$.params.prompt[1]");
-        assert_eq!(refused.capability.as_deref(), Some("agentCapabilities.promptCapabilities.audio"));
-        let unknown = refused_value(row, &init, Some(&prompt(r#"{"type":"hologram"}"#))).unwrap();
-        assert_eq!((unknown.tag.as_str(), unknown.capability.as_deref()), ("hologram", None));
-        let error = unknown.error(&row.values[0].accepted(&init));
+        let hs = handshake(
+            serde_json::json!({}),
+            serde_json::json!({"promptCapabilities": {"image": true, "audio": false}}),
+        );
+        let prompt = |blocks: Value| serde_json::json!({"sessionId": "s", "prompt": blocks});
+        let text = serde_json::json!({"type": "text", "text": "hi"});
+        let link = serde_json::json!({"type": "resource_link", "uri": "file:///a", "name": "a"});
+        let image = serde_json::json!({"type": "image", "data": "", "mimeType": "image/png"});
+        let audio = serde_json::json!({"type": "audio", "data": "", "mimeType": "audio/wav"});
+        assert_eq!(refusal::<method::SessionPrompt>(prompt(serde_json::json!([text, link, image])), &hs), None);
+        let refused = refusal::<method::SessionPrompt>(prompt(serde_json::json!([text, audio])), &hs).unwrap();
+        let Refusal::ValueNotAdvertised { path, capability, .. } = &refused else { panic!("{refused:?}") };
+        assert_eq!(
+            (path.as_str(), *capability),
+            ("$.params.prompt[1]", Some("agentCapabilities.promptCapabilities.audio"))
+        );
+        let unknown = refusal::<method::SessionPrompt>(prompt(serde_json::json!([{"type": "hologram"}])), &hs).unwrap();
+        let Refusal::ValueNotAdvertised { tag, capability, accepted, .. } = &unknown else { panic!("{unknown:?}") };
+        assert_eq!((tag.as_str(), *capability), ("hologram", None));
+        assert_eq!(accepted, &["text", "resource_link", "image"]);
+        let error = unknown.error("session/prompt");
         assert_eq!(error.code, ErrorCode::INVALID_PARAMS);
-        let data: Value = serde_json::from_str(error.data.unwrap().get()).unwrap();
-        assert_eq!(data["path"], "$.params.prompt[0]");
-        assert_eq!(data["found"], "hologram");
+        let data = data(&error);
+        assert_eq!((data["path"].as_str(), data["found"].as_str()), (Some("$.params.prompt[0]"), Some("hologram")));
     }
 
     #[test]
     fn mcp_servers_are_gated_per_transport() {
-        let row = request(crate::v1::method::ALL, Side::Agent, "session/new").unwrap();
-        let init = serde_json::json!({"agentCapabilities": {"mcpCapabilities": {"http": true}}});
-        let new = |servers: &str| raw(&format!(r#"{{"cwd":"/","mcpServers":[{servers}]}}"#));
-        let stdio = r#"{"name":"a","command":"x","args":[],"env":[]}"#;
-        let http = r#"{"type":"http","name":"b","url":"http://x","headers":[]}"#;
-        let sse = r#"{"type":"sse","name":"c","url":"http://x","headers":[]}"#;
-        assert_eq!(refused_value(row, &init, Some(&new(&format!("{stdio},{http}")))), None);
-        let refused = refused_value(row, &init, Some(&new(&format!("{stdio},{sse}")))).unwrap();
-        assert_eq!(refused.capability.as_deref(), Some("agentCapabilities.mcpCapabilities.sse"));
+        let hs = handshake(serde_json::json!({}), serde_json::json!({"mcpCapabilities": {"http": true}}));
+        let new = |servers: Value| serde_json::json!({"cwd": "/", "mcpServers": servers});
+        let stdio = serde_json::json!({"name": "a", "command": "x", "args": [], "env": []});
+        let http = serde_json::json!({"type": "http", "name": "b", "url": "http://x", "headers": []});
+        let sse = serde_json::json!({"type": "sse", "name": "c", "url": "http://x", "headers": []});
+        assert_eq!(refusal::<method::SessionNew>(new(serde_json::json!([stdio, http])), &hs), None);
+        let refused = refusal::<method::SessionNew>(new(serde_json::json!([stdio, sse])), &hs).unwrap();
+        assert_eq!(refused.capability().as_deref(), Some("agentCapabilities.mcpCapabilities.sse"));
     }
 
     #[test]
     fn set_mode_needs_modes_from_the_opening_answer() {
-        let all = crate::v1::method::ALL;
-        let gate = request(all, Side::Agent, "session/set_mode").and_then(|m| m.session_gate).unwrap();
+        let gate = <method::SessionSetMode as RequestMethod>::SESSION_GATE.unwrap();
         assert_eq!(gate.member, "modes");
         assert_eq!(gate.opened_by, &["session/new", "session/load", "session/resume"], "stable v1 has no fork");
         #[cfg(feature = "unstable")]
         {
-            let unstable = request(crate::v1_unstable::method::ALL, Side::Agent, "session/set_mode").unwrap();
-            assert!(unstable.session_gate.unwrap().opened_by.contains(&"session/fork"));
+            let unstable = <crate::v1_unstable::method::SessionSetMode as RequestMethod>::SESSION_GATE.unwrap();
+            assert!(unstable.opened_by.contains(&"session/fork"));
         }
-        let modes = r#"{"sessionId":"s","modes":{"currentModeId":"a","availableModes":[]}}"#;
-        assert_eq!(announced(all, Side::Agent, "session/new", modes), ["modes"]);
-        assert!(announced(all, Side::Agent, "session/new", r#"{"sessionId":"s","modes":null}"#).is_empty());
-        assert!(announced(all, Side::Agent, "session/load", "{}").is_empty());
-        assert!(announced(all, Side::Agent, "session/prompt", modes).is_empty(), "not an opening request");
+        let modes = serde_json::json!({"sessionId": "s", "modes": {"currentModeId": "a", "availableModes": []}});
+        assert_eq!(<method::SessionNew as RequestMethod>::announced(&typed(modes)), ["modes"]);
+        let none = serde_json::json!({"sessionId": "s", "modes": null});
+        assert!(<method::SessionNew as RequestMethod>::announced(&typed(none)).is_empty());
+        assert!(<method::SessionLoad as RequestMethod>::announced(&typed(serde_json::json!({}))).is_empty());
         let error = gate.refusal("session/set_mode", "s1");
         assert_eq!(error.code, ErrorCode::INVALID_PARAMS);
         assert!(error.message.contains("session `s1`"), "{}", error.message);
-        let data: Value = serde_json::from_str(error.data.unwrap().get()).unwrap();
+        let data = data(&error);
         assert_eq!((data["path"].as_str(), data["found"].as_str()), (Some("$.params.sessionId"), Some("s1")));
     }
 
@@ -624,5 +458,7 @@ mod tests {
         assert!(may_name_unseen_session(all, Side::Agent, "session/delete"));
         assert!(!may_name_unseen_session(all, Side::Agent, "session/prompt"));
         assert!(!may_name_unseen_session(all, Side::Agent, "session/close"));
+        let created = serde_json::json!({"sessionId": "s9"});
+        assert_eq!(<method::SessionNew as RequestMethod>::created_session(&typed(created)), Some("s9"));
     }
 }

@@ -1,6 +1,7 @@
 //! Small pieces both checks use.
 
-use agentproto_acp::{Warning, WarningKind};
+use agentproto_acp::v1::{self, V1};
+use agentproto_acp::{Handshake, Warning, WarningKind};
 use serde_json::{json, Value};
 
 /// A decoded payload's salvaged values as failure text, or `None` when there
@@ -53,4 +54,29 @@ pub(crate) fn initialize_response() -> Value {
         "authMethods": [],
         "agentInfo": {"name": "agentproto-check", "version": env!("CARGO_PKG_VERSION")},
     })
+}
+
+/// The typed handshake the SDK's generated rule code reads, from the `initialize`
+/// messages a scripted side built as JSON for the wire (`client`: the params, `agent`:
+/// the result). A message that does not read as its type stands as the bare one
+/// (these are the checker's own, always valid).
+pub(crate) fn handshake(client: Value, agent: Value) -> Handshake<V1> {
+    // Read from text, as any message is: the generated decoders borrow their keys.
+    Handshake {
+        client: serde_json::from_str(&client.to_string()).unwrap_or_else(|_| v1::InitializeRequest::new(1u16)),
+        agent: serde_json::from_str(&agent.to_string()).unwrap_or_else(|_| v1::InitializeResponse::new(1u16)),
+    }
+}
+
+#[cfg(test)]
+mod handshake_tests {
+    use super::*;
+
+    #[test]
+    fn the_scripted_sides_initialize_messages_read_as_their_types() {
+        let client = json!({"protocolVersion": 1, "clientCapabilities": {"fs": {"readTextFile": true}}});
+        let hs = handshake(client, initialize_response());
+        assert!(hs.client.client_capabilities.fs.read_text_file, "the client's message fell back to the bare one");
+        assert!(hs.agent.agent_info.value().is_some(), "the agent's message fell back to the bare one");
+    }
 }

@@ -24881,6 +24881,31 @@ impl crate::Payload for AgentResponse {
     }
 }
 
+impl crate::rules::ResponseRules<V1Unstable> for AgentResponse {
+    fn initialize(&self) -> Option<&InitializeResponse> {
+        match self {
+            Self::Initialize(r) => Some(r),
+            _ => None,
+        }
+    }
+    fn created_session(&self) -> Option<&str> {
+        match self {
+            Self::SessionFork(r) => <method::SessionFork as crate::RequestMethod>::created_session(r),
+            Self::SessionNew(r) => <method::SessionNew as crate::RequestMethod>::created_session(r),
+            _ => None,
+        }
+    }
+    fn announced(&self) -> Vec<&'static str> {
+        match self {
+            Self::SessionFork(r) => <method::SessionFork as crate::RequestMethod>::announced(r),
+            Self::SessionLoad(r) => <method::SessionLoad as crate::RequestMethod>::announced(r),
+            Self::SessionNew(r) => <method::SessionNew as crate::RequestMethod>::announced(r),
+            Self::SessionResume(r) => <method::SessionResume as crate::RequestMethod>::announced(r),
+            _ => Vec::new(),
+        }
+    }
+}
+
 /// A request sent by the agent, handled by the client.
 #[derive(Debug, Clone, PartialEq)]
 pub enum AgentRequest {
@@ -25384,6 +25409,18 @@ impl crate::Payload for ClientResponse {
     }
     fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> {
         Self::encode_payload(self, buf)
+    }
+}
+
+impl crate::rules::ResponseRules<V1Unstable> for ClientResponse {
+    fn initialize(&self) -> Option<&InitializeResponse> {
+        None
+    }
+    fn created_session(&self) -> Option<&str> {
+        None
+    }
+    fn announced(&self) -> Vec<&'static str> {
+        Vec::new()
     }
 }
 

@@ -18619,6 +18619,24 @@ impl crate::Payload for AgentResponse {
     }
 }
 
+impl crate::rules::ResponseRules<V2> for AgentResponse {
+    fn initialize(&self) -> Option<&InitializeResponse> {
+        match self {
+            Self::Initialize(r) => Some(r),
+            _ => None,
+        }
+    }
+    fn created_session(&self) -> Option<&str> {
+        match self {
+            Self::SessionNew(r) => <method::SessionNew as crate::RequestMethod>::created_session(r),
+            _ => None,
+        }
+    }
+    fn announced(&self) -> Vec<&'static str> {
+        Vec::new()
+    }
+}
+
 /// A request sent by the agent, handled by the client.
 #[derive(Debug, Clone, PartialEq)]
 pub enum AgentRequest {
@@ -18943,6 +18961,18 @@ impl crate::Payload for ClientResponse {
     }
     fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> {
         Self::encode_payload(self, buf)
+    }
+}
+
+impl crate::rules::ResponseRules<V2> for ClientResponse {
+    fn initialize(&self) -> Option<&InitializeResponse> {
+        None
+    }
+    fn created_session(&self) -> Option<&str> {
+        None
+    }
+    fn announced(&self) -> Vec<&'static str> {
+        Vec::new()
     }
 }
 

@@ -25168,6 +25168,25 @@ impl crate::Payload for AgentResponse {
     }
 }
 
+impl crate::rules::ResponseRules<V2Unstable> for AgentResponse {
+    fn initialize(&self) -> Option<&InitializeResponse> {
+        match self {
+            Self::Initialize(r) => Some(r),
+            _ => None,
+        }
+    }
+    fn created_session(&self) -> Option<&str> {
+        match self {
+            Self::SessionFork(r) => <method::SessionFork as crate::RequestMethod>::created_session(r),
+            Self::SessionNew(r) => <method::SessionNew as crate::RequestMethod>::created_session(r),
+            _ => None,
+        }
+    }
+    fn announced(&self) -> Vec<&'static str> {
+        Vec::new()
+    }
+}
+
 /// A request sent by the agent, handled by the client.
 #[derive(Debug, Clone, PartialEq)]
 pub enum AgentRequest {
@@ -25516,6 +25535,18 @@ impl crate::Payload for ClientResponse {
     }
     fn encode_payload(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> {
         Self::encode_payload(self, buf)
+    }
+}
+
+impl crate::rules::ResponseRules<V2Unstable> for ClientResponse {
+    fn initialize(&self) -> Option<&InitializeResponse> {
+        None
+    }
+    fn created_session(&self) -> Option<&str> {
+        None
+    }
+    fn announced(&self) -> Vec<&'static str> {
+        Vec::new()
     }
 }
 

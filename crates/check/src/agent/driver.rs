@@ -6,8 +6,9 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use agentproto_acp::v1::{self, AgentNotification, AgentRequest, PermissionOptionKind};
-use agentproto_acp::{DispatchError, Side};
+use agentproto_acp::rules::RequestRules;
+use agentproto_acp::v1::{AgentNotification, AgentRequest, PermissionOptionKind};
+use agentproto_acp::DispatchError;
 use agentproto_jsonrpc::message::{encode_notification, encode_request, encode_response};
 use agentproto_jsonrpc::{EnvelopeErrorKind, ErrorCode, ErrorObject, Message, RequestId};
 use serde_json::value::RawValue;
@@ -364,16 +365,16 @@ impl<'a, 'o> Driver<'a, 'o> {
         } else {
             self.ctx_pass("ACP-WIRE-002");
         }
-        // What this scripted client advertised, checked with the SDK's generated gate table.
+        // What this scripted client advertised, checked with the SDK's generated rule code.
         let advertised = super::initialize_params(Value::from(1), self.ctx.options.client_fs);
-        let gate = agentproto_acp::rules::request(v1::method::ALL, Side::Client, method).and_then(|row| row.gate);
-        if let Some(gate) = gate.filter(|gate| !gate.is_open(&advertised, params)) {
-            let capability = gate.describe(params);
+        let handshake = crate::common::handshake(advertised, serde_json::json!({"protocolVersion": 1}));
+        if let Some(refusal) = RequestRules::refusal(&decoded.value, &handshake) {
+            let capability = refusal.capability().unwrap_or_default();
             self.ctx_fail(
                 "ACP-CAP-001",
                 format!("called {method} although the client did not advertise `{capability}`"),
             );
-            return self.respond(&id, Err(gate.refusal(method, params))).await;
+            return self.respond(&id, Err(refusal.error(method))).await;
         }
         let answer = match decoded.value {
             AgentRequest::SessionRequestPermission(request) => {

@@ -2,10 +2,9 @@
 
 use std::sync::Arc;
 
-use agentproto_acp::v1::{
-    self, ClientNotification, ClientRequest, ClientResponse, ContentBlock, RequestPermissionOutcome,
-};
-use agentproto_acp::{DispatchError, Side};
+use agentproto_acp::rules::{Refusal, RequestRules};
+use agentproto_acp::v1::{ClientNotification, ClientRequest, ClientResponse, ContentBlock, RequestPermissionOutcome};
+use agentproto_acp::DispatchError;
 use agentproto_jsonrpc::{ErrorCode, ErrorObject, RequestId};
 use serde_json::json;
 use serde_json::value::RawValue;
@@ -62,6 +61,9 @@ pub(super) async fn on_request(
         shared.respond(&id, Err(error)).await;
         return None;
     }
+    // What this scripted agent advertised, checked with the SDK's generated rule code.
+    let handshake = crate::common::handshake(json!({"protocolVersion": 1}), crate::common::initialize_response());
+    let refusal = RequestRules::refusal(&decoded.value, &handshake);
     match decoded.value {
         ClientRequest::Initialize(request) => {
             if initialized {
@@ -100,18 +102,12 @@ pub(super) async fn on_request(
         ClientRequest::SessionPrompt(request) => {
             let session = request.session_id.0.clone();
             // The SDK's value gates judge the content against what this scripted agent advertised.
-            let advertised = crate::common::initialize_response();
-            let row = agentproto_acp::rules::request(v1::method::ALL, Side::Agent, method);
-            match row.and_then(|row| agentproto_acp::rules::refused_value(row, &advertised, params)) {
-                Some(refused) => shared.fail(
+            match &refusal {
+                Some(refused @ Refusal::ValueNotAdvertised { path, .. }) => shared.fail(
                     "ACP-CLIENT-CAP-002",
-                    format!(
-                        "a prompt carried content the agent did not advertise: {}: {}",
-                        refused.path,
-                        refused.reason()
-                    ),
+                    format!("a prompt carried content the agent did not advertise: {path}: {}", refused.reason()),
                 ),
-                None => shared.pass("ACP-CLIENT-CAP-002"),
+                _ => shared.pass("ACP-CLIENT-CAP-002"),
             }
             let text = request.prompt.iter().find_map(|b| match b {
                 ContentBlock::Text(t) => Some(t.text.clone()),
@@ -147,10 +143,10 @@ pub(super) async fn on_request(
         _ => {
             // A gated method gets the SDK's refusal, naming the capability this
             // scripted agent did not advertise; any other it simply does not offer.
-            let advertised = crate::common::initialize_response();
-            let gate = agentproto_acp::rules::request(v1::method::ALL, Side::Agent, method).and_then(|row| row.gate);
-            let (detail, error) = match gate.filter(|gate| !gate.is_open(&advertised, params)) {
-                Some(gate) => (format!("needs `{}`", gate.describe(params)), gate.refusal(method, params)),
+            let (detail, error) = match &refusal {
+                Some(refusal) => {
+                    (format!("needs `{}`", refusal.capability().unwrap_or_default()), refusal.error(method))
+                }
                 None => ("is not offered".to_owned(), ErrorObject::method_not_found(method)),
             };
             shared

@@ -3,7 +3,7 @@
 
 use agentproto_acp::rules::{self as rules_of_acp, SessionEffect};
 use agentproto_acp::v1;
-use agentproto_acp::RequestId;
+use agentproto_acp::{Handshake, RequestId};
 use agentproto_jsonrpc::ErrorObject;
 
 use super::facts::Facts;
@@ -13,13 +13,6 @@ use super::{receiver, slot, take_one, AcpMonitor, Call, Phase, Pipelined};
 use crate::finding::Direction;
 use crate::rules;
 
-/// What the answer `line` to `method` (handled by `handler`) announces for the session
-/// it creates or opens: the members the table's session gates read that hold an object.
-fn announced_by(handler: agentproto_acp::Side, method: &str, line: &[u8]) -> Vec<&'static str> {
-    let result = raw_member(line, "result");
-    rules_of_acp::announced(v1::method::ALL, handler, method, result.as_deref().map_or("null", |r| r.get()))
-}
-
 impl AcpMonitor {
     pub(super) fn on_response(
         &mut self,
@@ -27,7 +20,6 @@ impl AcpMonitor {
         id: &RequestId,
         call: Call,
         result: Result<&impl Facts, &ErrorObject>,
-        line: &[u8],
     ) {
         let session = call.session.as_deref();
         // The answer travels back: the request was handled by its sender.
@@ -35,11 +27,12 @@ impl AcpMonitor {
         match (call.method.as_str(), &result) {
             ("initialize", Ok(_)) => {
                 self.phase = Phase::Ready;
-                self.agent_init = member(line, &["result"]);
+                let agent = result.as_ref().ok().and_then(|result| result.agent_initialize()).cloned();
+                self.handshake = agent.zip(self.client_init.take()).map(|(agent, client)| Handshake { client, agent });
                 for request in std::mem::take(&mut self.pipelined) {
-                    let Pipelined { index, method, session, params } = request;
-                    let (session, params) = (session.as_deref(), params.as_deref());
-                    self.check_capabilities(report, index, Direction::ToAgent, &method, session, params);
+                    let Pipelined { index, session, request } = request;
+                    let method = request.method().to_owned();
+                    self.check_capabilities(report, index, Direction::ToAgent, &request, &method, session.as_deref());
                 }
             }
             ("initialize", Err(_)) => {
@@ -50,8 +43,7 @@ impl AcpMonitor {
             (method, Ok(payload)) => match rules_of_acp::session_effect(v1::method::ALL, handler, method) {
                 Some(SessionEffect::CreatedByResult) => {
                     if let Some(created) = payload.created_session() {
-                        let announced = announced_by(handler, method, line);
-                        self.sessions.entry(created.to_owned()).or_default().announced = Some(announced);
+                        self.sessions.entry(created.to_owned()).or_default().announced = Some(payload.announced());
                     }
                 }
                 Some(SessionEffect::Removed) => {
@@ -63,7 +55,7 @@ impl AcpMonitor {
                 // what the answer announced replaces what an earlier one did.
                 Some(SessionEffect::OpenedByParams) => {
                     if let Some(state) = session.and_then(|s| self.sessions.get_mut(s)) {
-                        state.announced = Some(announced_by(handler, method, line));
+                        state.announced = Some(payload.announced());
                     }
                 }
                 None => {}

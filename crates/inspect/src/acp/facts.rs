@@ -1,11 +1,44 @@
 //! What the monitor reads from a decoded payload beyond its method and session.
 
+use agentproto_acp::rules::{Refusal, RequestRules, ResponseRules, SessionGate, SessionRule};
 use agentproto_acp::v1::{
-    self, AgentNotification, AgentResponse, ClientResponse, RequestPermissionOutcome, SessionUpdate, StopReason,
+    self, AgentNotification, AgentResponse, ClientRequest, ClientResponse, RequestPermissionOutcome, SessionUpdate,
+    StopReason, V1,
 };
+use agentproto_acp::Handshake;
 
 /// What the monitor needs to know from a decoded payload, beyond its method and session.
+/// The protocol rules' parts come from the SDK's generated rule code on the typed value.
 pub(super) trait Facts {
+    /// For a request: why its receiver, given both `initialize` messages, must refuse it.
+    fn refusal(&self, handshake: &Handshake<V1>) -> Option<Refusal> {
+        let _ = handshake;
+        None
+    }
+    /// For a request: what a success does to the known sessions.
+    fn session_rule(&self) -> Option<SessionRule> {
+        None
+    }
+    /// For a request: what the answer that opened its session must have announced.
+    fn session_gate(&self) -> Option<SessionGate> {
+        None
+    }
+    /// For a request the client sends: itself (kept while `initialize` is unanswered).
+    fn client_request(&self) -> Option<&ClientRequest> {
+        None
+    }
+    /// For `initialize` sent by the client: its params.
+    fn client_initialize(&self) -> Option<&v1::InitializeRequest> {
+        None
+    }
+    /// For the agent's `initialize` result: the result.
+    fn agent_initialize(&self) -> Option<&v1::InitializeResponse> {
+        None
+    }
+    /// For a result that creates or opens a session: what it announces for it.
+    fn announced(&self) -> Vec<&'static str> {
+        Vec::new()
+    }
     /// For `session/update`: what kind of update.
     fn update(&self) -> Option<Update<'_>> {
         None
@@ -31,9 +64,37 @@ pub(super) struct Update<'a> {
     pub(super) tool_call: Option<(&'a str, bool)>,
 }
 
-impl Facts for v1::ClientRequest {}
+impl Facts for ClientRequest {
+    fn refusal(&self, handshake: &Handshake<V1>) -> Option<Refusal> {
+        RequestRules::refusal(self, handshake)
+    }
+    fn session_rule(&self) -> Option<SessionRule> {
+        RequestRules::session_rule(self)
+    }
+    fn session_gate(&self) -> Option<SessionGate> {
+        RequestRules::session_gate(self)
+    }
+    fn client_request(&self) -> Option<&ClientRequest> {
+        Some(self)
+    }
+    fn client_initialize(&self) -> Option<&v1::InitializeRequest> {
+        RequestRules::initialize(self)
+    }
+}
+
 impl Facts for v1::ClientNotification {}
-impl Facts for v1::AgentRequest {}
+
+impl Facts for v1::AgentRequest {
+    fn refusal(&self, handshake: &Handshake<V1>) -> Option<Refusal> {
+        RequestRules::refusal(self, handshake)
+    }
+    fn session_rule(&self) -> Option<SessionRule> {
+        RequestRules::session_rule(self)
+    }
+    fn session_gate(&self) -> Option<SessionGate> {
+        RequestRules::session_gate(self)
+    }
+}
 
 impl Facts for AgentNotification {
     fn update(&self) -> Option<Update<'_>> {
@@ -66,10 +127,15 @@ impl Facts for AgentResponse {
     }
 
     fn created_session(&self) -> Option<&str> {
-        match self {
-            AgentResponse::SessionNew(response) => Some(response.session_id.as_str()),
-            _ => None,
-        }
+        ResponseRules::created_session(self)
+    }
+
+    fn agent_initialize(&self) -> Option<&v1::InitializeResponse> {
+        ResponseRules::initialize(self)
+    }
+
+    fn announced(&self) -> Vec<&'static str> {
+        ResponseRules::announced(self)
     }
 }
 

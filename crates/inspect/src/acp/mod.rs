@@ -22,11 +22,10 @@ mod requests;
 use std::collections::{HashMap, HashSet};
 
 use agentproto_acp::receive::{classify, AgentV1, CallFailure, ClientV1, Incoming, Role};
-use agentproto_acp::{Payload, RequestId, Side};
+use agentproto_acp::v1::{self, V1};
+use agentproto_acp::{Handshake, Payload, RequestId, Side};
 use agentproto_jsonrpc::frame::OversizeShape;
 use agentproto_jsonrpc::{ErrorCode, ErrorObject, Message};
-use serde_json::value::RawValue;
-use serde_json::Value;
 
 use crate::engine::{Answer, Monitor, Verdict};
 use crate::finding::{Direction, Finding};
@@ -39,10 +38,10 @@ use report::Report;
 #[derive(Debug, Default)]
 pub struct AcpMonitor {
     phase: Phase,
-    /// Each side's `initialize` message, where the capability paths of the
-    /// SDK's gate table start (`Null` until seen).
-    client_init: Value,
-    agent_init: Value,
+    /// The client's `initialize` params, until the agent's answer completes the
+    /// handshake the SDK's generated rule code reads.
+    client_init: Option<v1::InitializeRequest>,
+    handshake: Option<Handshake<V1>>,
     /// Requests from the client the agent has not answered.
     to_agent: HashMap<RequestId, Call>,
     /// Requests from the agent the client has not answered.
@@ -65,9 +64,8 @@ pub struct AcpMonitor {
 #[derive(Debug)]
 struct Pipelined {
     index: u64,
-    method: String,
     session: Option<String>,
-    params: Option<Box<RawValue>>,
+    request: v1::ClientRequest,
 }
 
 /// What [`rules::MESSAGE_BEFORE_INITIALIZE`] says about `method`.
@@ -264,7 +262,7 @@ impl AcpMonitor {
                 let method = request.value.method().to_owned();
                 let session = request.value.session_id().map(str::to_owned);
                 report.warnings(&method, session.as_deref(), &request.warnings);
-                self.on_request(&mut report, id, &method, session, line);
+                self.on_request(&mut report, id, &request.value, &method, session);
             }
             Incoming::Notification(notification) => {
                 let method = notification.value.method().to_owned();
@@ -279,7 +277,7 @@ impl AcpMonitor {
                 }
                 if let Some(call) = call {
                     let result = result.as_ref().map(|decoded| &decoded.value);
-                    self.on_response(&mut report, &id, call, result, line);
+                    self.on_response(&mut report, &id, call, result);
                 }
             }
             Incoming::CallFailed { id, method, error } => {

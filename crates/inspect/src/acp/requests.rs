@@ -1,69 +1,47 @@
 //! Requests and notifications: the initialize phase, capability gates, sessions,
 //! prompt turns, cancels, tool calls and permission requests as they are sent.
 
+use agentproto_acp::rules::Refusal;
 use agentproto_acp::rules::SessionEffect;
-use agentproto_acp::v1;
 use agentproto_acp::RequestId;
-use serde_json::value::RawValue;
 
 use super::facts::Facts;
-use super::lines::{member, raw_member};
 use super::report::Report;
-use super::{before_initialize_message, receiver, AcpMonitor, Call, Phase, Pipelined, Session};
+use super::{before_initialize_message, AcpMonitor, Call, Phase, Pipelined, Session};
 use crate::finding::Direction;
 use crate::rules;
 
 impl AcpMonitor {
-    /// The capability findings of request number `index`, against the
-    /// receiver's `initialize` message, through the SDK's generated gate table as
-    /// the receiving role applies it.
+    /// The capability findings of request number `index`, through the SDK's
+    /// generated rule code on the typed request, as its receiver applies it.
     pub(super) fn check_capabilities(
         &self,
         report: &mut Report<'_>,
         index: u64,
         direction: Direction,
+        request: &impl Facts,
         method: &str,
         session: Option<&str>,
-        params: Option<&RawValue>,
     ) {
-        let init = match direction {
-            Direction::ToAgent => &self.agent_init,
-            Direction::ToClient => &self.client_init,
+        let Some(handshake) = &self.handshake else { return };
+        let Some(refusal) = request.refusal(handshake) else { return };
+        let what = match &refusal {
+            Refusal::ValueNotAdvertised { path, .. } => format!("`{method}` at {path}: {}", refusal.reason()),
+            _ => match refusal.capability() {
+                Some(capability) => format!("`{method}` needs `{capability}`, which was not advertised"),
+                None => format!("`{method}`: {}", refusal.reason()),
+            },
         };
-        let row = agentproto_acp::rules::request(v1::method::ALL, receiver(direction), method);
-        if let Some(gate) = row.and_then(|row| row.gate) {
-            if !gate.is_open(init, params) {
-                let capability = gate.describe(params);
-                report.add_for(
-                    index,
-                    direction,
-                    &rules::CAPABILITY_NOT_ADVERTISED,
-                    Some(method),
-                    session,
-                    format!("`{method}` needs `{capability}`, which was not advertised"),
-                );
-            }
-        }
-        // Prompt content and MCP server kinds: each item against the receiver's capabilities.
-        if let Some(refused) = row.and_then(|row| agentproto_acp::rules::refused_value(row, init, params)) {
-            report.add_for(
-                index,
-                direction,
-                &rules::CAPABILITY_NOT_ADVERTISED,
-                Some(method),
-                session,
-                format!("`{method}` at {}: {}", refused.path, refused.reason()),
-            );
-        }
+        report.add_for(index, direction, &rules::CAPABILITY_NOT_ADVERTISED, Some(method), session, what);
     }
 
     pub(super) fn on_request(
         &mut self,
         report: &mut Report<'_>,
         id: RequestId,
+        request: &impl Facts,
         method: &str,
         session: Option<String>,
-        line: &[u8],
     ) {
         let direction = report.direction;
         let sender = direction.sender();
@@ -80,7 +58,7 @@ impl AcpMonitor {
         if method == "initialize" {
             if self.phase == Phase::Fresh {
                 self.phase = Phase::Initializing;
-                self.client_init = member(line, &["params"]);
+                self.client_init = request.client_initialize().cloned();
             } else {
                 report.add(
                     &rules::DUPLICATE_INITIALIZE,
@@ -97,21 +75,17 @@ impl AcpMonitor {
                 before_initialize_message(direction, method),
             );
         } else {
-            let row = agentproto_acp::rules::request(v1::method::ALL, receiver(direction), method);
-            // The raw params are read again only for a method whose rule row looks at them.
-            let gated = row.is_some_and(|row| row.gate.is_some() || !row.values.is_empty());
-            let params = if gated { raw_member(line, "params") } else { None };
             let index = report.index;
             if self.phase == Phase::Ready {
-                self.check_capabilities(report, index, direction, method, session.as_deref(), params.as_deref());
-            } else {
+                self.check_capabilities(report, index, direction, request, method, session.as_deref());
+            } else if let Some(request) = request.client_request() {
                 // Pipelined after `initialize` (only the client gets here): JSON-RPC
                 // allows it and the agent serves it once `initialize` has finished.
                 // What the agent advertises is known from its answer; check then.
                 let session = session.clone();
-                self.pipelined.push(Pipelined { index, method: method.to_owned(), session, params });
+                self.pipelined.push(Pipelined { index, session, request: request.clone() });
             }
-            let session_rule = row.and_then(|row| row.session);
+            let session_rule = request.session_rule();
             if let Some(session) = &session {
                 if !self.sessions.contains_key(session) {
                     if session_rule.is_some_and(|rule| rule.unseen_ok) {
@@ -133,7 +107,7 @@ impl AcpMonitor {
             }
             // The session gates of the SDK's table: `session/set_mode` for a session
             // whose opening answer carried no `modes`.
-            if let (Some(gate), Some(session)) = (row.and_then(|row| row.session_gate), session.as_deref()) {
+            if let (Some(gate), Some(session)) = (request.session_gate(), session.as_deref()) {
                 let announced = self.sessions.get(session).and_then(|state| state.announced.as_ref());
                 if announced.is_some_and(|members| !members.contains(&gate.member)) {
                     report
