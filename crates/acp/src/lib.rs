@@ -270,8 +270,13 @@ pub fn decode_as<'a, T: serde::Deserialize<'a>, E>(
     root: &'static str,
     wrap: impl FnOnce(T) -> E,
 ) -> Result<Decoded<E>, DispatchError> {
+    #[cfg(test)]
+    decode_once_tests::count(std::any::type_name::<T>());
     agentproto_codec::decode::<T>(text, root).map(|d| d.map(wrap)).map_err(DispatchError::Invalid)
 }
+
+#[cfg(test)]
+mod decode_once_tests;
 
 /// Decodes a `T` at `root` from a deserializer positioned at it and wraps it (used by
 /// generated dispatch on the one-pass receive path).
