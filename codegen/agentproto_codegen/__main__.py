@@ -16,7 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from . import acp, proto, python, python_decode, rules, rust, rust_a2a, typescript, typescript_codec
+from . import acp, error_codes, proto, python, python_decode, rules, rust, rust_a2a, typescript, typescript_codec
 from .model import Spec
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -113,6 +113,13 @@ def generate(hashes: dict[str, str], only: tuple[str, ...] = LANGUAGES) -> dict[
     if "rust" in only:
         for source, out in A2A_SURFACES:
             outputs[out] = rustfmt(rust_a2a.emit(models["a2a-v1"]))
+    codes = error_codes.read(ROOT, rules.load(ROOT / "rules/acp.toml")[0])
+    if "rust" in only:
+        outputs[error_codes.RUST_OUT] = rustfmt(error_codes.rust(codes))
+    if "python" in only:
+        outputs[error_codes.PYTHON_OUT] = error_codes.python(codes)
+    if "typescript" in only:
+        outputs[error_codes.TS_OUT] = error_codes.typescript(codes)
     for name, model in models.items():
         outputs[f"{MODEL_DIR}/{name}.json"] = model.to_json()
     return outputs

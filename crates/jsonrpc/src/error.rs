@@ -15,52 +15,13 @@ use serde_json::value::RawValue;
 
 use crate::message::{write_json_string, EnvelopeError};
 
-/// A JSON-RPC error code: an open set of `i32` values with named constants.
+/// A JSON-RPC error code: an open set of `i32` values with named constants (the
+/// codes ACP names, generated into `codes.rs` from the pinned schemas).
 ///
 /// Unknown codes round-trip unchanged.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct ErrorCode(pub i32);
-
-impl ErrorCode {
-    /// `-32700`: the line was not JSON (or was not UTF-8, had trailing data, or nested too deep).
-    pub const PARSE_ERROR: ErrorCode = ErrorCode(-32700);
-    /// `-32600`: the JSON was not a valid request object.
-    pub const INVALID_REQUEST: ErrorCode = ErrorCode(-32600);
-    /// `-32601`: the method does not exist or is not handled by the receiver.
-    pub const METHOD_NOT_FOUND: ErrorCode = ErrorCode(-32601);
-    /// `-32602`: the params are invalid for the method.
-    pub const INVALID_PARAMS: ErrorCode = ErrorCode(-32602);
-    /// `-32603`: an internal error of the receiver (for example a handler panic).
-    pub const INTERNAL_ERROR: ErrorCode = ErrorCode(-32603);
-    /// `-32800`: the request was cancelled (LSP and ACP convention).
-    pub const REQUEST_CANCELLED: ErrorCode = ErrorCode(-32800);
-    /// `-32000`: authentication required. A conventional code of ACP in the
-    /// implementation-defined server range; JSON-RPC itself gives it no meaning.
-    pub const AUTH_REQUIRED: ErrorCode = ErrorCode(-32000);
-    /// `-32002`: resource not found (ACP: unknown session). A conventional code of
-    /// ACP in the server range.
-    pub const RESOURCE_NOT_FOUND: ErrorCode = ErrorCode(-32002);
-    /// `-32022`: unsupported protocol version (ACP v2 draft). A conventional code
-    /// in the server range.
-    pub const UNSUPPORTED_PROTOCOL_VERSION: ErrorCode = ErrorCode(-32022);
-
-    /// The name of a known code, e.g. `"invalid params"`.
-    pub fn name(self) -> Option<&'static str> {
-        Some(match self {
-            ErrorCode::PARSE_ERROR => "parse error",
-            ErrorCode::INVALID_REQUEST => "invalid request",
-            ErrorCode::METHOD_NOT_FOUND => "method not found",
-            ErrorCode::INVALID_PARAMS => "invalid params",
-            ErrorCode::INTERNAL_ERROR => "internal error",
-            ErrorCode::REQUEST_CANCELLED => "request cancelled",
-            ErrorCode::AUTH_REQUIRED => "authentication required",
-            ErrorCode::RESOURCE_NOT_FOUND => "resource not found",
-            ErrorCode::UNSUPPORTED_PROTOCOL_VERSION => "unsupported protocol version",
-            _ => return None,
-        })
-    }
-}
 
 impl fmt::Display for ErrorCode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

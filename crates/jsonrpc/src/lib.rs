@@ -148,6 +148,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod codes;
 pub mod connection;
 mod decode;
 pub mod error;

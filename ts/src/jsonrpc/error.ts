@@ -2,17 +2,9 @@
 
 import { encodeString, RawJson } from "../codec/values.js";
 
-/** The codes JSON-RPC 2.0 and ACP define. The set is open: any integer may arrive. */
-export const ErrorCode = {
-  PARSE_ERROR: -32700,
-  INVALID_REQUEST: -32600,
-  METHOD_NOT_FOUND: -32601,
-  INVALID_PARAMS: -32602,
-  INTERNAL_ERROR: -32603,
-  REQUEST_CANCELLED: -32800,
-  AUTH_REQUIRED: -32000,
-  RESOURCE_NOT_FOUND: -32002,
-} as const;
+import { ErrorCode } from "./codes.js";
+
+export { ErrorCode, errorCodeName } from "./codes.js";
 
 /** The `error` member of a JSON-RPC response. */
 export interface ErrorObject {

@@ -7,53 +7,12 @@ with an error raises `RequestError`, which carries the `ErrorObject` to send.
 
 from __future__ import annotations
 
-from typing import Final
-
 import msgspec
 from msgspec import UNSET, Raw, UnsetType
 
+from agentproto.jsonrpc.codes import ErrorCode
+
 __all__ = ["ErrorCode", "ErrorObject", "RequestError"]
-
-
-class ErrorCode:
-    """Named JSON-RPC error codes. Codes are plain `int`s: the set is open and unknown
-    codes round-trip unchanged."""
-
-    PARSE_ERROR: Final = -32700
-    """The line was not JSON (or not UTF-8, had trailing data, or nested too deep)."""
-    INVALID_REQUEST: Final = -32600
-    """The JSON was not a valid request object."""
-    METHOD_NOT_FOUND: Final = -32601
-    """The method does not exist or is not handled by the receiver."""
-    INVALID_PARAMS: Final = -32602
-    """The params are invalid for the method."""
-    INTERNAL_ERROR: Final = -32603
-    """An internal error of the receiver (for example a handler that raised)."""
-    REQUEST_CANCELLED: Final = -32800
-    """The request was cancelled (LSP and ACP convention)."""
-    AUTH_REQUIRED: Final = -32000
-    """Authentication required (an ACP convention in the server range)."""
-    RESOURCE_NOT_FOUND: Final = -32002
-    """Resource not found; in ACP, an unknown session."""
-    UNSUPPORTED_PROTOCOL_VERSION: Final = -32022
-    """Unsupported protocol version (ACP v2 draft)."""
-
-    _NAMES: Final = {
-        -32700: "parse error",
-        -32600: "invalid request",
-        -32601: "method not found",
-        -32602: "invalid params",
-        -32603: "internal error",
-        -32800: "request cancelled",
-        -32000: "authentication required",
-        -32002: "resource not found",
-        -32022: "unsupported protocol version",
-    }
-
-    @classmethod
-    def name(cls, code: int) -> str | None:
-        """The name of a known code (`"invalid params"`), `None` for others."""
-        return cls._NAMES.get(code)
 
 
 _encode = msgspec.json.Encoder().encode
