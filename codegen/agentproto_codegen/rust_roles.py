@@ -129,91 +129,56 @@ def emit_rule_code(e: Emitter, m: Method) -> None:
                 out.line(line)
 
 
-def emit_request_rules(e: Emitter, name: str, ms: list[Method], variants: list[str]) -> None:
-    """`RequestRules` for an incoming request enum: each variant's method marker's rules."""
+def emit_variant_fn(e: Emitter, signature: str, arms: list[tuple[str, str]], default: str) -> None:
+    """A function over an enum's variants: one arm per `(variant, expression)` (the
+    payload is `p`), `default` for every other variant (or alone, when no arm applies)."""
     out = e.out
-    sm = surface_marker(e.spec)
-
-    def arms(items: list[tuple[Method, str]], call: str, default: str) -> None:
+    with out.block(f"{signature} {{"):
+        if not arms:
+            out.line(default)
+            return
         with out.block("match self {"):
-            for m, v in items:
-                out.line(f"Self::{v}(p) => <method::{v} as crate::RequestMethod>::{call},")
+            for variant, expression in arms:
+                out.line(f"Self::{variant}(p) => {expression},")
             out.line(f"_ => {default},")
 
+
+def emit_request_rules(e: Emitter, name: str, ms: list[Method], variants: list[str]) -> None:
+    """`RequestRules` for an incoming request enum: each variant's method marker's rules."""
+    sm = surface_marker(e.spec)
     pairs = list(zip(ms, variants))
-    with out.block(f"impl crate::rules::RequestRules<{sm}> for {name} {{"):
-        with out.block(f"fn refusal(&self, hs: &crate::Handshake<{sm}>) -> Option<crate::rules::Refusal> {{"):
-            gated = [(m, v) for m, v in pairs if m.gate is not None or m.values]
-            if gated:
-                arms(gated, "refusal(p, hs)", "None")
-            else:
-                out.line("let _ = hs;")
-                out.line("None")
-        init = next((v for m, v in pairs if m.wire == e.spec.rules["lifecycle"]["initialize"]), None)
-        init_params, _ = rust_rules.init_types(e.spec)
-        with out.block(f"fn initialize(&self) -> Option<&{init_params}> {{"):
-            if init:
-                with out.block("match self {"):
-                    out.line(f"Self::{init}(p) => Some(p),")
-                    out.line("_ => None,")
-            else:
-                out.line("None")
-        with out.block("fn session_rule(&self) -> Option<crate::rules::SessionRule> {"):
-            ruled = [(m, v) for m, v in pairs if m.session is not None]
-            if ruled:
-                with out.block("match self {"):
-                    for m, v in ruled:
-                        out.line(f"Self::{v}(_) => <method::{v} as crate::RequestMethod>::SESSION,")
-                    out.line("_ => None,")
-            else:
-                out.line("None")
-        with out.block("fn session_gate(&self) -> Option<crate::rules::SessionGate> {"):
-            ruled = [(m, v) for m, v in pairs if m.session_gate is not None]
-            if ruled:
-                with out.block("match self {"):
-                    for m, v in ruled:
-                        out.line(f"Self::{v}(_) => <method::{v} as crate::RequestMethod>::SESSION_GATE,")
-                    out.line("_ => None,")
-            else:
-                out.line("None")
-    out.line()
+    rules = "<method::{} as crate::RequestMethod>::{}"
+    initialize = e.spec.rules["lifecycle"]["initialize"]
+    init_params, _ = rust_rules.init_types(e.spec)
+    with e.out.block(f"impl crate::rules::RequestRules<{sm}> for {name} {{"):
+        gated = [(v, rules.format(v, "refusal(p, hs)")) for m, v in pairs if m.gate is not None or m.values]
+        sig = f"fn refusal(&self, hs: &crate::Handshake<{sm}>) -> Option<crate::rules::Refusal>"
+        emit_variant_fn(e, sig, gated, "None" if gated else "{ let _ = hs; None }")
+        init = [(v, "Some(p)") for m, v in pairs if m.wire == initialize]
+        emit_variant_fn(e, f"fn initialize(&self) -> Option<&{init_params}>", init, "None")
+        ruled = [(v, rules.format(v, "SESSION")) for m, v in pairs if m.session is not None]
+        emit_variant_fn(e, "fn session_rule(&self) -> Option<crate::rules::SessionRule>", ruled, "None")
+        gates = [(v, rules.format(v, "SESSION_GATE")) for m, v in pairs if m.session_gate is not None]
+        emit_variant_fn(e, "fn session_gate(&self) -> Option<crate::rules::SessionGate>", gates, "None")
+    e.out.line()
 
 
 def emit_response_rules(e: Emitter, name: str, ms: list[Method], variants: list[str]) -> None:
     """`ResponseRules` for a result enum: what each variant's method's rules read from
     its typed result (tools that watch a connection from outside use it)."""
-    out = e.out
     sm = surface_marker(e.spec)
     pairs = list(zip(ms, variants))
+    rules = "<method::{} as crate::RequestMethod>::{}"
+    initialize = e.spec.rules["lifecycle"]["initialize"]
     _, init_result = rust_rules.init_types(e.spec)
-    init = next((v for m, v in pairs if m.wire == e.spec.rules["lifecycle"]["initialize"]), None)
-    with out.block(f"impl crate::rules::ResponseRules<{sm}> for {name} {{"):
-        with out.block(f"fn initialize(&self) -> Option<&{init_result}> {{"):
-            if init:
-                with out.block("match self {"):
-                    out.line(f"Self::{init}(r) => Some(r),")
-                    out.line("_ => None,")
-            else:
-                out.line("None")
-        created = [(m, v) for m, v in pairs if m.session is not None and m.session.effect == "created"]
-        with out.block("fn created_session(&self) -> Option<&str> {"):
-            if created:
-                with out.block("match self {"):
-                    for m, v in created:
-                        out.line(f"Self::{v}(r) => <method::{v} as crate::RequestMethod>::created_session(r),")
-                    out.line("_ => None,")
-            else:
-                out.line("None")
-        announcing = [(m, v) for m, v in pairs if rust_rules.announced_body(e, m) is not None]
-        with out.block("fn announced(&self) -> Vec<&'static str> {"):
-            if announcing:
-                with out.block("match self {"):
-                    for m, v in announcing:
-                        out.line(f"Self::{v}(r) => <method::{v} as crate::RequestMethod>::announced(r),")
-                    out.line("_ => Vec::new(),")
-            else:
-                out.line("Vec::new()")
-    out.line()
+    with e.out.block(f"impl crate::rules::ResponseRules<{sm}> for {name} {{"):
+        init = [(v, "Some(p)") for m, v in pairs if m.wire == initialize]
+        emit_variant_fn(e, f"fn initialize(&self) -> Option<&{init_result}>", init, "None")
+        created = [(v, rules.format(v, "created_session(p)")) for m, v in pairs if m.session is not None and m.session.effect == "created"]
+        emit_variant_fn(e, "fn created_session(&self) -> Option<&str>", created, "None")
+        announcing = [(v, rules.format(v, "announced(p)")) for m, v in pairs if rust_rules.announced_body(e, m) is not None]
+        emit_variant_fn(e, "fn announced(&self) -> Vec<&'static str>", announcing, "Vec::new()")
+    e.out.line()
 
 
 def emit_dispatch_enum(e: Emitter, name: str, kind: str, ms: list[Method], doc: str) -> None:

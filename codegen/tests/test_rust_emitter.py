@@ -483,3 +483,35 @@ class RuleRowTests(unittest.TestCase):
             'Some(crate::rules::SessionGate { member: "modes", opened_by: &["session/new", "session/load"] })',
         )
         self.assertEqual(rust_rules.session_gate_expr(None), "None")
+
+
+class RuleCodeTests(unittest.TestCase):
+    """The rules as code: a capability path becomes a typed access chain."""
+
+    def setUp(self) -> None:
+        inner = Struct(name="ListCaps", fields=[])
+        caps = Struct(
+            name="Caps",
+            fields=[
+                Field(wire="flag", type=PrimRef("bool"), required=False, has_default=True, default=False),
+                Field(wire="list", type=NamedRef("ListCaps"), required=False),
+                Field(wire="always", type=NamedRef("ListCaps"), required=False, has_default=True, default={}),
+            ],
+        )
+        root = Struct(name="Init", fields=[Field(wire="caps", type=NamedRef("Caps"), required=False, has_default=True, default={})])
+        self.e = rust.Emitter(make_spec([inner, caps, root]))
+
+    def test_plain_steps_stay_places_and_optional_ones_chain(self) -> None:
+        from agentproto_codegen import rust_rules
+
+        self.assertEqual(rust_rules.capability_test(self.e, "Init", "hs.agent", ["caps", "flag"], "advertised"), "hs.agent.caps.flag")
+        self.assertEqual(
+            rust_rules.capability_test(self.e, "Init", "hs.agent", ["caps", "list"], "advertised"),
+            "hs.agent.caps.list.as_ref().is_some()",
+        )
+
+    def test_an_object_capability_that_is_always_there_is_refused(self) -> None:
+        from agentproto_codegen import rust_rules
+
+        with self.assertRaises(ValueError):
+            rust_rules.capability_test(self.e, "Init", "hs.agent", ["caps", "always"], "advertised")

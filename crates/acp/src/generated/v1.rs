@@ -17317,17 +17317,17 @@ impl crate::rules::RequestRules<V1> for ClientRequest {
     }
     fn session_rule(&self) -> Option<crate::rules::SessionRule> {
         match self {
-            Self::SessionClose(_) => <method::SessionClose as crate::RequestMethod>::SESSION,
-            Self::SessionDelete(_) => <method::SessionDelete as crate::RequestMethod>::SESSION,
-            Self::SessionLoad(_) => <method::SessionLoad as crate::RequestMethod>::SESSION,
-            Self::SessionNew(_) => <method::SessionNew as crate::RequestMethod>::SESSION,
-            Self::SessionResume(_) => <method::SessionResume as crate::RequestMethod>::SESSION,
+            Self::SessionClose(p) => <method::SessionClose as crate::RequestMethod>::SESSION,
+            Self::SessionDelete(p) => <method::SessionDelete as crate::RequestMethod>::SESSION,
+            Self::SessionLoad(p) => <method::SessionLoad as crate::RequestMethod>::SESSION,
+            Self::SessionNew(p) => <method::SessionNew as crate::RequestMethod>::SESSION,
+            Self::SessionResume(p) => <method::SessionResume as crate::RequestMethod>::SESSION,
             _ => None,
         }
     }
     fn session_gate(&self) -> Option<crate::rules::SessionGate> {
         match self {
-            Self::SessionSetMode(_) => <method::SessionSetMode as crate::RequestMethod>::SESSION_GATE,
+            Self::SessionSetMode(p) => <method::SessionSetMode as crate::RequestMethod>::SESSION_GATE,
             _ => None,
         }
     }
@@ -17579,21 +17579,21 @@ impl crate::Payload for AgentResponse {
 impl crate::rules::ResponseRules<V1> for AgentResponse {
     fn initialize(&self) -> Option<&InitializeResponse> {
         match self {
-            Self::Initialize(r) => Some(r),
+            Self::Initialize(p) => Some(p),
             _ => None,
         }
     }
     fn created_session(&self) -> Option<&str> {
         match self {
-            Self::SessionNew(r) => <method::SessionNew as crate::RequestMethod>::created_session(r),
+            Self::SessionNew(p) => <method::SessionNew as crate::RequestMethod>::created_session(p),
             _ => None,
         }
     }
     fn announced(&self) -> Vec<&'static str> {
         match self {
-            Self::SessionLoad(r) => <method::SessionLoad as crate::RequestMethod>::announced(r),
-            Self::SessionNew(r) => <method::SessionNew as crate::RequestMethod>::announced(r),
-            Self::SessionResume(r) => <method::SessionResume as crate::RequestMethod>::announced(r),
+            Self::SessionLoad(p) => <method::SessionLoad as crate::RequestMethod>::announced(p),
+            Self::SessionNew(p) => <method::SessionNew as crate::RequestMethod>::announced(p),
+            Self::SessionResume(p) => <method::SessionResume as crate::RequestMethod>::announced(p),
             _ => Vec::new(),
         }
     }

@@ -24835,11 +24835,11 @@ impl crate::rules::RequestRules<V2Unstable> for ClientRequest {
     }
     fn session_rule(&self) -> Option<crate::rules::SessionRule> {
         match self {
-            Self::SessionClose(_) => <method::SessionClose as crate::RequestMethod>::SESSION,
-            Self::SessionDelete(_) => <method::SessionDelete as crate::RequestMethod>::SESSION,
-            Self::SessionFork(_) => <method::SessionFork as crate::RequestMethod>::SESSION,
-            Self::SessionNew(_) => <method::SessionNew as crate::RequestMethod>::SESSION,
-            Self::SessionResume(_) => <method::SessionResume as crate::RequestMethod>::SESSION,
+            Self::SessionClose(p) => <method::SessionClose as crate::RequestMethod>::SESSION,
+            Self::SessionDelete(p) => <method::SessionDelete as crate::RequestMethod>::SESSION,
+            Self::SessionFork(p) => <method::SessionFork as crate::RequestMethod>::SESSION,
+            Self::SessionNew(p) => <method::SessionNew as crate::RequestMethod>::SESSION,
+            Self::SessionResume(p) => <method::SessionResume as crate::RequestMethod>::SESSION,
             _ => None,
         }
     }
@@ -25171,14 +25171,14 @@ impl crate::Payload for AgentResponse {
 impl crate::rules::ResponseRules<V2Unstable> for AgentResponse {
     fn initialize(&self) -> Option<&InitializeResponse> {
         match self {
-            Self::Initialize(r) => Some(r),
+            Self::Initialize(p) => Some(p),
             _ => None,
         }
     }
     fn created_session(&self) -> Option<&str> {
         match self {
-            Self::SessionFork(r) => <method::SessionFork as crate::RequestMethod>::created_session(r),
-            Self::SessionNew(r) => <method::SessionNew as crate::RequestMethod>::created_session(r),
+            Self::SessionFork(p) => <method::SessionFork as crate::RequestMethod>::created_session(p),
+            Self::SessionNew(p) => <method::SessionNew as crate::RequestMethod>::created_session(p),
             _ => None,
         }
     }

@@ -64,16 +64,23 @@ pub(super) struct Update<'a> {
     pub(super) tool_call: Option<(&'a str, bool)>,
 }
 
+/// The rule parts every request has, from the SDK's generated `RequestRules`.
+macro_rules! request_rules {
+    () => {
+        fn refusal(&self, handshake: &Handshake<V1>) -> Option<Refusal> {
+            RequestRules::refusal(self, handshake)
+        }
+        fn session_rule(&self) -> Option<SessionRule> {
+            RequestRules::session_rule(self)
+        }
+        fn session_gate(&self) -> Option<SessionGate> {
+            RequestRules::session_gate(self)
+        }
+    };
+}
+
 impl Facts for ClientRequest {
-    fn refusal(&self, handshake: &Handshake<V1>) -> Option<Refusal> {
-        RequestRules::refusal(self, handshake)
-    }
-    fn session_rule(&self) -> Option<SessionRule> {
-        RequestRules::session_rule(self)
-    }
-    fn session_gate(&self) -> Option<SessionGate> {
-        RequestRules::session_gate(self)
-    }
+    request_rules!();
     fn client_request(&self) -> Option<&ClientRequest> {
         Some(self)
     }
@@ -85,15 +92,7 @@ impl Facts for ClientRequest {
 impl Facts for v1::ClientNotification {}
 
 impl Facts for v1::AgentRequest {
-    fn refusal(&self, handshake: &Handshake<V1>) -> Option<Refusal> {
-        RequestRules::refusal(self, handshake)
-    }
-    fn session_rule(&self) -> Option<SessionRule> {
-        RequestRules::session_rule(self)
-    }
-    fn session_gate(&self) -> Option<SessionGate> {
-        RequestRules::session_gate(self)
-    }
+    request_rules!();
 }
 
 impl Facts for AgentNotification {
