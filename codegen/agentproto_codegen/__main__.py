@@ -16,7 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from . import acp, error_codes, proto, python, python_decode, rules, rust, rust_a2a, typescript, typescript_codec
+from . import acp, error_codes, local_errors, proto, python, python_decode, rules, rust, rust_a2a, typescript, typescript_codec
 from .model import Spec
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -113,7 +113,13 @@ def generate(hashes: dict[str, str], only: tuple[str, ...] = LANGUAGES) -> dict[
     if "rust" in only:
         for source, out in A2A_SURFACES:
             outputs[out] = rustfmt(rust_a2a.emit(models["a2a-v1"]))
-    codes = error_codes.read(ROOT, rules.load(ROOT / "rules/acp.toml")[0])
+    acp_rules, acp_rules_source = rules.load(ROOT / "rules/acp.toml")
+    codes = error_codes.read(ROOT, acp_rules)
+    kinds, kinds_source = local_errors.read(acp_rules, (acp_rules_source["file"], acp_rules_source["sha256"]))
+    if "rust" in only:
+        outputs[local_errors.RUST_OUT] = rustfmt(local_errors.rust(kinds, kinds_source))
+    if "typescript" in only:
+        outputs[local_errors.TS_OUT] = local_errors.typescript(kinds, kinds_source)
     if "rust" in only:
         outputs[error_codes.RUST_OUT] = rustfmt(error_codes.rust(codes))
     if "python" in only:

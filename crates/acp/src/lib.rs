@@ -48,6 +48,9 @@ pub mod v2;
 #[path = "generated/v2_unstable.rs"]
 pub mod v2_unstable;
 
+#[path = "generated/acp_error.rs"]
+mod acp_error;
+
 /// Which peer handles a method.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Side {

@@ -10,11 +10,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agentproto_codec::{DecodeError, Warning};
-use agentproto_jsonrpc::{CallError, ConnectionEvent, ConnectionOptions, ErrorCode, ErrorObject, RequestContext};
+use agentproto_jsonrpc::{CallError, ConnectionEvent, ConnectionOptions, ErrorObject, RequestContext};
 use futures::future::BoxFuture;
 use serde_json::value::RawValue;
 use tokio_util::sync::CancellationToken;
 
+pub use crate::acp_error::AcpError;
 use crate::{MethodInfo, Payload};
 
 /// One ACP surface (wire version, stable or unstable): the types a connection
@@ -195,87 +196,6 @@ pub(crate) fn check_outgoing<T: for<'de> serde::Deserialize<'de>>(
     }
 }
 
-/// A local failure of a typed call or notification. The peer's own error answer
-/// is [`AcpError::Rpc`]; everything else happened on this side.
-#[derive(Debug, Clone, thiserror::Error)]
-#[non_exhaustive]
-pub enum AcpError {
-    /// The peer answered with an error object.
-    #[error("`{method}` failed: {} ({})", .error.message, .error.code)]
-    Rpc {
-        /// The method called.
-        method: String,
-        /// The peer's error.
-        error: ErrorObject,
-    },
-    /// The transport failed or the connection is closed, timed out, or the
-    /// response could not be read.
-    #[error("`{method}`: {error}")]
-    Connection {
-        /// The method called.
-        method: String,
-        /// What went wrong.
-        error: Arc<CallError>,
-    },
-    /// The peer's result does not match the method's result type.
-    #[error("`{method}`: invalid result: {error}")]
-    InvalidResult {
-        /// The method called.
-        method: String,
-        /// Where and what.
-        error: DecodeError,
-    },
-    /// Outgoing validation ([`AcpOptions::strict`], on by default): the params this
-    /// side was about to send are invalid; nothing was sent.
-    #[error("`{method}`: refusing to send invalid params: {error}")]
-    InvalidParams {
-        /// The method.
-        method: String,
-        /// Where and what.
-        error: DecodeError,
-    },
-    /// `initialize` has not completed yet; nothing was sent.
-    #[error("`{method}` cannot be sent before `initialize` has completed")]
-    NotInitialized {
-        /// The method.
-        method: String,
-    },
-    /// The peer did not advertise the capability this method needs; nothing was sent.
-    #[error("`{method}` needs the peer capability `{capability}`, which it did not advertise")]
-    CapabilityNotAdvertised {
-        /// The method.
-        method: String,
-        /// The capability path, e.g. `agentCapabilities.loadSession`.
-        capability: String,
-    },
-    /// The answer that opened the session did not announce what this method needs
-    /// (`session/set_mode` for a session whose opening answer had no `modes`); nothing
-    /// was sent.
-    #[error("`{method}` needs `{member}`, which the answer that opened session `{session}` did not announce")]
-    NotAnnounced {
-        /// The method.
-        method: String,
-        /// The session the call names.
-        session: String,
-        /// The member of the opening answer it needs, e.g. `modes`.
-        member: String,
-    },
-    /// The agent answered `initialize` with a protocol version this side does not speak.
-    #[error("the agent answered protocol version {answered}; this connection speaks {supported}")]
-    UnsupportedVersion {
-        /// What the agent answered.
-        answered: i64,
-        /// What this side speaks.
-        supported: u16,
-    },
-    /// The session was cancelled while this call was pending; `$/cancel_request` was sent.
-    #[error("`{method}` was abandoned: the session's prompt turn was cancelled")]
-    Cancelled {
-        /// The method.
-        method: String,
-    },
-}
-
 impl AcpError {
     /// The peer's error object, if the peer answered with one.
     pub fn as_rpc(&self) -> Option<&ErrorObject> {
@@ -300,26 +220,11 @@ impl AcpError {
 /// missing). A call abandoned because the turn was cancelled is -32800.
 impl From<AcpError> for ErrorObject {
     fn from(error: AcpError) -> ErrorObject {
-        let code = match &error {
-            AcpError::Cancelled { .. } => ErrorCode::REQUEST_CANCELLED,
-            _ => ErrorCode::INTERNAL_ERROR,
-        };
-        let method = match &error {
-            AcpError::Rpc { method, .. }
-            | AcpError::Connection { method, .. }
-            | AcpError::InvalidResult { method, .. }
-            | AcpError::InvalidParams { method, .. }
-            | AcpError::NotInitialized { method }
-            | AcpError::CapabilityNotAdvertised { method, .. }
-            | AcpError::NotAnnounced { method, .. }
-            | AcpError::Cancelled { method } => Some(method.clone()),
-            AcpError::UnsupportedVersion { .. } => None,
-        };
-        let mut data = serde_json::json!({ "method": method });
-        if let AcpError::Rpc { error: cause, .. } = &error {
+        let mut data = serde_json::json!({ "method": error.method() });
+        if let Some(cause) = error.cause() {
             data["cause"] = serde_json::json!({ "code": cause.code.0, "message": cause.message });
         }
-        let object = ErrorObject::new(code, error.to_string());
+        let object = ErrorObject::new(error.handler_code(), error.to_string());
         match serde_json::value::to_raw_value(&data) {
             Ok(data) => object.with_data(data),
             Err(_) => object,
