@@ -393,6 +393,7 @@ impl AcpOptions {
 #[cfg(test)]
 mod error_tests {
     use super::*;
+    use agentproto_jsonrpc::ErrorCode;
 
     #[test]
     fn outgoing_messages_are_validated_by_default_in_every_build() {
