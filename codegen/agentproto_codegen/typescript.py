@@ -28,6 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from . import typescript_roles
+from .typescript_share import Plan, plan_for
 from .emit import DocStyle, Writer, doc_comment, given, ts_str
 from .model import Alias, ArrayRef, Decl, Enum, Field, JsonRef, MapRef, NamedRef, PrimRef, Spec, Struct, TypeRef, Union
 from .model import Variant
@@ -201,11 +202,39 @@ def field_type(m: Model, f: Field, prefix: str = "") -> str:
     return f"{base} | null" if f.nullable else base
 
 
+def name_list(head: str, names: list[str], tail: str, width: int = LINE) -> list[str]:
+    """`head A, B, C tail` on one line when it fits, else the names wrapped between the
+    head and the tail (an import or export list of many names)."""
+    one = f"{head} {', '.join(names)} {tail}"
+    if len(one) <= width:
+        return [one]
+    lines, line = [head], ""
+    for name in names:
+        if line and len(line) + len(name) + 2 > width:
+            lines.append(line.rstrip())
+            line = ""
+        line += ("  " if not line else "") + name + ", "
+    lines.append(line.rstrip())
+    lines.append(tail)
+    return lines
+
+
+def by_owner(names: list[str], owner: dict[str, str], own: str) -> dict[str, list[str]]:
+    """The names another module holds, grouped by that module's stem (in first-use order)."""
+    groups: dict[str, list[str]] = {}
+    for name in names:
+        stem = owner.get(name, own)
+        if stem != own:
+            groups.setdefault(stem, []).append(name)
+    return groups
+
+
 class Emitter:
-    def __init__(self, spec: Spec) -> None:
+    def __init__(self, spec: Spec, plan: Plan | None = None) -> None:
         self.spec = spec
         self.m = Model(spec)
         self.out = Writer("  ")
+        self.plan = plan if plan is not None else plan_for(spec)
 
     def doc(self, doc: str) -> None:
         self.out.lines(doc_comment(doc, DocStyle.JSDOC, LINE, indent=len(self.out.margin)))
@@ -218,11 +247,19 @@ class Emitter:
         out.line('import type { MethodInfo, SurfaceRules } from "../../acp/rules.js";')
         out.line('import type { ErrorObject } from "../../jsonrpc/error.js";')
         out.line('import type { RequestId } from "../../jsonrpc/id.js";')
+        shared = by_owner(list(self.m.decls), self.plan.types, self.plan.stem)
+        for stem, names in shared.items():
+            out.lines(name_list("import type {", names, f'}} from "./{stem}.js";'))
         out.line()
         out.line("// The runtime types the declarations below are made of, for the users of this surface.")
         out.line("export type { Int64, RawJson, Unknown, ErrorObject, RequestId };")
+        for stem, names in shared.items():
+            out.line(f"// The declarations this surface has as `{stem}` has them (doc included), written there.")
+            out.lines(name_list("export type {", names, "};"))
         typescript_roles.emit_rules(self.spec, out)
         for d in self.m.decls.values():
+            if not self.plan.own_type(d.name):
+                continue
             out.line()
             if isinstance(d, Struct):
                 self.emit_struct(d)
@@ -306,8 +343,10 @@ def codec_names(m: Model) -> list[str]:
     return names
 
 
-def emit(spec: Spec) -> str:
-    return Emitter(spec).emit()
+def emit(spec: Spec, plan: Plan | None = None) -> str:
+    """`ts/src/generated/acp/<surface>.ts`; `plan` says which declarations other modules
+    hold (by default the pinned ACP family's plan, `typescript_share`)."""
+    return Emitter(spec, plan).emit()
 
 
 def roles_module(spec: Spec) -> str:

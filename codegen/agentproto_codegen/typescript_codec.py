@@ -36,7 +36,8 @@ from decimal import Decimal
 from .emit import Writer, given, ts_str
 from .names import ts_property
 from .model import Alias, ArrayRef, Enum, Field, JsonRef, MapRef, NamedRef, PrimRef, Spec, Struct, TypeRef, Union, prim_phrase
-from .typescript import INTEGERS, Model, codec_names, header, module_name, payload_of
+from .typescript import INTEGERS, Model, by_owner, codec_names, header, module_name, name_list, payload_of
+from .typescript_share import Plan, plan_for
 
 DECODE_PRIMS = {
     "string": "rt.d_str",
@@ -54,6 +55,9 @@ DECODE_RUNTIME = {"RequestId": "rt.d_request_id", "Error": "rt.d_error_object", 
 ENCODE_RUNTIME = {"RequestId": "rt.e_request_id", "Error": "rt.e_error_object", "ErrorCode": "rt.int"}
 
 _PLAIN_KEY = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
+# A call or mention of a declaration's function (`d_Name`, `f_Name`, ...), and a definition.
+_FUNCTION_REF = re.compile(r"(?<![\w.$])([dfgmne]_[A-Za-z_$][\w$]*)")
+_FUNCTION_DEF = re.compile(r"^(?:export )?function ([dfgmne]_[\w$]+)\(", re.M)
 
 
 def key_suffix(key: str) -> str:
@@ -97,10 +101,11 @@ def canonical_double(x: float) -> str:
 
 
 class Emitter:
-    def __init__(self, spec: Spec) -> None:
+    def __init__(self, spec: Spec, plan: Plan | None = None) -> None:
         self.spec = spec
         self.m = Model(spec)
         self.decls = spec.decls
+        self.plan = plan if plan is not None else plan_for(spec)
         self.out = Writer("  ")
         self.helpers: dict[str, str] = {}  # type key -> helper function name
         self.helper_out = Writer("  ")
@@ -180,6 +185,8 @@ class Emitter:
 
     def emit(self) -> str:
         for d in self.decls.values():
+            if not self.plan.own_codec(d.name):
+                continue
             if isinstance(d, Enum):
                 self.emit_enum(d)
             elif isinstance(d, Struct):
@@ -199,6 +206,8 @@ class Emitter:
             u = self.decls[name]
             assert isinstance(u, Union)
             if u.strategy == "untagged":
+                # Written here even when another module holds the union: that module
+                # writes it only if one of its own objects flattens the union.
                 self.emit_untagged_members(u)
         for name in sorted(self.fits_needed):
             self.emit_fits(name)
@@ -223,7 +232,25 @@ class Emitter:
         head.line('import { MISSING, type Missing } from "../../codec/runtime.js";')
         head.line('import { RawJson, UnknownVariant } from "../../codec/values.js";')
         head.line(f'import type * as t from "./{module_name(self.spec)}.js";')
-        return head.text() + self.helper_out.text() + out.text()
+        body = self.helper_out.text() + out.text()
+        head.lines(self.imports(body))
+        return head.text() + body
+
+    def imports(self, body: str) -> list[str]:
+        """The imports of the functions `body` uses that other modules hold."""
+        defined = set(_FUNCTION_DEF.findall(body))
+        used: dict[str, None] = {}
+        for fn in _FUNCTION_REF.findall(body):
+            if fn not in defined and fn[2:] in self.decls:
+                used[fn] = None
+        owner = {fn: self.plan.codec.get(fn[2:], self.plan.stem) for fn in used}
+        for fn, stem in owner.items():
+            if stem == self.plan.stem:
+                raise ValueError(f"{fn}: used by the {stem} codec module, which does not write it")
+        lines = []
+        for stem, names in by_owner(list(used), owner, self.plan.stem).items():
+            lines += name_list("import {", names, f'}} from "./{stem}.codec.js";')
+        return lines
 
     def fn_head(self, name: str, returns: str) -> str:
         return f"export function {name}(v: JNode, path: string, cx: rt.Ctx): {returns} {{"
@@ -637,5 +664,7 @@ class Emitter:
                 out.line("return true;")
 
 
-def emit(spec: Spec) -> str:
-    return Emitter(spec).emit()
+def emit(spec: Spec, plan: Plan | None = None) -> str:
+    """`ts/src/generated/acp/<surface>.codec.ts`; `plan` says which declarations other
+    modules hold (by default the pinned ACP family's plan, `typescript_share`)."""
+    return Emitter(spec, plan).emit()

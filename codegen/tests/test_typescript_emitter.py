@@ -601,6 +601,8 @@ class CompileTests(unittest.TestCase):
             for name in RUNTIME_FILES:
                 shutil.copy(ROOT / "ts/src/acp" / name, root / "src/acp" / name)
             (root / "src/generated/acp").mkdir(parents=True)
+            # The generated error classes the runtime imports (not per surface).
+            shutil.copy(ROOT / "ts/src/generated/acp/errors.ts", root / "src/generated/acp/errors.ts")
             (root / "src/generated/acp/v1.ts").write_text(typescript.emit(spec))
             (root / "src/generated/acp/v1.codec.ts").write_text(typescript_codec.emit(spec))
             (root / "src/generated/acp/v1.roles.ts").write_text(typescript.roles_module(spec))

@@ -7,9 +7,90 @@ import type { Int64, RawJson, Unknown } from "../../codec/values.js";
 import type { MethodInfo, SurfaceRules } from "../../acp/rules.js";
 import type { ErrorObject } from "../../jsonrpc/error.js";
 import type { RequestId } from "../../jsonrpc/id.js";
+import type {
+  WriteTextFileRequest, SessionId, ReadTextFileRequest, RequestPermissionRequest, ToolCallUpdate,
+  ToolCallId, ToolKind, ToolCallStatus, ToolCallContent, ContentBlock, Annotations, Role,
+  TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResourceResource,
+  TextResourceContents, BlobResourceContents, EmbeddedResource, Content, Diff, TerminalId,
+  Terminal, ToolCallLocation, PermissionOption, PermissionOptionId, PermissionOptionKind,
+  CreateTerminalRequest, EnvVariable, TerminalOutputRequest, ReleaseTerminalRequest,
+  WaitForTerminalExitRequest, KillTerminalRequest, CreateElicitationRequestVariant,
+  CreateElicitationRequest, ElicitationSessionScope, ElicitationRequestScope, ElicitationSchema,
+  ElicitationSchemaType, ElicitationPropertySchema, StringFormat, EnumOption, StringPropertySchema,
+  NumberPropertySchema, IntegerPropertySchema, BooleanPropertySchema, MultiSelectItems,
+  StringMultiSelectItems, TitledMultiSelectItems, MultiSelectPropertySchema,
+  ElicitationFormModeVariant, ElicitationFormMode, ElicitationId, ElicitationUrlModeVariant,
+  ElicitationUrlMode, ExtRequest, ProtocolVersion, PromptCapabilities, SessionListCapabilities,
+  SessionDeleteCapabilities, SessionAdditionalDirectoriesCapabilities, SessionResumeCapabilities,
+  SessionCloseCapabilities, LogoutCapabilities, AuthMethod, AuthMethodId, AuthMethodTerminal,
+  AuthMethodAgent, Implementation, AuthenticateResponse, LogoutResponse, NewSessionResponse,
+  SessionModeState, SessionModeId, SessionMode, SessionConfigOptionVariant, SessionConfigOption,
+  SessionConfigId, SessionConfigOptionCategory, SessionConfigValueId, SessionConfigSelectOptions,
+  SessionConfigSelectOption, SessionConfigSelectGroup, SessionConfigGroupId, SessionConfigSelect,
+  SessionConfigBoolean, LoadSessionResponse, DeleteSessionResponse, ResumeSessionResponse,
+  CloseSessionResponse, SetSessionModeResponse, SetSessionConfigOptionResponse, StopReason,
+  ExtResponse, MessageId, ContentChunk, ToolCall, PlanEntry, PlanEntryPriority, PlanEntryStatus,
+  Plan, AvailableCommand, AvailableCommandInput, UnstructuredCommandInput, AvailableCommandsUpdate,
+  CurrentModeUpdate, ConfigOptionUpdate, SessionInfoUpdate, Cost, UsageUpdate, NoticeSeverity,
+  Notice, CompactionId, CompactionStatus, CompactionUpdate, CompactionSummaryChunk,
+  CompleteElicitationNotification, ExtNotification, FileSystemCapabilities,
+  ClientSessionCapabilities, CompactionCapabilities, SessionConfigOptionsCapabilities,
+  BooleanConfigOptionCapabilities, NoticeCapabilities, AuthCapabilities, ElicitationCapabilities,
+  ElicitationFormCapabilities, ElicitationUrlCapabilities, AuthenticateRequest, LogoutRequest,
+  HttpHeader, McpServerHttp, McpServerSse, McpServerStdio, DeleteSessionRequest,
+  CloseSessionRequest, SetSessionModeRequest, SetSessionConfigOptionRequestVariantBoolean,
+  SetSessionConfigOptionRequestVariantValueId, SetSessionConfigOptionRequestVariant,
+  SetSessionConfigOptionRequest, PromptRequest, WriteTextFileResponse, ReadTextFileResponse,
+  RequestPermissionResponse, RequestPermissionOutcome, SelectedPermissionOutcome,
+  CreateTerminalResponse, TerminalOutputResponse, TerminalExitStatus, ReleaseTerminalResponse,
+  WaitForTerminalExitResponse, KillTerminalResponse, CreateElicitationResponseVariant,
+  CreateElicitationResponse, ElicitationContentValue, ElicitationAcceptAction, CancelNotification,
+  CancelRequestNotification,
+} from "./v1.js";
 
 // The runtime types the declarations below are made of, for the users of this surface.
 export type { Int64, RawJson, Unknown, ErrorObject, RequestId };
+// The declarations this surface has as `v1` has them (doc included), written there.
+export type {
+  WriteTextFileRequest, SessionId, ReadTextFileRequest, RequestPermissionRequest, ToolCallUpdate,
+  ToolCallId, ToolKind, ToolCallStatus, ToolCallContent, ContentBlock, Annotations, Role,
+  TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResourceResource,
+  TextResourceContents, BlobResourceContents, EmbeddedResource, Content, Diff, TerminalId,
+  Terminal, ToolCallLocation, PermissionOption, PermissionOptionId, PermissionOptionKind,
+  CreateTerminalRequest, EnvVariable, TerminalOutputRequest, ReleaseTerminalRequest,
+  WaitForTerminalExitRequest, KillTerminalRequest, CreateElicitationRequestVariant,
+  CreateElicitationRequest, ElicitationSessionScope, ElicitationRequestScope, ElicitationSchema,
+  ElicitationSchemaType, ElicitationPropertySchema, StringFormat, EnumOption, StringPropertySchema,
+  NumberPropertySchema, IntegerPropertySchema, BooleanPropertySchema, MultiSelectItems,
+  StringMultiSelectItems, TitledMultiSelectItems, MultiSelectPropertySchema,
+  ElicitationFormModeVariant, ElicitationFormMode, ElicitationId, ElicitationUrlModeVariant,
+  ElicitationUrlMode, ExtRequest, ProtocolVersion, PromptCapabilities, SessionListCapabilities,
+  SessionDeleteCapabilities, SessionAdditionalDirectoriesCapabilities, SessionResumeCapabilities,
+  SessionCloseCapabilities, LogoutCapabilities, AuthMethod, AuthMethodId, AuthMethodTerminal,
+  AuthMethodAgent, Implementation, AuthenticateResponse, LogoutResponse, NewSessionResponse,
+  SessionModeState, SessionModeId, SessionMode, SessionConfigOptionVariant, SessionConfigOption,
+  SessionConfigId, SessionConfigOptionCategory, SessionConfigValueId, SessionConfigSelectOptions,
+  SessionConfigSelectOption, SessionConfigSelectGroup, SessionConfigGroupId, SessionConfigSelect,
+  SessionConfigBoolean, LoadSessionResponse, DeleteSessionResponse, ResumeSessionResponse,
+  CloseSessionResponse, SetSessionModeResponse, SetSessionConfigOptionResponse, StopReason,
+  ExtResponse, MessageId, ContentChunk, ToolCall, PlanEntry, PlanEntryPriority, PlanEntryStatus,
+  Plan, AvailableCommand, AvailableCommandInput, UnstructuredCommandInput, AvailableCommandsUpdate,
+  CurrentModeUpdate, ConfigOptionUpdate, SessionInfoUpdate, Cost, UsageUpdate, NoticeSeverity,
+  Notice, CompactionId, CompactionStatus, CompactionUpdate, CompactionSummaryChunk,
+  CompleteElicitationNotification, ExtNotification, FileSystemCapabilities,
+  ClientSessionCapabilities, CompactionCapabilities, SessionConfigOptionsCapabilities,
+  BooleanConfigOptionCapabilities, NoticeCapabilities, AuthCapabilities, ElicitationCapabilities,
+  ElicitationFormCapabilities, ElicitationUrlCapabilities, AuthenticateRequest, LogoutRequest,
+  HttpHeader, McpServerHttp, McpServerSse, McpServerStdio, DeleteSessionRequest,
+  CloseSessionRequest, SetSessionModeRequest, SetSessionConfigOptionRequestVariantBoolean,
+  SetSessionConfigOptionRequestVariantValueId, SetSessionConfigOptionRequestVariant,
+  SetSessionConfigOptionRequest, PromptRequest, WriteTextFileResponse, ReadTextFileResponse,
+  RequestPermissionResponse, RequestPermissionOutcome, SelectedPermissionOutcome,
+  CreateTerminalResponse, TerminalOutputResponse, TerminalExitStatus, ReleaseTerminalResponse,
+  WaitForTerminalExitResponse, KillTerminalResponse, CreateElicitationResponseVariant,
+  CreateElicitationResponse, ElicitationContentValue, ElicitationAcceptAction, CancelNotification,
+  CancelRequestNotification,
+};
 
 /** The wire version of this surface (`protocolVersion`). */
 export const PROTOCOL_VERSION = 1;
@@ -24,681 +105,6 @@ export const RULES: SurfaceRules = {
   promptTurn: "session/prompt",
   nullRequestId: true,
 };
-
-/** Request to write content to a text file. */
-export interface WriteTextFileRequest {
-  /** The session ID for this request. */
-  sessionId: SessionId;
-  /** Absolute path to the file to write. */
-  path: string;
-  /** The text content to write to the file. */
-  content: string;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-}
-
-/** A unique identifier for a conversation session between a client and agent. */
-export type SessionId = string;
-
-/** Request to read content from a text file. */
-export interface ReadTextFileRequest {
-  /** The session ID for this request. */
-  sessionId: SessionId;
-  /** Absolute path to the file to read. */
-  path: string;
-  /** Line number to start reading from (1-based). */
-  line?: number | null;
-  /** Maximum number of lines to read. */
-  limit?: number | null;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Request for user permission to execute a tool call. */
-export interface RequestPermissionRequest {
-  /** The session ID for this request. */
-  sessionId: SessionId;
-  /** Details about the tool call requiring permission. */
-  toolCall: ToolCallUpdate;
-  /** Available permission options for the user to choose from. */
-  options: PermissionOption[];
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-}
-
-/** An update to an existing tool call. */
-export interface ToolCallUpdate {
-  /** The ID of the tool call being updated. */
-  toolCallId: ToolCallId;
-  /** Update the tool kind. */
-  kind?: ToolKind | null;
-  /** Update the execution status. */
-  status?: ToolCallStatus | null;
-  /** Update the human-readable title. */
-  title?: string | null;
-  /** Update the programmatic name of the tool being invoked. */
-  name?: string | null;
-  /** Replace the content collection. */
-  content?: ToolCallContent[] | null;
-  /** Replace the locations collection. */
-  locations?: ToolCallLocation[] | null;
-  /** Update the raw input. */
-  rawInput?: RawJson;
-  /** Update the raw output. */
-  rawOutput?: RawJson;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Unique identifier for a tool call within a session. */
-export type ToolCallId = string;
-
-/** Categories of tools that can be invoked. */
-export type ToolKind =
-  | "read"
-  | "edit"
-  | "delete"
-  | "move"
-  | "search"
-  | "execute"
-  | "think"
-  | "fetch"
-  | "switch_mode"
-  | "other";
-
-/** Execution status of a tool call. */
-export type ToolCallStatus =
-  | "pending"
-  | "in_progress"
-  | "completed"
-  | "failed";
-
-/** Content produced by a tool call. */
-export type ToolCallContent =
-  | ({ type: "content" } & Content)
-  | ({ type: "diff" } & Diff)
-  | ({ type: "terminal" } & Terminal)
-  | Unknown<"type">;
-
-/** Content blocks represent displayable information in the Agent Client Protocol. */
-export type ContentBlock =
-  | ({ type: "text" } & TextContent)
-  | ({ type: "image" } & ImageContent)
-  | ({ type: "audio" } & AudioContent)
-  | ({ type: "resource_link" } & ResourceLink)
-  | ({ type: "resource" } & EmbeddedResource)
-  | Unknown<"type">;
-
-/**
- * Optional annotations for the client. The client can use annotations to inform how objects are
- * used or displayed
- */
-export interface Annotations {
-  /** Intended recipients for this content, such as the user or assistant. */
-  audience?: Role[] | null;
-  /** Timestamp indicating when the underlying resource was last modified. */
-  lastModified?: string | null;
-  /** Relative importance of this content when clients choose what to surface. */
-  priority?: number | null;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-}
-
-/** The sender or recipient of messages and data in a conversation. */
-export type Role =
-  | "assistant"
-  | "user";
-
-/** Text provided to or from an LLM. */
-export interface TextContent {
-  /** Optional annotations that help clients decide how to display or route this content. */
-  annotations?: Annotations | null;
-  /** Text payload carried by this content block. */
-  text: string;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-}
-
-/** An image provided to or from an LLM. */
-export interface ImageContent {
-  /** Optional annotations that help clients decide how to display or route this content. */
-  annotations?: Annotations | null;
-  /** Base64-encoded media payload. */
-  data: string;
-  /** MIME type describing the encoded media payload. */
-  mimeType: string;
-  /** URI associated with this resource or media payload. */
-  uri?: string | null;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Audio provided to or from an LLM. */
-export interface AudioContent {
-  /** Optional annotations that help clients decide how to display or route this content. */
-  annotations?: Annotations | null;
-  /** Base64-encoded media payload. */
-  data: string;
-  /** MIME type describing the encoded media payload. */
-  mimeType: string;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-}
-
-/** A resource that the server is capable of reading, included in a prompt or tool call result. */
-export interface ResourceLink {
-  /** Optional annotations that help clients decide how to display or route this content. */
-  annotations?: Annotations | null;
-  /** Optional human-readable details shown with this protocol object. */
-  description?: string | null;
-  /** MIME type describing the encoded media payload. */
-  mimeType?: string | null;
-  /** Human-readable name shown for this protocol object. */
-  name: string;
-  /** Optional size of the linked resource in bytes, if known. */
-  size?: Int64 | null;
-  /** Optional display title for end-user UI. */
-  title?: string | null;
-  /** URI associated with this resource or media payload. */
-  uri: string;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Resource content that can be embedded in a message. */
-export type EmbeddedResourceResource =
-  | TextResourceContents
-  | BlobResourceContents;
-
-/** Text-based resource contents. */
-export interface TextResourceContents {
-  /** MIME type describing the encoded media payload. */
-  mimeType?: string | null;
-  /** Text payload carried by this content block. */
-  text: string;
-  /** URI associated with this resource or media payload. */
-  uri: string;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Binary resource contents. */
-export interface BlobResourceContents {
-  /** Base64-encoded bytes for a binary resource payload. */
-  blob: string;
-  /** MIME type describing the encoded media payload. */
-  mimeType?: string | null;
-  /** URI associated with this resource or media payload. */
-  uri: string;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-}
-
-/** The contents of a resource, embedded into a prompt or tool call result. */
-export interface EmbeddedResource {
-  /** Optional annotations that help clients decide how to display or route this content. */
-  annotations?: Annotations | null;
-  /** Embedded resource payload, either text or binary data. */
-  resource: EmbeddedResourceResource;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Standard content block (text, images, resources). */
-export interface Content {
-  /** The actual content block. */
-  content: ContentBlock;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-}
-
-/** A diff representing file modifications. */
-export interface Diff {
-  /** The absolute file path being modified. */
-  path: string;
-  /** The original content (omitted or `null` for new files). */
-  oldText?: string | null;
-  /** The new content after modification. */
-  newText: string;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Typed identifier used for terminal values on the wire. */
-export type TerminalId = string;
-
-/** Embed a terminal created with `terminal/create` by its id. */
-export interface Terminal {
-  /** Identifier of the terminal instance to embed in the content stream. */
-  terminalId: TerminalId;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-}
-
-/** A file location being accessed or modified by a tool. */
-export interface ToolCallLocation {
-  /** The absolute file path being accessed or modified. */
-  path: string;
-  /** Optional 1-based line number within the file. */
-  line?: number | null;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-}
-
-/** An option presented to the user when requesting permission. */
-export interface PermissionOption {
-  /** Unique identifier for this permission option. */
-  optionId: PermissionOptionId;
-  /** Human-readable label to display to the user. */
-  name: string;
-  /** Hint about the nature of this permission option. */
-  kind: PermissionOptionKind;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Unique identifier for a permission option. */
-export type PermissionOptionId = string;
-
-/** The type of permission option being presented to the user. */
-export type PermissionOptionKind =
-  | "allow_once"
-  | "allow_always"
-  | "reject_once"
-  | "reject_always";
-
-/** Request to create a new terminal and execute a command. */
-export interface CreateTerminalRequest {
-  /** The session ID for this request. */
-  sessionId: SessionId;
-  /** The command to execute. */
-  command: string;
-  /** Array of command arguments. */
-  args?: string[];
-  /** Environment variables for the command. */
-  env?: EnvVariable[];
-  /** Working directory for the command. Must be an absolute path. */
-  cwd?: string | null;
-  /** Maximum number of output bytes to retain. */
-  outputByteLimit?: Int64 | null;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-}
-
-/** An environment variable to set when launching an MCP server. */
-export interface EnvVariable {
-  /** The name of the environment variable. */
-  name: string;
-  /** The value to set for the environment variable. */
-  value: string;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Request to get the current output and status of a terminal. */
-export interface TerminalOutputRequest {
-  /** The session ID for this request. */
-  sessionId: SessionId;
-  /** The ID of the terminal to get output from. */
-  terminalId: TerminalId;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Request to release a terminal and free its resources. */
-export interface ReleaseTerminalRequest {
-  /** The session ID for this request. */
-  sessionId: SessionId;
-  /** The ID of the terminal to release. */
-  terminalId: TerminalId;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Request to wait for a terminal command to exit. */
-export interface WaitForTerminalExitRequest {
-  /** The session ID for this request. */
-  sessionId: SessionId;
-  /** The ID of the terminal to wait for. */
-  terminalId: TerminalId;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Request to kill a terminal without releasing it. */
-export interface KillTerminalRequest {
-  /** The session ID for this request. */
-  sessionId: SessionId;
-  /** The ID of the terminal to kill. */
-  terminalId: TerminalId;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-}
-
-/** The variant part of [`CreateElicitationRequest`]. */
-export type CreateElicitationRequestVariant =
-  | ({ mode: "form" } & ElicitationFormMode)
-  | ({ mode: "url" } & ElicitationUrlMode)
-  | Unknown<"mode">;
-
-/** Request from the agent to elicit structured user input. */
-export interface CreateElicitationRequest {
-  /** A human-readable message describing what input is needed. */
-  message: string;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-  /** The variant part of this object (its members sit beside the ones above). */
-  variant: CreateElicitationRequestVariant;
-}
-
-/** Session-scoped elicitation, optionally tied to a specific tool call. */
-export interface ElicitationSessionScope {
-  /** The session this elicitation is tied to. */
-  sessionId: SessionId;
-  /** Optional tool call within the session. */
-  toolCallId?: ToolCallId | null;
-}
-
-/**
- * Request-scoped elicitation, tied to a specific JSON-RPC request outside of a session (e.g.,
- * during auth/configuration phases before any session is started).
- */
-export interface ElicitationRequestScope {
-  /** The request this elicitation is tied to. */
-  requestId: RequestId;
-}
-
-/** Type-safe elicitation schema for requesting structured user input. */
-export interface ElicitationSchema {
-  /** Type discriminator. Always `"object"`. */
-  type?: ElicitationSchemaType;
-  /** Optional title for the schema. */
-  title?: string | null;
-  /** Property definitions (must be primitive types). */
-  properties?: { [key: string]: ElicitationPropertySchema };
-  /** List of required property names. */
-  required?: string[] | null;
-  /** Optional description of what this schema represents. */
-  description?: string | null;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Type discriminator for elicitation schemas. */
-export type ElicitationSchemaType =
-  | "object";
-
-/** Property schema for elicitation form fields. */
-export type ElicitationPropertySchema =
-  | ({ type: "string" } & StringPropertySchema)
-  | ({ type: "number" } & NumberPropertySchema)
-  | ({ type: "integer" } & IntegerPropertySchema)
-  | ({ type: "boolean" } & BooleanPropertySchema)
-  | ({ type: "array" } & MultiSelectPropertySchema)
-  | Unknown<"type">;
-
-/** String format types for string properties in elicitation schemas. */
-export type StringFormat =
-  | "email"
-  | "uri"
-  | "date"
-  | "date-time";
-
-/** A titled enum option with a const value, human-readable title, and optional description. */
-export interface EnumOption {
-  /** The constant value for this option. */
-  const: string;
-  /** Human-readable title for this option. */
-  title: string;
-  /** Human-readable description. */
-  description?: string | null;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Schema for string properties in an elicitation form. */
-export interface StringPropertySchema {
-  /** Optional title for the property. */
-  title?: string | null;
-  /** Human-readable description. */
-  description?: string | null;
-  /** Minimum string length. */
-  minLength?: number | null;
-  /** Maximum string length. */
-  maxLength?: number | null;
-  /** Pattern the string must match. */
-  pattern?: string | null;
-  /** String format. */
-  format?: StringFormat | null;
-  /** Default value. */
-  default?: string | null;
-  /**
-   * Enum values for untitled single-select enums. Optional. Omitted and `null` are equivalent and
-   * mean no untitled single-select choices are declared by `enum`.
-   */
-  enum?: string[] | null;
-  /**
-   * Titled enum options for titled single-select enums. Optional. Omitted and `null` are equivalent
-   * and mean no titled single-select choices are declared by `oneOf`.
-   */
-  oneOf?: EnumOption[] | null;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Schema for number (floating-point) properties in an elicitation form. */
-export interface NumberPropertySchema {
-  /** Optional title for the property. */
-  title?: string | null;
-  /** Human-readable description. */
-  description?: string | null;
-  /** Minimum value (inclusive). */
-  minimum?: number | null;
-  /** Maximum value (inclusive). */
-  maximum?: number | null;
-  /** Default value. */
-  default?: number | null;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Schema for integer properties in an elicitation form. */
-export interface IntegerPropertySchema {
-  /** Optional title for the property. */
-  title?: string | null;
-  /** Human-readable description. */
-  description?: string | null;
-  /** Minimum value (inclusive). */
-  minimum?: Int64 | null;
-  /** Maximum value (inclusive). */
-  maximum?: Int64 | null;
-  /** Default value. */
-  default?: Int64 | null;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Schema for boolean properties in an elicitation form. */
-export interface BooleanPropertySchema {
-  /** Optional title for the property. */
-  title?: string | null;
-  /** Human-readable description. */
-  description?: string | null;
-  /** Default value. */
-  default?: boolean | null;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Items for a multi-select (array) property schema. */
-export type MultiSelectItems =
-  | ({ type: "string" } & StringMultiSelectItems)
-  | (TitledMultiSelectItems & { type?: undefined })
-  | Unknown<"type">;
-
-/** String item schema for multi-select enum properties. */
-export interface StringMultiSelectItems {
-  /** Allowed enum values. */
-  enum: string[];
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Items definition for titled multi-select enum properties. */
-export interface TitledMultiSelectItems {
-  /** Titled enum options. */
-  anyOf: EnumOption[];
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Schema for multi-select (array) properties in an elicitation form. */
-export interface MultiSelectPropertySchema {
-  /** Optional title for the property. */
-  title?: string | null;
-  /** Human-readable description. */
-  description?: string | null;
-  /** Minimum number of items to select. */
-  minItems?: Int64 | null;
-  /** Maximum number of items to select. */
-  maxItems?: Int64 | null;
-  /** The items definition describing allowed values. */
-  items: MultiSelectItems;
-  /** Default selected values. */
-  default?: string[] | null;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-}
-
-/** The variant part of [`ElicitationFormMode`]. */
-export type ElicitationFormModeVariant =
-  | ElicitationSessionScope
-  | ElicitationRequestScope;
-
-/** Form-based elicitation mode where the client renders a form from the provided schema. */
-export interface ElicitationFormMode {
-  /** A JSON Schema describing the form fields to present to the user. */
-  requestedSchema: ElicitationSchema;
-  /** The variant part of this object (its members sit beside the ones above). */
-  variant: ElicitationFormModeVariant;
-}
-
-/** Unique identifier for an elicitation. */
-export type ElicitationId = string;
-
-/** The variant part of [`ElicitationUrlMode`]. */
-export type ElicitationUrlModeVariant =
-  | ElicitationSessionScope
-  | ElicitationRequestScope;
-
-/** URL-based elicitation mode where the client directs the user to a URL. */
-export interface ElicitationUrlMode {
-  /** The unique identifier for this elicitation. */
-  elicitationId: ElicitationId;
-  /** The URL to direct the user to. */
-  url: string;
-  /** The variant part of this object (its members sit beside the ones above). */
-  variant: ElicitationUrlModeVariant;
-}
 
 /** **UNSTABLE** */
 export interface MessageMcpRequest {
@@ -723,12 +129,6 @@ export type McpServerAcpId = string;
 /** **UNSTABLE** */
 export type McpRequestId = string;
 
-/**
- * Allows for sending an arbitrary request that is not part of the ACP spec. Extension methods
- * provide a way to add custom functionality while maintaining protocol compatibility.
- */
-export type ExtRequest = RawJson;
-
 /** Response to the `initialize` method. */
 export interface InitializeResponse {
   /**
@@ -749,9 +149,6 @@ export interface InitializeResponse {
   _meta?: RawJson | null;
 }
 
-/** Protocol version identifier. */
-export type ProtocolVersion = number;
-
 /** Capabilities supported by the agent. */
 export interface AgentCapabilities {
   /** Whether the agent supports `session/load`. */
@@ -766,21 +163,6 @@ export interface AgentCapabilities {
   auth?: AgentAuthCapabilities;
   /** **UNSTABLE** */
   providers?: ProvidersCapabilities | null;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Prompt capabilities supported by the agent in `session/prompt` requests. */
-export interface PromptCapabilities {
-  /** Agent supports `image` content blocks. */
-  image?: boolean;
-  /** Agent supports `audio` content blocks. */
-  audio?: boolean;
-  /** Agent supports embedded context in `session/prompt` requests. */
-  embeddedContext?: boolean;
   /**
    * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
    * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
@@ -825,33 +207,6 @@ export interface SessionCapabilities {
   resume?: SessionResumeCapabilities | null;
   /** Whether the agent supports `session/close`. */
   close?: SessionCloseCapabilities | null;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Capabilities for the `session/list` method. */
-export interface SessionListCapabilities {
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Capabilities for the `session/delete` method. */
-export interface SessionDeleteCapabilities {
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Capabilities for additional session directories support. */
-export interface SessionAdditionalDirectoriesCapabilities {
   /**
    * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
    * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
@@ -926,24 +281,6 @@ export interface SessionTitleCapabilities {
   _meta?: RawJson | null;
 }
 
-/** Capabilities for the `session/resume` method. */
-export interface SessionResumeCapabilities {
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Capabilities for the `session/close` method. */
-export interface SessionCloseCapabilities {
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-}
-
 /** Authentication-related capabilities supported by the agent. */
 export interface AgentAuthCapabilities {
   /** **UNSTABLE** */
@@ -966,98 +303,8 @@ export interface AuthStatusCapabilities {
   _meta?: RawJson | null;
 }
 
-/** Logout capabilities supported by the agent. */
-export interface LogoutCapabilities {
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-}
-
 /** **UNSTABLE** */
 export interface ProvidersCapabilities {
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Describes an available authentication method. */
-export type AuthMethod =
-  | ({ type: "terminal" } & AuthMethodTerminal)
-  | (AuthMethodAgent & { type?: undefined })
-  | Unknown<"type">;
-
-/** Typed identifier used for auth method values on the wire. */
-export type AuthMethodId = string;
-
-/** Terminal-based authentication method. */
-export interface AuthMethodTerminal {
-  /** Unique identifier for this authentication method. */
-  id: AuthMethodId;
-  /** Human-readable name of the authentication method. */
-  name: string;
-  /** Optional human-readable description of this authentication method. */
-  description?: string | null;
-  /** Additional arguments to append to the configured agent invocation for terminal auth. */
-  args?: string[];
-  /**
-   * Additional environment variables to set on the configured agent invocation for terminal auth.
-   * These values override same-named variables in the base launch configuration.
-   */
-  env?: { [key: string]: string };
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Agent handles authentication itself through `authenticate`. */
-export interface AuthMethodAgent {
-  /** Unique identifier for this authentication method. */
-  id: AuthMethodId;
-  /** Human-readable name of the authentication method. */
-  name: string;
-  /** Optional human-readable description of this authentication method. */
-  description?: string | null;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-}
-
-/**
- * Metadata about the implementation of the client or agent. Describes the name and version of an
- * ACP implementation, with an optional title for UI representation.
- */
-export interface Implementation {
-  /**
-   * Intended for programmatic or logical use, but can be used as a display name fallback if title
-   * isn't present.
-   */
-  name: string;
-  /**
-   * Intended for UI and end-user contexts and optimized to be human-readable and easily understood.
-   */
-  title?: string | null;
-  /**
-   * Version of the implementation. Can be displayed to the user or used for debugging or metrics
-   * purposes. (e.g. "1.0.0").
-   */
-  version: string;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Response to the `authenticate` method. */
-export interface AuthenticateResponse {
   /**
    * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
    * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
@@ -1139,15 +386,6 @@ export interface DisableProviderResponse {
   _meta?: RawJson | null;
 }
 
-/** Response to the `logout` method. */
-export interface LogoutResponse {
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-}
-
 /** **UNSTABLE** */
 export interface AuthStatusResponse {
   /** Whether the agent can start sessions without the user signing in first. */
@@ -1191,156 +429,6 @@ export interface AuthAccount {
   _meta?: RawJson | null;
 }
 
-/** Response from creating a new session. */
-export interface NewSessionResponse {
-  /** Unique identifier for the created session. */
-  sessionId: SessionId;
-  /** Initial mode state if supported by the Agent */
-  modes?: SessionModeState | null;
-  /** Initial session configuration options if supported by the Agent. */
-  configOptions?: SessionConfigOption[] | null;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-}
-
-/** The set of modes and the one currently active. */
-export interface SessionModeState {
-  /** The current mode the Agent is in. */
-  currentModeId: SessionModeId;
-  /** The set of modes that the Agent can operate in */
-  availableModes: SessionMode[];
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Unique identifier for a Session Mode. */
-export type SessionModeId = string;
-
-/** A mode the agent can operate in. */
-export interface SessionMode {
-  /** Stable identifier used to refer to this protocol object in later messages. */
-  id: SessionModeId;
-  /** Human-readable name shown for this protocol object. */
-  name: string;
-  /** Optional human-readable details shown with this protocol object. */
-  description?: string | null;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-}
-
-/** The variant part of [`SessionConfigOption`]. */
-export type SessionConfigOptionVariant =
-  | ({ type: "select" } & SessionConfigSelect)
-  | ({ type: "boolean" } & SessionConfigBoolean)
-  | Unknown<"type">;
-
-/** A session configuration option selector and its current state. */
-export interface SessionConfigOption {
-  /** Unique identifier for the configuration option. */
-  id: SessionConfigId;
-  /** Human-readable label for the option. */
-  name: string;
-  /** Optional description for the Client to display to the user. */
-  description?: string | null;
-  /** Optional semantic category for this option (UX only). */
-  category?: SessionConfigOptionCategory | null;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-  /** The variant part of this object (its members sit beside the ones above). */
-  variant: SessionConfigOptionVariant;
-}
-
-/** Unique identifier for a session configuration option. */
-export type SessionConfigId = string;
-
-/** Semantic category for a session configuration option. */
-export type SessionConfigOptionCategory =
-  | "mode"
-  | "model"
-  | "model_config"
-  | "thought_level"
-  | (string & {});
-
-/** Unique identifier for a session configuration option value. */
-export type SessionConfigValueId = string;
-
-/** Possible values for a session configuration option. */
-export type SessionConfigSelectOptions =
-  | SessionConfigSelectOption[]
-  | SessionConfigSelectGroup[];
-
-/** A possible value for a session configuration option. */
-export interface SessionConfigSelectOption {
-  /** Unique identifier for this option value. */
-  value: SessionConfigValueId;
-  /** Human-readable label for this option value. */
-  name: string;
-  /** Optional description for this option value. */
-  description?: string | null;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-}
-
-/** A group of possible values for a session configuration option. */
-export interface SessionConfigSelectGroup {
-  /** Unique identifier for this group. */
-  group: SessionConfigGroupId;
-  /** Human-readable label for this group. */
-  name: string;
-  /** The set of option values in this group. */
-  options: SessionConfigSelectOption[];
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Unique identifier for a session configuration option value group. */
-export type SessionConfigGroupId = string;
-
-/** A single-value selector (dropdown) session configuration option payload. */
-export interface SessionConfigSelect {
-  /** The currently selected value. */
-  currentValue: SessionConfigValueId;
-  /** The set of selectable options. */
-  options: SessionConfigSelectOptions;
-}
-
-/** A boolean on/off toggle session configuration option payload. */
-export interface SessionConfigBoolean {
-  /** The current value of the boolean option. */
-  currentValue: boolean;
-}
-
-/** Response from loading an existing session. */
-export interface LoadSessionResponse {
-  /** Initial mode state if supported by the Agent */
-  modes?: SessionModeState | null;
-  /** Initial session configuration options if supported by the Agent. */
-  configOptions?: SessionConfigOption[] | null;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-}
-
 /** Response from listing sessions. */
 export interface ListSessionsResponse {
   /** Array of session information objects */
@@ -1371,15 +459,6 @@ export interface SessionInfo {
   updatedAt?: string | null;
   /** **UNSTABLE** */
   archived?: boolean | null;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Response from deleting a session. */
-export interface DeleteSessionResponse {
   /**
    * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
    * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
@@ -1448,48 +527,6 @@ export interface SetSessionTitleResponse {
   _meta?: RawJson | null;
 }
 
-/** Response from resuming an existing session. */
-export interface ResumeSessionResponse {
-  /** Initial mode state if supported by the Agent */
-  modes?: SessionModeState | null;
-  /** Initial session configuration options if supported by the Agent. */
-  configOptions?: SessionConfigOption[] | null;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Response from closing a session. */
-export interface CloseSessionResponse {
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Response to `session/set_mode` method. */
-export interface SetSessionModeResponse {
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Response to `session/set_config_option` method. */
-export interface SetSessionConfigOptionResponse {
-  /** The full set of configuration options and their current values. */
-  configOptions: SessionConfigOption[];
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-}
-
 /** Response from processing a user prompt. */
 export interface PromptResponse {
   /** Indicates why the agent stopped processing the turn. */
@@ -1502,14 +539,6 @@ export interface PromptResponse {
    */
   _meta?: RawJson | null;
 }
-
-/** Reasons why an agent stops processing a prompt turn. */
-export type StopReason =
-  | "end_turn"
-  | "max_tokens"
-  | "max_turn_requests"
-  | "refusal"
-  | "cancelled";
 
 /** **UNSTABLE** */
 export interface Usage {
@@ -1531,13 +560,6 @@ export interface Usage {
    */
   _meta?: RawJson | null;
 }
-
-/**
- * Allows for sending an arbitrary response to an extension request that is not part of the ACP
- * spec. Extension methods provide a way to add custom functionality while maintaining protocol
- * compatibility.
- */
-export type ExtResponse = RawJson;
 
 /** Notification containing a session update from the agent. */
 export interface SessionNotification {
@@ -1574,92 +596,6 @@ export type SessionUpdate =
   | ({ sessionUpdate: "session_message" } & SessionMessage)
   | ({ sessionUpdate: "session_message_chunk" } & SessionMessageChunk)
   | Unknown<"sessionUpdate">;
-
-/** Unique identifier for a message within a session. */
-export type MessageId = string;
-
-/** A streamed item of content */
-export interface ContentChunk {
-  /** A single item of content */
-  content: ContentBlock;
-  /** A unique identifier for the message this chunk belongs to. */
-  messageId?: MessageId | null;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Represents a tool call that the language model has requested. */
-export interface ToolCall {
-  /** Unique identifier for this tool call within the session. */
-  toolCallId: ToolCallId;
-  /** Human-readable title describing what the tool is doing. */
-  title: string;
-  /** Programmatic name of the tool being invoked. */
-  name?: string | null;
-  /**
-   * The category of tool being invoked. Helps clients choose appropriate icons and UI treatment.
-   */
-  kind?: ToolKind;
-  /** Current execution status of the tool call. */
-  status?: ToolCallStatus;
-  /** Content produced by the tool call. */
-  content?: ToolCallContent[];
-  /** File locations affected by this tool call. Enables "follow-along" features in clients. */
-  locations?: ToolCallLocation[];
-  /** Raw input parameters sent to the tool. */
-  rawInput?: RawJson;
-  /** Raw output returned by the tool. */
-  rawOutput?: RawJson;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-}
-
-/** A single entry in the execution plan. */
-export interface PlanEntry {
-  /** Human-readable description of what this task aims to accomplish. */
-  content: string;
-  /**
-   * The relative importance of this task. Used to indicate which tasks are most critical to the
-   * overall goal.
-   */
-  priority: PlanEntryPriority;
-  /** Current execution status of this task. */
-  status: PlanEntryStatus;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Priority levels for plan entries. */
-export type PlanEntryPriority =
-  | "high"
-  | "medium"
-  | "low";
-
-/** Status of a plan entry in the execution flow. */
-export type PlanEntryStatus =
-  | "pending"
-  | "in_progress"
-  | "completed";
-
-/** An execution plan for accomplishing complex tasks. */
-export interface Plan {
-  /** The list of tasks to be accomplished. */
-  entries: PlanEntry[];
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-}
 
 /** **UNSTABLE** */
 export type PlanUpdateContent =
@@ -1729,175 +665,6 @@ export interface PlanRemoved {
    * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
    * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
    */
-  _meta?: RawJson | null;
-}
-
-/** Information about a command. */
-export interface AvailableCommand {
-  /** Command name (e.g., `create_plan`, `research_codebase`). */
-  name: string;
-  /** Human-readable description of what the command does. */
-  description: string;
-  /** Input for the command if required */
-  input?: AvailableCommandInput | null;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-}
-
-/** The input specification for a command. */
-export type AvailableCommandInput =
-  | UnstructuredCommandInput;
-
-/** All text that was typed after the command name is provided as input. */
-export interface UnstructuredCommandInput {
-  /** A hint to display when the input hasn't been provided yet */
-  hint: string;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Available commands are ready or have changed */
-export interface AvailableCommandsUpdate {
-  /** Commands the agent can execute */
-  availableCommands: AvailableCommand[];
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-}
-
-/** The current mode of the session has changed */
-export interface CurrentModeUpdate {
-  /** The ID of the current mode */
-  currentModeId: SessionModeId;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Session configuration options have been updated. */
-export interface ConfigOptionUpdate {
-  /** The full set of configuration options and their current values. */
-  configOptions: SessionConfigOption[];
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Update to session metadata. All fields are optional to support partial updates. */
-export interface SessionInfoUpdate {
-  /** Human-readable title for the session. Set to null to clear. */
-  title?: string | null;
-  /** ISO 8601 timestamp of last activity. Set to null to clear. */
-  updatedAt?: string | null;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Cost information for a session. */
-export interface Cost {
-  /** Total cumulative cost for session. */
-  amount: number;
-  /**
-   * Unit of `amount`: an ISO 4217 currency code (e.g., "USD", "EUR") for money, or another unit
-   * such as "credits".
-   */
-  currency: string;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Context window and cost update for a session. */
-export interface UsageUpdate {
-  /** Tokens currently in context. */
-  used: Int64;
-  /** Total context window size in tokens. */
-  size: Int64;
-  /** Cumulative session cost (optional). */
-  cost?: Cost | null;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Severity hint for a session notice. */
-export type NoticeSeverity =
-  | "info"
-  | "warning"
-  | "error"
-  | (string & {});
-
-/** Fire-and-forget information for the user. */
-export interface Notice {
-  /** Presentation severity hint. */
-  severity: NoticeSeverity;
-  /** Required non-empty plain-text title that can stand alone. */
-  title: string;
-  /** Optional plain-text detail or guidance. */
-  description?: string | null;
-  /** Metadata scoped to this notice. */
-  _meta?: RawJson | null;
-}
-
-/** Unique identifier for a context compaction within a session. */
-export type CompactionId = string;
-
-/** Lifecycle state of a context compaction. */
-export type CompactionStatus =
-  | "in_progress"
-  | "completed"
-  | "failed"
-  | "cancelled"
-  | (string & {});
-
-/**
- * A context compaction upsert. The first notification fixes the compaction's timeline position.
- * Later updates with the same ID patch that entity in place. Agents MUST only send this update when
- * the Client advertised the `session.compaction` Client capability.
- */
-export interface CompactionUpdate {
-  /** The Agent-owned ID of this compaction, unique within the session. */
-  compactionId: CompactionId;
-  /** Current lifecycle status. */
-  status: CompactionStatus;
-  /** Complete replacement user-displayable summary content for the compaction. */
-  summary?: ContentBlock[] | null;
-  /** Human-readable error details for the compaction. */
-  error?: string | null;
-  /** Extensible metadata patch for this compaction. */
-  _meta?: RawJson | null;
-}
-
-/**
- * A content block appended to a compaction's summary. A first-seen ID creates an in-progress
- * compaction. Chunks append in receive order. Agents MUST only send this update when the Client
- * advertised the `session.compaction` Client capability.
- */
-export interface CompactionSummaryChunk {
-  /** ID of the compaction whose summary receives this content. */
-  compactionId: CompactionId;
-  /** One content block to append. */
-  content: ContentBlock;
-  /** Metadata scoped to this chunk. Omission and `null` both mean absent. */
   _meta?: RawJson | null;
 }
 
@@ -2057,17 +824,6 @@ export interface SessionMessageChunk {
   _meta?: RawJson | null;
 }
 
-/** Notification sent by the agent when a URL-based elicitation is complete. */
-export interface CompleteElicitationNotification {
-  /** The ID of the elicitation that completed. */
-  elicitationId: ElicitationId;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-}
-
 /** **UNSTABLE** */
 export interface AuthStatusUpdateNotification {
   /** Whether the agent can start sessions without the user signing in first. */
@@ -2080,13 +836,6 @@ export interface AuthStatusUpdateNotification {
    */
   _meta?: RawJson | null;
 }
-
-/**
- * Allows either side to send an arbitrary notification that is not part of the ACP spec. Extension
- * notifications provide a way to send one-way messages for custom functionality while maintaining
- * protocol compatibility.
- */
-export type ExtNotification = RawJson;
 
 /** Request parameters for the initialize method. */
 export interface InitializeRequest {
@@ -2135,65 +884,6 @@ export interface ClientCapabilities {
   _meta?: RawJson | null;
 }
 
-/** File system capabilities that a client may support. */
-export interface FileSystemCapabilities {
-  /** Whether the Client supports `fs/read_text_file` requests. */
-  readTextFile?: boolean;
-  /** Whether the Client supports `fs/write_text_file` requests. */
-  writeTextFile?: boolean;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Session-related capabilities supported by the client. */
-export interface ClientSessionCapabilities {
-  /**
-   * Support for ID-addressed context compaction updates. Omitted or `null` means unsupported. `{}`
-   * advertises the complete compaction contract.
-   */
-  compaction?: CompactionCapabilities | null;
-  /** Config option capabilities supported by the client. */
-  configOptions?: SessionConfigOptionsCapabilities | null;
-  /** Support for live user-facing `notice` session updates. */
-  notices?: NoticeCapabilities | null;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Client support for ID-addressed context compaction updates. */
-export interface CompactionCapabilities {
-}
-
-/** Session configuration option capabilities supported by the client. */
-export interface SessionConfigOptionsCapabilities {
-  /** Whether the client supports boolean session configuration options. */
-  boolean?: BooleanConfigOptionCapabilities | null;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Capabilities for boolean session configuration options. */
-export interface BooleanConfigOptionCapabilities {
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Client support for presenting live notices to the user. */
-export interface NoticeCapabilities {
-}
-
 /** **UNSTABLE** */
 export interface SubagentCapabilities {
   /**
@@ -2205,62 +895,6 @@ export interface SubagentCapabilities {
 
 /** **UNSTABLE** */
 export interface PlanCapabilities {
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Authentication capabilities supported by the client. */
-export interface AuthCapabilities {
-  /** Whether the client supports `terminal` authentication methods. */
-  terminal?: boolean;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Elicitation capabilities supported by the client. */
-export interface ElicitationCapabilities {
-  /** Whether the client supports form-based elicitation. */
-  form?: ElicitationFormCapabilities | null;
-  /** Whether the client supports URL-based elicitation. */
-  url?: ElicitationUrlCapabilities | null;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Form-based elicitation capabilities. */
-export interface ElicitationFormCapabilities {
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-}
-
-/** URL-based elicitation capabilities. */
-export interface ElicitationUrlCapabilities {
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Request parameters for the authenticate method. */
-export interface AuthenticateRequest {
-  /**
-   * The ID of the authentication method to use. Must be one of the methods advertised in the
-   * initialize response.
-   */
-  methodId: AuthMethodId;
   /**
    * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
    * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
@@ -2308,15 +942,6 @@ export interface DisableProviderRequest {
   _meta?: RawJson | null;
 }
 
-/** Request parameters for the logout method. */
-export interface LogoutRequest {
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-}
-
 /** **UNSTABLE** */
 export interface AuthStatusRequest {
   /**
@@ -2351,72 +976,12 @@ export type McpServer =
   | (McpServerStdio & { type?: undefined })
   | Unknown<"type">;
 
-/** An HTTP header to set when making requests to the MCP server. */
-export interface HttpHeader {
-  /** The name of the HTTP header. */
-  name: string;
-  /** The value to set for the HTTP header. */
-  value: string;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-}
-
-/** HTTP transport configuration for MCP. */
-export interface McpServerHttp {
-  /** Human-readable name identifying this MCP server. */
-  name: string;
-  /** URL to the MCP server. */
-  url: string;
-  /** HTTP headers to set when making requests to the MCP server. */
-  headers: HttpHeader[];
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-}
-
-/** SSE transport configuration for MCP. */
-export interface McpServerSse {
-  /** Human-readable name identifying this MCP server. */
-  name: string;
-  /** URL to the MCP server. */
-  url: string;
-  /** HTTP headers to set when making requests to the MCP server. */
-  headers: HttpHeader[];
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-}
-
 /** **UNSTABLE** */
 export interface McpServerAcp {
   /** Human-readable name identifying this MCP server. */
   name: string;
   /** Unique identifier for this MCP server, generated by the component providing it. */
   serverId: McpServerAcpId;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Stdio transport configuration for MCP. */
-export interface McpServerStdio {
-  /** Human-readable name identifying this MCP server. */
-  name: string;
-  /** Absolute path to the MCP server executable. */
-  command: string;
-  /** Command-line arguments to pass to the MCP server. */
-  args: string[];
-  /** Environment variables to set when launching the MCP server. */
-  env: EnvVariable[];
   /**
    * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
    * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
@@ -2483,17 +1048,6 @@ export type SessionArchiveFilter =
   | "include"
   | "only"
   | (string & {});
-
-/** Request parameters for deleting an existing session from `session/list`. */
-export interface DeleteSessionRequest {
-  /** The ID of the session to delete. */
-  sessionId: SessionId;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-}
 
 /** **UNSTABLE** */
 export interface ForkSessionRequest {
@@ -2579,226 +1133,6 @@ export interface ResumeSessionRequest {
   _meta?: RawJson | null;
 }
 
-/** Request parameters for closing an active session. */
-export interface CloseSessionRequest {
-  /** The ID of the session to close. */
-  sessionId: SessionId;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Request parameters for setting a session mode. */
-export interface SetSessionModeRequest {
-  /** The ID of the session to set the mode for. */
-  sessionId: SessionId;
-  /** The ID of the mode to set. */
-  modeId: SessionModeId;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-}
-
-/** A boolean value (`type: "boolean"`). */
-export interface SetSessionConfigOptionRequestVariantBoolean {
-  /** The boolean value. */
-  value: boolean;
-}
-
-/** A `SessionConfigValueId` string value. */
-export interface SetSessionConfigOptionRequestVariantValueId {
-  /** The value ID. */
-  value: SessionConfigValueId;
-}
-
-/** The variant part of [`SetSessionConfigOptionRequest`]. */
-export type SetSessionConfigOptionRequestVariant =
-  | ({ type: "boolean" } & SetSessionConfigOptionRequestVariantBoolean)
-  | (SetSessionConfigOptionRequestVariantValueId & { type?: undefined })
-  | Unknown<"type">;
-
-/** Request parameters for setting a session configuration option. */
-export interface SetSessionConfigOptionRequest {
-  /** The ID of the session to set the configuration option for. */
-  sessionId: SessionId;
-  /** The ID of the configuration option to set. */
-  configId: SessionConfigId;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-  /** The variant part of this object (its members sit beside the ones above). */
-  variant: SetSessionConfigOptionRequestVariant;
-}
-
-/** Request parameters for sending a user prompt to the agent. */
-export interface PromptRequest {
-  /** The ID of the session to send this user message to */
-  sessionId: SessionId;
-  /** The blocks of content that compose the user's message. */
-  prompt: ContentBlock[];
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Response to `fs/write_text_file` */
-export interface WriteTextFileResponse {
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Response containing the contents of a text file. */
-export interface ReadTextFileResponse {
-  /** Content payload returned by this response. */
-  content: string;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Response to a permission request. */
-export interface RequestPermissionResponse {
-  /** The user's decision on the permission request. */
-  outcome: RequestPermissionOutcome;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-}
-
-/** The outcome of a permission request. */
-export type RequestPermissionOutcome =
-  | { outcome: "cancelled" }
-  | ({ outcome: "selected" } & SelectedPermissionOutcome)
-  | Unknown<"outcome">;
-
-/** The user selected one of the provided options. */
-export interface SelectedPermissionOutcome {
-  /** The ID of the option the user selected. */
-  optionId: PermissionOptionId;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Response containing the ID of the created terminal. */
-export interface CreateTerminalResponse {
-  /** The unique identifier for the created terminal. */
-  terminalId: TerminalId;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Response containing the terminal output and exit status. */
-export interface TerminalOutputResponse {
-  /** The terminal output captured so far. */
-  output: string;
-  /** Whether the output was truncated due to byte limits. */
-  truncated: boolean;
-  /** Exit status if the command has completed. */
-  exitStatus?: TerminalExitStatus | null;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Exit status of a terminal command. */
-export interface TerminalExitStatus {
-  /** The process exit code (may be null if terminated by signal). */
-  exitCode?: number | null;
-  /** The signal that terminated the process (may be null if exited normally). */
-  signal?: string | null;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Response to terminal/release method */
-export interface ReleaseTerminalResponse {
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Response containing the exit status of a terminal command. */
-export interface WaitForTerminalExitResponse {
-  /** The process exit code (may be null if terminated by signal). */
-  exitCode?: number | null;
-  /** The signal that terminated the process (may be null if exited normally). */
-  signal?: string | null;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Response to `terminal/kill` method */
-export interface KillTerminalResponse {
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-}
-
-/** The variant part of [`CreateElicitationResponse`]. */
-export type CreateElicitationResponseVariant =
-  | ({ action: "accept" } & ElicitationAcceptAction)
-  | { action: "decline" }
-  | { action: "cancel" }
-  | Unknown<"action">;
-
-/** Response from the client to an elicitation request. */
-export interface CreateElicitationResponse {
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-  /** The variant part of this object (its members sit beside the ones above). */
-  variant: CreateElicitationResponseVariant;
-}
-
-/** Allowed wire representations for `ElicitationContentValue`. */
-export type ElicitationContentValue =
-  | string
-  | bigint
-  | number
-  | boolean
-  | string[];
-
-/** The user accepted the elicitation and provided content. */
-export interface ElicitationAcceptAction {
-  /** The user-provided content, if any, as an object matching the requested schema. */
-  content?: { [key: string]: ElicitationContentValue } | null;
-}
-
 /** An opaque inner MCP result. */
 export interface MessageMcpResponseResult {
   /** Required, even if JSON null. */
@@ -2830,17 +1164,6 @@ export interface McpError {
   data?: RawJson;
 }
 
-/** Notification to cancel ongoing operations for a session. */
-export interface CancelNotification {
-  /** The ID of the session to cancel operations for. */
-  sessionId: SessionId;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-}
-
 /** **UNSTABLE** */
 export interface MessageMcpNotification {
   /** The declared ACP MCP server handling the associated request. */
@@ -2851,17 +1174,6 @@ export interface MessageMcpNotification {
   method: string;
   /** Optional inner MCP params. */
   params?: RawJson | null;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Notification to cancel an ongoing request. */
-export interface CancelRequestNotification {
-  /** The ID of the request to cancel. */
-  requestId: RequestId;
   /**
    * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
    * to their interactions. Implementations MUST NOT make assumptions about values at these keys.

@@ -7,9 +7,96 @@ import type { Int64, RawJson, Unknown } from "../../codec/values.js";
 import type { MethodInfo, SurfaceRules } from "../../acp/rules.js";
 import type { ErrorObject } from "../../jsonrpc/error.js";
 import type { RequestId } from "../../jsonrpc/id.js";
+import type {
+  RequestPermissionRequest, SessionId, RequestPermissionSubject, ToolCallUpdate, ToolCallId,
+  ToolKind, ToolCallStatus, ToolCallContent, ContentBlock, Annotations, Role, TextContent,
+  MediaType, ImageContent, AudioContent, Icon, IconTheme, ResourceLink, EmbeddedResourceResource,
+  TextResourceContents, BlobResourceContents, EmbeddedResource, Content, DiffChangeVariant,
+  DiffChange, DiffFileType, AbsolutePath, DiffPathChange, DiffPathPairChange, DiffPatch,
+  DiffPatchFormat, Diff, TerminalId, Terminal, ToolCallLocation, ToolCallCapabilities,
+  ToolCallCancelCapabilities, ToolCallPermissionSubject, CommandPermissionSubject,
+  PermissionOption, PermissionOptionId, PermissionOptionKind, CreateElicitationRequestVariant,
+  CreateElicitationRequest, ElicitationSessionScope, ElicitationRequestScope, ElicitationSchema,
+  ElicitationSchemaType, ElicitationPropertySchema, StringFormat, EnumOption, StringPropertySchema,
+  NumberPropertySchema, IntegerPropertySchema, BooleanPropertySchema, MultiSelectItems,
+  StringMultiSelectItems, TitledMultiSelectItems, MultiSelectPropertySchema,
+  ElicitationFormModeVariant, ElicitationFormMode, ElicitationId, ElicitationUrlModeVariant,
+  ElicitationUrlMode, ExtRequest, ProtocolVersion, Implementation, PromptCapabilities,
+  PromptImageCapabilities, PromptAudioCapabilities, PromptEmbeddedContextCapabilities,
+  McpStdioCapabilities, McpHttpCapabilities, SessionDeleteCapabilities,
+  SessionAdditionalDirectoriesCapabilities, AuthMethod, AuthMethodId, EnvVariable,
+  AuthMethodTerminal, AuthMethodAgent, LoginAuthResponse, LogoutAuthResponse, NewSessionResponse,
+  SessionConfigOptionVariant, SessionConfigOption, SessionConfigId, SessionConfigOptionCategory,
+  SessionConfigValueId, SessionConfigSelectOptions, SessionConfigSelectOption,
+  SessionConfigSelectGroup, SessionConfigGroupId, SessionConfigSelect, SessionConfigBoolean,
+  AvailableCommand, AvailableCommandInput, TextCommandInput, Command, SessionListCursor,
+  DeleteSessionResponse, ResumeSessionResponse, CloseSessionResponse, CancelToolCallResponse,
+  CancelTerminalResponse, SetSessionConfigOptionResponse, PromptResponse, MessageId, ExtResponse,
+  ErrorData, UnsupportedProtocolVersionErrorData, SessionNotFoundErrorData, ContentChunk,
+  UserMessage, AgentMessage, AgentThought, BackgroundTerminal, BackgroundToolCall, ErrorStopReason,
+  IdleStateUpdateVariant, ToolCallContentChunk, TerminalOutput, TerminalExitStatus, TerminalSize,
+  TerminalCapabilities, TerminalCancelCapabilities, TerminalUpdate, TerminalOutputChunk, PlanId,
+  PlanEntry, PlanEntryPriority, PlanEntryStatus, PlanItems, AvailableCommandsUpdate,
+  ConfigOptionUpdate, SessionInfoUpdate, Cost, UsageUpdate, NoticeSeverity, Notice, CompactionId,
+  CompactionStatus, CompactionUpdate, CompactionSummaryChunk, CompleteElicitationNotification,
+  ExtNotification, InitializeRequest, ClientCapabilities, ClientAuthCapabilities,
+  TerminalAuthCapabilities, ElicitationCapabilities, ElicitationFormCapabilities,
+  ElicitationUrlCapabilities, LoginAuthRequest, LogoutAuthRequest, HttpHeader, McpServerHttp,
+  McpServerStdio, DeleteSessionRequest, ReplayFrom, ReplayFromStart, CloseSessionRequest,
+  CancelToolCallRequest, CancelTerminalRequest, SetSessionConfigOptionRequestVariantId,
+  SetSessionConfigOptionRequestVariantBoolean, SetSessionConfigOptionRequestVariant,
+  SetSessionConfigOptionRequest, PromptRequest, RequestPermissionResponse,
+  RequestPermissionOutcome, CancelledPermissionOutcome, SelectedPermissionOutcome,
+  CreateElicitationResponseVariant, CreateElicitationResponse, ElicitationContentValue,
+  ElicitationAcceptAction, CancelSessionNotification, CancelRequestNotification,
+} from "./v2.js";
 
 // The runtime types the declarations below are made of, for the users of this surface.
 export type { Int64, RawJson, Unknown, ErrorObject, RequestId };
+// The declarations this surface has as `v2` has them (doc included), written there.
+export type {
+  RequestPermissionRequest, SessionId, RequestPermissionSubject, ToolCallUpdate, ToolCallId,
+  ToolKind, ToolCallStatus, ToolCallContent, ContentBlock, Annotations, Role, TextContent,
+  MediaType, ImageContent, AudioContent, Icon, IconTheme, ResourceLink, EmbeddedResourceResource,
+  TextResourceContents, BlobResourceContents, EmbeddedResource, Content, DiffChangeVariant,
+  DiffChange, DiffFileType, AbsolutePath, DiffPathChange, DiffPathPairChange, DiffPatch,
+  DiffPatchFormat, Diff, TerminalId, Terminal, ToolCallLocation, ToolCallCapabilities,
+  ToolCallCancelCapabilities, ToolCallPermissionSubject, CommandPermissionSubject,
+  PermissionOption, PermissionOptionId, PermissionOptionKind, CreateElicitationRequestVariant,
+  CreateElicitationRequest, ElicitationSessionScope, ElicitationRequestScope, ElicitationSchema,
+  ElicitationSchemaType, ElicitationPropertySchema, StringFormat, EnumOption, StringPropertySchema,
+  NumberPropertySchema, IntegerPropertySchema, BooleanPropertySchema, MultiSelectItems,
+  StringMultiSelectItems, TitledMultiSelectItems, MultiSelectPropertySchema,
+  ElicitationFormModeVariant, ElicitationFormMode, ElicitationId, ElicitationUrlModeVariant,
+  ElicitationUrlMode, ExtRequest, ProtocolVersion, Implementation, PromptCapabilities,
+  PromptImageCapabilities, PromptAudioCapabilities, PromptEmbeddedContextCapabilities,
+  McpStdioCapabilities, McpHttpCapabilities, SessionDeleteCapabilities,
+  SessionAdditionalDirectoriesCapabilities, AuthMethod, AuthMethodId, EnvVariable,
+  AuthMethodTerminal, AuthMethodAgent, LoginAuthResponse, LogoutAuthResponse, NewSessionResponse,
+  SessionConfigOptionVariant, SessionConfigOption, SessionConfigId, SessionConfigOptionCategory,
+  SessionConfigValueId, SessionConfigSelectOptions, SessionConfigSelectOption,
+  SessionConfigSelectGroup, SessionConfigGroupId, SessionConfigSelect, SessionConfigBoolean,
+  AvailableCommand, AvailableCommandInput, TextCommandInput, Command, SessionListCursor,
+  DeleteSessionResponse, ResumeSessionResponse, CloseSessionResponse, CancelToolCallResponse,
+  CancelTerminalResponse, SetSessionConfigOptionResponse, PromptResponse, MessageId, ExtResponse,
+  ErrorData, UnsupportedProtocolVersionErrorData, SessionNotFoundErrorData, ContentChunk,
+  UserMessage, AgentMessage, AgentThought, BackgroundTerminal, BackgroundToolCall, ErrorStopReason,
+  IdleStateUpdateVariant, ToolCallContentChunk, TerminalOutput, TerminalExitStatus, TerminalSize,
+  TerminalCapabilities, TerminalCancelCapabilities, TerminalUpdate, TerminalOutputChunk, PlanId,
+  PlanEntry, PlanEntryPriority, PlanEntryStatus, PlanItems, AvailableCommandsUpdate,
+  ConfigOptionUpdate, SessionInfoUpdate, Cost, UsageUpdate, NoticeSeverity, Notice, CompactionId,
+  CompactionStatus, CompactionUpdate, CompactionSummaryChunk, CompleteElicitationNotification,
+  ExtNotification, InitializeRequest, ClientCapabilities, ClientAuthCapabilities,
+  TerminalAuthCapabilities, ElicitationCapabilities, ElicitationFormCapabilities,
+  ElicitationUrlCapabilities, LoginAuthRequest, LogoutAuthRequest, HttpHeader, McpServerHttp,
+  McpServerStdio, DeleteSessionRequest, ReplayFrom, ReplayFromStart, CloseSessionRequest,
+  CancelToolCallRequest, CancelTerminalRequest, SetSessionConfigOptionRequestVariantId,
+  SetSessionConfigOptionRequestVariantBoolean, SetSessionConfigOptionRequestVariant,
+  SetSessionConfigOptionRequest, PromptRequest, RequestPermissionResponse,
+  RequestPermissionOutcome, CancelledPermissionOutcome, SelectedPermissionOutcome,
+  CreateElicitationResponseVariant, CreateElicitationResponse, ElicitationContentValue,
+  ElicitationAcceptAction, CancelSessionNotification, CancelRequestNotification,
+};
 
 /** The wire version of this surface (`protocolVersion`). */
 export const PROTOCOL_VERSION = 2;
@@ -24,778 +111,6 @@ export const RULES: SurfaceRules = {
   promptTurn: null,
   nullRequestId: false,
 };
-
-/** Request for user permission to proceed with an operation. */
-export interface RequestPermissionRequest {
-  /** The session ID for this request. */
-  sessionId: SessionId;
-  /** Human-readable title for the permission prompt. */
-  title: string;
-  /** Optional human-readable explanation of why permission is needed. */
-  description?: string | null;
-  /** Optional structured context about the operation requiring permission. */
-  subject?: RequestPermissionSubject | null;
-  /** Available permission options for the user to choose from. Must contain at least one option. */
-  options: PermissionOption[];
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-}
-
-/** A unique identifier for a conversation session between a client and agent. */
-export type SessionId = string;
-
-/** The operation requiring permission. */
-export type RequestPermissionSubject =
-  | ({ type: "tool_call" } & ToolCallPermissionSubject)
-  | ({ type: "command" } & CommandPermissionSubject)
-  | Unknown<"type">;
-
-/** Represents an upsert for a tool call that the language model has requested. */
-export interface ToolCallUpdate {
-  /** Unique identifier for this tool call within the session. */
-  toolCallId: ToolCallId;
-  /** Programmatic name of the tool being invoked. */
-  name?: string | null;
-  /** Human-readable title describing what the tool is doing. */
-  title?: string | null;
-  /**
-   * The category of tool being invoked. Helps clients choose appropriate icons and UI treatment.
-   */
-  kind?: ToolKind | null;
-  /** Current execution status of the tool call. */
-  status?: ToolCallStatus | null;
-  /** Content produced by the tool call. */
-  content?: ToolCallContent[] | null;
-  /** File locations affected by this tool call. Enables "follow-along" features in clients. */
-  locations?: ToolCallLocation[] | null;
-  /** Raw input parameters sent to the tool. */
-  rawInput?: RawJson;
-  /** Raw output returned by the tool. */
-  rawOutput?: RawJson;
-  /** Client-initiated controls this tool call currently supports, such as cancellation. */
-  capabilities?: ToolCallCapabilities | null;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted leaves the stored metadata unchanged. `null` clears it. An
-   * object patches the stored metadata by top-level key: keys it omits are unchanged, a key set to
-   * `null` is removed, and any other value replaces that key's stored value without merging nested
-   * objects. Beyond this patch rule, implementations MUST NOT assign meaning to keys they do not
-   * recognize.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Unique identifier for a tool call within a session. */
-export type ToolCallId = string;
-
-/** Categories of tools that can be invoked. */
-export type ToolKind =
-  | "read"
-  | "edit"
-  | "delete"
-  | "move"
-  | "search"
-  | "execute"
-  | "think"
-  | "fetch"
-  | "switch_mode"
-  | "other"
-  | (string & {});
-
-/** Execution status of a tool call. */
-export type ToolCallStatus =
-  | "pending"
-  | "in_progress"
-  | "paused"
-  | "completed"
-  | "failed"
-  | "cancelled"
-  | (string & {});
-
-/** Content produced by a tool call. */
-export type ToolCallContent =
-  | ({ type: "content" } & Content)
-  | ({ type: "diff" } & Diff)
-  | ({ type: "terminal" } & Terminal)
-  | Unknown<"type">;
-
-/** Content blocks represent displayable information in the Agent Client Protocol. */
-export type ContentBlock =
-  | ({ type: "text" } & TextContent)
-  | ({ type: "image" } & ImageContent)
-  | ({ type: "audio" } & AudioContent)
-  | ({ type: "resource_link" } & ResourceLink)
-  | ({ type: "resource" } & EmbeddedResource)
-  | Unknown<"type">;
-
-/**
- * Optional annotations for the client. The client can use annotations to inform how objects are
- * used or displayed
- */
-export interface Annotations {
-  /** Intended recipients for this content, such as the user or assistant. */
-  audience?: Role[] | null;
-  /** Timestamp indicating when the underlying resource was last modified. */
-  lastModified?: string | null;
-  /**
-   * Relative importance of this content when clients choose what to surface, from 0 (least
-   * important) to 1 (most important).
-   */
-  priority?: number | null;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-}
-
-/** The sender or recipient of messages and data in a conversation. */
-export type Role =
-  | "assistant"
-  | "user"
-  | (string & {});
-
-/** Text provided to or from an LLM. */
-export interface TextContent {
-  /** Text payload carried by this content block. */
-  text: string;
-  /** Optional annotations that help clients decide how to display or route this content. */
-  annotations?: Annotations | null;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-}
-
-/** An Internet media type identifying the format of protocol content. */
-export type MediaType = string;
-
-/** An image provided to or from an LLM. */
-export interface ImageContent {
-  /** Base64-encoded media payload. */
-  data: string;
-  /** MIME type describing the encoded media payload. */
-  mimeType: MediaType;
-  /** URI associated with this resource or media payload. */
-  uri?: string | null;
-  /** Optional annotations that help clients decide how to display or route this content. */
-  annotations?: Annotations | null;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Audio provided to or from an LLM. */
-export interface AudioContent {
-  /** Base64-encoded media payload. */
-  data: string;
-  /** MIME type describing the encoded media payload. */
-  mimeType: MediaType;
-  /** Optional annotations that help clients decide how to display or route this content. */
-  annotations?: Annotations | null;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-}
-
-/** An optionally-sized icon that can be displayed in a user interface. */
-export interface Icon {
-  /**
-   * A standard URI pointing to an icon resource. MUST be an `https:` or `data:` URI. Clients reject
-   * other schemes, fetch without credentials, and do not follow scheme- or origin-changing
-   * redirects.
-   */
-  src: string;
-  /** Optional MIME type override if the source MIME type is missing or generic. */
-  mimeType?: MediaType | null;
-  /**
-   * Optional array of strings that specify sizes at which the icon can be used. Each string should
-   * be in `WxH` format (e.g., `"48x48"`, `"96x96"`) or `"any"` for scalable formats like SVG.
-   */
-  sizes?: string[] | null;
-  /** Optional theme this icon is designed for. */
-  theme?: IconTheme | null;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Theme an icon is designed for. */
-export type IconTheme =
-  | "light"
-  | "dark"
-  | (string & {});
-
-/**
- * A link to a resource that the receiver may be able to read, included in a prompt or tool call
- * result.
- */
-export interface ResourceLink {
-  /** Human-readable name shown for this protocol object. */
-  name: string;
-  /** URI associated with this resource or media payload. */
-  uri: string;
-  /** Optional display title for end-user UI. */
-  title?: string | null;
-  /** Optional human-readable details shown with this protocol object. */
-  description?: string | null;
-  /** Optional set of sized icons that the client can display in a user interface. */
-  icons?: Icon[] | null;
-  /** MIME type describing the encoded media payload. */
-  mimeType?: MediaType | null;
-  /** Optional size of the linked resource in bytes, if known. */
-  size?: Int64 | null;
-  /** Optional annotations that help clients decide how to display or route this content. */
-  annotations?: Annotations | null;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Resource content that can be embedded in a message. */
-export type EmbeddedResourceResource =
-  | TextResourceContents
-  | BlobResourceContents;
-
-/** Text-based resource contents. */
-export interface TextResourceContents {
-  /** Text payload carried by this content block. */
-  text: string;
-  /** URI associated with this resource or media payload. */
-  uri: string;
-  /** MIME type describing the encoded media payload. */
-  mimeType?: MediaType | null;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Binary resource contents. */
-export interface BlobResourceContents {
-  /** Base64-encoded bytes for a binary resource payload. */
-  blob: string;
-  /** URI associated with this resource or media payload. */
-  uri: string;
-  /** MIME type describing the encoded media payload. */
-  mimeType?: MediaType | null;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-}
-
-/** The contents of a resource, embedded into a prompt or tool call result. */
-export interface EmbeddedResource {
-  /** Embedded resource payload, either text or binary data. */
-  resource: EmbeddedResourceResource;
-  /** Optional annotations that help clients decide how to display or route this content. */
-  annotations?: Annotations | null;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Standard content block (text, images, resources). */
-export interface Content {
-  /** The actual content block. */
-  content: ContentBlock;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-}
-
-/** The variant part of [`DiffChange`]. */
-export type DiffChangeVariant =
-  | ({ operation: "add" } & DiffPathChange)
-  | ({ operation: "delete" } & DiffPathChange)
-  | ({ operation: "modify" } & DiffPathChange)
-  | ({ operation: "move" } & DiffPathPairChange)
-  | ({ operation: "copy" } & DiffPathPairChange)
-  | Unknown<"operation">;
-
-/** One file-level change described by a `Diff`. */
-export interface DiffChange {
-  /** File content kind after the operation (for `delete`, of the deleted file). */
-  fileType?: DiffFileType | null;
-  /** MIME type of the file contents after the operation (for `delete`, of the deleted file). */
-  mimeType?: MediaType | null;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-  /** The variant part of this object (its members sit beside the ones above). */
-  variant: DiffChangeVariant;
-}
-
-/** Kind of file content represented by a diff change. */
-export type DiffFileType =
-  | "text"
-  | "binary"
-  | "directory"
-  | "symlink"
-  | (string & {});
-
-/** An absolute filesystem path used by the protocol. */
-export type AbsolutePath = string;
-
-/** Operation metadata for add, delete, and modify changes. */
-export interface DiffPathChange {
-  /** Absolute path for the operation. */
-  path: AbsolutePath;
-}
-
-/** Operation metadata for move and copy changes. */
-export interface DiffPathPairChange {
-  /** Absolute path before the operation. */
-  oldPath: AbsolutePath;
-  /** Absolute path after the operation. */
-  path: AbsolutePath;
-}
-
-/** Renderable patch text and its format. */
-export interface DiffPatch {
-  /** Patch format. The only ACP-defined value is `git_patch`. */
-  format: DiffPatchFormat;
-  /** Patch text in the format named by `format`. */
-  text: string;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Text patch format used by `DiffPatch`. */
-export type DiffPatchFormat =
-  | "git_patch"
-  | (string & {});
-
-/** File changes produced by a tool call. */
-export interface Diff {
-  /** Structured file changes described by this diff. */
-  changes: DiffChange[];
-  /** Renderable patch text for some or all of the structured changes. */
-  patch?: DiffPatch | null;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Unique identifier for an agent-owned terminal within a session. */
-export type TerminalId = string;
-
-/** A display-only reference to an agent-owned terminal. */
-export interface Terminal {
-  /** The ID of the terminal to display. */
-  terminalId: TerminalId;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-}
-
-/** A file location being accessed or modified by a tool. */
-export interface ToolCallLocation {
-  /** The absolute file path being accessed or modified. */
-  path: AbsolutePath;
-  /**
-   * Optional 1-based line number within the file. Omitted and `null` are equivalent and mean no
-   * specific line. `0` is invalid.
-   */
-  line?: number | null;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Client-initiated controls a tool call currently supports. */
-export interface ToolCallCapabilities {
-  /** Permits the Client to cancel this tool call with `tool_call/cancel`. */
-  cancel?: ToolCallCancelCapabilities | null;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Capability to cancel a tool call with `tool_call/cancel`. */
-export interface ToolCallCancelCapabilities {
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Permission request details for a tool call. */
-export interface ToolCallPermissionSubject {
-  /** Details about the tool call requiring permission. */
-  toolCall: ToolCallUpdate;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Permission request details for a command. */
-export interface CommandPermissionSubject {
-  /** The command that would be run if permission is granted. */
-  command: string;
-  /** The absolute working directory for the command. */
-  cwd: AbsolutePath;
-  /** The associated tool call, when known. Omitted and `null` are equivalent. */
-  toolCallId?: ToolCallId | null;
-  /** The associated terminal, when already known. Omitted and `null` are equivalent. */
-  terminalId?: TerminalId | null;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-}
-
-/** An option presented to the user when requesting permission. */
-export interface PermissionOption {
-  /** Identifier for this permission option. MUST be unique within the request. */
-  optionId: PermissionOptionId;
-  /** Human-readable label to display to the user. */
-  name: string;
-  /** Hint about the nature of this permission option. */
-  kind: PermissionOptionKind;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Unique identifier for a permission option. */
-export type PermissionOptionId = string;
-
-/** The type of permission option being presented to the user. */
-export type PermissionOptionKind =
-  | "allow_once"
-  | "allow_always"
-  | "reject_once"
-  | "reject_always"
-  | (string & {});
-
-/** The variant part of [`CreateElicitationRequest`]. */
-export type CreateElicitationRequestVariant =
-  | ({ mode: "form" } & ElicitationFormMode)
-  | ({ mode: "url" } & ElicitationUrlMode)
-  | Unknown<"mode">;
-
-/** Request from the agent to elicit structured user input. */
-export interface CreateElicitationRequest {
-  /** A human-readable message describing what input is needed. */
-  message: string;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-  /** The variant part of this object (its members sit beside the ones above). */
-  variant: CreateElicitationRequestVariant;
-}
-
-/** Session-scoped elicitation, optionally tied to a specific tool call. */
-export interface ElicitationSessionScope {
-  /** The session this elicitation is tied to. */
-  sessionId: SessionId;
-  /** Optional tool call within the session. */
-  toolCallId?: ToolCallId | null;
-}
-
-/**
- * Request-scoped elicitation, tied to a specific JSON-RPC request outside of a session (e.g.,
- * during auth/configuration phases before any session is started).
- */
-export interface ElicitationRequestScope {
-  /** The pending Client-to-Agent request this elicitation is tied to. */
-  requestId: RequestId;
-}
-
-/** Type-safe elicitation schema for requesting structured user input. */
-export interface ElicitationSchema {
-  /** Type discriminator. Always `"object"`. Any other value is rejected. */
-  type: ElicitationSchemaType;
-  /** Optional title for the schema. */
-  title?: string | null;
-  /** Property definitions (must be primitive types). */
-  properties: { [key: string]: ElicitationPropertySchema };
-  /** List of required property names. */
-  required?: string[] | null;
-  /** Optional description of what this schema represents. */
-  description?: string | null;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Type discriminator for elicitation schemas. */
-export type ElicitationSchemaType =
-  | "object";
-
-/** Property schema for elicitation form fields. */
-export type ElicitationPropertySchema =
-  | ({ type: "string" } & StringPropertySchema)
-  | ({ type: "number" } & NumberPropertySchema)
-  | ({ type: "integer" } & IntegerPropertySchema)
-  | ({ type: "boolean" } & BooleanPropertySchema)
-  | ({ type: "array" } & MultiSelectPropertySchema)
-  | Unknown<"type">;
-
-/** String format types for string properties in elicitation schemas. */
-export type StringFormat =
-  | "email"
-  | "uri"
-  | "date"
-  | "date-time"
-  | (string & {});
-
-/** A titled enum option with a const value, human-readable title, and optional description. */
-export interface EnumOption {
-  /** The constant value for this option. */
-  const: string;
-  /** Human-readable title for this option. */
-  title: string;
-  /** Human-readable description. */
-  description?: string | null;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Schema for string properties in an elicitation form. */
-export interface StringPropertySchema {
-  /** Optional title for the property. */
-  title?: string | null;
-  /** Human-readable description. */
-  description?: string | null;
-  /** Minimum string length. */
-  minLength?: number | null;
-  /** Maximum string length. */
-  maxLength?: number | null;
-  /** Pattern the string must match, in ECMA-262 regular expression syntax. */
-  pattern?: string | null;
-  /** String format. */
-  format?: StringFormat | null;
-  /** Default value. */
-  default?: string | null;
-  /**
-   * Enum values for untitled single-select enums. Must contain at least one value when present.
-   * Optional. Omitted and `null` are equivalent and mean no untitled single-select choices are
-   * declared by `enum`.
-   */
-  enum?: string[] | null;
-  /**
-   * Titled enum options for titled single-select enums. Must contain at least one option when
-   * present. Optional. Omitted and `null` are equivalent and mean no titled single-select choices
-   * are declared by `oneOf`.
-   */
-  oneOf?: EnumOption[] | null;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Schema for number (floating-point) properties in an elicitation form. */
-export interface NumberPropertySchema {
-  /** Optional title for the property. */
-  title?: string | null;
-  /** Human-readable description. */
-  description?: string | null;
-  /** Minimum value (inclusive). */
-  minimum?: number | null;
-  /** Maximum value (inclusive). */
-  maximum?: number | null;
-  /** Default value. */
-  default?: number | null;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Schema for integer properties in an elicitation form. */
-export interface IntegerPropertySchema {
-  /** Optional title for the property. */
-  title?: string | null;
-  /** Human-readable description. */
-  description?: string | null;
-  /** Minimum value (inclusive). */
-  minimum?: Int64 | null;
-  /** Maximum value (inclusive). */
-  maximum?: Int64 | null;
-  /** Default value. */
-  default?: Int64 | null;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Schema for boolean properties in an elicitation form. */
-export interface BooleanPropertySchema {
-  /** Optional title for the property. */
-  title?: string | null;
-  /** Human-readable description. */
-  description?: string | null;
-  /** Default value. */
-  default?: boolean | null;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Items for a multi-select (array) property schema. */
-export type MultiSelectItems =
-  | ({ type: "string" } & StringMultiSelectItems)
-  | (TitledMultiSelectItems & { type?: undefined })
-  | Unknown<"type">;
-
-/** String item schema for multi-select enum properties. */
-export interface StringMultiSelectItems {
-  /** Allowed enum values. Must contain at least one value. */
-  enum: string[];
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Items definition for titled multi-select enum properties. */
-export interface TitledMultiSelectItems {
-  /** Titled enum options. Must contain at least one option. */
-  anyOf: EnumOption[];
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Schema for multi-select (array) properties in an elicitation form. */
-export interface MultiSelectPropertySchema {
-  /** Optional title for the property. */
-  title?: string | null;
-  /** Human-readable description. */
-  description?: string | null;
-  /** Minimum number of items to select. */
-  minItems?: Int64 | null;
-  /** Maximum number of items to select. */
-  maxItems?: Int64 | null;
-  /** The items definition describing allowed values. */
-  items: MultiSelectItems;
-  /** Default selected values. */
-  default?: string[] | null;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-}
-
-/** The variant part of [`ElicitationFormMode`]. */
-export type ElicitationFormModeVariant =
-  | ElicitationSessionScope
-  | ElicitationRequestScope;
-
-/** Form-based elicitation mode where the client renders a form from the provided schema. */
-export interface ElicitationFormMode {
-  /** A JSON Schema describing the form fields to present to the user. */
-  requestedSchema: ElicitationSchema;
-  /** The variant part of this object (its members sit beside the ones above). */
-  variant: ElicitationFormModeVariant;
-}
-
-/** Unique identifier for an elicitation. */
-export type ElicitationId = string;
-
-/** The variant part of [`ElicitationUrlMode`]. */
-export type ElicitationUrlModeVariant =
-  | ElicitationSessionScope
-  | ElicitationRequestScope;
-
-/** URL-based elicitation mode where the client directs the user to a URL. */
-export interface ElicitationUrlMode {
-  /** The unique identifier for this elicitation. */
-  elicitationId: ElicitationId;
-  /** The URL to direct the user to. */
-  url: string;
-  /** The variant part of this object (its members sit beside the ones above). */
-  variant: ElicitationUrlModeVariant;
-}
 
 /** **UNSTABLE** */
 export interface MessageMcpRequest {
@@ -822,12 +137,6 @@ export type McpServerAcpId = string;
 /** **UNSTABLE** */
 export type McpRequestId = string;
 
-/**
- * Allows for sending an arbitrary request that is not part of the ACP spec. Extension methods
- * provide a way to add custom functionality while maintaining protocol compatibility.
- */
-export type ExtRequest = RawJson;
-
 /** Response to the `initialize` method. */
 export interface InitializeResponse {
   /**
@@ -841,36 +150,6 @@ export interface InitializeResponse {
   capabilities?: AgentCapabilities;
   /** Authentication methods supported by the agent. */
   authMethods?: AuthMethod[];
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Protocol version identifier. */
-export type ProtocolVersion = number;
-
-/**
- * Metadata about the implementation of the client or agent. Describes the name and version of an
- * ACP implementation, with an optional title for UI representation.
- */
-export interface Implementation {
-  /**
-   * Intended for programmatic or logical use, but can be used as a display name fallback if title
-   * isn't present.
-   */
-  name: string;
-  /**
-   * Intended for UI and end-user contexts and optimized to be human-readable and easily understood.
-   */
-  title?: string | null;
-  /**
-   * Version of the implementation. Can be displayed to the user or used for debugging or metrics
-   * purposes. (e.g. "1.0.0").
-   */
-  version: string;
   /**
    * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
    * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
@@ -923,52 +202,6 @@ export interface SessionCapabilities {
   _meta?: RawJson | null;
 }
 
-/** Prompt capabilities supported by the agent in `session/prompt` requests. */
-export interface PromptCapabilities {
-  /** Agent supports `image` content blocks. */
-  image?: PromptImageCapabilities | null;
-  /** Agent supports `audio` content blocks. */
-  audio?: PromptAudioCapabilities | null;
-  /** Agent supports embedded context in `session/prompt` requests. */
-  embeddedContext?: PromptEmbeddedContextCapabilities | null;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Capabilities for image content in prompt requests. */
-export interface PromptImageCapabilities {
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Capabilities for audio content in prompt requests. */
-export interface PromptAudioCapabilities {
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Capabilities for embedded context in prompt requests. */
-export interface PromptEmbeddedContextCapabilities {
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-}
-
 /** MCP capabilities supported by the agent for session lifecycle requests. */
 export interface McpCapabilities {
   /** Agent supports `stdio` MCP servers. */
@@ -985,48 +218,8 @@ export interface McpCapabilities {
   _meta?: RawJson | null;
 }
 
-/** Capabilities for stdio MCP server transports. */
-export interface McpStdioCapabilities {
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Capabilities for HTTP MCP server transports. */
-export interface McpHttpCapabilities {
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-}
-
 /** **UNSTABLE** */
 export interface McpAcpCapabilities {
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Capabilities for the `session/delete` method. */
-export interface SessionDeleteCapabilities {
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Capabilities for additional session directories support. */
-export interface SessionAdditionalDirectoriesCapabilities {
   /**
    * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
    * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
@@ -1141,79 +334,6 @@ export interface ProvidersCapabilities {
   _meta?: RawJson | null;
 }
 
-/** Describes an available authentication method. */
-export type AuthMethod =
-  | ({ type: "terminal" } & AuthMethodTerminal)
-  | ({ type: "agent" } & AuthMethodAgent)
-  | Unknown<"type">;
-
-/** Typed identifier used for auth method values on the wire. */
-export type AuthMethodId = string;
-
-/** An environment variable to set when launching a process. */
-export interface EnvVariable {
-  /** The name of the environment variable. */
-  name: string;
-  /** The value to set for the environment variable. */
-  value: string;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Terminal-based authentication method. */
-export interface AuthMethodTerminal {
-  /** Unique identifier for this authentication method. */
-  methodId: AuthMethodId;
-  /** Human-readable name of the authentication method. */
-  name: string;
-  /** Optional human-readable description of this authentication method. */
-  description?: string | null;
-  /** Additional arguments to append to the configured agent invocation for terminal auth. */
-  args?: string[];
-  /**
-   * Additional environment variables to set on the configured agent invocation for terminal auth.
-   * Names MUST be unique. These values override same-named variables in the base launch
-   * configuration.
-   */
-  env?: EnvVariable[];
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Agent handles authentication itself through `auth/login`. */
-export interface AuthMethodAgent {
-  /** Unique identifier for this authentication method. */
-  methodId: AuthMethodId;
-  /** Human-readable name of the authentication method. */
-  name: string;
-  /** Optional human-readable description of this authentication method. */
-  description?: string | null;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Response to the `auth/login` method. */
-export interface LoginAuthResponse {
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-}
-
 /** **UNSTABLE** */
 export interface ListProvidersResponse {
   /** Configurable providers with current routing info suitable for UI display. */
@@ -1293,16 +413,6 @@ export interface DisableProviderResponse {
   _meta?: RawJson | null;
 }
 
-/** Response to the `auth/logout` method. */
-export interface LogoutAuthResponse {
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-}
-
 /** **UNSTABLE** */
 export interface AuthStatusResponse {
   /** Whether the agent can start sessions without the user signing in first. */
@@ -1348,157 +458,6 @@ export interface AuthAccount {
   _meta?: RawJson | null;
 }
 
-/** Response from creating a new session. */
-export interface NewSessionResponse {
-  /** Unique identifier for the created session. */
-  sessionId: SessionId;
-  /** Initial session configuration options. */
-  configOptions?: SessionConfigOption[];
-  /** Initial commands the agent can execute in this session. */
-  availableCommands?: AvailableCommand[];
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-}
-
-/** The variant part of [`SessionConfigOption`]. */
-export type SessionConfigOptionVariant =
-  | ({ type: "select" } & SessionConfigSelect)
-  | ({ type: "boolean" } & SessionConfigBoolean)
-  | Unknown<"type">;
-
-/** A session configuration option selector and its current state. */
-export interface SessionConfigOption {
-  /** Unique identifier for the configuration option. */
-  configId: SessionConfigId;
-  /** Human-readable label for the option. */
-  name: string;
-  /** Optional description for the Client to display to the user. */
-  description?: string | null;
-  /** Optional semantic category for this option (UX only). */
-  category?: SessionConfigOptionCategory | null;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-  /** The variant part of this object (its members sit beside the ones above). */
-  variant: SessionConfigOptionVariant;
-}
-
-/** Unique identifier for a session configuration option. */
-export type SessionConfigId = string;
-
-/** Semantic category for a session configuration option. */
-export type SessionConfigOptionCategory =
-  | "mode"
-  | "model"
-  | "model_config"
-  | "thought_level"
-  | (string & {});
-
-/** Unique identifier for a session configuration option value. */
-export type SessionConfigValueId = string;
-
-/** Possible values for a session configuration option. */
-export type SessionConfigSelectOptions =
-  | SessionConfigSelectOption[]
-  | SessionConfigSelectGroup[];
-
-/** A possible value for a session configuration option. */
-export interface SessionConfigSelectOption {
-  /** Unique identifier for this option value. */
-  value: SessionConfigValueId;
-  /** Human-readable label for this option value. */
-  name: string;
-  /** Optional description for this option value. */
-  description?: string | null;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-}
-
-/** A group of possible values for a session configuration option. */
-export interface SessionConfigSelectGroup {
-  /** Unique identifier for this group. */
-  groupId: SessionConfigGroupId;
-  /** Human-readable label for this group. */
-  name: string;
-  /** The set of option values in this group. MUST contain at least one value. */
-  options: SessionConfigSelectOption[];
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Unique identifier for a session configuration option value group. */
-export type SessionConfigGroupId = string;
-
-/** A single-value selector (dropdown) session configuration option payload. */
-export interface SessionConfigSelect {
-  /** The currently selected value. MUST be one of the `value`s in `options`. */
-  currentValue: SessionConfigValueId;
-  /**
-   * The set of selectable options. MUST contain at least one value, and each `value` MUST be unique
-   * within the option, including across groups.
-   */
-  options: SessionConfigSelectOptions;
-}
-
-/** A boolean on/off toggle session configuration option payload. */
-export interface SessionConfigBoolean {
-  /** The current value of the boolean option. */
-  currentValue: boolean;
-}
-
-/** A command the agent advertises to the client. */
-export type AvailableCommand =
-  | ({ type: "command" } & Command)
-  | Unknown<"type">;
-
-/** The input specification for a command. */
-export type AvailableCommandInput =
-  | ({ type: "text" } & TextCommandInput)
-  | Unknown<"type">;
-
-/** All text that was typed after the command name is provided as input. */
-export interface TextCommandInput {
-  /** A hint to display when the input hasn't been provided yet */
-  hint: string;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-}
-
-/** A slash command the user can invoke by including it in a prompt. */
-export interface Command {
-  /** Command name without the leading `/` (e.g., `create_plan`, `research_codebase`). */
-  name: string;
-  /** Human-readable description of what the command does. */
-  description: string;
-  /** Input for the command if required */
-  input?: AvailableCommandInput | null;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-}
-
 /** Response from listing sessions. */
 export interface ListSessionsResponse {
   /** Array of session information objects. */
@@ -1531,19 +490,6 @@ export interface SessionInfo {
   updatedAt?: string | null;
   /** **UNSTABLE** */
   archived?: boolean | null;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-}
-
-/** An opaque cursor used to paginate `session/list` results. */
-export type SessionListCursor = string;
-
-/** Response from deleting a session. */
-export interface DeleteSessionResponse {
   /**
    * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
    * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
@@ -1611,119 +557,6 @@ export type SessionStatus =
   | "saved"
   | (string & {});
 
-/** Response from resuming an existing session. */
-export interface ResumeSessionResponse {
-  /** Initial session configuration options. */
-  configOptions?: SessionConfigOption[];
-  /** Initial commands the agent can execute in this session. */
-  availableCommands?: AvailableCommand[];
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Response from closing a session. */
-export interface CloseSessionResponse {
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Response from cancelling a tool call. */
-export interface CancelToolCallResponse {
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Response from cancelling a terminal. */
-export interface CancelTerminalResponse {
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Response to `session/set_config_option` method. */
-export interface SetSessionConfigOptionResponse {
-  /** The full set of configuration options and their current values. */
-  configOptions: SessionConfigOption[];
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Response acknowledging that a user prompt was inserted into the ACP conversation. */
-export interface PromptResponse {
-  /** Identifies the user message inserted into the ACP conversation. */
-  messageId: MessageId;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Identifier for a message, unique among messages of the same type within a session. */
-export type MessageId = string;
-
-/**
- * Allows for sending an arbitrary response to an extension request that is not part of the ACP
- * spec. Extension methods provide a way to add custom functionality while maintaining protocol
- * compatibility.
- */
-export type ExtResponse = RawJson;
-
-/** Schema for [`Error::data`]: the shapes ACP defines, or any other value. */
-export type ErrorData =
-  | UnsupportedProtocolVersionErrorData
-  | SessionNotFoundErrorData
-  | RawJson;
-
-/** Data for the `-32022` (Unsupported protocol version) error. */
-export interface UnsupportedProtocolVersionErrorData {
-  /** The protocol version the Client requested. */
-  requested: ProtocolVersion;
-  /** The protocol versions the Agent supports. */
-  supported: ProtocolVersion[];
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-}
-
-/**
- * Data for the `-32002` (Resource not found) error when a session-scoped request names a session
- * that does not exist or is not active.
- */
-export interface SessionNotFoundErrorData {
-  /** The session ID from the request. */
-  sessionId: SessionId;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-}
-
 /** Notification containing a session update from the agent. */
 export interface UpdateSessionNotification {
   /** The ID of the session this update pertains to. */
@@ -1765,102 +598,12 @@ export type SessionUpdate =
   | ({ sessionUpdate: "session_message_chunk" } & SessionMessageChunk)
   | Unknown<"sessionUpdate">;
 
-/** A streamed item of message content. */
-export interface ContentChunk {
-  /** A unique identifier for the message this chunk belongs to. */
-  messageId: MessageId;
-  /** A single item of content */
-  content: ContentBlock;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize. This metadata is scoped to the chunk and
-   * does not patch stored metadata.
-   */
-  _meta?: RawJson | null;
-}
-
-/** A user message upsert. */
-export interface UserMessage {
-  /** A unique identifier for the message. */
-  messageId: MessageId;
-  /** Complete replacement content for this message. */
-  content?: ContentBlock[] | null;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted leaves the stored metadata unchanged. `null` clears it. An
-   * object patches the stored metadata by top-level key: keys it omits are unchanged, a key set to
-   * `null` is removed, and any other value replaces that key's stored value without merging nested
-   * objects. Beyond this patch rule, implementations MUST NOT assign meaning to keys they do not
-   * recognize.
-   */
-  _meta?: RawJson | null;
-}
-
-/** An agent message upsert. */
-export interface AgentMessage {
-  /** A unique identifier for the message. */
-  messageId: MessageId;
-  /** Complete replacement content for this message. */
-  content?: ContentBlock[] | null;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted leaves the stored metadata unchanged. `null` clears it. An
-   * object patches the stored metadata by top-level key: keys it omits are unchanged, a key set to
-   * `null` is removed, and any other value replaces that key's stored value without merging nested
-   * objects. Beyond this patch rule, implementations MUST NOT assign meaning to keys they do not
-   * recognize.
-   */
-  _meta?: RawJson | null;
-}
-
-/** An agent thought or reasoning message upsert. */
-export interface AgentThought {
-  /** A unique identifier for the thought message. */
-  messageId: MessageId;
-  /** Complete replacement content for this thought message. */
-  content?: ContentBlock[] | null;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted leaves the stored metadata unchanged. `null` clears it. An
-   * object patches the stored metadata by top-level key: keys it omits are unchanged, a key set to
-   * `null` is removed, and any other value replaces that key's stored value without merging nested
-   * objects. Beyond this patch rule, implementations MUST NOT assign meaning to keys they do not
-   * recognize.
-   */
-  _meta?: RawJson | null;
-}
-
 /** One piece of work running independently of the session's foreground work. */
 export type BackgroundWork =
   | ({ type: "terminal" } & BackgroundTerminal)
   | ({ type: "tool_call" } & BackgroundToolCall)
   | ({ type: "subagent" } & BackgroundSubagent)
   | Unknown<"type">;
-
-/** A listed terminal running in the background. */
-export interface BackgroundTerminal {
-  /** The ID of the listed terminal. */
-  terminalId: TerminalId;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-}
-
-/** A listed tool call whose work continues in the background. */
-export interface BackgroundToolCall {
-  /** The ID of the listed tool call. */
-  toolCallId: ToolCallId;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-}
 
 /** **UNSTABLE** */
 export interface BackgroundSubagent {
@@ -1886,12 +629,6 @@ export interface RunningStateUpdate {
   _meta?: RawJson | null;
 }
 
-/** Details of a failure that ended active work. */
-export interface ErrorStopReason {
-  /** The failure, as a JSON-RPC error object. */
-  error?: ErrorObject | null;
-}
-
 /** **UNSTABLE** */
 export interface Usage {
   /** Sum of all token types for the completed work. */
@@ -1913,16 +650,6 @@ export interface Usage {
    */
   _meta?: RawJson | null;
 }
-
-/** The variant part of [`IdleStateUpdate`]. */
-export type IdleStateUpdateVariant =
-  | { stopReason: "end_turn" }
-  | { stopReason: "max_tokens" }
-  | { stopReason: "max_turn_requests" }
-  | { stopReason: "refusal" }
-  | { stopReason: "cancelled" }
-  | ({ stopReason: "error" } & ErrorStopReason)
-  | Unknown<"stopReason">;
 
 /** No foreground work is active. Background activity may continue. */
 export interface IdleStateUpdate {
@@ -1989,185 +716,12 @@ export type StateUpdate =
   | ({ state: "unknown" } & UnknownStateUpdate)
   | Unknown<"state">;
 
-/** A streamed item of tool-call content. */
-export interface ToolCallContentChunk {
-  /** The ID of the tool call this content belongs to. */
-  toolCallId: ToolCallId;
-  /** A single item of content produced by the tool call. */
-  content: ToolCallContent;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize. This metadata is scoped to the chunk and
-   * does not patch stored metadata.
-   */
-  _meta?: RawJson | null;
-}
-
-/** An authoritative replacement snapshot of terminal output bytes. */
-export interface TerminalOutput {
-  /** Base64-encoded replacement terminal output bytes. */
-  data: string;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Exit information for an agent-owned terminal. */
-export interface TerminalExitStatus {
-  /**
-   * Process exit code as the platform reports it, when known. Negative values are allowed, for
-   * example signed Windows exit codes. Omitted and `null` are equivalent.
-   */
-  exitCode?: Int64 | null;
-  /** Signal that terminated the process, when known. */
-  signal?: string | null;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-}
-
-/** The size of an agent-owned terminal in character cells. */
-export interface TerminalSize {
-  /** Number of columns. */
-  cols: number;
-  /** Number of rows. */
-  rows: number;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Client-initiated controls a terminal currently supports. */
-export interface TerminalCapabilities {
-  /** Permits the Client to cancel this terminal with `terminal/cancel`. */
-  cancel?: TerminalCancelCapabilities | null;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Capability to cancel a terminal with `terminal/cancel`. */
-export interface TerminalCancelCapabilities {
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-}
-
-/** An upsert for the stored state of an agent-owned terminal. */
-export interface TerminalUpdate {
-  /** Unique identifier for this terminal within the session. */
-  terminalId: TerminalId;
-  /** The command being run. */
-  command?: string | null;
-  /** The absolute working directory of the command. */
-  cwd?: AbsolutePath | null;
-  /** An authoritative replacement snapshot of terminal output bytes. */
-  output?: TerminalOutput | null;
-  /** Exit information. A concrete object marks the terminal as exited. */
-  exitStatus?: TerminalExitStatus | null;
-  /** The terminal size the command runs with, when known. */
-  size?: TerminalSize | null;
-  /** Client-initiated controls this terminal currently supports, such as cancellation. */
-  capabilities?: TerminalCapabilities | null;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted leaves the stored metadata unchanged. `null` clears it. An
-   * object patches the stored metadata by top-level key: keys it omits are unchanged, a key set to
-   * `null` is removed, and any other value replaces that key's stored value without merging nested
-   * objects. Beyond this patch rule, implementations MUST NOT assign meaning to keys they do not
-   * recognize.
-   */
-  _meta?: RawJson | null;
-}
-
-/** A chunk of bytes appended to an agent-owned terminal's output. */
-export interface TerminalOutputChunk {
-  /** The terminal receiving these bytes. */
-  terminalId: TerminalId;
-  /** Independently base64-encoded terminal output bytes. */
-  data: string;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize. This metadata is scoped to the chunk and
-   * does not patch stored metadata.
-   */
-  _meta?: RawJson | null;
-}
-
 /** Updated content for a plan. */
 export type PlanUpdateContent =
   | ({ type: "items" } & PlanItems)
   | ({ type: "file" } & PlanFile)
   | ({ type: "markdown" } & PlanMarkdown)
   | Unknown<"type">;
-
-/** Unique identifier for a plan within a session. */
-export type PlanId = string;
-
-/** A single entry in the execution plan. */
-export interface PlanEntry {
-  /** Human-readable description of what this task aims to accomplish. */
-  content: string;
-  /**
-   * The relative importance of this task. Used to indicate which tasks are most critical to the
-   * overall goal.
-   */
-  priority: PlanEntryPriority;
-  /** Current execution status of this task. */
-  status: PlanEntryStatus;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Priority levels for plan entries. */
-export type PlanEntryPriority =
-  | "high"
-  | "medium"
-  | "low"
-  | (string & {});
-
-/** Status of a plan entry in the execution flow. */
-export type PlanEntryStatus =
-  | "pending"
-  | "in_progress"
-  | "completed"
-  | "cancelled"
-  | (string & {});
-
-/** A plan represented as structured entries. */
-export interface PlanItems {
-  /** The plan ID to update. */
-  planId: PlanId;
-  /** The list of tasks to be accomplished. */
-  entries: PlanEntry[];
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-}
 
 /** **UNSTABLE** */
 export interface PlanFile {
@@ -2217,156 +771,6 @@ export interface PlanRemoved {
    * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
    * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
    * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Available commands are ready or have changed */
-export interface AvailableCommandsUpdate {
-  /** Commands the agent can execute. */
-  availableCommands: AvailableCommand[];
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Session configuration options have been updated. */
-export interface ConfigOptionUpdate {
-  /** The full set of configuration options and their current values. */
-  configOptions: SessionConfigOption[];
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Update to session metadata. All fields are optional to support partial updates. */
-export interface SessionInfoUpdate {
-  /** Human-readable title for the session. Set to null to clear. */
-  title?: string | null;
-  /** RFC 3339 timestamp of last activity. Set to null to clear. */
-  updatedAt?: string | null;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted leaves the stored metadata unchanged. `null` clears it. An
-   * object patches the stored metadata by top-level key: keys it omits are unchanged, a key set to
-   * `null` is removed, and any other value replaces that key's stored value without merging nested
-   * objects. Beyond this patch rule, implementations MUST NOT assign meaning to keys they do not
-   * recognize.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Cost information for a session. */
-export interface Cost {
-  /** Total cumulative cost for session. */
-  amount: number;
-  /**
-   * Unit of `amount`: an ISO 4217 currency code (e.g., "USD", "EUR") for money, or another unit
-   * such as "credits".
-   */
-  currency: string;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Context window and cost update for a session. */
-export interface UsageUpdate {
-  /** Tokens currently in context. */
-  used: Int64;
-  /** Total context window size in tokens. */
-  size: Int64;
-  /** Cumulative session cost. */
-  cost?: Cost | null;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Severity hint for a session notice. */
-export type NoticeSeverity =
-  | "info"
-  | "warning"
-  | "error"
-  | (string & {});
-
-/** Fire-and-forget information for the user. */
-export interface Notice {
-  /** Presentation severity hint. */
-  severity: NoticeSeverity;
-  /** Required non-empty plain-text title that can stand alone. */
-  title: string;
-  /** Optional plain-text detail or guidance. */
-  description?: string | null;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Unique identifier for a context compaction within a session. */
-export type CompactionId = string;
-
-/** Lifecycle state of a context compaction. */
-export type CompactionStatus =
-  | "in_progress"
-  | "completed"
-  | "failed"
-  | "cancelled"
-  | (string & {});
-
-/**
- * A context compaction upsert. The first notification fixes the compaction's timeline position.
- * Later updates with the same ID patch that entity in place.
- */
-export interface CompactionUpdate {
-  /** The Agent-owned ID of this compaction, unique within the session. */
-  compactionId: CompactionId;
-  /** Current lifecycle status. */
-  status: CompactionStatus;
-  /** Complete replacement user-displayable summary content for the compaction. */
-  summary?: ContentBlock[] | null;
-  /** Human-readable error details for the compaction. */
-  error?: string | null;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted leaves the stored metadata unchanged. `null` clears it. An
-   * object patches the stored metadata by top-level key: keys it omits are unchanged, a key set to
-   * `null` is removed, and any other value replaces that key's stored value without merging nested
-   * objects. Beyond this patch rule, implementations MUST NOT assign meaning to keys they do not
-   * recognize.
-   */
-  _meta?: RawJson | null;
-}
-
-/**
- * A content block appended to a compaction's summary. A first-seen ID creates an in-progress
- * compaction. Chunks append in receive order.
- */
-export interface CompactionSummaryChunk {
-  /** ID of the compaction whose summary receives this content. */
-  compactionId: CompactionId;
-  /** One content block to append. */
-  content: ContentBlock;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize. This metadata is scoped to the chunk and
-   * does not patch stored metadata.
    */
   _meta?: RawJson | null;
 }
@@ -2472,138 +876,12 @@ export interface SessionMessageChunk {
   _meta?: RawJson | null;
 }
 
-/** Notification sent by the agent when a URL-based elicitation is complete. */
-export interface CompleteElicitationNotification {
-  /** The ID of the elicitation that completed. */
-  elicitationId: ElicitationId;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-}
-
 /** **UNSTABLE** */
 export interface AuthStatusUpdateNotification {
   /** Whether the agent can start sessions without the user signing in first. */
   state: AuthState;
   /** The accounts the agent has configured, for display. */
   accounts?: AuthAccount[];
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-}
-
-/**
- * Allows either side to send an arbitrary notification that is not part of the ACP spec. Extension
- * notifications provide a way to send one-way messages for custom functionality while maintaining
- * protocol compatibility.
- */
-export type ExtNotification = RawJson;
-
-/** Request parameters for the initialize method. */
-export interface InitializeRequest {
-  /** The latest protocol version supported by the client. */
-  protocolVersion: ProtocolVersion;
-  /** Information about the implementation sending this initialize request. */
-  info: Implementation;
-  /** Capabilities supported by the client. */
-  capabilities?: ClientCapabilities;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Capabilities supported by the client. */
-export interface ClientCapabilities {
-  /**
-   * Authentication capabilities supported by the client. Determines which authentication method
-   * types the agent may include in its `InitializeResponse`.
-   */
-  auth?: ClientAuthCapabilities | null;
-  /**
-   * Elicitation capabilities supported by the client. Determines which elicitation modes the agent
-   * may use.
-   */
-  elicitation?: ElicitationCapabilities | null;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Authentication capabilities supported by the client. */
-export interface ClientAuthCapabilities {
-  /** Whether the client supports `terminal` authentication methods. */
-  terminal?: TerminalAuthCapabilities | null;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Capabilities for terminal authentication methods. */
-export interface TerminalAuthCapabilities {
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Elicitation capabilities supported by the client. */
-export interface ElicitationCapabilities {
-  /** Whether the client supports form-based elicitation. */
-  form?: ElicitationFormCapabilities | null;
-  /** Whether the client supports URL-based elicitation. */
-  url?: ElicitationUrlCapabilities | null;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Form-based elicitation capabilities. */
-export interface ElicitationFormCapabilities {
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-}
-
-/** URL-based elicitation capabilities. */
-export interface ElicitationUrlCapabilities {
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Request parameters for the `auth/login` method. */
-export interface LoginAuthRequest {
-  /**
-   * The ID of the authentication method to use. Must be one of the methods advertised in the
-   * initialize response.
-   */
-  methodId: AuthMethodId;
   /**
    * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
    * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
@@ -2655,16 +933,6 @@ export interface DisableProviderRequest {
   _meta?: RawJson | null;
 }
 
-/** Request parameters for the `auth/logout` method. */
-export interface LogoutAuthRequest {
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-}
-
 /** **UNSTABLE** */
 export interface AuthStatusRequest {
   /**
@@ -2700,66 +968,12 @@ export type McpServer =
   | ({ type: "stdio" } & McpServerStdio)
   | Unknown<"type">;
 
-/** An HTTP header to set when making requests to the MCP server. */
-export interface HttpHeader {
-  /** The name of the HTTP header. */
-  name: string;
-  /** The value to set for the HTTP header. */
-  value: string;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-}
-
-/** HTTP transport configuration for MCP. */
-export interface McpServerHttp {
-  /** Human-readable name identifying this MCP server. */
-  name: string;
-  /** URL to the MCP server. */
-  url: string;
-  /**
-   * HTTP headers to set when making requests to the MCP server. Headers the MCP transport defines
-   * are owned by the transport, and Agents use the transport's values for them.
-   */
-  headers?: HttpHeader[];
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-}
-
 /** **UNSTABLE** */
 export interface McpServerAcp {
   /** Human-readable name identifying this MCP server. */
   name: string;
   /** Unique identifier for this MCP server, generated by the component providing it. */
   serverId: McpServerAcpId;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Stdio transport configuration for MCP. */
-export interface McpServerStdio {
-  /** Human-readable name identifying this MCP server. */
-  name: string;
-  /** Absolute path to the MCP server executable. */
-  command: AbsolutePath;
-  /** Command-line arguments to pass to the MCP server. */
-  args?: string[];
-  /**
-   * Environment variables to set when launching the MCP server. Names SHOULD be unique. Agents MAY
-   * reject duplicates with `-32602`, and otherwise the last entry wins.
-   */
-  env?: EnvVariable[];
   /**
    * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
    * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
@@ -2810,18 +1024,6 @@ export type SessionArchiveFilter =
   | "include"
   | "only"
   | (string & {});
-
-/** Request parameters for deleting an existing session from `session/list`. */
-export interface DeleteSessionRequest {
-  /** The ID of the session to delete. */
-  sessionId: SessionId;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-}
 
 /** **UNSTABLE** */
 export interface ForkSessionRequest {
@@ -2915,183 +1117,6 @@ export interface ResumeSessionRequest {
   _meta?: RawJson | null;
 }
 
-/** Inclusive cursor describing where replayed session history should begin. */
-export type ReplayFrom =
-  | ({ type: "start" } & ReplayFromStart)
-  | Unknown<"type">;
-
-/** Inclusive replay cursor requesting replay from the start of retained conversation history. */
-export interface ReplayFromStart {
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Request parameters for closing an active session. */
-export interface CloseSessionRequest {
-  /** The ID of the session to close. */
-  sessionId: SessionId;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Request parameters for cancelling one tool call. */
-export interface CancelToolCallRequest {
-  /** The ID of the session that owns the tool call. */
-  sessionId: SessionId;
-  /** The ID of the tool call to cancel. */
-  toolCallId: ToolCallId;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Request parameters for cancelling one terminal. */
-export interface CancelTerminalRequest {
-  /** The ID of the session that owns the terminal. */
-  sessionId: SessionId;
-  /** The ID of the terminal to cancel. */
-  terminalId: TerminalId;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-}
-
-/** A `SessionConfigValueId` string value (`type: "id"`). */
-export interface SetSessionConfigOptionRequestVariantId {
-  /** The value ID. */
-  value: SessionConfigValueId;
-}
-
-/** A boolean value (`type: "boolean"`). */
-export interface SetSessionConfigOptionRequestVariantBoolean {
-  /** The boolean value. */
-  value: boolean;
-}
-
-/** The variant part of [`SetSessionConfigOptionRequest`]. */
-export type SetSessionConfigOptionRequestVariant =
-  | ({ type: "id" } & SetSessionConfigOptionRequestVariantId)
-  | ({ type: "boolean" } & SetSessionConfigOptionRequestVariantBoolean)
-  | Unknown<"type">;
-
-/** Request parameters for setting a session configuration option. */
-export interface SetSessionConfigOptionRequest {
-  /** The ID of the session to set the configuration option for. */
-  sessionId: SessionId;
-  /** The ID of the configuration option to set. */
-  configId: SessionConfigId;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-  /** The variant part of this object (its members sit beside the ones above). */
-  variant: SetSessionConfigOptionRequestVariant;
-}
-
-/** Request parameters for sending a user prompt to the agent. */
-export interface PromptRequest {
-  /** The ID of the session to send this user message to */
-  sessionId: SessionId;
-  /** The blocks of content that compose the user's message. */
-  prompt: ContentBlock[];
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Response to a permission request. */
-export interface RequestPermissionResponse {
-  /** The user's decision on the permission request. */
-  outcome: RequestPermissionOutcome;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-}
-
-/** The outcome of a permission request. */
-export type RequestPermissionOutcome =
-  | ({ outcome: "cancelled" } & CancelledPermissionOutcome)
-  | ({ outcome: "selected" } & SelectedPermissionOutcome)
-  | Unknown<"outcome">;
-
-/** The request was not approved and no option was selected. */
-export interface CancelledPermissionOutcome {
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-}
-
-/** The user selected one of the provided options. */
-export interface SelectedPermissionOutcome {
-  /** The ID of the option the user selected. */
-  optionId: PermissionOptionId;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-}
-
-/** The variant part of [`CreateElicitationResponse`]. */
-export type CreateElicitationResponseVariant =
-  | ({ action: "accept" } & ElicitationAcceptAction)
-  | { action: "decline" }
-  | { action: "cancel" }
-  | Unknown<"action">;
-
-/** Response from the client to an elicitation request. */
-export interface CreateElicitationResponse {
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-  /** The variant part of this object (its members sit beside the ones above). */
-  variant: CreateElicitationResponseVariant;
-}
-
-/** Allowed wire representations for `ElicitationContentValue`. */
-export type ElicitationContentValue =
-  | string
-  | bigint
-  | number
-  | boolean
-  | string[]
-  | RawJson;
-
-/** The user accepted the elicitation and provided content. */
-export interface ElicitationAcceptAction {
-  /** The user-provided content, if any, as an object matching the requested schema. */
-  content?: { [key: string]: ElicitationContentValue } | null;
-}
-
 /** An opaque inner MCP result. */
 export interface MessageMcpResponseResult {
   /** Required, even if JSON null. */
@@ -3133,18 +1158,6 @@ export interface McpError {
   data?: RawJson;
 }
 
-/** Notification to cancel a session's foreground work and its prompts not yet inserted. */
-export interface CancelSessionNotification {
-  /** The ID of the session to cancel operations for. */
-  sessionId: SessionId;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
-   */
-  _meta?: RawJson | null;
-}
-
 /** **UNSTABLE** */
 export interface MessageMcpNotification {
   /** The declared ACP MCP server handling the associated request. */
@@ -3160,21 +1173,6 @@ export interface MessageMcpNotification {
    * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
    * MUST NOT assign meaning to keys they do not recognize. This is ACP metadata, not the inner MCP
    * message's `_meta`.
-   */
-  _meta?: RawJson | null;
-}
-
-/** Notification to cancel an ongoing request. */
-export interface CancelRequestNotification {
-  /**
-   * The ID of the request to cancel: a request that the sender of this notification issued.
-   * Receivers match it only against requests they received from that sender.
-   */
-  requestId: RequestId;
-  /**
-   * The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-   * to their interactions. Omitted and `null` are equivalent and mean no metadata. Implementations
-   * MUST NOT assign meaning to keys they do not recognize.
    */
   _meta?: RawJson | null;
 }

@@ -8,6 +8,37 @@ import * as rt from "../../codec/runtime.js";
 import { MISSING, type Missing } from "../../codec/runtime.js";
 import { RawJson, UnknownVariant } from "../../codec/values.js";
 import type * as t from "./v2.js";
+import {
+  d_EnumOption, e_EnumOption, d_EnvVariable, e_EnvVariable, d_SessionConfigSelectOption,
+  e_SessionConfigSelectOption, d_HttpHeader, e_HttpHeader, f_Terminal, m_Terminal,
+  g_ElicitationUrlMode, m_ElicitationUrlMode, d_ElicitationSchemaType, f_NumberPropertySchema,
+  f_IntegerPropertySchema, f_BooleanPropertySchema, m_NumberPropertySchema,
+  m_IntegerPropertySchema, m_BooleanPropertySchema, d_ElicitationFormModeVariant, d_Implementation,
+  e_Implementation, d_SessionDeleteCapabilities, d_SessionAdditionalDirectoriesCapabilities,
+  e_SessionDeleteCapabilities, e_SessionAdditionalDirectoriesCapabilities, f_SessionConfigBoolean,
+  m_SessionConfigBoolean, d_SessionConfigOptionCategory, f_SessionInfoUpdate, f_UsageUpdate,
+  f_Notice, m_SessionInfoUpdate, m_UsageUpdate, m_Notice, d_CompactionStatus,
+  d_ElicitationCapabilities, e_ElicitationCapabilities,
+  f_SetSessionConfigOptionRequestVariantBoolean, m_SetSessionConfigOptionRequestVariantBoolean,
+  f_SelectedPermissionOutcome, m_SelectedPermissionOutcome, m_ElicitationSessionScope,
+  m_ElicitationRequestScope, d_Terminal, d_ElicitationSessionScope, d_ElicitationRequestScope,
+  d_NumberPropertySchema, d_IntegerPropertySchema, d_BooleanPropertySchema,
+  d_ElicitationUrlModeVariant, d_ElicitationUrlMode, d_ExtRequest, d_SessionConfigBoolean,
+  d_DeleteSessionResponse, d_CloseSessionResponse, d_ExtResponse, d_SessionInfoUpdate, d_Cost,
+  d_UsageUpdate, d_NoticeSeverity, d_Notice, d_CompleteElicitationNotification, d_ExtNotification,
+  d_ElicitationFormCapabilities, d_ElicitationUrlCapabilities, d_DeleteSessionRequest,
+  d_CloseSessionRequest, d_SetSessionConfigOptionRequestVariantBoolean,
+  d_SelectedPermissionOutcome, d_CancelRequestNotification, e_Terminal, e_ElicitationSessionScope,
+  e_ElicitationRequestScope, e_ElicitationSchemaType, e_NumberPropertySchema,
+  e_IntegerPropertySchema, e_BooleanPropertySchema, e_ElicitationFormModeVariant,
+  e_ElicitationUrlModeVariant, e_ElicitationUrlMode, e_ExtRequest, e_SessionConfigOptionCategory,
+  e_SessionConfigBoolean, e_DeleteSessionResponse, e_CloseSessionResponse, e_ExtResponse,
+  e_SessionInfoUpdate, e_Cost, e_UsageUpdate, e_NoticeSeverity, e_Notice, e_CompactionStatus,
+  e_CompleteElicitationNotification, e_ExtNotification, e_ElicitationFormCapabilities,
+  e_ElicitationUrlCapabilities, e_DeleteSessionRequest, e_CloseSessionRequest,
+  e_SetSessionConfigOptionRequestVariantBoolean, e_SelectedPermissionOutcome,
+  e_CancelRequestNotification,
+} from "./v1.codec.js";
 
 function list_0(v: JNode, path: string, cx: rt.Ctx): t.PermissionOption[] {
   return rt.d_list(v, path, cx, d_PermissionOption);
@@ -1703,54 +1734,6 @@ export function e_Diff(v: t.Diff): string {
   return rt.object(m_Diff(v));
 }
 
-export function d_Terminal(v: JNode, path: string, cx: rt.Ctx): t.Terminal {
-  return f_Terminal(rt.expectObject(v, path, "Terminal").members, path, cx, {});
-}
-
-export function f_Terminal(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.Terminal {
-  let x0_terminalId: t.TerminalId | Missing = MISSING;
-  let x1__meta: t.RawJson | null | Missing = MISSING;
-  let seen0 = 0;
-  for (const m of members) {
-    switch (m.key) {
-      case "terminalId": {
-        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "terminalId");
-        seen0 |= 0x1;
-        const p = path + ".terminalId";
-        x0_terminalId = rt.d_str(m.value, p, cx);
-        break;
-      }
-      case "_meta": {
-        if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
-        seen0 |= 0x2;
-        const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x1__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x1__meta = rt.dropped(cx, mark, p, err);
-        }
-        break;
-      }
-    }
-  }
-  if (x0_terminalId === MISSING) throw rt.missing(path, "terminalId");
-  o.terminalId = x0_terminalId;
-  if (x1__meta !== MISSING) o._meta = x1__meta;
-  return o as unknown as t.Terminal;
-}
-
-export function m_Terminal(v: t.Terminal): string {
-  let s = "";
-  s += ",\"terminalId\":" + rt.str(v.terminalId);
-  if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
-  return s;
-}
-
-export function e_Terminal(v: t.Terminal): string {
-  return rt.object(m_Terminal(v));
-}
-
 export function d_ToolCallLocation(v: JNode, path: string, cx: rt.Ctx): t.ToolCallLocation {
   return f_ToolCallLocation(rt.expectObject(v, path, "ToolCallLocation").members, path, cx, {});
 }
@@ -2198,87 +2181,6 @@ export function e_CreateElicitationRequest(v: t.CreateElicitationRequest): strin
   return rt.object(m_CreateElicitationRequest(v));
 }
 
-export function d_ElicitationSessionScope(v: JNode, path: string, cx: rt.Ctx): t.ElicitationSessionScope {
-  return f_ElicitationSessionScope(rt.expectObject(v, path, "ElicitationSessionScope").members, path, cx, {});
-}
-
-export function f_ElicitationSessionScope(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.ElicitationSessionScope {
-  let x0_sessionId: t.SessionId | Missing = MISSING;
-  let x1_toolCallId: t.ToolCallId | null | Missing = MISSING;
-  let seen0 = 0;
-  for (const m of members) {
-    switch (m.key) {
-      case "sessionId": {
-        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "sessionId");
-        seen0 |= 0x1;
-        const p = path + ".sessionId";
-        x0_sessionId = rt.d_str(m.value, p, cx);
-        break;
-      }
-      case "toolCallId": {
-        if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "toolCallId");
-        seen0 |= 0x2;
-        const p = path + ".toolCallId";
-        const mark = cx.warnings.length;
-        try {
-          x1_toolCallId = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x1_toolCallId = rt.dropped(cx, mark, p, err);
-        }
-        break;
-      }
-    }
-  }
-  if (x0_sessionId === MISSING) throw rt.missing(path, "sessionId");
-  o.sessionId = x0_sessionId;
-  if (x1_toolCallId !== MISSING) o.toolCallId = x1_toolCallId;
-  return o as unknown as t.ElicitationSessionScope;
-}
-
-export function m_ElicitationSessionScope(v: t.ElicitationSessionScope): string {
-  let s = "";
-  s += ",\"sessionId\":" + rt.str(v.sessionId);
-  if (v.toolCallId !== undefined) s += ",\"toolCallId\":" + (v.toolCallId === null ? "null" : rt.str(v.toolCallId));
-  return s;
-}
-
-export function e_ElicitationSessionScope(v: t.ElicitationSessionScope): string {
-  return rt.object(m_ElicitationSessionScope(v));
-}
-
-export function d_ElicitationRequestScope(v: JNode, path: string, cx: rt.Ctx): t.ElicitationRequestScope {
-  return f_ElicitationRequestScope(rt.expectObject(v, path, "ElicitationRequestScope").members, path, cx, {});
-}
-
-export function f_ElicitationRequestScope(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.ElicitationRequestScope {
-  let x0_requestId: t.RequestId | Missing = MISSING;
-  let seen0 = 0;
-  for (const m of members) {
-    switch (m.key) {
-      case "requestId": {
-        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "requestId");
-        seen0 |= 0x1;
-        const p = path + ".requestId";
-        x0_requestId = rt.d_request_id(m.value, p, cx);
-        break;
-      }
-    }
-  }
-  if (x0_requestId === MISSING) throw rt.missing(path, "requestId");
-  o.requestId = x0_requestId;
-  return o as unknown as t.ElicitationRequestScope;
-}
-
-export function m_ElicitationRequestScope(v: t.ElicitationRequestScope): string {
-  let s = "";
-  s += ",\"requestId\":" + rt.e_request_id(v.requestId);
-  return s;
-}
-
-export function e_ElicitationRequestScope(v: t.ElicitationRequestScope): string {
-  return rt.object(m_ElicitationRequestScope(v));
-}
-
 export function d_ElicitationSchema(v: JNode, path: string, cx: rt.Ctx): t.ElicitationSchema {
   return f_ElicitationSchema(rt.expectObject(v, path, "ElicitationSchema").members, path, cx, {});
 }
@@ -2378,16 +2280,6 @@ export function e_ElicitationSchema(v: t.ElicitationSchema): string {
   return rt.object(m_ElicitationSchema(v));
 }
 
-const V_ElicitationSchemaType: readonly t.ElicitationSchemaType[] = ["object"];
-
-export function d_ElicitationSchemaType(v: JNode, path: string, cx: rt.Ctx): t.ElicitationSchemaType {
-  return rt.d_enum(v, path, V_ElicitationSchemaType);
-}
-
-export function e_ElicitationSchemaType(v: t.ElicitationSchemaType): string {
-  return rt.str(v);
-}
-
 export function d_ElicitationPropertySchema(v: JNode, path: string, cx: rt.Ctx): t.ElicitationPropertySchema {
   const obj = rt.expectObject(v, path, "ElicitationPropertySchema");
   const [tag, rest] = rt.splitTag(obj, "type", path);
@@ -2436,80 +2328,6 @@ export function d_StringFormat(v: JNode, path: string, cx: rt.Ctx): t.StringForm
 
 export function e_StringFormat(v: t.StringFormat): string {
   return rt.str(v);
-}
-
-export function d_EnumOption(v: JNode, path: string, cx: rt.Ctx): t.EnumOption {
-  return f_EnumOption(rt.expectObject(v, path, "EnumOption").members, path, cx, {});
-}
-
-export function f_EnumOption(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.EnumOption {
-  let x0_const: string | Missing = MISSING;
-  let x1_title: string | Missing = MISSING;
-  let x2_description: string | null | Missing = MISSING;
-  let x3__meta: t.RawJson | null | Missing = MISSING;
-  let seen0 = 0;
-  for (const m of members) {
-    switch (m.key) {
-      case "const": {
-        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "const");
-        seen0 |= 0x1;
-        const p = path + ".const";
-        x0_const = rt.d_str(m.value, p, cx);
-        break;
-      }
-      case "title": {
-        if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "title");
-        seen0 |= 0x2;
-        const p = path + ".title";
-        x1_title = rt.d_str(m.value, p, cx);
-        break;
-      }
-      case "description": {
-        if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "description");
-        seen0 |= 0x4;
-        const p = path + ".description";
-        const mark = cx.warnings.length;
-        try {
-          x2_description = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x2_description = rt.dropped(cx, mark, p, err);
-        }
-        break;
-      }
-      case "_meta": {
-        if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
-        seen0 |= 0x8;
-        const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x3__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x3__meta = rt.dropped(cx, mark, p, err);
-        }
-        break;
-      }
-    }
-  }
-  if (x0_const === MISSING) throw rt.missing(path, "const");
-  if (x1_title === MISSING) throw rt.missing(path, "title");
-  o.const = x0_const;
-  o.title = x1_title;
-  if (x2_description !== MISSING) o.description = x2_description;
-  if (x3__meta !== MISSING) o._meta = x3__meta;
-  return o as unknown as t.EnumOption;
-}
-
-export function m_EnumOption(v: t.EnumOption): string {
-  let s = "";
-  s += ",\"const\":" + rt.str(v.const);
-  s += ",\"title\":" + rt.str(v.title);
-  if (v.description !== undefined) s += ",\"description\":" + (v.description === null ? "null" : rt.str(v.description));
-  if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
-  return s;
-}
-
-export function e_EnumOption(v: t.EnumOption): string {
-  return rt.object(m_EnumOption(v));
 }
 
 export function d_StringPropertySchema(v: JNode, path: string, cx: rt.Ctx): t.StringPropertySchema {
@@ -2654,292 +2472,6 @@ export function m_StringPropertySchema(v: t.StringPropertySchema): string {
 
 export function e_StringPropertySchema(v: t.StringPropertySchema): string {
   return rt.object(m_StringPropertySchema(v));
-}
-
-export function d_NumberPropertySchema(v: JNode, path: string, cx: rt.Ctx): t.NumberPropertySchema {
-  return f_NumberPropertySchema(rt.expectObject(v, path, "NumberPropertySchema").members, path, cx, {});
-}
-
-export function f_NumberPropertySchema(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.NumberPropertySchema {
-  let x0_title: string | null | Missing = MISSING;
-  let x1_description: string | null | Missing = MISSING;
-  let x2_minimum: number | null | Missing = MISSING;
-  let x3_maximum: number | null | Missing = MISSING;
-  let x4_default: number | null | Missing = MISSING;
-  let x5__meta: t.RawJson | null | Missing = MISSING;
-  let seen0 = 0;
-  for (const m of members) {
-    switch (m.key) {
-      case "title": {
-        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "title");
-        seen0 |= 0x1;
-        const p = path + ".title";
-        const mark = cx.warnings.length;
-        try {
-          x0_title = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x0_title = rt.dropped(cx, mark, p, err);
-        }
-        break;
-      }
-      case "description": {
-        if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "description");
-        seen0 |= 0x2;
-        const p = path + ".description";
-        const mark = cx.warnings.length;
-        try {
-          x1_description = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x1_description = rt.dropped(cx, mark, p, err);
-        }
-        break;
-      }
-      case "minimum": {
-        if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "minimum");
-        seen0 |= 0x4;
-        const p = path + ".minimum";
-        x2_minimum = m.value === null ? null : rt.d_f64(m.value, p, cx);
-        break;
-      }
-      case "maximum": {
-        if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "maximum");
-        seen0 |= 0x8;
-        const p = path + ".maximum";
-        x3_maximum = m.value === null ? null : rt.d_f64(m.value, p, cx);
-        break;
-      }
-      case "default": {
-        if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "default");
-        seen0 |= 0x10;
-        const p = path + ".default";
-        const mark = cx.warnings.length;
-        try {
-          x4_default = m.value === null ? null : rt.d_f64(m.value, p, cx);
-        } catch (err) {
-          x4_default = rt.dropped(cx, mark, p, err);
-        }
-        break;
-      }
-      case "_meta": {
-        if ((seen0 & 0x20) !== 0) throw rt.duplicate(path, "_meta");
-        seen0 |= 0x20;
-        const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x5__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x5__meta = rt.dropped(cx, mark, p, err);
-        }
-        break;
-      }
-    }
-  }
-  if (x0_title !== MISSING) o.title = x0_title;
-  if (x1_description !== MISSING) o.description = x1_description;
-  if (x2_minimum !== MISSING) o.minimum = x2_minimum;
-  if (x3_maximum !== MISSING) o.maximum = x3_maximum;
-  if (x4_default !== MISSING) o.default = x4_default;
-  if (x5__meta !== MISSING) o._meta = x5__meta;
-  return o as unknown as t.NumberPropertySchema;
-}
-
-export function m_NumberPropertySchema(v: t.NumberPropertySchema): string {
-  let s = "";
-  if (v.title !== undefined) s += ",\"title\":" + (v.title === null ? "null" : rt.str(v.title));
-  if (v.description !== undefined) s += ",\"description\":" + (v.description === null ? "null" : rt.str(v.description));
-  if (v.minimum !== undefined) s += ",\"minimum\":" + (v.minimum === null ? "null" : rt.f64(v.minimum));
-  if (v.maximum !== undefined) s += ",\"maximum\":" + (v.maximum === null ? "null" : rt.f64(v.maximum));
-  if (v.default !== undefined) s += ",\"default\":" + (v.default === null ? "null" : rt.f64(v.default));
-  if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
-  return s;
-}
-
-export function e_NumberPropertySchema(v: t.NumberPropertySchema): string {
-  return rt.object(m_NumberPropertySchema(v));
-}
-
-export function d_IntegerPropertySchema(v: JNode, path: string, cx: rt.Ctx): t.IntegerPropertySchema {
-  return f_IntegerPropertySchema(rt.expectObject(v, path, "IntegerPropertySchema").members, path, cx, {});
-}
-
-export function f_IntegerPropertySchema(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.IntegerPropertySchema {
-  let x0_title: string | null | Missing = MISSING;
-  let x1_description: string | null | Missing = MISSING;
-  let x2_minimum: t.Int64 | null | Missing = MISSING;
-  let x3_maximum: t.Int64 | null | Missing = MISSING;
-  let x4_default: t.Int64 | null | Missing = MISSING;
-  let x5__meta: t.RawJson | null | Missing = MISSING;
-  let seen0 = 0;
-  for (const m of members) {
-    switch (m.key) {
-      case "title": {
-        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "title");
-        seen0 |= 0x1;
-        const p = path + ".title";
-        const mark = cx.warnings.length;
-        try {
-          x0_title = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x0_title = rt.dropped(cx, mark, p, err);
-        }
-        break;
-      }
-      case "description": {
-        if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "description");
-        seen0 |= 0x2;
-        const p = path + ".description";
-        const mark = cx.warnings.length;
-        try {
-          x1_description = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x1_description = rt.dropped(cx, mark, p, err);
-        }
-        break;
-      }
-      case "minimum": {
-        if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "minimum");
-        seen0 |= 0x4;
-        const p = path + ".minimum";
-        x2_minimum = m.value === null ? null : rt.d_i64(m.value, p, cx);
-        break;
-      }
-      case "maximum": {
-        if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "maximum");
-        seen0 |= 0x8;
-        const p = path + ".maximum";
-        x3_maximum = m.value === null ? null : rt.d_i64(m.value, p, cx);
-        break;
-      }
-      case "default": {
-        if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "default");
-        seen0 |= 0x10;
-        const p = path + ".default";
-        const mark = cx.warnings.length;
-        try {
-          x4_default = m.value === null ? null : rt.d_i64(m.value, p, cx);
-        } catch (err) {
-          x4_default = rt.dropped(cx, mark, p, err);
-        }
-        break;
-      }
-      case "_meta": {
-        if ((seen0 & 0x20) !== 0) throw rt.duplicate(path, "_meta");
-        seen0 |= 0x20;
-        const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x5__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x5__meta = rt.dropped(cx, mark, p, err);
-        }
-        break;
-      }
-    }
-  }
-  if (x0_title !== MISSING) o.title = x0_title;
-  if (x1_description !== MISSING) o.description = x1_description;
-  if (x2_minimum !== MISSING) o.minimum = x2_minimum;
-  if (x3_maximum !== MISSING) o.maximum = x3_maximum;
-  if (x4_default !== MISSING) o.default = x4_default;
-  if (x5__meta !== MISSING) o._meta = x5__meta;
-  return o as unknown as t.IntegerPropertySchema;
-}
-
-export function m_IntegerPropertySchema(v: t.IntegerPropertySchema): string {
-  let s = "";
-  if (v.title !== undefined) s += ",\"title\":" + (v.title === null ? "null" : rt.str(v.title));
-  if (v.description !== undefined) s += ",\"description\":" + (v.description === null ? "null" : rt.str(v.description));
-  if (v.minimum !== undefined) s += ",\"minimum\":" + (v.minimum === null ? "null" : rt.int(v.minimum));
-  if (v.maximum !== undefined) s += ",\"maximum\":" + (v.maximum === null ? "null" : rt.int(v.maximum));
-  if (v.default !== undefined) s += ",\"default\":" + (v.default === null ? "null" : rt.int(v.default));
-  if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
-  return s;
-}
-
-export function e_IntegerPropertySchema(v: t.IntegerPropertySchema): string {
-  return rt.object(m_IntegerPropertySchema(v));
-}
-
-export function d_BooleanPropertySchema(v: JNode, path: string, cx: rt.Ctx): t.BooleanPropertySchema {
-  return f_BooleanPropertySchema(rt.expectObject(v, path, "BooleanPropertySchema").members, path, cx, {});
-}
-
-export function f_BooleanPropertySchema(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.BooleanPropertySchema {
-  let x0_title: string | null | Missing = MISSING;
-  let x1_description: string | null | Missing = MISSING;
-  let x2_default: boolean | null | Missing = MISSING;
-  let x3__meta: t.RawJson | null | Missing = MISSING;
-  let seen0 = 0;
-  for (const m of members) {
-    switch (m.key) {
-      case "title": {
-        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "title");
-        seen0 |= 0x1;
-        const p = path + ".title";
-        const mark = cx.warnings.length;
-        try {
-          x0_title = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x0_title = rt.dropped(cx, mark, p, err);
-        }
-        break;
-      }
-      case "description": {
-        if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "description");
-        seen0 |= 0x2;
-        const p = path + ".description";
-        const mark = cx.warnings.length;
-        try {
-          x1_description = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x1_description = rt.dropped(cx, mark, p, err);
-        }
-        break;
-      }
-      case "default": {
-        if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "default");
-        seen0 |= 0x4;
-        const p = path + ".default";
-        const mark = cx.warnings.length;
-        try {
-          x2_default = m.value === null ? null : rt.d_bool(m.value, p, cx);
-        } catch (err) {
-          x2_default = rt.dropped(cx, mark, p, err);
-        }
-        break;
-      }
-      case "_meta": {
-        if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
-        seen0 |= 0x8;
-        const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x3__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x3__meta = rt.dropped(cx, mark, p, err);
-        }
-        break;
-      }
-    }
-  }
-  if (x0_title !== MISSING) o.title = x0_title;
-  if (x1_description !== MISSING) o.description = x1_description;
-  if (x2_default !== MISSING) o.default = x2_default;
-  if (x3__meta !== MISSING) o._meta = x3__meta;
-  return o as unknown as t.BooleanPropertySchema;
-}
-
-export function m_BooleanPropertySchema(v: t.BooleanPropertySchema): string {
-  let s = "";
-  if (v.title !== undefined) s += ",\"title\":" + (v.title === null ? "null" : rt.str(v.title));
-  if (v.description !== undefined) s += ",\"description\":" + (v.description === null ? "null" : rt.str(v.description));
-  if (v.default !== undefined) s += ",\"default\":" + (v.default === null ? "null" : rt.bool(v.default));
-  if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
-  return s;
-}
-
-export function e_BooleanPropertySchema(v: t.BooleanPropertySchema): string {
-  return rt.object(m_BooleanPropertySchema(v));
 }
 
 export function d_MultiSelectItems(v: JNode, path: string, cx: rt.Ctx): t.MultiSelectItems {
@@ -3174,20 +2706,6 @@ export function e_MultiSelectPropertySchema(v: t.MultiSelectPropertySchema): str
   return rt.object(m_MultiSelectPropertySchema(v));
 }
 
-export function d_ElicitationFormModeVariant(v: JNode, path: string, cx: rt.Ctx): t.ElicitationFormModeVariant {
-  const got0 = rt.attempt(cx, v, path, d_ElicitationSessionScope);
-  if (got0 !== MISSING) return got0;
-  const got1 = rt.attempt(cx, v, path, d_ElicitationRequestScope);
-  if (got1 !== MISSING) return got1;
-  throw rt.noVariant(path, v, "one of ElicitationSessionScope, ElicitationRequestScope");
-}
-
-export function e_ElicitationFormModeVariant(v: t.ElicitationFormModeVariant): string {
-  if (is_ElicitationSessionScope(v)) return e_ElicitationSessionScope(v);
-  if (is_ElicitationRequestScope(v)) return e_ElicitationRequestScope(v);
-  throw new TypeError("not a value of ElicitationFormModeVariant");
-}
-
 export function d_ElicitationFormMode(v: JNode, path: string, cx: rt.Ctx): t.ElicitationFormMode {
   return g_ElicitationFormMode(rt.expectObject(v, path, "ElicitationFormMode"), path, cx, {});
 }
@@ -3221,74 +2739,6 @@ export function m_ElicitationFormMode(v: t.ElicitationFormMode): string {
 
 export function e_ElicitationFormMode(v: t.ElicitationFormMode): string {
   return rt.object(m_ElicitationFormMode(v));
-}
-
-export function d_ElicitationUrlModeVariant(v: JNode, path: string, cx: rt.Ctx): t.ElicitationUrlModeVariant {
-  const got0 = rt.attempt(cx, v, path, d_ElicitationSessionScope);
-  if (got0 !== MISSING) return got0;
-  const got1 = rt.attempt(cx, v, path, d_ElicitationRequestScope);
-  if (got1 !== MISSING) return got1;
-  throw rt.noVariant(path, v, "one of ElicitationSessionScope, ElicitationRequestScope");
-}
-
-export function e_ElicitationUrlModeVariant(v: t.ElicitationUrlModeVariant): string {
-  if (is_ElicitationSessionScope(v)) return e_ElicitationSessionScope(v);
-  if (is_ElicitationRequestScope(v)) return e_ElicitationRequestScope(v);
-  throw new TypeError("not a value of ElicitationUrlModeVariant");
-}
-
-export function d_ElicitationUrlMode(v: JNode, path: string, cx: rt.Ctx): t.ElicitationUrlMode {
-  return g_ElicitationUrlMode(rt.expectObject(v, path, "ElicitationUrlMode"), path, cx, {});
-}
-
-export function g_ElicitationUrlMode(obj: JObject, path: string, cx: rt.Ctx, o: Record<string, unknown>): t.ElicitationUrlMode {
-  let x0_elicitationId: t.ElicitationId | Missing = MISSING;
-  let x1_url: string | Missing = MISSING;
-  let seen0 = 0;
-  for (const m of obj.members) {
-    switch (m.key) {
-      case "elicitationId": {
-        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "elicitationId");
-        seen0 |= 0x1;
-        const p = path + ".elicitationId";
-        x0_elicitationId = rt.d_str(m.value, p, cx);
-        break;
-      }
-      case "url": {
-        if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "url");
-        seen0 |= 0x2;
-        const p = path + ".url";
-        x1_url = rt.d_str(m.value, p, cx);
-        break;
-      }
-    }
-  }
-  if (x0_elicitationId === MISSING) throw rt.missing(path, "elicitationId");
-  if (x1_url === MISSING) throw rt.missing(path, "url");
-  o.elicitationId = x0_elicitationId;
-  o.url = x1_url;
-  o.variant = d_ElicitationUrlModeVariant(obj, path, cx);
-  return o as unknown as t.ElicitationUrlMode;
-}
-
-export function m_ElicitationUrlMode(v: t.ElicitationUrlMode): string {
-  let s = "";
-  s += ",\"elicitationId\":" + rt.str(v.elicitationId);
-  s += ",\"url\":" + rt.str(v.url);
-  s += rt.skipMembers(n_ElicitationUrlModeVariant(v.variant), ["elicitationId", "url"]);
-  return s;
-}
-
-export function e_ElicitationUrlMode(v: t.ElicitationUrlMode): string {
-  return rt.object(m_ElicitationUrlMode(v));
-}
-
-export function d_ExtRequest(v: JNode, path: string, cx: rt.Ctx): t.ExtRequest {
-  return rt.d_raw_node(v, path, cx);
-}
-
-export function e_ExtRequest(v: t.ExtRequest): string {
-  return rt.raw(v);
 }
 
 export function d_InitializeResponse(v: JNode, path: string, cx: rt.Ctx): t.InitializeResponse {
@@ -3373,80 +2823,6 @@ export function m_InitializeResponse(v: t.InitializeResponse): string {
 
 export function e_InitializeResponse(v: t.InitializeResponse): string {
   return rt.object(m_InitializeResponse(v));
-}
-
-export function d_Implementation(v: JNode, path: string, cx: rt.Ctx): t.Implementation {
-  return f_Implementation(rt.expectObject(v, path, "Implementation").members, path, cx, {});
-}
-
-export function f_Implementation(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.Implementation {
-  let x0_name: string | Missing = MISSING;
-  let x1_title: string | null | Missing = MISSING;
-  let x2_version: string | Missing = MISSING;
-  let x3__meta: t.RawJson | null | Missing = MISSING;
-  let seen0 = 0;
-  for (const m of members) {
-    switch (m.key) {
-      case "name": {
-        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "name");
-        seen0 |= 0x1;
-        const p = path + ".name";
-        x0_name = rt.d_str(m.value, p, cx);
-        break;
-      }
-      case "title": {
-        if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "title");
-        seen0 |= 0x2;
-        const p = path + ".title";
-        const mark = cx.warnings.length;
-        try {
-          x1_title = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x1_title = rt.dropped(cx, mark, p, err);
-        }
-        break;
-      }
-      case "version": {
-        if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "version");
-        seen0 |= 0x4;
-        const p = path + ".version";
-        x2_version = rt.d_str(m.value, p, cx);
-        break;
-      }
-      case "_meta": {
-        if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
-        seen0 |= 0x8;
-        const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x3__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x3__meta = rt.dropped(cx, mark, p, err);
-        }
-        break;
-      }
-    }
-  }
-  if (x0_name === MISSING) throw rt.missing(path, "name");
-  if (x2_version === MISSING) throw rt.missing(path, "version");
-  o.name = x0_name;
-  if (x1_title !== MISSING) o.title = x1_title;
-  o.version = x2_version;
-  if (x3__meta !== MISSING) o._meta = x3__meta;
-  return o as unknown as t.Implementation;
-}
-
-export function m_Implementation(v: t.Implementation): string {
-  let s = "";
-  s += ",\"name\":" + rt.str(v.name);
-  if (v.title !== undefined) s += ",\"title\":" + (v.title === null ? "null" : rt.str(v.title));
-  s += ",\"version\":" + rt.str(v.version);
-  if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
-  return s;
-}
-
-export function e_Implementation(v: t.Implementation): string {
-  return rt.object(m_Implementation(v));
 }
 
 export function d_AgentCapabilities(v: JNode, path: string, cx: rt.Ctx): t.AgentCapabilities {
@@ -3947,80 +3323,6 @@ export function e_McpHttpCapabilities(v: t.McpHttpCapabilities): string {
   return rt.object(m_McpHttpCapabilities(v));
 }
 
-export function d_SessionDeleteCapabilities(v: JNode, path: string, cx: rt.Ctx): t.SessionDeleteCapabilities {
-  return f_SessionDeleteCapabilities(rt.expectObject(v, path, "SessionDeleteCapabilities").members, path, cx, {});
-}
-
-export function f_SessionDeleteCapabilities(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.SessionDeleteCapabilities {
-  let x0__meta: t.RawJson | null | Missing = MISSING;
-  let seen0 = 0;
-  for (const m of members) {
-    switch (m.key) {
-      case "_meta": {
-        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
-        seen0 |= 0x1;
-        const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x0__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x0__meta = rt.dropped(cx, mark, p, err);
-        }
-        break;
-      }
-    }
-  }
-  if (x0__meta !== MISSING) o._meta = x0__meta;
-  return o as unknown as t.SessionDeleteCapabilities;
-}
-
-export function m_SessionDeleteCapabilities(v: t.SessionDeleteCapabilities): string {
-  let s = "";
-  if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
-  return s;
-}
-
-export function e_SessionDeleteCapabilities(v: t.SessionDeleteCapabilities): string {
-  return rt.object(m_SessionDeleteCapabilities(v));
-}
-
-export function d_SessionAdditionalDirectoriesCapabilities(v: JNode, path: string, cx: rt.Ctx): t.SessionAdditionalDirectoriesCapabilities {
-  return f_SessionAdditionalDirectoriesCapabilities(rt.expectObject(v, path, "SessionAdditionalDirectoriesCapabilities").members, path, cx, {});
-}
-
-export function f_SessionAdditionalDirectoriesCapabilities(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.SessionAdditionalDirectoriesCapabilities {
-  let x0__meta: t.RawJson | null | Missing = MISSING;
-  let seen0 = 0;
-  for (const m of members) {
-    switch (m.key) {
-      case "_meta": {
-        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
-        seen0 |= 0x1;
-        const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x0__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x0__meta = rt.dropped(cx, mark, p, err);
-        }
-        break;
-      }
-    }
-  }
-  if (x0__meta !== MISSING) o._meta = x0__meta;
-  return o as unknown as t.SessionAdditionalDirectoriesCapabilities;
-}
-
-export function m_SessionAdditionalDirectoriesCapabilities(v: t.SessionAdditionalDirectoriesCapabilities): string {
-  let s = "";
-  if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
-  return s;
-}
-
-export function e_SessionAdditionalDirectoriesCapabilities(v: t.SessionAdditionalDirectoriesCapabilities): string {
-  return rt.object(m_SessionAdditionalDirectoriesCapabilities(v));
-}
-
 export function d_AgentAuthCapabilities(v: JNode, path: string, cx: rt.Ctx): t.AgentAuthCapabilities {
   return f_AgentAuthCapabilities(rt.expectObject(v, path, "AgentAuthCapabilities").members, path, cx, {});
 }
@@ -4086,65 +3388,6 @@ export function n_AuthMethod(v: t.AuthMethod): string {
 
 export function e_AuthMethod(v: t.AuthMethod): string {
   return v instanceof UnknownVariant ? v.raw.text : rt.object(n_AuthMethod(v));
-}
-
-export function d_EnvVariable(v: JNode, path: string, cx: rt.Ctx): t.EnvVariable {
-  return f_EnvVariable(rt.expectObject(v, path, "EnvVariable").members, path, cx, {});
-}
-
-export function f_EnvVariable(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.EnvVariable {
-  let x0_name: string | Missing = MISSING;
-  let x1_value: string | Missing = MISSING;
-  let x2__meta: t.RawJson | null | Missing = MISSING;
-  let seen0 = 0;
-  for (const m of members) {
-    switch (m.key) {
-      case "name": {
-        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "name");
-        seen0 |= 0x1;
-        const p = path + ".name";
-        x0_name = rt.d_str(m.value, p, cx);
-        break;
-      }
-      case "value": {
-        if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "value");
-        seen0 |= 0x2;
-        const p = path + ".value";
-        x1_value = rt.d_str(m.value, p, cx);
-        break;
-      }
-      case "_meta": {
-        if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
-        seen0 |= 0x4;
-        const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x2__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x2__meta = rt.dropped(cx, mark, p, err);
-        }
-        break;
-      }
-    }
-  }
-  if (x0_name === MISSING) throw rt.missing(path, "name");
-  if (x1_value === MISSING) throw rt.missing(path, "value");
-  o.name = x0_name;
-  o.value = x1_value;
-  if (x2__meta !== MISSING) o._meta = x2__meta;
-  return o as unknown as t.EnvVariable;
-}
-
-export function m_EnvVariable(v: t.EnvVariable): string {
-  let s = "";
-  s += ",\"name\":" + rt.str(v.name);
-  s += ",\"value\":" + rt.str(v.value);
-  if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
-  return s;
-}
-
-export function e_EnvVariable(v: t.EnvVariable): string {
-  return rt.object(m_EnvVariable(v));
 }
 
 export function d_AuthMethodTerminal(v: JNode, path: string, cx: rt.Ctx): t.AuthMethodTerminal {
@@ -4578,14 +3821,6 @@ export function e_SessionConfigOption(v: t.SessionConfigOption): string {
   return rt.object(m_SessionConfigOption(v));
 }
 
-export function d_SessionConfigOptionCategory(v: JNode, path: string, cx: rt.Ctx): t.SessionConfigOptionCategory {
-  return rt.d_str(v, path, cx);
-}
-
-export function e_SessionConfigOptionCategory(v: t.SessionConfigOptionCategory): string {
-  return rt.str(v);
-}
-
 export function d_SessionConfigSelectOptions(v: JNode, path: string, cx: rt.Ctx): t.SessionConfigSelectOptions {
   const got0 = rt.attempt(cx, v, path, list_5);
   if (got0 !== MISSING) return got0;
@@ -4598,80 +3833,6 @@ export function e_SessionConfigSelectOptions(v: t.SessionConfigSelectOptions): s
   if ((Array.isArray(v) && v.every((item) => is_SessionConfigSelectOption(item)))) return enc_list_13(v);
   if ((Array.isArray(v) && v.every((item) => is_SessionConfigSelectGroup(item)))) return enc_list_14(v);
   throw new TypeError("not a value of SessionConfigSelectOptions");
-}
-
-export function d_SessionConfigSelectOption(v: JNode, path: string, cx: rt.Ctx): t.SessionConfigSelectOption {
-  return f_SessionConfigSelectOption(rt.expectObject(v, path, "SessionConfigSelectOption").members, path, cx, {});
-}
-
-export function f_SessionConfigSelectOption(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.SessionConfigSelectOption {
-  let x0_value: t.SessionConfigValueId | Missing = MISSING;
-  let x1_name: string | Missing = MISSING;
-  let x2_description: string | null | Missing = MISSING;
-  let x3__meta: t.RawJson | null | Missing = MISSING;
-  let seen0 = 0;
-  for (const m of members) {
-    switch (m.key) {
-      case "value": {
-        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "value");
-        seen0 |= 0x1;
-        const p = path + ".value";
-        x0_value = rt.d_str(m.value, p, cx);
-        break;
-      }
-      case "name": {
-        if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "name");
-        seen0 |= 0x2;
-        const p = path + ".name";
-        x1_name = rt.d_str(m.value, p, cx);
-        break;
-      }
-      case "description": {
-        if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "description");
-        seen0 |= 0x4;
-        const p = path + ".description";
-        const mark = cx.warnings.length;
-        try {
-          x2_description = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x2_description = rt.dropped(cx, mark, p, err);
-        }
-        break;
-      }
-      case "_meta": {
-        if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
-        seen0 |= 0x8;
-        const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x3__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x3__meta = rt.dropped(cx, mark, p, err);
-        }
-        break;
-      }
-    }
-  }
-  if (x0_value === MISSING) throw rt.missing(path, "value");
-  if (x1_name === MISSING) throw rt.missing(path, "name");
-  o.value = x0_value;
-  o.name = x1_name;
-  if (x2_description !== MISSING) o.description = x2_description;
-  if (x3__meta !== MISSING) o._meta = x3__meta;
-  return o as unknown as t.SessionConfigSelectOption;
-}
-
-export function m_SessionConfigSelectOption(v: t.SessionConfigSelectOption): string {
-  let s = "";
-  s += ",\"value\":" + rt.str(v.value);
-  s += ",\"name\":" + rt.str(v.name);
-  if (v.description !== undefined) s += ",\"description\":" + (v.description === null ? "null" : rt.str(v.description));
-  if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
-  return s;
-}
-
-export function e_SessionConfigSelectOption(v: t.SessionConfigSelectOption): string {
-  return rt.object(m_SessionConfigSelectOption(v));
 }
 
 export function d_SessionConfigSelectGroup(v: JNode, path: string, cx: rt.Ctx): t.SessionConfigSelectGroup {
@@ -4788,39 +3949,6 @@ export function m_SessionConfigSelect(v: t.SessionConfigSelect): string {
 
 export function e_SessionConfigSelect(v: t.SessionConfigSelect): string {
   return rt.object(m_SessionConfigSelect(v));
-}
-
-export function d_SessionConfigBoolean(v: JNode, path: string, cx: rt.Ctx): t.SessionConfigBoolean {
-  return f_SessionConfigBoolean(rt.expectObject(v, path, "SessionConfigBoolean").members, path, cx, {});
-}
-
-export function f_SessionConfigBoolean(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.SessionConfigBoolean {
-  let x0_currentValue: boolean | Missing = MISSING;
-  let seen0 = 0;
-  for (const m of members) {
-    switch (m.key) {
-      case "currentValue": {
-        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "currentValue");
-        seen0 |= 0x1;
-        const p = path + ".currentValue";
-        x0_currentValue = rt.d_bool(m.value, p, cx);
-        break;
-      }
-    }
-  }
-  if (x0_currentValue === MISSING) throw rt.missing(path, "currentValue");
-  o.currentValue = x0_currentValue;
-  return o as unknown as t.SessionConfigBoolean;
-}
-
-export function m_SessionConfigBoolean(v: t.SessionConfigBoolean): string {
-  let s = "";
-  s += ",\"currentValue\":" + rt.bool(v.currentValue);
-  return s;
-}
-
-export function e_SessionConfigBoolean(v: t.SessionConfigBoolean): string {
-  return rt.object(m_SessionConfigBoolean(v));
 }
 
 export function d_AvailableCommand(v: JNode, path: string, cx: rt.Ctx): t.AvailableCommand {
@@ -5155,43 +4283,6 @@ export function e_SessionInfo(v: t.SessionInfo): string {
   return rt.object(m_SessionInfo(v));
 }
 
-export function d_DeleteSessionResponse(v: JNode, path: string, cx: rt.Ctx): t.DeleteSessionResponse {
-  return f_DeleteSessionResponse(rt.expectObject(v, path, "DeleteSessionResponse").members, path, cx, {});
-}
-
-export function f_DeleteSessionResponse(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.DeleteSessionResponse {
-  let x0__meta: t.RawJson | null | Missing = MISSING;
-  let seen0 = 0;
-  for (const m of members) {
-    switch (m.key) {
-      case "_meta": {
-        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
-        seen0 |= 0x1;
-        const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x0__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x0__meta = rt.dropped(cx, mark, p, err);
-        }
-        break;
-      }
-    }
-  }
-  if (x0__meta !== MISSING) o._meta = x0__meta;
-  return o as unknown as t.DeleteSessionResponse;
-}
-
-export function m_DeleteSessionResponse(v: t.DeleteSessionResponse): string {
-  let s = "";
-  if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
-  return s;
-}
-
-export function e_DeleteSessionResponse(v: t.DeleteSessionResponse): string {
-  return rt.object(m_DeleteSessionResponse(v));
-}
-
 export function d_ResumeSessionResponse(v: JNode, path: string, cx: rt.Ctx): t.ResumeSessionResponse {
   return f_ResumeSessionResponse(rt.expectObject(v, path, "ResumeSessionResponse").members, path, cx, {});
 }
@@ -5247,43 +4338,6 @@ export function m_ResumeSessionResponse(v: t.ResumeSessionResponse): string {
 
 export function e_ResumeSessionResponse(v: t.ResumeSessionResponse): string {
   return rt.object(m_ResumeSessionResponse(v));
-}
-
-export function d_CloseSessionResponse(v: JNode, path: string, cx: rt.Ctx): t.CloseSessionResponse {
-  return f_CloseSessionResponse(rt.expectObject(v, path, "CloseSessionResponse").members, path, cx, {});
-}
-
-export function f_CloseSessionResponse(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.CloseSessionResponse {
-  let x0__meta: t.RawJson | null | Missing = MISSING;
-  let seen0 = 0;
-  for (const m of members) {
-    switch (m.key) {
-      case "_meta": {
-        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
-        seen0 |= 0x1;
-        const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x0__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x0__meta = rt.dropped(cx, mark, p, err);
-        }
-        break;
-      }
-    }
-  }
-  if (x0__meta !== MISSING) o._meta = x0__meta;
-  return o as unknown as t.CloseSessionResponse;
-}
-
-export function m_CloseSessionResponse(v: t.CloseSessionResponse): string {
-  let s = "";
-  if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
-  return s;
-}
-
-export function e_CloseSessionResponse(v: t.CloseSessionResponse): string {
-  return rt.object(m_CloseSessionResponse(v));
 }
 
 export function d_CancelToolCallResponse(v: JNode, path: string, cx: rt.Ctx): t.CancelToolCallResponse {
@@ -5455,14 +4509,6 @@ export function m_PromptResponse(v: t.PromptResponse): string {
 
 export function e_PromptResponse(v: t.PromptResponse): string {
   return rt.object(m_PromptResponse(v));
-}
-
-export function d_ExtResponse(v: JNode, path: string, cx: rt.Ctx): t.ExtResponse {
-  return rt.d_raw_node(v, path, cx);
-}
-
-export function e_ExtResponse(v: t.ExtResponse): string {
-  return rt.raw(v);
 }
 
 export function d_ErrorData(v: JNode, path: string, cx: rt.Ctx): t.ErrorData {
@@ -7232,297 +6278,6 @@ export function e_ConfigOptionUpdate(v: t.ConfigOptionUpdate): string {
   return rt.object(m_ConfigOptionUpdate(v));
 }
 
-export function d_SessionInfoUpdate(v: JNode, path: string, cx: rt.Ctx): t.SessionInfoUpdate {
-  return f_SessionInfoUpdate(rt.expectObject(v, path, "SessionInfoUpdate").members, path, cx, {});
-}
-
-export function f_SessionInfoUpdate(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.SessionInfoUpdate {
-  let x0_title: string | null | Missing = MISSING;
-  let x1_updatedAt: string | null | Missing = MISSING;
-  let x2__meta: t.RawJson | null | Missing = MISSING;
-  let seen0 = 0;
-  for (const m of members) {
-    switch (m.key) {
-      case "title": {
-        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "title");
-        seen0 |= 0x1;
-        const p = path + ".title";
-        const mark = cx.warnings.length;
-        try {
-          x0_title = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x0_title = rt.dropped(cx, mark, p, err);
-        }
-        break;
-      }
-      case "updatedAt": {
-        if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "updatedAt");
-        seen0 |= 0x2;
-        const p = path + ".updatedAt";
-        const mark = cx.warnings.length;
-        try {
-          x1_updatedAt = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x1_updatedAt = rt.dropped(cx, mark, p, err);
-        }
-        break;
-      }
-      case "_meta": {
-        if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
-        seen0 |= 0x4;
-        const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x2__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x2__meta = rt.dropped(cx, mark, p, err);
-        }
-        break;
-      }
-    }
-  }
-  if (x0_title !== MISSING) o.title = x0_title;
-  if (x1_updatedAt !== MISSING) o.updatedAt = x1_updatedAt;
-  if (x2__meta !== MISSING) o._meta = x2__meta;
-  return o as unknown as t.SessionInfoUpdate;
-}
-
-export function m_SessionInfoUpdate(v: t.SessionInfoUpdate): string {
-  let s = "";
-  if (v.title !== undefined) s += ",\"title\":" + (v.title === null ? "null" : rt.str(v.title));
-  if (v.updatedAt !== undefined) s += ",\"updatedAt\":" + (v.updatedAt === null ? "null" : rt.str(v.updatedAt));
-  if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
-  return s;
-}
-
-export function e_SessionInfoUpdate(v: t.SessionInfoUpdate): string {
-  return rt.object(m_SessionInfoUpdate(v));
-}
-
-export function d_Cost(v: JNode, path: string, cx: rt.Ctx): t.Cost {
-  return f_Cost(rt.expectObject(v, path, "Cost").members, path, cx, {});
-}
-
-export function f_Cost(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.Cost {
-  let x0_amount: number | Missing = MISSING;
-  let x1_currency: string | Missing = MISSING;
-  let x2__meta: t.RawJson | null | Missing = MISSING;
-  let seen0 = 0;
-  for (const m of members) {
-    switch (m.key) {
-      case "amount": {
-        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "amount");
-        seen0 |= 0x1;
-        const p = path + ".amount";
-        x0_amount = rt.d_f64(m.value, p, cx);
-        break;
-      }
-      case "currency": {
-        if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "currency");
-        seen0 |= 0x2;
-        const p = path + ".currency";
-        x1_currency = rt.d_str(m.value, p, cx);
-        break;
-      }
-      case "_meta": {
-        if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
-        seen0 |= 0x4;
-        const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x2__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x2__meta = rt.dropped(cx, mark, p, err);
-        }
-        break;
-      }
-    }
-  }
-  if (x0_amount === MISSING) throw rt.missing(path, "amount");
-  if (x1_currency === MISSING) throw rt.missing(path, "currency");
-  o.amount = x0_amount;
-  o.currency = x1_currency;
-  if (x2__meta !== MISSING) o._meta = x2__meta;
-  return o as unknown as t.Cost;
-}
-
-export function m_Cost(v: t.Cost): string {
-  let s = "";
-  s += ",\"amount\":" + rt.f64(v.amount);
-  s += ",\"currency\":" + rt.str(v.currency);
-  if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
-  return s;
-}
-
-export function e_Cost(v: t.Cost): string {
-  return rt.object(m_Cost(v));
-}
-
-export function d_UsageUpdate(v: JNode, path: string, cx: rt.Ctx): t.UsageUpdate {
-  return f_UsageUpdate(rt.expectObject(v, path, "UsageUpdate").members, path, cx, {});
-}
-
-export function f_UsageUpdate(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.UsageUpdate {
-  let x0_used: t.Int64 | Missing = MISSING;
-  let x1_size: t.Int64 | Missing = MISSING;
-  let x2_cost: t.Cost | null | Missing = MISSING;
-  let x3__meta: t.RawJson | null | Missing = MISSING;
-  let seen0 = 0;
-  for (const m of members) {
-    switch (m.key) {
-      case "used": {
-        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "used");
-        seen0 |= 0x1;
-        const p = path + ".used";
-        x0_used = rt.d_u64(m.value, p, cx);
-        break;
-      }
-      case "size": {
-        if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "size");
-        seen0 |= 0x2;
-        const p = path + ".size";
-        x1_size = rt.d_u64(m.value, p, cx);
-        break;
-      }
-      case "cost": {
-        if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "cost");
-        seen0 |= 0x4;
-        const p = path + ".cost";
-        const mark = cx.warnings.length;
-        try {
-          x2_cost = m.value === null ? null : d_Cost(m.value, p, cx);
-        } catch (err) {
-          x2_cost = rt.dropped(cx, mark, p, err);
-        }
-        break;
-      }
-      case "_meta": {
-        if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
-        seen0 |= 0x8;
-        const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x3__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x3__meta = rt.dropped(cx, mark, p, err);
-        }
-        break;
-      }
-    }
-  }
-  if (x0_used === MISSING) throw rt.missing(path, "used");
-  if (x1_size === MISSING) throw rt.missing(path, "size");
-  o.used = x0_used;
-  o.size = x1_size;
-  if (x2_cost !== MISSING) o.cost = x2_cost;
-  if (x3__meta !== MISSING) o._meta = x3__meta;
-  return o as unknown as t.UsageUpdate;
-}
-
-export function m_UsageUpdate(v: t.UsageUpdate): string {
-  let s = "";
-  s += ",\"used\":" + rt.int(v.used);
-  s += ",\"size\":" + rt.int(v.size);
-  if (v.cost !== undefined) s += ",\"cost\":" + (v.cost === null ? "null" : e_Cost(v.cost));
-  if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
-  return s;
-}
-
-export function e_UsageUpdate(v: t.UsageUpdate): string {
-  return rt.object(m_UsageUpdate(v));
-}
-
-export function d_NoticeSeverity(v: JNode, path: string, cx: rt.Ctx): t.NoticeSeverity {
-  return rt.d_str(v, path, cx);
-}
-
-export function e_NoticeSeverity(v: t.NoticeSeverity): string {
-  return rt.str(v);
-}
-
-export function d_Notice(v: JNode, path: string, cx: rt.Ctx): t.Notice {
-  return f_Notice(rt.expectObject(v, path, "Notice").members, path, cx, {});
-}
-
-export function f_Notice(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.Notice {
-  let x0_severity: t.NoticeSeverity | Missing = MISSING;
-  let x1_title: string | Missing = MISSING;
-  let x2_description: string | null | Missing = MISSING;
-  let x3__meta: t.RawJson | null | Missing = MISSING;
-  let seen0 = 0;
-  for (const m of members) {
-    switch (m.key) {
-      case "severity": {
-        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "severity");
-        seen0 |= 0x1;
-        const p = path + ".severity";
-        x0_severity = d_NoticeSeverity(m.value, p, cx);
-        break;
-      }
-      case "title": {
-        if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "title");
-        seen0 |= 0x2;
-        const p = path + ".title";
-        x1_title = rt.d_str(m.value, p, cx);
-        break;
-      }
-      case "description": {
-        if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "description");
-        seen0 |= 0x4;
-        const p = path + ".description";
-        const mark = cx.warnings.length;
-        try {
-          x2_description = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x2_description = rt.dropped(cx, mark, p, err);
-        }
-        break;
-      }
-      case "_meta": {
-        if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
-        seen0 |= 0x8;
-        const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x3__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x3__meta = rt.dropped(cx, mark, p, err);
-        }
-        break;
-      }
-    }
-  }
-  if (x0_severity === MISSING) throw rt.missing(path, "severity");
-  if (x1_title === MISSING) throw rt.missing(path, "title");
-  rt.minLength(path + ".title", x1_title, 1);
-  o.severity = x0_severity;
-  o.title = x1_title;
-  if (x2_description !== MISSING) o.description = x2_description;
-  if (x3__meta !== MISSING) o._meta = x3__meta;
-  return o as unknown as t.Notice;
-}
-
-export function m_Notice(v: t.Notice): string {
-  let s = "";
-  s += ",\"severity\":" + rt.str(v.severity);
-  s += ",\"title\":" + rt.str(v.title);
-  if (v.description !== undefined) s += ",\"description\":" + (v.description === null ? "null" : rt.str(v.description));
-  if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
-  return s;
-}
-
-export function e_Notice(v: t.Notice): string {
-  return rt.object(m_Notice(v));
-}
-
-export function d_CompactionStatus(v: JNode, path: string, cx: rt.Ctx): t.CompactionStatus {
-  return rt.d_str(v, path, cx);
-}
-
-export function e_CompactionStatus(v: t.CompactionStatus): string {
-  return rt.str(v);
-}
-
 export function d_CompactionUpdate(v: JNode, path: string, cx: rt.Ctx): t.CompactionUpdate {
   return f_CompactionUpdate(rt.expectObject(v, path, "CompactionUpdate").members, path, cx, {});
 }
@@ -7664,62 +6419,6 @@ export function m_CompactionSummaryChunk(v: t.CompactionSummaryChunk): string {
 
 export function e_CompactionSummaryChunk(v: t.CompactionSummaryChunk): string {
   return rt.object(m_CompactionSummaryChunk(v));
-}
-
-export function d_CompleteElicitationNotification(v: JNode, path: string, cx: rt.Ctx): t.CompleteElicitationNotification {
-  return f_CompleteElicitationNotification(rt.expectObject(v, path, "CompleteElicitationNotification").members, path, cx, {});
-}
-
-export function f_CompleteElicitationNotification(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.CompleteElicitationNotification {
-  let x0_elicitationId: t.ElicitationId | Missing = MISSING;
-  let x1__meta: t.RawJson | null | Missing = MISSING;
-  let seen0 = 0;
-  for (const m of members) {
-    switch (m.key) {
-      case "elicitationId": {
-        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "elicitationId");
-        seen0 |= 0x1;
-        const p = path + ".elicitationId";
-        x0_elicitationId = rt.d_str(m.value, p, cx);
-        break;
-      }
-      case "_meta": {
-        if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
-        seen0 |= 0x2;
-        const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x1__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x1__meta = rt.dropped(cx, mark, p, err);
-        }
-        break;
-      }
-    }
-  }
-  if (x0_elicitationId === MISSING) throw rt.missing(path, "elicitationId");
-  o.elicitationId = x0_elicitationId;
-  if (x1__meta !== MISSING) o._meta = x1__meta;
-  return o as unknown as t.CompleteElicitationNotification;
-}
-
-export function m_CompleteElicitationNotification(v: t.CompleteElicitationNotification): string {
-  let s = "";
-  s += ",\"elicitationId\":" + rt.str(v.elicitationId);
-  if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
-  return s;
-}
-
-export function e_CompleteElicitationNotification(v: t.CompleteElicitationNotification): string {
-  return rt.object(m_CompleteElicitationNotification(v));
-}
-
-export function d_ExtNotification(v: JNode, path: string, cx: rt.Ctx): t.ExtNotification {
-  return rt.d_raw_node(v, path, cx);
-}
-
-export function e_ExtNotification(v: t.ExtNotification): string {
-  return rt.raw(v);
 }
 
 export function d_InitializeRequest(v: JNode, path: string, cx: rt.Ctx): t.InitializeRequest {
@@ -7952,147 +6651,6 @@ export function e_TerminalAuthCapabilities(v: t.TerminalAuthCapabilities): strin
   return rt.object(m_TerminalAuthCapabilities(v));
 }
 
-export function d_ElicitationCapabilities(v: JNode, path: string, cx: rt.Ctx): t.ElicitationCapabilities {
-  return f_ElicitationCapabilities(rt.expectObject(v, path, "ElicitationCapabilities").members, path, cx, {});
-}
-
-export function f_ElicitationCapabilities(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.ElicitationCapabilities {
-  let x0_form: t.ElicitationFormCapabilities | null | Missing = MISSING;
-  let x1_url: t.ElicitationUrlCapabilities | null | Missing = MISSING;
-  let x2__meta: t.RawJson | null | Missing = MISSING;
-  let seen0 = 0;
-  for (const m of members) {
-    switch (m.key) {
-      case "form": {
-        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "form");
-        seen0 |= 0x1;
-        const p = path + ".form";
-        const mark = cx.warnings.length;
-        try {
-          x0_form = m.value === null ? null : d_ElicitationFormCapabilities(m.value, p, cx);
-        } catch (err) {
-          x0_form = rt.dropped(cx, mark, p, err);
-        }
-        break;
-      }
-      case "url": {
-        if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "url");
-        seen0 |= 0x2;
-        const p = path + ".url";
-        const mark = cx.warnings.length;
-        try {
-          x1_url = m.value === null ? null : d_ElicitationUrlCapabilities(m.value, p, cx);
-        } catch (err) {
-          x1_url = rt.dropped(cx, mark, p, err);
-        }
-        break;
-      }
-      case "_meta": {
-        if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
-        seen0 |= 0x4;
-        const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x2__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x2__meta = rt.dropped(cx, mark, p, err);
-        }
-        break;
-      }
-    }
-  }
-  if (x0_form !== MISSING) o.form = x0_form;
-  if (x1_url !== MISSING) o.url = x1_url;
-  if (x2__meta !== MISSING) o._meta = x2__meta;
-  return o as unknown as t.ElicitationCapabilities;
-}
-
-export function m_ElicitationCapabilities(v: t.ElicitationCapabilities): string {
-  let s = "";
-  if (v.form !== undefined) s += ",\"form\":" + (v.form === null ? "null" : e_ElicitationFormCapabilities(v.form));
-  if (v.url !== undefined) s += ",\"url\":" + (v.url === null ? "null" : e_ElicitationUrlCapabilities(v.url));
-  if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
-  return s;
-}
-
-export function e_ElicitationCapabilities(v: t.ElicitationCapabilities): string {
-  return rt.object(m_ElicitationCapabilities(v));
-}
-
-export function d_ElicitationFormCapabilities(v: JNode, path: string, cx: rt.Ctx): t.ElicitationFormCapabilities {
-  return f_ElicitationFormCapabilities(rt.expectObject(v, path, "ElicitationFormCapabilities").members, path, cx, {});
-}
-
-export function f_ElicitationFormCapabilities(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.ElicitationFormCapabilities {
-  let x0__meta: t.RawJson | null | Missing = MISSING;
-  let seen0 = 0;
-  for (const m of members) {
-    switch (m.key) {
-      case "_meta": {
-        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
-        seen0 |= 0x1;
-        const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x0__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x0__meta = rt.dropped(cx, mark, p, err);
-        }
-        break;
-      }
-    }
-  }
-  if (x0__meta !== MISSING) o._meta = x0__meta;
-  return o as unknown as t.ElicitationFormCapabilities;
-}
-
-export function m_ElicitationFormCapabilities(v: t.ElicitationFormCapabilities): string {
-  let s = "";
-  if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
-  return s;
-}
-
-export function e_ElicitationFormCapabilities(v: t.ElicitationFormCapabilities): string {
-  return rt.object(m_ElicitationFormCapabilities(v));
-}
-
-export function d_ElicitationUrlCapabilities(v: JNode, path: string, cx: rt.Ctx): t.ElicitationUrlCapabilities {
-  return f_ElicitationUrlCapabilities(rt.expectObject(v, path, "ElicitationUrlCapabilities").members, path, cx, {});
-}
-
-export function f_ElicitationUrlCapabilities(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.ElicitationUrlCapabilities {
-  let x0__meta: t.RawJson | null | Missing = MISSING;
-  let seen0 = 0;
-  for (const m of members) {
-    switch (m.key) {
-      case "_meta": {
-        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
-        seen0 |= 0x1;
-        const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x0__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x0__meta = rt.dropped(cx, mark, p, err);
-        }
-        break;
-      }
-    }
-  }
-  if (x0__meta !== MISSING) o._meta = x0__meta;
-  return o as unknown as t.ElicitationUrlCapabilities;
-}
-
-export function m_ElicitationUrlCapabilities(v: t.ElicitationUrlCapabilities): string {
-  let s = "";
-  if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
-  return s;
-}
-
-export function e_ElicitationUrlCapabilities(v: t.ElicitationUrlCapabilities): string {
-  return rt.object(m_ElicitationUrlCapabilities(v));
-}
-
 export function d_LoginAuthRequest(v: JNode, path: string, cx: rt.Ctx): t.LoginAuthRequest {
   return f_LoginAuthRequest(rt.expectObject(v, path, "LoginAuthRequest").members, path, cx, {});
 }
@@ -8274,65 +6832,6 @@ export function n_McpServer(v: t.McpServer): string {
 
 export function e_McpServer(v: t.McpServer): string {
   return v instanceof UnknownVariant ? v.raw.text : rt.object(n_McpServer(v));
-}
-
-export function d_HttpHeader(v: JNode, path: string, cx: rt.Ctx): t.HttpHeader {
-  return f_HttpHeader(rt.expectObject(v, path, "HttpHeader").members, path, cx, {});
-}
-
-export function f_HttpHeader(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.HttpHeader {
-  let x0_name: string | Missing = MISSING;
-  let x1_value: string | Missing = MISSING;
-  let x2__meta: t.RawJson | null | Missing = MISSING;
-  let seen0 = 0;
-  for (const m of members) {
-    switch (m.key) {
-      case "name": {
-        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "name");
-        seen0 |= 0x1;
-        const p = path + ".name";
-        x0_name = rt.d_str(m.value, p, cx);
-        break;
-      }
-      case "value": {
-        if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "value");
-        seen0 |= 0x2;
-        const p = path + ".value";
-        x1_value = rt.d_str(m.value, p, cx);
-        break;
-      }
-      case "_meta": {
-        if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
-        seen0 |= 0x4;
-        const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x2__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x2__meta = rt.dropped(cx, mark, p, err);
-        }
-        break;
-      }
-    }
-  }
-  if (x0_name === MISSING) throw rt.missing(path, "name");
-  if (x1_value === MISSING) throw rt.missing(path, "value");
-  o.name = x0_name;
-  o.value = x1_value;
-  if (x2__meta !== MISSING) o._meta = x2__meta;
-  return o as unknown as t.HttpHeader;
-}
-
-export function m_HttpHeader(v: t.HttpHeader): string {
-  let s = "";
-  s += ",\"name\":" + rt.str(v.name);
-  s += ",\"value\":" + rt.str(v.value);
-  if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
-  return s;
-}
-
-export function e_HttpHeader(v: t.HttpHeader): string {
-  return rt.object(m_HttpHeader(v));
 }
 
 export function d_McpServerHttp(v: JNode, path: string, cx: rt.Ctx): t.McpServerHttp {
@@ -8540,54 +7039,6 @@ export function e_ListSessionsRequest(v: t.ListSessionsRequest): string {
   return rt.object(m_ListSessionsRequest(v));
 }
 
-export function d_DeleteSessionRequest(v: JNode, path: string, cx: rt.Ctx): t.DeleteSessionRequest {
-  return f_DeleteSessionRequest(rt.expectObject(v, path, "DeleteSessionRequest").members, path, cx, {});
-}
-
-export function f_DeleteSessionRequest(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.DeleteSessionRequest {
-  let x0_sessionId: t.SessionId | Missing = MISSING;
-  let x1__meta: t.RawJson | null | Missing = MISSING;
-  let seen0 = 0;
-  for (const m of members) {
-    switch (m.key) {
-      case "sessionId": {
-        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "sessionId");
-        seen0 |= 0x1;
-        const p = path + ".sessionId";
-        x0_sessionId = rt.d_str(m.value, p, cx);
-        break;
-      }
-      case "_meta": {
-        if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
-        seen0 |= 0x2;
-        const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x1__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x1__meta = rt.dropped(cx, mark, p, err);
-        }
-        break;
-      }
-    }
-  }
-  if (x0_sessionId === MISSING) throw rt.missing(path, "sessionId");
-  o.sessionId = x0_sessionId;
-  if (x1__meta !== MISSING) o._meta = x1__meta;
-  return o as unknown as t.DeleteSessionRequest;
-}
-
-export function m_DeleteSessionRequest(v: t.DeleteSessionRequest): string {
-  let s = "";
-  s += ",\"sessionId\":" + rt.str(v.sessionId);
-  if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
-  return s;
-}
-
-export function e_DeleteSessionRequest(v: t.DeleteSessionRequest): string {
-  return rt.object(m_DeleteSessionRequest(v));
-}
-
 export function d_ResumeSessionRequest(v: JNode, path: string, cx: rt.Ctx): t.ResumeSessionRequest {
   return f_ResumeSessionRequest(rt.expectObject(v, path, "ResumeSessionRequest").members, path, cx, {});
 }
@@ -8740,54 +7191,6 @@ export function e_ReplayFromStart(v: t.ReplayFromStart): string {
   return rt.object(m_ReplayFromStart(v));
 }
 
-export function d_CloseSessionRequest(v: JNode, path: string, cx: rt.Ctx): t.CloseSessionRequest {
-  return f_CloseSessionRequest(rt.expectObject(v, path, "CloseSessionRequest").members, path, cx, {});
-}
-
-export function f_CloseSessionRequest(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.CloseSessionRequest {
-  let x0_sessionId: t.SessionId | Missing = MISSING;
-  let x1__meta: t.RawJson | null | Missing = MISSING;
-  let seen0 = 0;
-  for (const m of members) {
-    switch (m.key) {
-      case "sessionId": {
-        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "sessionId");
-        seen0 |= 0x1;
-        const p = path + ".sessionId";
-        x0_sessionId = rt.d_str(m.value, p, cx);
-        break;
-      }
-      case "_meta": {
-        if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
-        seen0 |= 0x2;
-        const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x1__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x1__meta = rt.dropped(cx, mark, p, err);
-        }
-        break;
-      }
-    }
-  }
-  if (x0_sessionId === MISSING) throw rt.missing(path, "sessionId");
-  o.sessionId = x0_sessionId;
-  if (x1__meta !== MISSING) o._meta = x1__meta;
-  return o as unknown as t.CloseSessionRequest;
-}
-
-export function m_CloseSessionRequest(v: t.CloseSessionRequest): string {
-  let s = "";
-  s += ",\"sessionId\":" + rt.str(v.sessionId);
-  if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
-  return s;
-}
-
-export function e_CloseSessionRequest(v: t.CloseSessionRequest): string {
-  return rt.object(m_CloseSessionRequest(v));
-}
-
 export function d_CancelToolCallRequest(v: JNode, path: string, cx: rt.Ctx): t.CancelToolCallRequest {
   return f_CancelToolCallRequest(rt.expectObject(v, path, "CancelToolCallRequest").members, path, cx, {});
 }
@@ -8937,39 +7340,6 @@ export function m_SetSessionConfigOptionRequestVariantId(v: t.SetSessionConfigOp
 
 export function e_SetSessionConfigOptionRequestVariantId(v: t.SetSessionConfigOptionRequestVariantId): string {
   return rt.object(m_SetSessionConfigOptionRequestVariantId(v));
-}
-
-export function d_SetSessionConfigOptionRequestVariantBoolean(v: JNode, path: string, cx: rt.Ctx): t.SetSessionConfigOptionRequestVariantBoolean {
-  return f_SetSessionConfigOptionRequestVariantBoolean(rt.expectObject(v, path, "SetSessionConfigOptionRequestVariantBoolean").members, path, cx, {});
-}
-
-export function f_SetSessionConfigOptionRequestVariantBoolean(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.SetSessionConfigOptionRequestVariantBoolean {
-  let x0_value: boolean | Missing = MISSING;
-  let seen0 = 0;
-  for (const m of members) {
-    switch (m.key) {
-      case "value": {
-        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "value");
-        seen0 |= 0x1;
-        const p = path + ".value";
-        x0_value = rt.d_bool(m.value, p, cx);
-        break;
-      }
-    }
-  }
-  if (x0_value === MISSING) throw rt.missing(path, "value");
-  o.value = x0_value;
-  return o as unknown as t.SetSessionConfigOptionRequestVariantBoolean;
-}
-
-export function m_SetSessionConfigOptionRequestVariantBoolean(v: t.SetSessionConfigOptionRequestVariantBoolean): string {
-  let s = "";
-  s += ",\"value\":" + rt.bool(v.value);
-  return s;
-}
-
-export function e_SetSessionConfigOptionRequestVariantBoolean(v: t.SetSessionConfigOptionRequestVariantBoolean): string {
-  return rt.object(m_SetSessionConfigOptionRequestVariantBoolean(v));
 }
 
 export function d_SetSessionConfigOptionRequestVariant(v: JNode, path: string, cx: rt.Ctx): t.SetSessionConfigOptionRequestVariant {
@@ -9238,54 +7608,6 @@ export function e_CancelledPermissionOutcome(v: t.CancelledPermissionOutcome): s
   return rt.object(m_CancelledPermissionOutcome(v));
 }
 
-export function d_SelectedPermissionOutcome(v: JNode, path: string, cx: rt.Ctx): t.SelectedPermissionOutcome {
-  return f_SelectedPermissionOutcome(rt.expectObject(v, path, "SelectedPermissionOutcome").members, path, cx, {});
-}
-
-export function f_SelectedPermissionOutcome(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.SelectedPermissionOutcome {
-  let x0_optionId: t.PermissionOptionId | Missing = MISSING;
-  let x1__meta: t.RawJson | null | Missing = MISSING;
-  let seen0 = 0;
-  for (const m of members) {
-    switch (m.key) {
-      case "optionId": {
-        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "optionId");
-        seen0 |= 0x1;
-        const p = path + ".optionId";
-        x0_optionId = rt.d_str(m.value, p, cx);
-        break;
-      }
-      case "_meta": {
-        if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
-        seen0 |= 0x2;
-        const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x1__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x1__meta = rt.dropped(cx, mark, p, err);
-        }
-        break;
-      }
-    }
-  }
-  if (x0_optionId === MISSING) throw rt.missing(path, "optionId");
-  o.optionId = x0_optionId;
-  if (x1__meta !== MISSING) o._meta = x1__meta;
-  return o as unknown as t.SelectedPermissionOutcome;
-}
-
-export function m_SelectedPermissionOutcome(v: t.SelectedPermissionOutcome): string {
-  let s = "";
-  s += ",\"optionId\":" + rt.str(v.optionId);
-  if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
-  return s;
-}
-
-export function e_SelectedPermissionOutcome(v: t.SelectedPermissionOutcome): string {
-  return rt.object(m_SelectedPermissionOutcome(v));
-}
-
 export function d_CreateElicitationResponseVariant(v: JNode, path: string, cx: rt.Ctx): t.CreateElicitationResponseVariant {
   const obj = rt.expectObject(v, path, "CreateElicitationResponseVariant");
   const [tag, rest] = rt.splitTag(obj, "action", path);
@@ -9465,64 +7787,10 @@ export function e_CancelSessionNotification(v: t.CancelSessionNotification): str
   return rt.object(m_CancelSessionNotification(v));
 }
 
-export function d_CancelRequestNotification(v: JNode, path: string, cx: rt.Ctx): t.CancelRequestNotification {
-  return f_CancelRequestNotification(rt.expectObject(v, path, "CancelRequestNotification").members, path, cx, {});
-}
-
-export function f_CancelRequestNotification(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.CancelRequestNotification {
-  let x0_requestId: t.RequestId | Missing = MISSING;
-  let x1__meta: t.RawJson | null | Missing = MISSING;
-  let seen0 = 0;
-  for (const m of members) {
-    switch (m.key) {
-      case "requestId": {
-        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "requestId");
-        seen0 |= 0x1;
-        const p = path + ".requestId";
-        x0_requestId = rt.d_request_id(m.value, p, cx);
-        break;
-      }
-      case "_meta": {
-        if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
-        seen0 |= 0x2;
-        const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x1__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x1__meta = rt.dropped(cx, mark, p, err);
-        }
-        break;
-      }
-    }
-  }
-  if (x0_requestId === MISSING) throw rt.missing(path, "requestId");
-  o.requestId = x0_requestId;
-  if (x1__meta !== MISSING) o._meta = x1__meta;
-  return o as unknown as t.CancelRequestNotification;
-}
-
-export function m_CancelRequestNotification(v: t.CancelRequestNotification): string {
-  let s = "";
-  s += ",\"requestId\":" + rt.e_request_id(v.requestId);
-  if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
-  return s;
-}
-
-export function e_CancelRequestNotification(v: t.CancelRequestNotification): string {
-  return rt.object(m_CancelRequestNotification(v));
-}
-
 export function n_ElicitationFormModeVariant(v: t.ElicitationFormModeVariant): string {
   if (is_ElicitationSessionScope(v)) return m_ElicitationSessionScope(v);
   if (is_ElicitationRequestScope(v)) return m_ElicitationRequestScope(v);
   throw new TypeError("not a value of ElicitationFormModeVariant");
-}
-
-export function n_ElicitationUrlModeVariant(v: t.ElicitationUrlModeVariant): string {
-  if (is_ElicitationSessionScope(v)) return m_ElicitationSessionScope(v);
-  if (is_ElicitationRequestScope(v)) return m_ElicitationRequestScope(v);
-  throw new TypeError("not a value of ElicitationUrlModeVariant");
 }
 
 function is_BlobResourceContents(v: unknown): v is t.BlobResourceContents {
