@@ -535,8 +535,11 @@ class Emitter:
         self.emit_methods()
         self.blank(2)
         decoders = f'"agentproto.acp.generated._{module_name(spec)}_decode"'
-        write(out, "SURFACE: Final = ", Call("Surface(", ["sys.modules[__name__]", decoders], ")"))
-        out.line('"""This surface: its method table and payload decoders (built from this module)."""')
+        args = ["sys.modules[__name__]", decoders]
+        if python_roles.has_roles(spec.methods):
+            args.append(f'"agentproto.acp.generated.{module_name(spec)}_roles"')
+        write(out, "SURFACE: Final = ", Call("Surface(", args, ")"))
+        out.line('"""This surface: its method table, payload decoders and rule checks (built from this module)."""')
         self.roles_body = python_roles.emit(self)
         return out.text()
 
@@ -557,7 +560,7 @@ class Emitter:
         out.line()
         out.lines(python_roles.THIRD_PARTY)
         out.line()
-        first = [(line.split()[1], 1 if " as " in line else 0, line) for line in python_roles.FIRST_PARTY]
+        first = [(line.split()[1], 1 if " as " in line else 0, line) for line in python_roles.first_party(self.roles_body)]
         module = f"agentproto.acp.generated.{name}"
         imported = f"from {module} import {', '.join(used)}"
         if len(imported) > LINE:

@@ -23,8 +23,10 @@ generation instead of being escaped silently.
 from __future__ import annotations
 
 import keyword
+import re
 from typing import TYPE_CHECKING
 
+from . import python_checks
 from .emit import Writer, given
 from .model import Method, Struct
 
@@ -53,6 +55,7 @@ EXPORTS = [
     "Client",
     "ClientConnection",
     "ClientContext",
+    "CHECKS",
     "connect_agent",
     "connect_client",
     "connect_pair",
@@ -65,7 +68,7 @@ EXPORTS = [
 STDLIB = [
     "from abc import ABC, abstractmethod",
     "from collections.abc import Mapping, Sequence",
-    "from typing import TypeAlias, overload",
+    "from typing import Any, Final, TypeAlias, overload",
 ]
 THIRD_PARTY = ["from msgspec import Raw"]
 FIRST_PARTY = [
@@ -82,6 +85,22 @@ FIRST_PARTY = [
     "from agentproto.jsonrpc import Connection, RequestError",
     "from agentproto.jsonrpc.transport import ByteReader, ByteWriter",
 ]
+
+
+def first_party(body: str) -> list[str]:
+    """The first-party imports of a roles module whose body is `body`: `FIRST_PARTY`, the
+    names of `agentproto.acp.refusal` the checks use, and `Unknown` when they use it."""
+    words = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", body))
+    lines = list(FIRST_PARTY)
+    refusal = [n for n in python_checks.REFUSAL_NAMES if n in words]
+    if refusal:
+        line = f"from agentproto.acp.refusal import {', '.join(refusal)}"
+        if len(line) > 120:
+            line = "from agentproto.acp.refusal import (\n" + "".join(f"    {n},\n" for n in refusal) + ")"
+        lines.append(line)
+    if "Unknown" in words:
+        lines.append("from agentproto.codec import Unknown")
+    return lines
 
 
 def has_roles(spec_methods: list[Method]) -> bool:
@@ -140,6 +159,30 @@ def emit(e: Emitter) -> str:
     def signature(head: str, args: list[str], returns: str) -> None:
         write(out, "", Call(head, args, f") -> {returns}:"))
 
+    init = next((m for m in e.spec.methods if m.wire == e.spec.rules["lifecycle"]["initialize"] and m.kind == "request"), None)
+
+    def capabilities_property(peer: str) -> None:
+        """`agent_capabilities` / `client_capabilities`: the peer's capabilities, typed."""
+        if init is None:
+            return
+        message = given(init.result if peer == "agent" else init.params, "initialize: types")
+        decl = e.decls.get(message)
+        wire = e.spec.rules["capabilities"][peer]
+        f = next((x for x in decl.fields if x.wire == wire), None) if isinstance(decl, Struct) else None
+        if f is None or python_checks.may_be_absent(f):
+            raise ValueError(f"{message}.{wire}: the {peer}'s capabilities must always be there")
+        from .python import field_name
+
+        what = "answer" if peer == "agent" else "params"
+        out.line()
+        out.line("@property")
+        out.line(f"def {peer}_capabilities(self) -> {e.m.annotation(f.type)} | None:")
+        with out.indent():
+            out.line(f'"""The {peer}\'s capabilities as its `initialize` {what} advertised them (`None` before')
+            out.line('`initialize` has completed)."""')
+            out.line(f"init: {message} | None = self._peer_initialize()")
+            out.line(f"return None if init is None else init.{field_name(f)}")
+
     # -- the connections: typed calls ------------------------------------------------
     for cls, base, handled_by, sender, doc in (
         ("AgentConnection", "AgentConnectionBase", "agent", "client", "The client's handle to its agent"),
@@ -151,6 +194,7 @@ def emit(e: Emitter) -> str:
             out.line(f'"""{doc}: one typed call per method the {handled_by} handles."""')
             out.line()
             out.line("__slots__ = ()")
+            capabilities_property(handled_by)
             for m in ms:
                 if m.side != handled_by:
                     continue
@@ -297,4 +341,7 @@ def emit(e: Emitter) -> str:
             out.line("options if client_options is None else client_options,")
             out.line("timeout,")
         out.line(")")
+
+    # -- the rules as code ---------------------------------------------------------------
+    out.lines(python_checks.emit(e, handler_name).split("\n")[:-1])
     return out.text()

@@ -28,6 +28,7 @@ from agentproto_codegen.model import (
     Spec,
     Struct,
     Union,
+    ValueGate,
     Variant,
 )
 
@@ -95,6 +96,38 @@ UPDATE = Union(
 )
 KIND = Enum("Kind", ["read", "edit"], doc="A kind.")
 SEVERITY = Enum("Severity", ["info"], open=True)
+# The `initialize` messages the capability rules read.
+BOOL = PrimRef("bool")
+U16 = PrimRef("u16")
+PROMPT_CAPS = Struct("PromptCapabilities", [Field("image", BOOL, required=False, default=False, has_default=True)])
+AGENT_CAPS = Struct(
+    "AgentCapabilities",
+    [Field("promptCapabilities", NamedRef("PromptCapabilities"), required=False, default={"image": False}, has_default=True)],
+)
+CLIENT_CAPS = Struct("ClientCapabilities", [Field("terminal", BOOL, required=False, default=False, has_default=True)])
+INIT_PARAMS = Struct(
+    "InitializeRequest",
+    [
+        Field("protocolVersion", U16, required=True),
+        Field("clientCapabilities", NamedRef("ClientCapabilities"), required=False, default={"terminal": False}, has_default=True),
+    ],
+)
+INIT_RESULT = Struct(
+    "InitializeResponse",
+    [
+        Field("protocolVersion", U16, required=True),
+        Field(
+            "agentCapabilities",
+            NamedRef("AgentCapabilities"),
+            required=False,
+            default={"promptCapabilities": {"image": False}},
+            has_default=True,
+        ),
+    ],
+)
+INIT_DECLS: list[Decl] = [PROMPT_CAPS, AGENT_CAPS, CLIENT_CAPS, INIT_PARAMS, INIT_RESULT]
+SCOPED = Struct("Scoped", [Field("sessionId", NamedRef("SessionId"), required=True)])
+INITIALIZE = Method("initialize", "request", "agent", "InitializeRequest", "InitializeResponse", handler="initialize")
 PROMPT = Method(
     "session/prompt",
     "request",
@@ -103,7 +136,7 @@ PROMPT = Method(
     "Chunk",
     handler="prompt",
     required=True,
-    gate=Gate("initialize.result", ["promptCapabilities", "image"]),
+    gate=Gate("initialize.result", ["agentCapabilities", "promptCapabilities", "image"]),
     session=SessionRule(None),
 )
 
@@ -113,7 +146,8 @@ class TypesTests(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls) -> None:
-        spec = make_spec([THING, TEXT, CHUNK, BLOCK, UPDATE, KIND, SEVERITY, Alias("SessionId", STRING)], [PROMPT])
+        decls = [THING, TEXT, CHUNK, BLOCK, UPDATE, KIND, SEVERITY, Alias("SessionId", STRING), *INIT_DECLS]
+        spec = make_spec(decls, [INITIALIZE, PROMPT])
         cls.text = python.emit(spec)
 
     def test_header_names_the_sources_and_their_hashes(self) -> None:
@@ -181,7 +215,12 @@ class TypesTests(unittest.TestCase):
                     stability="stable",
                     handler="prompt",
                     required=True,
-                    gate=Gate(where="initialize.result", path=("promptCapabilities", "image"), test="advertised", refusal=-32601),
+                    gate=Gate(
+                        where="initialize.result",
+                        path=("agentCapabilities", "promptCapabilities", "image"),
+                        test="advertised",
+                        refusal=-32601,
+                    ),
                     session=SessionRule(effect=None, unseen_ok=False),
                 ),
             """, 4),
@@ -194,8 +233,9 @@ class TypesTests(unittest.TestCase):
 
     def test_a_session_gate_is_emitted_and_imported_only_where_used(self) -> None:
         self.assertNotIn("SessionGate", self.text)
-        gated = replace(PROMPT, session_gate=SessionGate("modes", ["session/new", "session/load"]))
-        text = python.emit(make_spec([THING, TEXT, CHUNK, BLOCK, UPDATE, KIND, SEVERITY, Alias("SessionId", STRING)], [gated]))
+        gated = replace(PROMPT, params="Scoped", session_gate=SessionGate("modes", ["session/new", "session/load"]))
+        decls = [THING, TEXT, CHUNK, BLOCK, UPDATE, KIND, SEVERITY, Alias("SessionId", STRING), SCOPED, *INIT_DECLS]
+        text = python.emit(make_spec(decls, [INITIALIZE, gated]))
         self.assertIn("from agentproto.acp.rules import Gate, MethodInfo, SessionGate, SessionRule, SurfaceRules, ValueGate", text)
         self.assertIn('session_gate=SessionGate(member="modes", opened_by=("session/new", "session/load")),', text)
         compile(text, "v1.py", "exec")
@@ -318,7 +358,7 @@ class RolesTests(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls) -> None:
-        spec = make_spec([THING, TEXT, CHUNK, BLOCK, UPDATE, KIND, SEVERITY], [PROMPT, NOTE, ASK, BYE])
+        spec = make_spec([THING, TEXT, CHUNK, BLOCK, UPDATE, KIND, SEVERITY, *INIT_DECLS], [INITIALIZE, PROMPT, NOTE, ASK, BYE])
         types, roles = python.emit_modules(spec)
         assert roles is not None
         cls.types, cls.text = types, roles
@@ -377,14 +417,29 @@ class RolesTests(unittest.TestCase):
         self.assertIn("return _agent.connect(SURFACE, agent, input, output, options, ClientConnection)", self.text)
         self.assertTrue(
             self.types.rstrip().endswith(
-                'SURFACE: Final = Surface(sys.modules[__name__], "agentproto.acp.generated._v1_decode")\n'
-                '"""This surface: its method table and payload decoders (built from this module)."""'
+                "SURFACE: Final = Surface(\n"
+                '    sys.modules[__name__], "agentproto.acp.generated._v1_decode", "agentproto.acp.generated.v1_roles"\n'
+                ")\n"
+                '"""This surface: its method table, payload decoders and rule checks (built from this module)."""'
             )
         )
         compile(self.text, "v1_roles.py", "exec")
 
     def test_the_roles_import_the_types_they_name_and_the_types_import_no_runtime(self) -> None:
-        self.assertIn("from agentproto.acp.generated.v1 import SURFACE, Chunk, Thing\n", self.text)
+        self.assertIn(
+            block("""
+                from agentproto.acp.generated.v1 import (
+                    SURFACE,
+                    AgentCapabilities,
+                    Chunk,
+                    ClientCapabilities,
+                    InitializeRequest,
+                    InitializeResponse,
+                    Thing,
+                )
+            """),
+            self.text,
+        )
         for runtime in ("agentproto.acp.agent", "agentproto.acp.context", "agentproto.jsonrpc import Connection"):
             self.assertNotIn(runtime, self.types)
             self.assertIn(runtime, self.text)
@@ -431,3 +486,302 @@ class LayoutTests(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+# A model with one rule of each kind, for the rules as code (`python_checks.py`).
+def _struct(name: str, *fields: Field) -> Struct:
+    return Struct(name, list(fields))
+
+
+def _opt(wire: str, type_name: str) -> Field:
+    return Field(wire, NamedRef(type_name), required=False, nullable=True)
+
+
+def _flag(wire: str) -> Field:
+    return Field(wire, BOOL, required=False, default=False, has_default=True)
+
+
+SID = Field("sessionId", NamedRef("SessionId"), required=True)
+RULES_DECLS: list[Decl] = [
+    Alias("SessionId", STRING),
+    _struct("PromptCapabilities", _flag("image")),
+    _struct("McpCapabilities", _flag("http")),
+    _struct("ListCapabilities"),
+    _struct("FormCapabilities"),
+    _struct("ElicitationCapabilities", _opt("form", "FormCapabilities")),
+    _struct(
+        "AgentCapabilities",
+        _flag("loadSession"),
+        Field("promptCapabilities", NamedRef("PromptCapabilities"), required=False, default={"image": False}, has_default=True),
+        Field("mcpCapabilities", NamedRef("McpCapabilities"), required=False, default={"http": False}, has_default=True),
+        _opt("list", "ListCapabilities"),
+    ),
+    _struct("ClientCapabilities", _opt("elicitation", "ElicitationCapabilities")),
+    _struct(
+        "InitializeRequest",
+        Field("protocolVersion", U16, required=True),
+        Field("clientCapabilities", NamedRef("ClientCapabilities"), required=False, default={}, has_default=True),
+    ),
+    _struct(
+        "InitializeResponse",
+        Field("protocolVersion", U16, required=True),
+        Field(
+            "agentCapabilities",
+            NamedRef("AgentCapabilities"),
+            required=False,
+            default={"loadSession": False, "promptCapabilities": {"image": False}, "mcpCapabilities": {"http": False}},
+            has_default=True,
+        ),
+        Field("authMethods", ArrayRef(STRING), required=False),
+    ),
+    _struct("TextContent", Field("text", STRING, required=True)),
+    _struct("ImageContent", Field("data", STRING, required=True)),
+    Union(
+        "ContentBlock",
+        "tagged",
+        [Variant("Text", "text", NamedRef("TextContent")), Variant("Image", "image", NamedRef("ImageContent"))],
+        tag_field="type",
+    ),
+    _struct("StdioServer", Field("command", STRING, required=True)),
+    _struct("HttpServer", Field("url", STRING, required=True)),
+    Union(
+        "McpServer",
+        "tagged",
+        [Variant("Stdio", None, NamedRef("StdioServer")), Variant("Http", "http", NamedRef("HttpServer"))],
+        tag_field="type",
+        default="Stdio",
+    ),
+    _struct("PromptRequest", SID, Field("prompt", ArrayRef(NamedRef("ContentBlock")), required=True)),
+    _struct("PromptResponse"),
+    _struct("NewSessionRequest", Field("mcpServers", ArrayRef(NamedRef("McpServer")), required=False)),
+    _struct("ModeState", Field("current", STRING, required=True)),
+    _struct("NewSessionResponse", SID, _opt("modes", "ModeState")),
+    _struct("LoadSessionRequest", SID),
+    _struct("LoadSessionResponse", _opt("modes", "ModeState")),
+    _struct("SetModeRequest", SID, Field("modeId", STRING, required=True)),
+    _struct("Empty"),
+    _struct("FormMode", Field("schema", STRING, required=True)),
+    _struct("UrlMode", Field("url", STRING, required=True)),
+    Union(
+        "ElicitVariant",
+        "tagged",
+        [Variant("Form", "form", NamedRef("FormMode")), Variant("Url", "url", NamedRef("UrlMode"))],
+        tag_field="mode",
+    ),
+    Struct("ElicitRequest", [Field("message", STRING, required=True)], flatten="ElicitVariant"),
+]
+AGENT_INIT = "initialize.result"
+RULES_METHODS = [
+    replace(INITIALIZE),
+    Method(
+        "session/prompt", "request", "agent", "PromptRequest", "PromptResponse", handler="prompt",
+        values=[ValueGate("prompt", "ContentBlock", "type", AGENT_INIT, ["text"], {"image": ["agentCapabilities", "promptCapabilities", "image"]})],
+    ),
+    Method(
+        "session/new", "request", "agent", "NewSessionRequest", "NewSessionResponse", handler="new_session",
+        values=[ValueGate("mcpServers", "McpServer", "type", AGENT_INIT, [""], {"http": ["agentCapabilities", "mcpCapabilities", "http"]})],
+        session=SessionRule("created"),
+    ),
+    Method(
+        "session/load", "request", "agent", "LoadSessionRequest", "LoadSessionResponse", handler="load_session",
+        gate=Gate(AGENT_INIT, ["agentCapabilities", "loadSession"]),
+        session=SessionRule("opened", unseen_ok=True),
+    ),
+    Method(
+        "session/list", "request", "agent", "Empty", "Empty", handler="list_sessions",
+        gate=Gate(AGENT_INIT, ["agentCapabilities", "list"]),
+    ),
+    Method(
+        "auth/login", "request", "agent", "Empty", "Empty", handler="login",
+        gate=Gate(AGENT_INIT, ["authMethods"], test="non-empty"),
+    ),
+    Method(
+        "session/set_mode", "request", "agent", "SetModeRequest", "Empty", handler="set_session_mode",
+        session_gate=SessionGate("modes", ["session/new", "session/load"]),
+    ),
+    Method(
+        "elicitation/create", "request", "client", "ElicitRequest", "Empty", handler="elicit",
+        gate=Gate("initialize.params", ["clientCapabilities", "elicitation", "{mode}"], refusal=-32602),
+    ),
+]
+
+
+class ChecksTests(unittest.TestCase):
+    """The rules as code in the roles module: one predicate per capability path, one
+    function per rule of a method, `CHECKS` by wire name."""
+
+    text: str
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        _, roles = python.emit_modules(make_spec(RULES_DECLS, RULES_METHODS))
+        assert roles is not None
+        cls.text = roles
+
+    def test_a_capability_path_is_an_access_chain_that_tests_what_may_be_missing(self) -> None:
+        self.assertIn(
+            block('''
+                def _agent_has_agent_capabilities_load_session(init: InitializeResponse) -> bool:
+                    """Whether `agentCapabilities.loadSession` is advertised in the agent's `initialize` answer."""
+                    return init.agent_capabilities.load_session is True
+            '''),
+            self.text,
+        )
+        self.assertIn("return isinstance(init.agent_capabilities.list, ListCapabilities)", self.text)
+        self.assertIn(
+            block('''
+                elicitation = init.client_capabilities.elicitation
+                if not isinstance(elicitation, ElicitationCapabilities):
+                    return False
+                return isinstance(elicitation.form, FormCapabilities)
+            ''', 4),
+            self.text,
+        )
+        self.assertIn(
+            block('''
+                def _agent_has_auth_methods_non_empty(init: InitializeResponse) -> bool:
+                    """Whether `authMethods` is advertised in the agent's `initialize` answer."""
+                    items = init.auth_methods
+                    return isinstance(items, list) and len(items) > 0
+            '''),
+            self.text,
+        )
+
+    def test_a_gate_returns_a_refusal_value(self) -> None:
+        self.assertIn(
+            block('''
+                def _load_session_refusal(params: LoadSessionRequest, init: InitializeResponse) -> Refusal | None:
+                    """What `session/load` needs that the agent's `initialize` message did not advertise."""
+                    if not _agent_has_agent_capabilities_load_session(init):
+                        return CapabilityNotAdvertised("agentCapabilities.loadSession")
+                    return None
+            '''),
+            self.text,
+        )
+        self.assertIn('return CapabilityNotAdvertised("authMethods", "non-empty")', self.text)
+
+    def test_a_chosen_capability_switches_on_the_variant(self) -> None:
+        self.assertIn(
+            block('''
+                    variant = params.variant
+                    chosen = type(variant)
+                    if chosen is FormMode:
+                        if not _client_has_client_capabilities_elicitation_form(init):
+                            return ChoiceNotAdvertised("mode", "form", "clientCapabilities.elicitation.form")
+                    elif chosen is UrlMode:
+                        return ChoiceNotAdvertised("mode", "url", "clientCapabilities.elicitation.url")
+                    elif isinstance(variant, Unknown) and variant.tag is not None:
+                        return ChoiceNotAdvertised("mode", variant.tag, "clientCapabilities.elicitation." + variant.tag)
+                    return None
+            ''', 4),
+            self.text,
+        )
+
+    def test_a_value_gate_walks_the_list_and_switches_on_each_item(self) -> None:
+        self.assertIn(
+            block('''
+                    for index, item in enumerate(params.prompt):
+                        kind = type(item)
+                        if kind is ImageContent:
+                            if not _agent_has_agent_capabilities_prompt_capabilities_image(init):
+                                return ValueNotAdvertised(
+                                    f"$.params.prompt[{index}]",
+                                    "image",
+                                    "agentCapabilities.promptCapabilities.image",
+                                    _prompt_accepted(init),
+                                )
+                        elif isinstance(item, Unknown):
+                            return ValueNotAdvertised(f"$.params.prompt[{index}]", item.tag or "", None, _prompt_accepted(init))
+                    return None
+            ''', 4),
+            self.text,
+        )
+        # An optional list, and a baseline variant without a tag: an unknown item without
+        # a tag reads as that one.
+        self.assertIn("for index, item in enumerate(items if isinstance(items, list) else ()):", self.text)
+        self.assertIn("elif isinstance(item, Unknown) and item.tag:", self.text)
+        self.assertIn(
+            block('''
+                def _new_session_accepted(init: InitializeResponse) -> list[str]:
+                    """The kinds of items `session/new` may carry, as the agent advertised them."""
+                    kinds: list[str] = [""]
+                    if _agent_has_agent_capabilities_mcp_capabilities_http(init):
+                        kinds.append("http")
+                    return kinds
+            '''),
+            self.text,
+        )
+
+    def test_sessions_and_announcements_are_read_from_the_typed_values(self) -> None:
+        self.assertIn("def _prompt_session(params: PromptRequest) -> str:", self.text)
+        self.assertIn("return params.session_id", self.text)
+        self.assertIn("def _new_session_created(result: NewSessionResponse) -> str:", self.text)
+        self.assertIn(
+            block('''
+                def _load_session_announced(result: LoadSessionResponse) -> frozenset[str]:
+                    """The members an answer to `session/load` announces for its session."""
+                    members: list[str] = []
+                    if isinstance(result.modes, ModeState):
+                        members.append("modes")
+                    return frozenset(members)
+            '''),
+            self.text,
+        )
+
+    def test_checks_gathers_every_method_with_a_rule(self) -> None:
+        self.assertIn(
+            block('''
+                CHECKS: Final[Mapping[str, MethodChecks[Any, Any, Any]]] = {
+                    "session/prompt": MethodChecks(session=_prompt_session, refusal=_prompt_refusal, accepted=_prompt_accepted),
+                    "session/new": MethodChecks(
+                        created=_new_session_created,
+                        refusal=_new_session_refusal,
+                        accepted=_new_session_accepted,
+                        announced=_new_session_announced,
+                        effect="created",
+                    ),
+                    "session/load": MethodChecks(
+                        session=_load_session_session,
+                        refusal=_load_session_refusal,
+                        announced=_load_session_announced,
+                        effect="opened",
+                        unseen_ok=True,
+                    ),
+                    "session/list": MethodChecks(refusal=_list_sessions_refusal),
+                    "auth/login": MethodChecks(refusal=_login_refusal),
+                    "session/set_mode": MethodChecks(session=_set_session_mode_session, needs="modes"),
+                    "elicitation/create": MethodChecks(refusal=_elicit_refusal),
+                }
+            '''),
+            self.text,
+        )
+        self.assertIn(
+            "from agentproto.acp.refusal import (\n    CapabilityNotAdvertised,\n    ChoiceNotAdvertised,\n", self.text
+        )
+        self.assertIn("from agentproto.codec import Unknown\n", self.text)
+        compile(self.text, "v1_roles.py", "exec")
+
+    def test_a_default_that_advertises_fails(self) -> None:
+        def advertising(d: Decl) -> Decl:
+            if not isinstance(d, Struct) or d.name not in ("AgentCapabilities", "InitializeResponse"):
+                return d
+            fields = []
+            for f in d.fields:
+                if f.wire == "loadSession":
+                    f = replace(f, default=True)
+                elif f.wire == "agentCapabilities":
+                    f = replace(f, default={**f.default, "loadSession": True})
+                fields.append(f)
+            return replace(d, fields=fields)
+
+        decls = [advertising(d) for d in RULES_DECLS]
+        with self.assertRaisesRegex(ValueError, "agentCapabilities.loadSession: the default of `agentCapabilities` advertises it"):
+            python.emit_modules(make_spec(decls, RULES_METHODS))
+
+    @unittest.skipUnless(shutil.which("ruff"), "ruff is not installed")
+    def test_the_checks_are_formatted_as_ruff_would(self) -> None:
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "v1_roles.py"
+            path.write_text(self.text)
+            fmt = subprocess.run(["ruff", "format", "--diff", "--line-length", "120", str(path)], capture_output=True, text=True)
+            self.assertEqual(fmt.returncode, 0, fmt.stdout + fmt.stderr)

@@ -63,7 +63,8 @@ from agentproto.acp import v1
 from agentproto.acp.errors import ConnectionFailed, InvalidResult, PeerError
 from agentproto.acp.options import AcpEvent, AcpOptions, InvalidNotification, Salvaged, UnknownNotification
 from agentproto.acp.receive import ExtMessage, IncomingRequest, Reply, classify
-from agentproto.acp.rules import MethodInfo, refused_value
+from agentproto.acp.refusal import refusal_error
+from agentproto.acp.rules import MethodInfo
 from agentproto.codec import encode
 from agentproto.jsonrpc import ConnectionOptions, ErrorObject
 from agentproto.jsonrpc.frame import split_lines
@@ -283,20 +284,16 @@ def finding_of(event: Event) -> str | None:
     return None
 
 
-def capability_refusal(side: str, method: str, message: Any) -> ErrorObject | None:
-    """The error the role's capability rules answer a request with, given the
-    capabilities advertised here (`None` when they let it through)."""
-    row = v1.SURFACE.requests(side).get(method)
-    if row is None or not isinstance(message, dict):
+def capability_refusal(side: str, request: IncomingRequest) -> ErrorObject | None:
+    """The error the role's capability rules (the generated checks, on the typed params
+    `classify` decoded) answer a request with, given the capabilities advertised here
+    (`None` when they let it through)."""
+    checks = v1.SURFACE.checks.get(request.method)
+    if checks is None or checks.refusal is None:
         return None
-    own = AGENT_INIT if side == "agent" else CLIENT_INIT
-    params = message.get("params")
-    if row.gate is not None and not row.gate.is_open(own, params):
-        return row.gate.refusal_error(method, params)
-    refused = refused_value(row, own, params)
-    if refused is None:
-        return None
-    return refused.error([tag for gate in row.values for tag in gate.accepted(own)])
+    own = decoded("InitializeResponse", AGENT_INIT) if side == "agent" else decoded("InitializeRequest", CLIENT_INIT)
+    refused = checks.refusal(request.params, own)
+    return None if refused is None else refusal_error(request.method, refused)
 
 
 async def drive(case: Case, check_duplicate_keys: bool) -> tuple[dict[str, Any], bytes | None]:
@@ -432,7 +429,7 @@ async def drive(case: Case, check_duplicate_keys: bool) -> tuple[dict[str, Any],
             reply = encode_message(expected.reply)
             assert written == [reply], f"the reply is not classify's: wrote {written}, classify {reply!r}"
         if isinstance(expected, IncomingRequest) and observed["outcome"] == "reply_error" and not seen.calls:
-            refusal = capability_refusal(side, expected.method, message)
+            refusal = capability_refusal(side, expected)
             if refusal is not None and written == [encode_response(expected.id, error=refusal)]:
                 raise Skip(SKIP_RULE)
         return observed, payload

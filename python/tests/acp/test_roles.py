@@ -142,7 +142,8 @@ async def test_calls_before_initialize_fail_locally_and_gates_are_checked_before
         with pytest.raises(NotInitialized):
             await agent.new_session(NEW)
         await asyncio.wait_for(agent.initialize(INIT), WAIT)
-        assert agent.agent_capabilities["loadSession"] is False
+        capabilities = agent.agent_capabilities  # typed, as the agent's answer was decoded
+        assert isinstance(capabilities, v1.AgentCapabilities) and capabilities.load_session is False
         with pytest.raises(CapabilityNotAdvertised) as gate:
             await agent.load_session(v1.LoadSessionRequest(session_id="old", cwd="/", mcp_servers=[]))
         assert gate.value.capability == "agentCapabilities.loadSession"

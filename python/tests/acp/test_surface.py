@@ -8,6 +8,7 @@ import pytest
 from msgspec import UNSET, Raw
 
 from agentproto.acp import v1, v1_unstable, v2
+from agentproto.acp.refusal import CapabilityNotAdvertised
 from agentproto.codec import DecodeError, Float64, Unknown, encode
 
 
@@ -23,8 +24,13 @@ def test_the_method_table_carries_the_rules() -> None:
     assert [g.member for g in prompt.values] == ["prompt"]
     load = rows[("session/load", "request")]
     assert load.gate is not None and load.gate.path == ("agentCapabilities", "loadSession")
-    assert load.gate.is_open({"agentCapabilities": {"loadSession": True}})
-    assert not load.gate.is_open({"agentCapabilities": {}})
+    refusal = v1.CHECKS["session/load"].refusal
+    assert refusal is not None
+    params = v1.LoadSessionRequest(session_id="s", cwd="/", mcp_servers=[])
+    on = v1.InitializeResponse(protocol_version=1, agent_capabilities=v1.AgentCapabilities(load_session=True))
+    assert refusal(params, on) is None
+    off = v1.InitializeResponse(protocol_version=1)
+    assert refusal(params, off) == CapabilityNotAdvertised("agentCapabilities.loadSession")
     assert load.null_result
     assert v1.RULES.prompt_turn == "session/prompt"
     assert v2.RULES.prompt_turn is None

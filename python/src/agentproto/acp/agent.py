@@ -22,7 +22,7 @@ from typing import Any, Generic, Self, TypeVar
 import msgspec
 from msgspec import Raw
 
-from agentproto.acp.endpoint import Endpoint, Negotiated, ReadPoint, before_ready, object_of
+from agentproto.acp.endpoint import Endpoint, Negotiated, Prepared, ReadPoint, before_ready
 from agentproto.acp.errors import AcpError
 from agentproto.acp.options import AcpOptions, UnknownSession
 from agentproto.acp.peer_handle import PeerHandle
@@ -79,11 +79,6 @@ class ClientConnectionBase(PeerHandle):
         """A call whose result type is a union (no class to check the value against)."""
         return await self._endpoint.request(method, params, None, turn=self._turn)
 
-    @property
-    def client_capabilities(self) -> Any:
-        """The peer's capabilities as it advertised them (parsed JSON; `None` before `initialize`)."""
-        return self._peer_capabilities(self._endpoint.rules.client_capabilities)
-
 
 class AgentRuntime(Handler, Generic[A, C]):
     """The JSON-RPC handler of the agent side."""
@@ -100,7 +95,11 @@ class AgentRuntime(Handler, Generic[A, C]):
         self._note_context = endpoint.context(self._plain, None, CancellationToken())
 
     def request_read(self, request: Request, cx: RequestContext) -> None:
-        self.endpoint.note_read(request, ReadPoint.of(cx))
+        # The request is decoded here, once: the read-order bookkeeping needs the session
+        # it names, and the handler task takes the decoded value from `cx.prepared`.
+        prepared = self.endpoint.prepare(request)
+        cx.prepared = prepared
+        self.endpoint.note_read(request.method, prepared, ReadPoint.of(cx))
 
     async def request(self, request: Request, cx: RequestContext) -> Raw | bytes:
         ep = self.endpoint
@@ -112,19 +111,20 @@ class AgentRuntime(Handler, Generic[A, C]):
             initialize = method == ep.rules.initialize
             if not initialize and not ep.ready_for(("request", index)):
                 raise RequestError.from_object(before_ready(method))
-            params, info = ep.decode_request(request)
+            prepared = cx.prepared if isinstance(cx.prepared, Prepared) else None
+            decoded = ep.decode_request(request, prepared)
+            params, info, checks = decoded.params, decoded.info, decoded.checks
             if initialize and info is not None:
-                return await self._initialize(cx, info, params, request.params)
-            session = ep.session_of(info, params)
+                return await self._initialize(cx, info, params)
+            session = ep.session_of(checks, params)
             if session is not None:
                 await ep.settle_session(("request", index), session)
-            ep.check_incoming(method, info, request.params, session)
+            ep.check_incoming(method, checks, params, session)
             if session is not None and info is not None and method == ep.rules.prompt_turn:
                 return await self._prompt(cx, info, params, session)
             value = await self._call(info, method, ep.context(self._plain, cx, cx.token), params)
             raw = ep.encode_result(method, info, value, cx.id)
-            if info is not None:
-                ep.apply_session_effect(info, params, value, raw)
+            ep.apply_session_effect(checks, params, value)
             return raw
         finally:
             # However the handler ended, messages waiting for this one re-check.
@@ -140,7 +140,7 @@ class AgentRuntime(Handler, Generic[A, C]):
         params, info = decoded
         method = notification.method
         if method == ep.rules.session_cancel:
-            session = ep.session_of(info, params)
+            session = ep.session_of(ep.checks.get(method), params)
             if session is not None and ep.session_unsettled(read, session):
                 # A `session/new`, load or resume read before it is still opening the
                 # session, and its outcome decides. The wait runs on a task of its own:
@@ -182,23 +182,26 @@ class AgentRuntime(Handler, Generic[A, C]):
         except AcpError as e:  # a failed call to the client, let through by the handler
             raise RequestError.from_object(e.to_error_object()) from e
 
-    async def _initialize(self, cx: RequestContext, info: MethodInfo, params: Any, raw: Raw | None) -> bytes:
+    async def _initialize(self, cx: RequestContext, info: MethodInfo, params: Any) -> bytes:
         ep = self.endpoint
         since = ReadPoint.of(cx)
         if not ep.begin_initialize():
             message = "invalid request: `initialize` was already received on this connection"
             raise RequestError(ErrorCode.INVALID_REQUEST, message)
-        # The whole `initialize` messages are kept: the gates' capability paths start there.
-        client_init = object_of(raw) if raw is not None else {}
         version = ep.surface.protocol_version
         try:
             value = await self._call(info, info.name, ep.context(self._plain, cx, cx.token), params)
-            result = _with_protocol_version(ep.encode_result(info.name, info, value, cx.id), version)
+            result = ep.encode_result(info.name, info, value, cx.id)
+            if value.protocol_version != version:
+                # The answer always names the version this connection speaks.
+                value = msgspec.structs.replace(value, protocol_version=version)
+                result = encode(value)
         except BaseException:
             # Failed, raised or cancelled: it does not count, `initialize` may come again.
             ep.finish_initialize(None, None)
             raise
-        ep.finish_initialize(Negotiated(version, object_of(result), client_init), since)
+        # Both typed `initialize` messages are kept: the capability rules read them.
+        ep.finish_initialize(Negotiated(version, "agent", params, value), since)
         return result
 
     async def _prompt(self, cx: RequestContext, info: MethodInfo, params: Any, session: str) -> bytes:
@@ -243,15 +246,6 @@ class AgentRuntime(Handler, Generic[A, C]):
             return _CANCELLED_PROMPT
         finally:
             ep.end_turn(session, number)
-
-
-def _with_protocol_version(result: bytes, version: int) -> bytes:
-    """An `initialize` result that names `version` (this connection speaks exactly one)."""
-    members = object_of(result)
-    if members.get("protocolVersion") == version or not members:
-        return result
-    members["protocolVersion"] = version
-    return encode(members)
 
 
 def connect(

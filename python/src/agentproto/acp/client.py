@@ -83,11 +83,6 @@ class AgentConnectionBase(PeerHandle):
     def _ext_cancel(self) -> CancellationToken | None:
         return self._cancel
 
-    @property
-    def agent_capabilities(self) -> Any:
-        """The peer's capabilities as it advertised them (parsed JSON; `None` before `initialize`)."""
-        return self._peer_capabilities(self._endpoint.rules.agent_capabilities)
-
 
 class ClientRuntime(Handler, Generic[K, C]):
     """The JSON-RPC handler of the client side."""
@@ -108,15 +103,15 @@ class ClientRuntime(Handler, Generic[K, C]):
         method = request.method
         if not ep.is_ready:
             raise RequestError.from_object(before_ready(method))
-        params, info = ep.decode_request(request)
-        session = ep.session_of(info, params)
-        ep.check_incoming(method, info, request.params, session)
+        decoded = ep.decode_request(request)
+        params, info, checks = decoded.params, decoded.info, decoded.checks
+        session = ep.session_of(checks, params)
+        ep.check_incoming(method, checks, params, session)
         if method == _PERMISSION and session is not None and info is not None:
             return await self._permission(cx, info, params, session)
         value = await self._call(info, ep.context(self._plain, cx, cx.token), params)
         raw = ep.encode_result(method, info, value, cx.id)
-        if info is not None:
-            ep.apply_session_effect(info, params, value, raw)
+        ep.apply_session_effect(checks, params, value)
         return raw
 
     async def _permission(self, cx: RequestContext, info: MethodInfo, params: Any, session: str) -> bytes:
@@ -149,7 +144,7 @@ class ClientRuntime(Handler, Generic[K, C]):
         if info is None:
             await ep.run_handler(params.method, None, self._client.ext_notification(self._note_context, params))
             return
-        session = ep.session_of(info, params)
+        session = ep.session_of(ep.checks.get(info.name), params)
         if session is not None and session not in ep.sessions:
             # Still delivered: agents send updates before the `session/new` answer.
             ep.report(UnknownSession(notification.method, session))

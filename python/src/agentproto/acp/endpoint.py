@@ -34,15 +34,14 @@ from typing import Any, Literal, TypeVar
 import msgspec
 from msgspec import Raw
 
+from agentproto.acp import refusal
 from agentproto.acp.context import Context
 from agentproto.acp.errors import (
     AcpError,
     Cancelled,
-    CapabilityNotAdvertised,
     ConnectionFailed,
     InvalidParams,
     InvalidResult,
-    NotAnnounced,
     NotInitialized,
     PeerError,
     UnsupportedVersion,
@@ -58,9 +57,10 @@ from agentproto.acp.options import (
     UnknownNotification,
 )
 from agentproto.acp.receive import ExtMessage, invalid_params
-from agentproto.acp.rules import MethodInfo, announced, opening_members, refused_value
+from agentproto.acp.refusal import MethodChecks
+from agentproto.acp.rules import MethodInfo
 from agentproto.acp.surface import Surface
-from agentproto.codec.errors import DecodeError, DecodeWarning
+from agentproto.codec.errors import Decoded, DecodeError, DecodeWarning
 from agentproto.codec.runtime import rust_debug_str
 from agentproto.codec.values import encode
 from agentproto.jsonrpc.cancellation import CancellationToken
@@ -70,7 +70,7 @@ from agentproto.jsonrpc.local_error import CallAborted, CallError, RpcError
 from agentproto.jsonrpc.message import Notification, Request, RequestId
 from agentproto.jsonrpc.peer import Peer
 
-__all__ = ["Endpoint", "Negotiated", "ReadPoint"]
+__all__ = ["Endpoint", "Negotiated", "Prepared", "ReadPoint"]
 
 T = TypeVar("T")
 Role = Literal["agent", "client"]
@@ -80,20 +80,60 @@ _MAX_VERSION = 0xFFFF  # `ProtocolVersion` is a `uint16`
 _EMPTY = b"{}"
 _decode_json = msgspec.json.Decoder().decode
 _encode_json = msgspec.json.Encoder().encode
+Checks = MethodChecks[Any, Any, Any]
 _log = logging.getLogger("agentproto.acp")
 
 
 class Negotiated:
-    """What `initialize` settled."""
+    """What `initialize` settled: the version and both sides' `initialize` messages, typed
+    (the surface's `InitializeRequest` and `InitializeResponse`), which the capability
+    rules read."""
 
-    __slots__ = ("own", "peer", "version")
+    __slots__ = ("agent", "client", "own", "peer", "version")
 
-    def __init__(self, version: int, own: dict[str, Any], peer: dict[str, Any]) -> None:
+    def __init__(self, version: int, role: Role, client: Any, agent: Any) -> None:
         self.version = version
-        self.own = own
-        """This side's `initialize` message (the client's params or the agent's result)."""
-        self.peer = peer
+        self.client = client
+        """The client's `initialize` params."""
+        self.agent = agent
+        """The agent's `initialize` answer."""
+        self.own: Any = agent if role == "agent" else client
+        """This side's `initialize` message."""
+        self.peer: Any = client if role == "agent" else agent
         """The peer's `initialize` message."""
+
+
+class Prepared:
+    """An incoming request decoded once, as it was read: its typed params (an
+    `ExtMessage` for an extension request), its table row and generated checks, and the
+    warnings to report; or the error to answer it with, raised when it is handled."""
+
+    __slots__ = ("checks", "error", "info", "params", "warnings")
+
+    def __init__(
+        self,
+        params: Any,
+        info: MethodInfo | None,
+        checks: Checks | None,
+        warnings: list[DecodeWarning] | None = None,
+        error: RequestError | None = None,
+    ) -> None:
+        self.params = params
+        self.info = info
+        self.checks = checks
+        self.warnings = warnings
+        self.error = error
+
+
+class _Answer:
+    """The answer to one of this side's calls, decoded once as it was read; for
+    `initialize`, also the protocol version it named (when it is one)."""
+
+    __slots__ = ("decoded", "version")
+
+    def __init__(self, decoded: Decoded[Any] | DecodeError, version: int | None) -> None:
+        self.decoded = decoded
+        self.version = version
 
 
 class SessionState:
@@ -147,15 +187,6 @@ class _Unsettled:
         self.prompt = prompt  # a prompt turn on `session`
 
 
-def object_of(text: Raw | bytes) -> dict[str, Any]:
-    """A JSON object as a dict; `{}` when the text is not one."""
-    try:
-        value = _decode_json(text)
-    except msgspec.DecodeError:
-        return {}
-    return value if isinstance(value, dict) else {}
-
-
 def before_ready(method: str) -> ErrorObject:
     """-32600 for a request before `initialize` has completed."""
     return ErrorObject(
@@ -194,9 +225,8 @@ class Endpoint:
         """Client side: sees every session-scoped notification from the agent (method,
         session id, typed params) before the handler does (`agentproto.acp.session`)."""
         self._result_types: dict[str, type[Any]] = {}
-        # What the answers of the requests that open sessions may announce, per request.
-        self._incoming_openers = opening_members(self._incoming.values())
-        self._outgoing_openers = opening_members(self._outgoing.values())
+        self.checks = surface.checks
+        """The surface's rules as generated code, by wire name."""
         self.phase: Literal["uninitialized", "initializing", "ready"] = "uninitialized"
         self.negotiated: Negotiated | None = None
         self.sessions: dict[str, SessionState] = {}
@@ -268,29 +298,25 @@ class Endpoint:
         self.negotiated = negotiated
         self._ready_since = since
 
-    def note_read(self, request: Request, at: ReadPoint) -> None:
-        """Agent side, on the reader as a request is read: records it as unsettled when
-        later messages are checked against its outcome."""
-        method = request.method
+    def note_read(self, method: str, prepared: Prepared, at: ReadPoint) -> None:
+        """Agent side, on the reader as a request is read (and decoded, `prepare`): records
+        it as unsettled when later messages are checked against its outcome."""
         if method == self.rules.initialize:
             self._unsettled.append(_Unsettled(at, True, None))
             return
-        if method == self.rules.prompt_turn:
-            value = object_of(request.params).get("sessionId") if request.params is not None else None
-            if isinstance(value, str):
-                self._unsettled.append(_Unsettled(at, False, value, prompt=True))
+        checks = prepared.checks
+        if checks is None:
             return
-        info = self._incoming.get(method)
-        effect = info.session.effect if info is not None and info.session is not None else None
-        if effect is None:
-            return
+        # Invalid params name no session: they are refused, and until then the request is
+        # treated like one that may create any session.
         session = None
-        if effect != "created" and request.params is not None:
-            # Params without a session id are refused; until then, the request is treated
-            # like one that may create any session.
-            value = object_of(request.params).get("sessionId")
-            session = value if isinstance(value, str) else None
-        self._unsettled.append(_Unsettled(at, False, session))
+        if prepared.error is None and checks.session is not None:
+            session = checks.session(prepared.params)
+        if method == self.rules.prompt_turn:
+            if session is not None:
+                self._unsettled.append(_Unsettled(at, False, session, prompt=True))
+        elif checks.effect is not None:
+            self._unsettled.append(_Unsettled(at, False, None if checks.effect == "created" else session))
 
     def settle(self, index: int) -> None:
         """Agent side: the handler of request number `index` has finished, its effect applied."""
@@ -430,22 +456,23 @@ class Endpoint:
             old, state.cancel = state.cancel, CancellationToken()
             old.cancel()
 
-    def apply_session_effect(self, info: MethodInfo, params: Any, result: Any, raw: Raw | bytes) -> None:
-        """Applies the session effect of a successful request (either side's): `result`
-        is its decoded answer, `raw` the answer's JSON (what it announced is read there)."""
-        effect = info.session.effect if info.session is not None else None
+    def apply_session_effect(self, checks: Checks | None, params: Any, result: Any) -> None:
+        """Applies the session effect of a successful request (either side's) from its
+        typed params and its typed answer (`None` for a `null` one)."""
+        effect = checks.effect if checks is not None else None
+        if checks is None or effect is None:
+            return
         if effect == "created":
-            session = getattr(result, "session_id", None)
+            session = checks.created(result) if checks.created is not None and result is not None else None
         else:
-            session = getattr(params, "session_id", None)
-        if not isinstance(session, str) or effect is None:
+            session = checks.session(params) if checks.session is not None else None
+        if session is None:
             return
         if effect == "removed":
             self.remove_session(session)
             return
-        openers = self._incoming_openers if info.side == self.role else self._outgoing_openers
-        members = openers.get(info.name, ())
-        self.open_session(session, announced(members, object_of(raw)) if members else frozenset())
+        announces = checks.announced
+        self.open_session(session, announces(result) if announces is not None and result is not None else frozenset())
 
     # -- incoming ---------------------------------------------------------------------
 
@@ -464,29 +491,40 @@ class Endpoint:
     def context(self, peer: Any, rpc: RequestContext | None, token: CancellationToken) -> Context[Any]:
         return Context(peer, rpc, token, self.strict)
 
-    def decode_request(self, request: Request) -> tuple[Any, MethodInfo | None]:
-        """The typed params of an incoming request and its table row (`None` for an
-        extension request, whose params are an `ExtMessage`).
+    def prepare(self, request: Request) -> Prepared:
+        """An incoming request decoded by its method (the one decode it gets): its typed
+        params, row and checks, or the -32601 / -32602 error it is to be answered with.
+        Reports nothing (see `decode_request`)."""
+        method = request.method
+        info = self._incoming.get(method)
+        if info is None:
+            if method.startswith("_"):
+                return Prepared(ExtMessage(method, request.params), None, None)
+            not_found = ErrorObject(
+                code=ErrorCode.METHOD_NOT_FOUND, message=f"method not found: {rust_debug_str(method)}"
+            )
+            return Prepared(None, None, None, error=RequestError.from_object(not_found))
+        try:
+            decoded = self.surface._decode(info.params, request.params, "$.params", self._check_duplicate_keys, True)
+        except DecodeError as e:
+            return Prepared(None, info, None, error=RequestError.from_object(invalid_params(e)))
+        return Prepared(decoded.value, info, self.checks.get(method), decoded.warnings)
+
+    def decode_request(self, request: Request, prepared: Prepared | None = None) -> Prepared:
+        """The decoded request (`prepared` as it was read, else decoded now), its warnings
+        reported.
 
         Raises:
             RequestError: -32601 for a method this side does not handle, -32602 for
                 invalid params.
         """
-        method = request.method
-        info = self._incoming.get(method)
-        if info is None:
-            if method.startswith("_"):
-                return ExtMessage(method, request.params), None
-            not_found = ErrorObject(
-                code=ErrorCode.METHOD_NOT_FOUND, message=f"method not found: {rust_debug_str(method)}"
-            )
-            raise RequestError.from_object(not_found)
-        try:
-            decoded = self.surface._decode(info.params, request.params, "$.params", self._check_duplicate_keys, True)
-        except DecodeError as e:
-            raise RequestError.from_object(invalid_params(e)) from None
-        self.report_warnings(method, decoded.warnings)
-        return decoded.value, info
+        if prepared is None:
+            prepared = self.prepare(request)
+        if prepared.error is not None:
+            raise prepared.error from None
+        if prepared.warnings:
+            self.report_warnings(request.method, prepared.warnings)
+        return prepared
 
     def decode_notification(self, notification: Notification, ready: bool) -> tuple[Any, MethodInfo | None] | None:
         """The typed params of an incoming notification and its row, or `None` when it
@@ -514,15 +552,14 @@ class Endpoint:
             return None
         return value, info
 
-    def session_of(self, info: MethodInfo | None, params: Any) -> str | None:
+    def session_of(self, checks: Checks | None, params: Any) -> str | None:
         """The session a message names, for the methods the session rules apply to."""
-        if info is None or not self.surface.session_scoped(info.params):
+        if checks is None or checks.session is None:
             return None
-        session = getattr(params, "session_id", None)
-        return session if isinstance(session, str) else None
+        return checks.session(params)
 
-    def check_incoming(self, method: str, info: MethodInfo | None, raw: Raw | None, session: str | None) -> None:
-        """Checks an incoming request against the state.
+    def check_incoming(self, method: str, checks: Checks | None, params: Any, session: str | None) -> None:
+        """Checks an incoming request's typed params against the state and the generated rules.
 
         Raises:
             RequestError: -32600 before `initialize`, the gate's refusal, -32602 at a
@@ -532,25 +569,18 @@ class Endpoint:
         negotiated = self.negotiated
         if self.phase != "ready" or negotiated is None:
             raise RequestError.from_object(before_ready(method))
-        if info is not None:
-            params: Any = None
-            if (info.gate is not None and info.gate.chooses) or info.values:
-                params = object_of(raw) if raw is not None else {}
-            gate = info.gate
-            if gate is not None and not gate.is_open(negotiated.own, params):
-                raise RequestError.from_object(gate.refusal_error(method, params))
-            if info.values:
-                refused = refused_value(info, negotiated.own, params)
-                if refused is not None:
-                    accepted = [tag for g in info.values for tag in g.accepted(negotiated.own)]
-                    raise RequestError.from_object(refused.error(accepted))
-        unseen_ok = info is not None and info.session is not None and info.session.unseen_ok
-        if session is not None and session not in self.sessions and not unseen_ok:
+        if checks is None:
+            return
+        if checks.refusal is not None:
+            refused = checks.refusal(params, negotiated.own)
+            if refused is not None:
+                raise RequestError.from_object(refusal.refusal_error(method, refused))
+        if session is not None and session not in self.sessions and not checks.unseen_ok:
             raise RequestError.from_object(unknown_session(session))
         # `session/set_mode` for a session whose opening answer had no `modes`.
-        session_gate = info.session_gate if info is not None else None
-        if session_gate is not None and session is not None and self._announces(session, session_gate.member) is False:
-            raise RequestError.from_object(session_gate.refusal_error(method, session))
+        needs = checks.needs
+        if needs is not None and session is not None and self._announces(session, needs) is False:
+            raise RequestError.from_object(refusal.refusal_error(method, refusal.NotAnnounced(needs, session)))
 
     def encode_result(self, method: str, info: MethodInfo | None, value: Any, request_id: RequestId) -> bytes:
         """A handler's result as JSON. It must be the method's typed result (`None` too
@@ -619,31 +649,33 @@ class Endpoint:
         turn: CancellationToken | None = None,
         cancel: CancellationToken | None = None,
     ) -> Any:
-        """The typed call behind every generated request method: state and gate checks
-        before anything is sent, strict re-decode of the params, the result decoded
-        against the method's result type (`null` read as `{}` where the row says so),
-        session bookkeeping at read time."""
+        """The typed call behind every generated request method: state and generated rule
+        checks on the typed params before anything is sent, strict re-decode of the params,
+        the result decoded once against the method's result type (`null` read as `{}`
+        where the row says so), session bookkeeping at read time."""
         info = self._outgoing.get(method)
         if info is None or info.result is None:
             raise ValueError(f"{method!r} is not a request the peer handles")
+        checks = self.checks.get(method)
         raw = self._encode_params(method, params)
         initializing = self.role == "client" and method == self.rules.initialize
         if initializing:
             self._initialize_calls += 1
+        # Where a hook that ran on the reader leaves the answer it decoded.
+        read: list[_Answer] = []
         try:
             if not initializing:
                 await self._await_initialize_answer(method, turn, cancel)
-                self._check_outgoing_state(method, info, raw)
+                self._check_outgoing_state(method, checks, params)
             if self.strict:
                 problem = self._problem(info.params, raw, "$.params")
                 if problem is not None:
                     raise InvalidParams(method, problem)
             hook: Callable[[Raw], None] | None = None
             if initializing:
-                own = object_of(raw)
-                hook = lambda result: self._apply_initialized(info, own, result)
-            elif info.session is not None and info.session.effect is not None:
-                hook = lambda result: self._apply_answer(info, params, result)
+                hook = lambda result: self._apply_initialized(info, params, result, read)
+            elif checks is not None and checks.effect is not None:
+                hook = lambda result: self._apply_answer(info, checks, params, result, read)
             try:
                 result = await self.peer.call(method, raw, cancel=cancel, abort=turn, on_result=hook)
             except RpcError as e:
@@ -656,17 +688,14 @@ class Endpoint:
             if initializing:
                 self._initialize_calls -= 1
                 self._changed()
-        text = _EMPTY if info.null_result and bytes(result) == _NULL else result
-        if initializing:
-            # Another version's answer need not match this version's result type:
-            # check the version before the shape.
-            answered = _answered_version(text)
-            if answered is not None and answered != self.surface.protocol_version:
-                raise UnsupportedVersion(answered, self.surface.protocol_version)
-        try:
-            decoded = self.surface._decode(info.result, text, "$.result", self._check_duplicate_keys, True)
-        except DecodeError as e:
-            raise InvalidResult(method, e) from None
+        answer = read[0] if read else self._read_answer(info, result, initializing)
+        # Another version's answer need not match this version's result type: the version
+        # is judged before the shape.
+        if answer.version is not None and answer.version != self.surface.protocol_version:
+            raise UnsupportedVersion(answer.version, self.surface.protocol_version)
+        decoded = answer.decoded
+        if isinstance(decoded, DecodeError):
+            raise InvalidResult(method, decoded)
         self.report_warnings(method, decoded.warnings)
         value = decoded.value
         if result_type is None:
@@ -677,34 +706,35 @@ class Endpoint:
             raise InvalidResult(method, DecodeError("$.result", result_type.__name__, found, message))
         return value
 
-    def _apply_initialized(self, info: MethodInfo, own: dict[str, Any], result: Raw) -> None:
-        """Client side, on the reader: the agent's `initialize` answer was read."""
+    def _read_answer(self, info: MethodInfo, result: Raw, initializing: bool) -> _Answer:
+        """The answer to a call of `info`, decoded; for `initialize`, with the version it names."""
         text = _EMPTY if info.null_result and bytes(result) == _NULL else result
-        answered = _answered_version(text)
+        try:
+            decoded = self.surface._decode(given(info.result), text, "$.result", self._check_duplicate_keys, True)
+        except DecodeError as e:
+            # Only an answer that is not this version's result is read for its version.
+            return _Answer(e, _answered_version(text) if initializing else None)
+        return _Answer(decoded, decoded.value.protocol_version if initializing else None)
+
+    def _apply_initialized(self, info: MethodInfo, params: Any, result: Raw, read: list[_Answer]) -> None:
+        """Client side, on the reader: the agent's `initialize` answer was read. `params`
+        are the typed params this side sent."""
+        answer = self._read_answer(info, result, True)
+        read.append(answer)
         version = self.surface.protocol_version
-        if answered is not None and answered != version:
+        if answer.version is not None and answer.version != version:
             self.finish_initialize(None, None)
-        elif info.result is not None and self._decodes(info.result, text):
-            self.finish_initialize(Negotiated(version, own, object_of(text)), None)
+        elif not isinstance(answer.decoded, DecodeError):
+            self.finish_initialize(Negotiated(version, self.role, params, answer.decoded.value), None)
         self._changed()
 
-    def _apply_answer(self, info: MethodInfo, params: Any, result: Raw) -> None:
-        """On the reader: a successful answer to a session call was read."""
-        text = _EMPTY if info.null_result and bytes(result) == _NULL else result
-        if info.result is None:  # pragma: no cover - requests have results
-            return
-        try:
-            value = self.surface._decode(info.result, text, "$.result", False, True).value
-        except DecodeError:
-            return  # an invalid answer changes nothing (the caller gets the error)
-        self.apply_session_effect(info, params, value, text)
-
-    def _decodes(self, type_name: str, text: Raw | bytes) -> bool:
-        try:
-            self.surface._decode(type_name, text, "$.result", False, True)
-        except DecodeError:
-            return False
-        return True
+    def _apply_answer(self, info: MethodInfo, checks: Checks, params: Any, result: Raw, read: list[_Answer]) -> None:
+        """On the reader: a successful answer to a session call was read; an invalid one
+        changes nothing (the caller gets the error)."""
+        answer = self._read_answer(info, result, False)
+        read.append(answer)
+        if not isinstance(answer.decoded, DecodeError):
+            self.apply_session_effect(checks, params, answer.decoded.value)
 
     async def notify(self, method: str, params: Any) -> None:
         """The notification behind every generated notification method."""
@@ -725,8 +755,8 @@ class Endpoint:
         if self.role == "client" and method == self.rules.session_cancel:
             # The protocol has the client answer its pending permission requests of the
             # session with `cancelled`; the connection does it for the application.
-            session = getattr(params, "session_id", None)
-            if isinstance(session, str):
+            session = self.session_of(self.checks.get(method), params)
+            if session is not None:
                 self.fire_session_cancel(session)
 
     async def ext_request(self, method: str, params: Raw | bytes | None, cancel: CancellationToken | None) -> Raw:
@@ -759,41 +789,51 @@ class Endpoint:
         except (TypeError, ValueError, NotImplementedError) as e:
             raise InvalidParams(method, DecodeError("$.params", "", "", str(e))) from None
 
-    def _check_outgoing_state(self, method: str, info: MethodInfo, raw: bytes) -> None:
+    def _check_outgoing_state(self, method: str, checks: Checks | None, params: Any) -> None:
+        """The state and the generated checks for a call about to be sent, on its typed
+        params against the peer's `initialize` message."""
         negotiated = self.negotiated
         if self.phase != "ready" or negotiated is None:
             raise NotInitialized(method)
-        params: Any = None
-        if (info.gate is not None and info.gate.chooses) or info.values:
-            params = object_of(raw)
-        if info.gate is not None and not info.gate.is_open(negotiated.peer, params):
-            raise CapabilityNotAdvertised(method, info.gate.describe(params))
+        if checks is None:
+            return
         # Content the peer did not advertise (an image to an agent without
         # `promptCapabilities.image`). A kind the schema does not list is left to
         # validation: strict mode refuses it, and the peer would answer -32602.
-        if info.values:
-            refused = refused_value(info, negotiated.peer, params)
-            if refused is not None and refused.capability is not None:
-                raise CapabilityNotAdvertised(method, refused.capability)
+        refused = checks.refusal(params, negotiated.peer) if checks.refusal is not None else None
+        failure = refusal.refusal_failure(method, refused) if refused is not None else None
+        if failure is not None:
+            raise failure
         # A session whose opening answer did not announce what the method needs
         # (`session/set_mode` without `modes`). A session this side saw no answer for is
         # left to the peer, which knows its sessions.
-        session_gate = info.session_gate
-        if session_gate is not None:
-            session = object_of(raw).get("sessionId")
-            if isinstance(session, str) and self._announces(session, session_gate.member) is False:
-                raise NotAnnounced(method, session, session_gate.member)
+        needs = checks.needs
+        session = self.session_of(checks, params) if needs is not None else None
+        if needs is not None and session is not None and self._announces(session, needs) is False:
+            raise given(refusal.refusal_failure(method, refusal.NotAnnounced(needs, session)))
 
 
 def _answered_version(text: Raw | bytes) -> int | None:
-    """The `protocolVersion` of an `initialize` answer, when it is a protocol version (a
-    `uint16`). Any other value is no version at all: the answer is then judged by the
-    result type like any other, so that an out-of-range version fails the call as the
-    invalid result `classify` says it is, not as another version."""
-    version = object_of(text).get("protocolVersion")
+    """The `protocolVersion` of an `initialize` answer that this version's result type
+    does not decode, when it is a protocol version (a `uint16`): the answer of another
+    version. Any other value is no version at all: the answer is then judged by the result
+    type like any other, so that an out-of-range version fails the call as the invalid
+    result `classify` says it is, not as another version."""
+    try:
+        members = _decode_json(text)
+    except msgspec.DecodeError:
+        return None
+    version = members.get("protocolVersion") if isinstance(members, dict) else None
     if isinstance(version, int) and not isinstance(version, bool) and 0 <= version <= _MAX_VERSION:
         return version
     return None
+
+
+def given(value: T | None) -> T:
+    """`value`, which the caller knows is there."""
+    if value is None:  # pragma: no cover - the rows and checks are generated together
+        raise AssertionError("a generated row or check is missing")
+    return value
 
 
 def _check_ext_name(method: str) -> None:

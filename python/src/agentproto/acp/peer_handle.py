@@ -47,11 +47,11 @@ class PeerHandle:
         negotiated = self._endpoint.negotiated
         return None if negotiated is None else negotiated.version
 
-    def _peer_capabilities(self, member: str) -> Any:
-        """The peer's capabilities as it advertised them under `member` of its
-        `initialize` message (parsed JSON; `None` before `initialize`)."""
+    def _peer_initialize(self) -> Any:
+        """The peer's typed `initialize` message (`None` before `initialize` has
+        completed); the generated handles read its capabilities from it."""
         negotiated = self._endpoint.negotiated
-        return None if negotiated is None else negotiated.peer.get(member)
+        return None if negotiated is None else negotiated.peer
 
     async def flush(self) -> None:
         """Waits until everything sent so far has been written out."""

@@ -1,5 +1,5 @@
-"""One ACP surface (v1, v1 unstable, v2, ...): its method table and the decoding of
-payloads by type, on two paths with one meaning.
+"""One ACP surface (v1, v1 unstable, v2, ...): its method table, its rules as generated
+code (`checks`), and the decoding of payloads by type, on two paths with one meaning.
 
 * Fast path: a cached `msgspec.json.Decoder(<type>)` over the raw bytes the envelope
   kept. It accepts only what is plainly valid; any failure falls through.
@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import importlib
 import re
-import typing
 from collections.abc import Callable, Mapping
 from types import ModuleType
 from typing import Any
@@ -21,11 +20,11 @@ from typing import Any
 import msgspec
 from msgspec import Raw
 
+from agentproto.acp.refusal import MethodChecks
 from agentproto.acp.rules import MethodInfo, SurfaceRules
 from agentproto.codec.errors import Decoded, DecodeError
 from agentproto.codec.reader import JsonSyntaxError, parse
 from agentproto.codec.runtime import Ctx
-from agentproto.codec.values import Flattened
 from agentproto.jsonrpc.message import has_duplicate_keys
 
 __all__ = ["Surface"]
@@ -58,7 +57,7 @@ _UNKNOWN: Any = object()
 class Surface:
     """The method table of one generated module and the decoders of its payload types."""
 
-    def __init__(self, types: ModuleType, decoders: str) -> None:
+    def __init__(self, types: ModuleType, decoders: str, roles: str | None = None) -> None:
         self.module = types
         self.methods: tuple[MethodInfo, ...] = types.METHODS
         self.rules: SurfaceRules = types.RULES
@@ -73,7 +72,8 @@ class Surface:
             protocol = by_side.get(("notification", "protocol"), {})
             by_side[("notification", side)] = {**protocol, **by_side.get(("notification", side), {})}
         self._by_side = by_side
-        self._session_scoped: dict[str, bool] = {}
+        self._roles_name = roles
+        self._checks: Mapping[str, MethodChecks[Any, Any, Any]] | None = None
 
     def requests(self, side: str) -> dict[str, MethodInfo]:
         """The requests `side` handles, by wire name."""
@@ -88,21 +88,15 @@ class Surface:
         cls: type[Any] = getattr(self.module, name)
         return cls
 
-    def session_scoped(self, type_name: str) -> bool:
-        """Whether a params type names its session in a required `sessionId` string (the
-        messages the session rules apply to)."""
-        scoped = self._session_scoped.get(type_name)
-        if scoped is None:
-            cls = self.type(type_name)
-            if isinstance(cls, type) and issubclass(cls, msgspec.Struct):
-                fields = msgspec.structs.fields(cls)
-                scoped = any(f.encode_name == "sessionId" and f.required and f.type is str for f in fields)
-            elif isinstance(cls, type) and issubclass(cls, Flattened):
-                scoped = "sessionId" in cls._wire and typing.get_type_hints(cls).get("session_id") is str
-            else:
-                scoped = False
-            self._session_scoped[type_name] = scoped
-        return scoped
+    @property
+    def checks(self) -> Mapping[str, MethodChecks[Any, Any, Any]]:
+        """The protocol rules as generated code, by wire name: the roles module's `CHECKS`
+        (read on first use; empty for a surface without roles)."""
+        checks = self._checks
+        if checks is None:
+            checks = {} if self._roles_name is None else importlib.import_module(self._roles_name).CHECKS
+            self._checks = checks
+        return checks
 
     def fast_decoder(self, type_name: str) -> Callable[[Raw | bytes], Any] | None:
         """The msgspec decoder of a type, or `None` when msgspec cannot express it."""

@@ -22,6 +22,7 @@ from agentproto.acp.receive import Receiver
 
 if TYPE_CHECKING:
     from agentproto.acp.generated.v2_unstable_roles import (
+        CHECKS,
         Agent,
         AgentConnection,
         AgentContext,
@@ -42,6 +43,7 @@ CLIENT = Receiver(SURFACE, "client", allow_null_id=RULES.null_request_id)
 
 _ROLES = frozenset(
     {
+        "CHECKS",
         "Agent",
         "AgentConnection",
         "AgentContext",
@@ -58,6 +60,7 @@ _ROLES = frozenset(
 
 __all__ = [
     "AGENT",
+    "CHECKS",
     "CLIENT",
     "Agent",
     "AgentConnection",

@@ -33,7 +33,7 @@ __all__ = ["Handler", "NotificationContext", "RequestContext"]
 class RequestContext:
     """What a request handler gets besides the request."""
 
-    __slots__ = ("_handles_cancellation", "id", "index", "notifications_before", "peer", "token")
+    __slots__ = ("_handles_cancellation", "id", "index", "notifications_before", "peer", "prepared", "token")
 
     def __init__(
         self, peer: Peer, id: RequestId, token: CancellationToken, notifications_before: int, index: int
@@ -49,6 +49,9 @@ class RequestContext:
         `notifications_before < n` was read before notification number `n`."""
         self.index = index
         """The request's number in read order, from 1 (every request line counts)."""
+        self.prepared: Any = None
+        """What the layer above made of the request as it was read (`Handler.request_read`),
+        handed on to its `Handler.request` (the ACP agent: the request decoded once)."""
         self._handles_cancellation = False
 
     def handle_cancellation(self) -> None:
@@ -103,8 +106,9 @@ class Handler(ABC):
     def request_read(self, request: Request, cx: RequestContext) -> None:
         """Sees each request on the reader as it is read, in read order, before its task
         starts (tasks may start in any order): where a layer above records what later
-        messages depend on. Must be quick; an exception is reported and the request is
-        still handled."""
+        messages depend on, and may leave what it worked out for `request` in
+        `cx.prepared`. Must be quick; an exception is reported and the request is still
+        handled."""
         return
 
 
