@@ -39,12 +39,7 @@ def stem(k: SurfaceKey) -> str:
 
 
 # Types are shared inside a version; the codec across versions too.
-TYPE_BASES: dict[SurfaceKey, list[SurfaceKey]] = {
-    ("v1", "stable"): [],
-    ("v1", "unstable"): [("v1", "stable")],
-    ("v2", "stable"): [],
-    ("v2", "unstable"): [("v2", "stable")],
-}
+TYPE_BASES: dict[SurfaceKey, list[SurfaceKey]] = sharing.ACP_BASES
 CODEC_BASES = sharing.ACP_BASES
 
 

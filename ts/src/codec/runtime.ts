@@ -344,6 +344,19 @@ export function lenient<T>(cx: Ctx, value: JNode, path: string, item: Decoder<T>
   }
 }
 
+/** A lenient object-only free-form member (every `_meta`): `null` when `nullable` and
+ * the member is `null`, else the object as received, or `MISSING` and a warning when it
+ * is no object (what `lenient` over `d_raw_object` does, without a closure). */
+export function lenientRawObject(m: JMember, path: string, cx: Ctx, nullable: boolean): RawJson | null | Missing {
+  if (nullable && m.value === null) return null;
+  const mark = cx.warnings.length;
+  try {
+    return d_raw_object(m.value, path, cx, m.start, m.end);
+  } catch (err) {
+    return dropped(cx, mark, path, err);
+  }
+}
+
 /** An array whose invalid items are dropped with a warning each
  * (`x-deserialize-skip-invalid-items`): `MISSING` when dropped as a whole (only when
  * `lenientWhole`), `null` for `null` (only when `nullable`), else the kept items. */

@@ -206,12 +206,7 @@ export function f_MessageMcpRequest(members: readonly JMember[], path: string, c
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x10;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x4__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x4__meta = rt.dropped(cx, mark, p, err);
-        }
+        x4__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -265,12 +260,7 @@ export function f_InitializeResponse(members: readonly JMember[], path: string, 
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "agentCapabilities");
         seen0 |= 0x2;
         const p = path + ".agentCapabilities";
-        const mark = cx.warnings.length;
-        try {
-          x1_agentCapabilities = d_AgentCapabilities(m.value, p, cx);
-        } catch (err) {
-          x1_agentCapabilities = rt.dropped(cx, mark, p, err);
-        }
+        x1_agentCapabilities = rt.lenient(cx, m.value, p, d_AgentCapabilities);
         break;
       }
       case "authMethods": {
@@ -284,24 +274,14 @@ export function f_InitializeResponse(members: readonly JMember[], path: string, 
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "agentInfo");
         seen0 |= 0x8;
         const p = path + ".agentInfo";
-        const mark = cx.warnings.length;
-        try {
-          x3_agentInfo = m.value === null ? null : d_Implementation(m.value, p, cx);
-        } catch (err) {
-          x3_agentInfo = rt.dropped(cx, mark, p, err);
-        }
+        x3_agentInfo = m.value === null ? null : rt.lenient(cx, m.value, p, d_Implementation);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x10;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x4__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x4__meta = rt.dropped(cx, mark, p, err);
-        }
+        x4__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -348,84 +328,49 @@ export function f_AgentCapabilities(members: readonly JMember[], path: string, c
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "loadSession");
         seen0 |= 0x1;
         const p = path + ".loadSession";
-        const mark = cx.warnings.length;
-        try {
-          x0_loadSession = rt.d_bool(m.value, p, cx);
-        } catch (err) {
-          x0_loadSession = rt.dropped(cx, mark, p, err);
-        }
+        x0_loadSession = rt.lenient(cx, m.value, p, rt.d_bool);
         break;
       }
       case "promptCapabilities": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "promptCapabilities");
         seen0 |= 0x2;
         const p = path + ".promptCapabilities";
-        const mark = cx.warnings.length;
-        try {
-          x1_promptCapabilities = d_PromptCapabilities(m.value, p, cx);
-        } catch (err) {
-          x1_promptCapabilities = rt.dropped(cx, mark, p, err);
-        }
+        x1_promptCapabilities = rt.lenient(cx, m.value, p, d_PromptCapabilities);
         break;
       }
       case "mcpCapabilities": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "mcpCapabilities");
         seen0 |= 0x4;
         const p = path + ".mcpCapabilities";
-        const mark = cx.warnings.length;
-        try {
-          x2_mcpCapabilities = d_McpCapabilities(m.value, p, cx);
-        } catch (err) {
-          x2_mcpCapabilities = rt.dropped(cx, mark, p, err);
-        }
+        x2_mcpCapabilities = rt.lenient(cx, m.value, p, d_McpCapabilities);
         break;
       }
       case "sessionCapabilities": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "sessionCapabilities");
         seen0 |= 0x8;
         const p = path + ".sessionCapabilities";
-        const mark = cx.warnings.length;
-        try {
-          x3_sessionCapabilities = d_SessionCapabilities(m.value, p, cx);
-        } catch (err) {
-          x3_sessionCapabilities = rt.dropped(cx, mark, p, err);
-        }
+        x3_sessionCapabilities = rt.lenient(cx, m.value, p, d_SessionCapabilities);
         break;
       }
       case "auth": {
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "auth");
         seen0 |= 0x10;
         const p = path + ".auth";
-        const mark = cx.warnings.length;
-        try {
-          x4_auth = d_AgentAuthCapabilities(m.value, p, cx);
-        } catch (err) {
-          x4_auth = rt.dropped(cx, mark, p, err);
-        }
+        x4_auth = rt.lenient(cx, m.value, p, d_AgentAuthCapabilities);
         break;
       }
       case "providers": {
         if ((seen0 & 0x20) !== 0) throw rt.duplicate(path, "providers");
         seen0 |= 0x20;
         const p = path + ".providers";
-        const mark = cx.warnings.length;
-        try {
-          x5_providers = m.value === null ? null : d_ProvidersCapabilities(m.value, p, cx);
-        } catch (err) {
-          x5_providers = rt.dropped(cx, mark, p, err);
-        }
+        x5_providers = m.value === null ? null : rt.lenient(cx, m.value, p, d_ProvidersCapabilities);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x40) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x40;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x6__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x6__meta = rt.dropped(cx, mark, p, err);
-        }
+        x6__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -472,48 +417,28 @@ export function f_McpCapabilities(members: readonly JMember[], path: string, cx:
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "http");
         seen0 |= 0x1;
         const p = path + ".http";
-        const mark = cx.warnings.length;
-        try {
-          x0_http = rt.d_bool(m.value, p, cx);
-        } catch (err) {
-          x0_http = rt.dropped(cx, mark, p, err);
-        }
+        x0_http = rt.lenient(cx, m.value, p, rt.d_bool);
         break;
       }
       case "sse": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "sse");
         seen0 |= 0x2;
         const p = path + ".sse";
-        const mark = cx.warnings.length;
-        try {
-          x1_sse = rt.d_bool(m.value, p, cx);
-        } catch (err) {
-          x1_sse = rt.dropped(cx, mark, p, err);
-        }
+        x1_sse = rt.lenient(cx, m.value, p, rt.d_bool);
         break;
       }
       case "acp": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "acp");
         seen0 |= 0x4;
         const p = path + ".acp";
-        const mark = cx.warnings.length;
-        try {
-          x2_acp = rt.d_bool(m.value, p, cx);
-        } catch (err) {
-          x2_acp = rt.dropped(cx, mark, p, err);
-        }
+        x2_acp = rt.lenient(cx, m.value, p, rt.d_bool);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x8;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x3__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x3__meta = rt.dropped(cx, mark, p, err);
-        }
+        x3__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -561,132 +486,77 @@ export function f_SessionCapabilities(members: readonly JMember[], path: string,
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "list");
         seen0 |= 0x1;
         const p = path + ".list";
-        const mark = cx.warnings.length;
-        try {
-          x0_list = m.value === null ? null : d_SessionListCapabilities(m.value, p, cx);
-        } catch (err) {
-          x0_list = rt.dropped(cx, mark, p, err);
-        }
+        x0_list = m.value === null ? null : rt.lenient(cx, m.value, p, d_SessionListCapabilities);
         break;
       }
       case "delete": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "delete");
         seen0 |= 0x2;
         const p = path + ".delete";
-        const mark = cx.warnings.length;
-        try {
-          x1_delete = m.value === null ? null : d_SessionDeleteCapabilities(m.value, p, cx);
-        } catch (err) {
-          x1_delete = rt.dropped(cx, mark, p, err);
-        }
+        x1_delete = m.value === null ? null : rt.lenient(cx, m.value, p, d_SessionDeleteCapabilities);
         break;
       }
       case "additionalDirectories": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "additionalDirectories");
         seen0 |= 0x4;
         const p = path + ".additionalDirectories";
-        const mark = cx.warnings.length;
-        try {
-          x2_additionalDirectories = m.value === null ? null : d_SessionAdditionalDirectoriesCapabilities(m.value, p, cx);
-        } catch (err) {
-          x2_additionalDirectories = rt.dropped(cx, mark, p, err);
-        }
+        x2_additionalDirectories = m.value === null ? null : rt.lenient(cx, m.value, p, d_SessionAdditionalDirectoriesCapabilities);
         break;
       }
       case "systemPrompt": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "systemPrompt");
         seen0 |= 0x8;
         const p = path + ".systemPrompt";
-        const mark = cx.warnings.length;
-        try {
-          x3_systemPrompt = m.value === null ? null : d_SessionSystemPromptCapabilities(m.value, p, cx);
-        } catch (err) {
-          x3_systemPrompt = rt.dropped(cx, mark, p, err);
-        }
+        x3_systemPrompt = m.value === null ? null : rt.lenient(cx, m.value, p, d_SessionSystemPromptCapabilities);
         break;
       }
       case "fork": {
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "fork");
         seen0 |= 0x10;
         const p = path + ".fork";
-        const mark = cx.warnings.length;
-        try {
-          x4_fork = m.value === null ? null : d_SessionForkCapabilities(m.value, p, cx);
-        } catch (err) {
-          x4_fork = rt.dropped(cx, mark, p, err);
-        }
+        x4_fork = m.value === null ? null : rt.lenient(cx, m.value, p, d_SessionForkCapabilities);
         break;
       }
       case "archive": {
         if ((seen0 & 0x20) !== 0) throw rt.duplicate(path, "archive");
         seen0 |= 0x20;
         const p = path + ".archive";
-        const mark = cx.warnings.length;
-        try {
-          x5_archive = m.value === null ? null : d_SessionArchiveCapabilities(m.value, p, cx);
-        } catch (err) {
-          x5_archive = rt.dropped(cx, mark, p, err);
-        }
+        x5_archive = m.value === null ? null : rt.lenient(cx, m.value, p, d_SessionArchiveCapabilities);
         break;
       }
       case "status": {
         if ((seen0 & 0x40) !== 0) throw rt.duplicate(path, "status");
         seen0 |= 0x40;
         const p = path + ".status";
-        const mark = cx.warnings.length;
-        try {
-          x6_status = m.value === null ? null : d_SessionStatusCapabilities(m.value, p, cx);
-        } catch (err) {
-          x6_status = rt.dropped(cx, mark, p, err);
-        }
+        x6_status = m.value === null ? null : rt.lenient(cx, m.value, p, d_SessionStatusCapabilities);
         break;
       }
       case "title": {
         if ((seen0 & 0x80) !== 0) throw rt.duplicate(path, "title");
         seen0 |= 0x80;
         const p = path + ".title";
-        const mark = cx.warnings.length;
-        try {
-          x7_title = m.value === null ? null : d_SessionTitleCapabilities(m.value, p, cx);
-        } catch (err) {
-          x7_title = rt.dropped(cx, mark, p, err);
-        }
+        x7_title = m.value === null ? null : rt.lenient(cx, m.value, p, d_SessionTitleCapabilities);
         break;
       }
       case "resume": {
         if ((seen0 & 0x100) !== 0) throw rt.duplicate(path, "resume");
         seen0 |= 0x100;
         const p = path + ".resume";
-        const mark = cx.warnings.length;
-        try {
-          x8_resume = m.value === null ? null : d_SessionResumeCapabilities(m.value, p, cx);
-        } catch (err) {
-          x8_resume = rt.dropped(cx, mark, p, err);
-        }
+        x8_resume = m.value === null ? null : rt.lenient(cx, m.value, p, d_SessionResumeCapabilities);
         break;
       }
       case "close": {
         if ((seen0 & 0x200) !== 0) throw rt.duplicate(path, "close");
         seen0 |= 0x200;
         const p = path + ".close";
-        const mark = cx.warnings.length;
-        try {
-          x9_close = m.value === null ? null : d_SessionCloseCapabilities(m.value, p, cx);
-        } catch (err) {
-          x9_close = rt.dropped(cx, mark, p, err);
-        }
+        x9_close = m.value === null ? null : rt.lenient(cx, m.value, p, d_SessionCloseCapabilities);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x400) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x400;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x10__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x10__meta = rt.dropped(cx, mark, p, err);
-        }
+        x10__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -739,24 +609,14 @@ export function f_SessionSystemPromptCapabilities(members: readonly JMember[], p
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "mode");
         seen0 |= 0x1;
         const p = path + ".mode";
-        const mark = cx.warnings.length;
-        try {
-          x0_mode = m.value === null ? null : d_SessionSystemPromptModeCapabilities(m.value, p, cx);
-        } catch (err) {
-          x0_mode = rt.dropped(cx, mark, p, err);
-        }
+        x0_mode = m.value === null ? null : rt.lenient(cx, m.value, p, d_SessionSystemPromptModeCapabilities);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x1__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x1__meta = rt.dropped(cx, mark, p, err);
-        }
+        x1__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -791,24 +651,14 @@ export function f_SessionSystemPromptModeCapabilities(members: readonly JMember[
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "override");
         seen0 |= 0x1;
         const p = path + ".override";
-        const mark = cx.warnings.length;
-        try {
-          x0_override = m.value === null ? null : d_SessionSystemPromptOverrideCapabilities(m.value, p, cx);
-        } catch (err) {
-          x0_override = rt.dropped(cx, mark, p, err);
-        }
+        x0_override = m.value === null ? null : rt.lenient(cx, m.value, p, d_SessionSystemPromptOverrideCapabilities);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x1__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x1__meta = rt.dropped(cx, mark, p, err);
-        }
+        x1__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -842,12 +692,7 @@ export function f_SessionSystemPromptOverrideCapabilities(members: readonly JMem
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x0__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x0__meta = rt.dropped(cx, mark, p, err);
-        }
+        x0__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -879,12 +724,7 @@ export function f_SessionForkCapabilities(members: readonly JMember[], path: str
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x0__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x0__meta = rt.dropped(cx, mark, p, err);
-        }
+        x0__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -916,12 +756,7 @@ export function f_SessionArchiveCapabilities(members: readonly JMember[], path: 
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x0__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x0__meta = rt.dropped(cx, mark, p, err);
-        }
+        x0__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -953,12 +788,7 @@ export function f_SessionStatusCapabilities(members: readonly JMember[], path: s
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x0__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x0__meta = rt.dropped(cx, mark, p, err);
-        }
+        x0__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -990,12 +820,7 @@ export function f_SessionTitleCapabilities(members: readonly JMember[], path: st
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x0__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x0__meta = rt.dropped(cx, mark, p, err);
-        }
+        x0__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -1029,36 +854,21 @@ export function f_AgentAuthCapabilities(members: readonly JMember[], path: strin
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "status");
         seen0 |= 0x1;
         const p = path + ".status";
-        const mark = cx.warnings.length;
-        try {
-          x0_status = m.value === null ? null : d_AuthStatusCapabilities(m.value, p, cx);
-        } catch (err) {
-          x0_status = rt.dropped(cx, mark, p, err);
-        }
+        x0_status = m.value === null ? null : rt.lenient(cx, m.value, p, d_AuthStatusCapabilities);
         break;
       }
       case "logout": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "logout");
         seen0 |= 0x2;
         const p = path + ".logout";
-        const mark = cx.warnings.length;
-        try {
-          x1_logout = m.value === null ? null : d_LogoutCapabilities(m.value, p, cx);
-        } catch (err) {
-          x1_logout = rt.dropped(cx, mark, p, err);
-        }
+        x1_logout = m.value === null ? null : rt.lenient(cx, m.value, p, d_LogoutCapabilities);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x2__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x2__meta = rt.dropped(cx, mark, p, err);
-        }
+        x2__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -1094,12 +904,7 @@ export function f_AuthStatusCapabilities(members: readonly JMember[], path: stri
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x0__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x0__meta = rt.dropped(cx, mark, p, err);
-        }
+        x0__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -1131,12 +936,7 @@ export function f_ProvidersCapabilities(members: readonly JMember[], path: strin
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x0__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x0__meta = rt.dropped(cx, mark, p, err);
-        }
+        x0__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -1176,12 +976,7 @@ export function f_ListProvidersResponse(members: readonly JMember[], path: strin
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x1__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x1__meta = rt.dropped(cx, mark, p, err);
-        }
+        x1__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -1249,12 +1044,7 @@ export function f_ProviderInfo(members: readonly JMember[], path: string, cx: rt
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x10;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x4__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x4__meta = rt.dropped(cx, mark, p, err);
-        }
+        x4__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -1321,12 +1111,7 @@ export function f_ProviderCurrentConfig(members: readonly JMember[], path: strin
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x2__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x2__meta = rt.dropped(cx, mark, p, err);
-        }
+        x2__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -1364,12 +1149,7 @@ export function f_SetProviderResponse(members: readonly JMember[], path: string,
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x0__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x0__meta = rt.dropped(cx, mark, p, err);
-        }
+        x0__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -1401,12 +1181,7 @@ export function f_DisableProviderResponse(members: readonly JMember[], path: str
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x0__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x0__meta = rt.dropped(cx, mark, p, err);
-        }
+        x0__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -1454,12 +1229,7 @@ export function f_AuthStatusResponse(members: readonly JMember[], path: string, 
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x2__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x2__meta = rt.dropped(cx, mark, p, err);
-        }
+        x2__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -1516,60 +1286,35 @@ export function f_AuthAccount(members: readonly JMember[], path: string, cx: rt.
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "active");
         seen0 |= 0x2;
         const p = path + ".active";
-        const mark = cx.warnings.length;
-        try {
-          x1_active = m.value === null ? null : rt.d_bool(m.value, p, cx);
-        } catch (err) {
-          x1_active = rt.dropped(cx, mark, p, err);
-        }
+        x1_active = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_bool);
         break;
       }
       case "name": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "name");
         seen0 |= 0x4;
         const p = path + ".name";
-        const mark = cx.warnings.length;
-        try {
-          x2_name = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x2_name = rt.dropped(cx, mark, p, err);
-        }
+        x2_name = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
         break;
       }
       case "email": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "email");
         seen0 |= 0x8;
         const p = path + ".email";
-        const mark = cx.warnings.length;
-        try {
-          x3_email = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x3_email = rt.dropped(cx, mark, p, err);
-        }
+        x3_email = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
         break;
       }
       case "organization": {
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "organization");
         seen0 |= 0x10;
         const p = path + ".organization";
-        const mark = cx.warnings.length;
-        try {
-          x4_organization = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x4_organization = rt.dropped(cx, mark, p, err);
-        }
+        x4_organization = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x20) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x20;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x5__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x5__meta = rt.dropped(cx, mark, p, err);
-        }
+        x5__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -1622,24 +1367,14 @@ export function f_ListSessionsResponse(members: readonly JMember[], path: string
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "nextCursor");
         seen0 |= 0x2;
         const p = path + ".nextCursor";
-        const mark = cx.warnings.length;
-        try {
-          x1_nextCursor = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x1_nextCursor = rt.dropped(cx, mark, p, err);
-        }
+        x1_nextCursor = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x2__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x2__meta = rt.dropped(cx, mark, p, err);
-        }
+        x2__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -1703,48 +1438,28 @@ export function f_SessionInfo(members: readonly JMember[], path: string, cx: rt.
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "title");
         seen0 |= 0x8;
         const p = path + ".title";
-        const mark = cx.warnings.length;
-        try {
-          x3_title = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x3_title = rt.dropped(cx, mark, p, err);
-        }
+        x3_title = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
         break;
       }
       case "updatedAt": {
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "updatedAt");
         seen0 |= 0x10;
         const p = path + ".updatedAt";
-        const mark = cx.warnings.length;
-        try {
-          x4_updatedAt = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x4_updatedAt = rt.dropped(cx, mark, p, err);
-        }
+        x4_updatedAt = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
         break;
       }
       case "archived": {
         if ((seen0 & 0x20) !== 0) throw rt.duplicate(path, "archived");
         seen0 |= 0x20;
         const p = path + ".archived";
-        const mark = cx.warnings.length;
-        try {
-          x5_archived = m.value === null ? null : rt.d_bool(m.value, p, cx);
-        } catch (err) {
-          x5_archived = rt.dropped(cx, mark, p, err);
-        }
+        x5_archived = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_bool);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x40) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x40;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x6__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x6__meta = rt.dropped(cx, mark, p, err);
-        }
+        x6__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -1800,12 +1515,7 @@ export function f_ForkSessionResponse(members: readonly JMember[], path: string,
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "modes");
         seen0 |= 0x2;
         const p = path + ".modes";
-        const mark = cx.warnings.length;
-        try {
-          x1_modes = m.value === null ? null : d_SessionModeState(m.value, p, cx);
-        } catch (err) {
-          x1_modes = rt.dropped(cx, mark, p, err);
-        }
+        x1_modes = m.value === null ? null : rt.lenient(cx, m.value, p, d_SessionModeState);
         break;
       }
       case "configOptions": {
@@ -1819,12 +1529,7 @@ export function f_ForkSessionResponse(members: readonly JMember[], path: string,
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x8;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x3__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x3__meta = rt.dropped(cx, mark, p, err);
-        }
+        x3__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -1863,12 +1568,7 @@ export function f_ArchiveSessionResponse(members: readonly JMember[], path: stri
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x0__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x0__meta = rt.dropped(cx, mark, p, err);
-        }
+        x0__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -1900,12 +1600,7 @@ export function f_UnarchiveSessionResponse(members: readonly JMember[], path: st
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x0__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x0__meta = rt.dropped(cx, mark, p, err);
-        }
+        x0__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -1945,12 +1640,7 @@ export function f_SessionStatusResponse(members: readonly JMember[], path: strin
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x1__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x1__meta = rt.dropped(cx, mark, p, err);
-        }
+        x1__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -2001,12 +1691,7 @@ export function f_SetSessionTitleResponse(members: readonly JMember[], path: str
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x1__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x1__meta = rt.dropped(cx, mark, p, err);
-        }
+        x1__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -2050,24 +1735,14 @@ export function f_PromptResponse(members: readonly JMember[], path: string, cx: 
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "usage");
         seen0 |= 0x2;
         const p = path + ".usage";
-        const mark = cx.warnings.length;
-        try {
-          x1_usage = m.value === null ? null : d_Usage(m.value, p, cx);
-        } catch (err) {
-          x1_usage = rt.dropped(cx, mark, p, err);
-        }
+        x1_usage = m.value === null ? null : rt.lenient(cx, m.value, p, d_Usage);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x2__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x2__meta = rt.dropped(cx, mark, p, err);
-        }
+        x2__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -2131,48 +1806,28 @@ export function f_Usage(members: readonly JMember[], path: string, cx: rt.Ctx, o
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "thoughtTokens");
         seen0 |= 0x8;
         const p = path + ".thoughtTokens";
-        const mark = cx.warnings.length;
-        try {
-          x3_thoughtTokens = m.value === null ? null : rt.d_u64(m.value, p, cx);
-        } catch (err) {
-          x3_thoughtTokens = rt.dropped(cx, mark, p, err);
-        }
+        x3_thoughtTokens = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_u64);
         break;
       }
       case "cachedReadTokens": {
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "cachedReadTokens");
         seen0 |= 0x10;
         const p = path + ".cachedReadTokens";
-        const mark = cx.warnings.length;
-        try {
-          x4_cachedReadTokens = m.value === null ? null : rt.d_u64(m.value, p, cx);
-        } catch (err) {
-          x4_cachedReadTokens = rt.dropped(cx, mark, p, err);
-        }
+        x4_cachedReadTokens = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_u64);
         break;
       }
       case "cachedWriteTokens": {
         if ((seen0 & 0x20) !== 0) throw rt.duplicate(path, "cachedWriteTokens");
         seen0 |= 0x20;
         const p = path + ".cachedWriteTokens";
-        const mark = cx.warnings.length;
-        try {
-          x5_cachedWriteTokens = m.value === null ? null : rt.d_u64(m.value, p, cx);
-        } catch (err) {
-          x5_cachedWriteTokens = rt.dropped(cx, mark, p, err);
-        }
+        x5_cachedWriteTokens = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_u64);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x40) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x40;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x6__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x6__meta = rt.dropped(cx, mark, p, err);
-        }
+        x6__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -2235,12 +1890,7 @@ export function f_SessionNotification(members: readonly JMember[], path: string,
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x2__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x2__meta = rt.dropped(cx, mark, p, err);
-        }
+        x2__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -2429,12 +2079,7 @@ export function f_PlanItems(members: readonly JMember[], path: string, cx: rt.Ct
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x2__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x2__meta = rt.dropped(cx, mark, p, err);
-        }
+        x2__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -2488,12 +2133,7 @@ export function f_PlanFile(members: readonly JMember[], path: string, cx: rt.Ctx
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x2__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x2__meta = rt.dropped(cx, mark, p, err);
-        }
+        x2__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -2547,12 +2187,7 @@ export function f_PlanMarkdown(members: readonly JMember[], path: string, cx: rt
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x2__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x2__meta = rt.dropped(cx, mark, p, err);
-        }
+        x2__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -2598,12 +2233,7 @@ export function f_PlanUpdate(members: readonly JMember[], path: string, cx: rt.C
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x1__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x1__meta = rt.dropped(cx, mark, p, err);
-        }
+        x1__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -2646,12 +2276,7 @@ export function f_PlanRemoved(members: readonly JMember[], path: string, cx: rt.
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x1__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x1__meta = rt.dropped(cx, mark, p, err);
-        }
+        x1__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -2687,24 +2312,14 @@ export function f_SubagentSessionCapabilities(members: readonly JMember[], path:
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "cancel");
         seen0 |= 0x1;
         const p = path + ".cancel";
-        const mark = cx.warnings.length;
-        try {
-          x0_cancel = m.value === null ? null : d_SessionCancelCapabilities(m.value, p, cx);
-        } catch (err) {
-          x0_cancel = rt.dropped(cx, mark, p, err);
-        }
+        x0_cancel = m.value === null ? null : rt.lenient(cx, m.value, p, d_SessionCancelCapabilities);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x1__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x1__meta = rt.dropped(cx, mark, p, err);
-        }
+        x1__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -2738,12 +2353,7 @@ export function f_SessionCancelCapabilities(members: readonly JMember[], path: s
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x0__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x0__meta = rt.dropped(cx, mark, p, err);
-        }
+        x0__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -2813,12 +2423,7 @@ export function f_RunningStateUpdate(members: readonly JMember[], path: string, 
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x0__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x0__meta = rt.dropped(cx, mark, p, err);
-        }
+        x0__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -2850,12 +2455,7 @@ export function f_ErrorStopReason(members: readonly JMember[], path: string, cx:
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "error");
         seen0 |= 0x1;
         const p = path + ".error";
-        const mark = cx.warnings.length;
-        try {
-          x0_error = m.value === null ? null : rt.d_error_object(m.value, p, cx);
-        } catch (err) {
-          x0_error = rt.dropped(cx, mark, p, err);
-        }
+        x0_error = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_error_object);
         break;
       }
     }
@@ -2935,36 +2535,21 @@ export function g_IdleStateUpdate(obj: JObject, path: string, cx: rt.Ctx, o: Rec
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "usage");
         seen0 |= 0x1;
         const p = path + ".usage";
-        const mark = cx.warnings.length;
-        try {
-          x0_usage = m.value === null ? null : d_Usage(m.value, p, cx);
-        } catch (err) {
-          x0_usage = rt.dropped(cx, mark, p, err);
-        }
+        x0_usage = m.value === null ? null : rt.lenient(cx, m.value, p, d_Usage);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x1__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x1__meta = rt.dropped(cx, mark, p, err);
-        }
+        x1__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
       case "stopReason": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "stopReason");
         seen0 |= 0x4;
         const p = path + ".stopReason";
-        const mark = cx.warnings.length;
-        try {
-          x2_stopReason = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x2_stopReason = rt.dropped(cx, mark, p, err);
-        }
+        x2_stopReason = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
         break;
       }
     }
@@ -3002,12 +2587,7 @@ export function f_RequiresActionStateUpdate(members: readonly JMember[], path: s
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x0__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x0__meta = rt.dropped(cx, mark, p, err);
-        }
+        x0__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -3039,12 +2619,7 @@ export function f_UnknownStateUpdate(members: readonly JMember[], path: string, 
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x0__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x0__meta = rt.dropped(cx, mark, p, err);
-        }
+        x0__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -3090,48 +2665,28 @@ export function f_SubagentUpdate(members: readonly JMember[], path: string, cx: 
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "title");
         seen0 |= 0x2;
         const p = path + ".title";
-        const mark = cx.warnings.length;
-        try {
-          x1_title = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x1_title = rt.dropped(cx, mark, p, err);
-        }
+        x1_title = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
         break;
       }
       case "description": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "description");
         seen0 |= 0x4;
         const p = path + ".description";
-        const mark = cx.warnings.length;
-        try {
-          x2_description = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x2_description = rt.dropped(cx, mark, p, err);
-        }
+        x2_description = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
         break;
       }
       case "capabilities": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "capabilities");
         seen0 |= 0x8;
         const p = path + ".capabilities";
-        const mark = cx.warnings.length;
-        try {
-          x3_capabilities = m.value === null ? null : d_SubagentSessionCapabilities(m.value, p, cx);
-        } catch (err) {
-          x3_capabilities = rt.dropped(cx, mark, p, err);
-        }
+        x3_capabilities = m.value === null ? null : rt.lenient(cx, m.value, p, d_SubagentSessionCapabilities);
         break;
       }
       case "state": {
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "state");
         seen0 |= 0x10;
         const p = path + ".state";
-        const mark = cx.warnings.length;
-        try {
-          x4_state = m.value === null ? null : d_StateUpdate(m.value, p, cx);
-        } catch (err) {
-          x4_state = rt.dropped(cx, mark, p, err);
-        }
+        x4_state = m.value === null ? null : rt.lenient(cx, m.value, p, d_StateUpdate);
         break;
       }
       case "cwd": {
@@ -3152,12 +2707,7 @@ export function f_SubagentUpdate(members: readonly JMember[], path: string, cx: 
         if ((seen0 & 0x80) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x80;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x7__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x7__meta = rt.dropped(cx, mark, p, err);
-        }
+        x7__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -3217,48 +2767,28 @@ export function f_SessionMessage(members: readonly JMember[], path: string, cx: 
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "senderSessionId");
         seen0 |= 0x2;
         const p = path + ".senderSessionId";
-        const mark = cx.warnings.length;
-        try {
-          x1_senderSessionId = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x1_senderSessionId = rt.dropped(cx, mark, p, err);
-        }
+        x1_senderSessionId = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
         break;
       }
       case "recipientSessionId": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "recipientSessionId");
         seen0 |= 0x4;
         const p = path + ".recipientSessionId";
-        const mark = cx.warnings.length;
-        try {
-          x2_recipientSessionId = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x2_recipientSessionId = rt.dropped(cx, mark, p, err);
-        }
+        x2_recipientSessionId = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
         break;
       }
       case "senderMessageId": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "senderMessageId");
         seen0 |= 0x8;
         const p = path + ".senderMessageId";
-        const mark = cx.warnings.length;
-        try {
-          x3_senderMessageId = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x3_senderMessageId = rt.dropped(cx, mark, p, err);
-        }
+        x3_senderMessageId = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
         break;
       }
       case "recipientMessageId": {
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "recipientMessageId");
         seen0 |= 0x10;
         const p = path + ".recipientMessageId";
-        const mark = cx.warnings.length;
-        try {
-          x4_recipientMessageId = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x4_recipientMessageId = rt.dropped(cx, mark, p, err);
-        }
+        x4_recipientMessageId = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
         break;
       }
       case "content": {
@@ -3272,12 +2802,7 @@ export function f_SessionMessage(members: readonly JMember[], path: string, cx: 
         if ((seen0 & 0x40) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x40;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x6__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x6__meta = rt.dropped(cx, mark, p, err);
-        }
+        x6__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -3338,12 +2863,7 @@ export function f_SessionMessageChunk(members: readonly JMember[], path: string,
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x2__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x2__meta = rt.dropped(cx, mark, p, err);
-        }
+        x2__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -3397,12 +2917,7 @@ export function f_AuthStatusUpdateNotification(members: readonly JMember[], path
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x2__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x2__meta = rt.dropped(cx, mark, p, err);
-        }
+        x2__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -3449,36 +2964,21 @@ export function f_InitializeRequest(members: readonly JMember[], path: string, c
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "clientCapabilities");
         seen0 |= 0x2;
         const p = path + ".clientCapabilities";
-        const mark = cx.warnings.length;
-        try {
-          x1_clientCapabilities = d_ClientCapabilities(m.value, p, cx);
-        } catch (err) {
-          x1_clientCapabilities = rt.dropped(cx, mark, p, err);
-        }
+        x1_clientCapabilities = rt.lenient(cx, m.value, p, d_ClientCapabilities);
         break;
       }
       case "clientInfo": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "clientInfo");
         seen0 |= 0x4;
         const p = path + ".clientInfo";
-        const mark = cx.warnings.length;
-        try {
-          x2_clientInfo = m.value === null ? null : d_Implementation(m.value, p, cx);
-        } catch (err) {
-          x2_clientInfo = rt.dropped(cx, mark, p, err);
-        }
+        x2_clientInfo = m.value === null ? null : rt.lenient(cx, m.value, p, d_Implementation);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x8;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x3__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x3__meta = rt.dropped(cx, mark, p, err);
-        }
+        x3__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -3524,96 +3024,56 @@ export function f_ClientCapabilities(members: readonly JMember[], path: string, 
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "fs");
         seen0 |= 0x1;
         const p = path + ".fs";
-        const mark = cx.warnings.length;
-        try {
-          x0_fs = d_FileSystemCapabilities(m.value, p, cx);
-        } catch (err) {
-          x0_fs = rt.dropped(cx, mark, p, err);
-        }
+        x0_fs = rt.lenient(cx, m.value, p, d_FileSystemCapabilities);
         break;
       }
       case "terminal": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "terminal");
         seen0 |= 0x2;
         const p = path + ".terminal";
-        const mark = cx.warnings.length;
-        try {
-          x1_terminal = rt.d_bool(m.value, p, cx);
-        } catch (err) {
-          x1_terminal = rt.dropped(cx, mark, p, err);
-        }
+        x1_terminal = rt.lenient(cx, m.value, p, rt.d_bool);
         break;
       }
       case "session": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "session");
         seen0 |= 0x4;
         const p = path + ".session";
-        const mark = cx.warnings.length;
-        try {
-          x2_session = m.value === null ? null : d_ClientSessionCapabilities(m.value, p, cx);
-        } catch (err) {
-          x2_session = rt.dropped(cx, mark, p, err);
-        }
+        x2_session = m.value === null ? null : rt.lenient(cx, m.value, p, d_ClientSessionCapabilities);
         break;
       }
       case "subagents": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "subagents");
         seen0 |= 0x8;
         const p = path + ".subagents";
-        const mark = cx.warnings.length;
-        try {
-          x3_subagents = m.value === null ? null : d_SubagentCapabilities(m.value, p, cx);
-        } catch (err) {
-          x3_subagents = rt.dropped(cx, mark, p, err);
-        }
+        x3_subagents = m.value === null ? null : rt.lenient(cx, m.value, p, d_SubagentCapabilities);
         break;
       }
       case "plan": {
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "plan");
         seen0 |= 0x10;
         const p = path + ".plan";
-        const mark = cx.warnings.length;
-        try {
-          x4_plan = m.value === null ? null : d_PlanCapabilities(m.value, p, cx);
-        } catch (err) {
-          x4_plan = rt.dropped(cx, mark, p, err);
-        }
+        x4_plan = m.value === null ? null : rt.lenient(cx, m.value, p, d_PlanCapabilities);
         break;
       }
       case "auth": {
         if ((seen0 & 0x20) !== 0) throw rt.duplicate(path, "auth");
         seen0 |= 0x20;
         const p = path + ".auth";
-        const mark = cx.warnings.length;
-        try {
-          x5_auth = d_AuthCapabilities(m.value, p, cx);
-        } catch (err) {
-          x5_auth = rt.dropped(cx, mark, p, err);
-        }
+        x5_auth = rt.lenient(cx, m.value, p, d_AuthCapabilities);
         break;
       }
       case "elicitation": {
         if ((seen0 & 0x40) !== 0) throw rt.duplicate(path, "elicitation");
         seen0 |= 0x40;
         const p = path + ".elicitation";
-        const mark = cx.warnings.length;
-        try {
-          x6_elicitation = m.value === null ? null : d_ElicitationCapabilities(m.value, p, cx);
-        } catch (err) {
-          x6_elicitation = rt.dropped(cx, mark, p, err);
-        }
+        x6_elicitation = m.value === null ? null : rt.lenient(cx, m.value, p, d_ElicitationCapabilities);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x80) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x80;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x7__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x7__meta = rt.dropped(cx, mark, p, err);
-        }
+        x7__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -3659,12 +3119,7 @@ export function f_SubagentCapabilities(members: readonly JMember[], path: string
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x0__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x0__meta = rt.dropped(cx, mark, p, err);
-        }
+        x0__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -3696,12 +3151,7 @@ export function f_PlanCapabilities(members: readonly JMember[], path: string, cx
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x0__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x0__meta = rt.dropped(cx, mark, p, err);
-        }
+        x0__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -3733,12 +3183,7 @@ export function f_ListProvidersRequest(members: readonly JMember[], path: string
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x0__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x0__meta = rt.dropped(cx, mark, p, err);
-        }
+        x0__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -3802,12 +3247,7 @@ export function f_SetProviderRequest(members: readonly JMember[], path: string, 
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x10;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x4__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x4__meta = rt.dropped(cx, mark, p, err);
-        }
+        x4__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -3858,12 +3298,7 @@ export function f_DisableProviderRequest(members: readonly JMember[], path: stri
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x1__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x1__meta = rt.dropped(cx, mark, p, err);
-        }
+        x1__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -3898,12 +3333,7 @@ export function f_AuthStatusRequest(members: readonly JMember[], path: string, c
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x0__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x0__meta = rt.dropped(cx, mark, p, err);
-        }
+        x0__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -3968,12 +3398,7 @@ export function f_NewSessionRequest(members: readonly JMember[], path: string, c
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x10;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x4__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x4__meta = rt.dropped(cx, mark, p, err);
-        }
+        x4__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -4066,12 +3491,7 @@ export function f_McpServerAcp(members: readonly JMember[], path: string, cx: rt
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x2__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x2__meta = rt.dropped(cx, mark, p, err);
-        }
+        x2__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -4125,12 +3545,7 @@ export function f_SystemPrompt(members: readonly JMember[], path: string, cx: rt
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x2__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x2__meta = rt.dropped(cx, mark, p, err);
-        }
+        x2__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -4217,12 +3632,7 @@ export function f_LoadSessionRequest(members: readonly JMember[], path: string, 
         if ((seen0 & 0x20) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x20;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x5__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x5__meta = rt.dropped(cx, mark, p, err);
-        }
+        x5__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -4291,12 +3701,7 @@ export function f_ListSessionsRequest(members: readonly JMember[], path: string,
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x8;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x3__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x3__meta = rt.dropped(cx, mark, p, err);
-        }
+        x3__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -4382,12 +3787,7 @@ export function f_ForkSessionRequest(members: readonly JMember[], path: string, 
         if ((seen0 & 0x20) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x20;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x5__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x5__meta = rt.dropped(cx, mark, p, err);
-        }
+        x5__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -4439,12 +3839,7 @@ export function f_ArchiveSessionRequest(members: readonly JMember[], path: strin
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x1__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x1__meta = rt.dropped(cx, mark, p, err);
-        }
+        x1__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -4487,12 +3882,7 @@ export function f_UnarchiveSessionRequest(members: readonly JMember[], path: str
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x1__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x1__meta = rt.dropped(cx, mark, p, err);
-        }
+        x1__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -4535,12 +3925,7 @@ export function f_SessionStatusRequest(members: readonly JMember[], path: string
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x1__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x1__meta = rt.dropped(cx, mark, p, err);
-        }
+        x1__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -4591,12 +3976,7 @@ export function f_SetSessionTitleRequest(members: readonly JMember[], path: stri
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x2__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x2__meta = rt.dropped(cx, mark, p, err);
-        }
+        x2__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -4674,12 +4054,7 @@ export function f_ResumeSessionRequest(members: readonly JMember[], path: string
         if ((seen0 & 0x20) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x20;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x5__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x5__meta = rt.dropped(cx, mark, p, err);
-        }
+        x5__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -4731,12 +4106,7 @@ export function f_MessageMcpResponseResult(members: readonly JMember[], path: st
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x1__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x1__meta = rt.dropped(cx, mark, p, err);
-        }
+        x1__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -4779,12 +4149,7 @@ export function f_MessageMcpResponseError(members: readonly JMember[], path: str
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x1__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x1__meta = rt.dropped(cx, mark, p, err);
-        }
+        x1__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -4919,12 +4284,7 @@ export function f_MessageMcpNotification(members: readonly JMember[], path: stri
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x10;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x4__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x4__meta = rt.dropped(cx, mark, p, err);
-        }
+        x4__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -4991,12 +4351,7 @@ export function f_ProxySuccessorRequest(members: readonly JMember[], path: strin
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x2__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x2__meta = rt.dropped(cx, mark, p, err);
-        }
+        x2__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -5065,12 +4420,7 @@ export function f_ProxySuccessorNotification(members: readonly JMember[], path: 
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x2__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x2__meta = rt.dropped(cx, mark, p, err);
-        }
+        x2__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }

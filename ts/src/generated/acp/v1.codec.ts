@@ -178,12 +178,7 @@ export function f_WriteTextFileRequest(members: readonly JMember[], path: string
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x8;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x3__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x3__meta = rt.dropped(cx, mark, p, err);
-        }
+        x3__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -256,12 +251,7 @@ export function f_ReadTextFileRequest(members: readonly JMember[], path: string,
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x10;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x4__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x4__meta = rt.dropped(cx, mark, p, err);
-        }
+        x4__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -327,12 +317,7 @@ export function f_RequestPermissionRequest(members: readonly JMember[], path: st
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x8;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x3__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x3__meta = rt.dropped(cx, mark, p, err);
-        }
+        x3__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -389,48 +374,28 @@ export function f_ToolCallUpdate(members: readonly JMember[], path: string, cx: 
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "kind");
         seen0 |= 0x2;
         const p = path + ".kind";
-        const mark = cx.warnings.length;
-        try {
-          x1_kind = m.value === null ? null : d_ToolKind(m.value, p, cx);
-        } catch (err) {
-          x1_kind = rt.dropped(cx, mark, p, err);
-        }
+        x1_kind = m.value === null ? null : rt.lenient(cx, m.value, p, d_ToolKind);
         break;
       }
       case "status": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "status");
         seen0 |= 0x4;
         const p = path + ".status";
-        const mark = cx.warnings.length;
-        try {
-          x2_status = m.value === null ? null : d_ToolCallStatus(m.value, p, cx);
-        } catch (err) {
-          x2_status = rt.dropped(cx, mark, p, err);
-        }
+        x2_status = m.value === null ? null : rt.lenient(cx, m.value, p, d_ToolCallStatus);
         break;
       }
       case "title": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "title");
         seen0 |= 0x8;
         const p = path + ".title";
-        const mark = cx.warnings.length;
-        try {
-          x3_title = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x3_title = rt.dropped(cx, mark, p, err);
-        }
+        x3_title = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
         break;
       }
       case "name": {
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "name");
         seen0 |= 0x10;
         const p = path + ".name";
-        const mark = cx.warnings.length;
-        try {
-          x4_name = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x4_name = rt.dropped(cx, mark, p, err);
-        }
+        x4_name = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
         break;
       }
       case "content": {
@@ -475,12 +440,7 @@ export function f_ToolCallUpdate(members: readonly JMember[], path: string, cx: 
         if ((seen0 & 0x200) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x200;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x9__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x9__meta = rt.dropped(cx, mark, p, err);
-        }
+        x9__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -639,36 +599,21 @@ export function f_Annotations(members: readonly JMember[], path: string, cx: rt.
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "lastModified");
         seen0 |= 0x2;
         const p = path + ".lastModified";
-        const mark = cx.warnings.length;
-        try {
-          x1_lastModified = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x1_lastModified = rt.dropped(cx, mark, p, err);
-        }
+        x1_lastModified = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
         break;
       }
       case "priority": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "priority");
         seen0 |= 0x4;
         const p = path + ".priority";
-        const mark = cx.warnings.length;
-        try {
-          x2_priority = m.value === null ? null : rt.d_f64(m.value, p, cx);
-        } catch (err) {
-          x2_priority = rt.dropped(cx, mark, p, err);
-        }
+        x2_priority = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_f64);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x8;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x3__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x3__meta = rt.dropped(cx, mark, p, err);
-        }
+        x3__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -718,12 +663,7 @@ export function f_TextContent(members: readonly JMember[], path: string, cx: rt.
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "annotations");
         seen0 |= 0x1;
         const p = path + ".annotations";
-        const mark = cx.warnings.length;
-        try {
-          x0_annotations = m.value === null ? null : d_Annotations(m.value, p, cx);
-        } catch (err) {
-          x0_annotations = rt.dropped(cx, mark, p, err);
-        }
+        x0_annotations = m.value === null ? null : rt.lenient(cx, m.value, p, d_Annotations);
         break;
       }
       case "text": {
@@ -737,12 +677,7 @@ export function f_TextContent(members: readonly JMember[], path: string, cx: rt.
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x2__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x2__meta = rt.dropped(cx, mark, p, err);
-        }
+        x2__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -783,12 +718,7 @@ export function f_ImageContent(members: readonly JMember[], path: string, cx: rt
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "annotations");
         seen0 |= 0x1;
         const p = path + ".annotations";
-        const mark = cx.warnings.length;
-        try {
-          x0_annotations = m.value === null ? null : d_Annotations(m.value, p, cx);
-        } catch (err) {
-          x0_annotations = rt.dropped(cx, mark, p, err);
-        }
+        x0_annotations = m.value === null ? null : rt.lenient(cx, m.value, p, d_Annotations);
         break;
       }
       case "data": {
@@ -809,24 +739,14 @@ export function f_ImageContent(members: readonly JMember[], path: string, cx: rt
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "uri");
         seen0 |= 0x8;
         const p = path + ".uri";
-        const mark = cx.warnings.length;
-        try {
-          x3_uri = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x3_uri = rt.dropped(cx, mark, p, err);
-        }
+        x3_uri = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x10;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x4__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x4__meta = rt.dropped(cx, mark, p, err);
-        }
+        x4__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -871,12 +791,7 @@ export function f_AudioContent(members: readonly JMember[], path: string, cx: rt
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "annotations");
         seen0 |= 0x1;
         const p = path + ".annotations";
-        const mark = cx.warnings.length;
-        try {
-          x0_annotations = m.value === null ? null : d_Annotations(m.value, p, cx);
-        } catch (err) {
-          x0_annotations = rt.dropped(cx, mark, p, err);
-        }
+        x0_annotations = m.value === null ? null : rt.lenient(cx, m.value, p, d_Annotations);
         break;
       }
       case "data": {
@@ -897,12 +812,7 @@ export function f_AudioContent(members: readonly JMember[], path: string, cx: rt
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x8;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x3__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x3__meta = rt.dropped(cx, mark, p, err);
-        }
+        x3__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -949,36 +859,21 @@ export function f_ResourceLink(members: readonly JMember[], path: string, cx: rt
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "annotations");
         seen0 |= 0x1;
         const p = path + ".annotations";
-        const mark = cx.warnings.length;
-        try {
-          x0_annotations = m.value === null ? null : d_Annotations(m.value, p, cx);
-        } catch (err) {
-          x0_annotations = rt.dropped(cx, mark, p, err);
-        }
+        x0_annotations = m.value === null ? null : rt.lenient(cx, m.value, p, d_Annotations);
         break;
       }
       case "description": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "description");
         seen0 |= 0x2;
         const p = path + ".description";
-        const mark = cx.warnings.length;
-        try {
-          x1_description = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x1_description = rt.dropped(cx, mark, p, err);
-        }
+        x1_description = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
         break;
       }
       case "mimeType": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "mimeType");
         seen0 |= 0x4;
         const p = path + ".mimeType";
-        const mark = cx.warnings.length;
-        try {
-          x2_mimeType = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x2_mimeType = rt.dropped(cx, mark, p, err);
-        }
+        x2_mimeType = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
         break;
       }
       case "name": {
@@ -992,24 +887,14 @@ export function f_ResourceLink(members: readonly JMember[], path: string, cx: rt
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "size");
         seen0 |= 0x10;
         const p = path + ".size";
-        const mark = cx.warnings.length;
-        try {
-          x4_size = m.value === null ? null : rt.d_i64(m.value, p, cx);
-        } catch (err) {
-          x4_size = rt.dropped(cx, mark, p, err);
-        }
+        x4_size = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_i64);
         break;
       }
       case "title": {
         if ((seen0 & 0x20) !== 0) throw rt.duplicate(path, "title");
         seen0 |= 0x20;
         const p = path + ".title";
-        const mark = cx.warnings.length;
-        try {
-          x5_title = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x5_title = rt.dropped(cx, mark, p, err);
-        }
+        x5_title = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
         break;
       }
       case "uri": {
@@ -1023,12 +908,7 @@ export function f_ResourceLink(members: readonly JMember[], path: string, cx: rt
         if ((seen0 & 0x80) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x80;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x7__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x7__meta = rt.dropped(cx, mark, p, err);
-        }
+        x7__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -1093,12 +973,7 @@ export function f_TextResourceContents(members: readonly JMember[], path: string
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "mimeType");
         seen0 |= 0x1;
         const p = path + ".mimeType";
-        const mark = cx.warnings.length;
-        try {
-          x0_mimeType = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x0_mimeType = rt.dropped(cx, mark, p, err);
-        }
+        x0_mimeType = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
         break;
       }
       case "text": {
@@ -1119,12 +994,7 @@ export function f_TextResourceContents(members: readonly JMember[], path: string
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x8;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x3__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x3__meta = rt.dropped(cx, mark, p, err);
-        }
+        x3__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -1174,12 +1044,7 @@ export function f_BlobResourceContents(members: readonly JMember[], path: string
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "mimeType");
         seen0 |= 0x2;
         const p = path + ".mimeType";
-        const mark = cx.warnings.length;
-        try {
-          x1_mimeType = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x1_mimeType = rt.dropped(cx, mark, p, err);
-        }
+        x1_mimeType = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
         break;
       }
       case "uri": {
@@ -1193,12 +1058,7 @@ export function f_BlobResourceContents(members: readonly JMember[], path: string
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x8;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x3__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x3__meta = rt.dropped(cx, mark, p, err);
-        }
+        x3__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -1240,12 +1100,7 @@ export function f_EmbeddedResource(members: readonly JMember[], path: string, cx
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "annotations");
         seen0 |= 0x1;
         const p = path + ".annotations";
-        const mark = cx.warnings.length;
-        try {
-          x0_annotations = m.value === null ? null : d_Annotations(m.value, p, cx);
-        } catch (err) {
-          x0_annotations = rt.dropped(cx, mark, p, err);
-        }
+        x0_annotations = m.value === null ? null : rt.lenient(cx, m.value, p, d_Annotations);
         break;
       }
       case "resource": {
@@ -1259,12 +1114,7 @@ export function f_EmbeddedResource(members: readonly JMember[], path: string, cx
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x2__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x2__meta = rt.dropped(cx, mark, p, err);
-        }
+        x2__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -1309,12 +1159,7 @@ export function f_Content(members: readonly JMember[], path: string, cx: rt.Ctx,
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x1__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x1__meta = rt.dropped(cx, mark, p, err);
-        }
+        x1__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -1359,12 +1204,7 @@ export function f_Diff(members: readonly JMember[], path: string, cx: rt.Ctx, o:
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "oldText");
         seen0 |= 0x2;
         const p = path + ".oldText";
-        const mark = cx.warnings.length;
-        try {
-          x1_oldText = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x1_oldText = rt.dropped(cx, mark, p, err);
-        }
+        x1_oldText = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
         break;
       }
       case "newText": {
@@ -1378,12 +1218,7 @@ export function f_Diff(members: readonly JMember[], path: string, cx: rt.Ctx, o:
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x8;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x3__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x3__meta = rt.dropped(cx, mark, p, err);
-        }
+        x3__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -1431,12 +1266,7 @@ export function f_Terminal(members: readonly JMember[], path: string, cx: rt.Ctx
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x1__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x1__meta = rt.dropped(cx, mark, p, err);
-        }
+        x1__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -1480,24 +1310,14 @@ export function f_ToolCallLocation(members: readonly JMember[], path: string, cx
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "line");
         seen0 |= 0x2;
         const p = path + ".line";
-        const mark = cx.warnings.length;
-        try {
-          x1_line = m.value === null ? null : rt.d_u32(m.value, p, cx);
-        } catch (err) {
-          x1_line = rt.dropped(cx, mark, p, err);
-        }
+        x1_line = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_u32);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x2__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x2__meta = rt.dropped(cx, mark, p, err);
-        }
+        x2__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -1558,12 +1378,7 @@ export function f_PermissionOption(members: readonly JMember[], path: string, cx
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x8;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x3__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x3__meta = rt.dropped(cx, mark, p, err);
-        }
+        x3__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -1662,12 +1477,7 @@ export function f_CreateTerminalRequest(members: readonly JMember[], path: strin
         if ((seen0 & 0x40) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x40;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x6__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x6__meta = rt.dropped(cx, mark, p, err);
-        }
+        x6__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -1729,12 +1539,7 @@ export function f_EnvVariable(members: readonly JMember[], path: string, cx: rt.
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x2__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x2__meta = rt.dropped(cx, mark, p, err);
-        }
+        x2__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -1788,12 +1593,7 @@ export function f_TerminalOutputRequest(members: readonly JMember[], path: strin
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x2__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x2__meta = rt.dropped(cx, mark, p, err);
-        }
+        x2__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -1847,12 +1647,7 @@ export function f_ReleaseTerminalRequest(members: readonly JMember[], path: stri
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x2__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x2__meta = rt.dropped(cx, mark, p, err);
-        }
+        x2__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -1906,12 +1701,7 @@ export function f_WaitForTerminalExitRequest(members: readonly JMember[], path: 
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x2__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x2__meta = rt.dropped(cx, mark, p, err);
-        }
+        x2__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -1965,12 +1755,7 @@ export function f_KillTerminalRequest(members: readonly JMember[], path: string,
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x2__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x2__meta = rt.dropped(cx, mark, p, err);
-        }
+        x2__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -2046,12 +1831,7 @@ export function g_CreateElicitationRequest(obj: JObject, path: string, cx: rt.Ct
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x1__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x1__meta = rt.dropped(cx, mark, p, err);
-        }
+        x1__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -2096,12 +1876,7 @@ export function f_ElicitationSessionScope(members: readonly JMember[], path: str
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "toolCallId");
         seen0 |= 0x2;
         const p = path + ".toolCallId";
-        const mark = cx.warnings.length;
-        try {
-          x1_toolCallId = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x1_toolCallId = rt.dropped(cx, mark, p, err);
-        }
+        x1_toolCallId = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
         break;
       }
     }
@@ -2174,24 +1949,14 @@ export function f_ElicitationSchema(members: readonly JMember[], path: string, c
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "type");
         seen0 |= 0x1;
         const p = path + ".type";
-        const mark = cx.warnings.length;
-        try {
-          x0_type = d_ElicitationSchemaType(m.value, p, cx);
-        } catch (err) {
-          x0_type = rt.dropped(cx, mark, p, err);
-        }
+        x0_type = rt.lenient(cx, m.value, p, d_ElicitationSchemaType);
         break;
       }
       case "title": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "title");
         seen0 |= 0x2;
         const p = path + ".title";
-        const mark = cx.warnings.length;
-        try {
-          x1_title = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x1_title = rt.dropped(cx, mark, p, err);
-        }
+        x1_title = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
         break;
       }
       case "properties": {
@@ -2212,24 +1977,14 @@ export function f_ElicitationSchema(members: readonly JMember[], path: string, c
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "description");
         seen0 |= 0x10;
         const p = path + ".description";
-        const mark = cx.warnings.length;
-        try {
-          x4_description = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x4_description = rt.dropped(cx, mark, p, err);
-        }
+        x4_description = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x20) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x20;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x5__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x5__meta = rt.dropped(cx, mark, p, err);
-        }
+        x5__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -2350,24 +2105,14 @@ export function f_EnumOption(members: readonly JMember[], path: string, cx: rt.C
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "description");
         seen0 |= 0x4;
         const p = path + ".description";
-        const mark = cx.warnings.length;
-        try {
-          x2_description = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x2_description = rt.dropped(cx, mark, p, err);
-        }
+        x2_description = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x8;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x3__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x3__meta = rt.dropped(cx, mark, p, err);
-        }
+        x3__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -2416,24 +2161,14 @@ export function f_StringPropertySchema(members: readonly JMember[], path: string
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "title");
         seen0 |= 0x1;
         const p = path + ".title";
-        const mark = cx.warnings.length;
-        try {
-          x0_title = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x0_title = rt.dropped(cx, mark, p, err);
-        }
+        x0_title = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
         break;
       }
       case "description": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "description");
         seen0 |= 0x2;
         const p = path + ".description";
-        const mark = cx.warnings.length;
-        try {
-          x1_description = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x1_description = rt.dropped(cx, mark, p, err);
-        }
+        x1_description = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
         break;
       }
       case "minLength": {
@@ -2468,12 +2203,7 @@ export function f_StringPropertySchema(members: readonly JMember[], path: string
         if ((seen0 & 0x40) !== 0) throw rt.duplicate(path, "default");
         seen0 |= 0x40;
         const p = path + ".default";
-        const mark = cx.warnings.length;
-        try {
-          x6_default = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x6_default = rt.dropped(cx, mark, p, err);
-        }
+        x6_default = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
         break;
       }
       case "enum": {
@@ -2494,12 +2224,7 @@ export function f_StringPropertySchema(members: readonly JMember[], path: string
         if ((seen0 & 0x200) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x200;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x9__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x9__meta = rt.dropped(cx, mark, p, err);
-        }
+        x9__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -2554,24 +2279,14 @@ export function f_NumberPropertySchema(members: readonly JMember[], path: string
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "title");
         seen0 |= 0x1;
         const p = path + ".title";
-        const mark = cx.warnings.length;
-        try {
-          x0_title = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x0_title = rt.dropped(cx, mark, p, err);
-        }
+        x0_title = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
         break;
       }
       case "description": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "description");
         seen0 |= 0x2;
         const p = path + ".description";
-        const mark = cx.warnings.length;
-        try {
-          x1_description = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x1_description = rt.dropped(cx, mark, p, err);
-        }
+        x1_description = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
         break;
       }
       case "minimum": {
@@ -2592,24 +2307,14 @@ export function f_NumberPropertySchema(members: readonly JMember[], path: string
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "default");
         seen0 |= 0x10;
         const p = path + ".default";
-        const mark = cx.warnings.length;
-        try {
-          x4_default = m.value === null ? null : rt.d_f64(m.value, p, cx);
-        } catch (err) {
-          x4_default = rt.dropped(cx, mark, p, err);
-        }
+        x4_default = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_f64);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x20) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x20;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x5__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x5__meta = rt.dropped(cx, mark, p, err);
-        }
+        x5__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -2656,24 +2361,14 @@ export function f_IntegerPropertySchema(members: readonly JMember[], path: strin
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "title");
         seen0 |= 0x1;
         const p = path + ".title";
-        const mark = cx.warnings.length;
-        try {
-          x0_title = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x0_title = rt.dropped(cx, mark, p, err);
-        }
+        x0_title = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
         break;
       }
       case "description": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "description");
         seen0 |= 0x2;
         const p = path + ".description";
-        const mark = cx.warnings.length;
-        try {
-          x1_description = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x1_description = rt.dropped(cx, mark, p, err);
-        }
+        x1_description = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
         break;
       }
       case "minimum": {
@@ -2694,24 +2389,14 @@ export function f_IntegerPropertySchema(members: readonly JMember[], path: strin
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "default");
         seen0 |= 0x10;
         const p = path + ".default";
-        const mark = cx.warnings.length;
-        try {
-          x4_default = m.value === null ? null : rt.d_i64(m.value, p, cx);
-        } catch (err) {
-          x4_default = rt.dropped(cx, mark, p, err);
-        }
+        x4_default = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_i64);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x20) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x20;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x5__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x5__meta = rt.dropped(cx, mark, p, err);
-        }
+        x5__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -2756,48 +2441,28 @@ export function f_BooleanPropertySchema(members: readonly JMember[], path: strin
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "title");
         seen0 |= 0x1;
         const p = path + ".title";
-        const mark = cx.warnings.length;
-        try {
-          x0_title = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x0_title = rt.dropped(cx, mark, p, err);
-        }
+        x0_title = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
         break;
       }
       case "description": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "description");
         seen0 |= 0x2;
         const p = path + ".description";
-        const mark = cx.warnings.length;
-        try {
-          x1_description = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x1_description = rt.dropped(cx, mark, p, err);
-        }
+        x1_description = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
         break;
       }
       case "default": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "default");
         seen0 |= 0x4;
         const p = path + ".default";
-        const mark = cx.warnings.length;
-        try {
-          x2_default = m.value === null ? null : rt.d_bool(m.value, p, cx);
-        } catch (err) {
-          x2_default = rt.dropped(cx, mark, p, err);
-        }
+        x2_default = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_bool);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x8;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x3__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x3__meta = rt.dropped(cx, mark, p, err);
-        }
+        x3__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -2869,12 +2534,7 @@ export function f_StringMultiSelectItems(members: readonly JMember[], path: stri
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x1__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x1__meta = rt.dropped(cx, mark, p, err);
-        }
+        x1__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -2917,12 +2577,7 @@ export function f_TitledMultiSelectItems(members: readonly JMember[], path: stri
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x1__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x1__meta = rt.dropped(cx, mark, p, err);
-        }
+        x1__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -2963,24 +2618,14 @@ export function f_MultiSelectPropertySchema(members: readonly JMember[], path: s
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "title");
         seen0 |= 0x1;
         const p = path + ".title";
-        const mark = cx.warnings.length;
-        try {
-          x0_title = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x0_title = rt.dropped(cx, mark, p, err);
-        }
+        x0_title = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
         break;
       }
       case "description": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "description");
         seen0 |= 0x2;
         const p = path + ".description";
-        const mark = cx.warnings.length;
-        try {
-          x1_description = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x1_description = rt.dropped(cx, mark, p, err);
-        }
+        x1_description = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
         break;
       }
       case "minItems": {
@@ -3015,12 +2660,7 @@ export function f_MultiSelectPropertySchema(members: readonly JMember[], path: s
         if ((seen0 & 0x40) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x40;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x6__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x6__meta = rt.dropped(cx, mark, p, err);
-        }
+        x6__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -3193,12 +2833,7 @@ export function f_InitializeResponse(members: readonly JMember[], path: string, 
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "agentCapabilities");
         seen0 |= 0x2;
         const p = path + ".agentCapabilities";
-        const mark = cx.warnings.length;
-        try {
-          x1_agentCapabilities = d_AgentCapabilities(m.value, p, cx);
-        } catch (err) {
-          x1_agentCapabilities = rt.dropped(cx, mark, p, err);
-        }
+        x1_agentCapabilities = rt.lenient(cx, m.value, p, d_AgentCapabilities);
         break;
       }
       case "authMethods": {
@@ -3212,24 +2847,14 @@ export function f_InitializeResponse(members: readonly JMember[], path: string, 
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "agentInfo");
         seen0 |= 0x8;
         const p = path + ".agentInfo";
-        const mark = cx.warnings.length;
-        try {
-          x3_agentInfo = m.value === null ? null : d_Implementation(m.value, p, cx);
-        } catch (err) {
-          x3_agentInfo = rt.dropped(cx, mark, p, err);
-        }
+        x3_agentInfo = m.value === null ? null : rt.lenient(cx, m.value, p, d_Implementation);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x10;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x4__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x4__meta = rt.dropped(cx, mark, p, err);
-        }
+        x4__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -3275,72 +2900,42 @@ export function f_AgentCapabilities(members: readonly JMember[], path: string, c
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "loadSession");
         seen0 |= 0x1;
         const p = path + ".loadSession";
-        const mark = cx.warnings.length;
-        try {
-          x0_loadSession = rt.d_bool(m.value, p, cx);
-        } catch (err) {
-          x0_loadSession = rt.dropped(cx, mark, p, err);
-        }
+        x0_loadSession = rt.lenient(cx, m.value, p, rt.d_bool);
         break;
       }
       case "promptCapabilities": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "promptCapabilities");
         seen0 |= 0x2;
         const p = path + ".promptCapabilities";
-        const mark = cx.warnings.length;
-        try {
-          x1_promptCapabilities = d_PromptCapabilities(m.value, p, cx);
-        } catch (err) {
-          x1_promptCapabilities = rt.dropped(cx, mark, p, err);
-        }
+        x1_promptCapabilities = rt.lenient(cx, m.value, p, d_PromptCapabilities);
         break;
       }
       case "mcpCapabilities": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "mcpCapabilities");
         seen0 |= 0x4;
         const p = path + ".mcpCapabilities";
-        const mark = cx.warnings.length;
-        try {
-          x2_mcpCapabilities = d_McpCapabilities(m.value, p, cx);
-        } catch (err) {
-          x2_mcpCapabilities = rt.dropped(cx, mark, p, err);
-        }
+        x2_mcpCapabilities = rt.lenient(cx, m.value, p, d_McpCapabilities);
         break;
       }
       case "sessionCapabilities": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "sessionCapabilities");
         seen0 |= 0x8;
         const p = path + ".sessionCapabilities";
-        const mark = cx.warnings.length;
-        try {
-          x3_sessionCapabilities = d_SessionCapabilities(m.value, p, cx);
-        } catch (err) {
-          x3_sessionCapabilities = rt.dropped(cx, mark, p, err);
-        }
+        x3_sessionCapabilities = rt.lenient(cx, m.value, p, d_SessionCapabilities);
         break;
       }
       case "auth": {
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "auth");
         seen0 |= 0x10;
         const p = path + ".auth";
-        const mark = cx.warnings.length;
-        try {
-          x4_auth = d_AgentAuthCapabilities(m.value, p, cx);
-        } catch (err) {
-          x4_auth = rt.dropped(cx, mark, p, err);
-        }
+        x4_auth = rt.lenient(cx, m.value, p, d_AgentAuthCapabilities);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x20) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x20;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x5__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x5__meta = rt.dropped(cx, mark, p, err);
-        }
+        x5__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -3385,48 +2980,28 @@ export function f_PromptCapabilities(members: readonly JMember[], path: string, 
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "image");
         seen0 |= 0x1;
         const p = path + ".image";
-        const mark = cx.warnings.length;
-        try {
-          x0_image = rt.d_bool(m.value, p, cx);
-        } catch (err) {
-          x0_image = rt.dropped(cx, mark, p, err);
-        }
+        x0_image = rt.lenient(cx, m.value, p, rt.d_bool);
         break;
       }
       case "audio": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "audio");
         seen0 |= 0x2;
         const p = path + ".audio";
-        const mark = cx.warnings.length;
-        try {
-          x1_audio = rt.d_bool(m.value, p, cx);
-        } catch (err) {
-          x1_audio = rt.dropped(cx, mark, p, err);
-        }
+        x1_audio = rt.lenient(cx, m.value, p, rt.d_bool);
         break;
       }
       case "embeddedContext": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "embeddedContext");
         seen0 |= 0x4;
         const p = path + ".embeddedContext";
-        const mark = cx.warnings.length;
-        try {
-          x2_embeddedContext = rt.d_bool(m.value, p, cx);
-        } catch (err) {
-          x2_embeddedContext = rt.dropped(cx, mark, p, err);
-        }
+        x2_embeddedContext = rt.lenient(cx, m.value, p, rt.d_bool);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x8;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x3__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x3__meta = rt.dropped(cx, mark, p, err);
-        }
+        x3__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -3466,36 +3041,21 @@ export function f_McpCapabilities(members: readonly JMember[], path: string, cx:
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "http");
         seen0 |= 0x1;
         const p = path + ".http";
-        const mark = cx.warnings.length;
-        try {
-          x0_http = rt.d_bool(m.value, p, cx);
-        } catch (err) {
-          x0_http = rt.dropped(cx, mark, p, err);
-        }
+        x0_http = rt.lenient(cx, m.value, p, rt.d_bool);
         break;
       }
       case "sse": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "sse");
         seen0 |= 0x2;
         const p = path + ".sse";
-        const mark = cx.warnings.length;
-        try {
-          x1_sse = rt.d_bool(m.value, p, cx);
-        } catch (err) {
-          x1_sse = rt.dropped(cx, mark, p, err);
-        }
+        x1_sse = rt.lenient(cx, m.value, p, rt.d_bool);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x2__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x2__meta = rt.dropped(cx, mark, p, err);
-        }
+        x2__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -3536,72 +3096,42 @@ export function f_SessionCapabilities(members: readonly JMember[], path: string,
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "list");
         seen0 |= 0x1;
         const p = path + ".list";
-        const mark = cx.warnings.length;
-        try {
-          x0_list = m.value === null ? null : d_SessionListCapabilities(m.value, p, cx);
-        } catch (err) {
-          x0_list = rt.dropped(cx, mark, p, err);
-        }
+        x0_list = m.value === null ? null : rt.lenient(cx, m.value, p, d_SessionListCapabilities);
         break;
       }
       case "delete": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "delete");
         seen0 |= 0x2;
         const p = path + ".delete";
-        const mark = cx.warnings.length;
-        try {
-          x1_delete = m.value === null ? null : d_SessionDeleteCapabilities(m.value, p, cx);
-        } catch (err) {
-          x1_delete = rt.dropped(cx, mark, p, err);
-        }
+        x1_delete = m.value === null ? null : rt.lenient(cx, m.value, p, d_SessionDeleteCapabilities);
         break;
       }
       case "additionalDirectories": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "additionalDirectories");
         seen0 |= 0x4;
         const p = path + ".additionalDirectories";
-        const mark = cx.warnings.length;
-        try {
-          x2_additionalDirectories = m.value === null ? null : d_SessionAdditionalDirectoriesCapabilities(m.value, p, cx);
-        } catch (err) {
-          x2_additionalDirectories = rt.dropped(cx, mark, p, err);
-        }
+        x2_additionalDirectories = m.value === null ? null : rt.lenient(cx, m.value, p, d_SessionAdditionalDirectoriesCapabilities);
         break;
       }
       case "resume": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "resume");
         seen0 |= 0x8;
         const p = path + ".resume";
-        const mark = cx.warnings.length;
-        try {
-          x3_resume = m.value === null ? null : d_SessionResumeCapabilities(m.value, p, cx);
-        } catch (err) {
-          x3_resume = rt.dropped(cx, mark, p, err);
-        }
+        x3_resume = m.value === null ? null : rt.lenient(cx, m.value, p, d_SessionResumeCapabilities);
         break;
       }
       case "close": {
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "close");
         seen0 |= 0x10;
         const p = path + ".close";
-        const mark = cx.warnings.length;
-        try {
-          x4_close = m.value === null ? null : d_SessionCloseCapabilities(m.value, p, cx);
-        } catch (err) {
-          x4_close = rt.dropped(cx, mark, p, err);
-        }
+        x4_close = m.value === null ? null : rt.lenient(cx, m.value, p, d_SessionCloseCapabilities);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x20) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x20;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x5__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x5__meta = rt.dropped(cx, mark, p, err);
-        }
+        x5__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -3643,12 +3173,7 @@ export function f_SessionListCapabilities(members: readonly JMember[], path: str
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x0__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x0__meta = rt.dropped(cx, mark, p, err);
-        }
+        x0__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -3680,12 +3205,7 @@ export function f_SessionDeleteCapabilities(members: readonly JMember[], path: s
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x0__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x0__meta = rt.dropped(cx, mark, p, err);
-        }
+        x0__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -3717,12 +3237,7 @@ export function f_SessionAdditionalDirectoriesCapabilities(members: readonly JMe
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x0__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x0__meta = rt.dropped(cx, mark, p, err);
-        }
+        x0__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -3754,12 +3269,7 @@ export function f_SessionResumeCapabilities(members: readonly JMember[], path: s
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x0__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x0__meta = rt.dropped(cx, mark, p, err);
-        }
+        x0__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -3791,12 +3301,7 @@ export function f_SessionCloseCapabilities(members: readonly JMember[], path: st
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x0__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x0__meta = rt.dropped(cx, mark, p, err);
-        }
+        x0__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -3829,24 +3334,14 @@ export function f_AgentAuthCapabilities(members: readonly JMember[], path: strin
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "logout");
         seen0 |= 0x1;
         const p = path + ".logout";
-        const mark = cx.warnings.length;
-        try {
-          x0_logout = m.value === null ? null : d_LogoutCapabilities(m.value, p, cx);
-        } catch (err) {
-          x0_logout = rt.dropped(cx, mark, p, err);
-        }
+        x0_logout = m.value === null ? null : rt.lenient(cx, m.value, p, d_LogoutCapabilities);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x1__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x1__meta = rt.dropped(cx, mark, p, err);
-        }
+        x1__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -3880,12 +3375,7 @@ export function f_LogoutCapabilities(members: readonly JMember[], path: string, 
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x0__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x0__meta = rt.dropped(cx, mark, p, err);
-        }
+        x0__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -3963,12 +3453,7 @@ export function f_AuthMethodTerminal(members: readonly JMember[], path: string, 
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "description");
         seen0 |= 0x4;
         const p = path + ".description";
-        const mark = cx.warnings.length;
-        try {
-          x2_description = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x2_description = rt.dropped(cx, mark, p, err);
-        }
+        x2_description = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
         break;
       }
       case "args": {
@@ -3989,12 +3474,7 @@ export function f_AuthMethodTerminal(members: readonly JMember[], path: string, 
         if ((seen0 & 0x20) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x20;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x5__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x5__meta = rt.dropped(cx, mark, p, err);
-        }
+        x5__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -4055,24 +3535,14 @@ export function f_AuthMethodAgent(members: readonly JMember[], path: string, cx:
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "description");
         seen0 |= 0x4;
         const p = path + ".description";
-        const mark = cx.warnings.length;
-        try {
-          x2_description = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x2_description = rt.dropped(cx, mark, p, err);
-        }
+        x2_description = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x8;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x3__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x3__meta = rt.dropped(cx, mark, p, err);
-        }
+        x3__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -4122,12 +3592,7 @@ export function f_Implementation(members: readonly JMember[], path: string, cx: 
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "title");
         seen0 |= 0x2;
         const p = path + ".title";
-        const mark = cx.warnings.length;
-        try {
-          x1_title = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x1_title = rt.dropped(cx, mark, p, err);
-        }
+        x1_title = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
         break;
       }
       case "version": {
@@ -4141,12 +3606,7 @@ export function f_Implementation(members: readonly JMember[], path: string, cx: 
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x8;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x3__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x3__meta = rt.dropped(cx, mark, p, err);
-        }
+        x3__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -4186,12 +3646,7 @@ export function f_AuthenticateResponse(members: readonly JMember[], path: string
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x0__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x0__meta = rt.dropped(cx, mark, p, err);
-        }
+        x0__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -4223,12 +3678,7 @@ export function f_LogoutResponse(members: readonly JMember[], path: string, cx: 
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x0__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x0__meta = rt.dropped(cx, mark, p, err);
-        }
+        x0__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -4270,12 +3720,7 @@ export function f_NewSessionResponse(members: readonly JMember[], path: string, 
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "modes");
         seen0 |= 0x2;
         const p = path + ".modes";
-        const mark = cx.warnings.length;
-        try {
-          x1_modes = m.value === null ? null : d_SessionModeState(m.value, p, cx);
-        } catch (err) {
-          x1_modes = rt.dropped(cx, mark, p, err);
-        }
+        x1_modes = m.value === null ? null : rt.lenient(cx, m.value, p, d_SessionModeState);
         break;
       }
       case "configOptions": {
@@ -4289,12 +3734,7 @@ export function f_NewSessionResponse(members: readonly JMember[], path: string, 
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x8;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x3__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x3__meta = rt.dropped(cx, mark, p, err);
-        }
+        x3__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -4350,12 +3790,7 @@ export function f_SessionModeState(members: readonly JMember[], path: string, cx
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x2__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x2__meta = rt.dropped(cx, mark, p, err);
-        }
+        x2__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -4410,24 +3845,14 @@ export function f_SessionMode(members: readonly JMember[], path: string, cx: rt.
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "description");
         seen0 |= 0x4;
         const p = path + ".description";
-        const mark = cx.warnings.length;
-        try {
-          x2_description = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x2_description = rt.dropped(cx, mark, p, err);
-        }
+        x2_description = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x8;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x3__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x3__meta = rt.dropped(cx, mark, p, err);
-        }
+        x3__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -4516,36 +3941,21 @@ export function g_SessionConfigOption(obj: JObject, path: string, cx: rt.Ctx, o:
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "description");
         seen0 |= 0x4;
         const p = path + ".description";
-        const mark = cx.warnings.length;
-        try {
-          x2_description = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x2_description = rt.dropped(cx, mark, p, err);
-        }
+        x2_description = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
         break;
       }
       case "category": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "category");
         seen0 |= 0x8;
         const p = path + ".category";
-        const mark = cx.warnings.length;
-        try {
-          x3_category = m.value === null ? null : d_SessionConfigOptionCategory(m.value, p, cx);
-        } catch (err) {
-          x3_category = rt.dropped(cx, mark, p, err);
-        }
+        x3_category = m.value === null ? null : rt.lenient(cx, m.value, p, d_SessionConfigOptionCategory);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x10;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x4__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x4__meta = rt.dropped(cx, mark, p, err);
-        }
+        x4__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -4628,24 +4038,14 @@ export function f_SessionConfigSelectOption(members: readonly JMember[], path: s
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "description");
         seen0 |= 0x4;
         const p = path + ".description";
-        const mark = cx.warnings.length;
-        try {
-          x2_description = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x2_description = rt.dropped(cx, mark, p, err);
-        }
+        x2_description = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x8;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x3__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x3__meta = rt.dropped(cx, mark, p, err);
-        }
+        x3__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -4710,12 +4110,7 @@ export function f_SessionConfigSelectGroup(members: readonly JMember[], path: st
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x8;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x3__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x3__meta = rt.dropped(cx, mark, p, err);
-        }
+        x3__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -4835,12 +4230,7 @@ export function f_LoadSessionResponse(members: readonly JMember[], path: string,
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "modes");
         seen0 |= 0x1;
         const p = path + ".modes";
-        const mark = cx.warnings.length;
-        try {
-          x0_modes = m.value === null ? null : d_SessionModeState(m.value, p, cx);
-        } catch (err) {
-          x0_modes = rt.dropped(cx, mark, p, err);
-        }
+        x0_modes = m.value === null ? null : rt.lenient(cx, m.value, p, d_SessionModeState);
         break;
       }
       case "configOptions": {
@@ -4854,12 +4244,7 @@ export function f_LoadSessionResponse(members: readonly JMember[], path: string,
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x2__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x2__meta = rt.dropped(cx, mark, p, err);
-        }
+        x2__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -4905,24 +4290,14 @@ export function f_ListSessionsResponse(members: readonly JMember[], path: string
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "nextCursor");
         seen0 |= 0x2;
         const p = path + ".nextCursor";
-        const mark = cx.warnings.length;
-        try {
-          x1_nextCursor = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x1_nextCursor = rt.dropped(cx, mark, p, err);
-        }
+        x1_nextCursor = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x2__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x2__meta = rt.dropped(cx, mark, p, err);
-        }
+        x2__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -4985,36 +4360,21 @@ export function f_SessionInfo(members: readonly JMember[], path: string, cx: rt.
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "title");
         seen0 |= 0x8;
         const p = path + ".title";
-        const mark = cx.warnings.length;
-        try {
-          x3_title = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x3_title = rt.dropped(cx, mark, p, err);
-        }
+        x3_title = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
         break;
       }
       case "updatedAt": {
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "updatedAt");
         seen0 |= 0x10;
         const p = path + ".updatedAt";
-        const mark = cx.warnings.length;
-        try {
-          x4_updatedAt = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x4_updatedAt = rt.dropped(cx, mark, p, err);
-        }
+        x4_updatedAt = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x20) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x20;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x5__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x5__meta = rt.dropped(cx, mark, p, err);
-        }
+        x5__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -5058,12 +4418,7 @@ export function f_DeleteSessionResponse(members: readonly JMember[], path: strin
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x0__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x0__meta = rt.dropped(cx, mark, p, err);
-        }
+        x0__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -5097,12 +4452,7 @@ export function f_ResumeSessionResponse(members: readonly JMember[], path: strin
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "modes");
         seen0 |= 0x1;
         const p = path + ".modes";
-        const mark = cx.warnings.length;
-        try {
-          x0_modes = m.value === null ? null : d_SessionModeState(m.value, p, cx);
-        } catch (err) {
-          x0_modes = rt.dropped(cx, mark, p, err);
-        }
+        x0_modes = m.value === null ? null : rt.lenient(cx, m.value, p, d_SessionModeState);
         break;
       }
       case "configOptions": {
@@ -5116,12 +4466,7 @@ export function f_ResumeSessionResponse(members: readonly JMember[], path: strin
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x2__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x2__meta = rt.dropped(cx, mark, p, err);
-        }
+        x2__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -5157,12 +4502,7 @@ export function f_CloseSessionResponse(members: readonly JMember[], path: string
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x0__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x0__meta = rt.dropped(cx, mark, p, err);
-        }
+        x0__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -5194,12 +4534,7 @@ export function f_SetSessionModeResponse(members: readonly JMember[], path: stri
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x0__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x0__meta = rt.dropped(cx, mark, p, err);
-        }
+        x0__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -5240,12 +4575,7 @@ export function f_SetSessionConfigOptionResponse(members: readonly JMember[], pa
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x1__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x1__meta = rt.dropped(cx, mark, p, err);
-        }
+        x1__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -5288,12 +4618,7 @@ export function f_PromptResponse(members: readonly JMember[], path: string, cx: 
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x1__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x1__meta = rt.dropped(cx, mark, p, err);
-        }
+        x1__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -5362,12 +4687,7 @@ export function f_SessionNotification(members: readonly JMember[], path: string,
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x2__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x2__meta = rt.dropped(cx, mark, p, err);
-        }
+        x2__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -5493,24 +4813,14 @@ export function f_ContentChunk(members: readonly JMember[], path: string, cx: rt
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "messageId");
         seen0 |= 0x2;
         const p = path + ".messageId";
-        const mark = cx.warnings.length;
-        try {
-          x1_messageId = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x1_messageId = rt.dropped(cx, mark, p, err);
-        }
+        x1_messageId = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x2__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x2__meta = rt.dropped(cx, mark, p, err);
-        }
+        x2__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -5570,36 +4880,21 @@ export function f_ToolCall(members: readonly JMember[], path: string, cx: rt.Ctx
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "name");
         seen0 |= 0x4;
         const p = path + ".name";
-        const mark = cx.warnings.length;
-        try {
-          x2_name = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x2_name = rt.dropped(cx, mark, p, err);
-        }
+        x2_name = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
         break;
       }
       case "kind": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "kind");
         seen0 |= 0x8;
         const p = path + ".kind";
-        const mark = cx.warnings.length;
-        try {
-          x3_kind = d_ToolKind(m.value, p, cx);
-        } catch (err) {
-          x3_kind = rt.dropped(cx, mark, p, err);
-        }
+        x3_kind = rt.lenient(cx, m.value, p, d_ToolKind);
         break;
       }
       case "status": {
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "status");
         seen0 |= 0x10;
         const p = path + ".status";
-        const mark = cx.warnings.length;
-        try {
-          x4_status = d_ToolCallStatus(m.value, p, cx);
-        } catch (err) {
-          x4_status = rt.dropped(cx, mark, p, err);
-        }
+        x4_status = rt.lenient(cx, m.value, p, d_ToolCallStatus);
         break;
       }
       case "content": {
@@ -5644,12 +4939,7 @@ export function f_ToolCall(members: readonly JMember[], path: string, cx: rt.Ctx
         if ((seen0 & 0x200) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x200;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x9__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x9__meta = rt.dropped(cx, mark, p, err);
-        }
+        x9__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -5725,12 +5015,7 @@ export function f_PlanEntry(members: readonly JMember[], path: string, cx: rt.Ct
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x8;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x3__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x3__meta = rt.dropped(cx, mark, p, err);
-        }
+        x3__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -5800,12 +5085,7 @@ export function f_Plan(members: readonly JMember[], path: string, cx: rt.Ctx, o:
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x1__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x1__meta = rt.dropped(cx, mark, p, err);
-        }
+        x1__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -5857,24 +5137,14 @@ export function f_AvailableCommand(members: readonly JMember[], path: string, cx
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "input");
         seen0 |= 0x4;
         const p = path + ".input";
-        const mark = cx.warnings.length;
-        try {
-          x2_input = m.value === null ? null : d_AvailableCommandInput(m.value, p, cx);
-        } catch (err) {
-          x2_input = rt.dropped(cx, mark, p, err);
-        }
+        x2_input = m.value === null ? null : rt.lenient(cx, m.value, p, d_AvailableCommandInput);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x8;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x3__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x3__meta = rt.dropped(cx, mark, p, err);
-        }
+        x3__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -5933,12 +5203,7 @@ export function f_UnstructuredCommandInput(members: readonly JMember[], path: st
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x1__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x1__meta = rt.dropped(cx, mark, p, err);
-        }
+        x1__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -5982,12 +5247,7 @@ export function f_AvailableCommandsUpdate(members: readonly JMember[], path: str
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x1__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x1__meta = rt.dropped(cx, mark, p, err);
-        }
+        x1__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -6030,12 +5290,7 @@ export function f_CurrentModeUpdate(members: readonly JMember[], path: string, c
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x1__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x1__meta = rt.dropped(cx, mark, p, err);
-        }
+        x1__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -6079,12 +5334,7 @@ export function f_ConfigOptionUpdate(members: readonly JMember[], path: string, 
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x1__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x1__meta = rt.dropped(cx, mark, p, err);
-        }
+        x1__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -6121,36 +5371,21 @@ export function f_SessionInfoUpdate(members: readonly JMember[], path: string, c
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "title");
         seen0 |= 0x1;
         const p = path + ".title";
-        const mark = cx.warnings.length;
-        try {
-          x0_title = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x0_title = rt.dropped(cx, mark, p, err);
-        }
+        x0_title = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
         break;
       }
       case "updatedAt": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "updatedAt");
         seen0 |= 0x2;
         const p = path + ".updatedAt";
-        const mark = cx.warnings.length;
-        try {
-          x1_updatedAt = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x1_updatedAt = rt.dropped(cx, mark, p, err);
-        }
+        x1_updatedAt = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x2__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x2__meta = rt.dropped(cx, mark, p, err);
-        }
+        x2__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -6202,12 +5437,7 @@ export function f_Cost(members: readonly JMember[], path: string, cx: rt.Ctx, o:
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x2__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x2__meta = rt.dropped(cx, mark, p, err);
-        }
+        x2__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -6262,24 +5492,14 @@ export function f_UsageUpdate(members: readonly JMember[], path: string, cx: rt.
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "cost");
         seen0 |= 0x4;
         const p = path + ".cost";
-        const mark = cx.warnings.length;
-        try {
-          x2_cost = m.value === null ? null : d_Cost(m.value, p, cx);
-        } catch (err) {
-          x2_cost = rt.dropped(cx, mark, p, err);
-        }
+        x2_cost = m.value === null ? null : rt.lenient(cx, m.value, p, d_Cost);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x8;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x3__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x3__meta = rt.dropped(cx, mark, p, err);
-        }
+        x3__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -6344,24 +5564,14 @@ export function f_Notice(members: readonly JMember[], path: string, cx: rt.Ctx, 
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "description");
         seen0 |= 0x4;
         const p = path + ".description";
-        const mark = cx.warnings.length;
-        try {
-          x2_description = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x2_description = rt.dropped(cx, mark, p, err);
-        }
+        x2_description = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x8;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x3__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x3__meta = rt.dropped(cx, mark, p, err);
-        }
+        x3__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -6435,24 +5645,14 @@ export function f_CompactionUpdate(members: readonly JMember[], path: string, cx
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "error");
         seen0 |= 0x8;
         const p = path + ".error";
-        const mark = cx.warnings.length;
-        try {
-          x3_error = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x3_error = rt.dropped(cx, mark, p, err);
-        }
+        x3_error = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x10;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x4__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x4__meta = rt.dropped(cx, mark, p, err);
-        }
+        x4__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -6510,12 +5710,7 @@ export function f_CompactionSummaryChunk(members: readonly JMember[], path: stri
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x2__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x2__meta = rt.dropped(cx, mark, p, err);
-        }
+        x2__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -6561,12 +5756,7 @@ export function f_CompleteElicitationNotification(members: readonly JMember[], p
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x1__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x1__meta = rt.dropped(cx, mark, p, err);
-        }
+        x1__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -6619,36 +5809,21 @@ export function f_InitializeRequest(members: readonly JMember[], path: string, c
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "clientCapabilities");
         seen0 |= 0x2;
         const p = path + ".clientCapabilities";
-        const mark = cx.warnings.length;
-        try {
-          x1_clientCapabilities = d_ClientCapabilities(m.value, p, cx);
-        } catch (err) {
-          x1_clientCapabilities = rt.dropped(cx, mark, p, err);
-        }
+        x1_clientCapabilities = rt.lenient(cx, m.value, p, d_ClientCapabilities);
         break;
       }
       case "clientInfo": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "clientInfo");
         seen0 |= 0x4;
         const p = path + ".clientInfo";
-        const mark = cx.warnings.length;
-        try {
-          x2_clientInfo = m.value === null ? null : d_Implementation(m.value, p, cx);
-        } catch (err) {
-          x2_clientInfo = rt.dropped(cx, mark, p, err);
-        }
+        x2_clientInfo = m.value === null ? null : rt.lenient(cx, m.value, p, d_Implementation);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x8;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x3__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x3__meta = rt.dropped(cx, mark, p, err);
-        }
+        x3__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -6692,72 +5867,42 @@ export function f_ClientCapabilities(members: readonly JMember[], path: string, 
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "fs");
         seen0 |= 0x1;
         const p = path + ".fs";
-        const mark = cx.warnings.length;
-        try {
-          x0_fs = d_FileSystemCapabilities(m.value, p, cx);
-        } catch (err) {
-          x0_fs = rt.dropped(cx, mark, p, err);
-        }
+        x0_fs = rt.lenient(cx, m.value, p, d_FileSystemCapabilities);
         break;
       }
       case "terminal": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "terminal");
         seen0 |= 0x2;
         const p = path + ".terminal";
-        const mark = cx.warnings.length;
-        try {
-          x1_terminal = rt.d_bool(m.value, p, cx);
-        } catch (err) {
-          x1_terminal = rt.dropped(cx, mark, p, err);
-        }
+        x1_terminal = rt.lenient(cx, m.value, p, rt.d_bool);
         break;
       }
       case "session": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "session");
         seen0 |= 0x4;
         const p = path + ".session";
-        const mark = cx.warnings.length;
-        try {
-          x2_session = m.value === null ? null : d_ClientSessionCapabilities(m.value, p, cx);
-        } catch (err) {
-          x2_session = rt.dropped(cx, mark, p, err);
-        }
+        x2_session = m.value === null ? null : rt.lenient(cx, m.value, p, d_ClientSessionCapabilities);
         break;
       }
       case "auth": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "auth");
         seen0 |= 0x8;
         const p = path + ".auth";
-        const mark = cx.warnings.length;
-        try {
-          x3_auth = d_AuthCapabilities(m.value, p, cx);
-        } catch (err) {
-          x3_auth = rt.dropped(cx, mark, p, err);
-        }
+        x3_auth = rt.lenient(cx, m.value, p, d_AuthCapabilities);
         break;
       }
       case "elicitation": {
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "elicitation");
         seen0 |= 0x10;
         const p = path + ".elicitation";
-        const mark = cx.warnings.length;
-        try {
-          x4_elicitation = m.value === null ? null : d_ElicitationCapabilities(m.value, p, cx);
-        } catch (err) {
-          x4_elicitation = rt.dropped(cx, mark, p, err);
-        }
+        x4_elicitation = m.value === null ? null : rt.lenient(cx, m.value, p, d_ElicitationCapabilities);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x20) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x20;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x5__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x5__meta = rt.dropped(cx, mark, p, err);
-        }
+        x5__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -6801,36 +5946,21 @@ export function f_FileSystemCapabilities(members: readonly JMember[], path: stri
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "readTextFile");
         seen0 |= 0x1;
         const p = path + ".readTextFile";
-        const mark = cx.warnings.length;
-        try {
-          x0_readTextFile = rt.d_bool(m.value, p, cx);
-        } catch (err) {
-          x0_readTextFile = rt.dropped(cx, mark, p, err);
-        }
+        x0_readTextFile = rt.lenient(cx, m.value, p, rt.d_bool);
         break;
       }
       case "writeTextFile": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "writeTextFile");
         seen0 |= 0x2;
         const p = path + ".writeTextFile";
-        const mark = cx.warnings.length;
-        try {
-          x1_writeTextFile = rt.d_bool(m.value, p, cx);
-        } catch (err) {
-          x1_writeTextFile = rt.dropped(cx, mark, p, err);
-        }
+        x1_writeTextFile = rt.lenient(cx, m.value, p, rt.d_bool);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x2__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x2__meta = rt.dropped(cx, mark, p, err);
-        }
+        x2__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -6869,48 +5999,28 @@ export function f_ClientSessionCapabilities(members: readonly JMember[], path: s
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "compaction");
         seen0 |= 0x1;
         const p = path + ".compaction";
-        const mark = cx.warnings.length;
-        try {
-          x0_compaction = m.value === null ? null : d_CompactionCapabilities(m.value, p, cx);
-        } catch (err) {
-          x0_compaction = rt.dropped(cx, mark, p, err);
-        }
+        x0_compaction = m.value === null ? null : rt.lenient(cx, m.value, p, d_CompactionCapabilities);
         break;
       }
       case "configOptions": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "configOptions");
         seen0 |= 0x2;
         const p = path + ".configOptions";
-        const mark = cx.warnings.length;
-        try {
-          x1_configOptions = m.value === null ? null : d_SessionConfigOptionsCapabilities(m.value, p, cx);
-        } catch (err) {
-          x1_configOptions = rt.dropped(cx, mark, p, err);
-        }
+        x1_configOptions = m.value === null ? null : rt.lenient(cx, m.value, p, d_SessionConfigOptionsCapabilities);
         break;
       }
       case "notices": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "notices");
         seen0 |= 0x4;
         const p = path + ".notices";
-        const mark = cx.warnings.length;
-        try {
-          x2_notices = m.value === null ? null : d_NoticeCapabilities(m.value, p, cx);
-        } catch (err) {
-          x2_notices = rt.dropped(cx, mark, p, err);
-        }
+        x2_notices = m.value === null ? null : rt.lenient(cx, m.value, p, d_NoticeCapabilities);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x8;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x3__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x3__meta = rt.dropped(cx, mark, p, err);
-        }
+        x3__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -6966,24 +6076,14 @@ export function f_SessionConfigOptionsCapabilities(members: readonly JMember[], 
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "boolean");
         seen0 |= 0x1;
         const p = path + ".boolean";
-        const mark = cx.warnings.length;
-        try {
-          x0_boolean = m.value === null ? null : d_BooleanConfigOptionCapabilities(m.value, p, cx);
-        } catch (err) {
-          x0_boolean = rt.dropped(cx, mark, p, err);
-        }
+        x0_boolean = m.value === null ? null : rt.lenient(cx, m.value, p, d_BooleanConfigOptionCapabilities);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x1__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x1__meta = rt.dropped(cx, mark, p, err);
-        }
+        x1__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -7017,12 +6117,7 @@ export function f_BooleanConfigOptionCapabilities(members: readonly JMember[], p
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x0__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x0__meta = rt.dropped(cx, mark, p, err);
-        }
+        x0__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -7072,24 +6167,14 @@ export function f_AuthCapabilities(members: readonly JMember[], path: string, cx
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "terminal");
         seen0 |= 0x1;
         const p = path + ".terminal";
-        const mark = cx.warnings.length;
-        try {
-          x0_terminal = rt.d_bool(m.value, p, cx);
-        } catch (err) {
-          x0_terminal = rt.dropped(cx, mark, p, err);
-        }
+        x0_terminal = rt.lenient(cx, m.value, p, rt.d_bool);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x1__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x1__meta = rt.dropped(cx, mark, p, err);
-        }
+        x1__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -7125,36 +6210,21 @@ export function f_ElicitationCapabilities(members: readonly JMember[], path: str
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "form");
         seen0 |= 0x1;
         const p = path + ".form";
-        const mark = cx.warnings.length;
-        try {
-          x0_form = m.value === null ? null : d_ElicitationFormCapabilities(m.value, p, cx);
-        } catch (err) {
-          x0_form = rt.dropped(cx, mark, p, err);
-        }
+        x0_form = m.value === null ? null : rt.lenient(cx, m.value, p, d_ElicitationFormCapabilities);
         break;
       }
       case "url": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "url");
         seen0 |= 0x2;
         const p = path + ".url";
-        const mark = cx.warnings.length;
-        try {
-          x1_url = m.value === null ? null : d_ElicitationUrlCapabilities(m.value, p, cx);
-        } catch (err) {
-          x1_url = rt.dropped(cx, mark, p, err);
-        }
+        x1_url = m.value === null ? null : rt.lenient(cx, m.value, p, d_ElicitationUrlCapabilities);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x2__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x2__meta = rt.dropped(cx, mark, p, err);
-        }
+        x2__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -7190,12 +6260,7 @@ export function f_ElicitationFormCapabilities(members: readonly JMember[], path:
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x0__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x0__meta = rt.dropped(cx, mark, p, err);
-        }
+        x0__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -7227,12 +6292,7 @@ export function f_ElicitationUrlCapabilities(members: readonly JMember[], path: 
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x0__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x0__meta = rt.dropped(cx, mark, p, err);
-        }
+        x0__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -7272,12 +6332,7 @@ export function f_AuthenticateRequest(members: readonly JMember[], path: string,
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x1__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x1__meta = rt.dropped(cx, mark, p, err);
-        }
+        x1__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -7312,12 +6367,7 @@ export function f_LogoutRequest(members: readonly JMember[], path: string, cx: r
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x0__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x0__meta = rt.dropped(cx, mark, p, err);
-        }
+        x0__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -7374,12 +6424,7 @@ export function f_NewSessionRequest(members: readonly JMember[], path: string, c
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x8;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x3__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x3__meta = rt.dropped(cx, mark, p, err);
-        }
+        x3__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -7466,12 +6511,7 @@ export function f_HttpHeader(members: readonly JMember[], path: string, cx: rt.C
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x2__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x2__meta = rt.dropped(cx, mark, p, err);
-        }
+        x2__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -7534,12 +6574,7 @@ export function f_McpServerHttp(members: readonly JMember[], path: string, cx: r
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x8;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x3__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x3__meta = rt.dropped(cx, mark, p, err);
-        }
+        x3__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -7605,12 +6640,7 @@ export function f_McpServerSse(members: readonly JMember[], path: string, cx: rt
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x8;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x3__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x3__meta = rt.dropped(cx, mark, p, err);
-        }
+        x3__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -7685,12 +6715,7 @@ export function f_McpServerStdio(members: readonly JMember[], path: string, cx: 
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x10;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x4__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x4__meta = rt.dropped(cx, mark, p, err);
-        }
+        x4__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -7767,12 +6792,7 @@ export function f_LoadSessionRequest(members: readonly JMember[], path: string, 
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x10;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x4__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x4__meta = rt.dropped(cx, mark, p, err);
-        }
+        x4__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -7831,12 +6851,7 @@ export function f_ListSessionsRequest(members: readonly JMember[], path: string,
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x2__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x2__meta = rt.dropped(cx, mark, p, err);
-        }
+        x2__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -7880,12 +6895,7 @@ export function f_DeleteSessionRequest(members: readonly JMember[], path: string
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x1__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x1__meta = rt.dropped(cx, mark, p, err);
-        }
+        x1__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -7952,12 +6962,7 @@ export function f_ResumeSessionRequest(members: readonly JMember[], path: string
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x10;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x4__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x4__meta = rt.dropped(cx, mark, p, err);
-        }
+        x4__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -8007,12 +7012,7 @@ export function f_CloseSessionRequest(members: readonly JMember[], path: string,
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x1__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x1__meta = rt.dropped(cx, mark, p, err);
-        }
+        x1__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -8063,12 +7063,7 @@ export function f_SetSessionModeRequest(members: readonly JMember[], path: strin
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x2__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x2__meta = rt.dropped(cx, mark, p, err);
-        }
+        x2__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -8217,12 +7212,7 @@ export function g_SetSessionConfigOptionRequest(obj: JObject, path: string, cx: 
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x2__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x2__meta = rt.dropped(cx, mark, p, err);
-        }
+        x2__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -8278,12 +7268,7 @@ export function f_PromptRequest(members: readonly JMember[], path: string, cx: r
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x2__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x2__meta = rt.dropped(cx, mark, p, err);
-        }
+        x2__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -8321,12 +7306,7 @@ export function f_WriteTextFileResponse(members: readonly JMember[], path: strin
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x0__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x0__meta = rt.dropped(cx, mark, p, err);
-        }
+        x0__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -8366,12 +7346,7 @@ export function f_ReadTextFileResponse(members: readonly JMember[], path: string
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x1__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x1__meta = rt.dropped(cx, mark, p, err);
-        }
+        x1__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -8414,12 +7389,7 @@ export function f_RequestPermissionResponse(members: readonly JMember[], path: s
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x1__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x1__meta = rt.dropped(cx, mark, p, err);
-        }
+        x1__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -8493,12 +7463,7 @@ export function f_SelectedPermissionOutcome(members: readonly JMember[], path: s
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x1__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x1__meta = rt.dropped(cx, mark, p, err);
-        }
+        x1__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -8541,12 +7506,7 @@ export function f_CreateTerminalResponse(members: readonly JMember[], path: stri
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x1__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x1__meta = rt.dropped(cx, mark, p, err);
-        }
+        x1__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -8598,24 +7558,14 @@ export function f_TerminalOutputResponse(members: readonly JMember[], path: stri
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "exitStatus");
         seen0 |= 0x4;
         const p = path + ".exitStatus";
-        const mark = cx.warnings.length;
-        try {
-          x2_exitStatus = m.value === null ? null : d_TerminalExitStatus(m.value, p, cx);
-        } catch (err) {
-          x2_exitStatus = rt.dropped(cx, mark, p, err);
-        }
+        x2_exitStatus = m.value === null ? null : rt.lenient(cx, m.value, p, d_TerminalExitStatus);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x8;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x3__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x3__meta = rt.dropped(cx, mark, p, err);
-        }
+        x3__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -8657,36 +7607,21 @@ export function f_TerminalExitStatus(members: readonly JMember[], path: string, 
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "exitCode");
         seen0 |= 0x1;
         const p = path + ".exitCode";
-        const mark = cx.warnings.length;
-        try {
-          x0_exitCode = m.value === null ? null : rt.d_u32(m.value, p, cx);
-        } catch (err) {
-          x0_exitCode = rt.dropped(cx, mark, p, err);
-        }
+        x0_exitCode = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_u32);
         break;
       }
       case "signal": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "signal");
         seen0 |= 0x2;
         const p = path + ".signal";
-        const mark = cx.warnings.length;
-        try {
-          x1_signal = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x1_signal = rt.dropped(cx, mark, p, err);
-        }
+        x1_signal = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x2__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x2__meta = rt.dropped(cx, mark, p, err);
-        }
+        x2__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -8722,12 +7657,7 @@ export function f_ReleaseTerminalResponse(members: readonly JMember[], path: str
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x0__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x0__meta = rt.dropped(cx, mark, p, err);
-        }
+        x0__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -8761,36 +7691,21 @@ export function f_WaitForTerminalExitResponse(members: readonly JMember[], path:
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "exitCode");
         seen0 |= 0x1;
         const p = path + ".exitCode";
-        const mark = cx.warnings.length;
-        try {
-          x0_exitCode = m.value === null ? null : rt.d_u32(m.value, p, cx);
-        } catch (err) {
-          x0_exitCode = rt.dropped(cx, mark, p, err);
-        }
+        x0_exitCode = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_u32);
         break;
       }
       case "signal": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "signal");
         seen0 |= 0x2;
         const p = path + ".signal";
-        const mark = cx.warnings.length;
-        try {
-          x1_signal = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x1_signal = rt.dropped(cx, mark, p, err);
-        }
+        x1_signal = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x2__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x2__meta = rt.dropped(cx, mark, p, err);
-        }
+        x2__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -8826,12 +7741,7 @@ export function f_KillTerminalResponse(members: readonly JMember[], path: string
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x0__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x0__meta = rt.dropped(cx, mark, p, err);
-        }
+        x0__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -8897,12 +7807,7 @@ export function g_CreateElicitationResponse(obj: JObject, path: string, cx: rt.C
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x0__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x0__meta = rt.dropped(cx, mark, p, err);
-        }
+        x0__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -8999,12 +7904,7 @@ export function f_CancelNotification(members: readonly JMember[], path: string, 
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x1__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x1__meta = rt.dropped(cx, mark, p, err);
-        }
+        x1__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -9047,12 +7947,7 @@ export function f_CancelRequestNotification(members: readonly JMember[], path: s
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x1__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x1__meta = rt.dropped(cx, mark, p, err);
-        }
+        x1__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }

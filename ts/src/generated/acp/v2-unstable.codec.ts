@@ -220,12 +220,7 @@ export function f_InitializeResponse(members: readonly JMember[], path: string, 
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "capabilities");
         seen0 |= 0x4;
         const p = path + ".capabilities";
-        const mark = cx.warnings.length;
-        try {
-          x2_capabilities = d_AgentCapabilities(m.value, p, cx);
-        } catch (err) {
-          x2_capabilities = rt.dropped(cx, mark, p, err);
-        }
+        x2_capabilities = rt.lenient(cx, m.value, p, d_AgentCapabilities);
         break;
       }
       case "authMethods": {
@@ -239,12 +234,7 @@ export function f_InitializeResponse(members: readonly JMember[], path: string, 
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x10;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x4__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x4__meta = rt.dropped(cx, mark, p, err);
-        }
+        x4__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -289,48 +279,28 @@ export function f_AgentCapabilities(members: readonly JMember[], path: string, c
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "session");
         seen0 |= 0x1;
         const p = path + ".session";
-        const mark = cx.warnings.length;
-        try {
-          x0_session = m.value === null ? null : d_SessionCapabilities(m.value, p, cx);
-        } catch (err) {
-          x0_session = rt.dropped(cx, mark, p, err);
-        }
+        x0_session = m.value === null ? null : rt.lenient(cx, m.value, p, d_SessionCapabilities);
         break;
       }
       case "auth": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "auth");
         seen0 |= 0x2;
         const p = path + ".auth";
-        const mark = cx.warnings.length;
-        try {
-          x1_auth = m.value === null ? null : d_AgentAuthCapabilities(m.value, p, cx);
-        } catch (err) {
-          x1_auth = rt.dropped(cx, mark, p, err);
-        }
+        x1_auth = m.value === null ? null : rt.lenient(cx, m.value, p, d_AgentAuthCapabilities);
         break;
       }
       case "providers": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "providers");
         seen0 |= 0x4;
         const p = path + ".providers";
-        const mark = cx.warnings.length;
-        try {
-          x2_providers = m.value === null ? null : d_ProvidersCapabilities(m.value, p, cx);
-        } catch (err) {
-          x2_providers = rt.dropped(cx, mark, p, err);
-        }
+        x2_providers = m.value === null ? null : rt.lenient(cx, m.value, p, d_ProvidersCapabilities);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x8;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x3__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x3__meta = rt.dropped(cx, mark, p, err);
-        }
+        x3__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -377,120 +347,70 @@ export function f_SessionCapabilities(members: readonly JMember[], path: string,
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "prompt");
         seen0 |= 0x1;
         const p = path + ".prompt";
-        const mark = cx.warnings.length;
-        try {
-          x0_prompt = m.value === null ? null : d_PromptCapabilities(m.value, p, cx);
-        } catch (err) {
-          x0_prompt = rt.dropped(cx, mark, p, err);
-        }
+        x0_prompt = m.value === null ? null : rt.lenient(cx, m.value, p, d_PromptCapabilities);
         break;
       }
       case "mcp": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "mcp");
         seen0 |= 0x2;
         const p = path + ".mcp";
-        const mark = cx.warnings.length;
-        try {
-          x1_mcp = m.value === null ? null : d_McpCapabilities(m.value, p, cx);
-        } catch (err) {
-          x1_mcp = rt.dropped(cx, mark, p, err);
-        }
+        x1_mcp = m.value === null ? null : rt.lenient(cx, m.value, p, d_McpCapabilities);
         break;
       }
       case "delete": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "delete");
         seen0 |= 0x4;
         const p = path + ".delete";
-        const mark = cx.warnings.length;
-        try {
-          x2_delete = m.value === null ? null : d_SessionDeleteCapabilities(m.value, p, cx);
-        } catch (err) {
-          x2_delete = rt.dropped(cx, mark, p, err);
-        }
+        x2_delete = m.value === null ? null : rt.lenient(cx, m.value, p, d_SessionDeleteCapabilities);
         break;
       }
       case "additionalDirectories": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "additionalDirectories");
         seen0 |= 0x8;
         const p = path + ".additionalDirectories";
-        const mark = cx.warnings.length;
-        try {
-          x3_additionalDirectories = m.value === null ? null : d_SessionAdditionalDirectoriesCapabilities(m.value, p, cx);
-        } catch (err) {
-          x3_additionalDirectories = rt.dropped(cx, mark, p, err);
-        }
+        x3_additionalDirectories = m.value === null ? null : rt.lenient(cx, m.value, p, d_SessionAdditionalDirectoriesCapabilities);
         break;
       }
       case "systemPrompt": {
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "systemPrompt");
         seen0 |= 0x10;
         const p = path + ".systemPrompt";
-        const mark = cx.warnings.length;
-        try {
-          x4_systemPrompt = m.value === null ? null : d_SessionSystemPromptCapabilities(m.value, p, cx);
-        } catch (err) {
-          x4_systemPrompt = rt.dropped(cx, mark, p, err);
-        }
+        x4_systemPrompt = m.value === null ? null : rt.lenient(cx, m.value, p, d_SessionSystemPromptCapabilities);
         break;
       }
       case "fork": {
         if ((seen0 & 0x20) !== 0) throw rt.duplicate(path, "fork");
         seen0 |= 0x20;
         const p = path + ".fork";
-        const mark = cx.warnings.length;
-        try {
-          x5_fork = m.value === null ? null : d_SessionForkCapabilities(m.value, p, cx);
-        } catch (err) {
-          x5_fork = rt.dropped(cx, mark, p, err);
-        }
+        x5_fork = m.value === null ? null : rt.lenient(cx, m.value, p, d_SessionForkCapabilities);
         break;
       }
       case "archive": {
         if ((seen0 & 0x40) !== 0) throw rt.duplicate(path, "archive");
         seen0 |= 0x40;
         const p = path + ".archive";
-        const mark = cx.warnings.length;
-        try {
-          x6_archive = m.value === null ? null : d_SessionArchiveCapabilities(m.value, p, cx);
-        } catch (err) {
-          x6_archive = rt.dropped(cx, mark, p, err);
-        }
+        x6_archive = m.value === null ? null : rt.lenient(cx, m.value, p, d_SessionArchiveCapabilities);
         break;
       }
       case "status": {
         if ((seen0 & 0x80) !== 0) throw rt.duplicate(path, "status");
         seen0 |= 0x80;
         const p = path + ".status";
-        const mark = cx.warnings.length;
-        try {
-          x7_status = m.value === null ? null : d_SessionStatusCapabilities(m.value, p, cx);
-        } catch (err) {
-          x7_status = rt.dropped(cx, mark, p, err);
-        }
+        x7_status = m.value === null ? null : rt.lenient(cx, m.value, p, d_SessionStatusCapabilities);
         break;
       }
       case "title": {
         if ((seen0 & 0x100) !== 0) throw rt.duplicate(path, "title");
         seen0 |= 0x100;
         const p = path + ".title";
-        const mark = cx.warnings.length;
-        try {
-          x8_title = m.value === null ? null : d_SessionTitleCapabilities(m.value, p, cx);
-        } catch (err) {
-          x8_title = rt.dropped(cx, mark, p, err);
-        }
+        x8_title = m.value === null ? null : rt.lenient(cx, m.value, p, d_SessionTitleCapabilities);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x200) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x200;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x9__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x9__meta = rt.dropped(cx, mark, p, err);
-        }
+        x9__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -543,48 +463,28 @@ export function f_McpCapabilities(members: readonly JMember[], path: string, cx:
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "stdio");
         seen0 |= 0x1;
         const p = path + ".stdio";
-        const mark = cx.warnings.length;
-        try {
-          x0_stdio = m.value === null ? null : d_McpStdioCapabilities(m.value, p, cx);
-        } catch (err) {
-          x0_stdio = rt.dropped(cx, mark, p, err);
-        }
+        x0_stdio = m.value === null ? null : rt.lenient(cx, m.value, p, d_McpStdioCapabilities);
         break;
       }
       case "http": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "http");
         seen0 |= 0x2;
         const p = path + ".http";
-        const mark = cx.warnings.length;
-        try {
-          x1_http = m.value === null ? null : d_McpHttpCapabilities(m.value, p, cx);
-        } catch (err) {
-          x1_http = rt.dropped(cx, mark, p, err);
-        }
+        x1_http = m.value === null ? null : rt.lenient(cx, m.value, p, d_McpHttpCapabilities);
         break;
       }
       case "acp": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "acp");
         seen0 |= 0x4;
         const p = path + ".acp";
-        const mark = cx.warnings.length;
-        try {
-          x2_acp = m.value === null ? null : d_McpAcpCapabilities(m.value, p, cx);
-        } catch (err) {
-          x2_acp = rt.dropped(cx, mark, p, err);
-        }
+        x2_acp = m.value === null ? null : rt.lenient(cx, m.value, p, d_McpAcpCapabilities);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x8;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x3__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x3__meta = rt.dropped(cx, mark, p, err);
-        }
+        x3__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -622,12 +522,7 @@ export function f_McpAcpCapabilities(members: readonly JMember[], path: string, 
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x0__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x0__meta = rt.dropped(cx, mark, p, err);
-        }
+        x0__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -660,24 +555,14 @@ export function f_AgentAuthCapabilities(members: readonly JMember[], path: strin
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "status");
         seen0 |= 0x1;
         const p = path + ".status";
-        const mark = cx.warnings.length;
-        try {
-          x0_status = m.value === null ? null : d_AuthStatusCapabilities(m.value, p, cx);
-        } catch (err) {
-          x0_status = rt.dropped(cx, mark, p, err);
-        }
+        x0_status = m.value === null ? null : rt.lenient(cx, m.value, p, d_AuthStatusCapabilities);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x1__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x1__meta = rt.dropped(cx, mark, p, err);
-        }
+        x1__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -728,12 +613,7 @@ export function f_ListSessionsResponse(members: readonly JMember[], path: string
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x2__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x2__meta = rt.dropped(cx, mark, p, err);
-        }
+        x2__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -797,48 +677,28 @@ export function f_SessionInfo(members: readonly JMember[], path: string, cx: rt.
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "title");
         seen0 |= 0x8;
         const p = path + ".title";
-        const mark = cx.warnings.length;
-        try {
-          x3_title = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x3_title = rt.dropped(cx, mark, p, err);
-        }
+        x3_title = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
         break;
       }
       case "updatedAt": {
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "updatedAt");
         seen0 |= 0x10;
         const p = path + ".updatedAt";
-        const mark = cx.warnings.length;
-        try {
-          x4_updatedAt = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x4_updatedAt = rt.dropped(cx, mark, p, err);
-        }
+        x4_updatedAt = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
         break;
       }
       case "archived": {
         if ((seen0 & 0x20) !== 0) throw rt.duplicate(path, "archived");
         seen0 |= 0x20;
         const p = path + ".archived";
-        const mark = cx.warnings.length;
-        try {
-          x5_archived = m.value === null ? null : rt.d_bool(m.value, p, cx);
-        } catch (err) {
-          x5_archived = rt.dropped(cx, mark, p, err);
-        }
+        x5_archived = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_bool);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x40) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x40;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x6__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x6__meta = rt.dropped(cx, mark, p, err);
-        }
+        x6__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -908,12 +768,7 @@ export function f_ForkSessionResponse(members: readonly JMember[], path: string,
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x8;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x3__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x3__meta = rt.dropped(cx, mark, p, err);
-        }
+        x3__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -961,24 +816,14 @@ export function f_SessionStatusResponse(members: readonly JMember[], path: strin
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "state");
         seen0 |= 0x2;
         const p = path + ".state";
-        const mark = cx.warnings.length;
-        try {
-          x1_state = m.value === null ? null : d_StateUpdate(m.value, p, cx);
-        } catch (err) {
-          x1_state = rt.dropped(cx, mark, p, err);
-        }
+        x1_state = m.value === null ? null : rt.lenient(cx, m.value, p, d_StateUpdate);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x2__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x2__meta = rt.dropped(cx, mark, p, err);
-        }
+        x2__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -1031,12 +876,7 @@ export function f_UpdateSessionNotification(members: readonly JMember[], path: s
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x2__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x2__meta = rt.dropped(cx, mark, p, err);
-        }
+        x2__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -1230,12 +1070,7 @@ export function f_BackgroundSubagent(members: readonly JMember[], path: string, 
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x1__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x1__meta = rt.dropped(cx, mark, p, err);
-        }
+        x1__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -1271,24 +1106,14 @@ export function f_RunningStateUpdate(members: readonly JMember[], path: string, 
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "background");
         seen0 |= 0x1;
         const p = path + ".background";
-        const mark = cx.warnings.length;
-        try {
-          x0_background = m.value === null ? null : list_1(m.value, p, cx);
-        } catch (err) {
-          x0_background = rt.dropped(cx, mark, p, err);
-        }
+        x0_background = m.value === null ? null : rt.lenient(cx, m.value, p, list_1);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x1__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x1__meta = rt.dropped(cx, mark, p, err);
-        }
+        x1__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -1325,48 +1150,28 @@ export function g_IdleStateUpdate(obj: JObject, path: string, cx: rt.Ctx, o: Rec
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "usage");
         seen0 |= 0x1;
         const p = path + ".usage";
-        const mark = cx.warnings.length;
-        try {
-          x0_usage = m.value === null ? null : d_Usage(m.value, p, cx);
-        } catch (err) {
-          x0_usage = rt.dropped(cx, mark, p, err);
-        }
+        x0_usage = m.value === null ? null : rt.lenient(cx, m.value, p, d_Usage);
         break;
       }
       case "background": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "background");
         seen0 |= 0x2;
         const p = path + ".background";
-        const mark = cx.warnings.length;
-        try {
-          x1_background = m.value === null ? null : list_1(m.value, p, cx);
-        } catch (err) {
-          x1_background = rt.dropped(cx, mark, p, err);
-        }
+        x1_background = m.value === null ? null : rt.lenient(cx, m.value, p, list_1);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x2__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x2__meta = rt.dropped(cx, mark, p, err);
-        }
+        x2__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
       case "stopReason": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "stopReason");
         seen0 |= 0x8;
         const p = path + ".stopReason";
-        const mark = cx.warnings.length;
-        try {
-          x3_stopReason = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x3_stopReason = rt.dropped(cx, mark, p, err);
-        }
+        x3_stopReason = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
         break;
       }
     }
@@ -1407,24 +1212,14 @@ export function f_RequiresActionStateUpdate(members: readonly JMember[], path: s
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "background");
         seen0 |= 0x1;
         const p = path + ".background";
-        const mark = cx.warnings.length;
-        try {
-          x0_background = m.value === null ? null : list_1(m.value, p, cx);
-        } catch (err) {
-          x0_background = rt.dropped(cx, mark, p, err);
-        }
+        x0_background = m.value === null ? null : rt.lenient(cx, m.value, p, list_1);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x1__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x1__meta = rt.dropped(cx, mark, p, err);
-        }
+        x1__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -1459,24 +1254,14 @@ export function f_UnknownStateUpdate(members: readonly JMember[], path: string, 
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "background");
         seen0 |= 0x1;
         const p = path + ".background";
-        const mark = cx.warnings.length;
-        try {
-          x0_background = m.value === null ? null : list_1(m.value, p, cx);
-        } catch (err) {
-          x0_background = rt.dropped(cx, mark, p, err);
-        }
+        x0_background = m.value === null ? null : rt.lenient(cx, m.value, p, list_1);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x1__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x1__meta = rt.dropped(cx, mark, p, err);
-        }
+        x1__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -1590,12 +1375,7 @@ export function f_PlanUpdate(members: readonly JMember[], path: string, cx: rt.C
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x1__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x1__meta = rt.dropped(cx, mark, p, err);
-        }
+        x1__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -1644,48 +1424,28 @@ export function f_SubagentUpdate(members: readonly JMember[], path: string, cx: 
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "title");
         seen0 |= 0x2;
         const p = path + ".title";
-        const mark = cx.warnings.length;
-        try {
-          x1_title = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x1_title = rt.dropped(cx, mark, p, err);
-        }
+        x1_title = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
         break;
       }
       case "description": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "description");
         seen0 |= 0x4;
         const p = path + ".description";
-        const mark = cx.warnings.length;
-        try {
-          x2_description = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x2_description = rt.dropped(cx, mark, p, err);
-        }
+        x2_description = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
         break;
       }
       case "capabilities": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "capabilities");
         seen0 |= 0x8;
         const p = path + ".capabilities";
-        const mark = cx.warnings.length;
-        try {
-          x3_capabilities = m.value === null ? null : d_SubagentSessionCapabilities(m.value, p, cx);
-        } catch (err) {
-          x3_capabilities = rt.dropped(cx, mark, p, err);
-        }
+        x3_capabilities = m.value === null ? null : rt.lenient(cx, m.value, p, d_SubagentSessionCapabilities);
         break;
       }
       case "state": {
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "state");
         seen0 |= 0x10;
         const p = path + ".state";
-        const mark = cx.warnings.length;
-        try {
-          x4_state = m.value === null ? null : d_StateUpdate(m.value, p, cx);
-        } catch (err) {
-          x4_state = rt.dropped(cx, mark, p, err);
-        }
+        x4_state = m.value === null ? null : rt.lenient(cx, m.value, p, d_StateUpdate);
         break;
       }
       case "cwd": {
@@ -1706,12 +1466,7 @@ export function f_SubagentUpdate(members: readonly JMember[], path: string, cx: 
         if ((seen0 & 0x80) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x80;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x7__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x7__meta = rt.dropped(cx, mark, p, err);
-        }
+        x7__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -1771,48 +1526,28 @@ export function f_SessionMessage(members: readonly JMember[], path: string, cx: 
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "senderSessionId");
         seen0 |= 0x2;
         const p = path + ".senderSessionId";
-        const mark = cx.warnings.length;
-        try {
-          x1_senderSessionId = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x1_senderSessionId = rt.dropped(cx, mark, p, err);
-        }
+        x1_senderSessionId = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
         break;
       }
       case "recipientSessionId": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "recipientSessionId");
         seen0 |= 0x4;
         const p = path + ".recipientSessionId";
-        const mark = cx.warnings.length;
-        try {
-          x2_recipientSessionId = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x2_recipientSessionId = rt.dropped(cx, mark, p, err);
-        }
+        x2_recipientSessionId = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
         break;
       }
       case "senderMessageId": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "senderMessageId");
         seen0 |= 0x8;
         const p = path + ".senderMessageId";
-        const mark = cx.warnings.length;
-        try {
-          x3_senderMessageId = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x3_senderMessageId = rt.dropped(cx, mark, p, err);
-        }
+        x3_senderMessageId = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
         break;
       }
       case "recipientMessageId": {
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "recipientMessageId");
         seen0 |= 0x10;
         const p = path + ".recipientMessageId";
-        const mark = cx.warnings.length;
-        try {
-          x4_recipientMessageId = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x4_recipientMessageId = rt.dropped(cx, mark, p, err);
-        }
+        x4_recipientMessageId = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
         break;
       }
       case "content": {
@@ -1826,12 +1561,7 @@ export function f_SessionMessage(members: readonly JMember[], path: string, cx: 
         if ((seen0 & 0x40) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x40;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x6__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x6__meta = rt.dropped(cx, mark, p, err);
-        }
+        x6__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -1892,12 +1622,7 @@ export function f_SessionMessageChunk(members: readonly JMember[], path: string,
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x2__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x2__meta = rt.dropped(cx, mark, p, err);
-        }
+        x2__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -1967,12 +1692,7 @@ export function f_NewSessionRequest(members: readonly JMember[], path: string, c
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x10;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x4__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x4__meta = rt.dropped(cx, mark, p, err);
-        }
+        x4__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -2063,12 +1783,7 @@ export function f_SystemPrompt(members: readonly JMember[], path: string, cx: rt
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x2__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x2__meta = rt.dropped(cx, mark, p, err);
-        }
+        x2__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -2130,12 +1845,7 @@ export function f_ListSessionsRequest(members: readonly JMember[], path: string,
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x8;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x3__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x3__meta = rt.dropped(cx, mark, p, err);
-        }
+        x3__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -2213,12 +1923,7 @@ export function f_ForkSessionRequest(members: readonly JMember[], path: string, 
         if ((seen0 & 0x20) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x20;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x5__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x5__meta = rt.dropped(cx, mark, p, err);
-        }
+        x5__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -2310,12 +2015,7 @@ export function f_ResumeSessionRequest(members: readonly JMember[], path: string
         if ((seen0 & 0x40) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x40;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x6__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x6__meta = rt.dropped(cx, mark, p, err);
-        }
+        x6__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }

@@ -8,94 +8,110 @@ import type { MethodInfo, SurfaceRules } from "../../acp/rules.js";
 import type { ErrorObject } from "../../jsonrpc/error.js";
 import type { RequestId } from "../../jsonrpc/id.js";
 import type {
-  RequestPermissionRequest, SessionId, RequestPermissionSubject, ToolCallUpdate, ToolCallId,
-  ToolKind, ToolCallStatus, ToolCallContent, ContentBlock, Annotations, Role, TextContent,
-  MediaType, ImageContent, AudioContent, Icon, IconTheme, ResourceLink, EmbeddedResourceResource,
+  RequestPermissionRequest, SessionId, RequestPermissionSubject, ToolCallUpdate, ToolKind,
+  ToolCallStatus, ToolCallContent, ContentBlock, Annotations, Role, TextContent, MediaType,
+  ImageContent, AudioContent, Icon, IconTheme, ResourceLink, EmbeddedResourceResource,
   TextResourceContents, BlobResourceContents, EmbeddedResource, Content, DiffChangeVariant,
   DiffChange, DiffFileType, AbsolutePath, DiffPathChange, DiffPathPairChange, DiffPatch,
   DiffPatchFormat, Diff, TerminalId, Terminal, ToolCallLocation, ToolCallCapabilities,
   ToolCallCancelCapabilities, ToolCallPermissionSubject, CommandPermissionSubject,
-  PermissionOption, PermissionOptionId, PermissionOptionKind, CreateElicitationRequestVariant,
+  PermissionOption, PermissionOptionKind, CreateElicitationRequestVariant,
   CreateElicitationRequest, ElicitationSessionScope, ElicitationRequestScope, ElicitationSchema,
-  ElicitationSchemaType, ElicitationPropertySchema, StringFormat, EnumOption, StringPropertySchema,
-  NumberPropertySchema, IntegerPropertySchema, BooleanPropertySchema, MultiSelectItems,
-  StringMultiSelectItems, TitledMultiSelectItems, MultiSelectPropertySchema,
-  ElicitationFormModeVariant, ElicitationFormMode, ElicitationId, ElicitationUrlModeVariant,
-  ElicitationUrlMode, ExtRequest, ProtocolVersion, Implementation, PromptCapabilities,
-  PromptImageCapabilities, PromptAudioCapabilities, PromptEmbeddedContextCapabilities,
-  McpStdioCapabilities, McpHttpCapabilities, SessionDeleteCapabilities,
-  SessionAdditionalDirectoriesCapabilities, AuthMethod, AuthMethodId, EnvVariable,
+  ElicitationPropertySchema, StringFormat, EnumOption, StringPropertySchema, NumberPropertySchema,
+  IntegerPropertySchema, BooleanPropertySchema, MultiSelectItems, StringMultiSelectItems,
+  TitledMultiSelectItems, MultiSelectPropertySchema, ElicitationFormModeVariant,
+  ElicitationFormMode, ElicitationUrlModeVariant, ElicitationUrlMode, ExtRequest, Implementation,
+  PromptCapabilities, PromptImageCapabilities, PromptAudioCapabilities,
+  PromptEmbeddedContextCapabilities, McpStdioCapabilities, McpHttpCapabilities,
+  SessionDeleteCapabilities, SessionAdditionalDirectoriesCapabilities, AuthMethod, EnvVariable,
   AuthMethodTerminal, AuthMethodAgent, LoginAuthResponse, LogoutAuthResponse, NewSessionResponse,
-  SessionConfigOptionVariant, SessionConfigOption, SessionConfigId, SessionConfigOptionCategory,
-  SessionConfigValueId, SessionConfigSelectOptions, SessionConfigSelectOption,
-  SessionConfigSelectGroup, SessionConfigGroupId, SessionConfigSelect, SessionConfigBoolean,
-  AvailableCommand, AvailableCommandInput, TextCommandInput, Command, SessionListCursor,
-  DeleteSessionResponse, ResumeSessionResponse, CloseSessionResponse, CancelToolCallResponse,
-  CancelTerminalResponse, SetSessionConfigOptionResponse, PromptResponse, MessageId, ExtResponse,
-  ErrorData, UnsupportedProtocolVersionErrorData, SessionNotFoundErrorData, ContentChunk,
-  UserMessage, AgentMessage, AgentThought, BackgroundTerminal, BackgroundToolCall, ErrorStopReason,
+  SessionConfigOptionVariant, SessionConfigOption, SessionConfigSelectOptions,
+  SessionConfigSelectOption, SessionConfigSelectGroup, SessionConfigSelect, AvailableCommand,
+  AvailableCommandInput, TextCommandInput, Command, SessionListCursor, DeleteSessionResponse,
+  ResumeSessionResponse, CloseSessionResponse, CancelToolCallResponse, CancelTerminalResponse,
+  SetSessionConfigOptionResponse, PromptResponse, MessageId, ExtResponse, ErrorData,
+  UnsupportedProtocolVersionErrorData, SessionNotFoundErrorData, ContentChunk, UserMessage,
+  AgentMessage, AgentThought, BackgroundTerminal, BackgroundToolCall, ErrorStopReason,
   IdleStateUpdateVariant, ToolCallContentChunk, TerminalOutput, TerminalExitStatus, TerminalSize,
   TerminalCapabilities, TerminalCancelCapabilities, TerminalUpdate, TerminalOutputChunk, PlanId,
   PlanEntry, PlanEntryPriority, PlanEntryStatus, PlanItems, AvailableCommandsUpdate,
-  ConfigOptionUpdate, SessionInfoUpdate, Cost, UsageUpdate, NoticeSeverity, Notice, CompactionId,
-  CompactionStatus, CompactionUpdate, CompactionSummaryChunk, CompleteElicitationNotification,
-  ExtNotification, InitializeRequest, ClientCapabilities, ClientAuthCapabilities,
-  TerminalAuthCapabilities, ElicitationCapabilities, ElicitationFormCapabilities,
-  ElicitationUrlCapabilities, LoginAuthRequest, LogoutAuthRequest, HttpHeader, McpServerHttp,
-  McpServerStdio, DeleteSessionRequest, ReplayFrom, ReplayFromStart, CloseSessionRequest,
-  CancelToolCallRequest, CancelTerminalRequest, SetSessionConfigOptionRequestVariantId,
-  SetSessionConfigOptionRequestVariantBoolean, SetSessionConfigOptionRequestVariant,
+  ConfigOptionUpdate, SessionInfoUpdate, Cost, UsageUpdate, Notice, CompactionUpdate,
+  CompactionSummaryChunk, CompleteElicitationNotification, ExtNotification, InitializeRequest,
+  ClientCapabilities, ClientAuthCapabilities, TerminalAuthCapabilities, ElicitationCapabilities,
+  ElicitationFormCapabilities, ElicitationUrlCapabilities, LoginAuthRequest, LogoutAuthRequest,
+  HttpHeader, McpServerHttp, McpServerStdio, DeleteSessionRequest, ReplayFrom, ReplayFromStart,
+  CloseSessionRequest, CancelToolCallRequest, CancelTerminalRequest,
+  SetSessionConfigOptionRequestVariantId, SetSessionConfigOptionRequestVariant,
   SetSessionConfigOptionRequest, PromptRequest, RequestPermissionResponse,
   RequestPermissionOutcome, CancelledPermissionOutcome, SelectedPermissionOutcome,
   CreateElicitationResponseVariant, CreateElicitationResponse, ElicitationContentValue,
   ElicitationAcceptAction, CancelSessionNotification, CancelRequestNotification,
 } from "./v2.js";
+import type {
+  ToolCallId, PermissionOptionId, ElicitationSchemaType, ElicitationId, ProtocolVersion,
+  AuthMethodId, SessionConfigId, SessionConfigOptionCategory, SessionConfigValueId,
+  SessionConfigGroupId, SessionConfigBoolean, NoticeSeverity, CompactionId, CompactionStatus,
+  SetSessionConfigOptionRequestVariantBoolean,
+} from "./v1.js";
+import type {
+  McpServerAcpId, ProviderId, LlmProtocol, AuthState, SessionArchiveFilter, McpError,
+  ProxySuccessorResponse,
+} from "./v1-unstable.js";
 
 // The runtime types the declarations below are made of, for the users of this surface.
 export type { Int64, RawJson, Unknown, ErrorObject, RequestId };
 // The declarations this surface has as `v2` has them (doc included), written there.
 export type {
-  RequestPermissionRequest, SessionId, RequestPermissionSubject, ToolCallUpdate, ToolCallId,
-  ToolKind, ToolCallStatus, ToolCallContent, ContentBlock, Annotations, Role, TextContent,
-  MediaType, ImageContent, AudioContent, Icon, IconTheme, ResourceLink, EmbeddedResourceResource,
+  RequestPermissionRequest, SessionId, RequestPermissionSubject, ToolCallUpdate, ToolKind,
+  ToolCallStatus, ToolCallContent, ContentBlock, Annotations, Role, TextContent, MediaType,
+  ImageContent, AudioContent, Icon, IconTheme, ResourceLink, EmbeddedResourceResource,
   TextResourceContents, BlobResourceContents, EmbeddedResource, Content, DiffChangeVariant,
   DiffChange, DiffFileType, AbsolutePath, DiffPathChange, DiffPathPairChange, DiffPatch,
   DiffPatchFormat, Diff, TerminalId, Terminal, ToolCallLocation, ToolCallCapabilities,
   ToolCallCancelCapabilities, ToolCallPermissionSubject, CommandPermissionSubject,
-  PermissionOption, PermissionOptionId, PermissionOptionKind, CreateElicitationRequestVariant,
+  PermissionOption, PermissionOptionKind, CreateElicitationRequestVariant,
   CreateElicitationRequest, ElicitationSessionScope, ElicitationRequestScope, ElicitationSchema,
-  ElicitationSchemaType, ElicitationPropertySchema, StringFormat, EnumOption, StringPropertySchema,
-  NumberPropertySchema, IntegerPropertySchema, BooleanPropertySchema, MultiSelectItems,
-  StringMultiSelectItems, TitledMultiSelectItems, MultiSelectPropertySchema,
-  ElicitationFormModeVariant, ElicitationFormMode, ElicitationId, ElicitationUrlModeVariant,
-  ElicitationUrlMode, ExtRequest, ProtocolVersion, Implementation, PromptCapabilities,
-  PromptImageCapabilities, PromptAudioCapabilities, PromptEmbeddedContextCapabilities,
-  McpStdioCapabilities, McpHttpCapabilities, SessionDeleteCapabilities,
-  SessionAdditionalDirectoriesCapabilities, AuthMethod, AuthMethodId, EnvVariable,
+  ElicitationPropertySchema, StringFormat, EnumOption, StringPropertySchema, NumberPropertySchema,
+  IntegerPropertySchema, BooleanPropertySchema, MultiSelectItems, StringMultiSelectItems,
+  TitledMultiSelectItems, MultiSelectPropertySchema, ElicitationFormModeVariant,
+  ElicitationFormMode, ElicitationUrlModeVariant, ElicitationUrlMode, ExtRequest, Implementation,
+  PromptCapabilities, PromptImageCapabilities, PromptAudioCapabilities,
+  PromptEmbeddedContextCapabilities, McpStdioCapabilities, McpHttpCapabilities,
+  SessionDeleteCapabilities, SessionAdditionalDirectoriesCapabilities, AuthMethod, EnvVariable,
   AuthMethodTerminal, AuthMethodAgent, LoginAuthResponse, LogoutAuthResponse, NewSessionResponse,
-  SessionConfigOptionVariant, SessionConfigOption, SessionConfigId, SessionConfigOptionCategory,
-  SessionConfigValueId, SessionConfigSelectOptions, SessionConfigSelectOption,
-  SessionConfigSelectGroup, SessionConfigGroupId, SessionConfigSelect, SessionConfigBoolean,
-  AvailableCommand, AvailableCommandInput, TextCommandInput, Command, SessionListCursor,
-  DeleteSessionResponse, ResumeSessionResponse, CloseSessionResponse, CancelToolCallResponse,
-  CancelTerminalResponse, SetSessionConfigOptionResponse, PromptResponse, MessageId, ExtResponse,
-  ErrorData, UnsupportedProtocolVersionErrorData, SessionNotFoundErrorData, ContentChunk,
-  UserMessage, AgentMessage, AgentThought, BackgroundTerminal, BackgroundToolCall, ErrorStopReason,
+  SessionConfigOptionVariant, SessionConfigOption, SessionConfigSelectOptions,
+  SessionConfigSelectOption, SessionConfigSelectGroup, SessionConfigSelect, AvailableCommand,
+  AvailableCommandInput, TextCommandInput, Command, SessionListCursor, DeleteSessionResponse,
+  ResumeSessionResponse, CloseSessionResponse, CancelToolCallResponse, CancelTerminalResponse,
+  SetSessionConfigOptionResponse, PromptResponse, MessageId, ExtResponse, ErrorData,
+  UnsupportedProtocolVersionErrorData, SessionNotFoundErrorData, ContentChunk, UserMessage,
+  AgentMessage, AgentThought, BackgroundTerminal, BackgroundToolCall, ErrorStopReason,
   IdleStateUpdateVariant, ToolCallContentChunk, TerminalOutput, TerminalExitStatus, TerminalSize,
   TerminalCapabilities, TerminalCancelCapabilities, TerminalUpdate, TerminalOutputChunk, PlanId,
   PlanEntry, PlanEntryPriority, PlanEntryStatus, PlanItems, AvailableCommandsUpdate,
-  ConfigOptionUpdate, SessionInfoUpdate, Cost, UsageUpdate, NoticeSeverity, Notice, CompactionId,
-  CompactionStatus, CompactionUpdate, CompactionSummaryChunk, CompleteElicitationNotification,
-  ExtNotification, InitializeRequest, ClientCapabilities, ClientAuthCapabilities,
-  TerminalAuthCapabilities, ElicitationCapabilities, ElicitationFormCapabilities,
-  ElicitationUrlCapabilities, LoginAuthRequest, LogoutAuthRequest, HttpHeader, McpServerHttp,
-  McpServerStdio, DeleteSessionRequest, ReplayFrom, ReplayFromStart, CloseSessionRequest,
-  CancelToolCallRequest, CancelTerminalRequest, SetSessionConfigOptionRequestVariantId,
-  SetSessionConfigOptionRequestVariantBoolean, SetSessionConfigOptionRequestVariant,
+  ConfigOptionUpdate, SessionInfoUpdate, Cost, UsageUpdate, Notice, CompactionUpdate,
+  CompactionSummaryChunk, CompleteElicitationNotification, ExtNotification, InitializeRequest,
+  ClientCapabilities, ClientAuthCapabilities, TerminalAuthCapabilities, ElicitationCapabilities,
+  ElicitationFormCapabilities, ElicitationUrlCapabilities, LoginAuthRequest, LogoutAuthRequest,
+  HttpHeader, McpServerHttp, McpServerStdio, DeleteSessionRequest, ReplayFrom, ReplayFromStart,
+  CloseSessionRequest, CancelToolCallRequest, CancelTerminalRequest,
+  SetSessionConfigOptionRequestVariantId, SetSessionConfigOptionRequestVariant,
   SetSessionConfigOptionRequest, PromptRequest, RequestPermissionResponse,
   RequestPermissionOutcome, CancelledPermissionOutcome, SelectedPermissionOutcome,
   CreateElicitationResponseVariant, CreateElicitationResponse, ElicitationContentValue,
   ElicitationAcceptAction, CancelSessionNotification, CancelRequestNotification,
+};
+// The declarations this surface has as `v1` has them (doc included), written there.
+export type {
+  ToolCallId, PermissionOptionId, ElicitationSchemaType, ElicitationId, ProtocolVersion,
+  AuthMethodId, SessionConfigId, SessionConfigOptionCategory, SessionConfigValueId,
+  SessionConfigGroupId, SessionConfigBoolean, NoticeSeverity, CompactionId, CompactionStatus,
+  SetSessionConfigOptionRequestVariantBoolean,
+};
+// The declarations this surface has as `v1-unstable` has them (doc included), written there.
+export type {
+  McpServerAcpId, ProviderId, LlmProtocol, AuthState, SessionArchiveFilter, McpError,
+  ProxySuccessorResponse,
 };
 
 /** The wire version of this surface (`protocolVersion`). */
@@ -130,9 +146,6 @@ export interface MessageMcpRequest {
    */
   _meta?: RawJson | null;
 }
-
-/** **UNSTABLE** */
-export type McpServerAcpId = string;
 
 /** **UNSTABLE** */
 export type McpRequestId = string;
@@ -368,18 +381,6 @@ export interface ProviderInfo {
 }
 
 /** **UNSTABLE** */
-export type ProviderId = string;
-
-/** **UNSTABLE** */
-export type LlmProtocol =
-  | "anthropic"
-  | "openai"
-  | "azure"
-  | "vertex"
-  | "bedrock"
-  | (string & {});
-
-/** **UNSTABLE** */
 export interface ProviderCurrentConfig {
   /** Protocol currently used by this provider. */
   apiType: LlmProtocol;
@@ -426,14 +427,6 @@ export interface AuthStatusResponse {
    */
   _meta?: RawJson | null;
 }
-
-/** **UNSTABLE** */
-export type AuthState =
-  | "authenticated"
-  | "unauthenticated"
-  | "not_required"
-  | "unknown"
-  | (string & {});
 
 /** **UNSTABLE** */
 export interface AuthAccount {
@@ -1019,13 +1012,6 @@ export interface ListSessionsRequest {
 }
 
 /** **UNSTABLE** */
-export type SessionArchiveFilter =
-  | "exclude"
-  | "include"
-  | "only"
-  | (string & {});
-
-/** **UNSTABLE** */
 export interface ForkSessionRequest {
   /** The ID of the session to fork. */
   sessionId: SessionId;
@@ -1149,16 +1135,6 @@ export type MessageMcpResponse =
   | MessageMcpResponseError;
 
 /** **UNSTABLE** */
-export interface McpError {
-  /** Inner MCP error code. Never an ACP error code. */
-  code: number;
-  /** Inner MCP error message. */
-  message: string;
-  /** Optional error data. Explicit null is retained. */
-  data?: RawJson;
-}
-
-/** **UNSTABLE** */
 export interface MessageMcpNotification {
   /** The declared ACP MCP server handling the associated request. */
   serverId: McpServerAcpId;
@@ -1195,9 +1171,6 @@ export interface ProxySuccessorRequest {
 
 /** **UNSTABLE** */
 export type InitializeProxyResponse = InitializeResponse;
-
-/** **UNSTABLE** */
-export type ProxySuccessorResponse = RawJson;
 
 /** **UNSTABLE** */
 export interface ProxySuccessorNotification {

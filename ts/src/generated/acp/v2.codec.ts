@@ -224,12 +224,7 @@ export function f_RequestPermissionRequest(members: readonly JMember[], path: st
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "description");
         seen0 |= 0x4;
         const p = path + ".description";
-        const mark = cx.warnings.length;
-        try {
-          x2_description = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x2_description = rt.dropped(cx, mark, p, err);
-        }
+        x2_description = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
         break;
       }
       case "subject": {
@@ -250,12 +245,7 @@ export function f_RequestPermissionRequest(members: readonly JMember[], path: st
         if ((seen0 & 0x20) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x20;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x5__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x5__meta = rt.dropped(cx, mark, p, err);
-        }
+        x5__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -348,48 +338,28 @@ export function f_ToolCallUpdate(members: readonly JMember[], path: string, cx: 
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "name");
         seen0 |= 0x2;
         const p = path + ".name";
-        const mark = cx.warnings.length;
-        try {
-          x1_name = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x1_name = rt.dropped(cx, mark, p, err);
-        }
+        x1_name = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
         break;
       }
       case "title": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "title");
         seen0 |= 0x4;
         const p = path + ".title";
-        const mark = cx.warnings.length;
-        try {
-          x2_title = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x2_title = rt.dropped(cx, mark, p, err);
-        }
+        x2_title = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
         break;
       }
       case "kind": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "kind");
         seen0 |= 0x8;
         const p = path + ".kind";
-        const mark = cx.warnings.length;
-        try {
-          x3_kind = m.value === null ? null : d_ToolKind(m.value, p, cx);
-        } catch (err) {
-          x3_kind = rt.dropped(cx, mark, p, err);
-        }
+        x3_kind = m.value === null ? null : rt.lenient(cx, m.value, p, d_ToolKind);
         break;
       }
       case "status": {
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "status");
         seen0 |= 0x10;
         const p = path + ".status";
-        const mark = cx.warnings.length;
-        try {
-          x4_status = m.value === null ? null : d_ToolCallStatus(m.value, p, cx);
-        } catch (err) {
-          x4_status = rt.dropped(cx, mark, p, err);
-        }
+        x4_status = m.value === null ? null : rt.lenient(cx, m.value, p, d_ToolCallStatus);
         break;
       }
       case "content": {
@@ -434,24 +404,14 @@ export function f_ToolCallUpdate(members: readonly JMember[], path: string, cx: 
         if ((seen0 & 0x200) !== 0) throw rt.duplicate(path, "capabilities");
         seen0 |= 0x200;
         const p = path + ".capabilities";
-        const mark = cx.warnings.length;
-        try {
-          x9_capabilities = m.value === null ? null : d_ToolCallCapabilities(m.value, p, cx);
-        } catch (err) {
-          x9_capabilities = rt.dropped(cx, mark, p, err);
-        }
+        x9_capabilities = m.value === null ? null : rt.lenient(cx, m.value, p, d_ToolCallCapabilities);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x400) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x400;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x10__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x10__meta = rt.dropped(cx, mark, p, err);
-        }
+        x10__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -606,36 +566,21 @@ export function f_Annotations(members: readonly JMember[], path: string, cx: rt.
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "lastModified");
         seen0 |= 0x2;
         const p = path + ".lastModified";
-        const mark = cx.warnings.length;
-        try {
-          x1_lastModified = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x1_lastModified = rt.dropped(cx, mark, p, err);
-        }
+        x1_lastModified = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
         break;
       }
       case "priority": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "priority");
         seen0 |= 0x4;
         const p = path + ".priority";
-        const mark = cx.warnings.length;
-        try {
-          x2_priority = m.value === null ? null : rt.d_f64(m.value, p, cx);
-        } catch (err) {
-          x2_priority = rt.dropped(cx, mark, p, err);
-        }
+        x2_priority = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_f64);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x8;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x3__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x3__meta = rt.dropped(cx, mark, p, err);
-        }
+        x3__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -690,24 +635,14 @@ export function f_TextContent(members: readonly JMember[], path: string, cx: rt.
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "annotations");
         seen0 |= 0x2;
         const p = path + ".annotations";
-        const mark = cx.warnings.length;
-        try {
-          x1_annotations = m.value === null ? null : d_Annotations(m.value, p, cx);
-        } catch (err) {
-          x1_annotations = rt.dropped(cx, mark, p, err);
-        }
+        x1_annotations = m.value === null ? null : rt.lenient(cx, m.value, p, d_Annotations);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x2__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x2__meta = rt.dropped(cx, mark, p, err);
-        }
+        x2__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -762,36 +697,21 @@ export function f_ImageContent(members: readonly JMember[], path: string, cx: rt
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "uri");
         seen0 |= 0x4;
         const p = path + ".uri";
-        const mark = cx.warnings.length;
-        try {
-          x2_uri = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x2_uri = rt.dropped(cx, mark, p, err);
-        }
+        x2_uri = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
         break;
       }
       case "annotations": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "annotations");
         seen0 |= 0x8;
         const p = path + ".annotations";
-        const mark = cx.warnings.length;
-        try {
-          x3_annotations = m.value === null ? null : d_Annotations(m.value, p, cx);
-        } catch (err) {
-          x3_annotations = rt.dropped(cx, mark, p, err);
-        }
+        x3_annotations = m.value === null ? null : rt.lenient(cx, m.value, p, d_Annotations);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x10;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x4__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x4__meta = rt.dropped(cx, mark, p, err);
-        }
+        x4__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -850,24 +770,14 @@ export function f_AudioContent(members: readonly JMember[], path: string, cx: rt
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "annotations");
         seen0 |= 0x4;
         const p = path + ".annotations";
-        const mark = cx.warnings.length;
-        try {
-          x2_annotations = m.value === null ? null : d_Annotations(m.value, p, cx);
-        } catch (err) {
-          x2_annotations = rt.dropped(cx, mark, p, err);
-        }
+        x2_annotations = m.value === null ? null : rt.lenient(cx, m.value, p, d_Annotations);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x8;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x3__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x3__meta = rt.dropped(cx, mark, p, err);
-        }
+        x3__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -918,12 +828,7 @@ export function f_Icon(members: readonly JMember[], path: string, cx: rt.Ctx, o:
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "mimeType");
         seen0 |= 0x2;
         const p = path + ".mimeType";
-        const mark = cx.warnings.length;
-        try {
-          x1_mimeType = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x1_mimeType = rt.dropped(cx, mark, p, err);
-        }
+        x1_mimeType = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
         break;
       }
       case "sizes": {
@@ -937,24 +842,14 @@ export function f_Icon(members: readonly JMember[], path: string, cx: rt.Ctx, o:
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "theme");
         seen0 |= 0x8;
         const p = path + ".theme";
-        const mark = cx.warnings.length;
-        try {
-          x3_theme = m.value === null ? null : d_IconTheme(m.value, p, cx);
-        } catch (err) {
-          x3_theme = rt.dropped(cx, mark, p, err);
-        }
+        x3_theme = m.value === null ? null : rt.lenient(cx, m.value, p, d_IconTheme);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x10;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x4__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x4__meta = rt.dropped(cx, mark, p, err);
-        }
+        x4__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -1025,24 +920,14 @@ export function f_ResourceLink(members: readonly JMember[], path: string, cx: rt
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "title");
         seen0 |= 0x4;
         const p = path + ".title";
-        const mark = cx.warnings.length;
-        try {
-          x2_title = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x2_title = rt.dropped(cx, mark, p, err);
-        }
+        x2_title = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
         break;
       }
       case "description": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "description");
         seen0 |= 0x8;
         const p = path + ".description";
-        const mark = cx.warnings.length;
-        try {
-          x3_description = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x3_description = rt.dropped(cx, mark, p, err);
-        }
+        x3_description = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
         break;
       }
       case "icons": {
@@ -1056,48 +941,28 @@ export function f_ResourceLink(members: readonly JMember[], path: string, cx: rt
         if ((seen0 & 0x20) !== 0) throw rt.duplicate(path, "mimeType");
         seen0 |= 0x20;
         const p = path + ".mimeType";
-        const mark = cx.warnings.length;
-        try {
-          x5_mimeType = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x5_mimeType = rt.dropped(cx, mark, p, err);
-        }
+        x5_mimeType = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
         break;
       }
       case "size": {
         if ((seen0 & 0x40) !== 0) throw rt.duplicate(path, "size");
         seen0 |= 0x40;
         const p = path + ".size";
-        const mark = cx.warnings.length;
-        try {
-          x6_size = m.value === null ? null : rt.d_u64(m.value, p, cx);
-        } catch (err) {
-          x6_size = rt.dropped(cx, mark, p, err);
-        }
+        x6_size = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_u64);
         break;
       }
       case "annotations": {
         if ((seen0 & 0x80) !== 0) throw rt.duplicate(path, "annotations");
         seen0 |= 0x80;
         const p = path + ".annotations";
-        const mark = cx.warnings.length;
-        try {
-          x7_annotations = m.value === null ? null : d_Annotations(m.value, p, cx);
-        } catch (err) {
-          x7_annotations = rt.dropped(cx, mark, p, err);
-        }
+        x7_annotations = m.value === null ? null : rt.lenient(cx, m.value, p, d_Annotations);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x100) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x100;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x8__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x8__meta = rt.dropped(cx, mark, p, err);
-        }
+        x8__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -1178,24 +1043,14 @@ export function f_TextResourceContents(members: readonly JMember[], path: string
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "mimeType");
         seen0 |= 0x4;
         const p = path + ".mimeType";
-        const mark = cx.warnings.length;
-        try {
-          x2_mimeType = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x2_mimeType = rt.dropped(cx, mark, p, err);
-        }
+        x2_mimeType = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x8;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x3__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x3__meta = rt.dropped(cx, mark, p, err);
-        }
+        x3__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -1252,24 +1107,14 @@ export function f_BlobResourceContents(members: readonly JMember[], path: string
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "mimeType");
         seen0 |= 0x4;
         const p = path + ".mimeType";
-        const mark = cx.warnings.length;
-        try {
-          x2_mimeType = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x2_mimeType = rt.dropped(cx, mark, p, err);
-        }
+        x2_mimeType = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x8;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x3__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x3__meta = rt.dropped(cx, mark, p, err);
-        }
+        x3__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -1318,24 +1163,14 @@ export function f_EmbeddedResource(members: readonly JMember[], path: string, cx
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "annotations");
         seen0 |= 0x2;
         const p = path + ".annotations";
-        const mark = cx.warnings.length;
-        try {
-          x1_annotations = m.value === null ? null : d_Annotations(m.value, p, cx);
-        } catch (err) {
-          x1_annotations = rt.dropped(cx, mark, p, err);
-        }
+        x1_annotations = m.value === null ? null : rt.lenient(cx, m.value, p, d_Annotations);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x2__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x2__meta = rt.dropped(cx, mark, p, err);
-        }
+        x2__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -1380,12 +1215,7 @@ export function f_Content(members: readonly JMember[], path: string, cx: rt.Ctx,
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x1__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x1__meta = rt.dropped(cx, mark, p, err);
-        }
+        x1__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -1464,36 +1294,21 @@ export function g_DiffChange(obj: JObject, path: string, cx: rt.Ctx, o: Record<s
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "fileType");
         seen0 |= 0x1;
         const p = path + ".fileType";
-        const mark = cx.warnings.length;
-        try {
-          x0_fileType = m.value === null ? null : d_DiffFileType(m.value, p, cx);
-        } catch (err) {
-          x0_fileType = rt.dropped(cx, mark, p, err);
-        }
+        x0_fileType = m.value === null ? null : rt.lenient(cx, m.value, p, d_DiffFileType);
         break;
       }
       case "mimeType": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "mimeType");
         seen0 |= 0x2;
         const p = path + ".mimeType";
-        const mark = cx.warnings.length;
-        try {
-          x1_mimeType = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x1_mimeType = rt.dropped(cx, mark, p, err);
-        }
+        x1_mimeType = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x2__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x2__meta = rt.dropped(cx, mark, p, err);
-        }
+        x2__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -1632,12 +1447,7 @@ export function f_DiffPatch(members: readonly JMember[], path: string, cx: rt.Ct
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x2__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x2__meta = rt.dropped(cx, mark, p, err);
-        }
+        x2__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -1693,24 +1503,14 @@ export function f_Diff(members: readonly JMember[], path: string, cx: rt.Ctx, o:
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "patch");
         seen0 |= 0x2;
         const p = path + ".patch";
-        const mark = cx.warnings.length;
-        try {
-          x1_patch = m.value === null ? null : d_DiffPatch(m.value, p, cx);
-        } catch (err) {
-          x1_patch = rt.dropped(cx, mark, p, err);
-        }
+        x1_patch = m.value === null ? null : rt.lenient(cx, m.value, p, d_DiffPatch);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x2__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x2__meta = rt.dropped(cx, mark, p, err);
-        }
+        x2__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -1756,24 +1556,14 @@ export function f_ToolCallLocation(members: readonly JMember[], path: string, cx
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "line");
         seen0 |= 0x2;
         const p = path + ".line";
-        const mark = cx.warnings.length;
-        try {
-          x1_line = m.value === null ? null : rt.d_u32(m.value, p, cx);
-        } catch (err) {
-          x1_line = rt.dropped(cx, mark, p, err);
-        }
+        x1_line = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_u32);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x2__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x2__meta = rt.dropped(cx, mark, p, err);
-        }
+        x2__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -1811,24 +1601,14 @@ export function f_ToolCallCapabilities(members: readonly JMember[], path: string
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "cancel");
         seen0 |= 0x1;
         const p = path + ".cancel";
-        const mark = cx.warnings.length;
-        try {
-          x0_cancel = m.value === null ? null : d_ToolCallCancelCapabilities(m.value, p, cx);
-        } catch (err) {
-          x0_cancel = rt.dropped(cx, mark, p, err);
-        }
+        x0_cancel = m.value === null ? null : rt.lenient(cx, m.value, p, d_ToolCallCancelCapabilities);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x1__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x1__meta = rt.dropped(cx, mark, p, err);
-        }
+        x1__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -1862,12 +1642,7 @@ export function f_ToolCallCancelCapabilities(members: readonly JMember[], path: 
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x0__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x0__meta = rt.dropped(cx, mark, p, err);
-        }
+        x0__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -1907,12 +1682,7 @@ export function f_ToolCallPermissionSubject(members: readonly JMember[], path: s
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x1__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x1__meta = rt.dropped(cx, mark, p, err);
-        }
+        x1__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -1965,36 +1735,21 @@ export function f_CommandPermissionSubject(members: readonly JMember[], path: st
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "toolCallId");
         seen0 |= 0x4;
         const p = path + ".toolCallId";
-        const mark = cx.warnings.length;
-        try {
-          x2_toolCallId = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x2_toolCallId = rt.dropped(cx, mark, p, err);
-        }
+        x2_toolCallId = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
         break;
       }
       case "terminalId": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "terminalId");
         seen0 |= 0x8;
         const p = path + ".terminalId";
-        const mark = cx.warnings.length;
-        try {
-          x3_terminalId = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x3_terminalId = rt.dropped(cx, mark, p, err);
-        }
+        x3_terminalId = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x10;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x4__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x4__meta = rt.dropped(cx, mark, p, err);
-        }
+        x4__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -2060,12 +1815,7 @@ export function f_PermissionOption(members: readonly JMember[], path: string, cx
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x8;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x3__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x3__meta = rt.dropped(cx, mark, p, err);
-        }
+        x3__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -2152,12 +1902,7 @@ export function g_CreateElicitationRequest(obj: JObject, path: string, cx: rt.Ct
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x1__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x1__meta = rt.dropped(cx, mark, p, err);
-        }
+        x1__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -2206,12 +1951,7 @@ export function f_ElicitationSchema(members: readonly JMember[], path: string, c
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "title");
         seen0 |= 0x2;
         const p = path + ".title";
-        const mark = cx.warnings.length;
-        try {
-          x1_title = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x1_title = rt.dropped(cx, mark, p, err);
-        }
+        x1_title = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
         break;
       }
       case "properties": {
@@ -2232,24 +1972,14 @@ export function f_ElicitationSchema(members: readonly JMember[], path: string, c
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "description");
         seen0 |= 0x10;
         const p = path + ".description";
-        const mark = cx.warnings.length;
-        try {
-          x4_description = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x4_description = rt.dropped(cx, mark, p, err);
-        }
+        x4_description = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x20) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x20;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x5__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x5__meta = rt.dropped(cx, mark, p, err);
-        }
+        x5__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -2352,24 +2082,14 @@ export function f_StringPropertySchema(members: readonly JMember[], path: string
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "title");
         seen0 |= 0x1;
         const p = path + ".title";
-        const mark = cx.warnings.length;
-        try {
-          x0_title = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x0_title = rt.dropped(cx, mark, p, err);
-        }
+        x0_title = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
         break;
       }
       case "description": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "description");
         seen0 |= 0x2;
         const p = path + ".description";
-        const mark = cx.warnings.length;
-        try {
-          x1_description = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x1_description = rt.dropped(cx, mark, p, err);
-        }
+        x1_description = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
         break;
       }
       case "minLength": {
@@ -2404,12 +2124,7 @@ export function f_StringPropertySchema(members: readonly JMember[], path: string
         if ((seen0 & 0x40) !== 0) throw rt.duplicate(path, "default");
         seen0 |= 0x40;
         const p = path + ".default";
-        const mark = cx.warnings.length;
-        try {
-          x6_default = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x6_default = rt.dropped(cx, mark, p, err);
-        }
+        x6_default = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
         break;
       }
       case "enum": {
@@ -2430,12 +2145,7 @@ export function f_StringPropertySchema(members: readonly JMember[], path: string
         if ((seen0 & 0x200) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x200;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x9__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x9__meta = rt.dropped(cx, mark, p, err);
-        }
+        x9__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -2521,12 +2231,7 @@ export function f_StringMultiSelectItems(members: readonly JMember[], path: stri
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x1__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x1__meta = rt.dropped(cx, mark, p, err);
-        }
+        x1__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -2570,12 +2275,7 @@ export function f_TitledMultiSelectItems(members: readonly JMember[], path: stri
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x1__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x1__meta = rt.dropped(cx, mark, p, err);
-        }
+        x1__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -2617,24 +2317,14 @@ export function f_MultiSelectPropertySchema(members: readonly JMember[], path: s
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "title");
         seen0 |= 0x1;
         const p = path + ".title";
-        const mark = cx.warnings.length;
-        try {
-          x0_title = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x0_title = rt.dropped(cx, mark, p, err);
-        }
+        x0_title = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
         break;
       }
       case "description": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "description");
         seen0 |= 0x2;
         const p = path + ".description";
-        const mark = cx.warnings.length;
-        try {
-          x1_description = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x1_description = rt.dropped(cx, mark, p, err);
-        }
+        x1_description = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
         break;
       }
       case "minItems": {
@@ -2669,12 +2359,7 @@ export function f_MultiSelectPropertySchema(members: readonly JMember[], path: s
         if ((seen0 & 0x40) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x40;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x6__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x6__meta = rt.dropped(cx, mark, p, err);
-        }
+        x6__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -2772,12 +2457,7 @@ export function f_InitializeResponse(members: readonly JMember[], path: string, 
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "capabilities");
         seen0 |= 0x4;
         const p = path + ".capabilities";
-        const mark = cx.warnings.length;
-        try {
-          x2_capabilities = d_AgentCapabilities(m.value, p, cx);
-        } catch (err) {
-          x2_capabilities = rt.dropped(cx, mark, p, err);
-        }
+        x2_capabilities = rt.lenient(cx, m.value, p, d_AgentCapabilities);
         break;
       }
       case "authMethods": {
@@ -2791,12 +2471,7 @@ export function f_InitializeResponse(members: readonly JMember[], path: string, 
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x10;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x4__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x4__meta = rt.dropped(cx, mark, p, err);
-        }
+        x4__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -2840,36 +2515,21 @@ export function f_AgentCapabilities(members: readonly JMember[], path: string, c
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "session");
         seen0 |= 0x1;
         const p = path + ".session";
-        const mark = cx.warnings.length;
-        try {
-          x0_session = m.value === null ? null : d_SessionCapabilities(m.value, p, cx);
-        } catch (err) {
-          x0_session = rt.dropped(cx, mark, p, err);
-        }
+        x0_session = m.value === null ? null : rt.lenient(cx, m.value, p, d_SessionCapabilities);
         break;
       }
       case "auth": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "auth");
         seen0 |= 0x2;
         const p = path + ".auth";
-        const mark = cx.warnings.length;
-        try {
-          x1_auth = m.value === null ? null : d_AgentAuthCapabilities(m.value, p, cx);
-        } catch (err) {
-          x1_auth = rt.dropped(cx, mark, p, err);
-        }
+        x1_auth = m.value === null ? null : rt.lenient(cx, m.value, p, d_AgentAuthCapabilities);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x2__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x2__meta = rt.dropped(cx, mark, p, err);
-        }
+        x2__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -2909,60 +2569,35 @@ export function f_SessionCapabilities(members: readonly JMember[], path: string,
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "prompt");
         seen0 |= 0x1;
         const p = path + ".prompt";
-        const mark = cx.warnings.length;
-        try {
-          x0_prompt = m.value === null ? null : d_PromptCapabilities(m.value, p, cx);
-        } catch (err) {
-          x0_prompt = rt.dropped(cx, mark, p, err);
-        }
+        x0_prompt = m.value === null ? null : rt.lenient(cx, m.value, p, d_PromptCapabilities);
         break;
       }
       case "mcp": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "mcp");
         seen0 |= 0x2;
         const p = path + ".mcp";
-        const mark = cx.warnings.length;
-        try {
-          x1_mcp = m.value === null ? null : d_McpCapabilities(m.value, p, cx);
-        } catch (err) {
-          x1_mcp = rt.dropped(cx, mark, p, err);
-        }
+        x1_mcp = m.value === null ? null : rt.lenient(cx, m.value, p, d_McpCapabilities);
         break;
       }
       case "delete": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "delete");
         seen0 |= 0x4;
         const p = path + ".delete";
-        const mark = cx.warnings.length;
-        try {
-          x2_delete = m.value === null ? null : d_SessionDeleteCapabilities(m.value, p, cx);
-        } catch (err) {
-          x2_delete = rt.dropped(cx, mark, p, err);
-        }
+        x2_delete = m.value === null ? null : rt.lenient(cx, m.value, p, d_SessionDeleteCapabilities);
         break;
       }
       case "additionalDirectories": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "additionalDirectories");
         seen0 |= 0x8;
         const p = path + ".additionalDirectories";
-        const mark = cx.warnings.length;
-        try {
-          x3_additionalDirectories = m.value === null ? null : d_SessionAdditionalDirectoriesCapabilities(m.value, p, cx);
-        } catch (err) {
-          x3_additionalDirectories = rt.dropped(cx, mark, p, err);
-        }
+        x3_additionalDirectories = m.value === null ? null : rt.lenient(cx, m.value, p, d_SessionAdditionalDirectoriesCapabilities);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x10;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x4__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x4__meta = rt.dropped(cx, mark, p, err);
-        }
+        x4__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -3005,48 +2640,28 @@ export function f_PromptCapabilities(members: readonly JMember[], path: string, 
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "image");
         seen0 |= 0x1;
         const p = path + ".image";
-        const mark = cx.warnings.length;
-        try {
-          x0_image = m.value === null ? null : d_PromptImageCapabilities(m.value, p, cx);
-        } catch (err) {
-          x0_image = rt.dropped(cx, mark, p, err);
-        }
+        x0_image = m.value === null ? null : rt.lenient(cx, m.value, p, d_PromptImageCapabilities);
         break;
       }
       case "audio": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "audio");
         seen0 |= 0x2;
         const p = path + ".audio";
-        const mark = cx.warnings.length;
-        try {
-          x1_audio = m.value === null ? null : d_PromptAudioCapabilities(m.value, p, cx);
-        } catch (err) {
-          x1_audio = rt.dropped(cx, mark, p, err);
-        }
+        x1_audio = m.value === null ? null : rt.lenient(cx, m.value, p, d_PromptAudioCapabilities);
         break;
       }
       case "embeddedContext": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "embeddedContext");
         seen0 |= 0x4;
         const p = path + ".embeddedContext";
-        const mark = cx.warnings.length;
-        try {
-          x2_embeddedContext = m.value === null ? null : d_PromptEmbeddedContextCapabilities(m.value, p, cx);
-        } catch (err) {
-          x2_embeddedContext = rt.dropped(cx, mark, p, err);
-        }
+        x2_embeddedContext = m.value === null ? null : rt.lenient(cx, m.value, p, d_PromptEmbeddedContextCapabilities);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x8;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x3__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x3__meta = rt.dropped(cx, mark, p, err);
-        }
+        x3__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -3084,12 +2699,7 @@ export function f_PromptImageCapabilities(members: readonly JMember[], path: str
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x0__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x0__meta = rt.dropped(cx, mark, p, err);
-        }
+        x0__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -3121,12 +2731,7 @@ export function f_PromptAudioCapabilities(members: readonly JMember[], path: str
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x0__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x0__meta = rt.dropped(cx, mark, p, err);
-        }
+        x0__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -3158,12 +2763,7 @@ export function f_PromptEmbeddedContextCapabilities(members: readonly JMember[],
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x0__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x0__meta = rt.dropped(cx, mark, p, err);
-        }
+        x0__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -3197,36 +2797,21 @@ export function f_McpCapabilities(members: readonly JMember[], path: string, cx:
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "stdio");
         seen0 |= 0x1;
         const p = path + ".stdio";
-        const mark = cx.warnings.length;
-        try {
-          x0_stdio = m.value === null ? null : d_McpStdioCapabilities(m.value, p, cx);
-        } catch (err) {
-          x0_stdio = rt.dropped(cx, mark, p, err);
-        }
+        x0_stdio = m.value === null ? null : rt.lenient(cx, m.value, p, d_McpStdioCapabilities);
         break;
       }
       case "http": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "http");
         seen0 |= 0x2;
         const p = path + ".http";
-        const mark = cx.warnings.length;
-        try {
-          x1_http = m.value === null ? null : d_McpHttpCapabilities(m.value, p, cx);
-        } catch (err) {
-          x1_http = rt.dropped(cx, mark, p, err);
-        }
+        x1_http = m.value === null ? null : rt.lenient(cx, m.value, p, d_McpHttpCapabilities);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x2__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x2__meta = rt.dropped(cx, mark, p, err);
-        }
+        x2__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -3262,12 +2847,7 @@ export function f_McpStdioCapabilities(members: readonly JMember[], path: string
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x0__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x0__meta = rt.dropped(cx, mark, p, err);
-        }
+        x0__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -3299,12 +2879,7 @@ export function f_McpHttpCapabilities(members: readonly JMember[], path: string,
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x0__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x0__meta = rt.dropped(cx, mark, p, err);
-        }
+        x0__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -3336,12 +2911,7 @@ export function f_AgentAuthCapabilities(members: readonly JMember[], path: strin
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x0__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x0__meta = rt.dropped(cx, mark, p, err);
-        }
+        x0__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -3422,12 +2992,7 @@ export function f_AuthMethodTerminal(members: readonly JMember[], path: string, 
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "description");
         seen0 |= 0x4;
         const p = path + ".description";
-        const mark = cx.warnings.length;
-        try {
-          x2_description = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x2_description = rt.dropped(cx, mark, p, err);
-        }
+        x2_description = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
         break;
       }
       case "args": {
@@ -3448,12 +3013,7 @@ export function f_AuthMethodTerminal(members: readonly JMember[], path: string, 
         if ((seen0 & 0x20) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x20;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x5__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x5__meta = rt.dropped(cx, mark, p, err);
-        }
+        x5__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -3514,24 +3074,14 @@ export function f_AuthMethodAgent(members: readonly JMember[], path: string, cx:
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "description");
         seen0 |= 0x4;
         const p = path + ".description";
-        const mark = cx.warnings.length;
-        try {
-          x2_description = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x2_description = rt.dropped(cx, mark, p, err);
-        }
+        x2_description = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x8;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x3__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x3__meta = rt.dropped(cx, mark, p, err);
-        }
+        x3__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -3571,12 +3121,7 @@ export function f_LoginAuthResponse(members: readonly JMember[], path: string, c
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x0__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x0__meta = rt.dropped(cx, mark, p, err);
-        }
+        x0__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -3608,12 +3153,7 @@ export function f_LogoutAuthResponse(members: readonly JMember[], path: string, 
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x0__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x0__meta = rt.dropped(cx, mark, p, err);
-        }
+        x0__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -3669,12 +3209,7 @@ export function f_NewSessionResponse(members: readonly JMember[], path: string, 
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x8;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x3__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x3__meta = rt.dropped(cx, mark, p, err);
-        }
+        x3__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -3761,36 +3296,21 @@ export function g_SessionConfigOption(obj: JObject, path: string, cx: rt.Ctx, o:
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "description");
         seen0 |= 0x4;
         const p = path + ".description";
-        const mark = cx.warnings.length;
-        try {
-          x2_description = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x2_description = rt.dropped(cx, mark, p, err);
-        }
+        x2_description = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
         break;
       }
       case "category": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "category");
         seen0 |= 0x8;
         const p = path + ".category";
-        const mark = cx.warnings.length;
-        try {
-          x3_category = m.value === null ? null : d_SessionConfigOptionCategory(m.value, p, cx);
-        } catch (err) {
-          x3_category = rt.dropped(cx, mark, p, err);
-        }
+        x3_category = m.value === null ? null : rt.lenient(cx, m.value, p, d_SessionConfigOptionCategory);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x10;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x4__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x4__meta = rt.dropped(cx, mark, p, err);
-        }
+        x4__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -3873,12 +3393,7 @@ export function f_SessionConfigSelectGroup(members: readonly JMember[], path: st
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x8;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x3__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x3__meta = rt.dropped(cx, mark, p, err);
-        }
+        x3__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -4024,12 +3539,7 @@ export function f_TextCommandInput(members: readonly JMember[], path: string, cx
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x1__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x1__meta = rt.dropped(cx, mark, p, err);
-        }
+        x1__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -4081,24 +3591,14 @@ export function f_Command(members: readonly JMember[], path: string, cx: rt.Ctx,
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "input");
         seen0 |= 0x4;
         const p = path + ".input";
-        const mark = cx.warnings.length;
-        try {
-          x2_input = m.value === null ? null : d_AvailableCommandInput(m.value, p, cx);
-        } catch (err) {
-          x2_input = rt.dropped(cx, mark, p, err);
-        }
+        x2_input = m.value === null ? null : rt.lenient(cx, m.value, p, d_AvailableCommandInput);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x8;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x3__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x3__meta = rt.dropped(cx, mark, p, err);
-        }
+        x3__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -4155,12 +3655,7 @@ export function f_ListSessionsResponse(members: readonly JMember[], path: string
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x2__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x2__meta = rt.dropped(cx, mark, p, err);
-        }
+        x2__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -4223,36 +3718,21 @@ export function f_SessionInfo(members: readonly JMember[], path: string, cx: rt.
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "title");
         seen0 |= 0x8;
         const p = path + ".title";
-        const mark = cx.warnings.length;
-        try {
-          x3_title = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x3_title = rt.dropped(cx, mark, p, err);
-        }
+        x3_title = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
         break;
       }
       case "updatedAt": {
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "updatedAt");
         seen0 |= 0x10;
         const p = path + ".updatedAt";
-        const mark = cx.warnings.length;
-        try {
-          x4_updatedAt = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x4_updatedAt = rt.dropped(cx, mark, p, err);
-        }
+        x4_updatedAt = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x20) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x20;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x5__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x5__meta = rt.dropped(cx, mark, p, err);
-        }
+        x5__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -4312,12 +3792,7 @@ export function f_ResumeSessionResponse(members: readonly JMember[], path: strin
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x2__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x2__meta = rt.dropped(cx, mark, p, err);
-        }
+        x2__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -4353,12 +3828,7 @@ export function f_CancelToolCallResponse(members: readonly JMember[], path: stri
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x0__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x0__meta = rt.dropped(cx, mark, p, err);
-        }
+        x0__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -4390,12 +3860,7 @@ export function f_CancelTerminalResponse(members: readonly JMember[], path: stri
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x0__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x0__meta = rt.dropped(cx, mark, p, err);
-        }
+        x0__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -4436,12 +3901,7 @@ export function f_SetSessionConfigOptionResponse(members: readonly JMember[], pa
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x1__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x1__meta = rt.dropped(cx, mark, p, err);
-        }
+        x1__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -4484,12 +3944,7 @@ export function f_PromptResponse(members: readonly JMember[], path: string, cx: 
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x1__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x1__meta = rt.dropped(cx, mark, p, err);
-        }
+        x1__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -4557,12 +4012,7 @@ export function f_UnsupportedProtocolVersionErrorData(members: readonly JMember[
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x2__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x2__meta = rt.dropped(cx, mark, p, err);
-        }
+        x2__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -4608,12 +4058,7 @@ export function f_SessionNotFoundErrorData(members: readonly JMember[], path: st
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x1__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x1__meta = rt.dropped(cx, mark, p, err);
-        }
+        x1__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -4664,12 +4109,7 @@ export function f_UpdateSessionNotification(members: readonly JMember[], path: s
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x2__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x2__meta = rt.dropped(cx, mark, p, err);
-        }
+        x2__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -4821,12 +4261,7 @@ export function f_ContentChunk(members: readonly JMember[], path: string, cx: rt
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x2__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x2__meta = rt.dropped(cx, mark, p, err);
-        }
+        x2__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -4880,12 +4315,7 @@ export function f_UserMessage(members: readonly JMember[], path: string, cx: rt.
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x2__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x2__meta = rt.dropped(cx, mark, p, err);
-        }
+        x2__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -4938,12 +4368,7 @@ export function f_AgentMessage(members: readonly JMember[], path: string, cx: rt
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x2__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x2__meta = rt.dropped(cx, mark, p, err);
-        }
+        x2__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -4996,12 +4421,7 @@ export function f_AgentThought(members: readonly JMember[], path: string, cx: rt
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x2__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x2__meta = rt.dropped(cx, mark, p, err);
-        }
+        x2__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -5076,12 +4496,7 @@ export function f_BackgroundTerminal(members: readonly JMember[], path: string, 
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x1__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x1__meta = rt.dropped(cx, mark, p, err);
-        }
+        x1__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -5124,12 +4539,7 @@ export function f_BackgroundToolCall(members: readonly JMember[], path: string, 
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x1__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x1__meta = rt.dropped(cx, mark, p, err);
-        }
+        x1__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -5165,24 +4575,14 @@ export function f_RunningStateUpdate(members: readonly JMember[], path: string, 
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "background");
         seen0 |= 0x1;
         const p = path + ".background";
-        const mark = cx.warnings.length;
-        try {
-          x0_background = m.value === null ? null : list_9(m.value, p, cx);
-        } catch (err) {
-          x0_background = rt.dropped(cx, mark, p, err);
-        }
+        x0_background = m.value === null ? null : rt.lenient(cx, m.value, p, list_9);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x1__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x1__meta = rt.dropped(cx, mark, p, err);
-        }
+        x1__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -5216,12 +4616,7 @@ export function f_ErrorStopReason(members: readonly JMember[], path: string, cx:
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "error");
         seen0 |= 0x1;
         const p = path + ".error";
-        const mark = cx.warnings.length;
-        try {
-          x0_error = m.value === null ? null : rt.d_error_object(m.value, p, cx);
-        } catch (err) {
-          x0_error = rt.dropped(cx, mark, p, err);
-        }
+        x0_error = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_error_object);
         break;
       }
     }
@@ -5301,36 +4696,21 @@ export function g_IdleStateUpdate(obj: JObject, path: string, cx: rt.Ctx, o: Rec
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "background");
         seen0 |= 0x1;
         const p = path + ".background";
-        const mark = cx.warnings.length;
-        try {
-          x0_background = m.value === null ? null : list_9(m.value, p, cx);
-        } catch (err) {
-          x0_background = rt.dropped(cx, mark, p, err);
-        }
+        x0_background = m.value === null ? null : rt.lenient(cx, m.value, p, list_9);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x1__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x1__meta = rt.dropped(cx, mark, p, err);
-        }
+        x1__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
       case "stopReason": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "stopReason");
         seen0 |= 0x4;
         const p = path + ".stopReason";
-        const mark = cx.warnings.length;
-        try {
-          x2_stopReason = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x2_stopReason = rt.dropped(cx, mark, p, err);
-        }
+        x2_stopReason = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
         break;
       }
     }
@@ -5369,24 +4749,14 @@ export function f_RequiresActionStateUpdate(members: readonly JMember[], path: s
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "background");
         seen0 |= 0x1;
         const p = path + ".background";
-        const mark = cx.warnings.length;
-        try {
-          x0_background = m.value === null ? null : list_9(m.value, p, cx);
-        } catch (err) {
-          x0_background = rt.dropped(cx, mark, p, err);
-        }
+        x0_background = m.value === null ? null : rt.lenient(cx, m.value, p, list_9);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x1__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x1__meta = rt.dropped(cx, mark, p, err);
-        }
+        x1__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -5470,12 +4840,7 @@ export function f_ToolCallContentChunk(members: readonly JMember[], path: string
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x2__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x2__meta = rt.dropped(cx, mark, p, err);
-        }
+        x2__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -5521,12 +4886,7 @@ export function f_TerminalOutput(members: readonly JMember[], path: string, cx: 
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x1__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x1__meta = rt.dropped(cx, mark, p, err);
-        }
+        x1__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -5563,36 +4923,21 @@ export function f_TerminalExitStatus(members: readonly JMember[], path: string, 
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "exitCode");
         seen0 |= 0x1;
         const p = path + ".exitCode";
-        const mark = cx.warnings.length;
-        try {
-          x0_exitCode = m.value === null ? null : rt.d_i64(m.value, p, cx);
-        } catch (err) {
-          x0_exitCode = rt.dropped(cx, mark, p, err);
-        }
+        x0_exitCode = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_i64);
         break;
       }
       case "signal": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "signal");
         seen0 |= 0x2;
         const p = path + ".signal";
-        const mark = cx.warnings.length;
-        try {
-          x1_signal = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x1_signal = rt.dropped(cx, mark, p, err);
-        }
+        x1_signal = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x2__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x2__meta = rt.dropped(cx, mark, p, err);
-        }
+        x2__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -5644,12 +4989,7 @@ export function f_TerminalSize(members: readonly JMember[], path: string, cx: rt
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x2__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x2__meta = rt.dropped(cx, mark, p, err);
-        }
+        x2__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -5688,24 +5028,14 @@ export function f_TerminalCapabilities(members: readonly JMember[], path: string
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "cancel");
         seen0 |= 0x1;
         const p = path + ".cancel";
-        const mark = cx.warnings.length;
-        try {
-          x0_cancel = m.value === null ? null : d_TerminalCancelCapabilities(m.value, p, cx);
-        } catch (err) {
-          x0_cancel = rt.dropped(cx, mark, p, err);
-        }
+        x0_cancel = m.value === null ? null : rt.lenient(cx, m.value, p, d_TerminalCancelCapabilities);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x1__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x1__meta = rt.dropped(cx, mark, p, err);
-        }
+        x1__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -5739,12 +5069,7 @@ export function f_TerminalCancelCapabilities(members: readonly JMember[], path: 
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x0__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x0__meta = rt.dropped(cx, mark, p, err);
-        }
+        x0__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -5790,84 +5115,49 @@ export function f_TerminalUpdate(members: readonly JMember[], path: string, cx: 
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "command");
         seen0 |= 0x2;
         const p = path + ".command";
-        const mark = cx.warnings.length;
-        try {
-          x1_command = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x1_command = rt.dropped(cx, mark, p, err);
-        }
+        x1_command = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
         break;
       }
       case "cwd": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "cwd");
         seen0 |= 0x4;
         const p = path + ".cwd";
-        const mark = cx.warnings.length;
-        try {
-          x2_cwd = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x2_cwd = rt.dropped(cx, mark, p, err);
-        }
+        x2_cwd = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
         break;
       }
       case "output": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "output");
         seen0 |= 0x8;
         const p = path + ".output";
-        const mark = cx.warnings.length;
-        try {
-          x3_output = m.value === null ? null : d_TerminalOutput(m.value, p, cx);
-        } catch (err) {
-          x3_output = rt.dropped(cx, mark, p, err);
-        }
+        x3_output = m.value === null ? null : rt.lenient(cx, m.value, p, d_TerminalOutput);
         break;
       }
       case "exitStatus": {
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "exitStatus");
         seen0 |= 0x10;
         const p = path + ".exitStatus";
-        const mark = cx.warnings.length;
-        try {
-          x4_exitStatus = m.value === null ? null : d_TerminalExitStatus(m.value, p, cx);
-        } catch (err) {
-          x4_exitStatus = rt.dropped(cx, mark, p, err);
-        }
+        x4_exitStatus = m.value === null ? null : rt.lenient(cx, m.value, p, d_TerminalExitStatus);
         break;
       }
       case "size": {
         if ((seen0 & 0x20) !== 0) throw rt.duplicate(path, "size");
         seen0 |= 0x20;
         const p = path + ".size";
-        const mark = cx.warnings.length;
-        try {
-          x5_size = m.value === null ? null : d_TerminalSize(m.value, p, cx);
-        } catch (err) {
-          x5_size = rt.dropped(cx, mark, p, err);
-        }
+        x5_size = m.value === null ? null : rt.lenient(cx, m.value, p, d_TerminalSize);
         break;
       }
       case "capabilities": {
         if ((seen0 & 0x40) !== 0) throw rt.duplicate(path, "capabilities");
         seen0 |= 0x40;
         const p = path + ".capabilities";
-        const mark = cx.warnings.length;
-        try {
-          x6_capabilities = m.value === null ? null : d_TerminalCapabilities(m.value, p, cx);
-        } catch (err) {
-          x6_capabilities = rt.dropped(cx, mark, p, err);
-        }
+        x6_capabilities = m.value === null ? null : rt.lenient(cx, m.value, p, d_TerminalCapabilities);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x80) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x80;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x7__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x7__meta = rt.dropped(cx, mark, p, err);
-        }
+        x7__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -5930,12 +5220,7 @@ export function f_TerminalOutputChunk(members: readonly JMember[], path: string,
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x2__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x2__meta = rt.dropped(cx, mark, p, err);
-        }
+        x2__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -6023,12 +5308,7 @@ export function f_PlanEntry(members: readonly JMember[], path: string, cx: rt.Ct
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x8;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x3__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x3__meta = rt.dropped(cx, mark, p, err);
-        }
+        x3__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -6102,12 +5382,7 @@ export function f_PlanItems(members: readonly JMember[], path: string, cx: rt.Ct
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x2__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x2__meta = rt.dropped(cx, mark, p, err);
-        }
+        x2__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -6153,12 +5428,7 @@ export function f_PlanUpdate(members: readonly JMember[], path: string, cx: rt.C
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x1__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x1__meta = rt.dropped(cx, mark, p, err);
-        }
+        x1__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -6202,12 +5472,7 @@ export function f_AvailableCommandsUpdate(members: readonly JMember[], path: str
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x1__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x1__meta = rt.dropped(cx, mark, p, err);
-        }
+        x1__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -6251,12 +5516,7 @@ export function f_ConfigOptionUpdate(members: readonly JMember[], path: string, 
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x1__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x1__meta = rt.dropped(cx, mark, p, err);
-        }
+        x1__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -6316,24 +5576,14 @@ export function f_CompactionUpdate(members: readonly JMember[], path: string, cx
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "error");
         seen0 |= 0x8;
         const p = path + ".error";
-        const mark = cx.warnings.length;
-        try {
-          x3_error = m.value === null ? null : rt.d_str(m.value, p, cx);
-        } catch (err) {
-          x3_error = rt.dropped(cx, mark, p, err);
-        }
+        x3_error = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x10;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x4__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x4__meta = rt.dropped(cx, mark, p, err);
-        }
+        x4__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -6391,12 +5641,7 @@ export function f_CompactionSummaryChunk(members: readonly JMember[], path: stri
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x2__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x2__meta = rt.dropped(cx, mark, p, err);
-        }
+        x2__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -6451,24 +5696,14 @@ export function f_InitializeRequest(members: readonly JMember[], path: string, c
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "capabilities");
         seen0 |= 0x4;
         const p = path + ".capabilities";
-        const mark = cx.warnings.length;
-        try {
-          x2_capabilities = d_ClientCapabilities(m.value, p, cx);
-        } catch (err) {
-          x2_capabilities = rt.dropped(cx, mark, p, err);
-        }
+        x2_capabilities = rt.lenient(cx, m.value, p, d_ClientCapabilities);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x8;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x3__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x3__meta = rt.dropped(cx, mark, p, err);
-        }
+        x3__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -6510,36 +5745,21 @@ export function f_ClientCapabilities(members: readonly JMember[], path: string, 
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "auth");
         seen0 |= 0x1;
         const p = path + ".auth";
-        const mark = cx.warnings.length;
-        try {
-          x0_auth = m.value === null ? null : d_ClientAuthCapabilities(m.value, p, cx);
-        } catch (err) {
-          x0_auth = rt.dropped(cx, mark, p, err);
-        }
+        x0_auth = m.value === null ? null : rt.lenient(cx, m.value, p, d_ClientAuthCapabilities);
         break;
       }
       case "elicitation": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "elicitation");
         seen0 |= 0x2;
         const p = path + ".elicitation";
-        const mark = cx.warnings.length;
-        try {
-          x1_elicitation = m.value === null ? null : d_ElicitationCapabilities(m.value, p, cx);
-        } catch (err) {
-          x1_elicitation = rt.dropped(cx, mark, p, err);
-        }
+        x1_elicitation = m.value === null ? null : rt.lenient(cx, m.value, p, d_ElicitationCapabilities);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x2__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x2__meta = rt.dropped(cx, mark, p, err);
-        }
+        x2__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -6576,24 +5796,14 @@ export function f_ClientAuthCapabilities(members: readonly JMember[], path: stri
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "terminal");
         seen0 |= 0x1;
         const p = path + ".terminal";
-        const mark = cx.warnings.length;
-        try {
-          x0_terminal = m.value === null ? null : d_TerminalAuthCapabilities(m.value, p, cx);
-        } catch (err) {
-          x0_terminal = rt.dropped(cx, mark, p, err);
-        }
+        x0_terminal = m.value === null ? null : rt.lenient(cx, m.value, p, d_TerminalAuthCapabilities);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x1__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x1__meta = rt.dropped(cx, mark, p, err);
-        }
+        x1__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -6627,12 +5837,7 @@ export function f_TerminalAuthCapabilities(members: readonly JMember[], path: st
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x0__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x0__meta = rt.dropped(cx, mark, p, err);
-        }
+        x0__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -6672,12 +5877,7 @@ export function f_LoginAuthRequest(members: readonly JMember[], path: string, cx
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x1__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x1__meta = rt.dropped(cx, mark, p, err);
-        }
+        x1__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -6712,12 +5912,7 @@ export function f_LogoutAuthRequest(members: readonly JMember[], path: string, c
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x0__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x0__meta = rt.dropped(cx, mark, p, err);
-        }
+        x0__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -6773,12 +5968,7 @@ export function f_NewSessionRequest(members: readonly JMember[], path: string, c
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x8;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x3__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x3__meta = rt.dropped(cx, mark, p, err);
-        }
+        x3__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -6871,12 +6061,7 @@ export function f_McpServerHttp(members: readonly JMember[], path: string, cx: r
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x8;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x3__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x3__meta = rt.dropped(cx, mark, p, err);
-        }
+        x3__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -6948,12 +6133,7 @@ export function f_McpServerStdio(members: readonly JMember[], path: string, cx: 
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x10;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x4__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x4__meta = rt.dropped(cx, mark, p, err);
-        }
+        x4__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -7011,12 +6191,7 @@ export function f_ListSessionsRequest(members: readonly JMember[], path: string,
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x2__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x2__meta = rt.dropped(cx, mark, p, err);
-        }
+        x2__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -7092,12 +6267,7 @@ export function f_ResumeSessionRequest(members: readonly JMember[], path: string
         if ((seen0 & 0x20) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x20;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x5__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x5__meta = rt.dropped(cx, mark, p, err);
-        }
+        x5__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -7167,12 +6337,7 @@ export function f_ReplayFromStart(members: readonly JMember[], path: string, cx:
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x0__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x0__meta = rt.dropped(cx, mark, p, err);
-        }
+        x0__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -7220,12 +6385,7 @@ export function f_CancelToolCallRequest(members: readonly JMember[], path: strin
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x2__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x2__meta = rt.dropped(cx, mark, p, err);
-        }
+        x2__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -7279,12 +6439,7 @@ export function f_CancelTerminalRequest(members: readonly JMember[], path: strin
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x2__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x2__meta = rt.dropped(cx, mark, p, err);
-        }
+        x2__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -7401,12 +6556,7 @@ export function g_SetSessionConfigOptionRequest(obj: JObject, path: string, cx: 
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x2__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x2__meta = rt.dropped(cx, mark, p, err);
-        }
+        x2__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -7462,12 +6612,7 @@ export function f_PromptRequest(members: readonly JMember[], path: string, cx: r
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x2__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x2__meta = rt.dropped(cx, mark, p, err);
-        }
+        x2__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -7514,12 +6659,7 @@ export function f_RequestPermissionResponse(members: readonly JMember[], path: s
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x1__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x1__meta = rt.dropped(cx, mark, p, err);
-        }
+        x1__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -7584,12 +6724,7 @@ export function f_CancelledPermissionOutcome(members: readonly JMember[], path: 
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x0__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x0__meta = rt.dropped(cx, mark, p, err);
-        }
+        x0__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -7655,12 +6790,7 @@ export function g_CreateElicitationResponse(obj: JObject, path: string, cx: rt.C
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x0__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x0__meta = rt.dropped(cx, mark, p, err);
-        }
+        x0__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }
@@ -7760,12 +6890,7 @@ export function f_CancelSessionNotification(members: readonly JMember[], path: s
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
         const p = path + "._meta";
-        const mark = cx.warnings.length;
-        try {
-          x1__meta = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
-        } catch (err) {
-          x1__meta = rt.dropped(cx, mark, p, err);
-        }
+        x1__meta = rt.lenientRawObject(m, p, cx, true);
         break;
       }
     }

@@ -7,9 +7,22 @@ import type { Int64, RawJson, Unknown } from "../../codec/values.js";
 import type { MethodInfo, SurfaceRules } from "../../acp/rules.js";
 import type { ErrorObject } from "../../jsonrpc/error.js";
 import type { RequestId } from "../../jsonrpc/id.js";
+import type {
+  ToolCallId, PermissionOptionId, ElicitationSchemaType, ElicitationId, ProtocolVersion,
+  AuthMethodId, SessionConfigId, SessionConfigOptionCategory, SessionConfigValueId,
+  SessionConfigGroupId, SessionConfigBoolean, NoticeSeverity, CompactionId, CompactionStatus,
+  SetSessionConfigOptionRequestVariantBoolean,
+} from "./v1.js";
 
 // The runtime types the declarations below are made of, for the users of this surface.
 export type { Int64, RawJson, Unknown, ErrorObject, RequestId };
+// The declarations this surface has as `v1` has them (doc included), written there.
+export type {
+  ToolCallId, PermissionOptionId, ElicitationSchemaType, ElicitationId, ProtocolVersion,
+  AuthMethodId, SessionConfigId, SessionConfigOptionCategory, SessionConfigValueId,
+  SessionConfigGroupId, SessionConfigBoolean, NoticeSeverity, CompactionId, CompactionStatus,
+  SetSessionConfigOptionRequestVariantBoolean,
+};
 
 /** The wire version of this surface (`protocolVersion`). */
 export const PROTOCOL_VERSION = 2;
@@ -88,9 +101,6 @@ export interface ToolCallUpdate {
    */
   _meta?: RawJson | null;
 }
-
-/** Unique identifier for a tool call within a session. */
-export type ToolCallId = string;
 
 /** Categories of tools that can be invoked. */
 export type ToolKind =
@@ -517,9 +527,6 @@ export interface PermissionOption {
   _meta?: RawJson | null;
 }
 
-/** Unique identifier for a permission option. */
-export type PermissionOptionId = string;
-
 /** The type of permission option being presented to the user. */
 export type PermissionOptionKind =
   | "allow_once"
@@ -584,10 +591,6 @@ export interface ElicitationSchema {
    */
   _meta?: RawJson | null;
 }
-
-/** Type discriminator for elicitation schemas. */
-export type ElicitationSchemaType =
-  | "object";
 
 /** Property schema for elicitation form fields. */
 export type ElicitationPropertySchema =
@@ -779,9 +782,6 @@ export interface ElicitationFormMode {
   variant: ElicitationFormModeVariant;
 }
 
-/** Unique identifier for an elicitation. */
-export type ElicitationId = string;
-
 /** The variant part of [`ElicitationUrlMode`]. */
 export type ElicitationUrlModeVariant =
   | ElicitationSessionScope
@@ -823,9 +823,6 @@ export interface InitializeResponse {
    */
   _meta?: RawJson | null;
 }
-
-/** Protocol version identifier. */
-export type ProtocolVersion = number;
 
 /**
  * Metadata about the implementation of the client or agent. Describes the name and version of an
@@ -1002,9 +999,6 @@ export type AuthMethod =
   | ({ type: "agent" } & AuthMethodAgent)
   | Unknown<"type">;
 
-/** Typed identifier used for auth method values on the wire. */
-export type AuthMethodId = string;
-
 /** An environment variable to set when launching a process. */
 export interface EnvVariable {
   /** The name of the environment variable. */
@@ -1121,20 +1115,6 @@ export interface SessionConfigOption {
   variant: SessionConfigOptionVariant;
 }
 
-/** Unique identifier for a session configuration option. */
-export type SessionConfigId = string;
-
-/** Semantic category for a session configuration option. */
-export type SessionConfigOptionCategory =
-  | "mode"
-  | "model"
-  | "model_config"
-  | "thought_level"
-  | (string & {});
-
-/** Unique identifier for a session configuration option value. */
-export type SessionConfigValueId = string;
-
 /** Possible values for a session configuration option. */
 export type SessionConfigSelectOptions =
   | SessionConfigSelectOption[]
@@ -1172,9 +1152,6 @@ export interface SessionConfigSelectGroup {
   _meta?: RawJson | null;
 }
 
-/** Unique identifier for a session configuration option value group. */
-export type SessionConfigGroupId = string;
-
 /** A single-value selector (dropdown) session configuration option payload. */
 export interface SessionConfigSelect {
   /** The currently selected value. MUST be one of the `value`s in `options`. */
@@ -1184,12 +1161,6 @@ export interface SessionConfigSelect {
    * within the option, including across groups.
    */
   options: SessionConfigSelectOptions;
-}
-
-/** A boolean on/off toggle session configuration option payload. */
-export interface SessionConfigBoolean {
-  /** The current value of the boolean option. */
-  currentValue: boolean;
 }
 
 /** A command the agent advertises to the client. */
@@ -1857,13 +1828,6 @@ export interface UsageUpdate {
   _meta?: RawJson | null;
 }
 
-/** Severity hint for a session notice. */
-export type NoticeSeverity =
-  | "info"
-  | "warning"
-  | "error"
-  | (string & {});
-
 /** Fire-and-forget information for the user. */
 export interface Notice {
   /** Presentation severity hint. */
@@ -1879,17 +1843,6 @@ export interface Notice {
    */
   _meta?: RawJson | null;
 }
-
-/** Unique identifier for a context compaction within a session. */
-export type CompactionId = string;
-
-/** Lifecycle state of a context compaction. */
-export type CompactionStatus =
-  | "in_progress"
-  | "completed"
-  | "failed"
-  | "cancelled"
-  | (string & {});
 
 /**
  * A context compaction upsert. The first notification fixes the compaction's timeline position.
@@ -2250,12 +2203,6 @@ export interface CancelTerminalRequest {
 export interface SetSessionConfigOptionRequestVariantId {
   /** The value ID. */
   value: SessionConfigValueId;
-}
-
-/** A boolean value (`type: "boolean"`). */
-export interface SetSessionConfigOptionRequestVariantBoolean {
-  /** The boolean value. */
-  value: boolean;
 }
 
 /** The variant part of [`SetSessionConfigOptionRequest`]. */
