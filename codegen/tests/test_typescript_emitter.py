@@ -13,7 +13,7 @@ import unittest
 from dataclasses import replace
 from pathlib import Path
 
-from agentproto_codegen import typescript, typescript_codec
+from agentproto_codegen import typescript, typescript_codec, typescript_share
 from agentproto_codegen.model import Alias, ArrayRef, Decl, Enum, Field, Gate, JsonRef, Method, NamedRef, PrimRef
 from agentproto_codegen.model import SessionGate, SessionRule, Spec, Struct, Union, ValueGate, Variant
 
@@ -578,36 +578,117 @@ class RuleChecksTests(unittest.TestCase):
             typescript.roles_module(make_spec(RULE_DECLS, methods))
 
 
+def shared_pair() -> tuple[Spec, Spec, dict[tuple[str, str], typescript_share.Plan]]:
+    """A stable surface and an unstable one that changes `Thing`, rewords `Kind` and adds
+    `Extra`, with the plans of both (the unstable one takes the rest from the stable one)."""
+    stable = make_spec(RULE_DECLS, RULE_METHODS)
+    decls = dict(stable.decls)
+    decls["Thing"] = replace(THING, fields=[*THING.fields, Field("extra", NamedRef("Extra"), required=False)])
+    decls["Kind"] = replace(KIND, doc="A kind, in other words.")
+    decls["Extra"] = Struct("Extra", [Field("chunk", NamedRef("Chunk"), required=True)])
+    unstable = replace(stable, surface="unstable", source_file="acp/v1/schema.unstable.json", decls=decls)
+    plans = typescript_share.plans({("v1", "stable"): stable, ("v1", "unstable"): unstable})
+    return stable, unstable, plans
+
+
+class SharingTests(unittest.TestCase):
+    types: str
+    codec: str
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        _, unstable, plans = shared_pair()
+        cls.plan = plans[("v1", "unstable")]
+        cls.types = typescript.emit(unstable, cls.plan)
+        cls.codec = typescript_codec.emit(unstable, cls.plan)
+
+    def test_the_plan_keeps_what_differs_and_where_the_doc_differs_only_the_type(self) -> None:
+        self.assertEqual(self.plan.types["Thing"], "v1-unstable")
+        self.assertEqual(self.plan.types["Kind"], "v1-unstable")  # its doc differs
+        self.assertEqual(self.plan.codec["Kind"], "v1")  # the codec has no docs
+        self.assertEqual(self.plan.types["Chunk"], "v1")
+        self.assertEqual(self.plan.codec["Extra"], "v1-unstable")
+
+    def test_shared_types_are_imported_and_re_exported_not_declared(self) -> None:
+        self.assertIn('} from "./v1.js";', self.types)
+        self.assertRegex(self.types, r"import type \{[^}]*\bChunk\b[^}]*\} from \"\./v1\.js\";")
+        self.assertRegex(self.types, r"export type \{[^}]*\bChunk\b[^}]*\};")
+        self.assertNotIn("export interface Chunk {", self.types)
+        self.assertIn("export interface Thing {", self.types)
+        self.assertIn("/** A kind, in other words. */", self.types)
+        # The table of every type still names them all.
+        self.assertIn("  Chunk: Chunk;", self.types)
+
+    def test_shared_functions_are_imported_from_their_owner(self) -> None:
+        self.assertRegex(self.codec, r"import \{[^}]*\bd_Chunk\b[^}]*\} from \"\./v1\.codec\.js\";")
+        self.assertNotIn("export function d_Chunk(", self.codec)
+        self.assertNotIn("export function d_Kind(", self.codec)
+        self.assertIn("export function f_Thing(", self.codec)
+        self.assertIn("x0_chunk = d_Chunk(m.value, p, cx);", self.codec)
+        self.assertIn("  Chunk: d_Chunk,", self.codec)
+        self.assertIn("  Kind: e_Kind,", self.codec)
+
+    def test_a_spec_that_is_no_pinned_surface_shares_nothing(self) -> None:
+        plan = typescript_share.plan_for(make_spec(DECLS))
+        self.assertTrue(all(plan.own_type(n) and plan.own_codec(n) for n in (d.name for d in DECLS)))
+
+    def test_a_long_name_list_is_wrapped(self) -> None:
+        names = [f"Name{i:02}" for i in range(30)]
+        lines = typescript.name_list("import type {", names, '} from "./v1.js";')
+        self.assertEqual(lines[0], "import type {")
+        self.assertEqual(lines[-1], '} from "./v1.js";')
+        self.assertTrue(all(len(line) <= typescript.LINE for line in lines))
+        listed = [n.strip() for line in lines[1:-1] for n in line.split(",") if n.strip()]
+        self.assertEqual(listed, names)
+
+
 @unittest.skipUnless(TSC.exists(), "ts/node_modules is not installed (npm ci --prefix ts)")
 class CompileTests(unittest.TestCase):
     def test_the_output_compiles_with_the_runtime_under_strict(self) -> None:
         spec = make_spec(RULE_DECLS, RULE_METHODS)
         with tempfile.TemporaryDirectory() as tmp:
             root = Path(tmp)
-            for part in ("codec", "jsonrpc"):
-                shutil.copytree(ROOT / "ts/src" / part, root / "src" / part)
-            (root / "src/acp").mkdir()
-            # The runtime the generated modules import (not the real surfaces, nor the
-            # helpers written against the real v1 types).
-            for name in RUNTIME_FILES:
-                shutil.copy(ROOT / "ts/src/acp" / name, root / "src/acp" / name)
-            (root / "src/generated/acp").mkdir(parents=True)
-            # The generated error classes the runtime imports (not per surface).
-            shutil.copy(ROOT / "ts/src/generated/acp/errors.ts", root / "src/generated/acp/errors.ts")
+            self.runtime(root)
             (root / "src/generated/acp/v1.ts").write_text(typescript.emit(spec))
             (root / "src/generated/acp/v1.codec.ts").write_text(typescript_codec.emit(spec))
             (root / "src/generated/acp/v1.roles.ts").write_text(typescript.roles_module(spec))
             (root / "src/acp/v1.ts").write_text(typescript.public_module(spec))
             (root / "src/acp/v1-codec.ts").write_text(typescript.codec_module(spec))
-            config = json.loads((ROOT / "ts/tsconfig.json").read_text())
-            config["compilerOptions"]["typeRoots"] = [str(ROOT / "ts/node_modules/@types")]
-            config["include"] = ["src/**/*.ts"]
-            (root / "tsconfig.json").write_text(json.dumps(config))
-            proc = subprocess.run(
-                [str(TSC), "-p", str(root / "tsconfig.json"), "--noEmit"], capture_output=True, text=True
-            )
-            self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+            self.compile(root)
 
+    def test_a_surface_that_shares_with_another_compiles(self) -> None:
+        stable, unstable, plans = shared_pair()
+        with tempfile.TemporaryDirectory() as tmp:
+            root = Path(tmp)
+            self.runtime(root)
+            for spec, plan in ((stable, plans[("v1", "stable")]), (unstable, plans[("v1", "unstable")])):
+                stem = typescript.module_name(spec)
+                (root / f"src/generated/acp/{stem}.ts").write_text(typescript.emit(spec, plan))
+                (root / f"src/generated/acp/{stem}.codec.ts").write_text(typescript_codec.emit(spec, plan))
+                (root / f"src/generated/acp/{stem}.roles.ts").write_text(typescript.roles_module(spec))
+                (root / f"src/acp/{stem}.ts").write_text(typescript.public_module(spec))
+                (root / f"src/acp/{stem}-codec.ts").write_text(typescript.codec_module(spec))
+            self.compile(root)
+
+    def runtime(self, root: Path) -> None:
+        """The runtime the generated modules import (not the real surfaces, nor the
+        helpers written against the real v1 types), copied under `root`."""
+        for part in ("codec", "jsonrpc"):
+            shutil.copytree(ROOT / "ts/src" / part, root / "src" / part)
+        (root / "src/acp").mkdir()
+        for name in RUNTIME_FILES:
+            shutil.copy(ROOT / "ts/src/acp" / name, root / "src/acp" / name)
+        (root / "src/generated/acp").mkdir(parents=True)
+        # The generated error classes the runtime imports (not per surface).
+        shutil.copy(ROOT / "ts/src/generated/acp/errors.ts", root / "src/generated/acp/errors.ts")
+
+    def compile(self, root: Path) -> None:
+        config = json.loads((ROOT / "ts/tsconfig.json").read_text())
+        config["compilerOptions"]["typeRoots"] = [str(ROOT / "ts/node_modules/@types")]
+        config["include"] = ["src/**/*.ts"]
+        (root / "tsconfig.json").write_text(json.dumps(config))
+        proc = subprocess.run([str(TSC), "-p", str(root / "tsconfig.json"), "--noEmit"], capture_output=True, text=True)
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
 
 if __name__ == "__main__":
     unittest.main()
