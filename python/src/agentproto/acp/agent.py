@@ -106,7 +106,7 @@ class AgentRuntime(Handler, Generic[A, C]):
         index = cx.index
         try:
             # Read after an `initialize` that is still running: its outcome decides.
-            await ep.settle_initialize(("request", index))
+            await ep.read_order.settle_initialize(("request", index))
             method = request.method
             initialize = method == ep.rules.initialize
             if not initialize and not ep.ready_for(("request", index)):
@@ -118,7 +118,7 @@ class AgentRuntime(Handler, Generic[A, C]):
                 return await self._initialize(cx, info, params)
             session = ep.session_of(checks, params)
             if session is not None:
-                await ep.settle_session(("request", index), session)
+                await ep.read_order.settle_session(("request", index), session, ep.sessions)
             ep.check_incoming(method, checks, params, session)
             if session is not None and info is not None and method == ep.rules.prompt_turn:
                 return await self._prompt(cx, info, params, session)
@@ -128,12 +128,12 @@ class AgentRuntime(Handler, Generic[A, C]):
             return raw
         finally:
             # However the handler ended, messages waiting for this one re-check.
-            ep.settle(index)
+            ep.read_order.settle(index)
 
     async def notification(self, notification: Notification, cx: NotificationContext) -> None:
         ep = self.endpoint
         read = ("notification", cx.index)
-        await ep.settle_initialize(read)
+        await ep.read_order.settle_initialize(read)
         decoded = ep.decode_notification(notification, ep.ready_for(read))
         if decoded is None:
             return
@@ -141,7 +141,7 @@ class AgentRuntime(Handler, Generic[A, C]):
         method = notification.method
         if method == ep.rules.session_cancel:
             session = ep.session_of(ep.checks.get(method), params)
-            if session is not None and ep.session_unsettled(read, session):
+            if session is not None and ep.read_order.session_unsettled(read, session, ep.sessions):
                 # A `session/new`, load or resume read before it is still opening the
                 # session, and its outcome decides. The wait runs on a task of its own:
                 # the notification worker is serial, and the opening handler may be
@@ -155,7 +155,7 @@ class AgentRuntime(Handler, Generic[A, C]):
         await self._notify(info, params)
 
     async def _cancel_later(self, read: tuple[str, int], session: str, index: int, info: Any, params: Any) -> None:
-        await self.endpoint.settle_session(read, session)
+        await self.endpoint.read_order.settle_session(read, session, self.endpoint.sessions)
         await self._cancel(session, index, info, params)
 
     async def _cancel(self, session: str, index: int, info: Any, params: Any) -> None:
@@ -211,7 +211,7 @@ class AgentRuntime(Handler, Generic[A, C]):
         error."""
         ep = self.endpoint
         request_token = cx.token
-        await ep.settle_prompts(("request", cx.index), session)
+        await ep.read_order.settle_prompts(("request", cx.index), session)
         begun = ep.begin_turn(session, request_token, cx.notifications_before)
         if begun is None:
             message = f"invalid request: a prompt turn is already running in session `{session}`"

@@ -1,15 +1,21 @@
 """The protocol state of one ACP connection, shared by both roles: the `initialize`
-phase, both sides' `initialize` messages (the capability gates' paths start there),
-the known sessions with their prompt turns and what their opening answers announced (the
+phase, both sides' typed `initialize` messages (what the capability rules read), the
+known sessions with their prompt turns and what their opening answers announced (the
 session gates' members, e.g. `modes`), and the generic typed call and notification every
 generated method goes through. The Python twin of `crates/acp/src/endpoint.rs`;
 its module docs explain the rules, in short:
 
+**Rules as code, on typed values.** Every protocol rule is evaluated by the generated
+`CHECKS` of the surface's roles module (`agentproto.acp.refusal`) on the values the
+receive path decoded: a received request is decoded once (on the agent, as it is read:
+`prepare`), the answer to a call once (as it is read, when it changes the sessions), and
+nothing is parsed again to find a session, a capability or an announcement.
+
 **Pipelined messages.** A peer may write a request before the answer to an earlier
 one, and request handlers run concurrently, so the agent orders by what was *read*:
 `initialize` and the requests that create, open or remove a session are recorded as
-unsettled on the reader as they are read (`note_read`, from `Handler.request_read`) and
-settle when their handler has finished. A request or notification read after an
+unsettled on the reader as they are read (`note_read`, from `Handler.request_read`;
+`agentproto.acp.read_order`) and settle when their handler has finished. A request or notification read after an
 unsettled `initialize` waits for it, then is served if an `initialize` read before it
 succeeded (else refused -32600, or dropped); one read before any `initialize` is refused
 at once. A request naming a session waits for the unsettled requests read before it
@@ -56,11 +62,12 @@ from agentproto.acp.options import (
     Salvaged,
     UnknownNotification,
 )
+from agentproto.acp.read_order import ReadOrder, ReadPoint
 from agentproto.acp.receive import ExtMessage, invalid_params
-from agentproto.acp.refusal import MethodChecks
 from agentproto.acp.rules import MethodInfo
+from agentproto.acp.state import Answer, Checks, Negotiated, Prepared, Role, SessionState, before_ready, unknown_session
 from agentproto.acp.surface import Surface
-from agentproto.codec.errors import Decoded, DecodeError, DecodeWarning
+from agentproto.codec.errors import DecodeError, DecodeWarning
 from agentproto.codec.runtime import rust_debug_str
 from agentproto.codec.values import encode
 from agentproto.jsonrpc.cancellation import CancellationToken
@@ -70,137 +77,17 @@ from agentproto.jsonrpc.local_error import CallAborted, CallError, RpcError
 from agentproto.jsonrpc.message import Notification, Request, RequestId
 from agentproto.jsonrpc.peer import Peer
 
-__all__ = ["Endpoint", "Negotiated", "Prepared", "ReadPoint"]
+# `Negotiated`, `Prepared` and `before_ready` are defined in `state`, `ReadPoint` in `read_order`.
+__all__ = ["Endpoint", "Negotiated", "Prepared", "ReadPoint", "before_ready"]
 
 T = TypeVar("T")
-Role = Literal["agent", "client"]
 
 _NULL = b"null"
 _MAX_VERSION = 0xFFFF  # `ProtocolVersion` is a `uint16`
 _EMPTY = b"{}"
 _decode_json = msgspec.json.Decoder().decode
 _encode_json = msgspec.json.Encoder().encode
-Checks = MethodChecks[Any, Any, Any]
 _log = logging.getLogger("agentproto.acp")
-
-
-class Negotiated:
-    """What `initialize` settled: the version and both sides' `initialize` messages, typed
-    (the surface's `InitializeRequest` and `InitializeResponse`), which the capability
-    rules read."""
-
-    __slots__ = ("agent", "client", "own", "peer", "version")
-
-    def __init__(self, version: int, role: Role, client: Any, agent: Any) -> None:
-        self.version = version
-        self.client = client
-        """The client's `initialize` params."""
-        self.agent = agent
-        """The agent's `initialize` answer."""
-        self.own: Any = agent if role == "agent" else client
-        """This side's `initialize` message."""
-        self.peer: Any = client if role == "agent" else agent
-        """The peer's `initialize` message."""
-
-
-class Prepared:
-    """An incoming request decoded once, as it was read: its typed params (an
-    `ExtMessage` for an extension request), its table row and generated checks, and the
-    warnings to report; or the error to answer it with, raised when it is handled."""
-
-    __slots__ = ("checks", "error", "info", "params", "warnings")
-
-    def __init__(
-        self,
-        params: Any,
-        info: MethodInfo | None,
-        checks: Checks | None,
-        warnings: list[DecodeWarning] | None = None,
-        error: RequestError | None = None,
-    ) -> None:
-        self.params = params
-        self.info = info
-        self.checks = checks
-        self.warnings = warnings
-        self.error = error
-
-
-class _Answer:
-    """The answer to one of this side's calls, decoded once as it was read; for
-    `initialize`, also the protocol version it named (when it is one)."""
-
-    __slots__ = ("decoded", "version")
-
-    def __init__(self, decoded: Decoded[Any] | DecodeError, version: int | None) -> None:
-        self.decoded = decoded
-        self.version = version
-
-
-class SessionState:
-    """What this side knows about one session."""
-
-    __slots__ = ("announced", "cancel", "cancelled_at", "turn")
-
-    def __init__(self) -> None:
-        self.turn: tuple[int, CancellationToken] | None = None
-        """Agent side: the number and token of the prompt turn in flight."""
-        self.cancelled_at = 0
-        """Agent side: the read index of the session's last `session/cancel`; a prompt read
-        before it but started after it starts cancelled."""
-        self.cancel = CancellationToken()
-        """Client side: fires when this side cancels the session (answers its pending
-        permission requests); replaced by a fresh token after each cancel."""
-        self.announced: frozenset[str] | None = None
-        """What the latest answer that created or opened the session announced (the
-        members the session gates read, e.g. `modes`); `None` while this side has seen no
-        such answer for it."""
-
-
-class ReadPoint:
-    """Where a request was read: its number among requests, and how many notifications
-    were read before it."""
-
-    __slots__ = ("notifications", "request")
-
-    def __init__(self, request: int, notifications: int) -> None:
-        self.request = request
-        self.notifications = notifications
-
-    @classmethod
-    def of(cls, rpc: RequestContext) -> ReadPoint:
-        return cls(rpc.index, rpc.notifications_before)
-
-    def before(self, later: tuple[str, int]) -> bool:
-        """Whether this point was read before `later` (`("request", index)` or
-        `("notification", index)`)."""
-        kind, index = later
-        return self.request < index if kind == "request" else self.notifications < index
-
-
-class _Unsettled:
-    __slots__ = ("at", "initialize", "prompt", "session")
-
-    def __init__(self, at: ReadPoint, initialize: bool, session: str | None, prompt: bool = False) -> None:
-        self.at = at
-        self.initialize = initialize
-        self.session = session  # a session request: the session it names (None: any, created)
-        self.prompt = prompt  # a prompt turn on `session`
-
-
-def before_ready(method: str) -> ErrorObject:
-    """-32600 for a request before `initialize` has completed."""
-    return ErrorObject(
-        code=ErrorCode.INVALID_REQUEST, message=f"invalid request: `{method}` before `initialize` has completed"
-    )
-
-
-def unknown_session(session: str) -> ErrorObject:
-    """-32002 with `data.sessionId`."""
-    return ErrorObject(
-        code=ErrorCode.RESOURCE_NOT_FOUND,
-        message=f"resource not found: unknown session `{session}`",
-        data=Raw(b'{"sessionId":' + _encode_json(session) + b"}"),
-    )
 
 
 class Endpoint:
@@ -231,10 +118,11 @@ class Endpoint:
         self.negotiated: Negotiated | None = None
         self.sessions: dict[str, SessionState] = {}
         self._turns = 0
-        self._unsettled: list[_Unsettled] = []
+        self.read_order = ReadOrder()
+        """Agent side: the requests read whose outcome later messages wait for; both sides:
+        the waiters that re-check when something they wait for is done."""
         self._ready_since: ReadPoint | None = None
         self._initialize_calls = 0  # client side: this side's `initialize` calls not answered yet
-        self._changes: list[asyncio.Future[None]] = []
 
     # -- events ---------------------------------------------------------------------
 
@@ -263,21 +151,6 @@ class Endpoint:
         if warnings and self._observer is not None:
             self._observer(Salvaged(method, warnings))
 
-    # -- waiting for what was read before -------------------------------------------
-
-    def _changed(self) -> None:
-        """Something a waiting message may wait for is done: wake every waiter to re-check."""
-        changes, self._changes = self._changes, []
-        for future in changes:
-            if not future.done():
-                future.set_result(None)
-
-    async def _wait_while(self, blocked: Callable[[], bool]) -> None:
-        while blocked():
-            future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-            self._changes.append(future)
-            await future
-
     @property
     def is_ready(self) -> bool:
         return self.phase == "ready"
@@ -302,7 +175,7 @@ class Endpoint:
         """Agent side, on the reader as a request is read (and decoded, `prepare`): records
         it as unsettled when later messages are checked against its outcome."""
         if method == self.rules.initialize:
-            self._unsettled.append(_Unsettled(at, True, None))
+            self.read_order.add(at, True, None)
             return
         checks = prepared.checks
         if checks is None:
@@ -314,50 +187,9 @@ class Endpoint:
             session = checks.session(prepared.params)
         if method == self.rules.prompt_turn:
             if session is not None:
-                self._unsettled.append(_Unsettled(at, False, session, prompt=True))
+                self.read_order.add(at, False, session, prompt=True)
         elif checks.effect is not None:
-            self._unsettled.append(_Unsettled(at, False, None if checks.effect == "created" else session))
-
-    def settle(self, index: int) -> None:
-        """Agent side: the handler of request number `index` has finished, its effect applied."""
-        before = len(self._unsettled)
-        if before:
-            self._unsettled = [u for u in self._unsettled if u.at.request != index]
-            if len(self._unsettled) != before:
-                self._changed()
-
-    async def settle_initialize(self, later: tuple[str, int]) -> None:
-        """Agent side: waits until every `initialize` read before `later` has finished."""
-        if not self._unsettled:
-            return
-        await self._wait_while(lambda: any(u.initialize and u.at.before(later) for u in self._unsettled))
-
-    async def settle_session(self, later: tuple[str, int], session: str) -> None:
-        """Agent side: waits until no request read before `later` (a request or a
-        notification) that could make `session` exist or stop existing is still running."""
-        if not self._unsettled:
-            return
-        await self._wait_while(lambda: self.session_unsettled(later, session))
-
-    def session_unsettled(self, later: tuple[str, int], session: str) -> bool:
-        """Agent side: whether a request read before `later` that could make `session`
-        exist or stop existing is still running."""
-        for u in self._unsettled:
-            if not u.at.before(later) or u.initialize or u.prompt:
-                continue
-            if (u.session is None and session not in self.sessions) or u.session == session:
-                return True
-        return False
-
-    async def settle_prompts(self, later: tuple[str, int], session: str) -> None:
-        """Agent side: waits until no prompt on `session` read before `later` is still
-        running, so that prompts pipelined on one session run one after the other, in
-        read order (see `agentproto.acp.agent`, pipelined prompts)."""
-        if not self._unsettled:
-            return
-        await self._wait_while(
-            lambda: any(u.prompt and u.session == session and u.at.before(later) for u in self._unsettled)
-        )
+            self.read_order.add(at, False, None if checks.effect == "created" else session)
 
     def ready_for(self, later: tuple[str, int]) -> bool:
         """Agent side: whether an `initialize` read before `later` made the connection ready."""
@@ -374,8 +206,7 @@ class Endpoint:
         while self._initialize_calls > 0 and self.phase != "ready":
             if any(t.is_cancelled for t in tokens):
                 raise Cancelled(method)
-            future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-            self._changes.append(future)
+            future = self.read_order.next_change()
 
             def wake(future: asyncio.Future[None] = future) -> None:
                 if not future.done():
@@ -662,7 +493,7 @@ class Endpoint:
         if initializing:
             self._initialize_calls += 1
         # Where a hook that ran on the reader leaves the answer it decoded.
-        read: list[_Answer] = []
+        read: list[Answer] = []
         try:
             if not initializing:
                 await self._await_initialize_answer(method, turn, cancel)
@@ -687,7 +518,7 @@ class Endpoint:
         finally:
             if initializing:
                 self._initialize_calls -= 1
-                self._changed()
+                self.read_order.changed()
         answer = read[0] if read else self._read_answer(info, result, initializing)
         # Another version's answer need not match this version's result type: the version
         # is judged before the shape.
@@ -706,17 +537,17 @@ class Endpoint:
             raise InvalidResult(method, DecodeError("$.result", result_type.__name__, found, message))
         return value
 
-    def _read_answer(self, info: MethodInfo, result: Raw, initializing: bool) -> _Answer:
+    def _read_answer(self, info: MethodInfo, result: Raw, initializing: bool) -> Answer:
         """The answer to a call of `info`, decoded; for `initialize`, with the version it names."""
         text = _EMPTY if info.null_result and bytes(result) == _NULL else result
         try:
             decoded = self.surface._decode(given(info.result), text, "$.result", self._check_duplicate_keys, True)
         except DecodeError as e:
             # Only an answer that is not this version's result is read for its version.
-            return _Answer(e, _answered_version(text) if initializing else None)
-        return _Answer(decoded, decoded.value.protocol_version if initializing else None)
+            return Answer(e, _answered_version(text) if initializing else None)
+        return Answer(decoded, decoded.value.protocol_version if initializing else None)
 
-    def _apply_initialized(self, info: MethodInfo, params: Any, result: Raw, read: list[_Answer]) -> None:
+    def _apply_initialized(self, info: MethodInfo, params: Any, result: Raw, read: list[Answer]) -> None:
         """Client side, on the reader: the agent's `initialize` answer was read. `params`
         are the typed params this side sent."""
         answer = self._read_answer(info, result, True)
@@ -726,9 +557,9 @@ class Endpoint:
             self.finish_initialize(None, None)
         elif not isinstance(answer.decoded, DecodeError):
             self.finish_initialize(Negotiated(version, self.role, params, answer.decoded.value), None)
-        self._changed()
+        self.read_order.changed()
 
-    def _apply_answer(self, info: MethodInfo, checks: Checks, params: Any, result: Raw, read: list[_Answer]) -> None:
+    def _apply_answer(self, info: MethodInfo, checks: Checks, params: Any, result: Raw, read: list[Answer]) -> None:
         """On the reader: a successful answer to a session call was read; an invalid one
         changes nothing (the caller gets the error)."""
         answer = self._read_answer(info, result, False)
