@@ -18,6 +18,7 @@ import pytest
 from msgspec import Raw
 
 from agentproto.acp import endpoint, v1
+from agentproto.acp.errors import CapabilityNotAdvertised
 from agentproto.acp.options import AcpOptions
 from agentproto.acp.surface import Surface
 from agentproto.codec.errors import Decoded
@@ -99,3 +100,16 @@ async def test_each_message_of_a_session_is_decoded_once(decodes: Counter[str]) 
         assert decodes[type_name] == 1, (type_name, decodes)
     for type_name in ("InitializeResponse", "NewSessionResponse", "PromptResponse", "SetSessionModeResponse"):
         assert decodes[type_name] == 1, (type_name, decodes)
+
+
+async def test_params_given_as_a_dict_are_decoded_once_for_the_rules(decodes: Counter[str]) -> None:
+    """The rules read the generated classes; params passed as something else (a dict)
+    are decoded once from the bytes about to be sent, and judged the same way."""
+    async with v1.connect_pair(Agent(), Client(), AcpOptions(strict=False)) as pair:
+        agent = pair.agent
+        await asyncio.wait_for(agent.initialize({"protocolVersion": 1}), WAIT)  # type: ignore[arg-type]
+        assert decodes["InitializeRequest"] == 2  # this side's, for the rules; the agent's
+        audio = {"type": "audio", "data": "aGk=", "mimeType": "audio/wav"}
+        with pytest.raises(CapabilityNotAdvertised) as refused:
+            await agent.prompt({"sessionId": "s1", "prompt": [audio]})  # type: ignore[arg-type]
+        assert refused.value.capability == "agentCapabilities.promptCapabilities.audio"

@@ -490,6 +490,8 @@ class Endpoint:
         checks = self.checks.get(method)
         raw = self._encode_params(method, params)
         initializing = self.role == "client" and method == self.rules.initialize
+        if checks is not None or initializing:
+            params = self._typed(method, info.params, params, raw)
         if initializing:
             self._initialize_calls += 1
         # Where a hook that ran on the reader leaves the answer it decoded.
@@ -586,7 +588,12 @@ class Endpoint:
         if self.role == "client" and method == self.rules.session_cancel:
             # The protocol has the client answer its pending permission requests of the
             # session with `cancelled`; the connection does it for the application.
-            session = self.session_of(self.checks.get(method), params)
+            info = self._outgoing_notes.get(method)
+            try:
+                typed = params if info is None else self._typed(method, info.params, params, raw)
+            except InvalidParams:
+                return  # sent without validation (`strict` off): it names no session
+            session = self.session_of(self.checks.get(method), typed)
             if session is not None:
                 self.fire_session_cancel(session)
 
@@ -613,6 +620,22 @@ class Endpoint:
             await self.peer.notify(method, params)
         except CallError as e:
             raise ConnectionFailed(method, e) from None
+
+    def _typed(self, method: str, type_name: str, params: Any, raw: bytes) -> Any:
+        """Outgoing params as the generated class the rules read: `params` when they are
+        one (what the typed calls take); else (a dict, say) the class decoded once from
+        the bytes about to be sent.
+
+        Raises:
+            InvalidParams: those bytes are not params of the method, so no rule can judge them.
+        """
+        cls = self.surface.type(type_name)
+        if not isinstance(cls, type) or isinstance(params, cls):
+            return params
+        try:
+            return self.surface._decode(type_name, raw, "$.params", False, True).value
+        except DecodeError as e:
+            raise InvalidParams(method, e) from None
 
     def _encode_params(self, method: str, params: Any) -> bytes:
         try:
