@@ -23,7 +23,7 @@ rules read a missing member as not advertised.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -104,6 +104,7 @@ class Checks:
             message = "params" if where == "initialize.params" else "answer"
             out.line(f'"""Whether `{".".join(path)}` is advertised in the {side}\'s `initialize` {message}."""')
             expr = "init"
+            taken = {"init", "items"}
             for i, f in enumerate(fields):
                 if f.has_default:
                     value: Any = f.default
@@ -118,7 +119,9 @@ class Checks:
                         raise ValueError(f"{root}.{'.'.join(path)}: `{f.wire}` is not an object")
                     if may_be_absent(f):
                         local = self.field_name(f)
-                        local = local + "_" if local == "init" else local
+                        while local in taken:
+                            local += "_"
+                        taken.add(local)
                         out.line(f"{local} = {access}")
                         out.line(f"if not isinstance({local}, {target.name}):")
                         with out.indent():
@@ -135,7 +138,7 @@ class Checks:
                         out.line("return isinstance(items, list) and len(items) > 0")
                     else:
                         out.line(f"return len({access}) > 0")
-                elif isinstance(self.e.m.target(f.type), PrimRef) and self.e.m.target(f.type).prim == "bool":  # type: ignore[union-attr]
+                elif self.e.m.target(f.type) == PrimRef("bool"):
                     out.line(f"return {access} is True")
                 elif isinstance(target, Struct):
                     if not may_be_absent(f):
@@ -283,7 +286,7 @@ class Checks:
                 members.append(g.member)
         return members
 
-    def emit(self, handler_name: Any) -> None:
+    def emit(self, handler_name: Callable[[Method], str]) -> None:
         from .python import Call, Kw, pystr, write
 
         body = self.body
@@ -374,7 +377,7 @@ class Checks:
         self.text = out.text()
 
 
-def emit(e: Emitter, handler_name: Any) -> str:
+def emit(e: Emitter, handler_name: Callable[[Method], str]) -> str:
     """The predicates, the checks and `CHECKS` (ends with a newline)."""
     c = Checks(e)
     c.emit(handler_name)
