@@ -15,17 +15,19 @@ import importlib
 import re
 from collections.abc import Callable, Mapping
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 from msgspec import Raw
 
-from agentproto.acp.refusal import MethodChecks
 from agentproto.acp.rules import MethodInfo, SurfaceRules
 from agentproto.codec.errors import Decoded, DecodeError
 from agentproto.codec.reader import JsonSyntaxError, parse
 from agentproto.codec.runtime import Ctx
 from agentproto.jsonrpc.message import has_duplicate_keys
+
+if TYPE_CHECKING:
+    from agentproto.acp.refusal import MethodChecks  # loaded with the roles, which use it
 
 __all__ = ["Surface"]
 
