@@ -57,7 +57,8 @@ RUNTIME = {"RequestId": "RequestId", "Error": "ErrorObject", "ErrorCode": "numbe
 # Names the generated modules use themselves: a declaration may not take one.
 TAKEN = frozenset(
     """Array Object Symbol String Number BigInt Boolean Error TypeError JSON Record Readonly
-    Int64 RawJson Unknown UnknownVariant RequestId ErrorObject MethodInfo SurfaceRules Gate
+    Int64 RawJson Unknown UnknownVariant RequestId ErrorObject MethodInfo SurfaceRules Gate BaseTypes
+    BASE_DECODERS BASE_ENCODERS
     ValueGate SessionRule JNode JObject JMember Ctx Missing MISSING Types DECODERS ENCODERS
     METHODS RULES PROTOCOL_VERSION""".split()
 )
@@ -202,18 +203,19 @@ def field_type(m: Model, f: Field, prefix: str = "") -> str:
     return f"{base} | null" if f.nullable else base
 
 
-def name_list(head: str, names: list[str], tail: str, width: int = LINE) -> list[str]:
+def name_list(head: str, names: list[str], tail: str, width: int = LINE, sep: str = ",") -> list[str]:
     """`head A, B, C tail` on one line when it fits, else the names wrapped between the
-    head and the tail (an import or export list of many names)."""
-    one = f"{head} {', '.join(names)} {tail}"
+    head and the tail (an import or export list of many names); `sep` goes between names."""
+    one = f"{head} {f'{sep} '.join(names)} {tail}"
     if len(one) <= width:
         return [one]
     lines, line = [head], ""
-    for name in names:
-        if line and len(line) + len(name) + 2 > width:
+    for i, name in enumerate(names):
+        item = name + (sep if i < len(names) - 1 or sep == "," else "")
+        if line and len(line) + len(item) + 1 > width:
             lines.append(line.rstrip())
             line = ""
-        line += ("  " if not line else "") + name + ", "
+        line += ("  " if not line else "") + item + " "
     lines.append(line.rstrip())
     lines.append(tail)
     return lines
@@ -250,6 +252,8 @@ class Emitter:
         shared = by_owner(list(self.m.decls), self.plan.types, self.plan.stem)
         for stem, names in shared.items():
             out.lines(name_list("import type {", names, f'}} from "./{stem}.js";'))
+        if self.plan.types_base and any(n in self.plan.types_same for n in codec_names(self.m)):
+            out.line(f'import type {{ Types as BaseTypes }} from "./{self.plan.types_base}.js";')
         out.line()
         out.line("// The runtime types the declarations below are made of, for the users of this surface.")
         out.line("export type { Int64, RawJson, Unknown, ErrorObject, RequestId };")
@@ -324,10 +328,22 @@ class Emitter:
 
     def emit_types_table(self) -> None:
         out = self.out
+        names = codec_names(self.m)
+        base, same = self.plan.types_base, self.plan.types_same
+        picked = [n for n in names if n in same] if base else []
+        if picked:
+            out.line(f"// The entries of the types `{base}` has as this surface has them, then the others.")
         out.line("/** Every declared type of this surface by schema name (what `DECODERS` and `ENCODERS` hold). */")
-        with out.block("export interface Types {"):
-            for name in codec_names(self.m):
-                out.line(f"{name}: {name};")
+        if picked:
+            quoted = [ts_str(n) for n in picked]
+            out.lines(name_list("export interface Types extends Pick<BaseTypes,", quoted, "> {", sep=" |"))
+        else:
+            out.line("export interface Types {")
+        with out.indent():
+            for name in names:
+                if name not in picked:
+                    out.line(f"{name}: {name};")
+        out.line("}")
 
 
 def codec_names(m: Model) -> list[str]:

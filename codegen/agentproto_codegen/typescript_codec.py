@@ -125,7 +125,10 @@ class Emitter:
                 return f"rt.d_{t.prim}_big"
             return DECODE_PRIMS[t.prim]
         if isinstance(t, NamedRef):
-            return DECODE_RUNTIME.get(t.name, f"d_{t.name}")
+            if t.name in DECODE_RUNTIME:
+                return DECODE_RUNTIME[t.name]
+            d = self.m.resolve(t)
+            return "rt.d_str" if isinstance(d, Enum) and d.open else f"d_{t.name}"
         if isinstance(t, (ArrayRef, MapRef)):
             key = repr(t)
             if key not in self.helpers:
@@ -144,16 +147,39 @@ class Emitter:
             return self.helpers[key]
         raise ValueError(f"no item function for {t}")
 
-    def value_expr(self, t: TypeRef) -> str:
-        """Decodes the member `m` (value, span) of type `t` at path `p`."""
+    def value_expr(self, t: TypeRef, p: str) -> str:
+        """Decodes the member `m` (value, span) of type `t` at the path `p` (an expression)."""
         target = self.m.target(t)
         if isinstance(target, JsonRef):
             if target.object_only:
-                return "rt.d_raw_object(m.value, p, cx, m.start, m.end)"
+                return f"rt.d_raw_object(m.value, {p}, cx, m.start, m.end)"
             return "rt.d_raw(cx, m.start, m.end)"
-        return f"{self.item_fn(target)}(m.value, p, cx)"
+        return self.dec_call(target, f"m.value, {p}, cx")
+
+    def dec_call(self, t: TypeRef, args: str) -> str:
+        """A call that decodes a value of `t` (not free-form JSON) from `args` (value,
+        path, context): a list or a map calls the runtime with its item's function, the
+        rest their function."""
+        t = self.m.target(t)
+        if isinstance(t, (ArrayRef, MapRef)):
+            kind = "list" if isinstance(t, ArrayRef) else "map"
+            inner = t.item if isinstance(t, ArrayRef) else t.value
+            if isinstance(self.m.target(inner), JsonRef):
+                return f"rt.d_{kind}_raw({args})"
+            return f"rt.d_{kind}({args}, {self.item_fn(inner)})"
+        return f"{self.item_fn(t)}({args})"
 
     # -- encoding: item functions ---------------------------------------------------
+
+    def enc_call(self, t: TypeRef, x: str) -> str:
+        """An expression that encodes the value `x` of `t` (a list or a map through the
+        runtime with its item's encoder, the rest through their encoder)."""
+        target = self.m.target(t)
+        if isinstance(target, (ArrayRef, MapRef)):
+            kind = "list" if isinstance(target, ArrayRef) else "map"
+            inner = target.item if isinstance(target, ArrayRef) else target.value
+            return f"rt.{kind}({x}, {self.enc_fn(inner)})"
+        return f"{self.enc_fn(t)}({x})"
 
     def enc_fn(self, t: TypeRef) -> str:
         """A function `(value) => JSON text` for values of `t`."""
@@ -213,17 +239,27 @@ class Emitter:
             self.emit_fits(name)
         out = self.out
         out.line()
+        base = self.plan.codec_base
+        # With a base, the tables are the base's (the same function for every name in
+        # `codec_same`) and then this surface's other entries, which replace the base's.
+        rest = [n for n in codec_names(self.m) if not base or n not in self.plan.codec_same]
         out.line("/** The validator of every declared type, by schema name. */")
         with out.block("export const DECODERS: { readonly [K in keyof t.Types]: rt.Decoder<t.Types[K]> } = {", "};"):
-            for name in codec_names(self.m):
-                out.line(f"{name}: d_{name},")
+            if base:
+                out.line("...BASE_DECODERS,")
+            for name in rest:
+                d = self.decls[name]
+                out.line(f"{name}: {'rt.d_str' if isinstance(d, Enum) and d.open else f'd_{name}'},")
         out.line()
         out.line("/** The canonical encoder of every declared type, by schema name. */")
         with out.block(
             "export const ENCODERS: { readonly [K in keyof t.Types]: (value: t.Types[K]) => string } = {", "};"
         ):
-            for name in codec_names(self.m):
-                out.line(f"{name}: e_{name},")
+            if base:
+                out.line("...BASE_ENCODERS,")
+            for name in rest:
+                d = self.decls[name]
+                out.line(f"{name}: {'rt.str' if isinstance(d, Enum) else f'e_{name}'},")
         head = Writer("  ")
         head.lines(header(self.spec, "the validators and the canonical encoders"))
         head.line()
@@ -232,8 +268,11 @@ class Emitter:
         head.line('import { MISSING, type Missing } from "../../codec/runtime.js";')
         head.line('import { RawJson, UnknownVariant } from "../../codec/values.js";')
         head.line(f'import type * as t from "./{module_name(self.spec)}.js";')
-        body = self.helper_out.text() + out.text()
+        helpers = self.helper_out.text() if self.helpers or self.enc_helpers else ""
+        body = helpers + out.text()
         head.lines(self.imports(body))
+        if base:
+            head.line(f'import {{ DECODERS as BASE_DECODERS, ENCODERS as BASE_ENCODERS }} from "./{base}.codec.js";')
         return head.text() + body
 
     def imports(self, body: str) -> list[str]:
@@ -256,20 +295,17 @@ class Emitter:
         return f"export function {name}(v: JNode, path: string, cx: rt.Ctx): {returns} {{"
 
     def emit_enum(self, d: Enum) -> None:
+        """A closed enum's validator (`d_<Name>`, its values in `V_<Name>`); an open one
+        decodes as a string (`rt.d_str`), and every enum encodes as one (`rt.str`)."""
+        if d.open:
+            return
         out = self.out
         out.line()
-        if d.open:
-            with out.block(self.fn_head(f"d_{d.name}", f"t.{d.name}")):
-                out.line("return rt.d_str(v, path, cx);")
-        else:
-            values = ", ".join(ts_str(v) for v in d.values)
-            out.line(f"const V_{d.name}: readonly t.{d.name}[] = [{values}];")
-            out.line()
-            with out.block(self.fn_head(f"d_{d.name}", f"t.{d.name}")):
-                out.line(f"return rt.d_enum(v, path, V_{d.name});")
+        values = ", ".join(ts_str(v) for v in d.values)
+        out.line(f"const V_{d.name}: readonly t.{d.name}[] = [{values}];")
         out.line()
-        with out.block(f"export function e_{d.name}(v: t.{d.name}): string {{"):
-            out.line("return rt.str(v);")
+        with out.block(self.fn_head(f"d_{d.name}", f"t.{d.name}")):
+            out.line(f"return rt.d_enum(v, path, V_{d.name});")
 
     def emit_alias(self, d: Alias) -> None:
         target = self.m.target(d.target)
@@ -281,10 +317,10 @@ class Emitter:
             if isinstance(target, JsonRef):
                 out.line("return rt.d_raw_node(v, path, cx);")
             else:
-                out.line(f"return {self.item_fn(target)}(v, path, cx);")
+                out.line(f"return {self.dec_call(target, 'v, path, cx')};")
         out.line()
         with out.block(f"export function e_{d.name}(v: t.{d.name}): string {{"):
-            out.line(f"return {self.enc_fn(d.target)}(v);")
+            out.line(f"return {self.enc_call(d.target, 'v')};")
 
     # -- structs --------------------------------------------------------------------
 
@@ -337,8 +373,7 @@ class Emitter:
                     with out.block(f"case {ts_str(f.wire)}: {{"):
                         out.line(f"if (({word} & {bit}) !== 0) throw rt.duplicate(path, {ts_str(f.wire)});")
                         out.line(f"{word} |= {bit};")
-                        out.line(f"const p = path + {ts_str(key_suffix(f.wire))};")
-                        self.decode_field(d, i, f)
+                        self.decode_field(d, i, f, f"path + {ts_str(key_suffix(f.wire))}")
                         out.line("break;")
         for i, f in enumerate(d.fields):
             self.assemble(d, i, f)
@@ -349,7 +384,9 @@ class Emitter:
             base += " | null"
         return f"{base} | Missing"
 
-    def decode_field(self, d: Struct, i: int, f: Field) -> None:
+    def decode_field(self, d: Struct, i: int, f: Field, p: str) -> None:
+        """Decodes the member `m` into the field's local; `p` is the expression of its path
+        (built where a value is decoded, in the call)."""
         out = self.out
         x = self.local(i, f)
         where = f"{d.name}.{f.wire}"
@@ -362,15 +399,15 @@ class Emitter:
             item = self.item_fn(target.item)
             nullable = "true" if f.nullable else "false"
             lenient = "true" if f.lenient else "false"
-            out.line(f"{x} = rt.items(cx, m.value, p, {item}, {nullable}, {lenient});")
+            out.line(f"{x} = rt.items(cx, m.value, {p}, {item}, {nullable}, {lenient});")
             if f.required:
                 out.line(f"if ({x} === MISSING || {x} === null) {x} = [];")
             return
-        expr = self.value_expr(f.type)
+        expr = self.value_expr(f.type, p)
         if f.default_on_null and not f.nullable and not f.lenient:
             if isinstance(target, JsonRef):
                 raise ValueError(f"{where}: default-on-null on free-form JSON")
-            out.line(f"{x} = rt.defaultOnNull(cx, m.value, p, {self.item_fn(f.type)});")
+            out.line(f"{x} = rt.defaultOnNull(cx, m.value, {p}, {self.item_fn(f.type)});")
             if f.required:
                 if not isinstance(target, (ArrayRef, MapRef)):
                     raise ValueError(f"{where}: required default-on-null field that is not a list or a map")
@@ -384,16 +421,17 @@ class Emitter:
             # The runtime's helpers hold the try/catch of the common cases (every `_meta`
             # is one): one line per member instead of six.
             if isinstance(target, JsonRef) and target.object_only:
-                out.line(f"{x} = rt.lenientRawObject(m, p, cx, {'true' if f.nullable else 'false'});")
+                out.line(f"{x} = rt.lenientRawObject(m, {p}, cx, {'true' if f.nullable else 'false'});")
                 return
             if not isinstance(target, JsonRef):
-                call = f"rt.lenient(cx, m.value, p, {self.item_fn(target)})"
+                call = f"rt.lenient(cx, m.value, {p}, {self.item_fn(target)})"
                 out.line(f"{x} = {f'm.value === null ? null : {call}' if f.nullable else call};")
                 return
+            out.line(f"const p = {p};")
             out.line("const mark = cx.warnings.length;")
             out.line("try {")
             with out.indent():
-                out.line(f"{x} = {value};")
+                out.line(f"{x} = {value.replace(p, 'p')};")
             out.line("} catch (err) {")
             with out.indent():
                 out.line(f"{x} = rt.dropped(cx, mark, p, err);")
@@ -495,7 +533,7 @@ class Emitter:
         out = self.out
         get = access("v", f.wire)
         key = ts_str("," + json.dumps(f.wire, ensure_ascii=False) + ":")
-        enc = f"{self.enc_fn(f.type)}({get})"
+        enc = self.enc_call(f.type, get)
         if f.nullable:
             enc = f'({get} === null ? "null" : {enc})'
         if f.has_default:
@@ -613,7 +651,7 @@ class Emitter:
         with out.block(f"export function e_{n}(v: t.{n}): string {{"):
             for variant in u.variants:
                 payload = payload_of(u, variant)
-                out.line(f"if ({self.fits(payload, 'v', wide)}) return {self.enc_fn(payload)}(v);")
+                out.line(f"if ({self.fits(payload, 'v', wide)}) return {self.enc_call(payload, 'v')};")
             out.line(f"throw new TypeError({ts_str(f'not a value of {n}')});")
 
     def emit_untagged_members(self, u: Union) -> None:

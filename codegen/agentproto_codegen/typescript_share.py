@@ -4,17 +4,19 @@ The four ACP surfaces share most of their declarations (``sharing.py`` says whic
 TypeScript modules write each shared declaration once, in its owner's module, and the
 other surfaces import it:
 
-* the types (``<stem>.ts``) are shared inside a version only where the doc is the same
-  too, so that a reader of v2 never sees a v1 doc (``sharing.same_decls(..., docs=True)``):
-  v1 unstable takes from v1, v2 unstable from v2;
-* the validators and encoders (``<stem>.codec.ts``) carry no docs, so they are shared
-  across versions as well: v1 unstable and v2 take from v1, v2 unstable from v2, then v1
-  unstable (``sharing.ACP_BASES``).  A function written in v1's module returns v1's
-  interface, which is the same type as v2's by structure.
+* the types (``<stem>.ts``) are shared where the doc is the same too, so that a reader
+  of v2 never sees a v1 doc (``sharing.owners(..., docs=True)`` over
+  ``sharing.ACP_BASES``); a type import costs nothing at run time;
+* the validators and encoders (``<stem>.codec.ts``) carry no docs but are shared inside
+  a version only (v1 unstable takes from v1, v2 unstable from v2): a module that imports
+  from another loads all of it, so v2 taking from v1 (and v2 unstable from v1 unstable
+  and v1) would make those surfaces load about twice the code at start-up.  A function
+  written in another module returns that module's interface, the same type by structure.
 
 A surface's module still exports every name of the surface (the types re-exported,
-``DECODERS`` and ``ENCODERS`` complete), so nothing outside the generated modules can
-tell where a declaration is written.
+``Types``, ``DECODERS`` and ``ENCODERS`` complete: the base's entries picked or spread,
+then the surface's own), so nothing outside the generated modules can tell where a
+declaration is written.
 
 The emitters are called one surface at a time (``__main__.emit_typescript``).  A plan is
 computed for the whole family of ACP surfaces at once; a spec that is not one of the
@@ -38,19 +40,33 @@ def stem(k: SurfaceKey) -> str:
     return version + ("-unstable" if surface == "unstable" else "")
 
 
-# Types are shared inside a version; the codec across versions too.
+# Types are shared across versions too (where the docs are the same): a type import costs
+# nothing at run time.  The codec is shared inside a version only: a module that imports
+# from another loads all of it, and v2 loading v1's validators (or v2 unstable loading
+# v1 unstable's and v1's) costs more at start-up than the sharing saves.
 TYPE_BASES: dict[SurfaceKey, list[SurfaceKey]] = sharing.ACP_BASES
-CODEC_BASES = sharing.ACP_BASES
+CODEC_BASES: dict[SurfaceKey, list[SurfaceKey]] = {
+    ("v1", "stable"): [],
+    ("v1", "unstable"): [("v1", "stable")],
+    ("v2", "stable"): [],
+    ("v2", "unstable"): [("v2", "stable")],
+}
 
 
 @dataclass
 class Plan:
     """For one surface: the module stem that holds each declaration's type and codec
-    (its own stem for what it writes itself)."""
+    (its own stem for what it writes itself), and the base modules its tables start
+    from (`Types` picks the base's entries, `DECODERS` and `ENCODERS` spread the base's),
+    with the names whose entry is the base's."""
 
     stem: str
     types: dict[str, str] = field(default_factory=dict)
     codec: dict[str, str] = field(default_factory=dict)
+    types_base: str | None = None
+    types_same: frozenset[str] = frozenset()
+    codec_base: str | None = None
+    codec_same: frozenset[str] = frozenset()
 
     def own_type(self, name: str) -> bool:
         return self.types.get(name, self.stem) == self.stem
@@ -67,14 +83,24 @@ def plans(
     """The plan of every surface of a family."""
     types = sharing.owners(specs, type_bases, docs=True)
     codec = sharing.owners(specs, codec_bases)
-    return {
-        k: Plan(
-            stem(k),
-            {n: stem(o) for n, o in types[k].items()},
-            {n: stem(o) for n, o in codec[k].items()},
-        )
-        for k in specs
-    }
+    out = {}
+    for k, spec in specs.items():
+        plan = Plan(stem(k), {n: stem(o) for n, o in types[k].items()}, {n: stem(o) for n, o in codec[k].items()})
+        # `Types` picks from the first base the entries that are the same type there.
+        for b in (b for b in type_bases.get(k, ()) if b in specs):
+            same = frozenset(n for n in spec.decls if n in types[b] and types[b][n] == types[k][n])
+            if same:
+                plan.types_base, plan.types_same = stem(b), same
+            break
+        # The tables spread a base's tables only when the base has no name this surface
+        # lacks (a spread entry would otherwise be a type this surface does not have).
+        for b in (b for b in codec_bases.get(k, ()) if b in specs):
+            if set(specs[b].decls) <= set(spec.decls):
+                same = frozenset(n for n in spec.decls if n in codec[b] and codec[b][n] == codec[k][n])
+                plan.codec_base, plan.codec_same = stem(b), same
+            break
+        out[k] = plan
+    return out
 
 
 @functools.cache

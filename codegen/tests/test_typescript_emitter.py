@@ -318,8 +318,7 @@ class CodecTests(unittest.TestCase):
                     case "id": {
                       if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "id");
                       seen0 |= 0x1;
-                      const p = path + ".id";
-                      x0_id = rt.d_str(m.value, p, cx);
+                      x0_id = rt.d_str(m.value, path + ".id", cx);
                       break;
                     }
                 """,
@@ -327,13 +326,14 @@ class CodecTests(unittest.TestCase):
             ),
             self.text,
         )
-        self.assertIn('const p = path + "[\\"content-type\\"]";', self.text)
+        # The member's path is built in the call that decodes it.
+        self.assertIn('x6_content_type = rt.d_str(m.value, path + "[\\"content-type\\"]", cx);', self.text)
 
     def test_lenient_members_salvage_with_a_warning(self) -> None:
         # The runtime holds the try/catch: one line per lenient member.
-        self.assertIn("x7__meta = rt.lenientRawObject(m, p, cx, true);", self.text)
-        self.assertIn("x8_note = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);", self.text)
-        self.assertIn("x5_tags = rt.items(cx, m.value, p, rt.d_str, false, true);", self.text)
+        self.assertIn('x7__meta = rt.lenientRawObject(m, path + "._meta", cx, true);', self.text)
+        self.assertIn('x8_note = m.value === null ? null : rt.lenient(cx, m.value, path + ".note", rt.d_str);', self.text)
+        self.assertIn('x5_tags = rt.items(cx, m.value, path + ".tags", rt.d_str, false, true);', self.text)
 
     def test_missing_members_and_bounds_are_checked_after_the_object(self) -> None:
         self.assertIn(
@@ -393,6 +393,16 @@ class CodecTests(unittest.TestCase):
     def test_the_tables_name_every_type(self) -> None:
         self.assertIn("  Thing: d_Thing,", self.text)
         self.assertIn("  Block: e_Block,", self.text)
+        # An enum writes as a string and an open one reads as one: no function of their own.
+        self.assertIn("  Kind: d_Kind,", self.text)
+        self.assertIn("  Kind: rt.str,", self.text)
+        self.assertIn("  Severity: rt.d_str,", self.text)
+        self.assertNotIn("function e_Kind(", self.text)
+        self.assertNotIn("function d_Severity(", self.text)
+
+    def test_a_list_member_calls_the_runtime_with_its_item_function(self) -> None:
+        self.assertIn('if (v.tags !== undefined) s += ",\\"tags\\":" + rt.list(v.tags, rt.str);', self.text)
+        self.assertNotIn("function enc_list_", self.text)
 
     def test_doubles_in_defaults_are_canonical(self) -> None:
         cases = {
@@ -616,17 +626,20 @@ class SharingTests(unittest.TestCase):
         self.assertNotIn("export interface Chunk {", self.types)
         self.assertIn("export interface Thing {", self.types)
         self.assertIn("/** A kind, in other words. */", self.types)
-        # The table of every type still names them all.
-        self.assertIn("  Chunk: Chunk;", self.types)
+        # The table of every type picks the shared entries from the base's.
+        self.assertIn('import type { Types as BaseTypes } from "./v1.js";', self.types)
+        self.assertRegex(self.types, r'export interface Types extends Pick<BaseTypes,\n[^>]*"Chunk" \|[^>]*\n> \{\n  Thing: Thing;\n  Kind: Kind;\n  Extra: Extra;\n\}')
 
     def test_shared_functions_are_imported_from_their_owner(self) -> None:
         self.assertRegex(self.codec, r"import \{[^}]*\bd_Chunk\b[^}]*\} from \"\./v1\.codec\.js\";")
         self.assertNotIn("export function d_Chunk(", self.codec)
         self.assertNotIn("export function d_Kind(", self.codec)
         self.assertIn("export function f_Thing(", self.codec)
-        self.assertIn("x0_chunk = d_Chunk(m.value, p, cx);", self.codec)
-        self.assertIn("  Chunk: d_Chunk,", self.codec)
-        self.assertIn("  Kind: e_Kind,", self.codec)
+        self.assertIn('x0_chunk = d_Chunk(m.value, path + ".chunk", cx);', self.codec)
+        # The tables spread the base's, then list what this surface writes itself.
+        self.assertIn('import { DECODERS as BASE_DECODERS, ENCODERS as BASE_ENCODERS } from "./v1.codec.js";', self.codec)
+        self.assertIn("= {\n  ...BASE_DECODERS,\n  Thing: d_Thing,\n  Extra: d_Extra,\n};", self.codec)
+        self.assertIn("= {\n  ...BASE_ENCODERS,\n  Thing: e_Thing,\n  Extra: e_Extra,\n};", self.codec)
 
     def test_a_spec_that_is_no_pinned_surface_shares_nothing(self) -> None:
         plan = typescript_share.plan_for(make_spec(DECLS))

@@ -9,156 +9,33 @@ import { MISSING, type Missing } from "../../codec/runtime.js";
 import { RawJson, UnknownVariant } from "../../codec/values.js";
 import type * as t from "./v1-unstable.js";
 import {
-  e_AuthMethod, e_SessionConfigOption, e_PlanEntry, e_ContentBlock, d_ContentBlock, d_AuthMethod,
-  d_Implementation, e_Implementation, d_PromptCapabilities, f_PromptCapabilities,
-  e_PromptCapabilities, d_SessionListCapabilities, d_SessionDeleteCapabilities,
-  d_SessionAdditionalDirectoriesCapabilities, d_SessionResumeCapabilities,
-  d_SessionCloseCapabilities, e_SessionListCapabilities, e_SessionDeleteCapabilities,
-  e_SessionAdditionalDirectoriesCapabilities, e_SessionResumeCapabilities,
-  e_SessionCloseCapabilities, d_LogoutCapabilities, e_LogoutCapabilities, d_SessionModeState,
-  d_SessionConfigOption, e_SessionModeState, d_StopReason, f_ContentChunk, f_ToolCall,
-  f_ToolCallUpdate, f_Plan, f_AvailableCommandsUpdate, f_CurrentModeUpdate, f_ConfigOptionUpdate,
-  f_SessionInfoUpdate, f_UsageUpdate, f_Notice, f_CompactionUpdate, f_CompactionSummaryChunk,
-  m_ContentChunk, m_ToolCall, m_ToolCallUpdate, m_Plan, m_AvailableCommandsUpdate,
-  m_CurrentModeUpdate, m_ConfigOptionUpdate, m_SessionInfoUpdate, m_UsageUpdate, m_Notice,
-  m_CompactionUpdate, m_CompactionSummaryChunk, d_PlanEntry, d_FileSystemCapabilities,
-  d_ClientSessionCapabilities, d_AuthCapabilities, d_ElicitationCapabilities,
-  f_FileSystemCapabilities, f_AuthCapabilities, e_FileSystemCapabilities,
-  e_ClientSessionCapabilities, e_AuthCapabilities, e_ElicitationCapabilities, f_McpServerHttp,
-  f_McpServerSse, f_McpServerStdio, m_McpServerHttp, m_McpServerSse, m_McpServerStdio,
-  d_WriteTextFileRequest, d_ReadTextFileRequest, d_RequestPermissionRequest, d_ToolCallUpdate,
-  d_ToolKind, d_ToolCallStatus, d_ToolCallContent, d_Annotations, d_Role, d_TextContent,
-  d_ImageContent, d_AudioContent, d_ResourceLink, d_EmbeddedResourceResource,
-  d_TextResourceContents, d_BlobResourceContents, d_EmbeddedResource, d_Content, d_Diff,
-  d_Terminal, d_ToolCallLocation, d_PermissionOption, d_PermissionOptionKind,
-  d_CreateTerminalRequest, d_EnvVariable, d_TerminalOutputRequest, d_ReleaseTerminalRequest,
-  d_WaitForTerminalExitRequest, d_KillTerminalRequest, d_CreateElicitationRequestVariant,
-  d_CreateElicitationRequest, d_ElicitationSessionScope, d_ElicitationRequestScope,
-  d_ElicitationSchema, d_ElicitationSchemaType, d_ElicitationPropertySchema, d_StringFormat,
-  d_EnumOption, d_StringPropertySchema, d_NumberPropertySchema, d_IntegerPropertySchema,
-  d_BooleanPropertySchema, d_MultiSelectItems, d_StringMultiSelectItems, d_TitledMultiSelectItems,
-  d_MultiSelectPropertySchema, d_ElicitationFormModeVariant, d_ElicitationFormMode,
-  d_ElicitationUrlModeVariant, d_ElicitationUrlMode, d_ExtRequest, d_AuthMethodTerminal,
-  d_AuthMethodAgent, d_AuthenticateResponse, d_LogoutResponse, d_NewSessionResponse, d_SessionMode,
-  d_SessionConfigOptionVariant, d_SessionConfigOptionCategory, d_SessionConfigSelectOptions,
-  d_SessionConfigSelectOption, d_SessionConfigSelectGroup, d_SessionConfigSelect,
-  d_SessionConfigBoolean, d_LoadSessionResponse, d_DeleteSessionResponse, d_ResumeSessionResponse,
-  d_CloseSessionResponse, d_SetSessionModeResponse, d_SetSessionConfigOptionResponse,
-  d_ExtResponse, d_ContentChunk, d_ToolCall, d_PlanEntryPriority, d_PlanEntryStatus, d_Plan,
-  d_AvailableCommand, d_AvailableCommandInput, d_UnstructuredCommandInput,
-  d_AvailableCommandsUpdate, d_CurrentModeUpdate, d_ConfigOptionUpdate, d_SessionInfoUpdate,
-  d_Cost, d_UsageUpdate, d_NoticeSeverity, d_Notice, d_CompactionStatus, d_CompactionUpdate,
-  d_CompactionSummaryChunk, d_CompleteElicitationNotification, d_ExtNotification,
-  d_CompactionCapabilities, d_SessionConfigOptionsCapabilities, d_BooleanConfigOptionCapabilities,
-  d_NoticeCapabilities, d_ElicitationFormCapabilities, d_ElicitationUrlCapabilities,
-  d_AuthenticateRequest, d_LogoutRequest, d_HttpHeader, d_McpServerHttp, d_McpServerSse,
-  d_McpServerStdio, d_DeleteSessionRequest, d_CloseSessionRequest, d_SetSessionModeRequest,
-  d_SetSessionConfigOptionRequestVariantBoolean, d_SetSessionConfigOptionRequestVariantValueId,
-  d_SetSessionConfigOptionRequestVariant, d_SetSessionConfigOptionRequest, d_PromptRequest,
-  d_WriteTextFileResponse, d_ReadTextFileResponse, d_RequestPermissionResponse,
-  d_RequestPermissionOutcome, d_SelectedPermissionOutcome, d_CreateTerminalResponse,
-  d_TerminalOutputResponse, d_TerminalExitStatus, d_ReleaseTerminalResponse,
-  d_WaitForTerminalExitResponse, d_KillTerminalResponse, d_CreateElicitationResponseVariant,
-  d_CreateElicitationResponse, d_ElicitationContentValue, d_ElicitationAcceptAction,
-  d_CancelNotification, d_CancelRequestNotification, e_WriteTextFileRequest, e_ReadTextFileRequest,
-  e_RequestPermissionRequest, e_ToolCallUpdate, e_ToolKind, e_ToolCallStatus, e_ToolCallContent,
-  e_Annotations, e_Role, e_TextContent, e_ImageContent, e_AudioContent, e_ResourceLink,
-  e_EmbeddedResourceResource, e_TextResourceContents, e_BlobResourceContents, e_EmbeddedResource,
-  e_Content, e_Diff, e_Terminal, e_ToolCallLocation, e_PermissionOption, e_PermissionOptionKind,
-  e_CreateTerminalRequest, e_EnvVariable, e_TerminalOutputRequest, e_ReleaseTerminalRequest,
-  e_WaitForTerminalExitRequest, e_KillTerminalRequest, e_CreateElicitationRequestVariant,
-  e_CreateElicitationRequest, e_ElicitationSessionScope, e_ElicitationRequestScope,
-  e_ElicitationSchema, e_ElicitationSchemaType, e_ElicitationPropertySchema, e_StringFormat,
-  e_EnumOption, e_StringPropertySchema, e_NumberPropertySchema, e_IntegerPropertySchema,
-  e_BooleanPropertySchema, e_MultiSelectItems, e_StringMultiSelectItems, e_TitledMultiSelectItems,
-  e_MultiSelectPropertySchema, e_ElicitationFormModeVariant, e_ElicitationFormMode,
-  e_ElicitationUrlModeVariant, e_ElicitationUrlMode, e_ExtRequest, e_AuthMethodTerminal,
-  e_AuthMethodAgent, e_AuthenticateResponse, e_LogoutResponse, e_NewSessionResponse, e_SessionMode,
-  e_SessionConfigOptionVariant, e_SessionConfigOptionCategory, e_SessionConfigSelectOptions,
-  e_SessionConfigSelectOption, e_SessionConfigSelectGroup, e_SessionConfigSelect,
-  e_SessionConfigBoolean, e_LoadSessionResponse, e_DeleteSessionResponse, e_ResumeSessionResponse,
-  e_CloseSessionResponse, e_SetSessionModeResponse, e_SetSessionConfigOptionResponse, e_StopReason,
-  e_ExtResponse, e_ContentChunk, e_ToolCall, e_PlanEntryPriority, e_PlanEntryStatus, e_Plan,
-  e_AvailableCommand, e_AvailableCommandInput, e_UnstructuredCommandInput,
-  e_AvailableCommandsUpdate, e_CurrentModeUpdate, e_ConfigOptionUpdate, e_SessionInfoUpdate,
-  e_Cost, e_UsageUpdate, e_NoticeSeverity, e_Notice, e_CompactionStatus, e_CompactionUpdate,
-  e_CompactionSummaryChunk, e_CompleteElicitationNotification, e_ExtNotification,
-  e_CompactionCapabilities, e_SessionConfigOptionsCapabilities, e_BooleanConfigOptionCapabilities,
-  e_NoticeCapabilities, e_ElicitationFormCapabilities, e_ElicitationUrlCapabilities,
-  e_AuthenticateRequest, e_LogoutRequest, e_HttpHeader, e_McpServerHttp, e_McpServerSse,
-  e_McpServerStdio, e_DeleteSessionRequest, e_CloseSessionRequest, e_SetSessionModeRequest,
-  e_SetSessionConfigOptionRequestVariantBoolean, e_SetSessionConfigOptionRequestVariantValueId,
-  e_SetSessionConfigOptionRequestVariant, e_SetSessionConfigOptionRequest, e_PromptRequest,
-  e_WriteTextFileResponse, e_ReadTextFileResponse, e_RequestPermissionResponse,
-  e_RequestPermissionOutcome, e_SelectedPermissionOutcome, e_CreateTerminalResponse,
-  e_TerminalOutputResponse, e_TerminalExitStatus, e_ReleaseTerminalResponse,
-  e_WaitForTerminalExitResponse, e_KillTerminalResponse, e_CreateElicitationResponseVariant,
-  e_CreateElicitationResponse, e_ElicitationContentValue, e_ElicitationAcceptAction,
-  e_CancelNotification, e_CancelRequestNotification,
+  d_AuthMethod, d_Implementation, e_AuthMethod, e_Implementation, d_PromptCapabilities,
+  f_PromptCapabilities, e_PromptCapabilities, d_SessionListCapabilities,
+  d_SessionDeleteCapabilities, d_SessionAdditionalDirectoriesCapabilities,
+  d_SessionResumeCapabilities, d_SessionCloseCapabilities, e_SessionListCapabilities,
+  e_SessionDeleteCapabilities, e_SessionAdditionalDirectoriesCapabilities,
+  e_SessionResumeCapabilities, e_SessionCloseCapabilities, d_LogoutCapabilities,
+  e_LogoutCapabilities, d_SessionModeState, d_SessionConfigOption, e_SessionModeState,
+  e_SessionConfigOption, d_StopReason, f_ContentChunk, f_ToolCall, f_ToolCallUpdate, f_Plan,
+  f_AvailableCommandsUpdate, f_CurrentModeUpdate, f_ConfigOptionUpdate, f_SessionInfoUpdate,
+  f_UsageUpdate, f_Notice, f_CompactionUpdate, f_CompactionSummaryChunk, m_ContentChunk,
+  m_ToolCall, m_ToolCallUpdate, m_Plan, m_AvailableCommandsUpdate, m_CurrentModeUpdate,
+  m_ConfigOptionUpdate, m_SessionInfoUpdate, m_UsageUpdate, m_Notice, m_CompactionUpdate,
+  m_CompactionSummaryChunk, d_PlanEntry, e_PlanEntry, d_ContentBlock, e_ContentBlock,
+  d_FileSystemCapabilities, d_ClientSessionCapabilities, d_AuthCapabilities,
+  d_ElicitationCapabilities, f_FileSystemCapabilities, f_AuthCapabilities,
+  e_FileSystemCapabilities, e_ClientSessionCapabilities, e_AuthCapabilities,
+  e_ElicitationCapabilities, f_McpServerHttp, f_McpServerSse, f_McpServerStdio, m_McpServerHttp,
+  m_McpServerSse, m_McpServerStdio,
 } from "./v1.codec.js";
+import { DECODERS as BASE_DECODERS, ENCODERS as BASE_ENCODERS } from "./v1.codec.js";
 
-function enc_list_0(v: t.AuthMethod[]): string {
-  return rt.list(v, e_AuthMethod);
-}
-
-function list_0(v: JNode, path: string, cx: rt.Ctx): t.ProviderInfo[] {
-  return rt.d_list(v, path, cx, d_ProviderInfo);
-}
-
-function enc_list_1(v: t.ProviderInfo[]): string {
-  return rt.list(v, e_ProviderInfo);
-}
-
-function enc_list_2(v: t.LlmProtocol[]): string {
-  return rt.list(v, rt.str);
-}
-
-function enc_list_3(v: t.AuthAccount[]): string {
-  return rt.list(v, e_AuthAccount);
-}
-
-function enc_list_4(v: t.SessionInfo[]): string {
-  return rt.list(v, e_SessionInfo);
-}
-
-function enc_list_5(v: string[]): string {
-  return rt.list(v, rt.str);
-}
-
-function enc_list_6(v: t.SessionConfigOption[]): string {
-  return rt.list(v, e_SessionConfigOption);
-}
-
-function enc_list_7(v: t.PlanEntry[]): string {
-  return rt.list(v, e_PlanEntry);
-}
-
-function list_1(v: JNode, path: string, cx: rt.Ctx): string[] {
+function list_0(v: JNode, path: string, cx: rt.Ctx): string[] {
   return rt.d_list(v, path, cx, rt.d_str);
 }
 
-function enc_list_8(v: t.ContentBlock[]): string {
-  return rt.list(v, e_ContentBlock);
-}
-
-function map_2(v: JNode, path: string, cx: rt.Ctx): { [key: string]: string } {
-  return rt.d_map(v, path, cx, rt.d_str);
-}
-
-function enc_map_9(v: { [key: string]: string }): string {
-  return rt.map(v, rt.str);
-}
-
-function list_3(v: JNode, path: string, cx: rt.Ctx): t.McpServer[] {
+function list_1(v: JNode, path: string, cx: rt.Ctx): t.McpServer[] {
   return rt.d_list(v, path, cx, d_McpServer);
-}
-
-function enc_list_10(v: t.McpServer[]): string {
-  return rt.list(v, e_McpServer);
-}
-
-function list_4(v: JNode, path: string, cx: rt.Ctx): t.ContentBlock[] {
-  return rt.d_list(v, path, cx, d_ContentBlock);
 }
 
 export function d_MessageMcpRequest(v: JNode, path: string, cx: rt.Ctx): t.MessageMcpRequest {
@@ -177,36 +54,31 @@ export function f_MessageMcpRequest(members: readonly JMember[], path: string, c
       case "serverId": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "serverId");
         seen0 |= 0x1;
-        const p = path + ".serverId";
-        x0_serverId = rt.d_str(m.value, p, cx);
+        x0_serverId = rt.d_str(m.value, path + ".serverId", cx);
         break;
       }
       case "requestId": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "requestId");
         seen0 |= 0x2;
-        const p = path + ".requestId";
-        x1_requestId = rt.d_str(m.value, p, cx);
+        x1_requestId = rt.d_str(m.value, path + ".requestId", cx);
         break;
       }
       case "method": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "method");
         seen0 |= 0x4;
-        const p = path + ".method";
-        x2_method = rt.d_str(m.value, p, cx);
+        x2_method = rt.d_str(m.value, path + ".method", cx);
         break;
       }
       case "params": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "params");
         seen0 |= 0x8;
-        const p = path + ".params";
-        x3_params = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
+        x3_params = m.value === null ? null : rt.d_raw_object(m.value, path + ".params", cx, m.start, m.end);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x10;
-        const p = path + "._meta";
-        x4__meta = rt.lenientRawObject(m, p, cx, true);
+        x4__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -252,36 +124,31 @@ export function f_InitializeResponse(members: readonly JMember[], path: string, 
       case "protocolVersion": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "protocolVersion");
         seen0 |= 0x1;
-        const p = path + ".protocolVersion";
-        x0_protocolVersion = rt.d_u16(m.value, p, cx);
+        x0_protocolVersion = rt.d_u16(m.value, path + ".protocolVersion", cx);
         break;
       }
       case "agentCapabilities": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "agentCapabilities");
         seen0 |= 0x2;
-        const p = path + ".agentCapabilities";
-        x1_agentCapabilities = rt.lenient(cx, m.value, p, d_AgentCapabilities);
+        x1_agentCapabilities = rt.lenient(cx, m.value, path + ".agentCapabilities", d_AgentCapabilities);
         break;
       }
       case "authMethods": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "authMethods");
         seen0 |= 0x4;
-        const p = path + ".authMethods";
-        x2_authMethods = rt.items(cx, m.value, p, d_AuthMethod, false, true);
+        x2_authMethods = rt.items(cx, m.value, path + ".authMethods", d_AuthMethod, false, true);
         break;
       }
       case "agentInfo": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "agentInfo");
         seen0 |= 0x8;
-        const p = path + ".agentInfo";
-        x3_agentInfo = m.value === null ? null : rt.lenient(cx, m.value, p, d_Implementation);
+        x3_agentInfo = m.value === null ? null : rt.lenient(cx, m.value, path + ".agentInfo", d_Implementation);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x10;
-        const p = path + "._meta";
-        x4__meta = rt.lenientRawObject(m, p, cx, true);
+        x4__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -299,7 +166,7 @@ export function m_InitializeResponse(v: t.InitializeResponse): string {
   let s = "";
   s += ",\"protocolVersion\":" + rt.int(v.protocolVersion);
   s += ",\"agentCapabilities\":" + (v.agentCapabilities === undefined ? e_AgentCapabilities({} as t.AgentCapabilities) : e_AgentCapabilities(v.agentCapabilities));
-  s += ",\"authMethods\":" + (v.authMethods === undefined ? "[]" : enc_list_0(v.authMethods));
+  s += ",\"authMethods\":" + (v.authMethods === undefined ? "[]" : rt.list(v.authMethods, e_AuthMethod));
   if (v.agentInfo !== undefined) s += ",\"agentInfo\":" + (v.agentInfo === null ? "null" : e_Implementation(v.agentInfo));
   if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
   return s;
@@ -327,50 +194,43 @@ export function f_AgentCapabilities(members: readonly JMember[], path: string, c
       case "loadSession": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "loadSession");
         seen0 |= 0x1;
-        const p = path + ".loadSession";
-        x0_loadSession = rt.lenient(cx, m.value, p, rt.d_bool);
+        x0_loadSession = rt.lenient(cx, m.value, path + ".loadSession", rt.d_bool);
         break;
       }
       case "promptCapabilities": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "promptCapabilities");
         seen0 |= 0x2;
-        const p = path + ".promptCapabilities";
-        x1_promptCapabilities = rt.lenient(cx, m.value, p, d_PromptCapabilities);
+        x1_promptCapabilities = rt.lenient(cx, m.value, path + ".promptCapabilities", d_PromptCapabilities);
         break;
       }
       case "mcpCapabilities": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "mcpCapabilities");
         seen0 |= 0x4;
-        const p = path + ".mcpCapabilities";
-        x2_mcpCapabilities = rt.lenient(cx, m.value, p, d_McpCapabilities);
+        x2_mcpCapabilities = rt.lenient(cx, m.value, path + ".mcpCapabilities", d_McpCapabilities);
         break;
       }
       case "sessionCapabilities": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "sessionCapabilities");
         seen0 |= 0x8;
-        const p = path + ".sessionCapabilities";
-        x3_sessionCapabilities = rt.lenient(cx, m.value, p, d_SessionCapabilities);
+        x3_sessionCapabilities = rt.lenient(cx, m.value, path + ".sessionCapabilities", d_SessionCapabilities);
         break;
       }
       case "auth": {
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "auth");
         seen0 |= 0x10;
-        const p = path + ".auth";
-        x4_auth = rt.lenient(cx, m.value, p, d_AgentAuthCapabilities);
+        x4_auth = rt.lenient(cx, m.value, path + ".auth", d_AgentAuthCapabilities);
         break;
       }
       case "providers": {
         if ((seen0 & 0x20) !== 0) throw rt.duplicate(path, "providers");
         seen0 |= 0x20;
-        const p = path + ".providers";
-        x5_providers = m.value === null ? null : rt.lenient(cx, m.value, p, d_ProvidersCapabilities);
+        x5_providers = m.value === null ? null : rt.lenient(cx, m.value, path + ".providers", d_ProvidersCapabilities);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x40) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x40;
-        const p = path + "._meta";
-        x6__meta = rt.lenientRawObject(m, p, cx, true);
+        x6__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -416,29 +276,25 @@ export function f_McpCapabilities(members: readonly JMember[], path: string, cx:
       case "http": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "http");
         seen0 |= 0x1;
-        const p = path + ".http";
-        x0_http = rt.lenient(cx, m.value, p, rt.d_bool);
+        x0_http = rt.lenient(cx, m.value, path + ".http", rt.d_bool);
         break;
       }
       case "sse": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "sse");
         seen0 |= 0x2;
-        const p = path + ".sse";
-        x1_sse = rt.lenient(cx, m.value, p, rt.d_bool);
+        x1_sse = rt.lenient(cx, m.value, path + ".sse", rt.d_bool);
         break;
       }
       case "acp": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "acp");
         seen0 |= 0x4;
-        const p = path + ".acp";
-        x2_acp = rt.lenient(cx, m.value, p, rt.d_bool);
+        x2_acp = rt.lenient(cx, m.value, path + ".acp", rt.d_bool);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x8;
-        const p = path + "._meta";
-        x3__meta = rt.lenientRawObject(m, p, cx, true);
+        x3__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -485,78 +341,67 @@ export function f_SessionCapabilities(members: readonly JMember[], path: string,
       case "list": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "list");
         seen0 |= 0x1;
-        const p = path + ".list";
-        x0_list = m.value === null ? null : rt.lenient(cx, m.value, p, d_SessionListCapabilities);
+        x0_list = m.value === null ? null : rt.lenient(cx, m.value, path + ".list", d_SessionListCapabilities);
         break;
       }
       case "delete": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "delete");
         seen0 |= 0x2;
-        const p = path + ".delete";
-        x1_delete = m.value === null ? null : rt.lenient(cx, m.value, p, d_SessionDeleteCapabilities);
+        x1_delete = m.value === null ? null : rt.lenient(cx, m.value, path + ".delete", d_SessionDeleteCapabilities);
         break;
       }
       case "additionalDirectories": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "additionalDirectories");
         seen0 |= 0x4;
-        const p = path + ".additionalDirectories";
-        x2_additionalDirectories = m.value === null ? null : rt.lenient(cx, m.value, p, d_SessionAdditionalDirectoriesCapabilities);
+        x2_additionalDirectories = m.value === null ? null : rt.lenient(cx, m.value, path + ".additionalDirectories", d_SessionAdditionalDirectoriesCapabilities);
         break;
       }
       case "systemPrompt": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "systemPrompt");
         seen0 |= 0x8;
-        const p = path + ".systemPrompt";
-        x3_systemPrompt = m.value === null ? null : rt.lenient(cx, m.value, p, d_SessionSystemPromptCapabilities);
+        x3_systemPrompt = m.value === null ? null : rt.lenient(cx, m.value, path + ".systemPrompt", d_SessionSystemPromptCapabilities);
         break;
       }
       case "fork": {
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "fork");
         seen0 |= 0x10;
-        const p = path + ".fork";
-        x4_fork = m.value === null ? null : rt.lenient(cx, m.value, p, d_SessionForkCapabilities);
+        x4_fork = m.value === null ? null : rt.lenient(cx, m.value, path + ".fork", d_SessionForkCapabilities);
         break;
       }
       case "archive": {
         if ((seen0 & 0x20) !== 0) throw rt.duplicate(path, "archive");
         seen0 |= 0x20;
-        const p = path + ".archive";
-        x5_archive = m.value === null ? null : rt.lenient(cx, m.value, p, d_SessionArchiveCapabilities);
+        x5_archive = m.value === null ? null : rt.lenient(cx, m.value, path + ".archive", d_SessionArchiveCapabilities);
         break;
       }
       case "status": {
         if ((seen0 & 0x40) !== 0) throw rt.duplicate(path, "status");
         seen0 |= 0x40;
-        const p = path + ".status";
-        x6_status = m.value === null ? null : rt.lenient(cx, m.value, p, d_SessionStatusCapabilities);
+        x6_status = m.value === null ? null : rt.lenient(cx, m.value, path + ".status", d_SessionStatusCapabilities);
         break;
       }
       case "title": {
         if ((seen0 & 0x80) !== 0) throw rt.duplicate(path, "title");
         seen0 |= 0x80;
-        const p = path + ".title";
-        x7_title = m.value === null ? null : rt.lenient(cx, m.value, p, d_SessionTitleCapabilities);
+        x7_title = m.value === null ? null : rt.lenient(cx, m.value, path + ".title", d_SessionTitleCapabilities);
         break;
       }
       case "resume": {
         if ((seen0 & 0x100) !== 0) throw rt.duplicate(path, "resume");
         seen0 |= 0x100;
-        const p = path + ".resume";
-        x8_resume = m.value === null ? null : rt.lenient(cx, m.value, p, d_SessionResumeCapabilities);
+        x8_resume = m.value === null ? null : rt.lenient(cx, m.value, path + ".resume", d_SessionResumeCapabilities);
         break;
       }
       case "close": {
         if ((seen0 & 0x200) !== 0) throw rt.duplicate(path, "close");
         seen0 |= 0x200;
-        const p = path + ".close";
-        x9_close = m.value === null ? null : rt.lenient(cx, m.value, p, d_SessionCloseCapabilities);
+        x9_close = m.value === null ? null : rt.lenient(cx, m.value, path + ".close", d_SessionCloseCapabilities);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x400) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x400;
-        const p = path + "._meta";
-        x10__meta = rt.lenientRawObject(m, p, cx, true);
+        x10__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -608,15 +453,13 @@ export function f_SessionSystemPromptCapabilities(members: readonly JMember[], p
       case "mode": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "mode");
         seen0 |= 0x1;
-        const p = path + ".mode";
-        x0_mode = m.value === null ? null : rt.lenient(cx, m.value, p, d_SessionSystemPromptModeCapabilities);
+        x0_mode = m.value === null ? null : rt.lenient(cx, m.value, path + ".mode", d_SessionSystemPromptModeCapabilities);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
-        const p = path + "._meta";
-        x1__meta = rt.lenientRawObject(m, p, cx, true);
+        x1__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -650,15 +493,13 @@ export function f_SessionSystemPromptModeCapabilities(members: readonly JMember[
       case "override": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "override");
         seen0 |= 0x1;
-        const p = path + ".override";
-        x0_override = m.value === null ? null : rt.lenient(cx, m.value, p, d_SessionSystemPromptOverrideCapabilities);
+        x0_override = m.value === null ? null : rt.lenient(cx, m.value, path + ".override", d_SessionSystemPromptOverrideCapabilities);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
-        const p = path + "._meta";
-        x1__meta = rt.lenientRawObject(m, p, cx, true);
+        x1__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -691,8 +532,7 @@ export function f_SessionSystemPromptOverrideCapabilities(members: readonly JMem
       case "_meta": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
-        const p = path + "._meta";
-        x0__meta = rt.lenientRawObject(m, p, cx, true);
+        x0__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -723,8 +563,7 @@ export function f_SessionForkCapabilities(members: readonly JMember[], path: str
       case "_meta": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
-        const p = path + "._meta";
-        x0__meta = rt.lenientRawObject(m, p, cx, true);
+        x0__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -755,8 +594,7 @@ export function f_SessionArchiveCapabilities(members: readonly JMember[], path: 
       case "_meta": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
-        const p = path + "._meta";
-        x0__meta = rt.lenientRawObject(m, p, cx, true);
+        x0__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -787,8 +625,7 @@ export function f_SessionStatusCapabilities(members: readonly JMember[], path: s
       case "_meta": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
-        const p = path + "._meta";
-        x0__meta = rt.lenientRawObject(m, p, cx, true);
+        x0__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -819,8 +656,7 @@ export function f_SessionTitleCapabilities(members: readonly JMember[], path: st
       case "_meta": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
-        const p = path + "._meta";
-        x0__meta = rt.lenientRawObject(m, p, cx, true);
+        x0__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -853,22 +689,19 @@ export function f_AgentAuthCapabilities(members: readonly JMember[], path: strin
       case "status": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "status");
         seen0 |= 0x1;
-        const p = path + ".status";
-        x0_status = m.value === null ? null : rt.lenient(cx, m.value, p, d_AuthStatusCapabilities);
+        x0_status = m.value === null ? null : rt.lenient(cx, m.value, path + ".status", d_AuthStatusCapabilities);
         break;
       }
       case "logout": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "logout");
         seen0 |= 0x2;
-        const p = path + ".logout";
-        x1_logout = m.value === null ? null : rt.lenient(cx, m.value, p, d_LogoutCapabilities);
+        x1_logout = m.value === null ? null : rt.lenient(cx, m.value, path + ".logout", d_LogoutCapabilities);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
-        const p = path + "._meta";
-        x2__meta = rt.lenientRawObject(m, p, cx, true);
+        x2__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -903,8 +736,7 @@ export function f_AuthStatusCapabilities(members: readonly JMember[], path: stri
       case "_meta": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
-        const p = path + "._meta";
-        x0__meta = rt.lenientRawObject(m, p, cx, true);
+        x0__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -935,8 +767,7 @@ export function f_ProvidersCapabilities(members: readonly JMember[], path: strin
       case "_meta": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
-        const p = path + "._meta";
-        x0__meta = rt.lenientRawObject(m, p, cx, true);
+        x0__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -968,15 +799,13 @@ export function f_ListProvidersResponse(members: readonly JMember[], path: strin
       case "providers": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "providers");
         seen0 |= 0x1;
-        const p = path + ".providers";
-        x0_providers = list_0(m.value, p, cx);
+        x0_providers = rt.d_list(m.value, path + ".providers", cx, d_ProviderInfo);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
-        const p = path + "._meta";
-        x1__meta = rt.lenientRawObject(m, p, cx, true);
+        x1__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -989,7 +818,7 @@ export function f_ListProvidersResponse(members: readonly JMember[], path: strin
 
 export function m_ListProvidersResponse(v: t.ListProvidersResponse): string {
   let s = "";
-  s += ",\"providers\":" + enc_list_1(v.providers);
+  s += ",\"providers\":" + rt.list(v.providers, e_ProviderInfo);
   if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
   return s;
 }
@@ -1014,37 +843,32 @@ export function f_ProviderInfo(members: readonly JMember[], path: string, cx: rt
       case "providerId": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "providerId");
         seen0 |= 0x1;
-        const p = path + ".providerId";
-        x0_providerId = rt.d_str(m.value, p, cx);
+        x0_providerId = rt.d_str(m.value, path + ".providerId", cx);
         break;
       }
       case "supported": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "supported");
         seen0 |= 0x2;
-        const p = path + ".supported";
-        x1_supported = rt.items(cx, m.value, p, d_LlmProtocol, false, true);
+        x1_supported = rt.items(cx, m.value, path + ".supported", rt.d_str, false, true);
         if (x1_supported === MISSING || x1_supported === null) x1_supported = [];
         break;
       }
       case "required": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "required");
         seen0 |= 0x4;
-        const p = path + ".required";
-        x2_required = rt.d_bool(m.value, p, cx);
+        x2_required = rt.d_bool(m.value, path + ".required", cx);
         break;
       }
       case "current": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "current");
         seen0 |= 0x8;
-        const p = path + ".current";
-        x3_current = m.value === null ? null : d_ProviderCurrentConfig(m.value, p, cx);
+        x3_current = m.value === null ? null : d_ProviderCurrentConfig(m.value, path + ".current", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x10;
-        const p = path + "._meta";
-        x4__meta = rt.lenientRawObject(m, p, cx, true);
+        x4__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -1063,7 +887,7 @@ export function f_ProviderInfo(members: readonly JMember[], path: string, cx: rt
 export function m_ProviderInfo(v: t.ProviderInfo): string {
   let s = "";
   s += ",\"providerId\":" + rt.str(v.providerId);
-  s += ",\"supported\":" + enc_list_2(v.supported);
+  s += ",\"supported\":" + rt.list(v.supported, rt.str);
   s += ",\"required\":" + rt.bool(v.required);
   if (v.current !== undefined) s += ",\"current\":" + (v.current === null ? "null" : e_ProviderCurrentConfig(v.current));
   if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
@@ -1072,14 +896,6 @@ export function m_ProviderInfo(v: t.ProviderInfo): string {
 
 export function e_ProviderInfo(v: t.ProviderInfo): string {
   return rt.object(m_ProviderInfo(v));
-}
-
-export function d_LlmProtocol(v: JNode, path: string, cx: rt.Ctx): t.LlmProtocol {
-  return rt.d_str(v, path, cx);
-}
-
-export function e_LlmProtocol(v: t.LlmProtocol): string {
-  return rt.str(v);
 }
 
 export function d_ProviderCurrentConfig(v: JNode, path: string, cx: rt.Ctx): t.ProviderCurrentConfig {
@@ -1096,22 +912,19 @@ export function f_ProviderCurrentConfig(members: readonly JMember[], path: strin
       case "apiType": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "apiType");
         seen0 |= 0x1;
-        const p = path + ".apiType";
-        x0_apiType = d_LlmProtocol(m.value, p, cx);
+        x0_apiType = rt.d_str(m.value, path + ".apiType", cx);
         break;
       }
       case "baseUrl": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "baseUrl");
         seen0 |= 0x2;
-        const p = path + ".baseUrl";
-        x1_baseUrl = rt.d_str(m.value, p, cx);
+        x1_baseUrl = rt.d_str(m.value, path + ".baseUrl", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
-        const p = path + "._meta";
-        x2__meta = rt.lenientRawObject(m, p, cx, true);
+        x2__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -1148,8 +961,7 @@ export function f_SetProviderResponse(members: readonly JMember[], path: string,
       case "_meta": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
-        const p = path + "._meta";
-        x0__meta = rt.lenientRawObject(m, p, cx, true);
+        x0__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -1180,8 +992,7 @@ export function f_DisableProviderResponse(members: readonly JMember[], path: str
       case "_meta": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
-        const p = path + "._meta";
-        x0__meta = rt.lenientRawObject(m, p, cx, true);
+        x0__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -1214,22 +1025,19 @@ export function f_AuthStatusResponse(members: readonly JMember[], path: string, 
       case "state": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "state");
         seen0 |= 0x1;
-        const p = path + ".state";
-        x0_state = d_AuthState(m.value, p, cx);
+        x0_state = rt.d_str(m.value, path + ".state", cx);
         break;
       }
       case "accounts": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "accounts");
         seen0 |= 0x2;
-        const p = path + ".accounts";
-        x1_accounts = rt.items(cx, m.value, p, d_AuthAccount, false, true);
+        x1_accounts = rt.items(cx, m.value, path + ".accounts", d_AuthAccount, false, true);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
-        const p = path + "._meta";
-        x2__meta = rt.lenientRawObject(m, p, cx, true);
+        x2__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -1244,21 +1052,13 @@ export function f_AuthStatusResponse(members: readonly JMember[], path: string, 
 export function m_AuthStatusResponse(v: t.AuthStatusResponse): string {
   let s = "";
   s += ",\"state\":" + rt.str(v.state);
-  if (v.accounts !== undefined) s += ",\"accounts\":" + enc_list_3(v.accounts);
+  if (v.accounts !== undefined) s += ",\"accounts\":" + rt.list(v.accounts, e_AuthAccount);
   if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
   return s;
 }
 
 export function e_AuthStatusResponse(v: t.AuthStatusResponse): string {
   return rt.object(m_AuthStatusResponse(v));
-}
-
-export function d_AuthState(v: JNode, path: string, cx: rt.Ctx): t.AuthState {
-  return rt.d_str(v, path, cx);
-}
-
-export function e_AuthState(v: t.AuthState): string {
-  return rt.str(v);
 }
 
 export function d_AuthAccount(v: JNode, path: string, cx: rt.Ctx): t.AuthAccount {
@@ -1278,43 +1078,37 @@ export function f_AuthAccount(members: readonly JMember[], path: string, cx: rt.
       case "label": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "label");
         seen0 |= 0x1;
-        const p = path + ".label";
-        x0_label = rt.d_str(m.value, p, cx);
+        x0_label = rt.d_str(m.value, path + ".label", cx);
         break;
       }
       case "active": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "active");
         seen0 |= 0x2;
-        const p = path + ".active";
-        x1_active = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_bool);
+        x1_active = m.value === null ? null : rt.lenient(cx, m.value, path + ".active", rt.d_bool);
         break;
       }
       case "name": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "name");
         seen0 |= 0x4;
-        const p = path + ".name";
-        x2_name = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
+        x2_name = m.value === null ? null : rt.lenient(cx, m.value, path + ".name", rt.d_str);
         break;
       }
       case "email": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "email");
         seen0 |= 0x8;
-        const p = path + ".email";
-        x3_email = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
+        x3_email = m.value === null ? null : rt.lenient(cx, m.value, path + ".email", rt.d_str);
         break;
       }
       case "organization": {
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "organization");
         seen0 |= 0x10;
-        const p = path + ".organization";
-        x4_organization = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
+        x4_organization = m.value === null ? null : rt.lenient(cx, m.value, path + ".organization", rt.d_str);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x20) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x20;
-        const p = path + "._meta";
-        x5__meta = rt.lenientRawObject(m, p, cx, true);
+        x5__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -1358,23 +1152,20 @@ export function f_ListSessionsResponse(members: readonly JMember[], path: string
       case "sessions": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "sessions");
         seen0 |= 0x1;
-        const p = path + ".sessions";
-        x0_sessions = rt.items(cx, m.value, p, d_SessionInfo, false, true);
+        x0_sessions = rt.items(cx, m.value, path + ".sessions", d_SessionInfo, false, true);
         if (x0_sessions === MISSING || x0_sessions === null) x0_sessions = [];
         break;
       }
       case "nextCursor": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "nextCursor");
         seen0 |= 0x2;
-        const p = path + ".nextCursor";
-        x1_nextCursor = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
+        x1_nextCursor = m.value === null ? null : rt.lenient(cx, m.value, path + ".nextCursor", rt.d_str);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
-        const p = path + "._meta";
-        x2__meta = rt.lenientRawObject(m, p, cx, true);
+        x2__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -1388,7 +1179,7 @@ export function f_ListSessionsResponse(members: readonly JMember[], path: string
 
 export function m_ListSessionsResponse(v: t.ListSessionsResponse): string {
   let s = "";
-  s += ",\"sessions\":" + enc_list_4(v.sessions);
+  s += ",\"sessions\":" + rt.list(v.sessions, e_SessionInfo);
   if (v.nextCursor !== undefined) s += ",\"nextCursor\":" + (v.nextCursor === null ? "null" : rt.str(v.nextCursor));
   if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
   return s;
@@ -1416,50 +1207,43 @@ export function f_SessionInfo(members: readonly JMember[], path: string, cx: rt.
       case "sessionId": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "sessionId");
         seen0 |= 0x1;
-        const p = path + ".sessionId";
-        x0_sessionId = rt.d_str(m.value, p, cx);
+        x0_sessionId = rt.d_str(m.value, path + ".sessionId", cx);
         break;
       }
       case "cwd": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "cwd");
         seen0 |= 0x2;
-        const p = path + ".cwd";
-        x1_cwd = rt.d_str(m.value, p, cx);
+        x1_cwd = rt.d_str(m.value, path + ".cwd", cx);
         break;
       }
       case "additionalDirectories": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "additionalDirectories");
         seen0 |= 0x4;
-        const p = path + ".additionalDirectories";
-        x2_additionalDirectories = rt.items(cx, m.value, p, rt.d_str, false, true);
+        x2_additionalDirectories = rt.items(cx, m.value, path + ".additionalDirectories", rt.d_str, false, true);
         break;
       }
       case "title": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "title");
         seen0 |= 0x8;
-        const p = path + ".title";
-        x3_title = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
+        x3_title = m.value === null ? null : rt.lenient(cx, m.value, path + ".title", rt.d_str);
         break;
       }
       case "updatedAt": {
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "updatedAt");
         seen0 |= 0x10;
-        const p = path + ".updatedAt";
-        x4_updatedAt = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
+        x4_updatedAt = m.value === null ? null : rt.lenient(cx, m.value, path + ".updatedAt", rt.d_str);
         break;
       }
       case "archived": {
         if ((seen0 & 0x20) !== 0) throw rt.duplicate(path, "archived");
         seen0 |= 0x20;
-        const p = path + ".archived";
-        x5_archived = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_bool);
+        x5_archived = m.value === null ? null : rt.lenient(cx, m.value, path + ".archived", rt.d_bool);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x40) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x40;
-        const p = path + "._meta";
-        x6__meta = rt.lenientRawObject(m, p, cx, true);
+        x6__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -1480,7 +1264,7 @@ export function m_SessionInfo(v: t.SessionInfo): string {
   let s = "";
   s += ",\"sessionId\":" + rt.str(v.sessionId);
   s += ",\"cwd\":" + rt.str(v.cwd);
-  if (v.additionalDirectories !== undefined) s += ",\"additionalDirectories\":" + enc_list_5(v.additionalDirectories);
+  if (v.additionalDirectories !== undefined) s += ",\"additionalDirectories\":" + rt.list(v.additionalDirectories, rt.str);
   if (v.title !== undefined) s += ",\"title\":" + (v.title === null ? "null" : rt.str(v.title));
   if (v.updatedAt !== undefined) s += ",\"updatedAt\":" + (v.updatedAt === null ? "null" : rt.str(v.updatedAt));
   if (v.archived !== undefined) s += ",\"archived\":" + (v.archived === null ? "null" : rt.bool(v.archived));
@@ -1507,29 +1291,25 @@ export function f_ForkSessionResponse(members: readonly JMember[], path: string,
       case "sessionId": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "sessionId");
         seen0 |= 0x1;
-        const p = path + ".sessionId";
-        x0_sessionId = rt.d_str(m.value, p, cx);
+        x0_sessionId = rt.d_str(m.value, path + ".sessionId", cx);
         break;
       }
       case "modes": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "modes");
         seen0 |= 0x2;
-        const p = path + ".modes";
-        x1_modes = m.value === null ? null : rt.lenient(cx, m.value, p, d_SessionModeState);
+        x1_modes = m.value === null ? null : rt.lenient(cx, m.value, path + ".modes", d_SessionModeState);
         break;
       }
       case "configOptions": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "configOptions");
         seen0 |= 0x4;
-        const p = path + ".configOptions";
-        x2_configOptions = rt.items(cx, m.value, p, d_SessionConfigOption, true, true);
+        x2_configOptions = rt.items(cx, m.value, path + ".configOptions", d_SessionConfigOption, true, true);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x8;
-        const p = path + "._meta";
-        x3__meta = rt.lenientRawObject(m, p, cx, true);
+        x3__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -1546,7 +1326,7 @@ export function m_ForkSessionResponse(v: t.ForkSessionResponse): string {
   let s = "";
   s += ",\"sessionId\":" + rt.str(v.sessionId);
   if (v.modes !== undefined) s += ",\"modes\":" + (v.modes === null ? "null" : e_SessionModeState(v.modes));
-  if (v.configOptions !== undefined) s += ",\"configOptions\":" + (v.configOptions === null ? "null" : enc_list_6(v.configOptions));
+  if (v.configOptions !== undefined) s += ",\"configOptions\":" + (v.configOptions === null ? "null" : rt.list(v.configOptions, e_SessionConfigOption));
   if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
   return s;
 }
@@ -1567,8 +1347,7 @@ export function f_ArchiveSessionResponse(members: readonly JMember[], path: stri
       case "_meta": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
-        const p = path + "._meta";
-        x0__meta = rt.lenientRawObject(m, p, cx, true);
+        x0__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -1599,8 +1378,7 @@ export function f_UnarchiveSessionResponse(members: readonly JMember[], path: st
       case "_meta": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
-        const p = path + "._meta";
-        x0__meta = rt.lenientRawObject(m, p, cx, true);
+        x0__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -1632,15 +1410,13 @@ export function f_SessionStatusResponse(members: readonly JMember[], path: strin
       case "status": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "status");
         seen0 |= 0x1;
-        const p = path + ".status";
-        x0_status = d_SessionStatus(m.value, p, cx);
+        x0_status = rt.d_str(m.value, path + ".status", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
-        const p = path + "._meta";
-        x1__meta = rt.lenientRawObject(m, p, cx, true);
+        x1__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -1662,14 +1438,6 @@ export function e_SessionStatusResponse(v: t.SessionStatusResponse): string {
   return rt.object(m_SessionStatusResponse(v));
 }
 
-export function d_SessionStatus(v: JNode, path: string, cx: rt.Ctx): t.SessionStatus {
-  return rt.d_str(v, path, cx);
-}
-
-export function e_SessionStatus(v: t.SessionStatus): string {
-  return rt.str(v);
-}
-
 export function d_SetSessionTitleResponse(v: JNode, path: string, cx: rt.Ctx): t.SetSessionTitleResponse {
   return f_SetSessionTitleResponse(rt.expectObject(v, path, "SetSessionTitleResponse").members, path, cx, {});
 }
@@ -1683,15 +1451,13 @@ export function f_SetSessionTitleResponse(members: readonly JMember[], path: str
       case "title": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "title");
         seen0 |= 0x1;
-        const p = path + ".title";
-        x0_title = rt.d_str(m.value, p, cx);
+        x0_title = rt.d_str(m.value, path + ".title", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
-        const p = path + "._meta";
-        x1__meta = rt.lenientRawObject(m, p, cx, true);
+        x1__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -1727,22 +1493,19 @@ export function f_PromptResponse(members: readonly JMember[], path: string, cx: 
       case "stopReason": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "stopReason");
         seen0 |= 0x1;
-        const p = path + ".stopReason";
-        x0_stopReason = d_StopReason(m.value, p, cx);
+        x0_stopReason = d_StopReason(m.value, path + ".stopReason", cx);
         break;
       }
       case "usage": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "usage");
         seen0 |= 0x2;
-        const p = path + ".usage";
-        x1_usage = m.value === null ? null : rt.lenient(cx, m.value, p, d_Usage);
+        x1_usage = m.value === null ? null : rt.lenient(cx, m.value, path + ".usage", d_Usage);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
-        const p = path + "._meta";
-        x2__meta = rt.lenientRawObject(m, p, cx, true);
+        x2__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -1784,50 +1547,43 @@ export function f_Usage(members: readonly JMember[], path: string, cx: rt.Ctx, o
       case "totalTokens": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "totalTokens");
         seen0 |= 0x1;
-        const p = path + ".totalTokens";
-        x0_totalTokens = rt.d_u64(m.value, p, cx);
+        x0_totalTokens = rt.d_u64(m.value, path + ".totalTokens", cx);
         break;
       }
       case "inputTokens": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "inputTokens");
         seen0 |= 0x2;
-        const p = path + ".inputTokens";
-        x1_inputTokens = rt.d_u64(m.value, p, cx);
+        x1_inputTokens = rt.d_u64(m.value, path + ".inputTokens", cx);
         break;
       }
       case "outputTokens": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "outputTokens");
         seen0 |= 0x4;
-        const p = path + ".outputTokens";
-        x2_outputTokens = rt.d_u64(m.value, p, cx);
+        x2_outputTokens = rt.d_u64(m.value, path + ".outputTokens", cx);
         break;
       }
       case "thoughtTokens": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "thoughtTokens");
         seen0 |= 0x8;
-        const p = path + ".thoughtTokens";
-        x3_thoughtTokens = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_u64);
+        x3_thoughtTokens = m.value === null ? null : rt.lenient(cx, m.value, path + ".thoughtTokens", rt.d_u64);
         break;
       }
       case "cachedReadTokens": {
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "cachedReadTokens");
         seen0 |= 0x10;
-        const p = path + ".cachedReadTokens";
-        x4_cachedReadTokens = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_u64);
+        x4_cachedReadTokens = m.value === null ? null : rt.lenient(cx, m.value, path + ".cachedReadTokens", rt.d_u64);
         break;
       }
       case "cachedWriteTokens": {
         if ((seen0 & 0x20) !== 0) throw rt.duplicate(path, "cachedWriteTokens");
         seen0 |= 0x20;
-        const p = path + ".cachedWriteTokens";
-        x5_cachedWriteTokens = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_u64);
+        x5_cachedWriteTokens = m.value === null ? null : rt.lenient(cx, m.value, path + ".cachedWriteTokens", rt.d_u64);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x40) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x40;
-        const p = path + "._meta";
-        x6__meta = rt.lenientRawObject(m, p, cx, true);
+        x6__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -1875,22 +1631,19 @@ export function f_SessionNotification(members: readonly JMember[], path: string,
       case "sessionId": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "sessionId");
         seen0 |= 0x1;
-        const p = path + ".sessionId";
-        x0_sessionId = rt.d_str(m.value, p, cx);
+        x0_sessionId = rt.d_str(m.value, path + ".sessionId", cx);
         break;
       }
       case "update": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "update");
         seen0 |= 0x2;
-        const p = path + ".update";
-        x1_update = d_SessionUpdate(m.value, p, cx);
+        x1_update = d_SessionUpdate(m.value, path + ".update", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
-        const p = path + "._meta";
-        x2__meta = rt.lenientRawObject(m, p, cx, true);
+        x2__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -2063,23 +1816,20 @@ export function f_PlanItems(members: readonly JMember[], path: string, cx: rt.Ct
       case "planId": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "planId");
         seen0 |= 0x1;
-        const p = path + ".planId";
-        x0_planId = rt.d_str(m.value, p, cx);
+        x0_planId = rt.d_str(m.value, path + ".planId", cx);
         break;
       }
       case "entries": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "entries");
         seen0 |= 0x2;
-        const p = path + ".entries";
-        x1_entries = rt.items(cx, m.value, p, d_PlanEntry, false, true);
+        x1_entries = rt.items(cx, m.value, path + ".entries", d_PlanEntry, false, true);
         if (x1_entries === MISSING || x1_entries === null) x1_entries = [];
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
-        const p = path + "._meta";
-        x2__meta = rt.lenientRawObject(m, p, cx, true);
+        x2__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -2095,7 +1845,7 @@ export function f_PlanItems(members: readonly JMember[], path: string, cx: rt.Ct
 export function m_PlanItems(v: t.PlanItems): string {
   let s = "";
   s += ",\"planId\":" + rt.str(v.planId);
-  s += ",\"entries\":" + enc_list_7(v.entries);
+  s += ",\"entries\":" + rt.list(v.entries, e_PlanEntry);
   if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
   return s;
 }
@@ -2118,22 +1868,19 @@ export function f_PlanFile(members: readonly JMember[], path: string, cx: rt.Ctx
       case "planId": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "planId");
         seen0 |= 0x1;
-        const p = path + ".planId";
-        x0_planId = rt.d_str(m.value, p, cx);
+        x0_planId = rt.d_str(m.value, path + ".planId", cx);
         break;
       }
       case "uri": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "uri");
         seen0 |= 0x2;
-        const p = path + ".uri";
-        x1_uri = rt.d_str(m.value, p, cx);
+        x1_uri = rt.d_str(m.value, path + ".uri", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
-        const p = path + "._meta";
-        x2__meta = rt.lenientRawObject(m, p, cx, true);
+        x2__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -2172,22 +1919,19 @@ export function f_PlanMarkdown(members: readonly JMember[], path: string, cx: rt
       case "planId": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "planId");
         seen0 |= 0x1;
-        const p = path + ".planId";
-        x0_planId = rt.d_str(m.value, p, cx);
+        x0_planId = rt.d_str(m.value, path + ".planId", cx);
         break;
       }
       case "content": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "content");
         seen0 |= 0x2;
-        const p = path + ".content";
-        x1_content = rt.d_str(m.value, p, cx);
+        x1_content = rt.d_str(m.value, path + ".content", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
-        const p = path + "._meta";
-        x2__meta = rt.lenientRawObject(m, p, cx, true);
+        x2__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -2225,15 +1969,13 @@ export function f_PlanUpdate(members: readonly JMember[], path: string, cx: rt.C
       case "plan": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "plan");
         seen0 |= 0x1;
-        const p = path + ".plan";
-        x0_plan = d_PlanUpdateContent(m.value, p, cx);
+        x0_plan = d_PlanUpdateContent(m.value, path + ".plan", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
-        const p = path + "._meta";
-        x1__meta = rt.lenientRawObject(m, p, cx, true);
+        x1__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -2268,15 +2010,13 @@ export function f_PlanRemoved(members: readonly JMember[], path: string, cx: rt.
       case "planId": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "planId");
         seen0 |= 0x1;
-        const p = path + ".planId";
-        x0_planId = rt.d_str(m.value, p, cx);
+        x0_planId = rt.d_str(m.value, path + ".planId", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
-        const p = path + "._meta";
-        x1__meta = rt.lenientRawObject(m, p, cx, true);
+        x1__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -2311,15 +2051,13 @@ export function f_SubagentSessionCapabilities(members: readonly JMember[], path:
       case "cancel": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "cancel");
         seen0 |= 0x1;
-        const p = path + ".cancel";
-        x0_cancel = m.value === null ? null : rt.lenient(cx, m.value, p, d_SessionCancelCapabilities);
+        x0_cancel = m.value === null ? null : rt.lenient(cx, m.value, path + ".cancel", d_SessionCancelCapabilities);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
-        const p = path + "._meta";
-        x1__meta = rt.lenientRawObject(m, p, cx, true);
+        x1__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -2352,8 +2090,7 @@ export function f_SessionCancelCapabilities(members: readonly JMember[], path: s
       case "_meta": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
-        const p = path + "._meta";
-        x0__meta = rt.lenientRawObject(m, p, cx, true);
+        x0__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -2422,8 +2159,7 @@ export function f_RunningStateUpdate(members: readonly JMember[], path: string, 
       case "_meta": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
-        const p = path + "._meta";
-        x0__meta = rt.lenientRawObject(m, p, cx, true);
+        x0__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -2454,8 +2190,7 @@ export function f_ErrorStopReason(members: readonly JMember[], path: string, cx:
       case "error": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "error");
         seen0 |= 0x1;
-        const p = path + ".error";
-        x0_error = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_error_object);
+        x0_error = m.value === null ? null : rt.lenient(cx, m.value, path + ".error", rt.d_error_object);
         break;
       }
     }
@@ -2534,22 +2269,19 @@ export function g_IdleStateUpdate(obj: JObject, path: string, cx: rt.Ctx, o: Rec
       case "usage": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "usage");
         seen0 |= 0x1;
-        const p = path + ".usage";
-        x0_usage = m.value === null ? null : rt.lenient(cx, m.value, p, d_Usage);
+        x0_usage = m.value === null ? null : rt.lenient(cx, m.value, path + ".usage", d_Usage);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
-        const p = path + "._meta";
-        x1__meta = rt.lenientRawObject(m, p, cx, true);
+        x1__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
       case "stopReason": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "stopReason");
         seen0 |= 0x4;
-        const p = path + ".stopReason";
-        x2_stopReason = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
+        x2_stopReason = m.value === null ? null : rt.lenient(cx, m.value, path + ".stopReason", rt.d_str);
         break;
       }
     }
@@ -2586,8 +2318,7 @@ export function f_RequiresActionStateUpdate(members: readonly JMember[], path: s
       case "_meta": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
-        const p = path + "._meta";
-        x0__meta = rt.lenientRawObject(m, p, cx, true);
+        x0__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -2618,8 +2349,7 @@ export function f_UnknownStateUpdate(members: readonly JMember[], path: string, 
       case "_meta": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
-        const p = path + "._meta";
-        x0__meta = rt.lenientRawObject(m, p, cx, true);
+        x0__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -2657,57 +2387,49 @@ export function f_SubagentUpdate(members: readonly JMember[], path: string, cx: 
       case "sessionId": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "sessionId");
         seen0 |= 0x1;
-        const p = path + ".sessionId";
-        x0_sessionId = rt.d_str(m.value, p, cx);
+        x0_sessionId = rt.d_str(m.value, path + ".sessionId", cx);
         break;
       }
       case "title": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "title");
         seen0 |= 0x2;
-        const p = path + ".title";
-        x1_title = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
+        x1_title = m.value === null ? null : rt.lenient(cx, m.value, path + ".title", rt.d_str);
         break;
       }
       case "description": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "description");
         seen0 |= 0x4;
-        const p = path + ".description";
-        x2_description = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
+        x2_description = m.value === null ? null : rt.lenient(cx, m.value, path + ".description", rt.d_str);
         break;
       }
       case "capabilities": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "capabilities");
         seen0 |= 0x8;
-        const p = path + ".capabilities";
-        x3_capabilities = m.value === null ? null : rt.lenient(cx, m.value, p, d_SubagentSessionCapabilities);
+        x3_capabilities = m.value === null ? null : rt.lenient(cx, m.value, path + ".capabilities", d_SubagentSessionCapabilities);
         break;
       }
       case "state": {
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "state");
         seen0 |= 0x10;
-        const p = path + ".state";
-        x4_state = m.value === null ? null : rt.lenient(cx, m.value, p, d_StateUpdate);
+        x4_state = m.value === null ? null : rt.lenient(cx, m.value, path + ".state", d_StateUpdate);
         break;
       }
       case "cwd": {
         if ((seen0 & 0x20) !== 0) throw rt.duplicate(path, "cwd");
         seen0 |= 0x20;
-        const p = path + ".cwd";
-        x5_cwd = m.value === null ? null : rt.d_str(m.value, p, cx);
+        x5_cwd = m.value === null ? null : rt.d_str(m.value, path + ".cwd", cx);
         break;
       }
       case "additionalDirectories": {
         if ((seen0 & 0x40) !== 0) throw rt.duplicate(path, "additionalDirectories");
         seen0 |= 0x40;
-        const p = path + ".additionalDirectories";
-        x6_additionalDirectories = m.value === null ? null : list_1(m.value, p, cx);
+        x6_additionalDirectories = m.value === null ? null : rt.d_list(m.value, path + ".additionalDirectories", cx, rt.d_str);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x80) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x80;
-        const p = path + "._meta";
-        x7__meta = rt.lenientRawObject(m, p, cx, true);
+        x7__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -2732,7 +2454,7 @@ export function m_SubagentUpdate(v: t.SubagentUpdate): string {
   if (v.capabilities !== undefined) s += ",\"capabilities\":" + (v.capabilities === null ? "null" : e_SubagentSessionCapabilities(v.capabilities));
   if (v.state !== undefined) s += ",\"state\":" + (v.state === null ? "null" : e_StateUpdate(v.state));
   if (v.cwd !== undefined) s += ",\"cwd\":" + (v.cwd === null ? "null" : rt.str(v.cwd));
-  if (v.additionalDirectories !== undefined) s += ",\"additionalDirectories\":" + (v.additionalDirectories === null ? "null" : enc_list_5(v.additionalDirectories));
+  if (v.additionalDirectories !== undefined) s += ",\"additionalDirectories\":" + (v.additionalDirectories === null ? "null" : rt.list(v.additionalDirectories, rt.str));
   if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
   return s;
 }
@@ -2759,50 +2481,43 @@ export function f_SessionMessage(members: readonly JMember[], path: string, cx: 
       case "messageId": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "messageId");
         seen0 |= 0x1;
-        const p = path + ".messageId";
-        x0_messageId = rt.d_str(m.value, p, cx);
+        x0_messageId = rt.d_str(m.value, path + ".messageId", cx);
         break;
       }
       case "senderSessionId": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "senderSessionId");
         seen0 |= 0x2;
-        const p = path + ".senderSessionId";
-        x1_senderSessionId = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
+        x1_senderSessionId = m.value === null ? null : rt.lenient(cx, m.value, path + ".senderSessionId", rt.d_str);
         break;
       }
       case "recipientSessionId": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "recipientSessionId");
         seen0 |= 0x4;
-        const p = path + ".recipientSessionId";
-        x2_recipientSessionId = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
+        x2_recipientSessionId = m.value === null ? null : rt.lenient(cx, m.value, path + ".recipientSessionId", rt.d_str);
         break;
       }
       case "senderMessageId": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "senderMessageId");
         seen0 |= 0x8;
-        const p = path + ".senderMessageId";
-        x3_senderMessageId = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
+        x3_senderMessageId = m.value === null ? null : rt.lenient(cx, m.value, path + ".senderMessageId", rt.d_str);
         break;
       }
       case "recipientMessageId": {
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "recipientMessageId");
         seen0 |= 0x10;
-        const p = path + ".recipientMessageId";
-        x4_recipientMessageId = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
+        x4_recipientMessageId = m.value === null ? null : rt.lenient(cx, m.value, path + ".recipientMessageId", rt.d_str);
         break;
       }
       case "content": {
         if ((seen0 & 0x20) !== 0) throw rt.duplicate(path, "content");
         seen0 |= 0x20;
-        const p = path + ".content";
-        x5_content = rt.items(cx, m.value, p, d_ContentBlock, true, true);
+        x5_content = rt.items(cx, m.value, path + ".content", d_ContentBlock, true, true);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x40) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x40;
-        const p = path + "._meta";
-        x6__meta = rt.lenientRawObject(m, p, cx, true);
+        x6__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -2825,7 +2540,7 @@ export function m_SessionMessage(v: t.SessionMessage): string {
   if (v.recipientSessionId !== undefined) s += ",\"recipientSessionId\":" + (v.recipientSessionId === null ? "null" : rt.str(v.recipientSessionId));
   if (v.senderMessageId !== undefined) s += ",\"senderMessageId\":" + (v.senderMessageId === null ? "null" : rt.str(v.senderMessageId));
   if (v.recipientMessageId !== undefined) s += ",\"recipientMessageId\":" + (v.recipientMessageId === null ? "null" : rt.str(v.recipientMessageId));
-  if (v.content !== undefined) s += ",\"content\":" + (v.content === null ? "null" : enc_list_8(v.content));
+  if (v.content !== undefined) s += ",\"content\":" + (v.content === null ? "null" : rt.list(v.content, e_ContentBlock));
   if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
   return s;
 }
@@ -2848,22 +2563,19 @@ export function f_SessionMessageChunk(members: readonly JMember[], path: string,
       case "messageId": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "messageId");
         seen0 |= 0x1;
-        const p = path + ".messageId";
-        x0_messageId = rt.d_str(m.value, p, cx);
+        x0_messageId = rt.d_str(m.value, path + ".messageId", cx);
         break;
       }
       case "content": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "content");
         seen0 |= 0x2;
-        const p = path + ".content";
-        x1_content = d_ContentBlock(m.value, p, cx);
+        x1_content = d_ContentBlock(m.value, path + ".content", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
-        const p = path + "._meta";
-        x2__meta = rt.lenientRawObject(m, p, cx, true);
+        x2__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -2902,22 +2614,19 @@ export function f_AuthStatusUpdateNotification(members: readonly JMember[], path
       case "state": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "state");
         seen0 |= 0x1;
-        const p = path + ".state";
-        x0_state = d_AuthState(m.value, p, cx);
+        x0_state = rt.d_str(m.value, path + ".state", cx);
         break;
       }
       case "accounts": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "accounts");
         seen0 |= 0x2;
-        const p = path + ".accounts";
-        x1_accounts = rt.items(cx, m.value, p, d_AuthAccount, false, true);
+        x1_accounts = rt.items(cx, m.value, path + ".accounts", d_AuthAccount, false, true);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
-        const p = path + "._meta";
-        x2__meta = rt.lenientRawObject(m, p, cx, true);
+        x2__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -2932,7 +2641,7 @@ export function f_AuthStatusUpdateNotification(members: readonly JMember[], path
 export function m_AuthStatusUpdateNotification(v: t.AuthStatusUpdateNotification): string {
   let s = "";
   s += ",\"state\":" + rt.str(v.state);
-  if (v.accounts !== undefined) s += ",\"accounts\":" + enc_list_3(v.accounts);
+  if (v.accounts !== undefined) s += ",\"accounts\":" + rt.list(v.accounts, e_AuthAccount);
   if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
   return s;
 }
@@ -2956,29 +2665,25 @@ export function f_InitializeRequest(members: readonly JMember[], path: string, c
       case "protocolVersion": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "protocolVersion");
         seen0 |= 0x1;
-        const p = path + ".protocolVersion";
-        x0_protocolVersion = rt.d_u16(m.value, p, cx);
+        x0_protocolVersion = rt.d_u16(m.value, path + ".protocolVersion", cx);
         break;
       }
       case "clientCapabilities": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "clientCapabilities");
         seen0 |= 0x2;
-        const p = path + ".clientCapabilities";
-        x1_clientCapabilities = rt.lenient(cx, m.value, p, d_ClientCapabilities);
+        x1_clientCapabilities = rt.lenient(cx, m.value, path + ".clientCapabilities", d_ClientCapabilities);
         break;
       }
       case "clientInfo": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "clientInfo");
         seen0 |= 0x4;
-        const p = path + ".clientInfo";
-        x2_clientInfo = m.value === null ? null : rt.lenient(cx, m.value, p, d_Implementation);
+        x2_clientInfo = m.value === null ? null : rt.lenient(cx, m.value, path + ".clientInfo", d_Implementation);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x8;
-        const p = path + "._meta";
-        x3__meta = rt.lenientRawObject(m, p, cx, true);
+        x3__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -3023,57 +2728,49 @@ export function f_ClientCapabilities(members: readonly JMember[], path: string, 
       case "fs": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "fs");
         seen0 |= 0x1;
-        const p = path + ".fs";
-        x0_fs = rt.lenient(cx, m.value, p, d_FileSystemCapabilities);
+        x0_fs = rt.lenient(cx, m.value, path + ".fs", d_FileSystemCapabilities);
         break;
       }
       case "terminal": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "terminal");
         seen0 |= 0x2;
-        const p = path + ".terminal";
-        x1_terminal = rt.lenient(cx, m.value, p, rt.d_bool);
+        x1_terminal = rt.lenient(cx, m.value, path + ".terminal", rt.d_bool);
         break;
       }
       case "session": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "session");
         seen0 |= 0x4;
-        const p = path + ".session";
-        x2_session = m.value === null ? null : rt.lenient(cx, m.value, p, d_ClientSessionCapabilities);
+        x2_session = m.value === null ? null : rt.lenient(cx, m.value, path + ".session", d_ClientSessionCapabilities);
         break;
       }
       case "subagents": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "subagents");
         seen0 |= 0x8;
-        const p = path + ".subagents";
-        x3_subagents = m.value === null ? null : rt.lenient(cx, m.value, p, d_SubagentCapabilities);
+        x3_subagents = m.value === null ? null : rt.lenient(cx, m.value, path + ".subagents", d_SubagentCapabilities);
         break;
       }
       case "plan": {
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "plan");
         seen0 |= 0x10;
-        const p = path + ".plan";
-        x4_plan = m.value === null ? null : rt.lenient(cx, m.value, p, d_PlanCapabilities);
+        x4_plan = m.value === null ? null : rt.lenient(cx, m.value, path + ".plan", d_PlanCapabilities);
         break;
       }
       case "auth": {
         if ((seen0 & 0x20) !== 0) throw rt.duplicate(path, "auth");
         seen0 |= 0x20;
-        const p = path + ".auth";
-        x5_auth = rt.lenient(cx, m.value, p, d_AuthCapabilities);
+        x5_auth = rt.lenient(cx, m.value, path + ".auth", d_AuthCapabilities);
         break;
       }
       case "elicitation": {
         if ((seen0 & 0x40) !== 0) throw rt.duplicate(path, "elicitation");
         seen0 |= 0x40;
-        const p = path + ".elicitation";
-        x6_elicitation = m.value === null ? null : rt.lenient(cx, m.value, p, d_ElicitationCapabilities);
+        x6_elicitation = m.value === null ? null : rt.lenient(cx, m.value, path + ".elicitation", d_ElicitationCapabilities);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x80) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x80;
-        const p = path + "._meta";
-        x7__meta = rt.lenientRawObject(m, p, cx, true);
+        x7__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -3118,8 +2815,7 @@ export function f_SubagentCapabilities(members: readonly JMember[], path: string
       case "_meta": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
-        const p = path + "._meta";
-        x0__meta = rt.lenientRawObject(m, p, cx, true);
+        x0__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -3150,8 +2846,7 @@ export function f_PlanCapabilities(members: readonly JMember[], path: string, cx
       case "_meta": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
-        const p = path + "._meta";
-        x0__meta = rt.lenientRawObject(m, p, cx, true);
+        x0__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -3182,8 +2877,7 @@ export function f_ListProvidersRequest(members: readonly JMember[], path: string
       case "_meta": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
-        const p = path + "._meta";
-        x0__meta = rt.lenientRawObject(m, p, cx, true);
+        x0__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -3218,36 +2912,31 @@ export function f_SetProviderRequest(members: readonly JMember[], path: string, 
       case "providerId": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "providerId");
         seen0 |= 0x1;
-        const p = path + ".providerId";
-        x0_providerId = rt.d_str(m.value, p, cx);
+        x0_providerId = rt.d_str(m.value, path + ".providerId", cx);
         break;
       }
       case "apiType": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "apiType");
         seen0 |= 0x2;
-        const p = path + ".apiType";
-        x1_apiType = d_LlmProtocol(m.value, p, cx);
+        x1_apiType = rt.d_str(m.value, path + ".apiType", cx);
         break;
       }
       case "baseUrl": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "baseUrl");
         seen0 |= 0x4;
-        const p = path + ".baseUrl";
-        x2_baseUrl = rt.d_str(m.value, p, cx);
+        x2_baseUrl = rt.d_str(m.value, path + ".baseUrl", cx);
         break;
       }
       case "headers": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "headers");
         seen0 |= 0x8;
-        const p = path + ".headers";
-        x3_headers = map_2(m.value, p, cx);
+        x3_headers = rt.d_map(m.value, path + ".headers", cx, rt.d_str);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x10;
-        const p = path + "._meta";
-        x4__meta = rt.lenientRawObject(m, p, cx, true);
+        x4__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -3268,7 +2957,7 @@ export function m_SetProviderRequest(v: t.SetProviderRequest): string {
   s += ",\"providerId\":" + rt.str(v.providerId);
   s += ",\"apiType\":" + rt.str(v.apiType);
   s += ",\"baseUrl\":" + rt.str(v.baseUrl);
-  if (v.headers !== undefined) s += ",\"headers\":" + enc_map_9(v.headers);
+  if (v.headers !== undefined) s += ",\"headers\":" + rt.map(v.headers, rt.str);
   if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
   return s;
 }
@@ -3290,15 +2979,13 @@ export function f_DisableProviderRequest(members: readonly JMember[], path: stri
       case "providerId": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "providerId");
         seen0 |= 0x1;
-        const p = path + ".providerId";
-        x0_providerId = rt.d_str(m.value, p, cx);
+        x0_providerId = rt.d_str(m.value, path + ".providerId", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
-        const p = path + "._meta";
-        x1__meta = rt.lenientRawObject(m, p, cx, true);
+        x1__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -3332,8 +3019,7 @@ export function f_AuthStatusRequest(members: readonly JMember[], path: string, c
       case "_meta": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
-        const p = path + "._meta";
-        x0__meta = rt.lenientRawObject(m, p, cx, true);
+        x0__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -3368,37 +3054,32 @@ export function f_NewSessionRequest(members: readonly JMember[], path: string, c
       case "cwd": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "cwd");
         seen0 |= 0x1;
-        const p = path + ".cwd";
-        x0_cwd = rt.d_str(m.value, p, cx);
+        x0_cwd = rt.d_str(m.value, path + ".cwd", cx);
         break;
       }
       case "additionalDirectories": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "additionalDirectories");
         seen0 |= 0x2;
-        const p = path + ".additionalDirectories";
-        x1_additionalDirectories = rt.defaultOnNull(cx, m.value, p, list_1);
+        x1_additionalDirectories = rt.defaultOnNull(cx, m.value, path + ".additionalDirectories", list_0);
         break;
       }
       case "mcpServers": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "mcpServers");
         seen0 |= 0x4;
-        const p = path + ".mcpServers";
-        x2_mcpServers = rt.defaultOnNull(cx, m.value, p, list_3);
+        x2_mcpServers = rt.defaultOnNull(cx, m.value, path + ".mcpServers", list_1);
         if (x2_mcpServers === MISSING) x2_mcpServers = [];
         break;
       }
       case "systemPrompt": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "systemPrompt");
         seen0 |= 0x8;
-        const p = path + ".systemPrompt";
-        x3_systemPrompt = m.value === null ? null : d_SystemPrompt(m.value, p, cx);
+        x3_systemPrompt = m.value === null ? null : d_SystemPrompt(m.value, path + ".systemPrompt", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x10;
-        const p = path + "._meta";
-        x4__meta = rt.lenientRawObject(m, p, cx, true);
+        x4__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -3416,8 +3097,8 @@ export function f_NewSessionRequest(members: readonly JMember[], path: string, c
 export function m_NewSessionRequest(v: t.NewSessionRequest): string {
   let s = "";
   s += ",\"cwd\":" + rt.str(v.cwd);
-  if (v.additionalDirectories !== undefined) s += ",\"additionalDirectories\":" + enc_list_5(v.additionalDirectories);
-  s += ",\"mcpServers\":" + enc_list_10(v.mcpServers);
+  if (v.additionalDirectories !== undefined) s += ",\"additionalDirectories\":" + rt.list(v.additionalDirectories, rt.str);
+  s += ",\"mcpServers\":" + rt.list(v.mcpServers, e_McpServer);
   if (v.systemPrompt !== undefined) s += ",\"systemPrompt\":" + (v.systemPrompt === null ? "null" : e_SystemPrompt(v.systemPrompt));
   if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
   return s;
@@ -3476,22 +3157,19 @@ export function f_McpServerAcp(members: readonly JMember[], path: string, cx: rt
       case "name": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "name");
         seen0 |= 0x1;
-        const p = path + ".name";
-        x0_name = rt.d_str(m.value, p, cx);
+        x0_name = rt.d_str(m.value, path + ".name", cx);
         break;
       }
       case "serverId": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "serverId");
         seen0 |= 0x2;
-        const p = path + ".serverId";
-        x1_serverId = rt.d_str(m.value, p, cx);
+        x1_serverId = rt.d_str(m.value, path + ".serverId", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
-        const p = path + "._meta";
-        x2__meta = rt.lenientRawObject(m, p, cx, true);
+        x2__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -3530,22 +3208,19 @@ export function f_SystemPrompt(members: readonly JMember[], path: string, cx: rt
       case "mode": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "mode");
         seen0 |= 0x1;
-        const p = path + ".mode";
-        x0_mode = d_SystemPromptMode(m.value, p, cx);
+        x0_mode = rt.d_str(m.value, path + ".mode", cx);
         break;
       }
       case "content": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "content");
         seen0 |= 0x2;
-        const p = path + ".content";
-        x1_content = list_4(m.value, p, cx);
+        x1_content = rt.d_list(m.value, path + ".content", cx, d_ContentBlock);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
-        const p = path + "._meta";
-        x2__meta = rt.lenientRawObject(m, p, cx, true);
+        x2__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -3561,21 +3236,13 @@ export function f_SystemPrompt(members: readonly JMember[], path: string, cx: rt
 export function m_SystemPrompt(v: t.SystemPrompt): string {
   let s = "";
   s += ",\"mode\":" + rt.str(v.mode);
-  s += ",\"content\":" + enc_list_8(v.content);
+  s += ",\"content\":" + rt.list(v.content, e_ContentBlock);
   if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
   return s;
 }
 
 export function e_SystemPrompt(v: t.SystemPrompt): string {
   return rt.object(m_SystemPrompt(v));
-}
-
-export function d_SystemPromptMode(v: JNode, path: string, cx: rt.Ctx): t.SystemPromptMode {
-  return rt.d_str(v, path, cx);
-}
-
-export function e_SystemPromptMode(v: t.SystemPromptMode): string {
-  return rt.str(v);
 }
 
 export function d_LoadSessionRequest(v: JNode, path: string, cx: rt.Ctx): t.LoadSessionRequest {
@@ -3595,44 +3262,38 @@ export function f_LoadSessionRequest(members: readonly JMember[], path: string, 
       case "mcpServers": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "mcpServers");
         seen0 |= 0x1;
-        const p = path + ".mcpServers";
-        x0_mcpServers = rt.defaultOnNull(cx, m.value, p, list_3);
+        x0_mcpServers = rt.defaultOnNull(cx, m.value, path + ".mcpServers", list_1);
         if (x0_mcpServers === MISSING) x0_mcpServers = [];
         break;
       }
       case "cwd": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "cwd");
         seen0 |= 0x2;
-        const p = path + ".cwd";
-        x1_cwd = rt.d_str(m.value, p, cx);
+        x1_cwd = rt.d_str(m.value, path + ".cwd", cx);
         break;
       }
       case "additionalDirectories": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "additionalDirectories");
         seen0 |= 0x4;
-        const p = path + ".additionalDirectories";
-        x2_additionalDirectories = rt.defaultOnNull(cx, m.value, p, list_1);
+        x2_additionalDirectories = rt.defaultOnNull(cx, m.value, path + ".additionalDirectories", list_0);
         break;
       }
       case "sessionId": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "sessionId");
         seen0 |= 0x8;
-        const p = path + ".sessionId";
-        x3_sessionId = rt.d_str(m.value, p, cx);
+        x3_sessionId = rt.d_str(m.value, path + ".sessionId", cx);
         break;
       }
       case "systemPrompt": {
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "systemPrompt");
         seen0 |= 0x10;
-        const p = path + ".systemPrompt";
-        x4_systemPrompt = m.value === null ? null : d_SystemPrompt(m.value, p, cx);
+        x4_systemPrompt = m.value === null ? null : d_SystemPrompt(m.value, path + ".systemPrompt", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x20) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x20;
-        const p = path + "._meta";
-        x5__meta = rt.lenientRawObject(m, p, cx, true);
+        x5__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -3651,9 +3312,9 @@ export function f_LoadSessionRequest(members: readonly JMember[], path: string, 
 
 export function m_LoadSessionRequest(v: t.LoadSessionRequest): string {
   let s = "";
-  s += ",\"mcpServers\":" + enc_list_10(v.mcpServers);
+  s += ",\"mcpServers\":" + rt.list(v.mcpServers, e_McpServer);
   s += ",\"cwd\":" + rt.str(v.cwd);
-  if (v.additionalDirectories !== undefined) s += ",\"additionalDirectories\":" + enc_list_5(v.additionalDirectories);
+  if (v.additionalDirectories !== undefined) s += ",\"additionalDirectories\":" + rt.list(v.additionalDirectories, rt.str);
   s += ",\"sessionId\":" + rt.str(v.sessionId);
   if (v.systemPrompt !== undefined) s += ",\"systemPrompt\":" + (v.systemPrompt === null ? "null" : e_SystemPrompt(v.systemPrompt));
   if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
@@ -3679,29 +3340,25 @@ export function f_ListSessionsRequest(members: readonly JMember[], path: string,
       case "cwd": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "cwd");
         seen0 |= 0x1;
-        const p = path + ".cwd";
-        x0_cwd = m.value === null ? null : rt.d_str(m.value, p, cx);
+        x0_cwd = m.value === null ? null : rt.d_str(m.value, path + ".cwd", cx);
         break;
       }
       case "cursor": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "cursor");
         seen0 |= 0x2;
-        const p = path + ".cursor";
-        x1_cursor = m.value === null ? null : rt.d_str(m.value, p, cx);
+        x1_cursor = m.value === null ? null : rt.d_str(m.value, path + ".cursor", cx);
         break;
       }
       case "archived": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "archived");
         seen0 |= 0x4;
-        const p = path + ".archived";
-        x2_archived = m.value === null ? null : d_SessionArchiveFilter(m.value, p, cx);
+        x2_archived = m.value === null ? null : rt.d_str(m.value, path + ".archived", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x8;
-        const p = path + "._meta";
-        x3__meta = rt.lenientRawObject(m, p, cx, true);
+        x3__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -3726,14 +3383,6 @@ export function e_ListSessionsRequest(v: t.ListSessionsRequest): string {
   return rt.object(m_ListSessionsRequest(v));
 }
 
-export function d_SessionArchiveFilter(v: JNode, path: string, cx: rt.Ctx): t.SessionArchiveFilter {
-  return rt.d_str(v, path, cx);
-}
-
-export function e_SessionArchiveFilter(v: t.SessionArchiveFilter): string {
-  return rt.str(v);
-}
-
 export function d_ForkSessionRequest(v: JNode, path: string, cx: rt.Ctx): t.ForkSessionRequest {
   return f_ForkSessionRequest(rt.expectObject(v, path, "ForkSessionRequest").members, path, cx, {});
 }
@@ -3751,43 +3400,37 @@ export function f_ForkSessionRequest(members: readonly JMember[], path: string, 
       case "sessionId": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "sessionId");
         seen0 |= 0x1;
-        const p = path + ".sessionId";
-        x0_sessionId = rt.d_str(m.value, p, cx);
+        x0_sessionId = rt.d_str(m.value, path + ".sessionId", cx);
         break;
       }
       case "cwd": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "cwd");
         seen0 |= 0x2;
-        const p = path + ".cwd";
-        x1_cwd = rt.d_str(m.value, p, cx);
+        x1_cwd = rt.d_str(m.value, path + ".cwd", cx);
         break;
       }
       case "additionalDirectories": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "additionalDirectories");
         seen0 |= 0x4;
-        const p = path + ".additionalDirectories";
-        x2_additionalDirectories = rt.defaultOnNull(cx, m.value, p, list_1);
+        x2_additionalDirectories = rt.defaultOnNull(cx, m.value, path + ".additionalDirectories", list_0);
         break;
       }
       case "mcpServers": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "mcpServers");
         seen0 |= 0x8;
-        const p = path + ".mcpServers";
-        x3_mcpServers = rt.defaultOnNull(cx, m.value, p, list_3);
+        x3_mcpServers = rt.defaultOnNull(cx, m.value, path + ".mcpServers", list_1);
         break;
       }
       case "systemPrompt": {
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "systemPrompt");
         seen0 |= 0x10;
-        const p = path + ".systemPrompt";
-        x4_systemPrompt = m.value === null ? null : d_SystemPrompt(m.value, p, cx);
+        x4_systemPrompt = m.value === null ? null : d_SystemPrompt(m.value, path + ".systemPrompt", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x20) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x20;
-        const p = path + "._meta";
-        x5__meta = rt.lenientRawObject(m, p, cx, true);
+        x5__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -3807,8 +3450,8 @@ export function m_ForkSessionRequest(v: t.ForkSessionRequest): string {
   let s = "";
   s += ",\"sessionId\":" + rt.str(v.sessionId);
   s += ",\"cwd\":" + rt.str(v.cwd);
-  if (v.additionalDirectories !== undefined) s += ",\"additionalDirectories\":" + enc_list_5(v.additionalDirectories);
-  if (v.mcpServers !== undefined) s += ",\"mcpServers\":" + enc_list_10(v.mcpServers);
+  if (v.additionalDirectories !== undefined) s += ",\"additionalDirectories\":" + rt.list(v.additionalDirectories, rt.str);
+  if (v.mcpServers !== undefined) s += ",\"mcpServers\":" + rt.list(v.mcpServers, e_McpServer);
   if (v.systemPrompt !== undefined) s += ",\"systemPrompt\":" + (v.systemPrompt === null ? "null" : e_SystemPrompt(v.systemPrompt));
   if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
   return s;
@@ -3831,15 +3474,13 @@ export function f_ArchiveSessionRequest(members: readonly JMember[], path: strin
       case "sessionId": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "sessionId");
         seen0 |= 0x1;
-        const p = path + ".sessionId";
-        x0_sessionId = rt.d_str(m.value, p, cx);
+        x0_sessionId = rt.d_str(m.value, path + ".sessionId", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
-        const p = path + "._meta";
-        x1__meta = rt.lenientRawObject(m, p, cx, true);
+        x1__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -3874,15 +3515,13 @@ export function f_UnarchiveSessionRequest(members: readonly JMember[], path: str
       case "sessionId": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "sessionId");
         seen0 |= 0x1;
-        const p = path + ".sessionId";
-        x0_sessionId = rt.d_str(m.value, p, cx);
+        x0_sessionId = rt.d_str(m.value, path + ".sessionId", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
-        const p = path + "._meta";
-        x1__meta = rt.lenientRawObject(m, p, cx, true);
+        x1__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -3917,15 +3556,13 @@ export function f_SessionStatusRequest(members: readonly JMember[], path: string
       case "sessionId": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "sessionId");
         seen0 |= 0x1;
-        const p = path + ".sessionId";
-        x0_sessionId = rt.d_str(m.value, p, cx);
+        x0_sessionId = rt.d_str(m.value, path + ".sessionId", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
-        const p = path + "._meta";
-        x1__meta = rt.lenientRawObject(m, p, cx, true);
+        x1__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -3961,22 +3598,19 @@ export function f_SetSessionTitleRequest(members: readonly JMember[], path: stri
       case "sessionId": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "sessionId");
         seen0 |= 0x1;
-        const p = path + ".sessionId";
-        x0_sessionId = rt.d_str(m.value, p, cx);
+        x0_sessionId = rt.d_str(m.value, path + ".sessionId", cx);
         break;
       }
       case "title": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "title");
         seen0 |= 0x2;
-        const p = path + ".title";
-        x1_title = rt.d_str(m.value, p, cx);
+        x1_title = rt.d_str(m.value, path + ".title", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
-        const p = path + "._meta";
-        x2__meta = rt.lenientRawObject(m, p, cx, true);
+        x2__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -4018,43 +3652,37 @@ export function f_ResumeSessionRequest(members: readonly JMember[], path: string
       case "sessionId": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "sessionId");
         seen0 |= 0x1;
-        const p = path + ".sessionId";
-        x0_sessionId = rt.d_str(m.value, p, cx);
+        x0_sessionId = rt.d_str(m.value, path + ".sessionId", cx);
         break;
       }
       case "cwd": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "cwd");
         seen0 |= 0x2;
-        const p = path + ".cwd";
-        x1_cwd = rt.d_str(m.value, p, cx);
+        x1_cwd = rt.d_str(m.value, path + ".cwd", cx);
         break;
       }
       case "additionalDirectories": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "additionalDirectories");
         seen0 |= 0x4;
-        const p = path + ".additionalDirectories";
-        x2_additionalDirectories = rt.defaultOnNull(cx, m.value, p, list_1);
+        x2_additionalDirectories = rt.defaultOnNull(cx, m.value, path + ".additionalDirectories", list_0);
         break;
       }
       case "mcpServers": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "mcpServers");
         seen0 |= 0x8;
-        const p = path + ".mcpServers";
-        x3_mcpServers = rt.defaultOnNull(cx, m.value, p, list_3);
+        x3_mcpServers = rt.defaultOnNull(cx, m.value, path + ".mcpServers", list_1);
         break;
       }
       case "systemPrompt": {
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "systemPrompt");
         seen0 |= 0x10;
-        const p = path + ".systemPrompt";
-        x4_systemPrompt = m.value === null ? null : d_SystemPrompt(m.value, p, cx);
+        x4_systemPrompt = m.value === null ? null : d_SystemPrompt(m.value, path + ".systemPrompt", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x20) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x20;
-        const p = path + "._meta";
-        x5__meta = rt.lenientRawObject(m, p, cx, true);
+        x5__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -4074,8 +3702,8 @@ export function m_ResumeSessionRequest(v: t.ResumeSessionRequest): string {
   let s = "";
   s += ",\"sessionId\":" + rt.str(v.sessionId);
   s += ",\"cwd\":" + rt.str(v.cwd);
-  if (v.additionalDirectories !== undefined) s += ",\"additionalDirectories\":" + enc_list_5(v.additionalDirectories);
-  if (v.mcpServers !== undefined) s += ",\"mcpServers\":" + enc_list_10(v.mcpServers);
+  if (v.additionalDirectories !== undefined) s += ",\"additionalDirectories\":" + rt.list(v.additionalDirectories, rt.str);
+  if (v.mcpServers !== undefined) s += ",\"mcpServers\":" + rt.list(v.mcpServers, e_McpServer);
   if (v.systemPrompt !== undefined) s += ",\"systemPrompt\":" + (v.systemPrompt === null ? "null" : e_SystemPrompt(v.systemPrompt));
   if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
   return s;
@@ -4098,15 +3726,13 @@ export function f_MessageMcpResponseResult(members: readonly JMember[], path: st
       case "result": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "result");
         seen0 |= 0x1;
-        const p = path + ".result";
         x0_result = rt.d_raw(cx, m.start, m.end);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
-        const p = path + "._meta";
-        x1__meta = rt.lenientRawObject(m, p, cx, true);
+        x1__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -4141,15 +3767,13 @@ export function f_MessageMcpResponseError(members: readonly JMember[], path: str
       case "error": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "error");
         seen0 |= 0x1;
-        const p = path + ".error";
-        x0_error = d_McpError(m.value, p, cx);
+        x0_error = d_McpError(m.value, path + ".error", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
-        const p = path + "._meta";
-        x1__meta = rt.lenientRawObject(m, p, cx, true);
+        x1__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -4199,21 +3823,18 @@ export function f_McpError(members: readonly JMember[], path: string, cx: rt.Ctx
       case "code": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "code");
         seen0 |= 0x1;
-        const p = path + ".code";
-        x0_code = rt.d_i32(m.value, p, cx);
+        x0_code = rt.d_i32(m.value, path + ".code", cx);
         break;
       }
       case "message": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "message");
         seen0 |= 0x2;
-        const p = path + ".message";
-        x1_message = rt.d_str(m.value, p, cx);
+        x1_message = rt.d_str(m.value, path + ".message", cx);
         break;
       }
       case "data": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "data");
         seen0 |= 0x4;
-        const p = path + ".data";
         x2_data = rt.d_raw(cx, m.start, m.end);
         break;
       }
@@ -4255,36 +3876,31 @@ export function f_MessageMcpNotification(members: readonly JMember[], path: stri
       case "serverId": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "serverId");
         seen0 |= 0x1;
-        const p = path + ".serverId";
-        x0_serverId = rt.d_str(m.value, p, cx);
+        x0_serverId = rt.d_str(m.value, path + ".serverId", cx);
         break;
       }
       case "requestId": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "requestId");
         seen0 |= 0x2;
-        const p = path + ".requestId";
-        x1_requestId = rt.d_str(m.value, p, cx);
+        x1_requestId = rt.d_str(m.value, path + ".requestId", cx);
         break;
       }
       case "method": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "method");
         seen0 |= 0x4;
-        const p = path + ".method";
-        x2_method = rt.d_str(m.value, p, cx);
+        x2_method = rt.d_str(m.value, path + ".method", cx);
         break;
       }
       case "params": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "params");
         seen0 |= 0x8;
-        const p = path + ".params";
-        x3_params = m.value === null ? null : rt.d_raw_object(m.value, p, cx, m.start, m.end);
+        x3_params = m.value === null ? null : rt.d_raw_object(m.value, path + ".params", cx, m.start, m.end);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x10;
-        const p = path + "._meta";
-        x4__meta = rt.lenientRawObject(m, p, cx, true);
+        x4__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -4336,22 +3952,19 @@ export function f_ProxySuccessorRequest(members: readonly JMember[], path: strin
       case "method": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "method");
         seen0 |= 0x1;
-        const p = path + ".method";
-        x0_method = rt.d_str(m.value, p, cx);
+        x0_method = rt.d_str(m.value, path + ".method", cx);
         break;
       }
       case "params": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "params");
         seen0 |= 0x2;
-        const p = path + ".params";
         x1_params = rt.d_raw(cx, m.start, m.end);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
-        const p = path + "._meta";
-        x2__meta = rt.lenientRawObject(m, p, cx, true);
+        x2__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -4405,22 +4018,19 @@ export function f_ProxySuccessorNotification(members: readonly JMember[], path: 
       case "method": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "method");
         seen0 |= 0x1;
-        const p = path + ".method";
-        x0_method = rt.d_str(m.value, p, cx);
+        x0_method = rt.d_str(m.value, path + ".method", cx);
         break;
       }
       case "params": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "params");
         seen0 |= 0x2;
-        const p = path + ".params";
         x1_params = rt.d_raw(cx, m.start, m.end);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
-        const p = path + "._meta";
-        x2__meta = rt.lenientRawObject(m, p, cx, true);
+        x2__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -4456,67 +4066,12 @@ function is_MessageMcpResponseResult(v: unknown): v is t.MessageMcpResponseResul
 
 /** The validator of every declared type, by schema name. */
 export const DECODERS: { readonly [K in keyof t.Types]: rt.Decoder<t.Types[K]> } = {
-  WriteTextFileRequest: d_WriteTextFileRequest,
-  ReadTextFileRequest: d_ReadTextFileRequest,
-  RequestPermissionRequest: d_RequestPermissionRequest,
-  ToolCallUpdate: d_ToolCallUpdate,
-  ToolKind: d_ToolKind,
-  ToolCallStatus: d_ToolCallStatus,
-  ToolCallContent: d_ToolCallContent,
-  ContentBlock: d_ContentBlock,
-  Annotations: d_Annotations,
-  Role: d_Role,
-  TextContent: d_TextContent,
-  ImageContent: d_ImageContent,
-  AudioContent: d_AudioContent,
-  ResourceLink: d_ResourceLink,
-  EmbeddedResourceResource: d_EmbeddedResourceResource,
-  TextResourceContents: d_TextResourceContents,
-  BlobResourceContents: d_BlobResourceContents,
-  EmbeddedResource: d_EmbeddedResource,
-  Content: d_Content,
-  Diff: d_Diff,
-  Terminal: d_Terminal,
-  ToolCallLocation: d_ToolCallLocation,
-  PermissionOption: d_PermissionOption,
-  PermissionOptionKind: d_PermissionOptionKind,
-  CreateTerminalRequest: d_CreateTerminalRequest,
-  EnvVariable: d_EnvVariable,
-  TerminalOutputRequest: d_TerminalOutputRequest,
-  ReleaseTerminalRequest: d_ReleaseTerminalRequest,
-  WaitForTerminalExitRequest: d_WaitForTerminalExitRequest,
-  KillTerminalRequest: d_KillTerminalRequest,
-  CreateElicitationRequestVariant: d_CreateElicitationRequestVariant,
-  CreateElicitationRequest: d_CreateElicitationRequest,
-  ElicitationSessionScope: d_ElicitationSessionScope,
-  ElicitationRequestScope: d_ElicitationRequestScope,
-  ElicitationSchema: d_ElicitationSchema,
-  ElicitationSchemaType: d_ElicitationSchemaType,
-  ElicitationPropertySchema: d_ElicitationPropertySchema,
-  StringFormat: d_StringFormat,
-  EnumOption: d_EnumOption,
-  StringPropertySchema: d_StringPropertySchema,
-  NumberPropertySchema: d_NumberPropertySchema,
-  IntegerPropertySchema: d_IntegerPropertySchema,
-  BooleanPropertySchema: d_BooleanPropertySchema,
-  MultiSelectItems: d_MultiSelectItems,
-  StringMultiSelectItems: d_StringMultiSelectItems,
-  TitledMultiSelectItems: d_TitledMultiSelectItems,
-  MultiSelectPropertySchema: d_MultiSelectPropertySchema,
-  ElicitationFormModeVariant: d_ElicitationFormModeVariant,
-  ElicitationFormMode: d_ElicitationFormMode,
-  ElicitationUrlModeVariant: d_ElicitationUrlModeVariant,
-  ElicitationUrlMode: d_ElicitationUrlMode,
+  ...BASE_DECODERS,
   MessageMcpRequest: d_MessageMcpRequest,
-  ExtRequest: d_ExtRequest,
   InitializeResponse: d_InitializeResponse,
   AgentCapabilities: d_AgentCapabilities,
-  PromptCapabilities: d_PromptCapabilities,
   McpCapabilities: d_McpCapabilities,
   SessionCapabilities: d_SessionCapabilities,
-  SessionListCapabilities: d_SessionListCapabilities,
-  SessionDeleteCapabilities: d_SessionDeleteCapabilities,
-  SessionAdditionalDirectoriesCapabilities: d_SessionAdditionalDirectoriesCapabilities,
   SessionSystemPromptCapabilities: d_SessionSystemPromptCapabilities,
   SessionSystemPromptModeCapabilities: d_SessionSystemPromptModeCapabilities,
   SessionSystemPromptOverrideCapabilities: d_SessionSystemPromptOverrideCapabilities,
@@ -4524,84 +4079,36 @@ export const DECODERS: { readonly [K in keyof t.Types]: rt.Decoder<t.Types[K]> }
   SessionArchiveCapabilities: d_SessionArchiveCapabilities,
   SessionStatusCapabilities: d_SessionStatusCapabilities,
   SessionTitleCapabilities: d_SessionTitleCapabilities,
-  SessionResumeCapabilities: d_SessionResumeCapabilities,
-  SessionCloseCapabilities: d_SessionCloseCapabilities,
   AgentAuthCapabilities: d_AgentAuthCapabilities,
   AuthStatusCapabilities: d_AuthStatusCapabilities,
-  LogoutCapabilities: d_LogoutCapabilities,
   ProvidersCapabilities: d_ProvidersCapabilities,
-  AuthMethod: d_AuthMethod,
-  AuthMethodTerminal: d_AuthMethodTerminal,
-  AuthMethodAgent: d_AuthMethodAgent,
-  Implementation: d_Implementation,
-  AuthenticateResponse: d_AuthenticateResponse,
   ListProvidersResponse: d_ListProvidersResponse,
   ProviderInfo: d_ProviderInfo,
-  LlmProtocol: d_LlmProtocol,
+  LlmProtocol: rt.d_str,
   ProviderCurrentConfig: d_ProviderCurrentConfig,
   SetProviderResponse: d_SetProviderResponse,
   DisableProviderResponse: d_DisableProviderResponse,
-  LogoutResponse: d_LogoutResponse,
   AuthStatusResponse: d_AuthStatusResponse,
-  AuthState: d_AuthState,
+  AuthState: rt.d_str,
   AuthAccount: d_AuthAccount,
-  NewSessionResponse: d_NewSessionResponse,
-  SessionModeState: d_SessionModeState,
-  SessionMode: d_SessionMode,
-  SessionConfigOptionVariant: d_SessionConfigOptionVariant,
-  SessionConfigOption: d_SessionConfigOption,
-  SessionConfigOptionCategory: d_SessionConfigOptionCategory,
-  SessionConfigSelectOptions: d_SessionConfigSelectOptions,
-  SessionConfigSelectOption: d_SessionConfigSelectOption,
-  SessionConfigSelectGroup: d_SessionConfigSelectGroup,
-  SessionConfigSelect: d_SessionConfigSelect,
-  SessionConfigBoolean: d_SessionConfigBoolean,
-  LoadSessionResponse: d_LoadSessionResponse,
   ListSessionsResponse: d_ListSessionsResponse,
   SessionInfo: d_SessionInfo,
-  DeleteSessionResponse: d_DeleteSessionResponse,
   ForkSessionResponse: d_ForkSessionResponse,
   ArchiveSessionResponse: d_ArchiveSessionResponse,
   UnarchiveSessionResponse: d_UnarchiveSessionResponse,
   SessionStatusResponse: d_SessionStatusResponse,
-  SessionStatus: d_SessionStatus,
+  SessionStatus: rt.d_str,
   SetSessionTitleResponse: d_SetSessionTitleResponse,
-  ResumeSessionResponse: d_ResumeSessionResponse,
-  CloseSessionResponse: d_CloseSessionResponse,
-  SetSessionModeResponse: d_SetSessionModeResponse,
-  SetSessionConfigOptionResponse: d_SetSessionConfigOptionResponse,
   PromptResponse: d_PromptResponse,
-  StopReason: d_StopReason,
   Usage: d_Usage,
-  ExtResponse: d_ExtResponse,
   SessionNotification: d_SessionNotification,
   SessionUpdate: d_SessionUpdate,
-  ContentChunk: d_ContentChunk,
-  ToolCall: d_ToolCall,
-  PlanEntry: d_PlanEntry,
-  PlanEntryPriority: d_PlanEntryPriority,
-  PlanEntryStatus: d_PlanEntryStatus,
-  Plan: d_Plan,
   PlanUpdateContent: d_PlanUpdateContent,
   PlanItems: d_PlanItems,
   PlanFile: d_PlanFile,
   PlanMarkdown: d_PlanMarkdown,
   PlanUpdate: d_PlanUpdate,
   PlanRemoved: d_PlanRemoved,
-  AvailableCommand: d_AvailableCommand,
-  AvailableCommandInput: d_AvailableCommandInput,
-  UnstructuredCommandInput: d_UnstructuredCommandInput,
-  AvailableCommandsUpdate: d_AvailableCommandsUpdate,
-  CurrentModeUpdate: d_CurrentModeUpdate,
-  ConfigOptionUpdate: d_ConfigOptionUpdate,
-  SessionInfoUpdate: d_SessionInfoUpdate,
-  Cost: d_Cost,
-  UsageUpdate: d_UsageUpdate,
-  NoticeSeverity: d_NoticeSeverity,
-  Notice: d_Notice,
-  CompactionStatus: d_CompactionStatus,
-  CompactionUpdate: d_CompactionUpdate,
-  CompactionSummaryChunk: d_CompactionSummaryChunk,
   SubagentSessionCapabilities: d_SubagentSessionCapabilities,
   SessionCancelCapabilities: d_SessionCancelCapabilities,
   StateUpdate: d_StateUpdate,
@@ -4614,77 +4121,34 @@ export const DECODERS: { readonly [K in keyof t.Types]: rt.Decoder<t.Types[K]> }
   SubagentUpdate: d_SubagentUpdate,
   SessionMessage: d_SessionMessage,
   SessionMessageChunk: d_SessionMessageChunk,
-  CompleteElicitationNotification: d_CompleteElicitationNotification,
   AuthStatusUpdateNotification: d_AuthStatusUpdateNotification,
-  ExtNotification: d_ExtNotification,
   InitializeRequest: d_InitializeRequest,
   ClientCapabilities: d_ClientCapabilities,
-  FileSystemCapabilities: d_FileSystemCapabilities,
-  ClientSessionCapabilities: d_ClientSessionCapabilities,
-  CompactionCapabilities: d_CompactionCapabilities,
-  SessionConfigOptionsCapabilities: d_SessionConfigOptionsCapabilities,
-  BooleanConfigOptionCapabilities: d_BooleanConfigOptionCapabilities,
-  NoticeCapabilities: d_NoticeCapabilities,
   SubagentCapabilities: d_SubagentCapabilities,
   PlanCapabilities: d_PlanCapabilities,
-  AuthCapabilities: d_AuthCapabilities,
-  ElicitationCapabilities: d_ElicitationCapabilities,
-  ElicitationFormCapabilities: d_ElicitationFormCapabilities,
-  ElicitationUrlCapabilities: d_ElicitationUrlCapabilities,
-  AuthenticateRequest: d_AuthenticateRequest,
   ListProvidersRequest: d_ListProvidersRequest,
   SetProviderRequest: d_SetProviderRequest,
   DisableProviderRequest: d_DisableProviderRequest,
-  LogoutRequest: d_LogoutRequest,
   AuthStatusRequest: d_AuthStatusRequest,
   NewSessionRequest: d_NewSessionRequest,
   McpServer: d_McpServer,
-  HttpHeader: d_HttpHeader,
-  McpServerHttp: d_McpServerHttp,
-  McpServerSse: d_McpServerSse,
   McpServerAcp: d_McpServerAcp,
-  McpServerStdio: d_McpServerStdio,
   SystemPrompt: d_SystemPrompt,
-  SystemPromptMode: d_SystemPromptMode,
+  SystemPromptMode: rt.d_str,
   LoadSessionRequest: d_LoadSessionRequest,
   ListSessionsRequest: d_ListSessionsRequest,
-  SessionArchiveFilter: d_SessionArchiveFilter,
-  DeleteSessionRequest: d_DeleteSessionRequest,
+  SessionArchiveFilter: rt.d_str,
   ForkSessionRequest: d_ForkSessionRequest,
   ArchiveSessionRequest: d_ArchiveSessionRequest,
   UnarchiveSessionRequest: d_UnarchiveSessionRequest,
   SessionStatusRequest: d_SessionStatusRequest,
   SetSessionTitleRequest: d_SetSessionTitleRequest,
   ResumeSessionRequest: d_ResumeSessionRequest,
-  CloseSessionRequest: d_CloseSessionRequest,
-  SetSessionModeRequest: d_SetSessionModeRequest,
-  SetSessionConfigOptionRequestVariantBoolean: d_SetSessionConfigOptionRequestVariantBoolean,
-  SetSessionConfigOptionRequestVariantValueId: d_SetSessionConfigOptionRequestVariantValueId,
-  SetSessionConfigOptionRequestVariant: d_SetSessionConfigOptionRequestVariant,
-  SetSessionConfigOptionRequest: d_SetSessionConfigOptionRequest,
-  PromptRequest: d_PromptRequest,
-  WriteTextFileResponse: d_WriteTextFileResponse,
-  ReadTextFileResponse: d_ReadTextFileResponse,
-  RequestPermissionResponse: d_RequestPermissionResponse,
-  RequestPermissionOutcome: d_RequestPermissionOutcome,
-  SelectedPermissionOutcome: d_SelectedPermissionOutcome,
-  CreateTerminalResponse: d_CreateTerminalResponse,
-  TerminalOutputResponse: d_TerminalOutputResponse,
-  TerminalExitStatus: d_TerminalExitStatus,
-  ReleaseTerminalResponse: d_ReleaseTerminalResponse,
-  WaitForTerminalExitResponse: d_WaitForTerminalExitResponse,
-  KillTerminalResponse: d_KillTerminalResponse,
-  CreateElicitationResponseVariant: d_CreateElicitationResponseVariant,
-  CreateElicitationResponse: d_CreateElicitationResponse,
-  ElicitationContentValue: d_ElicitationContentValue,
-  ElicitationAcceptAction: d_ElicitationAcceptAction,
   MessageMcpResponseResult: d_MessageMcpResponseResult,
   MessageMcpResponseError: d_MessageMcpResponseError,
   MessageMcpResponse: d_MessageMcpResponse,
   McpError: d_McpError,
-  CancelNotification: d_CancelNotification,
   MessageMcpNotification: d_MessageMcpNotification,
-  CancelRequestNotification: d_CancelRequestNotification,
   InitializeProxyRequest: d_InitializeProxyRequest,
   ProxySuccessorRequest: d_ProxySuccessorRequest,
   InitializeProxyResponse: d_InitializeProxyResponse,
@@ -4694,67 +4158,12 @@ export const DECODERS: { readonly [K in keyof t.Types]: rt.Decoder<t.Types[K]> }
 
 /** The canonical encoder of every declared type, by schema name. */
 export const ENCODERS: { readonly [K in keyof t.Types]: (value: t.Types[K]) => string } = {
-  WriteTextFileRequest: e_WriteTextFileRequest,
-  ReadTextFileRequest: e_ReadTextFileRequest,
-  RequestPermissionRequest: e_RequestPermissionRequest,
-  ToolCallUpdate: e_ToolCallUpdate,
-  ToolKind: e_ToolKind,
-  ToolCallStatus: e_ToolCallStatus,
-  ToolCallContent: e_ToolCallContent,
-  ContentBlock: e_ContentBlock,
-  Annotations: e_Annotations,
-  Role: e_Role,
-  TextContent: e_TextContent,
-  ImageContent: e_ImageContent,
-  AudioContent: e_AudioContent,
-  ResourceLink: e_ResourceLink,
-  EmbeddedResourceResource: e_EmbeddedResourceResource,
-  TextResourceContents: e_TextResourceContents,
-  BlobResourceContents: e_BlobResourceContents,
-  EmbeddedResource: e_EmbeddedResource,
-  Content: e_Content,
-  Diff: e_Diff,
-  Terminal: e_Terminal,
-  ToolCallLocation: e_ToolCallLocation,
-  PermissionOption: e_PermissionOption,
-  PermissionOptionKind: e_PermissionOptionKind,
-  CreateTerminalRequest: e_CreateTerminalRequest,
-  EnvVariable: e_EnvVariable,
-  TerminalOutputRequest: e_TerminalOutputRequest,
-  ReleaseTerminalRequest: e_ReleaseTerminalRequest,
-  WaitForTerminalExitRequest: e_WaitForTerminalExitRequest,
-  KillTerminalRequest: e_KillTerminalRequest,
-  CreateElicitationRequestVariant: e_CreateElicitationRequestVariant,
-  CreateElicitationRequest: e_CreateElicitationRequest,
-  ElicitationSessionScope: e_ElicitationSessionScope,
-  ElicitationRequestScope: e_ElicitationRequestScope,
-  ElicitationSchema: e_ElicitationSchema,
-  ElicitationSchemaType: e_ElicitationSchemaType,
-  ElicitationPropertySchema: e_ElicitationPropertySchema,
-  StringFormat: e_StringFormat,
-  EnumOption: e_EnumOption,
-  StringPropertySchema: e_StringPropertySchema,
-  NumberPropertySchema: e_NumberPropertySchema,
-  IntegerPropertySchema: e_IntegerPropertySchema,
-  BooleanPropertySchema: e_BooleanPropertySchema,
-  MultiSelectItems: e_MultiSelectItems,
-  StringMultiSelectItems: e_StringMultiSelectItems,
-  TitledMultiSelectItems: e_TitledMultiSelectItems,
-  MultiSelectPropertySchema: e_MultiSelectPropertySchema,
-  ElicitationFormModeVariant: e_ElicitationFormModeVariant,
-  ElicitationFormMode: e_ElicitationFormMode,
-  ElicitationUrlModeVariant: e_ElicitationUrlModeVariant,
-  ElicitationUrlMode: e_ElicitationUrlMode,
+  ...BASE_ENCODERS,
   MessageMcpRequest: e_MessageMcpRequest,
-  ExtRequest: e_ExtRequest,
   InitializeResponse: e_InitializeResponse,
   AgentCapabilities: e_AgentCapabilities,
-  PromptCapabilities: e_PromptCapabilities,
   McpCapabilities: e_McpCapabilities,
   SessionCapabilities: e_SessionCapabilities,
-  SessionListCapabilities: e_SessionListCapabilities,
-  SessionDeleteCapabilities: e_SessionDeleteCapabilities,
-  SessionAdditionalDirectoriesCapabilities: e_SessionAdditionalDirectoriesCapabilities,
   SessionSystemPromptCapabilities: e_SessionSystemPromptCapabilities,
   SessionSystemPromptModeCapabilities: e_SessionSystemPromptModeCapabilities,
   SessionSystemPromptOverrideCapabilities: e_SessionSystemPromptOverrideCapabilities,
@@ -4762,84 +4171,36 @@ export const ENCODERS: { readonly [K in keyof t.Types]: (value: t.Types[K]) => s
   SessionArchiveCapabilities: e_SessionArchiveCapabilities,
   SessionStatusCapabilities: e_SessionStatusCapabilities,
   SessionTitleCapabilities: e_SessionTitleCapabilities,
-  SessionResumeCapabilities: e_SessionResumeCapabilities,
-  SessionCloseCapabilities: e_SessionCloseCapabilities,
   AgentAuthCapabilities: e_AgentAuthCapabilities,
   AuthStatusCapabilities: e_AuthStatusCapabilities,
-  LogoutCapabilities: e_LogoutCapabilities,
   ProvidersCapabilities: e_ProvidersCapabilities,
-  AuthMethod: e_AuthMethod,
-  AuthMethodTerminal: e_AuthMethodTerminal,
-  AuthMethodAgent: e_AuthMethodAgent,
-  Implementation: e_Implementation,
-  AuthenticateResponse: e_AuthenticateResponse,
   ListProvidersResponse: e_ListProvidersResponse,
   ProviderInfo: e_ProviderInfo,
-  LlmProtocol: e_LlmProtocol,
+  LlmProtocol: rt.str,
   ProviderCurrentConfig: e_ProviderCurrentConfig,
   SetProviderResponse: e_SetProviderResponse,
   DisableProviderResponse: e_DisableProviderResponse,
-  LogoutResponse: e_LogoutResponse,
   AuthStatusResponse: e_AuthStatusResponse,
-  AuthState: e_AuthState,
+  AuthState: rt.str,
   AuthAccount: e_AuthAccount,
-  NewSessionResponse: e_NewSessionResponse,
-  SessionModeState: e_SessionModeState,
-  SessionMode: e_SessionMode,
-  SessionConfigOptionVariant: e_SessionConfigOptionVariant,
-  SessionConfigOption: e_SessionConfigOption,
-  SessionConfigOptionCategory: e_SessionConfigOptionCategory,
-  SessionConfigSelectOptions: e_SessionConfigSelectOptions,
-  SessionConfigSelectOption: e_SessionConfigSelectOption,
-  SessionConfigSelectGroup: e_SessionConfigSelectGroup,
-  SessionConfigSelect: e_SessionConfigSelect,
-  SessionConfigBoolean: e_SessionConfigBoolean,
-  LoadSessionResponse: e_LoadSessionResponse,
   ListSessionsResponse: e_ListSessionsResponse,
   SessionInfo: e_SessionInfo,
-  DeleteSessionResponse: e_DeleteSessionResponse,
   ForkSessionResponse: e_ForkSessionResponse,
   ArchiveSessionResponse: e_ArchiveSessionResponse,
   UnarchiveSessionResponse: e_UnarchiveSessionResponse,
   SessionStatusResponse: e_SessionStatusResponse,
-  SessionStatus: e_SessionStatus,
+  SessionStatus: rt.str,
   SetSessionTitleResponse: e_SetSessionTitleResponse,
-  ResumeSessionResponse: e_ResumeSessionResponse,
-  CloseSessionResponse: e_CloseSessionResponse,
-  SetSessionModeResponse: e_SetSessionModeResponse,
-  SetSessionConfigOptionResponse: e_SetSessionConfigOptionResponse,
   PromptResponse: e_PromptResponse,
-  StopReason: e_StopReason,
   Usage: e_Usage,
-  ExtResponse: e_ExtResponse,
   SessionNotification: e_SessionNotification,
   SessionUpdate: e_SessionUpdate,
-  ContentChunk: e_ContentChunk,
-  ToolCall: e_ToolCall,
-  PlanEntry: e_PlanEntry,
-  PlanEntryPriority: e_PlanEntryPriority,
-  PlanEntryStatus: e_PlanEntryStatus,
-  Plan: e_Plan,
   PlanUpdateContent: e_PlanUpdateContent,
   PlanItems: e_PlanItems,
   PlanFile: e_PlanFile,
   PlanMarkdown: e_PlanMarkdown,
   PlanUpdate: e_PlanUpdate,
   PlanRemoved: e_PlanRemoved,
-  AvailableCommand: e_AvailableCommand,
-  AvailableCommandInput: e_AvailableCommandInput,
-  UnstructuredCommandInput: e_UnstructuredCommandInput,
-  AvailableCommandsUpdate: e_AvailableCommandsUpdate,
-  CurrentModeUpdate: e_CurrentModeUpdate,
-  ConfigOptionUpdate: e_ConfigOptionUpdate,
-  SessionInfoUpdate: e_SessionInfoUpdate,
-  Cost: e_Cost,
-  UsageUpdate: e_UsageUpdate,
-  NoticeSeverity: e_NoticeSeverity,
-  Notice: e_Notice,
-  CompactionStatus: e_CompactionStatus,
-  CompactionUpdate: e_CompactionUpdate,
-  CompactionSummaryChunk: e_CompactionSummaryChunk,
   SubagentSessionCapabilities: e_SubagentSessionCapabilities,
   SessionCancelCapabilities: e_SessionCancelCapabilities,
   StateUpdate: e_StateUpdate,
@@ -4852,77 +4213,34 @@ export const ENCODERS: { readonly [K in keyof t.Types]: (value: t.Types[K]) => s
   SubagentUpdate: e_SubagentUpdate,
   SessionMessage: e_SessionMessage,
   SessionMessageChunk: e_SessionMessageChunk,
-  CompleteElicitationNotification: e_CompleteElicitationNotification,
   AuthStatusUpdateNotification: e_AuthStatusUpdateNotification,
-  ExtNotification: e_ExtNotification,
   InitializeRequest: e_InitializeRequest,
   ClientCapabilities: e_ClientCapabilities,
-  FileSystemCapabilities: e_FileSystemCapabilities,
-  ClientSessionCapabilities: e_ClientSessionCapabilities,
-  CompactionCapabilities: e_CompactionCapabilities,
-  SessionConfigOptionsCapabilities: e_SessionConfigOptionsCapabilities,
-  BooleanConfigOptionCapabilities: e_BooleanConfigOptionCapabilities,
-  NoticeCapabilities: e_NoticeCapabilities,
   SubagentCapabilities: e_SubagentCapabilities,
   PlanCapabilities: e_PlanCapabilities,
-  AuthCapabilities: e_AuthCapabilities,
-  ElicitationCapabilities: e_ElicitationCapabilities,
-  ElicitationFormCapabilities: e_ElicitationFormCapabilities,
-  ElicitationUrlCapabilities: e_ElicitationUrlCapabilities,
-  AuthenticateRequest: e_AuthenticateRequest,
   ListProvidersRequest: e_ListProvidersRequest,
   SetProviderRequest: e_SetProviderRequest,
   DisableProviderRequest: e_DisableProviderRequest,
-  LogoutRequest: e_LogoutRequest,
   AuthStatusRequest: e_AuthStatusRequest,
   NewSessionRequest: e_NewSessionRequest,
   McpServer: e_McpServer,
-  HttpHeader: e_HttpHeader,
-  McpServerHttp: e_McpServerHttp,
-  McpServerSse: e_McpServerSse,
   McpServerAcp: e_McpServerAcp,
-  McpServerStdio: e_McpServerStdio,
   SystemPrompt: e_SystemPrompt,
-  SystemPromptMode: e_SystemPromptMode,
+  SystemPromptMode: rt.str,
   LoadSessionRequest: e_LoadSessionRequest,
   ListSessionsRequest: e_ListSessionsRequest,
-  SessionArchiveFilter: e_SessionArchiveFilter,
-  DeleteSessionRequest: e_DeleteSessionRequest,
+  SessionArchiveFilter: rt.str,
   ForkSessionRequest: e_ForkSessionRequest,
   ArchiveSessionRequest: e_ArchiveSessionRequest,
   UnarchiveSessionRequest: e_UnarchiveSessionRequest,
   SessionStatusRequest: e_SessionStatusRequest,
   SetSessionTitleRequest: e_SetSessionTitleRequest,
   ResumeSessionRequest: e_ResumeSessionRequest,
-  CloseSessionRequest: e_CloseSessionRequest,
-  SetSessionModeRequest: e_SetSessionModeRequest,
-  SetSessionConfigOptionRequestVariantBoolean: e_SetSessionConfigOptionRequestVariantBoolean,
-  SetSessionConfigOptionRequestVariantValueId: e_SetSessionConfigOptionRequestVariantValueId,
-  SetSessionConfigOptionRequestVariant: e_SetSessionConfigOptionRequestVariant,
-  SetSessionConfigOptionRequest: e_SetSessionConfigOptionRequest,
-  PromptRequest: e_PromptRequest,
-  WriteTextFileResponse: e_WriteTextFileResponse,
-  ReadTextFileResponse: e_ReadTextFileResponse,
-  RequestPermissionResponse: e_RequestPermissionResponse,
-  RequestPermissionOutcome: e_RequestPermissionOutcome,
-  SelectedPermissionOutcome: e_SelectedPermissionOutcome,
-  CreateTerminalResponse: e_CreateTerminalResponse,
-  TerminalOutputResponse: e_TerminalOutputResponse,
-  TerminalExitStatus: e_TerminalExitStatus,
-  ReleaseTerminalResponse: e_ReleaseTerminalResponse,
-  WaitForTerminalExitResponse: e_WaitForTerminalExitResponse,
-  KillTerminalResponse: e_KillTerminalResponse,
-  CreateElicitationResponseVariant: e_CreateElicitationResponseVariant,
-  CreateElicitationResponse: e_CreateElicitationResponse,
-  ElicitationContentValue: e_ElicitationContentValue,
-  ElicitationAcceptAction: e_ElicitationAcceptAction,
   MessageMcpResponseResult: e_MessageMcpResponseResult,
   MessageMcpResponseError: e_MessageMcpResponseError,
   MessageMcpResponse: e_MessageMcpResponse,
   McpError: e_McpError,
-  CancelNotification: e_CancelNotification,
   MessageMcpNotification: e_MessageMcpNotification,
-  CancelRequestNotification: e_CancelRequestNotification,
   InitializeProxyRequest: e_InitializeProxyRequest,
   ProxySuccessorRequest: e_ProxySuccessorRequest,
   InitializeProxyResponse: e_InitializeProxyResponse,

@@ -47,6 +47,7 @@ import type {
   CreateElicitationResponse, ElicitationContentValue, ElicitationAcceptAction, CancelNotification,
   CancelRequestNotification,
 } from "./v1.js";
+import type { Types as BaseTypes } from "./v1.js";
 
 // The runtime types the declarations below are made of, for the users of this surface.
 export type { Int64, RawJson, Unknown, ErrorObject, RequestId };
@@ -1216,69 +1217,57 @@ export interface ProxySuccessorNotification {
   _meta?: RawJson | null;
 }
 
+// The entries of the types `v1` has as this surface has them, then the others.
 /** Every declared type of this surface by schema name (what `DECODERS` and `ENCODERS` hold). */
-export interface Types {
-  WriteTextFileRequest: WriteTextFileRequest;
-  ReadTextFileRequest: ReadTextFileRequest;
-  RequestPermissionRequest: RequestPermissionRequest;
-  ToolCallUpdate: ToolCallUpdate;
-  ToolKind: ToolKind;
-  ToolCallStatus: ToolCallStatus;
-  ToolCallContent: ToolCallContent;
-  ContentBlock: ContentBlock;
-  Annotations: Annotations;
-  Role: Role;
-  TextContent: TextContent;
-  ImageContent: ImageContent;
-  AudioContent: AudioContent;
-  ResourceLink: ResourceLink;
-  EmbeddedResourceResource: EmbeddedResourceResource;
-  TextResourceContents: TextResourceContents;
-  BlobResourceContents: BlobResourceContents;
-  EmbeddedResource: EmbeddedResource;
-  Content: Content;
-  Diff: Diff;
-  Terminal: Terminal;
-  ToolCallLocation: ToolCallLocation;
-  PermissionOption: PermissionOption;
-  PermissionOptionKind: PermissionOptionKind;
-  CreateTerminalRequest: CreateTerminalRequest;
-  EnvVariable: EnvVariable;
-  TerminalOutputRequest: TerminalOutputRequest;
-  ReleaseTerminalRequest: ReleaseTerminalRequest;
-  WaitForTerminalExitRequest: WaitForTerminalExitRequest;
-  KillTerminalRequest: KillTerminalRequest;
-  CreateElicitationRequestVariant: CreateElicitationRequestVariant;
-  CreateElicitationRequest: CreateElicitationRequest;
-  ElicitationSessionScope: ElicitationSessionScope;
-  ElicitationRequestScope: ElicitationRequestScope;
-  ElicitationSchema: ElicitationSchema;
-  ElicitationSchemaType: ElicitationSchemaType;
-  ElicitationPropertySchema: ElicitationPropertySchema;
-  StringFormat: StringFormat;
-  EnumOption: EnumOption;
-  StringPropertySchema: StringPropertySchema;
-  NumberPropertySchema: NumberPropertySchema;
-  IntegerPropertySchema: IntegerPropertySchema;
-  BooleanPropertySchema: BooleanPropertySchema;
-  MultiSelectItems: MultiSelectItems;
-  StringMultiSelectItems: StringMultiSelectItems;
-  TitledMultiSelectItems: TitledMultiSelectItems;
-  MultiSelectPropertySchema: MultiSelectPropertySchema;
-  ElicitationFormModeVariant: ElicitationFormModeVariant;
-  ElicitationFormMode: ElicitationFormMode;
-  ElicitationUrlModeVariant: ElicitationUrlModeVariant;
-  ElicitationUrlMode: ElicitationUrlMode;
+export interface Types extends Pick<BaseTypes,
+  "WriteTextFileRequest" | "ReadTextFileRequest" | "RequestPermissionRequest" | "ToolCallUpdate" |
+  "ToolKind" | "ToolCallStatus" | "ToolCallContent" | "ContentBlock" | "Annotations" | "Role" |
+  "TextContent" | "ImageContent" | "AudioContent" | "ResourceLink" | "EmbeddedResourceResource" |
+  "TextResourceContents" | "BlobResourceContents" | "EmbeddedResource" | "Content" | "Diff" |
+  "Terminal" | "ToolCallLocation" | "PermissionOption" | "PermissionOptionKind" |
+  "CreateTerminalRequest" | "EnvVariable" | "TerminalOutputRequest" | "ReleaseTerminalRequest" |
+  "WaitForTerminalExitRequest" | "KillTerminalRequest" | "CreateElicitationRequestVariant" |
+  "CreateElicitationRequest" | "ElicitationSessionScope" | "ElicitationRequestScope" |
+  "ElicitationSchema" | "ElicitationSchemaType" | "ElicitationPropertySchema" | "StringFormat" |
+  "EnumOption" | "StringPropertySchema" | "NumberPropertySchema" | "IntegerPropertySchema" |
+  "BooleanPropertySchema" | "MultiSelectItems" | "StringMultiSelectItems" |
+  "TitledMultiSelectItems" | "MultiSelectPropertySchema" | "ElicitationFormModeVariant" |
+  "ElicitationFormMode" | "ElicitationUrlModeVariant" | "ElicitationUrlMode" | "ExtRequest" |
+  "PromptCapabilities" | "SessionListCapabilities" | "SessionDeleteCapabilities" |
+  "SessionAdditionalDirectoriesCapabilities" | "SessionResumeCapabilities" |
+  "SessionCloseCapabilities" | "LogoutCapabilities" | "AuthMethod" | "AuthMethodTerminal" |
+  "AuthMethodAgent" | "Implementation" | "AuthenticateResponse" | "LogoutResponse" |
+  "NewSessionResponse" | "SessionModeState" | "SessionMode" | "SessionConfigOptionVariant" |
+  "SessionConfigOption" | "SessionConfigOptionCategory" | "SessionConfigSelectOptions" |
+  "SessionConfigSelectOption" | "SessionConfigSelectGroup" | "SessionConfigSelect" |
+  "SessionConfigBoolean" | "LoadSessionResponse" | "DeleteSessionResponse" |
+  "ResumeSessionResponse" | "CloseSessionResponse" | "SetSessionModeResponse" |
+  "SetSessionConfigOptionResponse" | "StopReason" | "ExtResponse" | "ContentChunk" | "ToolCall" |
+  "PlanEntry" | "PlanEntryPriority" | "PlanEntryStatus" | "Plan" | "AvailableCommand" |
+  "AvailableCommandInput" | "UnstructuredCommandInput" | "AvailableCommandsUpdate" |
+  "CurrentModeUpdate" | "ConfigOptionUpdate" | "SessionInfoUpdate" | "Cost" | "UsageUpdate" |
+  "NoticeSeverity" | "Notice" | "CompactionStatus" | "CompactionUpdate" |
+  "CompactionSummaryChunk" | "CompleteElicitationNotification" | "ExtNotification" |
+  "FileSystemCapabilities" | "ClientSessionCapabilities" | "CompactionCapabilities" |
+  "SessionConfigOptionsCapabilities" | "BooleanConfigOptionCapabilities" | "NoticeCapabilities" |
+  "AuthCapabilities" | "ElicitationCapabilities" | "ElicitationFormCapabilities" |
+  "ElicitationUrlCapabilities" | "AuthenticateRequest" | "LogoutRequest" | "HttpHeader" |
+  "McpServerHttp" | "McpServerSse" | "McpServerStdio" | "DeleteSessionRequest" |
+  "CloseSessionRequest" | "SetSessionModeRequest" | "SetSessionConfigOptionRequestVariantBoolean" |
+  "SetSessionConfigOptionRequestVariantValueId" | "SetSessionConfigOptionRequestVariant" |
+  "SetSessionConfigOptionRequest" | "PromptRequest" | "WriteTextFileResponse" |
+  "ReadTextFileResponse" | "RequestPermissionResponse" | "RequestPermissionOutcome" |
+  "SelectedPermissionOutcome" | "CreateTerminalResponse" | "TerminalOutputResponse" |
+  "TerminalExitStatus" | "ReleaseTerminalResponse" | "WaitForTerminalExitResponse" |
+  "KillTerminalResponse" | "CreateElicitationResponseVariant" | "CreateElicitationResponse" |
+  "ElicitationContentValue" | "ElicitationAcceptAction" | "CancelNotification" |
+  "CancelRequestNotification"
+> {
   MessageMcpRequest: MessageMcpRequest;
-  ExtRequest: ExtRequest;
   InitializeResponse: InitializeResponse;
   AgentCapabilities: AgentCapabilities;
-  PromptCapabilities: PromptCapabilities;
   McpCapabilities: McpCapabilities;
   SessionCapabilities: SessionCapabilities;
-  SessionListCapabilities: SessionListCapabilities;
-  SessionDeleteCapabilities: SessionDeleteCapabilities;
-  SessionAdditionalDirectoriesCapabilities: SessionAdditionalDirectoriesCapabilities;
   SessionSystemPromptCapabilities: SessionSystemPromptCapabilities;
   SessionSystemPromptModeCapabilities: SessionSystemPromptModeCapabilities;
   SessionSystemPromptOverrideCapabilities: SessionSystemPromptOverrideCapabilities;
@@ -1286,84 +1275,36 @@ export interface Types {
   SessionArchiveCapabilities: SessionArchiveCapabilities;
   SessionStatusCapabilities: SessionStatusCapabilities;
   SessionTitleCapabilities: SessionTitleCapabilities;
-  SessionResumeCapabilities: SessionResumeCapabilities;
-  SessionCloseCapabilities: SessionCloseCapabilities;
   AgentAuthCapabilities: AgentAuthCapabilities;
   AuthStatusCapabilities: AuthStatusCapabilities;
-  LogoutCapabilities: LogoutCapabilities;
   ProvidersCapabilities: ProvidersCapabilities;
-  AuthMethod: AuthMethod;
-  AuthMethodTerminal: AuthMethodTerminal;
-  AuthMethodAgent: AuthMethodAgent;
-  Implementation: Implementation;
-  AuthenticateResponse: AuthenticateResponse;
   ListProvidersResponse: ListProvidersResponse;
   ProviderInfo: ProviderInfo;
   LlmProtocol: LlmProtocol;
   ProviderCurrentConfig: ProviderCurrentConfig;
   SetProviderResponse: SetProviderResponse;
   DisableProviderResponse: DisableProviderResponse;
-  LogoutResponse: LogoutResponse;
   AuthStatusResponse: AuthStatusResponse;
   AuthState: AuthState;
   AuthAccount: AuthAccount;
-  NewSessionResponse: NewSessionResponse;
-  SessionModeState: SessionModeState;
-  SessionMode: SessionMode;
-  SessionConfigOptionVariant: SessionConfigOptionVariant;
-  SessionConfigOption: SessionConfigOption;
-  SessionConfigOptionCategory: SessionConfigOptionCategory;
-  SessionConfigSelectOptions: SessionConfigSelectOptions;
-  SessionConfigSelectOption: SessionConfigSelectOption;
-  SessionConfigSelectGroup: SessionConfigSelectGroup;
-  SessionConfigSelect: SessionConfigSelect;
-  SessionConfigBoolean: SessionConfigBoolean;
-  LoadSessionResponse: LoadSessionResponse;
   ListSessionsResponse: ListSessionsResponse;
   SessionInfo: SessionInfo;
-  DeleteSessionResponse: DeleteSessionResponse;
   ForkSessionResponse: ForkSessionResponse;
   ArchiveSessionResponse: ArchiveSessionResponse;
   UnarchiveSessionResponse: UnarchiveSessionResponse;
   SessionStatusResponse: SessionStatusResponse;
   SessionStatus: SessionStatus;
   SetSessionTitleResponse: SetSessionTitleResponse;
-  ResumeSessionResponse: ResumeSessionResponse;
-  CloseSessionResponse: CloseSessionResponse;
-  SetSessionModeResponse: SetSessionModeResponse;
-  SetSessionConfigOptionResponse: SetSessionConfigOptionResponse;
   PromptResponse: PromptResponse;
-  StopReason: StopReason;
   Usage: Usage;
-  ExtResponse: ExtResponse;
   SessionNotification: SessionNotification;
   SessionUpdate: SessionUpdate;
-  ContentChunk: ContentChunk;
-  ToolCall: ToolCall;
-  PlanEntry: PlanEntry;
-  PlanEntryPriority: PlanEntryPriority;
-  PlanEntryStatus: PlanEntryStatus;
-  Plan: Plan;
   PlanUpdateContent: PlanUpdateContent;
   PlanItems: PlanItems;
   PlanFile: PlanFile;
   PlanMarkdown: PlanMarkdown;
   PlanUpdate: PlanUpdate;
   PlanRemoved: PlanRemoved;
-  AvailableCommand: AvailableCommand;
-  AvailableCommandInput: AvailableCommandInput;
-  UnstructuredCommandInput: UnstructuredCommandInput;
-  AvailableCommandsUpdate: AvailableCommandsUpdate;
-  CurrentModeUpdate: CurrentModeUpdate;
-  ConfigOptionUpdate: ConfigOptionUpdate;
-  SessionInfoUpdate: SessionInfoUpdate;
-  Cost: Cost;
-  UsageUpdate: UsageUpdate;
-  NoticeSeverity: NoticeSeverity;
-  Notice: Notice;
-  CompactionStatus: CompactionStatus;
-  CompactionUpdate: CompactionUpdate;
-  CompactionSummaryChunk: CompactionSummaryChunk;
   SubagentSessionCapabilities: SubagentSessionCapabilities;
   SessionCancelCapabilities: SessionCancelCapabilities;
   StateUpdate: StateUpdate;
@@ -1376,77 +1317,34 @@ export interface Types {
   SubagentUpdate: SubagentUpdate;
   SessionMessage: SessionMessage;
   SessionMessageChunk: SessionMessageChunk;
-  CompleteElicitationNotification: CompleteElicitationNotification;
   AuthStatusUpdateNotification: AuthStatusUpdateNotification;
-  ExtNotification: ExtNotification;
   InitializeRequest: InitializeRequest;
   ClientCapabilities: ClientCapabilities;
-  FileSystemCapabilities: FileSystemCapabilities;
-  ClientSessionCapabilities: ClientSessionCapabilities;
-  CompactionCapabilities: CompactionCapabilities;
-  SessionConfigOptionsCapabilities: SessionConfigOptionsCapabilities;
-  BooleanConfigOptionCapabilities: BooleanConfigOptionCapabilities;
-  NoticeCapabilities: NoticeCapabilities;
   SubagentCapabilities: SubagentCapabilities;
   PlanCapabilities: PlanCapabilities;
-  AuthCapabilities: AuthCapabilities;
-  ElicitationCapabilities: ElicitationCapabilities;
-  ElicitationFormCapabilities: ElicitationFormCapabilities;
-  ElicitationUrlCapabilities: ElicitationUrlCapabilities;
-  AuthenticateRequest: AuthenticateRequest;
   ListProvidersRequest: ListProvidersRequest;
   SetProviderRequest: SetProviderRequest;
   DisableProviderRequest: DisableProviderRequest;
-  LogoutRequest: LogoutRequest;
   AuthStatusRequest: AuthStatusRequest;
   NewSessionRequest: NewSessionRequest;
   McpServer: McpServer;
-  HttpHeader: HttpHeader;
-  McpServerHttp: McpServerHttp;
-  McpServerSse: McpServerSse;
   McpServerAcp: McpServerAcp;
-  McpServerStdio: McpServerStdio;
   SystemPrompt: SystemPrompt;
   SystemPromptMode: SystemPromptMode;
   LoadSessionRequest: LoadSessionRequest;
   ListSessionsRequest: ListSessionsRequest;
   SessionArchiveFilter: SessionArchiveFilter;
-  DeleteSessionRequest: DeleteSessionRequest;
   ForkSessionRequest: ForkSessionRequest;
   ArchiveSessionRequest: ArchiveSessionRequest;
   UnarchiveSessionRequest: UnarchiveSessionRequest;
   SessionStatusRequest: SessionStatusRequest;
   SetSessionTitleRequest: SetSessionTitleRequest;
   ResumeSessionRequest: ResumeSessionRequest;
-  CloseSessionRequest: CloseSessionRequest;
-  SetSessionModeRequest: SetSessionModeRequest;
-  SetSessionConfigOptionRequestVariantBoolean: SetSessionConfigOptionRequestVariantBoolean;
-  SetSessionConfigOptionRequestVariantValueId: SetSessionConfigOptionRequestVariantValueId;
-  SetSessionConfigOptionRequestVariant: SetSessionConfigOptionRequestVariant;
-  SetSessionConfigOptionRequest: SetSessionConfigOptionRequest;
-  PromptRequest: PromptRequest;
-  WriteTextFileResponse: WriteTextFileResponse;
-  ReadTextFileResponse: ReadTextFileResponse;
-  RequestPermissionResponse: RequestPermissionResponse;
-  RequestPermissionOutcome: RequestPermissionOutcome;
-  SelectedPermissionOutcome: SelectedPermissionOutcome;
-  CreateTerminalResponse: CreateTerminalResponse;
-  TerminalOutputResponse: TerminalOutputResponse;
-  TerminalExitStatus: TerminalExitStatus;
-  ReleaseTerminalResponse: ReleaseTerminalResponse;
-  WaitForTerminalExitResponse: WaitForTerminalExitResponse;
-  KillTerminalResponse: KillTerminalResponse;
-  CreateElicitationResponseVariant: CreateElicitationResponseVariant;
-  CreateElicitationResponse: CreateElicitationResponse;
-  ElicitationContentValue: ElicitationContentValue;
-  ElicitationAcceptAction: ElicitationAcceptAction;
   MessageMcpResponseResult: MessageMcpResponseResult;
   MessageMcpResponseError: MessageMcpResponseError;
   MessageMcpResponse: MessageMcpResponse;
   McpError: McpError;
-  CancelNotification: CancelNotification;
   MessageMcpNotification: MessageMcpNotification;
-  CancelRequestNotification: CancelRequestNotification;
   InitializeProxyRequest: InitializeProxyRequest;
   ProxySuccessorRequest: ProxySuccessorRequest;
   InitializeProxyResponse: InitializeProxyResponse;

@@ -9,136 +9,32 @@ import { MISSING, type Missing } from "../../codec/runtime.js";
 import { RawJson, UnknownVariant } from "../../codec/values.js";
 import type * as t from "./v1.js";
 
-function list_0(v: JNode, path: string, cx: rt.Ctx): t.PermissionOption[] {
-  return rt.d_list(v, path, cx, d_PermissionOption);
-}
-
-function enc_list_0(v: t.PermissionOption[]): string {
-  return rt.list(v, e_PermissionOption);
-}
-
-function enc_list_1(v: t.ToolCallContent[]): string {
-  return rt.list(v, e_ToolCallContent);
-}
-
-function enc_list_2(v: t.ToolCallLocation[]): string {
-  return rt.list(v, e_ToolCallLocation);
-}
-
-function enc_list_3(v: t.Role[]): string {
-  return rt.list(v, rt.str);
-}
-
-function list_1(v: JNode, path: string, cx: rt.Ctx): string[] {
+function list_0(v: JNode, path: string, cx: rt.Ctx): string[] {
   return rt.d_list(v, path, cx, rt.d_str);
 }
 
-function list_2(v: JNode, path: string, cx: rt.Ctx): t.EnvVariable[] {
+function list_1(v: JNode, path: string, cx: rt.Ctx): t.EnvVariable[] {
   return rt.d_list(v, path, cx, d_EnvVariable);
 }
 
-function enc_list_4(v: string[]): string {
-  return rt.list(v, rt.str);
-}
-
-function enc_list_5(v: t.EnvVariable[]): string {
-  return rt.list(v, e_EnvVariable);
-}
-
-function map_3(v: JNode, path: string, cx: rt.Ctx): { [key: string]: t.ElicitationPropertySchema } {
-  return rt.d_map(v, path, cx, d_ElicitationPropertySchema);
-}
-
-function enc_map_6(v: { [key: string]: t.ElicitationPropertySchema }): string {
-  return rt.map(v, e_ElicitationPropertySchema);
-}
-
-function list_4(v: JNode, path: string, cx: rt.Ctx): t.EnumOption[] {
-  return rt.d_list(v, path, cx, d_EnumOption);
-}
-
-function enc_list_7(v: t.EnumOption[]): string {
-  return rt.list(v, e_EnumOption);
-}
-
-function enc_list_8(v: t.AuthMethod[]): string {
-  return rt.list(v, e_AuthMethod);
-}
-
-function map_5(v: JNode, path: string, cx: rt.Ctx): { [key: string]: string } {
+function map_2(v: JNode, path: string, cx: rt.Ctx): { [key: string]: string } {
   return rt.d_map(v, path, cx, rt.d_str);
 }
 
-function enc_map_9(v: { [key: string]: string }): string {
-  return rt.map(v, rt.str);
-}
-
-function enc_list_10(v: t.SessionConfigOption[]): string {
-  return rt.list(v, e_SessionConfigOption);
-}
-
-function enc_list_11(v: t.SessionMode[]): string {
-  return rt.list(v, e_SessionMode);
-}
-
-function list_6(v: JNode, path: string, cx: rt.Ctx): t.SessionConfigSelectOption[] {
+function list_3(v: JNode, path: string, cx: rt.Ctx): t.SessionConfigSelectOption[] {
   return rt.d_list(v, path, cx, d_SessionConfigSelectOption);
 }
 
-function list_7(v: JNode, path: string, cx: rt.Ctx): t.SessionConfigSelectGroup[] {
+function list_4(v: JNode, path: string, cx: rt.Ctx): t.SessionConfigSelectGroup[] {
   return rt.d_list(v, path, cx, d_SessionConfigSelectGroup);
 }
 
-function enc_list_12(v: t.SessionConfigSelectOption[]): string {
-  return rt.list(v, e_SessionConfigSelectOption);
-}
-
-function enc_list_13(v: t.SessionConfigSelectGroup[]): string {
-  return rt.list(v, e_SessionConfigSelectGroup);
-}
-
-function enc_list_14(v: t.SessionInfo[]): string {
-  return rt.list(v, e_SessionInfo);
-}
-
-function enc_list_15(v: t.PlanEntry[]): string {
-  return rt.list(v, e_PlanEntry);
-}
-
-function enc_list_16(v: t.AvailableCommand[]): string {
-  return rt.list(v, e_AvailableCommand);
-}
-
-function enc_list_17(v: t.ContentBlock[]): string {
-  return rt.list(v, e_ContentBlock);
-}
-
-function list_8(v: JNode, path: string, cx: rt.Ctx): t.McpServer[] {
+function list_5(v: JNode, path: string, cx: rt.Ctx): t.McpServer[] {
   return rt.d_list(v, path, cx, d_McpServer);
 }
 
-function enc_list_18(v: t.McpServer[]): string {
-  return rt.list(v, e_McpServer);
-}
-
-function list_9(v: JNode, path: string, cx: rt.Ctx): t.HttpHeader[] {
+function list_6(v: JNode, path: string, cx: rt.Ctx): t.HttpHeader[] {
   return rt.d_list(v, path, cx, d_HttpHeader);
-}
-
-function enc_list_19(v: t.HttpHeader[]): string {
-  return rt.list(v, e_HttpHeader);
-}
-
-function list_10(v: JNode, path: string, cx: rt.Ctx): t.ContentBlock[] {
-  return rt.d_list(v, path, cx, d_ContentBlock);
-}
-
-function map_11(v: JNode, path: string, cx: rt.Ctx): { [key: string]: t.ElicitationContentValue } {
-  return rt.d_map(v, path, cx, d_ElicitationContentValue);
-}
-
-function enc_map_20(v: { [key: string]: t.ElicitationContentValue }): string {
-  return rt.map(v, e_ElicitationContentValue);
 }
 
 export function d_WriteTextFileRequest(v: JNode, path: string, cx: rt.Ctx): t.WriteTextFileRequest {
@@ -156,29 +52,25 @@ export function f_WriteTextFileRequest(members: readonly JMember[], path: string
       case "sessionId": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "sessionId");
         seen0 |= 0x1;
-        const p = path + ".sessionId";
-        x0_sessionId = rt.d_str(m.value, p, cx);
+        x0_sessionId = rt.d_str(m.value, path + ".sessionId", cx);
         break;
       }
       case "path": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "path");
         seen0 |= 0x2;
-        const p = path + ".path";
-        x1_path = rt.d_str(m.value, p, cx);
+        x1_path = rt.d_str(m.value, path + ".path", cx);
         break;
       }
       case "content": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "content");
         seen0 |= 0x4;
-        const p = path + ".content";
-        x2_content = rt.d_str(m.value, p, cx);
+        x2_content = rt.d_str(m.value, path + ".content", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x8;
-        const p = path + "._meta";
-        x3__meta = rt.lenientRawObject(m, p, cx, true);
+        x3__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -222,36 +114,31 @@ export function f_ReadTextFileRequest(members: readonly JMember[], path: string,
       case "sessionId": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "sessionId");
         seen0 |= 0x1;
-        const p = path + ".sessionId";
-        x0_sessionId = rt.d_str(m.value, p, cx);
+        x0_sessionId = rt.d_str(m.value, path + ".sessionId", cx);
         break;
       }
       case "path": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "path");
         seen0 |= 0x2;
-        const p = path + ".path";
-        x1_path = rt.d_str(m.value, p, cx);
+        x1_path = rt.d_str(m.value, path + ".path", cx);
         break;
       }
       case "line": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "line");
         seen0 |= 0x4;
-        const p = path + ".line";
-        x2_line = m.value === null ? null : rt.d_u32(m.value, p, cx);
+        x2_line = m.value === null ? null : rt.d_u32(m.value, path + ".line", cx);
         break;
       }
       case "limit": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "limit");
         seen0 |= 0x8;
-        const p = path + ".limit";
-        x3_limit = m.value === null ? null : rt.d_u32(m.value, p, cx);
+        x3_limit = m.value === null ? null : rt.d_u32(m.value, path + ".limit", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x10;
-        const p = path + "._meta";
-        x4__meta = rt.lenientRawObject(m, p, cx, true);
+        x4__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -295,29 +182,25 @@ export function f_RequestPermissionRequest(members: readonly JMember[], path: st
       case "sessionId": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "sessionId");
         seen0 |= 0x1;
-        const p = path + ".sessionId";
-        x0_sessionId = rt.d_str(m.value, p, cx);
+        x0_sessionId = rt.d_str(m.value, path + ".sessionId", cx);
         break;
       }
       case "toolCall": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "toolCall");
         seen0 |= 0x2;
-        const p = path + ".toolCall";
-        x1_toolCall = d_ToolCallUpdate(m.value, p, cx);
+        x1_toolCall = d_ToolCallUpdate(m.value, path + ".toolCall", cx);
         break;
       }
       case "options": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "options");
         seen0 |= 0x4;
-        const p = path + ".options";
-        x2_options = list_0(m.value, p, cx);
+        x2_options = rt.d_list(m.value, path + ".options", cx, d_PermissionOption);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x8;
-        const p = path + "._meta";
-        x3__meta = rt.lenientRawObject(m, p, cx, true);
+        x3__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -336,7 +219,7 @@ export function m_RequestPermissionRequest(v: t.RequestPermissionRequest): strin
   let s = "";
   s += ",\"sessionId\":" + rt.str(v.sessionId);
   s += ",\"toolCall\":" + e_ToolCallUpdate(v.toolCall);
-  s += ",\"options\":" + enc_list_0(v.options);
+  s += ",\"options\":" + rt.list(v.options, e_PermissionOption);
   if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
   return s;
 }
@@ -366,50 +249,43 @@ export function f_ToolCallUpdate(members: readonly JMember[], path: string, cx: 
       case "toolCallId": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "toolCallId");
         seen0 |= 0x1;
-        const p = path + ".toolCallId";
-        x0_toolCallId = rt.d_str(m.value, p, cx);
+        x0_toolCallId = rt.d_str(m.value, path + ".toolCallId", cx);
         break;
       }
       case "kind": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "kind");
         seen0 |= 0x2;
-        const p = path + ".kind";
-        x1_kind = m.value === null ? null : rt.lenient(cx, m.value, p, d_ToolKind);
+        x1_kind = m.value === null ? null : rt.lenient(cx, m.value, path + ".kind", d_ToolKind);
         break;
       }
       case "status": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "status");
         seen0 |= 0x4;
-        const p = path + ".status";
-        x2_status = m.value === null ? null : rt.lenient(cx, m.value, p, d_ToolCallStatus);
+        x2_status = m.value === null ? null : rt.lenient(cx, m.value, path + ".status", d_ToolCallStatus);
         break;
       }
       case "title": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "title");
         seen0 |= 0x8;
-        const p = path + ".title";
-        x3_title = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
+        x3_title = m.value === null ? null : rt.lenient(cx, m.value, path + ".title", rt.d_str);
         break;
       }
       case "name": {
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "name");
         seen0 |= 0x10;
-        const p = path + ".name";
-        x4_name = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
+        x4_name = m.value === null ? null : rt.lenient(cx, m.value, path + ".name", rt.d_str);
         break;
       }
       case "content": {
         if ((seen0 & 0x20) !== 0) throw rt.duplicate(path, "content");
         seen0 |= 0x20;
-        const p = path + ".content";
-        x5_content = rt.items(cx, m.value, p, d_ToolCallContent, true, true);
+        x5_content = rt.items(cx, m.value, path + ".content", d_ToolCallContent, true, true);
         break;
       }
       case "locations": {
         if ((seen0 & 0x40) !== 0) throw rt.duplicate(path, "locations");
         seen0 |= 0x40;
-        const p = path + ".locations";
-        x6_locations = rt.items(cx, m.value, p, d_ToolCallLocation, true, true);
+        x6_locations = rt.items(cx, m.value, path + ".locations", d_ToolCallLocation, true, true);
         break;
       }
       case "rawInput": {
@@ -439,8 +315,7 @@ export function f_ToolCallUpdate(members: readonly JMember[], path: string, cx: 
       case "_meta": {
         if ((seen0 & 0x200) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x200;
-        const p = path + "._meta";
-        x9__meta = rt.lenientRawObject(m, p, cx, true);
+        x9__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -466,8 +341,8 @@ export function m_ToolCallUpdate(v: t.ToolCallUpdate): string {
   if (v.status !== undefined) s += ",\"status\":" + (v.status === null ? "null" : rt.str(v.status));
   if (v.title !== undefined) s += ",\"title\":" + (v.title === null ? "null" : rt.str(v.title));
   if (v.name !== undefined) s += ",\"name\":" + (v.name === null ? "null" : rt.str(v.name));
-  if (v.content !== undefined) s += ",\"content\":" + (v.content === null ? "null" : enc_list_1(v.content));
-  if (v.locations !== undefined) s += ",\"locations\":" + (v.locations === null ? "null" : enc_list_2(v.locations));
+  if (v.content !== undefined) s += ",\"content\":" + (v.content === null ? "null" : rt.list(v.content, e_ToolCallContent));
+  if (v.locations !== undefined) s += ",\"locations\":" + (v.locations === null ? "null" : rt.list(v.locations, e_ToolCallLocation));
   if (v.rawInput !== undefined) s += ",\"rawInput\":" + rt.raw(v.rawInput);
   if (v.rawOutput !== undefined) s += ",\"rawOutput\":" + rt.raw(v.rawOutput);
   if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
@@ -484,18 +359,10 @@ export function d_ToolKind(v: JNode, path: string, cx: rt.Ctx): t.ToolKind {
   return rt.d_enum(v, path, V_ToolKind);
 }
 
-export function e_ToolKind(v: t.ToolKind): string {
-  return rt.str(v);
-}
-
 const V_ToolCallStatus: readonly t.ToolCallStatus[] = ["pending", "in_progress", "completed", "failed"];
 
 export function d_ToolCallStatus(v: JNode, path: string, cx: rt.Ctx): t.ToolCallStatus {
   return rt.d_enum(v, path, V_ToolCallStatus);
-}
-
-export function e_ToolCallStatus(v: t.ToolCallStatus): string {
-  return rt.str(v);
 }
 
 export function d_ToolCallContent(v: JNode, path: string, cx: rt.Ctx): t.ToolCallContent {
@@ -591,29 +458,25 @@ export function f_Annotations(members: readonly JMember[], path: string, cx: rt.
       case "audience": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "audience");
         seen0 |= 0x1;
-        const p = path + ".audience";
-        x0_audience = rt.items(cx, m.value, p, d_Role, true, true);
+        x0_audience = rt.items(cx, m.value, path + ".audience", d_Role, true, true);
         break;
       }
       case "lastModified": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "lastModified");
         seen0 |= 0x2;
-        const p = path + ".lastModified";
-        x1_lastModified = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
+        x1_lastModified = m.value === null ? null : rt.lenient(cx, m.value, path + ".lastModified", rt.d_str);
         break;
       }
       case "priority": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "priority");
         seen0 |= 0x4;
-        const p = path + ".priority";
-        x2_priority = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_f64);
+        x2_priority = m.value === null ? null : rt.lenient(cx, m.value, path + ".priority", rt.d_f64);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x8;
-        const p = path + "._meta";
-        x3__meta = rt.lenientRawObject(m, p, cx, true);
+        x3__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -627,7 +490,7 @@ export function f_Annotations(members: readonly JMember[], path: string, cx: rt.
 
 export function m_Annotations(v: t.Annotations): string {
   let s = "";
-  if (v.audience !== undefined) s += ",\"audience\":" + (v.audience === null ? "null" : enc_list_3(v.audience));
+  if (v.audience !== undefined) s += ",\"audience\":" + (v.audience === null ? "null" : rt.list(v.audience, rt.str));
   if (v.lastModified !== undefined) s += ",\"lastModified\":" + (v.lastModified === null ? "null" : rt.str(v.lastModified));
   if (v.priority !== undefined) s += ",\"priority\":" + (v.priority === null ? "null" : rt.f64(v.priority));
   if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
@@ -644,10 +507,6 @@ export function d_Role(v: JNode, path: string, cx: rt.Ctx): t.Role {
   return rt.d_enum(v, path, V_Role);
 }
 
-export function e_Role(v: t.Role): string {
-  return rt.str(v);
-}
-
 export function d_TextContent(v: JNode, path: string, cx: rt.Ctx): t.TextContent {
   return f_TextContent(rt.expectObject(v, path, "TextContent").members, path, cx, {});
 }
@@ -662,22 +521,19 @@ export function f_TextContent(members: readonly JMember[], path: string, cx: rt.
       case "annotations": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "annotations");
         seen0 |= 0x1;
-        const p = path + ".annotations";
-        x0_annotations = m.value === null ? null : rt.lenient(cx, m.value, p, d_Annotations);
+        x0_annotations = m.value === null ? null : rt.lenient(cx, m.value, path + ".annotations", d_Annotations);
         break;
       }
       case "text": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "text");
         seen0 |= 0x2;
-        const p = path + ".text";
-        x1_text = rt.d_str(m.value, p, cx);
+        x1_text = rt.d_str(m.value, path + ".text", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
-        const p = path + "._meta";
-        x2__meta = rt.lenientRawObject(m, p, cx, true);
+        x2__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -717,36 +573,31 @@ export function f_ImageContent(members: readonly JMember[], path: string, cx: rt
       case "annotations": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "annotations");
         seen0 |= 0x1;
-        const p = path + ".annotations";
-        x0_annotations = m.value === null ? null : rt.lenient(cx, m.value, p, d_Annotations);
+        x0_annotations = m.value === null ? null : rt.lenient(cx, m.value, path + ".annotations", d_Annotations);
         break;
       }
       case "data": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "data");
         seen0 |= 0x2;
-        const p = path + ".data";
-        x1_data = rt.d_str(m.value, p, cx);
+        x1_data = rt.d_str(m.value, path + ".data", cx);
         break;
       }
       case "mimeType": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "mimeType");
         seen0 |= 0x4;
-        const p = path + ".mimeType";
-        x2_mimeType = rt.d_str(m.value, p, cx);
+        x2_mimeType = rt.d_str(m.value, path + ".mimeType", cx);
         break;
       }
       case "uri": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "uri");
         seen0 |= 0x8;
-        const p = path + ".uri";
-        x3_uri = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
+        x3_uri = m.value === null ? null : rt.lenient(cx, m.value, path + ".uri", rt.d_str);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x10;
-        const p = path + "._meta";
-        x4__meta = rt.lenientRawObject(m, p, cx, true);
+        x4__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -790,29 +641,25 @@ export function f_AudioContent(members: readonly JMember[], path: string, cx: rt
       case "annotations": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "annotations");
         seen0 |= 0x1;
-        const p = path + ".annotations";
-        x0_annotations = m.value === null ? null : rt.lenient(cx, m.value, p, d_Annotations);
+        x0_annotations = m.value === null ? null : rt.lenient(cx, m.value, path + ".annotations", d_Annotations);
         break;
       }
       case "data": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "data");
         seen0 |= 0x2;
-        const p = path + ".data";
-        x1_data = rt.d_str(m.value, p, cx);
+        x1_data = rt.d_str(m.value, path + ".data", cx);
         break;
       }
       case "mimeType": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "mimeType");
         seen0 |= 0x4;
-        const p = path + ".mimeType";
-        x2_mimeType = rt.d_str(m.value, p, cx);
+        x2_mimeType = rt.d_str(m.value, path + ".mimeType", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x8;
-        const p = path + "._meta";
-        x3__meta = rt.lenientRawObject(m, p, cx, true);
+        x3__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -858,57 +705,49 @@ export function f_ResourceLink(members: readonly JMember[], path: string, cx: rt
       case "annotations": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "annotations");
         seen0 |= 0x1;
-        const p = path + ".annotations";
-        x0_annotations = m.value === null ? null : rt.lenient(cx, m.value, p, d_Annotations);
+        x0_annotations = m.value === null ? null : rt.lenient(cx, m.value, path + ".annotations", d_Annotations);
         break;
       }
       case "description": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "description");
         seen0 |= 0x2;
-        const p = path + ".description";
-        x1_description = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
+        x1_description = m.value === null ? null : rt.lenient(cx, m.value, path + ".description", rt.d_str);
         break;
       }
       case "mimeType": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "mimeType");
         seen0 |= 0x4;
-        const p = path + ".mimeType";
-        x2_mimeType = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
+        x2_mimeType = m.value === null ? null : rt.lenient(cx, m.value, path + ".mimeType", rt.d_str);
         break;
       }
       case "name": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "name");
         seen0 |= 0x8;
-        const p = path + ".name";
-        x3_name = rt.d_str(m.value, p, cx);
+        x3_name = rt.d_str(m.value, path + ".name", cx);
         break;
       }
       case "size": {
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "size");
         seen0 |= 0x10;
-        const p = path + ".size";
-        x4_size = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_i64);
+        x4_size = m.value === null ? null : rt.lenient(cx, m.value, path + ".size", rt.d_i64);
         break;
       }
       case "title": {
         if ((seen0 & 0x20) !== 0) throw rt.duplicate(path, "title");
         seen0 |= 0x20;
-        const p = path + ".title";
-        x5_title = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
+        x5_title = m.value === null ? null : rt.lenient(cx, m.value, path + ".title", rt.d_str);
         break;
       }
       case "uri": {
         if ((seen0 & 0x40) !== 0) throw rt.duplicate(path, "uri");
         seen0 |= 0x40;
-        const p = path + ".uri";
-        x6_uri = rt.d_str(m.value, p, cx);
+        x6_uri = rt.d_str(m.value, path + ".uri", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x80) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x80;
-        const p = path + "._meta";
-        x7__meta = rt.lenientRawObject(m, p, cx, true);
+        x7__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -972,29 +811,25 @@ export function f_TextResourceContents(members: readonly JMember[], path: string
       case "mimeType": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "mimeType");
         seen0 |= 0x1;
-        const p = path + ".mimeType";
-        x0_mimeType = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
+        x0_mimeType = m.value === null ? null : rt.lenient(cx, m.value, path + ".mimeType", rt.d_str);
         break;
       }
       case "text": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "text");
         seen0 |= 0x2;
-        const p = path + ".text";
-        x1_text = rt.d_str(m.value, p, cx);
+        x1_text = rt.d_str(m.value, path + ".text", cx);
         break;
       }
       case "uri": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "uri");
         seen0 |= 0x4;
-        const p = path + ".uri";
-        x2_uri = rt.d_str(m.value, p, cx);
+        x2_uri = rt.d_str(m.value, path + ".uri", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x8;
-        const p = path + "._meta";
-        x3__meta = rt.lenientRawObject(m, p, cx, true);
+        x3__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -1036,29 +871,25 @@ export function f_BlobResourceContents(members: readonly JMember[], path: string
       case "blob": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "blob");
         seen0 |= 0x1;
-        const p = path + ".blob";
-        x0_blob = rt.d_str(m.value, p, cx);
+        x0_blob = rt.d_str(m.value, path + ".blob", cx);
         break;
       }
       case "mimeType": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "mimeType");
         seen0 |= 0x2;
-        const p = path + ".mimeType";
-        x1_mimeType = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
+        x1_mimeType = m.value === null ? null : rt.lenient(cx, m.value, path + ".mimeType", rt.d_str);
         break;
       }
       case "uri": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "uri");
         seen0 |= 0x4;
-        const p = path + ".uri";
-        x2_uri = rt.d_str(m.value, p, cx);
+        x2_uri = rt.d_str(m.value, path + ".uri", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x8;
-        const p = path + "._meta";
-        x3__meta = rt.lenientRawObject(m, p, cx, true);
+        x3__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -1099,22 +930,19 @@ export function f_EmbeddedResource(members: readonly JMember[], path: string, cx
       case "annotations": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "annotations");
         seen0 |= 0x1;
-        const p = path + ".annotations";
-        x0_annotations = m.value === null ? null : rt.lenient(cx, m.value, p, d_Annotations);
+        x0_annotations = m.value === null ? null : rt.lenient(cx, m.value, path + ".annotations", d_Annotations);
         break;
       }
       case "resource": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "resource");
         seen0 |= 0x2;
-        const p = path + ".resource";
-        x1_resource = d_EmbeddedResourceResource(m.value, p, cx);
+        x1_resource = d_EmbeddedResourceResource(m.value, path + ".resource", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
-        const p = path + "._meta";
-        x2__meta = rt.lenientRawObject(m, p, cx, true);
+        x2__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -1151,15 +979,13 @@ export function f_Content(members: readonly JMember[], path: string, cx: rt.Ctx,
       case "content": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "content");
         seen0 |= 0x1;
-        const p = path + ".content";
-        x0_content = d_ContentBlock(m.value, p, cx);
+        x0_content = d_ContentBlock(m.value, path + ".content", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
-        const p = path + "._meta";
-        x1__meta = rt.lenientRawObject(m, p, cx, true);
+        x1__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -1196,29 +1022,25 @@ export function f_Diff(members: readonly JMember[], path: string, cx: rt.Ctx, o:
       case "path": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "path");
         seen0 |= 0x1;
-        const p = path + ".path";
-        x0_path = rt.d_str(m.value, p, cx);
+        x0_path = rt.d_str(m.value, path + ".path", cx);
         break;
       }
       case "oldText": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "oldText");
         seen0 |= 0x2;
-        const p = path + ".oldText";
-        x1_oldText = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
+        x1_oldText = m.value === null ? null : rt.lenient(cx, m.value, path + ".oldText", rt.d_str);
         break;
       }
       case "newText": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "newText");
         seen0 |= 0x4;
-        const p = path + ".newText";
-        x2_newText = rt.d_str(m.value, p, cx);
+        x2_newText = rt.d_str(m.value, path + ".newText", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x8;
-        const p = path + "._meta";
-        x3__meta = rt.lenientRawObject(m, p, cx, true);
+        x3__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -1258,15 +1080,13 @@ export function f_Terminal(members: readonly JMember[], path: string, cx: rt.Ctx
       case "terminalId": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "terminalId");
         seen0 |= 0x1;
-        const p = path + ".terminalId";
-        x0_terminalId = rt.d_str(m.value, p, cx);
+        x0_terminalId = rt.d_str(m.value, path + ".terminalId", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
-        const p = path + "._meta";
-        x1__meta = rt.lenientRawObject(m, p, cx, true);
+        x1__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -1302,22 +1122,19 @@ export function f_ToolCallLocation(members: readonly JMember[], path: string, cx
       case "path": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "path");
         seen0 |= 0x1;
-        const p = path + ".path";
-        x0_path = rt.d_str(m.value, p, cx);
+        x0_path = rt.d_str(m.value, path + ".path", cx);
         break;
       }
       case "line": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "line");
         seen0 |= 0x2;
-        const p = path + ".line";
-        x1_line = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_u32);
+        x1_line = m.value === null ? null : rt.lenient(cx, m.value, path + ".line", rt.d_u32);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
-        const p = path + "._meta";
-        x2__meta = rt.lenientRawObject(m, p, cx, true);
+        x2__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -1356,29 +1173,25 @@ export function f_PermissionOption(members: readonly JMember[], path: string, cx
       case "optionId": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "optionId");
         seen0 |= 0x1;
-        const p = path + ".optionId";
-        x0_optionId = rt.d_str(m.value, p, cx);
+        x0_optionId = rt.d_str(m.value, path + ".optionId", cx);
         break;
       }
       case "name": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "name");
         seen0 |= 0x2;
-        const p = path + ".name";
-        x1_name = rt.d_str(m.value, p, cx);
+        x1_name = rt.d_str(m.value, path + ".name", cx);
         break;
       }
       case "kind": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "kind");
         seen0 |= 0x4;
-        const p = path + ".kind";
-        x2_kind = d_PermissionOptionKind(m.value, p, cx);
+        x2_kind = d_PermissionOptionKind(m.value, path + ".kind", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x8;
-        const p = path + "._meta";
-        x3__meta = rt.lenientRawObject(m, p, cx, true);
+        x3__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -1412,10 +1225,6 @@ export function d_PermissionOptionKind(v: JNode, path: string, cx: rt.Ctx): t.Pe
   return rt.d_enum(v, path, V_PermissionOptionKind);
 }
 
-export function e_PermissionOptionKind(v: t.PermissionOptionKind): string {
-  return rt.str(v);
-}
-
 export function d_CreateTerminalRequest(v: JNode, path: string, cx: rt.Ctx): t.CreateTerminalRequest {
   return f_CreateTerminalRequest(rt.expectObject(v, path, "CreateTerminalRequest").members, path, cx, {});
 }
@@ -1434,50 +1243,43 @@ export function f_CreateTerminalRequest(members: readonly JMember[], path: strin
       case "sessionId": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "sessionId");
         seen0 |= 0x1;
-        const p = path + ".sessionId";
-        x0_sessionId = rt.d_str(m.value, p, cx);
+        x0_sessionId = rt.d_str(m.value, path + ".sessionId", cx);
         break;
       }
       case "command": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "command");
         seen0 |= 0x2;
-        const p = path + ".command";
-        x1_command = rt.d_str(m.value, p, cx);
+        x1_command = rt.d_str(m.value, path + ".command", cx);
         break;
       }
       case "args": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "args");
         seen0 |= 0x4;
-        const p = path + ".args";
-        x2_args = rt.defaultOnNull(cx, m.value, p, list_1);
+        x2_args = rt.defaultOnNull(cx, m.value, path + ".args", list_0);
         break;
       }
       case "env": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "env");
         seen0 |= 0x8;
-        const p = path + ".env";
-        x3_env = rt.defaultOnNull(cx, m.value, p, list_2);
+        x3_env = rt.defaultOnNull(cx, m.value, path + ".env", list_1);
         break;
       }
       case "cwd": {
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "cwd");
         seen0 |= 0x10;
-        const p = path + ".cwd";
-        x4_cwd = m.value === null ? null : rt.d_str(m.value, p, cx);
+        x4_cwd = m.value === null ? null : rt.d_str(m.value, path + ".cwd", cx);
         break;
       }
       case "outputByteLimit": {
         if ((seen0 & 0x20) !== 0) throw rt.duplicate(path, "outputByteLimit");
         seen0 |= 0x20;
-        const p = path + ".outputByteLimit";
-        x5_outputByteLimit = m.value === null ? null : rt.d_u64(m.value, p, cx);
+        x5_outputByteLimit = m.value === null ? null : rt.d_u64(m.value, path + ".outputByteLimit", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x40) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x40;
-        const p = path + "._meta";
-        x6__meta = rt.lenientRawObject(m, p, cx, true);
+        x6__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -1498,8 +1300,8 @@ export function m_CreateTerminalRequest(v: t.CreateTerminalRequest): string {
   let s = "";
   s += ",\"sessionId\":" + rt.str(v.sessionId);
   s += ",\"command\":" + rt.str(v.command);
-  if (v.args !== undefined) s += ",\"args\":" + enc_list_4(v.args);
-  if (v.env !== undefined) s += ",\"env\":" + enc_list_5(v.env);
+  if (v.args !== undefined) s += ",\"args\":" + rt.list(v.args, rt.str);
+  if (v.env !== undefined) s += ",\"env\":" + rt.list(v.env, e_EnvVariable);
   if (v.cwd !== undefined) s += ",\"cwd\":" + (v.cwd === null ? "null" : rt.str(v.cwd));
   if (v.outputByteLimit !== undefined) s += ",\"outputByteLimit\":" + (v.outputByteLimit === null ? "null" : rt.int(v.outputByteLimit));
   if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
@@ -1524,22 +1326,19 @@ export function f_EnvVariable(members: readonly JMember[], path: string, cx: rt.
       case "name": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "name");
         seen0 |= 0x1;
-        const p = path + ".name";
-        x0_name = rt.d_str(m.value, p, cx);
+        x0_name = rt.d_str(m.value, path + ".name", cx);
         break;
       }
       case "value": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "value");
         seen0 |= 0x2;
-        const p = path + ".value";
-        x1_value = rt.d_str(m.value, p, cx);
+        x1_value = rt.d_str(m.value, path + ".value", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
-        const p = path + "._meta";
-        x2__meta = rt.lenientRawObject(m, p, cx, true);
+        x2__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -1578,22 +1377,19 @@ export function f_TerminalOutputRequest(members: readonly JMember[], path: strin
       case "sessionId": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "sessionId");
         seen0 |= 0x1;
-        const p = path + ".sessionId";
-        x0_sessionId = rt.d_str(m.value, p, cx);
+        x0_sessionId = rt.d_str(m.value, path + ".sessionId", cx);
         break;
       }
       case "terminalId": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "terminalId");
         seen0 |= 0x2;
-        const p = path + ".terminalId";
-        x1_terminalId = rt.d_str(m.value, p, cx);
+        x1_terminalId = rt.d_str(m.value, path + ".terminalId", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
-        const p = path + "._meta";
-        x2__meta = rt.lenientRawObject(m, p, cx, true);
+        x2__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -1632,22 +1428,19 @@ export function f_ReleaseTerminalRequest(members: readonly JMember[], path: stri
       case "sessionId": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "sessionId");
         seen0 |= 0x1;
-        const p = path + ".sessionId";
-        x0_sessionId = rt.d_str(m.value, p, cx);
+        x0_sessionId = rt.d_str(m.value, path + ".sessionId", cx);
         break;
       }
       case "terminalId": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "terminalId");
         seen0 |= 0x2;
-        const p = path + ".terminalId";
-        x1_terminalId = rt.d_str(m.value, p, cx);
+        x1_terminalId = rt.d_str(m.value, path + ".terminalId", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
-        const p = path + "._meta";
-        x2__meta = rt.lenientRawObject(m, p, cx, true);
+        x2__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -1686,22 +1479,19 @@ export function f_WaitForTerminalExitRequest(members: readonly JMember[], path: 
       case "sessionId": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "sessionId");
         seen0 |= 0x1;
-        const p = path + ".sessionId";
-        x0_sessionId = rt.d_str(m.value, p, cx);
+        x0_sessionId = rt.d_str(m.value, path + ".sessionId", cx);
         break;
       }
       case "terminalId": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "terminalId");
         seen0 |= 0x2;
-        const p = path + ".terminalId";
-        x1_terminalId = rt.d_str(m.value, p, cx);
+        x1_terminalId = rt.d_str(m.value, path + ".terminalId", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
-        const p = path + "._meta";
-        x2__meta = rt.lenientRawObject(m, p, cx, true);
+        x2__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -1740,22 +1530,19 @@ export function f_KillTerminalRequest(members: readonly JMember[], path: string,
       case "sessionId": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "sessionId");
         seen0 |= 0x1;
-        const p = path + ".sessionId";
-        x0_sessionId = rt.d_str(m.value, p, cx);
+        x0_sessionId = rt.d_str(m.value, path + ".sessionId", cx);
         break;
       }
       case "terminalId": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "terminalId");
         seen0 |= 0x2;
-        const p = path + ".terminalId";
-        x1_terminalId = rt.d_str(m.value, p, cx);
+        x1_terminalId = rt.d_str(m.value, path + ".terminalId", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
-        const p = path + "._meta";
-        x2__meta = rt.lenientRawObject(m, p, cx, true);
+        x2__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -1823,15 +1610,13 @@ export function g_CreateElicitationRequest(obj: JObject, path: string, cx: rt.Ct
       case "message": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "message");
         seen0 |= 0x1;
-        const p = path + ".message";
-        x0_message = rt.d_str(m.value, p, cx);
+        x0_message = rt.d_str(m.value, path + ".message", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
-        const p = path + "._meta";
-        x1__meta = rt.lenientRawObject(m, p, cx, true);
+        x1__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -1868,15 +1653,13 @@ export function f_ElicitationSessionScope(members: readonly JMember[], path: str
       case "sessionId": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "sessionId");
         seen0 |= 0x1;
-        const p = path + ".sessionId";
-        x0_sessionId = rt.d_str(m.value, p, cx);
+        x0_sessionId = rt.d_str(m.value, path + ".sessionId", cx);
         break;
       }
       case "toolCallId": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "toolCallId");
         seen0 |= 0x2;
-        const p = path + ".toolCallId";
-        x1_toolCallId = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
+        x1_toolCallId = m.value === null ? null : rt.lenient(cx, m.value, path + ".toolCallId", rt.d_str);
         break;
       }
     }
@@ -1910,8 +1693,7 @@ export function f_ElicitationRequestScope(members: readonly JMember[], path: str
       case "requestId": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "requestId");
         seen0 |= 0x1;
-        const p = path + ".requestId";
-        x0_requestId = rt.d_request_id(m.value, p, cx);
+        x0_requestId = rt.d_request_id(m.value, path + ".requestId", cx);
         break;
       }
     }
@@ -1948,43 +1730,37 @@ export function f_ElicitationSchema(members: readonly JMember[], path: string, c
       case "type": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "type");
         seen0 |= 0x1;
-        const p = path + ".type";
-        x0_type = rt.lenient(cx, m.value, p, d_ElicitationSchemaType);
+        x0_type = rt.lenient(cx, m.value, path + ".type", d_ElicitationSchemaType);
         break;
       }
       case "title": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "title");
         seen0 |= 0x2;
-        const p = path + ".title";
-        x1_title = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
+        x1_title = m.value === null ? null : rt.lenient(cx, m.value, path + ".title", rt.d_str);
         break;
       }
       case "properties": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "properties");
         seen0 |= 0x4;
-        const p = path + ".properties";
-        x2_properties = map_3(m.value, p, cx);
+        x2_properties = rt.d_map(m.value, path + ".properties", cx, d_ElicitationPropertySchema);
         break;
       }
       case "required": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "required");
         seen0 |= 0x8;
-        const p = path + ".required";
-        x3_required = m.value === null ? null : list_1(m.value, p, cx);
+        x3_required = m.value === null ? null : rt.d_list(m.value, path + ".required", cx, rt.d_str);
         break;
       }
       case "description": {
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "description");
         seen0 |= 0x10;
-        const p = path + ".description";
-        x4_description = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
+        x4_description = m.value === null ? null : rt.lenient(cx, m.value, path + ".description", rt.d_str);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x20) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x20;
-        const p = path + "._meta";
-        x5__meta = rt.lenientRawObject(m, p, cx, true);
+        x5__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -2002,8 +1778,8 @@ export function m_ElicitationSchema(v: t.ElicitationSchema): string {
   let s = "";
   s += ",\"type\":" + (v.type === undefined ? "\"object\"" : rt.str(v.type));
   if (v.title !== undefined) s += ",\"title\":" + (v.title === null ? "null" : rt.str(v.title));
-  s += ",\"properties\":" + (v.properties === undefined ? "{}" : enc_map_6(v.properties));
-  if (v.required !== undefined) s += ",\"required\":" + (v.required === null ? "null" : enc_list_4(v.required));
+  s += ",\"properties\":" + (v.properties === undefined ? "{}" : rt.map(v.properties, e_ElicitationPropertySchema));
+  if (v.required !== undefined) s += ",\"required\":" + (v.required === null ? "null" : rt.list(v.required, rt.str));
   if (v.description !== undefined) s += ",\"description\":" + (v.description === null ? "null" : rt.str(v.description));
   if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
   return s;
@@ -2017,10 +1793,6 @@ const V_ElicitationSchemaType: readonly t.ElicitationSchemaType[] = ["object"];
 
 export function d_ElicitationSchemaType(v: JNode, path: string, cx: rt.Ctx): t.ElicitationSchemaType {
   return rt.d_enum(v, path, V_ElicitationSchemaType);
-}
-
-export function e_ElicitationSchemaType(v: t.ElicitationSchemaType): string {
-  return rt.str(v);
 }
 
 export function d_ElicitationPropertySchema(v: JNode, path: string, cx: rt.Ctx): t.ElicitationPropertySchema {
@@ -2071,10 +1843,6 @@ export function d_StringFormat(v: JNode, path: string, cx: rt.Ctx): t.StringForm
   return rt.d_enum(v, path, V_StringFormat);
 }
 
-export function e_StringFormat(v: t.StringFormat): string {
-  return rt.str(v);
-}
-
 export function d_EnumOption(v: JNode, path: string, cx: rt.Ctx): t.EnumOption {
   return f_EnumOption(rt.expectObject(v, path, "EnumOption").members, path, cx, {});
 }
@@ -2090,29 +1858,25 @@ export function f_EnumOption(members: readonly JMember[], path: string, cx: rt.C
       case "const": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "const");
         seen0 |= 0x1;
-        const p = path + ".const";
-        x0_const = rt.d_str(m.value, p, cx);
+        x0_const = rt.d_str(m.value, path + ".const", cx);
         break;
       }
       case "title": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "title");
         seen0 |= 0x2;
-        const p = path + ".title";
-        x1_title = rt.d_str(m.value, p, cx);
+        x1_title = rt.d_str(m.value, path + ".title", cx);
         break;
       }
       case "description": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "description");
         seen0 |= 0x4;
-        const p = path + ".description";
-        x2_description = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
+        x2_description = m.value === null ? null : rt.lenient(cx, m.value, path + ".description", rt.d_str);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x8;
-        const p = path + "._meta";
-        x3__meta = rt.lenientRawObject(m, p, cx, true);
+        x3__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -2160,71 +1924,61 @@ export function f_StringPropertySchema(members: readonly JMember[], path: string
       case "title": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "title");
         seen0 |= 0x1;
-        const p = path + ".title";
-        x0_title = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
+        x0_title = m.value === null ? null : rt.lenient(cx, m.value, path + ".title", rt.d_str);
         break;
       }
       case "description": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "description");
         seen0 |= 0x2;
-        const p = path + ".description";
-        x1_description = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
+        x1_description = m.value === null ? null : rt.lenient(cx, m.value, path + ".description", rt.d_str);
         break;
       }
       case "minLength": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "minLength");
         seen0 |= 0x4;
-        const p = path + ".minLength";
-        x2_minLength = m.value === null ? null : rt.d_u32(m.value, p, cx);
+        x2_minLength = m.value === null ? null : rt.d_u32(m.value, path + ".minLength", cx);
         break;
       }
       case "maxLength": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "maxLength");
         seen0 |= 0x8;
-        const p = path + ".maxLength";
-        x3_maxLength = m.value === null ? null : rt.d_u32(m.value, p, cx);
+        x3_maxLength = m.value === null ? null : rt.d_u32(m.value, path + ".maxLength", cx);
         break;
       }
       case "pattern": {
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "pattern");
         seen0 |= 0x10;
-        const p = path + ".pattern";
-        x4_pattern = m.value === null ? null : rt.d_str(m.value, p, cx);
+        x4_pattern = m.value === null ? null : rt.d_str(m.value, path + ".pattern", cx);
         break;
       }
       case "format": {
         if ((seen0 & 0x20) !== 0) throw rt.duplicate(path, "format");
         seen0 |= 0x20;
-        const p = path + ".format";
-        x5_format = m.value === null ? null : d_StringFormat(m.value, p, cx);
+        x5_format = m.value === null ? null : d_StringFormat(m.value, path + ".format", cx);
         break;
       }
       case "default": {
         if ((seen0 & 0x40) !== 0) throw rt.duplicate(path, "default");
         seen0 |= 0x40;
-        const p = path + ".default";
-        x6_default = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
+        x6_default = m.value === null ? null : rt.lenient(cx, m.value, path + ".default", rt.d_str);
         break;
       }
       case "enum": {
         if ((seen0 & 0x80) !== 0) throw rt.duplicate(path, "enum");
         seen0 |= 0x80;
-        const p = path + ".enum";
-        x7_enum = m.value === null ? null : list_1(m.value, p, cx);
+        x7_enum = m.value === null ? null : rt.d_list(m.value, path + ".enum", cx, rt.d_str);
         break;
       }
       case "oneOf": {
         if ((seen0 & 0x100) !== 0) throw rt.duplicate(path, "oneOf");
         seen0 |= 0x100;
-        const p = path + ".oneOf";
-        x8_oneOf = m.value === null ? null : list_4(m.value, p, cx);
+        x8_oneOf = m.value === null ? null : rt.d_list(m.value, path + ".oneOf", cx, d_EnumOption);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x200) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x200;
-        const p = path + "._meta";
-        x9__meta = rt.lenientRawObject(m, p, cx, true);
+        x9__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -2251,8 +2005,8 @@ export function m_StringPropertySchema(v: t.StringPropertySchema): string {
   if (v.pattern !== undefined) s += ",\"pattern\":" + (v.pattern === null ? "null" : rt.str(v.pattern));
   if (v.format !== undefined) s += ",\"format\":" + (v.format === null ? "null" : rt.str(v.format));
   if (v.default !== undefined) s += ",\"default\":" + (v.default === null ? "null" : rt.str(v.default));
-  if (v.enum !== undefined) s += ",\"enum\":" + (v.enum === null ? "null" : enc_list_4(v.enum));
-  if (v.oneOf !== undefined) s += ",\"oneOf\":" + (v.oneOf === null ? "null" : enc_list_7(v.oneOf));
+  if (v.enum !== undefined) s += ",\"enum\":" + (v.enum === null ? "null" : rt.list(v.enum, rt.str));
+  if (v.oneOf !== undefined) s += ",\"oneOf\":" + (v.oneOf === null ? "null" : rt.list(v.oneOf, e_EnumOption));
   if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
   return s;
 }
@@ -2278,43 +2032,37 @@ export function f_NumberPropertySchema(members: readonly JMember[], path: string
       case "title": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "title");
         seen0 |= 0x1;
-        const p = path + ".title";
-        x0_title = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
+        x0_title = m.value === null ? null : rt.lenient(cx, m.value, path + ".title", rt.d_str);
         break;
       }
       case "description": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "description");
         seen0 |= 0x2;
-        const p = path + ".description";
-        x1_description = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
+        x1_description = m.value === null ? null : rt.lenient(cx, m.value, path + ".description", rt.d_str);
         break;
       }
       case "minimum": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "minimum");
         seen0 |= 0x4;
-        const p = path + ".minimum";
-        x2_minimum = m.value === null ? null : rt.d_f64(m.value, p, cx);
+        x2_minimum = m.value === null ? null : rt.d_f64(m.value, path + ".minimum", cx);
         break;
       }
       case "maximum": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "maximum");
         seen0 |= 0x8;
-        const p = path + ".maximum";
-        x3_maximum = m.value === null ? null : rt.d_f64(m.value, p, cx);
+        x3_maximum = m.value === null ? null : rt.d_f64(m.value, path + ".maximum", cx);
         break;
       }
       case "default": {
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "default");
         seen0 |= 0x10;
-        const p = path + ".default";
-        x4_default = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_f64);
+        x4_default = m.value === null ? null : rt.lenient(cx, m.value, path + ".default", rt.d_f64);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x20) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x20;
-        const p = path + "._meta";
-        x5__meta = rt.lenientRawObject(m, p, cx, true);
+        x5__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -2360,43 +2108,37 @@ export function f_IntegerPropertySchema(members: readonly JMember[], path: strin
       case "title": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "title");
         seen0 |= 0x1;
-        const p = path + ".title";
-        x0_title = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
+        x0_title = m.value === null ? null : rt.lenient(cx, m.value, path + ".title", rt.d_str);
         break;
       }
       case "description": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "description");
         seen0 |= 0x2;
-        const p = path + ".description";
-        x1_description = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
+        x1_description = m.value === null ? null : rt.lenient(cx, m.value, path + ".description", rt.d_str);
         break;
       }
       case "minimum": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "minimum");
         seen0 |= 0x4;
-        const p = path + ".minimum";
-        x2_minimum = m.value === null ? null : rt.d_i64(m.value, p, cx);
+        x2_minimum = m.value === null ? null : rt.d_i64(m.value, path + ".minimum", cx);
         break;
       }
       case "maximum": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "maximum");
         seen0 |= 0x8;
-        const p = path + ".maximum";
-        x3_maximum = m.value === null ? null : rt.d_i64(m.value, p, cx);
+        x3_maximum = m.value === null ? null : rt.d_i64(m.value, path + ".maximum", cx);
         break;
       }
       case "default": {
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "default");
         seen0 |= 0x10;
-        const p = path + ".default";
-        x4_default = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_i64);
+        x4_default = m.value === null ? null : rt.lenient(cx, m.value, path + ".default", rt.d_i64);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x20) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x20;
-        const p = path + "._meta";
-        x5__meta = rt.lenientRawObject(m, p, cx, true);
+        x5__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -2440,29 +2182,25 @@ export function f_BooleanPropertySchema(members: readonly JMember[], path: strin
       case "title": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "title");
         seen0 |= 0x1;
-        const p = path + ".title";
-        x0_title = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
+        x0_title = m.value === null ? null : rt.lenient(cx, m.value, path + ".title", rt.d_str);
         break;
       }
       case "description": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "description");
         seen0 |= 0x2;
-        const p = path + ".description";
-        x1_description = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
+        x1_description = m.value === null ? null : rt.lenient(cx, m.value, path + ".description", rt.d_str);
         break;
       }
       case "default": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "default");
         seen0 |= 0x4;
-        const p = path + ".default";
-        x2_default = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_bool);
+        x2_default = m.value === null ? null : rt.lenient(cx, m.value, path + ".default", rt.d_bool);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x8;
-        const p = path + "._meta";
-        x3__meta = rt.lenientRawObject(m, p, cx, true);
+        x3__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -2526,15 +2264,13 @@ export function f_StringMultiSelectItems(members: readonly JMember[], path: stri
       case "enum": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "enum");
         seen0 |= 0x1;
-        const p = path + ".enum";
-        x0_enum = list_1(m.value, p, cx);
+        x0_enum = rt.d_list(m.value, path + ".enum", cx, rt.d_str);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
-        const p = path + "._meta";
-        x1__meta = rt.lenientRawObject(m, p, cx, true);
+        x1__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -2547,7 +2283,7 @@ export function f_StringMultiSelectItems(members: readonly JMember[], path: stri
 
 export function m_StringMultiSelectItems(v: t.StringMultiSelectItems): string {
   let s = "";
-  s += ",\"enum\":" + enc_list_4(v.enum);
+  s += ",\"enum\":" + rt.list(v.enum, rt.str);
   if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
   return s;
 }
@@ -2569,15 +2305,13 @@ export function f_TitledMultiSelectItems(members: readonly JMember[], path: stri
       case "anyOf": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "anyOf");
         seen0 |= 0x1;
-        const p = path + ".anyOf";
-        x0_anyOf = list_4(m.value, p, cx);
+        x0_anyOf = rt.d_list(m.value, path + ".anyOf", cx, d_EnumOption);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
-        const p = path + "._meta";
-        x1__meta = rt.lenientRawObject(m, p, cx, true);
+        x1__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -2590,7 +2324,7 @@ export function f_TitledMultiSelectItems(members: readonly JMember[], path: stri
 
 export function m_TitledMultiSelectItems(v: t.TitledMultiSelectItems): string {
   let s = "";
-  s += ",\"anyOf\":" + enc_list_7(v.anyOf);
+  s += ",\"anyOf\":" + rt.list(v.anyOf, e_EnumOption);
   if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
   return s;
 }
@@ -2617,50 +2351,43 @@ export function f_MultiSelectPropertySchema(members: readonly JMember[], path: s
       case "title": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "title");
         seen0 |= 0x1;
-        const p = path + ".title";
-        x0_title = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
+        x0_title = m.value === null ? null : rt.lenient(cx, m.value, path + ".title", rt.d_str);
         break;
       }
       case "description": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "description");
         seen0 |= 0x2;
-        const p = path + ".description";
-        x1_description = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
+        x1_description = m.value === null ? null : rt.lenient(cx, m.value, path + ".description", rt.d_str);
         break;
       }
       case "minItems": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "minItems");
         seen0 |= 0x4;
-        const p = path + ".minItems";
-        x2_minItems = m.value === null ? null : rt.d_u64(m.value, p, cx);
+        x2_minItems = m.value === null ? null : rt.d_u64(m.value, path + ".minItems", cx);
         break;
       }
       case "maxItems": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "maxItems");
         seen0 |= 0x8;
-        const p = path + ".maxItems";
-        x3_maxItems = m.value === null ? null : rt.d_u64(m.value, p, cx);
+        x3_maxItems = m.value === null ? null : rt.d_u64(m.value, path + ".maxItems", cx);
         break;
       }
       case "items": {
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "items");
         seen0 |= 0x10;
-        const p = path + ".items";
-        x4_items = d_MultiSelectItems(m.value, p, cx);
+        x4_items = d_MultiSelectItems(m.value, path + ".items", cx);
         break;
       }
       case "default": {
         if ((seen0 & 0x20) !== 0) throw rt.duplicate(path, "default");
         seen0 |= 0x20;
-        const p = path + ".default";
-        x5_default = rt.items(cx, m.value, p, rt.d_str, true, true);
+        x5_default = rt.items(cx, m.value, path + ".default", rt.d_str, true, true);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x40) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x40;
-        const p = path + "._meta";
-        x6__meta = rt.lenientRawObject(m, p, cx, true);
+        x6__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -2683,7 +2410,7 @@ export function m_MultiSelectPropertySchema(v: t.MultiSelectPropertySchema): str
   if (v.minItems !== undefined) s += ",\"minItems\":" + (v.minItems === null ? "null" : rt.int(v.minItems));
   if (v.maxItems !== undefined) s += ",\"maxItems\":" + (v.maxItems === null ? "null" : rt.int(v.maxItems));
   s += ",\"items\":" + e_MultiSelectItems(v.items);
-  if (v.default !== undefined) s += ",\"default\":" + (v.default === null ? "null" : enc_list_4(v.default));
+  if (v.default !== undefined) s += ",\"default\":" + (v.default === null ? "null" : rt.list(v.default, rt.str));
   if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
   return s;
 }
@@ -2718,8 +2445,7 @@ export function g_ElicitationFormMode(obj: JObject, path: string, cx: rt.Ctx, o:
       case "requestedSchema": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "requestedSchema");
         seen0 |= 0x1;
-        const p = path + ".requestedSchema";
-        x0_requestedSchema = d_ElicitationSchema(m.value, p, cx);
+        x0_requestedSchema = d_ElicitationSchema(m.value, path + ".requestedSchema", cx);
         break;
       }
     }
@@ -2768,15 +2494,13 @@ export function g_ElicitationUrlMode(obj: JObject, path: string, cx: rt.Ctx, o: 
       case "elicitationId": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "elicitationId");
         seen0 |= 0x1;
-        const p = path + ".elicitationId";
-        x0_elicitationId = rt.d_str(m.value, p, cx);
+        x0_elicitationId = rt.d_str(m.value, path + ".elicitationId", cx);
         break;
       }
       case "url": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "url");
         seen0 |= 0x2;
-        const p = path + ".url";
-        x1_url = rt.d_str(m.value, p, cx);
+        x1_url = rt.d_str(m.value, path + ".url", cx);
         break;
       }
     }
@@ -2825,36 +2549,31 @@ export function f_InitializeResponse(members: readonly JMember[], path: string, 
       case "protocolVersion": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "protocolVersion");
         seen0 |= 0x1;
-        const p = path + ".protocolVersion";
-        x0_protocolVersion = rt.d_u16(m.value, p, cx);
+        x0_protocolVersion = rt.d_u16(m.value, path + ".protocolVersion", cx);
         break;
       }
       case "agentCapabilities": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "agentCapabilities");
         seen0 |= 0x2;
-        const p = path + ".agentCapabilities";
-        x1_agentCapabilities = rt.lenient(cx, m.value, p, d_AgentCapabilities);
+        x1_agentCapabilities = rt.lenient(cx, m.value, path + ".agentCapabilities", d_AgentCapabilities);
         break;
       }
       case "authMethods": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "authMethods");
         seen0 |= 0x4;
-        const p = path + ".authMethods";
-        x2_authMethods = rt.items(cx, m.value, p, d_AuthMethod, false, true);
+        x2_authMethods = rt.items(cx, m.value, path + ".authMethods", d_AuthMethod, false, true);
         break;
       }
       case "agentInfo": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "agentInfo");
         seen0 |= 0x8;
-        const p = path + ".agentInfo";
-        x3_agentInfo = m.value === null ? null : rt.lenient(cx, m.value, p, d_Implementation);
+        x3_agentInfo = m.value === null ? null : rt.lenient(cx, m.value, path + ".agentInfo", d_Implementation);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x10;
-        const p = path + "._meta";
-        x4__meta = rt.lenientRawObject(m, p, cx, true);
+        x4__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -2872,7 +2591,7 @@ export function m_InitializeResponse(v: t.InitializeResponse): string {
   let s = "";
   s += ",\"protocolVersion\":" + rt.int(v.protocolVersion);
   s += ",\"agentCapabilities\":" + (v.agentCapabilities === undefined ? e_AgentCapabilities({} as t.AgentCapabilities) : e_AgentCapabilities(v.agentCapabilities));
-  s += ",\"authMethods\":" + (v.authMethods === undefined ? "[]" : enc_list_8(v.authMethods));
+  s += ",\"authMethods\":" + (v.authMethods === undefined ? "[]" : rt.list(v.authMethods, e_AuthMethod));
   if (v.agentInfo !== undefined) s += ",\"agentInfo\":" + (v.agentInfo === null ? "null" : e_Implementation(v.agentInfo));
   if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
   return s;
@@ -2899,43 +2618,37 @@ export function f_AgentCapabilities(members: readonly JMember[], path: string, c
       case "loadSession": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "loadSession");
         seen0 |= 0x1;
-        const p = path + ".loadSession";
-        x0_loadSession = rt.lenient(cx, m.value, p, rt.d_bool);
+        x0_loadSession = rt.lenient(cx, m.value, path + ".loadSession", rt.d_bool);
         break;
       }
       case "promptCapabilities": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "promptCapabilities");
         seen0 |= 0x2;
-        const p = path + ".promptCapabilities";
-        x1_promptCapabilities = rt.lenient(cx, m.value, p, d_PromptCapabilities);
+        x1_promptCapabilities = rt.lenient(cx, m.value, path + ".promptCapabilities", d_PromptCapabilities);
         break;
       }
       case "mcpCapabilities": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "mcpCapabilities");
         seen0 |= 0x4;
-        const p = path + ".mcpCapabilities";
-        x2_mcpCapabilities = rt.lenient(cx, m.value, p, d_McpCapabilities);
+        x2_mcpCapabilities = rt.lenient(cx, m.value, path + ".mcpCapabilities", d_McpCapabilities);
         break;
       }
       case "sessionCapabilities": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "sessionCapabilities");
         seen0 |= 0x8;
-        const p = path + ".sessionCapabilities";
-        x3_sessionCapabilities = rt.lenient(cx, m.value, p, d_SessionCapabilities);
+        x3_sessionCapabilities = rt.lenient(cx, m.value, path + ".sessionCapabilities", d_SessionCapabilities);
         break;
       }
       case "auth": {
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "auth");
         seen0 |= 0x10;
-        const p = path + ".auth";
-        x4_auth = rt.lenient(cx, m.value, p, d_AgentAuthCapabilities);
+        x4_auth = rt.lenient(cx, m.value, path + ".auth", d_AgentAuthCapabilities);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x20) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x20;
-        const p = path + "._meta";
-        x5__meta = rt.lenientRawObject(m, p, cx, true);
+        x5__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -2979,29 +2692,25 @@ export function f_PromptCapabilities(members: readonly JMember[], path: string, 
       case "image": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "image");
         seen0 |= 0x1;
-        const p = path + ".image";
-        x0_image = rt.lenient(cx, m.value, p, rt.d_bool);
+        x0_image = rt.lenient(cx, m.value, path + ".image", rt.d_bool);
         break;
       }
       case "audio": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "audio");
         seen0 |= 0x2;
-        const p = path + ".audio";
-        x1_audio = rt.lenient(cx, m.value, p, rt.d_bool);
+        x1_audio = rt.lenient(cx, m.value, path + ".audio", rt.d_bool);
         break;
       }
       case "embeddedContext": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "embeddedContext");
         seen0 |= 0x4;
-        const p = path + ".embeddedContext";
-        x2_embeddedContext = rt.lenient(cx, m.value, p, rt.d_bool);
+        x2_embeddedContext = rt.lenient(cx, m.value, path + ".embeddedContext", rt.d_bool);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x8;
-        const p = path + "._meta";
-        x3__meta = rt.lenientRawObject(m, p, cx, true);
+        x3__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -3040,22 +2749,19 @@ export function f_McpCapabilities(members: readonly JMember[], path: string, cx:
       case "http": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "http");
         seen0 |= 0x1;
-        const p = path + ".http";
-        x0_http = rt.lenient(cx, m.value, p, rt.d_bool);
+        x0_http = rt.lenient(cx, m.value, path + ".http", rt.d_bool);
         break;
       }
       case "sse": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "sse");
         seen0 |= 0x2;
-        const p = path + ".sse";
-        x1_sse = rt.lenient(cx, m.value, p, rt.d_bool);
+        x1_sse = rt.lenient(cx, m.value, path + ".sse", rt.d_bool);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
-        const p = path + "._meta";
-        x2__meta = rt.lenientRawObject(m, p, cx, true);
+        x2__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -3095,43 +2801,37 @@ export function f_SessionCapabilities(members: readonly JMember[], path: string,
       case "list": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "list");
         seen0 |= 0x1;
-        const p = path + ".list";
-        x0_list = m.value === null ? null : rt.lenient(cx, m.value, p, d_SessionListCapabilities);
+        x0_list = m.value === null ? null : rt.lenient(cx, m.value, path + ".list", d_SessionListCapabilities);
         break;
       }
       case "delete": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "delete");
         seen0 |= 0x2;
-        const p = path + ".delete";
-        x1_delete = m.value === null ? null : rt.lenient(cx, m.value, p, d_SessionDeleteCapabilities);
+        x1_delete = m.value === null ? null : rt.lenient(cx, m.value, path + ".delete", d_SessionDeleteCapabilities);
         break;
       }
       case "additionalDirectories": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "additionalDirectories");
         seen0 |= 0x4;
-        const p = path + ".additionalDirectories";
-        x2_additionalDirectories = m.value === null ? null : rt.lenient(cx, m.value, p, d_SessionAdditionalDirectoriesCapabilities);
+        x2_additionalDirectories = m.value === null ? null : rt.lenient(cx, m.value, path + ".additionalDirectories", d_SessionAdditionalDirectoriesCapabilities);
         break;
       }
       case "resume": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "resume");
         seen0 |= 0x8;
-        const p = path + ".resume";
-        x3_resume = m.value === null ? null : rt.lenient(cx, m.value, p, d_SessionResumeCapabilities);
+        x3_resume = m.value === null ? null : rt.lenient(cx, m.value, path + ".resume", d_SessionResumeCapabilities);
         break;
       }
       case "close": {
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "close");
         seen0 |= 0x10;
-        const p = path + ".close";
-        x4_close = m.value === null ? null : rt.lenient(cx, m.value, p, d_SessionCloseCapabilities);
+        x4_close = m.value === null ? null : rt.lenient(cx, m.value, path + ".close", d_SessionCloseCapabilities);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x20) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x20;
-        const p = path + "._meta";
-        x5__meta = rt.lenientRawObject(m, p, cx, true);
+        x5__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -3172,8 +2872,7 @@ export function f_SessionListCapabilities(members: readonly JMember[], path: str
       case "_meta": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
-        const p = path + "._meta";
-        x0__meta = rt.lenientRawObject(m, p, cx, true);
+        x0__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -3204,8 +2903,7 @@ export function f_SessionDeleteCapabilities(members: readonly JMember[], path: s
       case "_meta": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
-        const p = path + "._meta";
-        x0__meta = rt.lenientRawObject(m, p, cx, true);
+        x0__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -3236,8 +2934,7 @@ export function f_SessionAdditionalDirectoriesCapabilities(members: readonly JMe
       case "_meta": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
-        const p = path + "._meta";
-        x0__meta = rt.lenientRawObject(m, p, cx, true);
+        x0__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -3268,8 +2965,7 @@ export function f_SessionResumeCapabilities(members: readonly JMember[], path: s
       case "_meta": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
-        const p = path + "._meta";
-        x0__meta = rt.lenientRawObject(m, p, cx, true);
+        x0__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -3300,8 +2996,7 @@ export function f_SessionCloseCapabilities(members: readonly JMember[], path: st
       case "_meta": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
-        const p = path + "._meta";
-        x0__meta = rt.lenientRawObject(m, p, cx, true);
+        x0__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -3333,15 +3028,13 @@ export function f_AgentAuthCapabilities(members: readonly JMember[], path: strin
       case "logout": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "logout");
         seen0 |= 0x1;
-        const p = path + ".logout";
-        x0_logout = m.value === null ? null : rt.lenient(cx, m.value, p, d_LogoutCapabilities);
+        x0_logout = m.value === null ? null : rt.lenient(cx, m.value, path + ".logout", d_LogoutCapabilities);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
-        const p = path + "._meta";
-        x1__meta = rt.lenientRawObject(m, p, cx, true);
+        x1__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -3374,8 +3067,7 @@ export function f_LogoutCapabilities(members: readonly JMember[], path: string, 
       case "_meta": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
-        const p = path + "._meta";
-        x0__meta = rt.lenientRawObject(m, p, cx, true);
+        x0__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -3438,43 +3130,37 @@ export function f_AuthMethodTerminal(members: readonly JMember[], path: string, 
       case "id": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "id");
         seen0 |= 0x1;
-        const p = path + ".id";
-        x0_id = rt.d_str(m.value, p, cx);
+        x0_id = rt.d_str(m.value, path + ".id", cx);
         break;
       }
       case "name": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "name");
         seen0 |= 0x2;
-        const p = path + ".name";
-        x1_name = rt.d_str(m.value, p, cx);
+        x1_name = rt.d_str(m.value, path + ".name", cx);
         break;
       }
       case "description": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "description");
         seen0 |= 0x4;
-        const p = path + ".description";
-        x2_description = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
+        x2_description = m.value === null ? null : rt.lenient(cx, m.value, path + ".description", rt.d_str);
         break;
       }
       case "args": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "args");
         seen0 |= 0x8;
-        const p = path + ".args";
-        x3_args = rt.defaultOnNull(cx, m.value, p, list_1);
+        x3_args = rt.defaultOnNull(cx, m.value, path + ".args", list_0);
         break;
       }
       case "env": {
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "env");
         seen0 |= 0x10;
-        const p = path + ".env";
-        x4_env = rt.defaultOnNull(cx, m.value, p, map_5);
+        x4_env = rt.defaultOnNull(cx, m.value, path + ".env", map_2);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x20) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x20;
-        const p = path + "._meta";
-        x5__meta = rt.lenientRawObject(m, p, cx, true);
+        x5__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -3495,8 +3181,8 @@ export function m_AuthMethodTerminal(v: t.AuthMethodTerminal): string {
   s += ",\"id\":" + rt.str(v.id);
   s += ",\"name\":" + rt.str(v.name);
   if (v.description !== undefined) s += ",\"description\":" + (v.description === null ? "null" : rt.str(v.description));
-  if (v.args !== undefined) s += ",\"args\":" + enc_list_4(v.args);
-  if (v.env !== undefined) s += ",\"env\":" + enc_map_9(v.env);
+  if (v.args !== undefined) s += ",\"args\":" + rt.list(v.args, rt.str);
+  if (v.env !== undefined) s += ",\"env\":" + rt.map(v.env, rt.str);
   if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
   return s;
 }
@@ -3520,29 +3206,25 @@ export function f_AuthMethodAgent(members: readonly JMember[], path: string, cx:
       case "id": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "id");
         seen0 |= 0x1;
-        const p = path + ".id";
-        x0_id = rt.d_str(m.value, p, cx);
+        x0_id = rt.d_str(m.value, path + ".id", cx);
         break;
       }
       case "name": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "name");
         seen0 |= 0x2;
-        const p = path + ".name";
-        x1_name = rt.d_str(m.value, p, cx);
+        x1_name = rt.d_str(m.value, path + ".name", cx);
         break;
       }
       case "description": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "description");
         seen0 |= 0x4;
-        const p = path + ".description";
-        x2_description = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
+        x2_description = m.value === null ? null : rt.lenient(cx, m.value, path + ".description", rt.d_str);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x8;
-        const p = path + "._meta";
-        x3__meta = rt.lenientRawObject(m, p, cx, true);
+        x3__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -3584,29 +3266,25 @@ export function f_Implementation(members: readonly JMember[], path: string, cx: 
       case "name": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "name");
         seen0 |= 0x1;
-        const p = path + ".name";
-        x0_name = rt.d_str(m.value, p, cx);
+        x0_name = rt.d_str(m.value, path + ".name", cx);
         break;
       }
       case "title": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "title");
         seen0 |= 0x2;
-        const p = path + ".title";
-        x1_title = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
+        x1_title = m.value === null ? null : rt.lenient(cx, m.value, path + ".title", rt.d_str);
         break;
       }
       case "version": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "version");
         seen0 |= 0x4;
-        const p = path + ".version";
-        x2_version = rt.d_str(m.value, p, cx);
+        x2_version = rt.d_str(m.value, path + ".version", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x8;
-        const p = path + "._meta";
-        x3__meta = rt.lenientRawObject(m, p, cx, true);
+        x3__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -3645,8 +3323,7 @@ export function f_AuthenticateResponse(members: readonly JMember[], path: string
       case "_meta": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
-        const p = path + "._meta";
-        x0__meta = rt.lenientRawObject(m, p, cx, true);
+        x0__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -3677,8 +3354,7 @@ export function f_LogoutResponse(members: readonly JMember[], path: string, cx: 
       case "_meta": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
-        const p = path + "._meta";
-        x0__meta = rt.lenientRawObject(m, p, cx, true);
+        x0__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -3712,29 +3388,25 @@ export function f_NewSessionResponse(members: readonly JMember[], path: string, 
       case "sessionId": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "sessionId");
         seen0 |= 0x1;
-        const p = path + ".sessionId";
-        x0_sessionId = rt.d_str(m.value, p, cx);
+        x0_sessionId = rt.d_str(m.value, path + ".sessionId", cx);
         break;
       }
       case "modes": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "modes");
         seen0 |= 0x2;
-        const p = path + ".modes";
-        x1_modes = m.value === null ? null : rt.lenient(cx, m.value, p, d_SessionModeState);
+        x1_modes = m.value === null ? null : rt.lenient(cx, m.value, path + ".modes", d_SessionModeState);
         break;
       }
       case "configOptions": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "configOptions");
         seen0 |= 0x4;
-        const p = path + ".configOptions";
-        x2_configOptions = rt.items(cx, m.value, p, d_SessionConfigOption, true, true);
+        x2_configOptions = rt.items(cx, m.value, path + ".configOptions", d_SessionConfigOption, true, true);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x8;
-        const p = path + "._meta";
-        x3__meta = rt.lenientRawObject(m, p, cx, true);
+        x3__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -3751,7 +3423,7 @@ export function m_NewSessionResponse(v: t.NewSessionResponse): string {
   let s = "";
   s += ",\"sessionId\":" + rt.str(v.sessionId);
   if (v.modes !== undefined) s += ",\"modes\":" + (v.modes === null ? "null" : e_SessionModeState(v.modes));
-  if (v.configOptions !== undefined) s += ",\"configOptions\":" + (v.configOptions === null ? "null" : enc_list_10(v.configOptions));
+  if (v.configOptions !== undefined) s += ",\"configOptions\":" + (v.configOptions === null ? "null" : rt.list(v.configOptions, e_SessionConfigOption));
   if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
   return s;
 }
@@ -3774,23 +3446,20 @@ export function f_SessionModeState(members: readonly JMember[], path: string, cx
       case "currentModeId": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "currentModeId");
         seen0 |= 0x1;
-        const p = path + ".currentModeId";
-        x0_currentModeId = rt.d_str(m.value, p, cx);
+        x0_currentModeId = rt.d_str(m.value, path + ".currentModeId", cx);
         break;
       }
       case "availableModes": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "availableModes");
         seen0 |= 0x2;
-        const p = path + ".availableModes";
-        x1_availableModes = rt.items(cx, m.value, p, d_SessionMode, false, true);
+        x1_availableModes = rt.items(cx, m.value, path + ".availableModes", d_SessionMode, false, true);
         if (x1_availableModes === MISSING || x1_availableModes === null) x1_availableModes = [];
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
-        const p = path + "._meta";
-        x2__meta = rt.lenientRawObject(m, p, cx, true);
+        x2__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -3806,7 +3475,7 @@ export function f_SessionModeState(members: readonly JMember[], path: string, cx
 export function m_SessionModeState(v: t.SessionModeState): string {
   let s = "";
   s += ",\"currentModeId\":" + rt.str(v.currentModeId);
-  s += ",\"availableModes\":" + enc_list_11(v.availableModes);
+  s += ",\"availableModes\":" + rt.list(v.availableModes, e_SessionMode);
   if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
   return s;
 }
@@ -3830,29 +3499,25 @@ export function f_SessionMode(members: readonly JMember[], path: string, cx: rt.
       case "id": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "id");
         seen0 |= 0x1;
-        const p = path + ".id";
-        x0_id = rt.d_str(m.value, p, cx);
+        x0_id = rt.d_str(m.value, path + ".id", cx);
         break;
       }
       case "name": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "name");
         seen0 |= 0x2;
-        const p = path + ".name";
-        x1_name = rt.d_str(m.value, p, cx);
+        x1_name = rt.d_str(m.value, path + ".name", cx);
         break;
       }
       case "description": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "description");
         seen0 |= 0x4;
-        const p = path + ".description";
-        x2_description = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
+        x2_description = m.value === null ? null : rt.lenient(cx, m.value, path + ".description", rt.d_str);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x8;
-        const p = path + "._meta";
-        x3__meta = rt.lenientRawObject(m, p, cx, true);
+        x3__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -3926,36 +3591,31 @@ export function g_SessionConfigOption(obj: JObject, path: string, cx: rt.Ctx, o:
       case "id": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "id");
         seen0 |= 0x1;
-        const p = path + ".id";
-        x0_id = rt.d_str(m.value, p, cx);
+        x0_id = rt.d_str(m.value, path + ".id", cx);
         break;
       }
       case "name": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "name");
         seen0 |= 0x2;
-        const p = path + ".name";
-        x1_name = rt.d_str(m.value, p, cx);
+        x1_name = rt.d_str(m.value, path + ".name", cx);
         break;
       }
       case "description": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "description");
         seen0 |= 0x4;
-        const p = path + ".description";
-        x2_description = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
+        x2_description = m.value === null ? null : rt.lenient(cx, m.value, path + ".description", rt.d_str);
         break;
       }
       case "category": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "category");
         seen0 |= 0x8;
-        const p = path + ".category";
-        x3_category = m.value === null ? null : rt.lenient(cx, m.value, p, d_SessionConfigOptionCategory);
+        x3_category = m.value === null ? null : rt.lenient(cx, m.value, path + ".category", rt.d_str);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x10;
-        const p = path + "._meta";
-        x4__meta = rt.lenientRawObject(m, p, cx, true);
+        x4__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -3986,25 +3646,17 @@ export function e_SessionConfigOption(v: t.SessionConfigOption): string {
   return rt.object(m_SessionConfigOption(v));
 }
 
-export function d_SessionConfigOptionCategory(v: JNode, path: string, cx: rt.Ctx): t.SessionConfigOptionCategory {
-  return rt.d_str(v, path, cx);
-}
-
-export function e_SessionConfigOptionCategory(v: t.SessionConfigOptionCategory): string {
-  return rt.str(v);
-}
-
 export function d_SessionConfigSelectOptions(v: JNode, path: string, cx: rt.Ctx): t.SessionConfigSelectOptions {
-  const got0 = rt.attempt(cx, v, path, list_6);
+  const got0 = rt.attempt(cx, v, path, list_3);
   if (got0 !== MISSING) return got0;
-  const got1 = rt.attempt(cx, v, path, list_7);
+  const got1 = rt.attempt(cx, v, path, list_4);
   if (got1 !== MISSING) return got1;
   throw rt.noVariant(path, v, "one of an array of SessionConfigSelectOption, an array of SessionConfigSelectGroup");
 }
 
 export function e_SessionConfigSelectOptions(v: t.SessionConfigSelectOptions): string {
-  if ((Array.isArray(v) && v.every((item) => is_SessionConfigSelectOption(item)))) return enc_list_12(v);
-  if ((Array.isArray(v) && v.every((item) => is_SessionConfigSelectGroup(item)))) return enc_list_13(v);
+  if ((Array.isArray(v) && v.every((item) => is_SessionConfigSelectOption(item)))) return rt.list(v, e_SessionConfigSelectOption);
+  if ((Array.isArray(v) && v.every((item) => is_SessionConfigSelectGroup(item)))) return rt.list(v, e_SessionConfigSelectGroup);
   throw new TypeError("not a value of SessionConfigSelectOptions");
 }
 
@@ -4023,29 +3675,25 @@ export function f_SessionConfigSelectOption(members: readonly JMember[], path: s
       case "value": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "value");
         seen0 |= 0x1;
-        const p = path + ".value";
-        x0_value = rt.d_str(m.value, p, cx);
+        x0_value = rt.d_str(m.value, path + ".value", cx);
         break;
       }
       case "name": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "name");
         seen0 |= 0x2;
-        const p = path + ".name";
-        x1_name = rt.d_str(m.value, p, cx);
+        x1_name = rt.d_str(m.value, path + ".name", cx);
         break;
       }
       case "description": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "description");
         seen0 |= 0x4;
-        const p = path + ".description";
-        x2_description = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
+        x2_description = m.value === null ? null : rt.lenient(cx, m.value, path + ".description", rt.d_str);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x8;
-        const p = path + "._meta";
-        x3__meta = rt.lenientRawObject(m, p, cx, true);
+        x3__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -4087,30 +3735,26 @@ export function f_SessionConfigSelectGroup(members: readonly JMember[], path: st
       case "group": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "group");
         seen0 |= 0x1;
-        const p = path + ".group";
-        x0_group = rt.d_str(m.value, p, cx);
+        x0_group = rt.d_str(m.value, path + ".group", cx);
         break;
       }
       case "name": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "name");
         seen0 |= 0x2;
-        const p = path + ".name";
-        x1_name = rt.d_str(m.value, p, cx);
+        x1_name = rt.d_str(m.value, path + ".name", cx);
         break;
       }
       case "options": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "options");
         seen0 |= 0x4;
-        const p = path + ".options";
-        x2_options = rt.items(cx, m.value, p, d_SessionConfigSelectOption, false, true);
+        x2_options = rt.items(cx, m.value, path + ".options", d_SessionConfigSelectOption, false, true);
         if (x2_options === MISSING || x2_options === null) x2_options = [];
         break;
       }
       case "_meta": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x8;
-        const p = path + "._meta";
-        x3__meta = rt.lenientRawObject(m, p, cx, true);
+        x3__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -4129,7 +3773,7 @@ export function m_SessionConfigSelectGroup(v: t.SessionConfigSelectGroup): strin
   let s = "";
   s += ",\"group\":" + rt.str(v.group);
   s += ",\"name\":" + rt.str(v.name);
-  s += ",\"options\":" + enc_list_12(v.options);
+  s += ",\"options\":" + rt.list(v.options, e_SessionConfigSelectOption);
   if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
   return s;
 }
@@ -4151,15 +3795,13 @@ export function f_SessionConfigSelect(members: readonly JMember[], path: string,
       case "currentValue": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "currentValue");
         seen0 |= 0x1;
-        const p = path + ".currentValue";
-        x0_currentValue = rt.d_str(m.value, p, cx);
+        x0_currentValue = rt.d_str(m.value, path + ".currentValue", cx);
         break;
       }
       case "options": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "options");
         seen0 |= 0x2;
-        const p = path + ".options";
-        x1_options = d_SessionConfigSelectOptions(m.value, p, cx);
+        x1_options = d_SessionConfigSelectOptions(m.value, path + ".options", cx);
         break;
       }
     }
@@ -4194,8 +3836,7 @@ export function f_SessionConfigBoolean(members: readonly JMember[], path: string
       case "currentValue": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "currentValue");
         seen0 |= 0x1;
-        const p = path + ".currentValue";
-        x0_currentValue = rt.d_bool(m.value, p, cx);
+        x0_currentValue = rt.d_bool(m.value, path + ".currentValue", cx);
         break;
       }
     }
@@ -4229,22 +3870,19 @@ export function f_LoadSessionResponse(members: readonly JMember[], path: string,
       case "modes": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "modes");
         seen0 |= 0x1;
-        const p = path + ".modes";
-        x0_modes = m.value === null ? null : rt.lenient(cx, m.value, p, d_SessionModeState);
+        x0_modes = m.value === null ? null : rt.lenient(cx, m.value, path + ".modes", d_SessionModeState);
         break;
       }
       case "configOptions": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "configOptions");
         seen0 |= 0x2;
-        const p = path + ".configOptions";
-        x1_configOptions = rt.items(cx, m.value, p, d_SessionConfigOption, true, true);
+        x1_configOptions = rt.items(cx, m.value, path + ".configOptions", d_SessionConfigOption, true, true);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
-        const p = path + "._meta";
-        x2__meta = rt.lenientRawObject(m, p, cx, true);
+        x2__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -4258,7 +3896,7 @@ export function f_LoadSessionResponse(members: readonly JMember[], path: string,
 export function m_LoadSessionResponse(v: t.LoadSessionResponse): string {
   let s = "";
   if (v.modes !== undefined) s += ",\"modes\":" + (v.modes === null ? "null" : e_SessionModeState(v.modes));
-  if (v.configOptions !== undefined) s += ",\"configOptions\":" + (v.configOptions === null ? "null" : enc_list_10(v.configOptions));
+  if (v.configOptions !== undefined) s += ",\"configOptions\":" + (v.configOptions === null ? "null" : rt.list(v.configOptions, e_SessionConfigOption));
   if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
   return s;
 }
@@ -4281,23 +3919,20 @@ export function f_ListSessionsResponse(members: readonly JMember[], path: string
       case "sessions": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "sessions");
         seen0 |= 0x1;
-        const p = path + ".sessions";
-        x0_sessions = rt.items(cx, m.value, p, d_SessionInfo, false, true);
+        x0_sessions = rt.items(cx, m.value, path + ".sessions", d_SessionInfo, false, true);
         if (x0_sessions === MISSING || x0_sessions === null) x0_sessions = [];
         break;
       }
       case "nextCursor": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "nextCursor");
         seen0 |= 0x2;
-        const p = path + ".nextCursor";
-        x1_nextCursor = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
+        x1_nextCursor = m.value === null ? null : rt.lenient(cx, m.value, path + ".nextCursor", rt.d_str);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
-        const p = path + "._meta";
-        x2__meta = rt.lenientRawObject(m, p, cx, true);
+        x2__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -4311,7 +3946,7 @@ export function f_ListSessionsResponse(members: readonly JMember[], path: string
 
 export function m_ListSessionsResponse(v: t.ListSessionsResponse): string {
   let s = "";
-  s += ",\"sessions\":" + enc_list_14(v.sessions);
+  s += ",\"sessions\":" + rt.list(v.sessions, e_SessionInfo);
   if (v.nextCursor !== undefined) s += ",\"nextCursor\":" + (v.nextCursor === null ? "null" : rt.str(v.nextCursor));
   if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
   return s;
@@ -4338,43 +3973,37 @@ export function f_SessionInfo(members: readonly JMember[], path: string, cx: rt.
       case "sessionId": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "sessionId");
         seen0 |= 0x1;
-        const p = path + ".sessionId";
-        x0_sessionId = rt.d_str(m.value, p, cx);
+        x0_sessionId = rt.d_str(m.value, path + ".sessionId", cx);
         break;
       }
       case "cwd": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "cwd");
         seen0 |= 0x2;
-        const p = path + ".cwd";
-        x1_cwd = rt.d_str(m.value, p, cx);
+        x1_cwd = rt.d_str(m.value, path + ".cwd", cx);
         break;
       }
       case "additionalDirectories": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "additionalDirectories");
         seen0 |= 0x4;
-        const p = path + ".additionalDirectories";
-        x2_additionalDirectories = rt.items(cx, m.value, p, rt.d_str, false, true);
+        x2_additionalDirectories = rt.items(cx, m.value, path + ".additionalDirectories", rt.d_str, false, true);
         break;
       }
       case "title": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "title");
         seen0 |= 0x8;
-        const p = path + ".title";
-        x3_title = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
+        x3_title = m.value === null ? null : rt.lenient(cx, m.value, path + ".title", rt.d_str);
         break;
       }
       case "updatedAt": {
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "updatedAt");
         seen0 |= 0x10;
-        const p = path + ".updatedAt";
-        x4_updatedAt = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
+        x4_updatedAt = m.value === null ? null : rt.lenient(cx, m.value, path + ".updatedAt", rt.d_str);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x20) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x20;
-        const p = path + "._meta";
-        x5__meta = rt.lenientRawObject(m, p, cx, true);
+        x5__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -4394,7 +4023,7 @@ export function m_SessionInfo(v: t.SessionInfo): string {
   let s = "";
   s += ",\"sessionId\":" + rt.str(v.sessionId);
   s += ",\"cwd\":" + rt.str(v.cwd);
-  if (v.additionalDirectories !== undefined) s += ",\"additionalDirectories\":" + enc_list_4(v.additionalDirectories);
+  if (v.additionalDirectories !== undefined) s += ",\"additionalDirectories\":" + rt.list(v.additionalDirectories, rt.str);
   if (v.title !== undefined) s += ",\"title\":" + (v.title === null ? "null" : rt.str(v.title));
   if (v.updatedAt !== undefined) s += ",\"updatedAt\":" + (v.updatedAt === null ? "null" : rt.str(v.updatedAt));
   if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
@@ -4417,8 +4046,7 @@ export function f_DeleteSessionResponse(members: readonly JMember[], path: strin
       case "_meta": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
-        const p = path + "._meta";
-        x0__meta = rt.lenientRawObject(m, p, cx, true);
+        x0__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -4451,22 +4079,19 @@ export function f_ResumeSessionResponse(members: readonly JMember[], path: strin
       case "modes": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "modes");
         seen0 |= 0x1;
-        const p = path + ".modes";
-        x0_modes = m.value === null ? null : rt.lenient(cx, m.value, p, d_SessionModeState);
+        x0_modes = m.value === null ? null : rt.lenient(cx, m.value, path + ".modes", d_SessionModeState);
         break;
       }
       case "configOptions": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "configOptions");
         seen0 |= 0x2;
-        const p = path + ".configOptions";
-        x1_configOptions = rt.items(cx, m.value, p, d_SessionConfigOption, true, true);
+        x1_configOptions = rt.items(cx, m.value, path + ".configOptions", d_SessionConfigOption, true, true);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
-        const p = path + "._meta";
-        x2__meta = rt.lenientRawObject(m, p, cx, true);
+        x2__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -4480,7 +4105,7 @@ export function f_ResumeSessionResponse(members: readonly JMember[], path: strin
 export function m_ResumeSessionResponse(v: t.ResumeSessionResponse): string {
   let s = "";
   if (v.modes !== undefined) s += ",\"modes\":" + (v.modes === null ? "null" : e_SessionModeState(v.modes));
-  if (v.configOptions !== undefined) s += ",\"configOptions\":" + (v.configOptions === null ? "null" : enc_list_10(v.configOptions));
+  if (v.configOptions !== undefined) s += ",\"configOptions\":" + (v.configOptions === null ? "null" : rt.list(v.configOptions, e_SessionConfigOption));
   if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
   return s;
 }
@@ -4501,8 +4126,7 @@ export function f_CloseSessionResponse(members: readonly JMember[], path: string
       case "_meta": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
-        const p = path + "._meta";
-        x0__meta = rt.lenientRawObject(m, p, cx, true);
+        x0__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -4533,8 +4157,7 @@ export function f_SetSessionModeResponse(members: readonly JMember[], path: stri
       case "_meta": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
-        const p = path + "._meta";
-        x0__meta = rt.lenientRawObject(m, p, cx, true);
+        x0__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -4566,16 +4189,14 @@ export function f_SetSessionConfigOptionResponse(members: readonly JMember[], pa
       case "configOptions": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "configOptions");
         seen0 |= 0x1;
-        const p = path + ".configOptions";
-        x0_configOptions = rt.items(cx, m.value, p, d_SessionConfigOption, false, true);
+        x0_configOptions = rt.items(cx, m.value, path + ".configOptions", d_SessionConfigOption, false, true);
         if (x0_configOptions === MISSING || x0_configOptions === null) x0_configOptions = [];
         break;
       }
       case "_meta": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
-        const p = path + "._meta";
-        x1__meta = rt.lenientRawObject(m, p, cx, true);
+        x1__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -4588,7 +4209,7 @@ export function f_SetSessionConfigOptionResponse(members: readonly JMember[], pa
 
 export function m_SetSessionConfigOptionResponse(v: t.SetSessionConfigOptionResponse): string {
   let s = "";
-  s += ",\"configOptions\":" + enc_list_10(v.configOptions);
+  s += ",\"configOptions\":" + rt.list(v.configOptions, e_SessionConfigOption);
   if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
   return s;
 }
@@ -4610,15 +4231,13 @@ export function f_PromptResponse(members: readonly JMember[], path: string, cx: 
       case "stopReason": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "stopReason");
         seen0 |= 0x1;
-        const p = path + ".stopReason";
-        x0_stopReason = d_StopReason(m.value, p, cx);
+        x0_stopReason = d_StopReason(m.value, path + ".stopReason", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
-        const p = path + "._meta";
-        x1__meta = rt.lenientRawObject(m, p, cx, true);
+        x1__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -4646,10 +4265,6 @@ export function d_StopReason(v: JNode, path: string, cx: rt.Ctx): t.StopReason {
   return rt.d_enum(v, path, V_StopReason);
 }
 
-export function e_StopReason(v: t.StopReason): string {
-  return rt.str(v);
-}
-
 export function d_ExtResponse(v: JNode, path: string, cx: rt.Ctx): t.ExtResponse {
   return rt.d_raw_node(v, path, cx);
 }
@@ -4672,22 +4287,19 @@ export function f_SessionNotification(members: readonly JMember[], path: string,
       case "sessionId": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "sessionId");
         seen0 |= 0x1;
-        const p = path + ".sessionId";
-        x0_sessionId = rt.d_str(m.value, p, cx);
+        x0_sessionId = rt.d_str(m.value, path + ".sessionId", cx);
         break;
       }
       case "update": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "update");
         seen0 |= 0x2;
-        const p = path + ".update";
-        x1_update = d_SessionUpdate(m.value, p, cx);
+        x1_update = d_SessionUpdate(m.value, path + ".update", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
-        const p = path + "._meta";
-        x2__meta = rt.lenientRawObject(m, p, cx, true);
+        x2__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -4805,22 +4417,19 @@ export function f_ContentChunk(members: readonly JMember[], path: string, cx: rt
       case "content": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "content");
         seen0 |= 0x1;
-        const p = path + ".content";
-        x0_content = d_ContentBlock(m.value, p, cx);
+        x0_content = d_ContentBlock(m.value, path + ".content", cx);
         break;
       }
       case "messageId": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "messageId");
         seen0 |= 0x2;
-        const p = path + ".messageId";
-        x1_messageId = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
+        x1_messageId = m.value === null ? null : rt.lenient(cx, m.value, path + ".messageId", rt.d_str);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
-        const p = path + "._meta";
-        x2__meta = rt.lenientRawObject(m, p, cx, true);
+        x2__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -4865,50 +4474,43 @@ export function f_ToolCall(members: readonly JMember[], path: string, cx: rt.Ctx
       case "toolCallId": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "toolCallId");
         seen0 |= 0x1;
-        const p = path + ".toolCallId";
-        x0_toolCallId = rt.d_str(m.value, p, cx);
+        x0_toolCallId = rt.d_str(m.value, path + ".toolCallId", cx);
         break;
       }
       case "title": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "title");
         seen0 |= 0x2;
-        const p = path + ".title";
-        x1_title = rt.d_str(m.value, p, cx);
+        x1_title = rt.d_str(m.value, path + ".title", cx);
         break;
       }
       case "name": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "name");
         seen0 |= 0x4;
-        const p = path + ".name";
-        x2_name = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
+        x2_name = m.value === null ? null : rt.lenient(cx, m.value, path + ".name", rt.d_str);
         break;
       }
       case "kind": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "kind");
         seen0 |= 0x8;
-        const p = path + ".kind";
-        x3_kind = rt.lenient(cx, m.value, p, d_ToolKind);
+        x3_kind = rt.lenient(cx, m.value, path + ".kind", d_ToolKind);
         break;
       }
       case "status": {
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "status");
         seen0 |= 0x10;
-        const p = path + ".status";
-        x4_status = rt.lenient(cx, m.value, p, d_ToolCallStatus);
+        x4_status = rt.lenient(cx, m.value, path + ".status", d_ToolCallStatus);
         break;
       }
       case "content": {
         if ((seen0 & 0x20) !== 0) throw rt.duplicate(path, "content");
         seen0 |= 0x20;
-        const p = path + ".content";
-        x5_content = rt.items(cx, m.value, p, d_ToolCallContent, false, true);
+        x5_content = rt.items(cx, m.value, path + ".content", d_ToolCallContent, false, true);
         break;
       }
       case "locations": {
         if ((seen0 & 0x40) !== 0) throw rt.duplicate(path, "locations");
         seen0 |= 0x40;
-        const p = path + ".locations";
-        x6_locations = rt.items(cx, m.value, p, d_ToolCallLocation, false, true);
+        x6_locations = rt.items(cx, m.value, path + ".locations", d_ToolCallLocation, false, true);
         break;
       }
       case "rawInput": {
@@ -4938,8 +4540,7 @@ export function f_ToolCall(members: readonly JMember[], path: string, cx: rt.Ctx
       case "_meta": {
         if ((seen0 & 0x200) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x200;
-        const p = path + "._meta";
-        x9__meta = rt.lenientRawObject(m, p, cx, true);
+        x9__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -4966,8 +4567,8 @@ export function m_ToolCall(v: t.ToolCall): string {
   if (v.name !== undefined) s += ",\"name\":" + (v.name === null ? "null" : rt.str(v.name));
   if (v.kind !== undefined) s += ",\"kind\":" + rt.str(v.kind);
   if (v.status !== undefined) s += ",\"status\":" + rt.str(v.status);
-  if (v.content !== undefined) s += ",\"content\":" + enc_list_1(v.content);
-  if (v.locations !== undefined) s += ",\"locations\":" + enc_list_2(v.locations);
+  if (v.content !== undefined) s += ",\"content\":" + rt.list(v.content, e_ToolCallContent);
+  if (v.locations !== undefined) s += ",\"locations\":" + rt.list(v.locations, e_ToolCallLocation);
   if (v.rawInput !== undefined) s += ",\"rawInput\":" + rt.raw(v.rawInput);
   if (v.rawOutput !== undefined) s += ",\"rawOutput\":" + rt.raw(v.rawOutput);
   if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
@@ -4993,29 +4594,25 @@ export function f_PlanEntry(members: readonly JMember[], path: string, cx: rt.Ct
       case "content": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "content");
         seen0 |= 0x1;
-        const p = path + ".content";
-        x0_content = rt.d_str(m.value, p, cx);
+        x0_content = rt.d_str(m.value, path + ".content", cx);
         break;
       }
       case "priority": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "priority");
         seen0 |= 0x2;
-        const p = path + ".priority";
-        x1_priority = d_PlanEntryPriority(m.value, p, cx);
+        x1_priority = d_PlanEntryPriority(m.value, path + ".priority", cx);
         break;
       }
       case "status": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "status");
         seen0 |= 0x4;
-        const p = path + ".status";
-        x2_status = d_PlanEntryStatus(m.value, p, cx);
+        x2_status = d_PlanEntryStatus(m.value, path + ".status", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x8;
-        const p = path + "._meta";
-        x3__meta = rt.lenientRawObject(m, p, cx, true);
+        x3__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -5049,18 +4646,10 @@ export function d_PlanEntryPriority(v: JNode, path: string, cx: rt.Ctx): t.PlanE
   return rt.d_enum(v, path, V_PlanEntryPriority);
 }
 
-export function e_PlanEntryPriority(v: t.PlanEntryPriority): string {
-  return rt.str(v);
-}
-
 const V_PlanEntryStatus: readonly t.PlanEntryStatus[] = ["pending", "in_progress", "completed"];
 
 export function d_PlanEntryStatus(v: JNode, path: string, cx: rt.Ctx): t.PlanEntryStatus {
   return rt.d_enum(v, path, V_PlanEntryStatus);
-}
-
-export function e_PlanEntryStatus(v: t.PlanEntryStatus): string {
-  return rt.str(v);
 }
 
 export function d_Plan(v: JNode, path: string, cx: rt.Ctx): t.Plan {
@@ -5076,16 +4665,14 @@ export function f_Plan(members: readonly JMember[], path: string, cx: rt.Ctx, o:
       case "entries": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "entries");
         seen0 |= 0x1;
-        const p = path + ".entries";
-        x0_entries = rt.items(cx, m.value, p, d_PlanEntry, false, true);
+        x0_entries = rt.items(cx, m.value, path + ".entries", d_PlanEntry, false, true);
         if (x0_entries === MISSING || x0_entries === null) x0_entries = [];
         break;
       }
       case "_meta": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
-        const p = path + "._meta";
-        x1__meta = rt.lenientRawObject(m, p, cx, true);
+        x1__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -5098,7 +4685,7 @@ export function f_Plan(members: readonly JMember[], path: string, cx: rt.Ctx, o:
 
 export function m_Plan(v: t.Plan): string {
   let s = "";
-  s += ",\"entries\":" + enc_list_15(v.entries);
+  s += ",\"entries\":" + rt.list(v.entries, e_PlanEntry);
   if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
   return s;
 }
@@ -5122,29 +4709,25 @@ export function f_AvailableCommand(members: readonly JMember[], path: string, cx
       case "name": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "name");
         seen0 |= 0x1;
-        const p = path + ".name";
-        x0_name = rt.d_str(m.value, p, cx);
+        x0_name = rt.d_str(m.value, path + ".name", cx);
         break;
       }
       case "description": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "description");
         seen0 |= 0x2;
-        const p = path + ".description";
-        x1_description = rt.d_str(m.value, p, cx);
+        x1_description = rt.d_str(m.value, path + ".description", cx);
         break;
       }
       case "input": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "input");
         seen0 |= 0x4;
-        const p = path + ".input";
-        x2_input = m.value === null ? null : rt.lenient(cx, m.value, p, d_AvailableCommandInput);
+        x2_input = m.value === null ? null : rt.lenient(cx, m.value, path + ".input", d_AvailableCommandInput);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x8;
-        const p = path + "._meta";
-        x3__meta = rt.lenientRawObject(m, p, cx, true);
+        x3__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -5195,15 +4778,13 @@ export function f_UnstructuredCommandInput(members: readonly JMember[], path: st
       case "hint": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "hint");
         seen0 |= 0x1;
-        const p = path + ".hint";
-        x0_hint = rt.d_str(m.value, p, cx);
+        x0_hint = rt.d_str(m.value, path + ".hint", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
-        const p = path + "._meta";
-        x1__meta = rt.lenientRawObject(m, p, cx, true);
+        x1__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -5238,16 +4819,14 @@ export function f_AvailableCommandsUpdate(members: readonly JMember[], path: str
       case "availableCommands": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "availableCommands");
         seen0 |= 0x1;
-        const p = path + ".availableCommands";
-        x0_availableCommands = rt.items(cx, m.value, p, d_AvailableCommand, false, true);
+        x0_availableCommands = rt.items(cx, m.value, path + ".availableCommands", d_AvailableCommand, false, true);
         if (x0_availableCommands === MISSING || x0_availableCommands === null) x0_availableCommands = [];
         break;
       }
       case "_meta": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
-        const p = path + "._meta";
-        x1__meta = rt.lenientRawObject(m, p, cx, true);
+        x1__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -5260,7 +4839,7 @@ export function f_AvailableCommandsUpdate(members: readonly JMember[], path: str
 
 export function m_AvailableCommandsUpdate(v: t.AvailableCommandsUpdate): string {
   let s = "";
-  s += ",\"availableCommands\":" + enc_list_16(v.availableCommands);
+  s += ",\"availableCommands\":" + rt.list(v.availableCommands, e_AvailableCommand);
   if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
   return s;
 }
@@ -5282,15 +4861,13 @@ export function f_CurrentModeUpdate(members: readonly JMember[], path: string, c
       case "currentModeId": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "currentModeId");
         seen0 |= 0x1;
-        const p = path + ".currentModeId";
-        x0_currentModeId = rt.d_str(m.value, p, cx);
+        x0_currentModeId = rt.d_str(m.value, path + ".currentModeId", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
-        const p = path + "._meta";
-        x1__meta = rt.lenientRawObject(m, p, cx, true);
+        x1__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -5325,16 +4902,14 @@ export function f_ConfigOptionUpdate(members: readonly JMember[], path: string, 
       case "configOptions": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "configOptions");
         seen0 |= 0x1;
-        const p = path + ".configOptions";
-        x0_configOptions = rt.items(cx, m.value, p, d_SessionConfigOption, false, true);
+        x0_configOptions = rt.items(cx, m.value, path + ".configOptions", d_SessionConfigOption, false, true);
         if (x0_configOptions === MISSING || x0_configOptions === null) x0_configOptions = [];
         break;
       }
       case "_meta": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
-        const p = path + "._meta";
-        x1__meta = rt.lenientRawObject(m, p, cx, true);
+        x1__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -5347,7 +4922,7 @@ export function f_ConfigOptionUpdate(members: readonly JMember[], path: string, 
 
 export function m_ConfigOptionUpdate(v: t.ConfigOptionUpdate): string {
   let s = "";
-  s += ",\"configOptions\":" + enc_list_10(v.configOptions);
+  s += ",\"configOptions\":" + rt.list(v.configOptions, e_SessionConfigOption);
   if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
   return s;
 }
@@ -5370,22 +4945,19 @@ export function f_SessionInfoUpdate(members: readonly JMember[], path: string, c
       case "title": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "title");
         seen0 |= 0x1;
-        const p = path + ".title";
-        x0_title = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
+        x0_title = m.value === null ? null : rt.lenient(cx, m.value, path + ".title", rt.d_str);
         break;
       }
       case "updatedAt": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "updatedAt");
         seen0 |= 0x2;
-        const p = path + ".updatedAt";
-        x1_updatedAt = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
+        x1_updatedAt = m.value === null ? null : rt.lenient(cx, m.value, path + ".updatedAt", rt.d_str);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
-        const p = path + "._meta";
-        x2__meta = rt.lenientRawObject(m, p, cx, true);
+        x2__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -5422,22 +4994,19 @@ export function f_Cost(members: readonly JMember[], path: string, cx: rt.Ctx, o:
       case "amount": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "amount");
         seen0 |= 0x1;
-        const p = path + ".amount";
-        x0_amount = rt.d_f64(m.value, p, cx);
+        x0_amount = rt.d_f64(m.value, path + ".amount", cx);
         break;
       }
       case "currency": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "currency");
         seen0 |= 0x2;
-        const p = path + ".currency";
-        x1_currency = rt.d_str(m.value, p, cx);
+        x1_currency = rt.d_str(m.value, path + ".currency", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
-        const p = path + "._meta";
-        x2__meta = rt.lenientRawObject(m, p, cx, true);
+        x2__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -5477,29 +5046,25 @@ export function f_UsageUpdate(members: readonly JMember[], path: string, cx: rt.
       case "used": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "used");
         seen0 |= 0x1;
-        const p = path + ".used";
-        x0_used = rt.d_u64(m.value, p, cx);
+        x0_used = rt.d_u64(m.value, path + ".used", cx);
         break;
       }
       case "size": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "size");
         seen0 |= 0x2;
-        const p = path + ".size";
-        x1_size = rt.d_u64(m.value, p, cx);
+        x1_size = rt.d_u64(m.value, path + ".size", cx);
         break;
       }
       case "cost": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "cost");
         seen0 |= 0x4;
-        const p = path + ".cost";
-        x2_cost = m.value === null ? null : rt.lenient(cx, m.value, p, d_Cost);
+        x2_cost = m.value === null ? null : rt.lenient(cx, m.value, path + ".cost", d_Cost);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x8;
-        const p = path + "._meta";
-        x3__meta = rt.lenientRawObject(m, p, cx, true);
+        x3__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -5526,14 +5091,6 @@ export function e_UsageUpdate(v: t.UsageUpdate): string {
   return rt.object(m_UsageUpdate(v));
 }
 
-export function d_NoticeSeverity(v: JNode, path: string, cx: rt.Ctx): t.NoticeSeverity {
-  return rt.d_str(v, path, cx);
-}
-
-export function e_NoticeSeverity(v: t.NoticeSeverity): string {
-  return rt.str(v);
-}
-
 export function d_Notice(v: JNode, path: string, cx: rt.Ctx): t.Notice {
   return f_Notice(rt.expectObject(v, path, "Notice").members, path, cx, {});
 }
@@ -5549,29 +5106,25 @@ export function f_Notice(members: readonly JMember[], path: string, cx: rt.Ctx, 
       case "severity": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "severity");
         seen0 |= 0x1;
-        const p = path + ".severity";
-        x0_severity = d_NoticeSeverity(m.value, p, cx);
+        x0_severity = rt.d_str(m.value, path + ".severity", cx);
         break;
       }
       case "title": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "title");
         seen0 |= 0x2;
-        const p = path + ".title";
-        x1_title = rt.d_str(m.value, p, cx);
+        x1_title = rt.d_str(m.value, path + ".title", cx);
         break;
       }
       case "description": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "description");
         seen0 |= 0x4;
-        const p = path + ".description";
-        x2_description = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
+        x2_description = m.value === null ? null : rt.lenient(cx, m.value, path + ".description", rt.d_str);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x8;
-        const p = path + "._meta";
-        x3__meta = rt.lenientRawObject(m, p, cx, true);
+        x3__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -5599,14 +5152,6 @@ export function e_Notice(v: t.Notice): string {
   return rt.object(m_Notice(v));
 }
 
-export function d_CompactionStatus(v: JNode, path: string, cx: rt.Ctx): t.CompactionStatus {
-  return rt.d_str(v, path, cx);
-}
-
-export function e_CompactionStatus(v: t.CompactionStatus): string {
-  return rt.str(v);
-}
-
 export function d_CompactionUpdate(v: JNode, path: string, cx: rt.Ctx): t.CompactionUpdate {
   return f_CompactionUpdate(rt.expectObject(v, path, "CompactionUpdate").members, path, cx, {});
 }
@@ -5623,36 +5168,31 @@ export function f_CompactionUpdate(members: readonly JMember[], path: string, cx
       case "compactionId": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "compactionId");
         seen0 |= 0x1;
-        const p = path + ".compactionId";
-        x0_compactionId = rt.d_str(m.value, p, cx);
+        x0_compactionId = rt.d_str(m.value, path + ".compactionId", cx);
         break;
       }
       case "status": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "status");
         seen0 |= 0x2;
-        const p = path + ".status";
-        x1_status = d_CompactionStatus(m.value, p, cx);
+        x1_status = rt.d_str(m.value, path + ".status", cx);
         break;
       }
       case "summary": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "summary");
         seen0 |= 0x4;
-        const p = path + ".summary";
-        x2_summary = rt.items(cx, m.value, p, d_ContentBlock, true, true);
+        x2_summary = rt.items(cx, m.value, path + ".summary", d_ContentBlock, true, true);
         break;
       }
       case "error": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "error");
         seen0 |= 0x8;
-        const p = path + ".error";
-        x3_error = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
+        x3_error = m.value === null ? null : rt.lenient(cx, m.value, path + ".error", rt.d_str);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x10;
-        const p = path + "._meta";
-        x4__meta = rt.lenientRawObject(m, p, cx, true);
+        x4__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -5671,7 +5211,7 @@ export function m_CompactionUpdate(v: t.CompactionUpdate): string {
   let s = "";
   s += ",\"compactionId\":" + rt.str(v.compactionId);
   s += ",\"status\":" + rt.str(v.status);
-  if (v.summary !== undefined) s += ",\"summary\":" + (v.summary === null ? "null" : enc_list_17(v.summary));
+  if (v.summary !== undefined) s += ",\"summary\":" + (v.summary === null ? "null" : rt.list(v.summary, e_ContentBlock));
   if (v.error !== undefined) s += ",\"error\":" + (v.error === null ? "null" : rt.str(v.error));
   if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
   return s;
@@ -5695,22 +5235,19 @@ export function f_CompactionSummaryChunk(members: readonly JMember[], path: stri
       case "compactionId": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "compactionId");
         seen0 |= 0x1;
-        const p = path + ".compactionId";
-        x0_compactionId = rt.d_str(m.value, p, cx);
+        x0_compactionId = rt.d_str(m.value, path + ".compactionId", cx);
         break;
       }
       case "content": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "content");
         seen0 |= 0x2;
-        const p = path + ".content";
-        x1_content = d_ContentBlock(m.value, p, cx);
+        x1_content = d_ContentBlock(m.value, path + ".content", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
-        const p = path + "._meta";
-        x2__meta = rt.lenientRawObject(m, p, cx, true);
+        x2__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -5748,15 +5285,13 @@ export function f_CompleteElicitationNotification(members: readonly JMember[], p
       case "elicitationId": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "elicitationId");
         seen0 |= 0x1;
-        const p = path + ".elicitationId";
-        x0_elicitationId = rt.d_str(m.value, p, cx);
+        x0_elicitationId = rt.d_str(m.value, path + ".elicitationId", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
-        const p = path + "._meta";
-        x1__meta = rt.lenientRawObject(m, p, cx, true);
+        x1__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -5801,29 +5336,25 @@ export function f_InitializeRequest(members: readonly JMember[], path: string, c
       case "protocolVersion": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "protocolVersion");
         seen0 |= 0x1;
-        const p = path + ".protocolVersion";
-        x0_protocolVersion = rt.d_u16(m.value, p, cx);
+        x0_protocolVersion = rt.d_u16(m.value, path + ".protocolVersion", cx);
         break;
       }
       case "clientCapabilities": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "clientCapabilities");
         seen0 |= 0x2;
-        const p = path + ".clientCapabilities";
-        x1_clientCapabilities = rt.lenient(cx, m.value, p, d_ClientCapabilities);
+        x1_clientCapabilities = rt.lenient(cx, m.value, path + ".clientCapabilities", d_ClientCapabilities);
         break;
       }
       case "clientInfo": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "clientInfo");
         seen0 |= 0x4;
-        const p = path + ".clientInfo";
-        x2_clientInfo = m.value === null ? null : rt.lenient(cx, m.value, p, d_Implementation);
+        x2_clientInfo = m.value === null ? null : rt.lenient(cx, m.value, path + ".clientInfo", d_Implementation);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x8;
-        const p = path + "._meta";
-        x3__meta = rt.lenientRawObject(m, p, cx, true);
+        x3__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -5866,43 +5397,37 @@ export function f_ClientCapabilities(members: readonly JMember[], path: string, 
       case "fs": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "fs");
         seen0 |= 0x1;
-        const p = path + ".fs";
-        x0_fs = rt.lenient(cx, m.value, p, d_FileSystemCapabilities);
+        x0_fs = rt.lenient(cx, m.value, path + ".fs", d_FileSystemCapabilities);
         break;
       }
       case "terminal": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "terminal");
         seen0 |= 0x2;
-        const p = path + ".terminal";
-        x1_terminal = rt.lenient(cx, m.value, p, rt.d_bool);
+        x1_terminal = rt.lenient(cx, m.value, path + ".terminal", rt.d_bool);
         break;
       }
       case "session": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "session");
         seen0 |= 0x4;
-        const p = path + ".session";
-        x2_session = m.value === null ? null : rt.lenient(cx, m.value, p, d_ClientSessionCapabilities);
+        x2_session = m.value === null ? null : rt.lenient(cx, m.value, path + ".session", d_ClientSessionCapabilities);
         break;
       }
       case "auth": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "auth");
         seen0 |= 0x8;
-        const p = path + ".auth";
-        x3_auth = rt.lenient(cx, m.value, p, d_AuthCapabilities);
+        x3_auth = rt.lenient(cx, m.value, path + ".auth", d_AuthCapabilities);
         break;
       }
       case "elicitation": {
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "elicitation");
         seen0 |= 0x10;
-        const p = path + ".elicitation";
-        x4_elicitation = m.value === null ? null : rt.lenient(cx, m.value, p, d_ElicitationCapabilities);
+        x4_elicitation = m.value === null ? null : rt.lenient(cx, m.value, path + ".elicitation", d_ElicitationCapabilities);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x20) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x20;
-        const p = path + "._meta";
-        x5__meta = rt.lenientRawObject(m, p, cx, true);
+        x5__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -5945,22 +5470,19 @@ export function f_FileSystemCapabilities(members: readonly JMember[], path: stri
       case "readTextFile": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "readTextFile");
         seen0 |= 0x1;
-        const p = path + ".readTextFile";
-        x0_readTextFile = rt.lenient(cx, m.value, p, rt.d_bool);
+        x0_readTextFile = rt.lenient(cx, m.value, path + ".readTextFile", rt.d_bool);
         break;
       }
       case "writeTextFile": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "writeTextFile");
         seen0 |= 0x2;
-        const p = path + ".writeTextFile";
-        x1_writeTextFile = rt.lenient(cx, m.value, p, rt.d_bool);
+        x1_writeTextFile = rt.lenient(cx, m.value, path + ".writeTextFile", rt.d_bool);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
-        const p = path + "._meta";
-        x2__meta = rt.lenientRawObject(m, p, cx, true);
+        x2__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -5998,29 +5520,25 @@ export function f_ClientSessionCapabilities(members: readonly JMember[], path: s
       case "compaction": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "compaction");
         seen0 |= 0x1;
-        const p = path + ".compaction";
-        x0_compaction = m.value === null ? null : rt.lenient(cx, m.value, p, d_CompactionCapabilities);
+        x0_compaction = m.value === null ? null : rt.lenient(cx, m.value, path + ".compaction", d_CompactionCapabilities);
         break;
       }
       case "configOptions": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "configOptions");
         seen0 |= 0x2;
-        const p = path + ".configOptions";
-        x1_configOptions = m.value === null ? null : rt.lenient(cx, m.value, p, d_SessionConfigOptionsCapabilities);
+        x1_configOptions = m.value === null ? null : rt.lenient(cx, m.value, path + ".configOptions", d_SessionConfigOptionsCapabilities);
         break;
       }
       case "notices": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "notices");
         seen0 |= 0x4;
-        const p = path + ".notices";
-        x2_notices = m.value === null ? null : rt.lenient(cx, m.value, p, d_NoticeCapabilities);
+        x2_notices = m.value === null ? null : rt.lenient(cx, m.value, path + ".notices", d_NoticeCapabilities);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x8;
-        const p = path + "._meta";
-        x3__meta = rt.lenientRawObject(m, p, cx, true);
+        x3__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -6075,15 +5593,13 @@ export function f_SessionConfigOptionsCapabilities(members: readonly JMember[], 
       case "boolean": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "boolean");
         seen0 |= 0x1;
-        const p = path + ".boolean";
-        x0_boolean = m.value === null ? null : rt.lenient(cx, m.value, p, d_BooleanConfigOptionCapabilities);
+        x0_boolean = m.value === null ? null : rt.lenient(cx, m.value, path + ".boolean", d_BooleanConfigOptionCapabilities);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
-        const p = path + "._meta";
-        x1__meta = rt.lenientRawObject(m, p, cx, true);
+        x1__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -6116,8 +5632,7 @@ export function f_BooleanConfigOptionCapabilities(members: readonly JMember[], p
       case "_meta": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
-        const p = path + "._meta";
-        x0__meta = rt.lenientRawObject(m, p, cx, true);
+        x0__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -6166,15 +5681,13 @@ export function f_AuthCapabilities(members: readonly JMember[], path: string, cx
       case "terminal": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "terminal");
         seen0 |= 0x1;
-        const p = path + ".terminal";
-        x0_terminal = rt.lenient(cx, m.value, p, rt.d_bool);
+        x0_terminal = rt.lenient(cx, m.value, path + ".terminal", rt.d_bool);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
-        const p = path + "._meta";
-        x1__meta = rt.lenientRawObject(m, p, cx, true);
+        x1__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -6209,22 +5722,19 @@ export function f_ElicitationCapabilities(members: readonly JMember[], path: str
       case "form": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "form");
         seen0 |= 0x1;
-        const p = path + ".form";
-        x0_form = m.value === null ? null : rt.lenient(cx, m.value, p, d_ElicitationFormCapabilities);
+        x0_form = m.value === null ? null : rt.lenient(cx, m.value, path + ".form", d_ElicitationFormCapabilities);
         break;
       }
       case "url": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "url");
         seen0 |= 0x2;
-        const p = path + ".url";
-        x1_url = m.value === null ? null : rt.lenient(cx, m.value, p, d_ElicitationUrlCapabilities);
+        x1_url = m.value === null ? null : rt.lenient(cx, m.value, path + ".url", d_ElicitationUrlCapabilities);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
-        const p = path + "._meta";
-        x2__meta = rt.lenientRawObject(m, p, cx, true);
+        x2__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -6259,8 +5769,7 @@ export function f_ElicitationFormCapabilities(members: readonly JMember[], path:
       case "_meta": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
-        const p = path + "._meta";
-        x0__meta = rt.lenientRawObject(m, p, cx, true);
+        x0__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -6291,8 +5800,7 @@ export function f_ElicitationUrlCapabilities(members: readonly JMember[], path: 
       case "_meta": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
-        const p = path + "._meta";
-        x0__meta = rt.lenientRawObject(m, p, cx, true);
+        x0__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -6324,15 +5832,13 @@ export function f_AuthenticateRequest(members: readonly JMember[], path: string,
       case "methodId": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "methodId");
         seen0 |= 0x1;
-        const p = path + ".methodId";
-        x0_methodId = rt.d_str(m.value, p, cx);
+        x0_methodId = rt.d_str(m.value, path + ".methodId", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
-        const p = path + "._meta";
-        x1__meta = rt.lenientRawObject(m, p, cx, true);
+        x1__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -6366,8 +5872,7 @@ export function f_LogoutRequest(members: readonly JMember[], path: string, cx: r
       case "_meta": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
-        const p = path + "._meta";
-        x0__meta = rt.lenientRawObject(m, p, cx, true);
+        x0__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -6401,30 +5906,26 @@ export function f_NewSessionRequest(members: readonly JMember[], path: string, c
       case "cwd": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "cwd");
         seen0 |= 0x1;
-        const p = path + ".cwd";
-        x0_cwd = rt.d_str(m.value, p, cx);
+        x0_cwd = rt.d_str(m.value, path + ".cwd", cx);
         break;
       }
       case "additionalDirectories": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "additionalDirectories");
         seen0 |= 0x2;
-        const p = path + ".additionalDirectories";
-        x1_additionalDirectories = rt.defaultOnNull(cx, m.value, p, list_1);
+        x1_additionalDirectories = rt.defaultOnNull(cx, m.value, path + ".additionalDirectories", list_0);
         break;
       }
       case "mcpServers": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "mcpServers");
         seen0 |= 0x4;
-        const p = path + ".mcpServers";
-        x2_mcpServers = rt.defaultOnNull(cx, m.value, p, list_8);
+        x2_mcpServers = rt.defaultOnNull(cx, m.value, path + ".mcpServers", list_5);
         if (x2_mcpServers === MISSING) x2_mcpServers = [];
         break;
       }
       case "_meta": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x8;
-        const p = path + "._meta";
-        x3__meta = rt.lenientRawObject(m, p, cx, true);
+        x3__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -6441,8 +5942,8 @@ export function f_NewSessionRequest(members: readonly JMember[], path: string, c
 export function m_NewSessionRequest(v: t.NewSessionRequest): string {
   let s = "";
   s += ",\"cwd\":" + rt.str(v.cwd);
-  if (v.additionalDirectories !== undefined) s += ",\"additionalDirectories\":" + enc_list_4(v.additionalDirectories);
-  s += ",\"mcpServers\":" + enc_list_18(v.mcpServers);
+  if (v.additionalDirectories !== undefined) s += ",\"additionalDirectories\":" + rt.list(v.additionalDirectories, rt.str);
+  s += ",\"mcpServers\":" + rt.list(v.mcpServers, e_McpServer);
   if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
   return s;
 }
@@ -6496,22 +5997,19 @@ export function f_HttpHeader(members: readonly JMember[], path: string, cx: rt.C
       case "name": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "name");
         seen0 |= 0x1;
-        const p = path + ".name";
-        x0_name = rt.d_str(m.value, p, cx);
+        x0_name = rt.d_str(m.value, path + ".name", cx);
         break;
       }
       case "value": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "value");
         seen0 |= 0x2;
-        const p = path + ".value";
-        x1_value = rt.d_str(m.value, p, cx);
+        x1_value = rt.d_str(m.value, path + ".value", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
-        const p = path + "._meta";
-        x2__meta = rt.lenientRawObject(m, p, cx, true);
+        x2__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -6551,30 +6049,26 @@ export function f_McpServerHttp(members: readonly JMember[], path: string, cx: r
       case "name": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "name");
         seen0 |= 0x1;
-        const p = path + ".name";
-        x0_name = rt.d_str(m.value, p, cx);
+        x0_name = rt.d_str(m.value, path + ".name", cx);
         break;
       }
       case "url": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "url");
         seen0 |= 0x2;
-        const p = path + ".url";
-        x1_url = rt.d_str(m.value, p, cx);
+        x1_url = rt.d_str(m.value, path + ".url", cx);
         break;
       }
       case "headers": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "headers");
         seen0 |= 0x4;
-        const p = path + ".headers";
-        x2_headers = rt.defaultOnNull(cx, m.value, p, list_9);
+        x2_headers = rt.defaultOnNull(cx, m.value, path + ".headers", list_6);
         if (x2_headers === MISSING) x2_headers = [];
         break;
       }
       case "_meta": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x8;
-        const p = path + "._meta";
-        x3__meta = rt.lenientRawObject(m, p, cx, true);
+        x3__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -6593,7 +6087,7 @@ export function m_McpServerHttp(v: t.McpServerHttp): string {
   let s = "";
   s += ",\"name\":" + rt.str(v.name);
   s += ",\"url\":" + rt.str(v.url);
-  s += ",\"headers\":" + enc_list_19(v.headers);
+  s += ",\"headers\":" + rt.list(v.headers, e_HttpHeader);
   if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
   return s;
 }
@@ -6617,30 +6111,26 @@ export function f_McpServerSse(members: readonly JMember[], path: string, cx: rt
       case "name": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "name");
         seen0 |= 0x1;
-        const p = path + ".name";
-        x0_name = rt.d_str(m.value, p, cx);
+        x0_name = rt.d_str(m.value, path + ".name", cx);
         break;
       }
       case "url": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "url");
         seen0 |= 0x2;
-        const p = path + ".url";
-        x1_url = rt.d_str(m.value, p, cx);
+        x1_url = rt.d_str(m.value, path + ".url", cx);
         break;
       }
       case "headers": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "headers");
         seen0 |= 0x4;
-        const p = path + ".headers";
-        x2_headers = rt.defaultOnNull(cx, m.value, p, list_9);
+        x2_headers = rt.defaultOnNull(cx, m.value, path + ".headers", list_6);
         if (x2_headers === MISSING) x2_headers = [];
         break;
       }
       case "_meta": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x8;
-        const p = path + "._meta";
-        x3__meta = rt.lenientRawObject(m, p, cx, true);
+        x3__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -6659,7 +6149,7 @@ export function m_McpServerSse(v: t.McpServerSse): string {
   let s = "";
   s += ",\"name\":" + rt.str(v.name);
   s += ",\"url\":" + rt.str(v.url);
-  s += ",\"headers\":" + enc_list_19(v.headers);
+  s += ",\"headers\":" + rt.list(v.headers, e_HttpHeader);
   if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
   return s;
 }
@@ -6684,38 +6174,33 @@ export function f_McpServerStdio(members: readonly JMember[], path: string, cx: 
       case "name": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "name");
         seen0 |= 0x1;
-        const p = path + ".name";
-        x0_name = rt.d_str(m.value, p, cx);
+        x0_name = rt.d_str(m.value, path + ".name", cx);
         break;
       }
       case "command": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "command");
         seen0 |= 0x2;
-        const p = path + ".command";
-        x1_command = rt.d_str(m.value, p, cx);
+        x1_command = rt.d_str(m.value, path + ".command", cx);
         break;
       }
       case "args": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "args");
         seen0 |= 0x4;
-        const p = path + ".args";
-        x2_args = rt.defaultOnNull(cx, m.value, p, list_1);
+        x2_args = rt.defaultOnNull(cx, m.value, path + ".args", list_0);
         if (x2_args === MISSING) x2_args = [];
         break;
       }
       case "env": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "env");
         seen0 |= 0x8;
-        const p = path + ".env";
-        x3_env = rt.defaultOnNull(cx, m.value, p, list_2);
+        x3_env = rt.defaultOnNull(cx, m.value, path + ".env", list_1);
         if (x3_env === MISSING) x3_env = [];
         break;
       }
       case "_meta": {
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x10;
-        const p = path + "._meta";
-        x4__meta = rt.lenientRawObject(m, p, cx, true);
+        x4__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -6736,8 +6221,8 @@ export function m_McpServerStdio(v: t.McpServerStdio): string {
   let s = "";
   s += ",\"name\":" + rt.str(v.name);
   s += ",\"command\":" + rt.str(v.command);
-  s += ",\"args\":" + enc_list_4(v.args);
-  s += ",\"env\":" + enc_list_5(v.env);
+  s += ",\"args\":" + rt.list(v.args, rt.str);
+  s += ",\"env\":" + rt.list(v.env, e_EnvVariable);
   if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
   return s;
 }
@@ -6762,37 +6247,32 @@ export function f_LoadSessionRequest(members: readonly JMember[], path: string, 
       case "mcpServers": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "mcpServers");
         seen0 |= 0x1;
-        const p = path + ".mcpServers";
-        x0_mcpServers = rt.defaultOnNull(cx, m.value, p, list_8);
+        x0_mcpServers = rt.defaultOnNull(cx, m.value, path + ".mcpServers", list_5);
         if (x0_mcpServers === MISSING) x0_mcpServers = [];
         break;
       }
       case "cwd": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "cwd");
         seen0 |= 0x2;
-        const p = path + ".cwd";
-        x1_cwd = rt.d_str(m.value, p, cx);
+        x1_cwd = rt.d_str(m.value, path + ".cwd", cx);
         break;
       }
       case "additionalDirectories": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "additionalDirectories");
         seen0 |= 0x4;
-        const p = path + ".additionalDirectories";
-        x2_additionalDirectories = rt.defaultOnNull(cx, m.value, p, list_1);
+        x2_additionalDirectories = rt.defaultOnNull(cx, m.value, path + ".additionalDirectories", list_0);
         break;
       }
       case "sessionId": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "sessionId");
         seen0 |= 0x8;
-        const p = path + ".sessionId";
-        x3_sessionId = rt.d_str(m.value, p, cx);
+        x3_sessionId = rt.d_str(m.value, path + ".sessionId", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x10;
-        const p = path + "._meta";
-        x4__meta = rt.lenientRawObject(m, p, cx, true);
+        x4__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -6810,9 +6290,9 @@ export function f_LoadSessionRequest(members: readonly JMember[], path: string, 
 
 export function m_LoadSessionRequest(v: t.LoadSessionRequest): string {
   let s = "";
-  s += ",\"mcpServers\":" + enc_list_18(v.mcpServers);
+  s += ",\"mcpServers\":" + rt.list(v.mcpServers, e_McpServer);
   s += ",\"cwd\":" + rt.str(v.cwd);
-  if (v.additionalDirectories !== undefined) s += ",\"additionalDirectories\":" + enc_list_4(v.additionalDirectories);
+  if (v.additionalDirectories !== undefined) s += ",\"additionalDirectories\":" + rt.list(v.additionalDirectories, rt.str);
   s += ",\"sessionId\":" + rt.str(v.sessionId);
   if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
   return s;
@@ -6836,22 +6316,19 @@ export function f_ListSessionsRequest(members: readonly JMember[], path: string,
       case "cwd": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "cwd");
         seen0 |= 0x1;
-        const p = path + ".cwd";
-        x0_cwd = m.value === null ? null : rt.d_str(m.value, p, cx);
+        x0_cwd = m.value === null ? null : rt.d_str(m.value, path + ".cwd", cx);
         break;
       }
       case "cursor": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "cursor");
         seen0 |= 0x2;
-        const p = path + ".cursor";
-        x1_cursor = m.value === null ? null : rt.d_str(m.value, p, cx);
+        x1_cursor = m.value === null ? null : rt.d_str(m.value, path + ".cursor", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
-        const p = path + "._meta";
-        x2__meta = rt.lenientRawObject(m, p, cx, true);
+        x2__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -6887,15 +6364,13 @@ export function f_DeleteSessionRequest(members: readonly JMember[], path: string
       case "sessionId": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "sessionId");
         seen0 |= 0x1;
-        const p = path + ".sessionId";
-        x0_sessionId = rt.d_str(m.value, p, cx);
+        x0_sessionId = rt.d_str(m.value, path + ".sessionId", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
-        const p = path + "._meta";
-        x1__meta = rt.lenientRawObject(m, p, cx, true);
+        x1__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -6933,36 +6408,31 @@ export function f_ResumeSessionRequest(members: readonly JMember[], path: string
       case "sessionId": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "sessionId");
         seen0 |= 0x1;
-        const p = path + ".sessionId";
-        x0_sessionId = rt.d_str(m.value, p, cx);
+        x0_sessionId = rt.d_str(m.value, path + ".sessionId", cx);
         break;
       }
       case "cwd": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "cwd");
         seen0 |= 0x2;
-        const p = path + ".cwd";
-        x1_cwd = rt.d_str(m.value, p, cx);
+        x1_cwd = rt.d_str(m.value, path + ".cwd", cx);
         break;
       }
       case "additionalDirectories": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "additionalDirectories");
         seen0 |= 0x4;
-        const p = path + ".additionalDirectories";
-        x2_additionalDirectories = rt.defaultOnNull(cx, m.value, p, list_1);
+        x2_additionalDirectories = rt.defaultOnNull(cx, m.value, path + ".additionalDirectories", list_0);
         break;
       }
       case "mcpServers": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "mcpServers");
         seen0 |= 0x8;
-        const p = path + ".mcpServers";
-        x3_mcpServers = rt.defaultOnNull(cx, m.value, p, list_8);
+        x3_mcpServers = rt.defaultOnNull(cx, m.value, path + ".mcpServers", list_5);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x10;
-        const p = path + "._meta";
-        x4__meta = rt.lenientRawObject(m, p, cx, true);
+        x4__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -6981,8 +6451,8 @@ export function m_ResumeSessionRequest(v: t.ResumeSessionRequest): string {
   let s = "";
   s += ",\"sessionId\":" + rt.str(v.sessionId);
   s += ",\"cwd\":" + rt.str(v.cwd);
-  if (v.additionalDirectories !== undefined) s += ",\"additionalDirectories\":" + enc_list_4(v.additionalDirectories);
-  if (v.mcpServers !== undefined) s += ",\"mcpServers\":" + enc_list_18(v.mcpServers);
+  if (v.additionalDirectories !== undefined) s += ",\"additionalDirectories\":" + rt.list(v.additionalDirectories, rt.str);
+  if (v.mcpServers !== undefined) s += ",\"mcpServers\":" + rt.list(v.mcpServers, e_McpServer);
   if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
   return s;
 }
@@ -7004,15 +6474,13 @@ export function f_CloseSessionRequest(members: readonly JMember[], path: string,
       case "sessionId": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "sessionId");
         seen0 |= 0x1;
-        const p = path + ".sessionId";
-        x0_sessionId = rt.d_str(m.value, p, cx);
+        x0_sessionId = rt.d_str(m.value, path + ".sessionId", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
-        const p = path + "._meta";
-        x1__meta = rt.lenientRawObject(m, p, cx, true);
+        x1__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -7048,22 +6516,19 @@ export function f_SetSessionModeRequest(members: readonly JMember[], path: strin
       case "sessionId": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "sessionId");
         seen0 |= 0x1;
-        const p = path + ".sessionId";
-        x0_sessionId = rt.d_str(m.value, p, cx);
+        x0_sessionId = rt.d_str(m.value, path + ".sessionId", cx);
         break;
       }
       case "modeId": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "modeId");
         seen0 |= 0x2;
-        const p = path + ".modeId";
-        x1_modeId = rt.d_str(m.value, p, cx);
+        x1_modeId = rt.d_str(m.value, path + ".modeId", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
-        const p = path + "._meta";
-        x2__meta = rt.lenientRawObject(m, p, cx, true);
+        x2__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -7100,8 +6565,7 @@ export function f_SetSessionConfigOptionRequestVariantBoolean(members: readonly 
       case "value": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "value");
         seen0 |= 0x1;
-        const p = path + ".value";
-        x0_value = rt.d_bool(m.value, p, cx);
+        x0_value = rt.d_bool(m.value, path + ".value", cx);
         break;
       }
     }
@@ -7133,8 +6597,7 @@ export function f_SetSessionConfigOptionRequestVariantValueId(members: readonly 
       case "value": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "value");
         seen0 |= 0x1;
-        const p = path + ".value";
-        x0_value = rt.d_str(m.value, p, cx);
+        x0_value = rt.d_str(m.value, path + ".value", cx);
         break;
       }
     }
@@ -7197,22 +6660,19 @@ export function g_SetSessionConfigOptionRequest(obj: JObject, path: string, cx: 
       case "sessionId": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "sessionId");
         seen0 |= 0x1;
-        const p = path + ".sessionId";
-        x0_sessionId = rt.d_str(m.value, p, cx);
+        x0_sessionId = rt.d_str(m.value, path + ".sessionId", cx);
         break;
       }
       case "configId": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "configId");
         seen0 |= 0x2;
-        const p = path + ".configId";
-        x1_configId = rt.d_str(m.value, p, cx);
+        x1_configId = rt.d_str(m.value, path + ".configId", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
-        const p = path + "._meta";
-        x2__meta = rt.lenientRawObject(m, p, cx, true);
+        x2__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -7253,22 +6713,19 @@ export function f_PromptRequest(members: readonly JMember[], path: string, cx: r
       case "sessionId": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "sessionId");
         seen0 |= 0x1;
-        const p = path + ".sessionId";
-        x0_sessionId = rt.d_str(m.value, p, cx);
+        x0_sessionId = rt.d_str(m.value, path + ".sessionId", cx);
         break;
       }
       case "prompt": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "prompt");
         seen0 |= 0x2;
-        const p = path + ".prompt";
-        x1_prompt = list_10(m.value, p, cx);
+        x1_prompt = rt.d_list(m.value, path + ".prompt", cx, d_ContentBlock);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
-        const p = path + "._meta";
-        x2__meta = rt.lenientRawObject(m, p, cx, true);
+        x2__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -7284,7 +6741,7 @@ export function f_PromptRequest(members: readonly JMember[], path: string, cx: r
 export function m_PromptRequest(v: t.PromptRequest): string {
   let s = "";
   s += ",\"sessionId\":" + rt.str(v.sessionId);
-  s += ",\"prompt\":" + enc_list_17(v.prompt);
+  s += ",\"prompt\":" + rt.list(v.prompt, e_ContentBlock);
   if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
   return s;
 }
@@ -7305,8 +6762,7 @@ export function f_WriteTextFileResponse(members: readonly JMember[], path: strin
       case "_meta": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
-        const p = path + "._meta";
-        x0__meta = rt.lenientRawObject(m, p, cx, true);
+        x0__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -7338,15 +6794,13 @@ export function f_ReadTextFileResponse(members: readonly JMember[], path: string
       case "content": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "content");
         seen0 |= 0x1;
-        const p = path + ".content";
-        x0_content = rt.d_str(m.value, p, cx);
+        x0_content = rt.d_str(m.value, path + ".content", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
-        const p = path + "._meta";
-        x1__meta = rt.lenientRawObject(m, p, cx, true);
+        x1__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -7381,15 +6835,13 @@ export function f_RequestPermissionResponse(members: readonly JMember[], path: s
       case "outcome": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "outcome");
         seen0 |= 0x1;
-        const p = path + ".outcome";
-        x0_outcome = d_RequestPermissionOutcome(m.value, p, cx);
+        x0_outcome = d_RequestPermissionOutcome(m.value, path + ".outcome", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
-        const p = path + "._meta";
-        x1__meta = rt.lenientRawObject(m, p, cx, true);
+        x1__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -7455,15 +6907,13 @@ export function f_SelectedPermissionOutcome(members: readonly JMember[], path: s
       case "optionId": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "optionId");
         seen0 |= 0x1;
-        const p = path + ".optionId";
-        x0_optionId = rt.d_str(m.value, p, cx);
+        x0_optionId = rt.d_str(m.value, path + ".optionId", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
-        const p = path + "._meta";
-        x1__meta = rt.lenientRawObject(m, p, cx, true);
+        x1__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -7498,15 +6948,13 @@ export function f_CreateTerminalResponse(members: readonly JMember[], path: stri
       case "terminalId": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "terminalId");
         seen0 |= 0x1;
-        const p = path + ".terminalId";
-        x0_terminalId = rt.d_str(m.value, p, cx);
+        x0_terminalId = rt.d_str(m.value, path + ".terminalId", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
-        const p = path + "._meta";
-        x1__meta = rt.lenientRawObject(m, p, cx, true);
+        x1__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -7543,29 +6991,25 @@ export function f_TerminalOutputResponse(members: readonly JMember[], path: stri
       case "output": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "output");
         seen0 |= 0x1;
-        const p = path + ".output";
-        x0_output = rt.d_str(m.value, p, cx);
+        x0_output = rt.d_str(m.value, path + ".output", cx);
         break;
       }
       case "truncated": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "truncated");
         seen0 |= 0x2;
-        const p = path + ".truncated";
-        x1_truncated = rt.d_bool(m.value, p, cx);
+        x1_truncated = rt.d_bool(m.value, path + ".truncated", cx);
         break;
       }
       case "exitStatus": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "exitStatus");
         seen0 |= 0x4;
-        const p = path + ".exitStatus";
-        x2_exitStatus = m.value === null ? null : rt.lenient(cx, m.value, p, d_TerminalExitStatus);
+        x2_exitStatus = m.value === null ? null : rt.lenient(cx, m.value, path + ".exitStatus", d_TerminalExitStatus);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x8;
-        const p = path + "._meta";
-        x3__meta = rt.lenientRawObject(m, p, cx, true);
+        x3__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -7606,22 +7050,19 @@ export function f_TerminalExitStatus(members: readonly JMember[], path: string, 
       case "exitCode": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "exitCode");
         seen0 |= 0x1;
-        const p = path + ".exitCode";
-        x0_exitCode = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_u32);
+        x0_exitCode = m.value === null ? null : rt.lenient(cx, m.value, path + ".exitCode", rt.d_u32);
         break;
       }
       case "signal": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "signal");
         seen0 |= 0x2;
-        const p = path + ".signal";
-        x1_signal = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
+        x1_signal = m.value === null ? null : rt.lenient(cx, m.value, path + ".signal", rt.d_str);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
-        const p = path + "._meta";
-        x2__meta = rt.lenientRawObject(m, p, cx, true);
+        x2__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -7656,8 +7097,7 @@ export function f_ReleaseTerminalResponse(members: readonly JMember[], path: str
       case "_meta": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
-        const p = path + "._meta";
-        x0__meta = rt.lenientRawObject(m, p, cx, true);
+        x0__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -7690,22 +7130,19 @@ export function f_WaitForTerminalExitResponse(members: readonly JMember[], path:
       case "exitCode": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "exitCode");
         seen0 |= 0x1;
-        const p = path + ".exitCode";
-        x0_exitCode = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_u32);
+        x0_exitCode = m.value === null ? null : rt.lenient(cx, m.value, path + ".exitCode", rt.d_u32);
         break;
       }
       case "signal": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "signal");
         seen0 |= 0x2;
-        const p = path + ".signal";
-        x1_signal = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
+        x1_signal = m.value === null ? null : rt.lenient(cx, m.value, path + ".signal", rt.d_str);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
-        const p = path + "._meta";
-        x2__meta = rt.lenientRawObject(m, p, cx, true);
+        x2__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -7740,8 +7177,7 @@ export function f_KillTerminalResponse(members: readonly JMember[], path: string
       case "_meta": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
-        const p = path + "._meta";
-        x0__meta = rt.lenientRawObject(m, p, cx, true);
+        x0__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -7806,8 +7242,7 @@ export function g_CreateElicitationResponse(obj: JObject, path: string, cx: rt.C
       case "_meta": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
-        const p = path + "._meta";
-        x0__meta = rt.lenientRawObject(m, p, cx, true);
+        x0__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -7837,7 +7272,7 @@ export function d_ElicitationContentValue(v: JNode, path: string, cx: rt.Ctx): t
   if (got2 !== MISSING) return got2;
   const got3 = rt.attempt(cx, v, path, rt.d_bool);
   if (got3 !== MISSING) return got3;
-  const got4 = rt.attempt(cx, v, path, list_1);
+  const got4 = rt.attempt(cx, v, path, list_0);
   if (got4 !== MISSING) return got4;
   throw rt.noVariant(path, v, "one of a string, an integer from -9223372036854775808 to 9223372036854775807, a number, a boolean, an array of a string");
 }
@@ -7847,7 +7282,7 @@ export function e_ElicitationContentValue(v: t.ElicitationContentValue): string 
   if (typeof v === "bigint") return rt.int(v);
   if (typeof v === "number") return rt.f64(v);
   if (typeof v === "boolean") return rt.bool(v);
-  if ((Array.isArray(v) && v.every((item) => typeof item === "string"))) return enc_list_4(v);
+  if ((Array.isArray(v) && v.every((item) => typeof item === "string"))) return rt.list(v, rt.str);
   throw new TypeError("not a value of ElicitationContentValue");
 }
 
@@ -7863,8 +7298,7 @@ export function f_ElicitationAcceptAction(members: readonly JMember[], path: str
       case "content": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "content");
         seen0 |= 0x1;
-        const p = path + ".content";
-        x0_content = m.value === null ? null : map_11(m.value, p, cx);
+        x0_content = m.value === null ? null : rt.d_map(m.value, path + ".content", cx, d_ElicitationContentValue);
         break;
       }
     }
@@ -7875,7 +7309,7 @@ export function f_ElicitationAcceptAction(members: readonly JMember[], path: str
 
 export function m_ElicitationAcceptAction(v: t.ElicitationAcceptAction): string {
   let s = "";
-  if (v.content !== undefined) s += ",\"content\":" + (v.content === null ? "null" : enc_map_20(v.content));
+  if (v.content !== undefined) s += ",\"content\":" + (v.content === null ? "null" : rt.map(v.content, e_ElicitationContentValue));
   return s;
 }
 
@@ -7896,15 +7330,13 @@ export function f_CancelNotification(members: readonly JMember[], path: string, 
       case "sessionId": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "sessionId");
         seen0 |= 0x1;
-        const p = path + ".sessionId";
-        x0_sessionId = rt.d_str(m.value, p, cx);
+        x0_sessionId = rt.d_str(m.value, path + ".sessionId", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
-        const p = path + "._meta";
-        x1__meta = rt.lenientRawObject(m, p, cx, true);
+        x1__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -7939,15 +7371,13 @@ export function f_CancelRequestNotification(members: readonly JMember[], path: s
       case "requestId": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "requestId");
         seen0 |= 0x1;
-        const p = path + ".requestId";
-        x0_requestId = rt.d_request_id(m.value, p, cx);
+        x0_requestId = rt.d_request_id(m.value, path + ".requestId", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
-        const p = path + "._meta";
-        x1__meta = rt.lenientRawObject(m, p, cx, true);
+        x1__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -8093,7 +7523,7 @@ export const DECODERS: { readonly [K in keyof t.Types]: rt.Decoder<t.Types[K]> }
   SessionMode: d_SessionMode,
   SessionConfigOptionVariant: d_SessionConfigOptionVariant,
   SessionConfigOption: d_SessionConfigOption,
-  SessionConfigOptionCategory: d_SessionConfigOptionCategory,
+  SessionConfigOptionCategory: rt.d_str,
   SessionConfigSelectOptions: d_SessionConfigSelectOptions,
   SessionConfigSelectOption: d_SessionConfigSelectOption,
   SessionConfigSelectGroup: d_SessionConfigSelectGroup,
@@ -8127,9 +7557,9 @@ export const DECODERS: { readonly [K in keyof t.Types]: rt.Decoder<t.Types[K]> }
   SessionInfoUpdate: d_SessionInfoUpdate,
   Cost: d_Cost,
   UsageUpdate: d_UsageUpdate,
-  NoticeSeverity: d_NoticeSeverity,
+  NoticeSeverity: rt.d_str,
   Notice: d_Notice,
-  CompactionStatus: d_CompactionStatus,
+  CompactionStatus: rt.d_str,
   CompactionUpdate: d_CompactionUpdate,
   CompactionSummaryChunk: d_CompactionSummaryChunk,
   CompleteElicitationNotification: d_CompleteElicitationNotification,
@@ -8190,12 +7620,12 @@ export const ENCODERS: { readonly [K in keyof t.Types]: (value: t.Types[K]) => s
   ReadTextFileRequest: e_ReadTextFileRequest,
   RequestPermissionRequest: e_RequestPermissionRequest,
   ToolCallUpdate: e_ToolCallUpdate,
-  ToolKind: e_ToolKind,
-  ToolCallStatus: e_ToolCallStatus,
+  ToolKind: rt.str,
+  ToolCallStatus: rt.str,
   ToolCallContent: e_ToolCallContent,
   ContentBlock: e_ContentBlock,
   Annotations: e_Annotations,
-  Role: e_Role,
+  Role: rt.str,
   TextContent: e_TextContent,
   ImageContent: e_ImageContent,
   AudioContent: e_AudioContent,
@@ -8209,7 +7639,7 @@ export const ENCODERS: { readonly [K in keyof t.Types]: (value: t.Types[K]) => s
   Terminal: e_Terminal,
   ToolCallLocation: e_ToolCallLocation,
   PermissionOption: e_PermissionOption,
-  PermissionOptionKind: e_PermissionOptionKind,
+  PermissionOptionKind: rt.str,
   CreateTerminalRequest: e_CreateTerminalRequest,
   EnvVariable: e_EnvVariable,
   TerminalOutputRequest: e_TerminalOutputRequest,
@@ -8221,9 +7651,9 @@ export const ENCODERS: { readonly [K in keyof t.Types]: (value: t.Types[K]) => s
   ElicitationSessionScope: e_ElicitationSessionScope,
   ElicitationRequestScope: e_ElicitationRequestScope,
   ElicitationSchema: e_ElicitationSchema,
-  ElicitationSchemaType: e_ElicitationSchemaType,
+  ElicitationSchemaType: rt.str,
   ElicitationPropertySchema: e_ElicitationPropertySchema,
-  StringFormat: e_StringFormat,
+  StringFormat: rt.str,
   EnumOption: e_EnumOption,
   StringPropertySchema: e_StringPropertySchema,
   NumberPropertySchema: e_NumberPropertySchema,
@@ -8261,7 +7691,7 @@ export const ENCODERS: { readonly [K in keyof t.Types]: (value: t.Types[K]) => s
   SessionMode: e_SessionMode,
   SessionConfigOptionVariant: e_SessionConfigOptionVariant,
   SessionConfigOption: e_SessionConfigOption,
-  SessionConfigOptionCategory: e_SessionConfigOptionCategory,
+  SessionConfigOptionCategory: rt.str,
   SessionConfigSelectOptions: e_SessionConfigSelectOptions,
   SessionConfigSelectOption: e_SessionConfigSelectOption,
   SessionConfigSelectGroup: e_SessionConfigSelectGroup,
@@ -8276,15 +7706,15 @@ export const ENCODERS: { readonly [K in keyof t.Types]: (value: t.Types[K]) => s
   SetSessionModeResponse: e_SetSessionModeResponse,
   SetSessionConfigOptionResponse: e_SetSessionConfigOptionResponse,
   PromptResponse: e_PromptResponse,
-  StopReason: e_StopReason,
+  StopReason: rt.str,
   ExtResponse: e_ExtResponse,
   SessionNotification: e_SessionNotification,
   SessionUpdate: e_SessionUpdate,
   ContentChunk: e_ContentChunk,
   ToolCall: e_ToolCall,
   PlanEntry: e_PlanEntry,
-  PlanEntryPriority: e_PlanEntryPriority,
-  PlanEntryStatus: e_PlanEntryStatus,
+  PlanEntryPriority: rt.str,
+  PlanEntryStatus: rt.str,
   Plan: e_Plan,
   AvailableCommand: e_AvailableCommand,
   AvailableCommandInput: e_AvailableCommandInput,
@@ -8295,9 +7725,9 @@ export const ENCODERS: { readonly [K in keyof t.Types]: (value: t.Types[K]) => s
   SessionInfoUpdate: e_SessionInfoUpdate,
   Cost: e_Cost,
   UsageUpdate: e_UsageUpdate,
-  NoticeSeverity: e_NoticeSeverity,
+  NoticeSeverity: rt.str,
   Notice: e_Notice,
-  CompactionStatus: e_CompactionStatus,
+  CompactionStatus: rt.str,
   CompactionUpdate: e_CompactionUpdate,
   CompactionSummaryChunk: e_CompactionSummaryChunk,
   CompleteElicitationNotification: e_CompleteElicitationNotification,

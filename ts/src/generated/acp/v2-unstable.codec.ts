@@ -9,184 +9,104 @@ import { MISSING, type Missing } from "../../codec/runtime.js";
 import { RawJson, UnknownVariant } from "../../codec/values.js";
 import type * as t from "./v2-unstable.js";
 import {
-  e_AuthMethod, e_SessionConfigOption, e_AvailableCommand, e_ContentBlock, d_ContentBlock,
-  d_AuthMethod, d_PromptCapabilities, e_PromptCapabilities, d_McpStdioCapabilities,
+  d_Implementation, d_AuthMethod, e_Implementation, e_AuthMethod, d_PromptCapabilities,
+  d_SessionDeleteCapabilities, d_SessionAdditionalDirectoriesCapabilities, e_PromptCapabilities,
+  e_SessionDeleteCapabilities, e_SessionAdditionalDirectoriesCapabilities, d_McpStdioCapabilities,
   d_McpHttpCapabilities, e_McpStdioCapabilities, e_McpHttpCapabilities, d_SessionConfigOption,
-  d_AvailableCommand, f_ContentChunk, f_UserMessage, f_AgentMessage, f_AgentThought,
-  f_ToolCallContentChunk, f_ToolCallUpdate, f_TerminalUpdate, f_TerminalOutputChunk,
-  f_AvailableCommandsUpdate, f_ConfigOptionUpdate, f_CompactionUpdate, f_CompactionSummaryChunk,
-  m_ContentChunk, m_UserMessage, m_AgentMessage, m_AgentThought, m_ToolCallContentChunk,
-  m_ToolCallUpdate, m_TerminalUpdate, m_TerminalOutputChunk, m_AvailableCommandsUpdate,
-  m_ConfigOptionUpdate, m_CompactionUpdate, m_CompactionSummaryChunk, f_BackgroundTerminal,
-  f_BackgroundToolCall, m_BackgroundTerminal, m_BackgroundToolCall, d_IdleStateUpdateVariant,
-  n_IdleStateUpdateVariant, f_PlanItems, m_PlanItems, f_McpServerHttp, f_McpServerStdio,
-  m_McpServerHttp, m_McpServerStdio, d_ReplayFrom, e_ReplayFrom, d_InitializeRequest,
-  e_InitializeRequest, d_RequestPermissionRequest, d_RequestPermissionSubject, d_ToolCallUpdate,
-  d_ToolKind, d_ToolCallStatus, d_ToolCallContent, d_Annotations, d_Role, d_TextContent,
-  d_ImageContent, d_AudioContent, d_Icon, d_IconTheme, d_ResourceLink, d_EmbeddedResourceResource,
-  d_TextResourceContents, d_BlobResourceContents, d_EmbeddedResource, d_Content,
-  d_DiffChangeVariant, d_DiffChange, d_DiffFileType, d_DiffPathChange, d_DiffPathPairChange,
-  d_DiffPatch, d_DiffPatchFormat, d_Diff, d_ToolCallLocation, d_ToolCallCapabilities,
-  d_ToolCallCancelCapabilities, d_ToolCallPermissionSubject, d_CommandPermissionSubject,
-  d_PermissionOption, d_PermissionOptionKind, d_CreateElicitationRequestVariant,
-  d_CreateElicitationRequest, d_ElicitationSchema, d_ElicitationPropertySchema, d_StringFormat,
-  d_StringPropertySchema, d_MultiSelectItems, d_StringMultiSelectItems, d_TitledMultiSelectItems,
-  d_MultiSelectPropertySchema, d_ElicitationFormMode, d_PromptImageCapabilities,
-  d_PromptAudioCapabilities, d_PromptEmbeddedContextCapabilities, d_AuthMethodTerminal,
-  d_AuthMethodAgent, d_LoginAuthResponse, d_LogoutAuthResponse, d_NewSessionResponse,
-  d_SessionConfigOptionVariant, d_SessionConfigSelectOptions, d_SessionConfigSelectGroup,
-  d_SessionConfigSelect, d_AvailableCommandInput, d_TextCommandInput, d_Command,
-  d_ResumeSessionResponse, d_CancelToolCallResponse, d_CancelTerminalResponse,
-  d_SetSessionConfigOptionResponse, d_PromptResponse, d_ErrorData,
-  d_UnsupportedProtocolVersionErrorData, d_SessionNotFoundErrorData, d_ContentChunk, d_UserMessage,
-  d_AgentMessage, d_AgentThought, d_BackgroundTerminal, d_BackgroundToolCall, d_ErrorStopReason,
-  d_ToolCallContentChunk, d_TerminalOutput, d_TerminalExitStatus, d_TerminalSize,
-  d_TerminalCapabilities, d_TerminalCancelCapabilities, d_TerminalUpdate, d_TerminalOutputChunk,
-  d_PlanEntry, d_PlanEntryPriority, d_PlanEntryStatus, d_PlanItems, d_AvailableCommandsUpdate,
-  d_ConfigOptionUpdate, d_CompactionUpdate, d_CompactionSummaryChunk, d_ClientCapabilities,
-  d_ClientAuthCapabilities, d_TerminalAuthCapabilities, d_LoginAuthRequest, d_LogoutAuthRequest,
-  d_McpServerHttp, d_McpServerStdio, d_ReplayFromStart, d_CancelToolCallRequest,
-  d_CancelTerminalRequest, d_SetSessionConfigOptionRequestVariantId,
-  d_SetSessionConfigOptionRequestVariant, d_SetSessionConfigOptionRequest, d_PromptRequest,
-  d_RequestPermissionResponse, d_RequestPermissionOutcome, d_CancelledPermissionOutcome,
-  d_CreateElicitationResponseVariant, d_CreateElicitationResponse, d_ElicitationContentValue,
-  d_ElicitationAcceptAction, d_CancelSessionNotification, e_RequestPermissionRequest,
-  e_RequestPermissionSubject, e_ToolCallUpdate, e_ToolKind, e_ToolCallStatus, e_ToolCallContent,
-  e_Annotations, e_Role, e_TextContent, e_ImageContent, e_AudioContent, e_Icon, e_IconTheme,
-  e_ResourceLink, e_EmbeddedResourceResource, e_TextResourceContents, e_BlobResourceContents,
-  e_EmbeddedResource, e_Content, e_DiffChangeVariant, e_DiffChange, e_DiffFileType,
-  e_DiffPathChange, e_DiffPathPairChange, e_DiffPatch, e_DiffPatchFormat, e_Diff,
-  e_ToolCallLocation, e_ToolCallCapabilities, e_ToolCallCancelCapabilities,
-  e_ToolCallPermissionSubject, e_CommandPermissionSubject, e_PermissionOption,
-  e_PermissionOptionKind, e_CreateElicitationRequestVariant, e_CreateElicitationRequest,
-  e_ElicitationSchema, e_ElicitationPropertySchema, e_StringFormat, e_StringPropertySchema,
-  e_MultiSelectItems, e_StringMultiSelectItems, e_TitledMultiSelectItems,
-  e_MultiSelectPropertySchema, e_ElicitationFormMode, e_PromptImageCapabilities,
-  e_PromptAudioCapabilities, e_PromptEmbeddedContextCapabilities, e_AuthMethodTerminal,
-  e_AuthMethodAgent, e_LoginAuthResponse, e_LogoutAuthResponse, e_NewSessionResponse,
-  e_SessionConfigOptionVariant, e_SessionConfigSelectOptions, e_SessionConfigSelectGroup,
-  e_SessionConfigSelect, e_AvailableCommandInput, e_TextCommandInput, e_Command,
-  e_ResumeSessionResponse, e_CancelToolCallResponse, e_CancelTerminalResponse,
-  e_SetSessionConfigOptionResponse, e_PromptResponse, e_ErrorData,
-  e_UnsupportedProtocolVersionErrorData, e_SessionNotFoundErrorData, e_ContentChunk, e_UserMessage,
-  e_AgentMessage, e_AgentThought, e_BackgroundTerminal, e_BackgroundToolCall, e_ErrorStopReason,
-  e_IdleStateUpdateVariant, e_ToolCallContentChunk, e_TerminalOutput, e_TerminalExitStatus,
-  e_TerminalSize, e_TerminalCapabilities, e_TerminalCancelCapabilities, e_TerminalUpdate,
-  e_TerminalOutputChunk, e_PlanEntry, e_PlanEntryPriority, e_PlanEntryStatus, e_PlanItems,
-  e_AvailableCommandsUpdate, e_ConfigOptionUpdate, e_CompactionUpdate, e_CompactionSummaryChunk,
-  e_ClientCapabilities, e_ClientAuthCapabilities, e_TerminalAuthCapabilities, e_LoginAuthRequest,
-  e_LogoutAuthRequest, e_McpServerHttp, e_McpServerStdio, e_ReplayFromStart,
-  e_CancelToolCallRequest, e_CancelTerminalRequest, e_SetSessionConfigOptionRequestVariantId,
-  e_SetSessionConfigOptionRequestVariant, e_SetSessionConfigOptionRequest, e_PromptRequest,
-  e_RequestPermissionResponse, e_RequestPermissionOutcome, e_CancelledPermissionOutcome,
-  e_CreateElicitationResponseVariant, e_CreateElicitationResponse, e_ElicitationContentValue,
-  e_ElicitationAcceptAction, e_CancelSessionNotification,
+  d_AvailableCommand, e_SessionConfigOption, e_AvailableCommand, f_ContentChunk, f_UserMessage,
+  f_AgentMessage, f_AgentThought, f_ToolCallContentChunk, f_ToolCallUpdate, f_TerminalUpdate,
+  f_TerminalOutputChunk, f_AvailableCommandsUpdate, f_ConfigOptionUpdate, f_SessionInfoUpdate,
+  f_UsageUpdate, f_Notice, f_CompactionUpdate, f_CompactionSummaryChunk, m_ContentChunk,
+  m_UserMessage, m_AgentMessage, m_AgentThought, m_ToolCallContentChunk, m_ToolCallUpdate,
+  m_TerminalUpdate, m_TerminalOutputChunk, m_AvailableCommandsUpdate, m_ConfigOptionUpdate,
+  m_SessionInfoUpdate, m_UsageUpdate, m_Notice, m_CompactionUpdate, m_CompactionSummaryChunk,
+  f_BackgroundTerminal, f_BackgroundToolCall, m_BackgroundTerminal, m_BackgroundToolCall,
+  d_IdleStateUpdateVariant, n_IdleStateUpdateVariant, f_PlanItems, m_PlanItems, d_ContentBlock,
+  e_ContentBlock, f_McpServerHttp, f_McpServerStdio, m_McpServerHttp, m_McpServerStdio,
+  d_ReplayFrom, e_ReplayFrom, d_InitializeRequest, e_InitializeRequest,
 } from "./v2.codec.js";
-import {
-  d_Implementation, e_Implementation, d_SessionDeleteCapabilities,
-  d_SessionAdditionalDirectoriesCapabilities, e_SessionDeleteCapabilities,
-  e_SessionAdditionalDirectoriesCapabilities, f_SessionInfoUpdate, f_UsageUpdate, f_Notice,
-  m_SessionInfoUpdate, m_UsageUpdate, m_Notice, d_Terminal, d_ElicitationSessionScope,
-  d_ElicitationRequestScope, d_ElicitationSchemaType, d_EnumOption, d_NumberPropertySchema,
-  d_IntegerPropertySchema, d_BooleanPropertySchema, d_ElicitationFormModeVariant,
-  d_ElicitationUrlModeVariant, d_ElicitationUrlMode, d_ExtRequest, d_EnvVariable,
-  d_SessionConfigOptionCategory, d_SessionConfigSelectOption, d_SessionConfigBoolean,
-  d_DeleteSessionResponse, d_CloseSessionResponse, d_ExtResponse, d_SessionInfoUpdate, d_Cost,
-  d_UsageUpdate, d_NoticeSeverity, d_Notice, d_CompactionStatus, d_CompleteElicitationNotification,
-  d_ExtNotification, d_ElicitationCapabilities, d_ElicitationFormCapabilities,
-  d_ElicitationUrlCapabilities, d_HttpHeader, d_DeleteSessionRequest, d_CloseSessionRequest,
-  d_SetSessionConfigOptionRequestVariantBoolean, d_SelectedPermissionOutcome,
-  d_CancelRequestNotification, e_Terminal, e_ElicitationSessionScope, e_ElicitationRequestScope,
-  e_ElicitationSchemaType, e_EnumOption, e_NumberPropertySchema, e_IntegerPropertySchema,
-  e_BooleanPropertySchema, e_ElicitationFormModeVariant, e_ElicitationUrlModeVariant,
-  e_ElicitationUrlMode, e_ExtRequest, e_EnvVariable, e_SessionConfigOptionCategory,
-  e_SessionConfigSelectOption, e_SessionConfigBoolean, e_DeleteSessionResponse,
-  e_CloseSessionResponse, e_ExtResponse, e_SessionInfoUpdate, e_Cost, e_UsageUpdate,
-  e_NoticeSeverity, e_Notice, e_CompactionStatus, e_CompleteElicitationNotification,
-  e_ExtNotification, e_ElicitationCapabilities, e_ElicitationFormCapabilities,
-  e_ElicitationUrlCapabilities, e_HttpHeader, e_DeleteSessionRequest, e_CloseSessionRequest,
-  e_SetSessionConfigOptionRequestVariantBoolean, e_SelectedPermissionOutcome,
-  e_CancelRequestNotification,
-} from "./v1.codec.js";
-import {
-  d_ProvidersCapabilities, e_ProvidersCapabilities, d_SessionSystemPromptCapabilities,
-  d_SessionForkCapabilities, d_SessionArchiveCapabilities, d_SessionStatusCapabilities,
-  d_SessionTitleCapabilities, e_SessionSystemPromptCapabilities, e_SessionForkCapabilities,
-  e_SessionArchiveCapabilities, e_SessionStatusCapabilities, e_SessionTitleCapabilities,
-  d_AuthStatusCapabilities, e_AuthStatusCapabilities, d_SessionStatus, f_PlanRemoved,
-  m_PlanRemoved, d_Usage, e_Usage, f_PlanFile, f_PlanMarkdown, m_PlanFile, m_PlanMarkdown,
-  d_SubagentSessionCapabilities, e_SubagentSessionCapabilities, f_McpServerAcp, m_McpServerAcp,
-  d_SystemPromptMode, d_SessionArchiveFilter, d_MessageMcpRequest,
-  d_SessionSystemPromptModeCapabilities, d_SessionSystemPromptOverrideCapabilities,
-  d_ListProvidersResponse, d_ProviderInfo, d_LlmProtocol, d_ProviderCurrentConfig,
-  d_SetProviderResponse, d_DisableProviderResponse, d_AuthStatusResponse, d_AuthState,
-  d_AuthAccount, d_ArchiveSessionResponse, d_UnarchiveSessionResponse, d_SetSessionTitleResponse,
-  d_PlanFile, d_PlanMarkdown, d_PlanRemoved, d_SessionCancelCapabilities,
-  d_AuthStatusUpdateNotification, d_ListProvidersRequest, d_SetProviderRequest,
-  d_DisableProviderRequest, d_AuthStatusRequest, d_McpServerAcp, d_ArchiveSessionRequest,
-  d_UnarchiveSessionRequest, d_SessionStatusRequest, d_SetSessionTitleRequest,
-  d_MessageMcpResponseResult, d_MessageMcpResponseError, d_MessageMcpResponse, d_McpError,
-  d_MessageMcpNotification, d_ProxySuccessorRequest, d_ProxySuccessorResponse,
-  d_ProxySuccessorNotification, e_MessageMcpRequest, e_SessionSystemPromptModeCapabilities,
-  e_SessionSystemPromptOverrideCapabilities, e_ListProvidersResponse, e_ProviderInfo,
-  e_LlmProtocol, e_ProviderCurrentConfig, e_SetProviderResponse, e_DisableProviderResponse,
-  e_AuthStatusResponse, e_AuthState, e_AuthAccount, e_ArchiveSessionResponse,
-  e_UnarchiveSessionResponse, e_SessionStatus, e_SetSessionTitleResponse, e_PlanFile,
-  e_PlanMarkdown, e_PlanRemoved, e_SessionCancelCapabilities, e_AuthStatusUpdateNotification,
-  e_ListProvidersRequest, e_SetProviderRequest, e_DisableProviderRequest, e_AuthStatusRequest,
-  e_McpServerAcp, e_SystemPromptMode, e_SessionArchiveFilter, e_ArchiveSessionRequest,
-  e_UnarchiveSessionRequest, e_SessionStatusRequest, e_SetSessionTitleRequest,
-  e_MessageMcpResponseResult, e_MessageMcpResponseError, e_MessageMcpResponse, e_McpError,
-  e_MessageMcpNotification, e_ProxySuccessorRequest, e_ProxySuccessorResponse,
-  e_ProxySuccessorNotification,
-} from "./v1-unstable.codec.js";
-
-function enc_list_0(v: t.AuthMethod[]): string {
-  return rt.list(v, e_AuthMethod);
-}
-
-function enc_list_1(v: t.SessionInfo[]): string {
-  return rt.list(v, e_SessionInfo);
-}
+import { DECODERS as BASE_DECODERS, ENCODERS as BASE_ENCODERS } from "./v2.codec.js";
 
 function list_0(v: JNode, path: string, cx: rt.Ctx): t.AbsolutePath[] {
   return rt.d_list(v, path, cx, rt.d_str);
-}
-
-function enc_list_2(v: t.AbsolutePath[]): string {
-  return rt.list(v, rt.str);
-}
-
-function enc_list_3(v: t.SessionConfigOption[]): string {
-  return rt.list(v, e_SessionConfigOption);
-}
-
-function enc_list_4(v: t.AvailableCommand[]): string {
-  return rt.list(v, e_AvailableCommand);
 }
 
 function list_1(v: JNode, path: string, cx: rt.Ctx): t.BackgroundWork[] {
   return rt.d_list(v, path, cx, d_BackgroundWork);
 }
 
-function enc_list_5(v: t.BackgroundWork[]): string {
-  return rt.list(v, e_BackgroundWork);
-}
-
-function enc_list_6(v: t.ContentBlock[]): string {
-  return rt.list(v, e_ContentBlock);
-}
-
 function list_2(v: JNode, path: string, cx: rt.Ctx): t.McpServer[] {
   return rt.d_list(v, path, cx, d_McpServer);
 }
 
-function enc_list_7(v: t.McpServer[]): string {
-  return rt.list(v, e_McpServer);
+export function d_MessageMcpRequest(v: JNode, path: string, cx: rt.Ctx): t.MessageMcpRequest {
+  return f_MessageMcpRequest(rt.expectObject(v, path, "MessageMcpRequest").members, path, cx, {});
 }
 
-function list_3(v: JNode, path: string, cx: rt.Ctx): t.ContentBlock[] {
-  return rt.d_list(v, path, cx, d_ContentBlock);
+export function f_MessageMcpRequest(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.MessageMcpRequest {
+  let x0_serverId: t.McpServerAcpId | Missing = MISSING;
+  let x1_requestId: t.McpRequestId | Missing = MISSING;
+  let x2_method: string | Missing = MISSING;
+  let x3_params: t.RawJson | null | Missing = MISSING;
+  let x4__meta: t.RawJson | null | Missing = MISSING;
+  let seen0 = 0;
+  for (const m of members) {
+    switch (m.key) {
+      case "serverId": {
+        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "serverId");
+        seen0 |= 0x1;
+        x0_serverId = rt.d_str(m.value, path + ".serverId", cx);
+        break;
+      }
+      case "requestId": {
+        if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "requestId");
+        seen0 |= 0x2;
+        x1_requestId = rt.d_str(m.value, path + ".requestId", cx);
+        break;
+      }
+      case "method": {
+        if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "method");
+        seen0 |= 0x4;
+        x2_method = rt.d_str(m.value, path + ".method", cx);
+        break;
+      }
+      case "params": {
+        if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "params");
+        seen0 |= 0x8;
+        x3_params = m.value === null ? null : rt.d_raw_object(m.value, path + ".params", cx, m.start, m.end);
+        break;
+      }
+      case "_meta": {
+        if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "_meta");
+        seen0 |= 0x10;
+        x4__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
+        break;
+      }
+    }
+  }
+  if (x0_serverId === MISSING) throw rt.missing(path, "serverId");
+  if (x1_requestId === MISSING) throw rt.missing(path, "requestId");
+  if (x2_method === MISSING) throw rt.missing(path, "method");
+  o.serverId = x0_serverId;
+  o.requestId = x1_requestId;
+  o.method = x2_method;
+  if (x3_params !== MISSING) o.params = x3_params;
+  if (x4__meta !== MISSING) o._meta = x4__meta;
+  return o as unknown as t.MessageMcpRequest;
+}
+
+export function m_MessageMcpRequest(v: t.MessageMcpRequest): string {
+  let s = "";
+  s += ",\"serverId\":" + rt.str(v.serverId);
+  s += ",\"requestId\":" + rt.str(v.requestId);
+  s += ",\"method\":" + rt.str(v.method);
+  if (v.params !== undefined) s += ",\"params\":" + (v.params === null ? "null" : rt.raw(v.params));
+  if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
+  return s;
+}
+
+export function e_MessageMcpRequest(v: t.MessageMcpRequest): string {
+  return rt.object(m_MessageMcpRequest(v));
 }
 
 export function d_InitializeResponse(v: JNode, path: string, cx: rt.Ctx): t.InitializeResponse {
@@ -205,36 +125,31 @@ export function f_InitializeResponse(members: readonly JMember[], path: string, 
       case "protocolVersion": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "protocolVersion");
         seen0 |= 0x1;
-        const p = path + ".protocolVersion";
-        x0_protocolVersion = rt.d_u16(m.value, p, cx);
+        x0_protocolVersion = rt.d_u16(m.value, path + ".protocolVersion", cx);
         break;
       }
       case "info": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "info");
         seen0 |= 0x2;
-        const p = path + ".info";
-        x1_info = d_Implementation(m.value, p, cx);
+        x1_info = d_Implementation(m.value, path + ".info", cx);
         break;
       }
       case "capabilities": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "capabilities");
         seen0 |= 0x4;
-        const p = path + ".capabilities";
-        x2_capabilities = rt.lenient(cx, m.value, p, d_AgentCapabilities);
+        x2_capabilities = rt.lenient(cx, m.value, path + ".capabilities", d_AgentCapabilities);
         break;
       }
       case "authMethods": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "authMethods");
         seen0 |= 0x8;
-        const p = path + ".authMethods";
-        x3_authMethods = rt.items(cx, m.value, p, d_AuthMethod, false, true);
+        x3_authMethods = rt.items(cx, m.value, path + ".authMethods", d_AuthMethod, false, true);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x10;
-        const p = path + "._meta";
-        x4__meta = rt.lenientRawObject(m, p, cx, true);
+        x4__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -254,7 +169,7 @@ export function m_InitializeResponse(v: t.InitializeResponse): string {
   s += ",\"protocolVersion\":" + rt.int(v.protocolVersion);
   s += ",\"info\":" + e_Implementation(v.info);
   s += ",\"capabilities\":" + (v.capabilities === undefined ? e_AgentCapabilities({} as t.AgentCapabilities) : e_AgentCapabilities(v.capabilities));
-  if (v.authMethods !== undefined) s += ",\"authMethods\":" + enc_list_0(v.authMethods);
+  if (v.authMethods !== undefined) s += ",\"authMethods\":" + rt.list(v.authMethods, e_AuthMethod);
   if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
   return s;
 }
@@ -278,29 +193,25 @@ export function f_AgentCapabilities(members: readonly JMember[], path: string, c
       case "session": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "session");
         seen0 |= 0x1;
-        const p = path + ".session";
-        x0_session = m.value === null ? null : rt.lenient(cx, m.value, p, d_SessionCapabilities);
+        x0_session = m.value === null ? null : rt.lenient(cx, m.value, path + ".session", d_SessionCapabilities);
         break;
       }
       case "auth": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "auth");
         seen0 |= 0x2;
-        const p = path + ".auth";
-        x1_auth = m.value === null ? null : rt.lenient(cx, m.value, p, d_AgentAuthCapabilities);
+        x1_auth = m.value === null ? null : rt.lenient(cx, m.value, path + ".auth", d_AgentAuthCapabilities);
         break;
       }
       case "providers": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "providers");
         seen0 |= 0x4;
-        const p = path + ".providers";
-        x2_providers = m.value === null ? null : rt.lenient(cx, m.value, p, d_ProvidersCapabilities);
+        x2_providers = m.value === null ? null : rt.lenient(cx, m.value, path + ".providers", d_ProvidersCapabilities);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x8;
-        const p = path + "._meta";
-        x3__meta = rt.lenientRawObject(m, p, cx, true);
+        x3__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -346,71 +257,61 @@ export function f_SessionCapabilities(members: readonly JMember[], path: string,
       case "prompt": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "prompt");
         seen0 |= 0x1;
-        const p = path + ".prompt";
-        x0_prompt = m.value === null ? null : rt.lenient(cx, m.value, p, d_PromptCapabilities);
+        x0_prompt = m.value === null ? null : rt.lenient(cx, m.value, path + ".prompt", d_PromptCapabilities);
         break;
       }
       case "mcp": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "mcp");
         seen0 |= 0x2;
-        const p = path + ".mcp";
-        x1_mcp = m.value === null ? null : rt.lenient(cx, m.value, p, d_McpCapabilities);
+        x1_mcp = m.value === null ? null : rt.lenient(cx, m.value, path + ".mcp", d_McpCapabilities);
         break;
       }
       case "delete": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "delete");
         seen0 |= 0x4;
-        const p = path + ".delete";
-        x2_delete = m.value === null ? null : rt.lenient(cx, m.value, p, d_SessionDeleteCapabilities);
+        x2_delete = m.value === null ? null : rt.lenient(cx, m.value, path + ".delete", d_SessionDeleteCapabilities);
         break;
       }
       case "additionalDirectories": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "additionalDirectories");
         seen0 |= 0x8;
-        const p = path + ".additionalDirectories";
-        x3_additionalDirectories = m.value === null ? null : rt.lenient(cx, m.value, p, d_SessionAdditionalDirectoriesCapabilities);
+        x3_additionalDirectories = m.value === null ? null : rt.lenient(cx, m.value, path + ".additionalDirectories", d_SessionAdditionalDirectoriesCapabilities);
         break;
       }
       case "systemPrompt": {
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "systemPrompt");
         seen0 |= 0x10;
-        const p = path + ".systemPrompt";
-        x4_systemPrompt = m.value === null ? null : rt.lenient(cx, m.value, p, d_SessionSystemPromptCapabilities);
+        x4_systemPrompt = m.value === null ? null : rt.lenient(cx, m.value, path + ".systemPrompt", d_SessionSystemPromptCapabilities);
         break;
       }
       case "fork": {
         if ((seen0 & 0x20) !== 0) throw rt.duplicate(path, "fork");
         seen0 |= 0x20;
-        const p = path + ".fork";
-        x5_fork = m.value === null ? null : rt.lenient(cx, m.value, p, d_SessionForkCapabilities);
+        x5_fork = m.value === null ? null : rt.lenient(cx, m.value, path + ".fork", d_SessionForkCapabilities);
         break;
       }
       case "archive": {
         if ((seen0 & 0x40) !== 0) throw rt.duplicate(path, "archive");
         seen0 |= 0x40;
-        const p = path + ".archive";
-        x6_archive = m.value === null ? null : rt.lenient(cx, m.value, p, d_SessionArchiveCapabilities);
+        x6_archive = m.value === null ? null : rt.lenient(cx, m.value, path + ".archive", d_SessionArchiveCapabilities);
         break;
       }
       case "status": {
         if ((seen0 & 0x80) !== 0) throw rt.duplicate(path, "status");
         seen0 |= 0x80;
-        const p = path + ".status";
-        x7_status = m.value === null ? null : rt.lenient(cx, m.value, p, d_SessionStatusCapabilities);
+        x7_status = m.value === null ? null : rt.lenient(cx, m.value, path + ".status", d_SessionStatusCapabilities);
         break;
       }
       case "title": {
         if ((seen0 & 0x100) !== 0) throw rt.duplicate(path, "title");
         seen0 |= 0x100;
-        const p = path + ".title";
-        x8_title = m.value === null ? null : rt.lenient(cx, m.value, p, d_SessionTitleCapabilities);
+        x8_title = m.value === null ? null : rt.lenient(cx, m.value, path + ".title", d_SessionTitleCapabilities);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x200) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x200;
-        const p = path + "._meta";
-        x9__meta = rt.lenientRawObject(m, p, cx, true);
+        x9__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -462,29 +363,25 @@ export function f_McpCapabilities(members: readonly JMember[], path: string, cx:
       case "stdio": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "stdio");
         seen0 |= 0x1;
-        const p = path + ".stdio";
-        x0_stdio = m.value === null ? null : rt.lenient(cx, m.value, p, d_McpStdioCapabilities);
+        x0_stdio = m.value === null ? null : rt.lenient(cx, m.value, path + ".stdio", d_McpStdioCapabilities);
         break;
       }
       case "http": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "http");
         seen0 |= 0x2;
-        const p = path + ".http";
-        x1_http = m.value === null ? null : rt.lenient(cx, m.value, p, d_McpHttpCapabilities);
+        x1_http = m.value === null ? null : rt.lenient(cx, m.value, path + ".http", d_McpHttpCapabilities);
         break;
       }
       case "acp": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "acp");
         seen0 |= 0x4;
-        const p = path + ".acp";
-        x2_acp = m.value === null ? null : rt.lenient(cx, m.value, p, d_McpAcpCapabilities);
+        x2_acp = m.value === null ? null : rt.lenient(cx, m.value, path + ".acp", d_McpAcpCapabilities);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x8;
-        const p = path + "._meta";
-        x3__meta = rt.lenientRawObject(m, p, cx, true);
+        x3__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -521,8 +418,7 @@ export function f_McpAcpCapabilities(members: readonly JMember[], path: string, 
       case "_meta": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
-        const p = path + "._meta";
-        x0__meta = rt.lenientRawObject(m, p, cx, true);
+        x0__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -541,6 +437,241 @@ export function e_McpAcpCapabilities(v: t.McpAcpCapabilities): string {
   return rt.object(m_McpAcpCapabilities(v));
 }
 
+export function d_SessionSystemPromptCapabilities(v: JNode, path: string, cx: rt.Ctx): t.SessionSystemPromptCapabilities {
+  return f_SessionSystemPromptCapabilities(rt.expectObject(v, path, "SessionSystemPromptCapabilities").members, path, cx, {});
+}
+
+export function f_SessionSystemPromptCapabilities(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.SessionSystemPromptCapabilities {
+  let x0_mode: t.SessionSystemPromptModeCapabilities | null | Missing = MISSING;
+  let x1__meta: t.RawJson | null | Missing = MISSING;
+  let seen0 = 0;
+  for (const m of members) {
+    switch (m.key) {
+      case "mode": {
+        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "mode");
+        seen0 |= 0x1;
+        x0_mode = m.value === null ? null : rt.lenient(cx, m.value, path + ".mode", d_SessionSystemPromptModeCapabilities);
+        break;
+      }
+      case "_meta": {
+        if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
+        seen0 |= 0x2;
+        x1__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
+        break;
+      }
+    }
+  }
+  if (x0_mode !== MISSING) o.mode = x0_mode;
+  if (x1__meta !== MISSING) o._meta = x1__meta;
+  return o as unknown as t.SessionSystemPromptCapabilities;
+}
+
+export function m_SessionSystemPromptCapabilities(v: t.SessionSystemPromptCapabilities): string {
+  let s = "";
+  if (v.mode !== undefined) s += ",\"mode\":" + (v.mode === null ? "null" : e_SessionSystemPromptModeCapabilities(v.mode));
+  if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
+  return s;
+}
+
+export function e_SessionSystemPromptCapabilities(v: t.SessionSystemPromptCapabilities): string {
+  return rt.object(m_SessionSystemPromptCapabilities(v));
+}
+
+export function d_SessionSystemPromptModeCapabilities(v: JNode, path: string, cx: rt.Ctx): t.SessionSystemPromptModeCapabilities {
+  return f_SessionSystemPromptModeCapabilities(rt.expectObject(v, path, "SessionSystemPromptModeCapabilities").members, path, cx, {});
+}
+
+export function f_SessionSystemPromptModeCapabilities(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.SessionSystemPromptModeCapabilities {
+  let x0_override: t.SessionSystemPromptOverrideCapabilities | null | Missing = MISSING;
+  let x1__meta: t.RawJson | null | Missing = MISSING;
+  let seen0 = 0;
+  for (const m of members) {
+    switch (m.key) {
+      case "override": {
+        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "override");
+        seen0 |= 0x1;
+        x0_override = m.value === null ? null : rt.lenient(cx, m.value, path + ".override", d_SessionSystemPromptOverrideCapabilities);
+        break;
+      }
+      case "_meta": {
+        if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
+        seen0 |= 0x2;
+        x1__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
+        break;
+      }
+    }
+  }
+  if (x0_override !== MISSING) o.override = x0_override;
+  if (x1__meta !== MISSING) o._meta = x1__meta;
+  return o as unknown as t.SessionSystemPromptModeCapabilities;
+}
+
+export function m_SessionSystemPromptModeCapabilities(v: t.SessionSystemPromptModeCapabilities): string {
+  let s = "";
+  if (v.override !== undefined) s += ",\"override\":" + (v.override === null ? "null" : e_SessionSystemPromptOverrideCapabilities(v.override));
+  if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
+  return s;
+}
+
+export function e_SessionSystemPromptModeCapabilities(v: t.SessionSystemPromptModeCapabilities): string {
+  return rt.object(m_SessionSystemPromptModeCapabilities(v));
+}
+
+export function d_SessionSystemPromptOverrideCapabilities(v: JNode, path: string, cx: rt.Ctx): t.SessionSystemPromptOverrideCapabilities {
+  return f_SessionSystemPromptOverrideCapabilities(rt.expectObject(v, path, "SessionSystemPromptOverrideCapabilities").members, path, cx, {});
+}
+
+export function f_SessionSystemPromptOverrideCapabilities(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.SessionSystemPromptOverrideCapabilities {
+  let x0__meta: t.RawJson | null | Missing = MISSING;
+  let seen0 = 0;
+  for (const m of members) {
+    switch (m.key) {
+      case "_meta": {
+        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
+        seen0 |= 0x1;
+        x0__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
+        break;
+      }
+    }
+  }
+  if (x0__meta !== MISSING) o._meta = x0__meta;
+  return o as unknown as t.SessionSystemPromptOverrideCapabilities;
+}
+
+export function m_SessionSystemPromptOverrideCapabilities(v: t.SessionSystemPromptOverrideCapabilities): string {
+  let s = "";
+  if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
+  return s;
+}
+
+export function e_SessionSystemPromptOverrideCapabilities(v: t.SessionSystemPromptOverrideCapabilities): string {
+  return rt.object(m_SessionSystemPromptOverrideCapabilities(v));
+}
+
+export function d_SessionForkCapabilities(v: JNode, path: string, cx: rt.Ctx): t.SessionForkCapabilities {
+  return f_SessionForkCapabilities(rt.expectObject(v, path, "SessionForkCapabilities").members, path, cx, {});
+}
+
+export function f_SessionForkCapabilities(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.SessionForkCapabilities {
+  let x0__meta: t.RawJson | null | Missing = MISSING;
+  let seen0 = 0;
+  for (const m of members) {
+    switch (m.key) {
+      case "_meta": {
+        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
+        seen0 |= 0x1;
+        x0__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
+        break;
+      }
+    }
+  }
+  if (x0__meta !== MISSING) o._meta = x0__meta;
+  return o as unknown as t.SessionForkCapabilities;
+}
+
+export function m_SessionForkCapabilities(v: t.SessionForkCapabilities): string {
+  let s = "";
+  if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
+  return s;
+}
+
+export function e_SessionForkCapabilities(v: t.SessionForkCapabilities): string {
+  return rt.object(m_SessionForkCapabilities(v));
+}
+
+export function d_SessionArchiveCapabilities(v: JNode, path: string, cx: rt.Ctx): t.SessionArchiveCapabilities {
+  return f_SessionArchiveCapabilities(rt.expectObject(v, path, "SessionArchiveCapabilities").members, path, cx, {});
+}
+
+export function f_SessionArchiveCapabilities(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.SessionArchiveCapabilities {
+  let x0__meta: t.RawJson | null | Missing = MISSING;
+  let seen0 = 0;
+  for (const m of members) {
+    switch (m.key) {
+      case "_meta": {
+        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
+        seen0 |= 0x1;
+        x0__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
+        break;
+      }
+    }
+  }
+  if (x0__meta !== MISSING) o._meta = x0__meta;
+  return o as unknown as t.SessionArchiveCapabilities;
+}
+
+export function m_SessionArchiveCapabilities(v: t.SessionArchiveCapabilities): string {
+  let s = "";
+  if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
+  return s;
+}
+
+export function e_SessionArchiveCapabilities(v: t.SessionArchiveCapabilities): string {
+  return rt.object(m_SessionArchiveCapabilities(v));
+}
+
+export function d_SessionStatusCapabilities(v: JNode, path: string, cx: rt.Ctx): t.SessionStatusCapabilities {
+  return f_SessionStatusCapabilities(rt.expectObject(v, path, "SessionStatusCapabilities").members, path, cx, {});
+}
+
+export function f_SessionStatusCapabilities(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.SessionStatusCapabilities {
+  let x0__meta: t.RawJson | null | Missing = MISSING;
+  let seen0 = 0;
+  for (const m of members) {
+    switch (m.key) {
+      case "_meta": {
+        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
+        seen0 |= 0x1;
+        x0__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
+        break;
+      }
+    }
+  }
+  if (x0__meta !== MISSING) o._meta = x0__meta;
+  return o as unknown as t.SessionStatusCapabilities;
+}
+
+export function m_SessionStatusCapabilities(v: t.SessionStatusCapabilities): string {
+  let s = "";
+  if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
+  return s;
+}
+
+export function e_SessionStatusCapabilities(v: t.SessionStatusCapabilities): string {
+  return rt.object(m_SessionStatusCapabilities(v));
+}
+
+export function d_SessionTitleCapabilities(v: JNode, path: string, cx: rt.Ctx): t.SessionTitleCapabilities {
+  return f_SessionTitleCapabilities(rt.expectObject(v, path, "SessionTitleCapabilities").members, path, cx, {});
+}
+
+export function f_SessionTitleCapabilities(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.SessionTitleCapabilities {
+  let x0__meta: t.RawJson | null | Missing = MISSING;
+  let seen0 = 0;
+  for (const m of members) {
+    switch (m.key) {
+      case "_meta": {
+        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
+        seen0 |= 0x1;
+        x0__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
+        break;
+      }
+    }
+  }
+  if (x0__meta !== MISSING) o._meta = x0__meta;
+  return o as unknown as t.SessionTitleCapabilities;
+}
+
+export function m_SessionTitleCapabilities(v: t.SessionTitleCapabilities): string {
+  let s = "";
+  if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
+  return s;
+}
+
+export function e_SessionTitleCapabilities(v: t.SessionTitleCapabilities): string {
+  return rt.object(m_SessionTitleCapabilities(v));
+}
+
 export function d_AgentAuthCapabilities(v: JNode, path: string, cx: rt.Ctx): t.AgentAuthCapabilities {
   return f_AgentAuthCapabilities(rt.expectObject(v, path, "AgentAuthCapabilities").members, path, cx, {});
 }
@@ -554,15 +685,13 @@ export function f_AgentAuthCapabilities(members: readonly JMember[], path: strin
       case "status": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "status");
         seen0 |= 0x1;
-        const p = path + ".status";
-        x0_status = m.value === null ? null : rt.lenient(cx, m.value, p, d_AuthStatusCapabilities);
+        x0_status = m.value === null ? null : rt.lenient(cx, m.value, path + ".status", d_AuthStatusCapabilities);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
-        const p = path + "._meta";
-        x1__meta = rt.lenientRawObject(m, p, cx, true);
+        x1__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -583,6 +712,420 @@ export function e_AgentAuthCapabilities(v: t.AgentAuthCapabilities): string {
   return rt.object(m_AgentAuthCapabilities(v));
 }
 
+export function d_AuthStatusCapabilities(v: JNode, path: string, cx: rt.Ctx): t.AuthStatusCapabilities {
+  return f_AuthStatusCapabilities(rt.expectObject(v, path, "AuthStatusCapabilities").members, path, cx, {});
+}
+
+export function f_AuthStatusCapabilities(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.AuthStatusCapabilities {
+  let x0__meta: t.RawJson | null | Missing = MISSING;
+  let seen0 = 0;
+  for (const m of members) {
+    switch (m.key) {
+      case "_meta": {
+        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
+        seen0 |= 0x1;
+        x0__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
+        break;
+      }
+    }
+  }
+  if (x0__meta !== MISSING) o._meta = x0__meta;
+  return o as unknown as t.AuthStatusCapabilities;
+}
+
+export function m_AuthStatusCapabilities(v: t.AuthStatusCapabilities): string {
+  let s = "";
+  if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
+  return s;
+}
+
+export function e_AuthStatusCapabilities(v: t.AuthStatusCapabilities): string {
+  return rt.object(m_AuthStatusCapabilities(v));
+}
+
+export function d_ProvidersCapabilities(v: JNode, path: string, cx: rt.Ctx): t.ProvidersCapabilities {
+  return f_ProvidersCapabilities(rt.expectObject(v, path, "ProvidersCapabilities").members, path, cx, {});
+}
+
+export function f_ProvidersCapabilities(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.ProvidersCapabilities {
+  let x0__meta: t.RawJson | null | Missing = MISSING;
+  let seen0 = 0;
+  for (const m of members) {
+    switch (m.key) {
+      case "_meta": {
+        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
+        seen0 |= 0x1;
+        x0__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
+        break;
+      }
+    }
+  }
+  if (x0__meta !== MISSING) o._meta = x0__meta;
+  return o as unknown as t.ProvidersCapabilities;
+}
+
+export function m_ProvidersCapabilities(v: t.ProvidersCapabilities): string {
+  let s = "";
+  if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
+  return s;
+}
+
+export function e_ProvidersCapabilities(v: t.ProvidersCapabilities): string {
+  return rt.object(m_ProvidersCapabilities(v));
+}
+
+export function d_ListProvidersResponse(v: JNode, path: string, cx: rt.Ctx): t.ListProvidersResponse {
+  return f_ListProvidersResponse(rt.expectObject(v, path, "ListProvidersResponse").members, path, cx, {});
+}
+
+export function f_ListProvidersResponse(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.ListProvidersResponse {
+  let x0_providers: t.ProviderInfo[] | Missing = MISSING;
+  let x1__meta: t.RawJson | null | Missing = MISSING;
+  let seen0 = 0;
+  for (const m of members) {
+    switch (m.key) {
+      case "providers": {
+        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "providers");
+        seen0 |= 0x1;
+        x0_providers = rt.d_list(m.value, path + ".providers", cx, d_ProviderInfo);
+        break;
+      }
+      case "_meta": {
+        if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
+        seen0 |= 0x2;
+        x1__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
+        break;
+      }
+    }
+  }
+  if (x0_providers === MISSING) throw rt.missing(path, "providers");
+  o.providers = x0_providers;
+  if (x1__meta !== MISSING) o._meta = x1__meta;
+  return o as unknown as t.ListProvidersResponse;
+}
+
+export function m_ListProvidersResponse(v: t.ListProvidersResponse): string {
+  let s = "";
+  s += ",\"providers\":" + rt.list(v.providers, e_ProviderInfo);
+  if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
+  return s;
+}
+
+export function e_ListProvidersResponse(v: t.ListProvidersResponse): string {
+  return rt.object(m_ListProvidersResponse(v));
+}
+
+export function d_ProviderInfo(v: JNode, path: string, cx: rt.Ctx): t.ProviderInfo {
+  return f_ProviderInfo(rt.expectObject(v, path, "ProviderInfo").members, path, cx, {});
+}
+
+export function f_ProviderInfo(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.ProviderInfo {
+  let x0_providerId: t.ProviderId | Missing = MISSING;
+  let x1_supported: t.LlmProtocol[] | null | Missing = MISSING;
+  let x2_required: boolean | Missing = MISSING;
+  let x3_current: t.ProviderCurrentConfig | null | Missing = MISSING;
+  let x4__meta: t.RawJson | null | Missing = MISSING;
+  let seen0 = 0;
+  for (const m of members) {
+    switch (m.key) {
+      case "providerId": {
+        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "providerId");
+        seen0 |= 0x1;
+        x0_providerId = rt.d_str(m.value, path + ".providerId", cx);
+        break;
+      }
+      case "supported": {
+        if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "supported");
+        seen0 |= 0x2;
+        x1_supported = rt.items(cx, m.value, path + ".supported", rt.d_str, false, true);
+        if (x1_supported === MISSING || x1_supported === null) x1_supported = [];
+        break;
+      }
+      case "required": {
+        if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "required");
+        seen0 |= 0x4;
+        x2_required = rt.d_bool(m.value, path + ".required", cx);
+        break;
+      }
+      case "current": {
+        if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "current");
+        seen0 |= 0x8;
+        x3_current = m.value === null ? null : d_ProviderCurrentConfig(m.value, path + ".current", cx);
+        break;
+      }
+      case "_meta": {
+        if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "_meta");
+        seen0 |= 0x10;
+        x4__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
+        break;
+      }
+    }
+  }
+  if (x0_providerId === MISSING) throw rt.missing(path, "providerId");
+  if (x1_supported === MISSING) throw rt.missing(path, "supported");
+  if (x2_required === MISSING) throw rt.missing(path, "required");
+  o.providerId = x0_providerId;
+  o.supported = x1_supported;
+  o.required = x2_required;
+  if (x3_current !== MISSING) o.current = x3_current;
+  if (x4__meta !== MISSING) o._meta = x4__meta;
+  return o as unknown as t.ProviderInfo;
+}
+
+export function m_ProviderInfo(v: t.ProviderInfo): string {
+  let s = "";
+  s += ",\"providerId\":" + rt.str(v.providerId);
+  s += ",\"supported\":" + rt.list(v.supported, rt.str);
+  s += ",\"required\":" + rt.bool(v.required);
+  if (v.current !== undefined) s += ",\"current\":" + (v.current === null ? "null" : e_ProviderCurrentConfig(v.current));
+  if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
+  return s;
+}
+
+export function e_ProviderInfo(v: t.ProviderInfo): string {
+  return rt.object(m_ProviderInfo(v));
+}
+
+export function d_ProviderCurrentConfig(v: JNode, path: string, cx: rt.Ctx): t.ProviderCurrentConfig {
+  return f_ProviderCurrentConfig(rt.expectObject(v, path, "ProviderCurrentConfig").members, path, cx, {});
+}
+
+export function f_ProviderCurrentConfig(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.ProviderCurrentConfig {
+  let x0_apiType: t.LlmProtocol | Missing = MISSING;
+  let x1_baseUrl: string | Missing = MISSING;
+  let x2__meta: t.RawJson | null | Missing = MISSING;
+  let seen0 = 0;
+  for (const m of members) {
+    switch (m.key) {
+      case "apiType": {
+        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "apiType");
+        seen0 |= 0x1;
+        x0_apiType = rt.d_str(m.value, path + ".apiType", cx);
+        break;
+      }
+      case "baseUrl": {
+        if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "baseUrl");
+        seen0 |= 0x2;
+        x1_baseUrl = rt.d_str(m.value, path + ".baseUrl", cx);
+        break;
+      }
+      case "_meta": {
+        if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
+        seen0 |= 0x4;
+        x2__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
+        break;
+      }
+    }
+  }
+  if (x0_apiType === MISSING) throw rt.missing(path, "apiType");
+  if (x1_baseUrl === MISSING) throw rt.missing(path, "baseUrl");
+  o.apiType = x0_apiType;
+  o.baseUrl = x1_baseUrl;
+  if (x2__meta !== MISSING) o._meta = x2__meta;
+  return o as unknown as t.ProviderCurrentConfig;
+}
+
+export function m_ProviderCurrentConfig(v: t.ProviderCurrentConfig): string {
+  let s = "";
+  s += ",\"apiType\":" + rt.str(v.apiType);
+  s += ",\"baseUrl\":" + rt.str(v.baseUrl);
+  if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
+  return s;
+}
+
+export function e_ProviderCurrentConfig(v: t.ProviderCurrentConfig): string {
+  return rt.object(m_ProviderCurrentConfig(v));
+}
+
+export function d_SetProviderResponse(v: JNode, path: string, cx: rt.Ctx): t.SetProviderResponse {
+  return f_SetProviderResponse(rt.expectObject(v, path, "SetProviderResponse").members, path, cx, {});
+}
+
+export function f_SetProviderResponse(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.SetProviderResponse {
+  let x0__meta: t.RawJson | null | Missing = MISSING;
+  let seen0 = 0;
+  for (const m of members) {
+    switch (m.key) {
+      case "_meta": {
+        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
+        seen0 |= 0x1;
+        x0__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
+        break;
+      }
+    }
+  }
+  if (x0__meta !== MISSING) o._meta = x0__meta;
+  return o as unknown as t.SetProviderResponse;
+}
+
+export function m_SetProviderResponse(v: t.SetProviderResponse): string {
+  let s = "";
+  if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
+  return s;
+}
+
+export function e_SetProviderResponse(v: t.SetProviderResponse): string {
+  return rt.object(m_SetProviderResponse(v));
+}
+
+export function d_DisableProviderResponse(v: JNode, path: string, cx: rt.Ctx): t.DisableProviderResponse {
+  return f_DisableProviderResponse(rt.expectObject(v, path, "DisableProviderResponse").members, path, cx, {});
+}
+
+export function f_DisableProviderResponse(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.DisableProviderResponse {
+  let x0__meta: t.RawJson | null | Missing = MISSING;
+  let seen0 = 0;
+  for (const m of members) {
+    switch (m.key) {
+      case "_meta": {
+        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
+        seen0 |= 0x1;
+        x0__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
+        break;
+      }
+    }
+  }
+  if (x0__meta !== MISSING) o._meta = x0__meta;
+  return o as unknown as t.DisableProviderResponse;
+}
+
+export function m_DisableProviderResponse(v: t.DisableProviderResponse): string {
+  let s = "";
+  if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
+  return s;
+}
+
+export function e_DisableProviderResponse(v: t.DisableProviderResponse): string {
+  return rt.object(m_DisableProviderResponse(v));
+}
+
+export function d_AuthStatusResponse(v: JNode, path: string, cx: rt.Ctx): t.AuthStatusResponse {
+  return f_AuthStatusResponse(rt.expectObject(v, path, "AuthStatusResponse").members, path, cx, {});
+}
+
+export function f_AuthStatusResponse(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.AuthStatusResponse {
+  let x0_state: t.AuthState | Missing = MISSING;
+  let x1_accounts: t.AuthAccount[] | null | Missing = MISSING;
+  let x2__meta: t.RawJson | null | Missing = MISSING;
+  let seen0 = 0;
+  for (const m of members) {
+    switch (m.key) {
+      case "state": {
+        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "state");
+        seen0 |= 0x1;
+        x0_state = rt.d_str(m.value, path + ".state", cx);
+        break;
+      }
+      case "accounts": {
+        if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "accounts");
+        seen0 |= 0x2;
+        x1_accounts = rt.items(cx, m.value, path + ".accounts", d_AuthAccount, false, true);
+        break;
+      }
+      case "_meta": {
+        if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
+        seen0 |= 0x4;
+        x2__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
+        break;
+      }
+    }
+  }
+  if (x0_state === MISSING) throw rt.missing(path, "state");
+  o.state = x0_state;
+  if (x1_accounts !== MISSING) o.accounts = x1_accounts;
+  if (x2__meta !== MISSING) o._meta = x2__meta;
+  return o as unknown as t.AuthStatusResponse;
+}
+
+export function m_AuthStatusResponse(v: t.AuthStatusResponse): string {
+  let s = "";
+  s += ",\"state\":" + rt.str(v.state);
+  if (v.accounts !== undefined) s += ",\"accounts\":" + rt.list(v.accounts, e_AuthAccount);
+  if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
+  return s;
+}
+
+export function e_AuthStatusResponse(v: t.AuthStatusResponse): string {
+  return rt.object(m_AuthStatusResponse(v));
+}
+
+export function d_AuthAccount(v: JNode, path: string, cx: rt.Ctx): t.AuthAccount {
+  return f_AuthAccount(rt.expectObject(v, path, "AuthAccount").members, path, cx, {});
+}
+
+export function f_AuthAccount(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.AuthAccount {
+  let x0_label: string | Missing = MISSING;
+  let x1_active: boolean | null | Missing = MISSING;
+  let x2_name: string | null | Missing = MISSING;
+  let x3_email: string | null | Missing = MISSING;
+  let x4_organization: string | null | Missing = MISSING;
+  let x5__meta: t.RawJson | null | Missing = MISSING;
+  let seen0 = 0;
+  for (const m of members) {
+    switch (m.key) {
+      case "label": {
+        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "label");
+        seen0 |= 0x1;
+        x0_label = rt.d_str(m.value, path + ".label", cx);
+        break;
+      }
+      case "active": {
+        if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "active");
+        seen0 |= 0x2;
+        x1_active = m.value === null ? null : rt.lenient(cx, m.value, path + ".active", rt.d_bool);
+        break;
+      }
+      case "name": {
+        if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "name");
+        seen0 |= 0x4;
+        x2_name = m.value === null ? null : rt.lenient(cx, m.value, path + ".name", rt.d_str);
+        break;
+      }
+      case "email": {
+        if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "email");
+        seen0 |= 0x8;
+        x3_email = m.value === null ? null : rt.lenient(cx, m.value, path + ".email", rt.d_str);
+        break;
+      }
+      case "organization": {
+        if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "organization");
+        seen0 |= 0x10;
+        x4_organization = m.value === null ? null : rt.lenient(cx, m.value, path + ".organization", rt.d_str);
+        break;
+      }
+      case "_meta": {
+        if ((seen0 & 0x20) !== 0) throw rt.duplicate(path, "_meta");
+        seen0 |= 0x20;
+        x5__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
+        break;
+      }
+    }
+  }
+  if (x0_label === MISSING) throw rt.missing(path, "label");
+  o.label = x0_label;
+  if (x1_active !== MISSING) o.active = x1_active;
+  if (x2_name !== MISSING) o.name = x2_name;
+  if (x3_email !== MISSING) o.email = x3_email;
+  if (x4_organization !== MISSING) o.organization = x4_organization;
+  if (x5__meta !== MISSING) o._meta = x5__meta;
+  return o as unknown as t.AuthAccount;
+}
+
+export function m_AuthAccount(v: t.AuthAccount): string {
+  let s = "";
+  s += ",\"label\":" + rt.str(v.label);
+  if (v.active !== undefined) s += ",\"active\":" + (v.active === null ? "null" : rt.bool(v.active));
+  if (v.name !== undefined) s += ",\"name\":" + (v.name === null ? "null" : rt.str(v.name));
+  if (v.email !== undefined) s += ",\"email\":" + (v.email === null ? "null" : rt.str(v.email));
+  if (v.organization !== undefined) s += ",\"organization\":" + (v.organization === null ? "null" : rt.str(v.organization));
+  if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
+  return s;
+}
+
+export function e_AuthAccount(v: t.AuthAccount): string {
+  return rt.object(m_AuthAccount(v));
+}
+
 export function d_ListSessionsResponse(v: JNode, path: string, cx: rt.Ctx): t.ListSessionsResponse {
   return f_ListSessionsResponse(rt.expectObject(v, path, "ListSessionsResponse").members, path, cx, {});
 }
@@ -597,23 +1140,20 @@ export function f_ListSessionsResponse(members: readonly JMember[], path: string
       case "sessions": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "sessions");
         seen0 |= 0x1;
-        const p = path + ".sessions";
-        x0_sessions = rt.items(cx, m.value, p, d_SessionInfo, false, true);
+        x0_sessions = rt.items(cx, m.value, path + ".sessions", d_SessionInfo, false, true);
         if (x0_sessions === MISSING || x0_sessions === null) x0_sessions = [];
         break;
       }
       case "nextCursor": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "nextCursor");
         seen0 |= 0x2;
-        const p = path + ".nextCursor";
-        x1_nextCursor = m.value === null ? null : rt.d_str(m.value, p, cx);
+        x1_nextCursor = m.value === null ? null : rt.d_str(m.value, path + ".nextCursor", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
-        const p = path + "._meta";
-        x2__meta = rt.lenientRawObject(m, p, cx, true);
+        x2__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -627,7 +1167,7 @@ export function f_ListSessionsResponse(members: readonly JMember[], path: string
 
 export function m_ListSessionsResponse(v: t.ListSessionsResponse): string {
   let s = "";
-  s += ",\"sessions\":" + enc_list_1(v.sessions);
+  s += ",\"sessions\":" + rt.list(v.sessions, e_SessionInfo);
   if (v.nextCursor !== undefined) s += ",\"nextCursor\":" + (v.nextCursor === null ? "null" : rt.str(v.nextCursor));
   if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
   return s;
@@ -655,50 +1195,43 @@ export function f_SessionInfo(members: readonly JMember[], path: string, cx: rt.
       case "sessionId": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "sessionId");
         seen0 |= 0x1;
-        const p = path + ".sessionId";
-        x0_sessionId = rt.d_str(m.value, p, cx);
+        x0_sessionId = rt.d_str(m.value, path + ".sessionId", cx);
         break;
       }
       case "cwd": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "cwd");
         seen0 |= 0x2;
-        const p = path + ".cwd";
-        x1_cwd = rt.d_str(m.value, p, cx);
+        x1_cwd = rt.d_str(m.value, path + ".cwd", cx);
         break;
       }
       case "additionalDirectories": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "additionalDirectories");
         seen0 |= 0x4;
-        const p = path + ".additionalDirectories";
-        x2_additionalDirectories = rt.defaultOnNull(cx, m.value, p, list_0);
+        x2_additionalDirectories = rt.defaultOnNull(cx, m.value, path + ".additionalDirectories", list_0);
         break;
       }
       case "title": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "title");
         seen0 |= 0x8;
-        const p = path + ".title";
-        x3_title = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
+        x3_title = m.value === null ? null : rt.lenient(cx, m.value, path + ".title", rt.d_str);
         break;
       }
       case "updatedAt": {
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "updatedAt");
         seen0 |= 0x10;
-        const p = path + ".updatedAt";
-        x4_updatedAt = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
+        x4_updatedAt = m.value === null ? null : rt.lenient(cx, m.value, path + ".updatedAt", rt.d_str);
         break;
       }
       case "archived": {
         if ((seen0 & 0x20) !== 0) throw rt.duplicate(path, "archived");
         seen0 |= 0x20;
-        const p = path + ".archived";
-        x5_archived = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_bool);
+        x5_archived = m.value === null ? null : rt.lenient(cx, m.value, path + ".archived", rt.d_bool);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x40) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x40;
-        const p = path + "._meta";
-        x6__meta = rt.lenientRawObject(m, p, cx, true);
+        x6__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -719,7 +1252,7 @@ export function m_SessionInfo(v: t.SessionInfo): string {
   let s = "";
   s += ",\"sessionId\":" + rt.str(v.sessionId);
   s += ",\"cwd\":" + rt.str(v.cwd);
-  if (v.additionalDirectories !== undefined) s += ",\"additionalDirectories\":" + enc_list_2(v.additionalDirectories);
+  if (v.additionalDirectories !== undefined) s += ",\"additionalDirectories\":" + rt.list(v.additionalDirectories, rt.str);
   if (v.title !== undefined) s += ",\"title\":" + (v.title === null ? "null" : rt.str(v.title));
   if (v.updatedAt !== undefined) s += ",\"updatedAt\":" + (v.updatedAt === null ? "null" : rt.str(v.updatedAt));
   if (v.archived !== undefined) s += ",\"archived\":" + (v.archived === null ? "null" : rt.bool(v.archived));
@@ -746,29 +1279,25 @@ export function f_ForkSessionResponse(members: readonly JMember[], path: string,
       case "sessionId": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "sessionId");
         seen0 |= 0x1;
-        const p = path + ".sessionId";
-        x0_sessionId = rt.d_str(m.value, p, cx);
+        x0_sessionId = rt.d_str(m.value, path + ".sessionId", cx);
         break;
       }
       case "configOptions": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "configOptions");
         seen0 |= 0x2;
-        const p = path + ".configOptions";
-        x1_configOptions = rt.items(cx, m.value, p, d_SessionConfigOption, false, true);
+        x1_configOptions = rt.items(cx, m.value, path + ".configOptions", d_SessionConfigOption, false, true);
         break;
       }
       case "availableCommands": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "availableCommands");
         seen0 |= 0x4;
-        const p = path + ".availableCommands";
-        x2_availableCommands = rt.items(cx, m.value, p, d_AvailableCommand, false, true);
+        x2_availableCommands = rt.items(cx, m.value, path + ".availableCommands", d_AvailableCommand, false, true);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x8;
-        const p = path + "._meta";
-        x3__meta = rt.lenientRawObject(m, p, cx, true);
+        x3__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -784,14 +1313,76 @@ export function f_ForkSessionResponse(members: readonly JMember[], path: string,
 export function m_ForkSessionResponse(v: t.ForkSessionResponse): string {
   let s = "";
   s += ",\"sessionId\":" + rt.str(v.sessionId);
-  if (v.configOptions !== undefined) s += ",\"configOptions\":" + enc_list_3(v.configOptions);
-  if (v.availableCommands !== undefined) s += ",\"availableCommands\":" + enc_list_4(v.availableCommands);
+  if (v.configOptions !== undefined) s += ",\"configOptions\":" + rt.list(v.configOptions, e_SessionConfigOption);
+  if (v.availableCommands !== undefined) s += ",\"availableCommands\":" + rt.list(v.availableCommands, e_AvailableCommand);
   if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
   return s;
 }
 
 export function e_ForkSessionResponse(v: t.ForkSessionResponse): string {
   return rt.object(m_ForkSessionResponse(v));
+}
+
+export function d_ArchiveSessionResponse(v: JNode, path: string, cx: rt.Ctx): t.ArchiveSessionResponse {
+  return f_ArchiveSessionResponse(rt.expectObject(v, path, "ArchiveSessionResponse").members, path, cx, {});
+}
+
+export function f_ArchiveSessionResponse(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.ArchiveSessionResponse {
+  let x0__meta: t.RawJson | null | Missing = MISSING;
+  let seen0 = 0;
+  for (const m of members) {
+    switch (m.key) {
+      case "_meta": {
+        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
+        seen0 |= 0x1;
+        x0__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
+        break;
+      }
+    }
+  }
+  if (x0__meta !== MISSING) o._meta = x0__meta;
+  return o as unknown as t.ArchiveSessionResponse;
+}
+
+export function m_ArchiveSessionResponse(v: t.ArchiveSessionResponse): string {
+  let s = "";
+  if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
+  return s;
+}
+
+export function e_ArchiveSessionResponse(v: t.ArchiveSessionResponse): string {
+  return rt.object(m_ArchiveSessionResponse(v));
+}
+
+export function d_UnarchiveSessionResponse(v: JNode, path: string, cx: rt.Ctx): t.UnarchiveSessionResponse {
+  return f_UnarchiveSessionResponse(rt.expectObject(v, path, "UnarchiveSessionResponse").members, path, cx, {});
+}
+
+export function f_UnarchiveSessionResponse(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.UnarchiveSessionResponse {
+  let x0__meta: t.RawJson | null | Missing = MISSING;
+  let seen0 = 0;
+  for (const m of members) {
+    switch (m.key) {
+      case "_meta": {
+        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
+        seen0 |= 0x1;
+        x0__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
+        break;
+      }
+    }
+  }
+  if (x0__meta !== MISSING) o._meta = x0__meta;
+  return o as unknown as t.UnarchiveSessionResponse;
+}
+
+export function m_UnarchiveSessionResponse(v: t.UnarchiveSessionResponse): string {
+  let s = "";
+  if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
+  return s;
+}
+
+export function e_UnarchiveSessionResponse(v: t.UnarchiveSessionResponse): string {
+  return rt.object(m_UnarchiveSessionResponse(v));
 }
 
 export function d_SessionStatusResponse(v: JNode, path: string, cx: rt.Ctx): t.SessionStatusResponse {
@@ -808,22 +1399,19 @@ export function f_SessionStatusResponse(members: readonly JMember[], path: strin
       case "status": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "status");
         seen0 |= 0x1;
-        const p = path + ".status";
-        x0_status = d_SessionStatus(m.value, p, cx);
+        x0_status = rt.d_str(m.value, path + ".status", cx);
         break;
       }
       case "state": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "state");
         seen0 |= 0x2;
-        const p = path + ".state";
-        x1_state = m.value === null ? null : rt.lenient(cx, m.value, p, d_StateUpdate);
+        x1_state = m.value === null ? null : rt.lenient(cx, m.value, path + ".state", d_StateUpdate);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
-        const p = path + "._meta";
-        x2__meta = rt.lenientRawObject(m, p, cx, true);
+        x2__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -861,22 +1449,19 @@ export function f_UpdateSessionNotification(members: readonly JMember[], path: s
       case "sessionId": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "sessionId");
         seen0 |= 0x1;
-        const p = path + ".sessionId";
-        x0_sessionId = rt.d_str(m.value, p, cx);
+        x0_sessionId = rt.d_str(m.value, path + ".sessionId", cx);
         break;
       }
       case "update": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "update");
         seen0 |= 0x2;
-        const p = path + ".update";
-        x1_update = d_SessionUpdate(m.value, p, cx);
+        x1_update = d_SessionUpdate(m.value, path + ".update", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
-        const p = path + "._meta";
-        x2__meta = rt.lenientRawObject(m, p, cx, true);
+        x2__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -1062,15 +1647,13 @@ export function f_BackgroundSubagent(members: readonly JMember[], path: string, 
       case "sessionId": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "sessionId");
         seen0 |= 0x1;
-        const p = path + ".sessionId";
-        x0_sessionId = rt.d_str(m.value, p, cx);
+        x0_sessionId = rt.d_str(m.value, path + ".sessionId", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
-        const p = path + "._meta";
-        x1__meta = rt.lenientRawObject(m, p, cx, true);
+        x1__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -1105,15 +1688,13 @@ export function f_RunningStateUpdate(members: readonly JMember[], path: string, 
       case "background": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "background");
         seen0 |= 0x1;
-        const p = path + ".background";
-        x0_background = m.value === null ? null : rt.lenient(cx, m.value, p, list_1);
+        x0_background = m.value === null ? null : rt.lenient(cx, m.value, path + ".background", list_1);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
-        const p = path + "._meta";
-        x1__meta = rt.lenientRawObject(m, p, cx, true);
+        x1__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -1125,13 +1706,101 @@ export function f_RunningStateUpdate(members: readonly JMember[], path: string, 
 
 export function m_RunningStateUpdate(v: t.RunningStateUpdate): string {
   let s = "";
-  if (v.background !== undefined) s += ",\"background\":" + (v.background === null ? "null" : enc_list_5(v.background));
+  if (v.background !== undefined) s += ",\"background\":" + (v.background === null ? "null" : rt.list(v.background, e_BackgroundWork));
   if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
   return s;
 }
 
 export function e_RunningStateUpdate(v: t.RunningStateUpdate): string {
   return rt.object(m_RunningStateUpdate(v));
+}
+
+export function d_Usage(v: JNode, path: string, cx: rt.Ctx): t.Usage {
+  return f_Usage(rt.expectObject(v, path, "Usage").members, path, cx, {});
+}
+
+export function f_Usage(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.Usage {
+  let x0_totalTokens: t.Int64 | Missing = MISSING;
+  let x1_inputTokens: t.Int64 | Missing = MISSING;
+  let x2_outputTokens: t.Int64 | Missing = MISSING;
+  let x3_thoughtTokens: t.Int64 | null | Missing = MISSING;
+  let x4_cachedReadTokens: t.Int64 | null | Missing = MISSING;
+  let x5_cachedWriteTokens: t.Int64 | null | Missing = MISSING;
+  let x6__meta: t.RawJson | null | Missing = MISSING;
+  let seen0 = 0;
+  for (const m of members) {
+    switch (m.key) {
+      case "totalTokens": {
+        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "totalTokens");
+        seen0 |= 0x1;
+        x0_totalTokens = rt.d_u64(m.value, path + ".totalTokens", cx);
+        break;
+      }
+      case "inputTokens": {
+        if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "inputTokens");
+        seen0 |= 0x2;
+        x1_inputTokens = rt.d_u64(m.value, path + ".inputTokens", cx);
+        break;
+      }
+      case "outputTokens": {
+        if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "outputTokens");
+        seen0 |= 0x4;
+        x2_outputTokens = rt.d_u64(m.value, path + ".outputTokens", cx);
+        break;
+      }
+      case "thoughtTokens": {
+        if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "thoughtTokens");
+        seen0 |= 0x8;
+        x3_thoughtTokens = m.value === null ? null : rt.lenient(cx, m.value, path + ".thoughtTokens", rt.d_u64);
+        break;
+      }
+      case "cachedReadTokens": {
+        if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "cachedReadTokens");
+        seen0 |= 0x10;
+        x4_cachedReadTokens = m.value === null ? null : rt.lenient(cx, m.value, path + ".cachedReadTokens", rt.d_u64);
+        break;
+      }
+      case "cachedWriteTokens": {
+        if ((seen0 & 0x20) !== 0) throw rt.duplicate(path, "cachedWriteTokens");
+        seen0 |= 0x20;
+        x5_cachedWriteTokens = m.value === null ? null : rt.lenient(cx, m.value, path + ".cachedWriteTokens", rt.d_u64);
+        break;
+      }
+      case "_meta": {
+        if ((seen0 & 0x40) !== 0) throw rt.duplicate(path, "_meta");
+        seen0 |= 0x40;
+        x6__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
+        break;
+      }
+    }
+  }
+  if (x0_totalTokens === MISSING) throw rt.missing(path, "totalTokens");
+  if (x1_inputTokens === MISSING) throw rt.missing(path, "inputTokens");
+  if (x2_outputTokens === MISSING) throw rt.missing(path, "outputTokens");
+  o.totalTokens = x0_totalTokens;
+  o.inputTokens = x1_inputTokens;
+  o.outputTokens = x2_outputTokens;
+  if (x3_thoughtTokens !== MISSING) o.thoughtTokens = x3_thoughtTokens;
+  if (x4_cachedReadTokens !== MISSING) o.cachedReadTokens = x4_cachedReadTokens;
+  if (x5_cachedWriteTokens !== MISSING) o.cachedWriteTokens = x5_cachedWriteTokens;
+  if (x6__meta !== MISSING) o._meta = x6__meta;
+  return o as unknown as t.Usage;
+}
+
+export function m_Usage(v: t.Usage): string {
+  let s = "";
+  s += ",\"totalTokens\":" + rt.int(v.totalTokens);
+  s += ",\"inputTokens\":" + rt.int(v.inputTokens);
+  s += ",\"outputTokens\":" + rt.int(v.outputTokens);
+  if (v.thoughtTokens !== undefined) s += ",\"thoughtTokens\":" + (v.thoughtTokens === null ? "null" : rt.int(v.thoughtTokens));
+  if (v.cachedReadTokens !== undefined) s += ",\"cachedReadTokens\":" + (v.cachedReadTokens === null ? "null" : rt.int(v.cachedReadTokens));
+  if (v.cachedWriteTokens !== undefined) s += ",\"cachedWriteTokens\":" + (v.cachedWriteTokens === null ? "null" : rt.int(v.cachedWriteTokens));
+  if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
+  return s;
+}
+
+export function e_Usage(v: t.Usage): string {
+  return rt.object(m_Usage(v));
 }
 
 export function d_IdleStateUpdate(v: JNode, path: string, cx: rt.Ctx): t.IdleStateUpdate {
@@ -1149,29 +1818,25 @@ export function g_IdleStateUpdate(obj: JObject, path: string, cx: rt.Ctx, o: Rec
       case "usage": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "usage");
         seen0 |= 0x1;
-        const p = path + ".usage";
-        x0_usage = m.value === null ? null : rt.lenient(cx, m.value, p, d_Usage);
+        x0_usage = m.value === null ? null : rt.lenient(cx, m.value, path + ".usage", d_Usage);
         break;
       }
       case "background": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "background");
         seen0 |= 0x2;
-        const p = path + ".background";
-        x1_background = m.value === null ? null : rt.lenient(cx, m.value, p, list_1);
+        x1_background = m.value === null ? null : rt.lenient(cx, m.value, path + ".background", list_1);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
-        const p = path + "._meta";
-        x2__meta = rt.lenientRawObject(m, p, cx, true);
+        x2__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
       case "stopReason": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "stopReason");
         seen0 |= 0x8;
-        const p = path + ".stopReason";
-        x3_stopReason = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
+        x3_stopReason = m.value === null ? null : rt.lenient(cx, m.value, path + ".stopReason", rt.d_str);
         break;
       }
     }
@@ -1187,7 +1852,7 @@ export function g_IdleStateUpdate(obj: JObject, path: string, cx: rt.Ctx, o: Rec
 export function m_IdleStateUpdate(v: t.IdleStateUpdate): string {
   let s = "";
   if (v.usage !== undefined) s += ",\"usage\":" + (v.usage === null ? "null" : e_Usage(v.usage));
-  if (v.background !== undefined) s += ",\"background\":" + (v.background === null ? "null" : enc_list_5(v.background));
+  if (v.background !== undefined) s += ",\"background\":" + (v.background === null ? "null" : rt.list(v.background, e_BackgroundWork));
   if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
   if (v.stopReason !== undefined) s += ",\"stopReason\":" + (v.stopReason === null ? "null" : rt.str(v.stopReason));
   s += rt.skipMembers(n_IdleStateUpdateVariant(v.variant), ["usage", "background", "_meta", "stopReason"]);
@@ -1211,15 +1876,13 @@ export function f_RequiresActionStateUpdate(members: readonly JMember[], path: s
       case "background": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "background");
         seen0 |= 0x1;
-        const p = path + ".background";
-        x0_background = m.value === null ? null : rt.lenient(cx, m.value, p, list_1);
+        x0_background = m.value === null ? null : rt.lenient(cx, m.value, path + ".background", list_1);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
-        const p = path + "._meta";
-        x1__meta = rt.lenientRawObject(m, p, cx, true);
+        x1__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -1231,7 +1894,7 @@ export function f_RequiresActionStateUpdate(members: readonly JMember[], path: s
 
 export function m_RequiresActionStateUpdate(v: t.RequiresActionStateUpdate): string {
   let s = "";
-  if (v.background !== undefined) s += ",\"background\":" + (v.background === null ? "null" : enc_list_5(v.background));
+  if (v.background !== undefined) s += ",\"background\":" + (v.background === null ? "null" : rt.list(v.background, e_BackgroundWork));
   if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
   return s;
 }
@@ -1253,15 +1916,13 @@ export function f_UnknownStateUpdate(members: readonly JMember[], path: string, 
       case "background": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "background");
         seen0 |= 0x1;
-        const p = path + ".background";
-        x0_background = m.value === null ? null : rt.lenient(cx, m.value, p, list_1);
+        x0_background = m.value === null ? null : rt.lenient(cx, m.value, path + ".background", list_1);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
-        const p = path + "._meta";
-        x1__meta = rt.lenientRawObject(m, p, cx, true);
+        x1__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -1273,13 +1934,54 @@ export function f_UnknownStateUpdate(members: readonly JMember[], path: string, 
 
 export function m_UnknownStateUpdate(v: t.UnknownStateUpdate): string {
   let s = "";
-  if (v.background !== undefined) s += ",\"background\":" + (v.background === null ? "null" : enc_list_5(v.background));
+  if (v.background !== undefined) s += ",\"background\":" + (v.background === null ? "null" : rt.list(v.background, e_BackgroundWork));
   if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
   return s;
 }
 
 export function e_UnknownStateUpdate(v: t.UnknownStateUpdate): string {
   return rt.object(m_UnknownStateUpdate(v));
+}
+
+export function d_SetSessionTitleResponse(v: JNode, path: string, cx: rt.Ctx): t.SetSessionTitleResponse {
+  return f_SetSessionTitleResponse(rt.expectObject(v, path, "SetSessionTitleResponse").members, path, cx, {});
+}
+
+export function f_SetSessionTitleResponse(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.SetSessionTitleResponse {
+  let x0_title: string | Missing = MISSING;
+  let x1__meta: t.RawJson | null | Missing = MISSING;
+  let seen0 = 0;
+  for (const m of members) {
+    switch (m.key) {
+      case "title": {
+        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "title");
+        seen0 |= 0x1;
+        x0_title = rt.d_str(m.value, path + ".title", cx);
+        break;
+      }
+      case "_meta": {
+        if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
+        seen0 |= 0x2;
+        x1__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
+        break;
+      }
+    }
+  }
+  if (x0_title === MISSING) throw rt.missing(path, "title");
+  o.title = x0_title;
+  if (x1__meta !== MISSING) o._meta = x1__meta;
+  return o as unknown as t.SetSessionTitleResponse;
+}
+
+export function m_SetSessionTitleResponse(v: t.SetSessionTitleResponse): string {
+  let s = "";
+  s += ",\"title\":" + rt.str(v.title);
+  if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
+  return s;
+}
+
+export function e_SetSessionTitleResponse(v: t.SetSessionTitleResponse): string {
+  return rt.object(m_SetSessionTitleResponse(v));
 }
 
 export function d_StateUpdate(v: JNode, path: string, cx: rt.Ctx): t.StateUpdate {
@@ -1354,6 +2056,108 @@ export function e_PlanUpdateContent(v: t.PlanUpdateContent): string {
   return v instanceof UnknownVariant ? v.raw.text : rt.object(n_PlanUpdateContent(v));
 }
 
+export function d_PlanFile(v: JNode, path: string, cx: rt.Ctx): t.PlanFile {
+  return f_PlanFile(rt.expectObject(v, path, "PlanFile").members, path, cx, {});
+}
+
+export function f_PlanFile(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.PlanFile {
+  let x0_planId: t.PlanId | Missing = MISSING;
+  let x1_uri: string | Missing = MISSING;
+  let x2__meta: t.RawJson | null | Missing = MISSING;
+  let seen0 = 0;
+  for (const m of members) {
+    switch (m.key) {
+      case "planId": {
+        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "planId");
+        seen0 |= 0x1;
+        x0_planId = rt.d_str(m.value, path + ".planId", cx);
+        break;
+      }
+      case "uri": {
+        if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "uri");
+        seen0 |= 0x2;
+        x1_uri = rt.d_str(m.value, path + ".uri", cx);
+        break;
+      }
+      case "_meta": {
+        if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
+        seen0 |= 0x4;
+        x2__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
+        break;
+      }
+    }
+  }
+  if (x0_planId === MISSING) throw rt.missing(path, "planId");
+  if (x1_uri === MISSING) throw rt.missing(path, "uri");
+  o.planId = x0_planId;
+  o.uri = x1_uri;
+  if (x2__meta !== MISSING) o._meta = x2__meta;
+  return o as unknown as t.PlanFile;
+}
+
+export function m_PlanFile(v: t.PlanFile): string {
+  let s = "";
+  s += ",\"planId\":" + rt.str(v.planId);
+  s += ",\"uri\":" + rt.str(v.uri);
+  if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
+  return s;
+}
+
+export function e_PlanFile(v: t.PlanFile): string {
+  return rt.object(m_PlanFile(v));
+}
+
+export function d_PlanMarkdown(v: JNode, path: string, cx: rt.Ctx): t.PlanMarkdown {
+  return f_PlanMarkdown(rt.expectObject(v, path, "PlanMarkdown").members, path, cx, {});
+}
+
+export function f_PlanMarkdown(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.PlanMarkdown {
+  let x0_planId: t.PlanId | Missing = MISSING;
+  let x1_content: string | Missing = MISSING;
+  let x2__meta: t.RawJson | null | Missing = MISSING;
+  let seen0 = 0;
+  for (const m of members) {
+    switch (m.key) {
+      case "planId": {
+        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "planId");
+        seen0 |= 0x1;
+        x0_planId = rt.d_str(m.value, path + ".planId", cx);
+        break;
+      }
+      case "content": {
+        if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "content");
+        seen0 |= 0x2;
+        x1_content = rt.d_str(m.value, path + ".content", cx);
+        break;
+      }
+      case "_meta": {
+        if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
+        seen0 |= 0x4;
+        x2__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
+        break;
+      }
+    }
+  }
+  if (x0_planId === MISSING) throw rt.missing(path, "planId");
+  if (x1_content === MISSING) throw rt.missing(path, "content");
+  o.planId = x0_planId;
+  o.content = x1_content;
+  if (x2__meta !== MISSING) o._meta = x2__meta;
+  return o as unknown as t.PlanMarkdown;
+}
+
+export function m_PlanMarkdown(v: t.PlanMarkdown): string {
+  let s = "";
+  s += ",\"planId\":" + rt.str(v.planId);
+  s += ",\"content\":" + rt.str(v.content);
+  if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
+  return s;
+}
+
+export function e_PlanMarkdown(v: t.PlanMarkdown): string {
+  return rt.object(m_PlanMarkdown(v));
+}
+
 export function d_PlanUpdate(v: JNode, path: string, cx: rt.Ctx): t.PlanUpdate {
   return f_PlanUpdate(rt.expectObject(v, path, "PlanUpdate").members, path, cx, {});
 }
@@ -1367,15 +2171,13 @@ export function f_PlanUpdate(members: readonly JMember[], path: string, cx: rt.C
       case "plan": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "plan");
         seen0 |= 0x1;
-        const p = path + ".plan";
-        x0_plan = d_PlanUpdateContent(m.value, p, cx);
+        x0_plan = d_PlanUpdateContent(m.value, path + ".plan", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
-        const p = path + "._meta";
-        x1__meta = rt.lenientRawObject(m, p, cx, true);
+        x1__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -1397,6 +2199,118 @@ export function e_PlanUpdate(v: t.PlanUpdate): string {
   return rt.object(m_PlanUpdate(v));
 }
 
+export function d_PlanRemoved(v: JNode, path: string, cx: rt.Ctx): t.PlanRemoved {
+  return f_PlanRemoved(rt.expectObject(v, path, "PlanRemoved").members, path, cx, {});
+}
+
+export function f_PlanRemoved(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.PlanRemoved {
+  let x0_planId: t.PlanId | Missing = MISSING;
+  let x1__meta: t.RawJson | null | Missing = MISSING;
+  let seen0 = 0;
+  for (const m of members) {
+    switch (m.key) {
+      case "planId": {
+        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "planId");
+        seen0 |= 0x1;
+        x0_planId = rt.d_str(m.value, path + ".planId", cx);
+        break;
+      }
+      case "_meta": {
+        if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
+        seen0 |= 0x2;
+        x1__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
+        break;
+      }
+    }
+  }
+  if (x0_planId === MISSING) throw rt.missing(path, "planId");
+  o.planId = x0_planId;
+  if (x1__meta !== MISSING) o._meta = x1__meta;
+  return o as unknown as t.PlanRemoved;
+}
+
+export function m_PlanRemoved(v: t.PlanRemoved): string {
+  let s = "";
+  s += ",\"planId\":" + rt.str(v.planId);
+  if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
+  return s;
+}
+
+export function e_PlanRemoved(v: t.PlanRemoved): string {
+  return rt.object(m_PlanRemoved(v));
+}
+
+export function d_SubagentSessionCapabilities(v: JNode, path: string, cx: rt.Ctx): t.SubagentSessionCapabilities {
+  return f_SubagentSessionCapabilities(rt.expectObject(v, path, "SubagentSessionCapabilities").members, path, cx, {});
+}
+
+export function f_SubagentSessionCapabilities(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.SubagentSessionCapabilities {
+  let x0_cancel: t.SessionCancelCapabilities | null | Missing = MISSING;
+  let x1__meta: t.RawJson | null | Missing = MISSING;
+  let seen0 = 0;
+  for (const m of members) {
+    switch (m.key) {
+      case "cancel": {
+        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "cancel");
+        seen0 |= 0x1;
+        x0_cancel = m.value === null ? null : rt.lenient(cx, m.value, path + ".cancel", d_SessionCancelCapabilities);
+        break;
+      }
+      case "_meta": {
+        if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
+        seen0 |= 0x2;
+        x1__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
+        break;
+      }
+    }
+  }
+  if (x0_cancel !== MISSING) o.cancel = x0_cancel;
+  if (x1__meta !== MISSING) o._meta = x1__meta;
+  return o as unknown as t.SubagentSessionCapabilities;
+}
+
+export function m_SubagentSessionCapabilities(v: t.SubagentSessionCapabilities): string {
+  let s = "";
+  if (v.cancel !== undefined) s += ",\"cancel\":" + (v.cancel === null ? "null" : e_SessionCancelCapabilities(v.cancel));
+  if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
+  return s;
+}
+
+export function e_SubagentSessionCapabilities(v: t.SubagentSessionCapabilities): string {
+  return rt.object(m_SubagentSessionCapabilities(v));
+}
+
+export function d_SessionCancelCapabilities(v: JNode, path: string, cx: rt.Ctx): t.SessionCancelCapabilities {
+  return f_SessionCancelCapabilities(rt.expectObject(v, path, "SessionCancelCapabilities").members, path, cx, {});
+}
+
+export function f_SessionCancelCapabilities(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.SessionCancelCapabilities {
+  let x0__meta: t.RawJson | null | Missing = MISSING;
+  let seen0 = 0;
+  for (const m of members) {
+    switch (m.key) {
+      case "_meta": {
+        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
+        seen0 |= 0x1;
+        x0__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
+        break;
+      }
+    }
+  }
+  if (x0__meta !== MISSING) o._meta = x0__meta;
+  return o as unknown as t.SessionCancelCapabilities;
+}
+
+export function m_SessionCancelCapabilities(v: t.SessionCancelCapabilities): string {
+  let s = "";
+  if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
+  return s;
+}
+
+export function e_SessionCancelCapabilities(v: t.SessionCancelCapabilities): string {
+  return rt.object(m_SessionCancelCapabilities(v));
+}
+
 export function d_SubagentUpdate(v: JNode, path: string, cx: rt.Ctx): t.SubagentUpdate {
   return f_SubagentUpdate(rt.expectObject(v, path, "SubagentUpdate").members, path, cx, {});
 }
@@ -1416,57 +2330,49 @@ export function f_SubagentUpdate(members: readonly JMember[], path: string, cx: 
       case "sessionId": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "sessionId");
         seen0 |= 0x1;
-        const p = path + ".sessionId";
-        x0_sessionId = rt.d_str(m.value, p, cx);
+        x0_sessionId = rt.d_str(m.value, path + ".sessionId", cx);
         break;
       }
       case "title": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "title");
         seen0 |= 0x2;
-        const p = path + ".title";
-        x1_title = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
+        x1_title = m.value === null ? null : rt.lenient(cx, m.value, path + ".title", rt.d_str);
         break;
       }
       case "description": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "description");
         seen0 |= 0x4;
-        const p = path + ".description";
-        x2_description = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
+        x2_description = m.value === null ? null : rt.lenient(cx, m.value, path + ".description", rt.d_str);
         break;
       }
       case "capabilities": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "capabilities");
         seen0 |= 0x8;
-        const p = path + ".capabilities";
-        x3_capabilities = m.value === null ? null : rt.lenient(cx, m.value, p, d_SubagentSessionCapabilities);
+        x3_capabilities = m.value === null ? null : rt.lenient(cx, m.value, path + ".capabilities", d_SubagentSessionCapabilities);
         break;
       }
       case "state": {
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "state");
         seen0 |= 0x10;
-        const p = path + ".state";
-        x4_state = m.value === null ? null : rt.lenient(cx, m.value, p, d_StateUpdate);
+        x4_state = m.value === null ? null : rt.lenient(cx, m.value, path + ".state", d_StateUpdate);
         break;
       }
       case "cwd": {
         if ((seen0 & 0x20) !== 0) throw rt.duplicate(path, "cwd");
         seen0 |= 0x20;
-        const p = path + ".cwd";
-        x5_cwd = m.value === null ? null : rt.d_str(m.value, p, cx);
+        x5_cwd = m.value === null ? null : rt.d_str(m.value, path + ".cwd", cx);
         break;
       }
       case "additionalDirectories": {
         if ((seen0 & 0x40) !== 0) throw rt.duplicate(path, "additionalDirectories");
         seen0 |= 0x40;
-        const p = path + ".additionalDirectories";
-        x6_additionalDirectories = m.value === null ? null : list_0(m.value, p, cx);
+        x6_additionalDirectories = m.value === null ? null : rt.d_list(m.value, path + ".additionalDirectories", cx, rt.d_str);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x80) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x80;
-        const p = path + "._meta";
-        x7__meta = rt.lenientRawObject(m, p, cx, true);
+        x7__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -1491,7 +2397,7 @@ export function m_SubagentUpdate(v: t.SubagentUpdate): string {
   if (v.capabilities !== undefined) s += ",\"capabilities\":" + (v.capabilities === null ? "null" : e_SubagentSessionCapabilities(v.capabilities));
   if (v.state !== undefined) s += ",\"state\":" + (v.state === null ? "null" : e_StateUpdate(v.state));
   if (v.cwd !== undefined) s += ",\"cwd\":" + (v.cwd === null ? "null" : rt.str(v.cwd));
-  if (v.additionalDirectories !== undefined) s += ",\"additionalDirectories\":" + (v.additionalDirectories === null ? "null" : enc_list_2(v.additionalDirectories));
+  if (v.additionalDirectories !== undefined) s += ",\"additionalDirectories\":" + (v.additionalDirectories === null ? "null" : rt.list(v.additionalDirectories, rt.str));
   if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
   return s;
 }
@@ -1518,50 +2424,43 @@ export function f_SessionMessage(members: readonly JMember[], path: string, cx: 
       case "messageId": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "messageId");
         seen0 |= 0x1;
-        const p = path + ".messageId";
-        x0_messageId = rt.d_str(m.value, p, cx);
+        x0_messageId = rt.d_str(m.value, path + ".messageId", cx);
         break;
       }
       case "senderSessionId": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "senderSessionId");
         seen0 |= 0x2;
-        const p = path + ".senderSessionId";
-        x1_senderSessionId = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
+        x1_senderSessionId = m.value === null ? null : rt.lenient(cx, m.value, path + ".senderSessionId", rt.d_str);
         break;
       }
       case "recipientSessionId": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "recipientSessionId");
         seen0 |= 0x4;
-        const p = path + ".recipientSessionId";
-        x2_recipientSessionId = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
+        x2_recipientSessionId = m.value === null ? null : rt.lenient(cx, m.value, path + ".recipientSessionId", rt.d_str);
         break;
       }
       case "senderMessageId": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "senderMessageId");
         seen0 |= 0x8;
-        const p = path + ".senderMessageId";
-        x3_senderMessageId = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
+        x3_senderMessageId = m.value === null ? null : rt.lenient(cx, m.value, path + ".senderMessageId", rt.d_str);
         break;
       }
       case "recipientMessageId": {
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "recipientMessageId");
         seen0 |= 0x10;
-        const p = path + ".recipientMessageId";
-        x4_recipientMessageId = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
+        x4_recipientMessageId = m.value === null ? null : rt.lenient(cx, m.value, path + ".recipientMessageId", rt.d_str);
         break;
       }
       case "content": {
         if ((seen0 & 0x20) !== 0) throw rt.duplicate(path, "content");
         seen0 |= 0x20;
-        const p = path + ".content";
-        x5_content = rt.items(cx, m.value, p, d_ContentBlock, true, true);
+        x5_content = rt.items(cx, m.value, path + ".content", d_ContentBlock, true, true);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x40) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x40;
-        const p = path + "._meta";
-        x6__meta = rt.lenientRawObject(m, p, cx, true);
+        x6__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -1584,7 +2483,7 @@ export function m_SessionMessage(v: t.SessionMessage): string {
   if (v.recipientSessionId !== undefined) s += ",\"recipientSessionId\":" + (v.recipientSessionId === null ? "null" : rt.str(v.recipientSessionId));
   if (v.senderMessageId !== undefined) s += ",\"senderMessageId\":" + (v.senderMessageId === null ? "null" : rt.str(v.senderMessageId));
   if (v.recipientMessageId !== undefined) s += ",\"recipientMessageId\":" + (v.recipientMessageId === null ? "null" : rt.str(v.recipientMessageId));
-  if (v.content !== undefined) s += ",\"content\":" + (v.content === null ? "null" : enc_list_6(v.content));
+  if (v.content !== undefined) s += ",\"content\":" + (v.content === null ? "null" : rt.list(v.content, e_ContentBlock));
   if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
   return s;
 }
@@ -1607,22 +2506,19 @@ export function f_SessionMessageChunk(members: readonly JMember[], path: string,
       case "messageId": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "messageId");
         seen0 |= 0x1;
-        const p = path + ".messageId";
-        x0_messageId = rt.d_str(m.value, p, cx);
+        x0_messageId = rt.d_str(m.value, path + ".messageId", cx);
         break;
       }
       case "content": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "content");
         seen0 |= 0x2;
-        const p = path + ".content";
-        x1_content = d_ContentBlock(m.value, p, cx);
+        x1_content = d_ContentBlock(m.value, path + ".content", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
-        const p = path + "._meta";
-        x2__meta = rt.lenientRawObject(m, p, cx, true);
+        x2__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -1647,6 +2543,229 @@ export function e_SessionMessageChunk(v: t.SessionMessageChunk): string {
   return rt.object(m_SessionMessageChunk(v));
 }
 
+export function d_AuthStatusUpdateNotification(v: JNode, path: string, cx: rt.Ctx): t.AuthStatusUpdateNotification {
+  return f_AuthStatusUpdateNotification(rt.expectObject(v, path, "AuthStatusUpdateNotification").members, path, cx, {});
+}
+
+export function f_AuthStatusUpdateNotification(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.AuthStatusUpdateNotification {
+  let x0_state: t.AuthState | Missing = MISSING;
+  let x1_accounts: t.AuthAccount[] | null | Missing = MISSING;
+  let x2__meta: t.RawJson | null | Missing = MISSING;
+  let seen0 = 0;
+  for (const m of members) {
+    switch (m.key) {
+      case "state": {
+        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "state");
+        seen0 |= 0x1;
+        x0_state = rt.d_str(m.value, path + ".state", cx);
+        break;
+      }
+      case "accounts": {
+        if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "accounts");
+        seen0 |= 0x2;
+        x1_accounts = rt.items(cx, m.value, path + ".accounts", d_AuthAccount, false, true);
+        break;
+      }
+      case "_meta": {
+        if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
+        seen0 |= 0x4;
+        x2__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
+        break;
+      }
+    }
+  }
+  if (x0_state === MISSING) throw rt.missing(path, "state");
+  o.state = x0_state;
+  if (x1_accounts !== MISSING) o.accounts = x1_accounts;
+  if (x2__meta !== MISSING) o._meta = x2__meta;
+  return o as unknown as t.AuthStatusUpdateNotification;
+}
+
+export function m_AuthStatusUpdateNotification(v: t.AuthStatusUpdateNotification): string {
+  let s = "";
+  s += ",\"state\":" + rt.str(v.state);
+  if (v.accounts !== undefined) s += ",\"accounts\":" + rt.list(v.accounts, e_AuthAccount);
+  if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
+  return s;
+}
+
+export function e_AuthStatusUpdateNotification(v: t.AuthStatusUpdateNotification): string {
+  return rt.object(m_AuthStatusUpdateNotification(v));
+}
+
+export function d_ListProvidersRequest(v: JNode, path: string, cx: rt.Ctx): t.ListProvidersRequest {
+  return f_ListProvidersRequest(rt.expectObject(v, path, "ListProvidersRequest").members, path, cx, {});
+}
+
+export function f_ListProvidersRequest(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.ListProvidersRequest {
+  let x0__meta: t.RawJson | null | Missing = MISSING;
+  let seen0 = 0;
+  for (const m of members) {
+    switch (m.key) {
+      case "_meta": {
+        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
+        seen0 |= 0x1;
+        x0__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
+        break;
+      }
+    }
+  }
+  if (x0__meta !== MISSING) o._meta = x0__meta;
+  return o as unknown as t.ListProvidersRequest;
+}
+
+export function m_ListProvidersRequest(v: t.ListProvidersRequest): string {
+  let s = "";
+  if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
+  return s;
+}
+
+export function e_ListProvidersRequest(v: t.ListProvidersRequest): string {
+  return rt.object(m_ListProvidersRequest(v));
+}
+
+export function d_SetProviderRequest(v: JNode, path: string, cx: rt.Ctx): t.SetProviderRequest {
+  return f_SetProviderRequest(rt.expectObject(v, path, "SetProviderRequest").members, path, cx, {});
+}
+
+export function f_SetProviderRequest(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.SetProviderRequest {
+  let x0_providerId: t.ProviderId | Missing = MISSING;
+  let x1_apiType: t.LlmProtocol | Missing = MISSING;
+  let x2_baseUrl: string | Missing = MISSING;
+  let x3_headers: { [key: string]: string } | Missing = MISSING;
+  let x4__meta: t.RawJson | null | Missing = MISSING;
+  let seen0 = 0;
+  for (const m of members) {
+    switch (m.key) {
+      case "providerId": {
+        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "providerId");
+        seen0 |= 0x1;
+        x0_providerId = rt.d_str(m.value, path + ".providerId", cx);
+        break;
+      }
+      case "apiType": {
+        if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "apiType");
+        seen0 |= 0x2;
+        x1_apiType = rt.d_str(m.value, path + ".apiType", cx);
+        break;
+      }
+      case "baseUrl": {
+        if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "baseUrl");
+        seen0 |= 0x4;
+        x2_baseUrl = rt.d_str(m.value, path + ".baseUrl", cx);
+        break;
+      }
+      case "headers": {
+        if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "headers");
+        seen0 |= 0x8;
+        x3_headers = rt.d_map(m.value, path + ".headers", cx, rt.d_str);
+        break;
+      }
+      case "_meta": {
+        if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "_meta");
+        seen0 |= 0x10;
+        x4__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
+        break;
+      }
+    }
+  }
+  if (x0_providerId === MISSING) throw rt.missing(path, "providerId");
+  if (x1_apiType === MISSING) throw rt.missing(path, "apiType");
+  if (x2_baseUrl === MISSING) throw rt.missing(path, "baseUrl");
+  o.providerId = x0_providerId;
+  o.apiType = x1_apiType;
+  o.baseUrl = x2_baseUrl;
+  if (x3_headers !== MISSING) o.headers = x3_headers;
+  if (x4__meta !== MISSING) o._meta = x4__meta;
+  return o as unknown as t.SetProviderRequest;
+}
+
+export function m_SetProviderRequest(v: t.SetProviderRequest): string {
+  let s = "";
+  s += ",\"providerId\":" + rt.str(v.providerId);
+  s += ",\"apiType\":" + rt.str(v.apiType);
+  s += ",\"baseUrl\":" + rt.str(v.baseUrl);
+  if (v.headers !== undefined) s += ",\"headers\":" + rt.map(v.headers, rt.str);
+  if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
+  return s;
+}
+
+export function e_SetProviderRequest(v: t.SetProviderRequest): string {
+  return rt.object(m_SetProviderRequest(v));
+}
+
+export function d_DisableProviderRequest(v: JNode, path: string, cx: rt.Ctx): t.DisableProviderRequest {
+  return f_DisableProviderRequest(rt.expectObject(v, path, "DisableProviderRequest").members, path, cx, {});
+}
+
+export function f_DisableProviderRequest(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.DisableProviderRequest {
+  let x0_providerId: t.ProviderId | Missing = MISSING;
+  let x1__meta: t.RawJson | null | Missing = MISSING;
+  let seen0 = 0;
+  for (const m of members) {
+    switch (m.key) {
+      case "providerId": {
+        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "providerId");
+        seen0 |= 0x1;
+        x0_providerId = rt.d_str(m.value, path + ".providerId", cx);
+        break;
+      }
+      case "_meta": {
+        if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
+        seen0 |= 0x2;
+        x1__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
+        break;
+      }
+    }
+  }
+  if (x0_providerId === MISSING) throw rt.missing(path, "providerId");
+  o.providerId = x0_providerId;
+  if (x1__meta !== MISSING) o._meta = x1__meta;
+  return o as unknown as t.DisableProviderRequest;
+}
+
+export function m_DisableProviderRequest(v: t.DisableProviderRequest): string {
+  let s = "";
+  s += ",\"providerId\":" + rt.str(v.providerId);
+  if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
+  return s;
+}
+
+export function e_DisableProviderRequest(v: t.DisableProviderRequest): string {
+  return rt.object(m_DisableProviderRequest(v));
+}
+
+export function d_AuthStatusRequest(v: JNode, path: string, cx: rt.Ctx): t.AuthStatusRequest {
+  return f_AuthStatusRequest(rt.expectObject(v, path, "AuthStatusRequest").members, path, cx, {});
+}
+
+export function f_AuthStatusRequest(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.AuthStatusRequest {
+  let x0__meta: t.RawJson | null | Missing = MISSING;
+  let seen0 = 0;
+  for (const m of members) {
+    switch (m.key) {
+      case "_meta": {
+        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
+        seen0 |= 0x1;
+        x0__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
+        break;
+      }
+    }
+  }
+  if (x0__meta !== MISSING) o._meta = x0__meta;
+  return o as unknown as t.AuthStatusRequest;
+}
+
+export function m_AuthStatusRequest(v: t.AuthStatusRequest): string {
+  let s = "";
+  if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
+  return s;
+}
+
+export function e_AuthStatusRequest(v: t.AuthStatusRequest): string {
+  return rt.object(m_AuthStatusRequest(v));
+}
+
 export function d_NewSessionRequest(v: JNode, path: string, cx: rt.Ctx): t.NewSessionRequest {
   return f_NewSessionRequest(rt.expectObject(v, path, "NewSessionRequest").members, path, cx, {});
 }
@@ -1663,36 +2782,31 @@ export function f_NewSessionRequest(members: readonly JMember[], path: string, c
       case "cwd": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "cwd");
         seen0 |= 0x1;
-        const p = path + ".cwd";
-        x0_cwd = rt.d_str(m.value, p, cx);
+        x0_cwd = rt.d_str(m.value, path + ".cwd", cx);
         break;
       }
       case "additionalDirectories": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "additionalDirectories");
         seen0 |= 0x2;
-        const p = path + ".additionalDirectories";
-        x1_additionalDirectories = rt.defaultOnNull(cx, m.value, p, list_0);
+        x1_additionalDirectories = rt.defaultOnNull(cx, m.value, path + ".additionalDirectories", list_0);
         break;
       }
       case "mcpServers": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "mcpServers");
         seen0 |= 0x4;
-        const p = path + ".mcpServers";
-        x2_mcpServers = rt.defaultOnNull(cx, m.value, p, list_2);
+        x2_mcpServers = rt.defaultOnNull(cx, m.value, path + ".mcpServers", list_2);
         break;
       }
       case "systemPrompt": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "systemPrompt");
         seen0 |= 0x8;
-        const p = path + ".systemPrompt";
-        x3_systemPrompt = m.value === null ? null : d_SystemPrompt(m.value, p, cx);
+        x3_systemPrompt = m.value === null ? null : d_SystemPrompt(m.value, path + ".systemPrompt", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x10;
-        const p = path + "._meta";
-        x4__meta = rt.lenientRawObject(m, p, cx, true);
+        x4__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -1709,8 +2823,8 @@ export function f_NewSessionRequest(members: readonly JMember[], path: string, c
 export function m_NewSessionRequest(v: t.NewSessionRequest): string {
   let s = "";
   s += ",\"cwd\":" + rt.str(v.cwd);
-  if (v.additionalDirectories !== undefined) s += ",\"additionalDirectories\":" + enc_list_2(v.additionalDirectories);
-  if (v.mcpServers !== undefined) s += ",\"mcpServers\":" + enc_list_7(v.mcpServers);
+  if (v.additionalDirectories !== undefined) s += ",\"additionalDirectories\":" + rt.list(v.additionalDirectories, rt.str);
+  if (v.mcpServers !== undefined) s += ",\"mcpServers\":" + rt.list(v.mcpServers, e_McpServer);
   if (v.systemPrompt !== undefined) s += ",\"systemPrompt\":" + (v.systemPrompt === null ? "null" : e_SystemPrompt(v.systemPrompt));
   if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
   return s;
@@ -1754,6 +2868,57 @@ export function e_McpServer(v: t.McpServer): string {
   return v instanceof UnknownVariant ? v.raw.text : rt.object(n_McpServer(v));
 }
 
+export function d_McpServerAcp(v: JNode, path: string, cx: rt.Ctx): t.McpServerAcp {
+  return f_McpServerAcp(rt.expectObject(v, path, "McpServerAcp").members, path, cx, {});
+}
+
+export function f_McpServerAcp(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.McpServerAcp {
+  let x0_name: string | Missing = MISSING;
+  let x1_serverId: t.McpServerAcpId | Missing = MISSING;
+  let x2__meta: t.RawJson | null | Missing = MISSING;
+  let seen0 = 0;
+  for (const m of members) {
+    switch (m.key) {
+      case "name": {
+        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "name");
+        seen0 |= 0x1;
+        x0_name = rt.d_str(m.value, path + ".name", cx);
+        break;
+      }
+      case "serverId": {
+        if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "serverId");
+        seen0 |= 0x2;
+        x1_serverId = rt.d_str(m.value, path + ".serverId", cx);
+        break;
+      }
+      case "_meta": {
+        if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
+        seen0 |= 0x4;
+        x2__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
+        break;
+      }
+    }
+  }
+  if (x0_name === MISSING) throw rt.missing(path, "name");
+  if (x1_serverId === MISSING) throw rt.missing(path, "serverId");
+  o.name = x0_name;
+  o.serverId = x1_serverId;
+  if (x2__meta !== MISSING) o._meta = x2__meta;
+  return o as unknown as t.McpServerAcp;
+}
+
+export function m_McpServerAcp(v: t.McpServerAcp): string {
+  let s = "";
+  s += ",\"name\":" + rt.str(v.name);
+  s += ",\"serverId\":" + rt.str(v.serverId);
+  if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
+  return s;
+}
+
+export function e_McpServerAcp(v: t.McpServerAcp): string {
+  return rt.object(m_McpServerAcp(v));
+}
+
 export function d_SystemPrompt(v: JNode, path: string, cx: rt.Ctx): t.SystemPrompt {
   return f_SystemPrompt(rt.expectObject(v, path, "SystemPrompt").members, path, cx, {});
 }
@@ -1768,22 +2933,19 @@ export function f_SystemPrompt(members: readonly JMember[], path: string, cx: rt
       case "mode": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "mode");
         seen0 |= 0x1;
-        const p = path + ".mode";
-        x0_mode = d_SystemPromptMode(m.value, p, cx);
+        x0_mode = rt.d_str(m.value, path + ".mode", cx);
         break;
       }
       case "content": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "content");
         seen0 |= 0x2;
-        const p = path + ".content";
-        x1_content = list_3(m.value, p, cx);
+        x1_content = rt.d_list(m.value, path + ".content", cx, d_ContentBlock);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
-        const p = path + "._meta";
-        x2__meta = rt.lenientRawObject(m, p, cx, true);
+        x2__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -1799,7 +2961,7 @@ export function f_SystemPrompt(members: readonly JMember[], path: string, cx: rt
 export function m_SystemPrompt(v: t.SystemPrompt): string {
   let s = "";
   s += ",\"mode\":" + rt.str(v.mode);
-  s += ",\"content\":" + enc_list_6(v.content);
+  s += ",\"content\":" + rt.list(v.content, e_ContentBlock);
   if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
   return s;
 }
@@ -1823,29 +2985,25 @@ export function f_ListSessionsRequest(members: readonly JMember[], path: string,
       case "cwd": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "cwd");
         seen0 |= 0x1;
-        const p = path + ".cwd";
-        x0_cwd = m.value === null ? null : rt.d_str(m.value, p, cx);
+        x0_cwd = m.value === null ? null : rt.d_str(m.value, path + ".cwd", cx);
         break;
       }
       case "cursor": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "cursor");
         seen0 |= 0x2;
-        const p = path + ".cursor";
-        x1_cursor = m.value === null ? null : rt.d_str(m.value, p, cx);
+        x1_cursor = m.value === null ? null : rt.d_str(m.value, path + ".cursor", cx);
         break;
       }
       case "archived": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "archived");
         seen0 |= 0x4;
-        const p = path + ".archived";
-        x2_archived = m.value === null ? null : d_SessionArchiveFilter(m.value, p, cx);
+        x2_archived = m.value === null ? null : rt.d_str(m.value, path + ".archived", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x8;
-        const p = path + "._meta";
-        x3__meta = rt.lenientRawObject(m, p, cx, true);
+        x3__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -1887,43 +3045,37 @@ export function f_ForkSessionRequest(members: readonly JMember[], path: string, 
       case "sessionId": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "sessionId");
         seen0 |= 0x1;
-        const p = path + ".sessionId";
-        x0_sessionId = rt.d_str(m.value, p, cx);
+        x0_sessionId = rt.d_str(m.value, path + ".sessionId", cx);
         break;
       }
       case "cwd": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "cwd");
         seen0 |= 0x2;
-        const p = path + ".cwd";
-        x1_cwd = rt.d_str(m.value, p, cx);
+        x1_cwd = rt.d_str(m.value, path + ".cwd", cx);
         break;
       }
       case "additionalDirectories": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "additionalDirectories");
         seen0 |= 0x4;
-        const p = path + ".additionalDirectories";
-        x2_additionalDirectories = rt.defaultOnNull(cx, m.value, p, list_0);
+        x2_additionalDirectories = rt.defaultOnNull(cx, m.value, path + ".additionalDirectories", list_0);
         break;
       }
       case "mcpServers": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "mcpServers");
         seen0 |= 0x8;
-        const p = path + ".mcpServers";
-        x3_mcpServers = rt.defaultOnNull(cx, m.value, p, list_2);
+        x3_mcpServers = rt.defaultOnNull(cx, m.value, path + ".mcpServers", list_2);
         break;
       }
       case "systemPrompt": {
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "systemPrompt");
         seen0 |= 0x10;
-        const p = path + ".systemPrompt";
-        x4_systemPrompt = m.value === null ? null : d_SystemPrompt(m.value, p, cx);
+        x4_systemPrompt = m.value === null ? null : d_SystemPrompt(m.value, path + ".systemPrompt", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x20) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x20;
-        const p = path + "._meta";
-        x5__meta = rt.lenientRawObject(m, p, cx, true);
+        x5__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -1943,8 +3095,8 @@ export function m_ForkSessionRequest(v: t.ForkSessionRequest): string {
   let s = "";
   s += ",\"sessionId\":" + rt.str(v.sessionId);
   s += ",\"cwd\":" + rt.str(v.cwd);
-  if (v.additionalDirectories !== undefined) s += ",\"additionalDirectories\":" + enc_list_2(v.additionalDirectories);
-  if (v.mcpServers !== undefined) s += ",\"mcpServers\":" + enc_list_7(v.mcpServers);
+  if (v.additionalDirectories !== undefined) s += ",\"additionalDirectories\":" + rt.list(v.additionalDirectories, rt.str);
+  if (v.mcpServers !== undefined) s += ",\"mcpServers\":" + rt.list(v.mcpServers, e_McpServer);
   if (v.systemPrompt !== undefined) s += ",\"systemPrompt\":" + (v.systemPrompt === null ? "null" : e_SystemPrompt(v.systemPrompt));
   if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
   return s;
@@ -1952,6 +3104,180 @@ export function m_ForkSessionRequest(v: t.ForkSessionRequest): string {
 
 export function e_ForkSessionRequest(v: t.ForkSessionRequest): string {
   return rt.object(m_ForkSessionRequest(v));
+}
+
+export function d_ArchiveSessionRequest(v: JNode, path: string, cx: rt.Ctx): t.ArchiveSessionRequest {
+  return f_ArchiveSessionRequest(rt.expectObject(v, path, "ArchiveSessionRequest").members, path, cx, {});
+}
+
+export function f_ArchiveSessionRequest(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.ArchiveSessionRequest {
+  let x0_sessionId: t.SessionId | Missing = MISSING;
+  let x1__meta: t.RawJson | null | Missing = MISSING;
+  let seen0 = 0;
+  for (const m of members) {
+    switch (m.key) {
+      case "sessionId": {
+        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "sessionId");
+        seen0 |= 0x1;
+        x0_sessionId = rt.d_str(m.value, path + ".sessionId", cx);
+        break;
+      }
+      case "_meta": {
+        if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
+        seen0 |= 0x2;
+        x1__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
+        break;
+      }
+    }
+  }
+  if (x0_sessionId === MISSING) throw rt.missing(path, "sessionId");
+  o.sessionId = x0_sessionId;
+  if (x1__meta !== MISSING) o._meta = x1__meta;
+  return o as unknown as t.ArchiveSessionRequest;
+}
+
+export function m_ArchiveSessionRequest(v: t.ArchiveSessionRequest): string {
+  let s = "";
+  s += ",\"sessionId\":" + rt.str(v.sessionId);
+  if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
+  return s;
+}
+
+export function e_ArchiveSessionRequest(v: t.ArchiveSessionRequest): string {
+  return rt.object(m_ArchiveSessionRequest(v));
+}
+
+export function d_UnarchiveSessionRequest(v: JNode, path: string, cx: rt.Ctx): t.UnarchiveSessionRequest {
+  return f_UnarchiveSessionRequest(rt.expectObject(v, path, "UnarchiveSessionRequest").members, path, cx, {});
+}
+
+export function f_UnarchiveSessionRequest(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.UnarchiveSessionRequest {
+  let x0_sessionId: t.SessionId | Missing = MISSING;
+  let x1__meta: t.RawJson | null | Missing = MISSING;
+  let seen0 = 0;
+  for (const m of members) {
+    switch (m.key) {
+      case "sessionId": {
+        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "sessionId");
+        seen0 |= 0x1;
+        x0_sessionId = rt.d_str(m.value, path + ".sessionId", cx);
+        break;
+      }
+      case "_meta": {
+        if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
+        seen0 |= 0x2;
+        x1__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
+        break;
+      }
+    }
+  }
+  if (x0_sessionId === MISSING) throw rt.missing(path, "sessionId");
+  o.sessionId = x0_sessionId;
+  if (x1__meta !== MISSING) o._meta = x1__meta;
+  return o as unknown as t.UnarchiveSessionRequest;
+}
+
+export function m_UnarchiveSessionRequest(v: t.UnarchiveSessionRequest): string {
+  let s = "";
+  s += ",\"sessionId\":" + rt.str(v.sessionId);
+  if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
+  return s;
+}
+
+export function e_UnarchiveSessionRequest(v: t.UnarchiveSessionRequest): string {
+  return rt.object(m_UnarchiveSessionRequest(v));
+}
+
+export function d_SessionStatusRequest(v: JNode, path: string, cx: rt.Ctx): t.SessionStatusRequest {
+  return f_SessionStatusRequest(rt.expectObject(v, path, "SessionStatusRequest").members, path, cx, {});
+}
+
+export function f_SessionStatusRequest(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.SessionStatusRequest {
+  let x0_sessionId: t.SessionId | Missing = MISSING;
+  let x1__meta: t.RawJson | null | Missing = MISSING;
+  let seen0 = 0;
+  for (const m of members) {
+    switch (m.key) {
+      case "sessionId": {
+        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "sessionId");
+        seen0 |= 0x1;
+        x0_sessionId = rt.d_str(m.value, path + ".sessionId", cx);
+        break;
+      }
+      case "_meta": {
+        if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
+        seen0 |= 0x2;
+        x1__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
+        break;
+      }
+    }
+  }
+  if (x0_sessionId === MISSING) throw rt.missing(path, "sessionId");
+  o.sessionId = x0_sessionId;
+  if (x1__meta !== MISSING) o._meta = x1__meta;
+  return o as unknown as t.SessionStatusRequest;
+}
+
+export function m_SessionStatusRequest(v: t.SessionStatusRequest): string {
+  let s = "";
+  s += ",\"sessionId\":" + rt.str(v.sessionId);
+  if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
+  return s;
+}
+
+export function e_SessionStatusRequest(v: t.SessionStatusRequest): string {
+  return rt.object(m_SessionStatusRequest(v));
+}
+
+export function d_SetSessionTitleRequest(v: JNode, path: string, cx: rt.Ctx): t.SetSessionTitleRequest {
+  return f_SetSessionTitleRequest(rt.expectObject(v, path, "SetSessionTitleRequest").members, path, cx, {});
+}
+
+export function f_SetSessionTitleRequest(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.SetSessionTitleRequest {
+  let x0_sessionId: t.SessionId | Missing = MISSING;
+  let x1_title: string | Missing = MISSING;
+  let x2__meta: t.RawJson | null | Missing = MISSING;
+  let seen0 = 0;
+  for (const m of members) {
+    switch (m.key) {
+      case "sessionId": {
+        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "sessionId");
+        seen0 |= 0x1;
+        x0_sessionId = rt.d_str(m.value, path + ".sessionId", cx);
+        break;
+      }
+      case "title": {
+        if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "title");
+        seen0 |= 0x2;
+        x1_title = rt.d_str(m.value, path + ".title", cx);
+        break;
+      }
+      case "_meta": {
+        if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
+        seen0 |= 0x4;
+        x2__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
+        break;
+      }
+    }
+  }
+  if (x0_sessionId === MISSING) throw rt.missing(path, "sessionId");
+  if (x1_title === MISSING) throw rt.missing(path, "title");
+  o.sessionId = x0_sessionId;
+  o.title = x1_title;
+  if (x2__meta !== MISSING) o._meta = x2__meta;
+  return o as unknown as t.SetSessionTitleRequest;
+}
+
+export function m_SetSessionTitleRequest(v: t.SetSessionTitleRequest): string {
+  let s = "";
+  s += ",\"sessionId\":" + rt.str(v.sessionId);
+  s += ",\"title\":" + rt.str(v.title);
+  if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
+  return s;
+}
+
+export function e_SetSessionTitleRequest(v: t.SetSessionTitleRequest): string {
+  return rt.object(m_SetSessionTitleRequest(v));
 }
 
 export function d_ResumeSessionRequest(v: JNode, path: string, cx: rt.Ctx): t.ResumeSessionRequest {
@@ -1972,50 +3298,43 @@ export function f_ResumeSessionRequest(members: readonly JMember[], path: string
       case "sessionId": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "sessionId");
         seen0 |= 0x1;
-        const p = path + ".sessionId";
-        x0_sessionId = rt.d_str(m.value, p, cx);
+        x0_sessionId = rt.d_str(m.value, path + ".sessionId", cx);
         break;
       }
       case "cwd": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "cwd");
         seen0 |= 0x2;
-        const p = path + ".cwd";
-        x1_cwd = rt.d_str(m.value, p, cx);
+        x1_cwd = rt.d_str(m.value, path + ".cwd", cx);
         break;
       }
       case "additionalDirectories": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "additionalDirectories");
         seen0 |= 0x4;
-        const p = path + ".additionalDirectories";
-        x2_additionalDirectories = rt.defaultOnNull(cx, m.value, p, list_0);
+        x2_additionalDirectories = rt.defaultOnNull(cx, m.value, path + ".additionalDirectories", list_0);
         break;
       }
       case "mcpServers": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "mcpServers");
         seen0 |= 0x8;
-        const p = path + ".mcpServers";
-        x3_mcpServers = rt.defaultOnNull(cx, m.value, p, list_2);
+        x3_mcpServers = rt.defaultOnNull(cx, m.value, path + ".mcpServers", list_2);
         break;
       }
       case "replayFrom": {
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "replayFrom");
         seen0 |= 0x10;
-        const p = path + ".replayFrom";
-        x4_replayFrom = m.value === null ? null : d_ReplayFrom(m.value, p, cx);
+        x4_replayFrom = m.value === null ? null : d_ReplayFrom(m.value, path + ".replayFrom", cx);
         break;
       }
       case "systemPrompt": {
         if ((seen0 & 0x20) !== 0) throw rt.duplicate(path, "systemPrompt");
         seen0 |= 0x20;
-        const p = path + ".systemPrompt";
-        x5_systemPrompt = m.value === null ? null : d_SystemPrompt(m.value, p, cx);
+        x5_systemPrompt = m.value === null ? null : d_SystemPrompt(m.value, path + ".systemPrompt", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x40) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x40;
-        const p = path + "._meta";
-        x6__meta = rt.lenientRawObject(m, p, cx, true);
+        x6__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -2036,8 +3355,8 @@ export function m_ResumeSessionRequest(v: t.ResumeSessionRequest): string {
   let s = "";
   s += ",\"sessionId\":" + rt.str(v.sessionId);
   s += ",\"cwd\":" + rt.str(v.cwd);
-  if (v.additionalDirectories !== undefined) s += ",\"additionalDirectories\":" + enc_list_2(v.additionalDirectories);
-  if (v.mcpServers !== undefined) s += ",\"mcpServers\":" + enc_list_7(v.mcpServers);
+  if (v.additionalDirectories !== undefined) s += ",\"additionalDirectories\":" + rt.list(v.additionalDirectories, rt.str);
+  if (v.mcpServers !== undefined) s += ",\"mcpServers\":" + rt.list(v.mcpServers, e_McpServer);
   if (v.replayFrom !== undefined) s += ",\"replayFrom\":" + (v.replayFrom === null ? "null" : e_ReplayFrom(v.replayFrom));
   if (v.systemPrompt !== undefined) s += ",\"systemPrompt\":" + (v.systemPrompt === null ? "null" : e_SystemPrompt(v.systemPrompt));
   if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
@@ -2048,12 +3367,279 @@ export function e_ResumeSessionRequest(v: t.ResumeSessionRequest): string {
   return rt.object(m_ResumeSessionRequest(v));
 }
 
+export function d_MessageMcpResponseResult(v: JNode, path: string, cx: rt.Ctx): t.MessageMcpResponseResult {
+  return f_MessageMcpResponseResult(rt.expectObject(v, path, "MessageMcpResponseResult").members, path, cx, {});
+}
+
+export function f_MessageMcpResponseResult(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.MessageMcpResponseResult {
+  let x0_result: t.RawJson | Missing = MISSING;
+  let x1__meta: t.RawJson | null | Missing = MISSING;
+  let seen0 = 0;
+  for (const m of members) {
+    switch (m.key) {
+      case "result": {
+        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "result");
+        seen0 |= 0x1;
+        x0_result = rt.d_raw(cx, m.start, m.end);
+        break;
+      }
+      case "_meta": {
+        if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
+        seen0 |= 0x2;
+        x1__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
+        break;
+      }
+    }
+  }
+  if (x0_result === MISSING) throw rt.missing(path, "result");
+  o.result = x0_result;
+  if (x1__meta !== MISSING) o._meta = x1__meta;
+  return o as unknown as t.MessageMcpResponseResult;
+}
+
+export function m_MessageMcpResponseResult(v: t.MessageMcpResponseResult): string {
+  let s = "";
+  s += ",\"result\":" + rt.raw(v.result);
+  if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
+  return s;
+}
+
+export function e_MessageMcpResponseResult(v: t.MessageMcpResponseResult): string {
+  return rt.object(m_MessageMcpResponseResult(v));
+}
+
+export function d_MessageMcpResponseError(v: JNode, path: string, cx: rt.Ctx): t.MessageMcpResponseError {
+  return f_MessageMcpResponseError(rt.expectObject(v, path, "MessageMcpResponseError").members, path, cx, {});
+}
+
+export function f_MessageMcpResponseError(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.MessageMcpResponseError {
+  let x0_error: t.McpError | Missing = MISSING;
+  let x1__meta: t.RawJson | null | Missing = MISSING;
+  let seen0 = 0;
+  for (const m of members) {
+    switch (m.key) {
+      case "error": {
+        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "error");
+        seen0 |= 0x1;
+        x0_error = d_McpError(m.value, path + ".error", cx);
+        break;
+      }
+      case "_meta": {
+        if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
+        seen0 |= 0x2;
+        x1__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
+        break;
+      }
+    }
+  }
+  if (x0_error === MISSING) throw rt.missing(path, "error");
+  o.error = x0_error;
+  if (x1__meta !== MISSING) o._meta = x1__meta;
+  return o as unknown as t.MessageMcpResponseError;
+}
+
+export function m_MessageMcpResponseError(v: t.MessageMcpResponseError): string {
+  let s = "";
+  s += ",\"error\":" + e_McpError(v.error);
+  if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
+  return s;
+}
+
+export function e_MessageMcpResponseError(v: t.MessageMcpResponseError): string {
+  return rt.object(m_MessageMcpResponseError(v));
+}
+
+export function d_MessageMcpResponse(v: JNode, path: string, cx: rt.Ctx): t.MessageMcpResponse {
+  const got0 = rt.attempt(cx, v, path, d_MessageMcpResponseResult);
+  if (got0 !== MISSING) return got0;
+  const got1 = rt.attempt(cx, v, path, d_MessageMcpResponseError);
+  if (got1 !== MISSING) return got1;
+  throw rt.noVariant(path, v, "one of MessageMcpResponseResult, MessageMcpResponseError");
+}
+
+export function e_MessageMcpResponse(v: t.MessageMcpResponse): string {
+  if (is_MessageMcpResponseResult(v)) return e_MessageMcpResponseResult(v);
+  if (is_MessageMcpResponseError(v)) return e_MessageMcpResponseError(v);
+  throw new TypeError("not a value of MessageMcpResponse");
+}
+
+export function d_McpError(v: JNode, path: string, cx: rt.Ctx): t.McpError {
+  return f_McpError(rt.expectObject(v, path, "McpError").members, path, cx, {});
+}
+
+export function f_McpError(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.McpError {
+  let x0_code: number | Missing = MISSING;
+  let x1_message: string | Missing = MISSING;
+  let x2_data: t.RawJson | Missing = MISSING;
+  let seen0 = 0;
+  for (const m of members) {
+    switch (m.key) {
+      case "code": {
+        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "code");
+        seen0 |= 0x1;
+        x0_code = rt.d_i32(m.value, path + ".code", cx);
+        break;
+      }
+      case "message": {
+        if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "message");
+        seen0 |= 0x2;
+        x1_message = rt.d_str(m.value, path + ".message", cx);
+        break;
+      }
+      case "data": {
+        if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "data");
+        seen0 |= 0x4;
+        x2_data = rt.d_raw(cx, m.start, m.end);
+        break;
+      }
+    }
+  }
+  if (x0_code === MISSING) throw rt.missing(path, "code");
+  if (x1_message === MISSING) throw rt.missing(path, "message");
+  o.code = x0_code;
+  o.message = x1_message;
+  if (x2_data !== MISSING) o.data = x2_data;
+  return o as unknown as t.McpError;
+}
+
+export function m_McpError(v: t.McpError): string {
+  let s = "";
+  s += ",\"code\":" + rt.int(v.code);
+  s += ",\"message\":" + rt.str(v.message);
+  if (v.data !== undefined) s += ",\"data\":" + rt.raw(v.data);
+  return s;
+}
+
+export function e_McpError(v: t.McpError): string {
+  return rt.object(m_McpError(v));
+}
+
+export function d_MessageMcpNotification(v: JNode, path: string, cx: rt.Ctx): t.MessageMcpNotification {
+  return f_MessageMcpNotification(rt.expectObject(v, path, "MessageMcpNotification").members, path, cx, {});
+}
+
+export function f_MessageMcpNotification(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.MessageMcpNotification {
+  let x0_serverId: t.McpServerAcpId | Missing = MISSING;
+  let x1_requestId: t.McpRequestId | Missing = MISSING;
+  let x2_method: string | Missing = MISSING;
+  let x3_params: t.RawJson | null | Missing = MISSING;
+  let x4__meta: t.RawJson | null | Missing = MISSING;
+  let seen0 = 0;
+  for (const m of members) {
+    switch (m.key) {
+      case "serverId": {
+        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "serverId");
+        seen0 |= 0x1;
+        x0_serverId = rt.d_str(m.value, path + ".serverId", cx);
+        break;
+      }
+      case "requestId": {
+        if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "requestId");
+        seen0 |= 0x2;
+        x1_requestId = rt.d_str(m.value, path + ".requestId", cx);
+        break;
+      }
+      case "method": {
+        if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "method");
+        seen0 |= 0x4;
+        x2_method = rt.d_str(m.value, path + ".method", cx);
+        break;
+      }
+      case "params": {
+        if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "params");
+        seen0 |= 0x8;
+        x3_params = m.value === null ? null : rt.d_raw_object(m.value, path + ".params", cx, m.start, m.end);
+        break;
+      }
+      case "_meta": {
+        if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "_meta");
+        seen0 |= 0x10;
+        x4__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
+        break;
+      }
+    }
+  }
+  if (x0_serverId === MISSING) throw rt.missing(path, "serverId");
+  if (x1_requestId === MISSING) throw rt.missing(path, "requestId");
+  if (x2_method === MISSING) throw rt.missing(path, "method");
+  o.serverId = x0_serverId;
+  o.requestId = x1_requestId;
+  o.method = x2_method;
+  if (x3_params !== MISSING) o.params = x3_params;
+  if (x4__meta !== MISSING) o._meta = x4__meta;
+  return o as unknown as t.MessageMcpNotification;
+}
+
+export function m_MessageMcpNotification(v: t.MessageMcpNotification): string {
+  let s = "";
+  s += ",\"serverId\":" + rt.str(v.serverId);
+  s += ",\"requestId\":" + rt.str(v.requestId);
+  s += ",\"method\":" + rt.str(v.method);
+  if (v.params !== undefined) s += ",\"params\":" + (v.params === null ? "null" : rt.raw(v.params));
+  if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
+  return s;
+}
+
+export function e_MessageMcpNotification(v: t.MessageMcpNotification): string {
+  return rt.object(m_MessageMcpNotification(v));
+}
+
 export function d_InitializeProxyRequest(v: JNode, path: string, cx: rt.Ctx): t.InitializeProxyRequest {
   return d_InitializeRequest(v, path, cx);
 }
 
 export function e_InitializeProxyRequest(v: t.InitializeProxyRequest): string {
   return e_InitializeRequest(v);
+}
+
+export function d_ProxySuccessorRequest(v: JNode, path: string, cx: rt.Ctx): t.ProxySuccessorRequest {
+  return f_ProxySuccessorRequest(rt.expectObject(v, path, "ProxySuccessorRequest").members, path, cx, {});
+}
+
+export function f_ProxySuccessorRequest(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.ProxySuccessorRequest {
+  let x0_method: string | Missing = MISSING;
+  let x1_params: t.RawJson | Missing = MISSING;
+  let x2__meta: t.RawJson | null | Missing = MISSING;
+  let seen0 = 0;
+  for (const m of members) {
+    switch (m.key) {
+      case "method": {
+        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "method");
+        seen0 |= 0x1;
+        x0_method = rt.d_str(m.value, path + ".method", cx);
+        break;
+      }
+      case "params": {
+        if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "params");
+        seen0 |= 0x2;
+        x1_params = rt.d_raw(cx, m.start, m.end);
+        break;
+      }
+      case "_meta": {
+        if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
+        seen0 |= 0x4;
+        x2__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
+        break;
+      }
+    }
+  }
+  if (x0_method === MISSING) throw rt.missing(path, "method");
+  o.method = x0_method;
+  if (x1_params !== MISSING) o.params = x1_params;
+  if (x2__meta !== MISSING) o._meta = x2__meta;
+  return o as unknown as t.ProxySuccessorRequest;
+}
+
+export function m_ProxySuccessorRequest(v: t.ProxySuccessorRequest): string {
+  let s = "";
+  s += ",\"method\":" + rt.str(v.method);
+  if (v.params !== undefined) s += ",\"params\":" + rt.raw(v.params);
+  if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
+  return s;
+}
+
+export function e_ProxySuccessorRequest(v: t.ProxySuccessorRequest): string {
+  return rt.object(m_ProxySuccessorRequest(v));
 }
 
 export function d_InitializeProxyResponse(v: JNode, path: string, cx: rt.Ctx): t.InitializeProxyResponse {
@@ -2064,81 +3650,83 @@ export function e_InitializeProxyResponse(v: t.InitializeProxyResponse): string 
   return e_InitializeResponse(v);
 }
 
+export function d_ProxySuccessorResponse(v: JNode, path: string, cx: rt.Ctx): t.ProxySuccessorResponse {
+  return rt.d_raw_node(v, path, cx);
+}
+
+export function e_ProxySuccessorResponse(v: t.ProxySuccessorResponse): string {
+  return rt.raw(v);
+}
+
+export function d_ProxySuccessorNotification(v: JNode, path: string, cx: rt.Ctx): t.ProxySuccessorNotification {
+  return f_ProxySuccessorNotification(rt.expectObject(v, path, "ProxySuccessorNotification").members, path, cx, {});
+}
+
+export function f_ProxySuccessorNotification(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.ProxySuccessorNotification {
+  let x0_method: string | Missing = MISSING;
+  let x1_params: t.RawJson | Missing = MISSING;
+  let x2__meta: t.RawJson | null | Missing = MISSING;
+  let seen0 = 0;
+  for (const m of members) {
+    switch (m.key) {
+      case "method": {
+        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "method");
+        seen0 |= 0x1;
+        x0_method = rt.d_str(m.value, path + ".method", cx);
+        break;
+      }
+      case "params": {
+        if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "params");
+        seen0 |= 0x2;
+        x1_params = rt.d_raw(cx, m.start, m.end);
+        break;
+      }
+      case "_meta": {
+        if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
+        seen0 |= 0x4;
+        x2__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
+        break;
+      }
+    }
+  }
+  if (x0_method === MISSING) throw rt.missing(path, "method");
+  o.method = x0_method;
+  if (x1_params !== MISSING) o.params = x1_params;
+  if (x2__meta !== MISSING) o._meta = x2__meta;
+  return o as unknown as t.ProxySuccessorNotification;
+}
+
+export function m_ProxySuccessorNotification(v: t.ProxySuccessorNotification): string {
+  let s = "";
+  s += ",\"method\":" + rt.str(v.method);
+  if (v.params !== undefined) s += ",\"params\":" + rt.raw(v.params);
+  if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
+  return s;
+}
+
+export function e_ProxySuccessorNotification(v: t.ProxySuccessorNotification): string {
+  return rt.object(m_ProxySuccessorNotification(v));
+}
+
+function is_MessageMcpResponseError(v: unknown): v is t.MessageMcpResponseError {
+  if (typeof v !== "object" || v === null || Array.isArray(v) || v instanceof RawJson) return false;
+  return "error" in v;
+}
+
+function is_MessageMcpResponseResult(v: unknown): v is t.MessageMcpResponseResult {
+  if (typeof v !== "object" || v === null || Array.isArray(v) || v instanceof RawJson) return false;
+  return "result" in v;
+}
+
 /** The validator of every declared type, by schema name. */
 export const DECODERS: { readonly [K in keyof t.Types]: rt.Decoder<t.Types[K]> } = {
-  RequestPermissionRequest: d_RequestPermissionRequest,
-  RequestPermissionSubject: d_RequestPermissionSubject,
-  ToolCallUpdate: d_ToolCallUpdate,
-  ToolKind: d_ToolKind,
-  ToolCallStatus: d_ToolCallStatus,
-  ToolCallContent: d_ToolCallContent,
-  ContentBlock: d_ContentBlock,
-  Annotations: d_Annotations,
-  Role: d_Role,
-  TextContent: d_TextContent,
-  ImageContent: d_ImageContent,
-  AudioContent: d_AudioContent,
-  Icon: d_Icon,
-  IconTheme: d_IconTheme,
-  ResourceLink: d_ResourceLink,
-  EmbeddedResourceResource: d_EmbeddedResourceResource,
-  TextResourceContents: d_TextResourceContents,
-  BlobResourceContents: d_BlobResourceContents,
-  EmbeddedResource: d_EmbeddedResource,
-  Content: d_Content,
-  DiffChangeVariant: d_DiffChangeVariant,
-  DiffChange: d_DiffChange,
-  DiffFileType: d_DiffFileType,
-  DiffPathChange: d_DiffPathChange,
-  DiffPathPairChange: d_DiffPathPairChange,
-  DiffPatch: d_DiffPatch,
-  DiffPatchFormat: d_DiffPatchFormat,
-  Diff: d_Diff,
-  Terminal: d_Terminal,
-  ToolCallLocation: d_ToolCallLocation,
-  ToolCallCapabilities: d_ToolCallCapabilities,
-  ToolCallCancelCapabilities: d_ToolCallCancelCapabilities,
-  ToolCallPermissionSubject: d_ToolCallPermissionSubject,
-  CommandPermissionSubject: d_CommandPermissionSubject,
-  PermissionOption: d_PermissionOption,
-  PermissionOptionKind: d_PermissionOptionKind,
-  CreateElicitationRequestVariant: d_CreateElicitationRequestVariant,
-  CreateElicitationRequest: d_CreateElicitationRequest,
-  ElicitationSessionScope: d_ElicitationSessionScope,
-  ElicitationRequestScope: d_ElicitationRequestScope,
-  ElicitationSchema: d_ElicitationSchema,
-  ElicitationSchemaType: d_ElicitationSchemaType,
-  ElicitationPropertySchema: d_ElicitationPropertySchema,
-  StringFormat: d_StringFormat,
-  EnumOption: d_EnumOption,
-  StringPropertySchema: d_StringPropertySchema,
-  NumberPropertySchema: d_NumberPropertySchema,
-  IntegerPropertySchema: d_IntegerPropertySchema,
-  BooleanPropertySchema: d_BooleanPropertySchema,
-  MultiSelectItems: d_MultiSelectItems,
-  StringMultiSelectItems: d_StringMultiSelectItems,
-  TitledMultiSelectItems: d_TitledMultiSelectItems,
-  MultiSelectPropertySchema: d_MultiSelectPropertySchema,
-  ElicitationFormModeVariant: d_ElicitationFormModeVariant,
-  ElicitationFormMode: d_ElicitationFormMode,
-  ElicitationUrlModeVariant: d_ElicitationUrlModeVariant,
-  ElicitationUrlMode: d_ElicitationUrlMode,
+  ...BASE_DECODERS,
   MessageMcpRequest: d_MessageMcpRequest,
-  ExtRequest: d_ExtRequest,
   InitializeResponse: d_InitializeResponse,
-  Implementation: d_Implementation,
   AgentCapabilities: d_AgentCapabilities,
   SessionCapabilities: d_SessionCapabilities,
-  PromptCapabilities: d_PromptCapabilities,
-  PromptImageCapabilities: d_PromptImageCapabilities,
-  PromptAudioCapabilities: d_PromptAudioCapabilities,
-  PromptEmbeddedContextCapabilities: d_PromptEmbeddedContextCapabilities,
   McpCapabilities: d_McpCapabilities,
-  McpStdioCapabilities: d_McpStdioCapabilities,
-  McpHttpCapabilities: d_McpHttpCapabilities,
   McpAcpCapabilities: d_McpAcpCapabilities,
-  SessionDeleteCapabilities: d_SessionDeleteCapabilities,
-  SessionAdditionalDirectoriesCapabilities: d_SessionAdditionalDirectoriesCapabilities,
   SessionSystemPromptCapabilities: d_SessionSystemPromptCapabilities,
   SessionSystemPromptModeCapabilities: d_SessionSystemPromptModeCapabilities,
   SessionSystemPromptOverrideCapabilities: d_SessionSystemPromptOverrideCapabilities,
@@ -2149,161 +3737,66 @@ export const DECODERS: { readonly [K in keyof t.Types]: rt.Decoder<t.Types[K]> }
   AgentAuthCapabilities: d_AgentAuthCapabilities,
   AuthStatusCapabilities: d_AuthStatusCapabilities,
   ProvidersCapabilities: d_ProvidersCapabilities,
-  AuthMethod: d_AuthMethod,
-  EnvVariable: d_EnvVariable,
-  AuthMethodTerminal: d_AuthMethodTerminal,
-  AuthMethodAgent: d_AuthMethodAgent,
-  LoginAuthResponse: d_LoginAuthResponse,
   ListProvidersResponse: d_ListProvidersResponse,
   ProviderInfo: d_ProviderInfo,
-  LlmProtocol: d_LlmProtocol,
+  LlmProtocol: rt.d_str,
   ProviderCurrentConfig: d_ProviderCurrentConfig,
   SetProviderResponse: d_SetProviderResponse,
   DisableProviderResponse: d_DisableProviderResponse,
-  LogoutAuthResponse: d_LogoutAuthResponse,
   AuthStatusResponse: d_AuthStatusResponse,
-  AuthState: d_AuthState,
+  AuthState: rt.d_str,
   AuthAccount: d_AuthAccount,
-  NewSessionResponse: d_NewSessionResponse,
-  SessionConfigOptionVariant: d_SessionConfigOptionVariant,
-  SessionConfigOption: d_SessionConfigOption,
-  SessionConfigOptionCategory: d_SessionConfigOptionCategory,
-  SessionConfigSelectOptions: d_SessionConfigSelectOptions,
-  SessionConfigSelectOption: d_SessionConfigSelectOption,
-  SessionConfigSelectGroup: d_SessionConfigSelectGroup,
-  SessionConfigSelect: d_SessionConfigSelect,
-  SessionConfigBoolean: d_SessionConfigBoolean,
-  AvailableCommand: d_AvailableCommand,
-  AvailableCommandInput: d_AvailableCommandInput,
-  TextCommandInput: d_TextCommandInput,
-  Command: d_Command,
   ListSessionsResponse: d_ListSessionsResponse,
   SessionInfo: d_SessionInfo,
-  DeleteSessionResponse: d_DeleteSessionResponse,
   ForkSessionResponse: d_ForkSessionResponse,
   ArchiveSessionResponse: d_ArchiveSessionResponse,
   UnarchiveSessionResponse: d_UnarchiveSessionResponse,
   SessionStatusResponse: d_SessionStatusResponse,
-  SessionStatus: d_SessionStatus,
-  ResumeSessionResponse: d_ResumeSessionResponse,
-  CloseSessionResponse: d_CloseSessionResponse,
-  CancelToolCallResponse: d_CancelToolCallResponse,
-  CancelTerminalResponse: d_CancelTerminalResponse,
-  SetSessionConfigOptionResponse: d_SetSessionConfigOptionResponse,
-  PromptResponse: d_PromptResponse,
-  ExtResponse: d_ExtResponse,
-  ErrorData: d_ErrorData,
-  UnsupportedProtocolVersionErrorData: d_UnsupportedProtocolVersionErrorData,
-  SessionNotFoundErrorData: d_SessionNotFoundErrorData,
+  SessionStatus: rt.d_str,
   UpdateSessionNotification: d_UpdateSessionNotification,
   SessionUpdate: d_SessionUpdate,
-  ContentChunk: d_ContentChunk,
-  UserMessage: d_UserMessage,
-  AgentMessage: d_AgentMessage,
-  AgentThought: d_AgentThought,
   BackgroundWork: d_BackgroundWork,
-  BackgroundTerminal: d_BackgroundTerminal,
-  BackgroundToolCall: d_BackgroundToolCall,
   BackgroundSubagent: d_BackgroundSubagent,
   RunningStateUpdate: d_RunningStateUpdate,
-  ErrorStopReason: d_ErrorStopReason,
   Usage: d_Usage,
-  IdleStateUpdateVariant: d_IdleStateUpdateVariant,
   IdleStateUpdate: d_IdleStateUpdate,
   RequiresActionStateUpdate: d_RequiresActionStateUpdate,
   UnknownStateUpdate: d_UnknownStateUpdate,
   SetSessionTitleResponse: d_SetSessionTitleResponse,
   StateUpdate: d_StateUpdate,
-  ToolCallContentChunk: d_ToolCallContentChunk,
-  TerminalOutput: d_TerminalOutput,
-  TerminalExitStatus: d_TerminalExitStatus,
-  TerminalSize: d_TerminalSize,
-  TerminalCapabilities: d_TerminalCapabilities,
-  TerminalCancelCapabilities: d_TerminalCancelCapabilities,
-  TerminalUpdate: d_TerminalUpdate,
-  TerminalOutputChunk: d_TerminalOutputChunk,
   PlanUpdateContent: d_PlanUpdateContent,
-  PlanEntry: d_PlanEntry,
-  PlanEntryPriority: d_PlanEntryPriority,
-  PlanEntryStatus: d_PlanEntryStatus,
-  PlanItems: d_PlanItems,
   PlanFile: d_PlanFile,
   PlanMarkdown: d_PlanMarkdown,
   PlanUpdate: d_PlanUpdate,
   PlanRemoved: d_PlanRemoved,
-  AvailableCommandsUpdate: d_AvailableCommandsUpdate,
-  ConfigOptionUpdate: d_ConfigOptionUpdate,
-  SessionInfoUpdate: d_SessionInfoUpdate,
-  Cost: d_Cost,
-  UsageUpdate: d_UsageUpdate,
-  NoticeSeverity: d_NoticeSeverity,
-  Notice: d_Notice,
-  CompactionStatus: d_CompactionStatus,
-  CompactionUpdate: d_CompactionUpdate,
-  CompactionSummaryChunk: d_CompactionSummaryChunk,
   SubagentSessionCapabilities: d_SubagentSessionCapabilities,
   SessionCancelCapabilities: d_SessionCancelCapabilities,
   SubagentUpdate: d_SubagentUpdate,
   SessionMessage: d_SessionMessage,
   SessionMessageChunk: d_SessionMessageChunk,
-  CompleteElicitationNotification: d_CompleteElicitationNotification,
   AuthStatusUpdateNotification: d_AuthStatusUpdateNotification,
-  ExtNotification: d_ExtNotification,
-  InitializeRequest: d_InitializeRequest,
-  ClientCapabilities: d_ClientCapabilities,
-  ClientAuthCapabilities: d_ClientAuthCapabilities,
-  TerminalAuthCapabilities: d_TerminalAuthCapabilities,
-  ElicitationCapabilities: d_ElicitationCapabilities,
-  ElicitationFormCapabilities: d_ElicitationFormCapabilities,
-  ElicitationUrlCapabilities: d_ElicitationUrlCapabilities,
-  LoginAuthRequest: d_LoginAuthRequest,
   ListProvidersRequest: d_ListProvidersRequest,
   SetProviderRequest: d_SetProviderRequest,
   DisableProviderRequest: d_DisableProviderRequest,
-  LogoutAuthRequest: d_LogoutAuthRequest,
   AuthStatusRequest: d_AuthStatusRequest,
   NewSessionRequest: d_NewSessionRequest,
   McpServer: d_McpServer,
-  HttpHeader: d_HttpHeader,
-  McpServerHttp: d_McpServerHttp,
   McpServerAcp: d_McpServerAcp,
-  McpServerStdio: d_McpServerStdio,
   SystemPrompt: d_SystemPrompt,
-  SystemPromptMode: d_SystemPromptMode,
+  SystemPromptMode: rt.d_str,
   ListSessionsRequest: d_ListSessionsRequest,
-  SessionArchiveFilter: d_SessionArchiveFilter,
-  DeleteSessionRequest: d_DeleteSessionRequest,
+  SessionArchiveFilter: rt.d_str,
   ForkSessionRequest: d_ForkSessionRequest,
   ArchiveSessionRequest: d_ArchiveSessionRequest,
   UnarchiveSessionRequest: d_UnarchiveSessionRequest,
   SessionStatusRequest: d_SessionStatusRequest,
   SetSessionTitleRequest: d_SetSessionTitleRequest,
   ResumeSessionRequest: d_ResumeSessionRequest,
-  ReplayFrom: d_ReplayFrom,
-  ReplayFromStart: d_ReplayFromStart,
-  CloseSessionRequest: d_CloseSessionRequest,
-  CancelToolCallRequest: d_CancelToolCallRequest,
-  CancelTerminalRequest: d_CancelTerminalRequest,
-  SetSessionConfigOptionRequestVariantId: d_SetSessionConfigOptionRequestVariantId,
-  SetSessionConfigOptionRequestVariantBoolean: d_SetSessionConfigOptionRequestVariantBoolean,
-  SetSessionConfigOptionRequestVariant: d_SetSessionConfigOptionRequestVariant,
-  SetSessionConfigOptionRequest: d_SetSessionConfigOptionRequest,
-  PromptRequest: d_PromptRequest,
-  RequestPermissionResponse: d_RequestPermissionResponse,
-  RequestPermissionOutcome: d_RequestPermissionOutcome,
-  CancelledPermissionOutcome: d_CancelledPermissionOutcome,
-  SelectedPermissionOutcome: d_SelectedPermissionOutcome,
-  CreateElicitationResponseVariant: d_CreateElicitationResponseVariant,
-  CreateElicitationResponse: d_CreateElicitationResponse,
-  ElicitationContentValue: d_ElicitationContentValue,
-  ElicitationAcceptAction: d_ElicitationAcceptAction,
   MessageMcpResponseResult: d_MessageMcpResponseResult,
   MessageMcpResponseError: d_MessageMcpResponseError,
   MessageMcpResponse: d_MessageMcpResponse,
   McpError: d_McpError,
-  CancelSessionNotification: d_CancelSessionNotification,
   MessageMcpNotification: d_MessageMcpNotification,
-  CancelRequestNotification: d_CancelRequestNotification,
   InitializeProxyRequest: d_InitializeProxyRequest,
   ProxySuccessorRequest: d_ProxySuccessorRequest,
   InitializeProxyResponse: d_InitializeProxyResponse,
@@ -2313,79 +3806,13 @@ export const DECODERS: { readonly [K in keyof t.Types]: rt.Decoder<t.Types[K]> }
 
 /** The canonical encoder of every declared type, by schema name. */
 export const ENCODERS: { readonly [K in keyof t.Types]: (value: t.Types[K]) => string } = {
-  RequestPermissionRequest: e_RequestPermissionRequest,
-  RequestPermissionSubject: e_RequestPermissionSubject,
-  ToolCallUpdate: e_ToolCallUpdate,
-  ToolKind: e_ToolKind,
-  ToolCallStatus: e_ToolCallStatus,
-  ToolCallContent: e_ToolCallContent,
-  ContentBlock: e_ContentBlock,
-  Annotations: e_Annotations,
-  Role: e_Role,
-  TextContent: e_TextContent,
-  ImageContent: e_ImageContent,
-  AudioContent: e_AudioContent,
-  Icon: e_Icon,
-  IconTheme: e_IconTheme,
-  ResourceLink: e_ResourceLink,
-  EmbeddedResourceResource: e_EmbeddedResourceResource,
-  TextResourceContents: e_TextResourceContents,
-  BlobResourceContents: e_BlobResourceContents,
-  EmbeddedResource: e_EmbeddedResource,
-  Content: e_Content,
-  DiffChangeVariant: e_DiffChangeVariant,
-  DiffChange: e_DiffChange,
-  DiffFileType: e_DiffFileType,
-  DiffPathChange: e_DiffPathChange,
-  DiffPathPairChange: e_DiffPathPairChange,
-  DiffPatch: e_DiffPatch,
-  DiffPatchFormat: e_DiffPatchFormat,
-  Diff: e_Diff,
-  Terminal: e_Terminal,
-  ToolCallLocation: e_ToolCallLocation,
-  ToolCallCapabilities: e_ToolCallCapabilities,
-  ToolCallCancelCapabilities: e_ToolCallCancelCapabilities,
-  ToolCallPermissionSubject: e_ToolCallPermissionSubject,
-  CommandPermissionSubject: e_CommandPermissionSubject,
-  PermissionOption: e_PermissionOption,
-  PermissionOptionKind: e_PermissionOptionKind,
-  CreateElicitationRequestVariant: e_CreateElicitationRequestVariant,
-  CreateElicitationRequest: e_CreateElicitationRequest,
-  ElicitationSessionScope: e_ElicitationSessionScope,
-  ElicitationRequestScope: e_ElicitationRequestScope,
-  ElicitationSchema: e_ElicitationSchema,
-  ElicitationSchemaType: e_ElicitationSchemaType,
-  ElicitationPropertySchema: e_ElicitationPropertySchema,
-  StringFormat: e_StringFormat,
-  EnumOption: e_EnumOption,
-  StringPropertySchema: e_StringPropertySchema,
-  NumberPropertySchema: e_NumberPropertySchema,
-  IntegerPropertySchema: e_IntegerPropertySchema,
-  BooleanPropertySchema: e_BooleanPropertySchema,
-  MultiSelectItems: e_MultiSelectItems,
-  StringMultiSelectItems: e_StringMultiSelectItems,
-  TitledMultiSelectItems: e_TitledMultiSelectItems,
-  MultiSelectPropertySchema: e_MultiSelectPropertySchema,
-  ElicitationFormModeVariant: e_ElicitationFormModeVariant,
-  ElicitationFormMode: e_ElicitationFormMode,
-  ElicitationUrlModeVariant: e_ElicitationUrlModeVariant,
-  ElicitationUrlMode: e_ElicitationUrlMode,
+  ...BASE_ENCODERS,
   MessageMcpRequest: e_MessageMcpRequest,
-  ExtRequest: e_ExtRequest,
   InitializeResponse: e_InitializeResponse,
-  Implementation: e_Implementation,
   AgentCapabilities: e_AgentCapabilities,
   SessionCapabilities: e_SessionCapabilities,
-  PromptCapabilities: e_PromptCapabilities,
-  PromptImageCapabilities: e_PromptImageCapabilities,
-  PromptAudioCapabilities: e_PromptAudioCapabilities,
-  PromptEmbeddedContextCapabilities: e_PromptEmbeddedContextCapabilities,
   McpCapabilities: e_McpCapabilities,
-  McpStdioCapabilities: e_McpStdioCapabilities,
-  McpHttpCapabilities: e_McpHttpCapabilities,
   McpAcpCapabilities: e_McpAcpCapabilities,
-  SessionDeleteCapabilities: e_SessionDeleteCapabilities,
-  SessionAdditionalDirectoriesCapabilities: e_SessionAdditionalDirectoriesCapabilities,
   SessionSystemPromptCapabilities: e_SessionSystemPromptCapabilities,
   SessionSystemPromptModeCapabilities: e_SessionSystemPromptModeCapabilities,
   SessionSystemPromptOverrideCapabilities: e_SessionSystemPromptOverrideCapabilities,
@@ -2396,161 +3823,66 @@ export const ENCODERS: { readonly [K in keyof t.Types]: (value: t.Types[K]) => s
   AgentAuthCapabilities: e_AgentAuthCapabilities,
   AuthStatusCapabilities: e_AuthStatusCapabilities,
   ProvidersCapabilities: e_ProvidersCapabilities,
-  AuthMethod: e_AuthMethod,
-  EnvVariable: e_EnvVariable,
-  AuthMethodTerminal: e_AuthMethodTerminal,
-  AuthMethodAgent: e_AuthMethodAgent,
-  LoginAuthResponse: e_LoginAuthResponse,
   ListProvidersResponse: e_ListProvidersResponse,
   ProviderInfo: e_ProviderInfo,
-  LlmProtocol: e_LlmProtocol,
+  LlmProtocol: rt.str,
   ProviderCurrentConfig: e_ProviderCurrentConfig,
   SetProviderResponse: e_SetProviderResponse,
   DisableProviderResponse: e_DisableProviderResponse,
-  LogoutAuthResponse: e_LogoutAuthResponse,
   AuthStatusResponse: e_AuthStatusResponse,
-  AuthState: e_AuthState,
+  AuthState: rt.str,
   AuthAccount: e_AuthAccount,
-  NewSessionResponse: e_NewSessionResponse,
-  SessionConfigOptionVariant: e_SessionConfigOptionVariant,
-  SessionConfigOption: e_SessionConfigOption,
-  SessionConfigOptionCategory: e_SessionConfigOptionCategory,
-  SessionConfigSelectOptions: e_SessionConfigSelectOptions,
-  SessionConfigSelectOption: e_SessionConfigSelectOption,
-  SessionConfigSelectGroup: e_SessionConfigSelectGroup,
-  SessionConfigSelect: e_SessionConfigSelect,
-  SessionConfigBoolean: e_SessionConfigBoolean,
-  AvailableCommand: e_AvailableCommand,
-  AvailableCommandInput: e_AvailableCommandInput,
-  TextCommandInput: e_TextCommandInput,
-  Command: e_Command,
   ListSessionsResponse: e_ListSessionsResponse,
   SessionInfo: e_SessionInfo,
-  DeleteSessionResponse: e_DeleteSessionResponse,
   ForkSessionResponse: e_ForkSessionResponse,
   ArchiveSessionResponse: e_ArchiveSessionResponse,
   UnarchiveSessionResponse: e_UnarchiveSessionResponse,
   SessionStatusResponse: e_SessionStatusResponse,
-  SessionStatus: e_SessionStatus,
-  ResumeSessionResponse: e_ResumeSessionResponse,
-  CloseSessionResponse: e_CloseSessionResponse,
-  CancelToolCallResponse: e_CancelToolCallResponse,
-  CancelTerminalResponse: e_CancelTerminalResponse,
-  SetSessionConfigOptionResponse: e_SetSessionConfigOptionResponse,
-  PromptResponse: e_PromptResponse,
-  ExtResponse: e_ExtResponse,
-  ErrorData: e_ErrorData,
-  UnsupportedProtocolVersionErrorData: e_UnsupportedProtocolVersionErrorData,
-  SessionNotFoundErrorData: e_SessionNotFoundErrorData,
+  SessionStatus: rt.str,
   UpdateSessionNotification: e_UpdateSessionNotification,
   SessionUpdate: e_SessionUpdate,
-  ContentChunk: e_ContentChunk,
-  UserMessage: e_UserMessage,
-  AgentMessage: e_AgentMessage,
-  AgentThought: e_AgentThought,
   BackgroundWork: e_BackgroundWork,
-  BackgroundTerminal: e_BackgroundTerminal,
-  BackgroundToolCall: e_BackgroundToolCall,
   BackgroundSubagent: e_BackgroundSubagent,
   RunningStateUpdate: e_RunningStateUpdate,
-  ErrorStopReason: e_ErrorStopReason,
   Usage: e_Usage,
-  IdleStateUpdateVariant: e_IdleStateUpdateVariant,
   IdleStateUpdate: e_IdleStateUpdate,
   RequiresActionStateUpdate: e_RequiresActionStateUpdate,
   UnknownStateUpdate: e_UnknownStateUpdate,
   SetSessionTitleResponse: e_SetSessionTitleResponse,
   StateUpdate: e_StateUpdate,
-  ToolCallContentChunk: e_ToolCallContentChunk,
-  TerminalOutput: e_TerminalOutput,
-  TerminalExitStatus: e_TerminalExitStatus,
-  TerminalSize: e_TerminalSize,
-  TerminalCapabilities: e_TerminalCapabilities,
-  TerminalCancelCapabilities: e_TerminalCancelCapabilities,
-  TerminalUpdate: e_TerminalUpdate,
-  TerminalOutputChunk: e_TerminalOutputChunk,
   PlanUpdateContent: e_PlanUpdateContent,
-  PlanEntry: e_PlanEntry,
-  PlanEntryPriority: e_PlanEntryPriority,
-  PlanEntryStatus: e_PlanEntryStatus,
-  PlanItems: e_PlanItems,
   PlanFile: e_PlanFile,
   PlanMarkdown: e_PlanMarkdown,
   PlanUpdate: e_PlanUpdate,
   PlanRemoved: e_PlanRemoved,
-  AvailableCommandsUpdate: e_AvailableCommandsUpdate,
-  ConfigOptionUpdate: e_ConfigOptionUpdate,
-  SessionInfoUpdate: e_SessionInfoUpdate,
-  Cost: e_Cost,
-  UsageUpdate: e_UsageUpdate,
-  NoticeSeverity: e_NoticeSeverity,
-  Notice: e_Notice,
-  CompactionStatus: e_CompactionStatus,
-  CompactionUpdate: e_CompactionUpdate,
-  CompactionSummaryChunk: e_CompactionSummaryChunk,
   SubagentSessionCapabilities: e_SubagentSessionCapabilities,
   SessionCancelCapabilities: e_SessionCancelCapabilities,
   SubagentUpdate: e_SubagentUpdate,
   SessionMessage: e_SessionMessage,
   SessionMessageChunk: e_SessionMessageChunk,
-  CompleteElicitationNotification: e_CompleteElicitationNotification,
   AuthStatusUpdateNotification: e_AuthStatusUpdateNotification,
-  ExtNotification: e_ExtNotification,
-  InitializeRequest: e_InitializeRequest,
-  ClientCapabilities: e_ClientCapabilities,
-  ClientAuthCapabilities: e_ClientAuthCapabilities,
-  TerminalAuthCapabilities: e_TerminalAuthCapabilities,
-  ElicitationCapabilities: e_ElicitationCapabilities,
-  ElicitationFormCapabilities: e_ElicitationFormCapabilities,
-  ElicitationUrlCapabilities: e_ElicitationUrlCapabilities,
-  LoginAuthRequest: e_LoginAuthRequest,
   ListProvidersRequest: e_ListProvidersRequest,
   SetProviderRequest: e_SetProviderRequest,
   DisableProviderRequest: e_DisableProviderRequest,
-  LogoutAuthRequest: e_LogoutAuthRequest,
   AuthStatusRequest: e_AuthStatusRequest,
   NewSessionRequest: e_NewSessionRequest,
   McpServer: e_McpServer,
-  HttpHeader: e_HttpHeader,
-  McpServerHttp: e_McpServerHttp,
   McpServerAcp: e_McpServerAcp,
-  McpServerStdio: e_McpServerStdio,
   SystemPrompt: e_SystemPrompt,
-  SystemPromptMode: e_SystemPromptMode,
+  SystemPromptMode: rt.str,
   ListSessionsRequest: e_ListSessionsRequest,
-  SessionArchiveFilter: e_SessionArchiveFilter,
-  DeleteSessionRequest: e_DeleteSessionRequest,
+  SessionArchiveFilter: rt.str,
   ForkSessionRequest: e_ForkSessionRequest,
   ArchiveSessionRequest: e_ArchiveSessionRequest,
   UnarchiveSessionRequest: e_UnarchiveSessionRequest,
   SessionStatusRequest: e_SessionStatusRequest,
   SetSessionTitleRequest: e_SetSessionTitleRequest,
   ResumeSessionRequest: e_ResumeSessionRequest,
-  ReplayFrom: e_ReplayFrom,
-  ReplayFromStart: e_ReplayFromStart,
-  CloseSessionRequest: e_CloseSessionRequest,
-  CancelToolCallRequest: e_CancelToolCallRequest,
-  CancelTerminalRequest: e_CancelTerminalRequest,
-  SetSessionConfigOptionRequestVariantId: e_SetSessionConfigOptionRequestVariantId,
-  SetSessionConfigOptionRequestVariantBoolean: e_SetSessionConfigOptionRequestVariantBoolean,
-  SetSessionConfigOptionRequestVariant: e_SetSessionConfigOptionRequestVariant,
-  SetSessionConfigOptionRequest: e_SetSessionConfigOptionRequest,
-  PromptRequest: e_PromptRequest,
-  RequestPermissionResponse: e_RequestPermissionResponse,
-  RequestPermissionOutcome: e_RequestPermissionOutcome,
-  CancelledPermissionOutcome: e_CancelledPermissionOutcome,
-  SelectedPermissionOutcome: e_SelectedPermissionOutcome,
-  CreateElicitationResponseVariant: e_CreateElicitationResponseVariant,
-  CreateElicitationResponse: e_CreateElicitationResponse,
-  ElicitationContentValue: e_ElicitationContentValue,
-  ElicitationAcceptAction: e_ElicitationAcceptAction,
   MessageMcpResponseResult: e_MessageMcpResponseResult,
   MessageMcpResponseError: e_MessageMcpResponseError,
   MessageMcpResponse: e_MessageMcpResponse,
   McpError: e_McpError,
-  CancelSessionNotification: e_CancelSessionNotification,
   MessageMcpNotification: e_MessageMcpNotification,
-  CancelRequestNotification: e_CancelRequestNotification,
   InitializeProxyRequest: e_InitializeProxyRequest,
   ProxySuccessorRequest: e_ProxySuccessorRequest,
   InitializeProxyResponse: e_InitializeProxyResponse,

@@ -57,6 +57,7 @@ import type {
   McpServerAcpId, ProviderId, LlmProtocol, AuthState, SessionArchiveFilter, McpError,
   ProxySuccessorResponse,
 } from "./v1-unstable.js";
+import type { Types as BaseTypes } from "./v2.js";
 
 // The runtime types the declarations below are made of, for the users of this surface.
 export type { Int64, RawJson, Unknown, ErrorObject, RequestId };
@@ -1185,81 +1186,61 @@ export interface ProxySuccessorNotification {
   _meta?: RawJson | null;
 }
 
+// The entries of the types `v2` has as this surface has them, then the others.
 /** Every declared type of this surface by schema name (what `DECODERS` and `ENCODERS` hold). */
-export interface Types {
-  RequestPermissionRequest: RequestPermissionRequest;
-  RequestPermissionSubject: RequestPermissionSubject;
-  ToolCallUpdate: ToolCallUpdate;
-  ToolKind: ToolKind;
-  ToolCallStatus: ToolCallStatus;
-  ToolCallContent: ToolCallContent;
-  ContentBlock: ContentBlock;
-  Annotations: Annotations;
-  Role: Role;
-  TextContent: TextContent;
-  ImageContent: ImageContent;
-  AudioContent: AudioContent;
-  Icon: Icon;
-  IconTheme: IconTheme;
-  ResourceLink: ResourceLink;
-  EmbeddedResourceResource: EmbeddedResourceResource;
-  TextResourceContents: TextResourceContents;
-  BlobResourceContents: BlobResourceContents;
-  EmbeddedResource: EmbeddedResource;
-  Content: Content;
-  DiffChangeVariant: DiffChangeVariant;
-  DiffChange: DiffChange;
-  DiffFileType: DiffFileType;
-  DiffPathChange: DiffPathChange;
-  DiffPathPairChange: DiffPathPairChange;
-  DiffPatch: DiffPatch;
-  DiffPatchFormat: DiffPatchFormat;
-  Diff: Diff;
-  Terminal: Terminal;
-  ToolCallLocation: ToolCallLocation;
-  ToolCallCapabilities: ToolCallCapabilities;
-  ToolCallCancelCapabilities: ToolCallCancelCapabilities;
-  ToolCallPermissionSubject: ToolCallPermissionSubject;
-  CommandPermissionSubject: CommandPermissionSubject;
-  PermissionOption: PermissionOption;
-  PermissionOptionKind: PermissionOptionKind;
-  CreateElicitationRequestVariant: CreateElicitationRequestVariant;
-  CreateElicitationRequest: CreateElicitationRequest;
-  ElicitationSessionScope: ElicitationSessionScope;
-  ElicitationRequestScope: ElicitationRequestScope;
-  ElicitationSchema: ElicitationSchema;
-  ElicitationSchemaType: ElicitationSchemaType;
-  ElicitationPropertySchema: ElicitationPropertySchema;
-  StringFormat: StringFormat;
-  EnumOption: EnumOption;
-  StringPropertySchema: StringPropertySchema;
-  NumberPropertySchema: NumberPropertySchema;
-  IntegerPropertySchema: IntegerPropertySchema;
-  BooleanPropertySchema: BooleanPropertySchema;
-  MultiSelectItems: MultiSelectItems;
-  StringMultiSelectItems: StringMultiSelectItems;
-  TitledMultiSelectItems: TitledMultiSelectItems;
-  MultiSelectPropertySchema: MultiSelectPropertySchema;
-  ElicitationFormModeVariant: ElicitationFormModeVariant;
-  ElicitationFormMode: ElicitationFormMode;
-  ElicitationUrlModeVariant: ElicitationUrlModeVariant;
-  ElicitationUrlMode: ElicitationUrlMode;
+export interface Types extends Pick<BaseTypes,
+  "RequestPermissionRequest" | "RequestPermissionSubject" | "ToolCallUpdate" | "ToolKind" |
+  "ToolCallStatus" | "ToolCallContent" | "ContentBlock" | "Annotations" | "Role" | "TextContent" |
+  "ImageContent" | "AudioContent" | "Icon" | "IconTheme" | "ResourceLink" |
+  "EmbeddedResourceResource" | "TextResourceContents" | "BlobResourceContents" |
+  "EmbeddedResource" | "Content" | "DiffChangeVariant" | "DiffChange" | "DiffFileType" |
+  "DiffPathChange" | "DiffPathPairChange" | "DiffPatch" | "DiffPatchFormat" | "Diff" | "Terminal" |
+  "ToolCallLocation" | "ToolCallCapabilities" | "ToolCallCancelCapabilities" |
+  "ToolCallPermissionSubject" | "CommandPermissionSubject" | "PermissionOption" |
+  "PermissionOptionKind" | "CreateElicitationRequestVariant" | "CreateElicitationRequest" |
+  "ElicitationSessionScope" | "ElicitationRequestScope" | "ElicitationSchema" |
+  "ElicitationSchemaType" | "ElicitationPropertySchema" | "StringFormat" | "EnumOption" |
+  "StringPropertySchema" | "NumberPropertySchema" | "IntegerPropertySchema" |
+  "BooleanPropertySchema" | "MultiSelectItems" | "StringMultiSelectItems" |
+  "TitledMultiSelectItems" | "MultiSelectPropertySchema" | "ElicitationFormModeVariant" |
+  "ElicitationFormMode" | "ElicitationUrlModeVariant" | "ElicitationUrlMode" | "ExtRequest" |
+  "Implementation" | "PromptCapabilities" | "PromptImageCapabilities" | "PromptAudioCapabilities" |
+  "PromptEmbeddedContextCapabilities" | "McpStdioCapabilities" | "McpHttpCapabilities" |
+  "SessionDeleteCapabilities" | "SessionAdditionalDirectoriesCapabilities" | "AuthMethod" |
+  "EnvVariable" | "AuthMethodTerminal" | "AuthMethodAgent" | "LoginAuthResponse" |
+  "LogoutAuthResponse" | "NewSessionResponse" | "SessionConfigOptionVariant" |
+  "SessionConfigOption" | "SessionConfigOptionCategory" | "SessionConfigSelectOptions" |
+  "SessionConfigSelectOption" | "SessionConfigSelectGroup" | "SessionConfigSelect" |
+  "SessionConfigBoolean" | "AvailableCommand" | "AvailableCommandInput" | "TextCommandInput" |
+  "Command" | "DeleteSessionResponse" | "ResumeSessionResponse" | "CloseSessionResponse" |
+  "CancelToolCallResponse" | "CancelTerminalResponse" | "SetSessionConfigOptionResponse" |
+  "PromptResponse" | "ExtResponse" | "ErrorData" | "UnsupportedProtocolVersionErrorData" |
+  "SessionNotFoundErrorData" | "ContentChunk" | "UserMessage" | "AgentMessage" | "AgentThought" |
+  "BackgroundTerminal" | "BackgroundToolCall" | "ErrorStopReason" | "IdleStateUpdateVariant" |
+  "ToolCallContentChunk" | "TerminalOutput" | "TerminalExitStatus" | "TerminalSize" |
+  "TerminalCapabilities" | "TerminalCancelCapabilities" | "TerminalUpdate" |
+  "TerminalOutputChunk" | "PlanEntry" | "PlanEntryPriority" | "PlanEntryStatus" | "PlanItems" |
+  "AvailableCommandsUpdate" | "ConfigOptionUpdate" | "SessionInfoUpdate" | "Cost" | "UsageUpdate" |
+  "NoticeSeverity" | "Notice" | "CompactionStatus" | "CompactionUpdate" |
+  "CompactionSummaryChunk" | "CompleteElicitationNotification" | "ExtNotification" |
+  "InitializeRequest" | "ClientCapabilities" | "ClientAuthCapabilities" |
+  "TerminalAuthCapabilities" | "ElicitationCapabilities" | "ElicitationFormCapabilities" |
+  "ElicitationUrlCapabilities" | "LoginAuthRequest" | "LogoutAuthRequest" | "HttpHeader" |
+  "McpServerHttp" | "McpServerStdio" | "DeleteSessionRequest" | "ReplayFrom" | "ReplayFromStart" |
+  "CloseSessionRequest" | "CancelToolCallRequest" | "CancelTerminalRequest" |
+  "SetSessionConfigOptionRequestVariantId" | "SetSessionConfigOptionRequestVariantBoolean" |
+  "SetSessionConfigOptionRequestVariant" | "SetSessionConfigOptionRequest" | "PromptRequest" |
+  "RequestPermissionResponse" | "RequestPermissionOutcome" | "CancelledPermissionOutcome" |
+  "SelectedPermissionOutcome" | "CreateElicitationResponseVariant" | "CreateElicitationResponse" |
+  "ElicitationContentValue" | "ElicitationAcceptAction" | "CancelSessionNotification" |
+  "CancelRequestNotification"
+> {
   MessageMcpRequest: MessageMcpRequest;
-  ExtRequest: ExtRequest;
   InitializeResponse: InitializeResponse;
-  Implementation: Implementation;
   AgentCapabilities: AgentCapabilities;
   SessionCapabilities: SessionCapabilities;
-  PromptCapabilities: PromptCapabilities;
-  PromptImageCapabilities: PromptImageCapabilities;
-  PromptAudioCapabilities: PromptAudioCapabilities;
-  PromptEmbeddedContextCapabilities: PromptEmbeddedContextCapabilities;
   McpCapabilities: McpCapabilities;
-  McpStdioCapabilities: McpStdioCapabilities;
-  McpHttpCapabilities: McpHttpCapabilities;
   McpAcpCapabilities: McpAcpCapabilities;
-  SessionDeleteCapabilities: SessionDeleteCapabilities;
-  SessionAdditionalDirectoriesCapabilities: SessionAdditionalDirectoriesCapabilities;
   SessionSystemPromptCapabilities: SessionSystemPromptCapabilities;
   SessionSystemPromptModeCapabilities: SessionSystemPromptModeCapabilities;
   SessionSystemPromptOverrideCapabilities: SessionSystemPromptOverrideCapabilities;
@@ -1270,161 +1251,66 @@ export interface Types {
   AgentAuthCapabilities: AgentAuthCapabilities;
   AuthStatusCapabilities: AuthStatusCapabilities;
   ProvidersCapabilities: ProvidersCapabilities;
-  AuthMethod: AuthMethod;
-  EnvVariable: EnvVariable;
-  AuthMethodTerminal: AuthMethodTerminal;
-  AuthMethodAgent: AuthMethodAgent;
-  LoginAuthResponse: LoginAuthResponse;
   ListProvidersResponse: ListProvidersResponse;
   ProviderInfo: ProviderInfo;
   LlmProtocol: LlmProtocol;
   ProviderCurrentConfig: ProviderCurrentConfig;
   SetProviderResponse: SetProviderResponse;
   DisableProviderResponse: DisableProviderResponse;
-  LogoutAuthResponse: LogoutAuthResponse;
   AuthStatusResponse: AuthStatusResponse;
   AuthState: AuthState;
   AuthAccount: AuthAccount;
-  NewSessionResponse: NewSessionResponse;
-  SessionConfigOptionVariant: SessionConfigOptionVariant;
-  SessionConfigOption: SessionConfigOption;
-  SessionConfigOptionCategory: SessionConfigOptionCategory;
-  SessionConfigSelectOptions: SessionConfigSelectOptions;
-  SessionConfigSelectOption: SessionConfigSelectOption;
-  SessionConfigSelectGroup: SessionConfigSelectGroup;
-  SessionConfigSelect: SessionConfigSelect;
-  SessionConfigBoolean: SessionConfigBoolean;
-  AvailableCommand: AvailableCommand;
-  AvailableCommandInput: AvailableCommandInput;
-  TextCommandInput: TextCommandInput;
-  Command: Command;
   ListSessionsResponse: ListSessionsResponse;
   SessionInfo: SessionInfo;
-  DeleteSessionResponse: DeleteSessionResponse;
   ForkSessionResponse: ForkSessionResponse;
   ArchiveSessionResponse: ArchiveSessionResponse;
   UnarchiveSessionResponse: UnarchiveSessionResponse;
   SessionStatusResponse: SessionStatusResponse;
   SessionStatus: SessionStatus;
-  ResumeSessionResponse: ResumeSessionResponse;
-  CloseSessionResponse: CloseSessionResponse;
-  CancelToolCallResponse: CancelToolCallResponse;
-  CancelTerminalResponse: CancelTerminalResponse;
-  SetSessionConfigOptionResponse: SetSessionConfigOptionResponse;
-  PromptResponse: PromptResponse;
-  ExtResponse: ExtResponse;
-  ErrorData: ErrorData;
-  UnsupportedProtocolVersionErrorData: UnsupportedProtocolVersionErrorData;
-  SessionNotFoundErrorData: SessionNotFoundErrorData;
   UpdateSessionNotification: UpdateSessionNotification;
   SessionUpdate: SessionUpdate;
-  ContentChunk: ContentChunk;
-  UserMessage: UserMessage;
-  AgentMessage: AgentMessage;
-  AgentThought: AgentThought;
   BackgroundWork: BackgroundWork;
-  BackgroundTerminal: BackgroundTerminal;
-  BackgroundToolCall: BackgroundToolCall;
   BackgroundSubagent: BackgroundSubagent;
   RunningStateUpdate: RunningStateUpdate;
-  ErrorStopReason: ErrorStopReason;
   Usage: Usage;
-  IdleStateUpdateVariant: IdleStateUpdateVariant;
   IdleStateUpdate: IdleStateUpdate;
   RequiresActionStateUpdate: RequiresActionStateUpdate;
   UnknownStateUpdate: UnknownStateUpdate;
   SetSessionTitleResponse: SetSessionTitleResponse;
   StateUpdate: StateUpdate;
-  ToolCallContentChunk: ToolCallContentChunk;
-  TerminalOutput: TerminalOutput;
-  TerminalExitStatus: TerminalExitStatus;
-  TerminalSize: TerminalSize;
-  TerminalCapabilities: TerminalCapabilities;
-  TerminalCancelCapabilities: TerminalCancelCapabilities;
-  TerminalUpdate: TerminalUpdate;
-  TerminalOutputChunk: TerminalOutputChunk;
   PlanUpdateContent: PlanUpdateContent;
-  PlanEntry: PlanEntry;
-  PlanEntryPriority: PlanEntryPriority;
-  PlanEntryStatus: PlanEntryStatus;
-  PlanItems: PlanItems;
   PlanFile: PlanFile;
   PlanMarkdown: PlanMarkdown;
   PlanUpdate: PlanUpdate;
   PlanRemoved: PlanRemoved;
-  AvailableCommandsUpdate: AvailableCommandsUpdate;
-  ConfigOptionUpdate: ConfigOptionUpdate;
-  SessionInfoUpdate: SessionInfoUpdate;
-  Cost: Cost;
-  UsageUpdate: UsageUpdate;
-  NoticeSeverity: NoticeSeverity;
-  Notice: Notice;
-  CompactionStatus: CompactionStatus;
-  CompactionUpdate: CompactionUpdate;
-  CompactionSummaryChunk: CompactionSummaryChunk;
   SubagentSessionCapabilities: SubagentSessionCapabilities;
   SessionCancelCapabilities: SessionCancelCapabilities;
   SubagentUpdate: SubagentUpdate;
   SessionMessage: SessionMessage;
   SessionMessageChunk: SessionMessageChunk;
-  CompleteElicitationNotification: CompleteElicitationNotification;
   AuthStatusUpdateNotification: AuthStatusUpdateNotification;
-  ExtNotification: ExtNotification;
-  InitializeRequest: InitializeRequest;
-  ClientCapabilities: ClientCapabilities;
-  ClientAuthCapabilities: ClientAuthCapabilities;
-  TerminalAuthCapabilities: TerminalAuthCapabilities;
-  ElicitationCapabilities: ElicitationCapabilities;
-  ElicitationFormCapabilities: ElicitationFormCapabilities;
-  ElicitationUrlCapabilities: ElicitationUrlCapabilities;
-  LoginAuthRequest: LoginAuthRequest;
   ListProvidersRequest: ListProvidersRequest;
   SetProviderRequest: SetProviderRequest;
   DisableProviderRequest: DisableProviderRequest;
-  LogoutAuthRequest: LogoutAuthRequest;
   AuthStatusRequest: AuthStatusRequest;
   NewSessionRequest: NewSessionRequest;
   McpServer: McpServer;
-  HttpHeader: HttpHeader;
-  McpServerHttp: McpServerHttp;
   McpServerAcp: McpServerAcp;
-  McpServerStdio: McpServerStdio;
   SystemPrompt: SystemPrompt;
   SystemPromptMode: SystemPromptMode;
   ListSessionsRequest: ListSessionsRequest;
   SessionArchiveFilter: SessionArchiveFilter;
-  DeleteSessionRequest: DeleteSessionRequest;
   ForkSessionRequest: ForkSessionRequest;
   ArchiveSessionRequest: ArchiveSessionRequest;
   UnarchiveSessionRequest: UnarchiveSessionRequest;
   SessionStatusRequest: SessionStatusRequest;
   SetSessionTitleRequest: SetSessionTitleRequest;
   ResumeSessionRequest: ResumeSessionRequest;
-  ReplayFrom: ReplayFrom;
-  ReplayFromStart: ReplayFromStart;
-  CloseSessionRequest: CloseSessionRequest;
-  CancelToolCallRequest: CancelToolCallRequest;
-  CancelTerminalRequest: CancelTerminalRequest;
-  SetSessionConfigOptionRequestVariantId: SetSessionConfigOptionRequestVariantId;
-  SetSessionConfigOptionRequestVariantBoolean: SetSessionConfigOptionRequestVariantBoolean;
-  SetSessionConfigOptionRequestVariant: SetSessionConfigOptionRequestVariant;
-  SetSessionConfigOptionRequest: SetSessionConfigOptionRequest;
-  PromptRequest: PromptRequest;
-  RequestPermissionResponse: RequestPermissionResponse;
-  RequestPermissionOutcome: RequestPermissionOutcome;
-  CancelledPermissionOutcome: CancelledPermissionOutcome;
-  SelectedPermissionOutcome: SelectedPermissionOutcome;
-  CreateElicitationResponseVariant: CreateElicitationResponseVariant;
-  CreateElicitationResponse: CreateElicitationResponse;
-  ElicitationContentValue: ElicitationContentValue;
-  ElicitationAcceptAction: ElicitationAcceptAction;
   MessageMcpResponseResult: MessageMcpResponseResult;
   MessageMcpResponseError: MessageMcpResponseError;
   MessageMcpResponse: MessageMcpResponse;
   McpError: McpError;
-  CancelSessionNotification: CancelSessionNotification;
   MessageMcpNotification: MessageMcpNotification;
-  CancelRequestNotification: CancelRequestNotification;
   InitializeProxyRequest: InitializeProxyRequest;
   ProxySuccessorRequest: ProxySuccessorRequest;
   InitializeProxyResponse: InitializeProxyResponse;

@@ -8,188 +8,37 @@ import * as rt from "../../codec/runtime.js";
 import { MISSING, type Missing } from "../../codec/runtime.js";
 import { RawJson, UnknownVariant } from "../../codec/values.js";
 import type * as t from "./v2.js";
-import {
-  d_EnumOption, e_EnumOption, d_EnvVariable, e_EnvVariable, d_SessionConfigSelectOption,
-  e_SessionConfigSelectOption, d_HttpHeader, e_HttpHeader, f_Terminal, m_Terminal,
-  g_ElicitationUrlMode, m_ElicitationUrlMode, d_ElicitationSchemaType, f_NumberPropertySchema,
-  f_IntegerPropertySchema, f_BooleanPropertySchema, m_NumberPropertySchema,
-  m_IntegerPropertySchema, m_BooleanPropertySchema, d_ElicitationFormModeVariant, d_Implementation,
-  e_Implementation, d_SessionDeleteCapabilities, d_SessionAdditionalDirectoriesCapabilities,
-  e_SessionDeleteCapabilities, e_SessionAdditionalDirectoriesCapabilities, f_SessionConfigBoolean,
-  m_SessionConfigBoolean, d_SessionConfigOptionCategory, f_SessionInfoUpdate, f_UsageUpdate,
-  f_Notice, m_SessionInfoUpdate, m_UsageUpdate, m_Notice, d_CompactionStatus,
-  d_ElicitationCapabilities, e_ElicitationCapabilities,
-  f_SetSessionConfigOptionRequestVariantBoolean, m_SetSessionConfigOptionRequestVariantBoolean,
-  f_SelectedPermissionOutcome, m_SelectedPermissionOutcome, m_ElicitationSessionScope,
-  m_ElicitationRequestScope, d_Terminal, d_ElicitationSessionScope, d_ElicitationRequestScope,
-  d_NumberPropertySchema, d_IntegerPropertySchema, d_BooleanPropertySchema,
-  d_ElicitationUrlModeVariant, d_ElicitationUrlMode, d_ExtRequest, d_SessionConfigBoolean,
-  d_DeleteSessionResponse, d_CloseSessionResponse, d_ExtResponse, d_SessionInfoUpdate, d_Cost,
-  d_UsageUpdate, d_NoticeSeverity, d_Notice, d_CompleteElicitationNotification, d_ExtNotification,
-  d_ElicitationFormCapabilities, d_ElicitationUrlCapabilities, d_DeleteSessionRequest,
-  d_CloseSessionRequest, d_SetSessionConfigOptionRequestVariantBoolean,
-  d_SelectedPermissionOutcome, d_CancelRequestNotification, e_Terminal, e_ElicitationSessionScope,
-  e_ElicitationRequestScope, e_ElicitationSchemaType, e_NumberPropertySchema,
-  e_IntegerPropertySchema, e_BooleanPropertySchema, e_ElicitationFormModeVariant,
-  e_ElicitationUrlModeVariant, e_ElicitationUrlMode, e_ExtRequest, e_SessionConfigOptionCategory,
-  e_SessionConfigBoolean, e_DeleteSessionResponse, e_CloseSessionResponse, e_ExtResponse,
-  e_SessionInfoUpdate, e_Cost, e_UsageUpdate, e_NoticeSeverity, e_Notice, e_CompactionStatus,
-  e_CompleteElicitationNotification, e_ExtNotification, e_ElicitationFormCapabilities,
-  e_ElicitationUrlCapabilities, e_DeleteSessionRequest, e_CloseSessionRequest,
-  e_SetSessionConfigOptionRequestVariantBoolean, e_SelectedPermissionOutcome,
-  e_CancelRequestNotification,
-} from "./v1.codec.js";
 
-function list_0(v: JNode, path: string, cx: rt.Ctx): t.PermissionOption[] {
-  return rt.d_list(v, path, cx, d_PermissionOption);
-}
-
-function enc_list_0(v: t.PermissionOption[]): string {
-  return rt.list(v, e_PermissionOption);
-}
-
-function enc_list_1(v: t.ToolCallContent[]): string {
-  return rt.list(v, e_ToolCallContent);
-}
-
-function enc_list_2(v: t.ToolCallLocation[]): string {
-  return rt.list(v, e_ToolCallLocation);
-}
-
-function enc_list_3(v: t.Role[]): string {
-  return rt.list(v, rt.str);
-}
-
-function enc_list_4(v: string[]): string {
-  return rt.list(v, rt.str);
-}
-
-function enc_list_5(v: t.Icon[]): string {
-  return rt.list(v, e_Icon);
-}
-
-function enc_list_6(v: t.DiffChange[]): string {
-  return rt.list(v, e_DiffChange);
-}
-
-function map_1(v: JNode, path: string, cx: rt.Ctx): { [key: string]: t.ElicitationPropertySchema } {
-  return rt.d_map(v, path, cx, d_ElicitationPropertySchema);
-}
-
-function list_2(v: JNode, path: string, cx: rt.Ctx): string[] {
+function list_0(v: JNode, path: string, cx: rt.Ctx): string[] {
   return rt.d_list(v, path, cx, rt.d_str);
 }
 
-function enc_map_7(v: { [key: string]: t.ElicitationPropertySchema }): string {
-  return rt.map(v, e_ElicitationPropertySchema);
-}
-
-function list_3(v: JNode, path: string, cx: rt.Ctx): t.EnumOption[] {
-  return rt.d_list(v, path, cx, d_EnumOption);
-}
-
-function enc_list_8(v: t.EnumOption[]): string {
-  return rt.list(v, e_EnumOption);
-}
-
-function enc_list_9(v: t.AuthMethod[]): string {
-  return rt.list(v, e_AuthMethod);
-}
-
-function list_4(v: JNode, path: string, cx: rt.Ctx): t.EnvVariable[] {
+function list_1(v: JNode, path: string, cx: rt.Ctx): t.EnvVariable[] {
   return rt.d_list(v, path, cx, d_EnvVariable);
 }
 
-function enc_list_10(v: t.EnvVariable[]): string {
-  return rt.list(v, e_EnvVariable);
-}
-
-function enc_list_11(v: t.SessionConfigOption[]): string {
-  return rt.list(v, e_SessionConfigOption);
-}
-
-function enc_list_12(v: t.AvailableCommand[]): string {
-  return rt.list(v, e_AvailableCommand);
-}
-
-function list_5(v: JNode, path: string, cx: rt.Ctx): t.SessionConfigSelectOption[] {
+function list_2(v: JNode, path: string, cx: rt.Ctx): t.SessionConfigSelectOption[] {
   return rt.d_list(v, path, cx, d_SessionConfigSelectOption);
 }
 
-function list_6(v: JNode, path: string, cx: rt.Ctx): t.SessionConfigSelectGroup[] {
+function list_3(v: JNode, path: string, cx: rt.Ctx): t.SessionConfigSelectGroup[] {
   return rt.d_list(v, path, cx, d_SessionConfigSelectGroup);
 }
 
-function enc_list_13(v: t.SessionConfigSelectOption[]): string {
-  return rt.list(v, e_SessionConfigSelectOption);
-}
-
-function enc_list_14(v: t.SessionConfigSelectGroup[]): string {
-  return rt.list(v, e_SessionConfigSelectGroup);
-}
-
-function enc_list_15(v: t.SessionInfo[]): string {
-  return rt.list(v, e_SessionInfo);
-}
-
-function list_7(v: JNode, path: string, cx: rt.Ctx): t.AbsolutePath[] {
+function list_4(v: JNode, path: string, cx: rt.Ctx): t.AbsolutePath[] {
   return rt.d_list(v, path, cx, rt.d_str);
 }
 
-function enc_list_16(v: t.AbsolutePath[]): string {
-  return rt.list(v, rt.str);
-}
-
-function list_8(v: JNode, path: string, cx: rt.Ctx): t.ProtocolVersion[] {
-  return rt.d_list(v, path, cx, rt.d_u16);
-}
-
-function enc_list_17(v: t.ProtocolVersion[]): string {
-  return rt.list(v, rt.int);
-}
-
-function enc_list_18(v: t.ContentBlock[]): string {
-  return rt.list(v, e_ContentBlock);
-}
-
-function list_9(v: JNode, path: string, cx: rt.Ctx): t.BackgroundWork[] {
+function list_5(v: JNode, path: string, cx: rt.Ctx): t.BackgroundWork[] {
   return rt.d_list(v, path, cx, d_BackgroundWork);
 }
 
-function enc_list_19(v: t.BackgroundWork[]): string {
-  return rt.list(v, e_BackgroundWork);
-}
-
-function enc_list_20(v: t.PlanEntry[]): string {
-  return rt.list(v, e_PlanEntry);
-}
-
-function list_10(v: JNode, path: string, cx: rt.Ctx): t.McpServer[] {
+function list_6(v: JNode, path: string, cx: rt.Ctx): t.McpServer[] {
   return rt.d_list(v, path, cx, d_McpServer);
 }
 
-function enc_list_21(v: t.McpServer[]): string {
-  return rt.list(v, e_McpServer);
-}
-
-function list_11(v: JNode, path: string, cx: rt.Ctx): t.HttpHeader[] {
+function list_7(v: JNode, path: string, cx: rt.Ctx): t.HttpHeader[] {
   return rt.d_list(v, path, cx, d_HttpHeader);
-}
-
-function enc_list_22(v: t.HttpHeader[]): string {
-  return rt.list(v, e_HttpHeader);
-}
-
-function list_12(v: JNode, path: string, cx: rt.Ctx): t.ContentBlock[] {
-  return rt.d_list(v, path, cx, d_ContentBlock);
-}
-
-function map_13(v: JNode, path: string, cx: rt.Ctx): { [key: string]: t.ElicitationContentValue } {
-  return rt.d_map(v, path, cx, d_ElicitationContentValue);
-}
-
-function enc_map_23(v: { [key: string]: t.ElicitationContentValue }): string {
-  return rt.map(v, e_ElicitationContentValue);
 }
 
 export function d_RequestPermissionRequest(v: JNode, path: string, cx: rt.Ctx): t.RequestPermissionRequest {
@@ -209,43 +58,37 @@ export function f_RequestPermissionRequest(members: readonly JMember[], path: st
       case "sessionId": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "sessionId");
         seen0 |= 0x1;
-        const p = path + ".sessionId";
-        x0_sessionId = rt.d_str(m.value, p, cx);
+        x0_sessionId = rt.d_str(m.value, path + ".sessionId", cx);
         break;
       }
       case "title": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "title");
         seen0 |= 0x2;
-        const p = path + ".title";
-        x1_title = rt.d_str(m.value, p, cx);
+        x1_title = rt.d_str(m.value, path + ".title", cx);
         break;
       }
       case "description": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "description");
         seen0 |= 0x4;
-        const p = path + ".description";
-        x2_description = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
+        x2_description = m.value === null ? null : rt.lenient(cx, m.value, path + ".description", rt.d_str);
         break;
       }
       case "subject": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "subject");
         seen0 |= 0x8;
-        const p = path + ".subject";
-        x3_subject = m.value === null ? null : d_RequestPermissionSubject(m.value, p, cx);
+        x3_subject = m.value === null ? null : d_RequestPermissionSubject(m.value, path + ".subject", cx);
         break;
       }
       case "options": {
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "options");
         seen0 |= 0x10;
-        const p = path + ".options";
-        x4_options = list_0(m.value, p, cx);
+        x4_options = rt.d_list(m.value, path + ".options", cx, d_PermissionOption);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x20) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x20;
-        const p = path + "._meta";
-        x5__meta = rt.lenientRawObject(m, p, cx, true);
+        x5__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -269,7 +112,7 @@ export function m_RequestPermissionRequest(v: t.RequestPermissionRequest): strin
   s += ",\"title\":" + rt.str(v.title);
   if (v.description !== undefined) s += ",\"description\":" + (v.description === null ? "null" : rt.str(v.description));
   if (v.subject !== undefined) s += ",\"subject\":" + (v.subject === null ? "null" : e_RequestPermissionSubject(v.subject));
-  s += ",\"options\":" + enc_list_0(v.options);
+  s += ",\"options\":" + rt.list(v.options, e_PermissionOption);
   if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
   return s;
 }
@@ -330,50 +173,43 @@ export function f_ToolCallUpdate(members: readonly JMember[], path: string, cx: 
       case "toolCallId": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "toolCallId");
         seen0 |= 0x1;
-        const p = path + ".toolCallId";
-        x0_toolCallId = rt.d_str(m.value, p, cx);
+        x0_toolCallId = rt.d_str(m.value, path + ".toolCallId", cx);
         break;
       }
       case "name": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "name");
         seen0 |= 0x2;
-        const p = path + ".name";
-        x1_name = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
+        x1_name = m.value === null ? null : rt.lenient(cx, m.value, path + ".name", rt.d_str);
         break;
       }
       case "title": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "title");
         seen0 |= 0x4;
-        const p = path + ".title";
-        x2_title = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
+        x2_title = m.value === null ? null : rt.lenient(cx, m.value, path + ".title", rt.d_str);
         break;
       }
       case "kind": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "kind");
         seen0 |= 0x8;
-        const p = path + ".kind";
-        x3_kind = m.value === null ? null : rt.lenient(cx, m.value, p, d_ToolKind);
+        x3_kind = m.value === null ? null : rt.lenient(cx, m.value, path + ".kind", rt.d_str);
         break;
       }
       case "status": {
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "status");
         seen0 |= 0x10;
-        const p = path + ".status";
-        x4_status = m.value === null ? null : rt.lenient(cx, m.value, p, d_ToolCallStatus);
+        x4_status = m.value === null ? null : rt.lenient(cx, m.value, path + ".status", rt.d_str);
         break;
       }
       case "content": {
         if ((seen0 & 0x20) !== 0) throw rt.duplicate(path, "content");
         seen0 |= 0x20;
-        const p = path + ".content";
-        x5_content = rt.items(cx, m.value, p, d_ToolCallContent, true, true);
+        x5_content = rt.items(cx, m.value, path + ".content", d_ToolCallContent, true, true);
         break;
       }
       case "locations": {
         if ((seen0 & 0x40) !== 0) throw rt.duplicate(path, "locations");
         seen0 |= 0x40;
-        const p = path + ".locations";
-        x6_locations = rt.items(cx, m.value, p, d_ToolCallLocation, true, true);
+        x6_locations = rt.items(cx, m.value, path + ".locations", d_ToolCallLocation, true, true);
         break;
       }
       case "rawInput": {
@@ -403,15 +239,13 @@ export function f_ToolCallUpdate(members: readonly JMember[], path: string, cx: 
       case "capabilities": {
         if ((seen0 & 0x200) !== 0) throw rt.duplicate(path, "capabilities");
         seen0 |= 0x200;
-        const p = path + ".capabilities";
-        x9_capabilities = m.value === null ? null : rt.lenient(cx, m.value, p, d_ToolCallCapabilities);
+        x9_capabilities = m.value === null ? null : rt.lenient(cx, m.value, path + ".capabilities", d_ToolCallCapabilities);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x400) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x400;
-        const p = path + "._meta";
-        x10__meta = rt.lenientRawObject(m, p, cx, true);
+        x10__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -438,8 +272,8 @@ export function m_ToolCallUpdate(v: t.ToolCallUpdate): string {
   if (v.title !== undefined) s += ",\"title\":" + (v.title === null ? "null" : rt.str(v.title));
   if (v.kind !== undefined) s += ",\"kind\":" + (v.kind === null ? "null" : rt.str(v.kind));
   if (v.status !== undefined) s += ",\"status\":" + (v.status === null ? "null" : rt.str(v.status));
-  if (v.content !== undefined) s += ",\"content\":" + (v.content === null ? "null" : enc_list_1(v.content));
-  if (v.locations !== undefined) s += ",\"locations\":" + (v.locations === null ? "null" : enc_list_2(v.locations));
+  if (v.content !== undefined) s += ",\"content\":" + (v.content === null ? "null" : rt.list(v.content, e_ToolCallContent));
+  if (v.locations !== undefined) s += ",\"locations\":" + (v.locations === null ? "null" : rt.list(v.locations, e_ToolCallLocation));
   if (v.rawInput !== undefined) s += ",\"rawInput\":" + rt.raw(v.rawInput);
   if (v.rawOutput !== undefined) s += ",\"rawOutput\":" + rt.raw(v.rawOutput);
   if (v.capabilities !== undefined) s += ",\"capabilities\":" + (v.capabilities === null ? "null" : e_ToolCallCapabilities(v.capabilities));
@@ -449,22 +283,6 @@ export function m_ToolCallUpdate(v: t.ToolCallUpdate): string {
 
 export function e_ToolCallUpdate(v: t.ToolCallUpdate): string {
   return rt.object(m_ToolCallUpdate(v));
-}
-
-export function d_ToolKind(v: JNode, path: string, cx: rt.Ctx): t.ToolKind {
-  return rt.d_str(v, path, cx);
-}
-
-export function e_ToolKind(v: t.ToolKind): string {
-  return rt.str(v);
-}
-
-export function d_ToolCallStatus(v: JNode, path: string, cx: rt.Ctx): t.ToolCallStatus {
-  return rt.d_str(v, path, cx);
-}
-
-export function e_ToolCallStatus(v: t.ToolCallStatus): string {
-  return rt.str(v);
 }
 
 export function d_ToolCallContent(v: JNode, path: string, cx: rt.Ctx): t.ToolCallContent {
@@ -558,29 +376,25 @@ export function f_Annotations(members: readonly JMember[], path: string, cx: rt.
       case "audience": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "audience");
         seen0 |= 0x1;
-        const p = path + ".audience";
-        x0_audience = rt.items(cx, m.value, p, d_Role, true, true);
+        x0_audience = rt.items(cx, m.value, path + ".audience", rt.d_str, true, true);
         break;
       }
       case "lastModified": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "lastModified");
         seen0 |= 0x2;
-        const p = path + ".lastModified";
-        x1_lastModified = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
+        x1_lastModified = m.value === null ? null : rt.lenient(cx, m.value, path + ".lastModified", rt.d_str);
         break;
       }
       case "priority": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "priority");
         seen0 |= 0x4;
-        const p = path + ".priority";
-        x2_priority = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_f64);
+        x2_priority = m.value === null ? null : rt.lenient(cx, m.value, path + ".priority", rt.d_f64);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x8;
-        const p = path + "._meta";
-        x3__meta = rt.lenientRawObject(m, p, cx, true);
+        x3__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -594,7 +408,7 @@ export function f_Annotations(members: readonly JMember[], path: string, cx: rt.
 
 export function m_Annotations(v: t.Annotations): string {
   let s = "";
-  if (v.audience !== undefined) s += ",\"audience\":" + (v.audience === null ? "null" : enc_list_3(v.audience));
+  if (v.audience !== undefined) s += ",\"audience\":" + (v.audience === null ? "null" : rt.list(v.audience, rt.str));
   if (v.lastModified !== undefined) s += ",\"lastModified\":" + (v.lastModified === null ? "null" : rt.str(v.lastModified));
   if (v.priority !== undefined) s += ",\"priority\":" + (v.priority === null ? "null" : rt.f64(v.priority));
   if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
@@ -603,14 +417,6 @@ export function m_Annotations(v: t.Annotations): string {
 
 export function e_Annotations(v: t.Annotations): string {
   return rt.object(m_Annotations(v));
-}
-
-export function d_Role(v: JNode, path: string, cx: rt.Ctx): t.Role {
-  return rt.d_str(v, path, cx);
-}
-
-export function e_Role(v: t.Role): string {
-  return rt.str(v);
 }
 
 export function d_TextContent(v: JNode, path: string, cx: rt.Ctx): t.TextContent {
@@ -627,22 +433,19 @@ export function f_TextContent(members: readonly JMember[], path: string, cx: rt.
       case "text": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "text");
         seen0 |= 0x1;
-        const p = path + ".text";
-        x0_text = rt.d_str(m.value, p, cx);
+        x0_text = rt.d_str(m.value, path + ".text", cx);
         break;
       }
       case "annotations": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "annotations");
         seen0 |= 0x2;
-        const p = path + ".annotations";
-        x1_annotations = m.value === null ? null : rt.lenient(cx, m.value, p, d_Annotations);
+        x1_annotations = m.value === null ? null : rt.lenient(cx, m.value, path + ".annotations", d_Annotations);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
-        const p = path + "._meta";
-        x2__meta = rt.lenientRawObject(m, p, cx, true);
+        x2__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -682,36 +485,31 @@ export function f_ImageContent(members: readonly JMember[], path: string, cx: rt
       case "data": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "data");
         seen0 |= 0x1;
-        const p = path + ".data";
-        x0_data = rt.d_str(m.value, p, cx);
+        x0_data = rt.d_str(m.value, path + ".data", cx);
         break;
       }
       case "mimeType": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "mimeType");
         seen0 |= 0x2;
-        const p = path + ".mimeType";
-        x1_mimeType = rt.d_str(m.value, p, cx);
+        x1_mimeType = rt.d_str(m.value, path + ".mimeType", cx);
         break;
       }
       case "uri": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "uri");
         seen0 |= 0x4;
-        const p = path + ".uri";
-        x2_uri = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
+        x2_uri = m.value === null ? null : rt.lenient(cx, m.value, path + ".uri", rt.d_str);
         break;
       }
       case "annotations": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "annotations");
         seen0 |= 0x8;
-        const p = path + ".annotations";
-        x3_annotations = m.value === null ? null : rt.lenient(cx, m.value, p, d_Annotations);
+        x3_annotations = m.value === null ? null : rt.lenient(cx, m.value, path + ".annotations", d_Annotations);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x10;
-        const p = path + "._meta";
-        x4__meta = rt.lenientRawObject(m, p, cx, true);
+        x4__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -755,29 +553,25 @@ export function f_AudioContent(members: readonly JMember[], path: string, cx: rt
       case "data": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "data");
         seen0 |= 0x1;
-        const p = path + ".data";
-        x0_data = rt.d_str(m.value, p, cx);
+        x0_data = rt.d_str(m.value, path + ".data", cx);
         break;
       }
       case "mimeType": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "mimeType");
         seen0 |= 0x2;
-        const p = path + ".mimeType";
-        x1_mimeType = rt.d_str(m.value, p, cx);
+        x1_mimeType = rt.d_str(m.value, path + ".mimeType", cx);
         break;
       }
       case "annotations": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "annotations");
         seen0 |= 0x4;
-        const p = path + ".annotations";
-        x2_annotations = m.value === null ? null : rt.lenient(cx, m.value, p, d_Annotations);
+        x2_annotations = m.value === null ? null : rt.lenient(cx, m.value, path + ".annotations", d_Annotations);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x8;
-        const p = path + "._meta";
-        x3__meta = rt.lenientRawObject(m, p, cx, true);
+        x3__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -820,36 +614,31 @@ export function f_Icon(members: readonly JMember[], path: string, cx: rt.Ctx, o:
       case "src": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "src");
         seen0 |= 0x1;
-        const p = path + ".src";
-        x0_src = rt.d_str(m.value, p, cx);
+        x0_src = rt.d_str(m.value, path + ".src", cx);
         break;
       }
       case "mimeType": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "mimeType");
         seen0 |= 0x2;
-        const p = path + ".mimeType";
-        x1_mimeType = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
+        x1_mimeType = m.value === null ? null : rt.lenient(cx, m.value, path + ".mimeType", rt.d_str);
         break;
       }
       case "sizes": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "sizes");
         seen0 |= 0x4;
-        const p = path + ".sizes";
-        x2_sizes = rt.items(cx, m.value, p, rt.d_str, true, true);
+        x2_sizes = rt.items(cx, m.value, path + ".sizes", rt.d_str, true, true);
         break;
       }
       case "theme": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "theme");
         seen0 |= 0x8;
-        const p = path + ".theme";
-        x3_theme = m.value === null ? null : rt.lenient(cx, m.value, p, d_IconTheme);
+        x3_theme = m.value === null ? null : rt.lenient(cx, m.value, path + ".theme", rt.d_str);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x10;
-        const p = path + "._meta";
-        x4__meta = rt.lenientRawObject(m, p, cx, true);
+        x4__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -867,7 +656,7 @@ export function m_Icon(v: t.Icon): string {
   let s = "";
   s += ",\"src\":" + rt.str(v.src);
   if (v.mimeType !== undefined) s += ",\"mimeType\":" + (v.mimeType === null ? "null" : rt.str(v.mimeType));
-  if (v.sizes !== undefined) s += ",\"sizes\":" + (v.sizes === null ? "null" : enc_list_4(v.sizes));
+  if (v.sizes !== undefined) s += ",\"sizes\":" + (v.sizes === null ? "null" : rt.list(v.sizes, rt.str));
   if (v.theme !== undefined) s += ",\"theme\":" + (v.theme === null ? "null" : rt.str(v.theme));
   if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
   return s;
@@ -875,14 +664,6 @@ export function m_Icon(v: t.Icon): string {
 
 export function e_Icon(v: t.Icon): string {
   return rt.object(m_Icon(v));
-}
-
-export function d_IconTheme(v: JNode, path: string, cx: rt.Ctx): t.IconTheme {
-  return rt.d_str(v, path, cx);
-}
-
-export function e_IconTheme(v: t.IconTheme): string {
-  return rt.str(v);
 }
 
 export function d_ResourceLink(v: JNode, path: string, cx: rt.Ctx): t.ResourceLink {
@@ -905,64 +686,55 @@ export function f_ResourceLink(members: readonly JMember[], path: string, cx: rt
       case "name": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "name");
         seen0 |= 0x1;
-        const p = path + ".name";
-        x0_name = rt.d_str(m.value, p, cx);
+        x0_name = rt.d_str(m.value, path + ".name", cx);
         break;
       }
       case "uri": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "uri");
         seen0 |= 0x2;
-        const p = path + ".uri";
-        x1_uri = rt.d_str(m.value, p, cx);
+        x1_uri = rt.d_str(m.value, path + ".uri", cx);
         break;
       }
       case "title": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "title");
         seen0 |= 0x4;
-        const p = path + ".title";
-        x2_title = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
+        x2_title = m.value === null ? null : rt.lenient(cx, m.value, path + ".title", rt.d_str);
         break;
       }
       case "description": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "description");
         seen0 |= 0x8;
-        const p = path + ".description";
-        x3_description = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
+        x3_description = m.value === null ? null : rt.lenient(cx, m.value, path + ".description", rt.d_str);
         break;
       }
       case "icons": {
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "icons");
         seen0 |= 0x10;
-        const p = path + ".icons";
-        x4_icons = rt.items(cx, m.value, p, d_Icon, true, true);
+        x4_icons = rt.items(cx, m.value, path + ".icons", d_Icon, true, true);
         break;
       }
       case "mimeType": {
         if ((seen0 & 0x20) !== 0) throw rt.duplicate(path, "mimeType");
         seen0 |= 0x20;
-        const p = path + ".mimeType";
-        x5_mimeType = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
+        x5_mimeType = m.value === null ? null : rt.lenient(cx, m.value, path + ".mimeType", rt.d_str);
         break;
       }
       case "size": {
         if ((seen0 & 0x40) !== 0) throw rt.duplicate(path, "size");
         seen0 |= 0x40;
-        const p = path + ".size";
-        x6_size = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_u64);
+        x6_size = m.value === null ? null : rt.lenient(cx, m.value, path + ".size", rt.d_u64);
         break;
       }
       case "annotations": {
         if ((seen0 & 0x80) !== 0) throw rt.duplicate(path, "annotations");
         seen0 |= 0x80;
-        const p = path + ".annotations";
-        x7_annotations = m.value === null ? null : rt.lenient(cx, m.value, p, d_Annotations);
+        x7_annotations = m.value === null ? null : rt.lenient(cx, m.value, path + ".annotations", d_Annotations);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x100) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x100;
-        const p = path + "._meta";
-        x8__meta = rt.lenientRawObject(m, p, cx, true);
+        x8__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -987,7 +759,7 @@ export function m_ResourceLink(v: t.ResourceLink): string {
   s += ",\"uri\":" + rt.str(v.uri);
   if (v.title !== undefined) s += ",\"title\":" + (v.title === null ? "null" : rt.str(v.title));
   if (v.description !== undefined) s += ",\"description\":" + (v.description === null ? "null" : rt.str(v.description));
-  if (v.icons !== undefined) s += ",\"icons\":" + (v.icons === null ? "null" : enc_list_5(v.icons));
+  if (v.icons !== undefined) s += ",\"icons\":" + (v.icons === null ? "null" : rt.list(v.icons, e_Icon));
   if (v.mimeType !== undefined) s += ",\"mimeType\":" + (v.mimeType === null ? "null" : rt.str(v.mimeType));
   if (v.size !== undefined) s += ",\"size\":" + (v.size === null ? "null" : rt.int(v.size));
   if (v.annotations !== undefined) s += ",\"annotations\":" + (v.annotations === null ? "null" : e_Annotations(v.annotations));
@@ -1028,29 +800,25 @@ export function f_TextResourceContents(members: readonly JMember[], path: string
       case "text": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "text");
         seen0 |= 0x1;
-        const p = path + ".text";
-        x0_text = rt.d_str(m.value, p, cx);
+        x0_text = rt.d_str(m.value, path + ".text", cx);
         break;
       }
       case "uri": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "uri");
         seen0 |= 0x2;
-        const p = path + ".uri";
-        x1_uri = rt.d_str(m.value, p, cx);
+        x1_uri = rt.d_str(m.value, path + ".uri", cx);
         break;
       }
       case "mimeType": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "mimeType");
         seen0 |= 0x4;
-        const p = path + ".mimeType";
-        x2_mimeType = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
+        x2_mimeType = m.value === null ? null : rt.lenient(cx, m.value, path + ".mimeType", rt.d_str);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x8;
-        const p = path + "._meta";
-        x3__meta = rt.lenientRawObject(m, p, cx, true);
+        x3__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -1092,29 +860,25 @@ export function f_BlobResourceContents(members: readonly JMember[], path: string
       case "blob": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "blob");
         seen0 |= 0x1;
-        const p = path + ".blob";
-        x0_blob = rt.d_str(m.value, p, cx);
+        x0_blob = rt.d_str(m.value, path + ".blob", cx);
         break;
       }
       case "uri": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "uri");
         seen0 |= 0x2;
-        const p = path + ".uri";
-        x1_uri = rt.d_str(m.value, p, cx);
+        x1_uri = rt.d_str(m.value, path + ".uri", cx);
         break;
       }
       case "mimeType": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "mimeType");
         seen0 |= 0x4;
-        const p = path + ".mimeType";
-        x2_mimeType = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
+        x2_mimeType = m.value === null ? null : rt.lenient(cx, m.value, path + ".mimeType", rt.d_str);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x8;
-        const p = path + "._meta";
-        x3__meta = rt.lenientRawObject(m, p, cx, true);
+        x3__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -1155,22 +919,19 @@ export function f_EmbeddedResource(members: readonly JMember[], path: string, cx
       case "resource": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "resource");
         seen0 |= 0x1;
-        const p = path + ".resource";
-        x0_resource = d_EmbeddedResourceResource(m.value, p, cx);
+        x0_resource = d_EmbeddedResourceResource(m.value, path + ".resource", cx);
         break;
       }
       case "annotations": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "annotations");
         seen0 |= 0x2;
-        const p = path + ".annotations";
-        x1_annotations = m.value === null ? null : rt.lenient(cx, m.value, p, d_Annotations);
+        x1_annotations = m.value === null ? null : rt.lenient(cx, m.value, path + ".annotations", d_Annotations);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
-        const p = path + "._meta";
-        x2__meta = rt.lenientRawObject(m, p, cx, true);
+        x2__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -1207,15 +968,13 @@ export function f_Content(members: readonly JMember[], path: string, cx: rt.Ctx,
       case "content": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "content");
         seen0 |= 0x1;
-        const p = path + ".content";
-        x0_content = d_ContentBlock(m.value, p, cx);
+        x0_content = d_ContentBlock(m.value, path + ".content", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
-        const p = path + "._meta";
-        x1__meta = rt.lenientRawObject(m, p, cx, true);
+        x1__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -1293,22 +1052,19 @@ export function g_DiffChange(obj: JObject, path: string, cx: rt.Ctx, o: Record<s
       case "fileType": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "fileType");
         seen0 |= 0x1;
-        const p = path + ".fileType";
-        x0_fileType = m.value === null ? null : rt.lenient(cx, m.value, p, d_DiffFileType);
+        x0_fileType = m.value === null ? null : rt.lenient(cx, m.value, path + ".fileType", rt.d_str);
         break;
       }
       case "mimeType": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "mimeType");
         seen0 |= 0x2;
-        const p = path + ".mimeType";
-        x1_mimeType = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
+        x1_mimeType = m.value === null ? null : rt.lenient(cx, m.value, path + ".mimeType", rt.d_str);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
-        const p = path + "._meta";
-        x2__meta = rt.lenientRawObject(m, p, cx, true);
+        x2__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -1333,14 +1089,6 @@ export function e_DiffChange(v: t.DiffChange): string {
   return rt.object(m_DiffChange(v));
 }
 
-export function d_DiffFileType(v: JNode, path: string, cx: rt.Ctx): t.DiffFileType {
-  return rt.d_str(v, path, cx);
-}
-
-export function e_DiffFileType(v: t.DiffFileType): string {
-  return rt.str(v);
-}
-
 export function d_DiffPathChange(v: JNode, path: string, cx: rt.Ctx): t.DiffPathChange {
   return f_DiffPathChange(rt.expectObject(v, path, "DiffPathChange").members, path, cx, {});
 }
@@ -1353,8 +1101,7 @@ export function f_DiffPathChange(members: readonly JMember[], path: string, cx: 
       case "path": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "path");
         seen0 |= 0x1;
-        const p = path + ".path";
-        x0_path = rt.d_str(m.value, p, cx);
+        x0_path = rt.d_str(m.value, path + ".path", cx);
         break;
       }
     }
@@ -1387,15 +1134,13 @@ export function f_DiffPathPairChange(members: readonly JMember[], path: string, 
       case "oldPath": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "oldPath");
         seen0 |= 0x1;
-        const p = path + ".oldPath";
-        x0_oldPath = rt.d_str(m.value, p, cx);
+        x0_oldPath = rt.d_str(m.value, path + ".oldPath", cx);
         break;
       }
       case "path": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "path");
         seen0 |= 0x2;
-        const p = path + ".path";
-        x1_path = rt.d_str(m.value, p, cx);
+        x1_path = rt.d_str(m.value, path + ".path", cx);
         break;
       }
     }
@@ -1432,22 +1177,19 @@ export function f_DiffPatch(members: readonly JMember[], path: string, cx: rt.Ct
       case "format": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "format");
         seen0 |= 0x1;
-        const p = path + ".format";
-        x0_format = d_DiffPatchFormat(m.value, p, cx);
+        x0_format = rt.d_str(m.value, path + ".format", cx);
         break;
       }
       case "text": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "text");
         seen0 |= 0x2;
-        const p = path + ".text";
-        x1_text = rt.d_str(m.value, p, cx);
+        x1_text = rt.d_str(m.value, path + ".text", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
-        const p = path + "._meta";
-        x2__meta = rt.lenientRawObject(m, p, cx, true);
+        x2__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -1472,14 +1214,6 @@ export function e_DiffPatch(v: t.DiffPatch): string {
   return rt.object(m_DiffPatch(v));
 }
 
-export function d_DiffPatchFormat(v: JNode, path: string, cx: rt.Ctx): t.DiffPatchFormat {
-  return rt.d_str(v, path, cx);
-}
-
-export function e_DiffPatchFormat(v: t.DiffPatchFormat): string {
-  return rt.str(v);
-}
-
 export function d_Diff(v: JNode, path: string, cx: rt.Ctx): t.Diff {
   return f_Diff(rt.expectObject(v, path, "Diff").members, path, cx, {});
 }
@@ -1494,23 +1228,20 @@ export function f_Diff(members: readonly JMember[], path: string, cx: rt.Ctx, o:
       case "changes": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "changes");
         seen0 |= 0x1;
-        const p = path + ".changes";
-        x0_changes = rt.items(cx, m.value, p, d_DiffChange, false, false);
+        x0_changes = rt.items(cx, m.value, path + ".changes", d_DiffChange, false, false);
         if (x0_changes === MISSING || x0_changes === null) x0_changes = [];
         break;
       }
       case "patch": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "patch");
         seen0 |= 0x2;
-        const p = path + ".patch";
-        x1_patch = m.value === null ? null : rt.lenient(cx, m.value, p, d_DiffPatch);
+        x1_patch = m.value === null ? null : rt.lenient(cx, m.value, path + ".patch", d_DiffPatch);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
-        const p = path + "._meta";
-        x2__meta = rt.lenientRawObject(m, p, cx, true);
+        x2__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -1524,7 +1255,7 @@ export function f_Diff(members: readonly JMember[], path: string, cx: rt.Ctx, o:
 
 export function m_Diff(v: t.Diff): string {
   let s = "";
-  s += ",\"changes\":" + enc_list_6(v.changes);
+  s += ",\"changes\":" + rt.list(v.changes, e_DiffChange);
   if (v.patch !== undefined) s += ",\"patch\":" + (v.patch === null ? "null" : e_DiffPatch(v.patch));
   if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
   return s;
@@ -1532,6 +1263,47 @@ export function m_Diff(v: t.Diff): string {
 
 export function e_Diff(v: t.Diff): string {
   return rt.object(m_Diff(v));
+}
+
+export function d_Terminal(v: JNode, path: string, cx: rt.Ctx): t.Terminal {
+  return f_Terminal(rt.expectObject(v, path, "Terminal").members, path, cx, {});
+}
+
+export function f_Terminal(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.Terminal {
+  let x0_terminalId: t.TerminalId | Missing = MISSING;
+  let x1__meta: t.RawJson | null | Missing = MISSING;
+  let seen0 = 0;
+  for (const m of members) {
+    switch (m.key) {
+      case "terminalId": {
+        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "terminalId");
+        seen0 |= 0x1;
+        x0_terminalId = rt.d_str(m.value, path + ".terminalId", cx);
+        break;
+      }
+      case "_meta": {
+        if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
+        seen0 |= 0x2;
+        x1__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
+        break;
+      }
+    }
+  }
+  if (x0_terminalId === MISSING) throw rt.missing(path, "terminalId");
+  o.terminalId = x0_terminalId;
+  if (x1__meta !== MISSING) o._meta = x1__meta;
+  return o as unknown as t.Terminal;
+}
+
+export function m_Terminal(v: t.Terminal): string {
+  let s = "";
+  s += ",\"terminalId\":" + rt.str(v.terminalId);
+  if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
+  return s;
+}
+
+export function e_Terminal(v: t.Terminal): string {
+  return rt.object(m_Terminal(v));
 }
 
 export function d_ToolCallLocation(v: JNode, path: string, cx: rt.Ctx): t.ToolCallLocation {
@@ -1548,22 +1320,19 @@ export function f_ToolCallLocation(members: readonly JMember[], path: string, cx
       case "path": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "path");
         seen0 |= 0x1;
-        const p = path + ".path";
-        x0_path = rt.d_str(m.value, p, cx);
+        x0_path = rt.d_str(m.value, path + ".path", cx);
         break;
       }
       case "line": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "line");
         seen0 |= 0x2;
-        const p = path + ".line";
-        x1_line = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_u32);
+        x1_line = m.value === null ? null : rt.lenient(cx, m.value, path + ".line", rt.d_u32);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
-        const p = path + "._meta";
-        x2__meta = rt.lenientRawObject(m, p, cx, true);
+        x2__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -1600,15 +1369,13 @@ export function f_ToolCallCapabilities(members: readonly JMember[], path: string
       case "cancel": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "cancel");
         seen0 |= 0x1;
-        const p = path + ".cancel";
-        x0_cancel = m.value === null ? null : rt.lenient(cx, m.value, p, d_ToolCallCancelCapabilities);
+        x0_cancel = m.value === null ? null : rt.lenient(cx, m.value, path + ".cancel", d_ToolCallCancelCapabilities);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
-        const p = path + "._meta";
-        x1__meta = rt.lenientRawObject(m, p, cx, true);
+        x1__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -1641,8 +1408,7 @@ export function f_ToolCallCancelCapabilities(members: readonly JMember[], path: 
       case "_meta": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
-        const p = path + "._meta";
-        x0__meta = rt.lenientRawObject(m, p, cx, true);
+        x0__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -1674,15 +1440,13 @@ export function f_ToolCallPermissionSubject(members: readonly JMember[], path: s
       case "toolCall": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "toolCall");
         seen0 |= 0x1;
-        const p = path + ".toolCall";
-        x0_toolCall = d_ToolCallUpdate(m.value, p, cx);
+        x0_toolCall = d_ToolCallUpdate(m.value, path + ".toolCall", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
-        const p = path + "._meta";
-        x1__meta = rt.lenientRawObject(m, p, cx, true);
+        x1__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -1720,36 +1484,31 @@ export function f_CommandPermissionSubject(members: readonly JMember[], path: st
       case "command": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "command");
         seen0 |= 0x1;
-        const p = path + ".command";
-        x0_command = rt.d_str(m.value, p, cx);
+        x0_command = rt.d_str(m.value, path + ".command", cx);
         break;
       }
       case "cwd": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "cwd");
         seen0 |= 0x2;
-        const p = path + ".cwd";
-        x1_cwd = rt.d_str(m.value, p, cx);
+        x1_cwd = rt.d_str(m.value, path + ".cwd", cx);
         break;
       }
       case "toolCallId": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "toolCallId");
         seen0 |= 0x4;
-        const p = path + ".toolCallId";
-        x2_toolCallId = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
+        x2_toolCallId = m.value === null ? null : rt.lenient(cx, m.value, path + ".toolCallId", rt.d_str);
         break;
       }
       case "terminalId": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "terminalId");
         seen0 |= 0x8;
-        const p = path + ".terminalId";
-        x3_terminalId = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
+        x3_terminalId = m.value === null ? null : rt.lenient(cx, m.value, path + ".terminalId", rt.d_str);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x10;
-        const p = path + "._meta";
-        x4__meta = rt.lenientRawObject(m, p, cx, true);
+        x4__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -1793,29 +1552,25 @@ export function f_PermissionOption(members: readonly JMember[], path: string, cx
       case "optionId": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "optionId");
         seen0 |= 0x1;
-        const p = path + ".optionId";
-        x0_optionId = rt.d_str(m.value, p, cx);
+        x0_optionId = rt.d_str(m.value, path + ".optionId", cx);
         break;
       }
       case "name": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "name");
         seen0 |= 0x2;
-        const p = path + ".name";
-        x1_name = rt.d_str(m.value, p, cx);
+        x1_name = rt.d_str(m.value, path + ".name", cx);
         break;
       }
       case "kind": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "kind");
         seen0 |= 0x4;
-        const p = path + ".kind";
-        x2_kind = d_PermissionOptionKind(m.value, p, cx);
+        x2_kind = rt.d_str(m.value, path + ".kind", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x8;
-        const p = path + "._meta";
-        x3__meta = rt.lenientRawObject(m, p, cx, true);
+        x3__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -1841,14 +1596,6 @@ export function m_PermissionOption(v: t.PermissionOption): string {
 
 export function e_PermissionOption(v: t.PermissionOption): string {
   return rt.object(m_PermissionOption(v));
-}
-
-export function d_PermissionOptionKind(v: JNode, path: string, cx: rt.Ctx): t.PermissionOptionKind {
-  return rt.d_str(v, path, cx);
-}
-
-export function e_PermissionOptionKind(v: t.PermissionOptionKind): string {
-  return rt.str(v);
 }
 
 export function d_CreateElicitationRequestVariant(v: JNode, path: string, cx: rt.Ctx): t.CreateElicitationRequestVariant {
@@ -1894,15 +1641,13 @@ export function g_CreateElicitationRequest(obj: JObject, path: string, cx: rt.Ct
       case "message": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "message");
         seen0 |= 0x1;
-        const p = path + ".message";
-        x0_message = rt.d_str(m.value, p, cx);
+        x0_message = rt.d_str(m.value, path + ".message", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
-        const p = path + "._meta";
-        x1__meta = rt.lenientRawObject(m, p, cx, true);
+        x1__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -1926,6 +1671,79 @@ export function e_CreateElicitationRequest(v: t.CreateElicitationRequest): strin
   return rt.object(m_CreateElicitationRequest(v));
 }
 
+export function d_ElicitationSessionScope(v: JNode, path: string, cx: rt.Ctx): t.ElicitationSessionScope {
+  return f_ElicitationSessionScope(rt.expectObject(v, path, "ElicitationSessionScope").members, path, cx, {});
+}
+
+export function f_ElicitationSessionScope(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.ElicitationSessionScope {
+  let x0_sessionId: t.SessionId | Missing = MISSING;
+  let x1_toolCallId: t.ToolCallId | null | Missing = MISSING;
+  let seen0 = 0;
+  for (const m of members) {
+    switch (m.key) {
+      case "sessionId": {
+        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "sessionId");
+        seen0 |= 0x1;
+        x0_sessionId = rt.d_str(m.value, path + ".sessionId", cx);
+        break;
+      }
+      case "toolCallId": {
+        if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "toolCallId");
+        seen0 |= 0x2;
+        x1_toolCallId = m.value === null ? null : rt.lenient(cx, m.value, path + ".toolCallId", rt.d_str);
+        break;
+      }
+    }
+  }
+  if (x0_sessionId === MISSING) throw rt.missing(path, "sessionId");
+  o.sessionId = x0_sessionId;
+  if (x1_toolCallId !== MISSING) o.toolCallId = x1_toolCallId;
+  return o as unknown as t.ElicitationSessionScope;
+}
+
+export function m_ElicitationSessionScope(v: t.ElicitationSessionScope): string {
+  let s = "";
+  s += ",\"sessionId\":" + rt.str(v.sessionId);
+  if (v.toolCallId !== undefined) s += ",\"toolCallId\":" + (v.toolCallId === null ? "null" : rt.str(v.toolCallId));
+  return s;
+}
+
+export function e_ElicitationSessionScope(v: t.ElicitationSessionScope): string {
+  return rt.object(m_ElicitationSessionScope(v));
+}
+
+export function d_ElicitationRequestScope(v: JNode, path: string, cx: rt.Ctx): t.ElicitationRequestScope {
+  return f_ElicitationRequestScope(rt.expectObject(v, path, "ElicitationRequestScope").members, path, cx, {});
+}
+
+export function f_ElicitationRequestScope(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.ElicitationRequestScope {
+  let x0_requestId: t.RequestId | Missing = MISSING;
+  let seen0 = 0;
+  for (const m of members) {
+    switch (m.key) {
+      case "requestId": {
+        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "requestId");
+        seen0 |= 0x1;
+        x0_requestId = rt.d_request_id(m.value, path + ".requestId", cx);
+        break;
+      }
+    }
+  }
+  if (x0_requestId === MISSING) throw rt.missing(path, "requestId");
+  o.requestId = x0_requestId;
+  return o as unknown as t.ElicitationRequestScope;
+}
+
+export function m_ElicitationRequestScope(v: t.ElicitationRequestScope): string {
+  let s = "";
+  s += ",\"requestId\":" + rt.e_request_id(v.requestId);
+  return s;
+}
+
+export function e_ElicitationRequestScope(v: t.ElicitationRequestScope): string {
+  return rt.object(m_ElicitationRequestScope(v));
+}
+
 export function d_ElicitationSchema(v: JNode, path: string, cx: rt.Ctx): t.ElicitationSchema {
   return f_ElicitationSchema(rt.expectObject(v, path, "ElicitationSchema").members, path, cx, {});
 }
@@ -1943,43 +1761,37 @@ export function f_ElicitationSchema(members: readonly JMember[], path: string, c
       case "type": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "type");
         seen0 |= 0x1;
-        const p = path + ".type";
-        x0_type = d_ElicitationSchemaType(m.value, p, cx);
+        x0_type = d_ElicitationSchemaType(m.value, path + ".type", cx);
         break;
       }
       case "title": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "title");
         seen0 |= 0x2;
-        const p = path + ".title";
-        x1_title = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
+        x1_title = m.value === null ? null : rt.lenient(cx, m.value, path + ".title", rt.d_str);
         break;
       }
       case "properties": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "properties");
         seen0 |= 0x4;
-        const p = path + ".properties";
-        x2_properties = map_1(m.value, p, cx);
+        x2_properties = rt.d_map(m.value, path + ".properties", cx, d_ElicitationPropertySchema);
         break;
       }
       case "required": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "required");
         seen0 |= 0x8;
-        const p = path + ".required";
-        x3_required = m.value === null ? null : list_2(m.value, p, cx);
+        x3_required = m.value === null ? null : rt.d_list(m.value, path + ".required", cx, rt.d_str);
         break;
       }
       case "description": {
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "description");
         seen0 |= 0x10;
-        const p = path + ".description";
-        x4_description = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
+        x4_description = m.value === null ? null : rt.lenient(cx, m.value, path + ".description", rt.d_str);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x20) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x20;
-        const p = path + "._meta";
-        x5__meta = rt.lenientRawObject(m, p, cx, true);
+        x5__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -1999,8 +1811,8 @@ export function m_ElicitationSchema(v: t.ElicitationSchema): string {
   let s = "";
   s += ",\"type\":" + rt.str(v.type);
   if (v.title !== undefined) s += ",\"title\":" + (v.title === null ? "null" : rt.str(v.title));
-  s += ",\"properties\":" + enc_map_7(v.properties);
-  if (v.required !== undefined) s += ",\"required\":" + (v.required === null ? "null" : enc_list_4(v.required));
+  s += ",\"properties\":" + rt.map(v.properties, e_ElicitationPropertySchema);
+  if (v.required !== undefined) s += ",\"required\":" + (v.required === null ? "null" : rt.list(v.required, rt.str));
   if (v.description !== undefined) s += ",\"description\":" + (v.description === null ? "null" : rt.str(v.description));
   if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
   return s;
@@ -2008,6 +1820,12 @@ export function m_ElicitationSchema(v: t.ElicitationSchema): string {
 
 export function e_ElicitationSchema(v: t.ElicitationSchema): string {
   return rt.object(m_ElicitationSchema(v));
+}
+
+const V_ElicitationSchemaType: readonly t.ElicitationSchemaType[] = ["object"];
+
+export function d_ElicitationSchemaType(v: JNode, path: string, cx: rt.Ctx): t.ElicitationSchemaType {
+  return rt.d_enum(v, path, V_ElicitationSchemaType);
 }
 
 export function d_ElicitationPropertySchema(v: JNode, path: string, cx: rt.Ctx): t.ElicitationPropertySchema {
@@ -2052,12 +1870,64 @@ export function e_ElicitationPropertySchema(v: t.ElicitationPropertySchema): str
   return v instanceof UnknownVariant ? v.raw.text : rt.object(n_ElicitationPropertySchema(v));
 }
 
-export function d_StringFormat(v: JNode, path: string, cx: rt.Ctx): t.StringFormat {
-  return rt.d_str(v, path, cx);
+export function d_EnumOption(v: JNode, path: string, cx: rt.Ctx): t.EnumOption {
+  return f_EnumOption(rt.expectObject(v, path, "EnumOption").members, path, cx, {});
 }
 
-export function e_StringFormat(v: t.StringFormat): string {
-  return rt.str(v);
+export function f_EnumOption(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.EnumOption {
+  let x0_const: string | Missing = MISSING;
+  let x1_title: string | Missing = MISSING;
+  let x2_description: string | null | Missing = MISSING;
+  let x3__meta: t.RawJson | null | Missing = MISSING;
+  let seen0 = 0;
+  for (const m of members) {
+    switch (m.key) {
+      case "const": {
+        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "const");
+        seen0 |= 0x1;
+        x0_const = rt.d_str(m.value, path + ".const", cx);
+        break;
+      }
+      case "title": {
+        if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "title");
+        seen0 |= 0x2;
+        x1_title = rt.d_str(m.value, path + ".title", cx);
+        break;
+      }
+      case "description": {
+        if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "description");
+        seen0 |= 0x4;
+        x2_description = m.value === null ? null : rt.lenient(cx, m.value, path + ".description", rt.d_str);
+        break;
+      }
+      case "_meta": {
+        if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
+        seen0 |= 0x8;
+        x3__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
+        break;
+      }
+    }
+  }
+  if (x0_const === MISSING) throw rt.missing(path, "const");
+  if (x1_title === MISSING) throw rt.missing(path, "title");
+  o.const = x0_const;
+  o.title = x1_title;
+  if (x2_description !== MISSING) o.description = x2_description;
+  if (x3__meta !== MISSING) o._meta = x3__meta;
+  return o as unknown as t.EnumOption;
+}
+
+export function m_EnumOption(v: t.EnumOption): string {
+  let s = "";
+  s += ",\"const\":" + rt.str(v.const);
+  s += ",\"title\":" + rt.str(v.title);
+  if (v.description !== undefined) s += ",\"description\":" + (v.description === null ? "null" : rt.str(v.description));
+  if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
+  return s;
+}
+
+export function e_EnumOption(v: t.EnumOption): string {
+  return rt.object(m_EnumOption(v));
 }
 
 export function d_StringPropertySchema(v: JNode, path: string, cx: rt.Ctx): t.StringPropertySchema {
@@ -2081,71 +1951,61 @@ export function f_StringPropertySchema(members: readonly JMember[], path: string
       case "title": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "title");
         seen0 |= 0x1;
-        const p = path + ".title";
-        x0_title = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
+        x0_title = m.value === null ? null : rt.lenient(cx, m.value, path + ".title", rt.d_str);
         break;
       }
       case "description": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "description");
         seen0 |= 0x2;
-        const p = path + ".description";
-        x1_description = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
+        x1_description = m.value === null ? null : rt.lenient(cx, m.value, path + ".description", rt.d_str);
         break;
       }
       case "minLength": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "minLength");
         seen0 |= 0x4;
-        const p = path + ".minLength";
-        x2_minLength = m.value === null ? null : rt.d_u32(m.value, p, cx);
+        x2_minLength = m.value === null ? null : rt.d_u32(m.value, path + ".minLength", cx);
         break;
       }
       case "maxLength": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "maxLength");
         seen0 |= 0x8;
-        const p = path + ".maxLength";
-        x3_maxLength = m.value === null ? null : rt.d_u32(m.value, p, cx);
+        x3_maxLength = m.value === null ? null : rt.d_u32(m.value, path + ".maxLength", cx);
         break;
       }
       case "pattern": {
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "pattern");
         seen0 |= 0x10;
-        const p = path + ".pattern";
-        x4_pattern = m.value === null ? null : rt.d_str(m.value, p, cx);
+        x4_pattern = m.value === null ? null : rt.d_str(m.value, path + ".pattern", cx);
         break;
       }
       case "format": {
         if ((seen0 & 0x20) !== 0) throw rt.duplicate(path, "format");
         seen0 |= 0x20;
-        const p = path + ".format";
-        x5_format = m.value === null ? null : d_StringFormat(m.value, p, cx);
+        x5_format = m.value === null ? null : rt.d_str(m.value, path + ".format", cx);
         break;
       }
       case "default": {
         if ((seen0 & 0x40) !== 0) throw rt.duplicate(path, "default");
         seen0 |= 0x40;
-        const p = path + ".default";
-        x6_default = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
+        x6_default = m.value === null ? null : rt.lenient(cx, m.value, path + ".default", rt.d_str);
         break;
       }
       case "enum": {
         if ((seen0 & 0x80) !== 0) throw rt.duplicate(path, "enum");
         seen0 |= 0x80;
-        const p = path + ".enum";
-        x7_enum = m.value === null ? null : list_2(m.value, p, cx);
+        x7_enum = m.value === null ? null : rt.d_list(m.value, path + ".enum", cx, rt.d_str);
         break;
       }
       case "oneOf": {
         if ((seen0 & 0x100) !== 0) throw rt.duplicate(path, "oneOf");
         seen0 |= 0x100;
-        const p = path + ".oneOf";
-        x8_oneOf = m.value === null ? null : list_3(m.value, p, cx);
+        x8_oneOf = m.value === null ? null : rt.d_list(m.value, path + ".oneOf", cx, d_EnumOption);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x200) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x200;
-        const p = path + "._meta";
-        x9__meta = rt.lenientRawObject(m, p, cx, true);
+        x9__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -2174,14 +2034,224 @@ export function m_StringPropertySchema(v: t.StringPropertySchema): string {
   if (v.pattern !== undefined) s += ",\"pattern\":" + (v.pattern === null ? "null" : rt.str(v.pattern));
   if (v.format !== undefined) s += ",\"format\":" + (v.format === null ? "null" : rt.str(v.format));
   if (v.default !== undefined) s += ",\"default\":" + (v.default === null ? "null" : rt.str(v.default));
-  if (v.enum !== undefined) s += ",\"enum\":" + (v.enum === null ? "null" : enc_list_4(v.enum));
-  if (v.oneOf !== undefined) s += ",\"oneOf\":" + (v.oneOf === null ? "null" : enc_list_8(v.oneOf));
+  if (v.enum !== undefined) s += ",\"enum\":" + (v.enum === null ? "null" : rt.list(v.enum, rt.str));
+  if (v.oneOf !== undefined) s += ",\"oneOf\":" + (v.oneOf === null ? "null" : rt.list(v.oneOf, e_EnumOption));
   if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
   return s;
 }
 
 export function e_StringPropertySchema(v: t.StringPropertySchema): string {
   return rt.object(m_StringPropertySchema(v));
+}
+
+export function d_NumberPropertySchema(v: JNode, path: string, cx: rt.Ctx): t.NumberPropertySchema {
+  return f_NumberPropertySchema(rt.expectObject(v, path, "NumberPropertySchema").members, path, cx, {});
+}
+
+export function f_NumberPropertySchema(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.NumberPropertySchema {
+  let x0_title: string | null | Missing = MISSING;
+  let x1_description: string | null | Missing = MISSING;
+  let x2_minimum: number | null | Missing = MISSING;
+  let x3_maximum: number | null | Missing = MISSING;
+  let x4_default: number | null | Missing = MISSING;
+  let x5__meta: t.RawJson | null | Missing = MISSING;
+  let seen0 = 0;
+  for (const m of members) {
+    switch (m.key) {
+      case "title": {
+        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "title");
+        seen0 |= 0x1;
+        x0_title = m.value === null ? null : rt.lenient(cx, m.value, path + ".title", rt.d_str);
+        break;
+      }
+      case "description": {
+        if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "description");
+        seen0 |= 0x2;
+        x1_description = m.value === null ? null : rt.lenient(cx, m.value, path + ".description", rt.d_str);
+        break;
+      }
+      case "minimum": {
+        if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "minimum");
+        seen0 |= 0x4;
+        x2_minimum = m.value === null ? null : rt.d_f64(m.value, path + ".minimum", cx);
+        break;
+      }
+      case "maximum": {
+        if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "maximum");
+        seen0 |= 0x8;
+        x3_maximum = m.value === null ? null : rt.d_f64(m.value, path + ".maximum", cx);
+        break;
+      }
+      case "default": {
+        if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "default");
+        seen0 |= 0x10;
+        x4_default = m.value === null ? null : rt.lenient(cx, m.value, path + ".default", rt.d_f64);
+        break;
+      }
+      case "_meta": {
+        if ((seen0 & 0x20) !== 0) throw rt.duplicate(path, "_meta");
+        seen0 |= 0x20;
+        x5__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
+        break;
+      }
+    }
+  }
+  if (x0_title !== MISSING) o.title = x0_title;
+  if (x1_description !== MISSING) o.description = x1_description;
+  if (x2_minimum !== MISSING) o.minimum = x2_minimum;
+  if (x3_maximum !== MISSING) o.maximum = x3_maximum;
+  if (x4_default !== MISSING) o.default = x4_default;
+  if (x5__meta !== MISSING) o._meta = x5__meta;
+  return o as unknown as t.NumberPropertySchema;
+}
+
+export function m_NumberPropertySchema(v: t.NumberPropertySchema): string {
+  let s = "";
+  if (v.title !== undefined) s += ",\"title\":" + (v.title === null ? "null" : rt.str(v.title));
+  if (v.description !== undefined) s += ",\"description\":" + (v.description === null ? "null" : rt.str(v.description));
+  if (v.minimum !== undefined) s += ",\"minimum\":" + (v.minimum === null ? "null" : rt.f64(v.minimum));
+  if (v.maximum !== undefined) s += ",\"maximum\":" + (v.maximum === null ? "null" : rt.f64(v.maximum));
+  if (v.default !== undefined) s += ",\"default\":" + (v.default === null ? "null" : rt.f64(v.default));
+  if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
+  return s;
+}
+
+export function e_NumberPropertySchema(v: t.NumberPropertySchema): string {
+  return rt.object(m_NumberPropertySchema(v));
+}
+
+export function d_IntegerPropertySchema(v: JNode, path: string, cx: rt.Ctx): t.IntegerPropertySchema {
+  return f_IntegerPropertySchema(rt.expectObject(v, path, "IntegerPropertySchema").members, path, cx, {});
+}
+
+export function f_IntegerPropertySchema(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.IntegerPropertySchema {
+  let x0_title: string | null | Missing = MISSING;
+  let x1_description: string | null | Missing = MISSING;
+  let x2_minimum: t.Int64 | null | Missing = MISSING;
+  let x3_maximum: t.Int64 | null | Missing = MISSING;
+  let x4_default: t.Int64 | null | Missing = MISSING;
+  let x5__meta: t.RawJson | null | Missing = MISSING;
+  let seen0 = 0;
+  for (const m of members) {
+    switch (m.key) {
+      case "title": {
+        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "title");
+        seen0 |= 0x1;
+        x0_title = m.value === null ? null : rt.lenient(cx, m.value, path + ".title", rt.d_str);
+        break;
+      }
+      case "description": {
+        if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "description");
+        seen0 |= 0x2;
+        x1_description = m.value === null ? null : rt.lenient(cx, m.value, path + ".description", rt.d_str);
+        break;
+      }
+      case "minimum": {
+        if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "minimum");
+        seen0 |= 0x4;
+        x2_minimum = m.value === null ? null : rt.d_i64(m.value, path + ".minimum", cx);
+        break;
+      }
+      case "maximum": {
+        if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "maximum");
+        seen0 |= 0x8;
+        x3_maximum = m.value === null ? null : rt.d_i64(m.value, path + ".maximum", cx);
+        break;
+      }
+      case "default": {
+        if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "default");
+        seen0 |= 0x10;
+        x4_default = m.value === null ? null : rt.lenient(cx, m.value, path + ".default", rt.d_i64);
+        break;
+      }
+      case "_meta": {
+        if ((seen0 & 0x20) !== 0) throw rt.duplicate(path, "_meta");
+        seen0 |= 0x20;
+        x5__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
+        break;
+      }
+    }
+  }
+  if (x0_title !== MISSING) o.title = x0_title;
+  if (x1_description !== MISSING) o.description = x1_description;
+  if (x2_minimum !== MISSING) o.minimum = x2_minimum;
+  if (x3_maximum !== MISSING) o.maximum = x3_maximum;
+  if (x4_default !== MISSING) o.default = x4_default;
+  if (x5__meta !== MISSING) o._meta = x5__meta;
+  return o as unknown as t.IntegerPropertySchema;
+}
+
+export function m_IntegerPropertySchema(v: t.IntegerPropertySchema): string {
+  let s = "";
+  if (v.title !== undefined) s += ",\"title\":" + (v.title === null ? "null" : rt.str(v.title));
+  if (v.description !== undefined) s += ",\"description\":" + (v.description === null ? "null" : rt.str(v.description));
+  if (v.minimum !== undefined) s += ",\"minimum\":" + (v.minimum === null ? "null" : rt.int(v.minimum));
+  if (v.maximum !== undefined) s += ",\"maximum\":" + (v.maximum === null ? "null" : rt.int(v.maximum));
+  if (v.default !== undefined) s += ",\"default\":" + (v.default === null ? "null" : rt.int(v.default));
+  if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
+  return s;
+}
+
+export function e_IntegerPropertySchema(v: t.IntegerPropertySchema): string {
+  return rt.object(m_IntegerPropertySchema(v));
+}
+
+export function d_BooleanPropertySchema(v: JNode, path: string, cx: rt.Ctx): t.BooleanPropertySchema {
+  return f_BooleanPropertySchema(rt.expectObject(v, path, "BooleanPropertySchema").members, path, cx, {});
+}
+
+export function f_BooleanPropertySchema(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.BooleanPropertySchema {
+  let x0_title: string | null | Missing = MISSING;
+  let x1_description: string | null | Missing = MISSING;
+  let x2_default: boolean | null | Missing = MISSING;
+  let x3__meta: t.RawJson | null | Missing = MISSING;
+  let seen0 = 0;
+  for (const m of members) {
+    switch (m.key) {
+      case "title": {
+        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "title");
+        seen0 |= 0x1;
+        x0_title = m.value === null ? null : rt.lenient(cx, m.value, path + ".title", rt.d_str);
+        break;
+      }
+      case "description": {
+        if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "description");
+        seen0 |= 0x2;
+        x1_description = m.value === null ? null : rt.lenient(cx, m.value, path + ".description", rt.d_str);
+        break;
+      }
+      case "default": {
+        if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "default");
+        seen0 |= 0x4;
+        x2_default = m.value === null ? null : rt.lenient(cx, m.value, path + ".default", rt.d_bool);
+        break;
+      }
+      case "_meta": {
+        if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
+        seen0 |= 0x8;
+        x3__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
+        break;
+      }
+    }
+  }
+  if (x0_title !== MISSING) o.title = x0_title;
+  if (x1_description !== MISSING) o.description = x1_description;
+  if (x2_default !== MISSING) o.default = x2_default;
+  if (x3__meta !== MISSING) o._meta = x3__meta;
+  return o as unknown as t.BooleanPropertySchema;
+}
+
+export function m_BooleanPropertySchema(v: t.BooleanPropertySchema): string {
+  let s = "";
+  if (v.title !== undefined) s += ",\"title\":" + (v.title === null ? "null" : rt.str(v.title));
+  if (v.description !== undefined) s += ",\"description\":" + (v.description === null ? "null" : rt.str(v.description));
+  if (v.default !== undefined) s += ",\"default\":" + (v.default === null ? "null" : rt.bool(v.default));
+  if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
+  return s;
+}
+
+export function e_BooleanPropertySchema(v: t.BooleanPropertySchema): string {
+  return rt.object(m_BooleanPropertySchema(v));
 }
 
 export function d_MultiSelectItems(v: JNode, path: string, cx: rt.Ctx): t.MultiSelectItems {
@@ -2223,15 +2293,13 @@ export function f_StringMultiSelectItems(members: readonly JMember[], path: stri
       case "enum": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "enum");
         seen0 |= 0x1;
-        const p = path + ".enum";
-        x0_enum = list_2(m.value, p, cx);
+        x0_enum = rt.d_list(m.value, path + ".enum", cx, rt.d_str);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
-        const p = path + "._meta";
-        x1__meta = rt.lenientRawObject(m, p, cx, true);
+        x1__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -2245,7 +2313,7 @@ export function f_StringMultiSelectItems(members: readonly JMember[], path: stri
 
 export function m_StringMultiSelectItems(v: t.StringMultiSelectItems): string {
   let s = "";
-  s += ",\"enum\":" + enc_list_4(v.enum);
+  s += ",\"enum\":" + rt.list(v.enum, rt.str);
   if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
   return s;
 }
@@ -2267,15 +2335,13 @@ export function f_TitledMultiSelectItems(members: readonly JMember[], path: stri
       case "anyOf": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "anyOf");
         seen0 |= 0x1;
-        const p = path + ".anyOf";
-        x0_anyOf = list_3(m.value, p, cx);
+        x0_anyOf = rt.d_list(m.value, path + ".anyOf", cx, d_EnumOption);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
-        const p = path + "._meta";
-        x1__meta = rt.lenientRawObject(m, p, cx, true);
+        x1__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -2289,7 +2355,7 @@ export function f_TitledMultiSelectItems(members: readonly JMember[], path: stri
 
 export function m_TitledMultiSelectItems(v: t.TitledMultiSelectItems): string {
   let s = "";
-  s += ",\"anyOf\":" + enc_list_8(v.anyOf);
+  s += ",\"anyOf\":" + rt.list(v.anyOf, e_EnumOption);
   if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
   return s;
 }
@@ -2316,50 +2382,43 @@ export function f_MultiSelectPropertySchema(members: readonly JMember[], path: s
       case "title": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "title");
         seen0 |= 0x1;
-        const p = path + ".title";
-        x0_title = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
+        x0_title = m.value === null ? null : rt.lenient(cx, m.value, path + ".title", rt.d_str);
         break;
       }
       case "description": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "description");
         seen0 |= 0x2;
-        const p = path + ".description";
-        x1_description = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
+        x1_description = m.value === null ? null : rt.lenient(cx, m.value, path + ".description", rt.d_str);
         break;
       }
       case "minItems": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "minItems");
         seen0 |= 0x4;
-        const p = path + ".minItems";
-        x2_minItems = m.value === null ? null : rt.d_u64(m.value, p, cx);
+        x2_minItems = m.value === null ? null : rt.d_u64(m.value, path + ".minItems", cx);
         break;
       }
       case "maxItems": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "maxItems");
         seen0 |= 0x8;
-        const p = path + ".maxItems";
-        x3_maxItems = m.value === null ? null : rt.d_u64(m.value, p, cx);
+        x3_maxItems = m.value === null ? null : rt.d_u64(m.value, path + ".maxItems", cx);
         break;
       }
       case "items": {
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "items");
         seen0 |= 0x10;
-        const p = path + ".items";
-        x4_items = d_MultiSelectItems(m.value, p, cx);
+        x4_items = d_MultiSelectItems(m.value, path + ".items", cx);
         break;
       }
       case "default": {
         if ((seen0 & 0x20) !== 0) throw rt.duplicate(path, "default");
         seen0 |= 0x20;
-        const p = path + ".default";
-        x5_default = rt.items(cx, m.value, p, rt.d_str, true, true);
+        x5_default = rt.items(cx, m.value, path + ".default", rt.d_str, true, true);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x40) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x40;
-        const p = path + "._meta";
-        x6__meta = rt.lenientRawObject(m, p, cx, true);
+        x6__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -2382,13 +2441,27 @@ export function m_MultiSelectPropertySchema(v: t.MultiSelectPropertySchema): str
   if (v.minItems !== undefined) s += ",\"minItems\":" + (v.minItems === null ? "null" : rt.int(v.minItems));
   if (v.maxItems !== undefined) s += ",\"maxItems\":" + (v.maxItems === null ? "null" : rt.int(v.maxItems));
   s += ",\"items\":" + e_MultiSelectItems(v.items);
-  if (v.default !== undefined) s += ",\"default\":" + (v.default === null ? "null" : enc_list_4(v.default));
+  if (v.default !== undefined) s += ",\"default\":" + (v.default === null ? "null" : rt.list(v.default, rt.str));
   if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
   return s;
 }
 
 export function e_MultiSelectPropertySchema(v: t.MultiSelectPropertySchema): string {
   return rt.object(m_MultiSelectPropertySchema(v));
+}
+
+export function d_ElicitationFormModeVariant(v: JNode, path: string, cx: rt.Ctx): t.ElicitationFormModeVariant {
+  const got0 = rt.attempt(cx, v, path, d_ElicitationSessionScope);
+  if (got0 !== MISSING) return got0;
+  const got1 = rt.attempt(cx, v, path, d_ElicitationRequestScope);
+  if (got1 !== MISSING) return got1;
+  throw rt.noVariant(path, v, "one of ElicitationSessionScope, ElicitationRequestScope");
+}
+
+export function e_ElicitationFormModeVariant(v: t.ElicitationFormModeVariant): string {
+  if (is_ElicitationSessionScope(v)) return e_ElicitationSessionScope(v);
+  if (is_ElicitationRequestScope(v)) return e_ElicitationRequestScope(v);
+  throw new TypeError("not a value of ElicitationFormModeVariant");
 }
 
 export function d_ElicitationFormMode(v: JNode, path: string, cx: rt.Ctx): t.ElicitationFormMode {
@@ -2403,8 +2476,7 @@ export function g_ElicitationFormMode(obj: JObject, path: string, cx: rt.Ctx, o:
       case "requestedSchema": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "requestedSchema");
         seen0 |= 0x1;
-        const p = path + ".requestedSchema";
-        x0_requestedSchema = d_ElicitationSchema(m.value, p, cx);
+        x0_requestedSchema = d_ElicitationSchema(m.value, path + ".requestedSchema", cx);
         break;
       }
     }
@@ -2426,6 +2498,72 @@ export function e_ElicitationFormMode(v: t.ElicitationFormMode): string {
   return rt.object(m_ElicitationFormMode(v));
 }
 
+export function d_ElicitationUrlModeVariant(v: JNode, path: string, cx: rt.Ctx): t.ElicitationUrlModeVariant {
+  const got0 = rt.attempt(cx, v, path, d_ElicitationSessionScope);
+  if (got0 !== MISSING) return got0;
+  const got1 = rt.attempt(cx, v, path, d_ElicitationRequestScope);
+  if (got1 !== MISSING) return got1;
+  throw rt.noVariant(path, v, "one of ElicitationSessionScope, ElicitationRequestScope");
+}
+
+export function e_ElicitationUrlModeVariant(v: t.ElicitationUrlModeVariant): string {
+  if (is_ElicitationSessionScope(v)) return e_ElicitationSessionScope(v);
+  if (is_ElicitationRequestScope(v)) return e_ElicitationRequestScope(v);
+  throw new TypeError("not a value of ElicitationUrlModeVariant");
+}
+
+export function d_ElicitationUrlMode(v: JNode, path: string, cx: rt.Ctx): t.ElicitationUrlMode {
+  return g_ElicitationUrlMode(rt.expectObject(v, path, "ElicitationUrlMode"), path, cx, {});
+}
+
+export function g_ElicitationUrlMode(obj: JObject, path: string, cx: rt.Ctx, o: Record<string, unknown>): t.ElicitationUrlMode {
+  let x0_elicitationId: t.ElicitationId | Missing = MISSING;
+  let x1_url: string | Missing = MISSING;
+  let seen0 = 0;
+  for (const m of obj.members) {
+    switch (m.key) {
+      case "elicitationId": {
+        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "elicitationId");
+        seen0 |= 0x1;
+        x0_elicitationId = rt.d_str(m.value, path + ".elicitationId", cx);
+        break;
+      }
+      case "url": {
+        if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "url");
+        seen0 |= 0x2;
+        x1_url = rt.d_str(m.value, path + ".url", cx);
+        break;
+      }
+    }
+  }
+  if (x0_elicitationId === MISSING) throw rt.missing(path, "elicitationId");
+  if (x1_url === MISSING) throw rt.missing(path, "url");
+  o.elicitationId = x0_elicitationId;
+  o.url = x1_url;
+  o.variant = d_ElicitationUrlModeVariant(obj, path, cx);
+  return o as unknown as t.ElicitationUrlMode;
+}
+
+export function m_ElicitationUrlMode(v: t.ElicitationUrlMode): string {
+  let s = "";
+  s += ",\"elicitationId\":" + rt.str(v.elicitationId);
+  s += ",\"url\":" + rt.str(v.url);
+  s += rt.skipMembers(n_ElicitationUrlModeVariant(v.variant), ["elicitationId", "url"]);
+  return s;
+}
+
+export function e_ElicitationUrlMode(v: t.ElicitationUrlMode): string {
+  return rt.object(m_ElicitationUrlMode(v));
+}
+
+export function d_ExtRequest(v: JNode, path: string, cx: rt.Ctx): t.ExtRequest {
+  return rt.d_raw_node(v, path, cx);
+}
+
+export function e_ExtRequest(v: t.ExtRequest): string {
+  return rt.raw(v);
+}
+
 export function d_InitializeResponse(v: JNode, path: string, cx: rt.Ctx): t.InitializeResponse {
   return f_InitializeResponse(rt.expectObject(v, path, "InitializeResponse").members, path, cx, {});
 }
@@ -2442,36 +2580,31 @@ export function f_InitializeResponse(members: readonly JMember[], path: string, 
       case "protocolVersion": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "protocolVersion");
         seen0 |= 0x1;
-        const p = path + ".protocolVersion";
-        x0_protocolVersion = rt.d_u16(m.value, p, cx);
+        x0_protocolVersion = rt.d_u16(m.value, path + ".protocolVersion", cx);
         break;
       }
       case "info": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "info");
         seen0 |= 0x2;
-        const p = path + ".info";
-        x1_info = d_Implementation(m.value, p, cx);
+        x1_info = d_Implementation(m.value, path + ".info", cx);
         break;
       }
       case "capabilities": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "capabilities");
         seen0 |= 0x4;
-        const p = path + ".capabilities";
-        x2_capabilities = rt.lenient(cx, m.value, p, d_AgentCapabilities);
+        x2_capabilities = rt.lenient(cx, m.value, path + ".capabilities", d_AgentCapabilities);
         break;
       }
       case "authMethods": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "authMethods");
         seen0 |= 0x8;
-        const p = path + ".authMethods";
-        x3_authMethods = rt.items(cx, m.value, p, d_AuthMethod, false, true);
+        x3_authMethods = rt.items(cx, m.value, path + ".authMethods", d_AuthMethod, false, true);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x10;
-        const p = path + "._meta";
-        x4__meta = rt.lenientRawObject(m, p, cx, true);
+        x4__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -2491,13 +2624,73 @@ export function m_InitializeResponse(v: t.InitializeResponse): string {
   s += ",\"protocolVersion\":" + rt.int(v.protocolVersion);
   s += ",\"info\":" + e_Implementation(v.info);
   s += ",\"capabilities\":" + (v.capabilities === undefined ? e_AgentCapabilities({} as t.AgentCapabilities) : e_AgentCapabilities(v.capabilities));
-  if (v.authMethods !== undefined) s += ",\"authMethods\":" + enc_list_9(v.authMethods);
+  if (v.authMethods !== undefined) s += ",\"authMethods\":" + rt.list(v.authMethods, e_AuthMethod);
   if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
   return s;
 }
 
 export function e_InitializeResponse(v: t.InitializeResponse): string {
   return rt.object(m_InitializeResponse(v));
+}
+
+export function d_Implementation(v: JNode, path: string, cx: rt.Ctx): t.Implementation {
+  return f_Implementation(rt.expectObject(v, path, "Implementation").members, path, cx, {});
+}
+
+export function f_Implementation(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.Implementation {
+  let x0_name: string | Missing = MISSING;
+  let x1_title: string | null | Missing = MISSING;
+  let x2_version: string | Missing = MISSING;
+  let x3__meta: t.RawJson | null | Missing = MISSING;
+  let seen0 = 0;
+  for (const m of members) {
+    switch (m.key) {
+      case "name": {
+        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "name");
+        seen0 |= 0x1;
+        x0_name = rt.d_str(m.value, path + ".name", cx);
+        break;
+      }
+      case "title": {
+        if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "title");
+        seen0 |= 0x2;
+        x1_title = m.value === null ? null : rt.lenient(cx, m.value, path + ".title", rt.d_str);
+        break;
+      }
+      case "version": {
+        if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "version");
+        seen0 |= 0x4;
+        x2_version = rt.d_str(m.value, path + ".version", cx);
+        break;
+      }
+      case "_meta": {
+        if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
+        seen0 |= 0x8;
+        x3__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
+        break;
+      }
+    }
+  }
+  if (x0_name === MISSING) throw rt.missing(path, "name");
+  if (x2_version === MISSING) throw rt.missing(path, "version");
+  o.name = x0_name;
+  if (x1_title !== MISSING) o.title = x1_title;
+  o.version = x2_version;
+  if (x3__meta !== MISSING) o._meta = x3__meta;
+  return o as unknown as t.Implementation;
+}
+
+export function m_Implementation(v: t.Implementation): string {
+  let s = "";
+  s += ",\"name\":" + rt.str(v.name);
+  if (v.title !== undefined) s += ",\"title\":" + (v.title === null ? "null" : rt.str(v.title));
+  s += ",\"version\":" + rt.str(v.version);
+  if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
+  return s;
+}
+
+export function e_Implementation(v: t.Implementation): string {
+  return rt.object(m_Implementation(v));
 }
 
 export function d_AgentCapabilities(v: JNode, path: string, cx: rt.Ctx): t.AgentCapabilities {
@@ -2514,22 +2707,19 @@ export function f_AgentCapabilities(members: readonly JMember[], path: string, c
       case "session": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "session");
         seen0 |= 0x1;
-        const p = path + ".session";
-        x0_session = m.value === null ? null : rt.lenient(cx, m.value, p, d_SessionCapabilities);
+        x0_session = m.value === null ? null : rt.lenient(cx, m.value, path + ".session", d_SessionCapabilities);
         break;
       }
       case "auth": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "auth");
         seen0 |= 0x2;
-        const p = path + ".auth";
-        x1_auth = m.value === null ? null : rt.lenient(cx, m.value, p, d_AgentAuthCapabilities);
+        x1_auth = m.value === null ? null : rt.lenient(cx, m.value, path + ".auth", d_AgentAuthCapabilities);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
-        const p = path + "._meta";
-        x2__meta = rt.lenientRawObject(m, p, cx, true);
+        x2__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -2568,36 +2758,31 @@ export function f_SessionCapabilities(members: readonly JMember[], path: string,
       case "prompt": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "prompt");
         seen0 |= 0x1;
-        const p = path + ".prompt";
-        x0_prompt = m.value === null ? null : rt.lenient(cx, m.value, p, d_PromptCapabilities);
+        x0_prompt = m.value === null ? null : rt.lenient(cx, m.value, path + ".prompt", d_PromptCapabilities);
         break;
       }
       case "mcp": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "mcp");
         seen0 |= 0x2;
-        const p = path + ".mcp";
-        x1_mcp = m.value === null ? null : rt.lenient(cx, m.value, p, d_McpCapabilities);
+        x1_mcp = m.value === null ? null : rt.lenient(cx, m.value, path + ".mcp", d_McpCapabilities);
         break;
       }
       case "delete": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "delete");
         seen0 |= 0x4;
-        const p = path + ".delete";
-        x2_delete = m.value === null ? null : rt.lenient(cx, m.value, p, d_SessionDeleteCapabilities);
+        x2_delete = m.value === null ? null : rt.lenient(cx, m.value, path + ".delete", d_SessionDeleteCapabilities);
         break;
       }
       case "additionalDirectories": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "additionalDirectories");
         seen0 |= 0x8;
-        const p = path + ".additionalDirectories";
-        x3_additionalDirectories = m.value === null ? null : rt.lenient(cx, m.value, p, d_SessionAdditionalDirectoriesCapabilities);
+        x3_additionalDirectories = m.value === null ? null : rt.lenient(cx, m.value, path + ".additionalDirectories", d_SessionAdditionalDirectoriesCapabilities);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x10;
-        const p = path + "._meta";
-        x4__meta = rt.lenientRawObject(m, p, cx, true);
+        x4__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -2639,29 +2824,25 @@ export function f_PromptCapabilities(members: readonly JMember[], path: string, 
       case "image": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "image");
         seen0 |= 0x1;
-        const p = path + ".image";
-        x0_image = m.value === null ? null : rt.lenient(cx, m.value, p, d_PromptImageCapabilities);
+        x0_image = m.value === null ? null : rt.lenient(cx, m.value, path + ".image", d_PromptImageCapabilities);
         break;
       }
       case "audio": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "audio");
         seen0 |= 0x2;
-        const p = path + ".audio";
-        x1_audio = m.value === null ? null : rt.lenient(cx, m.value, p, d_PromptAudioCapabilities);
+        x1_audio = m.value === null ? null : rt.lenient(cx, m.value, path + ".audio", d_PromptAudioCapabilities);
         break;
       }
       case "embeddedContext": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "embeddedContext");
         seen0 |= 0x4;
-        const p = path + ".embeddedContext";
-        x2_embeddedContext = m.value === null ? null : rt.lenient(cx, m.value, p, d_PromptEmbeddedContextCapabilities);
+        x2_embeddedContext = m.value === null ? null : rt.lenient(cx, m.value, path + ".embeddedContext", d_PromptEmbeddedContextCapabilities);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x8;
-        const p = path + "._meta";
-        x3__meta = rt.lenientRawObject(m, p, cx, true);
+        x3__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -2698,8 +2879,7 @@ export function f_PromptImageCapabilities(members: readonly JMember[], path: str
       case "_meta": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
-        const p = path + "._meta";
-        x0__meta = rt.lenientRawObject(m, p, cx, true);
+        x0__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -2730,8 +2910,7 @@ export function f_PromptAudioCapabilities(members: readonly JMember[], path: str
       case "_meta": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
-        const p = path + "._meta";
-        x0__meta = rt.lenientRawObject(m, p, cx, true);
+        x0__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -2762,8 +2941,7 @@ export function f_PromptEmbeddedContextCapabilities(members: readonly JMember[],
       case "_meta": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
-        const p = path + "._meta";
-        x0__meta = rt.lenientRawObject(m, p, cx, true);
+        x0__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -2796,22 +2974,19 @@ export function f_McpCapabilities(members: readonly JMember[], path: string, cx:
       case "stdio": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "stdio");
         seen0 |= 0x1;
-        const p = path + ".stdio";
-        x0_stdio = m.value === null ? null : rt.lenient(cx, m.value, p, d_McpStdioCapabilities);
+        x0_stdio = m.value === null ? null : rt.lenient(cx, m.value, path + ".stdio", d_McpStdioCapabilities);
         break;
       }
       case "http": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "http");
         seen0 |= 0x2;
-        const p = path + ".http";
-        x1_http = m.value === null ? null : rt.lenient(cx, m.value, p, d_McpHttpCapabilities);
+        x1_http = m.value === null ? null : rt.lenient(cx, m.value, path + ".http", d_McpHttpCapabilities);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
-        const p = path + "._meta";
-        x2__meta = rt.lenientRawObject(m, p, cx, true);
+        x2__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -2846,8 +3021,7 @@ export function f_McpStdioCapabilities(members: readonly JMember[], path: string
       case "_meta": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
-        const p = path + "._meta";
-        x0__meta = rt.lenientRawObject(m, p, cx, true);
+        x0__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -2878,8 +3052,7 @@ export function f_McpHttpCapabilities(members: readonly JMember[], path: string,
       case "_meta": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
-        const p = path + "._meta";
-        x0__meta = rt.lenientRawObject(m, p, cx, true);
+        x0__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -2898,6 +3071,68 @@ export function e_McpHttpCapabilities(v: t.McpHttpCapabilities): string {
   return rt.object(m_McpHttpCapabilities(v));
 }
 
+export function d_SessionDeleteCapabilities(v: JNode, path: string, cx: rt.Ctx): t.SessionDeleteCapabilities {
+  return f_SessionDeleteCapabilities(rt.expectObject(v, path, "SessionDeleteCapabilities").members, path, cx, {});
+}
+
+export function f_SessionDeleteCapabilities(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.SessionDeleteCapabilities {
+  let x0__meta: t.RawJson | null | Missing = MISSING;
+  let seen0 = 0;
+  for (const m of members) {
+    switch (m.key) {
+      case "_meta": {
+        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
+        seen0 |= 0x1;
+        x0__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
+        break;
+      }
+    }
+  }
+  if (x0__meta !== MISSING) o._meta = x0__meta;
+  return o as unknown as t.SessionDeleteCapabilities;
+}
+
+export function m_SessionDeleteCapabilities(v: t.SessionDeleteCapabilities): string {
+  let s = "";
+  if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
+  return s;
+}
+
+export function e_SessionDeleteCapabilities(v: t.SessionDeleteCapabilities): string {
+  return rt.object(m_SessionDeleteCapabilities(v));
+}
+
+export function d_SessionAdditionalDirectoriesCapabilities(v: JNode, path: string, cx: rt.Ctx): t.SessionAdditionalDirectoriesCapabilities {
+  return f_SessionAdditionalDirectoriesCapabilities(rt.expectObject(v, path, "SessionAdditionalDirectoriesCapabilities").members, path, cx, {});
+}
+
+export function f_SessionAdditionalDirectoriesCapabilities(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.SessionAdditionalDirectoriesCapabilities {
+  let x0__meta: t.RawJson | null | Missing = MISSING;
+  let seen0 = 0;
+  for (const m of members) {
+    switch (m.key) {
+      case "_meta": {
+        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
+        seen0 |= 0x1;
+        x0__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
+        break;
+      }
+    }
+  }
+  if (x0__meta !== MISSING) o._meta = x0__meta;
+  return o as unknown as t.SessionAdditionalDirectoriesCapabilities;
+}
+
+export function m_SessionAdditionalDirectoriesCapabilities(v: t.SessionAdditionalDirectoriesCapabilities): string {
+  let s = "";
+  if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
+  return s;
+}
+
+export function e_SessionAdditionalDirectoriesCapabilities(v: t.SessionAdditionalDirectoriesCapabilities): string {
+  return rt.object(m_SessionAdditionalDirectoriesCapabilities(v));
+}
+
 export function d_AgentAuthCapabilities(v: JNode, path: string, cx: rt.Ctx): t.AgentAuthCapabilities {
   return f_AgentAuthCapabilities(rt.expectObject(v, path, "AgentAuthCapabilities").members, path, cx, {});
 }
@@ -2910,8 +3145,7 @@ export function f_AgentAuthCapabilities(members: readonly JMember[], path: strin
       case "_meta": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
-        const p = path + "._meta";
-        x0__meta = rt.lenientRawObject(m, p, cx, true);
+        x0__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -2960,6 +3194,57 @@ export function e_AuthMethod(v: t.AuthMethod): string {
   return v instanceof UnknownVariant ? v.raw.text : rt.object(n_AuthMethod(v));
 }
 
+export function d_EnvVariable(v: JNode, path: string, cx: rt.Ctx): t.EnvVariable {
+  return f_EnvVariable(rt.expectObject(v, path, "EnvVariable").members, path, cx, {});
+}
+
+export function f_EnvVariable(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.EnvVariable {
+  let x0_name: string | Missing = MISSING;
+  let x1_value: string | Missing = MISSING;
+  let x2__meta: t.RawJson | null | Missing = MISSING;
+  let seen0 = 0;
+  for (const m of members) {
+    switch (m.key) {
+      case "name": {
+        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "name");
+        seen0 |= 0x1;
+        x0_name = rt.d_str(m.value, path + ".name", cx);
+        break;
+      }
+      case "value": {
+        if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "value");
+        seen0 |= 0x2;
+        x1_value = rt.d_str(m.value, path + ".value", cx);
+        break;
+      }
+      case "_meta": {
+        if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
+        seen0 |= 0x4;
+        x2__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
+        break;
+      }
+    }
+  }
+  if (x0_name === MISSING) throw rt.missing(path, "name");
+  if (x1_value === MISSING) throw rt.missing(path, "value");
+  o.name = x0_name;
+  o.value = x1_value;
+  if (x2__meta !== MISSING) o._meta = x2__meta;
+  return o as unknown as t.EnvVariable;
+}
+
+export function m_EnvVariable(v: t.EnvVariable): string {
+  let s = "";
+  s += ",\"name\":" + rt.str(v.name);
+  s += ",\"value\":" + rt.str(v.value);
+  if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
+  return s;
+}
+
+export function e_EnvVariable(v: t.EnvVariable): string {
+  return rt.object(m_EnvVariable(v));
+}
+
 export function d_AuthMethodTerminal(v: JNode, path: string, cx: rt.Ctx): t.AuthMethodTerminal {
   return f_AuthMethodTerminal(rt.expectObject(v, path, "AuthMethodTerminal").members, path, cx, {});
 }
@@ -2977,43 +3262,37 @@ export function f_AuthMethodTerminal(members: readonly JMember[], path: string, 
       case "methodId": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "methodId");
         seen0 |= 0x1;
-        const p = path + ".methodId";
-        x0_methodId = rt.d_str(m.value, p, cx);
+        x0_methodId = rt.d_str(m.value, path + ".methodId", cx);
         break;
       }
       case "name": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "name");
         seen0 |= 0x2;
-        const p = path + ".name";
-        x1_name = rt.d_str(m.value, p, cx);
+        x1_name = rt.d_str(m.value, path + ".name", cx);
         break;
       }
       case "description": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "description");
         seen0 |= 0x4;
-        const p = path + ".description";
-        x2_description = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
+        x2_description = m.value === null ? null : rt.lenient(cx, m.value, path + ".description", rt.d_str);
         break;
       }
       case "args": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "args");
         seen0 |= 0x8;
-        const p = path + ".args";
-        x3_args = rt.defaultOnNull(cx, m.value, p, list_2);
+        x3_args = rt.defaultOnNull(cx, m.value, path + ".args", list_0);
         break;
       }
       case "env": {
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "env");
         seen0 |= 0x10;
-        const p = path + ".env";
-        x4_env = rt.defaultOnNull(cx, m.value, p, list_4);
+        x4_env = rt.defaultOnNull(cx, m.value, path + ".env", list_1);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x20) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x20;
-        const p = path + "._meta";
-        x5__meta = rt.lenientRawObject(m, p, cx, true);
+        x5__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -3034,8 +3313,8 @@ export function m_AuthMethodTerminal(v: t.AuthMethodTerminal): string {
   s += ",\"methodId\":" + rt.str(v.methodId);
   s += ",\"name\":" + rt.str(v.name);
   if (v.description !== undefined) s += ",\"description\":" + (v.description === null ? "null" : rt.str(v.description));
-  if (v.args !== undefined) s += ",\"args\":" + enc_list_4(v.args);
-  if (v.env !== undefined) s += ",\"env\":" + enc_list_10(v.env);
+  if (v.args !== undefined) s += ",\"args\":" + rt.list(v.args, rt.str);
+  if (v.env !== undefined) s += ",\"env\":" + rt.list(v.env, e_EnvVariable);
   if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
   return s;
 }
@@ -3059,29 +3338,25 @@ export function f_AuthMethodAgent(members: readonly JMember[], path: string, cx:
       case "methodId": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "methodId");
         seen0 |= 0x1;
-        const p = path + ".methodId";
-        x0_methodId = rt.d_str(m.value, p, cx);
+        x0_methodId = rt.d_str(m.value, path + ".methodId", cx);
         break;
       }
       case "name": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "name");
         seen0 |= 0x2;
-        const p = path + ".name";
-        x1_name = rt.d_str(m.value, p, cx);
+        x1_name = rt.d_str(m.value, path + ".name", cx);
         break;
       }
       case "description": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "description");
         seen0 |= 0x4;
-        const p = path + ".description";
-        x2_description = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
+        x2_description = m.value === null ? null : rt.lenient(cx, m.value, path + ".description", rt.d_str);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x8;
-        const p = path + "._meta";
-        x3__meta = rt.lenientRawObject(m, p, cx, true);
+        x3__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -3120,8 +3395,7 @@ export function f_LoginAuthResponse(members: readonly JMember[], path: string, c
       case "_meta": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
-        const p = path + "._meta";
-        x0__meta = rt.lenientRawObject(m, p, cx, true);
+        x0__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -3152,8 +3426,7 @@ export function f_LogoutAuthResponse(members: readonly JMember[], path: string, 
       case "_meta": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
-        const p = path + "._meta";
-        x0__meta = rt.lenientRawObject(m, p, cx, true);
+        x0__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -3187,29 +3460,25 @@ export function f_NewSessionResponse(members: readonly JMember[], path: string, 
       case "sessionId": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "sessionId");
         seen0 |= 0x1;
-        const p = path + ".sessionId";
-        x0_sessionId = rt.d_str(m.value, p, cx);
+        x0_sessionId = rt.d_str(m.value, path + ".sessionId", cx);
         break;
       }
       case "configOptions": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "configOptions");
         seen0 |= 0x2;
-        const p = path + ".configOptions";
-        x1_configOptions = rt.items(cx, m.value, p, d_SessionConfigOption, false, true);
+        x1_configOptions = rt.items(cx, m.value, path + ".configOptions", d_SessionConfigOption, false, true);
         break;
       }
       case "availableCommands": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "availableCommands");
         seen0 |= 0x4;
-        const p = path + ".availableCommands";
-        x2_availableCommands = rt.items(cx, m.value, p, d_AvailableCommand, false, true);
+        x2_availableCommands = rt.items(cx, m.value, path + ".availableCommands", d_AvailableCommand, false, true);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x8;
-        const p = path + "._meta";
-        x3__meta = rt.lenientRawObject(m, p, cx, true);
+        x3__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -3225,8 +3494,8 @@ export function f_NewSessionResponse(members: readonly JMember[], path: string, 
 export function m_NewSessionResponse(v: t.NewSessionResponse): string {
   let s = "";
   s += ",\"sessionId\":" + rt.str(v.sessionId);
-  if (v.configOptions !== undefined) s += ",\"configOptions\":" + enc_list_11(v.configOptions);
-  if (v.availableCommands !== undefined) s += ",\"availableCommands\":" + enc_list_12(v.availableCommands);
+  if (v.configOptions !== undefined) s += ",\"configOptions\":" + rt.list(v.configOptions, e_SessionConfigOption);
+  if (v.availableCommands !== undefined) s += ",\"availableCommands\":" + rt.list(v.availableCommands, e_AvailableCommand);
   if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
   return s;
 }
@@ -3281,36 +3550,31 @@ export function g_SessionConfigOption(obj: JObject, path: string, cx: rt.Ctx, o:
       case "configId": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "configId");
         seen0 |= 0x1;
-        const p = path + ".configId";
-        x0_configId = rt.d_str(m.value, p, cx);
+        x0_configId = rt.d_str(m.value, path + ".configId", cx);
         break;
       }
       case "name": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "name");
         seen0 |= 0x2;
-        const p = path + ".name";
-        x1_name = rt.d_str(m.value, p, cx);
+        x1_name = rt.d_str(m.value, path + ".name", cx);
         break;
       }
       case "description": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "description");
         seen0 |= 0x4;
-        const p = path + ".description";
-        x2_description = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
+        x2_description = m.value === null ? null : rt.lenient(cx, m.value, path + ".description", rt.d_str);
         break;
       }
       case "category": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "category");
         seen0 |= 0x8;
-        const p = path + ".category";
-        x3_category = m.value === null ? null : rt.lenient(cx, m.value, p, d_SessionConfigOptionCategory);
+        x3_category = m.value === null ? null : rt.lenient(cx, m.value, path + ".category", rt.d_str);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x10;
-        const p = path + "._meta";
-        x4__meta = rt.lenientRawObject(m, p, cx, true);
+        x4__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -3342,17 +3606,77 @@ export function e_SessionConfigOption(v: t.SessionConfigOption): string {
 }
 
 export function d_SessionConfigSelectOptions(v: JNode, path: string, cx: rt.Ctx): t.SessionConfigSelectOptions {
-  const got0 = rt.attempt(cx, v, path, list_5);
+  const got0 = rt.attempt(cx, v, path, list_2);
   if (got0 !== MISSING) return got0;
-  const got1 = rt.attempt(cx, v, path, list_6);
+  const got1 = rt.attempt(cx, v, path, list_3);
   if (got1 !== MISSING) return got1;
   throw rt.noVariant(path, v, "one of an array of SessionConfigSelectOption, an array of SessionConfigSelectGroup");
 }
 
 export function e_SessionConfigSelectOptions(v: t.SessionConfigSelectOptions): string {
-  if ((Array.isArray(v) && v.every((item) => is_SessionConfigSelectOption(item)))) return enc_list_13(v);
-  if ((Array.isArray(v) && v.every((item) => is_SessionConfigSelectGroup(item)))) return enc_list_14(v);
+  if ((Array.isArray(v) && v.every((item) => is_SessionConfigSelectOption(item)))) return rt.list(v, e_SessionConfigSelectOption);
+  if ((Array.isArray(v) && v.every((item) => is_SessionConfigSelectGroup(item)))) return rt.list(v, e_SessionConfigSelectGroup);
   throw new TypeError("not a value of SessionConfigSelectOptions");
+}
+
+export function d_SessionConfigSelectOption(v: JNode, path: string, cx: rt.Ctx): t.SessionConfigSelectOption {
+  return f_SessionConfigSelectOption(rt.expectObject(v, path, "SessionConfigSelectOption").members, path, cx, {});
+}
+
+export function f_SessionConfigSelectOption(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.SessionConfigSelectOption {
+  let x0_value: t.SessionConfigValueId | Missing = MISSING;
+  let x1_name: string | Missing = MISSING;
+  let x2_description: string | null | Missing = MISSING;
+  let x3__meta: t.RawJson | null | Missing = MISSING;
+  let seen0 = 0;
+  for (const m of members) {
+    switch (m.key) {
+      case "value": {
+        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "value");
+        seen0 |= 0x1;
+        x0_value = rt.d_str(m.value, path + ".value", cx);
+        break;
+      }
+      case "name": {
+        if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "name");
+        seen0 |= 0x2;
+        x1_name = rt.d_str(m.value, path + ".name", cx);
+        break;
+      }
+      case "description": {
+        if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "description");
+        seen0 |= 0x4;
+        x2_description = m.value === null ? null : rt.lenient(cx, m.value, path + ".description", rt.d_str);
+        break;
+      }
+      case "_meta": {
+        if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
+        seen0 |= 0x8;
+        x3__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
+        break;
+      }
+    }
+  }
+  if (x0_value === MISSING) throw rt.missing(path, "value");
+  if (x1_name === MISSING) throw rt.missing(path, "name");
+  o.value = x0_value;
+  o.name = x1_name;
+  if (x2_description !== MISSING) o.description = x2_description;
+  if (x3__meta !== MISSING) o._meta = x3__meta;
+  return o as unknown as t.SessionConfigSelectOption;
+}
+
+export function m_SessionConfigSelectOption(v: t.SessionConfigSelectOption): string {
+  let s = "";
+  s += ",\"value\":" + rt.str(v.value);
+  s += ",\"name\":" + rt.str(v.name);
+  if (v.description !== undefined) s += ",\"description\":" + (v.description === null ? "null" : rt.str(v.description));
+  if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
+  return s;
+}
+
+export function e_SessionConfigSelectOption(v: t.SessionConfigSelectOption): string {
+  return rt.object(m_SessionConfigSelectOption(v));
 }
 
 export function d_SessionConfigSelectGroup(v: JNode, path: string, cx: rt.Ctx): t.SessionConfigSelectGroup {
@@ -3370,30 +3694,26 @@ export function f_SessionConfigSelectGroup(members: readonly JMember[], path: st
       case "groupId": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "groupId");
         seen0 |= 0x1;
-        const p = path + ".groupId";
-        x0_groupId = rt.d_str(m.value, p, cx);
+        x0_groupId = rt.d_str(m.value, path + ".groupId", cx);
         break;
       }
       case "name": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "name");
         seen0 |= 0x2;
-        const p = path + ".name";
-        x1_name = rt.d_str(m.value, p, cx);
+        x1_name = rt.d_str(m.value, path + ".name", cx);
         break;
       }
       case "options": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "options");
         seen0 |= 0x4;
-        const p = path + ".options";
-        x2_options = rt.items(cx, m.value, p, d_SessionConfigSelectOption, false, true);
+        x2_options = rt.items(cx, m.value, path + ".options", d_SessionConfigSelectOption, false, true);
         if (x2_options === MISSING || x2_options === null) x2_options = [];
         break;
       }
       case "_meta": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x8;
-        const p = path + "._meta";
-        x3__meta = rt.lenientRawObject(m, p, cx, true);
+        x3__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -3413,7 +3733,7 @@ export function m_SessionConfigSelectGroup(v: t.SessionConfigSelectGroup): strin
   let s = "";
   s += ",\"groupId\":" + rt.str(v.groupId);
   s += ",\"name\":" + rt.str(v.name);
-  s += ",\"options\":" + enc_list_13(v.options);
+  s += ",\"options\":" + rt.list(v.options, e_SessionConfigSelectOption);
   if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
   return s;
 }
@@ -3435,15 +3755,13 @@ export function f_SessionConfigSelect(members: readonly JMember[], path: string,
       case "currentValue": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "currentValue");
         seen0 |= 0x1;
-        const p = path + ".currentValue";
-        x0_currentValue = rt.d_str(m.value, p, cx);
+        x0_currentValue = rt.d_str(m.value, path + ".currentValue", cx);
         break;
       }
       case "options": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "options");
         seen0 |= 0x2;
-        const p = path + ".options";
-        x1_options = d_SessionConfigSelectOptions(m.value, p, cx);
+        x1_options = d_SessionConfigSelectOptions(m.value, path + ".options", cx);
         break;
       }
     }
@@ -3464,6 +3782,38 @@ export function m_SessionConfigSelect(v: t.SessionConfigSelect): string {
 
 export function e_SessionConfigSelect(v: t.SessionConfigSelect): string {
   return rt.object(m_SessionConfigSelect(v));
+}
+
+export function d_SessionConfigBoolean(v: JNode, path: string, cx: rt.Ctx): t.SessionConfigBoolean {
+  return f_SessionConfigBoolean(rt.expectObject(v, path, "SessionConfigBoolean").members, path, cx, {});
+}
+
+export function f_SessionConfigBoolean(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.SessionConfigBoolean {
+  let x0_currentValue: boolean | Missing = MISSING;
+  let seen0 = 0;
+  for (const m of members) {
+    switch (m.key) {
+      case "currentValue": {
+        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "currentValue");
+        seen0 |= 0x1;
+        x0_currentValue = rt.d_bool(m.value, path + ".currentValue", cx);
+        break;
+      }
+    }
+  }
+  if (x0_currentValue === MISSING) throw rt.missing(path, "currentValue");
+  o.currentValue = x0_currentValue;
+  return o as unknown as t.SessionConfigBoolean;
+}
+
+export function m_SessionConfigBoolean(v: t.SessionConfigBoolean): string {
+  let s = "";
+  s += ",\"currentValue\":" + rt.bool(v.currentValue);
+  return s;
+}
+
+export function e_SessionConfigBoolean(v: t.SessionConfigBoolean): string {
+  return rt.object(m_SessionConfigBoolean(v));
 }
 
 export function d_AvailableCommand(v: JNode, path: string, cx: rt.Ctx): t.AvailableCommand {
@@ -3531,15 +3881,13 @@ export function f_TextCommandInput(members: readonly JMember[], path: string, cx
       case "hint": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "hint");
         seen0 |= 0x1;
-        const p = path + ".hint";
-        x0_hint = rt.d_str(m.value, p, cx);
+        x0_hint = rt.d_str(m.value, path + ".hint", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
-        const p = path + "._meta";
-        x1__meta = rt.lenientRawObject(m, p, cx, true);
+        x1__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -3576,29 +3924,25 @@ export function f_Command(members: readonly JMember[], path: string, cx: rt.Ctx,
       case "name": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "name");
         seen0 |= 0x1;
-        const p = path + ".name";
-        x0_name = rt.d_str(m.value, p, cx);
+        x0_name = rt.d_str(m.value, path + ".name", cx);
         break;
       }
       case "description": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "description");
         seen0 |= 0x2;
-        const p = path + ".description";
-        x1_description = rt.d_str(m.value, p, cx);
+        x1_description = rt.d_str(m.value, path + ".description", cx);
         break;
       }
       case "input": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "input");
         seen0 |= 0x4;
-        const p = path + ".input";
-        x2_input = m.value === null ? null : rt.lenient(cx, m.value, p, d_AvailableCommandInput);
+        x2_input = m.value === null ? null : rt.lenient(cx, m.value, path + ".input", d_AvailableCommandInput);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x8;
-        const p = path + "._meta";
-        x3__meta = rt.lenientRawObject(m, p, cx, true);
+        x3__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -3639,23 +3983,20 @@ export function f_ListSessionsResponse(members: readonly JMember[], path: string
       case "sessions": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "sessions");
         seen0 |= 0x1;
-        const p = path + ".sessions";
-        x0_sessions = rt.items(cx, m.value, p, d_SessionInfo, false, true);
+        x0_sessions = rt.items(cx, m.value, path + ".sessions", d_SessionInfo, false, true);
         if (x0_sessions === MISSING || x0_sessions === null) x0_sessions = [];
         break;
       }
       case "nextCursor": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "nextCursor");
         seen0 |= 0x2;
-        const p = path + ".nextCursor";
-        x1_nextCursor = m.value === null ? null : rt.d_str(m.value, p, cx);
+        x1_nextCursor = m.value === null ? null : rt.d_str(m.value, path + ".nextCursor", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
-        const p = path + "._meta";
-        x2__meta = rt.lenientRawObject(m, p, cx, true);
+        x2__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -3669,7 +4010,7 @@ export function f_ListSessionsResponse(members: readonly JMember[], path: string
 
 export function m_ListSessionsResponse(v: t.ListSessionsResponse): string {
   let s = "";
-  s += ",\"sessions\":" + enc_list_15(v.sessions);
+  s += ",\"sessions\":" + rt.list(v.sessions, e_SessionInfo);
   if (v.nextCursor !== undefined) s += ",\"nextCursor\":" + (v.nextCursor === null ? "null" : rt.str(v.nextCursor));
   if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
   return s;
@@ -3696,43 +4037,37 @@ export function f_SessionInfo(members: readonly JMember[], path: string, cx: rt.
       case "sessionId": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "sessionId");
         seen0 |= 0x1;
-        const p = path + ".sessionId";
-        x0_sessionId = rt.d_str(m.value, p, cx);
+        x0_sessionId = rt.d_str(m.value, path + ".sessionId", cx);
         break;
       }
       case "cwd": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "cwd");
         seen0 |= 0x2;
-        const p = path + ".cwd";
-        x1_cwd = rt.d_str(m.value, p, cx);
+        x1_cwd = rt.d_str(m.value, path + ".cwd", cx);
         break;
       }
       case "additionalDirectories": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "additionalDirectories");
         seen0 |= 0x4;
-        const p = path + ".additionalDirectories";
-        x2_additionalDirectories = rt.defaultOnNull(cx, m.value, p, list_7);
+        x2_additionalDirectories = rt.defaultOnNull(cx, m.value, path + ".additionalDirectories", list_4);
         break;
       }
       case "title": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "title");
         seen0 |= 0x8;
-        const p = path + ".title";
-        x3_title = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
+        x3_title = m.value === null ? null : rt.lenient(cx, m.value, path + ".title", rt.d_str);
         break;
       }
       case "updatedAt": {
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "updatedAt");
         seen0 |= 0x10;
-        const p = path + ".updatedAt";
-        x4_updatedAt = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
+        x4_updatedAt = m.value === null ? null : rt.lenient(cx, m.value, path + ".updatedAt", rt.d_str);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x20) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x20;
-        const p = path + "._meta";
-        x5__meta = rt.lenientRawObject(m, p, cx, true);
+        x5__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -3752,7 +4087,7 @@ export function m_SessionInfo(v: t.SessionInfo): string {
   let s = "";
   s += ",\"sessionId\":" + rt.str(v.sessionId);
   s += ",\"cwd\":" + rt.str(v.cwd);
-  if (v.additionalDirectories !== undefined) s += ",\"additionalDirectories\":" + enc_list_16(v.additionalDirectories);
+  if (v.additionalDirectories !== undefined) s += ",\"additionalDirectories\":" + rt.list(v.additionalDirectories, rt.str);
   if (v.title !== undefined) s += ",\"title\":" + (v.title === null ? "null" : rt.str(v.title));
   if (v.updatedAt !== undefined) s += ",\"updatedAt\":" + (v.updatedAt === null ? "null" : rt.str(v.updatedAt));
   if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
@@ -3761,6 +4096,37 @@ export function m_SessionInfo(v: t.SessionInfo): string {
 
 export function e_SessionInfo(v: t.SessionInfo): string {
   return rt.object(m_SessionInfo(v));
+}
+
+export function d_DeleteSessionResponse(v: JNode, path: string, cx: rt.Ctx): t.DeleteSessionResponse {
+  return f_DeleteSessionResponse(rt.expectObject(v, path, "DeleteSessionResponse").members, path, cx, {});
+}
+
+export function f_DeleteSessionResponse(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.DeleteSessionResponse {
+  let x0__meta: t.RawJson | null | Missing = MISSING;
+  let seen0 = 0;
+  for (const m of members) {
+    switch (m.key) {
+      case "_meta": {
+        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
+        seen0 |= 0x1;
+        x0__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
+        break;
+      }
+    }
+  }
+  if (x0__meta !== MISSING) o._meta = x0__meta;
+  return o as unknown as t.DeleteSessionResponse;
+}
+
+export function m_DeleteSessionResponse(v: t.DeleteSessionResponse): string {
+  let s = "";
+  if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
+  return s;
+}
+
+export function e_DeleteSessionResponse(v: t.DeleteSessionResponse): string {
+  return rt.object(m_DeleteSessionResponse(v));
 }
 
 export function d_ResumeSessionResponse(v: JNode, path: string, cx: rt.Ctx): t.ResumeSessionResponse {
@@ -3777,22 +4143,19 @@ export function f_ResumeSessionResponse(members: readonly JMember[], path: strin
       case "configOptions": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "configOptions");
         seen0 |= 0x1;
-        const p = path + ".configOptions";
-        x0_configOptions = rt.items(cx, m.value, p, d_SessionConfigOption, false, true);
+        x0_configOptions = rt.items(cx, m.value, path + ".configOptions", d_SessionConfigOption, false, true);
         break;
       }
       case "availableCommands": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "availableCommands");
         seen0 |= 0x2;
-        const p = path + ".availableCommands";
-        x1_availableCommands = rt.items(cx, m.value, p, d_AvailableCommand, false, true);
+        x1_availableCommands = rt.items(cx, m.value, path + ".availableCommands", d_AvailableCommand, false, true);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
-        const p = path + "._meta";
-        x2__meta = rt.lenientRawObject(m, p, cx, true);
+        x2__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -3805,14 +4168,45 @@ export function f_ResumeSessionResponse(members: readonly JMember[], path: strin
 
 export function m_ResumeSessionResponse(v: t.ResumeSessionResponse): string {
   let s = "";
-  if (v.configOptions !== undefined) s += ",\"configOptions\":" + enc_list_11(v.configOptions);
-  if (v.availableCommands !== undefined) s += ",\"availableCommands\":" + enc_list_12(v.availableCommands);
+  if (v.configOptions !== undefined) s += ",\"configOptions\":" + rt.list(v.configOptions, e_SessionConfigOption);
+  if (v.availableCommands !== undefined) s += ",\"availableCommands\":" + rt.list(v.availableCommands, e_AvailableCommand);
   if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
   return s;
 }
 
 export function e_ResumeSessionResponse(v: t.ResumeSessionResponse): string {
   return rt.object(m_ResumeSessionResponse(v));
+}
+
+export function d_CloseSessionResponse(v: JNode, path: string, cx: rt.Ctx): t.CloseSessionResponse {
+  return f_CloseSessionResponse(rt.expectObject(v, path, "CloseSessionResponse").members, path, cx, {});
+}
+
+export function f_CloseSessionResponse(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.CloseSessionResponse {
+  let x0__meta: t.RawJson | null | Missing = MISSING;
+  let seen0 = 0;
+  for (const m of members) {
+    switch (m.key) {
+      case "_meta": {
+        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
+        seen0 |= 0x1;
+        x0__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
+        break;
+      }
+    }
+  }
+  if (x0__meta !== MISSING) o._meta = x0__meta;
+  return o as unknown as t.CloseSessionResponse;
+}
+
+export function m_CloseSessionResponse(v: t.CloseSessionResponse): string {
+  let s = "";
+  if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
+  return s;
+}
+
+export function e_CloseSessionResponse(v: t.CloseSessionResponse): string {
+  return rt.object(m_CloseSessionResponse(v));
 }
 
 export function d_CancelToolCallResponse(v: JNode, path: string, cx: rt.Ctx): t.CancelToolCallResponse {
@@ -3827,8 +4221,7 @@ export function f_CancelToolCallResponse(members: readonly JMember[], path: stri
       case "_meta": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
-        const p = path + "._meta";
-        x0__meta = rt.lenientRawObject(m, p, cx, true);
+        x0__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -3859,8 +4252,7 @@ export function f_CancelTerminalResponse(members: readonly JMember[], path: stri
       case "_meta": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
-        const p = path + "._meta";
-        x0__meta = rt.lenientRawObject(m, p, cx, true);
+        x0__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -3892,16 +4284,14 @@ export function f_SetSessionConfigOptionResponse(members: readonly JMember[], pa
       case "configOptions": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "configOptions");
         seen0 |= 0x1;
-        const p = path + ".configOptions";
-        x0_configOptions = rt.items(cx, m.value, p, d_SessionConfigOption, false, false);
+        x0_configOptions = rt.items(cx, m.value, path + ".configOptions", d_SessionConfigOption, false, false);
         if (x0_configOptions === MISSING || x0_configOptions === null) x0_configOptions = [];
         break;
       }
       case "_meta": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
-        const p = path + "._meta";
-        x1__meta = rt.lenientRawObject(m, p, cx, true);
+        x1__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -3914,7 +4304,7 @@ export function f_SetSessionConfigOptionResponse(members: readonly JMember[], pa
 
 export function m_SetSessionConfigOptionResponse(v: t.SetSessionConfigOptionResponse): string {
   let s = "";
-  s += ",\"configOptions\":" + enc_list_11(v.configOptions);
+  s += ",\"configOptions\":" + rt.list(v.configOptions, e_SessionConfigOption);
   if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
   return s;
 }
@@ -3936,15 +4326,13 @@ export function f_PromptResponse(members: readonly JMember[], path: string, cx: 
       case "messageId": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "messageId");
         seen0 |= 0x1;
-        const p = path + ".messageId";
-        x0_messageId = rt.d_str(m.value, p, cx);
+        x0_messageId = rt.d_str(m.value, path + ".messageId", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
-        const p = path + "._meta";
-        x1__meta = rt.lenientRawObject(m, p, cx, true);
+        x1__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -3964,6 +4352,14 @@ export function m_PromptResponse(v: t.PromptResponse): string {
 
 export function e_PromptResponse(v: t.PromptResponse): string {
   return rt.object(m_PromptResponse(v));
+}
+
+export function d_ExtResponse(v: JNode, path: string, cx: rt.Ctx): t.ExtResponse {
+  return rt.d_raw_node(v, path, cx);
+}
+
+export function e_ExtResponse(v: t.ExtResponse): string {
+  return rt.raw(v);
 }
 
 export function d_ErrorData(v: JNode, path: string, cx: rt.Ctx): t.ErrorData {
@@ -3997,22 +4393,19 @@ export function f_UnsupportedProtocolVersionErrorData(members: readonly JMember[
       case "requested": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "requested");
         seen0 |= 0x1;
-        const p = path + ".requested";
-        x0_requested = rt.d_u16(m.value, p, cx);
+        x0_requested = rt.d_u16(m.value, path + ".requested", cx);
         break;
       }
       case "supported": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "supported");
         seen0 |= 0x2;
-        const p = path + ".supported";
-        x1_supported = list_8(m.value, p, cx);
+        x1_supported = rt.d_list(m.value, path + ".supported", cx, rt.d_u16);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
-        const p = path + "._meta";
-        x2__meta = rt.lenientRawObject(m, p, cx, true);
+        x2__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -4028,7 +4421,7 @@ export function f_UnsupportedProtocolVersionErrorData(members: readonly JMember[
 export function m_UnsupportedProtocolVersionErrorData(v: t.UnsupportedProtocolVersionErrorData): string {
   let s = "";
   s += ",\"requested\":" + rt.int(v.requested);
-  s += ",\"supported\":" + enc_list_17(v.supported);
+  s += ",\"supported\":" + rt.list(v.supported, rt.int);
   if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
   return s;
 }
@@ -4050,15 +4443,13 @@ export function f_SessionNotFoundErrorData(members: readonly JMember[], path: st
       case "sessionId": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "sessionId");
         seen0 |= 0x1;
-        const p = path + ".sessionId";
-        x0_sessionId = rt.d_str(m.value, p, cx);
+        x0_sessionId = rt.d_str(m.value, path + ".sessionId", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
-        const p = path + "._meta";
-        x1__meta = rt.lenientRawObject(m, p, cx, true);
+        x1__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -4094,22 +4485,19 @@ export function f_UpdateSessionNotification(members: readonly JMember[], path: s
       case "sessionId": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "sessionId");
         seen0 |= 0x1;
-        const p = path + ".sessionId";
-        x0_sessionId = rt.d_str(m.value, p, cx);
+        x0_sessionId = rt.d_str(m.value, path + ".sessionId", cx);
         break;
       }
       case "update": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "update");
         seen0 |= 0x2;
-        const p = path + ".update";
-        x1_update = d_SessionUpdate(m.value, p, cx);
+        x1_update = d_SessionUpdate(m.value, path + ".update", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
-        const p = path + "._meta";
-        x2__meta = rt.lenientRawObject(m, p, cx, true);
+        x2__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -4246,22 +4634,19 @@ export function f_ContentChunk(members: readonly JMember[], path: string, cx: rt
       case "messageId": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "messageId");
         seen0 |= 0x1;
-        const p = path + ".messageId";
-        x0_messageId = rt.d_str(m.value, p, cx);
+        x0_messageId = rt.d_str(m.value, path + ".messageId", cx);
         break;
       }
       case "content": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "content");
         seen0 |= 0x2;
-        const p = path + ".content";
-        x1_content = d_ContentBlock(m.value, p, cx);
+        x1_content = d_ContentBlock(m.value, path + ".content", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
-        const p = path + "._meta";
-        x2__meta = rt.lenientRawObject(m, p, cx, true);
+        x2__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -4300,22 +4685,19 @@ export function f_UserMessage(members: readonly JMember[], path: string, cx: rt.
       case "messageId": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "messageId");
         seen0 |= 0x1;
-        const p = path + ".messageId";
-        x0_messageId = rt.d_str(m.value, p, cx);
+        x0_messageId = rt.d_str(m.value, path + ".messageId", cx);
         break;
       }
       case "content": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "content");
         seen0 |= 0x2;
-        const p = path + ".content";
-        x1_content = rt.items(cx, m.value, p, d_ContentBlock, true, true);
+        x1_content = rt.items(cx, m.value, path + ".content", d_ContentBlock, true, true);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
-        const p = path + "._meta";
-        x2__meta = rt.lenientRawObject(m, p, cx, true);
+        x2__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -4330,7 +4712,7 @@ export function f_UserMessage(members: readonly JMember[], path: string, cx: rt.
 export function m_UserMessage(v: t.UserMessage): string {
   let s = "";
   s += ",\"messageId\":" + rt.str(v.messageId);
-  if (v.content !== undefined) s += ",\"content\":" + (v.content === null ? "null" : enc_list_18(v.content));
+  if (v.content !== undefined) s += ",\"content\":" + (v.content === null ? "null" : rt.list(v.content, e_ContentBlock));
   if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
   return s;
 }
@@ -4353,22 +4735,19 @@ export function f_AgentMessage(members: readonly JMember[], path: string, cx: rt
       case "messageId": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "messageId");
         seen0 |= 0x1;
-        const p = path + ".messageId";
-        x0_messageId = rt.d_str(m.value, p, cx);
+        x0_messageId = rt.d_str(m.value, path + ".messageId", cx);
         break;
       }
       case "content": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "content");
         seen0 |= 0x2;
-        const p = path + ".content";
-        x1_content = rt.items(cx, m.value, p, d_ContentBlock, true, true);
+        x1_content = rt.items(cx, m.value, path + ".content", d_ContentBlock, true, true);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
-        const p = path + "._meta";
-        x2__meta = rt.lenientRawObject(m, p, cx, true);
+        x2__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -4383,7 +4762,7 @@ export function f_AgentMessage(members: readonly JMember[], path: string, cx: rt
 export function m_AgentMessage(v: t.AgentMessage): string {
   let s = "";
   s += ",\"messageId\":" + rt.str(v.messageId);
-  if (v.content !== undefined) s += ",\"content\":" + (v.content === null ? "null" : enc_list_18(v.content));
+  if (v.content !== undefined) s += ",\"content\":" + (v.content === null ? "null" : rt.list(v.content, e_ContentBlock));
   if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
   return s;
 }
@@ -4406,22 +4785,19 @@ export function f_AgentThought(members: readonly JMember[], path: string, cx: rt
       case "messageId": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "messageId");
         seen0 |= 0x1;
-        const p = path + ".messageId";
-        x0_messageId = rt.d_str(m.value, p, cx);
+        x0_messageId = rt.d_str(m.value, path + ".messageId", cx);
         break;
       }
       case "content": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "content");
         seen0 |= 0x2;
-        const p = path + ".content";
-        x1_content = rt.items(cx, m.value, p, d_ContentBlock, true, true);
+        x1_content = rt.items(cx, m.value, path + ".content", d_ContentBlock, true, true);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
-        const p = path + "._meta";
-        x2__meta = rt.lenientRawObject(m, p, cx, true);
+        x2__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -4436,7 +4812,7 @@ export function f_AgentThought(members: readonly JMember[], path: string, cx: rt
 export function m_AgentThought(v: t.AgentThought): string {
   let s = "";
   s += ",\"messageId\":" + rt.str(v.messageId);
-  if (v.content !== undefined) s += ",\"content\":" + (v.content === null ? "null" : enc_list_18(v.content));
+  if (v.content !== undefined) s += ",\"content\":" + (v.content === null ? "null" : rt.list(v.content, e_ContentBlock));
   if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
   return s;
 }
@@ -4488,15 +4864,13 @@ export function f_BackgroundTerminal(members: readonly JMember[], path: string, 
       case "terminalId": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "terminalId");
         seen0 |= 0x1;
-        const p = path + ".terminalId";
-        x0_terminalId = rt.d_str(m.value, p, cx);
+        x0_terminalId = rt.d_str(m.value, path + ".terminalId", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
-        const p = path + "._meta";
-        x1__meta = rt.lenientRawObject(m, p, cx, true);
+        x1__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -4531,15 +4905,13 @@ export function f_BackgroundToolCall(members: readonly JMember[], path: string, 
       case "toolCallId": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "toolCallId");
         seen0 |= 0x1;
-        const p = path + ".toolCallId";
-        x0_toolCallId = rt.d_str(m.value, p, cx);
+        x0_toolCallId = rt.d_str(m.value, path + ".toolCallId", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
-        const p = path + "._meta";
-        x1__meta = rt.lenientRawObject(m, p, cx, true);
+        x1__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -4574,15 +4946,13 @@ export function f_RunningStateUpdate(members: readonly JMember[], path: string, 
       case "background": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "background");
         seen0 |= 0x1;
-        const p = path + ".background";
-        x0_background = m.value === null ? null : rt.lenient(cx, m.value, p, list_9);
+        x0_background = m.value === null ? null : rt.lenient(cx, m.value, path + ".background", list_5);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
-        const p = path + "._meta";
-        x1__meta = rt.lenientRawObject(m, p, cx, true);
+        x1__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -4594,7 +4964,7 @@ export function f_RunningStateUpdate(members: readonly JMember[], path: string, 
 
 export function m_RunningStateUpdate(v: t.RunningStateUpdate): string {
   let s = "";
-  if (v.background !== undefined) s += ",\"background\":" + (v.background === null ? "null" : enc_list_19(v.background));
+  if (v.background !== undefined) s += ",\"background\":" + (v.background === null ? "null" : rt.list(v.background, e_BackgroundWork));
   if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
   return s;
 }
@@ -4615,8 +4985,7 @@ export function f_ErrorStopReason(members: readonly JMember[], path: string, cx:
       case "error": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "error");
         seen0 |= 0x1;
-        const p = path + ".error";
-        x0_error = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_error_object);
+        x0_error = m.value === null ? null : rt.lenient(cx, m.value, path + ".error", rt.d_error_object);
         break;
       }
     }
@@ -4695,22 +5064,19 @@ export function g_IdleStateUpdate(obj: JObject, path: string, cx: rt.Ctx, o: Rec
       case "background": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "background");
         seen0 |= 0x1;
-        const p = path + ".background";
-        x0_background = m.value === null ? null : rt.lenient(cx, m.value, p, list_9);
+        x0_background = m.value === null ? null : rt.lenient(cx, m.value, path + ".background", list_5);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
-        const p = path + "._meta";
-        x1__meta = rt.lenientRawObject(m, p, cx, true);
+        x1__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
       case "stopReason": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "stopReason");
         seen0 |= 0x4;
-        const p = path + ".stopReason";
-        x2_stopReason = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
+        x2_stopReason = m.value === null ? null : rt.lenient(cx, m.value, path + ".stopReason", rt.d_str);
         break;
       }
     }
@@ -4724,7 +5090,7 @@ export function g_IdleStateUpdate(obj: JObject, path: string, cx: rt.Ctx, o: Rec
 
 export function m_IdleStateUpdate(v: t.IdleStateUpdate): string {
   let s = "";
-  if (v.background !== undefined) s += ",\"background\":" + (v.background === null ? "null" : enc_list_19(v.background));
+  if (v.background !== undefined) s += ",\"background\":" + (v.background === null ? "null" : rt.list(v.background, e_BackgroundWork));
   if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
   if (v.stopReason !== undefined) s += ",\"stopReason\":" + (v.stopReason === null ? "null" : rt.str(v.stopReason));
   s += rt.skipMembers(n_IdleStateUpdateVariant(v.variant), ["background", "_meta", "stopReason"]);
@@ -4748,15 +5114,13 @@ export function f_RequiresActionStateUpdate(members: readonly JMember[], path: s
       case "background": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "background");
         seen0 |= 0x1;
-        const p = path + ".background";
-        x0_background = m.value === null ? null : rt.lenient(cx, m.value, p, list_9);
+        x0_background = m.value === null ? null : rt.lenient(cx, m.value, path + ".background", list_5);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
-        const p = path + "._meta";
-        x1__meta = rt.lenientRawObject(m, p, cx, true);
+        x1__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -4768,7 +5132,7 @@ export function f_RequiresActionStateUpdate(members: readonly JMember[], path: s
 
 export function m_RequiresActionStateUpdate(v: t.RequiresActionStateUpdate): string {
   let s = "";
-  if (v.background !== undefined) s += ",\"background\":" + (v.background === null ? "null" : enc_list_19(v.background));
+  if (v.background !== undefined) s += ",\"background\":" + (v.background === null ? "null" : rt.list(v.background, e_BackgroundWork));
   if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
   return s;
 }
@@ -4825,22 +5189,19 @@ export function f_ToolCallContentChunk(members: readonly JMember[], path: string
       case "toolCallId": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "toolCallId");
         seen0 |= 0x1;
-        const p = path + ".toolCallId";
-        x0_toolCallId = rt.d_str(m.value, p, cx);
+        x0_toolCallId = rt.d_str(m.value, path + ".toolCallId", cx);
         break;
       }
       case "content": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "content");
         seen0 |= 0x2;
-        const p = path + ".content";
-        x1_content = d_ToolCallContent(m.value, p, cx);
+        x1_content = d_ToolCallContent(m.value, path + ".content", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
-        const p = path + "._meta";
-        x2__meta = rt.lenientRawObject(m, p, cx, true);
+        x2__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -4878,15 +5239,13 @@ export function f_TerminalOutput(members: readonly JMember[], path: string, cx: 
       case "data": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "data");
         seen0 |= 0x1;
-        const p = path + ".data";
-        x0_data = rt.d_str(m.value, p, cx);
+        x0_data = rt.d_str(m.value, path + ".data", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
-        const p = path + "._meta";
-        x1__meta = rt.lenientRawObject(m, p, cx, true);
+        x1__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -4922,22 +5281,19 @@ export function f_TerminalExitStatus(members: readonly JMember[], path: string, 
       case "exitCode": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "exitCode");
         seen0 |= 0x1;
-        const p = path + ".exitCode";
-        x0_exitCode = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_i64);
+        x0_exitCode = m.value === null ? null : rt.lenient(cx, m.value, path + ".exitCode", rt.d_i64);
         break;
       }
       case "signal": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "signal");
         seen0 |= 0x2;
-        const p = path + ".signal";
-        x1_signal = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
+        x1_signal = m.value === null ? null : rt.lenient(cx, m.value, path + ".signal", rt.d_str);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
-        const p = path + "._meta";
-        x2__meta = rt.lenientRawObject(m, p, cx, true);
+        x2__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -4974,22 +5330,19 @@ export function f_TerminalSize(members: readonly JMember[], path: string, cx: rt
       case "cols": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "cols");
         seen0 |= 0x1;
-        const p = path + ".cols";
-        x0_cols = rt.d_u16(m.value, p, cx);
+        x0_cols = rt.d_u16(m.value, path + ".cols", cx);
         break;
       }
       case "rows": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "rows");
         seen0 |= 0x2;
-        const p = path + ".rows";
-        x1_rows = rt.d_u16(m.value, p, cx);
+        x1_rows = rt.d_u16(m.value, path + ".rows", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
-        const p = path + "._meta";
-        x2__meta = rt.lenientRawObject(m, p, cx, true);
+        x2__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -5027,15 +5380,13 @@ export function f_TerminalCapabilities(members: readonly JMember[], path: string
       case "cancel": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "cancel");
         seen0 |= 0x1;
-        const p = path + ".cancel";
-        x0_cancel = m.value === null ? null : rt.lenient(cx, m.value, p, d_TerminalCancelCapabilities);
+        x0_cancel = m.value === null ? null : rt.lenient(cx, m.value, path + ".cancel", d_TerminalCancelCapabilities);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
-        const p = path + "._meta";
-        x1__meta = rt.lenientRawObject(m, p, cx, true);
+        x1__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -5068,8 +5419,7 @@ export function f_TerminalCancelCapabilities(members: readonly JMember[], path: 
       case "_meta": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
-        const p = path + "._meta";
-        x0__meta = rt.lenientRawObject(m, p, cx, true);
+        x0__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -5107,57 +5457,49 @@ export function f_TerminalUpdate(members: readonly JMember[], path: string, cx: 
       case "terminalId": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "terminalId");
         seen0 |= 0x1;
-        const p = path + ".terminalId";
-        x0_terminalId = rt.d_str(m.value, p, cx);
+        x0_terminalId = rt.d_str(m.value, path + ".terminalId", cx);
         break;
       }
       case "command": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "command");
         seen0 |= 0x2;
-        const p = path + ".command";
-        x1_command = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
+        x1_command = m.value === null ? null : rt.lenient(cx, m.value, path + ".command", rt.d_str);
         break;
       }
       case "cwd": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "cwd");
         seen0 |= 0x4;
-        const p = path + ".cwd";
-        x2_cwd = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
+        x2_cwd = m.value === null ? null : rt.lenient(cx, m.value, path + ".cwd", rt.d_str);
         break;
       }
       case "output": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "output");
         seen0 |= 0x8;
-        const p = path + ".output";
-        x3_output = m.value === null ? null : rt.lenient(cx, m.value, p, d_TerminalOutput);
+        x3_output = m.value === null ? null : rt.lenient(cx, m.value, path + ".output", d_TerminalOutput);
         break;
       }
       case "exitStatus": {
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "exitStatus");
         seen0 |= 0x10;
-        const p = path + ".exitStatus";
-        x4_exitStatus = m.value === null ? null : rt.lenient(cx, m.value, p, d_TerminalExitStatus);
+        x4_exitStatus = m.value === null ? null : rt.lenient(cx, m.value, path + ".exitStatus", d_TerminalExitStatus);
         break;
       }
       case "size": {
         if ((seen0 & 0x20) !== 0) throw rt.duplicate(path, "size");
         seen0 |= 0x20;
-        const p = path + ".size";
-        x5_size = m.value === null ? null : rt.lenient(cx, m.value, p, d_TerminalSize);
+        x5_size = m.value === null ? null : rt.lenient(cx, m.value, path + ".size", d_TerminalSize);
         break;
       }
       case "capabilities": {
         if ((seen0 & 0x40) !== 0) throw rt.duplicate(path, "capabilities");
         seen0 |= 0x40;
-        const p = path + ".capabilities";
-        x6_capabilities = m.value === null ? null : rt.lenient(cx, m.value, p, d_TerminalCapabilities);
+        x6_capabilities = m.value === null ? null : rt.lenient(cx, m.value, path + ".capabilities", d_TerminalCapabilities);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x80) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x80;
-        const p = path + "._meta";
-        x7__meta = rt.lenientRawObject(m, p, cx, true);
+        x7__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -5205,22 +5547,19 @@ export function f_TerminalOutputChunk(members: readonly JMember[], path: string,
       case "terminalId": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "terminalId");
         seen0 |= 0x1;
-        const p = path + ".terminalId";
-        x0_terminalId = rt.d_str(m.value, p, cx);
+        x0_terminalId = rt.d_str(m.value, path + ".terminalId", cx);
         break;
       }
       case "data": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "data");
         seen0 |= 0x2;
-        const p = path + ".data";
-        x1_data = rt.d_str(m.value, p, cx);
+        x1_data = rt.d_str(m.value, path + ".data", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
-        const p = path + "._meta";
-        x2__meta = rt.lenientRawObject(m, p, cx, true);
+        x2__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -5286,29 +5625,25 @@ export function f_PlanEntry(members: readonly JMember[], path: string, cx: rt.Ct
       case "content": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "content");
         seen0 |= 0x1;
-        const p = path + ".content";
-        x0_content = rt.d_str(m.value, p, cx);
+        x0_content = rt.d_str(m.value, path + ".content", cx);
         break;
       }
       case "priority": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "priority");
         seen0 |= 0x2;
-        const p = path + ".priority";
-        x1_priority = d_PlanEntryPriority(m.value, p, cx);
+        x1_priority = rt.d_str(m.value, path + ".priority", cx);
         break;
       }
       case "status": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "status");
         seen0 |= 0x4;
-        const p = path + ".status";
-        x2_status = d_PlanEntryStatus(m.value, p, cx);
+        x2_status = rt.d_str(m.value, path + ".status", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x8;
-        const p = path + "._meta";
-        x3__meta = rt.lenientRawObject(m, p, cx, true);
+        x3__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -5336,22 +5671,6 @@ export function e_PlanEntry(v: t.PlanEntry): string {
   return rt.object(m_PlanEntry(v));
 }
 
-export function d_PlanEntryPriority(v: JNode, path: string, cx: rt.Ctx): t.PlanEntryPriority {
-  return rt.d_str(v, path, cx);
-}
-
-export function e_PlanEntryPriority(v: t.PlanEntryPriority): string {
-  return rt.str(v);
-}
-
-export function d_PlanEntryStatus(v: JNode, path: string, cx: rt.Ctx): t.PlanEntryStatus {
-  return rt.d_str(v, path, cx);
-}
-
-export function e_PlanEntryStatus(v: t.PlanEntryStatus): string {
-  return rt.str(v);
-}
-
 export function d_PlanItems(v: JNode, path: string, cx: rt.Ctx): t.PlanItems {
   return f_PlanItems(rt.expectObject(v, path, "PlanItems").members, path, cx, {});
 }
@@ -5366,23 +5685,20 @@ export function f_PlanItems(members: readonly JMember[], path: string, cx: rt.Ct
       case "planId": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "planId");
         seen0 |= 0x1;
-        const p = path + ".planId";
-        x0_planId = rt.d_str(m.value, p, cx);
+        x0_planId = rt.d_str(m.value, path + ".planId", cx);
         break;
       }
       case "entries": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "entries");
         seen0 |= 0x2;
-        const p = path + ".entries";
-        x1_entries = rt.items(cx, m.value, p, d_PlanEntry, false, false);
+        x1_entries = rt.items(cx, m.value, path + ".entries", d_PlanEntry, false, false);
         if (x1_entries === MISSING || x1_entries === null) x1_entries = [];
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
-        const p = path + "._meta";
-        x2__meta = rt.lenientRawObject(m, p, cx, true);
+        x2__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -5398,7 +5714,7 @@ export function f_PlanItems(members: readonly JMember[], path: string, cx: rt.Ct
 export function m_PlanItems(v: t.PlanItems): string {
   let s = "";
   s += ",\"planId\":" + rt.str(v.planId);
-  s += ",\"entries\":" + enc_list_20(v.entries);
+  s += ",\"entries\":" + rt.list(v.entries, e_PlanEntry);
   if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
   return s;
 }
@@ -5420,15 +5736,13 @@ export function f_PlanUpdate(members: readonly JMember[], path: string, cx: rt.C
       case "plan": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "plan");
         seen0 |= 0x1;
-        const p = path + ".plan";
-        x0_plan = d_PlanUpdateContent(m.value, p, cx);
+        x0_plan = d_PlanUpdateContent(m.value, path + ".plan", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
-        const p = path + "._meta";
-        x1__meta = rt.lenientRawObject(m, p, cx, true);
+        x1__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -5463,16 +5777,14 @@ export function f_AvailableCommandsUpdate(members: readonly JMember[], path: str
       case "availableCommands": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "availableCommands");
         seen0 |= 0x1;
-        const p = path + ".availableCommands";
-        x0_availableCommands = rt.items(cx, m.value, p, d_AvailableCommand, false, false);
+        x0_availableCommands = rt.items(cx, m.value, path + ".availableCommands", d_AvailableCommand, false, false);
         if (x0_availableCommands === MISSING || x0_availableCommands === null) x0_availableCommands = [];
         break;
       }
       case "_meta": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
-        const p = path + "._meta";
-        x1__meta = rt.lenientRawObject(m, p, cx, true);
+        x1__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -5485,7 +5797,7 @@ export function f_AvailableCommandsUpdate(members: readonly JMember[], path: str
 
 export function m_AvailableCommandsUpdate(v: t.AvailableCommandsUpdate): string {
   let s = "";
-  s += ",\"availableCommands\":" + enc_list_12(v.availableCommands);
+  s += ",\"availableCommands\":" + rt.list(v.availableCommands, e_AvailableCommand);
   if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
   return s;
 }
@@ -5507,16 +5819,14 @@ export function f_ConfigOptionUpdate(members: readonly JMember[], path: string, 
       case "configOptions": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "configOptions");
         seen0 |= 0x1;
-        const p = path + ".configOptions";
-        x0_configOptions = rt.items(cx, m.value, p, d_SessionConfigOption, false, false);
+        x0_configOptions = rt.items(cx, m.value, path + ".configOptions", d_SessionConfigOption, false, false);
         if (x0_configOptions === MISSING || x0_configOptions === null) x0_configOptions = [];
         break;
       }
       case "_meta": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
-        const p = path + "._meta";
-        x1__meta = rt.lenientRawObject(m, p, cx, true);
+        x1__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -5529,13 +5839,234 @@ export function f_ConfigOptionUpdate(members: readonly JMember[], path: string, 
 
 export function m_ConfigOptionUpdate(v: t.ConfigOptionUpdate): string {
   let s = "";
-  s += ",\"configOptions\":" + enc_list_11(v.configOptions);
+  s += ",\"configOptions\":" + rt.list(v.configOptions, e_SessionConfigOption);
   if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
   return s;
 }
 
 export function e_ConfigOptionUpdate(v: t.ConfigOptionUpdate): string {
   return rt.object(m_ConfigOptionUpdate(v));
+}
+
+export function d_SessionInfoUpdate(v: JNode, path: string, cx: rt.Ctx): t.SessionInfoUpdate {
+  return f_SessionInfoUpdate(rt.expectObject(v, path, "SessionInfoUpdate").members, path, cx, {});
+}
+
+export function f_SessionInfoUpdate(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.SessionInfoUpdate {
+  let x0_title: string | null | Missing = MISSING;
+  let x1_updatedAt: string | null | Missing = MISSING;
+  let x2__meta: t.RawJson | null | Missing = MISSING;
+  let seen0 = 0;
+  for (const m of members) {
+    switch (m.key) {
+      case "title": {
+        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "title");
+        seen0 |= 0x1;
+        x0_title = m.value === null ? null : rt.lenient(cx, m.value, path + ".title", rt.d_str);
+        break;
+      }
+      case "updatedAt": {
+        if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "updatedAt");
+        seen0 |= 0x2;
+        x1_updatedAt = m.value === null ? null : rt.lenient(cx, m.value, path + ".updatedAt", rt.d_str);
+        break;
+      }
+      case "_meta": {
+        if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
+        seen0 |= 0x4;
+        x2__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
+        break;
+      }
+    }
+  }
+  if (x0_title !== MISSING) o.title = x0_title;
+  if (x1_updatedAt !== MISSING) o.updatedAt = x1_updatedAt;
+  if (x2__meta !== MISSING) o._meta = x2__meta;
+  return o as unknown as t.SessionInfoUpdate;
+}
+
+export function m_SessionInfoUpdate(v: t.SessionInfoUpdate): string {
+  let s = "";
+  if (v.title !== undefined) s += ",\"title\":" + (v.title === null ? "null" : rt.str(v.title));
+  if (v.updatedAt !== undefined) s += ",\"updatedAt\":" + (v.updatedAt === null ? "null" : rt.str(v.updatedAt));
+  if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
+  return s;
+}
+
+export function e_SessionInfoUpdate(v: t.SessionInfoUpdate): string {
+  return rt.object(m_SessionInfoUpdate(v));
+}
+
+export function d_Cost(v: JNode, path: string, cx: rt.Ctx): t.Cost {
+  return f_Cost(rt.expectObject(v, path, "Cost").members, path, cx, {});
+}
+
+export function f_Cost(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.Cost {
+  let x0_amount: number | Missing = MISSING;
+  let x1_currency: string | Missing = MISSING;
+  let x2__meta: t.RawJson | null | Missing = MISSING;
+  let seen0 = 0;
+  for (const m of members) {
+    switch (m.key) {
+      case "amount": {
+        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "amount");
+        seen0 |= 0x1;
+        x0_amount = rt.d_f64(m.value, path + ".amount", cx);
+        break;
+      }
+      case "currency": {
+        if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "currency");
+        seen0 |= 0x2;
+        x1_currency = rt.d_str(m.value, path + ".currency", cx);
+        break;
+      }
+      case "_meta": {
+        if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
+        seen0 |= 0x4;
+        x2__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
+        break;
+      }
+    }
+  }
+  if (x0_amount === MISSING) throw rt.missing(path, "amount");
+  if (x1_currency === MISSING) throw rt.missing(path, "currency");
+  o.amount = x0_amount;
+  o.currency = x1_currency;
+  if (x2__meta !== MISSING) o._meta = x2__meta;
+  return o as unknown as t.Cost;
+}
+
+export function m_Cost(v: t.Cost): string {
+  let s = "";
+  s += ",\"amount\":" + rt.f64(v.amount);
+  s += ",\"currency\":" + rt.str(v.currency);
+  if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
+  return s;
+}
+
+export function e_Cost(v: t.Cost): string {
+  return rt.object(m_Cost(v));
+}
+
+export function d_UsageUpdate(v: JNode, path: string, cx: rt.Ctx): t.UsageUpdate {
+  return f_UsageUpdate(rt.expectObject(v, path, "UsageUpdate").members, path, cx, {});
+}
+
+export function f_UsageUpdate(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.UsageUpdate {
+  let x0_used: t.Int64 | Missing = MISSING;
+  let x1_size: t.Int64 | Missing = MISSING;
+  let x2_cost: t.Cost | null | Missing = MISSING;
+  let x3__meta: t.RawJson | null | Missing = MISSING;
+  let seen0 = 0;
+  for (const m of members) {
+    switch (m.key) {
+      case "used": {
+        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "used");
+        seen0 |= 0x1;
+        x0_used = rt.d_u64(m.value, path + ".used", cx);
+        break;
+      }
+      case "size": {
+        if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "size");
+        seen0 |= 0x2;
+        x1_size = rt.d_u64(m.value, path + ".size", cx);
+        break;
+      }
+      case "cost": {
+        if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "cost");
+        seen0 |= 0x4;
+        x2_cost = m.value === null ? null : rt.lenient(cx, m.value, path + ".cost", d_Cost);
+        break;
+      }
+      case "_meta": {
+        if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
+        seen0 |= 0x8;
+        x3__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
+        break;
+      }
+    }
+  }
+  if (x0_used === MISSING) throw rt.missing(path, "used");
+  if (x1_size === MISSING) throw rt.missing(path, "size");
+  o.used = x0_used;
+  o.size = x1_size;
+  if (x2_cost !== MISSING) o.cost = x2_cost;
+  if (x3__meta !== MISSING) o._meta = x3__meta;
+  return o as unknown as t.UsageUpdate;
+}
+
+export function m_UsageUpdate(v: t.UsageUpdate): string {
+  let s = "";
+  s += ",\"used\":" + rt.int(v.used);
+  s += ",\"size\":" + rt.int(v.size);
+  if (v.cost !== undefined) s += ",\"cost\":" + (v.cost === null ? "null" : e_Cost(v.cost));
+  if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
+  return s;
+}
+
+export function e_UsageUpdate(v: t.UsageUpdate): string {
+  return rt.object(m_UsageUpdate(v));
+}
+
+export function d_Notice(v: JNode, path: string, cx: rt.Ctx): t.Notice {
+  return f_Notice(rt.expectObject(v, path, "Notice").members, path, cx, {});
+}
+
+export function f_Notice(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.Notice {
+  let x0_severity: t.NoticeSeverity | Missing = MISSING;
+  let x1_title: string | Missing = MISSING;
+  let x2_description: string | null | Missing = MISSING;
+  let x3__meta: t.RawJson | null | Missing = MISSING;
+  let seen0 = 0;
+  for (const m of members) {
+    switch (m.key) {
+      case "severity": {
+        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "severity");
+        seen0 |= 0x1;
+        x0_severity = rt.d_str(m.value, path + ".severity", cx);
+        break;
+      }
+      case "title": {
+        if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "title");
+        seen0 |= 0x2;
+        x1_title = rt.d_str(m.value, path + ".title", cx);
+        break;
+      }
+      case "description": {
+        if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "description");
+        seen0 |= 0x4;
+        x2_description = m.value === null ? null : rt.lenient(cx, m.value, path + ".description", rt.d_str);
+        break;
+      }
+      case "_meta": {
+        if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
+        seen0 |= 0x8;
+        x3__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
+        break;
+      }
+    }
+  }
+  if (x0_severity === MISSING) throw rt.missing(path, "severity");
+  if (x1_title === MISSING) throw rt.missing(path, "title");
+  rt.minLength(path + ".title", x1_title, 1);
+  o.severity = x0_severity;
+  o.title = x1_title;
+  if (x2_description !== MISSING) o.description = x2_description;
+  if (x3__meta !== MISSING) o._meta = x3__meta;
+  return o as unknown as t.Notice;
+}
+
+export function m_Notice(v: t.Notice): string {
+  let s = "";
+  s += ",\"severity\":" + rt.str(v.severity);
+  s += ",\"title\":" + rt.str(v.title);
+  if (v.description !== undefined) s += ",\"description\":" + (v.description === null ? "null" : rt.str(v.description));
+  if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
+  return s;
+}
+
+export function e_Notice(v: t.Notice): string {
+  return rt.object(m_Notice(v));
 }
 
 export function d_CompactionUpdate(v: JNode, path: string, cx: rt.Ctx): t.CompactionUpdate {
@@ -5554,36 +6085,31 @@ export function f_CompactionUpdate(members: readonly JMember[], path: string, cx
       case "compactionId": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "compactionId");
         seen0 |= 0x1;
-        const p = path + ".compactionId";
-        x0_compactionId = rt.d_str(m.value, p, cx);
+        x0_compactionId = rt.d_str(m.value, path + ".compactionId", cx);
         break;
       }
       case "status": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "status");
         seen0 |= 0x2;
-        const p = path + ".status";
-        x1_status = d_CompactionStatus(m.value, p, cx);
+        x1_status = rt.d_str(m.value, path + ".status", cx);
         break;
       }
       case "summary": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "summary");
         seen0 |= 0x4;
-        const p = path + ".summary";
-        x2_summary = rt.items(cx, m.value, p, d_ContentBlock, true, true);
+        x2_summary = rt.items(cx, m.value, path + ".summary", d_ContentBlock, true, true);
         break;
       }
       case "error": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "error");
         seen0 |= 0x8;
-        const p = path + ".error";
-        x3_error = m.value === null ? null : rt.lenient(cx, m.value, p, rt.d_str);
+        x3_error = m.value === null ? null : rt.lenient(cx, m.value, path + ".error", rt.d_str);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x10;
-        const p = path + "._meta";
-        x4__meta = rt.lenientRawObject(m, p, cx, true);
+        x4__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -5602,7 +6128,7 @@ export function m_CompactionUpdate(v: t.CompactionUpdate): string {
   let s = "";
   s += ",\"compactionId\":" + rt.str(v.compactionId);
   s += ",\"status\":" + rt.str(v.status);
-  if (v.summary !== undefined) s += ",\"summary\":" + (v.summary === null ? "null" : enc_list_18(v.summary));
+  if (v.summary !== undefined) s += ",\"summary\":" + (v.summary === null ? "null" : rt.list(v.summary, e_ContentBlock));
   if (v.error !== undefined) s += ",\"error\":" + (v.error === null ? "null" : rt.str(v.error));
   if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
   return s;
@@ -5626,22 +6152,19 @@ export function f_CompactionSummaryChunk(members: readonly JMember[], path: stri
       case "compactionId": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "compactionId");
         seen0 |= 0x1;
-        const p = path + ".compactionId";
-        x0_compactionId = rt.d_str(m.value, p, cx);
+        x0_compactionId = rt.d_str(m.value, path + ".compactionId", cx);
         break;
       }
       case "content": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "content");
         seen0 |= 0x2;
-        const p = path + ".content";
-        x1_content = d_ContentBlock(m.value, p, cx);
+        x1_content = d_ContentBlock(m.value, path + ".content", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
-        const p = path + "._meta";
-        x2__meta = rt.lenientRawObject(m, p, cx, true);
+        x2__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -5666,6 +6189,55 @@ export function e_CompactionSummaryChunk(v: t.CompactionSummaryChunk): string {
   return rt.object(m_CompactionSummaryChunk(v));
 }
 
+export function d_CompleteElicitationNotification(v: JNode, path: string, cx: rt.Ctx): t.CompleteElicitationNotification {
+  return f_CompleteElicitationNotification(rt.expectObject(v, path, "CompleteElicitationNotification").members, path, cx, {});
+}
+
+export function f_CompleteElicitationNotification(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.CompleteElicitationNotification {
+  let x0_elicitationId: t.ElicitationId | Missing = MISSING;
+  let x1__meta: t.RawJson | null | Missing = MISSING;
+  let seen0 = 0;
+  for (const m of members) {
+    switch (m.key) {
+      case "elicitationId": {
+        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "elicitationId");
+        seen0 |= 0x1;
+        x0_elicitationId = rt.d_str(m.value, path + ".elicitationId", cx);
+        break;
+      }
+      case "_meta": {
+        if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
+        seen0 |= 0x2;
+        x1__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
+        break;
+      }
+    }
+  }
+  if (x0_elicitationId === MISSING) throw rt.missing(path, "elicitationId");
+  o.elicitationId = x0_elicitationId;
+  if (x1__meta !== MISSING) o._meta = x1__meta;
+  return o as unknown as t.CompleteElicitationNotification;
+}
+
+export function m_CompleteElicitationNotification(v: t.CompleteElicitationNotification): string {
+  let s = "";
+  s += ",\"elicitationId\":" + rt.str(v.elicitationId);
+  if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
+  return s;
+}
+
+export function e_CompleteElicitationNotification(v: t.CompleteElicitationNotification): string {
+  return rt.object(m_CompleteElicitationNotification(v));
+}
+
+export function d_ExtNotification(v: JNode, path: string, cx: rt.Ctx): t.ExtNotification {
+  return rt.d_raw_node(v, path, cx);
+}
+
+export function e_ExtNotification(v: t.ExtNotification): string {
+  return rt.raw(v);
+}
+
 export function d_InitializeRequest(v: JNode, path: string, cx: rt.Ctx): t.InitializeRequest {
   return f_InitializeRequest(rt.expectObject(v, path, "InitializeRequest").members, path, cx, {});
 }
@@ -5681,29 +6253,25 @@ export function f_InitializeRequest(members: readonly JMember[], path: string, c
       case "protocolVersion": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "protocolVersion");
         seen0 |= 0x1;
-        const p = path + ".protocolVersion";
-        x0_protocolVersion = rt.d_u16(m.value, p, cx);
+        x0_protocolVersion = rt.d_u16(m.value, path + ".protocolVersion", cx);
         break;
       }
       case "info": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "info");
         seen0 |= 0x2;
-        const p = path + ".info";
-        x1_info = d_Implementation(m.value, p, cx);
+        x1_info = d_Implementation(m.value, path + ".info", cx);
         break;
       }
       case "capabilities": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "capabilities");
         seen0 |= 0x4;
-        const p = path + ".capabilities";
-        x2_capabilities = rt.lenient(cx, m.value, p, d_ClientCapabilities);
+        x2_capabilities = rt.lenient(cx, m.value, path + ".capabilities", d_ClientCapabilities);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x8;
-        const p = path + "._meta";
-        x3__meta = rt.lenientRawObject(m, p, cx, true);
+        x3__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -5744,22 +6312,19 @@ export function f_ClientCapabilities(members: readonly JMember[], path: string, 
       case "auth": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "auth");
         seen0 |= 0x1;
-        const p = path + ".auth";
-        x0_auth = m.value === null ? null : rt.lenient(cx, m.value, p, d_ClientAuthCapabilities);
+        x0_auth = m.value === null ? null : rt.lenient(cx, m.value, path + ".auth", d_ClientAuthCapabilities);
         break;
       }
       case "elicitation": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "elicitation");
         seen0 |= 0x2;
-        const p = path + ".elicitation";
-        x1_elicitation = m.value === null ? null : rt.lenient(cx, m.value, p, d_ElicitationCapabilities);
+        x1_elicitation = m.value === null ? null : rt.lenient(cx, m.value, path + ".elicitation", d_ElicitationCapabilities);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
-        const p = path + "._meta";
-        x2__meta = rt.lenientRawObject(m, p, cx, true);
+        x2__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -5795,15 +6360,13 @@ export function f_ClientAuthCapabilities(members: readonly JMember[], path: stri
       case "terminal": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "terminal");
         seen0 |= 0x1;
-        const p = path + ".terminal";
-        x0_terminal = m.value === null ? null : rt.lenient(cx, m.value, p, d_TerminalAuthCapabilities);
+        x0_terminal = m.value === null ? null : rt.lenient(cx, m.value, path + ".terminal", d_TerminalAuthCapabilities);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
-        const p = path + "._meta";
-        x1__meta = rt.lenientRawObject(m, p, cx, true);
+        x1__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -5836,8 +6399,7 @@ export function f_TerminalAuthCapabilities(members: readonly JMember[], path: st
       case "_meta": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
-        const p = path + "._meta";
-        x0__meta = rt.lenientRawObject(m, p, cx, true);
+        x0__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -5856,6 +6418,117 @@ export function e_TerminalAuthCapabilities(v: t.TerminalAuthCapabilities): strin
   return rt.object(m_TerminalAuthCapabilities(v));
 }
 
+export function d_ElicitationCapabilities(v: JNode, path: string, cx: rt.Ctx): t.ElicitationCapabilities {
+  return f_ElicitationCapabilities(rt.expectObject(v, path, "ElicitationCapabilities").members, path, cx, {});
+}
+
+export function f_ElicitationCapabilities(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.ElicitationCapabilities {
+  let x0_form: t.ElicitationFormCapabilities | null | Missing = MISSING;
+  let x1_url: t.ElicitationUrlCapabilities | null | Missing = MISSING;
+  let x2__meta: t.RawJson | null | Missing = MISSING;
+  let seen0 = 0;
+  for (const m of members) {
+    switch (m.key) {
+      case "form": {
+        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "form");
+        seen0 |= 0x1;
+        x0_form = m.value === null ? null : rt.lenient(cx, m.value, path + ".form", d_ElicitationFormCapabilities);
+        break;
+      }
+      case "url": {
+        if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "url");
+        seen0 |= 0x2;
+        x1_url = m.value === null ? null : rt.lenient(cx, m.value, path + ".url", d_ElicitationUrlCapabilities);
+        break;
+      }
+      case "_meta": {
+        if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
+        seen0 |= 0x4;
+        x2__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
+        break;
+      }
+    }
+  }
+  if (x0_form !== MISSING) o.form = x0_form;
+  if (x1_url !== MISSING) o.url = x1_url;
+  if (x2__meta !== MISSING) o._meta = x2__meta;
+  return o as unknown as t.ElicitationCapabilities;
+}
+
+export function m_ElicitationCapabilities(v: t.ElicitationCapabilities): string {
+  let s = "";
+  if (v.form !== undefined) s += ",\"form\":" + (v.form === null ? "null" : e_ElicitationFormCapabilities(v.form));
+  if (v.url !== undefined) s += ",\"url\":" + (v.url === null ? "null" : e_ElicitationUrlCapabilities(v.url));
+  if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
+  return s;
+}
+
+export function e_ElicitationCapabilities(v: t.ElicitationCapabilities): string {
+  return rt.object(m_ElicitationCapabilities(v));
+}
+
+export function d_ElicitationFormCapabilities(v: JNode, path: string, cx: rt.Ctx): t.ElicitationFormCapabilities {
+  return f_ElicitationFormCapabilities(rt.expectObject(v, path, "ElicitationFormCapabilities").members, path, cx, {});
+}
+
+export function f_ElicitationFormCapabilities(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.ElicitationFormCapabilities {
+  let x0__meta: t.RawJson | null | Missing = MISSING;
+  let seen0 = 0;
+  for (const m of members) {
+    switch (m.key) {
+      case "_meta": {
+        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
+        seen0 |= 0x1;
+        x0__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
+        break;
+      }
+    }
+  }
+  if (x0__meta !== MISSING) o._meta = x0__meta;
+  return o as unknown as t.ElicitationFormCapabilities;
+}
+
+export function m_ElicitationFormCapabilities(v: t.ElicitationFormCapabilities): string {
+  let s = "";
+  if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
+  return s;
+}
+
+export function e_ElicitationFormCapabilities(v: t.ElicitationFormCapabilities): string {
+  return rt.object(m_ElicitationFormCapabilities(v));
+}
+
+export function d_ElicitationUrlCapabilities(v: JNode, path: string, cx: rt.Ctx): t.ElicitationUrlCapabilities {
+  return f_ElicitationUrlCapabilities(rt.expectObject(v, path, "ElicitationUrlCapabilities").members, path, cx, {});
+}
+
+export function f_ElicitationUrlCapabilities(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.ElicitationUrlCapabilities {
+  let x0__meta: t.RawJson | null | Missing = MISSING;
+  let seen0 = 0;
+  for (const m of members) {
+    switch (m.key) {
+      case "_meta": {
+        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
+        seen0 |= 0x1;
+        x0__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
+        break;
+      }
+    }
+  }
+  if (x0__meta !== MISSING) o._meta = x0__meta;
+  return o as unknown as t.ElicitationUrlCapabilities;
+}
+
+export function m_ElicitationUrlCapabilities(v: t.ElicitationUrlCapabilities): string {
+  let s = "";
+  if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
+  return s;
+}
+
+export function e_ElicitationUrlCapabilities(v: t.ElicitationUrlCapabilities): string {
+  return rt.object(m_ElicitationUrlCapabilities(v));
+}
+
 export function d_LoginAuthRequest(v: JNode, path: string, cx: rt.Ctx): t.LoginAuthRequest {
   return f_LoginAuthRequest(rt.expectObject(v, path, "LoginAuthRequest").members, path, cx, {});
 }
@@ -5869,15 +6542,13 @@ export function f_LoginAuthRequest(members: readonly JMember[], path: string, cx
       case "methodId": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "methodId");
         seen0 |= 0x1;
-        const p = path + ".methodId";
-        x0_methodId = rt.d_str(m.value, p, cx);
+        x0_methodId = rt.d_str(m.value, path + ".methodId", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
-        const p = path + "._meta";
-        x1__meta = rt.lenientRawObject(m, p, cx, true);
+        x1__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -5911,8 +6582,7 @@ export function f_LogoutAuthRequest(members: readonly JMember[], path: string, c
       case "_meta": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
-        const p = path + "._meta";
-        x0__meta = rt.lenientRawObject(m, p, cx, true);
+        x0__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -5946,29 +6616,25 @@ export function f_NewSessionRequest(members: readonly JMember[], path: string, c
       case "cwd": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "cwd");
         seen0 |= 0x1;
-        const p = path + ".cwd";
-        x0_cwd = rt.d_str(m.value, p, cx);
+        x0_cwd = rt.d_str(m.value, path + ".cwd", cx);
         break;
       }
       case "additionalDirectories": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "additionalDirectories");
         seen0 |= 0x2;
-        const p = path + ".additionalDirectories";
-        x1_additionalDirectories = rt.defaultOnNull(cx, m.value, p, list_7);
+        x1_additionalDirectories = rt.defaultOnNull(cx, m.value, path + ".additionalDirectories", list_4);
         break;
       }
       case "mcpServers": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "mcpServers");
         seen0 |= 0x4;
-        const p = path + ".mcpServers";
-        x2_mcpServers = rt.defaultOnNull(cx, m.value, p, list_10);
+        x2_mcpServers = rt.defaultOnNull(cx, m.value, path + ".mcpServers", list_6);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x8;
-        const p = path + "._meta";
-        x3__meta = rt.lenientRawObject(m, p, cx, true);
+        x3__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -5984,8 +6650,8 @@ export function f_NewSessionRequest(members: readonly JMember[], path: string, c
 export function m_NewSessionRequest(v: t.NewSessionRequest): string {
   let s = "";
   s += ",\"cwd\":" + rt.str(v.cwd);
-  if (v.additionalDirectories !== undefined) s += ",\"additionalDirectories\":" + enc_list_16(v.additionalDirectories);
-  if (v.mcpServers !== undefined) s += ",\"mcpServers\":" + enc_list_21(v.mcpServers);
+  if (v.additionalDirectories !== undefined) s += ",\"additionalDirectories\":" + rt.list(v.additionalDirectories, rt.str);
+  if (v.mcpServers !== undefined) s += ",\"mcpServers\":" + rt.list(v.mcpServers, e_McpServer);
   if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
   return s;
 }
@@ -6024,6 +6690,57 @@ export function e_McpServer(v: t.McpServer): string {
   return v instanceof UnknownVariant ? v.raw.text : rt.object(n_McpServer(v));
 }
 
+export function d_HttpHeader(v: JNode, path: string, cx: rt.Ctx): t.HttpHeader {
+  return f_HttpHeader(rt.expectObject(v, path, "HttpHeader").members, path, cx, {});
+}
+
+export function f_HttpHeader(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.HttpHeader {
+  let x0_name: string | Missing = MISSING;
+  let x1_value: string | Missing = MISSING;
+  let x2__meta: t.RawJson | null | Missing = MISSING;
+  let seen0 = 0;
+  for (const m of members) {
+    switch (m.key) {
+      case "name": {
+        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "name");
+        seen0 |= 0x1;
+        x0_name = rt.d_str(m.value, path + ".name", cx);
+        break;
+      }
+      case "value": {
+        if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "value");
+        seen0 |= 0x2;
+        x1_value = rt.d_str(m.value, path + ".value", cx);
+        break;
+      }
+      case "_meta": {
+        if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
+        seen0 |= 0x4;
+        x2__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
+        break;
+      }
+    }
+  }
+  if (x0_name === MISSING) throw rt.missing(path, "name");
+  if (x1_value === MISSING) throw rt.missing(path, "value");
+  o.name = x0_name;
+  o.value = x1_value;
+  if (x2__meta !== MISSING) o._meta = x2__meta;
+  return o as unknown as t.HttpHeader;
+}
+
+export function m_HttpHeader(v: t.HttpHeader): string {
+  let s = "";
+  s += ",\"name\":" + rt.str(v.name);
+  s += ",\"value\":" + rt.str(v.value);
+  if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
+  return s;
+}
+
+export function e_HttpHeader(v: t.HttpHeader): string {
+  return rt.object(m_HttpHeader(v));
+}
+
 export function d_McpServerHttp(v: JNode, path: string, cx: rt.Ctx): t.McpServerHttp {
   return f_McpServerHttp(rt.expectObject(v, path, "McpServerHttp").members, path, cx, {});
 }
@@ -6039,29 +6756,25 @@ export function f_McpServerHttp(members: readonly JMember[], path: string, cx: r
       case "name": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "name");
         seen0 |= 0x1;
-        const p = path + ".name";
-        x0_name = rt.d_str(m.value, p, cx);
+        x0_name = rt.d_str(m.value, path + ".name", cx);
         break;
       }
       case "url": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "url");
         seen0 |= 0x2;
-        const p = path + ".url";
-        x1_url = rt.d_str(m.value, p, cx);
+        x1_url = rt.d_str(m.value, path + ".url", cx);
         break;
       }
       case "headers": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "headers");
         seen0 |= 0x4;
-        const p = path + ".headers";
-        x2_headers = rt.defaultOnNull(cx, m.value, p, list_11);
+        x2_headers = rt.defaultOnNull(cx, m.value, path + ".headers", list_7);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x8;
-        const p = path + "._meta";
-        x3__meta = rt.lenientRawObject(m, p, cx, true);
+        x3__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -6079,7 +6792,7 @@ export function m_McpServerHttp(v: t.McpServerHttp): string {
   let s = "";
   s += ",\"name\":" + rt.str(v.name);
   s += ",\"url\":" + rt.str(v.url);
-  if (v.headers !== undefined) s += ",\"headers\":" + enc_list_22(v.headers);
+  if (v.headers !== undefined) s += ",\"headers\":" + rt.list(v.headers, e_HttpHeader);
   if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
   return s;
 }
@@ -6104,36 +6817,31 @@ export function f_McpServerStdio(members: readonly JMember[], path: string, cx: 
       case "name": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "name");
         seen0 |= 0x1;
-        const p = path + ".name";
-        x0_name = rt.d_str(m.value, p, cx);
+        x0_name = rt.d_str(m.value, path + ".name", cx);
         break;
       }
       case "command": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "command");
         seen0 |= 0x2;
-        const p = path + ".command";
-        x1_command = rt.d_str(m.value, p, cx);
+        x1_command = rt.d_str(m.value, path + ".command", cx);
         break;
       }
       case "args": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "args");
         seen0 |= 0x4;
-        const p = path + ".args";
-        x2_args = rt.defaultOnNull(cx, m.value, p, list_2);
+        x2_args = rt.defaultOnNull(cx, m.value, path + ".args", list_0);
         break;
       }
       case "env": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "env");
         seen0 |= 0x8;
-        const p = path + ".env";
-        x3_env = rt.defaultOnNull(cx, m.value, p, list_4);
+        x3_env = rt.defaultOnNull(cx, m.value, path + ".env", list_1);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x10;
-        const p = path + "._meta";
-        x4__meta = rt.lenientRawObject(m, p, cx, true);
+        x4__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -6152,8 +6860,8 @@ export function m_McpServerStdio(v: t.McpServerStdio): string {
   let s = "";
   s += ",\"name\":" + rt.str(v.name);
   s += ",\"command\":" + rt.str(v.command);
-  if (v.args !== undefined) s += ",\"args\":" + enc_list_4(v.args);
-  if (v.env !== undefined) s += ",\"env\":" + enc_list_10(v.env);
+  if (v.args !== undefined) s += ",\"args\":" + rt.list(v.args, rt.str);
+  if (v.env !== undefined) s += ",\"env\":" + rt.list(v.env, e_EnvVariable);
   if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
   return s;
 }
@@ -6176,22 +6884,19 @@ export function f_ListSessionsRequest(members: readonly JMember[], path: string,
       case "cwd": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "cwd");
         seen0 |= 0x1;
-        const p = path + ".cwd";
-        x0_cwd = m.value === null ? null : rt.d_str(m.value, p, cx);
+        x0_cwd = m.value === null ? null : rt.d_str(m.value, path + ".cwd", cx);
         break;
       }
       case "cursor": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "cursor");
         seen0 |= 0x2;
-        const p = path + ".cursor";
-        x1_cursor = m.value === null ? null : rt.d_str(m.value, p, cx);
+        x1_cursor = m.value === null ? null : rt.d_str(m.value, path + ".cursor", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
-        const p = path + "._meta";
-        x2__meta = rt.lenientRawObject(m, p, cx, true);
+        x2__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -6214,6 +6919,47 @@ export function e_ListSessionsRequest(v: t.ListSessionsRequest): string {
   return rt.object(m_ListSessionsRequest(v));
 }
 
+export function d_DeleteSessionRequest(v: JNode, path: string, cx: rt.Ctx): t.DeleteSessionRequest {
+  return f_DeleteSessionRequest(rt.expectObject(v, path, "DeleteSessionRequest").members, path, cx, {});
+}
+
+export function f_DeleteSessionRequest(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.DeleteSessionRequest {
+  let x0_sessionId: t.SessionId | Missing = MISSING;
+  let x1__meta: t.RawJson | null | Missing = MISSING;
+  let seen0 = 0;
+  for (const m of members) {
+    switch (m.key) {
+      case "sessionId": {
+        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "sessionId");
+        seen0 |= 0x1;
+        x0_sessionId = rt.d_str(m.value, path + ".sessionId", cx);
+        break;
+      }
+      case "_meta": {
+        if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
+        seen0 |= 0x2;
+        x1__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
+        break;
+      }
+    }
+  }
+  if (x0_sessionId === MISSING) throw rt.missing(path, "sessionId");
+  o.sessionId = x0_sessionId;
+  if (x1__meta !== MISSING) o._meta = x1__meta;
+  return o as unknown as t.DeleteSessionRequest;
+}
+
+export function m_DeleteSessionRequest(v: t.DeleteSessionRequest): string {
+  let s = "";
+  s += ",\"sessionId\":" + rt.str(v.sessionId);
+  if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
+  return s;
+}
+
+export function e_DeleteSessionRequest(v: t.DeleteSessionRequest): string {
+  return rt.object(m_DeleteSessionRequest(v));
+}
+
 export function d_ResumeSessionRequest(v: JNode, path: string, cx: rt.Ctx): t.ResumeSessionRequest {
   return f_ResumeSessionRequest(rt.expectObject(v, path, "ResumeSessionRequest").members, path, cx, {});
 }
@@ -6231,43 +6977,37 @@ export function f_ResumeSessionRequest(members: readonly JMember[], path: string
       case "sessionId": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "sessionId");
         seen0 |= 0x1;
-        const p = path + ".sessionId";
-        x0_sessionId = rt.d_str(m.value, p, cx);
+        x0_sessionId = rt.d_str(m.value, path + ".sessionId", cx);
         break;
       }
       case "cwd": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "cwd");
         seen0 |= 0x2;
-        const p = path + ".cwd";
-        x1_cwd = rt.d_str(m.value, p, cx);
+        x1_cwd = rt.d_str(m.value, path + ".cwd", cx);
         break;
       }
       case "additionalDirectories": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "additionalDirectories");
         seen0 |= 0x4;
-        const p = path + ".additionalDirectories";
-        x2_additionalDirectories = rt.defaultOnNull(cx, m.value, p, list_7);
+        x2_additionalDirectories = rt.defaultOnNull(cx, m.value, path + ".additionalDirectories", list_4);
         break;
       }
       case "mcpServers": {
         if ((seen0 & 0x8) !== 0) throw rt.duplicate(path, "mcpServers");
         seen0 |= 0x8;
-        const p = path + ".mcpServers";
-        x3_mcpServers = rt.defaultOnNull(cx, m.value, p, list_10);
+        x3_mcpServers = rt.defaultOnNull(cx, m.value, path + ".mcpServers", list_6);
         break;
       }
       case "replayFrom": {
         if ((seen0 & 0x10) !== 0) throw rt.duplicate(path, "replayFrom");
         seen0 |= 0x10;
-        const p = path + ".replayFrom";
-        x4_replayFrom = m.value === null ? null : d_ReplayFrom(m.value, p, cx);
+        x4_replayFrom = m.value === null ? null : d_ReplayFrom(m.value, path + ".replayFrom", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x20) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x20;
-        const p = path + "._meta";
-        x5__meta = rt.lenientRawObject(m, p, cx, true);
+        x5__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -6287,8 +7027,8 @@ export function m_ResumeSessionRequest(v: t.ResumeSessionRequest): string {
   let s = "";
   s += ",\"sessionId\":" + rt.str(v.sessionId);
   s += ",\"cwd\":" + rt.str(v.cwd);
-  if (v.additionalDirectories !== undefined) s += ",\"additionalDirectories\":" + enc_list_16(v.additionalDirectories);
-  if (v.mcpServers !== undefined) s += ",\"mcpServers\":" + enc_list_21(v.mcpServers);
+  if (v.additionalDirectories !== undefined) s += ",\"additionalDirectories\":" + rt.list(v.additionalDirectories, rt.str);
+  if (v.mcpServers !== undefined) s += ",\"mcpServers\":" + rt.list(v.mcpServers, e_McpServer);
   if (v.replayFrom !== undefined) s += ",\"replayFrom\":" + (v.replayFrom === null ? "null" : e_ReplayFrom(v.replayFrom));
   if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
   return s;
@@ -6336,8 +7076,7 @@ export function f_ReplayFromStart(members: readonly JMember[], path: string, cx:
       case "_meta": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
-        const p = path + "._meta";
-        x0__meta = rt.lenientRawObject(m, p, cx, true);
+        x0__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -6356,6 +7095,47 @@ export function e_ReplayFromStart(v: t.ReplayFromStart): string {
   return rt.object(m_ReplayFromStart(v));
 }
 
+export function d_CloseSessionRequest(v: JNode, path: string, cx: rt.Ctx): t.CloseSessionRequest {
+  return f_CloseSessionRequest(rt.expectObject(v, path, "CloseSessionRequest").members, path, cx, {});
+}
+
+export function f_CloseSessionRequest(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.CloseSessionRequest {
+  let x0_sessionId: t.SessionId | Missing = MISSING;
+  let x1__meta: t.RawJson | null | Missing = MISSING;
+  let seen0 = 0;
+  for (const m of members) {
+    switch (m.key) {
+      case "sessionId": {
+        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "sessionId");
+        seen0 |= 0x1;
+        x0_sessionId = rt.d_str(m.value, path + ".sessionId", cx);
+        break;
+      }
+      case "_meta": {
+        if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
+        seen0 |= 0x2;
+        x1__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
+        break;
+      }
+    }
+  }
+  if (x0_sessionId === MISSING) throw rt.missing(path, "sessionId");
+  o.sessionId = x0_sessionId;
+  if (x1__meta !== MISSING) o._meta = x1__meta;
+  return o as unknown as t.CloseSessionRequest;
+}
+
+export function m_CloseSessionRequest(v: t.CloseSessionRequest): string {
+  let s = "";
+  s += ",\"sessionId\":" + rt.str(v.sessionId);
+  if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
+  return s;
+}
+
+export function e_CloseSessionRequest(v: t.CloseSessionRequest): string {
+  return rt.object(m_CloseSessionRequest(v));
+}
+
 export function d_CancelToolCallRequest(v: JNode, path: string, cx: rt.Ctx): t.CancelToolCallRequest {
   return f_CancelToolCallRequest(rt.expectObject(v, path, "CancelToolCallRequest").members, path, cx, {});
 }
@@ -6370,22 +7150,19 @@ export function f_CancelToolCallRequest(members: readonly JMember[], path: strin
       case "sessionId": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "sessionId");
         seen0 |= 0x1;
-        const p = path + ".sessionId";
-        x0_sessionId = rt.d_str(m.value, p, cx);
+        x0_sessionId = rt.d_str(m.value, path + ".sessionId", cx);
         break;
       }
       case "toolCallId": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "toolCallId");
         seen0 |= 0x2;
-        const p = path + ".toolCallId";
-        x1_toolCallId = rt.d_str(m.value, p, cx);
+        x1_toolCallId = rt.d_str(m.value, path + ".toolCallId", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
-        const p = path + "._meta";
-        x2__meta = rt.lenientRawObject(m, p, cx, true);
+        x2__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -6424,22 +7201,19 @@ export function f_CancelTerminalRequest(members: readonly JMember[], path: strin
       case "sessionId": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "sessionId");
         seen0 |= 0x1;
-        const p = path + ".sessionId";
-        x0_sessionId = rt.d_str(m.value, p, cx);
+        x0_sessionId = rt.d_str(m.value, path + ".sessionId", cx);
         break;
       }
       case "terminalId": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "terminalId");
         seen0 |= 0x2;
-        const p = path + ".terminalId";
-        x1_terminalId = rt.d_str(m.value, p, cx);
+        x1_terminalId = rt.d_str(m.value, path + ".terminalId", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
-        const p = path + "._meta";
-        x2__meta = rt.lenientRawObject(m, p, cx, true);
+        x2__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -6476,8 +7250,7 @@ export function f_SetSessionConfigOptionRequestVariantId(members: readonly JMemb
       case "value": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "value");
         seen0 |= 0x1;
-        const p = path + ".value";
-        x0_value = rt.d_str(m.value, p, cx);
+        x0_value = rt.d_str(m.value, path + ".value", cx);
         break;
       }
     }
@@ -6495,6 +7268,38 @@ export function m_SetSessionConfigOptionRequestVariantId(v: t.SetSessionConfigOp
 
 export function e_SetSessionConfigOptionRequestVariantId(v: t.SetSessionConfigOptionRequestVariantId): string {
   return rt.object(m_SetSessionConfigOptionRequestVariantId(v));
+}
+
+export function d_SetSessionConfigOptionRequestVariantBoolean(v: JNode, path: string, cx: rt.Ctx): t.SetSessionConfigOptionRequestVariantBoolean {
+  return f_SetSessionConfigOptionRequestVariantBoolean(rt.expectObject(v, path, "SetSessionConfigOptionRequestVariantBoolean").members, path, cx, {});
+}
+
+export function f_SetSessionConfigOptionRequestVariantBoolean(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.SetSessionConfigOptionRequestVariantBoolean {
+  let x0_value: boolean | Missing = MISSING;
+  let seen0 = 0;
+  for (const m of members) {
+    switch (m.key) {
+      case "value": {
+        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "value");
+        seen0 |= 0x1;
+        x0_value = rt.d_bool(m.value, path + ".value", cx);
+        break;
+      }
+    }
+  }
+  if (x0_value === MISSING) throw rt.missing(path, "value");
+  o.value = x0_value;
+  return o as unknown as t.SetSessionConfigOptionRequestVariantBoolean;
+}
+
+export function m_SetSessionConfigOptionRequestVariantBoolean(v: t.SetSessionConfigOptionRequestVariantBoolean): string {
+  let s = "";
+  s += ",\"value\":" + rt.bool(v.value);
+  return s;
+}
+
+export function e_SetSessionConfigOptionRequestVariantBoolean(v: t.SetSessionConfigOptionRequestVariantBoolean): string {
+  return rt.object(m_SetSessionConfigOptionRequestVariantBoolean(v));
 }
 
 export function d_SetSessionConfigOptionRequestVariant(v: JNode, path: string, cx: rt.Ctx): t.SetSessionConfigOptionRequestVariant {
@@ -6541,22 +7346,19 @@ export function g_SetSessionConfigOptionRequest(obj: JObject, path: string, cx: 
       case "sessionId": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "sessionId");
         seen0 |= 0x1;
-        const p = path + ".sessionId";
-        x0_sessionId = rt.d_str(m.value, p, cx);
+        x0_sessionId = rt.d_str(m.value, path + ".sessionId", cx);
         break;
       }
       case "configId": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "configId");
         seen0 |= 0x2;
-        const p = path + ".configId";
-        x1_configId = rt.d_str(m.value, p, cx);
+        x1_configId = rt.d_str(m.value, path + ".configId", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
-        const p = path + "._meta";
-        x2__meta = rt.lenientRawObject(m, p, cx, true);
+        x2__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -6597,22 +7399,19 @@ export function f_PromptRequest(members: readonly JMember[], path: string, cx: r
       case "sessionId": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "sessionId");
         seen0 |= 0x1;
-        const p = path + ".sessionId";
-        x0_sessionId = rt.d_str(m.value, p, cx);
+        x0_sessionId = rt.d_str(m.value, path + ".sessionId", cx);
         break;
       }
       case "prompt": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "prompt");
         seen0 |= 0x2;
-        const p = path + ".prompt";
-        x1_prompt = list_12(m.value, p, cx);
+        x1_prompt = rt.d_list(m.value, path + ".prompt", cx, d_ContentBlock);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x4) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x4;
-        const p = path + "._meta";
-        x2__meta = rt.lenientRawObject(m, p, cx, true);
+        x2__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -6629,7 +7428,7 @@ export function f_PromptRequest(members: readonly JMember[], path: string, cx: r
 export function m_PromptRequest(v: t.PromptRequest): string {
   let s = "";
   s += ",\"sessionId\":" + rt.str(v.sessionId);
-  s += ",\"prompt\":" + enc_list_18(v.prompt);
+  s += ",\"prompt\":" + rt.list(v.prompt, e_ContentBlock);
   if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
   return s;
 }
@@ -6651,15 +7450,13 @@ export function f_RequestPermissionResponse(members: readonly JMember[], path: s
       case "outcome": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "outcome");
         seen0 |= 0x1;
-        const p = path + ".outcome";
-        x0_outcome = d_RequestPermissionOutcome(m.value, p, cx);
+        x0_outcome = d_RequestPermissionOutcome(m.value, path + ".outcome", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
-        const p = path + "._meta";
-        x1__meta = rt.lenientRawObject(m, p, cx, true);
+        x1__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -6723,8 +7520,7 @@ export function f_CancelledPermissionOutcome(members: readonly JMember[], path: 
       case "_meta": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
-        const p = path + "._meta";
-        x0__meta = rt.lenientRawObject(m, p, cx, true);
+        x0__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -6741,6 +7537,47 @@ export function m_CancelledPermissionOutcome(v: t.CancelledPermissionOutcome): s
 
 export function e_CancelledPermissionOutcome(v: t.CancelledPermissionOutcome): string {
   return rt.object(m_CancelledPermissionOutcome(v));
+}
+
+export function d_SelectedPermissionOutcome(v: JNode, path: string, cx: rt.Ctx): t.SelectedPermissionOutcome {
+  return f_SelectedPermissionOutcome(rt.expectObject(v, path, "SelectedPermissionOutcome").members, path, cx, {});
+}
+
+export function f_SelectedPermissionOutcome(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.SelectedPermissionOutcome {
+  let x0_optionId: t.PermissionOptionId | Missing = MISSING;
+  let x1__meta: t.RawJson | null | Missing = MISSING;
+  let seen0 = 0;
+  for (const m of members) {
+    switch (m.key) {
+      case "optionId": {
+        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "optionId");
+        seen0 |= 0x1;
+        x0_optionId = rt.d_str(m.value, path + ".optionId", cx);
+        break;
+      }
+      case "_meta": {
+        if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
+        seen0 |= 0x2;
+        x1__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
+        break;
+      }
+    }
+  }
+  if (x0_optionId === MISSING) throw rt.missing(path, "optionId");
+  o.optionId = x0_optionId;
+  if (x1__meta !== MISSING) o._meta = x1__meta;
+  return o as unknown as t.SelectedPermissionOutcome;
+}
+
+export function m_SelectedPermissionOutcome(v: t.SelectedPermissionOutcome): string {
+  let s = "";
+  s += ",\"optionId\":" + rt.str(v.optionId);
+  if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
+  return s;
+}
+
+export function e_SelectedPermissionOutcome(v: t.SelectedPermissionOutcome): string {
+  return rt.object(m_SelectedPermissionOutcome(v));
 }
 
 export function d_CreateElicitationResponseVariant(v: JNode, path: string, cx: rt.Ctx): t.CreateElicitationResponseVariant {
@@ -6789,8 +7626,7 @@ export function g_CreateElicitationResponse(obj: JObject, path: string, cx: rt.C
       case "_meta": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x1;
-        const p = path + "._meta";
-        x0__meta = rt.lenientRawObject(m, p, cx, true);
+        x0__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -6820,7 +7656,7 @@ export function d_ElicitationContentValue(v: JNode, path: string, cx: rt.Ctx): t
   if (got2 !== MISSING) return got2;
   const got3 = rt.attempt(cx, v, path, rt.d_bool);
   if (got3 !== MISSING) return got3;
-  const got4 = rt.attempt(cx, v, path, list_2);
+  const got4 = rt.attempt(cx, v, path, list_0);
   if (got4 !== MISSING) return got4;
   const got5 = rt.attempt(cx, v, path, rt.d_raw_node);
   if (got5 !== MISSING) return got5;
@@ -6832,7 +7668,7 @@ export function e_ElicitationContentValue(v: t.ElicitationContentValue): string 
   if (typeof v === "bigint") return rt.int(v);
   if (typeof v === "number") return rt.f64(v);
   if (typeof v === "boolean") return rt.bool(v);
-  if ((Array.isArray(v) && v.every((item) => typeof item === "string"))) return enc_list_4(v);
+  if ((Array.isArray(v) && v.every((item) => typeof item === "string"))) return rt.list(v, rt.str);
   if (v instanceof RawJson) return rt.raw(v);
   throw new TypeError("not a value of ElicitationContentValue");
 }
@@ -6849,8 +7685,7 @@ export function f_ElicitationAcceptAction(members: readonly JMember[], path: str
       case "content": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "content");
         seen0 |= 0x1;
-        const p = path + ".content";
-        x0_content = m.value === null ? null : map_13(m.value, p, cx);
+        x0_content = m.value === null ? null : rt.d_map(m.value, path + ".content", cx, d_ElicitationContentValue);
         break;
       }
     }
@@ -6861,7 +7696,7 @@ export function f_ElicitationAcceptAction(members: readonly JMember[], path: str
 
 export function m_ElicitationAcceptAction(v: t.ElicitationAcceptAction): string {
   let s = "";
-  if (v.content !== undefined) s += ",\"content\":" + (v.content === null ? "null" : enc_map_23(v.content));
+  if (v.content !== undefined) s += ",\"content\":" + (v.content === null ? "null" : rt.map(v.content, e_ElicitationContentValue));
   return s;
 }
 
@@ -6882,15 +7717,13 @@ export function f_CancelSessionNotification(members: readonly JMember[], path: s
       case "sessionId": {
         if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "sessionId");
         seen0 |= 0x1;
-        const p = path + ".sessionId";
-        x0_sessionId = rt.d_str(m.value, p, cx);
+        x0_sessionId = rt.d_str(m.value, path + ".sessionId", cx);
         break;
       }
       case "_meta": {
         if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
         seen0 |= 0x2;
-        const p = path + "._meta";
-        x1__meta = rt.lenientRawObject(m, p, cx, true);
+        x1__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
         break;
       }
     }
@@ -6912,10 +7745,57 @@ export function e_CancelSessionNotification(v: t.CancelSessionNotification): str
   return rt.object(m_CancelSessionNotification(v));
 }
 
+export function d_CancelRequestNotification(v: JNode, path: string, cx: rt.Ctx): t.CancelRequestNotification {
+  return f_CancelRequestNotification(rt.expectObject(v, path, "CancelRequestNotification").members, path, cx, {});
+}
+
+export function f_CancelRequestNotification(members: readonly JMember[], path: string, cx: rt.Ctx, o: Record<string, unknown>): t.CancelRequestNotification {
+  let x0_requestId: t.RequestId | Missing = MISSING;
+  let x1__meta: t.RawJson | null | Missing = MISSING;
+  let seen0 = 0;
+  for (const m of members) {
+    switch (m.key) {
+      case "requestId": {
+        if ((seen0 & 0x1) !== 0) throw rt.duplicate(path, "requestId");
+        seen0 |= 0x1;
+        x0_requestId = rt.d_request_id(m.value, path + ".requestId", cx);
+        break;
+      }
+      case "_meta": {
+        if ((seen0 & 0x2) !== 0) throw rt.duplicate(path, "_meta");
+        seen0 |= 0x2;
+        x1__meta = rt.lenientRawObject(m, path + "._meta", cx, true);
+        break;
+      }
+    }
+  }
+  if (x0_requestId === MISSING) throw rt.missing(path, "requestId");
+  o.requestId = x0_requestId;
+  if (x1__meta !== MISSING) o._meta = x1__meta;
+  return o as unknown as t.CancelRequestNotification;
+}
+
+export function m_CancelRequestNotification(v: t.CancelRequestNotification): string {
+  let s = "";
+  s += ",\"requestId\":" + rt.e_request_id(v.requestId);
+  if (v._meta !== undefined) s += ",\"_meta\":" + (v._meta === null ? "null" : rt.raw(v._meta));
+  return s;
+}
+
+export function e_CancelRequestNotification(v: t.CancelRequestNotification): string {
+  return rt.object(m_CancelRequestNotification(v));
+}
+
 export function n_ElicitationFormModeVariant(v: t.ElicitationFormModeVariant): string {
   if (is_ElicitationSessionScope(v)) return m_ElicitationSessionScope(v);
   if (is_ElicitationRequestScope(v)) return m_ElicitationRequestScope(v);
   throw new TypeError("not a value of ElicitationFormModeVariant");
+}
+
+export function n_ElicitationUrlModeVariant(v: t.ElicitationUrlModeVariant): string {
+  if (is_ElicitationSessionScope(v)) return m_ElicitationSessionScope(v);
+  if (is_ElicitationRequestScope(v)) return m_ElicitationRequestScope(v);
+  throw new TypeError("not a value of ElicitationUrlModeVariant");
 }
 
 function is_BlobResourceContents(v: unknown): v is t.BlobResourceContents {
@@ -6963,17 +7843,17 @@ export const DECODERS: { readonly [K in keyof t.Types]: rt.Decoder<t.Types[K]> }
   RequestPermissionRequest: d_RequestPermissionRequest,
   RequestPermissionSubject: d_RequestPermissionSubject,
   ToolCallUpdate: d_ToolCallUpdate,
-  ToolKind: d_ToolKind,
-  ToolCallStatus: d_ToolCallStatus,
+  ToolKind: rt.d_str,
+  ToolCallStatus: rt.d_str,
   ToolCallContent: d_ToolCallContent,
   ContentBlock: d_ContentBlock,
   Annotations: d_Annotations,
-  Role: d_Role,
+  Role: rt.d_str,
   TextContent: d_TextContent,
   ImageContent: d_ImageContent,
   AudioContent: d_AudioContent,
   Icon: d_Icon,
-  IconTheme: d_IconTheme,
+  IconTheme: rt.d_str,
   ResourceLink: d_ResourceLink,
   EmbeddedResourceResource: d_EmbeddedResourceResource,
   TextResourceContents: d_TextResourceContents,
@@ -6982,11 +7862,11 @@ export const DECODERS: { readonly [K in keyof t.Types]: rt.Decoder<t.Types[K]> }
   Content: d_Content,
   DiffChangeVariant: d_DiffChangeVariant,
   DiffChange: d_DiffChange,
-  DiffFileType: d_DiffFileType,
+  DiffFileType: rt.d_str,
   DiffPathChange: d_DiffPathChange,
   DiffPathPairChange: d_DiffPathPairChange,
   DiffPatch: d_DiffPatch,
-  DiffPatchFormat: d_DiffPatchFormat,
+  DiffPatchFormat: rt.d_str,
   Diff: d_Diff,
   Terminal: d_Terminal,
   ToolCallLocation: d_ToolCallLocation,
@@ -6995,7 +7875,7 @@ export const DECODERS: { readonly [K in keyof t.Types]: rt.Decoder<t.Types[K]> }
   ToolCallPermissionSubject: d_ToolCallPermissionSubject,
   CommandPermissionSubject: d_CommandPermissionSubject,
   PermissionOption: d_PermissionOption,
-  PermissionOptionKind: d_PermissionOptionKind,
+  PermissionOptionKind: rt.d_str,
   CreateElicitationRequestVariant: d_CreateElicitationRequestVariant,
   CreateElicitationRequest: d_CreateElicitationRequest,
   ElicitationSessionScope: d_ElicitationSessionScope,
@@ -7003,7 +7883,7 @@ export const DECODERS: { readonly [K in keyof t.Types]: rt.Decoder<t.Types[K]> }
   ElicitationSchema: d_ElicitationSchema,
   ElicitationSchemaType: d_ElicitationSchemaType,
   ElicitationPropertySchema: d_ElicitationPropertySchema,
-  StringFormat: d_StringFormat,
+  StringFormat: rt.d_str,
   EnumOption: d_EnumOption,
   StringPropertySchema: d_StringPropertySchema,
   NumberPropertySchema: d_NumberPropertySchema,
@@ -7041,7 +7921,7 @@ export const DECODERS: { readonly [K in keyof t.Types]: rt.Decoder<t.Types[K]> }
   NewSessionResponse: d_NewSessionResponse,
   SessionConfigOptionVariant: d_SessionConfigOptionVariant,
   SessionConfigOption: d_SessionConfigOption,
-  SessionConfigOptionCategory: d_SessionConfigOptionCategory,
+  SessionConfigOptionCategory: rt.d_str,
   SessionConfigSelectOptions: d_SessionConfigSelectOptions,
   SessionConfigSelectOption: d_SessionConfigSelectOption,
   SessionConfigSelectGroup: d_SessionConfigSelectGroup,
@@ -7089,8 +7969,8 @@ export const DECODERS: { readonly [K in keyof t.Types]: rt.Decoder<t.Types[K]> }
   TerminalOutputChunk: d_TerminalOutputChunk,
   PlanUpdateContent: d_PlanUpdateContent,
   PlanEntry: d_PlanEntry,
-  PlanEntryPriority: d_PlanEntryPriority,
-  PlanEntryStatus: d_PlanEntryStatus,
+  PlanEntryPriority: rt.d_str,
+  PlanEntryStatus: rt.d_str,
   PlanItems: d_PlanItems,
   PlanUpdate: d_PlanUpdate,
   AvailableCommandsUpdate: d_AvailableCommandsUpdate,
@@ -7098,9 +7978,9 @@ export const DECODERS: { readonly [K in keyof t.Types]: rt.Decoder<t.Types[K]> }
   SessionInfoUpdate: d_SessionInfoUpdate,
   Cost: d_Cost,
   UsageUpdate: d_UsageUpdate,
-  NoticeSeverity: d_NoticeSeverity,
+  NoticeSeverity: rt.d_str,
   Notice: d_Notice,
-  CompactionStatus: d_CompactionStatus,
+  CompactionStatus: rt.d_str,
   CompactionUpdate: d_CompactionUpdate,
   CompactionSummaryChunk: d_CompactionSummaryChunk,
   CompleteElicitationNotification: d_CompleteElicitationNotification,
@@ -7149,17 +8029,17 @@ export const ENCODERS: { readonly [K in keyof t.Types]: (value: t.Types[K]) => s
   RequestPermissionRequest: e_RequestPermissionRequest,
   RequestPermissionSubject: e_RequestPermissionSubject,
   ToolCallUpdate: e_ToolCallUpdate,
-  ToolKind: e_ToolKind,
-  ToolCallStatus: e_ToolCallStatus,
+  ToolKind: rt.str,
+  ToolCallStatus: rt.str,
   ToolCallContent: e_ToolCallContent,
   ContentBlock: e_ContentBlock,
   Annotations: e_Annotations,
-  Role: e_Role,
+  Role: rt.str,
   TextContent: e_TextContent,
   ImageContent: e_ImageContent,
   AudioContent: e_AudioContent,
   Icon: e_Icon,
-  IconTheme: e_IconTheme,
+  IconTheme: rt.str,
   ResourceLink: e_ResourceLink,
   EmbeddedResourceResource: e_EmbeddedResourceResource,
   TextResourceContents: e_TextResourceContents,
@@ -7168,11 +8048,11 @@ export const ENCODERS: { readonly [K in keyof t.Types]: (value: t.Types[K]) => s
   Content: e_Content,
   DiffChangeVariant: e_DiffChangeVariant,
   DiffChange: e_DiffChange,
-  DiffFileType: e_DiffFileType,
+  DiffFileType: rt.str,
   DiffPathChange: e_DiffPathChange,
   DiffPathPairChange: e_DiffPathPairChange,
   DiffPatch: e_DiffPatch,
-  DiffPatchFormat: e_DiffPatchFormat,
+  DiffPatchFormat: rt.str,
   Diff: e_Diff,
   Terminal: e_Terminal,
   ToolCallLocation: e_ToolCallLocation,
@@ -7181,15 +8061,15 @@ export const ENCODERS: { readonly [K in keyof t.Types]: (value: t.Types[K]) => s
   ToolCallPermissionSubject: e_ToolCallPermissionSubject,
   CommandPermissionSubject: e_CommandPermissionSubject,
   PermissionOption: e_PermissionOption,
-  PermissionOptionKind: e_PermissionOptionKind,
+  PermissionOptionKind: rt.str,
   CreateElicitationRequestVariant: e_CreateElicitationRequestVariant,
   CreateElicitationRequest: e_CreateElicitationRequest,
   ElicitationSessionScope: e_ElicitationSessionScope,
   ElicitationRequestScope: e_ElicitationRequestScope,
   ElicitationSchema: e_ElicitationSchema,
-  ElicitationSchemaType: e_ElicitationSchemaType,
+  ElicitationSchemaType: rt.str,
   ElicitationPropertySchema: e_ElicitationPropertySchema,
-  StringFormat: e_StringFormat,
+  StringFormat: rt.str,
   EnumOption: e_EnumOption,
   StringPropertySchema: e_StringPropertySchema,
   NumberPropertySchema: e_NumberPropertySchema,
@@ -7227,7 +8107,7 @@ export const ENCODERS: { readonly [K in keyof t.Types]: (value: t.Types[K]) => s
   NewSessionResponse: e_NewSessionResponse,
   SessionConfigOptionVariant: e_SessionConfigOptionVariant,
   SessionConfigOption: e_SessionConfigOption,
-  SessionConfigOptionCategory: e_SessionConfigOptionCategory,
+  SessionConfigOptionCategory: rt.str,
   SessionConfigSelectOptions: e_SessionConfigSelectOptions,
   SessionConfigSelectOption: e_SessionConfigSelectOption,
   SessionConfigSelectGroup: e_SessionConfigSelectGroup,
@@ -7275,8 +8155,8 @@ export const ENCODERS: { readonly [K in keyof t.Types]: (value: t.Types[K]) => s
   TerminalOutputChunk: e_TerminalOutputChunk,
   PlanUpdateContent: e_PlanUpdateContent,
   PlanEntry: e_PlanEntry,
-  PlanEntryPriority: e_PlanEntryPriority,
-  PlanEntryStatus: e_PlanEntryStatus,
+  PlanEntryPriority: rt.str,
+  PlanEntryStatus: rt.str,
   PlanItems: e_PlanItems,
   PlanUpdate: e_PlanUpdate,
   AvailableCommandsUpdate: e_AvailableCommandsUpdate,
@@ -7284,9 +8164,9 @@ export const ENCODERS: { readonly [K in keyof t.Types]: (value: t.Types[K]) => s
   SessionInfoUpdate: e_SessionInfoUpdate,
   Cost: e_Cost,
   UsageUpdate: e_UsageUpdate,
-  NoticeSeverity: e_NoticeSeverity,
+  NoticeSeverity: rt.str,
   Notice: e_Notice,
-  CompactionStatus: e_CompactionStatus,
+  CompactionStatus: rt.str,
   CompactionUpdate: e_CompactionUpdate,
   CompactionSummaryChunk: e_CompactionSummaryChunk,
   CompleteElicitationNotification: e_CompleteElicitationNotification,

@@ -13,6 +13,7 @@ import type {
   SessionConfigGroupId, SessionConfigBoolean, NoticeSeverity, CompactionId, CompactionStatus,
   SetSessionConfigOptionRequestVariantBoolean,
 } from "./v1.js";
+import type { Types as BaseTypes } from "./v1.js";
 
 // The runtime types the declarations below are made of, for the users of this surface.
 export type { Int64, RawJson, Unknown, ErrorObject, RequestId };
@@ -2342,8 +2343,12 @@ export interface CancelRequestNotification {
   _meta?: RawJson | null;
 }
 
+// The entries of the types `v1` has as this surface has them, then the others.
 /** Every declared type of this surface by schema name (what `DECODERS` and `ENCODERS` hold). */
-export interface Types {
+export interface Types extends Pick<BaseTypes,
+  "ElicitationSchemaType" | "SessionConfigOptionCategory" | "SessionConfigBoolean" |
+  "NoticeSeverity" | "CompactionStatus" | "SetSessionConfigOptionRequestVariantBoolean"
+> {
   RequestPermissionRequest: RequestPermissionRequest;
   RequestPermissionSubject: RequestPermissionSubject;
   ToolCallUpdate: ToolCallUpdate;
@@ -2385,7 +2390,6 @@ export interface Types {
   ElicitationSessionScope: ElicitationSessionScope;
   ElicitationRequestScope: ElicitationRequestScope;
   ElicitationSchema: ElicitationSchema;
-  ElicitationSchemaType: ElicitationSchemaType;
   ElicitationPropertySchema: ElicitationPropertySchema;
   StringFormat: StringFormat;
   EnumOption: EnumOption;
@@ -2425,12 +2429,10 @@ export interface Types {
   NewSessionResponse: NewSessionResponse;
   SessionConfigOptionVariant: SessionConfigOptionVariant;
   SessionConfigOption: SessionConfigOption;
-  SessionConfigOptionCategory: SessionConfigOptionCategory;
   SessionConfigSelectOptions: SessionConfigSelectOptions;
   SessionConfigSelectOption: SessionConfigSelectOption;
   SessionConfigSelectGroup: SessionConfigSelectGroup;
   SessionConfigSelect: SessionConfigSelect;
-  SessionConfigBoolean: SessionConfigBoolean;
   AvailableCommand: AvailableCommand;
   AvailableCommandInput: AvailableCommandInput;
   TextCommandInput: TextCommandInput;
@@ -2482,9 +2484,7 @@ export interface Types {
   SessionInfoUpdate: SessionInfoUpdate;
   Cost: Cost;
   UsageUpdate: UsageUpdate;
-  NoticeSeverity: NoticeSeverity;
   Notice: Notice;
-  CompactionStatus: CompactionStatus;
   CompactionUpdate: CompactionUpdate;
   CompactionSummaryChunk: CompactionSummaryChunk;
   CompleteElicitationNotification: CompleteElicitationNotification;
@@ -2512,7 +2512,6 @@ export interface Types {
   CancelToolCallRequest: CancelToolCallRequest;
   CancelTerminalRequest: CancelTerminalRequest;
   SetSessionConfigOptionRequestVariantId: SetSessionConfigOptionRequestVariantId;
-  SetSessionConfigOptionRequestVariantBoolean: SetSessionConfigOptionRequestVariantBoolean;
   SetSessionConfigOptionRequestVariant: SetSessionConfigOptionRequestVariant;
   SetSessionConfigOptionRequest: SetSessionConfigOptionRequest;
   PromptRequest: PromptRequest;
