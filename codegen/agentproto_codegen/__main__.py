@@ -16,7 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from . import acp, error_codes, local_errors, proto, python, python_decode, rules, rust, rust_a2a, typescript, typescript_codec
+from . import acp, error_codes, local_errors, proto, sharing, python, python_decode, rules, rust, rust_a2a, typescript, typescript_codec
 from .model import Spec
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -100,10 +100,15 @@ def generate(hashes: dict[str, str], only: tuple[str, ...] = LANGUAGES) -> dict[
     """Every generated file by its path, for the languages in `only` (and the model dumps)."""
     outputs = {}
     models = build_models(hashes)
+    specs = {
+        (version, surface): models[f"acp-{version}"].narrow(keep, surface, schema, hashes[schema])
+        for schema, version, surface, keep, _ in ACP_SURFACES
+    }
+    rust_shared = rust_sharing(specs)
     for schema, version, surface, keep, out in ACP_SURFACES:
-        spec = models[f"acp-{version}"].narrow(keep, surface, schema, hashes[schema])
+        spec = specs[(version, surface)]
         if "rust" in only:
-            outputs[out] = rustfmt(rust.emit(spec))
+            outputs[out] = rustfmt(rust.emit(spec, rust_shared[(version, surface)]))
         if "python" in only:
             emit_python(spec, outputs)
         if "typescript" in only:
@@ -129,6 +134,14 @@ def generate(hashes: dict[str, str], only: tuple[str, ...] = LANGUAGES) -> dict[
     for name, model in models.items():
         outputs[f"{MODEL_DIR}/{name}.json"] = model.to_json()
     return outputs
+
+
+def rust_sharing(specs: dict[sharing.SurfaceKey, Spec]) -> dict[sharing.SurfaceKey, dict[str, str]]:
+    """For each Rust surface module, the declarations another module writes (name -> module).
+    A Rust type carries its doc, so a declaration is shared only where its doc is the same too."""
+    module = {k: k[0] + ("_unstable" if k[1] == "unstable" else "") for k in specs}
+    owners = sharing.owners(specs, sharing.ACP_BASES, docs=True)
+    return {k: {name: module[o] for name, o in owned.items() if o != k} for k, owned in owners.items()}
 
 
 def emit_python(spec: Spec, outputs: dict[str, str]) -> None:

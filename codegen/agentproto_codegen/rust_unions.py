@@ -47,10 +47,27 @@ def emit_union(e: Emitter, u: Union) -> None:
     out.line()
     if u.strategy == "tagged":
         emit_tagged(e, u)
+        emit_variant_conversions(e, u)
     elif u.strategy == "keyed":
         emit_keyed(e, u)
     else:
         emit_untagged(e, u)
+
+
+def emit_variant_conversions(e: Emitter, u: Union) -> None:
+    """`From` each variant's object into the union (`ToolCall` into `SessionUpdate`),
+    where no other variant carries the same type: building a union value is then
+    `value.into()`, generated for every union rather than written for a few."""
+    payloads = [e.rtype(v.payload) for v in u.variants if isinstance(v.payload, NamedRef)]
+    for v in u.variants:
+        if not isinstance(v.payload, NamedRef) or not isinstance(e.resolve(v.payload), Struct):
+            continue
+        t = e.rtype(v.payload)
+        if payloads.count(t) == 1:
+            ident = variant_ident(v.name)
+            out = e.out
+            out.line(f"impl From<{t}> for {u.name} {{ fn from(v: {t}) -> Self {{ Self::{ident}(v) }} }}")
+    e.out.line()
 
 
 def emit_keyed(e: Emitter, u: Union) -> None:
@@ -100,7 +117,7 @@ def emit_tagged(e: Emitter, u: Union) -> None:
                 out.line(f"Self::{UNKNOWN}(raw) => raw.serialize_fields(m, skip)?,")
             out.line("Ok(())")
     out.line()
-    e.emit_serialize_via_fields(n, first=f"if let Self::{UNKNOWN}(raw) = self {{ return raw.serialize(s); }}")
+    e.emit_serialize_via_fields(n, unknown=UNKNOWN)
     # Deserialisation: one pass; members before the tag are buffered as raw slices.
     e.emit_map_visitor(n)
     with e.visit_fields_fn(n):

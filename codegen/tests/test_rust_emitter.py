@@ -241,7 +241,8 @@ class UnionTests(unittest.TestCase):
         self.assertIn('Some("unknown") => { de::drain(de::Replay::new(buffered, live), &mut Vec::new())?; Self::UnknownVariant },', closed)
         self.assertIn('None => return Err(de::missing::<A::Error>("type")),', closed)
         self.assertIn('Self::Text(v) => { m.serialize_entry("type", "text")?; v.serialize_fields(m, skip)?; }', closed)
-        self.assertIn("if let Self::Unknown(raw) = self { return raw.serialize(s); }", closed)
+        self.assertIn("agentproto_codec::serialize_via_fields!(Closed, unknown = Unknown);", closed)
+        self.assertIn("impl From<TextContent> for Closed { fn from(v: TextContent) -> Self { Self::Text(v) } }", closed)
 
     def test_only_a_closed_union_warns_on_an_unknown_tag(self) -> None:
         self.assertIn('de::warn_unknown("Closed", other);', self.section("Closed"))
@@ -515,3 +516,13 @@ class RuleCodeTests(unittest.TestCase):
 
         with self.assertRaises(ValueError):
             rust_rules.capability_test(self.e, "Init", "hs.agent", ["caps", "always"], "advertised")
+
+
+class SharedDeclarationTests(unittest.TestCase):
+    """A declaration another surface's module writes is re-exported, not written again."""
+
+    def test_a_shared_declaration_is_a_re_export(self) -> None:
+        text = rust.emit(make_spec([THING]), {"Thing": "v1"})
+        self.assertIn("pub use crate::v1::{Thing};", text)
+        self.assertNotIn("pub struct Thing", text)
+        self.assertIn("pub struct Thing", emit([THING]))

@@ -20,85 +20,135 @@
 //! assert_eq!(prompt.text(), "two words");
 //! ```
 
-/// The shortcuts every surface has (its types differ, so each surface gets its own
-/// copy of the same impls).
-macro_rules! every_surface {
-    ($surface:ident) => {
-        mod $surface {
-            use crate::$surface::{ContentBlock, PromptRequest, SessionId, TextContent};
+// Each macro adds the conveniences of one type, in the generated module that writes
+// that type (`codegen/agentproto_codegen/rust.py`, `SHORTCUTS`): a type two surfaces
+// share gets them once, from its owner. The names resolve where the macro is invoked.
 
-            impl From<&str> for TextContent {
-                fn from(text: &str) -> TextContent {
-                    TextContent::new(text)
-                }
+/// `TextContent` from a string.
+macro_rules! text_content {
+    () => {
+        impl From<&str> for TextContent {
+            fn from(text: &str) -> TextContent {
+                TextContent::new(text)
+            }
+        }
+
+        impl From<String> for TextContent {
+            fn from(text: String) -> TextContent {
+                TextContent::new(text)
+            }
+        }
+    };
+}
+pub(crate) use text_content;
+
+/// A text `ContentBlock` from a string, and the text of one.
+macro_rules! content_block {
+    () => {
+        impl From<&str> for ContentBlock {
+            fn from(text: &str) -> ContentBlock {
+                ContentBlock::Text(TextContent::new(text))
+            }
+        }
+
+        impl From<String> for ContentBlock {
+            fn from(text: String) -> ContentBlock {
+                ContentBlock::Text(TextContent::new(text))
+            }
+        }
+
+        impl ContentBlock {
+            /// A text block: `ContentBlock::Text` with nothing but `text`.
+            pub fn text(text: impl Into<String>) -> ContentBlock {
+                ContentBlock::Text(TextContent::new(text))
             }
 
-            impl From<String> for TextContent {
-                fn from(text: String) -> TextContent {
-                    TextContent::new(text)
-                }
-            }
-
-            impl From<TextContent> for ContentBlock {
-                fn from(text: TextContent) -> ContentBlock {
-                    ContentBlock::Text(text)
-                }
-            }
-
-            impl From<&str> for ContentBlock {
-                fn from(text: &str) -> ContentBlock {
-                    ContentBlock::Text(TextContent::new(text))
-                }
-            }
-
-            impl From<String> for ContentBlock {
-                fn from(text: String) -> ContentBlock {
-                    ContentBlock::Text(TextContent::new(text))
-                }
-            }
-
-            impl From<&SessionId> for SessionId {
-                fn from(id: &SessionId) -> SessionId {
-                    id.clone()
-                }
-            }
-
-            impl ContentBlock {
-                /// A text block: `ContentBlock::Text` with nothing but `text`.
-                pub fn text(text: impl Into<String>) -> ContentBlock {
-                    ContentBlock::Text(TextContent::new(text))
-                }
-
-                /// The text of a text block; `None` for any other kind.
-                pub fn as_text(&self) -> Option<&str> {
-                    match self {
-                        ContentBlock::Text(text) => Some(&text.text),
-                        _ => None,
-                    }
-                }
-            }
-
-            impl PromptRequest {
-                /// The prompt's text blocks joined in order, as one string; other kinds
-                /// of blocks (images, resources, …) are left out.
-                pub fn text(&self) -> String {
-                    self.prompt.iter().filter_map(ContentBlock::as_text).collect()
+            /// The text of a text block; `None` for any other kind.
+            pub fn as_text(&self) -> Option<&str> {
+                match self {
+                    ContentBlock::Text(text) => Some(&text.text),
+                    _ => None,
                 }
             }
         }
     };
 }
+pub(crate) use content_block;
 
-/// The shortcuts of the wire-version-1 surfaces: their message chunks need no id
-/// (`messageId` is required in the v2 draft), and their `session/update` and
-/// `session/new` params have the shapes these build (the draft renames and
-/// reshapes both).
+/// A `SessionId` from a borrowed one (so `&id` can be passed where an id is wanted).
+macro_rules! session_id {
+    () => {
+        impl From<&SessionId> for SessionId {
+            fn from(id: &SessionId) -> SessionId {
+                id.clone()
+            }
+        }
+    };
+}
+pub(crate) use session_id;
+
+/// The text of a prompt.
+macro_rules! prompt_request {
+    () => {
+        impl PromptRequest {
+            /// The prompt's text blocks joined in order, as one string; other kinds
+            /// of blocks (images, resources, …) are left out.
+            pub fn text(&self) -> String {
+                self.prompt.iter().filter_map(ContentBlock::as_text).collect()
+            }
+        }
+    };
+}
+pub(crate) use prompt_request;
+
+/// A chunk of text (wire version 1: a chunk needs no message id).
+macro_rules! content_chunk_v1 {
+    () => {
+        impl ContentChunk {
+            /// A chunk of text: a text block and no message id.
+            pub fn text(text: impl Into<String>) -> ContentChunk {
+                ContentChunk::new(ContentBlock::text(text))
+            }
+        }
+    };
+}
+pub(crate) use content_chunk_v1;
+
+/// The text chunks of a turn as updates (wire version 1's `session/update` shapes).
+macro_rules! session_update_v1 {
+    () => {
+        impl SessionUpdate {
+            /// An `agent_message_chunk` update carrying `text`: a piece of the
+            /// agent's reply.
+            pub fn agent_message_text(text: impl Into<String>) -> SessionUpdate {
+                SessionUpdate::AgentMessageChunk(ContentChunk::text(text))
+            }
+
+            /// An `agent_thought_chunk` update carrying `text`: a piece of the
+            /// agent's reasoning.
+            pub fn agent_thought_text(text: impl Into<String>) -> SessionUpdate {
+                SessionUpdate::AgentThoughtChunk(ContentChunk::text(text))
+            }
+
+            /// A `user_message_chunk` update carrying `text` (an agent replaying a
+            /// loaded session's history).
+            pub fn user_message_text(text: impl Into<String>) -> SessionUpdate {
+                SessionUpdate::UserMessageChunk(ContentChunk::text(text))
+            }
+        }
+    };
+}
+pub(crate) use session_update_v1;
+
+/// The shortcuts of the wire-version-1 connections: their `session/update` and
+/// `session/new` params have the shapes these build (the draft renames and reshapes
+/// both).
 macro_rules! version_one {
     ($surface:ident, $marker:ident) => {
         mod $surface {
             use crate::$surface::{
-                $marker, CancelNotification, ContentBlock, ContentChunk, NewSessionRequest, Plan, PromptRequest,
-                PromptResponse, SessionId, SessionNotification, SessionUpdate, ToolCall, ToolCallUpdate,
+                $marker, CancelNotification, ContentBlock, NewSessionRequest, PromptRequest, PromptResponse, SessionId,
+                SessionNotification, SessionUpdate,
             };
             use crate::{AcpError, AgentConnection, ClientConnection, Session};
 
@@ -165,63 +215,8 @@ macro_rules! version_one {
                     self.agent().cancel(CancelNotification::new(self.id())).await
                 }
             }
-
-            impl ContentChunk {
-                /// A chunk of text: a text block and no message id.
-                pub fn text(text: impl Into<String>) -> ContentChunk {
-                    ContentChunk::new(ContentBlock::text(text))
-                }
-            }
-
-            impl From<ToolCall> for SessionUpdate {
-                fn from(call: ToolCall) -> SessionUpdate {
-                    SessionUpdate::ToolCall(call)
-                }
-            }
-
-            impl From<ToolCallUpdate> for SessionUpdate {
-                fn from(update: ToolCallUpdate) -> SessionUpdate {
-                    SessionUpdate::ToolCallUpdate(update)
-                }
-            }
-
-            impl From<Plan> for SessionUpdate {
-                fn from(plan: Plan) -> SessionUpdate {
-                    SessionUpdate::Plan(plan)
-                }
-            }
-
-            impl SessionUpdate {
-                /// An `agent_message_chunk` update carrying `text`: a piece of the
-                /// agent's reply.
-                pub fn agent_message_text(text: impl Into<String>) -> SessionUpdate {
-                    SessionUpdate::AgentMessageChunk(ContentChunk::text(text))
-                }
-
-                /// An `agent_thought_chunk` update carrying `text`: a piece of the
-                /// agent's reasoning.
-                pub fn agent_thought_text(text: impl Into<String>) -> SessionUpdate {
-                    SessionUpdate::AgentThoughtChunk(ContentChunk::text(text))
-                }
-
-                /// A `user_message_chunk` update carrying `text` (an agent replaying a
-                /// loaded session's history).
-                pub fn user_message_text(text: impl Into<String>) -> SessionUpdate {
-                    SessionUpdate::UserMessageChunk(ContentChunk::text(text))
-                }
-            }
         }
     };
-}
-
-mod every {
-    every_surface!(v1);
-    #[cfg(feature = "unstable")]
-    every_surface!(v1_unstable);
-    #[cfg(feature = "v2")]
-    every_surface!(v2);
-    #[cfg(all(feature = "v2", feature = "unstable"))]
-    every_surface!(v2_unstable);
 }
 
 mod one {

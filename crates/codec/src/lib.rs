@@ -43,3 +43,62 @@ pub trait SerializeFields {
     /// Writes this value's members into `map`.
     fn serialize_fields<M: serde::ser::SerializeMap>(&self, map: &mut M, skip: &[&str]) -> Result<(), M::Error>;
 }
+
+/// `Serialize` for a generated type as one JSON object of its [`SerializeFields`]
+/// (`size`: the number of members when known; `unknown`: the variant that keeps an
+/// unknown value raw and writes it as it came). Used by generated code only.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! serialize_via_fields {
+    ($t:ty) => {
+        $crate::serialize_via_fields!($t, size = None);
+    };
+    ($t:ty, size = $size:expr) => {
+        impl ::serde::Serialize for $t {
+            fn serialize<S: ::serde::Serializer>(&self, s: S) -> ::std::result::Result<S::Ok, S::Error> {
+                use ::serde::ser::SerializeMap as _;
+                let mut m = s.serialize_map($size)?;
+                $crate::SerializeFields::serialize_fields(self, &mut m, &[])?;
+                m.end()
+            }
+        }
+    };
+    ($t:ty, unknown = $unknown:ident) => {
+        impl ::serde::Serialize for $t {
+            fn serialize<S: ::serde::Serializer>(&self, s: S) -> ::std::result::Result<S::Ok, S::Error> {
+                use ::serde::ser::SerializeMap as _;
+                if let Self::$unknown(raw) = self {
+                    return ::serde::Serialize::serialize(raw, s);
+                }
+                let mut m = s.serialize_map(None)?;
+                $crate::SerializeFields::serialize_fields(self, &mut m, &[])?;
+                m.end()
+            }
+        }
+    };
+}
+
+/// `Deserialize` for a generated type that reads an object's members with its
+/// `visit_fields` (the name is what a wrong type is reported to expect: `an object
+/// (name)`). Used by generated code only.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! deserialize_via_fields {
+    ($t:ident) => {
+        impl<'de> ::serde::Deserialize<'de> for $t {
+            fn deserialize<D: ::serde::Deserializer<'de>>(d: D) -> ::std::result::Result<Self, D::Error> {
+                struct V;
+                impl<'de> ::serde::de::Visitor<'de> for V {
+                    type Value = $t;
+                    fn expecting(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+                        f.write_str(concat!("an object (", stringify!($t), ")"))
+                    }
+                    fn visit_map<A: ::serde::de::MapAccess<'de>>(self, map: A) -> ::std::result::Result<$t, A::Error> {
+                        $t::visit_fields(map)
+                    }
+                }
+                d.deserialize_map(V)
+            }
+        }
+    };
+}

@@ -36,29 +36,9 @@ impl SerializeFields for Empty {
     }
 }
 
-impl Serialize for Empty {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut m = s.serialize_map(None)?;
-        self.serialize_fields(&mut m, &[])?;
-        m.end()
-    }
-}
+agentproto_codec::serialize_via_fields!(Empty);
 
-impl<'de> Deserialize<'de> for Empty {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Empty;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an object (Empty)")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Empty, A::Error> {
-                Empty::visit_fields(map)
-            }
-        }
-        d.deserialize_map(V)
-    }
-}
+agentproto_codec::deserialize_via_fields!(Empty);
 
 impl Empty {
     /// Decodes the members of an object whose opening brace was already read.
@@ -246,29 +226,9 @@ impl SerializeFields for SendMessageConfiguration {
     }
 }
 
-impl Serialize for SendMessageConfiguration {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut m = s.serialize_map(None)?;
-        self.serialize_fields(&mut m, &[])?;
-        m.end()
-    }
-}
+agentproto_codec::serialize_via_fields!(SendMessageConfiguration);
 
-impl<'de> Deserialize<'de> for SendMessageConfiguration {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = SendMessageConfiguration;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an object (SendMessageConfiguration)")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<SendMessageConfiguration, A::Error> {
-                SendMessageConfiguration::visit_fields(map)
-            }
-        }
-        d.deserialize_map(V)
-    }
-}
+agentproto_codec::deserialize_via_fields!(SendMessageConfiguration);
 
 impl SendMessageConfiguration {
     /// Decodes the members of an object whose opening brace was already read.
@@ -385,29 +345,9 @@ impl SerializeFields for Task {
     }
 }
 
-impl Serialize for Task {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut m = s.serialize_map(None)?;
-        self.serialize_fields(&mut m, &[])?;
-        m.end()
-    }
-}
+agentproto_codec::serialize_via_fields!(Task);
 
-impl<'de> Deserialize<'de> for Task {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Task;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an object (Task)")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Task, A::Error> {
-                Task::visit_fields(map)
-            }
-        }
-        d.deserialize_map(V)
-    }
-}
+agentproto_codec::deserialize_via_fields!(Task);
 
 impl Task {
     /// Decodes the members of an object whose opening brace was already read.
@@ -518,29 +458,9 @@ impl SerializeFields for TaskStatus {
     }
 }
 
-impl Serialize for TaskStatus {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut m = s.serialize_map(None)?;
-        self.serialize_fields(&mut m, &[])?;
-        m.end()
-    }
-}
+agentproto_codec::serialize_via_fields!(TaskStatus);
 
-impl<'de> Deserialize<'de> for TaskStatus {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = TaskStatus;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an object (TaskStatus)")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<TaskStatus, A::Error> {
-                TaskStatus::visit_fields(map)
-            }
-        }
-        d.deserialize_map(V)
-    }
-}
+agentproto_codec::deserialize_via_fields!(TaskStatus);
 
 impl TaskStatus {
     /// Decodes the members of an object whose opening brace was already read.
@@ -619,29 +539,9 @@ impl SerializeFields for PartContent {
     }
 }
 
-impl Serialize for PartContent {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut m = s.serialize_map(Some(1))?;
-        self.serialize_fields(&mut m, &[])?;
-        m.end()
-    }
-}
+agentproto_codec::serialize_via_fields!(PartContent, size = Some(1));
 
-impl<'de> Deserialize<'de> for PartContent {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = PartContent;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an object (PartContent)")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<PartContent, A::Error> {
-                PartContent::visit_fields(map)
-            }
-        }
-        d.deserialize_map(V)
-    }
-}
+agentproto_codec::deserialize_via_fields!(PartContent);
 
 impl PartContent {
     /// Decodes the members of an object whose opening brace was already read.
@@ -732,29 +632,9 @@ impl SerializeFields for Part {
     }
 }
 
-impl Serialize for Part {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut m = s.serialize_map(None)?;
-        self.serialize_fields(&mut m, &[])?;
-        m.end()
-    }
-}
+agentproto_codec::serialize_via_fields!(Part);
 
-impl<'de> Deserialize<'de> for Part {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Part;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an object (Part)")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Part, A::Error> {
-                Part::visit_fields(map)
-            }
-        }
-        d.deserialize_map(V)
-    }
-}
+agentproto_codec::deserialize_via_fields!(Part);
 
 impl Part {
     /// Decodes the members of an object whose opening brace was already read.
@@ -904,29 +784,9 @@ impl SerializeFields for Message {
     }
 }
 
-impl Serialize for Message {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut m = s.serialize_map(None)?;
-        self.serialize_fields(&mut m, &[])?;
-        m.end()
-    }
-}
+agentproto_codec::serialize_via_fields!(Message);
 
-impl<'de> Deserialize<'de> for Message {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Message;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an object (Message)")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Message, A::Error> {
-                Message::visit_fields(map)
-            }
-        }
-        d.deserialize_map(V)
-    }
-}
+agentproto_codec::deserialize_via_fields!(Message);
 
 impl Message {
     /// Decodes the members of an object whose opening brace was already read.
@@ -1079,29 +939,9 @@ impl SerializeFields for Artifact {
     }
 }
 
-impl Serialize for Artifact {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut m = s.serialize_map(None)?;
-        self.serialize_fields(&mut m, &[])?;
-        m.end()
-    }
-}
+agentproto_codec::serialize_via_fields!(Artifact);
 
-impl<'de> Deserialize<'de> for Artifact {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Artifact;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an object (Artifact)")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Artifact, A::Error> {
-                Artifact::visit_fields(map)
-            }
-        }
-        d.deserialize_map(V)
-    }
-}
+agentproto_codec::deserialize_via_fields!(Artifact);
 
 impl Artifact {
     /// Decodes the members of an object whose opening brace was already read.
@@ -1213,29 +1053,9 @@ impl SerializeFields for TaskStatusUpdateEvent {
     }
 }
 
-impl Serialize for TaskStatusUpdateEvent {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut m = s.serialize_map(None)?;
-        self.serialize_fields(&mut m, &[])?;
-        m.end()
-    }
-}
+agentproto_codec::serialize_via_fields!(TaskStatusUpdateEvent);
 
-impl<'de> Deserialize<'de> for TaskStatusUpdateEvent {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = TaskStatusUpdateEvent;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an object (TaskStatusUpdateEvent)")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<TaskStatusUpdateEvent, A::Error> {
-                TaskStatusUpdateEvent::visit_fields(map)
-            }
-        }
-        d.deserialize_map(V)
-    }
-}
+agentproto_codec::deserialize_via_fields!(TaskStatusUpdateEvent);
 
 impl TaskStatusUpdateEvent {
     /// Decodes the members of an object whose opening brace was already read.
@@ -1342,29 +1162,9 @@ impl SerializeFields for TaskArtifactUpdateEvent {
     }
 }
 
-impl Serialize for TaskArtifactUpdateEvent {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut m = s.serialize_map(None)?;
-        self.serialize_fields(&mut m, &[])?;
-        m.end()
-    }
-}
+agentproto_codec::serialize_via_fields!(TaskArtifactUpdateEvent);
 
-impl<'de> Deserialize<'de> for TaskArtifactUpdateEvent {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = TaskArtifactUpdateEvent;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an object (TaskArtifactUpdateEvent)")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<TaskArtifactUpdateEvent, A::Error> {
-                TaskArtifactUpdateEvent::visit_fields(map)
-            }
-        }
-        d.deserialize_map(V)
-    }
-}
+agentproto_codec::deserialize_via_fields!(TaskArtifactUpdateEvent);
 
 impl TaskArtifactUpdateEvent {
     /// Decodes the members of an object whose opening brace was already read.
@@ -1471,29 +1271,9 @@ impl SerializeFields for AuthenticationInfo {
     }
 }
 
-impl Serialize for AuthenticationInfo {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut m = s.serialize_map(None)?;
-        self.serialize_fields(&mut m, &[])?;
-        m.end()
-    }
-}
+agentproto_codec::serialize_via_fields!(AuthenticationInfo);
 
-impl<'de> Deserialize<'de> for AuthenticationInfo {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = AuthenticationInfo;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an object (AuthenticationInfo)")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<AuthenticationInfo, A::Error> {
-                AuthenticationInfo::visit_fields(map)
-            }
-        }
-        d.deserialize_map(V)
-    }
-}
+agentproto_codec::deserialize_via_fields!(AuthenticationInfo);
 
 impl AuthenticationInfo {
     /// Decodes the members of an object whose opening brace was already read.
@@ -1583,29 +1363,9 @@ impl SerializeFields for AgentInterface {
     }
 }
 
-impl Serialize for AgentInterface {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut m = s.serialize_map(None)?;
-        self.serialize_fields(&mut m, &[])?;
-        m.end()
-    }
-}
+agentproto_codec::serialize_via_fields!(AgentInterface);
 
-impl<'de> Deserialize<'de> for AgentInterface {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = AgentInterface;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an object (AgentInterface)")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<AgentInterface, A::Error> {
-                AgentInterface::visit_fields(map)
-            }
-        }
-        d.deserialize_map(V)
-    }
-}
+agentproto_codec::deserialize_via_fields!(AgentInterface);
 
 impl AgentInterface {
     /// Decodes the members of an object whose opening brace was already read.
@@ -1773,29 +1533,9 @@ impl SerializeFields for AgentCard {
     }
 }
 
-impl Serialize for AgentCard {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut m = s.serialize_map(None)?;
-        self.serialize_fields(&mut m, &[])?;
-        m.end()
-    }
-}
+agentproto_codec::serialize_via_fields!(AgentCard);
 
-impl<'de> Deserialize<'de> for AgentCard {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = AgentCard;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an object (AgentCard)")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<AgentCard, A::Error> {
-                AgentCard::visit_fields(map)
-            }
-        }
-        d.deserialize_map(V)
-    }
-}
+agentproto_codec::deserialize_via_fields!(AgentCard);
 
 impl AgentCard {
     /// Decodes the members of an object whose opening brace was already read.
@@ -2004,29 +1744,9 @@ impl SerializeFields for AgentProvider {
     }
 }
 
-impl Serialize for AgentProvider {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut m = s.serialize_map(None)?;
-        self.serialize_fields(&mut m, &[])?;
-        m.end()
-    }
-}
+agentproto_codec::serialize_via_fields!(AgentProvider);
 
-impl<'de> Deserialize<'de> for AgentProvider {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = AgentProvider;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an object (AgentProvider)")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<AgentProvider, A::Error> {
-                AgentProvider::visit_fields(map)
-            }
-        }
-        d.deserialize_map(V)
-    }
-}
+agentproto_codec::deserialize_via_fields!(AgentProvider);
 
 impl AgentProvider {
     /// Decodes the members of an object whose opening brace was already read.
@@ -2101,29 +1821,9 @@ impl SerializeFields for AgentCapabilities {
     }
 }
 
-impl Serialize for AgentCapabilities {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut m = s.serialize_map(None)?;
-        self.serialize_fields(&mut m, &[])?;
-        m.end()
-    }
-}
+agentproto_codec::serialize_via_fields!(AgentCapabilities);
 
-impl<'de> Deserialize<'de> for AgentCapabilities {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = AgentCapabilities;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an object (AgentCapabilities)")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<AgentCapabilities, A::Error> {
-                AgentCapabilities::visit_fields(map)
-            }
-        }
-        d.deserialize_map(V)
-    }
-}
+agentproto_codec::deserialize_via_fields!(AgentCapabilities);
 
 impl AgentCapabilities {
     /// Decodes the members of an object whose opening brace was already read.
@@ -2211,29 +1911,9 @@ impl SerializeFields for AgentExtension {
     }
 }
 
-impl Serialize for AgentExtension {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut m = s.serialize_map(None)?;
-        self.serialize_fields(&mut m, &[])?;
-        m.end()
-    }
-}
+agentproto_codec::serialize_via_fields!(AgentExtension);
 
-impl<'de> Deserialize<'de> for AgentExtension {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = AgentExtension;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an object (AgentExtension)")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<AgentExtension, A::Error> {
-                AgentExtension::visit_fields(map)
-            }
-        }
-        d.deserialize_map(V)
-    }
-}
+agentproto_codec::deserialize_via_fields!(AgentExtension);
 
 impl AgentExtension {
     /// Decodes the members of an object whose opening brace was already read.
@@ -2354,29 +2034,9 @@ impl SerializeFields for AgentSkill {
     }
 }
 
-impl Serialize for AgentSkill {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut m = s.serialize_map(None)?;
-        self.serialize_fields(&mut m, &[])?;
-        m.end()
-    }
-}
+agentproto_codec::serialize_via_fields!(AgentSkill);
 
-impl<'de> Deserialize<'de> for AgentSkill {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = AgentSkill;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an object (AgentSkill)")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<AgentSkill, A::Error> {
-                AgentSkill::visit_fields(map)
-            }
-        }
-        d.deserialize_map(V)
-    }
-}
+agentproto_codec::deserialize_via_fields!(AgentSkill);
 
 impl AgentSkill {
     /// Decodes the members of an object whose opening brace was already read.
@@ -2514,29 +2174,9 @@ impl SerializeFields for AgentCardSignature {
     }
 }
 
-impl Serialize for AgentCardSignature {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut m = s.serialize_map(None)?;
-        self.serialize_fields(&mut m, &[])?;
-        m.end()
-    }
-}
+agentproto_codec::serialize_via_fields!(AgentCardSignature);
 
-impl<'de> Deserialize<'de> for AgentCardSignature {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = AgentCardSignature;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an object (AgentCardSignature)")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<AgentCardSignature, A::Error> {
-                AgentCardSignature::visit_fields(map)
-            }
-        }
-        d.deserialize_map(V)
-    }
-}
+agentproto_codec::deserialize_via_fields!(AgentCardSignature);
 
 impl AgentCardSignature {
     /// Decodes the members of an object whose opening brace was already read.
@@ -2637,29 +2277,9 @@ impl SerializeFields for TaskPushNotificationConfig {
     }
 }
 
-impl Serialize for TaskPushNotificationConfig {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut m = s.serialize_map(None)?;
-        self.serialize_fields(&mut m, &[])?;
-        m.end()
-    }
-}
+agentproto_codec::serialize_via_fields!(TaskPushNotificationConfig);
 
-impl<'de> Deserialize<'de> for TaskPushNotificationConfig {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = TaskPushNotificationConfig;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an object (TaskPushNotificationConfig)")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<TaskPushNotificationConfig, A::Error> {
-                TaskPushNotificationConfig::visit_fields(map)
-            }
-        }
-        d.deserialize_map(V)
-    }
-}
+agentproto_codec::deserialize_via_fields!(TaskPushNotificationConfig);
 
 impl TaskPushNotificationConfig {
     /// Decodes the members of an object whose opening brace was already read.
@@ -2760,29 +2380,9 @@ impl SerializeFields for StringList {
     }
 }
 
-impl Serialize for StringList {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut m = s.serialize_map(None)?;
-        self.serialize_fields(&mut m, &[])?;
-        m.end()
-    }
-}
+agentproto_codec::serialize_via_fields!(StringList);
 
-impl<'de> Deserialize<'de> for StringList {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = StringList;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an object (StringList)")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<StringList, A::Error> {
-                StringList::visit_fields(map)
-            }
-        }
-        d.deserialize_map(V)
-    }
-}
+agentproto_codec::deserialize_via_fields!(StringList);
 
 impl StringList {
     /// Decodes the members of an object whose opening brace was already read.
@@ -2831,29 +2431,9 @@ impl SerializeFields for SecurityRequirement {
     }
 }
 
-impl Serialize for SecurityRequirement {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut m = s.serialize_map(None)?;
-        self.serialize_fields(&mut m, &[])?;
-        m.end()
-    }
-}
+agentproto_codec::serialize_via_fields!(SecurityRequirement);
 
-impl<'de> Deserialize<'de> for SecurityRequirement {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = SecurityRequirement;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an object (SecurityRequirement)")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<SecurityRequirement, A::Error> {
-                SecurityRequirement::visit_fields(map)
-            }
-        }
-        d.deserialize_map(V)
-    }
-}
+agentproto_codec::deserialize_via_fields!(SecurityRequirement);
 
 impl SecurityRequirement {
     /// Decodes the members of an object whose opening brace was already read.
@@ -2922,29 +2502,9 @@ impl SerializeFields for SecurityScheme {
     }
 }
 
-impl Serialize for SecurityScheme {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut m = s.serialize_map(Some(1))?;
-        self.serialize_fields(&mut m, &[])?;
-        m.end()
-    }
-}
+agentproto_codec::serialize_via_fields!(SecurityScheme, size = Some(1));
 
-impl<'de> Deserialize<'de> for SecurityScheme {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = SecurityScheme;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an object (SecurityScheme)")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<SecurityScheme, A::Error> {
-                SecurityScheme::visit_fields(map)
-            }
-        }
-        d.deserialize_map(V)
-    }
-}
+agentproto_codec::deserialize_via_fields!(SecurityScheme);
 
 impl SecurityScheme {
     /// Decodes the members of an object whose opening brace was already read.
@@ -3047,29 +2607,9 @@ impl SerializeFields for APIKeySecurityScheme {
     }
 }
 
-impl Serialize for APIKeySecurityScheme {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut m = s.serialize_map(None)?;
-        self.serialize_fields(&mut m, &[])?;
-        m.end()
-    }
-}
+agentproto_codec::serialize_via_fields!(APIKeySecurityScheme);
 
-impl<'de> Deserialize<'de> for APIKeySecurityScheme {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = APIKeySecurityScheme;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an object (APIKeySecurityScheme)")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<APIKeySecurityScheme, A::Error> {
-                APIKeySecurityScheme::visit_fields(map)
-            }
-        }
-        d.deserialize_map(V)
-    }
-}
+agentproto_codec::deserialize_via_fields!(APIKeySecurityScheme);
 
 impl APIKeySecurityScheme {
     /// Decodes the members of an object whose opening brace was already read.
@@ -3152,29 +2692,9 @@ impl SerializeFields for HTTPAuthSecurityScheme {
     }
 }
 
-impl Serialize for HTTPAuthSecurityScheme {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut m = s.serialize_map(None)?;
-        self.serialize_fields(&mut m, &[])?;
-        m.end()
-    }
-}
+agentproto_codec::serialize_via_fields!(HTTPAuthSecurityScheme);
 
-impl<'de> Deserialize<'de> for HTTPAuthSecurityScheme {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = HTTPAuthSecurityScheme;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an object (HTTPAuthSecurityScheme)")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<HTTPAuthSecurityScheme, A::Error> {
-                HTTPAuthSecurityScheme::visit_fields(map)
-            }
-        }
-        d.deserialize_map(V)
-    }
-}
+agentproto_codec::deserialize_via_fields!(HTTPAuthSecurityScheme);
 
 impl HTTPAuthSecurityScheme {
     /// Decodes the members of an object whose opening brace was already read.
@@ -3255,29 +2775,9 @@ impl SerializeFields for OAuth2SecurityScheme {
     }
 }
 
-impl Serialize for OAuth2SecurityScheme {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut m = s.serialize_map(None)?;
-        self.serialize_fields(&mut m, &[])?;
-        m.end()
-    }
-}
+agentproto_codec::serialize_via_fields!(OAuth2SecurityScheme);
 
-impl<'de> Deserialize<'de> for OAuth2SecurityScheme {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = OAuth2SecurityScheme;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an object (OAuth2SecurityScheme)")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<OAuth2SecurityScheme, A::Error> {
-                OAuth2SecurityScheme::visit_fields(map)
-            }
-        }
-        d.deserialize_map(V)
-    }
-}
+agentproto_codec::deserialize_via_fields!(OAuth2SecurityScheme);
 
 impl OAuth2SecurityScheme {
     /// Decodes the members of an object whose opening brace was already read.
@@ -3352,29 +2852,9 @@ impl SerializeFields for OpenIdConnectSecurityScheme {
     }
 }
 
-impl Serialize for OpenIdConnectSecurityScheme {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut m = s.serialize_map(None)?;
-        self.serialize_fields(&mut m, &[])?;
-        m.end()
-    }
-}
+agentproto_codec::serialize_via_fields!(OpenIdConnectSecurityScheme);
 
-impl<'de> Deserialize<'de> for OpenIdConnectSecurityScheme {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = OpenIdConnectSecurityScheme;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an object (OpenIdConnectSecurityScheme)")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<OpenIdConnectSecurityScheme, A::Error> {
-                OpenIdConnectSecurityScheme::visit_fields(map)
-            }
-        }
-        d.deserialize_map(V)
-    }
-}
+agentproto_codec::deserialize_via_fields!(OpenIdConnectSecurityScheme);
 
 impl OpenIdConnectSecurityScheme {
     /// Decodes the members of an object whose opening brace was already read.
@@ -3434,29 +2914,9 @@ impl SerializeFields for MutualTlsSecurityScheme {
     }
 }
 
-impl Serialize for MutualTlsSecurityScheme {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut m = s.serialize_map(None)?;
-        self.serialize_fields(&mut m, &[])?;
-        m.end()
-    }
-}
+agentproto_codec::serialize_via_fields!(MutualTlsSecurityScheme);
 
-impl<'de> Deserialize<'de> for MutualTlsSecurityScheme {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = MutualTlsSecurityScheme;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an object (MutualTlsSecurityScheme)")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<MutualTlsSecurityScheme, A::Error> {
-                MutualTlsSecurityScheme::visit_fields(map)
-            }
-        }
-        d.deserialize_map(V)
-    }
-}
+agentproto_codec::deserialize_via_fields!(MutualTlsSecurityScheme);
 
 impl MutualTlsSecurityScheme {
     /// Decodes the members of an object whose opening brace was already read.
@@ -3523,29 +2983,9 @@ impl SerializeFields for OAuthFlows {
     }
 }
 
-impl Serialize for OAuthFlows {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut m = s.serialize_map(Some(1))?;
-        self.serialize_fields(&mut m, &[])?;
-        m.end()
-    }
-}
+agentproto_codec::serialize_via_fields!(OAuthFlows, size = Some(1));
 
-impl<'de> Deserialize<'de> for OAuthFlows {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = OAuthFlows;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an object (OAuthFlows)")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<OAuthFlows, A::Error> {
-                OAuthFlows::visit_fields(map)
-            }
-        }
-        d.deserialize_map(V)
-    }
-}
+agentproto_codec::deserialize_via_fields!(OAuthFlows);
 
 impl OAuthFlows {
     /// Decodes the members of an object whose opening brace was already read.
@@ -3663,29 +3103,9 @@ impl SerializeFields for AuthorizationCodeOAuthFlow {
     }
 }
 
-impl Serialize for AuthorizationCodeOAuthFlow {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut m = s.serialize_map(None)?;
-        self.serialize_fields(&mut m, &[])?;
-        m.end()
-    }
-}
+agentproto_codec::serialize_via_fields!(AuthorizationCodeOAuthFlow);
 
-impl<'de> Deserialize<'de> for AuthorizationCodeOAuthFlow {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = AuthorizationCodeOAuthFlow;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an object (AuthorizationCodeOAuthFlow)")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<AuthorizationCodeOAuthFlow, A::Error> {
-                AuthorizationCodeOAuthFlow::visit_fields(map)
-            }
-        }
-        d.deserialize_map(V)
-    }
-}
+agentproto_codec::deserialize_via_fields!(AuthorizationCodeOAuthFlow);
 
 impl AuthorizationCodeOAuthFlow {
     /// Decodes the members of an object whose opening brace was already read.
@@ -3785,29 +3205,9 @@ impl SerializeFields for ClientCredentialsOAuthFlow {
     }
 }
 
-impl Serialize for ClientCredentialsOAuthFlow {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut m = s.serialize_map(None)?;
-        self.serialize_fields(&mut m, &[])?;
-        m.end()
-    }
-}
+agentproto_codec::serialize_via_fields!(ClientCredentialsOAuthFlow);
 
-impl<'de> Deserialize<'de> for ClientCredentialsOAuthFlow {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = ClientCredentialsOAuthFlow;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an object (ClientCredentialsOAuthFlow)")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<ClientCredentialsOAuthFlow, A::Error> {
-                ClientCredentialsOAuthFlow::visit_fields(map)
-            }
-        }
-        d.deserialize_map(V)
-    }
-}
+agentproto_codec::deserialize_via_fields!(ClientCredentialsOAuthFlow);
 
 impl ClientCredentialsOAuthFlow {
     /// Decodes the members of an object whose opening brace was already read.
@@ -3891,29 +3291,9 @@ impl SerializeFields for ImplicitOAuthFlow {
     }
 }
 
-impl Serialize for ImplicitOAuthFlow {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut m = s.serialize_map(None)?;
-        self.serialize_fields(&mut m, &[])?;
-        m.end()
-    }
-}
+agentproto_codec::serialize_via_fields!(ImplicitOAuthFlow);
 
-impl<'de> Deserialize<'de> for ImplicitOAuthFlow {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = ImplicitOAuthFlow;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an object (ImplicitOAuthFlow)")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<ImplicitOAuthFlow, A::Error> {
-                ImplicitOAuthFlow::visit_fields(map)
-            }
-        }
-        d.deserialize_map(V)
-    }
-}
+agentproto_codec::deserialize_via_fields!(ImplicitOAuthFlow);
 
 impl ImplicitOAuthFlow {
     /// Decodes the members of an object whose opening brace was already read.
@@ -3997,29 +3377,9 @@ impl SerializeFields for PasswordOAuthFlow {
     }
 }
 
-impl Serialize for PasswordOAuthFlow {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut m = s.serialize_map(None)?;
-        self.serialize_fields(&mut m, &[])?;
-        m.end()
-    }
-}
+agentproto_codec::serialize_via_fields!(PasswordOAuthFlow);
 
-impl<'de> Deserialize<'de> for PasswordOAuthFlow {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = PasswordOAuthFlow;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an object (PasswordOAuthFlow)")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<PasswordOAuthFlow, A::Error> {
-                PasswordOAuthFlow::visit_fields(map)
-            }
-        }
-        d.deserialize_map(V)
-    }
-}
+agentproto_codec::deserialize_via_fields!(PasswordOAuthFlow);
 
 impl PasswordOAuthFlow {
     /// Decodes the members of an object whose opening brace was already read.
@@ -4111,29 +3471,9 @@ impl SerializeFields for DeviceCodeOAuthFlow {
     }
 }
 
-impl Serialize for DeviceCodeOAuthFlow {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut m = s.serialize_map(None)?;
-        self.serialize_fields(&mut m, &[])?;
-        m.end()
-    }
-}
+agentproto_codec::serialize_via_fields!(DeviceCodeOAuthFlow);
 
-impl<'de> Deserialize<'de> for DeviceCodeOAuthFlow {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = DeviceCodeOAuthFlow;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an object (DeviceCodeOAuthFlow)")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<DeviceCodeOAuthFlow, A::Error> {
-                DeviceCodeOAuthFlow::visit_fields(map)
-            }
-        }
-        d.deserialize_map(V)
-    }
-}
+agentproto_codec::deserialize_via_fields!(DeviceCodeOAuthFlow);
 
 impl DeviceCodeOAuthFlow {
     /// Decodes the members of an object whose opening brace was already read.
@@ -4230,29 +3570,9 @@ impl SerializeFields for SendMessageRequest {
     }
 }
 
-impl Serialize for SendMessageRequest {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut m = s.serialize_map(None)?;
-        self.serialize_fields(&mut m, &[])?;
-        m.end()
-    }
-}
+agentproto_codec::serialize_via_fields!(SendMessageRequest);
 
-impl<'de> Deserialize<'de> for SendMessageRequest {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = SendMessageRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an object (SendMessageRequest)")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<SendMessageRequest, A::Error> {
-                SendMessageRequest::visit_fields(map)
-            }
-        }
-        d.deserialize_map(V)
-    }
-}
+agentproto_codec::deserialize_via_fields!(SendMessageRequest);
 
 impl SendMessageRequest {
     /// Decodes the members of an object whose opening brace was already read.
@@ -4341,29 +3661,9 @@ impl SerializeFields for GetTaskRequest {
     }
 }
 
-impl Serialize for GetTaskRequest {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut m = s.serialize_map(None)?;
-        self.serialize_fields(&mut m, &[])?;
-        m.end()
-    }
-}
+agentproto_codec::serialize_via_fields!(GetTaskRequest);
 
-impl<'de> Deserialize<'de> for GetTaskRequest {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = GetTaskRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an object (GetTaskRequest)")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<GetTaskRequest, A::Error> {
-                GetTaskRequest::visit_fields(map)
-            }
-        }
-        d.deserialize_map(V)
-    }
-}
+agentproto_codec::deserialize_via_fields!(GetTaskRequest);
 
 impl GetTaskRequest {
     /// Decodes the members of an object whose opening brace was already read.
@@ -4483,29 +3783,9 @@ impl SerializeFields for ListTasksRequest {
     }
 }
 
-impl Serialize for ListTasksRequest {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut m = s.serialize_map(None)?;
-        self.serialize_fields(&mut m, &[])?;
-        m.end()
-    }
-}
+agentproto_codec::serialize_via_fields!(ListTasksRequest);
 
-impl<'de> Deserialize<'de> for ListTasksRequest {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = ListTasksRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an object (ListTasksRequest)")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<ListTasksRequest, A::Error> {
-                ListTasksRequest::visit_fields(map)
-            }
-        }
-        d.deserialize_map(V)
-    }
-}
+agentproto_codec::deserialize_via_fields!(ListTasksRequest);
 
 impl ListTasksRequest {
     /// Decodes the members of an object whose opening brace was already read.
@@ -4643,29 +3923,9 @@ impl SerializeFields for ListTasksResponse {
     }
 }
 
-impl Serialize for ListTasksResponse {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut m = s.serialize_map(None)?;
-        self.serialize_fields(&mut m, &[])?;
-        m.end()
-    }
-}
+agentproto_codec::serialize_via_fields!(ListTasksResponse);
 
-impl<'de> Deserialize<'de> for ListTasksResponse {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = ListTasksResponse;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an object (ListTasksResponse)")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<ListTasksResponse, A::Error> {
-                ListTasksResponse::visit_fields(map)
-            }
-        }
-        d.deserialize_map(V)
-    }
-}
+agentproto_codec::deserialize_via_fields!(ListTasksResponse);
 
 impl ListTasksResponse {
     /// Decodes the members of an object whose opening brace was already read.
@@ -4757,29 +4017,9 @@ impl SerializeFields for CancelTaskRequest {
     }
 }
 
-impl Serialize for CancelTaskRequest {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut m = s.serialize_map(None)?;
-        self.serialize_fields(&mut m, &[])?;
-        m.end()
-    }
-}
+agentproto_codec::serialize_via_fields!(CancelTaskRequest);
 
-impl<'de> Deserialize<'de> for CancelTaskRequest {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = CancelTaskRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an object (CancelTaskRequest)")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<CancelTaskRequest, A::Error> {
-                CancelTaskRequest::visit_fields(map)
-            }
-        }
-        d.deserialize_map(V)
-    }
-}
+agentproto_codec::deserialize_via_fields!(CancelTaskRequest);
 
 impl CancelTaskRequest {
     /// Decodes the members of an object whose opening brace was already read.
@@ -4855,29 +4095,9 @@ impl SerializeFields for GetTaskPushNotificationConfigRequest {
     }
 }
 
-impl Serialize for GetTaskPushNotificationConfigRequest {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut m = s.serialize_map(None)?;
-        self.serialize_fields(&mut m, &[])?;
-        m.end()
-    }
-}
+agentproto_codec::serialize_via_fields!(GetTaskPushNotificationConfigRequest);
 
-impl<'de> Deserialize<'de> for GetTaskPushNotificationConfigRequest {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = GetTaskPushNotificationConfigRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an object (GetTaskPushNotificationConfigRequest)")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<GetTaskPushNotificationConfigRequest, A::Error> {
-                GetTaskPushNotificationConfigRequest::visit_fields(map)
-            }
-        }
-        d.deserialize_map(V)
-    }
-}
+agentproto_codec::deserialize_via_fields!(GetTaskPushNotificationConfigRequest);
 
 impl GetTaskPushNotificationConfigRequest {
     /// Decodes the members of an object whose opening brace was already read.
@@ -4956,29 +4176,9 @@ impl SerializeFields for DeleteTaskPushNotificationConfigRequest {
     }
 }
 
-impl Serialize for DeleteTaskPushNotificationConfigRequest {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut m = s.serialize_map(None)?;
-        self.serialize_fields(&mut m, &[])?;
-        m.end()
-    }
-}
+agentproto_codec::serialize_via_fields!(DeleteTaskPushNotificationConfigRequest);
 
-impl<'de> Deserialize<'de> for DeleteTaskPushNotificationConfigRequest {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = DeleteTaskPushNotificationConfigRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an object (DeleteTaskPushNotificationConfigRequest)")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<DeleteTaskPushNotificationConfigRequest, A::Error> {
-                DeleteTaskPushNotificationConfigRequest::visit_fields(map)
-            }
-        }
-        d.deserialize_map(V)
-    }
-}
+agentproto_codec::deserialize_via_fields!(DeleteTaskPushNotificationConfigRequest);
 
 impl DeleteTaskPushNotificationConfigRequest {
     /// Decodes the members of an object whose opening brace was already read.
@@ -5054,29 +4254,9 @@ impl SerializeFields for SubscribeToTaskRequest {
     }
 }
 
-impl Serialize for SubscribeToTaskRequest {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut m = s.serialize_map(None)?;
-        self.serialize_fields(&mut m, &[])?;
-        m.end()
-    }
-}
+agentproto_codec::serialize_via_fields!(SubscribeToTaskRequest);
 
-impl<'de> Deserialize<'de> for SubscribeToTaskRequest {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = SubscribeToTaskRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an object (SubscribeToTaskRequest)")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<SubscribeToTaskRequest, A::Error> {
-                SubscribeToTaskRequest::visit_fields(map)
-            }
-        }
-        d.deserialize_map(V)
-    }
-}
+agentproto_codec::deserialize_via_fields!(SubscribeToTaskRequest);
 
 impl SubscribeToTaskRequest {
     /// Decodes the members of an object whose opening brace was already read.
@@ -5151,29 +4331,9 @@ impl SerializeFields for ListTaskPushNotificationConfigsRequest {
     }
 }
 
-impl Serialize for ListTaskPushNotificationConfigsRequest {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut m = s.serialize_map(None)?;
-        self.serialize_fields(&mut m, &[])?;
-        m.end()
-    }
-}
+agentproto_codec::serialize_via_fields!(ListTaskPushNotificationConfigsRequest);
 
-impl<'de> Deserialize<'de> for ListTaskPushNotificationConfigsRequest {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = ListTaskPushNotificationConfigsRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an object (ListTaskPushNotificationConfigsRequest)")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<ListTaskPushNotificationConfigsRequest, A::Error> {
-                ListTaskPushNotificationConfigsRequest::visit_fields(map)
-            }
-        }
-        d.deserialize_map(V)
-    }
-}
+agentproto_codec::deserialize_via_fields!(ListTaskPushNotificationConfigsRequest);
 
 impl ListTaskPushNotificationConfigsRequest {
     /// Decodes the members of an object whose opening brace was already read.
@@ -5256,29 +4416,9 @@ impl SerializeFields for GetExtendedAgentCardRequest {
     }
 }
 
-impl Serialize for GetExtendedAgentCardRequest {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut m = s.serialize_map(None)?;
-        self.serialize_fields(&mut m, &[])?;
-        m.end()
-    }
-}
+agentproto_codec::serialize_via_fields!(GetExtendedAgentCardRequest);
 
-impl<'de> Deserialize<'de> for GetExtendedAgentCardRequest {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = GetExtendedAgentCardRequest;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an object (GetExtendedAgentCardRequest)")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<GetExtendedAgentCardRequest, A::Error> {
-                GetExtendedAgentCardRequest::visit_fields(map)
-            }
-        }
-        d.deserialize_map(V)
-    }
-}
+agentproto_codec::deserialize_via_fields!(GetExtendedAgentCardRequest);
 
 impl GetExtendedAgentCardRequest {
     /// Decodes the members of an object whose opening brace was already read.
@@ -5333,29 +4473,9 @@ impl SerializeFields for SendMessageResponse {
     }
 }
 
-impl Serialize for SendMessageResponse {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut m = s.serialize_map(Some(1))?;
-        self.serialize_fields(&mut m, &[])?;
-        m.end()
-    }
-}
+agentproto_codec::serialize_via_fields!(SendMessageResponse, size = Some(1));
 
-impl<'de> Deserialize<'de> for SendMessageResponse {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = SendMessageResponse;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an object (SendMessageResponse)")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<SendMessageResponse, A::Error> {
-                SendMessageResponse::visit_fields(map)
-            }
-        }
-        d.deserialize_map(V)
-    }
-}
+agentproto_codec::deserialize_via_fields!(SendMessageResponse);
 
 impl SendMessageResponse {
     /// Decodes the members of an object whose opening brace was already read.
@@ -5428,29 +4548,9 @@ impl SerializeFields for StreamResponse {
     }
 }
 
-impl Serialize for StreamResponse {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut m = s.serialize_map(Some(1))?;
-        self.serialize_fields(&mut m, &[])?;
-        m.end()
-    }
-}
+agentproto_codec::serialize_via_fields!(StreamResponse, size = Some(1));
 
-impl<'de> Deserialize<'de> for StreamResponse {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = StreamResponse;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an object (StreamResponse)")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<StreamResponse, A::Error> {
-                StreamResponse::visit_fields(map)
-            }
-        }
-        d.deserialize_map(V)
-    }
-}
+agentproto_codec::deserialize_via_fields!(StreamResponse);
 
 impl StreamResponse {
     /// Decodes the members of an object whose opening brace was already read.
@@ -5534,29 +4634,9 @@ impl SerializeFields for ListTaskPushNotificationConfigsResponse {
     }
 }
 
-impl Serialize for ListTaskPushNotificationConfigsResponse {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut m = s.serialize_map(None)?;
-        self.serialize_fields(&mut m, &[])?;
-        m.end()
-    }
-}
+agentproto_codec::serialize_via_fields!(ListTaskPushNotificationConfigsResponse);
 
-impl<'de> Deserialize<'de> for ListTaskPushNotificationConfigsResponse {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = ListTaskPushNotificationConfigsResponse;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an object (ListTaskPushNotificationConfigsResponse)")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<ListTaskPushNotificationConfigsResponse, A::Error> {
-                ListTaskPushNotificationConfigsResponse::visit_fields(map)
-            }
-        }
-        d.deserialize_map(V)
-    }
-}
+agentproto_codec::deserialize_via_fields!(ListTaskPushNotificationConfigsResponse);
 
 impl ListTaskPushNotificationConfigsResponse {
     /// Decodes the members of an object whose opening brace was already read.
