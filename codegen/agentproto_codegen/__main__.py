@@ -125,6 +125,8 @@ def generate(hashes: dict[str, str], only: tuple[str, ...] = LANGUAGES) -> dict[
         outputs[local_errors.RUST_OUT] = rustfmt(local_errors.rust(kinds, kinds_source))
     if "typescript" in only:
         outputs[local_errors.TS_OUT] = local_errors.typescript(kinds, kinds_source)
+    if "python" in only:
+        outputs[local_errors.PYTHON_OUT] = local_errors.python(kinds, kinds_source)
     if "rust" in only:
         outputs[error_codes.RUST_OUT] = rustfmt(error_codes.rust(codes))
     if "python" in only:

@@ -289,3 +289,109 @@ def typescript(kinds: list[Kind], source: tuple[str, str]) -> str:
         lines.append("}")
         lines.append("")
     return "\n".join(lines)
+
+
+# -- Python ------------------------------------------------------------------------
+
+PY_TYPES = {
+    "string": "str",
+    "int": "int",
+    "version": "int",
+    "error-object": "ErrorObject",
+    "call-error": "CallError",
+    "decode-error": "DecodeError",
+}
+
+
+PY_LINE = 120  # python/pyproject.toml's line length
+
+
+def _py_text(text: str) -> str:
+    return text.replace("\\", "\\\\").replace('"', '\\"').replace("{", "{{").replace("}", "}}")
+
+
+def python(kinds: list[Kind], source: tuple[str, str]) -> str:
+    names = ["AcpError", *sorted(k.cls for k in kinds)]
+    lines = _header(source, "#")
+    lines += [
+        '"""`AcpError`: how a typed call or notification failed, generated from the',
+        "`[[local_errors]]` table of the rules file.",
+        "",
+        "The peer's own error answer is `PeerError`; every other class happened on this side.",
+        "`variant` is the kind's name in every SDK (the flow vectors name outcomes by it). A",
+        "handler that lets one escape answers `handler_code` (-32603 unless the table says",
+        "otherwise) naming the call (`data.method`) and, for a peer error, its `code` and",
+        "`message` (`data.cause`): the peer's code is never passed on as the handler's own.",
+        '"""',
+        "",
+        "from __future__ import annotations",
+        "",
+        "from typing import ClassVar",
+        "",
+        "import msgspec",
+        "",
+        "from agentproto.codec.errors import DecodeError",
+        "from agentproto.errors import AgentprotoError",
+        "from agentproto.jsonrpc.error import ErrorObject",
+        "from agentproto.jsonrpc.local_error import CallError",
+        "",
+        "__all__ = [",
+        *[f'    "{n}",' for n in names],
+        "]",
+        "",
+        "_encode = msgspec.json.Encoder().encode",
+        "",
+        "",
+        "class AcpError(AgentprotoError):",
+        '    """A typed call or notification failed."""',
+        "",
+        '    variant: ClassVar[str] = ""',
+        '    """The kind of failure, as every SDK names it."""',
+        "    handler_code: ClassVar[int] = -32603",
+        '    """The code a handler answers with when it lets this error escape."""',
+        "",
+        "    def __init__(self, method: str | None, message: str) -> None:",
+        "        super().__init__(message)",
+        "        self.method = method",
+        '        """The method called (`None` where no single method is to blame)."""',
+        "",
+        "    def cause_object(self) -> ErrorObject | None:",
+        '        """The peer\'s error object reported as the cause, if this failure has one."""',
+        "        return None",
+        "",
+        "    def to_error_object(self) -> ErrorObject:",
+        '        """The answer of a handler that failed with this error."""',
+        "        data = b'{\"method\":' + _encode(self.method)",
+        "        cause = self.cause_object()",
+        "        if cause is not None:",
+        "            data += b',\"cause\":{\"code\":' + _encode(cause.code) + b',\"message\":' + _encode(cause.message) + b\"}\"",
+        '        return ErrorObject(code=self.handler_code, message=str(self), data=msgspec.Raw(data + b"}"))',
+        "",
+    ]
+    for k in kinds:
+        by_name = {f.name: f for f in k.fields}
+        text = ""
+        for piece, ref, part in _pieces(k.message):
+            text += _py_text(piece)
+            if ref is not None:
+                text += "{" + (f"{ref}.{part}" if part else ref) + "}"
+        params = ", ".join(f"{f.name}: {PY_TYPES[f.type]}" for f in k.fields)
+        lines += ["", f"class {k.cls}(AcpError):", f'    """{k.doc}"""', "", f'    variant = "{k.variant}"']
+        if k.handler_code != -32603:
+            lines.append(f"    handler_code = {k.handler_code}")
+        lines += ["", f"    def __init__(self, {params}) -> None:"]
+        method = "method" if k.method is not None else "None"
+        call = f'        super().__init__({method}, f"{text}")'
+        if len(call) <= PY_LINE:
+            lines.append(call)
+        else:  # as `ruff format` wraps it
+            lines += ["        super().__init__(", f'            {method}, f"{text}"', "        )"]
+        for f in k.fields:
+            if f.name == "method":
+                continue
+            lines.append(f"        self.{f.name} = {f.name}")
+            lines.append(f'        """{f.doc}"""')
+        if k.cause:
+            lines += ["", "    def cause_object(self) -> ErrorObject | None:", f"        return self.{k.cause}"]
+        lines.append("")
+    return "\n".join(lines)

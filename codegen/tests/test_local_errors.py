@@ -36,6 +36,11 @@ class LocalErrorTests(unittest.TestCase):
         ts = local_errors.typescript(kinds, source)
         self.assertIn("super(method, `\\`${method}\\` failed: ${error.message} (${error.code})`);", ts)
         self.assertIn("super(null, `the agent answered protocol version ${answered}", ts)
+        py = local_errors.python(kinds, source)
+        self.assertIn('super().__init__(method, f"`{method}` failed: {error.message} ({error.code})")', py)
+        self.assertIn("    handler_code = -32800", py)
+        for line in py.splitlines():
+            self.assertLessEqual(len(line), 120, line)
 
 
 if __name__ == "__main__":
