@@ -11,6 +11,7 @@ formatting (a `thiserror` attribute, an f-string, a template literal).
 from __future__ import annotations
 
 import re
+import textwrap
 from dataclasses import dataclass
 from typing import Any
 
@@ -306,6 +307,14 @@ PY_TYPES = {
 PY_LINE = 120  # python/pyproject.toml's line length
 
 
+def _py_doc(doc: str, indent: str) -> list[str]:
+    """A docstring wrapped to the line length."""
+    words = textwrap.wrap(doc, PY_LINE - len(indent) - 6)
+    if len(words) == 1:
+        return [f'{indent}"""{words[0]}"""']
+    return [f'{indent}"""{words[0]}', *(f"{indent}{w}" for w in words[1:-1]), f'{indent}{words[-1]}"""']
+
+
 def _py_text(text: str) -> str:
     return text.replace("\\", "\\\\").replace('"', '\\"').replace("{", "{{").replace("}", "}}")
 
@@ -376,7 +385,7 @@ def python(kinds: list[Kind], source: tuple[str, str]) -> str:
             if ref is not None:
                 text += "{" + (f"{ref}.{part}" if part else ref) + "}"
         params = ", ".join(f"{f.name}: {PY_TYPES[f.type]}" for f in k.fields)
-        lines += ["", f"class {k.cls}(AcpError):", f'    """{k.doc}"""', "", f'    variant = "{k.variant}"']
+        lines += ["", f"class {k.cls}(AcpError):", *_py_doc(k.doc, "    "), "", f'    variant = "{k.variant}"']
         if k.handler_code != -32603:
             lines.append(f"    handler_code = {k.handler_code}")
         lines += ["", f"    def __init__(self, {params}) -> None:"]
@@ -390,7 +399,7 @@ def python(kinds: list[Kind], source: tuple[str, str]) -> str:
             if f.name == "method":
                 continue
             lines.append(f"        self.{f.name} = {f.name}")
-            lines.append(f'        """{f.doc}"""')
+            lines += _py_doc(f.doc, "        ")
         if k.cause:
             lines += ["", "    def cause_object(self) -> ErrorObject | None:", f"        return self.{k.cause}"]
         lines.append("")

@@ -131,7 +131,8 @@ class CapabilityNotAdvertised(AcpError):
 
 
 class NotAnnounced(AcpError):
-    """The answer that opened the session did not announce what this method needs (`session/set_mode` for a session whose opening answer had no `modes`); nothing was sent."""
+    """The answer that opened the session did not announce what this method needs (`session/set_mode` for a session
+    whose opening answer had no `modes`); nothing was sent."""
 
     variant = "NotAnnounced"
 
