@@ -16,7 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from . import acp, error_codes, local_errors, proto, sharing, python, python_decode, rules, rust, rust_a2a, typescript, typescript_codec
+from . import acp, error_codes, local_errors, proto, sharing, typescript_share, python, python_decode, rules, rust, rust_a2a, typescript, typescript_codec
 from .model import Spec
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -105,6 +105,7 @@ def generate(hashes: dict[str, str], only: tuple[str, ...] = LANGUAGES) -> dict[
         for schema, version, surface, keep, _ in ACP_SURFACES
     }
     rust_shared = rust_sharing(specs)
+    ts_plans = typescript_share.plans(specs)
     for schema, version, surface, keep, out in ACP_SURFACES:
         spec = specs[(version, surface)]
         if "rust" in only:
@@ -112,7 +113,7 @@ def generate(hashes: dict[str, str], only: tuple[str, ...] = LANGUAGES) -> dict[
         if "python" in only:
             emit_python(spec, outputs)
         if "typescript" in only:
-            emit_typescript(spec, outputs)
+            emit_typescript(spec, outputs, ts_plans[(version, surface)])
     if "python" in only:
         outputs[f"{PYTHON_DIR}/__init__.py"] = python.package_init()
     if "rust" in only:
@@ -155,10 +156,10 @@ def emit_python(spec: Spec, outputs: dict[str, str]) -> None:
     outputs[f"{PYTHON_PUBLIC_DIR}/{python.module_name(spec)}.py"] = python.public_module(spec)
 
 
-def emit_typescript(spec: Spec, outputs: dict[str, str]) -> None:
+def emit_typescript(spec: Spec, outputs: dict[str, str], plan: typescript_share.Plan) -> None:
     stem = typescript.module_name(spec)
-    outputs[f"{TS_DIR}/{stem}.ts"] = typescript.emit(spec)
-    outputs[f"{TS_DIR}/{stem}.codec.ts"] = typescript_codec.emit(spec)
+    outputs[f"{TS_DIR}/{stem}.ts"] = typescript.emit(spec, plan)
+    outputs[f"{TS_DIR}/{stem}.codec.ts"] = typescript_codec.emit(spec, plan)
     outputs[f"{TS_DIR}/{stem}.roles.ts"] = typescript.roles_module(spec)
     outputs[f"{TS_PUBLIC_DIR}/{stem}.ts"] = typescript.public_module(spec)
     outputs[f"{TS_PUBLIC_DIR}/{stem}-codec.ts"] = typescript.codec_module(spec)

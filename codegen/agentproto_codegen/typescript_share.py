@@ -18,14 +18,13 @@ A surface's module still exports every name of the surface (the types re-exporte
 then the surface's own), so nothing outside the generated modules can tell where a
 declaration is written.
 
-The emitters are called one surface at a time (``__main__.emit_typescript``).  A plan is
-computed for the whole family of ACP surfaces at once; a spec that is not one of the
-pinned surfaces exactly (a test's model) gets no sharing unless a plan is given.
+The emitters are called one surface at a time (``__main__.emit_typescript``) with that
+surface's plan, which ``__main__`` computes for the whole family of ACP surfaces at once
+(``plans``); a spec emitted on its own (a test's model) shares nothing.
 """
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
@@ -103,36 +102,7 @@ def plans(
     return out
 
 
-@functools.cache
-def _pins() -> dict[str, str]:
-    from . import __main__ as main  # imported here: __main__ imports the emitters
-
-    return main.verify_pins()
-
-
-@functools.cache
-def _acp_family() -> dict[SurfaceKey, Spec]:
-    """The pinned ACP surfaces, cut the way `__main__` cuts them."""
-    from . import __main__ as main
-
-    hashes = _pins()
-    models = main.build_models(hashes)
-    return {
-        (version, surface): models[f"acp-{version}"].narrow(keep, surface, schema, hashes[schema])
-        for schema, version, surface, keep, _ in main.ACP_SURFACES
-    }
-
-
-@functools.cache
-def _acp_plans() -> dict[SurfaceKey, Plan]:
-    return plans(_acp_family())
-
-
 def plan_for(spec: Spec) -> Plan:
-    """The plan of a pinned ACP surface; for any other spec, a plan that shares nothing."""
-    k = sharing.key(spec)
-    if spec.protocol == "acp" and k in TYPE_BASES and _pins().get(spec.source_file) == spec.source_sha256:
-        family = _acp_family()
-        if family[k].decls == spec.decls and family[k].source_sha256 == spec.source_sha256:
-            return _acp_plans()[k]
-    return Plan(stem(k))
+    """The plan of a surface written on its own (a test's model): it shares nothing. The
+    pinned ACP surfaces get theirs from `plans`, computed by `__main__` for the family."""
+    return Plan(stem(sharing.key(spec)))
