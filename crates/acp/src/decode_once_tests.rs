@@ -1,5 +1,7 @@
-//! A received request is decoded once: the read-order bookkeeping, the generated rule
-//! checks and the handler all work on the one typed value decoded as it was read.
+//! A received message is decoded once: on the agent, the read-order bookkeeping, the
+//! generated rule checks and the handler all work on the one typed value decoded as the
+//! request was read; on the client, an answer that changes the connection's state is
+//! decoded where it is read and handed to the caller.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -60,4 +62,36 @@ async fn a_prompt_is_decoded_once_through_the_agents_receive_path() {
     assert_eq!(decodes_of("PromptRequest"), 1, "the prompt's params were decoded more than once");
     assert_eq!(decodes_of("NewSessionRequest"), 1);
     assert_eq!(decodes_of("InitializeRequest"), 1);
+}
+
+struct Quiet;
+
+impl Client for Quiet {
+    async fn request_permission(
+        &self,
+        _: ClientContext,
+        _: RequestPermissionRequest,
+    ) -> Result<RequestPermissionResponse, ErrorObject> {
+        Ok(RequestPermissionResponse::new(RequestPermissionOutcome::Cancelled))
+    }
+    async fn session_update(&self, _: ClientContext, _: SessionNotification) {}
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn an_answer_that_changes_state_is_decoded_once_on_the_client() {
+    let (client_io, agent_io) = tokio::io::duplex(64 * 1024);
+    let (read, write) = tokio::io::split(agent_io);
+    let (agent_connection, _client) = connect_agent(Echo, read, write, AcpOptions::default());
+    tokio::spawn(agent_connection.run());
+    let (read, write) = tokio::io::split(client_io);
+    let (client_connection, agent) = connect_client(Quiet, read, write, AcpOptions::default());
+    tokio::spawn(client_connection.run());
+    let limit = std::time::Duration::from_secs(10);
+    let initialized = tokio::time::timeout(limit, agent.initialize(InitializeRequest::new(1u16))).await;
+    initialized.expect("in time").expect("initialized");
+    let session = tokio::time::timeout(limit, agent.new_session(NewSessionRequest::new("/", Vec::new()))).await;
+    let session = session.expect("in time");
+    assert_eq!(session.expect("a session").session_id.as_str(), "s1");
+    assert_eq!(decodes_of("InitializeResponse"), 1, "the initialize answer was decoded more than once");
+    assert_eq!(decodes_of("NewSessionResponse"), 1, "the session/new answer was decoded more than once");
 }

@@ -631,6 +631,8 @@ impl<S: Protocol> Shared<S> {
         effect: Option<AnswerEffect<S>>,
     ) -> Result<M::Result, AcpError> {
         let method = M::NAME;
+        #[cfg(test)]
+        crate::decode_once_tests::count(std::any::type_name::<M::Result>());
         let decoded = agentproto_codec::decode::<M::Result>(text, "$.result");
         let initializing = method == S::RULES.initialize;
         let outcome = match decoded {
