@@ -378,7 +378,6 @@ def python(kinds: list[Kind], source: tuple[str, str]) -> str:
         "",
     ]
     for k in kinds:
-        by_name = {f.name: f for f in k.fields}
         text = ""
         for piece, ref, part in _pieces(k.message):
             text += _py_text(piece)

@@ -28,8 +28,9 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from .emit import Writer, given
-from .model import ArrayRef, Field, Method, NamedRef, PrimRef, Struct, Union, ValueGate, field_path, resolve
-from .names import python_ident, snake
+from .model import ArrayRef, Field, Method, PrimRef, Struct, Union, ValueGate, field_path, resolve
+from .rule_shapes import chosen_gate, value_gate_shape
+from .names import snake
 
 if TYPE_CHECKING:
     from .python import Emitter
@@ -150,12 +151,6 @@ class Checks:
 
     # -- per method ---------------------------------------------------------------------
 
-    def params_struct(self, m: Method) -> Struct:
-        d = self.decls.get(given(m.params, f"{m.wire}: params"))
-        if not isinstance(d, Struct):
-            raise ValueError(f"{m.wire}: its params are not an object")
-        return d
-
     def init_type(self, m: Method) -> str:
         where = "initialize.result" if m.side == "agent" else "initialize.params"
         return given(self.init[where], f"{m.wire}: the surface has no `initialize`")
@@ -169,26 +164,14 @@ class Checks:
 
         g = given(m.gate, m.wire)
         out = self.body
-        chooser = [i for i, seg in enumerate(g.path) if seg.startswith("{") and seg.endswith("}")]
-        if not chooser:
-            if g.refusal != -32601:
-                raise ValueError(f"{m.wire}: a gate without a chooser answers -32601")
+        chosen = chosen_gate(self.decls, m, self.init_type(m))
+        if chosen is None:
             out.line(f"if not {self.predicate(g.where, g.path, g.test)}(init):")
             with out.indent():
                 args = [pystr(".".join(g.path))] + ([pystr(g.test)] if g.test != "advertised" else [])
                 write(out, "return ", Call("CapabilityNotAdvertised(", args, ")"))
             return
-        if len(chooser) != 1 or chooser[0] != len(g.path) - 1 or g.refusal != -32602:
-            raise ValueError(f"{m.wire}: a chosen capability is the path's last segment and answers -32602")
-        member = g.path[-1][1:-1]
-        prefix = g.path[:-1]
-        d = self.params_struct(m)
-        u = self.decls.get(d.flatten or "")
-        if not isinstance(u, Union) or u.tag_field != member or u.strategy != "tagged":
-            raise ValueError(f"{m.wire}: `{{{member}}}` must be the tag of the params' flattened union")
-        root = self.init_type(m)
-        owner = resolve(self.decls, field_path(self.decls, root, prefix)[-1].type) if prefix else resolve(self.decls, NamedRef(root))
-        known = {f.wire for f in owner.fields} if isinstance(owner, Struct) else set()
+        member, prefix, u, known = chosen.member, chosen.prefix, chosen.union, chosen.listed
         dotted = ".".join(prefix)
         out.line("variant = params.variant")
         out.line("chosen = type(variant)")
@@ -216,15 +199,7 @@ class Checks:
         from .python import Call, pystr, write
 
         out = self.body
-        d = self.params_struct(m)
-        f = next((x for x in d.fields if x.wire == v.member), None)
-        if f is None or not isinstance(f.type, ArrayRef):
-            raise ValueError(f"{m.wire}: `{v.member}` is not a list in the params")
-        u = self.decls.get(v.union)
-        if not isinstance(u, Union) or u.strategy != "tagged" or u.tag_field != v.tag:
-            raise ValueError(f"{m.wire}: `{v.union}` is not a union tagged by `{v.tag}`")
-        if "" in v.gated:
-            raise ValueError(f"{m.wire}: the variant without a tag must be baseline")
+        f, u = value_gate_shape(self.decls, m, v)
         suffix = "" if n == 0 else f"_{n + 1}"
         item, kind, index = f"item{suffix}", f"kind{suffix}", f"index{suffix}"
         access = f"params.{self.field_name(f)}"

@@ -8,7 +8,8 @@ import re
 from typing import TYPE_CHECKING
 
 from .emit import rust_str as _str
-from .model import Field, Gate, Method, PrimRef, SessionGate, SessionRule, Spec, Struct, Union, ValueGate, field_path
+from .model import Field, Gate, Method, PrimRef, SessionGate, SessionRule, Spec, Struct, ValueGate, field_path
+from .rule_shapes import ChosenGate, chosen_gate, value_gate_shape
 
 if TYPE_CHECKING:
     from .rust import Emitter
@@ -156,8 +157,8 @@ def refusal_body(e: "Emitter", m: Method) -> list[str]:
         root, which = _handshake(g.where)
         root_type = params_type if which == "client" else result_type
         test = "NonEmpty" if g.test == "non-empty" else "Advertised"
-        chooser = next((seg[1:-1] for seg in g.path if seg.startswith("{")), None)
-        if chooser is None:
+        chosen = chosen_gate(e.decls, m, root_type)
+        if chosen is None:
             cond = capability_test(e, root_type, root, g.path, g.test)
             lines += [
                 f"if !{cond} {{",
@@ -165,7 +166,7 @@ def refusal_body(e: "Emitter", m: Method) -> list[str]:
                 "}",
             ]
         else:
-            lines += _choice_gate(e, m, g, chooser, root, root_type)
+            lines += _choice_gate(e, g, chosen, root, root_type)
     for v in m.values:
         lines += _value_gate(e, m, v)
     lines.append("let _ = (params, hs);")
@@ -173,13 +174,9 @@ def refusal_body(e: "Emitter", m: Method) -> list[str]:
     return lines
 
 
-def _choice_gate(e: "Emitter", m: Method, g: Gate, member: str, root: str, root_type: str) -> list[str]:
+def _choice_gate(e: "Emitter", g: Gate, chosen: ChosenGate, root: str, root_type: str) -> list[str]:
     """A gate whose last segment is chosen by the params' tag (`{mode}`): one arm per variant."""
-    d = e.decls[m.params or ""]
-    assert isinstance(d, Struct) and d.flatten is not None
-    union = e.decls[d.flatten]
-    assert isinstance(union, Union)
-    prefix = g.path[:-1]
+    member, prefix, union = chosen.member, chosen.prefix, chosen.union
     lines = ["let (value, open): (std::borrow::Cow<'_, str>, bool) = match &params.variant {"]
     for v in union.variants:
         if v.tag is None:
@@ -203,11 +200,7 @@ def _value_gate(e: "Emitter", m: Method, v: ValueGate) -> list[str]:
     params_type, result_type = init_types(e.spec)
     root, which = _handshake(v.where)
     root_type = params_type if which == "client" else result_type
-    union = e.decls[v.union]
-    assert isinstance(union, Union)
-    d = e.decls[m.params or ""]
-    member = next(f for f in d.fields if f.wire == v.member) if isinstance(d, Struct) else None
-    assert member is not None
+    member, union = value_gate_shape(e.decls, m, v)
     by_tag = {(x.tag or ""): x for x in union.variants}
     items = f"params.{e.field_name(v.member)}"
     kind = e.field_type(member)

@@ -25,7 +25,8 @@ from __future__ import annotations
 from typing import Any
 
 from .emit import Writer, given, ts_str
-from .model import ArrayRef, Field, Gate, Method, PrimRef, Spec, Struct, Union, ValueGate, field_path, resolve
+from .model import ArrayRef, Field, Gate, Method, PrimRef, Spec, Struct, ValueGate, field_path, resolve
+from .rule_shapes import chosen_gate, value_gate_shape
 from .names import lower_camel
 from .typescript_roles import handler_name, session_scoped
 
@@ -103,35 +104,16 @@ class Checks:
                 return cond[: -len(yes)] + no
         return f"!({cond})"
 
-    def params_struct(self, m: Method) -> Struct:
-        d = self.decls.get(given(m.params, f"{m.wire}: params"))
-        if not isinstance(d, Struct):
-            raise ValueError(f"{m.wire}: its params are not an object")
-        return d
-
-    # -- the capability gate ---------------------------------------------------------
-
     def gate(self, out: Writer, m: Method, g: Gate) -> None:
-        chooser = [i for i, seg in enumerate(g.path) if seg.startswith("{") and seg.endswith("}")]
         test = ts_str(g.test)
-        if not chooser:
-            if g.refusal != -32601:
-                raise ValueError(f"{m.wire}: a gate without a chooser answers -32601")
+        _, root_type = self.root(g.where)
+        chosen = chosen_gate(self.decls, m, root_type)
+        if chosen is None:
             cond = self.refused(g.where, g.path, g.test)
             with out.block(f"if ({cond}) {{"):
                 out.line(f'return {{ kind: "CapabilityNotAdvertised", capability: {ts_str(".".join(g.path))}, test: {test} }};')
             return
-        if len(chooser) != 1 or chooser[0] != len(g.path) - 1 or g.refusal != -32602:
-            raise ValueError(f"{m.wire}: a chosen capability is the path's last segment and answers -32602")
-        name = g.path[-1][1:-1]
-        prefix = g.path[:-1]
-        d = self.params_struct(m)
-        u = self.decls.get(d.flatten or "")
-        if not isinstance(u, Union) or u.tag_field != name:
-            raise ValueError(f"{m.wire}: `{{{name}}}` must be the tag of the params' flattened union")
-        _, root_type = self.root(g.where)
-        owner = resolve(self.decls, field_path(self.decls, root_type, prefix)[-1].type) if prefix else None
-        known = {f.wire for f in owner.fields} if isinstance(owner, Struct) else set()
+        name, prefix, u, known = chosen.member, chosen.prefix, chosen.union, chosen.listed
         dotted = ".".join(prefix)
         choice = f'{{ kind: "ChoiceNotAdvertised", member: {ts_str(name)}, value: %s, capability: %s }}'
         out.line("const variant = params.variant;")
@@ -158,13 +140,7 @@ class Checks:
     # -- value gates ------------------------------------------------------------------
 
     def value_gate(self, out: Writer, m: Method, v: ValueGate, accepted: str) -> None:
-        d = self.params_struct(m)
-        f = next((x for x in d.fields if x.wire == v.member), None)
-        if f is None or not isinstance(f.type, ArrayRef):
-            raise ValueError(f"{m.wire}: `{v.member}` is not a list in the params")
-        u = self.decls.get(v.union)
-        if not isinstance(u, Union) or u.strategy != "tagged" or u.tag_field != v.tag:
-            raise ValueError(f"{m.wire}: `{v.union}` is not a union tagged by `{v.tag}`")
+        f, u = value_gate_shape(self.decls, m, v)
         items = member("params", v.member, False)
         if may_be_absent(f):
             items = f"{items} ?? []"
