@@ -2,7 +2,7 @@
 
 # The project-local environment `make dev` and `make bench` create (.venv/, ignored by git).
 # When it exists, every target uses its Python; CI installs into the system Python instead.
-VENV ?= .venv
+VENV ?= $(CURDIR)/.venv
 PYTHON ?= $(if $(wildcard $(VENV)/bin/python),$(VENV)/bin/python,python3)
 CARGO ?= cargo
 # Node packages every part needs: the TypeScript SDK's toolchain, the official ACP SDK (interop),

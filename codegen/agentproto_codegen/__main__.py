@@ -16,7 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from . import acp, error_codes, local_errors, proto, sharing, typescript_share, python, python_decode, rules, rust, rust_a2a, typescript, typescript_codec
+from . import acp, decode_kinds, error_codes, local_errors, proto, sharing, typescript_share, python, python_decode, rules, rust, rust_a2a, typescript, typescript_codec
 from .model import Spec
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -134,6 +134,13 @@ def generate(hashes: dict[str, str], only: tuple[str, ...] = LANGUAGES) -> dict[
         outputs[error_codes.PYTHON_OUT] = error_codes.python(codes)
     if "typescript" in only:
         outputs[error_codes.TS_OUT] = error_codes.typescript(codes)
+    failure_kinds, failure_source = decode_kinds.read(ROOT / "rules/decode.toml")
+    if "rust" in only:
+        outputs[decode_kinds.RUST_OUT] = rustfmt(decode_kinds.rust(failure_kinds, failure_source))
+    if "python" in only:
+        outputs[decode_kinds.PYTHON_OUT] = decode_kinds.python(failure_kinds, failure_source)
+    if "typescript" in only:
+        outputs[decode_kinds.TS_OUT] = decode_kinds.typescript(failure_kinds, failure_source)
     for name, model in models.items():
         outputs[f"{MODEL_DIR}/{name}.json"] = model.to_json()
     return outputs

@@ -20,6 +20,7 @@
 
 pub mod de;
 mod decode;
+mod kind;
 mod maybe;
 mod path;
 mod raw;
@@ -28,6 +29,7 @@ mod wording;
 pub use decode::{
     decode, decode_in, decode_slice, encode_into, encode_to_writer, DecodeError, Decoded, Warning, WarningKind,
 };
+pub use kind::DecodeErrorKind;
 pub use maybe::MaybeUndefined;
 #[doc(hidden)]
 pub use path::set_careful_only;
