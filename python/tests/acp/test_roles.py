@@ -22,6 +22,7 @@ from agentproto.acp.errors import (
 )
 from agentproto.acp.options import AcpEvent, AcpOptions, NotificationBeforeInitialize, UnknownSession
 from agentproto.acp.receive import ExtMessage
+from agentproto.codec import DecodeErrorKind, Unknown
 from agentproto.jsonrpc import ConnectionEvent, RequestError
 from agentproto.jsonrpc.memory import duplex
 from tests.jsonrpc.wire import WAIT, Wire
@@ -224,6 +225,48 @@ async def test_strict_mode_refuses_invalid_params_and_sends_nothing() -> None:
         with pytest.raises(InvalidParams) as raised:
             await agent.new_session(broken)
         assert raised.value.error.path == "$.params.cwd"
+        assert raised.value.error.kind is DecodeErrorKind.WRONG_TYPE
+
+
+async def test_strict_mode_refuses_what_the_receiver_would_salvage_with_the_warnings_failure() -> None:
+    async with Pair(Agent(), Client()) as agent:
+        await asyncio.wait_for(agent.initialize(INIT), WAIT)
+        session = (await agent.new_session(NEW)).session_id
+        # A content block the schema does not list: the receiver would keep it raw.
+        unknown = Unknown("hologram", Raw(b'{"type":"hologram"}'))
+        prompt = v1.PromptRequest(session_id=session, prompt=[unknown])
+        with pytest.raises(InvalidParams) as raised:
+            await agent.prompt(prompt)
+        error = raised.value.error
+        assert (error.path, error.kind, error.expected, error.found) == (
+            "$.params.prompt[0]",
+            DecodeErrorKind.UNKNOWN_VARIANT,
+            "a known variant of ContentBlock",
+            'the string "hologram"',
+        )
+
+
+async def test_values_that_cannot_be_sent_are_not_encodable_at_their_path() -> None:
+    async with Pair(Agent(), Client()) as agent:
+        await asyncio.wait_for(agent.initialize(INIT), WAIT)
+        broken = {"cwd": "/", "mcpServers": [], "_meta": {"a": [1, object()]}}
+        with pytest.raises(InvalidParams) as raised:
+            await agent.new_session(broken)  # type: ignore[arg-type]
+        error = raised.value.error
+        assert (error.path, error.kind, error.expected) == (
+            "$.params._meta.a[1]",
+            DecodeErrorKind.NOT_ENCODABLE,
+            "a value JSON can hold",
+        )
+        assert error.found == "a value of the Python type object"
+        with pytest.raises(InvalidParams) as named:
+            await agent.ext_method("x/echo")
+        assert (named.value.error.path, named.value.error.kind, named.value.error.found) == (
+            "$.method",
+            DecodeErrorKind.NOT_ENCODABLE,
+            '"x/echo"',
+        )
+        assert named.value.error.message == 'expected a method name starting with `_`, found "x/echo"'
 
 
 async def test_cancelling_a_session_answers_its_permission_request_and_ends_the_turn() -> None:

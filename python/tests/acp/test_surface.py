@@ -9,7 +9,7 @@ from msgspec import UNSET, Raw
 
 from agentproto.acp import v1, v1_unstable, v2
 from agentproto.acp.refusal import CapabilityNotAdvertised
-from agentproto.codec import DecodeError, Float64, Unknown, encode
+from agentproto.codec import DecodeError, DecodeErrorKind, Float64, Unknown, encode
 
 
 def test_the_method_table_carries_the_rules() -> None:
@@ -86,27 +86,40 @@ def test_flattened_objects_write_their_own_members_then_the_variant() -> None:
 
 
 @pytest.mark.parametrize(
-    ("text", "path", "expected", "found"),
+    ("text", "path", "kind", "expected", "found"),
     [
-        (b'{"sessionId":5,"prompt":[]}', "$.params.sessionId", "a string", "the integer 5"),
-        (b'{"sessionId":"s"}', "$.params", 'the field "prompt"', "an object without it"),
-        (b'{"sessionId":"s","prompt":{}}', "$.params.prompt", "an array", "an object"),
+        (b'{"sessionId":5,"prompt":[]}', "$.params.sessionId", "wrong-type", "a string", "the integer 5"),
+        (b'{"sessionId":"s"}', "$.params", "missing-field", 'the field "prompt"', "an object without it"),
+        (b'{"sessionId":"s","prompt":{}}', "$.params.prompt", "wrong-type", "an array", "an object"),
         (
             b'{"sessionId":"s","sessionId":"t","prompt":[]}',
             "$.params.sessionId",
+            "repeated-key",
             "each key once",
             'the key "sessionId" twice',
         ),
-        (b'{"sessionId":"s","prompt":[{"type":5}]}', "$.params.prompt[0].type", "a string", "the integer 5"),
+        (
+            b'{"sessionId":"s","prompt":[{"type":5}]}',
+            "$.params.prompt[0].type",
+            "wrong-type",
+            "a string",
+            "the integer 5",
+        ),
+        (b'{"sessionId":"s",', "$.params", "not-json", "JSON text", "text that is not JSON (line 1, column 18)"),
+        (b'{"sessionId":"s"}x', "$.params", "not-json", "JSON text", "text that is not JSON (line 1, column 18)"),
+        (b'{\n"sessionId":"\xff"}', "$.params", "not-json", "JSON text", "text that is not JSON (line 2, column 14)"),
+        (b'{"sessionId":"s\n"}', "$.params", "not-json", "JSON text", "text that is not JSON (line 1, column 16)"),
+        (b"[" * 200 + b"]" * 200, "$.params", "not-json", "JSON text nested at most 128 deep", "text nested deeper"),
     ],
 )
 def test_errors_say_where_what_was_expected_and_what_was_found(
-    text: bytes, path: str, expected: str, found: str
+    text: bytes, path: str, kind: str, expected: str, found: str
 ) -> None:
     with pytest.raises(DecodeError) as e:
         v1.SURFACE.decode("PromptRequest", text, "$.params", fast=False)
-    got: Any = (e.value.path, e.value.expected, e.value.found)
-    assert got == (path, expected, found)
+    got: Any = (e.value.path, e.value.kind, e.value.expected, e.value.found)
+    assert got == (path, DecodeErrorKind(kind), expected, found)
+    assert e.value.message == f"expected {expected}, found {found}"
 
 
 def test_meta_must_be_an_object_on_the_fast_path_too() -> None:

@@ -68,7 +68,8 @@ from agentproto.acp.rules import MethodInfo
 from agentproto.acp.state import Answer, Checks, Negotiated, Prepared, Role, SessionState, before_ready, unknown_session
 from agentproto.acp.surface import Surface
 from agentproto.codec.errors import DecodeError, DecodeWarning
-from agentproto.codec.runtime import rust_debug_str
+from agentproto.codec.kind import DecodeErrorKind
+from agentproto.codec.runtime import describe, key_path, rust_debug_str
 from agentproto.codec.values import encode
 from agentproto.jsonrpc.cancellation import CancellationToken
 from agentproto.jsonrpc.error import ErrorCode, ErrorObject, RequestError
@@ -437,8 +438,9 @@ class Endpoint:
             )
         try:
             raw = encode(value)
-        except (TypeError, ValueError, NotImplementedError) as e:
-            raise InvalidHandlerResult(method, f"cannot encode the `{method}` result: {e}") from None
+        except _ENCODE_ERRORS:
+            failure = _not_encodable(value, "$.result")
+            raise InvalidHandlerResult(method, f"cannot encode the `{method}` result: {failure}") from None
         if self.strict and info.result is not None:
             problem = self._problem(info.result, _EMPTY if raw == _NULL else raw, "$.result")
             if problem is not None:
@@ -465,8 +467,9 @@ class Endpoint:
         except DecodeError as e:
             return e
         if decoded.warnings:
-            w = decoded.warnings[0]
-            return DecodeError(w.path, "", "", w.message)
+            # The failure the receiver would have salvaged (or, for a variant it does not
+            # list, an `unknown-variant` failure naming the tag).
+            return decoded.warnings[0].error
         return None
 
     # -- outgoing ---------------------------------------------------------------------
@@ -534,9 +537,10 @@ class Endpoint:
         if result_type is None:
             return value  # a union result: the decoder's type is the alias's
         if not isinstance(value, result_type):  # pragma: no cover - the table names the type
-            found = type(value).__name__
-            message = f"expected `{result_type.__name__}`, found `{found}`"
-            raise InvalidResult(method, DecodeError("$.result", result_type.__name__, found, message))
+            error = DecodeError(
+                "$.result", DecodeErrorKind.WRONG_TYPE, f"an object ({result_type.__name__})", describe(value)
+            )
+            raise InvalidResult(method, error)
         return value
 
     def _read_answer(self, info: MethodInfo, result: Raw, initializing: bool) -> Answer:
@@ -640,8 +644,8 @@ class Endpoint:
     def _encode_params(self, method: str, params: Any) -> bytes:
         try:
             return encode(params)
-        except (TypeError, ValueError, NotImplementedError) as e:
-            raise InvalidParams(method, DecodeError("$.params", "", "", str(e))) from None
+        except _ENCODE_ERRORS:
+            raise InvalidParams(method, _not_encodable(params, "$.params")) from None
 
     def _check_outgoing_state(self, method: str, checks: Checks | None, params: Any) -> None:
         """The state and the generated checks for a call about to be sent, on its typed
@@ -693,9 +697,42 @@ def given(value: T | None) -> T:
 def _check_ext_name(method: str) -> None:
     if not method.startswith("_"):
         error = DecodeError(
-            "$.method",
-            "a method name starting with `_`",
-            rust_debug_str(method),
-            f"extension methods start with `_`, found {rust_debug_str(method)}",
+            "$.method", DecodeErrorKind.NOT_ENCODABLE, "a method name starting with `_`", rust_debug_str(method)
         )
         raise InvalidParams(method, error)
+
+
+_ENCODE_ERRORS = (TypeError, ValueError, OverflowError, NotImplementedError)
+"""What the encoder raises for a value it cannot write."""
+
+_INT_RANGE = f"an integer from {-(2**63)} to {2**64 - 1}"
+
+
+def _not_encodable(value: Any, path: str) -> DecodeError:
+    """The failure of a value the encoder refused (kind `not-encodable`), at the
+    innermost member or item that it refuses on its own, found by encoding the parts
+    (the encoder's message is not read)."""
+    for child, at in _parts(value, path):
+        try:
+            encode(child)
+        except _ENCODE_ERRORS:
+            return _not_encodable(child, at)
+    if type(value) is int:
+        return DecodeError(path, DecodeErrorKind.NOT_ENCODABLE, _INT_RANGE, describe(value))
+    found = f"a value of the Python type {type(value).__name__}"
+    return DecodeError(path, DecodeErrorKind.NOT_ENCODABLE, "a value JSON can hold", found)
+
+
+def _parts(value: Any, path: str) -> list[tuple[Any, str]]:
+    """The members or items of a container, with their paths (none for anything else)."""
+    if isinstance(value, msgspec.Struct):
+        return [
+            (getattr(value, f.name), key_path(path, f.encode_name))
+            for f in msgspec.structs.fields(value)
+            if getattr(value, f.name) is not msgspec.UNSET
+        ]
+    if isinstance(value, dict):
+        return [(v, key_path(path, k if isinstance(k, str) else str(k))) for k, v in value.items()]
+    if isinstance(value, list | tuple):
+        return [(v, f"{path}[{i}]") for i, v in enumerate(value)]
+    return []

@@ -156,12 +156,9 @@ Pending = Mapping[RequestId, str] | Callable[[RequestId], str | None]
 
 
 def invalid_params(e: DecodeError) -> ErrorObject:
-    """The -32602 error object for a decode failure; `data` is `{path, expected, found}`."""
-    error = ErrorObject.invalid_params(e.path, e.expected, e.found)
-    if not e.expected:
-        # Not an "expected X, found Y" failure: say what it was instead.
-        error.message = f"invalid params: {e}"
-    return error
+    """The -32602 error object for a decode failure; `data` is `{path, kind, expected,
+    found}`, the message rendered from the same parts."""
+    return ErrorObject.invalid_params_decode(e.path, e.kind.value, e.expected, e.found)
 
 
 def _pending(pending: Pending, id: RequestId) -> str | None:

@@ -22,9 +22,11 @@ from msgspec import Raw
 
 from agentproto.acp.rules import MethodInfo, SurfaceRules
 from agentproto.codec.errors import Decoded, DecodeError
+from agentproto.codec.kind import DecodeErrorKind
 from agentproto.codec.reader import JsonSyntaxError, parse
 from agentproto.codec.runtime import Ctx
-from agentproto.jsonrpc.message import has_duplicate_keys
+from agentproto.codec.syntax import first_invalid, position_at
+from agentproto.jsonrpc.message import MAX_NESTING_DEPTH, _nesting_exceeds, has_duplicate_keys
 
 if TYPE_CHECKING:
     from agentproto.acp.refusal import MethodChecks  # loaded with the roles, which use it
@@ -54,6 +56,18 @@ def _holds_negative_zero(data: Raw | bytes) -> bool:
 
 
 _UNKNOWN: Any = object()
+
+
+def _not_json(root: str, text: str, stopped: int | None = None) -> DecodeError:
+    """The failure of a payload that is not one JSON value, with the line and column
+    where it stops being JSON: the grammar's position (vectors/README.md, "Error texts"),
+    else `stopped`, the offset where the reader stopped, else the end of `text` (the
+    text before a byte that is not UTF-8)."""
+    at = first_invalid(text)
+    if at is None:
+        at = position_at(text if stopped is None else text[:stopped])
+    found = f"text that is not JSON (line {at.line}, column {at.column})"
+    return DecodeError(root, DecodeErrorKind.NOT_JSON, "JSON text", found)
 
 
 class Surface:
@@ -165,11 +179,17 @@ class Surface:
 
     def decode_slow(self, type_name: str, data: bytes, root: str) -> Decoded[Any]:
         """The authoritative path alone (what `decode` falls back to)."""
-        text = data.decode("utf-8")
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise _not_json(root, data[: e.start].decode("utf-8")) from None
+        if (text.count("{") + text.count("[")) > MAX_NESTING_DEPTH and _nesting_exceeds(text, MAX_NESTING_DEPTH):
+            expected = f"JSON text nested at most {MAX_NESTING_DEPTH} deep"
+            raise DecodeError(root, DecodeErrorKind.NOT_JSON, expected, "text nested deeper")
         try:
             node = parse(text)
         except JsonSyntaxError as e:
-            raise DecodeError(root, "", "", f"invalid json: {e}") from None
+            raise _not_json(root, text, e.position) from None
         cx = Ctx(text)
         value = self.slow_decoders()[type_name](node, root, cx)
         return Decoded(value, cx.warnings)

@@ -1,8 +1,9 @@
 """Decode failures and the warnings of lenient decoding.
 
-A failure says what the schema expected, what the input held and where (a JSON path
-from the message root), in the same words in every SDK (vectors/README.md, "Error
-texts"), so a -32602 reply carries the same `{path, expected, found}` in every language.
+A failure says what kind it is (`DecodeErrorKind`, generated from `rules/decode.toml`),
+what the schema expected, what the input held and where (a JSON path from the message
+root), in the same words in every SDK (vectors/README.md, "Error texts"), so a -32602
+reply carries the same `{path, kind, expected, found}` in every language.
 """
 
 from __future__ import annotations
@@ -13,47 +14,65 @@ from typing import Generic, TypeVar
 
 import msgspec
 
+from agentproto.codec.kind import DecodeErrorKind
 from agentproto.errors import AgentprotoError
 
 T = TypeVar("T")
 
 
 class DecodeError(AgentprotoError):
-    """A value could not be decoded: what was expected, what was found, and where.
+    """A value could not be decoded: what kind of failure, what was expected, what was
+    found, and where. It is made where the failure happens; its message is rendered from
+    those parts and never read back.
 
     Attributes:
         path: JSON path of the offending value from the message root (`$.params.prompt[0].text`).
+        kind: what kind of failure it is (`DecodeErrorKind`, the same names in every SDK;
+            a -32602 reply carries it as `data.kind`).
         expected: what the schema wants there, as a phrase: "a string", 'the field "sessionId"',
             "an integer from 0 to 65535".
         found: what the input holds there, as a phrase: "null", "the integer 5", 'the string "x"'.
-        message: the whole explanation in one line, rendered from the parts
-            ("expected X, found Y"); only a failure without parts has a message of its own.
+        message: "expected <expected>, found <found>", rendered from the parts.
     """
 
-    def __init__(self, path: str, expected: str, found: str, message: str | None = None) -> None:
-        if message is None:
-            message = f"expected {expected}, found {found}"
-        super().__init__(f"{message} at {path}")
+    def __init__(self, path: str, kind: DecodeErrorKind, expected: str, found: str) -> None:
+        if not isinstance(kind, DecodeErrorKind):
+            raise TypeError(f"a DecodeError's kind is a DecodeErrorKind, not {type(kind).__name__}")
+        super().__init__(f"expected {expected}, found {found} at {path}")
         self.path = path
+        self.kind = kind
         self.expected = expected
         self.found = found
-        self.message = message
+
+    @property
+    def message(self) -> str:
+        """`expected <expected>, found <found>`, rendered from the parts."""
+        return f"expected {self.expected}, found {self.found}"
+
+    def __str__(self) -> str:
+        return f"{self.message} at {self.path}"
 
     def __repr__(self) -> str:
-        return f"DecodeError(path={self.path!r}, expected={self.expected!r}, found={self.found!r})"
+        return (
+            f"DecodeError(path={self.path!r}, kind={self.kind.value!r}, "
+            f"expected={self.expected!r}, found={self.found!r})"
+        )
+
+    def __reduce__(self) -> tuple[type[DecodeError], tuple[str, DecodeErrorKind, str, str]]:
+        return (DecodeError, (self.path, self.kind, self.expected, self.found))
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, DecodeError):
             return NotImplemented
-        return (self.path, self.expected, self.found, self.message) == (
+        return (self.path, self.kind, self.expected, self.found) == (
             other.path,
+            other.kind,
             other.expected,
             other.found,
-            other.message,
         )
 
     def __hash__(self) -> int:
-        return hash((self.path, self.expected, self.found, self.message))
+        return hash((self.path, self.kind, self.expected, self.found))
 
 
 class WarningKind(enum.Enum):
@@ -73,7 +92,10 @@ class DecodeWarning:
     path: str
     """JSON path of the value."""
     message: str
-    """What was wrong with it."""
+    """What happened, in one line (written where it happened, from `error`'s parts)."""
+    error: DecodeError
+    """What was wrong with it: the failure that made a salvaged value be dropped, or (for
+    an unknown variant) a failure of kind `unknown-variant` naming the tag."""
     kind: WarningKind = WarningKind.SALVAGED
     """What happened to the value."""
 

@@ -21,6 +21,8 @@ import re
 from json.decoder import scanstring  # type: ignore[attr-defined]
 from typing import Any
 
+from agentproto.codec.syntax import string_stop
+
 __all__ = ["JArray", "JObject", "JsonSyntaxError", "parse"]
 
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?")
@@ -126,11 +128,13 @@ class _Reader:
     def string(self, i: int) -> tuple[str, int]:
         try:
             value, end = scanstring(self.text, i + 1, True)
-        except ValueError as e:
-            unterminated = "Unterminated string" in str(e) or "Invalid \\uXXXX" in str(e) and _cut_escape(self.text)
-            if unterminated:
+        except ValueError:
+            # Where and why the string stops is the grammar's to say (its own scan), not
+            # the scanner's message.
+            stop = string_stop(self.text, i)
+            if stop is not None and stop[1]:
                 raise JsonSyntaxError("unterminated string", len(self.text), eof=True) from None
-            raise self.fail("invalid string", i) from None
+            raise self.fail("invalid string", i if stop is None else stop[0]) from None
         return value, end
 
     def object(self, start: int) -> tuple[JObject, int]:
@@ -183,10 +187,3 @@ class _Reader:
             if c == "]":
                 return JArray(items, start, i + 1), i + 1
             raise self.fail("expected ',' or ']'", i)
-
-
-def _cut_escape(text: str) -> bool:
-    """Whether the text ends inside a `\\u` escape (an end-of-input failure)."""
-    tail = text[-6:]
-    k = tail.rfind("\\u")
-    return k >= 0 and len(tail) - k < 6

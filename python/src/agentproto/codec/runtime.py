@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Final, TypeAlias, TypeVar
 from msgspec import UNSET, Meta, Raw
 
 from agentproto.codec.errors import DecodeError, DecodeWarning, WarningKind
+from agentproto.codec.kind import DecodeErrorKind
 from agentproto.codec.reader import JArray, JObject
 from agentproto.codec.values import Flattened, Float64, Unknown, encode, encode_key, join_members
 
@@ -136,9 +137,9 @@ def key_path(path: str, key: str) -> str:
     return f"{path}[{encode_key(key).decode()}]"
 
 
-def error(path: str, expected: str, found: str) -> DecodeError:
-    """A failure from its parts; the message is rendered from them."""
-    return DecodeError(path, expected, found)
+def error(path: str, kind: DecodeErrorKind, expected: str, found: str) -> DecodeError:
+    """A failure from its kind and parts; the message is rendered from them."""
+    return DecodeError(path, kind, expected, found)
 
 
 def describe(value: object) -> str:
@@ -209,17 +210,18 @@ def rust_debug_str(s: str) -> str:
 
 
 def invalid_type(path: str, value: object, expected: str) -> DecodeError:
-    return error(path, expected, describe(value))
+    """A value of the wrong JSON type (kind `wrong-type`)."""
+    return error(path, DecodeErrorKind.WRONG_TYPE, expected, describe(value))
 
 
 def missing(path: str, key: str) -> DecodeError:
     """A required member is absent (reported at the object that lacks it)."""
-    return error(path, f"the field {quote(key)}", "an object without it")
+    return error(path, DecodeErrorKind.MISSING_FIELD, f"the field {quote(key)}", "an object without it")
 
 
 def duplicate(path: str, key: str) -> DecodeError:
     """A known member appears twice (reported at the key)."""
-    return error(key_path(path, key), "each key once", f"the key {quote(key)} twice")
+    return error(key_path(path, key), DecodeErrorKind.REPEATED_KEY, "each key once", f"the key {quote(key)} twice")
 
 
 def expect_object(value: object, path: str, name: str) -> JObject:
@@ -235,7 +237,7 @@ def d_str(value: object, path: str, cx: Ctx) -> str:
     if type(value) is not str:
         raise invalid_type(path, value, "a string")
     if _SURROGATE.search(value):
-        raise error(path, "a string of valid Unicode", "an invalid escape")
+        raise error(path, DecodeErrorKind.INVALID_UNICODE, "a string of valid Unicode", "an invalid escape")
     return value
 
 
@@ -247,7 +249,7 @@ def d_bool(value: object, path: str, cx: Ctx) -> bool:
 
 def _number_out_of_range(path: str) -> DecodeError:
     """A number too large for a double (read as an infinity)."""
-    return error(path, "a number within the range of a double", "a number beyond it")
+    return error(path, DecodeErrorKind.NUMBER_TOO_LARGE, "a number within the range of a double", "a number beyond it")
 
 
 def _int(value: object, path: str, low: int, high: int) -> int:
@@ -255,8 +257,12 @@ def _int(value: object, path: str, low: int, high: int) -> int:
         return value
     if type(value) is float and value in (float("inf"), float("-inf")):
         raise _number_out_of_range(path)
-    # The range is the integer format's (uint16, int64, …), as every SDK words it.
-    raise invalid_type(path, value, f"an integer from {low} to {high}")
+    # The range is the integer format's (uint16, int64, …), as every SDK words it: a
+    # number outside it (or not an integer) is out of range, anything else the wrong type.
+    expected = f"an integer from {low} to {high}"
+    if type(value) is int or type(value) is float:
+        raise error(path, DecodeErrorKind.OUT_OF_RANGE, expected, describe(value))
+    raise invalid_type(path, value, expected)
 
 
 def d_i16(value: object, path: str, cx: Ctx) -> int:
@@ -307,7 +313,7 @@ def d_enum(value: object, path: str, values: tuple[str, ...]) -> str:
     if type(value) is not str:
         raise invalid_type(path, value, "a string")
     if value not in values:
-        raise error(path, one_of(values), describe(value))
+        raise error(path, DecodeErrorKind.NOT_LISTED, one_of(values), describe(value))
     return value
 
 
@@ -363,8 +369,14 @@ def d_map_raw(value: object, path: str, cx: Ctx) -> dict[str, Raw]:
 # Lenient decoding.
 
 
-def warn(cx: Ctx, path: str, message: str, kind: WarningKind = WarningKind.SALVAGED) -> None:
-    cx.warnings.append(DecodeWarning(path, message, kind))
+def warn(cx: Ctx, path: str, message: str, error: DecodeError, kind: WarningKind = WarningKind.SALVAGED) -> None:
+    """Records a warning; `message` is written from `error`'s parts (or the tag's)."""
+    cx.warnings.append(DecodeWarning(path, message, error, kind))
+
+
+def salvaged(cx: Ctx, path: str, err: DecodeError) -> None:
+    """Records that the value at `path` was dropped because of `err`."""
+    warn(cx, path, f"dropped invalid value: {err}", err)
 
 
 def lenient(cx: Ctx, value: object, path: str, item: Item) -> Any:
@@ -375,7 +387,7 @@ def lenient(cx: Ctx, value: object, path: str, item: Item) -> Any:
         return item(value, path, cx)
     except DecodeError as e:
         del cx.warnings[mark:]
-        warn(cx, path, f"dropped invalid value: {e}")
+        salvaged(cx, path, e)
         return MISSING
 
 
@@ -387,7 +399,7 @@ def items(cx: Ctx, value: object, path: str, item: Item, nullable: bool, lenient
         return None
     if type(value) is not JArray:
         if lenient_whole:
-            warn(cx, path, f"dropped invalid value: expected an array, found {describe(value)}")
+            salvaged(cx, path, invalid_type(path, value, "an array"))
             return MISSING
         raise invalid_type(path, value, "an array")
     out = []
@@ -401,19 +413,39 @@ def items(cx: Ctx, value: object, path: str, item: Item, nullable: bool, lenient
 def default_on_null(cx: Ctx, value: object, path: str, item: Item) -> Any:
     """`x-deserialize-default-on-null`: `null` gives `MISSING` and a warning."""
     if value is None:
-        warn(cx, path, "null read as the default value")
+        warn(cx, path, "null read as the default value", _refusal_of_null(cx, path, item))
         return MISSING
     return item(value, path, cx)
 
 
+def _refusal_of_null(cx: Ctx, path: str, item: Item) -> DecodeError:
+    """What `item` says of `null` (the failure a `null` read as the default stands for):
+    asked of the validator itself, so that `expected` names what it reads."""
+    mark = len(cx.warnings)
+    try:
+        item(None, path, cx)
+    except DecodeError as e:
+        return e
+    finally:
+        del cx.warnings[mark:]
+    return invalid_type(path, None, "a value other than null")  # pragma: no cover - such members are not nullable
+
+
 def min_length(path: str, value: str, minimum: int) -> None:
     if len(value) < minimum:
-        raise error(path, f"a string of at least {minimum} characters", f"a string of {len(value)} characters")
+        raise error(
+            path,
+            DecodeErrorKind.TOO_SHORT,
+            f"a string of at least {minimum} characters",
+            f"a string of {len(value)} characters",
+        )
 
 
 def min_items(path: str, value: list[Any], minimum: int) -> None:
     if len(value) < minimum:
-        raise error(path, f"an array of at least {minimum} items", f"an array of {len(value)} items")
+        raise error(
+            path, DecodeErrorKind.TOO_SHORT, f"an array of at least {minimum} items", f"an array of {len(value)} items"
+        )
 
 
 # Tagged unions.
@@ -450,7 +482,10 @@ def unknown(cx: Ctx, value: JObject, tag_field: str, tag: str | None) -> Unknown
 
 
 def warn_unknown(cx: Ctx, path: str, union: str, tag: str) -> None:
-    warn(cx, path, f"unknown {union} variant {quote(tag)} kept as raw JSON", WarningKind.UNKNOWN_VARIANT)
+    """Records that a variant `union` does not list was kept raw; its `error` (kind
+    `unknown-variant`) is what refusing it would say (outgoing checks do)."""
+    refusal = error(path, DecodeErrorKind.UNKNOWN_VARIANT, f"a known variant of {union}", f"the string {quote(tag)}")
+    warn(cx, path, f"unknown {union} variant {quote(tag)} kept as raw JSON", refusal, WarningKind.UNKNOWN_VARIANT)
 
 
 def attempt(cx: Ctx, value: object, path: str, item: Item) -> Any:
@@ -464,7 +499,8 @@ def attempt(cx: Ctx, value: object, path: str, item: Item) -> Any:
 
 
 def no_variant(path: str, value: object, expected: str) -> DecodeError:
-    return invalid_type(path, value, expected)
+    """None of an untagged union's variants accepts the value (kind `no-variant`)."""
+    return error(path, DecodeErrorKind.NO_VARIANT, expected, describe(value))
 
 
 # Encoding objects with a flattened union.
@@ -502,7 +538,7 @@ Decoder = Callable[[Any, str, Ctx], Any]
 def dropped(cx: Ctx, mark: int, path: str, err: DecodeError) -> Any:
     """A lenient member's value failed: roll its warnings back, warn, give `MISSING`."""
     del cx.warnings[mark:]
-    warn(cx, path, f"dropped invalid value: {err}")
+    salvaged(cx, path, err)
     return MISSING
 
 

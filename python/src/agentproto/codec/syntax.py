@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["Position", "first_invalid", "position_at"]
+__all__ = ["Position", "first_invalid", "position_at", "string_stop"]
 
 _WHITESPACE = " \t\n\r"
 _HEX = frozenset("0123456789abcdefABCDEF")
@@ -47,6 +47,16 @@ def first_invalid(text: str) -> Position | None:
     except _Stop as stop:
         at = position_at(text[: stop.offset])
         return Position(at.line, at.column, stop.eof)
+    return None
+
+
+def string_stop(text: str, start: int) -> tuple[int, bool] | None:
+    """Where the JSON string that opens at `start` (its `"`) stops being one: the offset
+    and whether the input ended first; `None` when it is a whole string."""
+    try:
+        _string(text, start)
+    except _Stop as stop:
+        return stop.offset, stop.eof
     return None
 
 

@@ -49,6 +49,26 @@ class ErrorObject(msgspec.Struct, kw_only=True):
         return cls.validation(ErrorCode.INVALID_PARAMS, "invalid params", path, expected, found)
 
     @classmethod
+    def invalid_params_decode(cls, path: str, kind: str, expected: str, found: str) -> ErrorObject:
+        """The -32602 error of a decode failure: ``invalid params: expected X, found Y at
+        $.params.z`` with `{"path", "kind", "expected", "found"}` as data (in that order;
+        `kind` is the failure's `DecodeErrorKind` value). Other -32602 replies (a rule's
+        refusal, an fs or terminal check) use `invalid_params`, without a kind."""
+        data = (
+            b'{"path":'
+            + _encode(path)
+            + b',"kind":'
+            + _encode(kind)
+            + b',"expected":'
+            + _encode(expected)
+            + b',"found":'
+            + _encode(found)
+            + b"}"
+        )
+        message = f"invalid params: expected {expected}, found {found} at {path}"
+        return cls(code=ErrorCode.INVALID_PARAMS, message=message, data=Raw(data))
+
+    @classmethod
     def validation(cls, code: int, prefix: str, path: str, expected: str, found: str) -> ErrorObject:
         """A validation error with any code and message prefix (see `invalid_params`)."""
         data = b'{"path":' + _encode(path) + b',"expected":' + _encode(expected) + b',"found":' + _encode(found) + b"}"
