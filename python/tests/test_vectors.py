@@ -167,14 +167,18 @@ def observe(incoming: Incoming) -> tuple[dict[str, Any], bytes | None]:
         error.update(error_texts(reply.error.data))
         return {"outcome": "reply_error", "id": reply.id, "error": error}, None
     if isinstance(incoming, CallFailed):
-        return {"outcome": "call_failed", "id": incoming.id, "path": incoming.path, "detail": incoming.message}, None
+        observed = {"outcome": "call_failed", "id": incoming.id, "path": incoming.path, "detail": incoming.message}
+        if incoming.error is not None:
+            observed["kind"] = incoming.error.kind.value
+        return observed, None
     assert isinstance(incoming, Ignored)
     return {"outcome": "ignored", "finding": incoming.finding.code, "detail": incoming.finding.message}, None
 
 
-ERROR_TEXTS = ("expected", "found", "line", "column")
+ERROR_TEXTS = ("kind", "expected", "found", "line", "column")
 """The members of `expect.error` a case may state besides `code` and `path` (taken from
-the reply's error `data`; vectors/README.md, "Error texts")."""
+the reply's error `data`; vectors/README.md, "Error texts"). `kind` is a decode
+failure's (-32602)."""
 
 
 def error_texts(data: object) -> dict[str, Any]:
@@ -206,7 +210,8 @@ def compare(expect: dict[str, Any], observed: dict[str, Any]) -> None:
 
     if expect.get("outcome") != observed.get("outcome"):
         raise mismatch("outcome")
-    for key in ("method", "id", "type", "params", "result", "finding", "path"):
+    # `kind`: a `call_failed` case may state the kind of the local decode error.
+    for key in ("method", "id", "type", "params", "result", "finding", "path", "kind"):
         if key in expect and not same(expect[key], observed.get(key)):
             raise mismatch(key)
     if "error" in expect:

@@ -491,7 +491,8 @@ def outcome(seen: Seen, hold_id: Any) -> tuple[dict[str, Any], bytes | None]:
             error_object = {"code": error.error.code, "message": error.error.message}
             return {"outcome": "error_reply", "id": id, "error": error_object}, None
         if isinstance(error, InvalidResult):
-            return {"outcome": "call_failed", "id": id, "path": error.error.path, "detail": str(error)}, None
+            failed = {"outcome": "call_failed", "id": id, "path": error.error.path, "detail": str(error)}
+            return {**failed, "kind": error.error.kind.value}, None
         if isinstance(error, ConnectionFailed) and isinstance(error.cause, InvalidResponse):
             return {"outcome": "call_failed", "id": id, "path": error.cause.error.path, "detail": str(error)}, None
         return {"outcome": f"the call raised {type(error).__name__}", "detail": str(error)}, None
