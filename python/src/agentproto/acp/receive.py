@@ -158,7 +158,7 @@ Pending = Mapping[RequestId, str] | Callable[[RequestId], str | None]
 def invalid_params(e: DecodeError) -> ErrorObject:
     """The -32602 error object for a decode failure; `data` is `{path, kind, expected,
     found}`, the message rendered from the same parts."""
-    return ErrorObject.invalid_params_decode(e.path, e.kind.value, e.expected, e.found)
+    return ErrorObject.invalid_params_decoded(e)
 
 
 def _pending(pending: Pending, id: RequestId) -> str | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import msgspec
 from msgspec import UNSET, Raw, UnsetType
 
+from agentproto.codec.errors import DecodeError
 from agentproto.jsonrpc.codes import ErrorCode
 
 __all__ = ["ErrorCode", "ErrorObject", "RequestError"]
@@ -49,24 +50,23 @@ class ErrorObject(msgspec.Struct, kw_only=True):
         return cls.validation(ErrorCode.INVALID_PARAMS, "invalid params", path, expected, found)
 
     @classmethod
-    def invalid_params_decode(cls, path: str, kind: str, expected: str, found: str) -> ErrorObject:
+    def invalid_params_decoded(cls, e: DecodeError) -> ErrorObject:
         """The -32602 error of a decode failure: ``invalid params: expected X, found Y at
-        $.params.z`` with `{"path", "kind", "expected", "found"}` as data (in that order;
-        `kind` is the failure's `DecodeErrorKind` value). Other -32602 replies (a rule's
+        $.params.z`` with `{"path", "kind", "expected", "found"}` as data, in that order
+        (`kind` is the failure's `DecodeErrorKind` value). Other -32602 replies (a rule's
         refusal, an fs or terminal check) use `invalid_params`, without a kind."""
         data = (
             b'{"path":'
-            + _encode(path)
+            + _encode(e.path)
             + b',"kind":'
-            + _encode(kind)
+            + _encode(e.kind.value)
             + b',"expected":'
-            + _encode(expected)
+            + _encode(e.expected)
             + b',"found":'
-            + _encode(found)
+            + _encode(e.found)
             + b"}"
         )
-        message = f"invalid params: expected {expected}, found {found} at {path}"
-        return cls(code=ErrorCode.INVALID_PARAMS, message=message, data=Raw(data))
+        return cls(code=ErrorCode.INVALID_PARAMS, message=f"invalid params: {e}", data=Raw(data))
 
     @classmethod
     def validation(cls, code: int, prefix: str, path: str, expected: str, found: str) -> ErrorObject:
