@@ -36,6 +36,7 @@ import collections
 import json
 import re
 import sys
+import tomllib
 from pathlib import Path
 
 import lint_canonical
@@ -63,7 +64,7 @@ OUTCOME_KEYS = {
     "response": ({"id", "method", "type"}, {"result", "warnings"}),
     "error_reply": ({"id", "error"}, set()),
     "reply_error": ({"error", "id"}, set()),
-    "call_failed": ({"id", "path"}, set()),
+    "call_failed": ({"id", "path"}, {"kind"}),
     "ignored": ({"finding"}, set()),
 }
 FINDINGS = {"invalid-notification", "unknown-notification", "unmatched-response", "invalid-response"}
@@ -216,7 +217,9 @@ class Oracle:
         return v
 
     def errors(self, type_name: str, value) -> list[str]:
-        out = []
+        # JSON strings are Unicode text (RFC 8259 section 8.2): Python reads a lone
+        # surrogate escape into a str the schema validator would accept.
+        out = [f"{loc}: a string with a lone surrogate" for loc in _lone_surrogates(value, "")]
         for e in self.validator(type_name).iter_errors(value):
             loc = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in e.absolute_path)
             out.append(f"{loc or '(root)'}: {e.message[:160]}")
@@ -224,6 +227,23 @@ class Oracle:
 
     def empty_ok(self, type_name: str) -> bool:
         return not self.defs[type_name].get("required")
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _lone_surrogates(value, loc: str):
+    """The locations of strings (keys too) in `value` that hold a lone surrogate."""
+    if isinstance(value, str):
+        if _SURROGATE.search(value):
+            yield loc or "(root)"
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            yield from _lone_surrogates(item, f"{loc}[{i}]")
+    elif isinstance(value, dict):
+        for k, item in value.items():
+            yield from _lone_surrogates(k, loc)
+            yield from _lone_surrogates(item, f"{loc}.{k}")
 
 
 def as_params(msg):
@@ -315,6 +335,8 @@ def check_format(cid: str, c: dict, requirements: dict) -> bool:
             for p in w:
                 if parse_path(p) is None:
                     bad(cid, f"warning path {p!r} does not parse")
+    if o == "call_failed" and "kind" in e and e["kind"] not in DECODE_KINDS:
+        bad(cid, f"expect.kind {e['kind']!r} is not a kind of rules/decode.toml")
     if o == "ignored" and e["finding"] not in FINDINGS:
         bad(cid, f"unknown finding {e['finding']!r}")
     if o in ("reply_error", "error_reply"):
@@ -345,7 +367,8 @@ def check_format(cid: str, c: dict, requirements: dict) -> bool:
     return ok
 
 
-ERROR_TEXT_KEYS = {"message", "expected", "found", "line", "column"}
+ERROR_TEXT_KEYS = {"message", "kind", "expected", "found", "line", "column"}
+DECODE_KINDS = {k["name"] for k in tomllib.loads((ROOT / "rules" / "decode.toml").read_text())["kinds"]}
 
 
 def check_error_texts(cid: str, err: dict) -> None:
@@ -360,6 +383,8 @@ def check_error_texts(cid: str, err: dict) -> None:
         if k in texts and (type(texts[k]) is not int or texts[k] < 1):
             bad(cid, f"expect.error.{k} must be an integer from 1")
             return
+    if "kind" in texts and (code != -32602 or texts["kind"] not in DECODE_KINDS):
+        bad(cid, f"expect.error.kind must be a kind of rules/decode.toml, on a -32602 reply only")
     if ("expected" in texts) != ("found" in texts):
         bad(cid, "expect.error states `expected` and `found` together")
     if ("line" in texts) != ("column" in texts):

@@ -106,7 +106,7 @@ RUST_TYPES = {
     "version": "u16",
     "error-object": "ErrorObject",
     "call-error": "Arc<CallError>",
-    "decode-error": "DecodeError",
+    "decode-error": "Box<DecodeError>",
 }
 
 

@@ -347,6 +347,7 @@ class Emitter:
         out.line(f"impl From<String> for {n} {{ fn from(s: String) -> Self {{ Self(s) }} }}")
         out.line(f"impl AsRef<str> for {n} {{ fn as_ref(&self) -> &str {{ &self.0 }} }}")
         out.line(f"impl fmt::Display for {n} {{ fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {{ f.write_str(&self.0) }} }}")
+        out.line(f"agentproto_codec::wants!({n}, String);")
 
     # -- structs --------------------------------------------------------------
 
@@ -478,6 +479,8 @@ class Emitter:
                 out.line("let raw = <&'de RawValue>::deserialize(d)?;")
                 out.line("let mut inner = serde_json::Deserializer::from_str(raw.get());")
                 out.line("inner.deserialize_map(V { raw }).map_err(D::Error::custom)")
+        out.line()
+        out.line(f"agentproto_codec::wants!({n}, Named);")
 
     def emit_fields_loop(self, d: Struct) -> None:
         """Reads the members of `d` into `f_<field>` / `o_<oneof>` slots, one pass, then
@@ -488,7 +491,7 @@ class Emitter:
         for o in d.oneofs:
             out.line(f"let mut o_{snake(o.name)}: Option<{o.type_name}> = None;")
         out.line("let mut seen = 0u64;")
-        with out.block("while let Some(key) = map.next_key::<de::Str<'de>>()? {"), out.block("match key.as_str() {"):
+        with out.block("while let Some(key) = de::key(&mut map)? {"), out.block("match key.as_str() {"):
             for o in d.oneofs:
                 self.emit_oneof_arms(o.type_name, self.keyed_members(o.type_name), "o_" + snake(o.name))
             for i, f in enumerate(d.fields):
@@ -611,6 +614,8 @@ class Emitter:
                         out.line(f"other => Self::{UNKNOWN}(other.to_owned()),")
                     else:
                         out.line("other => return Err(de::unknown_value::<D::Error>(other, Self::VALUES)),")
+        out.line()
+        out.line(f"agentproto_codec::wants!({d.name}, String);")
 
     def enum_reader(self, d: Enum) -> str:
         """The expression that reads an enum's wire value as a `de::Str` (its name)."""

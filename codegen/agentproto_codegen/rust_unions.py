@@ -91,7 +91,7 @@ def emit_keyed(e: Emitter, u: Union) -> None:
     e.emit_map_visitor(n)
     with e.visit_fields_fn(n):
         out.line(f"let mut choice: Option<{n}> = None;")
-        with out.block("while let Some(key) = map.next_key::<de::Str<'de>>()? {"), out.block("match key.as_str() {"):
+        with out.block("while let Some(key) = de::key(&mut map)? {"), out.block("match key.as_str() {"):
             e.emit_oneof_arms(n, e.keyed_members(n), "choice")
             out.line("_ => de::skip(&mut map)?,")
         expected = rstr(", ".join(json.dumps(v.tag) for v in u.variants))
@@ -209,6 +209,9 @@ def emit_untagged(e: Emitter, u: Union) -> None:
                 out.line(f"if let Some(v) = de::try_variant::<{dt}>(raw) {{ return Ok(Self::{variant_ident(v.name)}(v{conv})); }}")
             expected = "one of " + ", ".join(described) if len(described) > 1 else described[0]
             out.line(f"Err(de::no_variant::<D::Error>({rstr(expected)}, raw))")
+    out.line()
+    # A union without a tag records its own failure (`no_variant`): it reads any value.
+    out.line(f"agentproto_codec::wants!({u.name}, Any);")
 
 
 def describe(t: TypeRef) -> str:

@@ -25,6 +25,7 @@ from cases_types import *  # noqa: F403
 from cases_shapes import *  # noqa: F403
 from cases_flows import FLOWS, build_flows
 from cases_canonical import build_canonical
+from error_kinds import ERROR_KINDS
 from error_texts import ERROR_TEXTS
 
 
@@ -40,6 +41,7 @@ def build_types():
     build_defaults()
     build_three_state()
     build_numbers()
+    build_strings()
     build_meta_and_unknown_fields()
     build_duplicate_keys()
     build_unions_misc()
@@ -79,6 +81,8 @@ REQUIREMENTS.update({
         "text": "A field with a schema default is filled in when absent, recursively inside defaulted objects, and is always encoded."},
     "acp.v1.optional.three-state": {"source": S + "nullable optional fields (SessionInfoUpdate, CompactionUpdate); sdk: decoding rule 3",
         "text": "A nullable optional field keeps the difference between absent, null and a value through a decode and re-encode."},
+    "acp.v1.strings.unicode": {"source": "spec: RFC 8259 section 8.2 (strings are Unicode text); sdk: vectors/README.md, Error texts",
+        "text": "A string member whose escapes do not spell Unicode text (a lone surrogate) is refused with -32602 at its path."},
     "acp.v1.numbers.bounds": {"source": S + "`format` uint16/uint32/uint64/int64/double; sdk: decoding rule 9",
         "text": "Integer fields enforce their format's range and reject fractions, including values written in exponent form; in-range extremes are kept exactly."},
     "acp.v1.enum.closed-rejected": {"source": S + "oneOf-of-const enums without an `other` branch; sdk: decoding rule 8",
@@ -117,6 +121,18 @@ def add_error_texts():
         expect["error"].update(texts)
 
 
+def add_error_kinds():
+    """Adds the kind of decode failure (error_kinds.py) to its reply_error and call_failed cases."""
+    for cid, kind in ERROR_KINDS.items():
+        expect = CASES[cid]["expect"]
+        if expect["outcome"] == "reply_error":
+            assert expect["error"]["code"] == -32602, cid
+            expect["error"]["kind"] = kind
+        else:
+            assert expect["outcome"] == "call_failed", cid
+            expect["kind"] = kind
+
+
 def main():
     build_jsonrpc()
     build_methods()
@@ -124,6 +140,7 @@ def main():
     build_canonical()
     build_flows()
     add_error_texts()
+    add_error_kinds()
 
     # every `max` input must carry every declared property (and no unknown ones)
     problems = []

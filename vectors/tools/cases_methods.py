@@ -128,7 +128,7 @@ def build_method_extras():
          x_response(3, "authenticate", "AuthenticateResponse", {}), input=resp(3, None), direction=A2C,
          pending=pend(3, "authenticate"))
     case("acp/v1/session.prompt/result-null", "acp.v1.result.session/prompt",
-         "A `session/prompt` response whose result is null fails the call at `$.result`, because `PromptResponse` requires `stopReason`.",
+         "A `session/prompt` response whose result is null fails the call at `$.result`, because `PromptResponse` requires `stopReason` and so is no empty result that `null` could stand for (a wrong type).",
          x_call_failed(3, "$.result"), input=resp(3, None), direction=A2C, pending=pend(3, "session/prompt"))
     for stop in ("end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"):
         case(f"acp/v1/session.prompt/result-stop-{stop.replace('_', '-')}", "acp.v1.result.session/prompt",

@@ -443,6 +443,14 @@ def build_three_state():
 
 
 
+def build_strings():
+    F = f"{T}/strings"
+    R = "acp.v1.strings.unicode"
+    text = '{"jsonrpc":"2.0","id":1,"method":"fs/read_text_file","params":{"sessionId":"sess_1","path":"/a\\ud800"}}\n'
+    case(f"{F}/path-lone-surrogate", R, "A read_text_file request whose path holds a lone surrogate escape is answered with -32602 at `$.params.path`.",
+         x_reply_error(-32602, 1, "$.params.path"), input_text=text, direction=A2C)
+
+
 def build_numbers():
     F = f"{T}/numbers"
     R = "acp.v1.numbers.bounds"
@@ -477,6 +485,8 @@ def build_numbers():
          x_reply_error(-32602, 1, "$.params.protocolVersion"), input_text=ib + "-1}}\n")
     case(f"{F}/uint16-protocol-version-zero", R, "An initialize request with protocolVersion 0 is inside uint16 and is dispatched.",
          iok(0), input_text=ib + "0}}\n")
+    case(f"{F}/uint16-protocol-version-beyond-double", R, "An initialize request with protocolVersion 1e400 (beyond a double) is answered with -32602 at `$.params.protocolVersion`.",
+         x_reply_error(-32602, 1, "$.params.protocolVersion"), input_text=ib + "1e400}}\n")
     case(f"{F}/uint16-protocol-version-fraction", R, "An initialize request with protocolVersion 1.5 is answered with -32602 at `$.params.protocolVersion`.",
          x_reply_error(-32602, 1, "$.params.protocolVersion"), input_text=ib + "1.5}}\n")
     tb = '{"jsonrpc":"2.0","id":1,"method":"terminal/create","params":{"sessionId":"sess_1","command":"ls","outputByteLimit":'

@@ -66,6 +66,11 @@ ERROR_TEXTS: dict[str, dict[str, object]] = {
     "acp/v1/types/numbers/int64-integer-property-overflow": _params(
         "$.params.requestedSchema.properties.n.minimum", I64, "the integer 9223372036854775808"
     ),
+    # a number beyond a double, a string that is not Unicode
+    "acp/v1/types/numbers/uint16-protocol-version-beyond-double": _params(
+        "$.params.protocolVersion", "a number within the range of a double", "a number beyond it"
+    ),
+    "acp/v1/types/strings/path-lone-surrogate": _params("$.params.path", "a string of valid Unicode", "an invalid escape"),
     # parse errors: where the line stops being JSON
     "jsonrpc/framing/not-json": _parse(BAD, 1, 1),
     "jsonrpc/framing/invalid-utf8-in-string": _parse(UTF8, 1, 63),

@@ -318,6 +318,7 @@ impl A2aError {
         Self::new(InvalidParams)
             .with_message(format!("Invalid parameters at {}: {}", e.path, e.message))
             .with("path", e.path.clone())
+            .with("kind", e.kind.as_str())
             .with("expected", e.expected.clone())
             .with("found", e.found.clone())
     }

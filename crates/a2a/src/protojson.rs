@@ -3,7 +3,8 @@
 //! readers the generated decoders call for what ProtoJSON accepts besides the canonical
 //! form ([`Int32`], [`enum_name`]); and HTTP dates for the agent card's `Last-Modified`.
 
-use serde::de::{Deserialize, Deserializer, Error as _};
+use agentproto_codec::{de, DecodeErrorKind};
+use serde::de::{Deserialize, Deserializer};
 use serde::ser::{Error as _, Serialize, Serializer};
 use std::fmt;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -44,32 +45,34 @@ impl<'de> Deserialize<'de> for Int32 {
                 f.write_str("a 32-bit integer (a number or a string)")
             }
             fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Int32, E> {
-                i32::try_from(v).map(Int32).map_err(|_| out_of_range(&v.to_string()))
+                i32::try_from(v).map(Int32).map_err(|_| out_of_range(format!("the integer {v}")))
             }
             fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Int32, E> {
-                i32::try_from(v).map(Int32).map_err(|_| out_of_range(&v.to_string()))
+                i32::try_from(v).map(Int32).map_err(|_| out_of_range(format!("the integer {v}")))
             }
             fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Int32, E> {
-                if v.fract() != 0.0 || !v.is_finite() {
-                    return Err(E::custom(format!("invalid value: {v}, expected an integer")));
-                }
-                if v < f64::from(i32::MIN) || v > f64::from(i32::MAX) {
-                    return Err(out_of_range(&v.to_string()));
+                if v.fract() != 0.0 || !v.is_finite() || v < f64::from(i32::MIN) || v > f64::from(i32::MAX) {
+                    return Err(out_of_range(de::found_number(v)));
                 }
                 Ok(Int32(v as i32))
             }
             fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Int32, E> {
-                let n = parse_integer(v)
-                    .ok_or_else(|| E::custom(format!("invalid value: {v:?}, expected an integer in a string")))?;
-                i32::try_from(n).map(Int32).map_err(|_| out_of_range(v))
+                let n = parse_integer(v).ok_or_else(|| out_of_range(de::found_string(v)))?;
+                i32::try_from(n).map(Int32).map_err(|_| out_of_range(de::found_string(v)))
             }
         }
         d.deserialize_any(V)
     }
 }
 
-fn out_of_range<E: serde::de::Error>(v: &str) -> E {
-    E::custom(format!("invalid value: {v} is out of the range of a 32-bit integer"))
+agentproto_codec::wants!(Int32, Phrase(INT32));
+
+/// What an `int32` reads.
+const INT32: &str = "an integer from -2147483648 to 2147483647, or a string holding one";
+
+/// The failure of a number (or a string holding one) that is no `int32`.
+fn out_of_range<E: serde::de::Error>(found: String) -> E {
+    de::invalid(DecodeErrorKind::OutOfRange, INT32, found)
 }
 
 /// The integer a JSON number's text denotes (`-12`, `1.0`, `2.5e1`; not `2.5` or
@@ -143,10 +146,8 @@ pub(crate) fn enum_name<'de, D: Deserializer<'de>>(
                 Some(name) => Ok(agentproto_codec::de::Str(Cow::Borrowed(name))),
                 None => {
                     let list = self.0.iter().enumerate().map(|(i, v)| format!("{} ({v})", i + 1));
-                    Err(E::custom(format!(
-                        "unknown enum number {n}, expected one of {}",
-                        list.collect::<Vec<_>>().join(", ")
-                    )))
+                    let expected = format!("one of {}", list.collect::<Vec<_>>().join(", "));
+                    Err(de::invalid(DecodeErrorKind::NotListed, expected, format!("the integer {n}")))
                 }
             }
         }
@@ -173,7 +174,11 @@ pub(crate) fn enum_name<'de, D: Deserializer<'de>>(
         }
         fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Self::Value, E> {
             if v.fract() != 0.0 || !v.is_finite() || v.abs() > 1e9 {
-                return Err(E::custom(format!("invalid value: {v}, expected an enum value name or number")));
+                return Err(de::invalid(
+                    DecodeErrorKind::WrongType,
+                    "an enum value name or number",
+                    de::found_number(v),
+                ));
             }
             self.number(v as i64)
         }
@@ -219,9 +224,11 @@ impl<'de> Deserialize<'de> for Bytes {
         } else {
             STANDARD_NO_PAD.decode(t)
         };
-        decoded.map(Bytes).map_err(|e| D::Error::custom(format!("invalid value: base64 text expected ({e})")))
+        decoded.map(Bytes).map_err(|_| de::invalid(DecodeErrorKind::WrongFormat, "base64 text", de::found_string(t)))
     }
 }
+
+agentproto_codec::wants!(Bytes, String);
 
 /// A `google.protobuf.Timestamp`: an instant with nanosecond precision.
 ///
@@ -319,9 +326,13 @@ impl Serialize for Timestamp {
 impl<'de> Deserialize<'de> for Timestamp {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let text = agentproto_codec::de::Str::deserialize(d)?;
-        Timestamp::parse(text.as_str()).map_err(D::Error::custom)
+        Timestamp::parse(text.as_str()).map_err(|_| {
+            de::invalid(DecodeErrorKind::WrongFormat, "an RFC 3339 date-time", de::found_string(text.as_str()))
+        })
     }
 }
+
+agentproto_codec::wants!(Timestamp, String);
 
 fn parse_rfc3339(t: &str) -> Option<Timestamp> {
     let b = t.as_bytes();

@@ -155,6 +155,8 @@ impl<'de> Deserialize<'de> for Text {
     }
 }
 
+agentproto_codec::wants!(Text, String);
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -133,7 +133,7 @@ fn def_of(ty: Type, v: &Value) -> &'static str {
 /// Decodes a 1.0 value through the generated type of `ty`, and checks that re-encoding
 /// the decoded value gives the same ProtoJSON.
 fn decode_v1(ty: Type, v: &Value) {
-    fn go<T: for<'a> serde::Deserialize<'a> + serde::Serialize>(v: &Value) {
+    fn go<T: for<'a> serde::Deserialize<'a> + serde::Serialize + agentproto_codec::Wants>(v: &Value) {
         let bytes = serde_json::to_vec(v).unwrap();
         match agentproto_codec::decode_slice::<T>(&bytes, "$") {
             Ok(d) => {

@@ -4,7 +4,7 @@
 use agentproto_a2a::v1::{Operation, Part, PartContent, Request, SendMessageRequest, StreamResponse, Task, TaskState};
 use agentproto_codec::decode_slice;
 
-fn decode<T: for<'a> serde::Deserialize<'a>>(json: &str) -> Result<T, String> {
+fn decode<T: for<'a> serde::Deserialize<'a> + agentproto_codec::Wants>(json: &str) -> Result<T, String> {
     decode_slice::<T>(json.as_bytes(), "$.params").map(|d| d.value).map_err(|e| e.to_string())
 }
 

@@ -59,7 +59,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use std::any::Any;
 
-use agentproto_codec::{DecodeError, Warning};
+use agentproto_codec::{DecodeError, DecodeErrorKind, Warning};
 use agentproto_jsonrpc::{ErrorCode, ErrorObject, Peer, RequestContext, ResultHook};
 use serde_json::value::RawValue;
 use tokio::sync::watch;
@@ -583,7 +583,7 @@ impl<S: Protocol> Shared<S> {
         }
         if self.options.strict {
             check_outgoing::<M::Params>(raw.get(), "$.params")
-                .map_err(|error| AcpError::InvalidParams { method: method.to_owned(), error })?;
+                .map_err(|error| AcpError::InvalidParams { method: method.to_owned(), error: Box::new(error) })?;
         }
         let effect = if initializing {
             let own = (&params as &dyn Any).downcast_ref::<S::InitializeRequest>().cloned();
@@ -656,7 +656,7 @@ impl<S: Protocol> Shared<S> {
             // its version is what is wrong with it (read only on this failure path).
             Err(error) => match answered_version(text).filter(|&v| initializing && v != i64::from(S::VERSION)) {
                 Some(answered) => Err(AcpError::UnsupportedVersion { answered, supported: S::VERSION }),
-                None => Err(AcpError::InvalidResult { method: method.to_owned(), error }),
+                None => Err(AcpError::InvalidResult { method: method.to_owned(), error: Box::new(error) }),
             },
         };
         match effect {
@@ -691,7 +691,7 @@ impl<S: Protocol> Shared<S> {
         }
         if self.options.strict {
             check_outgoing::<M::Params>(raw.get(), "$.params")
-                .map_err(|error| AcpError::InvalidParams { method: method.to_owned(), error })?;
+                .map_err(|error| AcpError::InvalidParams { method: method.to_owned(), error: Box::new(error) })?;
         }
         let cancelled =
             if self.role == Role::Client && method == S::RULES.session_cancel { M::session_id(&params) } else { None };
@@ -855,12 +855,12 @@ pub(crate) fn unknown_session(session: &str) -> ErrorObject {
 fn ext_name_error(method: &str) -> AcpError {
     AcpError::InvalidParams {
         method: method.to_owned(),
-        error: DecodeError {
-            path: "$.method".to_owned(),
-            expected: "a method name starting with `_`".to_owned(),
-            found: format!("{method:?}"),
-            message: format!("extension methods start with `_`, found {method:?}"),
-        },
+        error: Box::new(DecodeError::new(
+            "$.method",
+            DecodeErrorKind::NotEncodable,
+            "a method name starting with `_`",
+            format!("{method:?}"),
+        )),
     }
 }
 
@@ -873,12 +873,12 @@ pub(crate) fn raw_const(text: &'static str) -> Box<RawValue> {
 fn encode_params<T: serde::Serialize>(method: &str, params: &T) -> Result<Box<RawValue>, AcpError> {
     serde_json::value::to_raw_value(params).map_err(|e| AcpError::InvalidParams {
         method: method.to_owned(),
-        error: DecodeError {
-            path: "$.params".to_owned(),
-            expected: String::new(),
-            found: String::new(),
-            message: e.to_string(),
-        },
+        error: Box::new(DecodeError::new(
+            "$.params",
+            DecodeErrorKind::NotEncodable,
+            "params that serialize to JSON",
+            format!("a value whose serialization failed ({e})"),
+        )),
     })
 }
 

@@ -24,7 +24,7 @@
 //! Cargo features: `unstable` (UNSTABLE v1 surface), `v2` (the v2 draft). None is on
 //! by default.
 
-pub use agentproto_codec::{DecodeError, Decoded, MaybeUndefined, RawJson, Warning, WarningKind};
+pub use agentproto_codec::{DecodeError, DecodeErrorKind, Decoded, MaybeUndefined, RawJson, Warning, WarningKind};
 pub use agentproto_jsonrpc::{ErrorCode, ErrorObject, RequestId};
 
 use serde_json::value::RawValue;
@@ -122,9 +122,21 @@ pub trait RequestMethod {
     /// Who handles it.
     const SIDE: Side;
     /// The params type.
-    type Params: serde::Serialize + for<'de> serde::Deserialize<'de> + Clone + Send + Sync + 'static;
+    type Params: serde::Serialize
+        + for<'de> serde::Deserialize<'de>
+        + agentproto_codec::Wants
+        + Clone
+        + Send
+        + Sync
+        + 'static;
     /// The result type.
-    type Result: serde::Serialize + for<'de> serde::Deserialize<'de> + Clone + Send + Sync + 'static;
+    type Result: serde::Serialize
+        + for<'de> serde::Deserialize<'de>
+        + agentproto_codec::Wants
+        + Clone
+        + Send
+        + Sync
+        + 'static;
     /// The surface the method belongs to.
     type Surface: Protocol;
     /// What a success does to the connection's sessions, if anything.
@@ -184,7 +196,7 @@ pub trait NotificationMethod {
     /// Who handles it.
     const SIDE: Side;
     /// The params type.
-    type Params: serde::Serialize + for<'de> serde::Deserialize<'de>;
+    type Params: serde::Serialize + for<'de> serde::Deserialize<'de> + agentproto_codec::Wants;
     /// The session the params name (their required `sessionId`).
     fn session_id(params: &Self::Params) -> Option<&str> {
         let _ = params;
@@ -256,19 +268,14 @@ impl DispatchError {
     }
 }
 
-/// The -32602 error object for a decode failure; `data` is `{path, expected, found}`.
+/// The -32602 error object for a decode failure; `data` is `{path, kind, expected, found}`.
 pub fn invalid_params(e: &DecodeError) -> ErrorObject {
-    let mut object = ErrorObject::invalid_params(&e.path, &e.expected, &e.found);
-    if e.expected.is_empty() {
-        // Not an "expected X, found Y" failure: say what it was instead.
-        object.message = format!("invalid params: {e}");
-    }
-    object
+    ErrorObject::invalid_params_decoded(e)
 }
 
 /// Decodes `text` as `T` at `root` and wraps it (used by generated dispatch).
 #[doc(hidden)]
-pub fn decode_as<'a, T: serde::Deserialize<'a>, E>(
+pub fn decode_as<'a, T: serde::Deserialize<'a> + agentproto_codec::Wants, E>(
     text: &'a str,
     root: &'static str,
     wrap: impl FnOnce(T) -> E,

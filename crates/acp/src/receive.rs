@@ -6,7 +6,7 @@
 //! with a [`Finding`]. It performs no I/O, so connections, the inspector and the
 //! conformance vectors all run exactly this code.
 
-use crate::{DecodeError, Decoded, DispatchError, Payload};
+use crate::{DecodeError, DecodeErrorKind, Decoded, DispatchError, Payload};
 use agentproto_jsonrpc::{
     decode_call_eager, DecodeOptions, EagerParams, EnvelopeErrorKind, ErrorObject, Message, RequestId,
 };
@@ -191,12 +191,12 @@ fn classify_two_pass<R: Role>(line: &[u8], pending: impl Fn(&RequestId) -> Optio
                     }
                 }
                 EnvelopeErrorKind::InvalidNotification => {
-                    Incoming::Ignored(Finding::InvalidNotification(DecodeError {
-                        path: e.path().to_owned(),
-                        expected: "an object or an array".to_owned(),
-                        found: String::new(),
-                        message: e.message().to_owned(),
-                    }))
+                    Incoming::Ignored(Finding::InvalidNotification(DecodeError::new(
+                        e.path(),
+                        DecodeErrorKind::WrongType,
+                        "an object or an array",
+                        e.params_found().unwrap_or("a value of another type"),
+                    )))
                 }
                 _ => match e.reply() {
                     Some(reply) => Incoming::Reply {

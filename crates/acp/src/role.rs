@@ -128,7 +128,7 @@ impl<P> Context<P> {
 /// Encodes a handler's result; with outgoing validation the bytes are decoded again as the
 /// method's result type and a violation becomes `-32603` (used by generated code).
 #[doc(hidden)]
-pub fn encode_reply<T: serde::Serialize + for<'de> serde::Deserialize<'de>>(
+pub fn encode_reply<T: serde::Serialize + for<'de> serde::Deserialize<'de> + agentproto_codec::Wants>(
     value: &T,
     strict: bool,
     method: &'static str,
@@ -180,19 +180,14 @@ pub fn answer<M: crate::RequestMethod>(result: M::Result, strict: bool) -> Resul
 }
 
 /// Decodes outgoing bytes as `T` and requires a clean decode (no salvage).
-pub(crate) fn check_outgoing<T: for<'de> serde::Deserialize<'de>>(
+pub(crate) fn check_outgoing<T: for<'de> serde::Deserialize<'de> + agentproto_codec::Wants>(
     text: &str,
     root: &'static str,
 ) -> Result<(), DecodeError> {
     let decoded = agentproto_codec::decode::<T>(text, root)?;
     match decoded.warnings.into_iter().next() {
         None => Ok(()),
-        Some(warning) => Err(DecodeError {
-            path: warning.path.clone(),
-            expected: String::new(),
-            found: String::new(),
-            message: warning.message,
-        }),
+        Some(warning) => Err(warning.error),
     }
 }
 

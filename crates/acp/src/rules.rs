@@ -307,7 +307,7 @@ mod tests {
     use crate::{Handshake, RequestMethod};
     use serde_json::Value;
 
-    fn typed<T: for<'de> serde::Deserialize<'de>>(json: Value) -> T {
+    fn typed<T: for<'de> serde::Deserialize<'de> + agentproto_codec::Wants>(json: Value) -> T {
         agentproto_codec::decode::<T>(&json.to_string(), "$").expect("a valid message").value
     }
 

@@ -4,11 +4,10 @@
 //! it is about to decode and pops it only on success, so that when an error unwinds
 //! the stack still says where it happened.
 
-use crate::decode::WarningKind;
-use crate::decode::{record_error, record_parts};
+use crate::decode::{keep_first, record_failure, record_parts, WarningKind};
 use crate::path::{self, Seg};
 use crate::wording::{self, Parts};
-use crate::{RawJson, Warning};
+use crate::{DecodeError, DecodeErrorKind, RawJson, Wants, Warning};
 use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::value::RawValue;
@@ -58,7 +57,23 @@ fn err<E: de::Error>(parts: Parts) -> E {
 /// The error for a raw value of the wrong type (`expected` is a phrase such as
 /// `an object`).
 pub fn wrong_type<E: de::Error>(expected: &str, raw: &RawValue) -> E {
-    err(Parts::new(expected, wording::found_raw(raw)))
+    err(Parts::new(DecodeErrorKind::WrongType, expected, wording::found_raw(raw)))
+}
+
+/// The error for a value a type's own reader refuses (a ProtoJSON integer in a string,
+/// base64 text): recorded at the current path with its kind and phrases.
+pub fn invalid<E: de::Error>(kind: DecodeErrorKind, expected: impl Into<String>, found: impl Into<String>) -> E {
+    err(Parts::new(kind, expected, found))
+}
+
+/// `the string "…"`: a string value as a decode error's `found` names it.
+pub fn found_string(value: &str) -> String {
+    wording::string(value)
+}
+
+/// `the number …`: a double as a decode error's `found` names it.
+pub fn found_number(value: f64) -> String {
+    format!("the number {}", wording::float(value))
 }
 
 /// What a raw value is, as a decode error's `found` names it: `null`,
@@ -68,18 +83,31 @@ pub fn found(raw: &RawValue) -> String {
 }
 
 /// Decodes the value of the member `key` that `map` is positioned at.
-pub fn field<'de, A: MapAccess<'de>, T: Deserialize<'de>>(map: &mut A, key: &'static str) -> Result<T, A::Error> {
+///
+/// The careful attempt reads the value's raw text first, so that a failure nothing
+/// inside records (a value serde's own impls refuse) is named from `T` and that text.
+pub fn field<'de, A: MapAccess<'de>, T: Deserialize<'de> + Wants>(
+    map: &mut A,
+    key: &'static str,
+) -> Result<T, A::Error> {
     path::push(Seg::Key(key));
-    match map.next_value::<T>() {
-        Ok(v) => {
-            path::pop();
-            Ok(v)
+    let value = if path::careful() {
+        from_raw::<T, A::Error>(map.next_value::<&'de RawValue>()?)?
+    } else {
+        map.next_value::<T>()?
+    };
+    path::pop();
+    Ok(value)
+}
+
+/// Reads the next key of `map`. A key whose escapes are not Unicode is a failure at
+/// the object's path (after the syntax check, nothing else can fail there).
+pub fn key<'de, A: MapAccess<'de>>(map: &mut A) -> Result<Option<Str<'de>>, A::Error> {
+    map.next_key::<Str<'de>>().inspect_err(|_| {
+        if path::careful() {
+            keep_first(|| DecodeError::from_parts(path::current(), wording::invalid_escape()));
         }
-        Err(e) => {
-            record_error(&e.to_string());
-            Err(e)
-        }
-    }
+    })
 }
 
 /// Skips the value of an unknown member.
@@ -107,6 +135,7 @@ pub fn missing<E: de::Error>(key: &'static str) -> E {
 pub fn one_of_twice<E: de::Error>(first: &str, second: &'static str) -> E {
     path::push(Seg::Key(second));
     err(Parts::new(
+        DecodeErrorKind::OneOfTwice,
         format!("at most one of the fields {} and {}", wording::quote(first), wording::quote(second)),
         "both",
     ))
@@ -115,19 +144,26 @@ pub fn one_of_twice<E: de::Error>(first: &str, second: &'static str) -> E {
 /// The error for an object that holds none of a required `oneof`'s members (`keys`
 /// lists them as JSON strings: `"a", "b"`).
 pub fn missing_one_of<E: de::Error>(keys: &'static str) -> E {
-    err(Parts::new(format!("one of the fields {keys}"), "an object without any of them"))
+    err(Parts::new(DecodeErrorKind::MissingOneOf, format!("one of the fields {keys}"), "an object without any of them"))
 }
 
 /// Decodes a member annotated `x-deserialize-default-on-null`: `null` gives `None`
 /// and a warning; the caller substitutes the empty value or absence.
-pub fn field_default_on_null<'de, A: MapAccess<'de>, T: Deserialize<'de>>(
+pub fn field_default_on_null<'de, A: MapAccess<'de>, T: Deserialize<'de> + Wants>(
     map: &mut A,
     key: &'static str,
 ) -> Result<Option<T>, A::Error> {
     let value = field::<A, Option<T>>(map, key)?;
     if value.is_none() {
         path::push(Seg::Key(key));
-        warn("null read as the default value".to_owned());
+        let here = path::current();
+        let error = DecodeError::new(here.clone(), DecodeErrorKind::WrongType, T::WANT.phrase(), "null");
+        push_warning(Warning {
+            path: here,
+            message: "null read as the default value".to_owned(),
+            kind: WarningKind::Salvaged,
+            error,
+        });
         path::pop();
     }
     Ok(value)
@@ -135,7 +171,7 @@ pub fn field_default_on_null<'de, A: MapAccess<'de>, T: Deserialize<'de>>(
 
 /// Decodes a member whose bad values are dropped with a warning
 /// (`x-deserialize-default-on-error`). `None` means absent or dropped.
-pub fn field_lenient<'de, A: MapAccess<'de>, T: Deserialize<'de>>(
+pub fn field_lenient<'de, A: MapAccess<'de>, T: Deserialize<'de> + Wants>(
     map: &mut A,
     key: &'static str,
 ) -> Result<Option<T>, A::Error> {
@@ -153,34 +189,27 @@ pub fn field_lenient<'de, A: MapAccess<'de>, T: Deserialize<'de>>(
 }
 
 /// Decodes `raw` as `T`, or records a warning at the current path and gives `None`.
-pub fn lenient<'de, T: Deserialize<'de>>(raw: &'de RawValue) -> Option<T> {
+pub fn lenient<'de, T: Deserialize<'de> + Wants>(raw: &'de RawValue) -> Option<T> {
     let mark = path::mark();
-    match serde_json::from_str::<T>(raw.get()) {
+    match from_raw::<T, serde_json::Error>(raw) {
         Ok(v) => Some(v),
-        Err(e) => {
-            let inner = take_error(&e);
+        Err(_) => {
+            let error = path::STATE.with(|s| s.borrow_mut().error.take());
             path::rollback(mark);
-            warn(format!("dropped invalid value: {inner}"));
+            salvaged(error.expect("from_raw records the failure it returns"));
             None
         }
     }
 }
 
-fn take_error(e: &serde_json::Error) -> String {
-    path::STATE.with(|s| match s.borrow_mut().error.take() {
-        Some(d) => d.to_string(),
-        None => crate::DecodeError::from_serde(String::new(), &e.to_string()).message,
-    })
+/// Records at the current path that a value was dropped because of `error`.
+fn salvaged(error: DecodeError) {
+    let message = format!("dropped invalid value: {error}");
+    push_warning(Warning { path: path::current(), message, kind: WarningKind::Salvaged, error });
 }
 
-/// Records a warning at the current path.
-pub fn warn(message: String) {
-    warn_as(WarningKind::Salvaged, message);
-}
-
-fn warn_as(kind: WarningKind, message: String) {
-    let here = path::current();
-    path::STATE.with(|s| s.borrow_mut().warnings.push(Warning { path: here, message, kind }));
+fn push_warning(warning: Warning) {
+    path::STATE.with(|s| s.borrow_mut().warnings.push(warning));
 }
 
 /// An array member whose invalid items are dropped with a warning each
@@ -189,7 +218,7 @@ fn warn_as(kind: WarningKind, message: String) {
 /// The result is `None` when the member was dropped as a whole (only when `lenient`:
 /// the value was not an array at all), `Some(None)` for `null` (only when `nullable`),
 /// else the kept items.
-pub fn field_items<'de, A: MapAccess<'de>, T: Deserialize<'de>>(
+pub fn field_items<'de, A: MapAccess<'de>, T: Deserialize<'de> + Wants>(
     map: &mut A,
     key: &'static str,
     nullable: bool,
@@ -214,7 +243,9 @@ pub fn field_items<'de, A: MapAccess<'de>, T: Deserialize<'de>>(
     let items = match serde_json::from_str::<Vec<&'de RawValue>>(raw.get()) {
         Ok(items) => items,
         Err(_) if lenient_whole => {
-            warn(format!("dropped invalid value: expected an array, found {}", wording::found_raw(raw)));
+            let error =
+                DecodeError::new(path::current(), DecodeErrorKind::WrongType, "an array", wording::found_raw(raw));
+            salvaged(error);
             path::pop();
             return Ok(None);
         }
@@ -232,13 +263,10 @@ pub fn field_items<'de, A: MapAccess<'de>, T: Deserialize<'de>>(
     Ok(Some(Some(out)))
 }
 
-/// Decodes a raw value as `T` in the current position (used for union variants).
-pub fn from_raw<'de, T: Deserialize<'de>, E: de::Error>(raw: &'de RawValue) -> Result<T, E> {
-    serde_json::from_str::<T>(raw.get()).map_err(|e| {
-        let message = e.to_string();
-        record_error(&message);
-        E::custom(message)
-    })
+/// Decodes a raw value as `T` in the current position (union variants, members read
+/// raw); a failure that nothing inside recorded is named from `T` and the raw text.
+pub fn from_raw<'de, T: Deserialize<'de> + Wants, E: de::Error>(raw: &'de RawValue) -> Result<T, E> {
+    serde_json::from_str::<T>(raw.get()).map_err(|_| E::custom(record_failure(T::WANT, raw)))
 }
 
 /// Tries to decode a raw value as `T`, leaving no trace when it fails
@@ -256,12 +284,16 @@ pub fn try_variant<'de, T: Deserialize<'de>>(raw: &'de RawValue) -> Option<T> {
 
 /// The error for a value that matched none of a union's variants.
 pub fn no_variant<E: de::Error>(expected: &str, raw: &RawValue) -> E {
-    wrong_type(expected, raw)
+    err(Parts::new(DecodeErrorKind::NoVariant, expected, wording::found_raw(raw)))
 }
 
 /// Records the warning for an unknown variant of a closed union, kept as raw JSON.
 pub fn warn_unknown(union: &str, tag: &str) {
-    warn_as(WarningKind::UnknownVariant, format!("unknown {union} variant {} kept as raw JSON", wording::quote(tag)));
+    let here = path::current();
+    let message = format!("unknown {union} variant {} kept as raw JSON", wording::quote(tag));
+    let expected = format!("a known variant of {union}");
+    let error = DecodeError::new(here.clone(), DecodeErrorKind::UnknownVariant, expected, wording::string(tag));
+    push_warning(Warning { path: here, message, kind: WarningKind::UnknownVariant, error });
 }
 
 /// The members of a raw object, borrowed.
@@ -274,7 +306,7 @@ pub fn object_members(raw: &RawValue) -> Result<Vec<(Cow<'_, str>, &RawValue)>, 
         }
         fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
             let mut out = Vec::new();
-            while let Some(k) = map.next_key::<Str<'de>>()? {
+            while let Some(k) = key(&mut map)? {
                 out.push((k.0, map.next_value::<&'de RawValue>()?));
             }
             Ok(out)
@@ -287,30 +319,32 @@ pub fn object_members(raw: &RawValue) -> Result<Vec<(Cow<'_, str>, &RawValue)>, 
 #[derive(Debug)]
 pub struct List<T>(pub Vec<T>);
 
-impl<'de, T: Deserialize<'de>> Deserialize<'de> for List<T> {
+impl<'de, T: Deserialize<'de> + Wants> Deserialize<'de> for List<T> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         struct V<T>(PhantomData<T>);
-        impl<'de, T: Deserialize<'de>> Visitor<'de> for V<T> {
+        impl<'de, T: Deserialize<'de> + Wants> Visitor<'de> for V<T> {
             type Value = List<T>;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an array")
             }
             fn visit_seq<S: SeqAccess<'de>>(self, mut seq: S) -> Result<Self::Value, S::Error> {
                 let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(1024));
+                let careful = path::careful();
                 loop {
                     path::push(Seg::Index(out.len()));
-                    match seq.next_element::<T>() {
-                        Ok(Some(v)) => out.push(v),
-                        Ok(None) => {
-                            path::pop();
-                            return Ok(List(out));
+                    let item = if careful {
+                        match seq.next_element::<&'de RawValue>()? {
+                            Some(raw) => Some(from_raw::<T, S::Error>(raw)?),
+                            None => None,
                         }
-                        Err(e) => {
-                            record_error(&e.to_string());
-                            return Err(e);
-                        }
-                    }
+                    } else {
+                        seq.next_element::<T>()?
+                    };
                     path::pop();
+                    match item {
+                        Some(v) => out.push(v),
+                        None => return Ok(List(out)),
+                    }
                 }
             }
         }
@@ -340,29 +374,29 @@ impl<T> OrderedMap<T> {
     }
 }
 
-impl<'de, T: Deserialize<'de>> Deserialize<'de> for OrderedMap<T> {
+impl<'de, T: Deserialize<'de> + Wants> Deserialize<'de> for OrderedMap<T> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         struct V<T>(PhantomData<T>);
-        impl<'de, T: Deserialize<'de>> Visitor<'de> for V<T> {
+        impl<'de, T: Deserialize<'de> + Wants> Visitor<'de> for V<T> {
             type Value = OrderedMap<T>;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object")
             }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
                 let mut out: Vec<(String, T)> = Vec::new();
-                while let Some(k) = map.next_key::<Str<'de>>()? {
+                let careful = path::careful();
+                while let Some(k) = key(&mut map)? {
                     if out.iter().any(|(seen, _)| seen == k.as_str()) {
                         path::push(Seg::OwnedKey(k.as_str().into()));
                         return Err(err(wording::repeated_key(k.as_str())));
                     }
                     path::push(Seg::OwnedKey(k.as_str().into()));
-                    match map.next_value::<T>() {
-                        Ok(v) => out.push((k.0.into_owned(), v)),
-                        Err(e) => {
-                            record_error(&e.to_string());
-                            return Err(e);
-                        }
-                    }
+                    let value = if careful {
+                        from_raw::<T, A::Error>(map.next_value::<&'de RawValue>()?)?
+                    } else {
+                        map.next_value::<T>()?
+                    };
+                    out.push((k.0.into_owned(), value));
                     path::pop();
                 }
                 Ok(OrderedMap(out))
@@ -384,7 +418,7 @@ impl<T: Serialize> Serialize for OrderedMap<T> {
 
 /// The error for a value a closed enum does not list.
 pub fn unknown_value<E: de::Error>(value: &str, expected: &'static [&'static str]) -> E {
-    err(Parts::new(wording::one_of(expected), wording::string(value)))
+    err(Parts::new(DecodeErrorKind::NotListed, wording::one_of(expected), wording::string(value)))
 }
 
 /// Checks a decoded string against the schema's `minLength` (counted in characters).
@@ -393,6 +427,7 @@ pub fn min_length<E: de::Error>(value: &str, min: usize, key: &'static str) -> R
     if len < min {
         path::push(Seg::Key(key));
         return Err(err(Parts::new(
+            DecodeErrorKind::TooShort,
             format!("a string of at least {min} characters"),
             format!("a string of {len} characters"),
         )));
@@ -405,6 +440,7 @@ pub fn min_items<T, E: de::Error>(value: &[T], min: usize, key: &'static str) ->
     if value.len() < min {
         path::push(Seg::Key(key));
         return Err(err(Parts::new(
+            DecodeErrorKind::TooShort,
             format!("an array of at least {min} items"),
             format!("an array of {} items", value.len()),
         )));
@@ -425,7 +461,7 @@ pub fn read_until_tag<'de, A: MapAccess<'de>>(
     tag: &'static str,
 ) -> Result<(Option<Str<'de>>, Buffered<'de>), A::Error> {
     let mut buffered = Vec::new();
-    while let Some(key) = map.next_key::<Str<'de>>()? {
+    while let Some(key) = key(map)? {
         if key.as_str() == tag {
             return Ok((Some(field::<A, Str<'de>>(map, tag)?), buffered));
         }
@@ -436,7 +472,7 @@ pub fn read_until_tag<'de, A: MapAccess<'de>>(
 
 /// Reads whatever is left of `map` into `buffered` (for unknown variants).
 pub fn drain<'de, A: MapAccess<'de>>(mut map: A, buffered: &mut Buffered<'de>) -> Result<(), A::Error> {
-    while let Some(key) = map.next_key::<Str<'de>>()? {
+    while let Some(key) = key(&mut map)? {
         buffered.push((key, map.next_value::<&'de RawValue>()?));
     }
     Ok(())
@@ -513,12 +549,10 @@ impl<'de, A: MapAccess<'de>> MapAccess<'de> for Replay<'de, A> {
 
     fn next_value_seed<V: de::DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, A::Error> {
         if let Some(raw) = self.value.take() {
+            // Members are read raw in the careful attempt (see `field`), so a failure here
+            // is only the optimistic attempt's, and that one is not reported.
             let mut d = serde_json::Deserializer::from_str(raw.get());
-            return seed.deserialize(&mut d).map_err(|e| {
-                let message = e.to_string();
-                record_error(&message);
-                <A::Error as de::Error>::custom(message)
-            });
+            return seed.deserialize(&mut d).map_err(<A::Error as de::Error>::custom);
         }
         match &mut self.live {
             Some(live) => live.next_value_seed(seed),

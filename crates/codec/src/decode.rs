@@ -1,22 +1,27 @@
 //! Entry points: decode with paths and warnings, encode into reusable buffers.
 
+use crate::kind::DecodeErrorKind;
 use crate::path::{self, Attempt, Seg, STATE};
+use crate::want::{Want, Wants};
 use crate::wording::{self, Parts};
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use std::fmt;
 
-/// Why a value could not be decoded, and where.
+/// Why a value could not be decoded, and where: a value made where the failure
+/// happened, whose message is rendered from its parts.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DecodeError {
     /// JSON path of the offending value, from the root given to [`decode`].
     pub path: String,
+    /// What kind of failure it is (the same names in every SDK).
+    pub kind: DecodeErrorKind,
     /// What the schema wants there, as a phrase: `a string`, `the field "sessionId"`,
     /// `an integer from 0 to 65535` (wording in `vectors/README.md`, "Error texts").
     pub expected: String,
     /// What the input holds there, as a phrase: `null`, `the integer 5`, `the string "x"`.
     pub found: String,
-    /// The whole explanation in one line, rendered from the parts
-    /// (`expected X, found Y`); only a failure without parts has a message of its own.
+    /// `expected <expected>, found <found>`, rendered from the parts.
     pub message: String,
 }
 
@@ -30,35 +35,34 @@ impl std::error::Error for DecodeError {}
 
 impl DecodeError {
     /// An error from its parts; the message is rendered from them.
-    pub fn new(path: impl Into<String>, expected: impl Into<String>, found: impl Into<String>) -> Self {
+    pub fn new(
+        path: impl Into<String>,
+        kind: DecodeErrorKind,
+        expected: impl Into<String>,
+        found: impl Into<String>,
+    ) -> Self {
         let (expected, found) = (expected.into(), found.into());
         let message = format!("expected {expected}, found {found}");
-        Self { path: path.into(), expected, found, message }
+        Self { path: path.into(), kind, expected, found, message }
     }
 
-    fn from_parts(path: String, parts: Parts) -> Self {
-        Self::new(path, parts.expected, parts.found)
-    }
-
-    /// An error from a text serde_json produced at `path`: its "expected X, found Y"
-    /// forms become parts ([`crate::wording`]); any other text is kept as the message.
-    pub(crate) fn from_serde(path: String, message: &str) -> Self {
-        match wording::from_serde(message) {
-            Some(parts) => Self::from_parts(path, parts),
-            None => Self { path, expected: String::new(), found: String::new(), message: message.to_owned() },
-        }
+    pub(crate) fn from_parts(path: String, parts: Parts) -> Self {
+        Self::new(path, parts.kind, parts.expected, parts.found)
     }
 }
 
-/// A value that lenient decoding dropped or replaced, and why.
+/// A value that lenient decoding dropped or kept raw, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Warning {
     /// JSON path of the value.
     pub path: String,
-    /// What was wrong with it.
+    /// What happened, in one line (written where it happened, from the same parts).
     pub message: String,
     /// What happened to the value.
     pub kind: WarningKind,
+    /// What was wrong with it: the failure that made a salvaged value be dropped, or
+    /// (for an unknown variant) a failure of kind `unknown-variant` naming the tag.
+    pub error: DecodeError,
 }
 
 /// What lenient decoding did with a value.
@@ -90,18 +94,26 @@ impl<T> Decoded<T> {
 
 /// Decodes `json` as `T`. `root` is the path of the value inside its message
 /// (`"$.params"`, `"$.result"`, or `"$"`), used as the prefix of every path.
-pub fn decode<'a, T: Deserialize<'a>>(json: &'a str, root: &'static str) -> Result<Decoded<T>, DecodeError> {
-    attempts(root, || serde_json::from_str::<T>(json))
+pub fn decode<'a, T: Deserialize<'a> + Wants>(json: &'a str, root: &'static str) -> Result<Decoded<T>, DecodeError> {
+    attempts(json.as_bytes(), T::WANT, root, || serde_json::from_str::<T>(json))
 }
 
 /// [`decode`] over bytes; invalid UTF-8 is reported like any other syntax error.
-pub fn decode_slice<'a, T: Deserialize<'a>>(json: &'a [u8], root: &'static str) -> Result<Decoded<T>, DecodeError> {
-    attempts(root, || serde_json::from_slice::<T>(json))
+pub fn decode_slice<'a, T: Deserialize<'a> + Wants>(
+    json: &'a [u8],
+    root: &'static str,
+) -> Result<Decoded<T>, DecodeError> {
+    attempts(json, T::WANT, root, || serde_json::from_slice::<T>(json))
 }
 
 /// Runs `parse` optimistically, and again carefully when that fails (see
-/// `path::Attempt`): the careful attempt's answer is the one returned then.
+/// `path::Attempt`): the careful attempt's answer is the one returned then. The
+/// careful attempt first checks that `json` is one JSON value (so that what fails
+/// after is a value, never the syntax); a failure of the root value itself is
+/// classified from `want`.
 fn attempts<T>(
+    json: &[u8],
+    want: Want,
     root: &'static str,
     parse: impl Fn() -> Result<T, serde_json::Error>,
 ) -> Result<Decoded<T>, DecodeError> {
@@ -115,7 +127,72 @@ fn attempts<T>(
     }
     let _careful = Attempt::new(false);
     reset(root);
-    finish(parse())
+    let raw = match serde_json::from_slice::<&RawValue>(json) {
+        Ok(_) if too_deep(json, MAX_DEPTH) => return Err(not_json(root, None)),
+        Ok(raw) => raw,
+        Err(e) => return Err(not_json(root, Some(&e))),
+    };
+    let result = parse();
+    STATE.with(|s| {
+        let mut s = s.borrow_mut();
+        let warnings = std::mem::take(&mut s.warnings);
+        match result {
+            Ok(value) => Ok(Decoded { value, warnings }),
+            // Nothing inside the value recorded a failure: the root value itself failed.
+            Err(_) => Err(s
+                .error
+                .take()
+                .unwrap_or_else(|| DecodeError::from_parts(root.to_owned(), wording::failure(want, raw)))),
+        }
+    })
+}
+
+/// The failure of a text that is not one JSON value: the position where serde_json
+/// stopped, or (`None`) nesting beyond the limit.
+fn not_json(root: &str, syntax: Option<&serde_json::Error>) -> DecodeError {
+    match syntax {
+        Some(e) => {
+            let found = format!("text that is not JSON (line {}, column {})", e.line(), e.column());
+            DecodeError::new(root, DecodeErrorKind::NotJson, "JSON text", found)
+        }
+        None => {
+            let expected = format!("JSON text nested at most {MAX_DEPTH} deep");
+            DecodeError::new(root, DecodeErrorKind::NotJson, expected, "text nested deeper")
+        }
+    }
+}
+
+/// The deepest nesting the careful attempt reads (the limit JSON-RPC lines have too;
+/// the careful attempt reads each member from its own text, so serde_json's own limit
+/// would not hold it).
+const MAX_DEPTH: usize = 128;
+
+/// Whether arrays and objects in `json` open more than `limit` deep (outside strings).
+fn too_deep(json: &[u8], limit: usize) -> bool {
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    for &b in json {
+        if in_string {
+            match (escaped, b) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > limit {
+                    return true;
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    false
 }
 
 /// Decodes a `T` from a deserializer already positioned at it — a value inside a larger
@@ -150,26 +227,6 @@ fn reset(root: &'static str) {
     });
 }
 
-fn finish<T>(result: Result<T, serde_json::Error>) -> Result<Decoded<T>, DecodeError> {
-    STATE.with(|s| {
-        let mut s = s.borrow_mut();
-        let warnings = std::mem::take(&mut s.warnings);
-        match result {
-            Ok(value) => Ok(Decoded { value, warnings }),
-            Err(e) => {
-                Err(s.error.take().unwrap_or_else(|| DecodeError::from_serde(path::render(&s.path), &e.to_string())))
-            }
-        }
-    })
-}
-
-/// Records the first, innermost failure with the current path, from a text serde_json
-/// produced. Later failures on the way out are wrappers of this one and are ignored.
-pub(crate) fn record_error(message: &str) {
-    let here = path::current();
-    keep_first(|| DecodeError::from_serde(here, message));
-}
-
 /// Records the first, innermost failure with the current path, from its parts, and
 /// returns its message (for the serde error that unwinds the decode).
 pub(crate) fn record_parts(parts: Parts) -> String {
@@ -179,13 +236,21 @@ pub(crate) fn record_parts(parts: Parts) -> String {
     message
 }
 
-fn keep_first(error: impl FnOnce() -> DecodeError) {
-    STATE.with(|s| {
-        let mut s = s.borrow_mut();
-        if s.error.is_none() {
-            s.error = Some(error());
-        }
-    });
+/// Records the failure of a value of type `want` whose raw text is `raw` at the
+/// current path, unless something inside it recorded one already.
+pub(crate) fn record_failure(want: Want, raw: &RawValue) -> String {
+    keep_first(|| DecodeError::from_parts(path::current(), wording::failure(want, raw)));
+    STATE.with(|s| s.borrow().error.as_ref().map(|e| e.message.clone()).unwrap_or_default())
+}
+
+/// Records the failure `error` makes, unless one is recorded already (the first is the
+/// innermost; the ones after it are the same failure on its way out).
+pub(crate) fn keep_first(error: impl FnOnce() -> DecodeError) {
+    if STATE.with(|s| s.borrow().error.is_some()) {
+        return;
+    }
+    let error = error();
+    STATE.with(|s| s.borrow_mut().error = Some(error));
 }
 
 /// Encodes `value` as compact JSON, appending to `buf` (which callers reuse).
@@ -207,13 +272,19 @@ mod tests {
 
     #[test]
     fn errors_render_their_parts() {
-        let e = DecodeError::from_serde("$.x".into(), "invalid type: null, expected a string at line 1 column 9");
-        assert_eq!((e.expected.as_str(), e.found.as_str()), ("a string", "null"));
+        let e = DecodeError::new("$.x", DecodeErrorKind::WrongType, "a string", "null");
         assert_eq!(e.message, "expected a string, found null");
         assert_eq!(e.to_string(), "expected a string, found null at $.x");
-        let e = DecodeError::from_serde("$".into(), "missing field `sessionId`");
-        assert_eq!(e.expected, "the field \"sessionId\"");
-        let e = DecodeError::from_serde("$".into(), "recursion limit exceeded");
-        assert_eq!((e.expected.as_str(), e.message.as_str()), ("", "recursion limit exceeded"));
+    }
+
+    #[test]
+    fn text_that_is_not_json_is_named_with_its_position() {
+        let e = decode::<String>("[1,", "$").unwrap_err();
+        assert_eq!(e.kind, DecodeErrorKind::NotJson);
+        assert_eq!((e.expected.as_str(), e.found.as_str()), ("JSON text", "text that is not JSON (line 1, column 3)"));
+        let deep = "[".repeat(200) + &"]".repeat(200);
+        let e = decode::<String>(&deep, "$").unwrap_err();
+        assert_eq!((e.kind, e.found.as_str()), (DecodeErrorKind::NotJson, "text nested deeper"));
+        assert!(!too_deep(br#"["[[[[[[[[[[[[[[[[[[[[[[[[[\"["]"#, 2));
     }
 }

@@ -24,6 +24,7 @@ mod kind;
 mod maybe;
 mod path;
 mod raw;
+mod want;
 mod wording;
 
 pub use decode::{
@@ -34,6 +35,7 @@ pub use maybe::MaybeUndefined;
 #[doc(hidden)]
 pub use path::set_careful_only;
 pub use raw::{RawJson, RawObject};
+pub use want::{Want, Wants};
 
 /// Writes the members of an object into a map that is being serialised.
 ///
@@ -101,6 +103,9 @@ macro_rules! deserialize_via_fields {
                 }
                 d.deserialize_map(V)
             }
+        }
+        impl $crate::Wants for $t {
+            const WANT: $crate::Want = $crate::Want::Named(stringify!($t));
         }
     };
 }

@@ -31,6 +31,13 @@ thread_local! {
 }
 
 thread_local! {
+    /// Whether the decode running on this thread is the careful attempt. Outside any
+    /// attempt (a generated type read by serde_json directly) neither flag is set:
+    /// members are read straight, and lenient ones as the careful attempt reads them.
+    static CAREFUL: Cell<bool> = const { Cell::new(false) };
+}
+
+thread_local! {
     /// Set by tests that compare the optimistic path with the careful one.
     static CAREFUL_ONLY: Cell<bool> = const { Cell::new(false) };
 }
@@ -38,6 +45,12 @@ thread_local! {
 /// Whether lenient members may decode straight from the input (the optimistic attempt).
 pub(crate) fn optimistic() -> bool {
     OPTIMISTIC.with(Cell::get)
+}
+
+/// Whether the careful attempt of [`crate::decode`] is running (members are then read
+/// raw first, so that every failure is named where it happens).
+pub(crate) fn careful() -> bool {
+    CAREFUL.with(Cell::get)
 }
 
 /// Whether optimistic attempts are turned off on this thread.
@@ -67,17 +80,22 @@ pub fn set_careful_only(on: bool) {
 /// (the same deserializers over the same bytes, along the same paths).
 pub(crate) struct Attempt {
     previous: bool,
+    previous_careful: bool,
 }
 
 impl Attempt {
     pub(crate) fn new(optimistic: bool) -> Attempt {
-        Attempt { previous: OPTIMISTIC.with(|cell| cell.replace(optimistic)) }
+        Attempt {
+            previous: OPTIMISTIC.with(|cell| cell.replace(optimistic)),
+            previous_careful: CAREFUL.with(|cell| cell.replace(!optimistic)),
+        }
     }
 }
 
 impl Drop for Attempt {
     fn drop(&mut self) {
         OPTIMISTIC.with(|cell| cell.set(self.previous));
+        CAREFUL.with(|cell| cell.set(self.previous_careful));
     }
 }
 

@@ -598,10 +598,10 @@ fn classify_call(
             Some(b'{') | Some(b'[') => Some(params),
             Some(b'n') => None,
             first => {
-                let found = match first {
-                    Some(b'"') => "string",
-                    Some(b't') | Some(b'f') => "boolean",
-                    _ => "number",
+                let (found, phrase) = match first {
+                    Some(b'"') => ("string", "a string"),
+                    Some(b't') | Some(b'f') => ("boolean", "a boolean"),
+                    _ => ("number", "a number"),
                 };
                 let (kind, prefix) = match echo {
                     Some(_) => (EnvelopeErrorKind::InvalidParams, "invalid params"),
@@ -612,7 +612,8 @@ fn classify_call(
                     echo,
                     format!("{prefix}: expected an object or an array, found {found}"),
                     "$.params",
-                ));
+                )
+                .found(phrase));
             }
         },
     };

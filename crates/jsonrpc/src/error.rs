@@ -44,6 +44,9 @@ impl From<i32> for ErrorCode {
     }
 }
 
+// serde's derive names no failure inside: a bad error object is refused as a whole.
+agentproto_codec::wants!(ErrorObject, Phrase("an error object (an integer code, a string message, optional data)"));
+
 /// The wire error: the `error` member of a JSON-RPC response.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ErrorObject {
@@ -117,6 +120,24 @@ impl ErrorObject {
         write_json_string(&mut data, found);
         data.push(b'}');
         ErrorObject::new(code, format!("{prefix}: expected {expected}, found {found} at {path}"))
+            .with_data(raw_from_vec(data))
+    }
+
+    /// The `-32602` error for a decode failure: as [`ErrorObject::invalid_params`], with
+    /// the failure's kind in `data` (`{"path", "kind", "expected", "found"}`).
+    pub fn invalid_params_decoded(e: &agentproto_codec::DecodeError) -> ErrorObject {
+        let kind = e.kind.as_str();
+        let mut data = Vec::with_capacity(e.path.len() + kind.len() + e.expected.len() + e.found.len() + 48);
+        data.extend_from_slice(b"{\"path\":");
+        write_json_string(&mut data, &e.path);
+        data.extend_from_slice(b",\"kind\":");
+        write_json_string(&mut data, kind);
+        data.extend_from_slice(b",\"expected\":");
+        write_json_string(&mut data, &e.expected);
+        data.extend_from_slice(b",\"found\":");
+        write_json_string(&mut data, &e.found);
+        data.push(b'}');
+        ErrorObject::new(ErrorCode::INVALID_PARAMS, format!("invalid params: {} at {}", e.message, e.path))
             .with_data(raw_from_vec(data))
     }
 

@@ -2,6 +2,7 @@
 
 use std::fmt;
 
+use agentproto_codec::DecodeErrorKind;
 use serde::de::{self, Deserialize, Deserializer, Visitor};
 use serde::ser::{Serialize, Serializer};
 
@@ -127,6 +128,8 @@ impl<'de> Deserialize<'de> for RequestId {
     }
 }
 
+agentproto_codec::wants!(RequestId, Phrase("an integer, a string or null"));
+
 struct RequestIdVisitor;
 
 impl<'de> Visitor<'de> for RequestIdVisitor {
@@ -141,9 +144,11 @@ impl<'de> Visitor<'de> for RequestIdVisitor {
     }
 
     fn visit_u64<E: de::Error>(self, value: u64) -> Result<RequestId, E> {
-        i64::try_from(value)
-            .map(RequestId::number)
-            .map_err(|_| E::invalid_value(de::Unexpected::Unsigned(value), &self))
+        i64::try_from(value).map(RequestId::number).map_err(|_| {
+            let (low, high) = (i64::MIN, i64::MAX);
+            let expected = format!("an integer from {low} to {high}, a string or null");
+            agentproto_codec::de::invalid(DecodeErrorKind::OutOfRange, expected, format!("the integer {value}"))
+        })
     }
 
     fn visit_str<E: de::Error>(self, value: &str) -> Result<RequestId, E> {

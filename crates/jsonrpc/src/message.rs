@@ -272,6 +272,8 @@ pub struct EnvelopeError {
     path: Cow<'static, str>,
     /// Line and column (from 1) where a parse error found the line stop being JSON.
     position: Option<(u32, u32)>,
+    /// What `params` held when it was neither an object, an array nor `null`.
+    found: Option<&'static str>,
 }
 
 impl EnvelopeError {
@@ -281,7 +283,19 @@ impl EnvelopeError {
         message: impl Into<Cow<'static, str>>,
         path: impl Into<Cow<'static, str>>,
     ) -> EnvelopeError {
-        EnvelopeError { kind, id, message: message.into(), path: path.into(), position: None }
+        EnvelopeError { kind, id, message: message.into(), path: path.into(), position: None, found: None }
+    }
+
+    /// The same error for `params` that held `found` (`a string`, `a boolean`, `a number`).
+    pub(crate) fn found(mut self, found: &'static str) -> EnvelopeError {
+        self.found = Some(found);
+        self
+    }
+
+    /// For params that were neither an object, an array nor `null`: what they were
+    /// (`a string`, `a boolean`, `a number`).
+    pub fn params_found(&self) -> Option<&'static str> {
+        self.found
     }
 
     /// The same error at a line and column of the input (parse errors).

@@ -323,6 +323,7 @@ fn observe<R: Role>(incoming: Incoming<R>) -> Result<(Value, Option<Vec<u8>>), S
                 "outcome": "call_failed",
                 "id": id(&call_id),
                 "path": error.path(),
+                "kind": match &error { CallFailure::InvalidResult(d) => Value::from(d.kind.as_str()), CallFailure::InvalidResponse { .. } => Value::Null },
                 "detail": match &error { CallFailure::InvalidResult(d) => d.message.clone(), CallFailure::InvalidResponse { message, .. } => message.clone() },
             }),
             None,
@@ -339,8 +340,8 @@ fn observe<R: Role>(incoming: Incoming<R>) -> Result<(Value, Option<Vec<u8>>), S
 }
 
 /// The members of a reply's error `data` a case may state (`vectors/README.md`, "Error
-/// texts"), copied into the observed error: `expected` and `found` of a decode failure,
-/// `line` and `column` of a parse error.
+/// texts"), copied into the observed error: `kind`, `expected` and `found` of a decode
+/// failure, `line` and `column` of a parse error.
 pub(crate) fn error_texts(error: &mut Value, data: &Value) {
     for key in ERROR_TEXTS {
         if let (Some(value), Some(error)) = (data.get(key), error.as_object_mut()) {
@@ -350,7 +351,7 @@ pub(crate) fn error_texts(error: &mut Value, data: &Value) {
 }
 
 /// The members of `expect.error` a case may state besides `code` and `path`.
-const ERROR_TEXTS: [&str; 4] = ["expected", "found", "line", "column"];
+const ERROR_TEXTS: [&str; 5] = ["kind", "expected", "found", "line", "column"];
 
 /// JSON equality with numbers compared by value (`3` equals `3.0`).
 pub(crate) fn same(a: &Value, b: &Value) -> bool {
@@ -373,7 +374,7 @@ pub(crate) fn compare(expect: &Value, observed: &Value) -> Result<(), String> {
     if get(expect, "outcome") != get(observed, "outcome") {
         return mismatch("outcome");
     }
-    for key in ["method", "id", "type", "params", "result", "finding", "path"] {
+    for key in ["method", "id", "type", "params", "result", "finding", "path", "kind"] {
         if let Some(want) = expect.get(key) {
             if !same(want, &get(observed, key)) {
                 return mismatch(key);

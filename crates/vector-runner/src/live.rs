@@ -526,7 +526,7 @@ impl Evidence {
                     None,
                 ),
                 Err(AcpError::InvalidResult { error, .. }) => {
-                    (json!({"outcome": "call_failed", "id": id, "path": error.path}), None)
+                    (json!({"outcome": "call_failed", "id": id, "path": error.path, "kind": error.kind.as_str()}), None)
                 }
                 Err(AcpError::Connection { error, .. }) => match error.as_ref() {
                     CallError::InvalidResponse(e) => {

@@ -67,7 +67,7 @@ pub enum ClientError {
         /// What was being decoded (`SendMessage result`, `agent card`, …).
         what: String,
         /// Where and why, as a JSON path from the decoded value's root.
-        error: DecodeError,
+        error: Box<DecodeError>,
     },
     /// The server broke the protocol in a way that is not a decoding error (a wrong
     /// content type, a JSON-RPC response with neither result nor error, an SSE event
@@ -134,7 +134,7 @@ impl ClientError {
     }
 
     pub(crate) fn decode(what: impl Into<String>, error: DecodeError) -> Self {
-        ClientError::Decode { what: what.into(), error }
+        ClientError::Decode { what: what.into(), error: Box::new(error) }
     }
 }
 

@@ -499,7 +499,7 @@ impl A2aClient {
 
     /// One unary call on the selected binding: `req` gets the tenant, the answer is
     /// decoded as `T`.
-    async fn unary<R: TenantRequest, T: DeserializeOwned>(
+    async fn unary<R: TenantRequest, T: DeserializeOwned + agentproto_codec::Wants>(
         &self,
         op: Operation,
         mut req: R,

@@ -71,9 +71,12 @@ struct RpcResponse<'a> {
     error: Option<RpcError>,
 }
 
+// serde's derive names no failure inside: the envelope is refused as a whole.
+agentproto_codec::wants!(RpcResponse<'_>, Phrase("a JSON-RPC response object"));
+
 /// Decodes a JSON-RPC response and its `result` as `T`. `empty_ok`: an absent or
 /// `null` result reads as `{}` (for `Empty` results).
-pub(crate) fn rpc_result<T: DeserializeOwned>(
+pub(crate) fn rpc_result<T: DeserializeOwned + agentproto_codec::Wants>(
     body: &[u8],
     expect_id: u64,
     what: &str,

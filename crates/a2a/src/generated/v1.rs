@@ -45,7 +45,7 @@ impl Empty {
     #[doc(hidden)]
     pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 _ => de::skip(&mut map)?,
             }
@@ -135,6 +135,8 @@ impl<'de> Deserialize<'de> for TaskState {
     }
 }
 
+agentproto_codec::wants!(TaskState, String);
+
 /// Defines the sender of a message in A2A protocol communication.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Copy)]
 pub enum Role {
@@ -174,6 +176,8 @@ impl<'de> Deserialize<'de> for Role {
         })
     }
 }
+
+agentproto_codec::wants!(Role, String);
 
 /// Configuration of a send message request.
 #[derive(Debug, Clone, PartialEq)]
@@ -239,7 +243,7 @@ impl SendMessageConfiguration {
         let mut f_history_length: Option<i32> = None;
         let mut f_return_immediately: Option<bool> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "acceptedOutputModes" | "accepted_output_modes" => {
                     de::seen::<A::Error>(&mut seen, 0, "acceptedOutputModes")?;
@@ -360,7 +364,7 @@ impl Task {
         let mut f_history: Option<Vec<Message>> = None;
         let mut f_metadata: Option<RawObject> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "id" => {
                     de::seen::<A::Error>(&mut seen, 0, "id")?;
@@ -470,7 +474,7 @@ impl TaskStatus {
         let mut f_message: Option<Message> = None;
         let mut f_timestamp: Option<Timestamp> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "state" => {
                     de::seen::<A::Error>(&mut seen, 0, "state")?;
@@ -548,7 +552,7 @@ impl PartContent {
     #[doc(hidden)]
     pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut choice: Option<PartContent> = None;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "text" => {
                     if let Some(prev) = &choice {
@@ -645,7 +649,7 @@ impl Part {
         let mut f_media_type: Option<String> = None;
         let mut o_content: Option<PartContent> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "text" => {
                     if let Some(prev) = &o_content {
@@ -801,7 +805,7 @@ impl Message {
         let mut f_extensions: Option<Vec<String>> = None;
         let mut f_reference_task_ids: Option<Vec<String>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "messageId" | "message_id" => {
                     de::seen::<A::Error>(&mut seen, 0, "messageId")?;
@@ -954,7 +958,7 @@ impl Artifact {
         let mut f_metadata: Option<RawObject> = None;
         let mut f_extensions: Option<Vec<String>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "artifactId" | "artifact_id" => {
                     de::seen::<A::Error>(&mut seen, 0, "artifactId")?;
@@ -1066,7 +1070,7 @@ impl TaskStatusUpdateEvent {
         let mut f_status: Option<TaskStatus> = None;
         let mut f_metadata: Option<RawObject> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "taskId" | "task_id" => {
                     de::seen::<A::Error>(&mut seen, 0, "taskId")?;
@@ -1177,7 +1181,7 @@ impl TaskArtifactUpdateEvent {
         let mut f_last_chunk: Option<bool> = None;
         let mut f_metadata: Option<RawObject> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "taskId" | "task_id" => {
                     de::seen::<A::Error>(&mut seen, 0, "taskId")?;
@@ -1282,7 +1286,7 @@ impl AuthenticationInfo {
         let mut f_scheme: Option<String> = None;
         let mut f_credentials: Option<String> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "scheme" => {
                     de::seen::<A::Error>(&mut seen, 0, "scheme")?;
@@ -1376,7 +1380,7 @@ impl AgentInterface {
         let mut f_tenant: Option<String> = None;
         let mut f_protocol_version: Option<String> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "url" => {
                     de::seen::<A::Error>(&mut seen, 0, "url")?;
@@ -1556,7 +1560,7 @@ impl AgentCard {
         let mut f_signatures: Option<Vec<AgentCardSignature>> = None;
         let mut f_icon_url: Option<String> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "name" => {
                     de::seen::<A::Error>(&mut seen, 0, "name")?;
@@ -1755,7 +1759,7 @@ impl AgentProvider {
         let mut f_url: Option<String> = None;
         let mut f_organization: Option<String> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "url" => {
                     de::seen::<A::Error>(&mut seen, 0, "url")?;
@@ -1834,7 +1838,7 @@ impl AgentCapabilities {
         let mut f_extensions: Option<Vec<AgentExtension>> = None;
         let mut f_extended_agent_card: Option<bool> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "streaming" => {
                     de::seen::<A::Error>(&mut seen, 0, "streaming")?;
@@ -1924,7 +1928,7 @@ impl AgentExtension {
         let mut f_required: Option<bool> = None;
         let mut f_params: Option<RawObject> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "uri" => {
                     de::seen::<A::Error>(&mut seen, 0, "uri")?;
@@ -2051,7 +2055,7 @@ impl AgentSkill {
         let mut f_output_modes: Option<Vec<String>> = None;
         let mut f_security_requirements: Option<Vec<SecurityRequirement>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "id" => {
                     de::seen::<A::Error>(&mut seen, 0, "id")?;
@@ -2186,7 +2190,7 @@ impl AgentCardSignature {
         let mut f_signature: Option<String> = None;
         let mut f_header: Option<RawObject> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "protected" => {
                     de::seen::<A::Error>(&mut seen, 0, "protected")?;
@@ -2292,7 +2296,7 @@ impl TaskPushNotificationConfig {
         let mut f_token: Option<String> = None;
         let mut f_authentication: Option<AuthenticationInfo> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "tenant" => {
                     de::seen::<A::Error>(&mut seen, 0, "tenant")?;
@@ -2390,7 +2394,7 @@ impl StringList {
     pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut f_list: Option<Vec<String>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "list" => {
                     de::seen::<A::Error>(&mut seen, 0, "list")?;
@@ -2441,7 +2445,7 @@ impl SecurityRequirement {
     pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut f_schemes: Option<OrderedMap<StringList>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "schemes" => {
                     de::seen::<A::Error>(&mut seen, 0, "schemes")?;
@@ -2511,7 +2515,7 @@ impl SecurityScheme {
     #[doc(hidden)]
     pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut choice: Option<SecurityScheme> = None;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "apiKeySecurityScheme" | "api_key_security_scheme" => {
                     if let Some(prev) = &choice {
@@ -2619,7 +2623,7 @@ impl APIKeySecurityScheme {
         let mut f_location: Option<String> = None;
         let mut f_name: Option<String> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "description" => {
                     de::seen::<A::Error>(&mut seen, 0, "description")?;
@@ -2704,7 +2708,7 @@ impl HTTPAuthSecurityScheme {
         let mut f_scheme: Option<String> = None;
         let mut f_bearer_format: Option<String> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "description" => {
                     de::seen::<A::Error>(&mut seen, 0, "description")?;
@@ -2787,7 +2791,7 @@ impl OAuth2SecurityScheme {
         let mut f_flows: Option<OAuthFlows> = None;
         let mut f_oauth2_metadata_url: Option<String> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "description" => {
                     de::seen::<A::Error>(&mut seen, 0, "description")?;
@@ -2863,7 +2867,7 @@ impl OpenIdConnectSecurityScheme {
         let mut f_description: Option<String> = None;
         let mut f_open_id_connect_url: Option<String> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "description" => {
                     de::seen::<A::Error>(&mut seen, 0, "description")?;
@@ -2924,7 +2928,7 @@ impl MutualTlsSecurityScheme {
     pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut f_description: Option<String> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "description" => {
                     de::seen::<A::Error>(&mut seen, 0, "description")?;
@@ -2992,7 +2996,7 @@ impl OAuthFlows {
     #[doc(hidden)]
     pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut choice: Option<OAuthFlows> = None;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "authorizationCode" | "authorization_code" => {
                     if let Some(prev) = &choice {
@@ -3117,7 +3121,7 @@ impl AuthorizationCodeOAuthFlow {
         let mut f_scopes: Option<OrderedMap<String>> = None;
         let mut f_pkce_required: Option<bool> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "authorizationUrl" | "authorization_url" => {
                     de::seen::<A::Error>(&mut seen, 0, "authorizationUrl")?;
@@ -3217,7 +3221,7 @@ impl ClientCredentialsOAuthFlow {
         let mut f_refresh_url: Option<String> = None;
         let mut f_scopes: Option<OrderedMap<String>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "tokenUrl" | "token_url" => {
                     de::seen::<A::Error>(&mut seen, 0, "tokenUrl")?;
@@ -3303,7 +3307,7 @@ impl ImplicitOAuthFlow {
         let mut f_refresh_url: Option<String> = None;
         let mut f_scopes: Option<OrderedMap<String>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "authorizationUrl" | "authorization_url" => {
                     de::seen::<A::Error>(&mut seen, 0, "authorizationUrl")?;
@@ -3389,7 +3393,7 @@ impl PasswordOAuthFlow {
         let mut f_refresh_url: Option<String> = None;
         let mut f_scopes: Option<OrderedMap<String>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "tokenUrl" | "token_url" => {
                     de::seen::<A::Error>(&mut seen, 0, "tokenUrl")?;
@@ -3484,7 +3488,7 @@ impl DeviceCodeOAuthFlow {
         let mut f_refresh_url: Option<String> = None;
         let mut f_scopes: Option<OrderedMap<String>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "deviceAuthorizationUrl" | "device_authorization_url" => {
                     de::seen::<A::Error>(&mut seen, 0, "deviceAuthorizationUrl")?;
@@ -3583,7 +3587,7 @@ impl SendMessageRequest {
         let mut f_configuration: Option<SendMessageConfiguration> = None;
         let mut f_metadata: Option<RawObject> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "tenant" => {
                     de::seen::<A::Error>(&mut seen, 0, "tenant")?;
@@ -3673,7 +3677,7 @@ impl GetTaskRequest {
         let mut f_id: Option<String> = None;
         let mut f_history_length: Option<i32> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "tenant" => {
                     de::seen::<A::Error>(&mut seen, 0, "tenant")?;
@@ -3800,7 +3804,7 @@ impl ListTasksRequest {
         let mut f_status_timestamp_after: Option<Timestamp> = None;
         let mut f_include_artifacts: Option<bool> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "tenant" => {
                     de::seen::<A::Error>(&mut seen, 0, "tenant")?;
@@ -3936,7 +3940,7 @@ impl ListTasksResponse {
         let mut f_page_size: Option<i32> = None;
         let mut f_total_size: Option<i32> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "tasks" => {
                     de::seen::<A::Error>(&mut seen, 0, "tasks")?;
@@ -4029,7 +4033,7 @@ impl CancelTaskRequest {
         let mut f_id: Option<String> = None;
         let mut f_metadata: Option<RawObject> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "tenant" => {
                     de::seen::<A::Error>(&mut seen, 0, "tenant")?;
@@ -4107,7 +4111,7 @@ impl GetTaskPushNotificationConfigRequest {
         let mut f_task_id: Option<String> = None;
         let mut f_id: Option<String> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "tenant" => {
                     de::seen::<A::Error>(&mut seen, 0, "tenant")?;
@@ -4188,7 +4192,7 @@ impl DeleteTaskPushNotificationConfigRequest {
         let mut f_task_id: Option<String> = None;
         let mut f_id: Option<String> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "tenant" => {
                     de::seen::<A::Error>(&mut seen, 0, "tenant")?;
@@ -4265,7 +4269,7 @@ impl SubscribeToTaskRequest {
         let mut f_tenant: Option<String> = None;
         let mut f_id: Option<String> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "tenant" => {
                     de::seen::<A::Error>(&mut seen, 0, "tenant")?;
@@ -4344,7 +4348,7 @@ impl ListTaskPushNotificationConfigsRequest {
         let mut f_page_size: Option<i32> = None;
         let mut f_page_token: Option<String> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "tenant" => {
                     de::seen::<A::Error>(&mut seen, 0, "tenant")?;
@@ -4426,7 +4430,7 @@ impl GetExtendedAgentCardRequest {
     pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut f_tenant: Option<String> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "tenant" => {
                     de::seen::<A::Error>(&mut seen, 0, "tenant")?;
@@ -4482,7 +4486,7 @@ impl SendMessageResponse {
     #[doc(hidden)]
     pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut choice: Option<SendMessageResponse> = None;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "task" => {
                     if let Some(prev) = &choice {
@@ -4557,7 +4561,7 @@ impl StreamResponse {
     #[doc(hidden)]
     pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut choice: Option<StreamResponse> = None;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "task" => {
                     if let Some(prev) = &choice {
@@ -4645,7 +4649,7 @@ impl ListTaskPushNotificationConfigsResponse {
         let mut f_configs: Option<Vec<TaskPushNotificationConfig>> = None;
         let mut f_next_page_token: Option<String> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "configs" => {
                     de::seen::<A::Error>(&mut seen, 0, "configs")?;

@@ -35,7 +35,7 @@ pub enum AcpError {
         /// The method called.
         method: String,
         /// Where and what.
-        error: DecodeError,
+        error: Box<DecodeError>,
     },
     /// Outgoing validation (on by default): the params this side was about to send are invalid; nothing was sent.
     #[error("`{method}`: refusing to send invalid params: {error}")]
@@ -43,7 +43,7 @@ pub enum AcpError {
         /// The method.
         method: String,
         /// Where and what.
-        error: DecodeError,
+        error: Box<DecodeError>,
     },
     /// `initialize` has not completed yet; nothing was sent.
     #[error("`{method}` cannot be sent before `initialize` has completed")]

@@ -89,7 +89,7 @@ impl WriteTextFileRequest {
         let mut f_content: Option<String> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "sessionId" => {
                     de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
@@ -159,6 +159,7 @@ impl fmt::Display for SessionId {
         f.write_str(&self.0)
     }
 }
+agentproto_codec::wants!(SessionId, String);
 
 /// Request to read content from a text file.
 #[derive(Debug, Clone, PartialEq)]
@@ -227,7 +228,7 @@ impl ReadTextFileRequest {
         let mut f_limit: Option<Option<u32>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "sessionId" => {
                     de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
@@ -327,7 +328,7 @@ impl RequestPermissionRequest {
         let mut f_options: Option<Vec<PermissionOption>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "sessionId" => {
                     de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
@@ -479,7 +480,7 @@ impl ToolCallUpdate {
         let mut f_raw_output: Option<RawJson> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "toolCallId" => {
                     de::seen::<A::Error>(&mut seen, 0, "toolCallId")?;
@@ -591,6 +592,7 @@ impl fmt::Display for ToolCallId {
         f.write_str(&self.0)
     }
 }
+agentproto_codec::wants!(ToolCallId, String);
 
 /// Categories of tools that can be invoked.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Copy)]
@@ -673,6 +675,8 @@ impl<'de> Deserialize<'de> for ToolKind {
     }
 }
 
+agentproto_codec::wants!(ToolKind, String);
+
 /// Execution status of a tool call.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Copy)]
 pub enum ToolCallStatus {
@@ -723,6 +727,8 @@ impl<'de> Deserialize<'de> for ToolCallStatus {
         })
     }
 }
+
+agentproto_codec::wants!(ToolCallStatus, String);
 
 /// Content produced by a tool call.
 #[derive(Debug, Clone, PartialEq)]
@@ -967,7 +973,7 @@ impl Annotations {
         let mut f_priority: Option<Option<f64>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "audience" => {
                     de::seen::<A::Error>(&mut seen, 0, "audience")?;
@@ -1045,6 +1051,8 @@ impl<'de> Deserialize<'de> for Role {
     }
 }
 
+agentproto_codec::wants!(Role, String);
+
 /// Text provided to or from an LLM.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TextContent {
@@ -1094,7 +1102,7 @@ impl TextContent {
         let mut f_text: Option<String> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "annotations" => {
                     de::seen::<A::Error>(&mut seen, 0, "annotations")?;
@@ -1192,7 +1200,7 @@ impl ImageContent {
         let mut f_uri: Option<Option<String>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "annotations" => {
                     de::seen::<A::Error>(&mut seen, 0, "annotations")?;
@@ -1296,7 +1304,7 @@ impl AudioContent {
         let mut f_mime_type: Option<String> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "annotations" => {
                     de::seen::<A::Error>(&mut seen, 0, "annotations")?;
@@ -1429,7 +1437,7 @@ impl ResourceLink {
         let mut f_uri: Option<String> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "annotations" => {
                     de::seen::<A::Error>(&mut seen, 0, "annotations")?;
@@ -1536,6 +1544,8 @@ impl<'de> Deserialize<'de> for EmbeddedResourceResource {
     }
 }
 
+agentproto_codec::wants!(EmbeddedResourceResource, Any);
+
 /// Text-based resource contents.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TextResourceContents {
@@ -1594,7 +1604,7 @@ impl TextResourceContents {
         let mut f_uri: Option<String> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "mimeType" => {
                     de::seen::<A::Error>(&mut seen, 0, "mimeType")?;
@@ -1691,7 +1701,7 @@ impl BlobResourceContents {
         let mut f_uri: Option<String> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "blob" => {
                     de::seen::<A::Error>(&mut seen, 0, "blob")?;
@@ -1779,7 +1789,7 @@ impl EmbeddedResource {
         let mut f_resource: Option<EmbeddedResourceResource> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "annotations" => {
                     de::seen::<A::Error>(&mut seen, 0, "annotations")?;
@@ -1851,7 +1861,7 @@ impl Content {
         let mut f_content: Option<ContentBlock> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "content" => {
                     de::seen::<A::Error>(&mut seen, 0, "content")?;
@@ -1933,7 +1943,7 @@ impl Diff {
         let mut f_new_text: Option<String> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "path" => {
                     de::seen::<A::Error>(&mut seen, 0, "path")?;
@@ -2002,6 +2012,7 @@ impl fmt::Display for TerminalId {
         f.write_str(&self.0)
     }
 }
+agentproto_codec::wants!(TerminalId, String);
 
 /// Embed a terminal created with `terminal/create` by its id.
 #[derive(Debug, Clone, PartialEq)]
@@ -2044,7 +2055,7 @@ impl Terminal {
         let mut f_terminal_id: Option<TerminalId> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "terminalId" => {
                     de::seen::<A::Error>(&mut seen, 0, "terminalId")?;
@@ -2117,7 +2128,7 @@ impl ToolCallLocation {
         let mut f_line: Option<Option<u32>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "path" => {
                     de::seen::<A::Error>(&mut seen, 0, "path")?;
@@ -2201,7 +2212,7 @@ impl PermissionOption {
         let mut f_kind: Option<PermissionOptionKind> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "optionId" => {
                     de::seen::<A::Error>(&mut seen, 0, "optionId")?;
@@ -2271,6 +2282,7 @@ impl fmt::Display for PermissionOptionId {
         f.write_str(&self.0)
     }
 }
+agentproto_codec::wants!(PermissionOptionId, String);
 
 /// The type of permission option being presented to the user.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Copy)]
@@ -2321,6 +2333,8 @@ impl<'de> Deserialize<'de> for PermissionOptionKind {
         })
     }
 }
+
+agentproto_codec::wants!(PermissionOptionKind, String);
 
 /// Request to create a new terminal and execute a command.
 #[derive(Debug, Clone, PartialEq)]
@@ -2403,7 +2417,7 @@ impl CreateTerminalRequest {
         let mut f_output_byte_limit: Option<Option<u64>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "sessionId" => {
                     de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
@@ -2504,7 +2518,7 @@ impl EnvVariable {
         let mut f_value: Option<String> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "name" => {
                     de::seen::<A::Error>(&mut seen, 0, "name")?;
@@ -2581,7 +2595,7 @@ impl TerminalOutputRequest {
         let mut f_terminal_id: Option<TerminalId> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "sessionId" => {
                     de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
@@ -2658,7 +2672,7 @@ impl ReleaseTerminalRequest {
         let mut f_terminal_id: Option<TerminalId> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "sessionId" => {
                     de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
@@ -2735,7 +2749,7 @@ impl WaitForTerminalExitRequest {
         let mut f_terminal_id: Option<TerminalId> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "sessionId" => {
                     de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
@@ -2812,7 +2826,7 @@ impl KillTerminalRequest {
         let mut f_terminal_id: Option<TerminalId> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "sessionId" => {
                     de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
@@ -2966,7 +2980,7 @@ impl<'de> Deserialize<'de> for CreateElicitationRequest {
                 let mut f_message: Option<String> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
+                while let Some(key) = de::key(&mut map)? {
                     match key.as_str() {
                         "message" => {
                             de::seen::<A::Error>(&mut seen, 0, "message")?;
@@ -2995,6 +3009,8 @@ impl<'de> Deserialize<'de> for CreateElicitationRequest {
         inner.deserialize_map(V { raw }).map_err(D::Error::custom)
     }
 }
+
+agentproto_codec::wants!(CreateElicitationRequest, Named);
 
 /// Session-scoped elicitation, optionally tied to a specific tool call.
 #[derive(Debug, Clone, PartialEq)]
@@ -3035,7 +3051,7 @@ impl ElicitationSessionScope {
         let mut f_session_id: Option<SessionId> = None;
         let mut f_tool_call_id: Option<Option<ToolCallId>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "sessionId" => {
                     de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
@@ -3091,7 +3107,7 @@ impl ElicitationRequestScope {
     pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut f_request_id: Option<crate::RequestId> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "requestId" => {
                     de::seen::<A::Error>(&mut seen, 0, "requestId")?;
@@ -3183,7 +3199,7 @@ impl ElicitationSchema {
         let mut f_description: Option<Option<String>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "type" => {
                     de::seen::<A::Error>(&mut seen, 0, "type")?;
@@ -3270,6 +3286,8 @@ impl<'de> Deserialize<'de> for ElicitationSchemaType {
         })
     }
 }
+
+agentproto_codec::wants!(ElicitationSchemaType, String);
 
 /// Property schema for elicitation form fields.
 #[derive(Debug, Clone, PartialEq)]
@@ -3421,6 +3439,8 @@ impl<'de> Deserialize<'de> for StringFormat {
     }
 }
 
+agentproto_codec::wants!(StringFormat, String);
+
 /// A titled enum option with a const value, human-readable title, and optional description.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EnumOption {
@@ -3479,7 +3499,7 @@ impl EnumOption {
         let mut f_description: Option<Option<String>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "const" => {
                     de::seen::<A::Error>(&mut seen, 0, "const")?;
@@ -3641,7 +3661,7 @@ impl StringPropertySchema {
         let mut f_one_of: Option<Option<Vec<EnumOption>>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "title" => {
                     de::seen::<A::Error>(&mut seen, 0, "title")?;
@@ -3802,7 +3822,7 @@ impl NumberPropertySchema {
         let mut f_default: Option<Option<f64>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "title" => {
                     de::seen::<A::Error>(&mut seen, 0, "title")?;
@@ -3932,7 +3952,7 @@ impl IntegerPropertySchema {
         let mut f_default: Option<Option<i64>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "title" => {
                     de::seen::<A::Error>(&mut seen, 0, "title")?;
@@ -4044,7 +4064,7 @@ impl BooleanPropertySchema {
         let mut f_default: Option<Option<bool>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "title" => {
                     de::seen::<A::Error>(&mut seen, 0, "title")?;
@@ -4184,7 +4204,7 @@ impl StringMultiSelectItems {
         let mut f_enum: Option<Vec<String>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "enum" => {
                     de::seen::<A::Error>(&mut seen, 0, "enum")?;
@@ -4249,7 +4269,7 @@ impl TitledMultiSelectItems {
         let mut f_any_of: Option<Vec<EnumOption>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "anyOf" => {
                     de::seen::<A::Error>(&mut seen, 0, "anyOf")?;
@@ -4362,7 +4382,7 @@ impl MultiSelectPropertySchema {
         let mut f_default: Option<Option<Vec<String>>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "title" => {
                     de::seen::<A::Error>(&mut seen, 0, "title")?;
@@ -4459,6 +4479,8 @@ impl<'de> Deserialize<'de> for ElicitationFormModeVariant {
     }
 }
 
+agentproto_codec::wants!(ElicitationFormModeVariant, Any);
+
 /// Form-based elicitation mode where the client renders a form from the provided schema.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ElicitationFormMode {
@@ -4493,7 +4515,7 @@ impl<'de> Deserialize<'de> for ElicitationFormMode {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ElicitationFormMode, A::Error> {
                 let mut f_requested_schema: Option<ElicitationSchema> = None;
                 let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
+                while let Some(key) = de::key(&mut map)? {
                     match key.as_str() {
                         "requestedSchema" => {
                             de::seen::<A::Error>(&mut seen, 0, "requestedSchema")?;
@@ -4515,6 +4537,8 @@ impl<'de> Deserialize<'de> for ElicitationFormMode {
         inner.deserialize_map(V { raw }).map_err(D::Error::custom)
     }
 }
+
+agentproto_codec::wants!(ElicitationFormMode, Named);
 
 /// Unique identifier for an elicitation.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default, serde::Serialize, serde::Deserialize)]
@@ -4546,6 +4570,7 @@ impl fmt::Display for ElicitationId {
         f.write_str(&self.0)
     }
 }
+agentproto_codec::wants!(ElicitationId, String);
 
 /// The variant part of [`ElicitationUrlMode`].
 #[derive(Debug, Clone, PartialEq)]
@@ -4588,6 +4613,8 @@ impl<'de> Deserialize<'de> for ElicitationUrlModeVariant {
     }
 }
 
+agentproto_codec::wants!(ElicitationUrlModeVariant, Any);
+
 /// URL-based elicitation mode where the client directs the user to a URL.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ElicitationUrlMode {
@@ -4626,7 +4653,7 @@ impl<'de> Deserialize<'de> for ElicitationUrlMode {
                 let mut f_elicitation_id: Option<ElicitationId> = None;
                 let mut f_url: Option<String> = None;
                 let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
+                while let Some(key) = de::key(&mut map)? {
                     match key.as_str() {
                         "elicitationId" => {
                             de::seen::<A::Error>(&mut seen, 0, "elicitationId")?;
@@ -4656,6 +4683,8 @@ impl<'de> Deserialize<'de> for ElicitationUrlMode {
         inner.deserialize_map(V { raw }).map_err(D::Error::custom)
     }
 }
+
+agentproto_codec::wants!(ElicitationUrlMode, Named);
 
 /// Allows for sending an arbitrary request that is not part of the ACP spec.
 /// Extension methods provide a way to add custom functionality while maintaining
@@ -4726,7 +4755,7 @@ impl InitializeResponse {
         let mut f_agent_info: Option<Option<Implementation>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "protocolVersion" => {
                     de::seen::<A::Error>(&mut seen, 0, "protocolVersion")?;
@@ -4844,7 +4873,7 @@ impl AgentCapabilities {
         let mut f_auth: Option<AgentAuthCapabilities> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "loadSession" => {
                     de::seen::<A::Error>(&mut seen, 0, "loadSession")?;
@@ -4958,7 +4987,7 @@ impl PromptCapabilities {
         let mut f_embedded_context: Option<bool> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "image" => {
                     de::seen::<A::Error>(&mut seen, 0, "image")?;
@@ -5048,7 +5077,7 @@ impl McpCapabilities {
         let mut f_sse: Option<bool> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "http" => {
                     de::seen::<A::Error>(&mut seen, 0, "http")?;
@@ -5167,7 +5196,7 @@ impl SessionCapabilities {
         let mut f_close: Option<Option<SessionCloseCapabilities>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "list" => {
                     de::seen::<A::Error>(&mut seen, 0, "list")?;
@@ -5257,7 +5286,7 @@ impl SessionListCapabilities {
     pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "_meta" => {
                     de::seen::<A::Error>(&mut seen, 0, "_meta")?;
@@ -5309,7 +5338,7 @@ impl SessionDeleteCapabilities {
     pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "_meta" => {
                     de::seen::<A::Error>(&mut seen, 0, "_meta")?;
@@ -5361,7 +5390,7 @@ impl SessionAdditionalDirectoriesCapabilities {
     pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "_meta" => {
                     de::seen::<A::Error>(&mut seen, 0, "_meta")?;
@@ -5413,7 +5442,7 @@ impl SessionResumeCapabilities {
     pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "_meta" => {
                     de::seen::<A::Error>(&mut seen, 0, "_meta")?;
@@ -5465,7 +5494,7 @@ impl SessionCloseCapabilities {
     pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "_meta" => {
                     de::seen::<A::Error>(&mut seen, 0, "_meta")?;
@@ -5525,7 +5554,7 @@ impl AgentAuthCapabilities {
         let mut f_logout: Option<Option<LogoutCapabilities>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "logout" => {
                     de::seen::<A::Error>(&mut seen, 0, "logout")?;
@@ -5584,7 +5613,7 @@ impl LogoutCapabilities {
     pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "_meta" => {
                     de::seen::<A::Error>(&mut seen, 0, "_meta")?;
@@ -5694,6 +5723,7 @@ impl fmt::Display for AuthMethodId {
         f.write_str(&self.0)
     }
 }
+agentproto_codec::wants!(AuthMethodId, String);
 
 /// Terminal-based authentication method.
 #[derive(Debug, Clone, PartialEq)]
@@ -5768,7 +5798,7 @@ impl AuthMethodTerminal {
         let mut f_env: Option<OrderedMap<String>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "id" => {
                     de::seen::<A::Error>(&mut seen, 0, "id")?;
@@ -5879,7 +5909,7 @@ impl AuthMethodAgent {
         let mut f_description: Option<Option<String>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "id" => {
                     de::seen::<A::Error>(&mut seen, 0, "id")?;
@@ -5981,7 +6011,7 @@ impl Implementation {
         let mut f_version: Option<String> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "name" => {
                     de::seen::<A::Error>(&mut seen, 0, "name")?;
@@ -6056,7 +6086,7 @@ impl AuthenticateResponse {
     pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "_meta" => {
                     de::seen::<A::Error>(&mut seen, 0, "_meta")?;
@@ -6108,7 +6138,7 @@ impl LogoutResponse {
     pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "_meta" => {
                     de::seen::<A::Error>(&mut seen, 0, "_meta")?;
@@ -6186,7 +6216,7 @@ impl NewSessionResponse {
         let mut f_config_options: Option<Option<Vec<SessionConfigOption>>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "sessionId" => {
                     de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
@@ -6274,7 +6304,7 @@ impl SessionModeState {
         let mut f_available_modes: Option<Vec<SessionMode>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "currentModeId" => {
                     de::seen::<A::Error>(&mut seen, 0, "currentModeId")?;
@@ -6337,6 +6367,7 @@ impl fmt::Display for SessionModeId {
         f.write_str(&self.0)
     }
 }
+agentproto_codec::wants!(SessionModeId, String);
 
 /// A mode the agent can operate in.
 #[derive(Debug, Clone, PartialEq)]
@@ -6396,7 +6427,7 @@ impl SessionMode {
         let mut f_description: Option<Option<String>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "id" => {
                     de::seen::<A::Error>(&mut seen, 0, "id")?;
@@ -6564,7 +6595,7 @@ impl<'de> Deserialize<'de> for SessionConfigOption {
                 let mut f_category: Option<Option<SessionConfigOptionCategory>> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
+                while let Some(key) = de::key(&mut map)? {
                     match key.as_str() {
                         "id" => {
                             de::seen::<A::Error>(&mut seen, 0, "id")?;
@@ -6618,6 +6649,8 @@ impl<'de> Deserialize<'de> for SessionConfigOption {
     }
 }
 
+agentproto_codec::wants!(SessionConfigOption, Named);
+
 /// Unique identifier for a session configuration option.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default, serde::Serialize, serde::Deserialize)]
 #[serde(transparent)]
@@ -6648,6 +6681,7 @@ impl fmt::Display for SessionConfigId {
         f.write_str(&self.0)
     }
 }
+agentproto_codec::wants!(SessionConfigId, String);
 
 /// Semantic category for a session configuration option.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -6702,6 +6736,8 @@ impl<'de> Deserialize<'de> for SessionConfigOptionCategory {
     }
 }
 
+agentproto_codec::wants!(SessionConfigOptionCategory, String);
+
 /// Unique identifier for a session configuration option value.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default, serde::Serialize, serde::Deserialize)]
 #[serde(transparent)]
@@ -6732,6 +6768,7 @@ impl fmt::Display for SessionConfigValueId {
         f.write_str(&self.0)
     }
 }
+agentproto_codec::wants!(SessionConfigValueId, String);
 
 /// Possible values for a session configuration option.
 #[derive(Debug, Clone, PartialEq)]
@@ -6766,6 +6803,8 @@ impl<'de> Deserialize<'de> for SessionConfigSelectOptions {
         ))
     }
 }
+
+agentproto_codec::wants!(SessionConfigSelectOptions, Any);
 
 /// A possible value for a session configuration option.
 #[derive(Debug, Clone, PartialEq)]
@@ -6825,7 +6864,7 @@ impl SessionConfigSelectOption {
         let mut f_description: Option<Option<String>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "value" => {
                     de::seen::<A::Error>(&mut seen, 0, "value")?;
@@ -6917,7 +6956,7 @@ impl SessionConfigSelectGroup {
         let mut f_options: Option<Vec<SessionConfigSelectOption>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "group" => {
                     de::seen::<A::Error>(&mut seen, 0, "group")?;
@@ -6988,6 +7027,7 @@ impl fmt::Display for SessionConfigGroupId {
         f.write_str(&self.0)
     }
 }
+agentproto_codec::wants!(SessionConfigGroupId, String);
 
 /// A single-value selector (dropdown) session configuration option payload.
 #[derive(Debug, Clone, PartialEq)]
@@ -7024,7 +7064,7 @@ impl SessionConfigSelect {
         let mut f_current_value: Option<SessionConfigValueId> = None;
         let mut f_options: Option<SessionConfigSelectOptions> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "currentValue" => {
                     de::seen::<A::Error>(&mut seen, 0, "currentValue")?;
@@ -7080,7 +7120,7 @@ impl SessionConfigBoolean {
     pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut f_current_value: Option<bool> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "currentValue" => {
                     de::seen::<A::Error>(&mut seen, 0, "currentValue")?;
@@ -7153,7 +7193,7 @@ impl LoadSessionResponse {
         let mut f_config_options: Option<Option<Vec<SessionConfigOption>>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "modes" => {
                     de::seen::<A::Error>(&mut seen, 0, "modes")?;
@@ -7234,7 +7274,7 @@ impl ListSessionsResponse {
         let mut f_next_cursor: Option<Option<String>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "sessions" => {
                     de::seen::<A::Error>(&mut seen, 0, "sessions")?;
@@ -7340,7 +7380,7 @@ impl SessionInfo {
         let mut f_updated_at: Option<Option<String>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "sessionId" => {
                     de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
@@ -7430,7 +7470,7 @@ impl DeleteSessionResponse {
     pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "_meta" => {
                     de::seen::<A::Error>(&mut seen, 0, "_meta")?;
@@ -7502,7 +7542,7 @@ impl ResumeSessionResponse {
         let mut f_config_options: Option<Option<Vec<SessionConfigOption>>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "modes" => {
                     de::seen::<A::Error>(&mut seen, 0, "modes")?;
@@ -7569,7 +7609,7 @@ impl CloseSessionResponse {
     pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "_meta" => {
                     de::seen::<A::Error>(&mut seen, 0, "_meta")?;
@@ -7621,7 +7661,7 @@ impl SetSessionModeResponse {
     pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "_meta" => {
                     de::seen::<A::Error>(&mut seen, 0, "_meta")?;
@@ -7678,7 +7718,7 @@ impl SetSessionConfigOptionResponse {
         let mut f_config_options: Option<Vec<SessionConfigOption>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "configOptions" => {
                     de::seen::<A::Error>(&mut seen, 0, "configOptions")?;
@@ -7744,7 +7784,7 @@ impl PromptResponse {
         let mut f_stop_reason: Option<StopReason> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "stopReason" => {
                     de::seen::<A::Error>(&mut seen, 0, "stopReason")?;
@@ -7827,6 +7867,8 @@ impl<'de> Deserialize<'de> for StopReason {
     }
 }
 
+agentproto_codec::wants!(StopReason, String);
+
 /// Allows for sending an arbitrary response to an extension request that is not part of the ACP spec.
 /// Extension methods provide a way to add custom functionality while maintaining
 /// protocol compatibility.
@@ -7877,7 +7919,7 @@ impl SessionNotification {
         let mut f_update: Option<SessionUpdate> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "sessionId" => {
                     de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
@@ -8154,6 +8196,7 @@ impl fmt::Display for MessageId {
         f.write_str(&self.0)
     }
 }
+agentproto_codec::wants!(MessageId, String);
 
 /// A streamed item of content
 #[derive(Debug, Clone, PartialEq)]
@@ -8204,7 +8247,7 @@ impl ContentChunk {
         let mut f_message_id: Option<Option<MessageId>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "content" => {
                     de::seen::<A::Error>(&mut seen, 0, "content")?;
@@ -8337,7 +8380,7 @@ impl ToolCall {
         let mut f_raw_output: Option<RawJson> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "toolCallId" => {
                     de::seen::<A::Error>(&mut seen, 0, "toolCallId")?;
@@ -8479,7 +8522,7 @@ impl PlanEntry {
         let mut f_status: Option<PlanEntryStatus> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "content" => {
                     de::seen::<A::Error>(&mut seen, 0, "content")?;
@@ -8564,6 +8607,8 @@ impl<'de> Deserialize<'de> for PlanEntryPriority {
     }
 }
 
+agentproto_codec::wants!(PlanEntryPriority, String);
+
 /// Status of a plan entry in the execution flow.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Copy)]
 pub enum PlanEntryStatus {
@@ -8609,6 +8654,8 @@ impl<'de> Deserialize<'de> for PlanEntryStatus {
     }
 }
 
+agentproto_codec::wants!(PlanEntryStatus, String);
+
 /// An execution plan for accomplishing complex tasks.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Plan {
@@ -8650,7 +8697,7 @@ impl Plan {
         let mut f_entries: Option<Vec<PlanEntry>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "entries" => {
                     de::seen::<A::Error>(&mut seen, 0, "entries")?;
@@ -8733,7 +8780,7 @@ impl AvailableCommand {
         let mut f_input: Option<Option<AvailableCommandInput>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "name" => {
                     de::seen::<A::Error>(&mut seen, 0, "name")?;
@@ -8805,6 +8852,8 @@ impl<'de> Deserialize<'de> for AvailableCommandInput {
     }
 }
 
+agentproto_codec::wants!(AvailableCommandInput, Any);
+
 /// All text that was typed after the command name is provided as input.
 #[derive(Debug, Clone, PartialEq)]
 pub struct UnstructuredCommandInput {
@@ -8846,7 +8895,7 @@ impl UnstructuredCommandInput {
         let mut f_hint: Option<String> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "hint" => {
                     de::seen::<A::Error>(&mut seen, 0, "hint")?;
@@ -8911,7 +8960,7 @@ impl AvailableCommandsUpdate {
         let mut f_available_commands: Option<Vec<AvailableCommand>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "availableCommands" => {
                     de::seen::<A::Error>(&mut seen, 0, "availableCommands")?;
@@ -8977,7 +9026,7 @@ impl CurrentModeUpdate {
         let mut f_current_mode_id: Option<SessionModeId> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "currentModeId" => {
                     de::seen::<A::Error>(&mut seen, 0, "currentModeId")?;
@@ -9042,7 +9091,7 @@ impl ConfigOptionUpdate {
         let mut f_config_options: Option<Vec<SessionConfigOption>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "configOptions" => {
                     de::seen::<A::Error>(&mut seen, 0, "configOptions")?;
@@ -9123,7 +9172,7 @@ impl SessionInfoUpdate {
         let mut f_updated_at: Option<Option<String>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "title" => {
                     de::seen::<A::Error>(&mut seen, 0, "title")?;
@@ -9199,7 +9248,7 @@ impl Cost {
         let mut f_currency: Option<String> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "amount" => {
                     de::seen::<A::Error>(&mut seen, 0, "amount")?;
@@ -9284,7 +9333,7 @@ impl UsageUpdate {
         let mut f_cost: Option<Option<Cost>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "used" => {
                     de::seen::<A::Error>(&mut seen, 0, "used")?;
@@ -9371,6 +9420,8 @@ impl<'de> Deserialize<'de> for NoticeSeverity {
     }
 }
 
+agentproto_codec::wants!(NoticeSeverity, String);
+
 /// Fire-and-forget information for the user.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Notice {
@@ -9427,7 +9478,7 @@ impl Notice {
         let mut f_description: Option<Option<String>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "severity" => {
                     de::seen::<A::Error>(&mut seen, 0, "severity")?;
@@ -9497,6 +9548,7 @@ impl fmt::Display for CompactionId {
         f.write_str(&self.0)
     }
 }
+agentproto_codec::wants!(CompactionId, String);
 
 /// Lifecycle state of a context compaction.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -9550,6 +9602,8 @@ impl<'de> Deserialize<'de> for CompactionStatus {
         })
     }
 }
+
+agentproto_codec::wants!(CompactionStatus, String);
 
 /// A context compaction upsert. The first notification fixes the compaction's
 /// timeline position. Later updates with the same ID patch that entity in place.
@@ -9619,7 +9673,7 @@ impl CompactionUpdate {
         let mut f_error: Option<Option<String>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "compactionId" => {
                     de::seen::<A::Error>(&mut seen, 0, "compactionId")?;
@@ -9712,7 +9766,7 @@ impl CompactionSummaryChunk {
         let mut f_content: Option<ContentBlock> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "compactionId" => {
                     de::seen::<A::Error>(&mut seen, 0, "compactionId")?;
@@ -9785,7 +9839,7 @@ impl CompleteElicitationNotification {
         let mut f_elicitation_id: Option<ElicitationId> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "elicitationId" => {
                     de::seen::<A::Error>(&mut seen, 0, "elicitationId")?;
@@ -9872,7 +9926,7 @@ impl InitializeRequest {
         let mut f_client_info: Option<Option<Implementation>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "protocolVersion" => {
                     de::seen::<A::Error>(&mut seen, 0, "protocolVersion")?;
@@ -9988,7 +10042,7 @@ impl ClientCapabilities {
         let mut f_elicitation: Option<Option<ElicitationCapabilities>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "fs" => {
                     de::seen::<A::Error>(&mut seen, 0, "fs")?;
@@ -10092,7 +10146,7 @@ impl FileSystemCapabilities {
         let mut f_write_text_file: Option<bool> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "readTextFile" => {
                     de::seen::<A::Error>(&mut seen, 0, "readTextFile")?;
@@ -10194,7 +10248,7 @@ impl ClientSessionCapabilities {
         let mut f_notices: Option<Option<NoticeCapabilities>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "compaction" => {
                     de::seen::<A::Error>(&mut seen, 0, "compaction")?;
@@ -10258,7 +10312,7 @@ impl CompactionCapabilities {
     #[doc(hidden)]
     pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 _ => de::skip(&mut map)?,
             }
@@ -10311,7 +10365,7 @@ impl SessionConfigOptionsCapabilities {
         let mut f_boolean: Option<Option<BooleanConfigOptionCapabilities>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "boolean" => {
                     de::seen::<A::Error>(&mut seen, 0, "boolean")?;
@@ -10372,7 +10426,7 @@ impl BooleanConfigOptionCapabilities {
     pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "_meta" => {
                     de::seen::<A::Error>(&mut seen, 0, "_meta")?;
@@ -10413,7 +10467,7 @@ impl NoticeCapabilities {
     #[doc(hidden)]
     pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 _ => de::skip(&mut map)?,
             }
@@ -10462,7 +10516,7 @@ impl AuthCapabilities {
         let mut f_terminal: Option<bool> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "terminal" => {
                     de::seen::<A::Error>(&mut seen, 0, "terminal")?;
@@ -10540,7 +10594,7 @@ impl ElicitationCapabilities {
         let mut f_url: Option<Option<ElicitationUrlCapabilities>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "form" => {
                     de::seen::<A::Error>(&mut seen, 0, "form")?;
@@ -10606,7 +10660,7 @@ impl ElicitationFormCapabilities {
     pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "_meta" => {
                     de::seen::<A::Error>(&mut seen, 0, "_meta")?;
@@ -10658,7 +10712,7 @@ impl ElicitationUrlCapabilities {
     pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "_meta" => {
                     de::seen::<A::Error>(&mut seen, 0, "_meta")?;
@@ -10716,7 +10770,7 @@ impl AuthenticateRequest {
         let mut f_method_id: Option<AuthMethodId> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "methodId" => {
                     de::seen::<A::Error>(&mut seen, 0, "methodId")?;
@@ -10776,7 +10830,7 @@ impl LogoutRequest {
     pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "_meta" => {
                     de::seen::<A::Error>(&mut seen, 0, "_meta")?;
@@ -10848,7 +10902,7 @@ impl NewSessionRequest {
         let mut f_mcp_servers: Option<Vec<McpServer>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "cwd" => {
                     de::seen::<A::Error>(&mut seen, 0, "cwd")?;
@@ -11013,7 +11067,7 @@ impl HttpHeader {
         let mut f_value: Option<String> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "name" => {
                     de::seen::<A::Error>(&mut seen, 0, "name")?;
@@ -11094,7 +11148,7 @@ impl McpServerHttp {
         let mut f_headers: Option<Vec<HttpHeader>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "name" => {
                     de::seen::<A::Error>(&mut seen, 0, "name")?;
@@ -11187,7 +11241,7 @@ impl McpServerSse {
         let mut f_headers: Option<Vec<HttpHeader>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "name" => {
                     de::seen::<A::Error>(&mut seen, 0, "name")?;
@@ -11295,7 +11349,7 @@ impl McpServerStdio {
         let mut f_env: Option<Vec<EnvVariable>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "name" => {
                     de::seen::<A::Error>(&mut seen, 0, "name")?;
@@ -11416,7 +11470,7 @@ impl LoadSessionRequest {
         let mut f_session_id: Option<SessionId> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "mcpServers" => {
                     de::seen::<A::Error>(&mut seen, 0, "mcpServers")?;
@@ -11521,7 +11575,7 @@ impl ListSessionsRequest {
         let mut f_cursor: Option<Option<String>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "cwd" => {
                     de::seen::<A::Error>(&mut seen, 0, "cwd")?;
@@ -11588,7 +11642,7 @@ impl DeleteSessionRequest {
         let mut f_session_id: Option<SessionId> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "sessionId" => {
                     de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
@@ -11675,7 +11729,7 @@ impl ResumeSessionRequest {
         let mut f_mcp_servers: Option<Vec<McpServer>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "sessionId" => {
                     de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
@@ -11764,7 +11818,7 @@ impl CloseSessionRequest {
         let mut f_session_id: Option<SessionId> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "sessionId" => {
                     de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
@@ -11833,7 +11887,7 @@ impl SetSessionModeRequest {
         let mut f_mode_id: Option<SessionModeId> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "sessionId" => {
                     de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
@@ -11896,7 +11950,7 @@ impl SetSessionConfigOptionRequestVariantBoolean {
     pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut f_value: Option<bool> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "value" => {
                     de::seen::<A::Error>(&mut seen, 0, "value")?;
@@ -11944,7 +11998,7 @@ impl SetSessionConfigOptionRequestVariantValueId {
     pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut f_value: Option<SessionConfigValueId> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "value" => {
                     de::seen::<A::Error>(&mut seen, 0, "value")?;
@@ -12079,7 +12133,7 @@ impl<'de> Deserialize<'de> for SetSessionConfigOptionRequest {
                 let mut f_config_id: Option<SessionConfigId> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
+                while let Some(key) = de::key(&mut map)? {
                     match key.as_str() {
                         "sessionId" => {
                             de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
@@ -12116,6 +12170,8 @@ impl<'de> Deserialize<'de> for SetSessionConfigOptionRequest {
         inner.deserialize_map(V { raw }).map_err(D::Error::custom)
     }
 }
+
+agentproto_codec::wants!(SetSessionConfigOptionRequest, Named);
 
 /// Request parameters for sending a user prompt to the agent.
 #[derive(Debug, Clone, PartialEq)]
@@ -12162,7 +12218,7 @@ impl PromptRequest {
         let mut f_prompt: Option<Vec<ContentBlock>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "sessionId" => {
                     de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
@@ -12230,7 +12286,7 @@ impl WriteTextFileResponse {
     pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "_meta" => {
                     de::seen::<A::Error>(&mut seen, 0, "_meta")?;
@@ -12287,7 +12343,7 @@ impl ReadTextFileResponse {
         let mut f_content: Option<String> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "content" => {
                     de::seen::<A::Error>(&mut seen, 0, "content")?;
@@ -12352,7 +12408,7 @@ impl RequestPermissionResponse {
         let mut f_outcome: Option<RequestPermissionOutcome> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "outcome" => {
                     de::seen::<A::Error>(&mut seen, 0, "outcome")?;
@@ -12481,7 +12537,7 @@ impl SelectedPermissionOutcome {
         let mut f_option_id: Option<PermissionOptionId> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "optionId" => {
                     de::seen::<A::Error>(&mut seen, 0, "optionId")?;
@@ -12546,7 +12602,7 @@ impl CreateTerminalResponse {
         let mut f_terminal_id: Option<TerminalId> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "terminalId" => {
                     de::seen::<A::Error>(&mut seen, 0, "terminalId")?;
@@ -12628,7 +12684,7 @@ impl TerminalOutputResponse {
         let mut f_exit_status: Option<Option<TerminalExitStatus>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "output" => {
                     de::seen::<A::Error>(&mut seen, 0, "output")?;
@@ -12723,7 +12779,7 @@ impl TerminalExitStatus {
         let mut f_signal: Option<Option<String>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "exitCode" => {
                     de::seen::<A::Error>(&mut seen, 0, "exitCode")?;
@@ -12789,7 +12845,7 @@ impl ReleaseTerminalResponse {
     pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "_meta" => {
                     de::seen::<A::Error>(&mut seen, 0, "_meta")?;
@@ -12861,7 +12917,7 @@ impl WaitForTerminalExitResponse {
         let mut f_signal: Option<Option<String>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "exitCode" => {
                     de::seen::<A::Error>(&mut seen, 0, "exitCode")?;
@@ -12927,7 +12983,7 @@ impl KillTerminalResponse {
     pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "_meta" => {
                     de::seen::<A::Error>(&mut seen, 0, "_meta")?;
@@ -13053,7 +13109,7 @@ impl<'de> Deserialize<'de> for CreateElicitationResponse {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CreateElicitationResponse, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
+                while let Some(key) = de::key(&mut map)? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
@@ -13074,6 +13130,8 @@ impl<'de> Deserialize<'de> for CreateElicitationResponse {
         inner.deserialize_map(V { raw }).map_err(D::Error::custom)
     }
 }
+
+agentproto_codec::wants!(CreateElicitationResponse, Named);
 
 /// Allowed wire representations for `ElicitationContentValue`.
 #[derive(Debug, Clone, PartialEq)]
@@ -13124,6 +13182,8 @@ impl<'de> Deserialize<'de> for ElicitationContentValue {
     }
 }
 
+agentproto_codec::wants!(ElicitationContentValue, Any);
+
 /// The user accepted the elicitation and provided content.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ElicitationAcceptAction {
@@ -13158,7 +13218,7 @@ impl ElicitationAcceptAction {
     pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut f_content: Option<Option<OrderedMap<ElicitationContentValue>>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "content" => {
                     de::seen::<A::Error>(&mut seen, 0, "content")?;
@@ -13213,7 +13273,7 @@ impl CancelNotification {
         let mut f_session_id: Option<SessionId> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "sessionId" => {
                     de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
@@ -13278,7 +13338,7 @@ impl CancelRequestNotification {
         let mut f_request_id: Option<crate::RequestId> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "requestId" => {
                     de::seen::<A::Error>(&mut seen, 0, "requestId")?;

@@ -138,7 +138,7 @@ impl MessageMcpRequest {
         let mut f_params: Option<Option<RawObject>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "serverId" => {
                     de::seen::<A::Error>(&mut seen, 0, "serverId")?;
@@ -213,6 +213,7 @@ impl fmt::Display for McpServerAcpId {
         f.write_str(&self.0)
     }
 }
+agentproto_codec::wants!(McpServerAcpId, String);
 
 /// **UNSTABLE**
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default, serde::Serialize, serde::Deserialize)]
@@ -244,6 +245,7 @@ impl fmt::Display for McpRequestId {
         f.write_str(&self.0)
     }
 }
+agentproto_codec::wants!(McpRequestId, String);
 
 /// Response to the `initialize` method.
 #[derive(Debug, Clone, PartialEq)]
@@ -309,7 +311,7 @@ impl InitializeResponse {
         let mut f_agent_info: Option<Option<Implementation>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "protocolVersion" => {
                     de::seen::<A::Error>(&mut seen, 0, "protocolVersion")?;
@@ -433,7 +435,7 @@ impl AgentCapabilities {
         let mut f_providers: Option<Option<ProvidersCapabilities>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "loadSession" => {
                     de::seen::<A::Error>(&mut seen, 0, "loadSession")?;
@@ -562,7 +564,7 @@ impl McpCapabilities {
         let mut f_acp: Option<bool> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "http" => {
                     de::seen::<A::Error>(&mut seen, 0, "http")?;
@@ -736,7 +738,7 @@ impl SessionCapabilities {
         let mut f_close: Option<Option<SessionCloseCapabilities>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "list" => {
                     de::seen::<A::Error>(&mut seen, 0, "list")?;
@@ -883,7 +885,7 @@ impl SessionSystemPromptCapabilities {
         let mut f_mode: Option<Option<SessionSystemPromptModeCapabilities>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "mode" => {
                     de::seen::<A::Error>(&mut seen, 0, "mode")?;
@@ -952,7 +954,7 @@ impl SessionSystemPromptModeCapabilities {
         let mut f_override: Option<Option<SessionSystemPromptOverrideCapabilities>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "override" => {
                     de::seen::<A::Error>(&mut seen, 0, "override")?;
@@ -1013,7 +1015,7 @@ impl SessionSystemPromptOverrideCapabilities {
     pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "_meta" => {
                     de::seen::<A::Error>(&mut seen, 0, "_meta")?;
@@ -1065,7 +1067,7 @@ impl SessionForkCapabilities {
     pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "_meta" => {
                     de::seen::<A::Error>(&mut seen, 0, "_meta")?;
@@ -1117,7 +1119,7 @@ impl SessionArchiveCapabilities {
     pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "_meta" => {
                     de::seen::<A::Error>(&mut seen, 0, "_meta")?;
@@ -1169,7 +1171,7 @@ impl SessionStatusCapabilities {
     pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "_meta" => {
                     de::seen::<A::Error>(&mut seen, 0, "_meta")?;
@@ -1221,7 +1223,7 @@ impl SessionTitleCapabilities {
     pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "_meta" => {
                     de::seen::<A::Error>(&mut seen, 0, "_meta")?;
@@ -1289,7 +1291,7 @@ impl AgentAuthCapabilities {
         let mut f_logout: Option<Option<LogoutCapabilities>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "status" => {
                     de::seen::<A::Error>(&mut seen, 0, "status")?;
@@ -1355,7 +1357,7 @@ impl AuthStatusCapabilities {
     pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "_meta" => {
                     de::seen::<A::Error>(&mut seen, 0, "_meta")?;
@@ -1407,7 +1409,7 @@ impl ProvidersCapabilities {
     pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "_meta" => {
                     de::seen::<A::Error>(&mut seen, 0, "_meta")?;
@@ -1464,7 +1466,7 @@ impl ListProvidersResponse {
         let mut f_providers: Option<Vec<ProviderInfo>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "providers" => {
                     de::seen::<A::Error>(&mut seen, 0, "providers")?;
@@ -1557,7 +1559,7 @@ impl ProviderInfo {
         let mut f_current: Option<Option<ProviderCurrentConfig>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "providerId" => {
                     de::seen::<A::Error>(&mut seen, 0, "providerId")?;
@@ -1633,6 +1635,7 @@ impl fmt::Display for ProviderId {
         f.write_str(&self.0)
     }
 }
+agentproto_codec::wants!(ProviderId, String);
 
 /// **UNSTABLE**
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -1692,6 +1695,8 @@ impl<'de> Deserialize<'de> for LlmProtocol {
     }
 }
 
+agentproto_codec::wants!(LlmProtocol, String);
+
 /// **UNSTABLE**
 #[derive(Debug, Clone, PartialEq)]
 pub struct ProviderCurrentConfig {
@@ -1737,7 +1742,7 @@ impl ProviderCurrentConfig {
         let mut f_base_url: Option<String> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "apiType" => {
                     de::seen::<A::Error>(&mut seen, 0, "apiType")?;
@@ -1805,7 +1810,7 @@ impl SetProviderResponse {
     pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "_meta" => {
                     de::seen::<A::Error>(&mut seen, 0, "_meta")?;
@@ -1857,7 +1862,7 @@ impl DisableProviderResponse {
     pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "_meta" => {
                     de::seen::<A::Error>(&mut seen, 0, "_meta")?;
@@ -1920,7 +1925,7 @@ impl AuthStatusResponse {
         let mut f_accounts: Option<Vec<AuthAccount>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "state" => {
                     de::seen::<A::Error>(&mut seen, 0, "state")?;
@@ -2006,6 +2011,8 @@ impl<'de> Deserialize<'de> for AuthState {
     }
 }
 
+agentproto_codec::wants!(AuthState, String);
+
 /// **UNSTABLE**
 #[derive(Debug, Clone, PartialEq)]
 pub struct AuthAccount {
@@ -2087,7 +2094,7 @@ impl AuthAccount {
         let mut f_organization: Option<Option<String>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "label" => {
                     de::seen::<A::Error>(&mut seen, 0, "label")?;
@@ -2189,7 +2196,7 @@ impl ListSessionsResponse {
         let mut f_next_cursor: Option<Option<String>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "sessions" => {
                     de::seen::<A::Error>(&mut seen, 0, "sessions")?;
@@ -2304,7 +2311,7 @@ impl SessionInfo {
         let mut f_archived: Option<Option<bool>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "sessionId" => {
                     de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
@@ -2427,7 +2434,7 @@ impl ForkSessionResponse {
         let mut f_config_options: Option<Option<Vec<SessionConfigOption>>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "sessionId" => {
                     de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
@@ -2502,7 +2509,7 @@ impl ArchiveSessionResponse {
     pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "_meta" => {
                     de::seen::<A::Error>(&mut seen, 0, "_meta")?;
@@ -2554,7 +2561,7 @@ impl UnarchiveSessionResponse {
     pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "_meta" => {
                     de::seen::<A::Error>(&mut seen, 0, "_meta")?;
@@ -2611,7 +2618,7 @@ impl SessionStatusResponse {
         let mut f_status: Option<SessionStatus> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "status" => {
                     de::seen::<A::Error>(&mut seen, 0, "status")?;
@@ -2678,6 +2685,8 @@ impl<'de> Deserialize<'de> for SessionStatus {
     }
 }
 
+agentproto_codec::wants!(SessionStatus, String);
+
 /// **UNSTABLE**
 #[derive(Debug, Clone, PartialEq)]
 pub struct SetSessionTitleResponse {
@@ -2719,7 +2728,7 @@ impl SetSessionTitleResponse {
         let mut f_title: Option<String> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "title" => {
                     de::seen::<A::Error>(&mut seen, 0, "title")?;
@@ -2792,7 +2801,7 @@ impl PromptResponse {
         let mut f_usage: Option<Option<Usage>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "stopReason" => {
                     de::seen::<A::Error>(&mut seen, 0, "stopReason")?;
@@ -2904,7 +2913,7 @@ impl Usage {
         let mut f_cached_write_tokens: Option<Option<u64>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "totalTokens" => {
                     de::seen::<A::Error>(&mut seen, 0, "totalTokens")?;
@@ -3018,7 +3027,7 @@ impl SessionNotification {
         let mut f_update: Option<SessionUpdate> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "sessionId" => {
                     de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
@@ -3438,6 +3447,7 @@ impl fmt::Display for PlanId {
         f.write_str(&self.0)
     }
 }
+agentproto_codec::wants!(PlanId, String);
 
 /// **UNSTABLE**
 #[derive(Debug, Clone, PartialEq)]
@@ -3484,7 +3494,7 @@ impl PlanItems {
         let mut f_entries: Option<Vec<PlanEntry>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "planId" => {
                     de::seen::<A::Error>(&mut seen, 0, "planId")?;
@@ -3562,7 +3572,7 @@ impl PlanFile {
         let mut f_uri: Option<String> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "planId" => {
                     de::seen::<A::Error>(&mut seen, 0, "planId")?;
@@ -3639,7 +3649,7 @@ impl PlanMarkdown {
         let mut f_content: Option<String> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "planId" => {
                     de::seen::<A::Error>(&mut seen, 0, "planId")?;
@@ -3712,7 +3722,7 @@ impl PlanUpdate {
         let mut f_plan: Option<PlanUpdateContent> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "plan" => {
                     de::seen::<A::Error>(&mut seen, 0, "plan")?;
@@ -3777,7 +3787,7 @@ impl PlanRemoved {
         let mut f_plan_id: Option<PlanId> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "planId" => {
                     de::seen::<A::Error>(&mut seen, 0, "planId")?;
@@ -3847,7 +3857,7 @@ impl SubagentSessionCapabilities {
         let mut f_cancel: Option<Option<SessionCancelCapabilities>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "cancel" => {
                     de::seen::<A::Error>(&mut seen, 0, "cancel")?;
@@ -3906,7 +3916,7 @@ impl SessionCancelCapabilities {
     pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "_meta" => {
                     de::seen::<A::Error>(&mut seen, 0, "_meta")?;
@@ -4055,7 +4065,7 @@ impl RunningStateUpdate {
     pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "_meta" => {
                     de::seen::<A::Error>(&mut seen, 0, "_meta")?;
@@ -4105,7 +4115,7 @@ impl ErrorStopReason {
     pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut f_error: Option<Option<agentproto_jsonrpc::ErrorObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "error" => {
                     de::seen::<A::Error>(&mut seen, 0, "error")?;
@@ -4276,7 +4286,7 @@ impl<'de> Deserialize<'de> for IdleStateUpdate {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut f_stop_reason: Option<Option<String>> = None;
                 let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
+                while let Some(key) = de::key(&mut map)? {
                     match key.as_str() {
                         "usage" => {
                             de::seen::<A::Error>(&mut seen, 0, "usage")?;
@@ -4311,6 +4321,8 @@ impl<'de> Deserialize<'de> for IdleStateUpdate {
         inner.deserialize_map(V { raw }).map_err(D::Error::custom)
     }
 }
+
+agentproto_codec::wants!(IdleStateUpdate, Named);
 
 /// Foreground work is blocked on user action.
 #[derive(Debug, Clone, PartialEq)]
@@ -4348,7 +4360,7 @@ impl RequiresActionStateUpdate {
     pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "_meta" => {
                     de::seen::<A::Error>(&mut seen, 0, "_meta")?;
@@ -4400,7 +4412,7 @@ impl UnknownStateUpdate {
     pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "_meta" => {
                     de::seen::<A::Error>(&mut seen, 0, "_meta")?;
@@ -4514,7 +4526,7 @@ impl SubagentUpdate {
         let mut f_additional_directories: Option<Option<Vec<String>>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "sessionId" => {
                     de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
@@ -4669,7 +4681,7 @@ impl SessionMessage {
         let mut f_content: Option<Option<Vec<ContentBlock>>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "messageId" => {
                     de::seen::<A::Error>(&mut seen, 0, "messageId")?;
@@ -4780,7 +4792,7 @@ impl SessionMessageChunk {
         let mut f_content: Option<ContentBlock> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "messageId" => {
                     de::seen::<A::Error>(&mut seen, 0, "messageId")?;
@@ -4859,7 +4871,7 @@ impl AuthStatusUpdateNotification {
         let mut f_accounts: Option<Vec<AuthAccount>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "state" => {
                     de::seen::<A::Error>(&mut seen, 0, "state")?;
@@ -4949,7 +4961,7 @@ impl InitializeRequest {
         let mut f_client_info: Option<Option<Implementation>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "protocolVersion" => {
                     de::seen::<A::Error>(&mut seen, 0, "protocolVersion")?;
@@ -5083,7 +5095,7 @@ impl ClientCapabilities {
         let mut f_elicitation: Option<Option<ElicitationCapabilities>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "fs" => {
                     de::seen::<A::Error>(&mut seen, 0, "fs")?;
@@ -5193,7 +5205,7 @@ impl SubagentCapabilities {
     pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "_meta" => {
                     de::seen::<A::Error>(&mut seen, 0, "_meta")?;
@@ -5245,7 +5257,7 @@ impl PlanCapabilities {
     pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "_meta" => {
                     de::seen::<A::Error>(&mut seen, 0, "_meta")?;
@@ -5297,7 +5309,7 @@ impl ListProvidersRequest {
     pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "_meta" => {
                     de::seen::<A::Error>(&mut seen, 0, "_meta")?;
@@ -5379,7 +5391,7 @@ impl SetProviderRequest {
         let mut f_headers: Option<OrderedMap<String>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "providerId" => {
                     de::seen::<A::Error>(&mut seen, 0, "providerId")?;
@@ -5465,7 +5477,7 @@ impl DisableProviderRequest {
         let mut f_provider_id: Option<ProviderId> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "providerId" => {
                     de::seen::<A::Error>(&mut seen, 0, "providerId")?;
@@ -5525,7 +5537,7 @@ impl AuthStatusRequest {
     pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "_meta" => {
                     de::seen::<A::Error>(&mut seen, 0, "_meta")?;
@@ -5606,7 +5618,7 @@ impl NewSessionRequest {
         let mut f_system_prompt: Option<Option<SystemPrompt>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "cwd" => {
                     de::seen::<A::Error>(&mut seen, 0, "cwd")?;
@@ -5788,7 +5800,7 @@ impl McpServerAcp {
         let mut f_server_id: Option<McpServerAcpId> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "name" => {
                     de::seen::<A::Error>(&mut seen, 0, "name")?;
@@ -5865,7 +5877,7 @@ impl SystemPrompt {
         let mut f_content: Option<Vec<ContentBlock>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "mode" => {
                     de::seen::<A::Error>(&mut seen, 0, "mode")?;
@@ -5939,6 +5951,8 @@ impl<'de> Deserialize<'de> for SystemPromptMode {
         })
     }
 }
+
+agentproto_codec::wants!(SystemPromptMode, String);
 
 /// Request parameters for loading an existing session.
 #[derive(Debug, Clone, PartialEq)]
@@ -6014,7 +6028,7 @@ impl LoadSessionRequest {
         let mut f_system_prompt: Option<Option<SystemPrompt>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "mcpServers" => {
                     de::seen::<A::Error>(&mut seen, 0, "mcpServers")?;
@@ -6137,7 +6151,7 @@ impl ListSessionsRequest {
         let mut f_archived: Option<Option<SessionArchiveFilter>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "cwd" => {
                     de::seen::<A::Error>(&mut seen, 0, "cwd")?;
@@ -6216,6 +6230,8 @@ impl<'de> Deserialize<'de> for SessionArchiveFilter {
     }
 }
 
+agentproto_codec::wants!(SessionArchiveFilter, String);
+
 /// **UNSTABLE**
 #[derive(Debug, Clone, PartialEq)]
 pub struct ForkSessionRequest {
@@ -6288,7 +6304,7 @@ impl ForkSessionRequest {
         let mut f_system_prompt: Option<Option<SystemPrompt>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "sessionId" => {
                     de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
@@ -6382,7 +6398,7 @@ impl ArchiveSessionRequest {
         let mut f_session_id: Option<SessionId> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "sessionId" => {
                     de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
@@ -6447,7 +6463,7 @@ impl UnarchiveSessionRequest {
         let mut f_session_id: Option<SessionId> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "sessionId" => {
                     de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
@@ -6512,7 +6528,7 @@ impl SessionStatusRequest {
         let mut f_session_id: Option<SessionId> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "sessionId" => {
                     de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
@@ -6581,7 +6597,7 @@ impl SetSessionTitleRequest {
         let mut f_title: Option<String> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "sessionId" => {
                     de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
@@ -6685,7 +6701,7 @@ impl ResumeSessionRequest {
         let mut f_system_prompt: Option<Option<SystemPrompt>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "sessionId" => {
                     de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
@@ -6777,7 +6793,7 @@ impl MessageMcpResponseResult {
         let mut f_result: Option<RawJson> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "result" => {
                     de::seen::<A::Error>(&mut seen, 0, "result")?;
@@ -6840,7 +6856,7 @@ impl MessageMcpResponseError {
         let mut f_error: Option<McpError> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "error" => {
                     de::seen::<A::Error>(&mut seen, 0, "error")?;
@@ -6904,6 +6920,8 @@ impl<'de> Deserialize<'de> for MessageMcpResponse {
     }
 }
 
+agentproto_codec::wants!(MessageMcpResponse, Any);
+
 /// **UNSTABLE**
 #[derive(Debug, Clone, PartialEq)]
 pub struct McpError {
@@ -6945,7 +6963,7 @@ impl McpError {
         let mut f_message: Option<String> = None;
         let mut f_data: Option<RawJson> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "code" => {
                     de::seen::<A::Error>(&mut seen, 0, "code")?;
@@ -7042,7 +7060,7 @@ impl MessageMcpNotification {
         let mut f_params: Option<Option<RawObject>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "serverId" => {
                     de::seen::<A::Error>(&mut seen, 0, "serverId")?;
@@ -7137,7 +7155,7 @@ impl ProxySuccessorRequest {
         let mut f_params: Option<RawJson> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "method" => {
                     de::seen::<A::Error>(&mut seen, 0, "method")?;
@@ -7219,7 +7237,7 @@ impl ProxySuccessorNotification {
         let mut f_params: Option<RawJson> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "method" => {
                     de::seen::<A::Error>(&mut seen, 0, "method")?;

@@ -119,7 +119,7 @@ impl RequestPermissionRequest {
         let mut f_options: Option<Vec<PermissionOption>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "sessionId" => {
                     de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
@@ -202,6 +202,7 @@ impl fmt::Display for SessionId {
         f.write_str(&self.0)
     }
 }
+agentproto_codec::wants!(SessionId, String);
 
 /// The operation requiring permission.
 #[derive(Debug, Clone, PartialEq)]
@@ -395,7 +396,7 @@ impl ToolCallUpdate {
         let mut f_capabilities: Option<Option<ToolCallCapabilities>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "toolCallId" => {
                     de::seen::<A::Error>(&mut seen, 0, "toolCallId")?;
@@ -580,6 +581,8 @@ impl<'de> Deserialize<'de> for ToolKind {
     }
 }
 
+agentproto_codec::wants!(ToolKind, String);
+
 /// Execution status of a tool call.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum ToolCallStatus {
@@ -645,6 +648,8 @@ impl<'de> Deserialize<'de> for ToolCallStatus {
         })
     }
 }
+
+agentproto_codec::wants!(ToolCallStatus, String);
 
 /// Content produced by a tool call.
 #[derive(Debug, Clone, PartialEq)]
@@ -888,7 +893,7 @@ impl Annotations {
         let mut f_priority: Option<Option<f64>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "audience" => {
                     de::seen::<A::Error>(&mut seen, 0, "audience")?;
@@ -969,6 +974,8 @@ impl<'de> Deserialize<'de> for Role {
     }
 }
 
+agentproto_codec::wants!(Role, String);
+
 /// Text provided to or from an LLM.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TextContent {
@@ -1018,7 +1025,7 @@ impl TextContent {
         let mut f_annotations: Option<Option<Annotations>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "text" => {
                     de::seen::<A::Error>(&mut seen, 0, "text")?;
@@ -1079,6 +1086,7 @@ impl fmt::Display for MediaType {
         f.write_str(&self.0)
     }
 }
+agentproto_codec::wants!(MediaType, String);
 
 /// An image provided to or from an LLM.
 #[derive(Debug, Clone, PartialEq)]
@@ -1147,7 +1155,7 @@ impl ImageContent {
         let mut f_annotations: Option<Option<Annotations>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "data" => {
                     de::seen::<A::Error>(&mut seen, 0, "data")?;
@@ -1251,7 +1259,7 @@ impl AudioContent {
         let mut f_annotations: Option<Option<Annotations>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "data" => {
                     de::seen::<A::Error>(&mut seen, 0, "data")?;
@@ -1365,7 +1373,7 @@ impl Icon {
         let mut f_theme: Option<Option<IconTheme>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "src" => {
                     de::seen::<A::Error>(&mut seen, 0, "src")?;
@@ -1453,6 +1461,8 @@ impl<'de> Deserialize<'de> for IconTheme {
         })
     }
 }
+
+agentproto_codec::wants!(IconTheme, String);
 
 /// A link to a resource that the receiver may be able to read, included in a prompt or tool call result.
 #[derive(Debug, Clone, PartialEq)]
@@ -1557,7 +1567,7 @@ impl ResourceLink {
         let mut f_annotations: Option<Option<Annotations>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "name" => {
                     de::seen::<A::Error>(&mut seen, 0, "name")?;
@@ -1672,6 +1682,8 @@ impl<'de> Deserialize<'de> for EmbeddedResourceResource {
     }
 }
 
+agentproto_codec::wants!(EmbeddedResourceResource, Any);
+
 /// Text-based resource contents.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TextResourceContents {
@@ -1730,7 +1742,7 @@ impl TextResourceContents {
         let mut f_mime_type: Option<Option<MediaType>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "text" => {
                     de::seen::<A::Error>(&mut seen, 0, "text")?;
@@ -1827,7 +1839,7 @@ impl BlobResourceContents {
         let mut f_mime_type: Option<Option<MediaType>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "blob" => {
                     de::seen::<A::Error>(&mut seen, 0, "blob")?;
@@ -1915,7 +1927,7 @@ impl EmbeddedResource {
         let mut f_annotations: Option<Option<Annotations>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "resource" => {
                     de::seen::<A::Error>(&mut seen, 0, "resource")?;
@@ -1987,7 +1999,7 @@ impl Content {
         let mut f_content: Option<ContentBlock> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "content" => {
                     de::seen::<A::Error>(&mut seen, 0, "content")?;
@@ -2142,7 +2154,7 @@ impl<'de> Deserialize<'de> for DiffChange {
                 let mut f_mime_type: Option<Option<MediaType>> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
+                while let Some(key) = de::key(&mut map)? {
                     match key.as_str() {
                         "fileType" => {
                             de::seen::<A::Error>(&mut seen, 0, "fileType")?;
@@ -2177,6 +2189,8 @@ impl<'de> Deserialize<'de> for DiffChange {
         inner.deserialize_map(V { raw }).map_err(D::Error::custom)
     }
 }
+
+agentproto_codec::wants!(DiffChange, Named);
 
 /// Kind of file content represented by a diff change.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -2231,6 +2245,8 @@ impl<'de> Deserialize<'de> for DiffFileType {
     }
 }
 
+agentproto_codec::wants!(DiffFileType, String);
+
 /// An absolute filesystem path used by the protocol.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default, serde::Serialize, serde::Deserialize)]
 #[serde(transparent)]
@@ -2261,6 +2277,7 @@ impl fmt::Display for AbsolutePath {
         f.write_str(&self.0)
     }
 }
+agentproto_codec::wants!(AbsolutePath, String);
 
 /// Operation metadata for add, delete, and modify changes.
 #[derive(Debug, Clone, PartialEq)]
@@ -2293,7 +2310,7 @@ impl DiffPathChange {
     pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut f_path: Option<AbsolutePath> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "path" => {
                     de::seen::<A::Error>(&mut seen, 0, "path")?;
@@ -2345,7 +2362,7 @@ impl DiffPathPairChange {
         let mut f_old_path: Option<AbsolutePath> = None;
         let mut f_path: Option<AbsolutePath> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "oldPath" => {
                     de::seen::<A::Error>(&mut seen, 0, "oldPath")?;
@@ -2415,7 +2432,7 @@ impl DiffPatch {
         let mut f_text: Option<String> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "format" => {
                     de::seen::<A::Error>(&mut seen, 0, "format")?;
@@ -2485,6 +2502,8 @@ impl<'de> Deserialize<'de> for DiffPatchFormat {
     }
 }
 
+agentproto_codec::wants!(DiffPatchFormat, String);
+
 /// File changes produced by a tool call.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Diff {
@@ -2534,7 +2553,7 @@ impl Diff {
         let mut f_patch: Option<Option<DiffPatch>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "changes" => {
                     de::seen::<A::Error>(&mut seen, 0, "changes")?;
@@ -2596,6 +2615,7 @@ impl fmt::Display for TerminalId {
         f.write_str(&self.0)
     }
 }
+agentproto_codec::wants!(TerminalId, String);
 
 /// A display-only reference to an agent-owned terminal.
 #[derive(Debug, Clone, PartialEq)]
@@ -2638,7 +2658,7 @@ impl Terminal {
         let mut f_terminal_id: Option<TerminalId> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "terminalId" => {
                     de::seen::<A::Error>(&mut seen, 0, "terminalId")?;
@@ -2712,7 +2732,7 @@ impl ToolCallLocation {
         let mut f_line: Option<Option<u32>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "path" => {
                     de::seen::<A::Error>(&mut seen, 0, "path")?;
@@ -2787,7 +2807,7 @@ impl ToolCallCapabilities {
         let mut f_cancel: Option<Option<ToolCallCancelCapabilities>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "cancel" => {
                     de::seen::<A::Error>(&mut seen, 0, "cancel")?;
@@ -2846,7 +2866,7 @@ impl ToolCallCancelCapabilities {
     pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "_meta" => {
                     de::seen::<A::Error>(&mut seen, 0, "_meta")?;
@@ -2903,7 +2923,7 @@ impl ToolCallPermissionSubject {
         let mut f_tool_call: Option<ToolCallUpdate> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "toolCall" => {
                     de::seen::<A::Error>(&mut seen, 0, "toolCall")?;
@@ -2994,7 +3014,7 @@ impl CommandPermissionSubject {
         let mut f_terminal_id: Option<Option<TerminalId>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "command" => {
                     de::seen::<A::Error>(&mut seen, 0, "command")?;
@@ -3093,7 +3113,7 @@ impl PermissionOption {
         let mut f_kind: Option<PermissionOptionKind> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "optionId" => {
                     de::seen::<A::Error>(&mut seen, 0, "optionId")?;
@@ -3185,6 +3205,8 @@ impl<'de> Deserialize<'de> for PermissionOptionKind {
         })
     }
 }
+
+agentproto_codec::wants!(PermissionOptionKind, String);
 
 /// The variant part of [`CreateElicitationRequest`].
 #[derive(Debug, Clone, PartialEq)]
@@ -3308,7 +3330,7 @@ impl<'de> Deserialize<'de> for CreateElicitationRequest {
                 let mut f_message: Option<String> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
+                while let Some(key) = de::key(&mut map)? {
                     match key.as_str() {
                         "message" => {
                             de::seen::<A::Error>(&mut seen, 0, "message")?;
@@ -3337,6 +3359,8 @@ impl<'de> Deserialize<'de> for CreateElicitationRequest {
         inner.deserialize_map(V { raw }).map_err(D::Error::custom)
     }
 }
+
+agentproto_codec::wants!(CreateElicitationRequest, Named);
 
 /// Session-scoped elicitation, optionally tied to a specific tool call.
 #[derive(Debug, Clone, PartialEq)]
@@ -3377,7 +3401,7 @@ impl ElicitationSessionScope {
         let mut f_session_id: Option<SessionId> = None;
         let mut f_tool_call_id: Option<Option<ToolCallId>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "sessionId" => {
                     de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
@@ -3433,7 +3457,7 @@ impl ElicitationRequestScope {
     pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut f_request_id: Option<crate::RequestId> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "requestId" => {
                     de::seen::<A::Error>(&mut seen, 0, "requestId")?;
@@ -3529,7 +3553,7 @@ impl ElicitationSchema {
         let mut f_description: Option<Option<String>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "type" => {
                     de::seen::<A::Error>(&mut seen, 0, "type")?;
@@ -3733,6 +3757,8 @@ impl<'de> Deserialize<'de> for StringFormat {
     }
 }
 
+agentproto_codec::wants!(StringFormat, String);
+
 /// A titled enum option with a const value, human-readable title, and optional description.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EnumOption {
@@ -3791,7 +3817,7 @@ impl EnumOption {
         let mut f_description: Option<Option<String>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "const" => {
                     de::seen::<A::Error>(&mut seen, 0, "const")?;
@@ -3955,7 +3981,7 @@ impl StringPropertySchema {
         let mut f_one_of: Option<Option<Vec<EnumOption>>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "title" => {
                     de::seen::<A::Error>(&mut seen, 0, "title")?;
@@ -4122,7 +4148,7 @@ impl NumberPropertySchema {
         let mut f_default: Option<Option<f64>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "title" => {
                     de::seen::<A::Error>(&mut seen, 0, "title")?;
@@ -4252,7 +4278,7 @@ impl IntegerPropertySchema {
         let mut f_default: Option<Option<i64>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "title" => {
                     de::seen::<A::Error>(&mut seen, 0, "title")?;
@@ -4364,7 +4390,7 @@ impl BooleanPropertySchema {
         let mut f_default: Option<Option<bool>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "title" => {
                     de::seen::<A::Error>(&mut seen, 0, "title")?;
@@ -4504,7 +4530,7 @@ impl StringMultiSelectItems {
         let mut f_enum: Option<Vec<String>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "enum" => {
                     de::seen::<A::Error>(&mut seen, 0, "enum")?;
@@ -4570,7 +4596,7 @@ impl TitledMultiSelectItems {
         let mut f_any_of: Option<Vec<EnumOption>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "anyOf" => {
                     de::seen::<A::Error>(&mut seen, 0, "anyOf")?;
@@ -4684,7 +4710,7 @@ impl MultiSelectPropertySchema {
         let mut f_default: Option<Option<Vec<String>>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "title" => {
                     de::seen::<A::Error>(&mut seen, 0, "title")?;
@@ -4781,6 +4807,8 @@ impl<'de> Deserialize<'de> for ElicitationFormModeVariant {
     }
 }
 
+agentproto_codec::wants!(ElicitationFormModeVariant, Any);
+
 /// Form-based elicitation mode where the client renders a form from the provided schema.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ElicitationFormMode {
@@ -4815,7 +4843,7 @@ impl<'de> Deserialize<'de> for ElicitationFormMode {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ElicitationFormMode, A::Error> {
                 let mut f_requested_schema: Option<ElicitationSchema> = None;
                 let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
+                while let Some(key) = de::key(&mut map)? {
                     match key.as_str() {
                         "requestedSchema" => {
                             de::seen::<A::Error>(&mut seen, 0, "requestedSchema")?;
@@ -4837,6 +4865,8 @@ impl<'de> Deserialize<'de> for ElicitationFormMode {
         inner.deserialize_map(V { raw }).map_err(D::Error::custom)
     }
 }
+
+agentproto_codec::wants!(ElicitationFormMode, Named);
 
 /// The variant part of [`ElicitationUrlMode`].
 #[derive(Debug, Clone, PartialEq)]
@@ -4879,6 +4909,8 @@ impl<'de> Deserialize<'de> for ElicitationUrlModeVariant {
     }
 }
 
+agentproto_codec::wants!(ElicitationUrlModeVariant, Any);
+
 /// URL-based elicitation mode where the client directs the user to a URL.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ElicitationUrlMode {
@@ -4917,7 +4949,7 @@ impl<'de> Deserialize<'de> for ElicitationUrlMode {
                 let mut f_elicitation_id: Option<ElicitationId> = None;
                 let mut f_url: Option<String> = None;
                 let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
+                while let Some(key) = de::key(&mut map)? {
                     match key.as_str() {
                         "elicitationId" => {
                             de::seen::<A::Error>(&mut seen, 0, "elicitationId")?;
@@ -4947,6 +4979,8 @@ impl<'de> Deserialize<'de> for ElicitationUrlMode {
         inner.deserialize_map(V { raw }).map_err(D::Error::custom)
     }
 }
+
+agentproto_codec::wants!(ElicitationUrlMode, Named);
 
 /// Allows for sending an arbitrary request that is not part of the ACP spec.
 /// Extension methods provide a way to add custom functionality while maintaining
@@ -5016,7 +5050,7 @@ impl InitializeResponse {
         let mut f_auth_methods: Option<Vec<AuthMethod>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "protocolVersion" => {
                     de::seen::<A::Error>(&mut seen, 0, "protocolVersion")?;
@@ -5129,7 +5163,7 @@ impl Implementation {
         let mut f_version: Option<String> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "name" => {
                     de::seen::<A::Error>(&mut seen, 0, "name")?;
@@ -5220,7 +5254,7 @@ impl AgentCapabilities {
         let mut f_auth: Option<Option<AgentAuthCapabilities>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "session" => {
                     de::seen::<A::Error>(&mut seen, 0, "session")?;
@@ -5324,7 +5358,7 @@ impl SessionCapabilities {
         let mut f_additional_directories: Option<Option<SessionAdditionalDirectoriesCapabilities>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "prompt" => {
                     de::seen::<A::Error>(&mut seen, 0, "prompt")?;
@@ -5436,7 +5470,7 @@ impl PromptCapabilities {
         let mut f_embedded_context: Option<Option<PromptEmbeddedContextCapabilities>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "image" => {
                     de::seen::<A::Error>(&mut seen, 0, "image")?;
@@ -5511,7 +5545,7 @@ impl PromptImageCapabilities {
     pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "_meta" => {
                     de::seen::<A::Error>(&mut seen, 0, "_meta")?;
@@ -5563,7 +5597,7 @@ impl PromptAudioCapabilities {
     pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "_meta" => {
                     de::seen::<A::Error>(&mut seen, 0, "_meta")?;
@@ -5615,7 +5649,7 @@ impl PromptEmbeddedContextCapabilities {
     pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "_meta" => {
                     de::seen::<A::Error>(&mut seen, 0, "_meta")?;
@@ -5683,7 +5717,7 @@ impl McpCapabilities {
         let mut f_http: Option<Option<McpHttpCapabilities>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "stdio" => {
                     de::seen::<A::Error>(&mut seen, 0, "stdio")?;
@@ -5749,7 +5783,7 @@ impl McpStdioCapabilities {
     pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "_meta" => {
                     de::seen::<A::Error>(&mut seen, 0, "_meta")?;
@@ -5801,7 +5835,7 @@ impl McpHttpCapabilities {
     pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "_meta" => {
                     de::seen::<A::Error>(&mut seen, 0, "_meta")?;
@@ -5853,7 +5887,7 @@ impl SessionDeleteCapabilities {
     pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "_meta" => {
                     de::seen::<A::Error>(&mut seen, 0, "_meta")?;
@@ -5905,7 +5939,7 @@ impl SessionAdditionalDirectoriesCapabilities {
     pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "_meta" => {
                     de::seen::<A::Error>(&mut seen, 0, "_meta")?;
@@ -5957,7 +5991,7 @@ impl AgentAuthCapabilities {
     pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "_meta" => {
                     de::seen::<A::Error>(&mut seen, 0, "_meta")?;
@@ -6083,7 +6117,7 @@ impl EnvVariable {
         let mut f_value: Option<String> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "name" => {
                     de::seen::<A::Error>(&mut seen, 0, "name")?;
@@ -6189,7 +6223,7 @@ impl AuthMethodTerminal {
         let mut f_env: Option<Vec<EnvVariable>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "methodId" => {
                     de::seen::<A::Error>(&mut seen, 0, "methodId")?;
@@ -6300,7 +6334,7 @@ impl AuthMethodAgent {
         let mut f_description: Option<Option<String>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "methodId" => {
                     de::seen::<A::Error>(&mut seen, 0, "methodId")?;
@@ -6375,7 +6409,7 @@ impl LoginAuthResponse {
     pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "_meta" => {
                     de::seen::<A::Error>(&mut seen, 0, "_meta")?;
@@ -6427,7 +6461,7 @@ impl LogoutAuthResponse {
     pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "_meta" => {
                     de::seen::<A::Error>(&mut seen, 0, "_meta")?;
@@ -6501,7 +6535,7 @@ impl NewSessionResponse {
         let mut f_available_commands: Option<Vec<AvailableCommand>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "sessionId" => {
                     de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
@@ -6669,7 +6703,7 @@ impl<'de> Deserialize<'de> for SessionConfigOption {
                 let mut f_category: Option<Option<SessionConfigOptionCategory>> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
+                while let Some(key) = de::key(&mut map)? {
                     match key.as_str() {
                         "configId" => {
                             de::seen::<A::Error>(&mut seen, 0, "configId")?;
@@ -6723,6 +6757,8 @@ impl<'de> Deserialize<'de> for SessionConfigOption {
     }
 }
 
+agentproto_codec::wants!(SessionConfigOption, Named);
+
 /// Possible values for a session configuration option.
 #[derive(Debug, Clone, PartialEq)]
 pub enum SessionConfigSelectOptions {
@@ -6756,6 +6792,8 @@ impl<'de> Deserialize<'de> for SessionConfigSelectOptions {
         ))
     }
 }
+
+agentproto_codec::wants!(SessionConfigSelectOptions, Any);
 
 /// A possible value for a session configuration option.
 #[derive(Debug, Clone, PartialEq)]
@@ -6815,7 +6853,7 @@ impl SessionConfigSelectOption {
         let mut f_description: Option<Option<String>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "value" => {
                     de::seen::<A::Error>(&mut seen, 0, "value")?;
@@ -6907,7 +6945,7 @@ impl SessionConfigSelectGroup {
         let mut f_options: Option<Vec<SessionConfigSelectOption>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "groupId" => {
                     de::seen::<A::Error>(&mut seen, 0, "groupId")?;
@@ -6985,7 +7023,7 @@ impl SessionConfigSelect {
         let mut f_current_value: Option<SessionConfigValueId> = None;
         let mut f_options: Option<SessionConfigSelectOptions> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "currentValue" => {
                     de::seen::<A::Error>(&mut seen, 0, "currentValue")?;
@@ -7155,7 +7193,7 @@ impl TextCommandInput {
         let mut f_hint: Option<String> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "hint" => {
                     de::seen::<A::Error>(&mut seen, 0, "hint")?;
@@ -7237,7 +7275,7 @@ impl Command {
         let mut f_input: Option<Option<AvailableCommandInput>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "name" => {
                     de::seen::<A::Error>(&mut seen, 0, "name")?;
@@ -7327,7 +7365,7 @@ impl ListSessionsResponse {
         let mut f_next_cursor: Option<Option<SessionListCursor>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "sessions" => {
                     de::seen::<A::Error>(&mut seen, 0, "sessions")?;
@@ -7431,7 +7469,7 @@ impl SessionInfo {
         let mut f_updated_at: Option<Option<String>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "sessionId" => {
                     de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
@@ -7516,6 +7554,7 @@ impl fmt::Display for SessionListCursor {
         f.write_str(&self.0)
     }
 }
+agentproto_codec::wants!(SessionListCursor, String);
 
 /// Response from deleting a session.
 #[derive(Debug, Clone, PartialEq)]
@@ -7553,7 +7592,7 @@ impl DeleteSessionResponse {
     pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "_meta" => {
                     de::seen::<A::Error>(&mut seen, 0, "_meta")?;
@@ -7617,7 +7656,7 @@ impl ResumeSessionResponse {
         let mut f_available_commands: Option<Vec<AvailableCommand>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "configOptions" => {
                     de::seen::<A::Error>(&mut seen, 0, "configOptions")?;
@@ -7685,7 +7724,7 @@ impl CloseSessionResponse {
     pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "_meta" => {
                     de::seen::<A::Error>(&mut seen, 0, "_meta")?;
@@ -7737,7 +7776,7 @@ impl CancelToolCallResponse {
     pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "_meta" => {
                     de::seen::<A::Error>(&mut seen, 0, "_meta")?;
@@ -7789,7 +7828,7 @@ impl CancelTerminalResponse {
     pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "_meta" => {
                     de::seen::<A::Error>(&mut seen, 0, "_meta")?;
@@ -7846,7 +7885,7 @@ impl SetSessionConfigOptionResponse {
         let mut f_config_options: Option<Vec<SessionConfigOption>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "configOptions" => {
                     de::seen::<A::Error>(&mut seen, 0, "configOptions")?;
@@ -7912,7 +7951,7 @@ impl PromptResponse {
         let mut f_message_id: Option<MessageId> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "messageId" => {
                     de::seen::<A::Error>(&mut seen, 0, "messageId")?;
@@ -7966,6 +8005,7 @@ impl fmt::Display for MessageId {
         f.write_str(&self.0)
     }
 }
+agentproto_codec::wants!(MessageId, String);
 
 /// Allows for sending an arbitrary response to an extension request that is not part of the ACP spec.
 /// Extension methods provide a way to add custom functionality while maintaining
@@ -8019,6 +8059,8 @@ impl<'de> Deserialize<'de> for ErrorData {
     }
 }
 
+agentproto_codec::wants!(ErrorData, Any);
+
 /// Data for the `-32022` (Unsupported protocol version) error.
 #[derive(Debug, Clone, PartialEq)]
 pub struct UnsupportedProtocolVersionErrorData {
@@ -8064,7 +8106,7 @@ impl UnsupportedProtocolVersionErrorData {
         let mut f_supported: Option<Vec<ProtocolVersion>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "requested" => {
                     de::seen::<A::Error>(&mut seen, 0, "requested")?;
@@ -8138,7 +8180,7 @@ impl SessionNotFoundErrorData {
         let mut f_session_id: Option<SessionId> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "sessionId" => {
                     de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
@@ -8207,7 +8249,7 @@ impl UpdateSessionNotification {
         let mut f_update: Option<SessionUpdate> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "sessionId" => {
                     de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
@@ -8558,7 +8600,7 @@ impl ContentChunk {
         let mut f_content: Option<ContentBlock> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "messageId" => {
                     de::seen::<A::Error>(&mut seen, 0, "messageId")?;
@@ -8642,7 +8684,7 @@ impl UserMessage {
         let mut f_content: Option<Option<Vec<ContentBlock>>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "messageId" => {
                     de::seen::<A::Error>(&mut seen, 0, "messageId")?;
@@ -8726,7 +8768,7 @@ impl AgentMessage {
         let mut f_content: Option<Option<Vec<ContentBlock>>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "messageId" => {
                     de::seen::<A::Error>(&mut seen, 0, "messageId")?;
@@ -8810,7 +8852,7 @@ impl AgentThought {
         let mut f_content: Option<Option<Vec<ContentBlock>>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "messageId" => {
                     de::seen::<A::Error>(&mut seen, 0, "messageId")?;
@@ -8950,7 +8992,7 @@ impl BackgroundTerminal {
         let mut f_terminal_id: Option<TerminalId> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "terminalId" => {
                     de::seen::<A::Error>(&mut seen, 0, "terminalId")?;
@@ -9015,7 +9057,7 @@ impl BackgroundToolCall {
         let mut f_tool_call_id: Option<ToolCallId> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "toolCallId" => {
                     de::seen::<A::Error>(&mut seen, 0, "toolCallId")?;
@@ -9083,7 +9125,7 @@ impl RunningStateUpdate {
         let mut f_background: Option<Option<Vec<BackgroundWork>>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "background" => {
                     de::seen::<A::Error>(&mut seen, 0, "background")?;
@@ -9140,7 +9182,7 @@ impl ErrorStopReason {
     pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut f_error: Option<Option<agentproto_jsonrpc::ErrorObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "error" => {
                     de::seen::<A::Error>(&mut seen, 0, "error")?;
@@ -9316,7 +9358,7 @@ impl<'de> Deserialize<'de> for IdleStateUpdate {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut f_stop_reason: Option<Option<String>> = None;
                 let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
+                while let Some(key) = de::key(&mut map)? {
                     match key.as_str() {
                         "background" => {
                             de::seen::<A::Error>(&mut seen, 0, "background")?;
@@ -9353,6 +9395,8 @@ impl<'de> Deserialize<'de> for IdleStateUpdate {
         inner.deserialize_map(V { raw }).map_err(D::Error::custom)
     }
 }
+
+agentproto_codec::wants!(IdleStateUpdate, Named);
 
 /// The foreground workflow as a whole is blocked on user action.
 #[derive(Debug, Clone, PartialEq)]
@@ -9398,7 +9442,7 @@ impl RequiresActionStateUpdate {
         let mut f_background: Option<Option<Vec<BackgroundWork>>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "background" => {
                     de::seen::<A::Error>(&mut seen, 0, "background")?;
@@ -9552,7 +9596,7 @@ impl ToolCallContentChunk {
         let mut f_content: Option<ToolCallContent> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "toolCallId" => {
                     de::seen::<A::Error>(&mut seen, 0, "toolCallId")?;
@@ -9625,7 +9669,7 @@ impl TerminalOutput {
         let mut f_data: Option<String> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "data" => {
                     de::seen::<A::Error>(&mut seen, 0, "data")?;
@@ -9706,7 +9750,7 @@ impl TerminalExitStatus {
         let mut f_signal: Option<Option<String>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "exitCode" => {
                     de::seen::<A::Error>(&mut seen, 0, "exitCode")?;
@@ -9781,7 +9825,7 @@ impl TerminalSize {
         let mut f_rows: Option<u16> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "cols" => {
                     de::seen::<A::Error>(&mut seen, 0, "cols")?;
@@ -9857,7 +9901,7 @@ impl TerminalCapabilities {
         let mut f_cancel: Option<Option<TerminalCancelCapabilities>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "cancel" => {
                     de::seen::<A::Error>(&mut seen, 0, "cancel")?;
@@ -9916,7 +9960,7 @@ impl TerminalCancelCapabilities {
     pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "_meta" => {
                     de::seen::<A::Error>(&mut seen, 0, "_meta")?;
@@ -10033,7 +10077,7 @@ impl TerminalUpdate {
         let mut f_capabilities: Option<Option<TerminalCapabilities>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "terminalId" => {
                     de::seen::<A::Error>(&mut seen, 0, "terminalId")?;
@@ -10145,7 +10189,7 @@ impl TerminalOutputChunk {
         let mut f_data: Option<String> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "terminalId" => {
                     de::seen::<A::Error>(&mut seen, 0, "terminalId")?;
@@ -10259,6 +10303,7 @@ impl fmt::Display for PlanId {
         f.write_str(&self.0)
     }
 }
+agentproto_codec::wants!(PlanId, String);
 
 /// A single entry in the execution plan.
 #[derive(Debug, Clone, PartialEq)]
@@ -10319,7 +10364,7 @@ impl PlanEntry {
         let mut f_status: Option<PlanEntryStatus> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "content" => {
                     de::seen::<A::Error>(&mut seen, 0, "content")?;
@@ -10407,6 +10452,8 @@ impl<'de> Deserialize<'de> for PlanEntryPriority {
     }
 }
 
+agentproto_codec::wants!(PlanEntryPriority, String);
+
 /// Status of a plan entry in the execution flow.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum PlanEntryStatus {
@@ -10460,6 +10507,8 @@ impl<'de> Deserialize<'de> for PlanEntryStatus {
     }
 }
 
+agentproto_codec::wants!(PlanEntryStatus, String);
+
 /// A plan represented as structured entries.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PlanItems {
@@ -10505,7 +10554,7 @@ impl PlanItems {
         let mut f_entries: Option<Vec<PlanEntry>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "planId" => {
                     de::seen::<A::Error>(&mut seen, 0, "planId")?;
@@ -10579,7 +10628,7 @@ impl PlanUpdate {
         let mut f_plan: Option<PlanUpdateContent> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "plan" => {
                     de::seen::<A::Error>(&mut seen, 0, "plan")?;
@@ -10644,7 +10693,7 @@ impl AvailableCommandsUpdate {
         let mut f_available_commands: Option<Vec<AvailableCommand>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "availableCommands" => {
                     de::seen::<A::Error>(&mut seen, 0, "availableCommands")?;
@@ -10710,7 +10759,7 @@ impl ConfigOptionUpdate {
         let mut f_config_options: Option<Vec<SessionConfigOption>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "configOptions" => {
                     de::seen::<A::Error>(&mut seen, 0, "configOptions")?;
@@ -10794,7 +10843,7 @@ impl SessionInfoUpdate {
         let mut f_updated_at: Option<Option<String>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "title" => {
                     de::seen::<A::Error>(&mut seen, 0, "title")?;
@@ -10870,7 +10919,7 @@ impl Cost {
         let mut f_currency: Option<String> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "amount" => {
                     de::seen::<A::Error>(&mut seen, 0, "amount")?;
@@ -10955,7 +11004,7 @@ impl UsageUpdate {
         let mut f_cost: Option<Option<Cost>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "used" => {
                     de::seen::<A::Error>(&mut seen, 0, "used")?;
@@ -11052,7 +11101,7 @@ impl Notice {
         let mut f_description: Option<Option<String>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "severity" => {
                     de::seen::<A::Error>(&mut seen, 0, "severity")?;
@@ -11163,7 +11212,7 @@ impl CompactionUpdate {
         let mut f_error: Option<Option<String>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "compactionId" => {
                     de::seen::<A::Error>(&mut seen, 0, "compactionId")?;
@@ -11257,7 +11306,7 @@ impl CompactionSummaryChunk {
         let mut f_content: Option<ContentBlock> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "compactionId" => {
                     de::seen::<A::Error>(&mut seen, 0, "compactionId")?;
@@ -11330,7 +11379,7 @@ impl CompleteElicitationNotification {
         let mut f_elicitation_id: Option<ElicitationId> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "elicitationId" => {
                     de::seen::<A::Error>(&mut seen, 0, "elicitationId")?;
@@ -11413,7 +11462,7 @@ impl InitializeRequest {
         let mut f_capabilities: Option<ClientCapabilities> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "protocolVersion" => {
                     de::seen::<A::Error>(&mut seen, 0, "protocolVersion")?;
@@ -11514,7 +11563,7 @@ impl ClientCapabilities {
         let mut f_elicitation: Option<Option<ElicitationCapabilities>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "auth" => {
                     de::seen::<A::Error>(&mut seen, 0, "auth")?;
@@ -11588,7 +11637,7 @@ impl ClientAuthCapabilities {
         let mut f_terminal: Option<Option<TerminalAuthCapabilities>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "terminal" => {
                     de::seen::<A::Error>(&mut seen, 0, "terminal")?;
@@ -11647,7 +11696,7 @@ impl TerminalAuthCapabilities {
     pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "_meta" => {
                     de::seen::<A::Error>(&mut seen, 0, "_meta")?;
@@ -11715,7 +11764,7 @@ impl ElicitationCapabilities {
         let mut f_url: Option<Option<ElicitationUrlCapabilities>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "form" => {
                     de::seen::<A::Error>(&mut seen, 0, "form")?;
@@ -11781,7 +11830,7 @@ impl ElicitationFormCapabilities {
     pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "_meta" => {
                     de::seen::<A::Error>(&mut seen, 0, "_meta")?;
@@ -11833,7 +11882,7 @@ impl ElicitationUrlCapabilities {
     pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "_meta" => {
                     de::seen::<A::Error>(&mut seen, 0, "_meta")?;
@@ -11891,7 +11940,7 @@ impl LoginAuthRequest {
         let mut f_method_id: Option<AuthMethodId> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "methodId" => {
                     de::seen::<A::Error>(&mut seen, 0, "methodId")?;
@@ -11951,7 +12000,7 @@ impl LogoutAuthRequest {
     pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "_meta" => {
                     de::seen::<A::Error>(&mut seen, 0, "_meta")?;
@@ -12020,7 +12069,7 @@ impl NewSessionRequest {
         let mut f_mcp_servers: Option<Vec<McpServer>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "cwd" => {
                     de::seen::<A::Error>(&mut seen, 0, "cwd")?;
@@ -12169,7 +12218,7 @@ impl HttpHeader {
         let mut f_value: Option<String> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "name" => {
                     de::seen::<A::Error>(&mut seen, 0, "name")?;
@@ -12253,7 +12302,7 @@ impl McpServerHttp {
         let mut f_headers: Option<Vec<HttpHeader>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "name" => {
                     de::seen::<A::Error>(&mut seen, 0, "name")?;
@@ -12350,7 +12399,7 @@ impl McpServerStdio {
         let mut f_env: Option<Vec<EnvVariable>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "name" => {
                     de::seen::<A::Error>(&mut seen, 0, "name")?;
@@ -12448,7 +12497,7 @@ impl ListSessionsRequest {
         let mut f_cursor: Option<Option<SessionListCursor>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "cwd" => {
                     de::seen::<A::Error>(&mut seen, 0, "cwd")?;
@@ -12515,7 +12564,7 @@ impl DeleteSessionRequest {
         let mut f_session_id: Option<SessionId> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "sessionId" => {
                     de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
@@ -12611,7 +12660,7 @@ impl ResumeSessionRequest {
         let mut f_replay_from: Option<Option<ReplayFrom>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "sessionId" => {
                     de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
@@ -12752,7 +12801,7 @@ impl ReplayFromStart {
     pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "_meta" => {
                     de::seen::<A::Error>(&mut seen, 0, "_meta")?;
@@ -12809,7 +12858,7 @@ impl CloseSessionRequest {
         let mut f_session_id: Option<SessionId> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "sessionId" => {
                     de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
@@ -12878,7 +12927,7 @@ impl CancelToolCallRequest {
         let mut f_tool_call_id: Option<ToolCallId> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "sessionId" => {
                     de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
@@ -12955,7 +13004,7 @@ impl CancelTerminalRequest {
         let mut f_terminal_id: Option<TerminalId> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "sessionId" => {
                     de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
@@ -13018,7 +13067,7 @@ impl SetSessionConfigOptionRequestVariantId {
     pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut f_value: Option<SessionConfigValueId> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "value" => {
                     de::seen::<A::Error>(&mut seen, 0, "value")?;
@@ -13151,7 +13200,7 @@ impl<'de> Deserialize<'de> for SetSessionConfigOptionRequest {
                 let mut f_config_id: Option<SessionConfigId> = None;
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
+                while let Some(key) = de::key(&mut map)? {
                     match key.as_str() {
                         "sessionId" => {
                             de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
@@ -13188,6 +13237,8 @@ impl<'de> Deserialize<'de> for SetSessionConfigOptionRequest {
         inner.deserialize_map(V { raw }).map_err(D::Error::custom)
     }
 }
+
+agentproto_codec::wants!(SetSessionConfigOptionRequest, Named);
 
 /// Request parameters for sending a user prompt to the agent.
 #[derive(Debug, Clone, PartialEq)]
@@ -13234,7 +13285,7 @@ impl PromptRequest {
         let mut f_prompt: Option<Vec<ContentBlock>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "sessionId" => {
                     de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
@@ -13308,7 +13359,7 @@ impl RequestPermissionResponse {
         let mut f_outcome: Option<RequestPermissionOutcome> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "outcome" => {
                     de::seen::<A::Error>(&mut seen, 0, "outcome")?;
@@ -13438,7 +13489,7 @@ impl CancelledPermissionOutcome {
     pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "_meta" => {
                     de::seen::<A::Error>(&mut seen, 0, "_meta")?;
@@ -13495,7 +13546,7 @@ impl SelectedPermissionOutcome {
         let mut f_option_id: Option<PermissionOptionId> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "optionId" => {
                     de::seen::<A::Error>(&mut seen, 0, "optionId")?;
@@ -13629,7 +13680,7 @@ impl<'de> Deserialize<'de> for CreateElicitationResponse {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CreateElicitationResponse, A::Error> {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
+                while let Some(key) = de::key(&mut map)? {
                     match key.as_str() {
                         "_meta" => {
                             de::seen::<A::Error>(&mut seen, 0, "_meta")?;
@@ -13650,6 +13701,8 @@ impl<'de> Deserialize<'de> for CreateElicitationResponse {
         inner.deserialize_map(V { raw }).map_err(D::Error::custom)
     }
 }
+
+agentproto_codec::wants!(CreateElicitationResponse, Named);
 
 /// Allowed wire representations for `ElicitationContentValue`.
 #[derive(Debug, Clone, PartialEq)]
@@ -13706,6 +13759,8 @@ impl<'de> Deserialize<'de> for ElicitationContentValue {
     }
 }
 
+agentproto_codec::wants!(ElicitationContentValue, Any);
+
 /// The user accepted the elicitation and provided content.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ElicitationAcceptAction {
@@ -13740,7 +13795,7 @@ impl ElicitationAcceptAction {
     pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut f_content: Option<Option<OrderedMap<ElicitationContentValue>>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "content" => {
                     de::seen::<A::Error>(&mut seen, 0, "content")?;
@@ -13795,7 +13850,7 @@ impl CancelSessionNotification {
         let mut f_session_id: Option<SessionId> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "sessionId" => {
                     de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
@@ -13861,7 +13916,7 @@ impl CancelRequestNotification {
         let mut f_request_id: Option<crate::RequestId> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "requestId" => {
                     de::seen::<A::Error>(&mut seen, 0, "requestId")?;

@@ -149,7 +149,7 @@ impl MessageMcpRequest {
         let mut f_params: Option<Option<RawObject>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "serverId" => {
                     de::seen::<A::Error>(&mut seen, 0, "serverId")?;
@@ -224,6 +224,7 @@ impl fmt::Display for McpRequestId {
         f.write_str(&self.0)
     }
 }
+agentproto_codec::wants!(McpRequestId, String);
 
 /// Response to the `initialize` method.
 #[derive(Debug, Clone, PartialEq)]
@@ -288,7 +289,7 @@ impl InitializeResponse {
         let mut f_auth_methods: Option<Vec<AuthMethod>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "protocolVersion" => {
                     de::seen::<A::Error>(&mut seen, 0, "protocolVersion")?;
@@ -403,7 +404,7 @@ impl AgentCapabilities {
         let mut f_providers: Option<Option<ProvidersCapabilities>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "session" => {
                     de::seen::<A::Error>(&mut seen, 0, "session")?;
@@ -559,7 +560,7 @@ impl SessionCapabilities {
         let mut f_title: Option<Option<SessionTitleCapabilities>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "prompt" => {
                     de::seen::<A::Error>(&mut seen, 0, "prompt")?;
@@ -719,7 +720,7 @@ impl McpCapabilities {
         let mut f_acp: Option<Option<McpAcpCapabilities>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "stdio" => {
                     de::seen::<A::Error>(&mut seen, 0, "stdio")?;
@@ -792,7 +793,7 @@ impl McpAcpCapabilities {
     pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "_meta" => {
                     de::seen::<A::Error>(&mut seen, 0, "_meta")?;
@@ -852,7 +853,7 @@ impl SessionSystemPromptCapabilities {
         let mut f_mode: Option<Option<SessionSystemPromptModeCapabilities>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "mode" => {
                     de::seen::<A::Error>(&mut seen, 0, "mode")?;
@@ -921,7 +922,7 @@ impl SessionSystemPromptModeCapabilities {
         let mut f_override: Option<Option<SessionSystemPromptOverrideCapabilities>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "override" => {
                     de::seen::<A::Error>(&mut seen, 0, "override")?;
@@ -982,7 +983,7 @@ impl SessionSystemPromptOverrideCapabilities {
     pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "_meta" => {
                     de::seen::<A::Error>(&mut seen, 0, "_meta")?;
@@ -1034,7 +1035,7 @@ impl SessionForkCapabilities {
     pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "_meta" => {
                     de::seen::<A::Error>(&mut seen, 0, "_meta")?;
@@ -1086,7 +1087,7 @@ impl SessionArchiveCapabilities {
     pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "_meta" => {
                     de::seen::<A::Error>(&mut seen, 0, "_meta")?;
@@ -1138,7 +1139,7 @@ impl SessionStatusCapabilities {
     pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "_meta" => {
                     de::seen::<A::Error>(&mut seen, 0, "_meta")?;
@@ -1190,7 +1191,7 @@ impl SessionTitleCapabilities {
     pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "_meta" => {
                     de::seen::<A::Error>(&mut seen, 0, "_meta")?;
@@ -1250,7 +1251,7 @@ impl AgentAuthCapabilities {
         let mut f_status: Option<Option<AuthStatusCapabilities>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "status" => {
                     de::seen::<A::Error>(&mut seen, 0, "status")?;
@@ -1309,7 +1310,7 @@ impl AuthStatusCapabilities {
     pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "_meta" => {
                     de::seen::<A::Error>(&mut seen, 0, "_meta")?;
@@ -1361,7 +1362,7 @@ impl ProvidersCapabilities {
     pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "_meta" => {
                     de::seen::<A::Error>(&mut seen, 0, "_meta")?;
@@ -1418,7 +1419,7 @@ impl ListProvidersResponse {
         let mut f_providers: Option<Vec<ProviderInfo>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "providers" => {
                     de::seen::<A::Error>(&mut seen, 0, "providers")?;
@@ -1511,7 +1512,7 @@ impl ProviderInfo {
         let mut f_current: Option<Option<ProviderCurrentConfig>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "providerId" => {
                     de::seen::<A::Error>(&mut seen, 0, "providerId")?;
@@ -1602,7 +1603,7 @@ impl ProviderCurrentConfig {
         let mut f_base_url: Option<String> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "apiType" => {
                     de::seen::<A::Error>(&mut seen, 0, "apiType")?;
@@ -1670,7 +1671,7 @@ impl SetProviderResponse {
     pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "_meta" => {
                     de::seen::<A::Error>(&mut seen, 0, "_meta")?;
@@ -1722,7 +1723,7 @@ impl DisableProviderResponse {
     pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "_meta" => {
                     de::seen::<A::Error>(&mut seen, 0, "_meta")?;
@@ -1785,7 +1786,7 @@ impl AuthStatusResponse {
         let mut f_accounts: Option<Vec<AuthAccount>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "state" => {
                     de::seen::<A::Error>(&mut seen, 0, "state")?;
@@ -1898,7 +1899,7 @@ impl AuthAccount {
         let mut f_organization: Option<Option<String>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "label" => {
                     de::seen::<A::Error>(&mut seen, 0, "label")?;
@@ -2001,7 +2002,7 @@ impl ListSessionsResponse {
         let mut f_next_cursor: Option<Option<SessionListCursor>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "sessions" => {
                     de::seen::<A::Error>(&mut seen, 0, "sessions")?;
@@ -2114,7 +2115,7 @@ impl SessionInfo {
         let mut f_archived: Option<Option<bool>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "sessionId" => {
                     de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
@@ -2234,7 +2235,7 @@ impl ForkSessionResponse {
         let mut f_available_commands: Option<Vec<AvailableCommand>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "sessionId" => {
                     de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
@@ -2310,7 +2311,7 @@ impl ArchiveSessionResponse {
     pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "_meta" => {
                     de::seen::<A::Error>(&mut seen, 0, "_meta")?;
@@ -2362,7 +2363,7 @@ impl UnarchiveSessionResponse {
     pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "_meta" => {
                     de::seen::<A::Error>(&mut seen, 0, "_meta")?;
@@ -2428,7 +2429,7 @@ impl SessionStatusResponse {
         let mut f_state: Option<Option<StateUpdate>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "status" => {
                     de::seen::<A::Error>(&mut seen, 0, "status")?;
@@ -2502,6 +2503,8 @@ impl<'de> Deserialize<'de> for SessionStatus {
     }
 }
 
+agentproto_codec::wants!(SessionStatus, String);
+
 /// Notification containing a session update from the agent.
 #[derive(Debug, Clone, PartialEq)]
 pub struct UpdateSessionNotification {
@@ -2547,7 +2550,7 @@ impl UpdateSessionNotification {
         let mut f_update: Option<SessionUpdate> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "sessionId" => {
                     de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
@@ -3026,7 +3029,7 @@ impl BackgroundSubagent {
         let mut f_session_id: Option<SessionId> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "sessionId" => {
                     de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
@@ -3094,7 +3097,7 @@ impl RunningStateUpdate {
         let mut f_background: Option<Option<Vec<BackgroundWork>>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "background" => {
                     de::seen::<A::Error>(&mut seen, 0, "background")?;
@@ -3198,7 +3201,7 @@ impl Usage {
         let mut f_cached_write_tokens: Option<Option<u64>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "totalTokens" => {
                     de::seen::<A::Error>(&mut seen, 0, "totalTokens")?;
@@ -3331,7 +3334,7 @@ impl<'de> Deserialize<'de> for IdleStateUpdate {
                 let mut f_meta: Option<Option<RawObject>> = None;
                 let mut f_stop_reason: Option<Option<String>> = None;
                 let mut seen = 0u64;
-                while let Some(key) = map.next_key::<de::Str<'de>>()? {
+                while let Some(key) = de::key(&mut map)? {
                     match key.as_str() {
                         "usage" => {
                             de::seen::<A::Error>(&mut seen, 0, "usage")?;
@@ -3375,6 +3378,8 @@ impl<'de> Deserialize<'de> for IdleStateUpdate {
         inner.deserialize_map(V { raw }).map_err(D::Error::custom)
     }
 }
+
+agentproto_codec::wants!(IdleStateUpdate, Named);
 
 /// The foreground workflow as a whole is blocked on user action.
 #[derive(Debug, Clone, PartialEq)]
@@ -3420,7 +3425,7 @@ impl RequiresActionStateUpdate {
         let mut f_background: Option<Option<Vec<BackgroundWork>>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "background" => {
                     de::seen::<A::Error>(&mut seen, 0, "background")?;
@@ -3487,7 +3492,7 @@ impl UnknownStateUpdate {
         let mut f_background: Option<Option<Vec<BackgroundWork>>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "background" => {
                     de::seen::<A::Error>(&mut seen, 0, "background")?;
@@ -3551,7 +3556,7 @@ impl SetSessionTitleResponse {
         let mut f_title: Option<String> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "title" => {
                     de::seen::<A::Error>(&mut seen, 0, "title")?;
@@ -3793,7 +3798,7 @@ impl PlanFile {
         let mut f_uri: Option<String> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "planId" => {
                     de::seen::<A::Error>(&mut seen, 0, "planId")?;
@@ -3870,7 +3875,7 @@ impl PlanMarkdown {
         let mut f_content: Option<String> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "planId" => {
                     de::seen::<A::Error>(&mut seen, 0, "planId")?;
@@ -3943,7 +3948,7 @@ impl PlanUpdate {
         let mut f_plan: Option<PlanUpdateContent> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "plan" => {
                     de::seen::<A::Error>(&mut seen, 0, "plan")?;
@@ -4008,7 +4013,7 @@ impl PlanRemoved {
         let mut f_plan_id: Option<PlanId> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "planId" => {
                     de::seen::<A::Error>(&mut seen, 0, "planId")?;
@@ -4078,7 +4083,7 @@ impl SubagentSessionCapabilities {
         let mut f_cancel: Option<Option<SessionCancelCapabilities>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "cancel" => {
                     de::seen::<A::Error>(&mut seen, 0, "cancel")?;
@@ -4137,7 +4142,7 @@ impl SessionCancelCapabilities {
     pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "_meta" => {
                     de::seen::<A::Error>(&mut seen, 0, "_meta")?;
@@ -4254,7 +4259,7 @@ impl SubagentUpdate {
         let mut f_additional_directories: Option<Option<Vec<AbsolutePath>>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "sessionId" => {
                     de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
@@ -4415,7 +4420,7 @@ impl SessionMessage {
         let mut f_content: Option<Option<Vec<ContentBlock>>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "messageId" => {
                     de::seen::<A::Error>(&mut seen, 0, "messageId")?;
@@ -4529,7 +4534,7 @@ impl SessionMessageChunk {
         let mut f_content: Option<ContentBlock> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "messageId" => {
                     de::seen::<A::Error>(&mut seen, 0, "messageId")?;
@@ -4608,7 +4613,7 @@ impl AuthStatusUpdateNotification {
         let mut f_accounts: Option<Vec<AuthAccount>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "state" => {
                     de::seen::<A::Error>(&mut seen, 0, "state")?;
@@ -4676,7 +4681,7 @@ impl ListProvidersRequest {
     pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "_meta" => {
                     de::seen::<A::Error>(&mut seen, 0, "_meta")?;
@@ -4758,7 +4763,7 @@ impl SetProviderRequest {
         let mut f_headers: Option<OrderedMap<String>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "providerId" => {
                     de::seen::<A::Error>(&mut seen, 0, "providerId")?;
@@ -4844,7 +4849,7 @@ impl DisableProviderRequest {
         let mut f_provider_id: Option<ProviderId> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "providerId" => {
                     de::seen::<A::Error>(&mut seen, 0, "providerId")?;
@@ -4904,7 +4909,7 @@ impl AuthStatusRequest {
     pub fn visit_fields<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "_meta" => {
                     de::seen::<A::Error>(&mut seen, 0, "_meta")?;
@@ -4987,7 +4992,7 @@ impl NewSessionRequest {
         let mut f_system_prompt: Option<Option<SystemPrompt>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "cwd" => {
                     de::seen::<A::Error>(&mut seen, 0, "cwd")?;
@@ -5153,7 +5158,7 @@ impl McpServerAcp {
         let mut f_server_id: Option<McpServerAcpId> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "name" => {
                     de::seen::<A::Error>(&mut seen, 0, "name")?;
@@ -5230,7 +5235,7 @@ impl SystemPrompt {
         let mut f_content: Option<Vec<ContentBlock>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "mode" => {
                     de::seen::<A::Error>(&mut seen, 0, "mode")?;
@@ -5305,6 +5310,8 @@ impl<'de> Deserialize<'de> for SystemPromptMode {
     }
 }
 
+agentproto_codec::wants!(SystemPromptMode, String);
+
 /// Request parameters for listing existing sessions.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ListSessionsRequest {
@@ -5370,7 +5377,7 @@ impl ListSessionsRequest {
         let mut f_archived: Option<Option<SessionArchiveFilter>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "cwd" => {
                     de::seen::<A::Error>(&mut seen, 0, "cwd")?;
@@ -5473,7 +5480,7 @@ impl ForkSessionRequest {
         let mut f_system_prompt: Option<Option<SystemPrompt>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "sessionId" => {
                     de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
@@ -5567,7 +5574,7 @@ impl ArchiveSessionRequest {
         let mut f_session_id: Option<SessionId> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "sessionId" => {
                     de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
@@ -5632,7 +5639,7 @@ impl UnarchiveSessionRequest {
         let mut f_session_id: Option<SessionId> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "sessionId" => {
                     de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
@@ -5697,7 +5704,7 @@ impl SessionStatusRequest {
         let mut f_session_id: Option<SessionId> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "sessionId" => {
                     de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
@@ -5766,7 +5773,7 @@ impl SetSessionTitleRequest {
         let mut f_title: Option<String> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "sessionId" => {
                     de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
@@ -5879,7 +5886,7 @@ impl ResumeSessionRequest {
         let mut f_system_prompt: Option<Option<SystemPrompt>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "sessionId" => {
                     de::seen::<A::Error>(&mut seen, 0, "sessionId")?;
@@ -5987,7 +5994,7 @@ impl MessageMcpResponseResult {
         let mut f_result: Option<RawJson> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "result" => {
                     de::seen::<A::Error>(&mut seen, 0, "result")?;
@@ -6053,7 +6060,7 @@ impl MessageMcpResponseError {
         let mut f_error: Option<McpError> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "error" => {
                     de::seen::<A::Error>(&mut seen, 0, "error")?;
@@ -6116,6 +6123,8 @@ impl<'de> Deserialize<'de> for MessageMcpResponse {
         Err(de::no_variant::<D::Error>("one of MessageMcpResponseResult, MessageMcpResponseError", raw))
     }
 }
+
+agentproto_codec::wants!(MessageMcpResponse, Any);
 
 /// **UNSTABLE**
 #[derive(Debug, Clone, PartialEq)]
@@ -6185,7 +6194,7 @@ impl MessageMcpNotification {
         let mut f_params: Option<Option<RawObject>> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "serverId" => {
                     de::seen::<A::Error>(&mut seen, 0, "serverId")?;
@@ -6280,7 +6289,7 @@ impl ProxySuccessorRequest {
         let mut f_params: Option<RawJson> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "method" => {
                     de::seen::<A::Error>(&mut seen, 0, "method")?;
@@ -6359,7 +6368,7 @@ impl ProxySuccessorNotification {
         let mut f_params: Option<RawJson> = None;
         let mut f_meta: Option<Option<RawObject>> = None;
         let mut seen = 0u64;
-        while let Some(key) = map.next_key::<de::Str<'de>>()? {
+        while let Some(key) = de::key(&mut map)? {
             match key.as_str() {
                 "method" => {
                     de::seen::<A::Error>(&mut seen, 0, "method")?;

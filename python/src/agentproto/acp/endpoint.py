@@ -442,7 +442,7 @@ class Endpoint:
             failure = _not_encodable(value, "$.result")
             raise InvalidHandlerResult(method, f"cannot encode the `{method}` result: {failure}") from None
         if self.strict and info.result is not None:
-            problem = self._problem(info.result, _EMPTY if raw == _NULL else raw, "$.result")
+            problem = self._problem(info.result, _EMPTY if info.null_result and raw == _NULL else raw, "$.result")
             if problem is not None:
                 raise InvalidHandlerResult(method, f"the `{method}` handler returned an invalid result: {problem}")
         return raw

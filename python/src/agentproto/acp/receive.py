@@ -221,7 +221,10 @@ def classify(line: bytes, receiver: Receiver, pending: Pending) -> Incoming:
     if call.result is None:  # pragma: no cover - every request has a result type
         return CallFailed(message.id, method, "$", f"no result type for method {rust_debug_str(method)}")
     try:
-        result = surface._decode(call.result, message.result, "$.result", check, fast)
+        raw: Raw | bytes | None = message.result
+        if call.null_result and raw is not None and bytes(raw) == b"null":
+            raw = b"{}"
+        result = surface._decode(call.result, raw, "$.result", check, fast)
     except DecodeError as e:
         return CallFailed(message.id, method, e.path, e.message, e)
     return IncomingResponse(message.id, method, result.value, call.result, result.warnings)

@@ -161,7 +161,10 @@ class Surface:
     def _decode(
         self, type_name: str, payload: Raw | bytes | None, root: str, check_duplicate_keys: bool, fast: bool
     ) -> Decoded[Any]:
-        data: Raw | bytes = _EMPTY if payload is None or (len(payload) == 4 and bytes(payload) == b"null") else payload
+        # Params that are absent or `null` read as `{}`; a `null` result is `{}` only for a
+        # method whose result may be empty, and the caller decides that (rule 10).
+        null = payload is not None and len(payload) == 4 and bytes(payload) == b"null"
+        data: Raw | bytes = _EMPTY if payload is None or (null and root != "$.result") else payload
         if fast:
             decoder = self._fast.get(type_name, _UNKNOWN)
             if decoder is _UNKNOWN:
