@@ -32,4 +32,5 @@ export { TerminalHandle } from "./acp/terminal-handle.js";
 export { Terminals } from "./acp/terminals.js";
 export { RequestError, type ErrorObject } from "./jsonrpc/index.js";
 export { DecodeError } from "./codec/errors.js";
+export { DECODE_ERROR_KINDS, type DecodeErrorKind } from "./codec/kind.js";
 export { VERSION } from "./version.js";

@@ -501,12 +501,12 @@ export class Endpoint {
       // An extension handler returns raw JSON.
       if (value === null || value === undefined) return "null";
       const text = typeof value === "string" ? value : value instanceof RawJson ? value.text : null;
-      if (text === null) throw new InvalidHandlerResult(method, new DecodeError("$.result", "JSON text or a RawJson", jsKind(value), `expected JSON text or a RawJson, found ${jsKind(value)}`));
+      if (text === null) throw new InvalidHandlerResult(method, new DecodeError("$.result", "not-encodable", "JSON text or a RawJson", jsKind(value)));
       const problem = rawProblem(text, "$.result", false);
       if (problem !== null) throw new InvalidHandlerResult(method, problem);
       return text;
     }
-    if (info.result === null) throw new InvalidHandlerResult(method, new DecodeError("$.result", "", "", "the method has no result type"));
+    if (info.result === null) throw new InvalidHandlerResult(method, new DecodeError("$.result", "not-encodable", "no result (the method has no result type)", jsKind(value)));
     const text = this.encodeChecked(info.result, value, "$.result", (problem) => new InvalidHandlerResult(method, problem));
     if (this.strict) {
       const problem = this.problem(info.result, text, "$.result");

@@ -3,15 +3,16 @@
  * the raw JSON of extension messages. Used by `endpoint.ts`. */
 
 import { DecodeError, type Decoded } from "../codec/errors.js";
-import { JArray, JObject, JsonSyntaxError, parse, type JNode } from "../codec/reader.js";
-import { EncodeError, jsKind, kindOf, rustDebugStr } from "../codec/runtime.js";
+import { JArray, JObject, JsonSyntaxError, MAX_NESTING_DEPTH, NestingError, parse, type JNode } from "../codec/reader.js";
+import { EncodeError, jsKind, kindOf, notJson, rustDebugStr, tooDeep } from "../codec/runtime.js";
 import { RawJson, UnknownVariant } from "../codec/values.js";
 import { InvalidParams } from "./errors.js";
 import type { SurfaceView } from "./surface.js";
 
 /** `value` encoded as `typeName`; when the encoder refuses it (a member missing, a value
  * of the wrong JavaScript type), `fail` gets where and what: the value is written
- * leniently (as `JSON.stringify` would) and decoded, which names the JSON path. */
+ * leniently (as `JSON.stringify` would) and decoded, which names the JSON path and the
+ * kind of failure; else the encoder's own parts (kind `not-encodable`). */
 export function encodeChecked(surface: SurfaceView, typeName: string, value: unknown, root: string, fail: (problem: DecodeError) => Error): string {
   try {
     return surface.encodeNamed(typeName, value);
@@ -21,23 +22,32 @@ export function encodeChecked(surface: SurfaceView, typeName: string, value: unk
 }
 
 function diagnose(surface: SurfaceView, typeName: string, value: unknown, root: string, err: unknown): DecodeError {
-  const reason = err instanceof Error ? err.message : String(err);
   let lenient: string | undefined;
   try {
     lenient = JSON.stringify(value, lenientJson);
   } catch {
     lenient = undefined;
   }
-  if (lenient === undefined) {
-    // `undefined` or a function: nothing JSON could hold.
-    const shown = jsKind(value);
-    return new DecodeError(root, typeName, shown, `expected ${typeName}, found ${shown}`);
+  if (lenient !== undefined) {
+    const found = outgoingProblem(surface, typeName, lenient, root);
+    if (found !== null) return found;
   }
-  const found = outgoingProblem(surface, typeName, lenient, root);
-  if (found !== null) return found;
-  const expected = err instanceof EncodeError ? err.expected : "";
-  const shown = err instanceof EncodeError ? err.found : "";
-  return new DecodeError(root, expected, shown, reason);
+  // Nothing JSON could hold (`undefined`, a function, a cycle), or a value the receiver
+  // would read but the encoder refuses: the encoder's own parts when it gave them.
+  if (err instanceof EncodeError) return new DecodeError(root, "not-encodable", err.expected, err.found);
+  return new DecodeError(root, "not-encodable", expectedOf(surface, typeName), jsKind(value));
+}
+
+/** What the decoder of `typeName` wants, as its own refusal of a value of no type it reads
+ * says it (`an object (NewSessionResponse)`, `one of A, B`). */
+function expectedOf(surface: SurfaceView, typeName: string): string {
+  try {
+    surface.decodeNamed(typeName, new RawJson("0"), "$");
+  } catch (err) {
+    if (err instanceof DecodeError) return err.expected;
+    throw err;
+  }
+  return "a value JSON can hold";
 }
 
 /** What is wrong with outgoing text for `typeName`: the receiver's decode error, or the
@@ -50,8 +60,10 @@ export function outgoingProblem(surface: SurfaceView, typeName: string, text: st
     if (err instanceof DecodeError) return err;
     throw err;
   }
+  // The failure the receiver would have salvaged (or, for a variant it does not list, an
+  // `unknown-variant` failure naming the tag).
   const w = decoded.warnings[0];
-  return w === undefined ? null : new DecodeError(w.path, "", "", w.message);
+  return w === undefined ? null : w.error;
 }
 
 /** `JSON.stringify`'s view of the SDK's own value types, for the diagnosis of a value an encoder refused. */
@@ -71,13 +83,14 @@ function lenientJson(_key: string, value: unknown): unknown {
 export function rawProblem(text: string, path: string, structured: boolean): DecodeError | null {
   let node: JNode;
   try {
-    node = parse(text);
+    node = parse(text, MAX_NESTING_DEPTH);
   } catch (err) {
-    if (!(err instanceof JsonSyntaxError)) throw err;
-    return new DecodeError(path, "JSON text", "text that is not JSON", `expected JSON text, found text that is not JSON (${err.message})`);
+    if (err instanceof JsonSyntaxError) return notJson(path, text, err.position);
+    if (err instanceof NestingError) return tooDeep(path);
+    throw err;
   }
   if (structured && !(node instanceof JObject) && !(node instanceof JArray)) {
-    return new DecodeError(path, "an object or an array", kindOf(node), `expected an object or an array, found ${kindOf(node)}`);
+    return new DecodeError(path, "not-encodable", "an object or an array", kindOf(node));
   }
   return null;
 }
@@ -92,6 +105,6 @@ export function checkExtParams(method: string, params: RawJson | string | null):
 export function checkExtName(method: string): void {
   if (!method.startsWith("_")) {
     const shown = rustDebugStr(method);
-    throw new InvalidParams(method, new DecodeError("$.method", "a method name starting with `_`", shown, `extension methods start with \`_\`, found ${shown}`));
+    throw new InvalidParams(method, new DecodeError("$.method", "not-encodable", "a method name starting with `_`", shown));
   }
 }

@@ -12,7 +12,7 @@
 import { DecodeError, type DecodeWarning } from "../codec/errors.js";
 import { rustDebugStr } from "../codec/runtime.js";
 import type { RawJson } from "../codec/values.js";
-import { ErrorCode, invalidParamsError, type ErrorObject } from "../jsonrpc/error.js";
+import { ErrorCode, invalidParamsDecodeError, type ErrorObject } from "../jsonrpc/error.js";
 import { idJson, type RequestId } from "../jsonrpc/id.js";
 import { decodeMessage, EnvelopeError, type Response } from "../jsonrpc/message.js";
 import type { SurfaceView } from "./surface.js";
@@ -138,12 +138,10 @@ function finding(code: string, message: string, path = "", error: DecodeError | 
   return { code, message, path, error };
 }
 
-/** The -32602 error object for a decode failure; `data` is `{path, expected, found}`. */
+/** The -32602 error object for a decode failure; `data` is `{path, kind, expected,
+ * found}`, the message rendered from the same parts. */
 export function invalidParams(e: DecodeError): ErrorObject {
-  const error = invalidParamsError(e.path, e.expected, e.found);
-  // Not an "expected X, found Y" failure: say what it was instead.
-  if (e.expected === "") error.message = `invalid params: ${e.message}`;
-  return error;
+  return invalidParamsDecodeError(e.path, e.kind, e.expected, e.found);
 }
 
 function errorResponse(id: RequestId, error: ErrorObject): Response {

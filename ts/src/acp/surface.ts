@@ -5,8 +5,8 @@
  */
 
 import { DecodeError, type Decoded } from "../codec/errors.js";
-import { JObject, JsonSyntaxError, parse, type JNode } from "../codec/reader.js";
-import { Ctx, type Decoder } from "../codec/runtime.js";
+import { JObject, JsonSyntaxError, MAX_NESTING_DEPTH, NestingError, parse, type JNode } from "../codec/reader.js";
+import { Ctx, notJson, tooDeep, type Decoder } from "../codec/runtime.js";
 import { ReceivedJson, type RawJson } from "../codec/values.js";
 import type { MethodInfo, SurfaceRules } from "./rules.js";
 
@@ -85,7 +85,8 @@ export class Surface<T> implements SurfaceView {
   }
 
   /**
-   * Decodes a payload as the type `name`; an absent or `null` payload decodes as `{}`.
+   * Decodes a payload as the type `name`; an absent payload decodes as `{}`, and so does
+   * a `null` one when `{}` is a value of the type (else `null` is refused as what it is).
    *
    * @param root the JSON path of the payload in its message (`$.params`, `$.result`).
    * @throws DecodeError when the payload does not match the type.
@@ -93,18 +94,22 @@ export class Surface<T> implements SurfaceView {
   decode<K extends keyof T & string>(name: K, payload: RawJson | null, root: string): Decoded<T[K]> {
     let node: JNode;
     let cx: Ctx;
-    if (payload === null || payload.text === "null") {
+    if (payload === null) {
       node = EMPTY_OBJECT;
       cx = new Ctx("{}");
+    } else if (payload.text === "null") {
+      return this.decodeNull(name, root);
     } else if (payload instanceof ReceivedJson) {
       node = payload.node;
       cx = new Ctx(payload.source);
     } else {
       try {
-        node = parse(payload.text);
+        node = parse(payload.text, MAX_NESTING_DEPTH);
       } catch (err) {
-        if (!(err instanceof JsonSyntaxError)) throw err;
-        throw new DecodeError(root, "", "", `invalid json: ${err.message}`);
+        // Not JSON (kind `not-json`): where it stops is the grammar's to say, not the reader's message.
+        if (err instanceof JsonSyntaxError) throw notJson(root, payload.text, err.position);
+        if (err instanceof NestingError) throw tooDeep(root);
+        throw err;
       }
       cx = new Ctx(payload.text);
     }
@@ -112,6 +117,24 @@ export class Surface<T> implements SurfaceView {
     if (decoder === undefined) throw new TypeError(`no type named ${name}`);
     const value = decoder(node, root, cx);
     return { value, warnings: cx.warnings };
+  }
+
+  /** A `null` payload: the empty object when that is a value of the type (no required
+   * member), else the type's own refusal of `null` (`expected an object (PromptResponse),
+   * found null`, kind `wrong-type`). */
+  private decodeNull<K extends keyof T & string>(name: K, root: string): Decoded<T[K]> {
+    const decoder = this.decoders[name];
+    if (decoder === undefined) throw new TypeError(`no type named ${name}`);
+    const cx = new Ctx("{}");
+    try {
+      const value = decoder(EMPTY_OBJECT, root, cx);
+      return { value, warnings: cx.warnings };
+    } catch (err) {
+      if (!(err instanceof DecodeError)) throw err;
+    }
+    const refusal = new Ctx("null");
+    const value = decoder(null, root, refusal);
+    return { value, warnings: refusal.warnings };
   }
 
   encodeNamed(name: string, value: unknown): string {

@@ -4,13 +4,15 @@
  *
  * Validators take `(value, path, cx)`: a node of `reader.parse`'s tree, the JSON path of
  * that value from the message root, and the decode's context (the source text, for raw
- * slices, and the warnings so far). Failures are `DecodeError`s built from their parts,
- * worded as every SDK words them (vectors/README.md, "Error texts"); the order of checks
+ * slices, and the warnings so far). Failures are `DecodeError`s built where they happen
+ * from their kind and parts, worded as every SDK words them (vectors/README.md, "Error texts"); the order of checks
  * is the generated code's.
  */
 
 import { DecodeError, type DecodeWarning, type WarningKind } from "./errors.js";
-import { JArray, JMember, JNumber, JObject, type JNode, parse } from "./reader.js";
+import type { DecodeErrorKind } from "./kind.js";
+import { JArray, JMember, JNumber, JObject, MAX_NESTING_DEPTH, type JNode, parse } from "./reader.js";
+import { firstInvalid, positionAt } from "./syntax.js";
 import { encodeDouble, encodeInteger, encodeString, RawJson, UnknownVariant, type Int64 } from "./values.js";
 
 /** One decode: the source text the spans point into, and the warnings so far. */
@@ -33,9 +35,9 @@ export function keyPath(path: string, key: string): string {
   return PLAIN_KEY.test(key) ? `${path}.${key}` : `${path}[${encodeString(key)}]`;
 }
 
-/** A failure from its parts; the message is rendered from them. */
-export function error(path: string, expected: string, found: string): DecodeError {
-  return new DecodeError(path, expected, found);
+/** A failure from its kind and parts; the message is rendered from them. */
+export function error(path: string, kind: DecodeErrorKind, expected: string, found: string): DecodeError {
+  return new DecodeError(path, kind, expected, found);
 }
 
 const I64_MIN = -(2n ** 63n);
@@ -82,7 +84,21 @@ export function oneOf(values: readonly string[]): string {
 
 /** A number too large for a double (read as an infinity). */
 function numberOutOfRange(path: string): DecodeError {
-  return error(path, "a number within the range of a double", "a number beyond it");
+  return error(path, "number-too-large", "a number within the range of a double", "a number beyond it");
+}
+
+/** The failure of a text handed to a decoder that is not one JSON value (kind
+ * `not-json`), with the line and column where it stops being JSON: the grammar's
+ * position (vectors/README.md, "Error texts"), else `stopped`, the offset where the
+ * reader stopped (never the reader's message). */
+export function notJson(path: string, text: string, stopped: number): DecodeError {
+  const at = firstInvalid(text) ?? positionAt(text.slice(0, stopped));
+  return error(path, "not-json", "JSON text", `text that is not JSON (line ${at.line}, column ${at.column})`);
+}
+
+/** The failure of a text that nests arrays and objects deeper than the limit (kind `not-json`). */
+export function tooDeep(path: string): DecodeError {
+  return error(path, "not-json", `JSON text nested at most ${MAX_NESTING_DEPTH} deep`, "text nested deeper");
 }
 
 /** A JSON value's type as the Rust SDK's raw-value checks name it. */
@@ -131,18 +147,19 @@ export function rustDebugStr(s: string): string {
   return out + '"';
 }
 
+/** A value of the wrong JSON type (kind `wrong-type`). */
 export function invalidType(path: string, value: JNode, expected: string): DecodeError {
-  return error(path, expected, describe(value));
+  return error(path, "wrong-type", expected, describe(value));
 }
 
 /** A required member is absent (reported at the object that lacks it). */
 export function missing(path: string, key: string): DecodeError {
-  return error(path, `the field ${quote(key)}`, "an object without it");
+  return error(path, "missing-field", `the field ${quote(key)}`, "an object without it");
 }
 
 /** A known member appears twice (reported at the key). */
 export function duplicate(path: string, key: string): DecodeError {
-  return error(keyPath(path, key), "each key once", `the key ${quote(key)} twice`);
+  return error(keyPath(path, key), "repeated-key", "each key once", `the key ${quote(key)} twice`);
 }
 
 export function expectObject(value: JNode, path: string, name: string): JObject {
@@ -161,7 +178,7 @@ export function hasLoneSurrogate(s: string): boolean {
 
 export function d_str(value: JNode, path: string, _cx: Ctx): string {
   if (typeof value !== "string") throw invalidType(path, value, "a string");
-  if (hasLoneSurrogate(value)) throw error(path, "a string of valid Unicode", "an invalid escape");
+  if (hasLoneSurrogate(value)) throw error(path, "invalid-unicode", "a string of valid Unicode", "an invalid escape");
   return value;
 }
 
@@ -171,8 +188,10 @@ export function d_bool(value: JNode, path: string, _cx: Ctx): boolean {
 }
 
 /** An integer of the format whose range is `low`..`high` (uint16, int64, …); out of
- * range or not an integer, the error names the range, as every SDK words it. */
+ * range or not an integer, the error names the range, as every SDK words it: a number
+ * outside it (or not an integer) is `out-of-range`, anything else `wrong-type`. */
 function integer(value: JNode, path: string, low: bigint, high: bigint): Int64 {
+  const expected = `an integer from ${low} to ${high}`;
   if (value instanceof JNumber) {
     if (value.integer) {
       const big = bigOf(value);
@@ -182,8 +201,9 @@ function integer(value: JNode, path: string, low: bigint, high: bigint): Int64 {
     } else if (!Number.isFinite(value.value)) {
       throw numberOutOfRange(path);
     }
+    throw error(path, "out-of-range", expected, describe(value));
   }
-  throw invalidType(path, value, `an integer from ${low} to ${high}`);
+  throw invalidType(path, value, expected);
 }
 
 function smallInt(value: JNode, path: string, low: number, high: number): number {
@@ -247,7 +267,7 @@ export function d_request_id(value: JNode, path: string, _cx: Ctx): Int64 | stri
 export function d_enum<T extends string>(value: JNode, path: string, values: readonly T[]): T {
   if (typeof value !== "string") throw invalidType(path, value, "a string");
   if (!(values as readonly string[]).includes(value)) {
-    throw error(path, oneOf(values), describe(value));
+    throw error(path, "not-listed", oneOf(values), describe(value));
   }
   return value as T;
 }
@@ -322,15 +342,22 @@ export function emptyMap<T>(): Record<string, T> {
 // ---------------------------------------------------------------------------
 // Lenient decoding
 
-export function warn(cx: Ctx, path: string, message: string, kind: WarningKind = "salvaged"): void {
-  cx.warnings.push({ path, message, kind });
+/** Records a warning; `message` is written from `error`'s parts (or the tag's). */
+export function warn(cx: Ctx, path: string, message: string, error: DecodeError, kind: WarningKind = "salvaged"): void {
+  cx.warnings.push({ path, message, kind, error });
+}
+
+/** Records that the value at `path` was dropped because of `err` (the message is
+ * rendered from `err`'s parts, not read from its text). */
+export function salvaged(cx: Ctx, path: string, err: DecodeError): void {
+  warn(cx, path, `dropped invalid value: ${err.detail} at ${err.path}`, err);
 }
 
 /** A lenient member's value failed: roll its warnings back, warn, give `MISSING`. */
 export function dropped(cx: Ctx, mark: number, path: string, err: unknown): Missing {
   if (!(err instanceof DecodeError)) throw err;
   cx.warnings.length = mark;
-  warn(cx, path, `dropped invalid value: ${err.message}`);
+  salvaged(cx, path, err);
   return MISSING;
 }
 
@@ -371,7 +398,7 @@ export function items<T>(
   if (value === null && nullable) return null;
   if (!(value instanceof JArray)) {
     if (lenientWhole) {
-      warn(cx, path, `dropped invalid value: expected an array, found ${describe(value)}`);
+      salvaged(cx, path, invalidType(path, value, "an array"));
       return MISSING;
     }
     throw invalidType(path, value, "an array");
@@ -387,10 +414,25 @@ export function items<T>(
 /** `x-deserialize-default-on-null`: `null` gives `MISSING` and a warning. */
 export function defaultOnNull<T>(cx: Ctx, value: JNode, path: string, item: Decoder<T>): T | Missing {
   if (value === null) {
-    warn(cx, path, "null read as the default value");
+    warn(cx, path, "null read as the default value", refusalOfNull(cx, path, item));
     return MISSING;
   }
   return item(value, path, cx);
+}
+
+/** What `item` says of `null` (the failure a `null` read as the default stands for):
+ * asked of the validator itself, so that `expected` names what it reads. */
+function refusalOfNull<T>(cx: Ctx, path: string, item: Decoder<T>): DecodeError {
+  const mark = cx.warnings.length;
+  try {
+    item(null, path, cx);
+  } catch (err) {
+    if (!(err instanceof DecodeError)) throw err;
+    return err;
+  } finally {
+    cx.warnings.length = mark;
+  }
+  return invalidType(path, null, "a value other than null"); // such members are not nullable
 }
 
 function codePoints(s: string): number {
@@ -408,12 +450,12 @@ function codePoints(s: string): number {
 
 export function minLength(path: string, value: string, minimum: number): void {
   const n = codePoints(value);
-  if (n < minimum) throw error(path, `a string of at least ${minimum} characters`, `a string of ${n} characters`);
+  if (n < minimum) throw error(path, "too-short", `a string of at least ${minimum} characters`, `a string of ${n} characters`);
 }
 
 export function minItems(path: string, value: readonly unknown[], minimum: number): void {
   if (value.length < minimum) {
-    throw error(path, `an array of at least ${minimum} items`, `an array of ${value.length} items`);
+    throw error(path, "too-short", `an array of at least ${minimum} items`, `an array of ${value.length} items`);
   }
 }
 
@@ -457,8 +499,11 @@ export function unknown(cx: Ctx, value: JObject, tagField: string, tag: string |
   return new UnknownVariant(tag, new RawJson(out === "" ? "{}" : out + "}"));
 }
 
+/** Records that a variant `union` does not list was kept raw; its `error` (kind
+ * `unknown-variant`) is what refusing it would say (outgoing checks do). */
 export function warnUnknown(cx: Ctx, path: string, union: string, tag: string): void {
-  warn(cx, path, `unknown ${union} variant ${quote(tag)} kept as raw JSON`, "unknown-variant");
+  const refusal = error(path, "unknown-variant", `a known variant of ${union}`, `the string ${quote(tag)}`);
+  warn(cx, path, `unknown ${union} variant ${quote(tag)} kept as raw JSON`, refusal, "unknown-variant");
 }
 
 /** `item(value)`, or `MISSING` leaving no trace (untagged unions try their variants). */
@@ -473,8 +518,9 @@ export function attempt<T>(cx: Ctx, value: JNode, path: string, item: Decoder<T>
   }
 }
 
+/** None of an untagged union's variants accepts the value (kind `no-variant`). */
 export function noVariant(path: string, value: JNode, expected: string): DecodeError {
-  return invalidType(path, value, expected);
+  return error(path, "no-variant", expected, describe(value));
 }
 
 // ---------------------------------------------------------------------------

@@ -28,6 +28,17 @@ export function invalidParamsError(path: string, expected: string, found: string
   return validationError(ErrorCode.INVALID_PARAMS, "invalid params", path, expected, found);
 }
 
+/** The -32602 error of a decode failure: `invalid params: expected X, found Y at $.params.z`
+ * with `{"path", "kind", "expected", "found"}` as data, in that order (`kind` is the
+ * failure's `DecodeErrorKind`). Other -32602 replies (a rule's refusal, an fs or terminal
+ * check) use `invalidParamsError`, without a kind. */
+export function invalidParamsDecodeError(path: string, kind: string, expected: string, found: string): ErrorObject {
+  const data =
+    `{"path":${encodeString(path)},"kind":${encodeString(kind)},` +
+    `"expected":${encodeString(expected)},"found":${encodeString(found)}}`;
+  return { code: ErrorCode.INVALID_PARAMS, message: `invalid params: expected ${expected}, found ${found} at ${path}`, data: new RawJson(data) };
+}
+
 /** An error whose data is `{"path", "line", "column"}` (parse errors). */
 export function errorWithPosition(code: number, message: string, path: string, line: number, column: number): ErrorObject {
   return { code, message, data: new RawJson(`{"path":${encodeString(path)},"line":${line},"column":${column}}`) };

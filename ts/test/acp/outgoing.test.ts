@@ -7,6 +7,7 @@ import { test } from "node:test";
 import { InvalidHandlerResult, InvalidParams, PeerError } from "../../src/acp/errors.js";
 import type { HandlerFailure } from "../../src/acp/options.js";
 import type { ExtMessage } from "../../src/acp/receive.js";
+import type { DecodeError } from "../../src/codec/errors.js";
 import * as v1 from "../../src/acp/v1.js";
 import { within } from "../jsonrpc/harness.js";
 
@@ -158,8 +159,9 @@ test("a handler's exception goes to console.error by default, naming the method 
   assert.match(first, /`session\/new`/);
   assert.match(first, /id 1/);
   assert.ok(error instanceof InvalidHandlerResult);
-  assert.match(error.message, /^the `session\/new` handler returned an invalid result: expected NewSessionResponse, found undefined/);
+  assert.equal(error.message, "the `session/new` handler returned an invalid result: expected an object (NewSessionResponse), found undefined at $.result");
   assert.equal(error.error.path, "$.result");
+  assert.equal(error.error.kind, "not-encodable");
 });
 
 test("a thrown error reaches a custom onError; `onError: null` silences it", async () => {
@@ -237,8 +239,28 @@ test("extension messages carry JSON: text that is not JSON, or params that are n
   await assert.rejects(pair.agent.extMethod("_broken", "{}"), (e: unknown) => e instanceof PeerError && e.error.code === -32603);
   assert.ok(seen.list[0]?.error instanceof InvalidHandlerResult);
   assert.equal(seen.list[0].error.error.path, "$.result");
-  await assert.rejects(pair.agent.extMethod("_fine", "{not json"), (e: unknown) => e instanceof InvalidParams && e.error.path === "$.params");
-  await assert.rejects(pair.agent.extMethod("_fine", new v1.RawJson("42")), (e: unknown) => e instanceof InvalidParams && e.error.expected === "an object or an array");
-  await assert.rejects(pair.agent.extNotification("_note", "[1,"), InvalidParams);
+  assert.equal(seen.list[0].error.error.kind, "not-json");
+  const parts = (e: DecodeError): string[] => [e.path, e.kind, e.expected, e.found];
+  await assert.rejects(pair.agent.extMethod("_fine", "{not json"), (e: unknown) => {
+    assert.ok(e instanceof InvalidParams);
+    assert.deepEqual(parts(e.error), ["$.params", "not-json", "JSON text", "text that is not JSON (line 1, column 2)"]);
+    return true;
+  });
+  await assert.rejects(pair.agent.extMethod("_fine", new v1.RawJson("42")), (e: unknown) => {
+    assert.ok(e instanceof InvalidParams);
+    assert.deepEqual(parts(e.error), ["$.params", "not-encodable", "an object or an array", "a number"]);
+    return true;
+  });
+  await assert.rejects(pair.agent.extNotification("_note", "[1,"), (e: unknown) => {
+    assert.ok(e instanceof InvalidParams);
+    assert.deepEqual(parts(e.error), ["$.params", "not-json", "JSON text", "text that is not JSON (line 1, column 4)"]);
+    return true;
+  });
+  await assert.rejects(pair.agent.extMethod("nounderscore", "{}"), (e: unknown) => {
+    assert.ok(e instanceof InvalidParams);
+    assert.deepEqual(parts(e.error), ["$.method", "not-encodable", "a method name starting with `_`", '"nounderscore"']);
+    assert.equal(e.error.message, 'expected a method name starting with `_`, found "nounderscore" at $.method');
+    return true;
+  });
   await pair.close();
 });

@@ -23,13 +23,15 @@ test("a request decodes into the params type its method names", () => {
   assert.equal(first.text, "hi");
 });
 
-test("invalid params are answered -32602 with {path, expected, found}", () => {
+test("invalid params are answered -32602 with {path, kind, expected, found}, in that order", () => {
   const line = '{"jsonrpc":"2.0","id":7,"method":"session/prompt","params":{"sessionId":"s","prompt":[{"type":"text","text":5}]}}';
   const incoming = classify(line, v1.AGENT, none);
   assert.equal(incoming.kind, "reply");
   const error = incoming.kind === "reply" ? incoming.reply.error : null;
   assert.equal(error?.code, -32602);
-  assert.deepEqual(error?.data?.parse(), { path: "$.params.prompt[0].text", expected: "a string", found: "the integer 5" });
+  assert.deepEqual(error?.data?.parse(), { path: "$.params.prompt[0].text", kind: "wrong-type", expected: "a string", found: "the integer 5" });
+  assert.equal(error?.data?.text, '{"path":"$.params.prompt[0].text","kind":"wrong-type","expected":"a string","found":"the integer 5"}');
+  assert.equal(error?.message, "invalid params: expected a string, found the integer 5 at $.params.prompt[0].text");
 });
 
 test("an unknown variant of a closed union is kept with a warning and re-encodes as received", () => {
@@ -37,6 +39,10 @@ test("an unknown variant of a closed union is kept with a warning and re-encodes
   const incoming = classify(line, v1.AGENT, none);
   assert.ok(incoming.kind === "request");
   assert.deepEqual(incoming.warnings.map((w) => [w.path, w.kind]), [["$.params.prompt[0]", "unknown-variant"]]);
+  const warning = incoming.warnings[0];
+  assert.equal(warning?.message, 'unknown ContentBlock variant "video" kept as raw JSON');
+  const { path, kind, expected, found } = warning?.error ?? {};
+  assert.deepEqual({ path, kind, expected, found }, { path: "$.params.prompt[0]", kind: "unknown-variant", expected: "a known variant of ContentBlock", found: 'the string "video"' });
   const block = (incoming.params as v1.PromptRequest).prompt[0];
   assert.ok(block instanceof UnknownVariant);
   assert.equal(v1.SURFACE.encode("PromptRequest", incoming.params as v1.PromptRequest), '{"sessionId":"s","prompt":[{"type":"video","url":"u"}]}');
