@@ -277,6 +277,31 @@ mod tests {
         assert_eq!(e.to_string(), "expected a string, found null at $.x");
     }
 
+    /// A type whose members serde's derive reads: a failure inside it is recorded
+    /// nowhere, which the careful attempt must notice (the vectors run with the check).
+    #[derive(Debug, serde::Deserialize)]
+    struct Unrecorded {
+        #[allow(dead_code)]
+        n: u8,
+    }
+    crate::wants!(Unrecorded, Named);
+
+    #[test]
+    #[cfg(debug_assertions)]
+    #[should_panic(expected = "was not recorded where it happened")]
+    fn a_failure_inside_a_value_that_nothing_records_is_caught() {
+        let _ = decode::<Unrecorded>(r#"{"n":"x"}"#, "$");
+    }
+
+    #[test]
+    fn a_failure_of_the_value_itself_is_named_from_its_type() {
+        let e = decode::<Unrecorded>("true", "$.params").unwrap_err();
+        assert_eq!(e.kind, DecodeErrorKind::WrongType);
+        assert_eq!(e.to_string(), "expected an object (Unrecorded), found the boolean true at $.params");
+        let e = decode::<u16>("70000", "$.params").unwrap_err();
+        assert_eq!((e.kind, e.expected.as_str()), (DecodeErrorKind::OutOfRange, "an integer from 0 to 65535"));
+    }
+
     #[test]
     fn text_that_is_not_json_is_named_with_its_position() {
         let e = decode::<String>("[1,", "$").unwrap_err();
