@@ -509,7 +509,7 @@ export class Endpoint {
     if (info.result === null) throw new InvalidHandlerResult(method, new DecodeError("$.result", "not-encodable", "no result (the method has no result type)", jsKind(value)));
     const text = this.encodeChecked(info.result, value, "$.result", (problem) => new InvalidHandlerResult(method, problem));
     if (this.strict) {
-      const problem = this.problem(info.result, text, "$.result");
+      const problem = this.problem(info.result, info.nullResult && text === "null" ? "{}" : text, "$.result");
       if (problem !== null) throw new InvalidHandlerResult(method, problem);
     }
     return text;

@@ -11,7 +11,7 @@
 
 import { DecodeError, type DecodeWarning } from "../codec/errors.js";
 import { rustDebugStr } from "../codec/runtime.js";
-import type { RawJson } from "../codec/values.js";
+import { RawJson } from "../codec/values.js";
 import { ErrorCode, invalidParamsDecodeError, type ErrorObject } from "../jsonrpc/error.js";
 import { idJson, type RequestId } from "../jsonrpc/id.js";
 import { decodeMessage, EnvelopeError, type Response } from "../jsonrpc/message.js";
@@ -134,6 +134,8 @@ export type Incoming =
 /** The requests this side sent and awaits: the method of a pending id, or `undefined`. */
 export type Pending = (id: RequestId) => string | undefined;
 
+const EMPTY_RESULT = new RawJson("{}");
+
 function finding(code: string, message: string, path = "", error: DecodeError | null = null): Finding {
   return { code, message, path, error };
 }
@@ -223,7 +225,9 @@ export function classify(line: Uint8Array | string, receiver: Receiver, pending:
     return { kind: "call-failed", id: message.id, method, path: "$", message: text, error: null };
   }
   try {
-    const decoded = surface.decodeNamed(call.result, message.result, "$.result");
+    // A `null` result is the empty object for a method whose result may be empty (rule 10).
+    const result = call.nullResult && message.result !== null && message.result.text === "null" ? EMPTY_RESULT : message.result;
+    const decoded = surface.decodeNamed(call.result, result, "$.result");
     return { kind: "response", id: message.id, method, result: decoded.value, typeName: call.result, warnings: decoded.warnings };
   } catch (err) {
     if (!(err instanceof DecodeError)) throw err;

@@ -4,7 +4,7 @@
  * encoders (`src/generated/acp/<surface>.codec.ts`).
  */
 
-import { DecodeError, type Decoded } from "../codec/errors.js";
+import type { Decoded } from "../codec/errors.js";
 import { JObject, JsonSyntaxError, MAX_NESTING_DEPTH, NestingError, parse, type JNode } from "../codec/reader.js";
 import { Ctx, notJson, tooDeep, type Decoder } from "../codec/runtime.js";
 import { ReceivedJson, type RawJson } from "../codec/values.js";
@@ -14,6 +14,7 @@ type Decoders<T> = { readonly [K in keyof T]: Decoder<T[K]> };
 type Encoders<T> = { readonly [K in keyof T]: (value: T[K]) => string };
 
 const EMPTY_OBJECT = new JObject([], 0, 2);
+const RESULT = "$.result";
 
 /** What the receive path needs of a surface, whatever its payload types. */
 export interface SurfaceView {
@@ -85,8 +86,9 @@ export class Surface<T> implements SurfaceView {
   }
 
   /**
-   * Decodes a payload as the type `name`; an absent payload decodes as `{}`, and so does
-   * a `null` one when `{}` is a value of the type (else `null` is refused as what it is).
+   * Decodes a payload as the type `name`; absent or `null` params decode as `{}`, a
+   * `null` result (`root` `$.result`) as `null` (the caller reads it as `{}` for a method
+   * whose result may be empty).
    *
    * @param root the JSON path of the payload in its message (`$.params`, `$.result`).
    * @throws DecodeError when the payload does not match the type.
@@ -94,11 +96,14 @@ export class Surface<T> implements SurfaceView {
   decode<K extends keyof T & string>(name: K, payload: RawJson | null, root: string): Decoded<T[K]> {
     let node: JNode;
     let cx: Ctx;
-    if (payload === null) {
+    if (payload === null || (payload.text === "null" && root !== RESULT)) {
       node = EMPTY_OBJECT;
       cx = new Ctx("{}");
     } else if (payload.text === "null") {
-      return this.decodeNull(name, root);
+      // A `null` result is `{}` only for a method whose result may be empty, and the
+      // caller decides that (vectors/README.md, canonical rule 10): here it is refused.
+      node = null;
+      cx = new Ctx("null");
     } else if (payload instanceof ReceivedJson) {
       node = payload.node;
       cx = new Ctx(payload.source);
@@ -117,24 +122,6 @@ export class Surface<T> implements SurfaceView {
     if (decoder === undefined) throw new TypeError(`no type named ${name}`);
     const value = decoder(node, root, cx);
     return { value, warnings: cx.warnings };
-  }
-
-  /** A `null` payload: the empty object when that is a value of the type (no required
-   * member), else the type's own refusal of `null` (`expected an object (PromptResponse),
-   * found null`, kind `wrong-type`). */
-  private decodeNull<K extends keyof T & string>(name: K, root: string): Decoded<T[K]> {
-    const decoder = this.decoders[name];
-    if (decoder === undefined) throw new TypeError(`no type named ${name}`);
-    const cx = new Ctx("{}");
-    try {
-      const value = decoder(EMPTY_OBJECT, root, cx);
-      return { value, warnings: cx.warnings };
-    } catch (err) {
-      if (!(err instanceof DecodeError)) throw err;
-    }
-    const refusal = new Ctx("null");
-    const value = decoder(null, root, refusal);
-    return { value, warnings: refusal.warnings };
   }
 
   encodeNamed(name: string, value: unknown): string {
