@@ -47,6 +47,8 @@ interface Case {
   /** The calls of the receiving side the line may answer: id (JSON text) to method. */
   readonly pending: ReadonlyMap<string, string>;
   readonly outcome: string;
+  /** The kind of the local decode error a `call_failed` case states, if it does. */
+  readonly kind: string | undefined;
 }
 
 function loadCases(): Case[] {
@@ -63,8 +65,10 @@ function loadCases(): Case[] {
     // The test writes more lines after the case's: a last line the input leaves open is closed.
     if (bytes[bytes.length - 1] !== 0x0a) bytes = Buffer.concat([bytes, Buffer.from("\n")]);
     const pending = new Map(Object.entries((data["pending"] ?? {}) as Record<string, string>));
-    const outcome = String((data["expect"] as { outcome?: unknown }).outcome);
-    out.push({ id: String(data["id"]), bytes, side: data["direction"] === "client_to_agent" ? "agent" : "client", pending, outcome });
+    const expect = data["expect"] as { outcome?: unknown; kind?: unknown };
+    const outcome = String(expect.outcome);
+    const kind = typeof expect.kind === "string" ? expect.kind : undefined;
+    out.push({ id: String(data["id"]), bytes, side: data["direction"] === "client_to_agent" ? "agent" : "client", pending, outcome, kind });
   }
   return out;
 }
@@ -243,7 +247,7 @@ function callFor(endpoint: Endpoint, method: string, sessionId: string): Promise
 }
 
 /** The outstanding call's outcome against what `classify` made of the answer. */
-async function checkAnswer(expected: Incoming, calling: { id: number; outcome: Settled }[], written: string[], label: string): Promise<void> {
+async function checkAnswer(expected: Incoming, kind: string | undefined, calling: { id: number; outcome: Settled }[], written: string[], label: string): Promise<void> {
   assert.deepEqual(written, [], `an answer is not answered: ${label}`);
   if (expected.kind === "ignored") {
     assert.ok(calling.every((x) => !x.outcome.done), `an ignored answer resolves nothing: ${label}`);
@@ -264,6 +268,11 @@ async function checkAnswer(expected: Incoming, calling: { id: number; outcome: S
   } else {
     assert.ok(error instanceof InvalidResult || error instanceof ConnectionFailed, `the call fails locally: ${label}\n  got: ${String(error)}`);
     assert.ok(error.message.includes(expected.message), `the failure names the problem (${expected.message}): ${label}\n  got: ${error.message}`);
+    if (error instanceof InvalidResult) {
+      // The local decode error is the one the receive path made, kind and all.
+      assert.equal(error.error.kind, expected.error?.kind, `the failure's kind: ${label}`);
+      if (kind !== undefined) assert.equal(error.error.kind, kind, `the case's kind: ${label}`);
+    }
   }
 }
 const CANCEL_REQUEST = v1.SURFACE.rules.cancelRequest;
@@ -404,7 +413,7 @@ async function drive(c: Case): Promise<void> {
       return;
     }
     if (plan.length > 0) {
-      await checkAnswer(expected, calling, written, label);
+      await checkAnswer(expected, c.kind, calling, written, label);
       counts.answered++;
       counts.driven++;
       return;
